@@ -1,0 +1,31 @@
+"""Rules of linear algebra: matmul (``@``), dot, and the 2-norm.
+
+For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g``;
+``matmul_dx``/``matmul_dy`` also handle vectors and stacks of matrices.
+
+>>> import numpy as np
+>>> matmul(np.ones((2, 2)), np.eye(2), 2 * np.eye(2))[1].tolist()
+[[1.0, 1.0], [1.0, 1.0]]
+"""
+
+from autodiff_tutor.rules.registry import defvjp
+from autodiff_tutor.runtime.helpers import matmul_dx, matmul_dy, unreduce
+
+
+@defvjp("matmul", math="x @ y")
+def matmul(g, x, y):
+    return matmul_dx(g, x, y), matmul_dy(g, x, y)
+
+
+@defvjp("dot", math="x . y")
+def dot(g, x, y):
+    return matmul_dx(g, x, y), matmul_dy(g, x, y)
+
+
+@defvjp(
+    "norm",
+    math="sqrt(sum_i x_i^2)",
+    convention="at x = 0 the gradient is 0 (a valid subgradient)",
+)
+def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
+    return x * unreduce(g / xp.where(out == 0, 1, out), x, axis, keepdims)

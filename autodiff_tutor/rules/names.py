@@ -1,0 +1,177 @@
+"""Which primitive a Python operator, function, method or attribute is.
+
+Rules are keyed by the operation (``"tanh"``), not by the numpy object alone, so
+``np.tanh(x)``, ``xp.tanh(x)`` with ``xp = array_module(x)``, ``cupy.tanh(x)`` and
+``x.tanh``-style methods all find the same rule.
+
+>>> import numpy as np, operator
+>>> op_of_callable(np.tanh), op_of_callable(operator.mul), op_of_callable(abs)
+('tanh', 'multiply', 'abs')
+>>> op_of_method("sum"), op_of_attribute("T"), op_of_attribute("shape")
+('sum', 'transpose', 'shape')
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+BINARY_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "divide",
+    ast.Pow: "power",
+    ast.MatMult: "matmul",
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.FloorDiv: "floor_divide",
+    ast.Mod: "remainder",
+}
+
+UNARY_OPERATORS: dict[type[ast.unaryop], str] = {
+    ast.USub: "negative",
+    ast.UAdd: "positive",
+    ast.Not: "logical_not",
+    ast.Invert: "invert",
+}
+
+COMPARISONS: dict[type[ast.cmpop], str] = {
+    ast.Lt: "less",
+    ast.LtE: "less_equal",
+    ast.Gt: "greater",
+    ast.GtE: "greater_equal",
+    ast.Eq: "equal",
+    ast.NotEq: "not_equal",
+    ast.Is: "is",
+    ast.IsNot: "is_not",
+    ast.In: "in",
+    ast.NotIn: "not_in",
+}
+
+# Names that mean the same primitive in numpy, cupy and the array API standard.
+ALIASES = {
+    "absolute": "abs",
+    "amax": "max",
+    "amin": "min",
+    "concat": "concatenate",
+    "permute_dims": "transpose",
+    "pow": "power",
+    "true_divide": "divide",
+    "acos": "arccos",
+    "asin": "arcsin",
+    "atan": "arctan",
+    "mul": "multiply",
+    "truediv": "divide",
+    "sub": "subtract",
+    "neg": "negative",
+    "pos": "positive",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+    "ne": "not_equal",
+    "and_": "bitwise_and",
+    "or_": "bitwise_or",
+    "clamp": "clip",
+}
+
+_BY_OBJECT: dict[int, str] = {
+    id(builtins.abs): "abs",
+    id(builtins.pow): "power",
+    id(builtins.len): "len",
+    id(operator.getitem): "getitem",
+    id(np.linalg.norm): "norm",
+    id(np.sign): "sign",
+}
+
+# Array methods that are primitives (``x.sum(axis=0)``): the same names as functions.
+METHODS = {
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "reshape",
+    "transpose",
+    "squeeze",
+    "dot",
+    "clip",
+}
+
+# Array attributes: ``x.T`` is a transpose; the rest carry no gradient.
+ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim", "size": "size", "dtype": "dtype"}
+
+ARRAY_MODULE_ROOTS = ("numpy", "cupy", "cupyx", "array_api_strict", "array_api_compat")
+
+
+def canonical(name: str) -> str:
+    """The primitive name for a function name in any array library.
+
+    >>> canonical("absolute"), canonical("concat"), canonical("tanh")
+    ('abs', 'concatenate', 'tanh')
+    """
+    name = name.removeprefix("cupy_")
+    return ALIASES.get(name, name)
+
+
+def op_of_callable(fn: Any) -> str | None:
+    """The primitive a callable object computes, or ``None`` if it is not one.
+
+    >>> import math
+    >>> op_of_callable(math.sqrt) is None
+    True
+    """
+    if id(fn) in _BY_OBJECT:
+        return _BY_OBJECT[id(fn)]
+    if getattr(operator, getattr(fn, "__name__", ""), None) is fn:
+        return canonical(fn.__name__)
+    if is_array_library_object(fn):
+        return canonical(getattr(fn, "__name__", ""))
+    return None
+
+
+def is_array_library_object(obj: Any) -> bool:
+    """Whether ``obj`` comes from numpy, cupy or an array-API library.
+
+    >>> is_array_library_object(np.exp), is_array_library_object(len)
+    (True, False)
+    """
+    if isinstance(obj, np.ufunc):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    if not module and hasattr(obj, "__name__") and type(obj).__name__ == "module":
+        module = obj.__name__
+    return module.split(".")[0] in ARRAY_MODULE_ROOTS
+
+
+def is_array_module(obj: Any) -> bool:
+    """Whether ``obj`` is an array module (``numpy``, ``numpy.linalg``, ``cupy``...).
+
+    >>> is_array_module(np), is_array_module(np.linalg), is_array_module(len)
+    (True, True, False)
+    """
+    return type(obj).__name__ == "module" and obj.__name__.split(".")[0] in ARRAY_MODULE_ROOTS
+
+
+def op_of_method(name: str) -> str | None:
+    """The primitive an array method computes (``x.sum()`` -> ``"sum"``).
+
+    >>> op_of_method("astype") is None
+    True
+    """
+    return canonical(name) if name in METHODS else None
+
+
+def op_of_attribute(name: str) -> str | None:
+    """The primitive an array attribute reads (``x.T`` -> ``"transpose"``).
+
+    >>> op_of_attribute("real") is None
+    True
+    """
+    return ATTRIBUTES.get(name)

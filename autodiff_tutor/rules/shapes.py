@@ -1,0 +1,48 @@
+"""Rules of shape primitives: reshape, transpose, squeeze, expand_dims,
+concatenate, stack, and reading by index (``x[i]``, ``x[1:, 2]``, masks).
+
+A shape primitive moves values without changing them, so its gradient moves ``g``
+back: reshape it, transpose it back, split it, or scatter it into zeros.
+
+>>> import numpy as np
+>>> transpose(np.zeros((3, 2)), np.zeros((2, 3))).shape
+(2, 3)
+"""
+
+from autodiff_tutor.rules.registry import defvjp
+from autodiff_tutor.runtime.helpers import inverse_axes, scatter, split_like, unstack
+
+
+@defvjp("reshape", math="reshape(x)")
+def reshape(g, xp, x, shape=None):
+    return xp.reshape(g, x.shape)
+
+
+@defvjp("squeeze", math="squeeze(x)")
+def squeeze(g, xp, x, axis=None):
+    return xp.reshape(g, x.shape)
+
+
+@defvjp("expand_dims", math="expand_dims(x)")
+def expand_dims(g, xp, x, axis=None):
+    return xp.reshape(g, x.shape)
+
+
+@defvjp("transpose", math="x^T")
+def transpose(g, x, axes=None):
+    return g.T if axes is None else g.transpose(inverse_axes(axes))
+
+
+@defvjp("concatenate", sequence=True, math="[x_1, x_2, ...]")
+def concatenate(g, xs, axis=0):
+    return split_like(g, xs, axis)
+
+
+@defvjp("stack", sequence=True, math="stack(x_1, x_2, ...)")
+def stack(g, xs, axis=0):
+    return unstack(g, axis)
+
+
+@defvjp("getitem", math="x[i]", convention="repeated indices accumulate")
+def getitem(g, x, index=None):
+    return scatter(g, x, index)

@@ -1,0 +1,101 @@
+"""Array-module helpers that generated code calls.
+
+Nothing here imports numpy for the user's data: the module comes from the values, so
+the same generated code runs on numpy, cupy or any array-API library.
+
+>>> import numpy as np
+>>> array_module(np.ones(3)) is np
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def array_module(*values: Any) -> Any:
+    """The array module (numpy, cupy, ...) of the first array among ``values``.
+
+    Python and numpy scalars count as numpy; a value with ``__array_namespace__``
+    (cupy, array-API libraries) gives its own namespace.
+
+    >>> import numpy as np
+    >>> array_module(2.0, np.float32(1)) is np
+    True
+    """
+    for value in values:
+        if isinstance(value, (np.ndarray, np.generic)):
+            continue
+        namespace = getattr(value, "__array_namespace__", None)
+        if namespace is not None:
+            module = namespace()
+            # cupy's namespace is a compat module; prefer cupy itself when it is there
+            return _prefer_native(value, module)
+    return np
+
+
+def _prefer_native(value: Any, module: Any) -> Any:
+    top = type(value).__module__.split(".")[0]
+    if top == "cupy":
+        import cupy
+
+        return cupy
+    return module
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero gradient with the shape and (floating) dtype of ``x``.
+
+    >>> zeros_like(np.ones(2, np.float32)).dtype
+    dtype('float32')
+    """
+    xp = array_module(x)
+    return xp.zeros_like(x)
+
+
+def ones_like(x: Any) -> Any:
+    """An array of ones with the shape and dtype of ``x``: the seed of a scalar output.
+
+    >>> ones_like(np.float64(3.0))
+    np.float64(1.0)
+    """
+    if isinstance(x, np.generic):
+        return x.dtype.type(1)
+    return array_module(x).ones_like(x)
+
+
+def size(x: Any) -> int:
+    """Number of elements of an array or scalar.
+
+    >>> size(np.zeros((2, 3)))
+    6
+    """
+    result = 1
+    for n in shape_of(x):
+        result *= n
+    return result
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    """The shape of an array, ``()`` for a Python or numpy scalar.
+
+    >>> shape_of(3.0), shape_of(np.zeros((2, 1)))
+    ((), (2, 1))
+    """
+    return tuple(getattr(value, "shape", ()))
+
+
+def cast_like(g: Any, x: Any) -> Any:
+    """``g`` in the dtype of ``x`` (a gradient always has its input's dtype).
+
+    >>> cast_like(np.ones(2), np.zeros(2, np.float32)).dtype
+    dtype('float32')
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or getattr(g, "dtype", None) == dtype:
+        return g
+    if isinstance(g, (np.ndarray, np.generic)):
+        return g.astype(dtype)
+    return array_module(g).astype(g, dtype)

@@ -1,0 +1,237 @@
+"""Small array helpers that derivative rules (and so generated code) call.
+
+Each one is backend-agnostic: it takes the array module from its arguments.
+
+>>> import numpy as np
+>>> unbroadcast(np.ones((4, 3)), np.zeros(3)).tolist()
+[4.0, 4.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
+
+__all__ = [
+    "at",
+    "cast_like",
+    "inverse_axes",
+    "matmul_dx",
+    "matmul_dy",
+    "prod_others",
+    "scatter",
+    "size",
+    "split_like",
+    "tie_share",
+    "unbroadcast",
+    "unreduce",
+    "unstack",
+]
+
+
+def unbroadcast(g: Any, x: Any) -> Any:
+    """Sum ``g`` down to the shape of ``x`` and cast it to ``x``'s dtype.
+
+    The adjoint of broadcasting: every axis that numpy added or stretched for ``x``
+    is summed over.
+
+    >>> unbroadcast(np.ones((2, 3)), np.ones((2, 1), np.float32))
+    array([[3.],
+           [3.]], dtype=float32)
+    """
+    shape, g_shape = shape_of(x), shape_of(g)
+    if g_shape != shape:
+        xp = array_module(g, x)
+        lead = len(g_shape) - len(shape)
+        axes = tuple(range(lead))
+        axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
+        if axes:
+            g = xp.sum(g, axis=axes, keepdims=True)
+        g = xp.reshape(g, shape)
+    return cast_like(g, x)
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (int(axis) % ndim,)
+
+
+def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Broadcast the gradient of a reduction back to the shape of its input.
+
+    >>> unreduce(np.array([1.0, 2.0]), np.zeros((2, 3)), axis=1).tolist()
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
+    xp = array_module(g, x)
+    shape = shape_of(x)
+    if not keepdims and axis is not None:
+        kept = list(shape_of(g))
+        for a in _axes(axis, len(shape)):
+            kept.insert(a, 1)
+        g = xp.reshape(g, tuple(kept))
+    return xp.broadcast_to(g, shape)
+
+
+def tie_share(x: Any, out: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Where ``x`` reaches its max (or min) ``out``: 1/number of ties, else 0.
+
+    >>> tie_share(np.array([1.0, 3.0, 3.0]), np.float64(3.0)).tolist()
+    [0.0, 0.5, 0.5]
+    """
+    xp = array_module(x, out)
+    hit = x == unreduce(out, x, axis, keepdims)
+    count = xp.sum(xp.astype(hit, x.dtype), axis=_axes(axis, x.ndim), keepdims=True)
+    return xp.astype(hit, x.dtype) / count
+
+
+def prod_others(x: Any, axis: Any = None) -> Any:
+    """For each element, the product of the other elements along ``axis``.
+
+    Exact when ``x`` has zeros (no division by ``x``).
+
+    >>> prod_others(np.array([2.0, 0.0, 5.0])).tolist()
+    [0.0, 10.0, 0.0]
+    """
+    xp = array_module(x)
+    if axis is None:
+        return xp.reshape(prod_others(xp.reshape(x, (-1,)), 0), x.shape)
+    if isinstance(axis, (tuple, list)):
+        raise NotImplementedError("prod over several axes: reduce one axis at a time")
+    moved = xp.moveaxis(x, axis, -1)
+    ones = xp.ones_like(moved[..., :1])
+    left = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+    flipped = xp.flip(moved, axis=-1)
+    right = xp.cumprod(xp.concatenate([ones, flipped[..., :-1]], axis=-1), axis=-1)
+    return xp.moveaxis(left * xp.flip(right, axis=-1), -1, axis)
+
+
+def _matrix_t(a: Any) -> Any:
+    return array_module(a).swapaxes(a, -1, -2)
+
+
+def matmul_dx(g: Any, x: Any, y: Any) -> Any:
+    """Gradient of ``x @ y`` with respect to ``x``: ``g @ y.T`` for matrices.
+
+    Vectors and stacks of matrices follow numpy's matmul promotion rules.
+
+    >>> matmul_dx(np.ones((2, 2)), np.ones((2, 3)), np.ones((3, 2))).shape
+    (2, 3)
+    """
+    xp = array_module(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * y, x)
+    if np.ndim(y) == 1:
+        dx = g[..., None] * y  # (..., n) outer (k,)
+    elif np.ndim(x) == 1:
+        dx = xp.matmul(y, g[..., None])[..., 0]  # (k, m) @ (m,)
+    else:
+        dx = xp.matmul(g, _matrix_t(y))
+    return unbroadcast(dx, x)
+
+
+def matmul_dy(g: Any, x: Any, y: Any) -> Any:
+    """Gradient of ``x @ y`` with respect to ``y``: ``x.T @ g`` for matrices.
+
+    >>> matmul_dy(np.ones((2, 2)), np.ones((2, 3)), np.ones((3, 2))).shape
+    (3, 2)
+    """
+    xp = array_module(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    if np.ndim(x) == 1:
+        dy = x[:, None] * g[..., None, :]  # (k,) outer (..., m)
+    elif np.ndim(y) == 1:
+        dy = xp.matmul(_matrix_t(x), g[..., None])[..., 0]
+    else:
+        dy = xp.matmul(_matrix_t(x), g)
+    return unbroadcast(dy, y)
+
+
+def inverse_axes(axes: Any) -> tuple[int, ...]:
+    """The permutation that undoes ``transpose(x, axes)``.
+
+    >>> inverse_axes((1, 2, 0))
+    (2, 0, 1)
+    """
+    axes = tuple(int(a) for a in axes)
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a % len(axes)] = i
+    return tuple(inverse)
+
+
+def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
+    """Cut the gradient of a concatenation into one piece per input.
+
+    >>> [p.shape for p in split_like(np.ones(5), [np.ones(2), np.ones(3)])]
+    [(2,), (3,)]
+    """
+    pieces, start = [], 0
+    for x in xs:
+        n = shape_of(x)[axis]
+        index = [slice(None)] * len(shape_of(g))
+        index[axis] = slice(start, start + n)
+        pieces.append(g[tuple(index)])
+        start += n
+    return pieces
+
+
+def unstack(g: Any, axis: int = 0) -> list[Any]:
+    """Split the gradient of ``stack`` into the gradients of the stacked arrays.
+
+    >>> [p.tolist() for p in unstack(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)]
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    xp = array_module(g)
+    moved = xp.moveaxis(g, axis, 0)
+    return [moved[i] for i in range(moved.shape[0])]
+
+
+class _IndexBuilder:
+    """``at[1:, 2]`` evaluates to the index ``(slice(1, None), 2)``."""
+
+    def __getitem__(self, index: Any) -> Any:
+        return index
+
+    def __repr__(self) -> str:
+        return "at"
+
+
+at = _IndexBuilder()
+
+
+def scatter(g: Any, x: Any, index: Any) -> Any:
+    """Zeros shaped like ``x`` with ``g`` added at ``x[index]``: the gradient of reading.
+
+    Repeated integer indices accumulate, as the chain rule requires.
+
+    >>> scatter(np.ones(2), np.zeros(3), np.array([0, 0])).tolist()
+    [2.0, 0.0, 0.0]
+    """
+    xp = array_module(g, x)
+    result = xp.zeros(shape_of(x), dtype=x.dtype)
+    if _has_integer_array(index):
+        if xp is np:
+            np.add.at(result, index, g)
+        else:
+            import cupyx  # an integer index on cupy: scatter_add accumulates repeats
+
+            cupyx.scatter_add(result, index, g)
+    else:
+        result[index] = result[index] + g
+    return result
+
+
+def _has_integer_array(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        dtype = getattr(part, "dtype", None)
+        if isinstance(part, list) or (dtype is not None and dtype.kind in "iu"):
+            return True
+    return False
