@@ -1,0 +1,77 @@
+# autodiff_tutor: every target sets up its own virtual environment in .venv.
+#
+#   make lab     the course in JupyterLab
+#   make test    lint, unit/oracle tests, doctests, notebooks and book pages (nbval)
+#   make book    build the documentation book (pages are executed)
+#   make bench   run the benchmarks
+#   make format  format and auto-fix lint
+#   make clean   remove build outputs and caches (keeps .venv)
+#
+# The only prerequisite is python3 with venv and pip; packages come from pip's
+# configured index. Re-installation happens only when pyproject.toml changes.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.autodiff_tutor-installed
+PIP_FLAGS ?= --quiet --progress-bar off
+
+# Everything pytest checks: tests, package doctests, course notebooks, book pages.
+TEST_PATHS := tests autodiff_tutor notebooks book
+NBVAL_FLAGS := --nbval-lax --nbval-current-env --ignore=book/_build
+# Extra pytest options, e.g. `make test PYTEST_FLAGS="-n auto --dist loadscope"`.
+PYTEST_FLAGS ?=
+
+.PHONY: help env lab test book bench format clean distclean execute
+
+help:
+	@sed -n '3,9p' Makefile | sed 's/^# *//'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Install (editable) when the venv is new or pyproject.toml changed since last time.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[lab,dev]'
+	@touch $(STAMP)
+
+env: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(TEST_PATHS) $(NBVAL_FLAGS) $(PYTEST_FLAGS)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build book/
+
+bench: $(STAMP)
+	@if [ -f benchmarks/__main__.py ]; then \
+		$(BIN)/python -m benchmarks; \
+	else \
+		echo "make bench: no benchmarks yet (benchmarks/__main__.py is missing)."; \
+	fi
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# Re-run the committed notebooks and book pages in place (outputs saved, no timings).
+execute: $(STAMP)
+	@for nb in notebooks/*.ipynb $$(find book -name '*.ipynb' -not -path 'book/_build/*'); do \
+		echo "executing $$nb"; \
+		$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+			--ExecutePreprocessor.kernel_name=python3 \
+			--ExecutePreprocessor.record_timing=False "$$nb" || exit 1; \
+	done
+
+clean:
+	rm -rf book/_build build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o \
+		\( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,110 @@
+"""The notebook and book path is wired: every page is built, every notebook is committed
+executed top to bottom, so that nbval (run by ``make test``) checks what readers see.
+
+nbval itself runs the notebooks; these tests catch what it cannot see: a book page left
+out of ``_toc.yml`` (never built, since ``only_build_toc_files`` is on), a notebook saved
+unexecuted or run out of order, a kernel other than ``python3``.
+To re-execute notebooks cleanly after editing them: ``make execute``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def _book_pages() -> set[str]:
+    """Book sources (.md, .ipynb) as toc entries: relative path without suffix."""
+    pages = set()
+    for path in BOOK.rglob("*"):
+        rel = path.relative_to(BOOK)
+        if path.suffix not in {".md", ".ipynb"} or any(
+            part.startswith(("_", ".")) for part in rel.parts
+        ):
+            continue
+        pages.add(rel.with_suffix("").as_posix())
+    return pages
+
+
+def _toc_entries(node: object) -> list[str]:
+    """All ``root`` and ``file`` entries of a parsed ``_toc.yml``, in order."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in {"root", "file"} and isinstance(value, str):
+                found.append(Path(value).with_suffix("").as_posix())
+            else:
+                found.extend(_toc_entries(value))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_toc_entries(item))
+    return found
+
+
+def _committed_notebooks() -> list[Path]:
+    books = [p for p in BOOK.rglob("*.ipynb") if not _is_build_output(p)]
+    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(books)
+
+
+def _is_build_output(path: Path) -> bool:
+    return any(part.startswith(("_", ".")) for part in path.relative_to(BOOK).parts)
+
+
+def test_toc_lists_every_book_page_and_nothing_missing():
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text(encoding="utf-8"))
+    entries = _toc_entries(toc)
+    pages = _book_pages()
+    assert len(entries) == len(set(entries)), f"duplicate toc entries: {entries}"
+    assert set(entries) - pages == set(), "toc entries without a page in book/"
+    assert pages - set(entries) == set(), "book pages missing from book/_toc.yml"
+
+
+def test_book_config_executes_pages_and_fails_on_errors():
+    config = yaml.safe_load((BOOK / "_config.yml").read_text(encoding="utf-8"))
+    assert config["only_build_toc_files"] is True
+    assert config["execute"]["execute_notebooks"] == "force"
+    assert config["execute"]["allow_errors"] is False
+    assert config["sphinx"]["config"]["nb_execution_raise_on_error"] is True
+
+
+def test_course_notebooks_are_numbered():
+    names = [p.name for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+    assert "00_welcome.ipynb" in names
+    bad = [n for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)]
+    assert bad == [], "course notebooks are named NN_topic.ipynb (lower case, underscores)"
+    numbers = [n[:2] for n in names]
+    assert len(numbers) == len(set(numbers)), f"two notebooks share a number: {names}"
+
+
+@pytest.mark.parametrize(
+    "path", _committed_notebooks(), ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_notebook_is_committed_executed_in_order_with_python3(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert code, "a notebook with no code belongs in the book as a .md page"
+    counts = [c["execution_count"] for c in code]
+    assert counts == list(range(1, len(code) + 1)), (
+        f"code cells must be executed once, top to bottom, in a fresh kernel "
+        f"(execution counts {counts}); run `make execute`"
+    )
+    errors = [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
+    assert errors == [], "a committed notebook shows an error output"
+    timings = [c["metadata"]["execution"] for c in code if "execution" in c["metadata"]]
+    assert timings == [], "cell timing metadata is noise in diffs; run `make execute`"
+
+
+def test_readme_puts_the_two_commands_before_the_tour():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tour = readme.index("## A 30-second tour")
+    assert 0 <= readme.index("make lab") < tour
+    assert 0 <= readme.index("make test") < tour
