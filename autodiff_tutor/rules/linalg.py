@@ -28,4 +28,4 @@ def dot(g, x, y):
     convention="at x = 0 the gradient is 0 (a valid subgradient)",
 )
 def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
-    return x * unreduce(g / xp.where(out == 0, 1, out), x, axis, keepdims)
+    return x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)

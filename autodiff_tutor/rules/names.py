@@ -102,6 +102,7 @@ METHODS = {
     "squeeze",
     "dot",
     "clip",
+    "astype",
 }
 
 # Array attributes: ``x.T`` is a transpose; the rest carry no gradient.
@@ -162,7 +163,7 @@ def is_array_module(obj: Any) -> bool:
 def op_of_method(name: str) -> str | None:
     """The primitive an array method computes (``x.sum()`` -> ``"sum"``).
 
-    >>> op_of_method("astype") is None
+    >>> op_of_method("argsort") is None
     True
     """
     return canonical(name) if name in METHODS else None

@@ -14,24 +14,24 @@ from autodiff_tutor.runtime.helpers import prod_others, size, tie_share, unreduc
 
 @defvjp("sum", math="sum_i x_i")
 def sum_(g, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis, keepdims)
+    return unreduce(g, x, axis=axis, keepdims=keepdims)
 
 
 @defvjp("mean", math="(1/n) sum_i x_i")
 def mean(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis, keepdims) * (size(out) / size(x))
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / size(x))
 
 
 @defvjp("max", math="max_i x_i", convention="ties share the gradient equally")
 def max_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis, keepdims) * tie_share(x, out, axis, keepdims)
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(x, out, axis=axis, keepdims=keepdims)
 
 
 @defvjp("min", math="min_i x_i", convention="ties share the gradient equally")
 def min_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis, keepdims) * tie_share(x, out, axis, keepdims)
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(x, out, axis=axis, keepdims=keepdims)
 
 
 @defvjp("prod", math="prod_i x_i", convention="exact at zeros (product of the others)")
 def prod(g, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis, keepdims) * prod_others(x, axis)
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * prod_others(x, axis=axis)

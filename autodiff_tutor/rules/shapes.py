@@ -10,7 +10,7 @@ back: reshape it, transpose it back, split it, or scatter it into zeros.
 """
 
 from autodiff_tutor.rules.registry import defvjp
-from autodiff_tutor.runtime.helpers import inverse_axes, scatter, split_like, unstack
+from autodiff_tutor.runtime.helpers import cast_like, inverse_axes, scatter, split_like, unstack
 
 
 @defvjp("reshape", math="reshape(x)")
@@ -35,14 +35,19 @@ def transpose(g, x, axes=None):
 
 @defvjp("concatenate", sequence=True, math="[x_1, x_2, ...]")
 def concatenate(g, xs, axis=0):
-    return split_like(g, xs, axis)
+    return split_like(g, xs, axis=axis)
 
 
 @defvjp("stack", sequence=True, math="stack(x_1, x_2, ...)")
 def stack(g, xs, axis=0):
-    return unstack(g, axis)
+    return unstack(g, axis=axis)
 
 
 @defvjp("getitem", math="x[i]", convention="repeated indices accumulate")
 def getitem(g, x, index=None):
     return scatter(g, x, index)
+
+
+@defvjp("astype", math="x (cast)", convention="the gradient is cast back to x's dtype")
+def astype(g, x, dtype=None):
+    return cast_like(g, x)

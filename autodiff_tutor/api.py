@@ -1,0 +1,352 @@
+"""The front doors: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``.
+
+Thin wrappers over the compiler: they bind arguments, check what the user asked
+for, and cache the compiled code per function and ``wrt`` choice.
+
+>>> import numpy as np
+>>> @differentiable
+... def rosenbrock(x):
+...     return 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2
+>>> value, gradient = value_and_grad(rosenbrock)(np.array([-1.0, 2.0]))
+>>> float(value), gradient.tolist()
+(104.0, [396.0, 200.0])
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.compiler.pipeline import Derivative, compile_derivative
+from autodiff_tutor.errors import (
+    ArgumentError,
+    NonDifferentiableInputError,
+    NonScalarOutputError,
+)
+from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
+
+Wrt = int | str | Sequence[int | str] | None
+
+
+class Differentiable:
+    """A function the compiler can differentiate; calling it runs the plain function.
+
+    It is also a differentiable operation (``op_forward`` / ``op_backward``), so it
+    can be used inside another compiled function or in the tracing mode.
+
+    >>> import numpy as np
+    >>> @differentiable
+    ... def f(x):
+    ...     return np.sum(x * x)
+    >>> f(np.array([1.0, 2.0]))
+    np.float64(5.0)
+    >>> print(f.backward_source())
+    def f_backward(d_out, memory):
+        (x,) = memory
+        d_t1 = unreduce(d_out, x)              # line 3: return np.sum(x * x)
+        d_x = unbroadcast(d_t1 * x, x)         # line 3: return np.sum(x * x)
+        d_x = d_x + unbroadcast(d_t1 * x, x)   # line 3: return np.sum(x * x)
+        return (d_x,)
+    """
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)
+        self.name = fn.__name__
+        self._cache: dict[tuple[str, ...], Derivative] = {}
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<differentiable {self.name}{self.signature}>"
+
+    # -- compiled code ---------------------------------------------------------
+
+    def derivative(self, wrt: Wrt = None) -> Derivative:
+        """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
+        names = self.wrt_names(wrt)
+        if names not in self._cache:
+            self._cache[names] = compile_derivative(self.fn, names)
+        return self._cache[names]
+
+    def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
+        """Parameter names for ``wrt`` given by position, name, or a sequence of either.
+
+        ``None`` means every parameter without a default value.
+        """
+        if wrt is None:
+            defaults = self.signature.parameters
+            return tuple(p for p in self.params if defaults[p].default is inspect.Parameter.empty)
+        items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+        names = []
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, (int, str)):
+                raise ArgumentError(f"wrt entries are positions or names, got {item!r}")
+            if isinstance(item, int):
+                if not -len(self.params) <= item < len(self.params):
+                    raise ArgumentError(
+                        f"wrt={item} is out of range: {self.name} has {len(self.params)} parameters "
+                        f"{self.params}"
+                    )
+                item = self.params[item]
+            elif item not in self.params:
+                raise ArgumentError(
+                    f"wrt={item!r} is not a parameter of {self.name}; its parameters are {self.params}"
+                )
+            names.append(item)
+        if len(set(names)) != len(names):
+            raise ArgumentError(f"wrt names a parameter twice: {names}")
+        return tuple(names)
+
+    def forward_source(self, wrt: Wrt = None) -> str:
+        """The generated forward function, as source."""
+        return self.derivative(wrt).forward_source
+
+    def backward_source(self, wrt: Wrt = None) -> str:
+        """The generated backward function, as source."""
+        return self.derivative(wrt).backward_source
+
+    def source(self, wrt: Wrt = None) -> str:
+        """Forward and backward sources together (the protocol's ``source()``)."""
+        return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
+
+    def show(self, wrt: Wrt = None) -> None:
+        """Print the generated forward and backward functions."""
+        print(self.source(wrt))
+
+    def _repr_html_(self) -> str:
+        from autodiff_tutor.display import generated_code_html
+
+        return generated_code_html(self)
+
+    # -- the differentiable-operation protocol -----------------------------------
+
+    @property
+    def num_outputs(self) -> int:
+        return self.derivative().num_outputs
+
+    def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
+        """Run the generated forward; the saved memory remembers which inputs it serves."""
+        wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
+        derivative = self.derivative(wrt)
+        values = bind_arguments(self, inputs, {})
+        out, memory = derivative.forward(*values)
+        outputs = out if derivative.returns_tuple else (out,)
+        return outputs, (wrt, memory)
+
+    def op_backward(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
+    ) -> tuple[Any, ...]:
+        """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
+        wrt, memory = saved
+        gradients = dict(zip(wrt, self.derivative(wrt).backward(*d_outputs, memory), strict=True))
+        flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
+        return tuple(
+            gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
+        )
+
+
+_wrappers: weakref.WeakKeyDictionary[Callable[..., Any], Differentiable] = weakref.WeakKeyDictionary()
+
+
+def differentiable(fn: Callable[..., Any]) -> Differentiable:
+    """Decorator: make ``fn`` differentiable by the source-to-source compiler.
+
+    >>> import numpy as np
+    >>> @differentiable
+    ... def cube(x):
+    ...     return x ** 3
+    >>> cube(2.0)
+    8.0
+    """
+    if isinstance(fn, Differentiable):
+        return fn
+    if fn in _wrappers:
+        return _wrappers[fn]
+    wrapper = Differentiable(fn)
+    try:
+        _wrappers[fn] = wrapper
+    except TypeError:
+        pass
+    return wrapper
+
+
+def is_float_value(value: Any) -> bool:
+    """Whether ``value`` is a floating-point array or scalar (so it can have a gradient).
+
+    >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
+    (True, False, True)
+    """
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    try:
+        return np.dtype(dtype).kind in "fc"
+    except TypeError:
+        return "float" in str(dtype)
+
+
+def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+    """The values of every parameter, in order, from a call's arguments."""
+    try:
+        bound = f.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ArgumentError(f"cannot call {f.name}{f.signature}: {exc}") from None
+    bound.apply_defaults()
+    return [bound.arguments[p] for p in f.params]
+
+
+def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
+    """Check (and for Python numbers and lists, convert) a value to differentiate."""
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value, dtype=np.float64)
+    elif isinstance(value, float):
+        value = np.float64(value)
+    if is_float_value(value):
+        return value
+    kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+    raise NonDifferentiableInputError(
+        f"cannot differentiate {f.name} with respect to {name!r}: its value is of type {kind}, "
+        "and only floating-point values have gradients",
+        hint=f"pass a float array (for example np.asarray({name}, dtype=float)) "
+        f"or leave {name!r} out of wrt",
+    )
+
+
+def _run_forward(
+    f: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
+) -> tuple[Derivative, Any, Any, list[Any]]:
+    derivative = f.derivative(wrt)
+    values = bind_arguments(f, args, kwargs)
+    for i, name in enumerate(f.params):
+        if name in derivative.wrt:
+            values[i] = _prepare_input(f, name, values[i])
+    out, memory = derivative.forward(*values)
+    return derivative, out, memory, values
+
+
+def _scalar_seed(f: Differentiable, out: Any) -> Any:
+    if isinstance(out, tuple):
+        raise NonScalarOutputError(
+            f"{f.name} returns {len(out)} values; grad needs a single scalar output",
+            hint="use vjp(f, *args) and give one seed per output",
+        )
+    size = 1
+    for n in shape_of(out):
+        size *= n
+    if size != 1:
+        raise NonScalarOutputError(
+            f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
+            "output (or a seed saying how to weigh each element)",
+            hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
+        )
+    return ones_like(out)
+
+
+def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
+    return gradients[0] if isinstance(wrt, (int, str)) or (wrt is None and len(gradients) == 1) else gradients
+
+
+def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[Any, Any]]:
+    """A function returning ``(f(*args), gradient)`` of a scalar-valued ``f``.
+
+    ``wrt`` picks the inputs by position or name; one gives one gradient, a list
+    gives a tuple.
+
+    >>> import numpy as np
+    >>> def f(x, y):
+    ...     return np.sum(x * y)
+    >>> value, (dx, dy) = value_and_grad(f, wrt=["x", "y"])(np.ones(2), np.arange(2.0))
+    >>> dx.tolist(), dy.tolist()
+    ([0.0, 1.0], [1.0, 1.0])
+    """
+    compiled = differentiable(f)
+
+    def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
+        seed = _scalar_seed(compiled, out)
+        gradients = derivative.backward(seed, memory)
+        return out, _unpack(gradients, wrt)
+
+    value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
+    return value_and_gradient
+
+
+def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+    """A function returning the gradient of a scalar-valued ``f`` w.r.t. ``wrt``.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(np.tanh(x))
+    >>> grad(f)(np.zeros(2)).tolist()
+    [1.0, 1.0]
+    """
+    both = value_and_grad(f, wrt)
+
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        return both(*args, **kwargs)[1]
+
+    gradient.__name__ = f"grad_{differentiable(f).name}"
+    return gradient
+
+
+def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+    """``(value, pullback)``: ``pullback(*seeds)`` gives one gradient per ``wrt`` input.
+
+    ``wrt=None`` means every floating-point argument. Give one seed per output,
+    shaped like that output.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return 2 * x
+    >>> value, pullback = vjp(f, np.ones(3))
+    >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
+    [2.0, 4.0, 6.0]
+    """
+    compiled = differentiable(f)
+    if wrt is None:
+        values = bind_arguments(compiled, args, kwargs)
+        wrt = [p for p, v in zip(compiled.params, values, strict=True) if is_float_value(v) or isinstance(v, list)]
+        if not wrt:
+            raise NonDifferentiableInputError(
+                f"{compiled.name} has no floating-point argument to differentiate",
+                hint="pass float arrays, or name the inputs with wrt=...",
+            )
+    derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
+    outputs = out if derivative.returns_tuple else (out,)
+
+    def pullback(*seeds: Any) -> tuple[Any, ...]:
+        if len(seeds) != len(outputs):
+            raise ArgumentError(
+                f"{compiled.name} has {len(outputs)} output(s); pullback needs one seed each, "
+                f"got {len(seeds)}"
+            )
+        checked = [_check_seed(compiled, i, s, o) for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))]
+        return tuple(derivative.backward(*checked, memory))
+
+    return out, pullback
+
+
+def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
+    xp = array_module(out)
+    if seed is None:
+        return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
+    if isinstance(seed, (int, float)):
+        seed = xp.asarray(seed, dtype=getattr(out, "dtype", None))
+    if shape_of(seed) != shape_of(out):
+        raise ArgumentError(
+            f"the seed for output {index} of {f.name} has shape {shape_of(seed)}, "
+            f"but that output has shape {shape_of(out)}",
+            hint="give a seed with the output's shape",
+        )
+    return seed

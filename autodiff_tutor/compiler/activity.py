@@ -1,0 +1,88 @@
+"""Stage 4: activity analysis — which values carry gradient to the output.
+
+A value is *varied* when it depends differentiably on an input we differentiate
+with respect to, and *useful* when the output depends on it. Only steps whose
+result is both (*active*) get a backward statement, and only their varied inputs
+get a gradient. This is also where a gradient that would silently vanish is
+caught: a varied value flowing into a call without a rule, or out through
+``float(x)``, is an error when the result reaches the output.
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.source import parse_function
+>>> from autodiff_tutor.compiler.normalize import normalize
+>>> def f(x, y):
+...     n = x.shape[0]
+...     return np.sum(x * x) + n * y
+>>> activity = analyze(normalize(parse_function(f), ["x"]), parse_function(f))
+>>> sorted(activity.active)
+['out', 't1', 't2', 't4']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.errors import GradientEscapeError, NoDerivativeRuleError
+
+DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")
+
+
+@dataclass
+class Activity:
+    """The result of the analysis: sets of names."""
+
+    varied: set[str]
+    useful: set[str]
+
+    @property
+    def active(self) -> set[str]:
+        """Names that are both varied and useful: they get an adjoint."""
+        return self.varied & self.useful
+
+
+def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = None) -> Activity:
+    """Compute varied and useful names; reject gradients that would silently vanish."""
+    varied = set(wrt if wrt is not None else _wrt_of(program))
+    for step in program.steps:
+        if step.kind in DIFFERENTIABLE_KINDS and _reads(step) & varied:
+            varied.add(step.target)
+    useful = set(program.outputs)
+    for step in reversed(program.steps):
+        if step.target in useful:
+            useful |= step.operand_names()
+    for step in program.steps:
+        if step.target in useful and step.kind in ("opaque", "escape"):
+            carried = sorted(_reads(step) & varied)
+            if carried:
+                _raise_dropped_gradient(step, carried, parsed)
+    return Activity(varied, useful)
+
+
+def _reads(step) -> set[str]:
+    return {name for _, name in step.input_names()} if step.kind != "copy" else step.operand_names()
+
+
+def _wrt_of(program: Program) -> list[str]:
+    return list(program.params)
+
+
+def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
+    what = step.description or "this call"
+    names = ", ".join(repr(n) for n in carried)
+    location = parsed.location(step.origin) if step.origin is not None else None
+    if step.kind == "escape":
+        raise GradientEscapeError(
+            f"{what} turns {names} into a plain value, so its gradient would be lost "
+            "and the result would be silently wrong",
+            location,
+            hint="keep it an array; if you mean to cut the gradient here, "
+            "call stop_gradient(...) explicitly",
+        )
+    raise NoDerivativeRuleError(
+        f"no derivative rule for {what}, which is called on {names} that carries gradient",
+        location,
+        hint="use a numpy function with a rule, write a DifferentiableFunction with "
+        "a backward, or cut the gradient with stop_gradient(...)",
+    )

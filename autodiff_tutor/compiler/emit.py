@@ -1,0 +1,111 @@
+"""Stage 7: generated statements -> readable source -> Python functions.
+
+The forward and backward are rendered as two ordinary ``def`` s with the user's
+line in a comment beside each backward statement, compiled, and registered with
+``linecache`` so that tracebacks, ``inspect.getsource`` and debuggers show the
+generated code. They run in the user's module globals (so later changes to a
+global constant are seen) with the runtime helpers passed in as closure values.
+
+>>> from autodiff_tutor.compiler.reverse import Generated, Line
+>>> g = Generated("f", ["x"], ["x"], ["out"], False,
+...               forward=[Line("out = x * x")], backward=[Line("d_x = 2 * d_out * x", "line 2")],
+...               memory=["x"], gradients=["d_x"])
+>>> print(render_backward(g))
+def f_backward(d_out, memory):
+    (x,) = memory
+    d_x = 2 * d_out * x  # line 2
+    return (d_x,)
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+from autodiff_tutor.compiler.reverse import Generated, Line
+from autodiff_tutor.compiler.source import closure_values
+from autodiff_tutor.runtime import backend, helpers
+
+RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
+RUNTIME.update(array_module=backend.array_module, zeros_like=backend.zeros_like)
+
+_counter = itertools.count(1)
+
+
+def _tuple(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"({names[0]},)"
+    return f"({', '.join(names)})"
+
+
+def _body(lines: list[Line], indent: str = "    ") -> list[str]:
+    if not lines:
+        return []
+    width = min(max(len(line.code) for line in lines) + 2, 56)
+    out = []
+    for line in lines:
+        if line.origin:
+            out.append(f"{indent}{line.code.ljust(width)}# {line.origin}".rstrip())
+        else:
+            out.append(f"{indent}{line.code}")
+    return out
+
+
+def render_forward(generated: Generated) -> str:
+    """The forward function's source: the outputs, then the memory for backward."""
+    head = f"def {generated.name}_forward({', '.join(generated.params)}):"
+    outputs = _tuple(generated.outputs) if generated.returns_tuple else generated.outputs[0]
+    body = [f"    {line.code}" for line in generated.forward]
+    body.append(f"    return {outputs}, {_tuple(generated.memory) if generated.memory else '()'}")
+    return "\n".join([head, *body])
+
+
+def render_backward(generated: Generated) -> str:
+    """The backward function's source: output gradients and memory in, input gradients out."""
+    head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
+    body = []
+    if generated.memory:
+        body.append(f"    {_tuple(generated.memory)} = memory")
+    body += _body(generated.backward)
+    body.append(f"    return {_tuple(generated.gradients)}")
+    return "\n".join([head, *body])
+
+
+def compile_functions(
+    generated: Generated, user_fn: Callable[..., Any]
+) -> tuple[Callable[..., Any], Callable[..., Any], str, str]:
+    """Compile the forward and backward; returns them with their sources."""
+    forward_src, backward_src = render_forward(generated), render_backward(generated)
+    closure = closure_values(user_fn)
+    captured = {**RUNTIME, **closure}
+    names = ", ".join(captured)
+    factory = f"def __make({names}):\n"
+    factory += _indent(forward_src) + "\n" + _indent(backward_src) + "\n"
+    factory += f"    return {generated.name}_forward, {generated.name}_backward\n"
+    filename = f"<autodiff_tutor generated {generated.name} #{next(_counter)}>"
+    lines = factory.splitlines(keepends=True)
+    linecache.cache[filename] = (len(factory), None, lines, filename)
+    code = compile(factory, filename, "exec")
+    scope: dict[str, Any] = {}
+    exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
+    forward, backward = scope["__make"](**captured)
+    return forward, backward, forward_src, backward_src
+
+
+def _indent(source: str) -> str:
+    return "\n".join("    " + line if line else line for line in source.splitlines())
+
+
+def helper_names() -> set[str]:
+    """Names the generated code may use for runtime helpers.
+
+    >>> "unbroadcast" in helper_names()
+    True
+    """
+    return set(RUNTIME)
+
+
+_ = ast  # rendering works on source strings produced by ast.unparse

@@ -1,0 +1,127 @@
+"""Stage 2: the supported subset of Python, and located errors for the rest.
+
+The fence is purely syntactic: it walks the tree once and rejects any construct the
+compiler does not differentiate, pointing at it with file, line, column, a caret
+and a hint. What passes the fence, the later stages know how to handle (or they
+reject it with an equally located error when the reason is semantic).
+
+>>> import ast
+>>> from autodiff_tutor.compiler.source import parse_function
+>>> def f(x):
+...     return [v for v in x]
+>>> check_supported(parse_function(f))
+Traceback (most recent call last):
+...
+autodiff_tutor.errors.UnsupportedSyntaxError: list comprehensions are not supported ...
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+# Straight-line numpy code: one expression language, a few statement forms.
+SUPPORTED_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.Pass)
+SUPPORTED_EXPRESSIONS = (
+    ast.Name,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.Call,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Tuple,
+    ast.List,
+    ast.keyword,
+    ast.BoolOp,
+    ast.IfExp,
+)
+CONTEXTS = (ast.Load, ast.Store, ast.Del, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+# What to tell a user about each construct the compiler rejects.
+HINTS: dict[type[ast.AST], tuple[str, str]] = {
+    ast.If: ("'if' statements are not supported yet", "use np.where(condition, a, b)"),
+    ast.For: ("'for' loops are not supported yet", "vectorize the loop with array operations"),
+    ast.While: ("'while' loops are not supported yet", "vectorize the loop"),
+    ast.ListComp: ("list comprehensions are not supported", "build the array with numpy"),
+    ast.SetComp: ("set comprehensions are not supported", "use arrays"),
+    ast.DictComp: ("dict comprehensions are not supported", "use arrays"),
+    ast.GeneratorExp: ("generator expressions are not supported", "use arrays"),
+    ast.Lambda: ("lambdas are not supported inside a differentiated function", "use a def"),
+    ast.Yield: ("generators are not supported", "return an array instead of yielding"),
+    ast.YieldFrom: ("generators are not supported", "return an array instead of yielding"),
+    ast.Await: ("async code is not supported", "use a plain def"),
+    ast.Try: ("'try' is not supported", "move error handling outside the function"),
+    ast.With: ("'with' is not supported", "move the context manager outside the function"),
+    ast.Global: ("'global' is not supported", "pass the value as an argument"),
+    ast.Nonlocal: ("'nonlocal' is not supported", "return the value instead"),
+    ast.ClassDef: ("classes defined inside the function are not supported", "define it outside"),
+    ast.FunctionDef: ("functions defined inside are not supported yet", "define it outside"),
+    ast.Delete: ("'del' is not supported", "let the value go out of scope"),
+    ast.Raise: ("'raise' is not supported", "check inputs before calling"),
+    ast.Assert: ("'assert' is not supported", "check inputs before calling"),
+    ast.Import: ("imports inside the function are not supported", "import at module level"),
+    ast.ImportFrom: ("imports inside the function are not supported", "import at module level"),
+    ast.NamedExpr: ("':=' is not supported", "use a separate assignment"),
+    ast.Starred: ("'*' unpacking is not supported", "pass the arguments one by one"),
+    ast.Dict: ("dict literals are not supported", "use separate variables"),
+    ast.Set: ("set literals are not supported", "use arrays"),
+    ast.JoinedStr: ("f-strings are not supported", "format outside the function"),
+}
+
+
+def check_supported(parsed: ParsedFunction) -> None:
+    """Raise :class:`UnsupportedSyntaxError` at the first construct outside the subset.
+
+    >>> def ok(x, y=2.0):
+    ...     return x * y
+    >>> check_supported(parse_function(ok))
+    """
+    _check_signature(parsed)
+    for statement in parsed.tree.body:
+        if _is_docstring(statement):
+            continue
+        for node in ast.walk(statement):
+            _check_node(parsed, node)
+
+
+def _check_signature(parsed: ParsedFunction) -> None:
+    args = parsed.tree.args
+    for special, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
+        if special is not None:
+            raise UnsupportedSyntaxError(
+                f"{what} parameters are not supported",
+                parsed.location(special),
+                hint="name each parameter",
+            )
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
+    if isinstance(node, SUPPORTED_STATEMENTS + SUPPORTED_EXPRESSIONS + CONTEXTS):
+        if isinstance(node, ast.Assign) and len(node.targets) > 1:
+            raise UnsupportedSyntaxError(
+                "chained assignment 'a = b = ...' is not supported",
+                parsed.location(node),
+                hint="assign each name separately",
+            )
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+            raise UnsupportedSyntaxError(
+                "an expression statement is not supported: its value would be thrown away",
+                parsed.location(node),
+                hint="assign the result to a name; in-place methods "
+                "(x.sort(), x.fill()) are not differentiable",
+            )
+        return
+    message, hint = HINTS.get(
+        type(node),
+        (f"'{type(node).__name__}' is not supported", "rewrite it with plain numpy"),
+    )
+    raise UnsupportedSyntaxError(message, parsed.location(node), hint=hint)

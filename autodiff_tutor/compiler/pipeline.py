@@ -1,0 +1,91 @@
+"""The compiler pipeline, stage by stage:
+``source -> fence -> normalize -> activity -> reverse -> optimize -> emit``.
+
+>>> import numpy as np
+>>> def f(x):
+...     return np.sum(np.sin(x))
+>>> derivative = compile_derivative(f, wrt=("x",))
+>>> out, memory = derivative.forward(np.zeros(3))
+>>> derivative.backward(1.0, memory)[0].tolist()
+[1.0, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.compiler.activity import analyze
+from autodiff_tutor.compiler.emit import compile_functions, helper_names
+from autodiff_tutor.compiler.fence import check_supported
+from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.normalize import normalize
+from autodiff_tutor.compiler.reverse import Generated, Line, build
+from autodiff_tutor.compiler.source import ParsedFunction, parse_function
+
+
+@dataclass
+class Derivative:
+    """A compiled forward/backward pair for one choice of ``wrt``."""
+
+    name: str
+    wrt: tuple[str, ...]
+    forward: Callable[..., Any]
+    backward: Callable[..., Any]
+    forward_source: str
+    backward_source: str
+    program: Program
+    generated: Generated
+    parsed: ParsedFunction
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.generated.outputs)
+
+    @property
+    def returns_tuple(self) -> bool:
+        return self.generated.returns_tuple
+
+
+def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative:
+    """Run every stage on ``fn`` for gradients with respect to the parameters ``wrt``."""
+    parsed = parse_function(fn)
+    check_supported(parsed)
+    program = normalize(parsed, wrt)
+    activity = analyze(program, parsed, list(wrt))
+    generated = build(program, activity, parsed, list(wrt))
+    _avoid_helper_clashes(generated, program)
+    forward, backward, forward_src, backward_src = compile_functions(generated, parsed.fn)
+    return Derivative(
+        parsed.name,
+        tuple(wrt),
+        forward,
+        backward,
+        forward_src,
+        backward_src,
+        program,
+        generated,
+        parsed,
+    )
+
+
+def _avoid_helper_clashes(generated: Generated, program: Program) -> None:
+    """Fail loudly if a user name would shadow a runtime helper in the backward."""
+    clashes = {n for n in helper_names() | {"xp", "memory"} if n in program.defined_names()}
+    read = {n for line in generated.backward for n in _names(line)}
+    clashes &= read
+    if clashes:
+        from autodiff_tutor.errors import UnsupportedSyntaxError
+
+        name = sorted(clashes)[0]
+        raise UnsupportedSyntaxError(
+            f"the variable name {name!r} is used by the generated backward code",
+            None,
+            hint=f"rename your variable {name!r} (for example to '{name}_')",
+        )
+
+
+def _names(line: Line) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(line.code)) if isinstance(n, ast.Name)}

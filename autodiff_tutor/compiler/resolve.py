@@ -1,0 +1,165 @@
+"""Name resolution for normalization: what does a call in the user's code call?
+
+``np.tanh(x)`` resolves through the function's globals to the numpy ufunc, hence
+the primitive ``tanh``; ``x.sum(axis=0)`` is the method form of ``sum``;
+``xp.exp(x)`` with ``xp = array_module(x)`` is ``exp`` on whatever module ``xp`` is
+at run time; ``float(x)`` and ``x.item()`` leave the differentiable world.
+
+>>> import ast, numpy as np
+>>> from autodiff_tutor.compiler.source import parse_function
+>>> def f(x):
+...     return np.linalg.norm(x)
+>>> resolver = Resolver(parse_function(f), {"x": "x"})
+>>> call = ast.parse("np.linalg.norm(x)", mode="eval").body
+>>> resolver.callee(call).op
+'norm'
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.protocol import is_differentiable_op
+from autodiff_tutor.rules import names as opnames
+from autodiff_tutor.rules.registry import is_nondifferentiable
+from autodiff_tutor.runtime.backend import array_module
+
+ESCAPE_BUILTINS = {builtins.float, builtins.int, builtins.bool, builtins.complex}
+ESCAPE_FUNCTIONS = {"asarray", "array", "asnumpy", "extract_data", "copy"}
+ESCAPE_METHODS = {"item", "tolist", "get", "__array__"}
+MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
+
+
+@dataclass
+class Callee:
+    """What a call resolves to."""
+
+    kind: str  # primitive | module_call | op_call | opaque | escape | static
+    op: str | None = None
+    obj: Any = None
+    attr: str = ""
+    receiver: ast.expr | None = None  # the array of a method call (x in x.sum())
+    description: str = ""
+
+
+class Resolver:
+    """Resolves names and calls of one function (locals shadow globals)."""
+
+    def __init__(self, parsed: ParsedFunction, current: dict[str, str]):
+        self.parsed = parsed
+        self.namespace = parsed.namespace()
+        self.current = current  # the normalizer's live map of local names
+        self.module_locals: set[str] = set()
+        self.locals = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self.locals |= set(current)
+
+    def is_global(self, name: str) -> bool:
+        """Whether ``name`` refers to a global (not a parameter or local variable)."""
+        return name not in self.locals and name not in self.current
+
+    def callee(self, node: ast.Call) -> Callee:
+        """Classify the call ``node`` (raises a located error for unknown names)."""
+        func = node.func
+        description = ast.unparse(func)
+        if isinstance(func, ast.Attribute):
+            root = _root_name(func)
+            if root is not None and not self.is_global(root):
+                version = self.current.get(root, root)
+                if version in self.module_locals:
+                    return Callee("module_call", attr=func.attr, description=description)
+                return self._method(func, description)
+            if root is None:
+                return self._method(func, description)
+        elif not isinstance(func, ast.Name):
+            raise UnsupportedSyntaxError(
+                "this kind of call is not supported",
+                self.parsed.location(func),
+                hint="call a function by its name",
+            )
+        elif not self.is_global(func.id):
+            raise UnsupportedSyntaxError(
+                f"calling the local variable {func.id!r} is not supported",
+                self.parsed.location(func),
+                hint="call the function by its global name",
+            )
+        return self._object(self.evaluate(func), description)
+
+    def evaluate(self, node: ast.expr) -> Any:
+        """The value of a global dotted name such as ``np.linalg.norm``."""
+        if isinstance(node, ast.Name):
+            if node.id not in self.namespace:
+                raise UnsupportedSyntaxError(
+                    f"name {node.id!r} is not defined",
+                    self.parsed.location(node),
+                    hint="define it (or import it) before compiling the function",
+                )
+            return self.namespace[node.id]
+        if isinstance(node, ast.Attribute):
+            base = self.evaluate(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise UnsupportedSyntaxError(
+                    f"{ast.unparse(node.value)!r} has no attribute {node.attr!r}",
+                    self.parsed.location(node),
+                    hint="check the spelling",
+                ) from None
+        raise UnsupportedSyntaxError("cannot resolve this name", self.parsed.location(node))
+
+    def is_nondifferentiable_call(self, node: ast.Call) -> bool:
+        """Whether the call's result never carries gradient (``len(x)``, ``np.sign(x)``)."""
+        try:
+            callee = self.callee(node)
+        except UnsupportedSyntaxError:
+            return False
+        if callee.kind == "module_call":
+            return is_nondifferentiable(opnames.canonical(callee.attr))
+        if callee.kind == "static":
+            return True
+        return callee.kind == "primitive" and callee.op is not None and is_nondifferentiable(callee.op)
+
+    def makes_module(self, value: ast.expr) -> bool:
+        """Whether ``value`` is a call like ``array_module(x)`` that returns a module."""
+        if not isinstance(value, ast.Call):
+            return False
+        try:
+            callee = self.callee(value)
+        except UnsupportedSyntaxError:
+            return False
+        return callee.kind == "static" and callee.attr == "module"
+
+    def _method(self, func: ast.Attribute, description: str) -> Callee:
+        if func.attr in ESCAPE_METHODS:
+            return Callee("escape", attr=func.attr, receiver=func.value, description=description)
+        op = opnames.op_of_method(func.attr)
+        if op is None:
+            return Callee("opaque", attr=func.attr, receiver=func.value, description=description)
+        return Callee("primitive", op=op, receiver=func.value, description=description)
+
+    def _object(self, obj: Any, description: str) -> Callee:
+        if is_differentiable_op(obj):
+            return Callee("op_call", obj=obj, description=description)
+        if getattr(obj, "__name__", "") == "stop_gradient":
+            return Callee("static", obj=obj, attr="stop_gradient", description=description)
+        if obj is array_module or getattr(obj, "__name__", "") in MODULE_FACTORIES:
+            return Callee("static", obj=obj, attr="module", description=description)
+        if obj in ESCAPE_BUILTINS or (
+            getattr(obj, "__name__", "") in ESCAPE_FUNCTIONS
+            and (opnames.is_array_library_object(obj) or "tracing" in getattr(obj, "__module__", ""))
+        ):
+            return Callee("escape", obj=obj, description=description)
+        op = opnames.op_of_callable(obj)
+        if op is not None:
+            return Callee("primitive", op=op, obj=obj, description=description)
+        return Callee("opaque", obj=obj, description=description)
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
