@@ -15,7 +15,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.autodiff_tutor-installed
-PIP_FLAGS ?= --quiet --progress-bar off
+# -qq: errors only (pip warns about every unreachable extra index otherwise).
+PIP_FLAGS ?= -qq --progress-bar off
 
 # Everything pytest checks: tests, package doctests, course notebooks, book pages.
 TEST_PATHS := tests autodiff_tutor notebooks book
