@@ -40,6 +40,9 @@ from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+# Operations whose result can share memory with their input in numpy.
+VIEW_OPS = {"getitem", "reshape", "transpose", "squeeze", "expand_dims"}
+_AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}
 
 
 def normalize(parsed: ParsedFunction, wrt: Iterable[str]) -> Program:
@@ -95,6 +98,8 @@ class _Normalizer:
         if isinstance(node, (ast.Pass, ast.Expr)):
             return  # a docstring or 'pass' (the fence rejected other expressions)
         if isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name):
+                self._check_in_place(node)
             value = ast.BinOp(left=_load(node.target), op=node.op, right=node.value)
             self._assign(node.target, ast.copy_location(value, node))
         elif isinstance(node, ast.AnnAssign):
@@ -105,7 +110,9 @@ class _Normalizer:
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
-            self._lower(value, target=self._new_version(target.id))
+            version = self._version_name(target.id)
+            self._lower(value, target=version)  # the right side reads the old versions
+            self.current[target.id] = version
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
             if len(target.elts) != len(value.elts):
                 self._reject(target, "the two sides of this assignment differ in length", "")
@@ -113,12 +120,44 @@ class _Normalizer:
             for name_node, atom in zip(target.elts, atoms, strict=True):
                 if not isinstance(name_node, ast.Name):
                     self._reject(name_node, "only names can be unpacked into", "")
-                self._lower(atom, target=self._new_version(name_node.id))
+                version = self._version_name(name_node.id)
+                self._lower(atom, target=version)
+                self.current[name_node.id] = version
         else:
             self._reject(
                 target,
                 "assigning into an array (x[i] = ...) or unpacking a call is not supported yet",
                 "build a new array with np.where, np.concatenate or np.stack",
+            )
+
+    def _check_in_place(self, node: ast.AugAssign) -> None:
+        """``z += v`` writes into z's array: only safe when nothing else sees that array.
+
+        Compiling it as ``z = z + v`` is exact when z holds a fresh result (an
+        arithmetic result or a Python number); if z is a parameter, another name's
+        alias or a view (``x[1:]``, ``x.T``), numpy would change that array too.
+        """
+        name = node.target.id
+        version = self.current.get(name)
+        producer = next((s for s in reversed(self.steps) if s.target == version), None)
+        shared = version in self.params or (
+            producer is not None
+            and (
+                (producer.kind == "copy" and isinstance(producer.value, ast.Name))
+                or producer.op in VIEW_OPS
+                or producer.kind in ("opaque", "op_call")
+            )
+        )
+        aliased = any(
+            s.kind in ("copy", "static") and isinstance(s.value, ast.Name) and s.value.id == version
+            for s in self.steps
+        )
+        if shared or aliased:
+            self._reject(
+                node,
+                f"'{name} {_AUG_SYMBOL.get(type(node.op), '?')}= ...' would change an array "
+                f"that other names share (a parameter, an alias or a view), in place",
+                f"write '{name} = {name} {_AUG_SYMBOL.get(type(node.op), '?')} ...' to make a new array",
             )
 
     def _return(self, node: ast.Return) -> tuple[list[str], bool]:
@@ -314,9 +353,10 @@ class _Normalizer:
             self.resolver.module_locals.add(step.target)
         return ast.Name(step.target, ast.Load())
 
-    def _new_version(self, name: str) -> str:
-        version = name if name not in self.current else self._fresh(name + "_")
-        self.current[name] = version
+    def _version_name(self, name: str) -> str:
+        """The name of the next value assigned to the user's ``name`` (x, then x_2...)."""
+        taken_before = name in self.current or any(s.target == name for s in self.steps)
+        version = name if not taken_before else self._fresh(name + "_")
         self.taken.add(version)
         return version
 

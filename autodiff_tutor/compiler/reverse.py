@@ -149,17 +149,18 @@ class _Backward:
         elements = step.inputs[param].elts
         bindings = {"g": g, **step.inputs, **step.options}
         pieces = fold(inline_all(rule, bindings))
-        targets = []
-        for element in elements:
-            if self._is_varied(element) and element.id not in self.has_adjoint:
-                targets.append(f"d_{element.id}")
-            elif self._is_varied(element):
-                targets.append(f"d_{element.id}_part")
-            else:
+        targets, seen = [], set()
+        for i, element in enumerate(elements):
+            if not self._is_varied(element):
                 targets.append("_")
+            elif element.id in self.has_adjoint or element.id in seen:
+                targets.append(f"d_{element.id}_part{i + 1}")
+            else:
+                targets.append(f"d_{element.id}")
+                seen.add(element.id)
         self.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {ast.unparse(pieces)}")
         for element, target in zip(elements, targets, strict=True):
-            if target.endswith("_part"):
+            if "_part" in target:
                 self.contribute(element.id, ast.Name(target, ast.Load()))
             elif target != "_":
                 self.has_adjoint.add(element.id)

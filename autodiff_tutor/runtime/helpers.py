@@ -126,6 +126,8 @@ def matmul_dx(g: Any, x: Any, y: Any) -> Any:
     xp = array_module(g, x, y)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * y, x)
+    if np.ndim(x) == 1 and np.ndim(y) == 1:
+        return cast_like(g * y, x)
     if np.ndim(y) == 1:
         dx = g[..., None] * y  # (..., n) outer (k,)
     elif np.ndim(x) == 1:
@@ -144,6 +146,8 @@ def matmul_dy(g: Any, x: Any, y: Any) -> Any:
     xp = array_module(g, x, y)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
+    if np.ndim(x) == 1 and np.ndim(y) == 1:
+        return cast_like(g * x, y)
     if np.ndim(x) == 1:
         dy = x[:, None] * g[..., None, :]  # (k,) outer (..., m)
     elif np.ndim(y) == 1:
