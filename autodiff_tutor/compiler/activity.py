@@ -71,7 +71,8 @@ def _wrt_of(program: Program) -> list[str]:
 def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
     what = step.description or "this call"
     names = ", ".join(repr(n) for n in carried)
-    location = parsed.location(step.origin) if step.origin is not None else None
+    node = step.expression or step.origin
+    location = parsed.location(node) if node is not None else None
     if step.kind == "escape":
         raise GradientEscapeError(
             f"{what} turns {names} into a plain value, so its gradient would be lost "

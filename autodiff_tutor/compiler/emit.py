@@ -44,11 +44,11 @@ def _tuple(names: list[str]) -> str:
 def _body(lines: list[Line], indent: str = "    ") -> list[str]:
     if not lines:
         return []
-    width = min(max(len(line.code) for line in lines) + 2, 56)
+    width = min(max(len(line.code) for line in lines), 54)
     out = []
     for line in lines:
         if line.origin:
-            out.append(f"{indent}{line.code.ljust(width)}# {line.origin}".rstrip())
+            out.append(f"{indent}{line.code.ljust(width)}  # {line.origin}".rstrip())
         else:
             out.append(f"{indent}{line.code}")
     return out

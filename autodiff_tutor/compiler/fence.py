@@ -112,7 +112,7 @@ def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
                 parsed.location(node),
                 hint="assign each name separately",
             )
-        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+        if isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Constant, *HINTS)):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",
                 parsed.location(node),

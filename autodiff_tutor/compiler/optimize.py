@@ -62,6 +62,8 @@ class _Folder(ast.NodeTransformer):
         if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
             if type(op) in _COMPARE:
                 return ast.Constant(_COMPARE[type(op)](left.value, right.value))
+        if isinstance(op, (ast.Is, ast.IsNot)) and _is_none(right) and isinstance(left, _LITERALS):
+            return ast.Constant(isinstance(op, ast.IsNot))  # a tuple literal is never None
         # an absent bound (clip with a_min=None) is always satisfied
         if isinstance(op, _ORDER) and isinstance(right, ast.Constant) and right.value is None:
             return ast.Constant(True)
@@ -110,6 +112,13 @@ def _is_number(node: ast.expr) -> bool:
 
 def _is_constant(node: ast.expr, value: float) -> bool:
     return _is_number(node) and node.value == value
+
+
+_LITERALS = (ast.Tuple, ast.List)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _is_true(node: ast.expr) -> bool:

@@ -1,0 +1,259 @@
+"""Bad input gets a clear, located error from errors.py — never a deep traceback."""
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from autodiff_tutor.api import differentiable, grad, value_and_grad, vjp
+from autodiff_tutor.errors import (
+    ArgumentError,
+    AutodiffError,
+    GradientEscapeError,
+    NoDerivativeRuleError,
+    NonDifferentiableInputError,
+    NonScalarOutputError,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+)
+
+
+def first_line_of(fn):
+    return fn.__code__.co_firstlineno
+
+
+def assert_located(error, fn, line_offset, column, snippet):
+    """The error points at line ``first line + line_offset``, ``column`` (0-based)."""
+    location = error.location
+    assert location is not None
+    assert location.filename == __file__
+    assert location.line == first_line_of(fn) + line_offset
+    assert location.column == column
+    assert snippet in location.text
+    text = str(error)
+    assert f'line {location.line}, column {column + 1}' in text
+    assert "^" in text and "hint:" in text
+
+
+def test_builtin_has_no_source():
+    with pytest.raises(SourceUnavailableError, match="not a Python function"):
+        grad(len)(np.ones(2))
+
+
+def test_exec_string_has_no_source():
+    namespace = {"np": np}
+    exec("def f(x):\n    return np.sum(x)\n", namespace)
+    with pytest.raises(SourceUnavailableError, match="source code is not available") as info:
+        grad(namespace["f"])(np.ones(2))
+    assert "exec()" in info.value.hint
+
+
+def test_lambda_is_rejected_with_a_hint():
+    f = lambda x: np.sum(x * x)  # noqa: E731
+    with pytest.raises(SourceUnavailableError, match="lambda") as info:
+        grad(f)(np.ones(2))
+    assert "def" in info.value.hint
+
+
+def generator_fn(x):
+    yield x
+
+
+def try_fn(x):
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    return y
+
+
+def with_fn(x):
+    with open("f") as handle:
+        y = x
+    return y
+
+
+def global_fn(x):
+    global COUNTER
+    return x
+
+
+def class_fn(x):
+    class Inner:
+        pass
+
+    return x
+
+
+def comprehension_fn(x):
+    return np.sum(np.array([v * v for v in x]))
+
+
+def inplace_sort_fn(x):
+    y = x * 2
+    y.sort()
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    ("fn", "offset", "column", "message"),
+    [
+        (generator_fn, 1, 4, "generators are not supported"),
+        (try_fn, 1, 4, "'try' is not supported"),
+        (with_fn, 1, 4, "'with' is not supported"),
+        (global_fn, 1, 4, "'global' is not supported"),
+        (class_fn, 1, 4, "classes defined inside the function"),
+        (comprehension_fn, 1, 27, "list comprehensions are not supported"),
+        (inplace_sort_fn, 2, 4, "expression statement"),
+    ],
+)
+def test_unsupported_syntax_is_located(fn, offset, column, message):
+    with pytest.raises(UnsupportedSyntaxError, match=message) as info:
+        grad(fn)(np.ones(3))
+    assert_located(info.value, fn, offset, column, "")
+
+
+def math_exp_fn(x):
+    y = x * 2
+    return np.sum(math.exp(y))
+
+
+def test_call_without_rule_on_active_value():
+    with pytest.raises(NoDerivativeRuleError, match="no derivative rule for math.exp") as info:
+        grad(math_exp_fn)(np.ones(1))
+    assert_located(info.value, math_exp_fn, 2, 18, "math.exp(y)")
+
+
+def escape_fn(x):
+    s = float(np.sum(x))
+    return s * x[0]
+
+
+def item_fn(x):
+    return x.sum().item() * 2.0
+
+
+def asarray_fn(x):
+    y = np.asarray(x * 2)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    ("fn", "offset", "column", "what"),
+    [(escape_fn, 1, 8, "float"), (item_fn, 1, 11, "x.sum().item"), (asarray_fn, 1, 8, "np.asarray")],
+)
+def test_escapes_are_caught_before_running(fn, offset, column, what):
+    with pytest.raises(GradientEscapeError, match="gradient would be lost") as info:
+        grad(fn)(np.ones(3))
+    assert what in str(info.value)
+    assert "stop_gradient" in info.value.hint
+    assert_located(info.value, fn, offset, column, what.split(".")[0])
+
+
+def test_escape_on_inactive_value_is_fine():
+    def f(x, n):
+        k = int(n)
+        return np.sum(x) * k
+
+    assert grad(f)(np.ones(2), 3.0).tolist() == [3.0, 3.0]
+
+
+def inplace_param_fn(x):
+    x += 1.0
+    return np.sum(x)
+
+
+def inplace_alias_fn(x):
+    y = x[1:]
+    y *= 2.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(("fn", "offset"), [(inplace_param_fn, 1), (inplace_alias_fn, 2)])
+def test_in_place_update_of_shared_array_is_rejected(fn, offset):
+    with pytest.raises(UnsupportedSyntaxError, match="in place") as info:
+        grad(fn)(np.ones(3))
+    assert_located(info.value, fn, offset, 4, "=")
+
+
+def test_non_scalar_output_needs_a_seed():
+    def f(x):
+        return x * 2
+
+    with pytest.raises(NonScalarOutputError, match=r"shape \(3,\)") as info:
+        grad(f)(np.ones(3))
+    assert "vjp" in info.value.hint
+
+
+def test_tuple_output_needs_vjp():
+    def f(x):
+        return np.sum(x), np.sum(x * x)
+
+    with pytest.raises(NonScalarOutputError, match="returns 2 values"):
+        grad(f)(np.ones(3))
+
+
+def test_integer_input_cannot_be_differentiated():
+    def f(x):
+        return np.sum(x * 2)
+
+    with pytest.raises(NonDifferentiableInputError, match="int64"):
+        grad(f)(np.arange(3))
+    with pytest.raises(NonDifferentiableInputError, match="int"):
+        grad(f)(3)
+
+
+@pytest.mark.parametrize(("wrt", "message"), [(5, "out of range"), ("z", "not a parameter"), ([0, 0], "twice")])
+def test_bad_wrt(wrt, message):
+    def f(x, y):
+        return np.sum(x * y)
+
+    with pytest.raises(ArgumentError, match=message):
+        grad(f, wrt=wrt)(np.ones(2), np.ones(2))
+
+
+def test_seed_shape_is_checked():
+    def f(x):
+        return x * 2
+
+    _, pullback = vjp(f, np.ones(3))
+    with pytest.raises(ArgumentError, match=r"shape \(2,\)"):
+        pullback(np.ones(2))
+    with pytest.raises(ArgumentError, match="one seed each"):
+        pullback(np.ones(3), np.ones(3))
+
+
+def test_wrong_call_arguments():
+    def f(x, y):
+        return np.sum(x * y)
+
+    with pytest.raises(ArgumentError, match="cannot call f"):
+        value_and_grad(f)(np.ones(2))
+
+
+def undefined_name_fn(x):
+    return np.sum(not_defined_anywhere(x))  # noqa: F821
+
+
+def test_undefined_name_is_located():
+    with pytest.raises(UnsupportedSyntaxError, match="'not_defined_anywhere' is not defined") as info:
+        grad(undefined_name_fn)(np.ones(2))
+    assert_located(info.value, undefined_name_fn, 1, 18, "not_defined_anywhere")
+
+
+def test_every_error_is_an_autodiff_error():
+    for cls in (SourceUnavailableError, UnsupportedSyntaxError, NoDerivativeRuleError, ArgumentError):
+        assert issubclass(cls, AutodiffError)
+
+
+def test_error_message_renders_a_caret_under_the_construct():
+    with pytest.raises(NoDerivativeRuleError) as info:
+        grad(math_exp_fn)(np.ones(1))
+    lines = str(info.value).splitlines()
+    source_line = next(i for i, line in enumerate(lines) if "math.exp(y)" in line)
+    caret = lines[source_line + 1]
+    start = lines[source_line].index("math.exp(y)")
+    assert caret.index("^") == start
+    assert caret.count("^") == len("math.exp(y)")
+    _ = textwrap
