@@ -47,10 +47,9 @@ class Differentiable:
     np.float64(5.0)
     >>> print(f.backward_source())
     def f_backward(d_out, memory):
-        (x,) = memory
-        d_t1 = unreduce(d_out, x)              # line 3: return np.sum(x * x)
-        d_x = unbroadcast(d_t1 * x, x)         # line 3: return np.sum(x * x)
-        d_x = d_x + unbroadcast(d_t1 * x, x)   # line 3: return np.sum(x * x)
+        (x, t1) = memory
+        d_t1 = unreduce(d_out, t1)  # line 3: np.sum(x * x)
+        d_x = 2 * (d_t1 * x)        # line 3: x * x
         return (d_x,)
     """
 
@@ -93,13 +92,14 @@ class Differentiable:
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
                     raise ArgumentError(
-                        f"wrt={item} is out of range: {self.name} has {len(self.params)} parameters "
-                        f"{self.params}"
+                        f"wrt={item} is out of range: {self.name} has "
+                        f"{len(self.params)} parameters {self.params}"
                     )
                 item = self.params[item]
             elif item not in self.params:
                 raise ArgumentError(
-                    f"wrt={item!r} is not a parameter of {self.name}; its parameters are {self.params}"
+                    f"wrt={item!r} is not a parameter of {self.name}; "
+                    f"its parameters are {self.params}"
                 )
             names.append(item)
         if len(set(names)) != len(names):
@@ -154,7 +154,9 @@ class Differentiable:
         )
 
 
-_wrappers: weakref.WeakKeyDictionary[Callable[..., Any], Differentiable] = weakref.WeakKeyDictionary()
+_wrappers: weakref.WeakKeyDictionary[Callable[..., Any], Differentiable] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def differentiable(fn: Callable[..., Any]) -> Differentiable:
@@ -254,7 +256,11 @@ def _scalar_seed(f: Differentiable, out: Any) -> Any:
 
 
 def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
-    return gradients[0] if isinstance(wrt, (int, str)) or (wrt is None and len(gradients) == 1) else gradients
+    return (
+        gradients[0]
+        if isinstance(wrt, (int, str)) or (wrt is None and len(gradients) == 1)
+        else gradients
+    )
 
 
 def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[Any, Any]]:
@@ -300,7 +306,9 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     return gradient
 
 
-def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+def vjp(
+    f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any
+) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """``(value, pullback)``: ``pullback(*seeds)`` gives one gradient per ``wrt`` input.
 
     ``wrt=None`` means every floating-point argument. Give one seed per output,
@@ -316,7 +324,11 @@ def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tu
     compiled = differentiable(f)
     if wrt is None:
         values = bind_arguments(compiled, args, kwargs)
-        wrt = [p for p, v in zip(compiled.params, values, strict=True) if is_float_value(v) or isinstance(v, list)]
+        wrt = [
+            p
+            for p, v in zip(compiled.params, values, strict=True)
+            if is_float_value(v) or isinstance(v, list)
+        ]
         if not wrt:
             raise NonDifferentiableInputError(
                 f"{compiled.name} has no floating-point argument to differentiate",
@@ -331,7 +343,10 @@ def vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tu
                 f"{compiled.name} has {len(outputs)} output(s); pullback needs one seed each, "
                 f"got {len(seeds)}"
             )
-        checked = [_check_seed(compiled, i, s, o) for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))]
+        checked = [
+            _check_seed(compiled, i, s, o)
+            for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
+        ]
         return tuple(derivative.backward(*checked, memory))
 
     return out, pullback

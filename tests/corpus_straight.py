@@ -96,12 +96,12 @@ def where_select(x, y):
 
 @case((5,))
 def squares_and_powers(x):
-    return np.sum(np.square(x) + np.power(x, 4) + x ** 2.0)
+    return np.sum(np.square(x) + np.power(x, 4) + x**2.0)
 
 
 @case((4,), positive=True)
 def power_both(x):
-    return np.sum(x ** x)
+    return np.sum(x**x)
 
 
 @case((3, 4), (4, 2))

@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from autodiff_tutor.api import differentiable, grad, value_and_grad, vjp
+from autodiff_tutor.api import grad, value_and_grad, vjp
 from autodiff_tutor.errors import (
     ArgumentError,
     AutodiffError,
@@ -32,7 +32,7 @@ def assert_located(error, fn, line_offset, column, snippet):
     assert location.column == column
     assert snippet in location.text
     text = str(error)
-    assert f'line {location.line}, column {column + 1}' in text
+    assert f"line {location.line}, column {column + 1}" in text
     assert "^" in text and "hint:" in text
 
 
@@ -70,7 +70,7 @@ def try_fn(x):
 
 def with_fn(x):
     with open("f") as handle:
-        y = x
+        y = x + handle
     return y
 
 
@@ -141,7 +141,11 @@ def asarray_fn(x):
 
 @pytest.mark.parametrize(
     ("fn", "offset", "column", "what"),
-    [(escape_fn, 1, 8, "float"), (item_fn, 1, 11, "x.sum().item"), (asarray_fn, 1, 8, "np.asarray")],
+    [
+        (escape_fn, 1, 8, "float"),
+        (item_fn, 1, 11, "x.sum().item"),
+        (asarray_fn, 1, 8, "np.asarray"),
+    ],
 )
 def test_escapes_are_caught_before_running(fn, offset, column, what):
     with pytest.raises(GradientEscapeError, match="gradient would be lost") as info:
@@ -204,7 +208,9 @@ def test_integer_input_cannot_be_differentiated():
         grad(f)(3)
 
 
-@pytest.mark.parametrize(("wrt", "message"), [(5, "out of range"), ("z", "not a parameter"), ([0, 0], "twice")])
+@pytest.mark.parametrize(
+    ("wrt", "message"), [(5, "out of range"), ("z", "not a parameter"), ([0, 0], "twice")]
+)
 def test_bad_wrt(wrt, message):
     def f(x, y):
         return np.sum(x * y)
@@ -237,13 +243,20 @@ def undefined_name_fn(x):
 
 
 def test_undefined_name_is_located():
-    with pytest.raises(UnsupportedSyntaxError, match="'not_defined_anywhere' is not defined") as info:
+    with pytest.raises(
+        UnsupportedSyntaxError, match="'not_defined_anywhere' is not defined"
+    ) as info:
         grad(undefined_name_fn)(np.ones(2))
     assert_located(info.value, undefined_name_fn, 1, 18, "not_defined_anywhere")
 
 
 def test_every_error_is_an_autodiff_error():
-    for cls in (SourceUnavailableError, UnsupportedSyntaxError, NoDerivativeRuleError, ArgumentError):
+    for cls in (
+        SourceUnavailableError,
+        UnsupportedSyntaxError,
+        NoDerivativeRuleError,
+        ArgumentError,
+    ):
         assert issubclass(cls, AutodiffError)
 
 

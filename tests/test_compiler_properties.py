@@ -45,7 +45,14 @@ def where(a, b):
     return np.sum(np.where(a > b, a * b, b))
 
 
-COMPILED = {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "maximum": maximum, "where": where}
+COMPILED = {
+    "add": add,
+    "subtract": subtract,
+    "multiply": multiply,
+    "divide": divide,
+    "maximum": maximum,
+    "where": where,
+}
 
 finite = st.floats(-3, 3, allow_nan=False, width=64)
 
@@ -91,8 +98,10 @@ def mean_all(x, axis, keepdims):
 def test_reductions_over_random_axes(x, data):
     axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)))
     keepdims = data.draw(st.booleans())
-    for fn, reference in ((reduce_all, lambda v: anp.sum(anp.sum(v * v, axis=axis, keepdims=keepdims) ** 2)),
-                          (mean_all, lambda v: anp.sum(anp.mean(anp.exp(v), axis=axis, keepdims=keepdims) ** 2))):
+    for fn, reference in (
+        (reduce_all, lambda v: anp.sum(anp.sum(v * v, axis=axis, keepdims=keepdims) ** 2)),
+        (mean_all, lambda v: anp.sum(anp.mean(anp.exp(v), axis=axis, keepdims=keepdims) ** 2)),
+    ):
         gradient = grad(fn)(x, axis, keepdims)
         assert gradient.shape == x.shape
         np.testing.assert_allclose(gradient, autograd.grad(reference)(x), rtol=1e-9, atol=1e-12)

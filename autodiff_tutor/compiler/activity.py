@@ -13,9 +13,10 @@ caught: a varied value flowing into a call without a rule, or out through
 >>> def f(x, y):
 ...     n = x.shape[0]
 ...     return np.sum(x * x) + n * y
->>> activity = analyze(normalize(parse_function(f), ["x"]), parse_function(f))
->>> sorted(activity.active)
-['out', 't1', 't2', 't4']
+>>> parsed = parse_function(f)
+>>> activity = analyze(normalize(parsed, ["x"]), parsed, ["x"])
+>>> sorted(activity.active), sorted(activity.varied - activity.useful)
+(['out', 't1', 't2', 'x'], [])
 """
 
 from __future__ import annotations

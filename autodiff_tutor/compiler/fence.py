@@ -77,6 +77,7 @@ HINTS: dict[type[ast.AST], tuple[str, str]] = {
 def check_supported(parsed: ParsedFunction) -> None:
     """Raise :class:`UnsupportedSyntaxError` at the first construct outside the subset.
 
+    >>> from autodiff_tutor.compiler.source import parse_function
     >>> def ok(x, y=2.0):
     ...     return x * y
     >>> check_supported(parse_function(ok))

@@ -35,14 +35,21 @@ from typing import Any
 from autodiff_tutor.compiler.ir import Program, Step
 from autodiff_tutor.compiler.resolve import Callee, Resolver
 from autodiff_tutor.compiler.source import ParsedFunction
-from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 # Operations whose result can share memory with their input in numpy.
 VIEW_OPS = {"getitem", "reshape", "transpose", "squeeze", "expand_dims"}
-_AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}
+_AUG_SYMBOL = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
 
 
 def normalize(parsed: ParsedFunction, wrt: Iterable[str]) -> Program:
@@ -138,6 +145,7 @@ class _Normalizer:
         alias or a view (``x[1:]``, ``x.T``), numpy would change that array too.
         """
         name = node.target.id
+        symbol = _AUG_SYMBOL.get(type(node.op), "?")
         version = self.current.get(name)
         producer = next((s for s in reversed(self.steps) if s.target == version), None)
         shared = version in self.params or (
@@ -155,9 +163,9 @@ class _Normalizer:
         if shared or aliased:
             self._reject(
                 node,
-                f"'{name} {_AUG_SYMBOL.get(type(node.op), '?')}= ...' would change an array "
-                f"that other names share (a parameter, an alias or a view), in place",
-                f"write '{name} = {name} {_AUG_SYMBOL.get(type(node.op), '?')} ...' to make a new array",
+                f"'{name} {symbol}= ...' would change an array that other names share "
+                "(a parameter, an alias or a view), in place",
+                f"write '{name} = {name} {symbol} ...' to make a new array",
             )
 
     def _return(self, node: ast.Return) -> tuple[list[str], bool]:
@@ -224,7 +232,9 @@ class _Normalizer:
     def _call(self, node: ast.Call, target: str | None) -> ast.Name:
         callee = self.resolver.callee(node)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
-            callee = Callee("primitive", op=opnames.canonical(callee.attr), description=callee.description)
+            callee = Callee(
+                "primitive", op=opnames.canonical(callee.attr), description=callee.description
+            )
         if callee.kind == "primitive" and callee.op is not None:
             rule = lookup(callee.op)
             if rule is not None:
@@ -250,7 +260,9 @@ class _Normalizer:
         """An atom when ``node`` carries gradient, else the expression itself."""
         return self._atom(node) if self._carries_gradient(node) else self._rename(node)
 
-    def _rule_call(self, node: ast.Call, target: str | None, callee: Callee, rule: Rule) -> ast.Name:
+    def _rule_call(
+        self, node: ast.Call, target: str | None, callee: Callee, rule: Rule
+    ) -> ast.Name:
         params = rule.signature_parameters()
         positional: list[ast.expr] = list(node.args)
         receiver = callee.receiver
@@ -276,14 +288,41 @@ class _Normalizer:
         missing = [p for p in rule.inputs if p not in bound]
         if missing:
             self._reject(node, f"{callee.description} is missing {', '.join(missing)}", "")
+        self._check_options(node, rule, bound)
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
         options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
         lowered = {**inputs, **options}
         value = self._rebuild_call(node, callee, lowered, params, receiver is not None)
         return self._primitive(target, value, rule.op, list(inputs.values()), options, node, inputs)
 
+    def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
+        """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
+        if rule.check is None:
+            return
+        values = dict(rule.options)
+        for name in rule.options:
+            if name in bound:
+                try:
+                    values[name] = ast.literal_eval(bound[name])
+                except ValueError:
+                    self._reject(
+                        bound[name],
+                        f"the option '{name}' must be a literal here, so the compiler can "
+                        "check that its derivative rule covers it",
+                        f"write the value of '{name}' directly in the call",
+                    )
+        try:
+            rule.check_options(values)
+        except AutodiffError as error:
+            raise type(error)(error.message, self.parsed.location(node), error.hint) from None
+
     def _rebuild_call(
-        self, node: ast.Call, callee: Callee, lowered: dict[str, ast.expr], params: list[str], method: bool
+        self,
+        node: ast.Call,
+        callee: Callee,
+        lowered: dict[str, ast.expr],
+        params: list[str],
+        method: bool,
     ) -> ast.Call:
         """The user's call with its operands replaced by the lowered atoms."""
         positional_params = params[: len(node.args) + int(method)]
@@ -344,7 +383,10 @@ class _Normalizer:
         if isinstance(node, ast.expr):
             step.expression = node
         names = step.operand_names()
-        if step.kind in ("primitive", "copy", "op_call", "opaque", "escape") and names & self.varied:
+        if (
+            step.kind in ("primitive", "copy", "op_call", "opaque", "escape")
+            and names & self.varied
+        ):
             if step.kind in ("primitive", "copy", "op_call"):
                 self.varied.add(step.target)
         self.steps.append(step)
@@ -407,7 +449,9 @@ class _Normalizer:
             if isinstance(node.func, ast.Attribute):
                 parts.append(node.func.value)
             return any(self._carries_gradient(p) for p in parts)
-        return any(self._carries_gradient(c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr))
+        return any(
+            self._carries_gradient(c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)
+        )
 
     def _reject(self, node: ast.AST, message: str, hint: str) -> None:
         raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)

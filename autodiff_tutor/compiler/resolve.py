@@ -55,7 +55,11 @@ class Resolver:
         self.namespace = parsed.namespace()
         self.current = current  # the normalizer's live map of local names
         self.module_locals: set[str] = set()
-        self.locals = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self.locals = {
+            n.id
+            for n in ast.walk(parsed.tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         self.locals |= set(current)
 
     def is_global(self, name: str) -> bool:
@@ -121,7 +125,9 @@ class Resolver:
             return is_nondifferentiable(opnames.canonical(callee.attr))
         if callee.kind == "static":
             return True
-        return callee.kind == "primitive" and callee.op is not None and is_nondifferentiable(callee.op)
+        return (
+            callee.kind == "primitive" and callee.op is not None and is_nondifferentiable(callee.op)
+        )
 
     def makes_module(self, value: ast.expr) -> bool:
         """Whether ``value`` is a call like ``array_module(x)`` that returns a module."""
@@ -150,7 +156,9 @@ class Resolver:
             return Callee("static", obj=obj, attr="module", description=description)
         if obj in ESCAPE_BUILTINS or (
             getattr(obj, "__name__", "") in ESCAPE_FUNCTIONS
-            and (opnames.is_array_library_object(obj) or "tracing" in getattr(obj, "__module__", ""))
+            and (
+                opnames.is_array_library_object(obj) or "tracing" in getattr(obj, "__module__", "")
+            )
         ):
             return Callee("escape", obj=obj, description=description)
         op = opnames.op_of_callable(obj)

@@ -60,7 +60,9 @@ class Generated:
         return [f"d_{name}" for name in self.outputs]
 
 
-def build(program: Program, activity: Activity, parsed: ParsedFunction, wrt: list[str]) -> Generated:
+def build(
+    program: Program, activity: Activity, parsed: ParsedFunction, wrt: list[str]
+) -> Generated:
     """Generate the forward and backward statements for gradients w.r.t. ``wrt``."""
     generated = Generated(program.name, program.params, wrt, program.outputs, program.returns_tuple)
     backward = _Backward(program, activity, parsed)
@@ -78,7 +80,11 @@ def build(program: Program, activity: Activity, parsed: ParsedFunction, wrt: lis
     generated.backward = lines
     defined = program.defined_names() | {f"{s.target}_saved" for s in program.steps}
     read = {n for line in lines for n in _names_read(line.code)}
-    order = program.params + [s.target for s in program.steps] + [f"{s.target}_saved" for s in program.steps]
+    order = (
+        program.params
+        + [s.target for s in program.steps]
+        + [f"{s.target}_saved" for s in program.steps]
+    )
     generated.memory = [n for n in dict.fromkeys(order) if n in read & defined]
     generated.forward = _forward_lines(program, activity, parsed, set(generated.memory))
     return generated
@@ -122,7 +128,11 @@ class _Backward:
         return isinstance(atom, ast.Name) and atom.id in self.activity.varied
 
     def _primitive(self, step: Step, rule: Rule, g: ast.Name) -> None:
-        bindings = {"g": g, "out": ast.Name(step.target, ast.Load()), "xp": ast.Name("xp", ast.Load())}
+        bindings = {
+            "g": g,
+            "out": ast.Name(step.target, ast.Load()),
+            "xp": ast.Name("xp", ast.Load()),
+        }
         bindings.update(step.inputs)
         bindings.update(step.options)
         contributions: dict[str, list[ast.expr]] = {}
@@ -171,15 +181,16 @@ class _Backward:
         targets = [f"d_{a.id}_part" if flag else "_" for a, flag in zip(args, flags, strict=True)]
         op = ast.unparse(step.value.func)
         trailing = "," if len(targets) == 1 else ""
-        self.emit(
-            f"{', '.join(targets)}{trailing} = {op}.op_backward(({g.id},), {flags!r}, {step.target}_saved)"
-        )
+        call = f"{op}.op_backward(({g.id},), {flags!r}, {step.target}_saved)"
+        self.emit(f"{', '.join(targets)}{trailing} = {call}")
         for arg, target in zip(args, targets, strict=True):
             if target != "_":
                 self.contribute(arg.id, ast.Name(target, ast.Load()))
 
 
-def _forward_lines(program: Program, activity: Activity, parsed: ParsedFunction, memory: set[str]) -> list[Line]:
+def _forward_lines(
+    program: Program, activity: Activity, parsed: ParsedFunction, memory: set[str]
+) -> list[Line]:
     needed = set(program.outputs) | {m.removesuffix("_saved") for m in memory}
     for step in reversed(program.steps):
         if step.target in needed:
@@ -191,7 +202,14 @@ def _forward_lines(program: Program, activity: Activity, parsed: ParsedFunction,
         origin = _origin(parsed, step)
         if step.kind == "op_call" and f"{step.target}_saved" in memory:
             call = step.value
-            lines.append(Line(f"({step.target},), {step.target}_saved = {ast.unparse(call.func)}.op_forward({', '.join(ast.unparse(a) for a in call.args)})", origin))
+            args = ", ".join(ast.unparse(a) for a in call.args)
+            lines.append(
+                Line(
+                    f"({step.target},), {step.target}_saved = "
+                    f"{ast.unparse(call.func)}.op_forward({args})",
+                    origin,
+                )
+            )
         else:
             lines.append(Line(step.source(), origin))
     return lines

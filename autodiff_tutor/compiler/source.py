@@ -144,6 +144,8 @@ def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
 
 def _indent_removed(source: str, dedented: str) -> int:
     first = source.splitlines()[0]
-    return len(first) - len(first.lstrip()) - (
-        len(dedented.splitlines()[0]) - len(dedented.splitlines()[0].lstrip())
+    return (
+        len(first)
+        - len(first.lstrip())
+        - (len(dedented.splitlines()[0]) - len(dedented.splitlines()[0].lstrip()))
     )

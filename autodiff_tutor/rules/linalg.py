@@ -8,8 +8,9 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 [[1.0, 1.0], [1.0, 1.0]]
 """
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import defvjp
-from autodiff_tutor.runtime.helpers import matmul_dx, matmul_dy, unreduce
+from autodiff_tutor.runtime.helpers import dot_dx, dot_dy, matmul_dx, matmul_dy, unreduce
 
 
 @defvjp("matmul", math="x @ y")
@@ -19,13 +20,24 @@ def matmul(g, x, y):
 
 @defvjp("dot", math="x . y")
 def dot(g, x, y):
-    return matmul_dx(g, x, y), matmul_dy(g, x, y)
+    return dot_dx(g, x, y), dot_dy(g, x, y)
+
+
+def two_norm_only(ord=None, axis=None, keepdims=False):
+    """The norm rule covers the 2-norm of vectors and the Frobenius norm of matrices."""
+    if ord not in (None, "fro") and not (ord == 2 and (axis is None or isinstance(axis, int))):
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.linalg.norm with ord={ord!r}",
+            hint="the rule covers the 2-norm (ord=None, or 'fro' for matrices); "
+            "write other norms with np.abs/np.max/np.sum",
+        )
 
 
 @defvjp(
     "norm",
     math="sqrt(sum_i x_i^2)",
     convention="at x = 0 the gradient is 0 (a valid subgradient)",
+    check=two_norm_only,
 )
 def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
     return x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)

@@ -24,12 +24,16 @@ def mean(g, out, x, axis=None, keepdims=False):
 
 @defvjp("max", math="max_i x_i", convention="ties share the gradient equally")
 def max_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(x, out, axis=axis, keepdims=keepdims)
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
+        x, out, axis=axis, keepdims=keepdims
+    )
 
 
 @defvjp("min", math="min_i x_i", convention="ties share the gradient equally")
 def min_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(x, out, axis=axis, keepdims=keepdims)
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
+        x, out, axis=axis, keepdims=keepdims
+    )
 
 
 @defvjp("prod", math="prod_i x_i", convention="exact at zeros (product of the others)")

@@ -25,6 +25,7 @@ np.float64(1.57...)
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,7 +49,13 @@ class Rule:
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
+    check: Callable[..., None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Raise a clear error if the rule does not cover these option values."""
+        if self.check is not None:
+            self.check(**options)
 
     def signature_parameters(self) -> list[str]:
         """The primal parameters, inputs then options, as the primitive takes them."""
@@ -66,13 +73,16 @@ def defvjp(
     sequence: bool = False,
     convention: str = "",
     math: str = "",
+    check: Callable[..., None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the reverse-mode rule of primitive ``op``.
 
     ``broadcasting`` asks the compiler to sum each gradient back to its input's
     shape (binary elementwise ops); ``sequence`` marks ops whose first input is a list
     of arrays (``concatenate``, ``stack``); ``convention`` documents the value taken
-    at non-differentiable points.
+    at non-differentiable points; ``check(**options)`` raises an :class:`AutodiffError`
+    for option values the formula does not cover (``norm(x, ord=1)``): the rule
+    then refuses instead of returning a wrong gradient.
 
     >>> @defvjp("cube_example", math="3 x^2")
     ... def cube_example(g, x):
@@ -90,13 +100,14 @@ def defvjp(
         primal = [n for n in names if n not in SPECIAL_PARAMETERS]
         inputs = tuple(n for n in primal if params[n].default is inspect.Parameter.empty)
         options = {
-            n: params[n].default
-            for n in primal
-            if params[n].default is not inspect.Parameter.empty
+            n: params[n].default for n in primal if params[n].default is not inspect.Parameter.empty
         }
+        vjp = fn
+        if check is not None:
+            vjp = _checked(fn, check, options)
         RULES[op] = Rule(
             op=op,
-            vjp=fn,
+            vjp=vjp,
             inputs=inputs,
             options=options,
             uses_out="out" in names,
@@ -105,10 +116,24 @@ def defvjp(
             sequence=sequence,
             convention=convention,
             math=math,
+            check=check,
         )
         return fn
 
     return register
+
+
+def _checked(fn: Callable[..., Any], check: Callable[..., None], options: dict[str, Any]):
+    """``fn`` that first checks its option values (for direct calls, as tracing makes)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        check(**{name: bound.arguments.get(name, default) for name, default in options.items()})
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def defjvp(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -117,8 +142,15 @@ def defjvp(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     Parameters: ``out`` and ``xp`` as for :func:`defvjp`, the primal parameters,
     and a ``d_<input>`` tangent for each input (``None`` when that input is inactive).
 
-    >>> lookup("tanh").jvp is not None
-    True
+    >>> @defvjp("twice_example")
+    ... def twice_example(g, x):
+    ...     return 2 * g
+    >>> @defjvp("twice_example")
+    ... def twice_example_tangent(x, d_x):
+    ...     return 2 * d_x
+    >>> lookup("twice_example").jvp(1.0, 0.5)
+    1.0
+    >>> del RULES["twice_example"]
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,6 +18,8 @@ from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, si
 __all__ = [
     "at",
     "cast_like",
+    "dot_dx",
+    "dot_dy",
     "inverse_axes",
     "matmul_dx",
     "matmul_dy",
@@ -155,6 +157,37 @@ def matmul_dy(g: Any, x: Any, y: Any) -> Any:
     else:
         dy = xp.matmul(_matrix_t(x), g)
     return unbroadcast(dy, y)
+
+
+def _dot_operands(x: Any, y: Any) -> None:
+    if np.ndim(x) > 2 or np.ndim(y) > 2:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.dot of arrays with {np.ndim(x)} and {np.ndim(y)} "
+            "dimensions (np.dot is not matmul beyond 2-D)",
+            hint="use x @ y (np.matmul) for stacks of matrices",
+        )
+
+
+def dot_dx(g: Any, x: Any, y: Any) -> Any:
+    """Gradient of ``np.dot(x, y)`` w.r.t. ``x`` (scalars, vectors and matrices).
+
+    >>> dot_dx(np.float64(2.0), np.ones(2), np.arange(2.0)).tolist()
+    [0.0, 2.0]
+    """
+    _dot_operands(x, y)
+    return matmul_dx(g, x, y)
+
+
+def dot_dy(g: Any, x: Any, y: Any) -> Any:
+    """Gradient of ``np.dot(x, y)`` w.r.t. ``y`` (scalars, vectors and matrices).
+
+    >>> dot_dy(np.float64(2.0), np.ones(2), np.arange(2.0)).tolist()
+    [2.0, 2.0]
+    """
+    _dot_operands(x, y)
+    return matmul_dy(g, x, y)
 
 
 def inverse_axes(axes: Any) -> tuple[int, ...]:
