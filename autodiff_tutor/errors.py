@@ -110,3 +110,11 @@ class BackwardOutputError(AutodiffError):
 
 class TracingError(AutodiffError):
     """Misuse of the tracing mode (gradient outside evaluate, untraced variables...)."""
+
+
+class DataFormatError(AutodiffError):
+    """A data-format label such as ``"SSCB"`` is malformed or does not fit the array."""
+
+
+class ForwardOutputError(AutodiffError):
+    """A hand-written forward returned the wrong number of outputs and memory values."""

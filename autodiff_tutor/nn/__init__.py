@@ -1,0 +1,34 @@
+"""Layers with learnable parameters, a loss, optimizers and a small training loop.
+
+>>> import numpy as np
+>>> from autodiff_tutor.nn import FullyConnected, SReLULayer, Softmax, Sequential
+>>> model = Sequential([FullyConnected(8), SReLULayer(), FullyConnected(2), Softmax()])
+>>> model.initialize(np.zeros((16, 2))).predict(np.zeros((3, 2))).shape
+(3, 2)
+"""
+
+from autodiff_tutor.nn.layer import Layer, LayerOp, Layout
+from autodiff_tutor.nn.layers import FullyConnected, PReLULayer, Softmax, SReLULayer
+from autodiff_tutor.nn.losses import CrossEntropy, one_hot
+from autodiff_tutor.nn.network import Sequential
+from autodiff_tutor.nn.optimizers import SGD, Adam, Optimizer
+from autodiff_tutor.nn.training import History, accuracy, train
+
+__all__ = [
+    "SGD",
+    "Adam",
+    "CrossEntropy",
+    "FullyConnected",
+    "History",
+    "Layer",
+    "LayerOp",
+    "Layout",
+    "Optimizer",
+    "PReLULayer",
+    "SReLULayer",
+    "Sequential",
+    "Softmax",
+    "accuracy",
+    "one_hot",
+    "train",
+]

@@ -1,0 +1,155 @@
+"""Built-in layers: ``FullyConnected``, ``PReLULayer``, ``SReLULayer``, ``Softmax``.
+
+``FullyConnected`` and ``Softmax`` have hand-written backward functions (the seeds'
+custom-layer pattern); ``PReLULayer`` and ``SReLULayer`` are built on their ops
+(:mod:`autodiff_tutor.ops`), so their gradients, ``compute_gradients`` included,
+come from the ops' backward.
+
+>>> import numpy as np
+>>> from autodiff_tutor.nn import Sequential
+>>> model = Sequential([FullyConnected(4), SReLULayer(), FullyConnected(2), Softmax()])
+>>> model.initialize(np.zeros((8, 2))).predict(np.ones((8, 2))).shape
+(8, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.errors import ArgumentError, DataFormatError
+from autodiff_tutor.nn.layer import Layer, Layout
+from autodiff_tutor.ops.formats import channel_axis, channel_shape
+from autodiff_tutor.ops.prelu import PReLUFunction
+from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction
+from autodiff_tutor.runtime.backend import array_module
+
+__all__ = ["FullyConnected", "PReLULayer", "SReLULayer", "Softmax"]
+
+
+class FullyConnected(Layer):
+    """``Y = X @ W + b`` for inputs in format ``"BC"`` (observations x features).
+
+    Weights are Glorot-uniform, the bias starts at zero.
+
+    >>> import numpy as np
+    >>> fc = FullyConnected(3).initialize(np.zeros((5, 2)))
+    >>> fc.params["W"].shape, fc.params["b"].shape
+    ((2, 3), (1, 3))
+    """
+
+    learnables = ("W", "b")
+
+    def __init__(self, output_size: int, name: str | None = None) -> None:
+        if isinstance(output_size, bool) or not isinstance(output_size, int) or output_size < 1:
+            raise ArgumentError(
+                f"FullyConnected needs a positive integer output size, got {output_size!r}"
+            )
+        super().__init__("BC", name)
+        self.output_size = output_size
+
+    def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
+        """Glorot-uniform ``W`` of shape (inputs, outputs), zero ``b`` of shape (1, outputs)."""
+        if layout.format != "BC":
+            raise DataFormatError(
+                f"FullyConnected takes inputs in format 'BC', got {layout.format!r}",
+                hint="reshape the data to (observations, features) first",
+            )
+        n_in, n_out = layout.shape[1], self.output_size
+        limit = np.sqrt(6.0 / (n_in + n_out))
+        return {
+            "W": rng.uniform(-limit, limit, size=(n_in, n_out)),
+            "b": np.zeros((1, n_out)),
+        }
+
+    def predict(self, X: Any) -> Any:
+        """``X @ W + b``."""
+        W, b = self.parameters()
+        return X @ W + b
+
+    def backward(self, X: Any, Y: Any, dY: Any, memory: Any) -> tuple[Any, Any, Any]:
+        """``dX = dY W^T``, ``dW = X^T dY``, ``db`` = column sums of ``dY``."""
+        W, _ = self.parameters()
+        xp = array_module(X, dY)
+        dX = dY @ W.T
+        dW = X.T @ dY
+        db = xp.sum(dY, axis=0, keepdims=True)
+        return dX, dW, db
+
+
+class Softmax(Layer):
+    """Softmax over the channel axis, with a hand-written backward.
+
+    >>> import numpy as np
+    >>> Softmax().initialize(np.zeros((1, 2))).predict(np.array([[0.0, 0.0]])).tolist()
+    [[0.5, 0.5]]
+    """
+
+    def predict(self, X: Any) -> Any:
+        """``exp(X - max) / sum(exp(X - max))`` along the channel axis."""
+        xp = array_module(X)
+        c = self._axis()
+        E = xp.exp(X - xp.max(X, axis=c, keepdims=True))
+        return E / xp.sum(E, axis=c, keepdims=True)
+
+    def backward(self, X: Any, Y: Any, dY: Any, memory: Any) -> tuple[Any]:
+        """``dX = Y * (dY - sum(dY * Y))``, the sum along the channel axis."""
+        xp = array_module(Y, dY)
+        return (Y * (dY - xp.sum(dY * Y, axis=self._axis(), keepdims=True)),)
+
+    def _axis(self) -> int:
+        fmt = self.format or "BC"
+        c = channel_axis(fmt)
+        if c is None:
+            raise DataFormatError(f"Softmax needs a channel axis ('C') in its format {fmt!r}")
+        return c
+
+
+class PReLULayer(Layer):
+    """A PReLU layer: learnable slope ``alpha`` per channel, starting at 0.25.
+
+    >>> import numpy as np
+    >>> PReLULayer().initialize(np.zeros((2, 3))).params["alpha"].tolist()
+    [[0.25, 0.25, 0.25]]
+    """
+
+    learnables = ("alpha",)
+
+    def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
+        """``alpha = 0.25`` on every channel (He et al.)."""
+        return {"alpha": np.full(channel_shape(layout.format, layout.shape), 0.25)}
+
+    def function(self) -> PReLUFunction:
+        """The op this layer runs: :class:`~autodiff_tutor.ops.PReLUFunction`."""
+        return PReLUFunction(self.format or "BC")
+
+
+class SReLULayer(Layer):
+    """An SReLU layer: thresholds ``tl < tr`` and slopes ``al``, ``ar`` per channel.
+
+    Initial values are random, per channel: ``tl`` in [-1, 0), ``tr`` in [0, 1),
+    slopes in [0, 1) (the seeds draw all four from [0, 1), which can put the left
+    threshold to the right of the right one).
+
+    >>> import numpy as np
+    >>> layer = SReLULayer().initialize(np.zeros((4, 3)))
+    >>> bool(np.all(layer.params["tl"] < layer.params["tr"]))
+    True
+    """
+
+    learnables = SRELU_PARAMETERS
+
+    def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
+        """Random thresholds and slopes of the channel-wise shape."""
+        shape = channel_shape(layout.format, layout.shape)
+        return {
+            "tl": rng.uniform(-1.0, 0.0, size=shape),
+            "al": rng.uniform(0.0, 1.0, size=shape),
+            "tr": rng.uniform(0.0, 1.0, size=shape),
+            "ar": rng.uniform(0.0, 1.0, size=shape),
+        }
+
+    def function(self) -> SReLUFunction:
+        """The op this layer runs: :class:`~autodiff_tutor.ops.SReLUFunction`."""
+        return SReLUFunction(self.format or "BC")

@@ -1,0 +1,48 @@
+"""Custom operations with a hand-written backward, and the built-in SReLU and PReLU.
+
+>>> import numpy as np
+>>> from autodiff_tutor.ops import PReLUFunction, is_differentiable_op
+>>> is_differentiable_op(PReLUFunction("BC"))
+True
+"""
+
+from autodiff_tutor.ops.formats import (
+    LABELS,
+    batch_axis,
+    channel_axis,
+    channel_shape,
+    check_channel_parameter,
+    check_format,
+    find_dims,
+    reduce_to_channels,
+)
+from autodiff_tutor.ops.function import DifferentiableFunction, Saved, op_vjp
+from autodiff_tutor.ops.prelu import PReLUFunction, prelu, prelu_reference
+from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction, srelu, srelu_reference
+from autodiff_tutor.ops.validate import GradientProblem, InputSpec, gradient_problems
+from autodiff_tutor.protocol import is_differentiable_op
+
+__all__ = [
+    "LABELS",
+    "SRELU_PARAMETERS",
+    "DifferentiableFunction",
+    "GradientProblem",
+    "InputSpec",
+    "PReLUFunction",
+    "SReLUFunction",
+    "Saved",
+    "batch_axis",
+    "channel_axis",
+    "channel_shape",
+    "check_channel_parameter",
+    "check_format",
+    "find_dims",
+    "gradient_problems",
+    "is_differentiable_op",
+    "op_vjp",
+    "prelu",
+    "prelu_reference",
+    "reduce_to_channels",
+    "srelu",
+    "srelu_reference",
+]

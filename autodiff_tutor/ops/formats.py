@@ -1,0 +1,193 @@
+"""Data-format labels: which axis of an array is the channel, the batch, space or time.
+
+A format is a string with one letter per axis, as in the seeds' ``"SSCB"``:
+
+====== ==============================================
+letter meaning
+====== ==============================================
+``S``  spatial (height, width, depth...)
+``C``  channel (at most one)
+``B``  batch: one observation per index (at most one)
+``T``  time (at most one)
+``U``  unspecified
+====== ==============================================
+
+Channel-wise parameters (PReLU's alpha, SReLU's thresholds and slopes) have one value
+per channel and size 1 on every other axis, so they broadcast against the data. Their
+gradient is the data-shaped gradient summed over every axis but the channel axis:
+:func:`reduce_to_channels`.
+
+>>> import numpy as np
+>>> x = np.ones((4, 4, 3, 2))          # height, width, channel, batch
+>>> channel_axis("SSCB")
+2
+>>> reduce_to_channels(x, "SSCB").shape
+(1, 1, 3, 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autodiff_tutor.errors import DataFormatError
+from autodiff_tutor.runtime.backend import array_module, shape_of
+
+__all__ = [
+    "LABELS",
+    "batch_axis",
+    "channel_axis",
+    "channel_shape",
+    "check_channel_parameter",
+    "check_format",
+    "find_dims",
+    "reduce_to_channels",
+]
+
+LABELS = {
+    "S": "spatial",
+    "C": "channel",
+    "B": "batch",
+    "T": "time",
+    "U": "unspecified",
+}
+
+_AT_MOST_ONCE = "CBT"
+
+
+def check_format(fmt: str, ndim: int | None = None) -> str:
+    """Validate a format string (and, given ``ndim``, that it labels every axis).
+
+    Returns the format unchanged, so it can be used inline.
+
+    >>> check_format("SSCB", 4)
+    'SSCB'
+    >>> check_format("SCC")
+    Traceback (most recent call last):
+        ...
+    autodiff_tutor.errors.DataFormatError: data format 'SCC' has 2 'C' (channel) labels...
+    """
+    if not isinstance(fmt, str):
+        raise DataFormatError(
+            f"a data format must be a string such as 'SSCB', got {type(fmt).__name__}",
+            hint="one letter per axis: S spatial, C channel, B batch, T time, U unspecified",
+        )
+    bad = sorted({letter for letter in fmt if letter not in LABELS})
+    if bad:
+        raise DataFormatError(
+            f"data format {fmt!r} has unknown label(s) {', '.join(map(repr, bad))}",
+            hint="use only S (spatial), C (channel), B (batch), T (time), U (unspecified)",
+        )
+    for letter in _AT_MOST_ONCE:
+        count = fmt.count(letter)
+        if count > 1:
+            raise DataFormatError(
+                f"data format {fmt!r} has {count} {letter!r} ({LABELS[letter]}) labels, "
+                "at most one is allowed",
+                hint="label the other axes 'S' or 'U'",
+            )
+    if ndim is not None and len(fmt) != ndim:
+        raise DataFormatError(
+            f"data format {fmt!r} labels {len(fmt)} axes but the array has {ndim}",
+            hint="give exactly one label per axis of the data",
+        )
+    return fmt
+
+
+def find_dims(fmt: str, label: str) -> tuple[int, ...]:
+    """The axes of ``fmt`` that carry ``label`` (like MATLAB's ``finddim``).
+
+    >>> find_dims("SSCB", "S")
+    (0, 1)
+    """
+    check_format(fmt)
+    return tuple(i for i, letter in enumerate(fmt) if letter == label)
+
+
+def channel_axis(fmt: str) -> int | None:
+    """The channel axis of ``fmt``, or ``None`` when it has no ``C``.
+
+    >>> channel_axis("BC"), channel_axis("SSB")
+    (1, None)
+    """
+    axes = find_dims(fmt, "C")
+    return axes[0] if axes else None
+
+
+def batch_axis(fmt: str) -> int | None:
+    """The batch (observation) axis of ``fmt``, or ``None`` when it has no ``B``.
+
+    >>> batch_axis("SSCB")
+    3
+    """
+    axes = find_dims(fmt, "B")
+    return axes[0] if axes else None
+
+
+def channel_shape(fmt: str, data_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a channel-wise parameter for data of ``data_shape`` in ``fmt``.
+
+    Size 1 on every axis but the channel axis, which keeps the data's channel count.
+    Without a ``C`` label, one value is shared by all elements (all sizes 1).
+
+    >>> channel_shape("SSCB", (28, 28, 3, 16))
+    (1, 1, 3, 1)
+    """
+    check_format(fmt, len(data_shape))
+    c = channel_axis(fmt)
+    return tuple(n if i == c else 1 for i, n in enumerate(data_shape))
+
+
+def reduce_to_channels(x: Any, fmt: str) -> Any:
+    """Sum ``x`` over every axis but the channel axis, keeping dimensions.
+
+    The result has the shape :func:`channel_shape` gives, so it broadcasts against
+    the data and matches a channel-wise parameter: this is how a channel-wise
+    parameter's gradient collects the contributions of every pixel and observation.
+
+    >>> import numpy as np
+    >>> reduce_to_channels(np.ones((2, 3)), "BC").tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    shape = shape_of(x)
+    check_format(fmt, len(shape))
+    c = channel_axis(fmt)
+    axes = tuple(i for i in range(len(shape)) if i != c)
+    if not axes:
+        return x
+    return array_module(x).sum(x, axis=axes, keepdims=True)
+
+
+def check_channel_parameter(param: Any, data: Any, fmt: str, name: str, op: str = "") -> None:
+    """Raise a clear error unless ``param`` is a channel-wise parameter for ``data``.
+
+    It must be an array of the data's array module and dtype, with exactly the shape
+    :func:`channel_shape` gives.
+
+    >>> import numpy as np
+    >>> check_channel_parameter(np.ones((1, 3)), np.ones((5, 3)), "BC", "alpha")
+    >>> check_channel_parameter(np.ones(3), np.ones((5, 3)), "BC", "alpha", "prelu")
+    Traceback (most recent call last):
+        ...
+    autodiff_tutor.errors.DataFormatError: prelu: parameter 'alpha' has shape (3,), ...
+    """
+    where = f"{op}: " if op else ""
+    expected = channel_shape(fmt, shape_of(data))
+    got = shape_of(param)
+    if got != expected:
+        raise DataFormatError(
+            f"{where}parameter {name!r} has shape {got}, but data of shape {shape_of(data)} "
+            f"in format {fmt!r} needs a channel-wise shape {expected}",
+            hint=f"reshape it, e.g. xp.reshape({name}, {expected}), or use "
+            "channel_shape(fmt, X.shape) when you create it",
+        )
+    if array_module(param) is not array_module(data):
+        raise DataFormatError(
+            f"{where}parameter {name!r} is a {type(param).__module__} array but the data "
+            f"is a {type(data).__module__} array",
+            hint="create the parameters with the data's array module (array_module(X))",
+        )
+    if getattr(param, "dtype", None) != getattr(data, "dtype", None):
+        raise DataFormatError(
+            f"{where}parameter {name!r} has dtype {param.dtype} but the data has {data.dtype}",
+            hint="cast the parameters to the data's dtype (xp.astype(p, X.dtype))",
+        )

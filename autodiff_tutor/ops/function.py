@@ -1,0 +1,330 @@
+"""``DifferentiableFunction``: an operation with a hand-written backward.
+
+Subclass it, say in the constructor what the backward needs, and write two methods:
+
+- ``forward(self, *inputs)`` returns the outputs, then the memory values (a bare
+  value when there is only one);
+- ``backward(self, *d_outputs, compute_gradients, *saved_inputs, *saved_outputs,
+  *memory)`` receives, positionally: one gradient per output, the tuple of
+  ``compute_gradients`` flags (one per input), then the inputs (if
+  ``save_inputs_for_backward``), the outputs (if ``save_outputs_for_backward``) and
+  the ``num_memory_values`` memory values. It returns one gradient per input (a bare
+  value when there is one input), ``None`` where the flag is false.
+
+Only what is declared is kept alive between the two passes. The object is called like
+a function, and implements the shared protocol of :mod:`autodiff_tutor.protocol`
+(``op_forward`` / ``op_backward``), so it is a primitive to the compiler, to the
+tracing mode and to ``check_op``. ``op_backward`` validates what the backward
+returned (count, shape, dtype, array module, ``None`` only where not requested) and
+raises :class:`~autodiff_tutor.errors.BackwardOutputError` on a mismatch: nothing is
+summed, broadcast or cast silently.
+
+>>> import numpy as np
+>>> class Cube(DifferentiableFunction):
+...     def __init__(self):
+...         super().__init__(save_inputs_for_backward=True)
+...     def forward(self, x):
+...         return x * x * x
+...     def backward(self, d_y, compute_gradients, x):
+...         return 3 * x * x * d_y
+>>> cube = Cube()
+>>> cube(np.array([1.0, 2.0]))
+array([1., 8.])
+>>> op_vjp(cube, (np.array([1.0, 2.0]),), (np.ones(2),))[1]
+(array([ 3., 12.]),)
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.errors import (
+    ArgumentError,
+    BackwardOutputError,
+    ForwardOutputError,
+    SourceUnavailableError,
+)
+from autodiff_tutor.ops.validate import (
+    InputSpec,
+    as_gradient_tuple,
+    describe_inputs,
+    gradient_problems,
+)
+from autodiff_tutor.runtime.backend import ones_like
+
+__all__ = ["DifferentiableFunction", "Saved", "op_vjp"]
+
+
+@dataclass
+class Saved:
+    """What an op keeps between forward and backward: exactly what it declared.
+
+    ``specs`` records each input's name, shape, dtype and array module (not the
+    input itself), so the backward's result can be validated.
+    """
+
+    specs: tuple[InputSpec, ...]
+    inputs: tuple[Any, ...] = ()
+    outputs: tuple[Any, ...] = ()
+    memory: tuple[Any, ...] = ()
+
+
+def _check_count(value: Any, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ArgumentError(
+            f"{what} must be an integer >= {minimum}, got {value!r}",
+            hint="see DifferentiableFunction's docstring for the constructor options",
+        )
+    return value
+
+
+class DifferentiableFunction:
+    """Base class of operations with a hand-written backward (see the module docstring).
+
+    >>> import numpy as np
+    >>> class Scale(DifferentiableFunction):
+    ...     def forward(self, x, a):
+    ...         return a * x
+    ...     def backward(self, d_y, compute_gradients):
+    ...         return d_y, None        # wrong on purpose: d(a x)/dx is a, not 1
+    >>> Scale(save_inputs_for_backward=False).name
+    'Scale'
+    """
+
+    # Class-level defaults: a subclass that forgets super().__init__() still works.
+    num_outputs: int = 1
+    save_inputs_for_backward: bool = False
+    save_outputs_for_backward: bool = False
+    num_memory_values: int = 0
+
+    def __init__(
+        self,
+        num_outputs: int = 1,
+        save_inputs_for_backward: bool = False,
+        save_outputs_for_backward: bool = False,
+        num_memory_values: int = 0,
+        name: str | None = None,
+    ) -> None:
+        self.num_outputs = _check_count(num_outputs, "num_outputs", 1)
+        self.num_memory_values = _check_count(num_memory_values, "num_memory_values", 0)
+        self.save_inputs_for_backward = bool(save_inputs_for_backward)
+        self.save_outputs_for_backward = bool(save_outputs_for_backward)
+        if name is not None:
+            self.name = name
+
+    # --- what the user writes --------------------------------------------------------
+
+    def forward(self, *inputs: Any) -> Any:
+        """Compute the outputs (then the memory values) from the inputs."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward(self, ...)")
+
+    def backward(self, *args: Any) -> Any:
+        """Compute one gradient per input (see the module docstring for the arguments)."""
+        raise NotImplementedError(f"{type(self).__name__} must define backward(self, ...)")
+
+    # --- the protocol ----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The op's name in messages and generated code (the class name by default)."""
+        return self.__dict__.get("_name", type(self).__name__)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.__dict__["_name"] = value
+
+    def input_names(self, num_inputs: int) -> tuple[str, ...]:
+        """Names of the inputs, from ``forward``'s signature (``input<i>`` for ``*args``).
+
+        >>> import numpy as np
+        >>> class F(DifferentiableFunction):
+        ...     def forward(self, X, alpha):
+        ...         return X * alpha
+        >>> F().input_names(2)
+        ('X', 'alpha')
+        """
+        names: list[str] = []
+        try:
+            parameters = inspect.signature(self.forward).parameters.values()
+        except (TypeError, ValueError):
+            parameters = []
+        for p in parameters:
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                names.append(p.name)
+        names += [f"input{i}" for i in range(len(names), num_inputs)]
+        return tuple(names[:num_inputs])
+
+    def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Saved]:
+        """Run ``forward``; return ``(outputs, saved)`` as the protocol asks."""
+        _bind(self.forward, inputs, f"forward of {self.name!r}", "the op's inputs")
+        result = self.forward(*inputs)
+        expected = self.num_outputs + self.num_memory_values
+        values = self._split_forward_result(result, expected)
+        outputs = values[: self.num_outputs]
+        saved = Saved(
+            specs=describe_inputs(self.input_names(len(inputs)), inputs),
+            inputs=tuple(inputs) if self.save_inputs_for_backward else (),
+            outputs=outputs if self.save_outputs_for_backward else (),
+            memory=values[self.num_outputs :],
+        )
+        return outputs, saved
+
+    def _split_forward_result(self, result: Any, expected: int) -> tuple[Any, ...]:
+        if expected == 1:
+            if isinstance(result, (tuple, list)):
+                raise ForwardOutputError(
+                    f"forward of {self.name!r} returned {len(result)} values, but the op "
+                    "declares num_outputs=1 and num_memory_values=0, so it must return one "
+                    "array",
+                    hint="return the output alone, or declare the extra values with "
+                    "num_outputs=... / num_memory_values=...",
+                )
+            return (result,)
+        if not isinstance(result, (tuple, list)) or len(result) != expected:
+            got = len(result) if isinstance(result, (tuple, list)) else 1
+            raise ForwardOutputError(
+                f"forward of {self.name!r} returned {got} value(s), but the op declares "
+                f"num_outputs={self.num_outputs} and num_memory_values="
+                f"{self.num_memory_values}, so it must return {expected}: the outputs, "
+                "then the memory values",
+                hint="return them as a tuple, outputs first",
+            )
+        return tuple(result)
+
+    def op_backward_raw(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
+    ) -> Any:
+        """Call the user's ``backward`` and return its result unchecked.
+
+        ``check_op`` uses this to sort problems into categories; everything else calls
+        :meth:`op_backward`, which validates.
+        """
+        d_outputs = tuple(d_outputs)
+        if len(d_outputs) != self.num_outputs:
+            raise ArgumentError(
+                f"op_backward of {self.name!r} got {len(d_outputs)} output gradient(s) "
+                f"for {self.num_outputs} output(s)",
+                hint="pass one gradient per output, in a tuple",
+            )
+        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
+        _bind(self.backward, args, f"backward of {self.name!r}", self._backward_layout(saved))
+        return self.backward(*args)
+
+    def op_backward(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
+    ) -> tuple[Any, ...]:
+        """Run the user's ``backward`` and validate its result (one gradient per input)."""
+        result = self.op_backward_raw(d_outputs, compute_gradients, saved)
+        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        problems = gradient_problems(self.name, saved.specs, flags, result)
+        if problems:
+            raise BackwardOutputError(
+                "\n".join(p.message for p in problems),
+                hint="a gradient has exactly its input's shape, dtype and array module; "
+                "check_op(op, *inputs) runs every check and explains each one",
+            )
+        grads = as_gradient_tuple(result, len(saved.specs))
+        assert grads is not None  # a wrong count is a problem above
+        return grads
+
+    def _backward_layout(self, saved: Saved) -> str:
+        parts = [f"{self.num_outputs} output gradient(s)", "compute_gradients"]
+        if self.save_inputs_for_backward:
+            parts.append(f"{len(saved.inputs)} input(s)")
+        if self.save_outputs_for_backward:
+            parts.append(f"{len(saved.outputs)} output(s)")
+        if self.num_memory_values:
+            parts.append(f"{self.num_memory_values} memory value(s)")
+        return ", then ".join(parts)
+
+    def __call__(self, *inputs: Any) -> Any:
+        """Run forward and return the outputs only (a bare value for one output)."""
+        outputs, _ = self.op_forward(*inputs)
+        return outputs[0] if self.num_outputs == 1 else outputs
+
+    def source(self) -> str:
+        """The source of ``forward`` and ``backward``, to show a student.
+
+        >>> print(DifferentiableFunction().source().splitlines()[0].strip())
+        def forward(self, *inputs: Any) -> Any:
+        """
+        parts = []
+        for method in ("forward", "backward"):
+            fn = getattr(type(self), method)
+            try:
+                parts.append(textwrap.dedent(inspect.getsource(fn)))
+            except (OSError, TypeError) as exc:
+                raise SourceUnavailableError(
+                    f"the source of {type(self).__name__}.{method} cannot be found",
+                    hint="define the class in a file or a notebook cell (not with exec)",
+                ) from exc
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        flags = []
+        if self.save_inputs_for_backward:
+            flags.append("save_inputs_for_backward=True")
+        if self.save_outputs_for_backward:
+            flags.append("save_outputs_for_backward=True")
+        if self.num_memory_values:
+            flags.append(f"num_memory_values={self.num_memory_values}")
+        return (
+            f"<{self.name}: {self.num_outputs} output(s){', ' if flags else ''}{', '.join(flags)}>"
+        )
+
+
+def _flags(compute_gradients: Any, num_inputs: int, name: str) -> tuple[bool, ...]:
+    if isinstance(compute_gradients, bool):
+        compute_gradients = (compute_gradients,)
+    flags = tuple(bool(f) for f in compute_gradients)
+    if len(flags) != num_inputs:
+        raise ArgumentError(
+            f"compute_gradients for {name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
+            hint="pass one bool per input",
+        )
+    return flags
+
+
+def _bind(fn: Any, args: tuple[Any, ...], what: str, layout: str) -> None:
+    """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        raise ArgumentError(
+            f"{what} cannot take the {len(args)} argument(s) it is given: {exc}",
+            hint=f"its parameters after self must be: {layout}",
+        ) from None
+
+
+def op_vjp(
+    op: Any,
+    inputs: tuple[Any, ...],
+    d_outputs: tuple[Any, ...] | None = None,
+    compute_gradients: tuple[bool, ...] | None = None,
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Run any protocol op forward and backward: ``(outputs, d_inputs)``.
+
+    ``d_outputs`` defaults to ones shaped like each output, ``compute_gradients`` to
+    all true. Works for a :class:`DifferentiableFunction` and for compiled functions.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops.prelu import PReLUFunction
+    >>> X, alpha = np.array([[-2.0, 3.0]]), np.array([[0.5, 0.5]])
+    >>> outputs, (d_X, d_alpha) = op_vjp(PReLUFunction("BC"), (X, alpha))
+    >>> outputs[0].tolist(), d_X.tolist(), d_alpha.tolist()
+    ([[-1.0, 3.0]], [[0.5, 1.0]], [[-2.0, 0.0]])
+    """
+    outputs, saved = op.op_forward(*inputs)
+    if d_outputs is None:
+        d_outputs = tuple(ones_like(y) for y in outputs)
+    if compute_gradients is None:
+        compute_gradients = (True,) * len(inputs)
+    return outputs, tuple(op.op_backward(tuple(d_outputs), tuple(compute_gradients), saved))

@@ -1,0 +1,129 @@
+"""SReLU, the S-shaped rectified linear unit: five inputs, a hand-written backward.
+
+For each channel ``i``, with left/right thresholds ``tl``, ``tr`` and left/right
+slopes ``al``, ``ar``::
+
+    f(x) = tl + al (x - tl)    if x <= tl
+           x                   if tl < x < tr
+           tr + ar (x - tr)    if tr <= x
+
+The thresholds and slopes are channel-wise: one value per channel, size 1 on every
+other axis (see :mod:`autodiff_tutor.ops.formats`). The formula is written with masks
+(one term per piece, as in the seeds), so the derivative at a threshold is the one
+of the piece that includes it: at ``x == tl`` the slope is ``al``, at ``x == tr`` it is
+``ar``. Keep ``tl < tr``: if the thresholds cross, two pieces are active at once and
+their terms add up (the backward below stays the exact derivative of that formula).
+
+The backward follows the seeds' formulas, with the gradients returned in the order of
+the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing returns them in the order
+``X, tl, tr, al, ar``, which does not match their ``computeGradients`` flags; here the
+order is the inputs' order, always).
+
+>>> import numpy as np
+>>> X = np.array([[-2.0, 0.5, 3.0]])                      # one observation, 3 channels
+>>> tl, al = np.full((1, 3), -1.0), np.full((1, 3), 0.1)
+>>> tr, ar = np.full((1, 3), 1.0), np.full((1, 3), 0.5)
+>>> SReLUFunction("BC")(X, tl, al, tr, ar).tolist()
+[[-1.1, 0.5, 2.0]]
+>>> srelu_reference(X, tl, al, tr, ar).tolist()
+[[-1.1, 0.5, 2.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autodiff_tutor.ops.formats import check_channel_parameter, check_format, reduce_to_channels
+from autodiff_tutor.ops.function import DifferentiableFunction
+from autodiff_tutor.runtime.backend import array_module
+
+__all__ = ["SRELU_PARAMETERS", "SReLUFunction", "srelu", "srelu_reference"]
+
+#: The learnable parameters of SReLU, in the op's input order after ``X``.
+SRELU_PARAMETERS = ("tl", "al", "tr", "ar")
+
+
+class SReLUFunction(DifferentiableFunction):
+    """SReLU as a :class:`DifferentiableFunction` for data in format ``fmt``.
+
+    ``SReLUFunction(fmt)(X, tl, al, tr, ar)``; the backward needs the inputs only.
+
+    >>> import numpy as np
+    >>> op = SReLUFunction("BC")
+    >>> X = np.array([[-2.0, 0.5]])
+    >>> p = [np.array([[v, v]]) for v in (-1.0, 0.1, 1.0, 0.5)]
+    >>> outputs, saved = op.op_forward(X, *p)
+    >>> d_X, d_tl, d_al, d_tr, d_ar = op.op_backward((np.ones((1, 2)),), (True,) * 5, saved)
+    >>> d_X.tolist(), d_tl.tolist(), d_al.tolist()
+    ([[0.1, 1.0]], [[0.9, 0.0]], [[-1.0, 0.0]])
+    """
+
+    def __init__(self, fmt: str) -> None:
+        super().__init__(num_outputs=1, save_inputs_for_backward=True, name="srelu")
+        self.format = check_format(fmt)
+
+    def forward(self, X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
+        """The piecewise-linear SReLU, one mask per piece."""
+        check_format(self.format, len(X.shape))
+        for name, p in zip(SRELU_PARAMETERS, (tl, al, tr, ar), strict=True):
+            check_channel_parameter(p, X, self.format, name, self.name)
+        xp = array_module(X)
+        left = xp.astype(X <= tl, X.dtype)
+        middle = xp.astype((tl < X) & (X < tr), X.dtype)
+        right = xp.astype(tr <= X, X.dtype)
+        return left * (tl + al * (X - tl)) + middle * X + right * (tr + ar * (X - tr))
+
+    def backward(
+        self,
+        dY: Any,
+        compute_gradients: tuple[bool, ...],
+        X: Any,
+        tl: Any,
+        al: Any,
+        tr: Any,
+        ar: Any,
+    ) -> tuple[Any, ...]:
+        """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis."""
+        xp = array_module(X, dY)
+        left = xp.astype(X <= tl, X.dtype)
+        right = xp.astype(tr <= X, X.dtype)
+        dX = d_tl = d_al = d_tr = d_ar = None
+        if compute_gradients[0]:
+            middle = xp.astype((tl < X) & (X < tr), X.dtype)
+            dX = dY * (left * al + middle + right * ar)
+        if compute_gradients[1]:
+            d_tl = reduce_to_channels(dY * left * (1 - al), self.format)
+        if compute_gradients[2]:
+            d_al = reduce_to_channels(dY * left * (X - tl), self.format)
+        if compute_gradients[3]:
+            d_tr = reduce_to_channels(dY * right * (1 - ar), self.format)
+        if compute_gradients[4]:
+            d_ar = reduce_to_channels(dY * right * (X - tr), self.format)
+        return dX, d_tl, d_al, d_tr, d_ar
+
+
+def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str) -> Any:
+    """Apply SReLU to ``X`` in data format ``fmt`` (the seeds' interface function).
+
+    >>> import numpy as np
+    >>> p = [np.full((1, 1), v) for v in (-1.0, 0.1, 1.0, 0.5)]
+    >>> srelu(np.array([[-3.0], [0.0], [5.0]]), *p, fmt="BC").ravel().tolist()
+    [-1.2, 0.0, 3.0]
+    """
+    return SReLUFunction(fmt)(X, tl, al, tr, ar)
+
+
+def srelu_reference(X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
+    """The SReLU forward as straight-line numpy with masks, for the compiler to read.
+
+    No backward here: ``@differentiable`` derives one from this code, and the tests
+    compare it with :class:`SReLUFunction`'s hand-written backward.
+
+    >>> import numpy as np
+    >>> float(srelu_reference(np.array(2.0), -1.0, 0.1, 1.0, 0.5))
+    1.5
+    """
+    left = (X <= tl) * (tl + al * (X - tl))
+    middle = ((tl < X) & (X < tr)) * X
+    right = (tr <= X) * (tr + ar * (X - tr))
+    return left + middle + right
