@@ -159,12 +159,6 @@ def _check_one(op: str, spec: InputSpec, grad: Any) -> list[GradientProblem]:
         msg = f"{where} has shape {got}, but the input has shape {spec.shape}"
         msg += _reduce_hint(got, spec.shape)
         problems.append(GradientProblem("shape", spec.index, msg))
-    if grad.dtype != spec.dtype:
-        msg = (
-            f"{where} has dtype {grad.dtype}, but the input has dtype {spec.dtype} "
-            "(a gradient keeps its input's dtype: watch out for float64 constants)"
-        )
-        problems.append(GradientProblem("dtype", spec.index, msg))
     module = array_module(grad)
     if module is not spec.module:
         msg = (
@@ -173,6 +167,12 @@ def _check_one(op: str, spec: InputSpec, grad: Any) -> list[GradientProblem]:
             "xp = array_module(X) and xp.<function>, never numpy for the user's data)"
         )
         problems.append(GradientProblem("module", spec.index, msg))
+    elif grad.dtype != spec.dtype:
+        msg = (
+            f"{where} has dtype {grad.dtype}, but the input has dtype {spec.dtype} "
+            "(a gradient keeps its input's dtype: watch out for float64 constants)"
+        )
+        problems.append(GradientProblem("dtype", spec.index, msg))
     return problems
 
 

@@ -87,29 +87,26 @@ def observation_sets(inputs: tuple[Any, ...], axis: int | None) -> dict[str, tup
     """The inputs with many observations and with one, along the batch ``axis``.
 
     Inputs shaped like the first one (the data) are sliced to their first
-    observation, or repeated three times when there is only one.
+    observation. With a single observation given, there is only that set.
+
+    >>> list(observation_sets((np.zeros((4, 3)), np.zeros((1, 3))), 0))
+    ['4 observations', '1 observation']
     """
     if axis is None or not inputs or len(shape_of(inputs[0])) <= axis:
         return {"the given inputs": inputs}
     shape = shape_of(inputs[0])
-    xp = array_module(inputs[0])
-    data = [i for i, x in enumerate(inputs) if shape_of(x) == shape]
+    if shape[axis] == 1:
+        return {"1 observation (give several to check a batch)": inputs}
     first = (slice(None),) * axis + (slice(0, 1),)
-
-    def rebuilt(f: Any) -> tuple[Any, ...]:
-        return tuple(f(x) if i in data else x for i, x in enumerate(inputs))
-
-    if shape[axis] > 1:
-        return {f"{shape[axis]} observations": inputs, "1 observation": rebuilt(lambda x: x[first])}
-    many = rebuilt(lambda x: xp.concat([x, x, x], axis=axis))
-    return {"3 observations": many, "1 observation": inputs}
+    one = tuple(x[first] if shape_of(x) == shape else x for x in inputs)
+    return {f"{shape[axis]} observations": inputs, "1 observation": one}
 
 
 def _run_forward(op: Any, name: str, label: str, inputs: tuple[Any, ...], out: _Collector) -> Any:
     try:
         outputs, saved = op.op_forward(*inputs)
     except Exception as exc:  # the user's forward: report whatever it raises
-        out.add("forward", f"forward raised {describe(exc)} with {label}")
+        out.add("forward", f"forward raised {describe(exc)} ({label})")
         return None
     expected = getattr(op, "num_outputs", len(outputs))
     if len(outputs) != expected:
@@ -156,7 +153,7 @@ def _run_backward(
         out.add("backward", f"{exc.message} ({label})")
         return None
     except Exception as exc:  # the user's backward: report whatever it raises
-        out.add("backward", f"backward raised {describe(exc)} with {label}")
+        out.add("backward", f"backward raised {describe(exc)} ({label})")
         return None
     specs = describe_inputs(input_names(op, len(inputs)), inputs)
     problems = gradient_problems(name, specs, flags, result)
@@ -208,7 +205,7 @@ def check_op(
         out.entry("gradient dtypes", "float32 and float64 in, the same dtype and array module out"),
     ]
     if not ran_any:
-        reason = "skipped: forward or backward does not run (see above)"
+        reason = "forward or backward does not run (see above)"
         entries += [
             CheckEntry(c, "skipped", reason)
             for c in ("compute_gradients", "finite differences", "kinks")

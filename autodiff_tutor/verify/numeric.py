@@ -60,7 +60,7 @@ def element(x: Any, flat_index: int) -> float:
     4.0
     """
     xp = array_module(x)
-    return float(xp.reshape(x, (-1,))[flat_index])
+    return float(xp.reshape(x, (-1,))[int(flat_index)])
 
 
 def perturb(x: Any, flat_index: int, delta: float) -> Any:
@@ -70,7 +70,7 @@ def perturb(x: Any, flat_index: int, delta: float) -> Any:
     [[0.0, 0.0], [0.0, 0.5]]
     """
     xp = array_module(x)
-    hit = xp.reshape(xp.arange(size(x)) == flat_index, shape_of(x))
+    hit = xp.reshape(xp.arange(size(x)) == int(flat_index), shape_of(x))
     return x + delta * xp.astype(hit, x.dtype)
 
 

@@ -17,6 +17,7 @@ check of 'double': passed
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass, field
 
 __all__ = ["STATUSES", "CheckEntry", "CheckReport"]
@@ -74,10 +75,16 @@ class CheckReport:
         return self.passed
 
     def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self, width: int = 80) -> str:
+        """The report as a text table; ``details`` lines are wrapped at ``width``."""
         head = f"check of {self.subject!r}: {'passed' if self.passed else 'FAILED'}"
         rows = [("category", "result", "details")]
         for e in self.entries:
-            lines = e.message.splitlines() or [""]
+            lines = [
+                wrapped for line in e.message.splitlines() or [""] for wrapped in _wrap(line, width)
+            ]
             rows.append((e.category, e.status, lines[0]))
             rows.extend(("", "", line) for line in lines[1:])
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
@@ -106,3 +113,9 @@ class CheckReport:
             + "".join(rows)
             + "</table></div>"
         )
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """Wrap one details line, keeping its indentation on the continuation lines."""
+    indent = " " * (len(line) - len(line.lstrip()))
+    return textwrap.wrap(line, width, subsequent_indent=indent + "  ") or [""]
