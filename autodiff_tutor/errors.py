@@ -118,3 +118,7 @@ class DataFormatError(AutodiffError):
 
 class ForwardOutputError(AutodiffError):
     """A hand-written forward returned the wrong number of outputs and memory values."""
+
+
+class TranslationError(AutodiffError):
+    """Code the symbolic verifier cannot translate to sympy (names the construct and line)."""

@@ -274,6 +274,7 @@ CASES: dict[str, list[Case]] = {
             "to float64",
         ),
     ],
+    "copy": unary(np.copy, normal),
 }
 
 

@@ -1,0 +1,186 @@
+"""Compare a backward with the derivative of its forward, region by region.
+
+A :class:`Problem` is a forward and a backward already translated to sympy: the
+outputs as expressions of the input symbols, and one gradient expression per input
+(a function of the inputs and of the output-gradient symbols, the *seeds*).
+:func:`check_regions` finds the regions of the piecewise forward and backward, and
+in each one compares ``sum_o seed_o * d output_o / d input`` with the backward's
+expression: proved equal by simplification, or (reported as such) equal at every
+sampled point, or different, with a concrete counterexample inside the region.
+
+>>> import sympy as sp
+>>> from autodiff_tutor.verify.symbolic_algebra import FUNCTIONS, as_number
+>>> x, g = sp.symbols("x g", real=True)
+>>> relu = Problem("relu", (x,), (FUNCTIONS["maximum"](x, 0),), (g,), (g * as_number(x > 0),))
+>>> report, _ = check_regions(relu)
+>>> [(c.region, c.verdict) for c in report.regions]
+[('x < 0', 'proved'), ('x > 0', 'proved')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from autodiff_tutor.verify.symbolic_regions import RegionMap, boundaries, lambdify, restrict
+from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
+
+__all__ = ["Problem", "Regions", "check_regions", "prove_equal", "find_counterexample"]
+
+TOLERANCE = 1e-9
+
+
+@dataclass
+class Problem:
+    """A forward and a backward as sympy expressions (see the module docstring).
+
+    ``gradients[k]`` is ``None`` when the backward returns no gradient for input ``k``
+    (then the derivative must be zero everywhere). ``assumptions`` restrict the inputs
+    (``tl < tr``); ``notes`` are passed on to the report (what the translation assumed).
+    """
+
+    name: str
+    inputs: tuple[sp.Symbol, ...]
+    outputs: tuple[Any, ...]
+    seeds: tuple[sp.Symbol, ...]
+    gradients: tuple[Any, ...]
+    assumptions: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def symbols(self) -> list[sp.Symbol]:
+        """Inputs, seeds, then any other free symbol, in a fixed order."""
+        known = [*self.inputs, *self.seeds]
+        extra: set[sp.Symbol] = set()
+        for expr in [*self.outputs, *self.gradients]:
+            if isinstance(expr, sp.Basic):
+                extra |= expr.free_symbols - set(known)
+        return known + sorted(extra, key=sp.default_sort_key)
+
+
+@dataclass
+class Regions:
+    """What the region pass computed, for the kink pass: the map and, per region, the
+    restricted outputs and expected derivatives (one per input)."""
+
+    map: RegionMap
+    outputs: dict[tuple[int, ...], list[Any]]
+    expected: dict[tuple[int, ...], list[Any]]
+
+
+def prove_equal(a: Any, b: Any) -> bool:
+    """Whether sympy proves ``a == b`` (expansion first, then ``simplify``).
+
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", real=True)
+    >>> prove_equal(sp.cosh(x) ** 2 - sp.sinh(x) ** 2, 1), prove_equal(x, 2 * x)
+    (True, False)
+    """
+    difference = sp.expand(sp.sympify(a) - sp.sympify(b))
+    if difference == 0:
+        return True
+    try:
+        return bool(sp.simplify(difference) == 0)
+    except (TypeError, ValueError, NotImplementedError):  # pragma: no cover - sympy limits
+        return False
+
+
+def _values(expr: Any, symbols: Sequence[sp.Symbol], points: np.ndarray) -> np.ndarray:
+    return lambdify(symbols, sp.sympify(expr))(*points.T)
+
+
+def find_counterexample(
+    expected: Any,
+    got: Any,
+    symbols: Sequence[sp.Symbol],
+    points: np.ndarray,
+    inside: Any,
+) -> tuple[np.ndarray | None, int]:
+    """A point (preferably with round coordinates) where ``expected != got``.
+
+    ``points`` are candidates inside the region; ``inside(point)`` says whether a
+    rounded point is still inside. Returns ``(point, number of equal points)``;
+    ``point`` is ``None`` when they agree at every point.
+    """
+    e, g = _values(expected, symbols, points), _values(got, symbols, points)
+    finite = np.isfinite(e) & np.isfinite(g)
+    differs = finite & (np.abs(e - g) > TOLERANCE * (1 + np.abs(e)))
+    if not differs.any():
+        return None, int(finite.sum())
+    order = np.argsort(-np.abs(e - g) * differs)[: int(min(differs.sum(), 40))]
+    candidates = points[order]
+    for step in (1.0, 0.5, 0.25, 0.1, 0.01):
+        for point in candidates:
+            rounded = np.round(point / step) * step
+            if not inside(rounded):
+                continue
+            e1, g1 = _values(expected, symbols, rounded[None]), _values(got, symbols, rounded[None])
+            if (
+                np.isfinite(e1[0])
+                and np.isfinite(g1[0])
+                and abs(e1[0] - g1[0]) > 1e-6 * (1 + abs(e1[0]))
+            ):
+                return rounded, 0
+    return candidates[0], 0
+
+
+def check_regions(
+    problem: Problem, samples: int = 3000, seed: int = 0
+) -> tuple[SymbolicReport, Regions]:
+    """Compare the backward with the forward's derivative in every region (see module)."""
+    symbols = problem.symbols()
+    bounds = boundaries([*problem.outputs, *problem.gradients])
+    regions = RegionMap(symbols, bounds, problem.assumptions, samples=samples, seed=seed)
+    report = SymbolicReport(
+        problem.name,
+        tuple(s.name for s in problem.inputs),
+        tuple(s.name for s in problem.seeds),
+        outputs=tuple(problem.outputs),
+        assumptions=tuple(sp.sstr(a) for a in problem.assumptions),
+        notes=list(problem.notes),
+    )
+    computed = Regions(regions, {}, {})
+    if not regions.regions:
+        report.notes.append("no sampled point satisfies the assumptions: nothing was checked")
+        return report, computed
+    for pattern in regions.regions:
+        signs = regions.signs_of(pattern)
+        outputs = [restrict(o, signs) for o in problem.outputs]
+        computed.outputs[pattern] = outputs
+        computed.expected[pattern] = []
+        description = regions.describe(pattern)
+        conditions = tuple(regions.conditions(pattern))
+        for k, x in enumerate(problem.inputs):
+            expected = sp.Add(
+                *[s * sp.diff(o, x) for s, o in zip(problem.seeds, outputs, strict=True)]
+            )
+            computed.expected[pattern].append(expected)
+            gradient = problem.gradients[k]
+            got = None if gradient is None else restrict(gradient, signs)
+            check = _compare(expected, got, symbols, regions, pattern)
+            report.regions.append(
+                RegionCheck(x.name, description, conditions, expected, got, *check)
+            )
+    return report, computed
+
+
+def _compare(
+    expected: Any, got: Any, symbols: list[sp.Symbol], regions: RegionMap, pattern: tuple
+) -> tuple[str, dict[str, float] | None, float | None, float | None]:
+    """verdict, counterexample, expected value and backward value there."""
+    target = sp.Integer(0) if got is None else got
+    if prove_equal(expected, target):
+        return "proved", None, None, None
+    witnesses = regions.witnesses(pattern)
+    point, agreeing = find_counterexample(
+        expected, target, symbols, witnesses, lambda p: regions.locate(p) == pattern
+    )
+    if point is None:
+        return ("numeric" if agreeing else "undecided"), None, None, None
+    e = float(_values(expected, symbols, point[None])[0])
+    g = float(_values(target, symbols, point[None])[0])
+    example = {s.name: float(v) for s, v in zip(symbols, point, strict=True)}
+    return "differs", example, e, g
