@@ -46,7 +46,7 @@ class FullyConnected(Layer):
             raise ArgumentError(
                 f"FullyConnected needs a positive integer output size, got {output_size!r}"
             )
-        super().__init__("BC", name)
+        super().__init__(None, name)  # "BC" only: initialize says so if the input is not
         self.output_size = output_size
 
     def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:

@@ -35,7 +35,7 @@ class CrossEntropy(DifferentiableFunction):
     """Mean cross-entropy ``-sum(T log P) / N`` of probabilities ``P`` and targets ``T``.
 
     ``N`` is the number of observations (the size of the ``B`` axis of ``fmt``).
-    Probabilities are clipped at the dtype's smallest positive number, so an
+    Probabilities are clipped at the dtype's smallest normal number, so an
     underflowed zero gives a large finite loss rather than ``nan``.
 
     >>> import numpy as np
@@ -59,13 +59,13 @@ class CrossEntropy(DifferentiableFunction):
         """The mean cross-entropy (a 0-d array)."""
         check_format(self.format, len(P.shape))
         xp = array_module(P)
-        log_P = xp.log(xp.clip(P, xp.finfo(P.dtype).tiny, 1.0))
+        log_P = xp.log(xp.clip(P, xp.finfo(P.dtype).smallest_normal, 1.0))
         return -xp.sum(T * log_P) / self._count(P)
 
     def backward(self, dL: Any, compute_gradients: tuple[bool, ...], P: Any, T: Any) -> Any:
         """``dP = -dL T / P / N``; ``dT = -dL log P / N`` when asked for."""
         xp = array_module(P)
-        clipped = xp.clip(P, xp.finfo(P.dtype).tiny, 1.0)
+        clipped = xp.clip(P, xp.finfo(P.dtype).smallest_normal, 1.0)
         n = self._count(P)
         dP = -dL * T / clipped / n if compute_gradients[0] else None
         dT = -dL * xp.log(clipped) / n if compute_gradients[1] else None

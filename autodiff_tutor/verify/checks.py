@@ -97,7 +97,7 @@ def observation_sets(inputs: tuple[Any, ...], axis: int | None) -> dict[str, tup
     shape = shape_of(inputs[0])
     if shape[axis] == 1:
         return {"1 observation (give several to check a batch)": inputs}
-    first = (slice(None),) * axis + (slice(0, 1),)
+    first = (slice(None),) * axis + (slice(0, 1), ...)
     one = tuple(x[first] if shape_of(x) == shape else x for x in inputs)
     return {f"{shape[axis]} observations": inputs, "1 observation": one}
 
