@@ -120,5 +120,13 @@ class ForwardOutputError(AutodiffError):
     """A hand-written forward returned the wrong number of outputs and memory values."""
 
 
+class TracingEscapeError(TracingError, GradientEscapeError):
+    """A traced value was turned into a plain number or array (float(x), np.asarray(x))."""
+
+
+class TracingWarning(UserWarning):
+    """Tracing ran, but part of the computation is invisible to the gradient."""
+
+
 class TranslationError(AutodiffError):
     """Code the symbolic verifier cannot translate to sympy (names the construct and line)."""

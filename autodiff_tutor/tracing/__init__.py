@@ -1,0 +1,50 @@
+"""The tracing mode: automatic differentiation by operator overloading, like
+MATLAB's ``dlarray`` / ``dlfeval`` / ``dlgradient`` / ``extractdata``.
+
+``traced(x)`` wraps an array; ``evaluate(fn, *args)`` runs ``fn`` with its traced
+arguments recording every operation on a tape; inside, ``gradient(y, x)`` runs the
+backward pass with the same derivative rules as the compiler. ``extract_data``
+takes the plain data out (and stops the trace); ``stop_gradient`` says so on
+purpose. The tape is data: ``last_tape()`` shows what tracing saw.
+
+>>> import numpy as np
+>>> def loss(w, x):
+...     y = np.sum(np.tanh(x @ w) ** 2)
+...     return y, gradient(y, w)
+>>> value, dw = evaluate(loss, traced(np.zeros(2)), np.ones((3, 2)))
+>>> extract_data(value), dw
+(np.float64(0.0), array([0., 0.]))
+>>> [record.op for record in last_tape().records]
+['matmul', 'tanh', 'power', 'sum']
+"""
+
+from autodiff_tutor.tracing.array import Traced, traced
+from autodiff_tutor.tracing.custom import call_op
+from autodiff_tutor.tracing.dispatch import is_live, is_traced
+from autodiff_tutor.tracing.evaluate import (
+    evaluate,
+    extract_data,
+    gradient,
+    stop_gradient,
+    value_and_gradient,
+)
+from autodiff_tutor.tracing.namespace import numpy_like
+from autodiff_tutor.tracing.tape import Tape, active_tape, last_tape, tape_of
+
+__all__ = [
+    "Tape",
+    "Traced",
+    "active_tape",
+    "call_op",
+    "evaluate",
+    "extract_data",
+    "gradient",
+    "is_live",
+    "is_traced",
+    "last_tape",
+    "numpy_like",
+    "stop_gradient",
+    "tape_of",
+    "traced",
+    "value_and_gradient",
+]

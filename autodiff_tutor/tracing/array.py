@@ -1,0 +1,361 @@
+"""The traced array (like MATLAB's ``dlarray``): an array that records what is done
+to it while ``evaluate`` runs.
+
+Operators, numpy ufuncs and functions, indexing and the usual methods all work and
+are recorded; comparisons give plain boolean arrays. A traced array cannot be changed
+in place, and turning it into a Python number or a plain array while it is being
+traced is an error that says why (it would silently lose the gradient).
+
+>>> import numpy as np
+>>> x = traced([-1.0, 2.0])
+>>> x
+traced(array([-1.,  2.]), not on a trace)
+>>> (x * 2).shape, x.ndim, float(x[0])
+((2,), 1, -1.0)
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor.rules.names import op_of_method
+from autodiff_tutor.rules.registry import lookup
+from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.tracing import binding, dispatch, messages
+from autodiff_tutor.tracing.locations import here
+from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
+from autodiff_tutor.tracing.tape import Origin, active_tape
+
+IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
+PLAIN_ATTRIBUTES = {"nbytes", "itemsize", "flags", "device", "strides"}
+_SYMBOLS = {
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "power": "**",
+    "matmul": "@",
+    "floor_divide": "//",
+    "remainder": "%",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+    "equal": "==",
+    "not_equal": "!=",
+}
+
+
+def _binary(op: str, function: Any, reflected: bool = False) -> Any:
+    def method(self: Traced, other: Any) -> Any:
+        a, b = (other, self) if reflected else (self, other)
+        name = f"the {_SYMBOLS[op]} operator"
+
+        def forward() -> Any:
+            return function(dispatch.unwrap(a), dispatch.unwrap(b))
+
+        return dispatch.apply(op, name, forward, [a, b], {})
+
+    method.__name__ = f"__{'r' if reflected else ''}{function.__name__.strip('_')}__"
+    return method
+
+
+def _unary(op: str, function: Any) -> Any:
+    def method(self: Traced) -> Any:
+        return dispatch.apply(
+            op, f"{function.__name__}()", lambda: function(self._data), [self], {}
+        )
+
+    return method
+
+
+def _array_method(name: str) -> Any:
+    def method(self: Traced, *args: Any, **kwargs: Any) -> Any:
+        return self._method(name, args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``x.{name}(...)``, recorded like ``np.{name}(x, ...)``."
+    return method
+
+
+class Traced:
+    """An array whose operations are recorded on the running trace (see the module).
+
+    Make one with :func:`traced`; ``evaluate`` traces the ones passed to it.
+    """
+
+    __slots__ = ("_data", "_tape", "_node", "_origins")
+
+    def __init__(self, data: Any, tape: Any = None, node: int | None = None, origins=frozenset()):
+        self._data = data
+        self._tape = tape
+        self._node = node
+        self._origins = origins
+
+    # -- what it is ------------------------------------------------------------
+
+    shape = property(lambda self: shape_of(self._data), doc="The shape of the data.")
+    ndim = property(lambda self: len(shape_of(self._data)), doc="The number of axes.")
+    dtype = property(lambda self: self._data.dtype, doc="The dtype of the data.")
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self) -> Any:
+        """The transpose, recorded as ``transpose``."""
+        return dispatch.apply("transpose", "x.T", lambda: self._data.T, [self], {"axes": None})
+
+    def _state(self) -> str:
+        if dispatch.is_live(self):
+            return f"{self._tape.nodes[self._node].label} on {self._tape.describe()}"
+        if self._tape is not None:
+            return f"{self._tape.describe()} has ended"
+        return "not on a trace"
+
+    def __repr__(self) -> str:
+        return f"traced({self._data!r}, {self._state()})"
+
+    def __str__(self) -> str:
+        return str(self._data)
+
+    def __format__(self, spec: str) -> str:
+        return format(self._data, spec)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        return numpy_like(array_module(self._data))
+
+    # -- conversions that would drop the trace ---------------------------------
+
+    def _escapes(self) -> bool:
+        return dispatch.is_live(self) and self._tape.released_at is None
+
+    def __float__(self) -> float:
+        if self._escapes():
+            raise messages.escape("float()")
+        return float(self._data)
+
+    def __int__(self) -> int:
+        if self._escapes():
+            raise messages.escape("int()")
+        return int(self._data)
+
+    def __complex__(self) -> complex:
+        if self._escapes():
+            raise messages.escape("complex()")
+        return complex(self._data)
+
+    def __index__(self) -> int:
+        if self._escapes():
+            raise messages.escape("Using a traced value as an integer (an index, range())")
+        return operator.index(self._data)
+
+    def item(self, *args: Any) -> Any:
+        """The single element as a Python number (not while it is being traced)."""
+        if self._escapes():
+            raise messages.escape(".item()")
+        return self._data.item(*args) if hasattr(self._data, "item") else float(self._data)
+
+    def tolist(self) -> Any:
+        """The data as nested Python lists (not while it is being traced)."""
+        if self._escapes():
+            raise messages.escape(".tolist()")
+        return self._data.tolist()
+
+    def get(self) -> Any:
+        """cupy's copy to the host (not while it is being traced)."""
+        if self._escapes():
+            raise messages.escape(".get()")
+        return self._data.get() if hasattr(self._data, "get") else np.asarray(self._data)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._escapes():
+            raise messages.escape("np.asarray() (or np.array(), or another conversion to numpy)")
+        return np.asarray(self._data, dtype=dtype)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unpickle, (self._data,)
+
+    def __copy__(self) -> Traced:
+        return self  # a traced array is immutable, so a copy is the array itself
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Traced:
+        return self
+
+    # -- writes ----------------------------------------------------------------
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise messages.in_place("Assigning to an element or slice (y[...] = ...)")
+
+    def __delitem__(self, index: Any) -> None:
+        raise messages.in_place("del y[...]")
+
+    # -- numpy's dispatch protocols --------------------------------------------
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return dispatch.call_function(func, args, kwargs)
+
+    # -- indexing and methods --------------------------------------------------
+
+    def __getitem__(self, index: Any) -> Any:
+        raw_index = dispatch.unwrap(index)
+        return dispatch.apply(
+            "getitem", "x[...]", lambda: self._data[raw_index], [self], {"index": raw_index}
+        )
+
+    def _method(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        op = op_of_method(name)
+        if name in ("reshape", "transpose") and len(args) > 1:
+            args = (tuple(args),)
+        raw = self._data
+
+        if hasattr(raw, name):
+
+            def forward() -> Any:
+                return getattr(raw, name)(*dispatch.unwrap(args), **dispatch.unwrap(kwargs))
+
+        else:
+
+            def forward() -> Any:
+                raw_inputs = dispatch.unwrap(bound.inputs)
+                return method_fallback(array_module(raw), op, raw_inputs, bound.options)
+
+        rule = lookup(op)
+        bound = binding.bind(getattr(np, name, None), rule, (self, *args), kwargs)
+        if bound is None:
+            forward()  # a wrong call raises the library's own error
+            raise messages.unsupported_call(f"x.{name}(...) with these arguments")
+        if bound.unsupported and dispatch.is_live(self):
+            raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
+        return dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
+
+    sum = _array_method("sum")
+    mean = _array_method("mean")
+    max = _array_method("max")
+    min = _array_method("min")
+    prod = _array_method("prod")
+    reshape = _array_method("reshape")
+    transpose = _array_method("transpose")
+    squeeze = _array_method("squeeze")
+    dot = _array_method("dot")
+    clip = _array_method("clip")
+    astype = _array_method("astype")
+    copy = _array_method("copy")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raw = self._data
+        if not hasattr(raw, name):
+            raise AttributeError(f"traced array has no attribute {name!r}")
+        if name in IN_PLACE_METHODS:
+            raise messages.in_place(f"x.{name}()")
+        if op_of_method(name) is not None:
+            return lambda *args, **kwargs: self._method(name, args, kwargs)
+        if name in PLAIN_ATTRIBUTES or not dispatch.is_live(self):
+            return getattr(raw, name)
+        raise messages.no_rule(f"x.{name}")
+
+    # -- operators -------------------------------------------------------------
+
+    __add__ = _binary("add", operator.add)
+    __radd__ = _binary("add", operator.add, reflected=True)
+    __sub__ = _binary("subtract", operator.sub)
+    __rsub__ = _binary("subtract", operator.sub, reflected=True)
+    __mul__ = _binary("multiply", operator.mul)
+    __rmul__ = _binary("multiply", operator.mul, reflected=True)
+    __truediv__ = _binary("divide", operator.truediv)
+    __rtruediv__ = _binary("divide", operator.truediv, reflected=True)
+    __pow__ = _binary("power", operator.pow)
+    __rpow__ = _binary("power", operator.pow, reflected=True)
+    __matmul__ = _binary("matmul", operator.matmul)
+    __rmatmul__ = _binary("matmul", operator.matmul, reflected=True)
+    __floordiv__ = _binary("floor_divide", operator.floordiv)
+    __rfloordiv__ = _binary("floor_divide", operator.floordiv, reflected=True)
+    __mod__ = _binary("remainder", operator.mod)
+    __rmod__ = _binary("remainder", operator.mod, reflected=True)
+    __lt__ = _binary("less", operator.lt)
+    __le__ = _binary("less_equal", operator.le)
+    __gt__ = _binary("greater", operator.gt)
+    __ge__ = _binary("greater_equal", operator.ge)
+    __eq__ = _binary("equal", operator.eq)  # type: ignore[assignment]
+    __ne__ = _binary("not_equal", operator.ne)  # type: ignore[assignment]
+    __neg__ = _unary("negative", operator.neg)
+    __pos__ = _unary("positive", operator.pos)
+    __abs__ = _unary("abs", operator.abs)
+    __invert__ = _unary("invert", operator.invert)
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _unpickle(data: Any) -> Traced:
+    return Traced(data, None, None, frozenset({Origin("pickled", "")}))
+
+
+def _is_floating(raw: Any) -> bool:
+    kind = getattr(raw.dtype, "kind", None)
+    if kind is not None:
+        return kind in "fc"
+    return bool(array_module(raw).isdtype(raw.dtype, ("real floating", "complex floating")))
+
+
+def _copy(raw: Any) -> Any:
+    if hasattr(raw, "copy"):
+        return raw.copy()
+    return array_module(raw).asarray(raw, copy=True)
+
+
+def traced(x: Any) -> Traced:
+    """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``).
+
+    ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
+    (integers become float64). Pass it to ``evaluate`` to trace it; made inside the
+    evaluated function, it is *not* on the trace (the pitfall of the course).
+
+    >>> traced(3)
+    traced(array(3.), not on a trace)
+    """
+    tape = active_tape()
+    if dispatch.is_traced(x):
+        if dispatch.is_live(x, tape):
+            return x
+        x = x._data
+    if isinstance(x, (bool, int, float, complex, list, tuple)):
+        raw = np.asarray(x)
+        if raw.dtype.kind in "biu":
+            raw = raw.astype(np.float64)
+    elif hasattr(x, "shape") and hasattr(x, "dtype"):
+        if not _is_floating(x):
+            raise NonDifferentiableInputError(
+                f"traced() needs floating-point data; got dtype {x.dtype}: integers and "
+                "booleans have no gradient.",
+                hint="convert first, e.g. traced(x.astype(np.float64))",
+            )
+        raw = _copy(x)
+    else:
+        raise NonDifferentiableInputError(
+            f"traced() takes an array or Python numbers, not {type(x).__name__}",
+            hint="pass a numpy (or cupy, or array-API) array of floating point",
+        )
+    origin = Origin("inside" if tape is not None else "outside", here())
+    return Traced(raw, None, None, frozenset({origin}))

@@ -1,0 +1,155 @@
+"""The backward pass over a tape: walk the records in reverse, calling each rule.
+
+Rule records call the registry's rules (the compiler inlines the same ones), with
+broadcasting undone by ``unbroadcast``; custom-op records call the op's
+``op_backward`` with ``compute_gradients`` saying which inputs need a gradient.
+Only records between the variables and the output are visited.
+
+>>> import numpy as np
+>>> from autodiff_tutor.tracing import evaluate, gradient, traced
+>>> evaluate(lambda x: gradient(np.sum(x * x), x), traced([1.0, 2.0]))
+array([2., 4.])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.errors import BackwardOutputError, TracingError
+from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
+from autodiff_tutor.runtime.helpers import unbroadcast
+from autodiff_tutor.tracing.rule_parts import input_gradients
+from autodiff_tutor.tracing.tape import Origin, Record, Tape
+
+
+@dataclass
+class CustomPayload:
+    """What the backward pass of a custom-op record needs (dropped on release)."""
+
+    op: Any
+    saved: Any
+    inputs: list[Any]
+    outputs: list[Any]
+
+
+@dataclass
+class Ancestry:
+    """What the output ``y`` was computed from, found by one reverse sweep."""
+
+    nodes: set[int]
+    records: list[Record]  # in reverse order
+    hidden: frozenset[Origin]  # traced values off the trace that y depends on
+
+
+def ancestry(tape: Tape, y: int) -> Ancestry:
+    """The nodes and records ``y`` depends on (through differentiable operations)."""
+    nodes, records, hidden = {y}, [], set()
+    producer = tape.nodes[y].record
+    if producer is not None:
+        for record in reversed(tape.records[: producer + 1]):
+            if record.kind == "cut" or not nodes.intersection(record.outputs):
+                continue
+            records.append(record)
+            for info in record.inputs:
+                if info.node is not None:
+                    nodes.add(info.node)
+                hidden.update(info.origins)
+    return Ancestry(nodes, records, frozenset(hidden))
+
+
+def dependents(tape: Tape, starts: set[int]) -> set[int]:
+    """The nodes computed (through differentiable operations) from ``starts``."""
+    reach = set(starts)
+    first = min((tape.nodes[n].record or 0) for n in starts) if starts else 0
+    for record in tape.records[first:]:
+        if record.kind != "cut" and any(i.node in reach for i in record.inputs):
+            reach.update(record.outputs)
+    return reach
+
+
+def _accumulate(adjoints: dict[int, Any], node: int, gradient: Any) -> None:
+    previous = adjoints.get(node)
+    adjoints[node] = gradient if previous is None else previous + gradient
+
+
+def _checked(record: Record, gradient: Any, raw: Any) -> Any:
+    if shape_of(gradient) != shape_of(raw):
+        raise TracingError(
+            f"the derivative rule of {record.op!r} returned a gradient of shape "
+            f"{shape_of(gradient)} for an input of shape {shape_of(raw)} "
+            f"(record {record.index}, {record.where})",
+            hint="this is a bug in the rule registry; please report it with this example",
+        )
+    return gradient
+
+
+def _rule_step(record: Record, g: Any, reach: set[int], adjoints: dict[int, Any]) -> None:
+    p = record.payload
+    rule = p.rule
+    wanted = [
+        any(m in reach for m in n) if isinstance(n, list) else (n is not None and n in reach)
+        for n in p.nodes
+    ]
+    flat = [v for x in p.inputs for v in (x if isinstance(x, list) else [x])]
+    arguments = {"g": g, "out": p.out, "xp": array_module(p.out, *flat)}
+    arguments.update(zip(rule.inputs, p.inputs, strict=True))
+    arguments.update(p.options)
+    grads = input_gradients(rule, arguments, wanted)
+    for node, raw, grad, want in zip(p.nodes, p.inputs, grads, wanted, strict=True):
+        if not want:
+            continue
+        if isinstance(node, list):
+            for m, r, gm in zip(node, raw, grad, strict=True):
+                if m is not None and m in reach:
+                    _accumulate(adjoints, m, _checked(record, gm, r))
+            continue
+        if rule.broadcasting:
+            grad = unbroadcast(grad, raw)
+        _accumulate(adjoints, node, _checked(record, grad, raw))
+
+
+def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict) -> None:
+    p = record.payload
+    nodes = [i.node for i in record.inputs]
+    flags = tuple(n is not None and n in reach for n in nodes)
+    d_outputs = tuple(zeros_like(o) if g is None else g for g, o in zip(gs, p.outputs, strict=True))
+    grads = p.op.op_backward(d_outputs, flags, p.saved)
+    name = getattr(p.op, "name", type(p.op).__name__)
+    if not isinstance(grads, (tuple, list)) or len(grads) != len(nodes):
+        count = len(grads) if isinstance(grads, (tuple, list)) else "a non-tuple"
+        raise BackwardOutputError(
+            f"op_backward of {name!r} returned {count} gradient(s) for {len(nodes)} input(s)",
+            hint="return a tuple with one gradient per input (None where not requested)",
+        )
+    for node, flag, grad, raw in zip(nodes, flags, grads, p.inputs, strict=True):
+        if not flag:
+            continue
+        if grad is None or shape_of(grad) != shape_of(raw):
+            got = "None" if grad is None else f"shape {shape_of(grad)}"
+            raise BackwardOutputError(
+                f"op_backward of {name!r} returned {got} for an input of shape "
+                f"{shape_of(raw)} whose gradient was requested",
+                hint="return an array of the input's shape for every requested gradient",
+            )
+        _accumulate(adjoints, node, grad)
+
+
+def backpropagate(tape: Tape, y: int, seed: Any, records: list[Record], reach: set[int]) -> dict:
+    """Adjoints of the nodes in ``reach``, from ``seed`` at node ``y``.
+
+    ``records`` are the records ``y`` depends on, in reverse order (see
+    :func:`ancestry`); ``reach`` are the nodes that depend on the variables.
+    """
+    adjoints: dict[int, Any] = {y: seed}
+    for record in records:
+        gs = [adjoints.get(o) for o in record.outputs]
+        if all(g is None for g in gs) or not any(
+            i.node is not None and i.node in reach for i in record.inputs
+        ):
+            continue
+        if record.kind == "custom":
+            _custom_step(record, gs, reach, adjoints)
+        else:
+            _rule_step(record, gs[0], reach, adjoints)
+    return adjoints

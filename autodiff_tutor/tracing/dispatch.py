@@ -1,0 +1,294 @@
+"""Run one operation on traced values: compute it on the raw arrays, and record it.
+
+Every way of operating on a traced value (operators, numpy ufuncs and functions,
+methods, the traced namespace) ends in :func:`apply`. It computes the result with
+the array library of the data, and, when an input is on the running trace, appends
+a record with what the backward pass needs. Operations without a derivative rule
+raise :class:`~autodiff_tutor.errors.TracingError` instead of dropping the gradient;
+non-differentiable ones (comparisons, ``sign``) give plain, untraced results.
+
+>>> import numpy as np
+>>> from autodiff_tutor.tracing import evaluate, traced
+>>> evaluate(lambda x: np.tanh(x) > 0, traced([-1.0, 1.0]))
+array([False,  True])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.rules import registry
+from autodiff_tutor.rules.names import canonical, op_of_callable
+from autodiff_tutor.runtime.backend import shape_of
+from autodiff_tutor.tracing import binding, messages
+from autodiff_tutor.tracing.locations import here
+from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
+
+ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
+
+
+@dataclass
+class RulePayload:
+    """What the backward pass of one rule record needs (dropped on release)."""
+
+    rule: registry.Rule
+    inputs: list[Any]  # raw values, one per rule input (a list for sequence inputs)
+    nodes: list[Any]  # node id or None per input (a list for sequence inputs)
+    options: dict[str, Any]
+    out: Any
+
+
+def traced_type() -> type:
+    """The traced array class (imported late: it is defined on top of this module)."""
+    from autodiff_tutor.tracing.array import Traced
+
+    return Traced
+
+
+def is_traced(value: Any) -> bool:
+    """Whether ``value`` is a traced array (on a running trace or not).
+
+    >>> is_traced(1.0)
+    False
+    """
+    return isinstance(value, traced_type())
+
+
+def is_live(value: Any, tape: Tape | None = None) -> bool:
+    """Whether ``value`` is a traced array on the running trace.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> is_live(traced(1.0))  # not inside evaluate()
+    False
+    """
+    tape = tape if tape is not None else active_tape()
+    return tape is not None and is_traced(value) and value._tape is tape
+
+
+def unwrap(value: Any) -> Any:
+    """The raw data of traced arrays, inside lists and tuples too.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> unwrap([traced(1.0), 2.0])
+    [array(1.), 2.0]
+    """
+    if is_traced(value):
+        return value._data
+    if isinstance(value, (list, tuple)):
+        return type(value)(unwrap(v) for v in value)
+    if isinstance(value, dict):
+        return {k: unwrap(v) for k, v in value.items()}
+    return value
+
+
+def traced_leaves(value: Any) -> list[Any]:
+    """The traced arrays in ``value`` (inside lists, tuples and dicts)."""
+    if is_traced(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in traced_leaves(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in traced_leaves(v)]
+    return []
+
+
+def origins_of(value: Any) -> frozenset[Origin]:
+    """Why a traced value is not followed by the running trace."""
+    tape = value._tape
+    if tape is not None and tape is not active_tape():
+        return frozenset({Origin("ended", tape.describe())})
+    return value._origins
+
+
+def make(raw: Any, tape: Tape | None = None, node: int | None = None, origins=frozenset()) -> Any:
+    """A new traced array around ``raw``."""
+    return traced_type()(raw, tape, node, origins)
+
+
+def dtype_name(raw: Any) -> str:
+    """The dtype of ``raw`` as a short string."""
+    return str(getattr(raw, "dtype", type(raw).__name__))
+
+
+def wrap_untraced(result: Any, leaves: list[Any]) -> Any:
+    """Wrap array results of an unrecorded operation on traced values (off the trace)."""
+    if isinstance(result, tuple):
+        return tuple(wrap_untraced(r, leaves) for r in result)
+    if not (hasattr(result, "shape") and hasattr(result, "dtype")) or not leaves:
+        return result
+    if active_tape() is None:
+        origins = frozenset({Origin("outside", here())})
+    else:
+        origins = frozenset().union(*(origins_of(t) for t in leaves))
+    return make(result, None, None, origins)
+
+
+def input_info(value: Any, tape: Tape) -> InputInfo:
+    """How the inspector shows one input of a record."""
+    if is_live(value, tape):
+        return InputInfo(value._node, shape_of(value._data), tape.nodes[value._node].label)
+    if is_traced(value):
+        return InputInfo(None, shape_of(value._data), "untraced", origins_of(value))
+    if hasattr(value, "shape"):  # arrays and numpy scalars
+        return InputInfo(None, shape_of(value), "const")
+    if isinstance(value, (bool, int, float, complex)):
+        return InputInfo(None, None, repr(value))
+    return InputInfo(None, None, type(value).__name__)
+
+
+def _flat_infos(inputs: list[Any], tape: Tape) -> list[InputInfo]:
+    infos = []
+    for value in inputs:
+        items = value if isinstance(value, (list, tuple)) else [value]
+        infos.extend(input_info(v, tape) for v in items)
+    return infos
+
+
+def _format_index(index: Any) -> str:
+    parts = index if isinstance(index, tuple) else (index,)
+    shown = []
+    for part in parts:
+        if isinstance(part, slice):
+            ends = (
+                (part.start, part.stop) if part.step is None else (part.start, part.stop, part.step)
+            )
+            shown.append(":".join("" if v is None else str(v) for v in ends))
+        elif part is Ellipsis:
+            shown.append("...")
+        elif hasattr(part, "shape"):
+            shown.append(f"<{dtype_name(part)} {tuple(part.shape)}>")
+        else:
+            shown.append(repr(part))
+    return "[" + ", ".join(shown) + "]"
+
+
+def _detail(op: str, options: dict[str, Any]) -> str:
+    if op == "getitem":
+        return _format_index(options.get("index"))
+    shown = {k: v for k, v in options.items() if v is not None and v is not False}
+    return ", ".join(f"{k}={v!r}" for k, v in shown.items())
+
+
+def status(op: str | None) -> str | None:
+    """``"rule"``, ``"cut"`` (non-differentiable) or ``None`` (no rule) for ``op``."""
+    if op is None:
+        return None
+    if registry.lookup(op) is not None:
+        return "rule"
+    return "cut" if registry.is_nondifferentiable(op) else None
+
+
+def apply(
+    op: str | None,
+    name: str,
+    forward: Callable[[], Any],
+    inputs: list[Any],
+    options: dict[str, Any],
+) -> Any:
+    """Compute ``forward()`` and record it as ``op`` if an input is on the trace.
+
+    ``inputs`` and ``options`` are the rule's parameters (inputs may be traced);
+    ``name`` is how the user called it, for messages.
+    """
+    tape = active_tape()
+    leaves = traced_leaves(inputs)
+    live = tape is not None and any(t._tape is tape for t in leaves)
+    kind = status(op)
+    if kind is None and live:
+        raise messages.no_rule(name)
+    if kind == "cut":
+        result = forward()
+        if live:
+            infos = _flat_infos(inputs, tape)
+            tape.add_record(op, "cut", infos, [], here(), _detail(op, options))
+        return result
+    if not live:
+        return wrap_untraced(forward(), leaves)
+    out = forward()
+    rule = registry.lookup(op)
+    raw_options = {k: unwrap(v) for k, v in options.items()}
+    nodes = [
+        [t._node if is_live(t, tape) else None for t in v]
+        if rule.sequence
+        else (v._node if is_live(v, tape) else None)
+        for v in inputs
+    ]
+    payload = RulePayload(rule, [unwrap(v) for v in inputs], nodes, raw_options, out)
+    record = tape.add_record(
+        op,
+        "rule",
+        _flat_infos(inputs, tape),
+        [(shape_of(out), dtype_name(out))],
+        here(),
+        _detail(op, raw_options),
+        payload,
+    )
+    return make(out, tape, record.outputs[0])
+
+
+def _qualified(fn: Any) -> str:
+    module = (getattr(fn, "__module__", None) or "numpy").replace("numpy", "np", 1)
+    return f"{module}.{getattr(fn, '__name__', repr(fn))}"
+
+
+def _check_out(name: str, out: Any, inputs: list[Any]) -> None:
+    outs = out if isinstance(out, tuple) else (out,)
+    if any(is_traced(o) for o in outs):
+        raise messages.in_place(f"{name}(..., out=...)")
+    if any(is_live(t) for t in traced_leaves(inputs)):
+        raise messages.write_into_plain(f"{name}(..., out=...) (or an in-place operator)")
+
+
+def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict) -> Any:
+    """``np.<ufunc>(...)`` with traced inputs (numpy's ``__array_ufunc__`` protocol)."""
+    name = f"np.{ufunc.__name__}"
+    out = kwargs.get("out")
+    if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        _check_out(name, out, list(inputs))
+    if method == "at":
+        raise messages.in_place(f"{name}.at(...)")
+    leaves = traced_leaves(list(inputs))
+    live = any(is_live(t) for t in leaves)
+    if method != "__call__":
+        if live:
+            raise messages.unsupported_call(f"{name}.{method}(...)")
+        return wrap_untraced(getattr(ufunc, method)(*unwrap(inputs), **unwrap(kwargs)), leaves)
+    extra = [k for k, v in kwargs.items() if v is not None and k != "out"]
+    if live and extra:
+        raise messages.unsupported_arguments(name, extra, ())
+    op = canonical(ufunc.__name__)
+    rule = registry.lookup(op)
+    if live and rule is not None and len(rule.inputs) != len(inputs):
+        raise messages.unsupported_call(f"{name} with {len(inputs)} inputs")
+    kwargs = unwrap({k: v for k, v in kwargs.items() if v is not None})
+    return apply(op, name, lambda: ufunc(*unwrap(inputs), **kwargs), list(inputs), {})
+
+
+def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "") -> Any:
+    """An array function (``np.sum``, ``xp.concat``...) called with traced arguments."""
+    name = name or _qualified(fn)
+    op = op_of_callable(fn) or canonical(getattr(fn, "__name__", ""))
+    leaves = traced_leaves([args, kwargs])
+    live = any(is_live(t) for t in leaves)
+    if kwargs.get("out") is not None:
+        _check_out(name, kwargs["out"], list(args))
+    if op in ESCAPE_FUNCTIONS and live:
+        raise messages.escape(f"{name}()")
+
+    def forward() -> Any:
+        return fn(*unwrap(args), **unwrap(kwargs))
+
+    rule = registry.lookup(op) if op else None
+    if rule is None or not live:
+        return apply(op, name, forward, [*args, *kwargs.values()], {})
+    bound = binding.bind(fn, rule, args, kwargs)
+    if bound is None:
+        forward()  # a wrong call raises the library's own error here
+        raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
+    if bound.unsupported:
+        raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
+    return apply(op, name, forward, bound.inputs, bound.options)

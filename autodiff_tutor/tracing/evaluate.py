@@ -1,0 +1,306 @@
+"""``evaluate``, ``gradient``, ``extract_data``, ``stop_gradient``: tracing's API
+(MATLAB's ``dlfeval``, ``dlgradient``, ``extractdata``).
+
+The Rosenbrock function of the seeds, at ``x0 = [-1, 2]``:
+
+>>> def rosenbrock(x):
+...     y = 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2
+...     return y, gradient(y, x)
+>>> value, slope = evaluate(rosenbrock, traced([-1.0, 2.0]))
+>>> extract_data(value), slope
+(np.float64(104.0), array([396., 200.]))
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
+from autodiff_tutor.tracing import backward, messages
+from autodiff_tutor.tracing.array import Traced, _copy, traced
+from autodiff_tutor.tracing.dispatch import input_info, is_live, is_traced, make, origins_of
+from autodiff_tutor.tracing.locations import argument_texts, here, warn
+from autodiff_tutor.tracing.tape import Extraction, Tape, activate, active_tape, deactivate
+
+
+def _labels(fn: Callable[..., Any], count: int) -> list[str]:
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    labels = []
+    for i in range(count):
+        p = parameters[i] if i < len(parameters) else None
+        if p is None or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            labels.append(f"arg{i}")
+        else:
+            labels.append(p.name)
+    return labels
+
+
+def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
+    if is_traced(value):
+        node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
+        return make(value._data, tape, node)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_bind_leaves(v, tape, f"{label}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
+    return value
+
+
+def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn(*args, **kwargs)`` with tracing on, and return what it returns.
+
+    Traced arguments (also inside lists, tuples and dicts) are put on a new trace;
+    plain arrays stay constants. ``gradient`` works only while ``fn`` runs. Traced
+    values that ``fn`` returns stay traced arrays (use ``extract_data``), but their
+    trace has ended.
+
+    >>> evaluate(lambda x, c: gradient(x * c, x), traced(2.0), 3.0)
+    np.float64(3.0)
+    """
+    if active_tape() is not None:
+        raise messages.nested_evaluate()
+    tape = Tape(getattr(fn, "__name__", type(fn).__name__))
+    labels = _labels(fn, len(args))
+    args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
+    kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
+    token = activate(tape)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        deactivate(token)
+        tape.end()
+
+
+def _flatten(value: Any, name: str) -> tuple[list[tuple[Any, str]], Callable[[list], Any]]:
+    """Leaves (value, name) of nested lists/tuples/dicts, and how to rebuild them."""
+    if isinstance(value, (list, tuple, dict)):
+        keys = list(value.keys()) if isinstance(value, dict) else list(range(len(value)))
+        parts = [_flatten(value[k], f"{name}[{k!r}]") for k in keys]
+        leaves = [leaf for p in parts for leaf in p[0]]
+
+        def rebuild(grads: list) -> Any:
+            items, start = [], 0
+            for (sub, build), _ in zip(parts, keys, strict=True):
+                items.append(build(grads[start : start + len(sub)]))
+                start += len(sub)
+            if isinstance(value, dict):
+                return dict(zip(keys, items, strict=True))
+            return type(value)(items)
+
+        return leaves, rebuild
+    return [(value, name)], lambda grads: grads[0]
+
+
+def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
+    if not is_traced(y):
+        raise messages.output_not_traced(call, name, type(y).__name__, tape)
+    if y._tape is None:
+        raise messages.output_not_on_trace(call, name, origins_of(y))
+    if y._tape is not tape:
+        raise messages.trace_ended(call, name, y._tape)
+    if tape.released_at is not None:
+        raise messages.trace_released(call, tape)
+    if size(y._data) != 1:
+        raise messages.non_scalar(call, name, shape_of(y._data))
+
+
+def _check_variable(x: Any, tape: Tape, call: str, name: str) -> None:
+    if not is_traced(x):
+        raise messages.variable_not_traced(call, name, type(x).__name__)
+    if x._tape is None:
+        raise messages.variable_not_on_trace(call, name, origins_of(x))
+    if x._tape is not tape:
+        raise messages.trace_ended(call, name, x._tape)
+
+
+def _plain(grad: Any, x: Any) -> Any:
+    grad = cast_like(grad, x)
+    if isinstance(grad, np.ndarray) and not grad.flags.writeable:
+        grad = grad.copy()  # a broadcast view from a reduction's rule
+    return grad
+
+
+def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
+    """The gradient of scalar ``y`` with respect to each of ``xs`` (like ``dlgradient``).
+
+    Only inside ``evaluate``. Each ``x`` is a traced value of the running trace (or a
+    list, tuple or dict of them: the gradients come back in the same structure), and
+    each gradient is a plain array of ``x``'s shape. One ``x`` gives one gradient;
+    several give a tuple. The first call releases the trace unless ``retain=True``.
+
+    >>> def f(x):
+    ...     y = x * x
+    ...     return gradient(y, x, retain=True), gradient(2 * y, x)
+    >>> evaluate(f, traced(3.0))
+    (np.float64(6.0), np.float64(12.0))
+    """
+    texts = argument_texts() or []
+    names = [texts[i] if i < len(texts) else f"argument {i + 1}" for i in range(1 + len(xs))]
+    return _gradient(y, xs, names, retain)
+
+
+def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
+    tape = active_tape()
+    call = f"gradient({', '.join(names)})"
+    if tape is None:
+        raise messages.outside_evaluate(y._tape if is_traced(y) else None)
+    if not xs:
+        raise ArgumentError("gradient() needs the variables to differentiate with respect to")
+    _check_output(y, tape, call, names[0])
+    leaves, rebuilds = [], []
+    for x, name in zip(xs, names[1:], strict=True):
+        flat, rebuild = _flatten(x, name)
+        leaves.extend(flat)
+        rebuilds.append((len(flat), rebuild))
+    for x, name in leaves:
+        _check_variable(x, tape, call, name)
+    found = backward.ancestry(tape, y._node)
+    _diagnose(tape, found, leaves, call, names[0])
+    reach = backward.dependents(tape, {x._node for x, _ in leaves})
+    seed = ones_like(y._data)
+    adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
+    grads = [_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves]
+    if not retain:
+        tape.release(here())
+    results, start = [], 0
+    for count, rebuild in rebuilds:
+        results.append(rebuild(grads[start : start + count]))
+        start += count
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> None:
+    """Errors and warnings for outputs that lost (part of) their dependence on x.
+
+    "Extracted and continued" is a heuristic: after an ``extract_data`` of a value
+    computed from ``x``, an operation on the way to ``y`` took a plain array as an
+    input (the extracted data, or something computed from it, may have come back).
+    Reading a value (printing, logging) then computing on with traced values only
+    does not warn.
+    """
+    latest = max(
+        (
+            r.index
+            for r in found.records
+            if any(i.node is None and i.shape is not None and not i.origins for i in r.inputs)
+        ),
+        default=-1,
+    )
+    warned = set()
+    for x, name in leaves:
+        depending = backward.dependents(tape, {x._node})
+        cuts = [e for e in tape.extractions if e.node in depending]
+        if x._node not in found.nodes:
+            unintended = [e for e in cuts if not e.intentional]
+            if unintended:
+                raise messages.cut_by_extraction(call, y_name, name, unintended[0])
+            warn(messages.unused_variable(call, y_name, name))
+            continue
+        for cut in cuts:
+            if not cut.intentional and cut.after < latest and id(cut) not in warned:
+                warned.add(id(cut))
+                warn(messages.extracted_and_continued(call, name, cut))
+    if found.hidden:
+        warn(messages.untraced_portion(call, y_name, found.hidden))
+
+
+def _take_out(x: Any, op: str, intentional: bool) -> Any:
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take_out(v, op, intentional) for v in x)
+    if isinstance(x, dict):
+        return {k: _take_out(v, op, intentional) for k, v in x.items()}
+    if not is_traced(x):
+        return x
+    tape = active_tape()
+    if not is_live(x, tape):
+        return x._data
+    where = here()
+    record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
+    tape.extractions.append(Extraction(x._node, where, record.index, intentional))
+    return _copy(x._data)
+
+
+def extract_data(x: Any) -> Any:
+    """The plain array inside a traced value (like ``extractdata``); stops the trace.
+
+    On a value being traced, the result is a copy that the trace does not follow:
+    anything computed from it gets no gradient (``gradient`` warns when that
+    happens). Lists, tuples and dicts are handled element by element.
+
+    >>> extract_data(traced([1.0, 2.0]))
+    array([1., 2.])
+    """
+    return _take_out(x, "extract_data", intentional=False)
+
+
+def stop_gradient(x: Any) -> Any:
+    """The data of ``x`` as a constant, on purpose: ``extract_data`` without a warning.
+
+    >>> def f(x):
+    ...     y = x * stop_gradient(x)  # d/dx treats the second factor as a constant
+    ...     return gradient(y, x)
+    >>> evaluate(f, traced(3.0))
+    np.float64(3.0)
+    """
+    return _take_out(x, "stop_gradient", intentional=True)
+
+
+def value_and_gradient(
+    fn: Callable[..., Any], *args: Any, wrt: int | str | Sequence[int | str] = 0
+) -> tuple[Any, Any]:
+    """Trace ``fn(*args)`` and return its value and its gradient w.r.t. ``wrt``.
+
+    ``wrt`` picks arguments by position or parameter name; one gives one gradient,
+    a sequence gives a tuple. The arguments picked are traced for you; values are
+    returned as plain arrays. (The same contract as the compiler's
+    ``value_and_grad``, so both modes can be compared on the same programs.)
+
+    >>> value_and_gradient(lambda x, y: np.sum(x * y), np.ones(2), np.arange(2.0), wrt=1)
+    (np.float64(1.0), array([1., 1.]))
+    """
+    positions = _positions(fn, len(args), wrt)
+    labels = _labels(fn, len(args))
+    names = ["the value", *(labels[i] for i in positions)]
+    args = tuple(
+        traced(a) if i in positions and not is_traced(a) else a for i, a in enumerate(args)
+    )
+
+    def run(*inner: Any) -> tuple[Any, Any]:
+        y = fn(*inner)
+        return y, _gradient(y, [inner[i] for i in positions], names, retain=False)
+
+    value, grads = evaluate(run, *args)
+    if not isinstance(wrt, (int, str)) and len(positions) == 1:
+        grads = (grads,)
+    return extract_data(value), grads
+
+
+def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
+    items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    positions = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in names[:count]:
+                raise ArgumentError(f"wrt={item!r} is not a parameter of the function")
+            item = names.index(item)
+        if not isinstance(item, int) or not -count <= item < count:
+            raise ArgumentError(f"wrt={item!r} is out of range for {count} argument(s)")
+        positions.append(item % count)
+    if not positions or len(set(positions)) != len(positions):
+        raise ArgumentError(f"wrt must name each argument at most once, got {wrt!r}")
+    return positions
+
+
+__all__ = ["Traced", "evaluate", "extract_data", "gradient", "stop_gradient", "value_and_gradient"]

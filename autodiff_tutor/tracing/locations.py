@@ -1,0 +1,161 @@
+"""Where in the user's code something happened: the frame that called into tracing.
+
+Tracing errors point at the user's line, not at the toolkit's internals: the first
+frame outside ``autodiff_tutor`` and the array libraries is the user's, and Python's
+instruction positions give the exact column of the call that went wrong.
+
+>>> def where_am_i():
+...     return here()
+>>> where_am_i().startswith("<doctest")
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import sys
+import warnings
+from types import FrameType
+
+import numpy as np
+
+from autodiff_tutor.errors import Location, TracingWarning
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIPPED = [_PACKAGE_DIR + os.sep, os.path.dirname(np.__file__) + os.sep]
+for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
+    _module = sys.modules.get(_name)
+    if _module is not None and getattr(_module, "__file__", None):
+        _SKIPPED.append(os.path.dirname(_module.__file__) + os.sep)
+
+
+def _is_internal(filename: str) -> bool:
+    if filename.startswith("<frozen"):
+        return True
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    return any(path.startswith(prefix) for prefix in _SKIPPED) or (
+        "array_api_strict" in path or f"{os.sep}cupy{os.sep}" in path
+    )
+
+
+def user_frame() -> FrameType | None:
+    """The innermost frame that belongs to the user's code (not this toolkit's).
+
+    >>> user_frame().f_code.co_filename.startswith("<doctest")
+    True
+    """
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def here() -> str:
+    """``"file.py:12"`` for the user's current line (``"?"`` when it is unknown).
+
+    >>> here().split(":")[-1].isdigit()
+    True
+    """
+    frame = user_frame()
+    if frame is None:
+        return "?"
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def _positions(frame: FrameType) -> tuple[int, int, int, int] | None:
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):  # Python < 3.11 has no co_positions
+        return None
+    if None in positions:
+        return None
+    return positions  # type: ignore[return-value]
+
+
+def location(frame: FrameType | None = None) -> Location | None:
+    """The user's current call as a :class:`~autodiff_tutor.errors.Location` (with caret).
+
+    >>> def f():
+    ...     return location()
+    >>> f().text.strip()
+    'return location()'
+    """
+    frame = frame if frame is not None else user_frame()
+    if frame is None:
+        return None
+    filename = frame.f_code.co_filename
+    positions = _positions(frame)
+    if positions is None:
+        text = linecache.getline(filename, frame.f_lineno)
+        return Location(filename, frame.f_lineno, 0, text, max(1, len(text.rstrip())))
+    line, end_line, column, end_column = positions
+    text = linecache.getline(filename, line)
+    length = end_column - column if end_line == line else len(text.rstrip()) - column
+    return Location(filename, line, column, text, max(1, length))
+
+
+def call_source(frame: FrameType | None = None) -> str | None:
+    """The source text of the call the user's frame is executing, when it can be read.
+
+    >>> def f(*args):
+    ...     return call_source()
+    >>> f(1, 2)
+    'call_source()'
+    """
+    frame = frame if frame is not None else user_frame()
+    positions = _positions(frame) if frame is not None else None
+    if positions is None:
+        return None
+    line, end_line, column, end_column = positions
+    lines = [linecache.getline(frame.f_code.co_filename, n) for n in range(line, end_line + 1)]
+    if not lines or not lines[0]:
+        return None
+    if len(lines) == 1:
+        return lines[0][column:end_column]
+    return lines[0][column:] + "".join(lines[1:-1]) + lines[-1][:end_column]
+
+
+def argument_texts(frame: FrameType | None = None) -> list[str] | None:
+    """The source text of each positional argument of the user's current call.
+
+    ``gradient(loss, w)`` gives ``["loss", "w"]``, so that messages can use the
+    names the user wrote.
+
+    >>> def f(*args):
+    ...     return argument_texts()
+    >>> f(1, 2)
+    []
+    """
+    source = call_source(frame)
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.Call):
+        return None
+    texts = []
+    for argument in tree.args:
+        if isinstance(argument, ast.Starred):
+            return None
+        texts.append(ast.unparse(argument))
+    return texts
+
+
+def warn(message: str, category: type[Warning] = TracingWarning) -> None:
+    """Issue a warning attributed to the user's line (not to the toolkit's).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("careful")
+    >>> caught[0].filename.startswith("<doctest"), str(caught[0].message)
+    (True, 'careful')
+    """
+    target, frame, level = user_frame(), sys._getframe(1), 2
+    while frame is not None and frame is not target:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)

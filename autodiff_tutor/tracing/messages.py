@@ -1,0 +1,275 @@
+"""The messages of the tracing pitfalls: what happened, why it breaks the gradient,
+and what to do.
+
+Each function builds the exception (or warning text) for one pitfall, located at the
+user's line. They live together so that the course, the book and the tests can list
+them side by side.
+
+>>> error = in_place("y[0] = 1")
+>>> error.message.split(". ")[0]
+'y[0] = 1 writes into a traced array in place'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from autodiff_tutor.errors import (
+    NonScalarOutputError,
+    TracingError,
+    TracingEscapeError,
+)
+from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.tape import Extraction, Origin, Tape
+
+EVALUATE_EXAMPLE = (
+    "def f(x):\n        y = ...\n        return y, gradient(y, x)\n"
+    "    y, dy_dx = evaluate(f, traced(x0))"
+)
+
+
+def no_rule(name: str) -> TracingError:
+    """A function without a derivative rule was applied to a traced value."""
+    return TracingError(
+        f"{name} has no derivative rule, so tracing cannot follow it: its result would "
+        "silently carry no gradient.",
+        location(),
+        hint="write it with operations that have rules (autodiff_tutor.rules.all_rules() "
+        "lists them), or make it a custom op with a hand-written backward "
+        "(autodiff_tutor.ops.DifferentiableFunction)",
+    )
+
+
+def unsupported_arguments(name: str, names: Iterable[str], known: Iterable[str]) -> TracingError:
+    """A call passed keyword arguments the derivative rule does not know."""
+    given, rule = ", ".join(f"{n}=" for n in names), ", ".join(known) or "none"
+    return TracingError(
+        f"{name}(..., {given}) on a traced value: the derivative of {name} is known only "
+        f"for its arrays and the options: {rule}.",
+        location(),
+        hint="leave the argument out (convert dtypes before tracing), or write the "
+        "computation with supported operations",
+    )
+
+
+def unsupported_call(what: str) -> TracingError:
+    """A form of call that tracing does not follow (``np.add.reduce``, odd arity)."""
+    return TracingError(
+        f"{what} on a traced value is not supported by tracing: it would have to drop "
+        "the gradient.",
+        location(),
+        hint="use the plain function form (np.sum(x, axis=0) rather than np.add.reduce(x, axis=0))",
+    )
+
+
+def in_place(what: str) -> TracingError:
+    """A write into a traced array (``y[0] = v``, ``out=``, ``x.sort()``...)."""
+    return TracingError(
+        f"{what} writes into a traced array in place. The trace refers to the array's "
+        "values for the backward pass and cannot record the write, so the gradient would "
+        "silently be wrong: traced arrays cannot be changed in place.",
+        location(),
+        hint="build a new array instead, e.g. y = np.where(mask, new_value, y) or "
+        "np.concatenate of the pieces; y = y + 1 (and y += 1) are fine: they make a new "
+        "array",
+    )
+
+
+def write_into_plain(what: str) -> TracingError:
+    """A traced result written into a plain array (``a += t`` on an ndarray ``a``)."""
+    return TracingError(
+        f"{what} stores a traced result into a plain (untraced) array, which keeps the "
+        "numbers but drops the trace: everything computed from it would silently get "
+        "no gradient.",
+        location(),
+        hint="make a new array instead of writing into one: a = a + t",
+    )
+
+
+def escape(what: str) -> TracingEscapeError:
+    """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced."""
+    return TracingEscapeError(
+        f"{what} turns a traced value into a plain number or array that the trace cannot "
+        "follow: everything computed from it would count as a constant and silently get "
+        "no gradient.",
+        location(),
+        hint="keep computing with the traced array (x[0] rather than float(x[0]); "
+        "np.stack([...]) rather than np.array([...])); if a constant is meant, say so "
+        "with stop_gradient(x); to read the numbers, call extract_data() after gradient()",
+    )
+
+
+def nested_evaluate() -> TracingError:
+    """``evaluate`` called while another ``evaluate`` runs."""
+    return TracingError(
+        "evaluate() was called inside another evaluate(). The tracing mode records one "
+        "trace at a time (it has no higher-order derivatives).",
+        location(),
+        hint="call evaluate() once, at the top; for second derivatives use the compiler "
+        "(@differentiable)",
+    )
+
+
+def outside_evaluate(ended: Tape | None) -> TracingError:
+    """``gradient`` called when no evaluation is running."""
+    extra = ""
+    if ended is not None:
+        extra = f" (its output comes from {ended.describe()}, which has already returned)"
+    return TracingError(
+        "gradient() was called outside evaluate(). Gradients are read from the trace "
+        "that evaluate() records while it runs your function; no trace is being "
+        f"recorded here{extra}.",
+        location(),
+        hint="call gradient() inside the function you pass to evaluate() and return "
+        f"the result:\n    {EVALUATE_EXAMPLE}",
+    )
+
+
+_ORIGIN_HINTS = {
+    "inside": "pass the value to evaluate() as an argument, e.g. evaluate(f, x1, traced(x2)), "
+    "and differentiate with respect to that parameter",
+    "outside": "pass it to evaluate() as an argument: evaluate(f, ..., w), and use the "
+    "parameter inside the function",
+    "ended": "compute the value and its gradient in the same evaluate() call; to start "
+    "a new trace from its numbers, pass traced(extract_data(value)) to evaluate()",
+    "pickled": "compute gradients in the process that runs evaluate(), and send the "
+    "gradients (plain arrays) instead of traced values",
+}
+
+
+def variable_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> TracingError:
+    """A gradient asked with respect to a traced value the trace does not follow."""
+    origins = sorted(origins, key=lambda o: o.kind)
+    reason = "; ".join(o.describe() for o in origins) or "not on the running trace"
+    kind = origins[0].kind if origins else "outside"
+    return TracingError(
+        f"{call}: {name} is not on the trace. It was {reason}. Only the arguments of "
+        "evaluate() are traced, so the trace treats it as a constant, and a constant "
+        "has no gradient.",
+        location(),
+        hint=_ORIGIN_HINTS[kind],
+    )
+
+
+def variable_not_traced(call: str, name: str, type_name: str) -> TracingError:
+    """A gradient asked with respect to a plain array."""
+    return TracingError(
+        f"{call}: {name} is a plain {type_name}, not a traced value, so the trace does "
+        "not follow it.",
+        location(),
+        hint="pass traced(value) to evaluate() and differentiate with respect to the "
+        "function's parameter",
+    )
+
+
+def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> TracingError:
+    """``gradient(y, ...)`` where ``y`` is plain data."""
+    cut = _extraction_phrase(tape.extractions)
+    return TracingError(
+        f"{call}: {name} is a plain {type_name}, not a traced value, so there is no trace "
+        f"to differentiate: nothing it was computed from was followed by the trace{cut}.",
+        location(),
+        hint="compute the output from the traced arguments, without extract_data(), "
+        "float() or np.asarray() on the way",
+    )
+
+
+def output_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> TracingError:
+    """``gradient(y, ...)`` where ``y`` was computed only from values off the trace."""
+    origins = sorted(origins, key=lambda o: o.kind)
+    reason = "; ".join(o.describe() for o in origins)
+    kind = origins[0].kind if origins else "outside"
+    return TracingError(
+        f"{call}: {name} is not on the trace: it was computed only from traced values "
+        f"that the trace does not follow (one was {reason}).",
+        location(),
+        hint=_ORIGIN_HINTS[kind],
+    )
+
+
+def trace_ended(call: str, name: str, tape: Tape) -> TracingError:
+    """A traced value from an evaluation that has returned."""
+    return TracingError(
+        f"{call}: {name} belongs to {tape.describe()}, which ended when that evaluate() "
+        "call returned. A trace exists only while evaluate() runs, so it no longer "
+        "remembers how the value was computed.",
+        location(),
+        hint=_ORIGIN_HINTS["ended"],
+    )
+
+
+def trace_released(call: str, tape: Tape) -> TracingError:
+    """A second gradient on a trace the first one released."""
+    return TracingError(
+        f"{call}: this trace was already used by gradient() at {tape.released_at}, which "
+        "released it to free memory (retain=False is the default), so the values the "
+        "backward pass needs are gone.",
+        location(),
+        hint="pass retain=True to every gradient() call that is followed by another one "
+        "on the same trace, or ask for all variables at once: gradient(y, x1, x2)",
+    )
+
+
+def non_scalar(call: str, name: str, shape: tuple[int, ...]) -> NonScalarOutputError:
+    """``gradient(y, ...)`` where ``y`` has more than one element."""
+    item = f"{name}[0]" if name.isidentifier() else f"({name})[0]"
+    return NonScalarOutputError(
+        f"{call}: {name} has shape {tuple(shape)}, but only a scalar (one number) can be "
+        "differentiated: the gradient says how that one number changes with each input.",
+        location(),
+        hint=f"reduce it first, e.g. gradient(np.sum({name}), ...), or take one element "
+        f"at a time with retain=True: gradient({item}, ..., retain=True)",
+    )
+
+
+def _extraction_phrase(extractions: Iterable[Extraction]) -> str:
+    places = [e.where for e in extractions if not e.intentional]
+    if not places:
+        return ""
+    return (
+        f" (extract_data() at {', '.join(places)} returned plain data, and whatever is "
+        "computed from plain data is not traced)"
+    )
+
+
+def cut_by_extraction(call: str, y: str, x: str, extraction: Extraction) -> TracingError:
+    """``y`` reaches ``x`` only through data taken out with ``extract_data``."""
+    return TracingError(
+        f"{call}: {y} does not depend on {x} through the trace. extract_data() at "
+        f"{extraction.where} took out the data of a value computed from {x}, and that "
+        f"cut every path from {x} to {y}: the gradient would silently be zero.",
+        location(),
+        hint="compute with the traced value itself (x ** 2, not extract_data(x) ** 2); "
+        "use extract_data() only to read values, after gradient()",
+    )
+
+
+def extracted_and_continued(call: str, x: str, extraction: Extraction) -> str:
+    """Warning: data of a value that depends on ``x`` was extracted, then used on."""
+    return (
+        f"{call}: extract_data() at {extraction.where} took out the data of a value "
+        f"computed from {x}, and the computation went on. Whatever was computed from "
+        "that data is a constant to the trace, so this gradient leaves out its "
+        "contribution. Compute with the traced value itself (x ** 2, not "
+        "extract_data(x) ** 2); if a constant is what you mean, write stop_gradient(...) "
+        "to say so, and this warning goes away."
+    )
+
+
+def untraced_portion(call: str, y: str, origins: Iterable[Origin]) -> str:
+    """Warning: ``y`` depends on traced values the trace does not follow."""
+    reasons = "; ".join(o.describe() for o in sorted(origins, key=lambda o: o.kind))
+    return (
+        f"{call}: {y} also depends on a traced value that the trace does not follow (it "
+        f"was {reasons}). It counts as a constant, so it gets no gradient and its own "
+        "inputs get none through it. If you want its gradient, pass it to evaluate() as "
+        "an argument; if it is a constant, use a plain array instead of traced()."
+    )
+
+
+def unused_variable(call: str, y: str, x: str) -> str:
+    """Warning: ``y`` does not depend on ``x`` at all."""
+    return (
+        f"{call}: {y} does not depend on {x}, so the gradient with respect to {x} is "
+        f"zero. Check that {x} is really used in computing {y}."
+    )

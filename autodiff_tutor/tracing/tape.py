@@ -1,0 +1,239 @@
+"""The tape: what tracing recorded while ``evaluate`` ran, kept as plain data.
+
+Every operation on a traced value appends a :class:`Record` (operation, inputs,
+output, the user's line). The backward pass reads the records in reverse; the
+inspector (:mod:`autodiff_tutor.tracing.inspector`) shows them as a table. When the
+evaluation ends, or a gradient releases the trace, the arrays kept for the backward
+pass are dropped; the records themselves stay, so a notebook can still show them.
+
+>>> tape = Tape("demo")
+>>> leaf = tape.new_leaf((2,), "float64", "x")
+>>> tape.nodes[leaf].label, tape.ended
+('x', False)
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from autodiff_tutor.tracing import inspector
+
+_ACTIVE: ContextVar[Tape | None] = ContextVar("autodiff_tutor_tracing_tape", default=None)
+_LAST: list[Tape] = []
+_COUNTER = itertools.count(1)
+
+
+def active_tape() -> Tape | None:
+    """The tape being recorded by the running ``evaluate`` call, or ``None``.
+
+    >>> active_tape() is None
+    True
+    """
+    return _ACTIVE.get()
+
+
+def last_tape() -> Tape | None:
+    """The tape of the most recent ``evaluate`` call (records kept, arrays released).
+
+    >>> from autodiff_tutor.tracing import evaluate, traced
+    >>> _ = evaluate(lambda x: x * 2, traced(1.0))
+    >>> [r.op for r in last_tape().records]
+    ['multiply']
+    """
+    return _LAST[-1] if _LAST else None
+
+
+def tape_of(value: Any) -> Tape | None:
+    """The trace a traced value was recorded on (``None`` if it never was).
+
+    >>> from autodiff_tutor.tracing import evaluate, traced
+    >>> y = evaluate(lambda x: x + 1, traced(1.0))
+    >>> tape_of(y).ended
+    True
+    """
+    return value._tape
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Why a traced value is *not* followed by the running trace (used in messages).
+
+    ``kind`` is ``"inside"`` (made by ``traced()`` inside the evaluated function),
+    ``"outside"`` (made outside ``evaluate`` and not passed to it), ``"ended"`` (left
+    over from an evaluation that returned) or ``"pickled"``.
+
+    >>> print(Origin("inside", "model.py:3").describe())
+    made by traced() inside the function that evaluate() runs (model.py:3)
+    """
+
+    kind: str
+    where: str
+
+    def describe(self) -> str:
+        """A phrase that completes "it was ..."."""
+        return {
+            "inside": f"made by traced() inside the function that evaluate() runs ({self.where})",
+            "outside": f"made outside evaluate() ({self.where}) and not passed to it "
+            "as an argument (a global or a closure variable)",
+            "ended": f"left over from {self.where}, which has ended",
+            "pickled": "pickled (sent to another process, or saved and loaded), "
+            "which keeps the data but not the trace",
+        }[self.kind]
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    """One input of a record as the inspector shows it: a traced node or a constant.
+
+    ``shape`` is ``None`` for Python numbers; ``origins`` says why a traced value
+    that is not on the trace was not followed.
+    """
+
+    node: int | None
+    shape: tuple[int, ...] | None
+    label: str
+    origins: frozenset[Origin] = frozenset()
+
+
+@dataclass
+class Node:
+    """A traced value on the tape: an argument of ``evaluate`` or a record's output."""
+
+    id: int
+    shape: tuple[int, ...]
+    dtype: str
+    label: str
+    record: int | None = None
+
+
+@dataclass
+class Record:
+    """One operation tracing saw.
+
+    ``kind`` is ``"rule"`` (a registry primitive), ``"custom"`` (an object of the op
+    protocol) or ``"cut"`` (no gradient flows: comparisons, ``extract_data``...).
+    ``payload`` holds what the backward pass needs; it is dropped on release.
+    """
+
+    index: int
+    op: str
+    kind: str
+    inputs: list[InputInfo]
+    outputs: tuple[int, ...]
+    where: str
+    detail: str = ""
+    payload: Any = None
+
+    @property
+    def needs_gradient(self) -> bool:
+        """Whether gradient flows back through this operation."""
+        return self.kind != "cut"
+
+
+@dataclass
+class Extraction:
+    """An ``extract_data`` (or ``stop_gradient``) call on a traced value."""
+
+    node: int
+    where: str
+    after: int  # number of records on the tape when it happened
+    intentional: bool
+
+
+@dataclass
+class Tape:
+    """The trace of one ``evaluate`` call."""
+
+    name: str
+    id: int = field(default_factory=lambda: next(_COUNTER))
+    nodes: list[Node] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    extractions: list[Extraction] = field(default_factory=list)
+    ended: bool = False
+    released_at: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def describe(self) -> str:
+        """``"trace 3 (evaluate(loss))"``, for messages.
+
+        >>> Tape("loss", id=3).describe()
+        'trace 3 (evaluate(loss))'
+        """
+        return f"trace {self.id} (evaluate({self.name}))"
+
+    def new_leaf(self, shape: tuple[int, ...], dtype: str, label: str) -> int:
+        """Add an argument of ``evaluate`` as a traced node; return its id."""
+        node = Node(len(self.nodes), tuple(shape), dtype, label)
+        self.nodes.append(node)
+        return node.id
+
+    def add_record(
+        self,
+        op: str,
+        kind: str,
+        inputs: list[InputInfo],
+        outputs: list[tuple[tuple[int, ...], str]],
+        where: str,
+        detail: str = "",
+        payload: Any = None,
+    ) -> Record:
+        """Append a record whose outputs (shape, dtype) become new nodes."""
+        index = len(self.records)
+        ids = []
+        for shape, dtype in outputs:
+            node = Node(len(self.nodes), tuple(shape), dtype, f"v{len(self.nodes)}", index)
+            self.nodes.append(node)
+            ids.append(node.id)
+        record = Record(index, op, kind, inputs, tuple(ids), where, detail, payload)
+        self.records.append(record)
+        return record
+
+    def release(self, where: str) -> None:
+        """Drop the arrays kept for the backward pass (after a non-retained gradient)."""
+        self.released_at = where
+        for record in self.records:
+            record.payload = None
+
+    def end(self) -> None:
+        """Mark the evaluation finished and free its arrays; keep the records."""
+        self.ended = True
+        for record in self.records:
+            record.payload = None
+        _LAST[:] = [self]
+
+    # -- the inspector ---------------------------------------------------------
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The records as data: one dict per argument and per operation.
+
+        >>> from autodiff_tutor.tracing import evaluate, traced
+        >>> _ = evaluate(lambda x: x * 2, traced(1.0))
+        >>> [row["op"] for row in last_tape().rows()]
+        ['input', 'multiply']
+        """
+        return inspector.rows(self)
+
+    def table(self) -> str:
+        """The records as a readable text table."""
+        return inspector.text_table(self)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        return inspector.html_table(self)
+
+
+def activate(tape: Tape) -> Any:
+    """Make ``tape`` the active one; returns the token for :func:`deactivate`."""
+    return _ACTIVE.set(tape)
+
+
+def deactivate(token: Any) -> None:
+    """Restore the tape that was active before :func:`activate`."""
+    _ACTIVE.reset(token)

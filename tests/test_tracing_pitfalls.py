@@ -1,0 +1,345 @@
+"""Each tracing pitfall of the seeds is reproducible and ends in a clear, located
+error or warning that says what happened, why it breaks the gradient, and what to do."""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from autodiff_tutor.errors import (
+    GradientEscapeError,
+    NonDifferentiableInputError,
+    NonScalarOutputError,
+    TracingError,
+    TracingEscapeError,
+    TracingWarning,
+)
+from autodiff_tutor.tracing import (
+    evaluate,
+    extract_data,
+    gradient,
+    stop_gradient,
+    traced,
+)
+
+
+def raised(fn, *args, error=TracingError):
+    """Run ``evaluate(fn, *args)`` and return the error it raises."""
+    with pytest.raises(error) as info:
+        evaluate(fn, *args)
+    return info.value
+
+
+def located_at(error, text):
+    """The error points at the user's line (file, line and the source text)."""
+    assert error.location is not None
+    assert error.location.filename == __file__
+    assert text in error.location.text
+    return True
+
+
+# --- a traced value made inside the evaluated function ---------------------------
+
+
+def test_differentiating_with_respect_to_a_value_made_inside_is_an_error():
+    def fun(x1):
+        x2 = traced(0.0)
+        y = x1 + x2
+        return gradient(y, x2)
+
+    error = raised(fun, traced(1.0))
+    assert "gradient(y, x2): x2 is not on the trace" in error.message
+    assert "made by traced() inside the function that evaluate() runs" in error.message
+    assert "a constant has no gradient" in error.message
+    assert "pass the value to evaluate() as an argument" in error.hint
+    assert located_at(error, "gradient(y, x2)")
+
+
+def test_an_untraced_portion_warns_but_the_gradient_is_right():
+    def fun(x1):
+        x2 = traced(0.0)
+        y = x1 * 2 + x2
+        return gradient(y, x1)
+
+    with pytest.warns(TracingWarning, match="also depends on a traced value that the trace") as w:
+        g = evaluate(fun, traced(1.0))
+    assert g == 2.0
+    assert w[0].filename == __file__
+    assert "use a plain array instead of traced()" in str(w[0].message)
+
+
+def test_a_traced_value_captured_from_outside_is_not_on_the_trace():
+    w = traced([1.0, 2.0])
+
+    def loss(x):
+        return gradient(np.sum(w * x), w)
+
+    error = raised(loss, traced([3.0, 4.0]))
+    assert "w is not on the trace" in error.message
+    assert "made outside evaluate()" in error.message
+    assert "not passed to it as an argument" in error.message
+    assert "evaluate(f, ..., w)" in error.hint
+
+
+# --- extract_data and continuing ------------------------------------------------------
+
+
+def test_extracting_and_continuing_warns_about_the_missing_contribution():
+    def fun(x):
+        y = x + extract_data(x) ** 2
+        return gradient(y, x)
+
+    with pytest.warns(TracingWarning, match=r"extract_data\(\) at .* took out the data") as w:
+        g = evaluate(fun, traced(2.5))
+    assert g == 1.0  # the seeds' behaviour: only the leading x term counts
+    message = str(w[0].message)
+    assert "leaves out its contribution" in message
+    assert "stop_gradient" in message
+    assert w[0].filename == __file__
+
+
+def test_stop_gradient_says_it_on_purpose_and_does_not_warn():
+    def fun(x):
+        y = x + stop_gradient(x) ** 2
+        return gradient(y, x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert evaluate(fun, traced(2.5)) == 1.0
+
+
+def test_reading_a_value_after_it_is_computed_does_not_warn():
+    def fun(x):
+        y = np.sum(x * x)
+        logged = extract_data(y)  # logging the loss: nothing is computed from it
+        return logged, gradient(y, x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        logged, g = evaluate(fun, traced([1.0, 2.0]))
+    assert logged == 5.0 and g.tolist() == [2.0, 4.0]
+
+
+def test_reading_a_value_midway_then_computing_with_traced_values_does_not_warn():
+    def fun(x):
+        h = x * x
+        print(extract_data(h).sum())  # a look at an intermediate value
+        return gradient(np.sum(h * 3.0), x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert evaluate(fun, traced([1.0, 2.0])).tolist() == [6.0, 12.0]
+
+
+def test_an_output_computed_only_from_extracted_data_is_an_error():
+    def fun(x):
+        y = extract_data(x) ** 2
+        return gradient(y, x)
+
+    error = raised(fun, traced(2.5))
+    assert "y is a plain float64, not a traced value" in error.message
+    assert "extract_data() at" in error.message
+    assert "without extract_data()" in error.hint
+    assert located_at(error, "gradient(y, x)")
+
+
+def test_a_path_cut_by_extract_data_is_an_error_not_a_silent_zero():
+    def fun(x, w):
+        y = np.sum(w * extract_data(x))
+        return gradient(y, x)
+
+    error = raised(fun, traced([1.0, 2.0]), traced([3.0, 4.0]))
+    assert "y does not depend on x through the trace" in error.message
+    assert "the gradient would silently be zero" in error.message
+    assert "extract_data(x) ** 2" in error.hint
+
+
+def test_retracing_extracted_data_inside_is_not_on_the_trace():
+    def fun(x):
+        z = traced(extract_data(x * 2)) * 3
+        return gradient(z, x)
+
+    error = raised(fun, traced(1.0))
+    assert "z is not on the trace" in error.message
+    assert "made by traced() inside" in error.message
+
+
+# --- gradient outside evaluate, and traces that ended --------------------------------
+
+
+def test_gradient_outside_evaluate_is_an_error():
+    x = traced(2.0)
+    with pytest.raises(TracingError) as info:
+        gradient(x * x, x)
+    assert "gradient() was called outside evaluate()" in info.value.message
+    assert "return y, gradient(y, x)" in info.value.hint
+    assert located_at(info.value, "gradient(x * x, x)")
+
+
+def test_gradient_of_an_output_after_evaluate_returned_is_an_error():
+    y = evaluate(lambda x: np.sum(x * x), traced([1.0]))
+    with pytest.raises(TracingError) as info:
+        gradient(y, y)
+    assert "already returned" in info.value.message
+
+
+def test_a_value_from_an_ended_trace_used_in_a_new_evaluation():
+    y = evaluate(lambda x: x * 2, traced(1.0))
+
+    def again(x):
+        return gradient(y * x, y)
+
+    error = raised(again, traced(3.0))
+    assert "y belongs to trace" in error.message
+    assert "which ended when that evaluate() call returned" in error.message
+    assert "traced(extract_data(value))" in error.hint
+
+
+def test_a_pickled_traced_value_loses_its_trace():
+    shipped = pickle.loads(pickle.dumps(traced([1.0, 2.0])))
+
+    def fun(x):
+        return gradient(np.sum(x * shipped), shipped)
+
+    error = raised(fun, traced([1.0, 1.0]))
+    assert "pickled (sent to another process" in error.message
+    assert "send the gradients" in error.hint
+
+
+# --- conversions that would drop the trace -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("convert", "what", "text"),
+    [
+        (lambda x: float(x), "float()", "float(x)"),
+        (lambda x: int(x), "int()", "int(x)"),
+        (lambda x: x.item(), ".item()", "x.item()"),
+        (lambda x: x.tolist(), ".tolist()", "x.tolist()"),
+        (lambda x: np.asarray(x), "np.asarray()", "np.asarray(x)"),
+        (lambda x: np.array([x, x]), "np.asarray()", "np.array([x, x])"),
+        (lambda x: math.exp(x), "float()", "math.exp(x)"),
+        (lambda x: [1, 2][x], "integer", "[1, 2][x]"),
+    ],
+    ids=["float", "int", "item", "tolist", "asarray", "array-of-list", "math", "index"],
+)
+def test_converting_a_traced_value_is_a_located_error(convert, what, text):
+    error = raised(convert, traced(1.0), error=TracingEscapeError)
+    assert isinstance(error, GradientEscapeError)  # the same class the compiler raises
+    assert what in error.message
+    assert "silently get no gradient" in error.message
+    assert "stop_gradient(x)" in error.hint and "extract_data()" in error.hint
+    assert located_at(error, text)
+
+
+def test_converting_is_fine_once_the_trace_is_released_or_ended():
+    def fun(x):
+        y = np.sum(x * x)
+        g = gradient(y, x)
+        return float(y), g  # the trace was released by gradient(): nothing to lose
+
+    value, g = evaluate(fun, traced([1.0, 2.0]))
+    assert value == 5.0
+    out = evaluate(lambda x: x * 2, traced(3.0))
+    assert float(out) == 6.0 and np.asarray(out) == 6.0
+
+
+# --- in-place writes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("write", "text"),
+    [
+        ("y[0] = 1.0", "y[0]"),
+        ("y[1:] = y[:1]", "y[1:]"),
+        ("del y[0]", "y[0]"),
+        ("y.fill(0.0)", "y.fill"),
+        ("y.sort()", "y.sort"),
+        ("np.add(y, 1.0, out=y)", "np.add(y, 1.0, out=y)"),
+        ("np.add.at(y, [0], 1.0)", "np.add.at(y, [0], 1.0)"),
+    ],
+)
+def test_writing_into_a_traced_array_is_a_located_error(write, text):
+    namespace = {"np": np}
+    code = compile(f"def fun(x):\n    y = x * 2\n    {write}\n    return y\n", __file__, "exec")
+    exec(code, namespace)
+    with pytest.raises(TracingError) as info:
+        evaluate(namespace["fun"], traced([1.0, 2.0]))
+    assert "writes into a traced array in place" in info.value.message
+    assert "the gradient would silently be wrong" in info.value.message
+    assert "np.where(mask, new_value, y)" in info.value.hint
+    assert info.value.lineno == 3
+
+
+def test_writing_a_traced_result_into_a_plain_array_is_an_error():
+    def fun(x):
+        a = np.zeros(2)
+        a += x
+        return a
+
+    error = raised(fun, traced([1.0, 2.0]))
+    assert "stores a traced result into a plain (untraced) array" in error.message
+    assert "a = a + t" in error.hint
+    assert located_at(error, "a += x")
+
+
+# --- what can and cannot be differentiated -------------------------------------------
+
+
+def test_a_non_scalar_output_is_an_error():
+    def fun(x):
+        return gradient(x * 2, x)
+
+    error = raised(fun, traced([1.0, 2.0]), error=NonScalarOutputError)
+    assert "x * 2 has shape (2,), but only a scalar (one number)" in error.message
+    assert "gradient(np.sum(x * 2), ...)" in error.hint
+    assert "gradient((x * 2)[0], ..., retain=True)" in error.hint
+
+
+def test_a_function_without_a_rule_is_named_and_never_dropped():
+    error = raised(lambda x: np.cumsum(x), traced([1.0, 2.0]))
+    assert "np.cumsum has no derivative rule" in error.message
+    assert "DifferentiableFunction" in error.hint
+    method_error = raised(lambda x: x.cumsum(), traced([1.0, 2.0]))
+    assert "x.cumsum has no derivative rule" in method_error.message
+    operator_error = raised(lambda x: x % 2.0, traced([1.0, 2.0]))
+    assert "the % operator has no derivative rule" in operator_error.message
+
+
+def test_arguments_the_rule_does_not_know_are_reported():
+    error = raised(lambda x: np.sum(x, dtype=np.float32), traced([1.0]))
+    assert "np.sum(..., dtype=)" in error.message
+    assert "axis, keepdims" in error.message
+    reduce_error = raised(lambda x: np.add.reduce(x), traced([1.0]))
+    assert "np.add.reduce(...) on a traced value is not supported" in reduce_error.message
+
+
+def test_nested_evaluate_is_an_error():
+    error = raised(lambda x: evaluate(lambda z: z, x), traced(1.0))
+    assert "evaluate() was called inside another evaluate()" in error.message
+
+
+def test_gradient_with_respect_to_a_plain_array_is_an_error():
+    def fun(x, c):
+        return gradient(np.sum(x * c), c)
+
+    error = raised(fun, traced([1.0]), np.array([2.0]))
+    assert "c is a plain ndarray, not a traced value" in error.message
+    assert "pass traced(value) to evaluate()" in error.hint
+
+
+def test_an_unused_variable_warns_and_gets_zeros():
+    def fun(x, w):
+        return gradient(np.sum(x * x), w)
+
+    with pytest.warns(TracingWarning, match="does not depend on w, so the gradient"):
+        g = evaluate(fun, traced([1.0]), traced([5.0, 6.0]))
+    assert g.tolist() == [0.0, 0.0]
+
+
+def test_integer_data_cannot_be_traced():
+    with pytest.raises(NonDifferentiableInputError, match="needs floating-point data"):
+        traced(np.array([1, 2]))
+    assert traced([1, 2]).dtype == np.float64  # Python numbers become float64
