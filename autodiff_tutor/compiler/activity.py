@@ -46,14 +46,24 @@ class Activity:
 def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = None) -> Activity:
     """Compute varied and useful names; reject gradients that would silently vanish."""
     varied = set(wrt if wrt is not None else _wrt_of(program))
-    for step in program.steps:
-        if step.kind in DIFFERENTIABLE_KINDS and _reads(step) & varied:
-            varied.add(step.target)
+    steps = program.all_steps()
+    changed = True
+    while changed:  # a fixpoint: loops carry values back to earlier steps
+        changed = False
+        for step in steps:
+            if step.kind in DIFFERENTIABLE_KINDS and _reads(step) & varied:
+                if not set(step.defined()) <= varied:
+                    varied |= set(step.defined())
+                    changed = True
     useful = set(program.outputs)
-    for step in reversed(program.steps):
-        if step.target in useful:
-            useful |= step.operand_names()
-    for step in program.steps:
+    changed = True
+    while changed:
+        changed = False
+        for step in steps:
+            if set(step.defined()) & useful and not step.operand_names() <= useful:
+                useful |= step.operand_names()
+                changed = True
+    for step in steps:
         if step.target in useful and step.kind in ("opaque", "escape"):
             carried = sorted(_reads(step) & varied)
             if carried:

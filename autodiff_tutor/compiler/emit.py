@@ -28,9 +28,10 @@ from typing import Any
 from autodiff_tutor.compiler.reverse import Generated, Line
 from autodiff_tutor.compiler.source import closure_values
 from autodiff_tutor.runtime import backend, helpers
+from autodiff_tutor.runtime.tape import Tape
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
-RUNTIME.update(array_module=backend.array_module, zeros_like=backend.zeros_like)
+RUNTIME.update(array_module=backend.array_module, zeros_like=backend.zeros_like, Tape=Tape)
 
 _counter = itertools.count(1)
 
@@ -41,16 +42,17 @@ def _tuple(names: list[str]) -> str:
     return f"({', '.join(names)})"
 
 
-def _body(lines: list[Line], indent: str = "    ") -> list[str]:
+def _body(lines: list[Line], comments: bool = True) -> list[str]:
     if not lines:
         return []
-    width = min(max(len(line.code) for line in lines), 54)
+    texts = ["    " * (line.depth + 1) + line.code for line in lines]
+    width = min(max(len(t) for t in texts), 58)
     out = []
-    for line in lines:
-        if line.origin:
-            out.append(f"{indent}{line.code.ljust(width)}  # {line.origin}".rstrip())
+    for line, text in zip(lines, texts, strict=True):
+        if comments and line.origin and not line.code.endswith(":"):
+            out.append(f"{text.ljust(width)}  # {line.origin}".rstrip())
         else:
-            out.append(f"{indent}{line.code}")
+            out.append(text)
     return out
 
 
@@ -58,7 +60,7 @@ def render_forward(generated: Generated) -> str:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = _tuple(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = [f"    {line.code}" for line in generated.forward]
+    body = _body(generated.forward, comments=False)
     body.append(f"    return {outputs}, {_tuple(generated.memory) if generated.memory else '()'}")
     return "\n".join([head, *body])
 

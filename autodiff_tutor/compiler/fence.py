@@ -22,8 +22,23 @@ import ast
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
-# Straight-line numpy code: one expression language, a few statement forms.
-SUPPORTED_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.Pass)
+# Numpy code with structured control flow: one expression language, these statements.
+SUPPORTED_STATEMENTS = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Return,
+    ast.Expr,
+    ast.Pass,
+    ast.If,
+    ast.For,
+    ast.While,
+    ast.Break,
+    ast.Continue,
+    ast.FunctionDef,  # helpers defined inside are inlined where they are called
+    ast.arguments,
+    ast.arg,
+)
 SUPPORTED_EXPRESSIONS = (
     ast.Name,
     ast.Constant,
@@ -44,9 +59,6 @@ CONTEXTS = (ast.Load, ast.Store, ast.Del, ast.operator, ast.unaryop, ast.cmpop, 
 
 # What to tell a user about each construct the compiler rejects.
 HINTS: dict[type[ast.AST], tuple[str, str]] = {
-    ast.If: ("'if' statements are not supported yet", "use np.where(condition, a, b)"),
-    ast.For: ("'for' loops are not supported yet", "vectorize the loop with array operations"),
-    ast.While: ("'while' loops are not supported yet", "vectorize the loop"),
     ast.ListComp: ("list comprehensions are not supported", "build the array with numpy"),
     ast.SetComp: ("set comprehensions are not supported", "use arrays"),
     ast.DictComp: ("dict comprehensions are not supported", "use arrays"),
@@ -60,7 +72,9 @@ HINTS: dict[type[ast.AST], tuple[str, str]] = {
     ast.Global: ("'global' is not supported", "pass the value as an argument"),
     ast.Nonlocal: ("'nonlocal' is not supported", "return the value instead"),
     ast.ClassDef: ("classes defined inside the function are not supported", "define it outside"),
-    ast.FunctionDef: ("functions defined inside are not supported yet", "define it outside"),
+    ast.AsyncFunctionDef: ("async functions are not supported", "use a plain def"),
+    ast.AsyncFor: ("async loops are not supported", "use a plain for"),
+    ast.AsyncWith: ("'async with' is not supported", "move it outside the function"),
     ast.Delete: ("'del' is not supported", "let the value go out of scope"),
     ast.Raise: ("'raise' is not supported", "check inputs before calling"),
     ast.Assert: ("'assert' is not supported", "check inputs before calling"),
@@ -113,7 +127,9 @@ def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
                 parsed.location(node),
                 hint="assign each name separately",
             )
-        if isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Constant, *HINTS)):
+        if isinstance(node, ast.Expr) and not (
+            isinstance(node.value, (ast.Constant, *HINTS)) or _is_list_append(node.value)
+        ):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",
                 parsed.location(node),
@@ -126,3 +142,12 @@ def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
         (f"'{type(node).__name__}' is not supported", "rewrite it with plain numpy"),
     )
     raise UnsupportedSyntaxError(message, parsed.location(node), hint=hint)
+
+
+def _is_list_append(value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "append"
+        and isinstance(value.func.value, ast.Name)
+    )

@@ -40,6 +40,8 @@ class Step:
     callee: Any = None  # the resolved object of a call (custom op, unknown function)
     description: str = ""  # how the user wrote the operation ('np.tanh', 'x.sum')
     expression: ast.expr | None = None  # the user's sub-expression this step computes
+    copy_back: bool = False  # assigns a region's canonical name at the end of a body
+    targets: list[str] | None = None  # several outputs (a call returning a tuple)
 
     def source(self) -> str:
         """The step as one line of Python."""
@@ -48,6 +50,10 @@ class Step:
     def operand_names(self) -> set[str]:
         """Every name the step's value reads."""
         return {n.id for n in ast.walk(self.value) if isinstance(n, ast.Name)}
+
+    def defined(self) -> list[str]:
+        """The names this step assigns."""
+        return list(self.targets) if self.targets else [self.target]
 
     def input_names(self) -> list[tuple[str, str]]:
         """(rule input, name) for each input that is a variable (sequences expanded)."""
@@ -60,21 +66,77 @@ class Step:
 
 
 @dataclass
+class Branch:
+    """``if test: body else: orelse``; ``canonical`` names are assigned in every path."""
+
+    test: str  # a name holding the (static) condition
+    body: list[Node]
+    orelse: list[Node]
+    canonical: list[str]
+    origin: ast.AST | None = None
+
+
+@dataclass
+class Loop:
+    """A ``for`` over a range (``index``, ``iterations``) or a ``while`` (``test``)."""
+
+    kind: str  # "for" | "while"
+    body: list[Node]
+    canonical: list[str]  # names carried from one iteration to the next
+    index: str | None = None  # for: the loop variable
+    iterations: str | None = None  # for: a name holding the range
+    test: ast.expr | None = None  # while: the condition, re-evaluated each time
+    counter: str | None = None  # while: counts iterations for the backward pass
+    origin: ast.AST | None = None
+
+
+Node = Step | Branch | Loop
+
+
+def walk_steps(nodes: list[Node]) -> list[Step]:
+    """Every step in ``nodes``, including those inside branches and loops.
+
+    >>> walk_steps([Branch("c", [Step("a", ast.Constant(1), "static")], [], ["a"])])[0].target
+    'a'
+    """
+    steps: list[Step] = []
+    for node in nodes:
+        if isinstance(node, Step):
+            steps.append(node)
+        elif isinstance(node, Branch):
+            steps += walk_steps(node.body) + walk_steps(node.orelse)
+        else:
+            steps += walk_steps(node.body)
+    return steps
+
+
+def has_regions(nodes: list[Node]) -> bool:
+    """Whether any branch or loop occurs in ``nodes``."""
+    return any(not isinstance(n, Step) for n in nodes)
+
+
+@dataclass
 class Program:
     """A normalized function: parameters, steps, and the names it returns."""
 
     name: str
     params: list[str]
     defaults: dict[str, Any]
-    steps: list[Step]
+    steps: list[Node]
     outputs: list[str]
     returns_tuple: bool
     origin_of_return: ast.AST | None = None
     namespace: dict[str, Any] = field(default_factory=dict)
 
+    list_names: set[str] = field(default_factory=set)
+
+    def all_steps(self) -> list[Step]:
+        """Every step, including those inside branches and loops."""
+        return walk_steps(self.steps)
+
     def defined_names(self) -> set[str]:
         """Parameters and every step target."""
-        return set(self.params) | {s.target for s in self.steps}
+        return set(self.params) | {t for s in self.all_steps() for t in s.defined()}
 
     def source(self) -> str:
         """The normalized program as Python source (the forward without memory).
@@ -82,7 +144,26 @@ class Program:
         >>> Program("f", ["x"], {}, [], ["x"], False).source()
         'def f(x):\\n    return x'
         """
-        body = [f"    {s.source()}" for s in self.steps]
-        returned = ", ".join(self.outputs)
-        body.append(f"    return {returned}")
+        body = _render(self.steps, "    ")
+        body.append(f"    return {', '.join(self.outputs)}")
         return f"def {self.name}({', '.join(self.params)}):\n" + "\n".join(body)
+
+
+def _render(nodes: list[Node], indent: str) -> list[str]:
+    lines = []
+    for node in nodes:
+        if isinstance(node, Step):
+            lines.append(indent + node.source())
+        elif isinstance(node, Branch):
+            lines.append(f"{indent}if {node.test}:")
+            lines += _render(node.body, indent + "    ") or [indent + "    pass"]
+            if node.orelse:
+                lines.append(f"{indent}else:")
+                lines += _render(node.orelse, indent + "    ")
+        elif node.kind == "for":
+            lines.append(f"{indent}for {node.index} in {node.iterations}:")
+            lines += _render(node.body, indent + "    ") or [indent + "    pass"]
+        else:
+            lines.append(f"{indent}while {ast.unparse(node.test)}:")
+            lines += _render(node.body, indent + "    ") or [indent + "    pass"]
+    return lines

@@ -32,7 +32,8 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from autodiff_tutor.compiler.ir import Program, Step
+from autodiff_tutor.compiler.desugar import DesugarError, desugar
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step
 from autodiff_tutor.compiler.resolve import Callee, Resolver
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
@@ -65,7 +66,9 @@ class _Normalizer:
         self.params += [a.arg for a in self.tree.args.kwonlyargs]
         self.current: dict[str, str] = {p: p for p in self.params}  # user name -> version
         self.varied: set[str] = set(wrt)
-        self.steps: list[Step] = []
+        self.steps: list[Node] = []  # the block being filled (a body of a branch or loop)
+        self.emitted: list[Step] = []  # every step so far, in order
+        self.list_names: set[str] = set()
         self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
         self.taken |= set(self.params)
         self.resolver = Resolver(parsed, self.current)
@@ -77,7 +80,14 @@ class _Normalizer:
     def run(self) -> Program:
         outputs: list[str] | None = None
         returns_tuple, return_node = False, None
-        for statement in self.tree.body:
+        try:
+            body = desugar(self.tree).body
+        except DesugarError as error:
+            raise UnsupportedSyntaxError(
+                error.message, self.parsed.location(error.node), hint="see the supported forms"
+            ) from None
+        self.taken |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        for statement in body:
             self.origin = statement
             if isinstance(statement, ast.Return):
                 outputs, returns_tuple = self._return(statement)
@@ -99,12 +109,22 @@ class _Normalizer:
             returns_tuple=returns_tuple,
             origin_of_return=return_node,
             namespace=self.resolver.namespace,
+            list_names=self.list_names,
         )
 
     def _statement(self, node: ast.stmt) -> None:
-        if isinstance(node, (ast.Pass, ast.Expr)):
+        self.origin = node
+        if isinstance(node, ast.If):
+            self._if(node)
+        elif isinstance(node, (ast.For, ast.While)):
+            self._loop(node)
+        elif isinstance(node, ast.Expr) and _is_append(node.value):
+            self._append(node.value)
+        elif isinstance(node, (ast.Pass, ast.Expr)):
             return  # a docstring or 'pass' (the fence rejected other expressions)
-        if isinstance(node, ast.AugAssign):
+        elif isinstance(node, ast.Return):
+            self._reject(node, "a return here is not supported", "return at the end")
+        elif isinstance(node, ast.AugAssign):
             if isinstance(node.target, ast.Name):
                 self._check_in_place(node)
             value = ast.BinOp(left=_load(node.target), op=node.op, right=node.value)
@@ -119,6 +139,10 @@ class _Normalizer:
         if isinstance(target, ast.Name):
             version = self._version_name(target.id)
             self._lower(value, target=version)  # the right side reads the old versions
+            if isinstance(value, ast.List) or (
+                isinstance(value, ast.Name) and self.current.get(value.id) in self.list_names
+            ):
+                self.list_names.add(version)
             self.current[target.id] = version
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
             if len(target.elts) != len(value.elts):
@@ -130,12 +154,225 @@ class _Normalizer:
                 version = self._version_name(name_node.id)
                 self._lower(atom, target=version)
                 self.current[name_node.id] = version
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self._setitem(target, value)
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Call):
+            self._unpack_call(target, value)
         else:
             self._reject(
                 target,
-                "assigning into an array (x[i] = ...) or unpacking a call is not supported yet",
-                "build a new array with np.where, np.concatenate or np.stack",
+                "this assignment target is not supported",
+                "assign to a name, a tuple of names, or an element of an array (y[i] = ...)",
             )
+
+    # -- arrays, lists and calls with several results ----------------------------------
+
+    def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
+        name = target.value.id
+        self._check_unshared(name, target, f"{name}[...] = ...", f"{name} = {name}.copy()")
+        base = ast.Name(self.current[name], ast.Load())
+        index = self._static_operand(target.slice, "an index")
+        item = self._atom(value)
+        at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
+        call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
+        version = self._version_name(name)
+        inputs = {"x": base, "value": item}
+        self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
+        self.current[name] = version
+
+    def _append(self, call: ast.Call) -> None:
+        """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
+        name = call.func.value.id
+        if self.current.get(name) not in self.list_names:
+            self._reject(call, f"{name!r} is not a list built in this function", "start it with []")
+        self._check_unshared(name, call, f"{name}.append(...)", f"{name} = list({name})")
+        base = ast.Name(self.current[name], ast.Load())
+        item = self._atom(call.args[0])
+        value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
+        version = self._version_name(name)
+        self._primitive(version, value, "list_append", [], {}, call, {"xs": base, "x": item})
+        self.list_names.add(version)
+        self.current[name] = version
+
+    def _unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
+        """``a, b = helper(x)``: one step with several outputs."""
+        names = []
+        for element in target.elts:
+            if not isinstance(element, ast.Name):
+                self._reject(element, "only names can be unpacked into", "")
+            names.append(element.id)
+        temp = self._lower(value, target=None)
+        step = self.emitted[-1]
+        versions = [self._version_name(n) for n in names]
+        if step.kind == "op_call" and step.target == temp.id:
+            step.targets = versions
+        else:  # a static call returning a tuple: unpack it as a static value
+            pieces = ast.Tuple([ast.Name(v, ast.Store()) for v in versions], ast.Store())
+            for i, version in enumerate(versions):
+                item = ast.Subscript(temp, ast.Constant(i), ast.Load())
+                self._emit(Step(version, item, "static"))
+            _ = pieces
+        for name, version in zip(names, versions, strict=True):
+            self.current[name] = version
+            if step.kind == "op_call" and step.target == temp.id and temp.id in self.varied:
+                self.varied.add(version)
+
+    def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
+        version = self.current.get(name)
+        if version is None:
+            self._reject(node, f"{name!r} is not defined yet", "")
+        producer = next((s for s in reversed(self.emitted) if version in s.defined()), None)
+        shared = version in self.params or (
+            producer is not None
+            and (
+                (producer.kind in ("copy", "static") and isinstance(producer.value, ast.Name))
+                or producer.op in VIEW_OPS
+                or producer.kind in ("opaque", "op_call")
+            )
+        )
+        aliased = any(
+            s.kind in ("copy", "static")
+            and isinstance(s.value, ast.Name)
+            and s.value.id == version
+            and not s.copy_back
+            for s in self.emitted
+        )
+        if shared or aliased:
+            self._reject(
+                node,
+                f"'{what}' would change, in place, an array that other names share "
+                "(a parameter, an alias or a view)",
+                f"make a copy first ({fix}), or build a new array",
+            )
+
+    # -- control flow -------------------------------------------------------------
+
+    def _block(self, statements: list[ast.stmt]) -> list[Node]:
+        outer = self.steps
+        self.steps = []
+        for statement in statements:
+            self._statement(statement)
+        block, self.steps = self.steps, outer
+        return block
+
+    def _restore(self, versions: dict[str, str]) -> None:
+        self.current.clear()  # in place: the resolver holds this dict
+        self.current.update(versions)
+
+    def _if(self, node: ast.If) -> None:
+        test = self._condition(node.test)
+        entry = dict(self.current)
+        body = self._block(node.body)
+        after_body = dict(self.current)
+        self._restore(entry)
+        orelse = self._block(node.orelse)
+        after_else = dict(self.current)
+        self._restore(entry)
+        canonical = self._merge(node, [(body, after_body), (orelse, after_else)], entry)
+        self.steps.append(Branch(test, body, orelse, canonical, node))
+
+    def _merge(self, node: ast.AST, paths: list, entry: dict[str, str]) -> list[str]:
+        """Give each name a path changed one version after the join (copy-backs)."""
+        names = [
+            n
+            for n in dict.fromkeys(k for _, v in paths for k in v)
+            if any(v.get(n) != entry.get(n) for _, v in paths)
+        ]
+        canonical = []
+        for name in names:
+            version = self._version_name(name)
+            for block, versions in paths:
+                if name in versions:
+                    self._copy_back(block, version, versions[name], node)
+            self.current[name] = version
+            canonical.append(version)
+        return canonical
+
+    def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
+        kind = "copy" if source in self.varied else "static"
+        step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
+        if source in self.list_names:
+            self.list_names.add(target)
+        block.append(step)
+        self.emitted.append(step)
+        if kind == "copy":
+            self.varied.add(target)
+
+    def _condition(self, test: ast.expr) -> str:
+        return self._emit(Step(None, self._rename(test), "static"), test).id
+
+    def _loop(self, node: ast.For | ast.While) -> None:
+        """A loop; retried until the names that carry gradient across iterations are known."""
+        for _ in range(4):
+            snapshot = self._snapshot()
+            carried_varied = self._loop_once(node)
+            if carried_varied <= snapshot["varied"]:
+                return
+            self._rollback(snapshot)
+            self.varied |= carried_varied
+        self._reject(node, "the gradient flow of this loop could not be resolved", "")
+
+    def _loop_once(self, node: ast.For | ast.While) -> set[str]:
+        assigned = _assigned_names(node.body)
+        if isinstance(node, ast.For):
+            assigned.discard(node.target.id)
+        entry = dict(self.current)
+        carried: dict[str, str] = {}
+        for name in sorted(assigned):  # copy-in: the version a body iteration starts from
+            if name in entry:
+                version = self._version_name(name)
+                self._lower(ast.Name(entry[name], ast.Load()), target=version)
+                if entry[name] in self.list_names:
+                    self.list_names.add(version)
+                carried[name] = version
+                self.current[name] = version
+        loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
+        if isinstance(node, ast.For):
+            if not isinstance(node.target, ast.Name):
+                self._reject(node.target, "the loop variable must be a name", "")
+            loop.iterations = self._emit(
+                Step(None, self._rename(node.iter), "static"), node.iter
+            ).id
+            loop.index = self._version_name(node.target.id)
+            self.current[node.target.id] = loop.index
+        else:
+            loop.test = self._rename(node.test)
+            loop.counter = self._fresh("count")
+        body = self._block(node.body)
+        after = dict(self.current)
+        for name in sorted(assigned):
+            if name not in carried and name in after:  # first assigned in the body
+                carried[name] = self._version_name(name)
+            if name in after and after[name] != carried[name]:
+                self._copy_back(body, carried[name], after[name], node)
+        loop.body = body
+        loop.canonical = [carried[n] for n in sorted(carried)]
+        self._restore({**entry, **carried})
+        if loop.index is not None:
+            self.current[node.target.id] = loop.index
+        self.steps.append(loop)
+        return {c for c in loop.canonical if c in self.varied}
+
+    def _snapshot(self) -> dict:
+        return {
+            "steps": list(self.steps),
+            "emitted": list(self.emitted),
+            "current": dict(self.current),
+            "varied": set(self.varied),
+            "taken": set(self.taken),
+            "temp_count": self.temp_count,
+            "lists": set(self.list_names),
+        }
+
+    def _rollback(self, snapshot: dict) -> None:
+        self.steps[:] = snapshot["steps"]
+        self.emitted[:] = snapshot["emitted"]
+        self._restore(snapshot["current"])
+        self.varied = snapshot["varied"]
+        self.taken = snapshot["taken"]
+        self.temp_count = snapshot["temp_count"]
+        self.list_names = snapshot["lists"]
 
     def _check_in_place(self, node: ast.AugAssign) -> None:
         """``z += v`` writes into z's array: only safe when nothing else sees that array.
@@ -147,7 +384,7 @@ class _Normalizer:
         name = node.target.id
         symbol = _AUG_SYMBOL.get(type(node.op), "?")
         version = self.current.get(name)
-        producer = next((s for s in reversed(self.steps) if s.target == version), None)
+        producer = next((s for s in reversed(self.emitted) if s.target == version), None)
         shared = version in self.params or (
             producer is not None
             and (
@@ -158,7 +395,7 @@ class _Normalizer:
         )
         aliased = any(
             s.kind in ("copy", "static") and isinstance(s.value, ast.Name) and s.value.id == version
-            for s in self.steps
+            for s in self.emitted
         )
         if shared or aliased:
             self._reject(
@@ -221,16 +458,43 @@ class _Normalizer:
             base = self._atom(node.value)
             index = self._static_operand(node.slice, "an index")
             value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
-            at_index = ast.Subscript(value=ast.Name("at", ast.Load()), slice=index, ctx=ast.Load())
-            return self._primitive(target, value, "getitem", [base], {"index": at_index}, node)
+            return self._primitive(target, value, "getitem", [base], {"index": index}, node)
         if isinstance(node, ast.Call):
             return self._call(node, target)
         if isinstance(node, ast.IfExp):
-            self._reject(node, "conditional expressions are not supported yet", "use np.where")
+            return self._if_expression(node, target)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = ast.List([self._atom(e) for e in node.elts], ast.Load())
+            name = self._primitive(target, items, "make_list", [], {}, node, {"xs": items})
+            self.list_names.add(name.id)
+            return name
         self._reject(node, f"{type(node).__name__} cannot be differentiated here", "")
+
+    def _if_expression(self, node: ast.IfExp, target: str | None) -> ast.Name:
+        """``a if c else b``: a branch whose two paths assign one name."""
+        test = self._condition(node.test)
+        target = target or self._fresh()
+        paths = []
+        for value in (node.body, node.orelse):
+            outer, self.steps = self.steps, []
+            atom = self._atom(value)
+            block, self.steps = self.steps, outer
+            paths.append((block, atom))
+        for block, atom in paths:
+            if isinstance(atom, ast.Constant):
+                step = Step(target, atom, "static", copy_back=True, origin=self.origin)
+                block.append(step)
+                self.emitted.append(step)
+            else:
+                self._copy_back(block, target, atom.id, node)
+        self.taken.add(target)
+        self.steps.append(Branch(test, paths[0][0], paths[1][0], [target], node))
+        return ast.Name(target, ast.Load())
 
     def _call(self, node: ast.Call, target: str | None) -> ast.Name:
         callee = self.resolver.callee(node)
+        if callee.kind == "escape" and self._is_list_of_arrays(node):
+            callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -255,6 +519,18 @@ class _Normalizer:
         step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _is_list_of_arrays(self, node: ast.Call) -> bool:
+        """``np.array(ys)`` with ``ys`` a list built here (or a list literal) is a stack."""
+        if (
+            getattr(node.func, "attr", getattr(node.func, "id", "")) != "array"
+            or len(node.args) != 1
+        ):
+            return False
+        arg = node.args[0]
+        if isinstance(arg, ast.List):
+            return True
+        return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
 
     def _operand(self, node: ast.expr) -> ast.expr:
         """An atom when ``node`` carries gradient, else the expression itself."""
@@ -344,8 +620,18 @@ class _Normalizer:
     def _input_operand(self, node: ast.expr, rule: Rule) -> ast.expr:
         if rule.sequence and isinstance(node, (ast.List, ast.Tuple)):
             return type(node)(elts=[self._atom(e) for e in node.elts], ctx=ast.Load())
+        if (
+            rule.sequence
+            and isinstance(node, ast.Name)
+            and self.current.get(node.id) in self.list_names
+        ):
+            return ast.Name(self.current[node.id], ast.Load())
         if rule.sequence:
-            self._reject(node, f"{rule.op} needs a list literal here", "write [a, b, ...] inline")
+            self._reject(
+                node,
+                f"{rule.op} needs a list here",
+                "write [a, b, ...] or build a list with append",
+            )
         return self._atom(node)
 
     def _static_operand(self, node: ast.expr, what: str) -> ast.expr:
@@ -390,6 +676,7 @@ class _Normalizer:
             if step.kind in ("primitive", "copy", "op_call"):
                 self.varied.add(step.target)
         self.steps.append(step)
+        self.emitted.append(step)
         self.taken.add(step.target)
         if step.kind == "static" and step.callee is None and self.resolver.makes_module(step.value):
             self.resolver.module_locals.add(step.target)
@@ -397,7 +684,7 @@ class _Normalizer:
 
     def _version_name(self, name: str) -> str:
         """The name of the next value assigned to the user's ``name`` (x, then x_2...)."""
-        taken_before = name in self.current or any(s.target == name for s in self.steps)
+        taken_before = name in self.current or any(name in s.defined() for s in self.emitted)
         version = name if not taken_before else self._fresh(name + "_")
         self.taken.add(version)
         return version
@@ -455,6 +742,32 @@ class _Normalizer:
 
     def _reject(self, node: ast.AST, message: str, hint: str) -> None:
         raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)
+
+
+def _is_append(value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "append"
+        and isinstance(value.func.value, ast.Name)
+        and len(value.args) == 1
+        and not value.keywords
+    )
+
+
+def _assigned_names(statements: list[ast.stmt]) -> set[str]:
+    """User names a block assigns (including by append and y[i] = ...)."""
+    names = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name):
+                    names.add(node.value.id)
+            elif _is_append(node) if isinstance(node, ast.expr) else False:
+                names.add(node.func.value.id)
+    return names
 
 
 def _load(target: ast.expr) -> ast.expr:

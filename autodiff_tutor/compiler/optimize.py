@@ -84,6 +84,9 @@ class _Folder(ast.NodeTransformer):
         for keep, drop in ((left, right), (right, left)):
             if _is_true(drop) and isinstance(node.op, (ast.BitAnd, ast.Mult)):
                 return keep
+        if isinstance(node.op, ast.Add) and isinstance(right, ast.UnaryOp):
+            if isinstance(right.op, ast.USub):  # a + -b  ->  a - b
+                return ast.BinOp(left, ast.Sub(), right.operand)
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.expr:

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ from autodiff_tutor.compiler.emit import compile_functions, helper_names
 from autodiff_tutor.compiler.fence import check_supported
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.normalize import normalize
-from autodiff_tutor.compiler.reverse import Generated, Line, build
+from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
 
 
@@ -88,4 +87,4 @@ def _avoid_helper_clashes(generated: Generated, program: Program) -> None:
 
 
 def _names(line: Line) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(line.code)) if isinstance(n, ast.Name)}
+    return names_read(line.code)

@@ -30,7 +30,7 @@ from autodiff_tutor.rules.registry import is_nondifferentiable
 from autodiff_tutor.runtime.backend import array_module
 
 ESCAPE_BUILTINS = {builtins.float, builtins.int, builtins.bool, builtins.complex}
-ESCAPE_FUNCTIONS = {"asarray", "array", "asnumpy", "extract_data", "copy"}
+ESCAPE_FUNCTIONS = {"asarray", "array", "asnumpy", "extract_data"}
 ESCAPE_METHODS = {"item", "tolist", "get", "__array__"}
 MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
 

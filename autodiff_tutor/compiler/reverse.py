@@ -1,10 +1,13 @@
-"""Stage 5: build the forward and backward statements (reverse mode).
+"""Stage 5: build the backward statements (reverse mode), and then the forward.
 
-The forward is the normalized program, minus what nobody needs, returning the
-outputs and the *memory*: the values the backward reads. The backward visits the
-active steps in reverse, inlines each rule's formula and accumulates one gradient
-``d_<name>`` per value; an input that does not reach the output gets a zero
-gradient of its shape and dtype.
+The backward visits the active steps in reverse, inlines each rule's formula and
+accumulates one gradient ``d_<name>`` per value; an input that does not reach the
+output gets a zero gradient of its shape and dtype. Branches and loops are replayed
+in reverse: a loop runs backwards over its iterations, popping from the tape what
+each iteration pushed; a branch takes the path the forward took.
+
+Once the backward is known, :mod:`~autodiff_tutor.compiler.primal` writes the
+forward: only what is needed, pushing on the tape exactly what the backward reads.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.source import parse_function
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler.activity import Activity
 from autodiff_tutor.compiler.inline import inline, inline_all, is_none_gradient
-from autodiff_tutor.compiler.ir import Program, Step
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
 from autodiff_tutor.compiler.optimize import fold
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.rules.registry import Rule, lookup
@@ -34,10 +37,11 @@ from autodiff_tutor.rules.registry import Rule, lookup
 
 @dataclass
 class Line:
-    """One generated statement and the user's line it comes from."""
+    """One generated statement, its nesting depth, and the user's line it comes from."""
 
     code: str
-    origin: str = ""  # e.g. "line 3: return np.sum(h * h)"
+    origin: str = ""  # e.g. "line 3: np.sum(h * h)"
+    depth: int = 0
 
 
 @dataclass
@@ -64,11 +68,11 @@ def build(
     program: Program, activity: Activity, parsed: ParsedFunction, wrt: list[str]
 ) -> Generated:
     """Generate the forward and backward statements for gradients w.r.t. ``wrt``."""
+    from autodiff_tutor.compiler.primal import forward_lines, pushable
+
     generated = Generated(program.name, program.params, wrt, program.outputs, program.returns_tuple)
     backward = _Backward(program, activity, parsed)
-    for step in reversed(program.steps):
-        if step.target in activity.active:
-            backward.step(step)
+    backward.block(program.steps)
     for name in wrt:
         if name not in backward.has_adjoint:
             backward.emit(f"d_{name} = zeros_like({name})", f"{name} does not reach the output")
@@ -78,16 +82,20 @@ def build(
         seed = generated.seeds[0]
         lines.insert(0, Line(f"xp = array_module({seed})", "the array module of the gradients"))
     generated.backward = lines
-    defined = program.defined_names() | {f"{s.target}_saved" for s in program.steps}
-    read = {n for line in lines for n in _names_read(line.code)}
-    order = (
-        program.params
-        + [s.target for s in program.steps]
-        + [f"{s.target}_saved" for s in program.steps]
-    )
-    generated.memory = [n for n in dict.fromkeys(order) if n in read & defined]
-    generated.forward = _forward_lines(program, activity, parsed, set(generated.memory))
+    read = {n for line in lines for n in names_read(line.code)}
+    top = pushable(program.steps, params=program.params) | {"tape"}
+    order = program.params + [n for s in program.all_steps() for n in _defined_with_saved(s)]
+    order += [loop.counter for loop in _loops(program.steps) if loop.counter] + ["tape"]
+    generated.memory = [n for n in dict.fromkeys(order) if n in read & top]
+    generated.forward = forward_lines(program, parsed, set(generated.memory), backward.pushes)
     return generated
+
+
+def _defined_with_saved(step: Step) -> list[str]:
+    names = step.defined()
+    if step.kind == "op_call":
+        names = [*names, f"{step.target}_saved"]
+    return names
 
 
 class _Backward:
@@ -98,31 +106,143 @@ class _Backward:
         self.lines: list[Line] = []
         self.has_adjoint: set[str] = set(program.outputs)
         self.origin = ""
+        self.depth = 0
+        self.pushes: dict[int, list[str]] = {}  # id(body list) -> names its iteration pushes
 
     def emit(self, code: str, origin: str | None = None) -> None:
-        self.lines.append(Line(code, self.origin if origin is None else origin))
+        self.lines.append(Line(code, self.origin if origin is None else origin, self.depth))
 
     def contribute(self, name: str, expr: ast.expr) -> None:
         """Add ``expr`` to the gradient of ``name`` (first contribution assigns)."""
         target = f"d_{name}"
         if name in self.has_adjoint:
-            expr = ast.BinOp(ast.Name(target, ast.Load()), ast.Add(), expr)
+            current = ast.Name(target, ast.Load())
+            if name in self.program.list_names:
+                expr = ast.Call(ast.Name("add_lists", ast.Load()), [current, expr], [])
+            else:
+                expr = fold(ast.BinOp(current, ast.Add(), expr))
         self.has_adjoint.add(name)
         self.emit(f"{target} = {ast.unparse(expr)}")
+
+    # -- blocks, branches, loops -----------------------------------------------------
+
+    def block(self, nodes: list[Node]) -> None:
+        for node in reversed(nodes):
+            if isinstance(node, Step):
+                # a static step (a constant, a shape) passes no gradient on
+                if node.kind != "static" and set(node.defined()) & self.activity.active:
+                    self.step(node)
+            elif isinstance(node, Branch):
+                self.branch(node)
+            else:
+                self.loop(node)
+
+    def _region_active(self, region: Branch | Loop) -> bool:
+        inner = walk_steps(region.body + (region.orelse if isinstance(region, Branch) else []))
+        return any(set(s.defined()) & self.activity.active for s in inner)
+
+    def _zero_init(self, region: Branch | Loop) -> None:
+        """Gradients the region adds to must exist before it (zeros where none yet)."""
+        bodies = region.body + (region.orelse if isinstance(region, Branch) else [])
+        inner = walk_steps(bodies)
+        inside = {t for s in inner for t in s.defined()} - set(region.canonical)
+        touched = set()
+        for step in inner:
+            if set(step.defined()) & self.activity.active:
+                touched |= {n for _, n in step.input_names()} & self.activity.varied
+                if step.kind == "copy":
+                    touched.add(step.value.id)
+        touched |= set(region.canonical) & self.activity.active
+        for name in sorted(touched - inside - self.has_adjoint):
+            self.emit(f"d_{name} = zeros_like({name})", "gradient accumulated in the region below")
+            self.has_adjoint.add(name)
+
+    def _body(self, nodes: list[Node], pop: bool, origin: str, finish=None) -> list[Line]:
+        """The reverse of a body, as lines; records what its forward must push."""
+        outer_lines, self.lines = self.lines, []
+        self.depth += 1
+        self.block(nodes)
+        if finish is not None:
+            finish()
+        body = self.lines
+        if pop:
+            from autodiff_tutor.compiler.primal import pushable
+
+            read = {n for line in body for n in names_read(line.code)}
+            pushed = [n for n in _ordered(nodes) if n in read & pushable(nodes)]
+            if pushed:
+                self.pushes[id(nodes)] = pushed
+                body.insert(0, Line(f"{_tuple(pushed)} = tape.pop()", origin, self.depth))
+        self.depth -= 1
+        self.lines = outer_lines
+        return body or [Line("pass", "", self.depth + 1)]
+
+    def branch(self, node: Branch) -> None:
+        if not self._region_active(node):
+            return
+        self._zero_init(node)
+        before = set(self.has_adjoint)
+        self.origin = _node_origin(self.parsed, node.origin)
+        origin = self.origin
+        body = self._body(node.body, pop=True, origin=origin)
+        self.has_adjoint = set(before)
+        orelse = self._body(node.orelse, pop=True, origin=origin)
+        self.has_adjoint = before
+        self.emit(f"if {node.test}:", origin)
+        self.lines += body
+        if any(line.code != "pass" for line in orelse):
+            self.emit("else:", origin)
+            self.lines += orelse
+
+    def loop(self, node: Loop) -> None:
+        if not self._region_active(node):
+            return
+        self._zero_init(node)
+        before = set(self.has_adjoint)
+        self.origin = origin = _node_origin(self.parsed, node.origin)
+        carried = [c for c in node.canonical if c in self.activity.active]
+
+        def finish() -> None:  # each carried gradient must exist for the next iteration
+            for name in carried:
+                if name not in self.has_adjoint:
+                    self.emit(f"d_{name} = zeros_like({name})", origin)
+                    self.has_adjoint.add(name)
+
+        body = self._body(node.body, pop=True, origin=origin, finish=finish)
+        self.has_adjoint = before
+        if node.kind == "for":
+            header = f"for {node.index} in reversed({node.iterations}):"
+        else:
+            header = f"for _ in range({node.counter}):"
+        self.emit(header, origin)
+        self.lines += body
+
+    # -- one step --------------------------------------------------------------------
 
     def step(self, step: Step) -> None:
         self.origin = _origin(self.parsed, step)
         g = ast.Name(f"d_{step.target}", ast.Load())
         if step.kind == "copy":
             self.contribute(step.value.id, g)
+            if step.copy_back and self._in_loop_body(step):
+                self.has_adjoint.discard(step.target)
         elif step.kind == "op_call":
-            self._op_call(step, g)
+            self._op_call(step)
         else:
             rule = lookup(step.op)
             if rule.sequence:
                 self._sequence(step, rule, g)
             else:
                 self._primitive(step, rule, g)
+
+    def _in_loop_body(self, step: Step) -> bool:
+        return step.target in self._loop_canonicals()
+
+    def _loop_canonicals(self) -> set[str]:
+        if not hasattr(self, "_canonicals"):
+            loops = _loops(self.program.steps)
+            self._canonicals = {c for loop in loops for c in loop.canonical}
+        return self._canonicals
 
     def _is_varied(self, atom: ast.expr) -> bool:
         return isinstance(atom, ast.Name) and atom.id in self.activity.varied
@@ -156,11 +276,14 @@ class _Backward:
 
     def _sequence(self, step: Step, rule: Rule, g: ast.Name) -> None:
         param = rule.inputs[0]
-        elements = step.inputs[param].elts
-        bindings = {"g": g, **step.inputs, **step.options}
+        sequence = step.inputs[param]
+        bindings = {"g": g, "xp": ast.Name("xp", ast.Load()), **step.inputs, **step.options}
         pieces = fold(inline_all(rule, bindings))
+        if isinstance(sequence, ast.Name):  # a list variable: its gradient is a list
+            self.contribute(sequence.id, pieces)
+            return
         targets, seen = [], set()
-        for i, element in enumerate(elements):
+        for i, element in enumerate(sequence.elts):
             if not self._is_varied(element):
                 targets.append("_")
             elif element.id in self.has_adjoint or element.id in seen:
@@ -168,51 +291,55 @@ class _Backward:
             else:
                 targets.append(f"d_{element.id}")
                 seen.add(element.id)
-        self.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {ast.unparse(pieces)}")
-        for element, target in zip(elements, targets, strict=True):
+        trailing = "," if len(targets) == 1 else ""
+        self.emit(f"{', '.join(targets)}{trailing} = {ast.unparse(pieces)}")
+        for element, target in zip(sequence.elts, targets, strict=True):
             if "_part" in target:
                 self.contribute(element.id, ast.Name(target, ast.Load()))
             elif target != "_":
                 self.has_adjoint.add(element.id)
 
-    def _op_call(self, step: Step, g: ast.Name) -> None:
+    def _op_call(self, step: Step) -> None:
         args = step.value.args
         flags = tuple(self._is_varied(a) for a in args)
         targets = [f"d_{a.id}_part" if flag else "_" for a, flag in zip(args, flags, strict=True)]
+        seeds = [f"d_{t}" if t in self.has_adjoint else f"zeros_like({t})" for t in step.defined()]
         op = ast.unparse(step.value.func)
         trailing = "," if len(targets) == 1 else ""
-        call = f"{op}.op_backward(({g.id},), {flags!r}, {step.target}_saved)"
+        call = f"{op}.op_backward({_tuple(seeds)}, {flags!r}, {step.target}_saved)"
         self.emit(f"{', '.join(targets)}{trailing} = {call}")
         for arg, target in zip(args, targets, strict=True):
             if target != "_":
                 self.contribute(arg.id, ast.Name(target, ast.Load()))
 
 
-def _forward_lines(
-    program: Program, activity: Activity, parsed: ParsedFunction, memory: set[str]
-) -> list[Line]:
-    needed = set(program.outputs) | {m.removesuffix("_saved") for m in memory}
-    for step in reversed(program.steps):
-        if step.target in needed:
-            needed |= step.operand_names()
-    lines = []
-    for step in program.steps:
-        if step.target not in needed:
-            continue
-        origin = _origin(parsed, step)
-        if step.kind == "op_call" and f"{step.target}_saved" in memory:
-            call = step.value
-            args = ", ".join(ast.unparse(a) for a in call.args)
-            lines.append(
-                Line(
-                    f"({step.target},), {step.target}_saved = "
-                    f"{ast.unparse(call.func)}.op_forward({args})",
-                    origin,
-                )
-            )
+def _loops(nodes: list[Node]) -> list[Loop]:
+    found = []
+    for node in nodes:
+        if isinstance(node, Loop):
+            found.append(node)
+            found += _loops(node.body)
+        elif isinstance(node, Branch):
+            found += _loops(node.body) + _loops(node.orelse)
+    return found
+
+
+def _ordered(nodes: list[Node]) -> list[str]:
+    """Names defined in ``nodes`` (and loop canonicals read there), in program order."""
+    names: list[str] = []
+    for node in nodes:
+        if isinstance(node, Step):
+            names += _defined_with_saved(node)
         else:
-            lines.append(Line(step.source(), origin))
-    return lines
+            names += list(node.canonical)
+    for node in nodes:
+        if isinstance(node, Step):
+            names += sorted(node.operand_names())
+    return list(dict.fromkeys(names))
+
+
+def _tuple(names: list[str]) -> str:
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
 def _origin(parsed: ParsedFunction, step: Step) -> str:
@@ -222,6 +349,15 @@ def _origin(parsed: ParsedFunction, step: Step) -> str:
     if step.expression is not None:
         text = _short(step.expression)
     return f"line {parsed.file_line(node)}: {text}"
+
+
+def _node_origin(parsed: ParsedFunction, node: ast.AST | None) -> str:
+    node = node if node is not None else parsed.tree
+    return f"line {parsed.file_line(node)}: {_short_statement(parsed.line_text(node))}"
+
+
+def _short_statement(text: str, limit: int = 36) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _short(expr: ast.expr, limit: int = 36) -> str:
@@ -237,10 +373,16 @@ def _same(a: ast.expr, b: ast.expr) -> bool:
     return ast.dump(a) == ast.dump(b)
 
 
-def _names_read(code: str) -> set[str]:
-    tree = ast.parse(code)
+def names_read(code: str) -> set[str]:
+    """Names a line of generated code reads (for memory and tape contents)."""
+    source = code.strip()
+    if source.endswith(":"):  # a header line: 'if c:', 'for i in reversed(r):'
+        source += " pass"
+    if source == "else: pass" or source == "else:":
+        return set()
+    tree = ast.parse(source)
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _reads_name(code: str, name: str) -> bool:
-    return name in _names_read(code)
+    return name in names_read(code)

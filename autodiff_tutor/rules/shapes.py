@@ -10,7 +10,16 @@ back: reshape it, transpose it back, split it, or scatter it into zeros.
 """
 
 from autodiff_tutor.rules.registry import defvjp
-from autodiff_tutor.runtime.helpers import cast_like, inverse_axes, scatter, split_like, unstack
+from autodiff_tutor.runtime.helpers import (
+    at,
+    cast_like,
+    inverse_axes,
+    overwritten,
+    scatter,
+    split_like,
+    unbroadcast,
+    unstack,
+)
 
 
 @defvjp("reshape", math="reshape(x)")
@@ -45,9 +54,29 @@ def stack(g, xs, axis=0):
 
 @defvjp("getitem", math="x[i]", convention="repeated indices accumulate")
 def getitem(g, x, index=None):
-    return scatter(g, x, index)
+    return scatter(g, x, at[index])
+
+
+@defvjp("setitem", math="x with x[i] = v", convention="the overwritten entries get no gradient")
+def setitem(g, x, value, index=None):
+    return overwritten(g, at[index]), unbroadcast(g[index], value)
+
+
+@defvjp("list_append", math="xs + [x]")
+def list_append(g, xs, x):
+    return g[:-1], g[-1]
+
+
+@defvjp("make_list", sequence=True, math="[x_1, x_2, ...]")
+def make_list(g, xs):
+    return g
 
 
 @defvjp("astype", math="x (cast)", convention="the gradient is cast back to x's dtype")
 def astype(g, x, dtype=None):
     return cast_like(g, x)
+
+
+@defvjp("copy", math="copy of x")
+def copy(g, x):
+    return g

@@ -50,7 +50,13 @@ def zeros_like(x: Any) -> Any:
 
     >>> zeros_like(np.ones(2, np.float32)).dtype
     dtype('float32')
+    >>> zeros_like([np.ones(2), np.ones(1)])[1].tolist()
+    [0.0]
     """
+    if isinstance(x, list):  # the gradient of a list is a list
+        return [zeros_like(item) for item in x]
+    if isinstance(x, float):
+        return 0.0
     xp = array_module(x)
     return xp.zeros_like(x)
 

@@ -16,7 +16,10 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
 
 __all__ = [
+    "add_lists",
+    "assign_at",
     "at",
+    "overwritten",
     "cast_like",
     "dot_dx",
     "dot_dy",
@@ -263,6 +266,35 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
     else:
         result[index] = result[index] + g
     return result
+
+
+def add_lists(xs: Any, ys: Any) -> list[Any]:
+    """Element-wise sum of two lists of gradients (the gradient of a list used twice).
+
+    >>> add_lists([1.0, 2.0], [10.0, 20.0])
+    [11.0, 22.0]
+    """
+    return [x + y for x, y in zip(xs, ys, strict=True)]
+
+
+def assign_at(x: Any, index: Any, value: Any) -> Any:
+    """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
+
+    >>> assign_at(np.zeros(3), 1, 5.0).tolist()
+    [0.0, 5.0, 0.0]
+    """
+    result = x.copy()
+    result[index] = value
+    return result
+
+
+def overwritten(g: Any, index: Any) -> Any:
+    """``g`` with zeros where ``x[index] = ...`` overwrote ``x``: the gradient of the old ``x``.
+
+    >>> overwritten(np.ones(3), slice(1, None)).tolist()
+    [1.0, 0.0, 0.0]
+    """
+    return assign_at(g, index, 0)
 
 
 def _has_integer_array(index: Any) -> bool:

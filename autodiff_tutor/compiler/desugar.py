@@ -1,0 +1,451 @@
+"""Desugaring: rewrite jumps and loop forms into the few shapes the compiler knows.
+
+Before normalization, the syntax tree is rewritten (still plain Python, still the
+user's semantics) so that later stages only see structured control flow:
+
+- ``for row in X`` / ``zip`` / ``enumerate`` become loops over ``range(len(...))``
+  that read ``X[k]``;
+- ``break`` and ``continue`` become flags that guard the rest of the loop body;
+- an early ``return`` stores its value in ``result`` and guards what follows;
+- ``y[i] += v`` becomes ``y[i] = y[i] + v``;
+- helper functions defined inside the function are inlined where they are called.
+
+>>> import ast
+>>> tree = ast.parse('''
+... def f(x, n):
+...     for i in range(n):
+...         if x[i] > 1:
+...             break
+...         x = x * 2
+...     return x
+... ''').body[0]
+>>> print(ast.unparse(desugar(tree)))
+def f(x, n):
+    break_1 = False
+    for i in range(n):
+        if not break_1:
+            if x[i] > 1:
+                break_1 = True
+            else:
+                x = x * 2
+    return x
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import itertools
+from collections.abc import Callable
+
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+
+def desugar(
+    tree: ast.FunctionDef, locate: Callable[[ast.AST], object] | None = None
+) -> ast.FunctionDef:
+    """Rewrite ``tree`` (a copy) into structured form; see the module docstring."""
+    tree = copy.deepcopy(tree)
+    names = _Names(tree)
+    tree.body = _InlineNested(names, locate).run(tree.body)
+    tree.body = _rewrite_returns(tree.body, names)
+    tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
+    return ast.fix_missing_locations(tree)
+
+
+class _Names:
+    """Fresh names that do not clash with any name in the function."""
+
+    def __init__(self, tree: ast.AST):
+        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        self.counter = itertools.count(1)
+
+    def fresh(self, stem: str) -> str:
+        while True:
+            name = f"{stem}_{next(self.counter)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def exact(self, name: str) -> str:
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
+
+
+def _name(identifier: str, store: bool = False) -> ast.Name:
+    return ast.Name(identifier, ast.Store() if store else ast.Load())
+
+
+def _assign(identifier: str, value: ast.expr, like: ast.AST) -> ast.Assign:
+    return ast.copy_location(ast.Assign([_name(identifier, True)], value), like)
+
+
+def _not(*flags: str) -> ast.expr:
+    if len(flags) == 1:
+        return ast.UnaryOp(ast.Not(), _name(flags[0]))
+    return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [_name(f) for f in flags]))
+
+
+# -- statements inside loops and branches -------------------------------------------
+
+
+def _rewrite_statement(node: ast.stmt, names: _Names) -> ast.stmt | list[ast.stmt]:
+    if isinstance(node, ast.For):
+        return _rewrite_loop(_index_loop(node, names), names)
+    if isinstance(node, ast.While):
+        return _rewrite_loop(node, names)
+    if isinstance(node, ast.If):
+        node.body = _flatten([_rewrite_statement(s, names) for s in node.body])
+        node.orelse = _flatten([_rewrite_statement(s, names) for s in node.orelse])
+        return node
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+        read = copy.deepcopy(node.target)
+        read.ctx = ast.Load()
+        value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+        return ast.copy_location(ast.Assign([node.target], value), node)
+    return node
+
+
+def _flatten(items: list) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for item in items:
+        out.extend(item if isinstance(item, list) else [item])
+    return out
+
+
+def _index_loop(node: ast.For, names: _Names) -> ast.For:
+    """``for v in X`` (and zip/enumerate of arrays) -> ``for k in range(len(X)): v = X[k]``."""
+    iterable = node.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+        if iterable.func.id == "range":
+            return node
+        if iterable.func.id == "enumerate" and len(iterable.args) == 1 and not iterable.keywords:
+            if not (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2):
+                _reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
+            index, value = node.target.elts
+            if not isinstance(index, ast.Name):
+                _reject(index, "the index of enumerate must be a name")
+            return _indexed(node, index.id, [value], [iterable.args[0]])
+        if iterable.func.id == "zip" and iterable.args and not iterable.keywords:
+            if not (
+                isinstance(node.target, ast.Tuple) and len(node.target.elts) == len(iterable.args)
+            ):
+                _reject(node.target, "unpack zip into one name per sequence")
+            return _indexed(node, names.fresh("k"), node.target.elts, iterable.args)
+    if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
+        return _indexed(node, names.fresh("k"), [node.target], [iterable])
+    _reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+
+
+def _indexed(
+    node: ast.For, index: str, targets: list[ast.expr], sequences: list[ast.expr]
+) -> ast.For:
+    lengths = [ast.Call(_name("len"), [copy.deepcopy(s)], []) for s in sequences]
+    bound = lengths[0] if len(lengths) == 1 else ast.Call(_name("min"), lengths, [])
+    reads = []
+    for target, sequence in zip(targets, sequences, strict=True):
+        if not isinstance(target, ast.Name):
+            _reject(target, "loop variables must be names")
+        element = ast.Subscript(copy.deepcopy(sequence), _name(index), ast.Load())
+        reads.append(ast.copy_location(ast.Assign([_name(target.id, True)], element), node))
+    loop = ast.For(
+        _name(index, True), ast.Call(_name("range"), [bound], []), reads + node.body, node.orelse
+    )
+    return ast.copy_location(loop, node)
+
+
+def _contains(nodes: list[ast.stmt], kinds: tuple[type, ...]) -> bool:
+    """Whether a jump of ``kinds`` occurs in ``nodes`` at this loop level (not in inner loops)."""
+    for node in nodes:
+        if isinstance(node, kinds):
+            return True
+        if isinstance(node, ast.If) and (
+            _contains(node.body, kinds) or _contains(node.orelse, kinds)
+        ):
+            return True
+    return False
+
+
+def _rewrite_loop(node: ast.For | ast.While, names: _Names) -> list[ast.stmt]:
+    if node.orelse:
+        _reject(node.orelse[0], "'else' on a loop is not supported")
+    node.body = _flatten([_rewrite_statement(s, names) for s in node.body])
+    has_break = _contains(node.body, (ast.Break,))
+    has_continue = _contains(node.body, (ast.Continue,))
+    if not (has_break or has_continue):
+        return [node]
+    brk = names.fresh("break") if has_break else None
+    cont = names.fresh("continue") if has_continue else None
+    flags = [f for f in (brk, cont) if f]
+    body = _guard(node.body, brk, cont, flags)
+    before: list[ast.stmt] = []
+    if brk:
+        before.append(_assign(brk, ast.Constant(False), node))
+    if cont:
+        body.insert(0, _assign(cont, ast.Constant(False), node))
+    if brk and isinstance(node, ast.For):
+        body = [ast.copy_location(ast.If(_not(brk), body, []), node)]
+        if cont:  # the continue flag is reset inside the guard
+            pass
+    elif brk:
+        node.test = ast.BoolOp(ast.And(), [_not(brk), node.test])
+    node.body = body
+    return [*before, node]
+
+
+def _guard(
+    body: list[ast.stmt], brk: str | None, cont: str | None, flags: list[str]
+) -> list[ast.stmt]:
+    """Replace jumps by flag assignments; statements after a possible jump are guarded."""
+    out: list[ast.stmt] = []
+    for i, node in enumerate(body):
+        if isinstance(node, ast.Break):
+            out.append(_assign(brk, ast.Constant(True), node))
+            return out
+        if isinstance(node, ast.Continue):
+            out.append(_assign(cont, ast.Constant(True), node))
+            return out
+        if isinstance(node, ast.If) and _contains([node], (ast.Break, ast.Continue)):
+            rest = body[i + 1 :]
+            node.body = _guard(node.body, brk, cont, flags)
+            node.orelse = _guard(node.orelse, brk, cont, flags)
+            if not rest:
+                out.append(node)
+                return out
+            # the jump happens in one branch: the rest runs in the other, or under a guard
+            if _ends_in_jump(node.body) and not _contains(node.orelse, (ast.Break, ast.Continue)):
+                node.orelse = node.orelse + _guard(rest, brk, cont, flags)
+                out.append(node)
+                return out
+            out.append(node)
+            out.append(
+                ast.copy_location(ast.If(_not(*flags), _guard(rest, brk, cont, flags), []), node)
+            )
+            return out
+        out.append(node)
+    return out
+
+
+def _ends_in_jump(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Assign) and _is_flag(body[-1])
+
+
+def _is_flag(node: ast.Assign) -> bool:
+    target = node.targets[0]
+    return (
+        isinstance(target, ast.Name)
+        and target.id.startswith(("break_", "continue_"))
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is True
+    )
+
+
+# -- early returns -------------------------------------------------------------------
+
+
+def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
+    """Early returns store into ``result`` and set ``returned``; what follows is guarded."""
+    returns = [
+        n
+        for n in ast.walk(ast.Module(body[:-1] + _inner(body[-1:]), []))
+        if isinstance(n, ast.Return)
+    ]
+    if not returns:
+        return body
+    result, returned = names.exact("result"), names.exact("returned")
+    arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1 for r in returns}
+    if len(arity) != 1:
+        _reject(returns[0], "every return must give the same number of values")
+    results = [result] if arity == {1} else [f"{result}{i + 1}" for i in range(arity.pop())]
+
+    def store(node: ast.Return, in_loop: bool) -> list[ast.stmt]:
+        if node.value is None:
+            _reject(node, "the function must return a value")
+        if len(results) == 1:
+            stored = [_assign(results[0], node.value, node)]
+        else:
+            target = ast.Tuple([_name(r, True) for r in results], ast.Store())
+            stored = [ast.copy_location(ast.Assign([target], node.value), node)]
+        stored.append(_assign(returned, ast.Constant(True), node))
+        if in_loop:
+            stored.append(ast.copy_location(ast.Break(), node))
+        return stored
+
+    def rewrite(nodes: list[ast.stmt], in_loop: bool) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for i, node in enumerate(nodes):
+            if isinstance(node, ast.Return):
+                out.extend(store(node, in_loop))
+                return out
+            if isinstance(node, (ast.If, ast.For, ast.While)) and _has_return(node):
+                loop = isinstance(node, (ast.For, ast.While))
+                node.body = rewrite(node.body, in_loop or loop)
+                node.orelse = rewrite(node.orelse, in_loop)
+                out.append(node)
+                rest = nodes[i + 1 :]
+                if rest:
+                    if in_loop:  # a return inside a loop breaks out of every enclosing loop
+                        brk = ast.copy_location(ast.Break(), node)
+                        out.append(ast.copy_location(ast.If(_name(returned), [brk], []), node))
+                        out.extend(rewrite(rest, in_loop))
+                    else:
+                        out.append(
+                            ast.copy_location(
+                                ast.If(_not(returned), rewrite(rest, in_loop), []), node
+                            )
+                        )
+                return out
+            out.append(node)
+        return out
+
+    first = body[0] if body else None
+    init = [_assign(returned, ast.Constant(False), first)]
+    rewritten = rewrite(body, False)
+    final = ast.copy_location(
+        ast.Return(
+            _name(results[0])
+            if len(results) == 1
+            else ast.Tuple([_name(r) for r in results], ast.Load())
+        ),
+        returns[-1],
+    )
+    return init + rewritten + [final]
+
+
+def _inner(last: list[ast.stmt]) -> list[ast.stmt]:
+    """A final top-level ``return`` is not early; returns nested in a final block are."""
+    return [] if last and isinstance(last[0], ast.Return) else last
+
+
+def _has_return(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+
+
+# -- nested helper functions ----------------------------------------------------------
+
+
+class _InlineNested:
+    """Inline calls to functions defined inside the differentiated function."""
+
+    def __init__(self, names: _Names, locate: Callable[[ast.AST], object] | None):
+        self.names = names
+        self.helpers: dict[str, ast.FunctionDef] = {}
+        self.locate = locate
+
+    def run(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for node in body:
+            if isinstance(node, ast.FunctionDef):
+                self._check_helper(node)
+                self.helpers[node.name] = node
+                continue
+            out.extend(self._statement(node))
+        return out
+
+    def _check_helper(self, node: ast.FunctionDef) -> None:
+        if node.decorator_list or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            _reject(node, "nested helpers must be plain functions with positional parameters")
+        returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or node.body[-1] is not returns[0]:
+            _reject(node, "a nested helper must end with its only return statement")
+
+    def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(node, field, None), list):
+                setattr(node, field, self.run(getattr(node, field)))
+        if not self.helpers:
+            return [node]
+        before: list[ast.stmt] = []
+        helpers = self
+
+        class Replace(ast.NodeTransformer):
+            def visit_Call(self, call: ast.Call) -> ast.expr:
+                self.generic_visit(call)
+                if isinstance(call.func, ast.Name) and call.func.id in helpers.helpers:
+                    if isinstance(node, ast.While):
+                        _reject(call, "call nested helpers before the loop, not in its condition")
+                    out_name, statements = helpers._inline(helpers.helpers[call.func.id], call)
+                    before.extend(statements)
+                    return ast.copy_location(_name(out_name), call)
+                return call
+
+        targets = [node.test] if isinstance(node, (ast.If, ast.While)) else [node]
+        if isinstance(node, (ast.If, ast.While)):
+            node.test = Replace().visit(node.test)
+        elif not isinstance(node, (ast.For,)):
+            Replace().visit(node)
+        _ = targets
+        return [*before, node]
+
+    def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
+        params = [a.arg for a in helper.args.args]
+        defaults = dict(
+            zip(
+                params[len(params) - len(helper.args.defaults) :], helper.args.defaults, strict=True
+            )
+        )
+        values = dict(zip(params, call.args, strict=False))
+        for keyword in call.keywords:
+            values[keyword.arg] = keyword.value
+        assigned = {
+            n.id
+            for n in ast.walk(helper)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        local = {
+            name: self.names.fresh(f"{helper.name}_{name}")
+            for name in sorted(set(params) | assigned)
+        }
+        statements: list[ast.stmt] = []
+        for param in params:
+            value = values.get(param, defaults.get(param))
+            if value is None:
+                _reject(call, f"missing argument {param!r} for {helper.name}")
+            statements.append(_assign(local[param], copy.deepcopy(value), call))
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, name: ast.Name) -> ast.Name:
+                if name.id in local:
+                    return ast.copy_location(ast.Name(local[name.id], name.ctx), name)
+                return name
+
+        body = [Rename().visit(copy.deepcopy(s)) for s in helper.body]
+        result = self.names.fresh(f"{helper.name}_out")
+        for statement in body[:-1]:
+            ast.copy_location(statement, call)
+            for child in ast.walk(statement):
+                if hasattr(child, "lineno"):
+                    ast.copy_location(child, call)
+            statements.append(statement)
+        returned = body[-1].value
+        for child in ast.walk(returned):
+            if hasattr(child, "lineno"):
+                ast.copy_location(child, call)
+        statements.append(_assign(result, returned, call))
+        return result, statements
+
+
+def _reject(node: ast.AST, message: str) -> None:
+    raise _DesugarError(message, node)
+
+
+class _DesugarError(Exception):
+    """Raised inside this module; the pipeline turns it into a located error."""
+
+    def __init__(self, message: str, node: ast.AST):
+        super().__init__(message)
+        self.message = message
+        self.node = node
+
+
+def located(error: _DesugarError, parsed) -> UnsupportedSyntaxError:
+    """The user-facing error for a desugaring failure, pointing at its node."""
+    return UnsupportedSyntaxError(
+        error.message, parsed.location(error.node), hint="see the message"
+    )
+
+
+DesugarError = _DesugarError
