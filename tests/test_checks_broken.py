@@ -169,7 +169,7 @@ def test_ignoring_compute_gradients_fails_compute_gradients_only():
     report = check_op(IgnoresComputeGradients("BC"), *srelu_inputs())
     assert failed(report) == {"compute_gradients"}
     message = report["compute_gradients"].message
-    assert "with compute_gradients=(F, F, F, F, F)" in message
+    assert "with compute_gradients=(F, T, F, F, F)" in message
     assert "was computed although compute_gradients[1] is False" in message
 
 

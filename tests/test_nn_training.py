@@ -128,3 +128,19 @@ def test_adam_follows_its_formula():
         v = 0.99 * v + 0.01 * g * g
         p -= 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.99**t)) + 1e-8)
         np.testing.assert_allclose(layer.params["alpha"], [[p]], rtol=1e-13)
+
+
+def test_history_plots_the_loss_per_epoch():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from autodiff_tutor.nn import History
+
+    fig, ax = plt.subplots()
+    History([3.0, 2.0, 1.5]).plot(ax)
+    (line,) = ax.get_lines()
+    assert list(line.get_xdata()) == [1, 2, 3] and list(line.get_ydata()) == [3.0, 2.0, 1.5]
+    assert ax.get_xlabel() == "epoch" and ax.get_ylabel() == "loss"
+    plt.close(fig)

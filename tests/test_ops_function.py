@@ -257,3 +257,12 @@ def test_a_subclass_that_skips_super_init_gets_the_defaults():
 
     _, (d_x,) = op_vjp(Bare(), (np.ones(2),))
     np.testing.assert_array_equal(d_x, [3.0, 3.0])
+
+
+def test_backward_is_not_called_when_no_gradient_is_requested():
+    class Exploding(Square):
+        def backward(self, d_y, compute_gradients, two_x):
+            raise AssertionError("backward ran although nothing was requested")
+
+    (y,), saved = Exploding().op_forward(np.ones(2))
+    assert Exploding().op_backward((np.ones(2),), (False,), saved) == (None,)

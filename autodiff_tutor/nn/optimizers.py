@@ -36,7 +36,20 @@ def _fraction(value: float, what: str) -> float:
 
 
 class Optimizer:
-    """Base class: keeps per-parameter state keyed by ``(id(layer), name)``."""
+    """Base class: keeps per-parameter state keyed by ``(id(layer), name)``.
+
+    Subclasses write ``update(key, param, grad)`` returning the new value.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.nn import PReLULayer
+    >>> class Halve(Optimizer):
+    ...     def update(self, key, param, grad):
+    ...         return param / 2
+    >>> layer = PReLULayer().initialize(np.zeros((1, 1)))
+    >>> Halve().step({(layer, "alpha"): None})
+    >>> layer.params["alpha"].tolist()
+    [[0.125]]
+    """
 
     def __init__(self) -> None:
         self.state: dict[tuple[int, str], Any] = {}

@@ -103,6 +103,13 @@ def train(
     its defaults by default). Mini-batches of ``batch_size`` observations (all of
     them by default) are drawn in a seeded random order each epoch. With ``progress``
     a tqdm bar shows the epochs and the current loss.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.nn import FullyConnected, Sequential, Softmax
+    >>> X, y = np.array([[0.0], [1.0]]), np.array([0, 1])
+    >>> model = Sequential([FullyConnected(2), Softmax()]).initialize(X)
+    >>> len(train(model, X, y, epochs=3, progress=False).loss)
+    3
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ArgumentError(f"epochs must be a positive integer, got {epochs!r}")

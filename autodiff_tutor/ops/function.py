@@ -64,6 +64,12 @@ class Saved:
 
     ``specs`` records each input's name, shape, dtype and array module (not the
     input itself), so the backward's result can be validated.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import PReLUFunction
+    >>> _, saved = PReLUFunction("BC").op_forward(np.ones((2, 3)), np.ones((1, 3)))
+    >>> [spec.name for spec in saved.specs], len(saved.inputs), saved.outputs
+    (['X', 'alpha'], 2, ())
     """
 
     specs: tuple[InputSpec, ...]
@@ -200,7 +206,8 @@ class DifferentiableFunction:
         """Call the user's ``backward`` and return its result unchecked.
 
         ``check_op`` uses this to sort problems into categories; everything else calls
-        :meth:`op_backward`, which validates.
+        :meth:`op_backward`, which validates. When no gradient is requested the user's
+        backward is not called at all.
         """
         d_outputs = tuple(d_outputs)
         if len(d_outputs) != self.num_outputs:
@@ -210,6 +217,8 @@ class DifferentiableFunction:
                 hint="pass one gradient per output, in a tuple",
             )
         flags = _flags(compute_gradients, len(saved.specs), self.name)
+        if not any(flags):  # nothing requested: nothing to compute
+            return (None,) * len(flags)
         args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
         _bind(self.backward, args, f"backward of {self.name!r}", self._backward_layout(saved))
         return self.backward(*args)

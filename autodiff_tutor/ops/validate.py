@@ -48,6 +48,10 @@ class InputSpec:
 
     Only these facts are kept between forward and backward, never the input itself
     (unless the op declares ``save_inputs_for_backward``).
+
+    >>> import numpy as np
+    >>> describe_inputs(("tl",), (np.zeros((1, 3)),))[0].label
+    "input 0 ('tl')"
     """
 
     index: int
@@ -88,7 +92,11 @@ def describe_inputs(names: tuple[str, ...], inputs: tuple[Any, ...]) -> tuple[In
 
 @dataclass(frozen=True)
 class GradientProblem:
-    """One broken rule in what a backward returned; ``kind`` is one of ``KINDS``."""
+    """One broken rule in what a backward returned; ``kind`` is one of ``KINDS``.
+
+    >>> GradientProblem("shape", 1, "gradient for input 1 has shape (3,)").kind in KINDS
+    True
+    """
 
     kind: str
     index: int | None

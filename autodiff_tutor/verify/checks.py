@@ -174,6 +174,19 @@ def check_op(
     ``batch_axis`` is the observation axis of the first input (taken from the op's
     ``format`` when it has one). At most ``max_elements`` elements per input are
     compared with finite differences. See the module docstring for the categories.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import DifferentiableFunction
+    >>> class Cube(DifferentiableFunction):
+    ...     def __init__(self):
+    ...         super().__init__(save_inputs_for_backward=True)
+    ...     def forward(self, x):
+    ...         return x * x * x
+    ...     def backward(self, d_y, compute_gradients, x):
+    ...         return 2 * x * x * d_y            # wrong: should be 3 x^2
+    >>> report = check_op(Cube(), np.array([0.5, 1.0, 2.0]))
+    >>> [entry.category for entry in report.failures()]
+    ['finite differences']
     """
     name = getattr(op, "name", type(op).__name__)
     rng = np.random.default_rng(seed)

@@ -69,7 +69,15 @@ def random_like(y: Any, rng: np.random.Generator) -> Any:
 
 def backward_raw(op: Any, d_outputs: tuple[Any, ...], flags: tuple[bool, ...], saved: Any) -> Any:
     """The backward's result before validation where the op offers it (``op_backward_raw``),
-    else its ``op_backward``."""
+    else its ``op_backward``.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import PReLUFunction
+    >>> op = PReLUFunction("BC")
+    >>> _, saved = op.op_forward(np.ones((1, 2)), np.ones((1, 2)))
+    >>> backward_raw(op, (np.ones((1, 2)),), (True, False), saved)[1] is None
+    True
+    """
     raw = getattr(op, "op_backward_raw", None)
     if raw is not None:
         return raw(tuple(d_outputs), flags, saved)

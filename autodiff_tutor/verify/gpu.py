@@ -27,7 +27,11 @@ __all__ = ["gpu_entry", "gpu_unavailable_reason"]
 
 
 def gpu_unavailable_reason() -> str | None:
-    """Why there is no GPU to check on, or ``None`` when cupy sees a CUDA device."""
+    """Why there is no GPU to check on, or ``None`` when cupy sees a CUDA device.
+
+    >>> gpu_unavailable_reason() is None or gpu_unavailable_reason().startswith("no GPU")
+    True
+    """
     try:
         import cupy
     except ImportError:
@@ -42,7 +46,10 @@ def gpu_unavailable_reason() -> str | None:
 def gpu_entry(
     op: Any, inputs: tuple[Any, ...], flags: tuple[bool, ...], rng: np.random.Generator
 ) -> CheckEntry:
-    """Run ``op`` on cupy copies of numpy ``inputs`` and compare with the CPU."""
+    """Run ``op`` on cupy copies of numpy ``inputs`` and compare with the CPU.
+
+    See the module docstring for an example.
+    """
     reason = gpu_unavailable_reason()
     if reason is not None:
         return CheckEntry("GPU", "skipped", reason)

@@ -99,7 +99,10 @@ def finite_difference_entries(
     max_elements: int = 64,
     rng: np.random.Generator,
 ) -> list[CheckEntry]:
-    """The "finite differences" and "kinks" entries for float64 ``inputs``."""
+    """The "finite differences" and "kinks" entries for float64 ``inputs``.
+
+    See the module docstring for an example.
+    """
     outputs, _ = op.op_forward(*inputs)
     d_outputs = tuple(random_like(y, rng) for y in outputs)
     chosen = {}

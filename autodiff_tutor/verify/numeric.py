@@ -42,7 +42,14 @@ STEP = 1e-4
 
 @dataclass(frozen=True)
 class Probe:
-    """Finite-difference estimates of ``dL/d inputs[input][index]``."""
+    """Finite-difference estimates of ``dL/d inputs[input][index]``.
+
+    ``central`` is the 5-point estimate, ``central_half`` the same at half the step,
+    ``left`` and ``right`` the one-sided slopes; ``kink`` says they disagree.
+
+    >>> Probe(0, (1,), 2.0, 2.0, 2.0, 2.0, False).kink
+    False
+    """
 
     input: int
     index: tuple[int, ...]
@@ -102,7 +109,10 @@ def probe_input(
     elements: Iterable[int],
     step: float = STEP,
 ) -> list[Probe]:
-    """Probe ``elements`` (flat indices) of ``inputs[which]``; inputs must be float64."""
+    """Probe ``elements`` (flat indices) of ``inputs[which]``; inputs must be float64.
+
+    See the module docstring for an example.
+    """
     L = objective(op, d_outputs)
     f0 = L(inputs)
     x = inputs[which]

@@ -30,7 +30,11 @@ _COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "skipped": "#6e7781", "war
 
 @dataclass(frozen=True)
 class CheckEntry:
-    """One category's outcome: its name, a status from ``STATUSES``, and why."""
+    """One category's outcome: its name, a status from ``STATUSES``, and why.
+
+    >>> CheckEntry("kinks", "warning", "X[0] sits on a kink").status
+    'warning'
+    """
 
     category: str
     status: str
