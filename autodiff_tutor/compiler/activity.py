@@ -27,7 +27,7 @@ from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.errors import GradientEscapeError, NoDerivativeRuleError
 
-DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")
+DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")  # user calls become op_call
 
 
 @dataclass

@@ -33,6 +33,15 @@ from autodiff_tutor.runtime.tape import Tape
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
 RUNTIME.update(array_module=backend.array_module, zeros_like=backend.zeros_like, Tape=Tape)
 
+
+def _differentiable(fn: Any) -> Any:
+    from autodiff_tutor.api import differentiable
+
+    return differentiable(fn)
+
+
+RUNTIME["differentiable"] = _differentiable
+
 _counter = itertools.count(1)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import inspect
 from collections.abc import Iterable
 from typing import Any
 
@@ -506,6 +507,8 @@ class _Normalizer:
             if is_nondifferentiable(callee.op):
                 return self._emit(Step(target, self._rename(node), "static", op=callee.op))
             callee = Callee("opaque", obj=callee.obj, description=callee.description)
+        if callee.kind in ("op_call", "user_call"):
+            return self._op_call(node, target, callee)
         args = [self._operand(a) for a in node.args]
         keywords = [ast.keyword(k.arg, self._operand(k.value)) for k in node.keywords]
         func = self._rename(node.func)
@@ -519,6 +522,43 @@ class _Normalizer:
         step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _op_call(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
+        """A call to a differentiable operation: a custom op, or a user function compiled
+        in turn (``differentiable(helper)``); keywords and defaults become positional."""
+        obj = callee.obj
+        signature = _call_signature(callee)
+        try:
+            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as error:
+            self._reject(node, f"cannot call {callee.description}: {error}", "")
+        bound.apply_defaults()
+        positional: list[ast.expr] = []
+        for name, value in bound.arguments.items():
+            if isinstance(value, ast.expr):
+                positional.append(value)
+            elif _is_literal(value):
+                positional.append(ast.Constant(value))
+            else:
+                self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+        args = [self._operand(a) for a in positional]
+        func = self._rename(node.func)
+        if callee.kind == "user_call":
+            self._check_recursion(node, obj)
+            func = ast.Call(ast.Name("differentiable", ast.Load()), [func], [])
+        value = ast.Call(func=func, args=args, keywords=[])
+        inputs = {f"arg{i}": a for i, a in enumerate(args) if isinstance(a, ast.Name)}
+        step = Step(target, value, "op_call", inputs=inputs, callee=obj)
+        step.description = callee.description
+        return self._emit(step, node)
+
+    def _check_recursion(self, node: ast.Call, fn) -> None:
+        if fn is self.parsed.fn:
+            self._reject(
+                node,
+                f"{self.tree.name!r} calls itself: recursion is not supported",
+                "write the recursion as a loop",
+            )
 
     def _is_list_of_arrays(self, node: ast.Call) -> bool:
         """``np.array(ys)`` with ``ys`` a list built here (or a list literal) is a stack."""
@@ -742,6 +782,20 @@ class _Normalizer:
 
     def _reject(self, node: ast.AST, message: str, hint: str) -> None:
         raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)
+
+
+def _call_signature(callee: Callee) -> inspect.Signature:
+    """The parameters of a called user function or op (its forward, for custom ops)."""
+    obj = callee.obj
+    if callee.kind == "user_call":
+        return inspect.signature(obj)
+    if hasattr(obj, "signature"):  # a @differentiable function
+        return obj.signature
+    return inspect.signature(getattr(obj, "forward", obj.op_forward))
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _is_append(value: ast.expr) -> bool:

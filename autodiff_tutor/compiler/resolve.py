@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,7 +165,19 @@ class Resolver:
         op = opnames.op_of_callable(obj)
         if op is not None:
             return Callee("primitive", op=op, obj=obj, description=description)
+        if _is_user_function(obj):  # another function of the user's: compiled in turn
+            return Callee("user_call", obj=obj, description=description)
         return Callee("opaque", obj=obj, description=description)
+
+
+def _is_user_function(obj: Any) -> bool:
+    module = getattr(obj, "__module__", "") or ""
+    return (
+        inspect.isfunction(obj)
+        and obj.__name__ != "<lambda>"
+        and not module.startswith("autodiff_tutor")
+        and not opnames.is_array_library_object(obj)
+    )
 
 
 def _root_name(node: ast.expr) -> str | None:

@@ -282,35 +282,42 @@ class _Backward:
         if isinstance(sequence, ast.Name):  # a list variable: its gradient is a list
             self.contribute(sequence.id, pieces)
             return
-        targets, seen = [], set()
-        for i, element in enumerate(sequence.elts):
-            if not self._is_varied(element):
-                targets.append("_")
-            elif element.id in self.has_adjoint or element.id in seen:
-                targets.append(f"d_{element.id}_part{i + 1}")
-            else:
-                targets.append(f"d_{element.id}")
-                seen.add(element.id)
+        flags = [self._is_varied(e) for e in sequence.elts]
+        targets = self._gradient_targets(sequence.elts, flags)
         trailing = "," if len(targets) == 1 else ""
         self.emit(f"{', '.join(targets)}{trailing} = {ast.unparse(pieces)}")
-        for element, target in zip(sequence.elts, targets, strict=True):
-            if "_part" in target:
-                self.contribute(element.id, ast.Name(target, ast.Load()))
-            elif target != "_":
-                self.has_adjoint.add(element.id)
+        self._collect(sequence.elts, targets)
 
     def _op_call(self, step: Step) -> None:
         args = step.value.args
         flags = tuple(self._is_varied(a) for a in args)
-        targets = [f"d_{a.id}_part" if flag else "_" for a, flag in zip(args, flags, strict=True)]
         seeds = [f"d_{t}" if t in self.has_adjoint else f"zeros_like({t})" for t in step.defined()]
+        targets = self._gradient_targets(args, flags)
         op = ast.unparse(step.value.func)
         trailing = "," if len(targets) == 1 else ""
         call = f"{op}.op_backward({_tuple(seeds)}, {flags!r}, {step.target}_saved)"
         self.emit(f"{', '.join(targets)}{trailing} = {call}")
-        for arg, target in zip(args, targets, strict=True):
-            if target != "_":
-                self.contribute(arg.id, ast.Name(target, ast.Load()))
+        self._collect(args, targets)
+
+    def _gradient_targets(self, atoms: list[ast.expr], flags) -> list[str]:
+        """Names receiving one gradient per atom: ``d_x`` for a first gradient, else a part."""
+        targets, seen = [], set()
+        for i, (atom, flag) in enumerate(zip(atoms, flags, strict=True)):
+            if not flag:
+                targets.append("_")
+            elif atom.id in self.has_adjoint or atom.id in seen:
+                targets.append(f"d_{atom.id}_part{i + 1}")
+            else:
+                targets.append(f"d_{atom.id}")
+                seen.add(atom.id)
+        return targets
+
+    def _collect(self, atoms: list[ast.expr], targets: list[str]) -> None:
+        for atom, target in zip(atoms, targets, strict=True):
+            if "_part" in target:
+                self.contribute(atom.id, ast.Name(target, ast.Load()))
+            elif target != "_":
+                self.has_adjoint.add(atom.id)
 
 
 def _loops(nodes: list[Node]) -> list[Loop]:
