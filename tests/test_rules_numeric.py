@@ -114,6 +114,12 @@ def getitem_primal(x: Any, index: Any = None) -> Any:
     return x[index]
 
 
+def setitem_primal(x: Any, value: Any, index: Any = None) -> Any:
+    y = x.copy()
+    y[index] = value
+    return y
+
+
 MASK = np.array([[True, False, True, False, True], [False, False, True, True, False]] * 2)
 
 GETITEM_INDICES: list[tuple[str, Any]] = [
@@ -275,6 +281,28 @@ CASES: dict[str, list[Case]] = {
         ),
     ],
     "copy": unary(np.copy, normal),
+    "setitem": [
+        Case(setitem_primal, inputs(normal(4, 5), normal(*shape)), {"index": index}, label)
+        for label, index, shape in [
+            ("row", 1, (5,)),
+            ("row broadcast", 1, ()),
+            ("slice", slice(1, 3), (2, 5)),
+            ("column broadcast", (slice(None), 2), (1,)),
+            ("mask", MASK, (MASK.sum(),)),
+            ("ellipsis", (Ellipsis, 0), (4,)),
+        ]
+    ],
+    "list_append": [
+        Case(
+            lambda xs, x: xs + [x],
+            lambda rng: [[rng.normal(size=2), rng.normal(size=3)], rng.normal(size=(2, 2))],
+            label="two + one",
+        ),
+        Case(lambda xs, x: xs + [x], lambda rng: [[], rng.normal(size=3)], label="empty + one"),
+    ],
+    "make_list": [
+        Case(lambda xs: list(xs), sequence(normal(2), normal(3, 1)), label="two arrays"),
+    ],
 }
 
 
@@ -304,15 +332,21 @@ def _leaves(value: Any) -> list[np.ndarray]:
 
 
 def central_difference(
-    primal: Callable[..., Any], args: list[Any], options: dict[str, Any], g: np.ndarray, i: int
+    primal: Callable[..., Any], args: list[Any], options: dict[str, Any], g: Any, i: int
 ) -> list[np.ndarray]:
-    """d/d args[i] of sum(g * primal(args)), element by element, in float64."""
+    """d/d args[i] of sum(g * primal(args)), element by element, in float64.
+
+    A primal that returns a list of arrays (``list_append``) has a list ``g``.
+    """
 
     # private copies as real arrays (a 0-d input may be a numpy scalar, which is immutable)
     args = [[np.array(v) for v in a] if isinstance(a, list) else np.array(a) for a in args]
 
     def loss() -> float:
-        return float(np.sum(g * primal(*args, **options)))
+        out = primal(*args, **options)
+        if isinstance(out, list):
+            return float(sum(np.sum(gi * oi) for gi, oi in zip(g, out, strict=True)))
+        return float(np.sum(g * out))
 
     gradients = []
     for leaf in _leaves(args[i]):
@@ -369,7 +403,10 @@ def _prepare(op: str, case: Case | None, dtype: Any) -> tuple[Rule, list[Any], A
     args = _as_arrays(case.sample(rng), dtype)
     assert len(args) == len(rule.inputs), f"{op}: the case draws {len(args)} inputs"
     out = case.primal(*args, **case.options)
-    g = _as_arrays(rng.normal(size=np.shape(out)), dtype)
+    if isinstance(out, list):  # list-valued primitives: one seed array per element
+        g = [_as_arrays(rng.normal(size=np.shape(o)), dtype) for o in out]
+    else:
+        g = _as_arrays(rng.normal(size=np.shape(out)), dtype)
     return rule, args, out, g
 
 
@@ -382,7 +419,7 @@ def test_rule_matches_finite_differences(op: str, case: Case | None) -> None:
         if i not in which:
             assert grads[i] is None, f"{op}: input {rule.inputs[i]} carries no gradient"
             continue
-        expected = central_difference(case.primal, args, case.options, np.asarray(g), i)
+        expected = central_difference(case.primal, args, case.options, g, i)
         got = _leaves(grads[i])
         assert len(got) == len(expected), f"{op}: {len(got)} pieces for {len(expected)} arrays"
         for piece, want, x in zip(got, expected, _leaves(args[i]), strict=True):
@@ -426,6 +463,15 @@ RIGHT_OR_REJECTED = [
     ("norm", Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": np.inf}, "vector ord=inf")),
     ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": "nuc"}, "nuclear")),
     ("dot", Case(np.dot, inputs(normal(2, 3, 4), normal(5, 4, 2)), {}, "N-d . N-d")),
+    (
+        "setitem",  # repeated indices: only the last write lands
+        Case(
+            setitem_primal,
+            inputs(normal(4), normal(3)),
+            {"index": np.array([0, 2, 0])},
+            "repeated index",
+        ),
+    ),
 ]
 
 
@@ -441,7 +487,7 @@ def test_rule_outside_its_formula_is_right_or_rejected(op: str, case: Case) -> N
     except AutodiffError:
         return  # refused with a clear error: fine
     for i, x in enumerate(args):
-        expected = central_difference(case.primal, args, case.options, np.asarray(g), i)[0]
+        expected = central_difference(case.primal, args, case.options, g, i)[0]
         assert np.shape(grads[i]) == np.shape(x), f"{op} d{rule.inputs[i]}: shape"
         np.testing.assert_allclose(
             grads[i], expected, rtol=1e-6, atol=1e-7, err_msg=f"{op} {case.label}: silent wrong"

@@ -11,9 +11,8 @@ module says what each numpy construct means there:
   function can be read off its conditions;
 - a comparison between piecewise values is lifted into a condition on the pieces.
 
-:class:`SymValue` wraps a sympy value so that rule code written for arrays
-(``g * ((x > y) + 0.5 * (x == y))``) runs on it unchanged, and :data:`sympy_xp` is the
-``xp`` to pass along with it.
+To run rule or op code on these values directly, see
+:mod:`~autodiff_tutor.verify.symbolic_values`.
 
 >>> import sympy as sp
 >>> x, t = sp.symbols("x t", real=True)
@@ -21,9 +20,6 @@ module says what each numpy construct means there:
 Piecewise((1, t >= x), (0, True))
 >>> FUNCTIONS["maximum"](x, 0)
 Piecewise((x, x >= 0), (0, True))
->>> y = SymValue(x)
->>> ((y > 0) * y + 2).expr
-x*Piecewise((1, x > 0), (0, True)) + 2
 """
 
 from __future__ import annotations
@@ -38,16 +34,7 @@ from sympy.logic.boolalg import Boolean
 
 from autodiff_tutor.errors import TranslationError
 
-__all__ = [
-    "FUNCTIONS",
-    "SymValue",
-    "as_condition",
-    "as_number",
-    "binary",
-    "compare",
-    "logical",
-    "sympy_xp",
-]
+__all__ = ["FUNCTIONS", "as_condition", "as_number", "binary", "compare", "is_condition", "logical"]
 
 _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
     "lt": sp.Lt,
@@ -57,6 +44,11 @@ _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
     "eq": sp.Eq,
     "ne": sp.Ne,
 }
+
+
+def _unwrap(value: Any) -> Any:
+    """The sympy value inside a ``SymValue`` (see :mod:`.symbolic_values`)."""
+    return value.expr if getattr(type(value), "__sympy_value__", False) else value
 
 
 def is_condition(value: Any) -> bool:
@@ -77,8 +69,7 @@ def as_number(value: Any) -> sp.Expr:
     >>> as_number(0.1), as_number(True)
     (1/10, 1)
     """
-    if isinstance(value, SymValue):
-        value = value.expr
+    value = _unwrap(value)
     if isinstance(value, (bool, np.bool_)):
         return sp.Integer(int(value))
     if isinstance(value, sp.Expr):
@@ -102,8 +93,7 @@ def as_condition(value: Any) -> Any:
     >>> as_condition(as_number(x > 1))
     x > 1
     """
-    if isinstance(value, SymValue):
-        value = value.expr
+    value = _unwrap(value)
     if is_condition(value):
         return (
             sp.true
@@ -291,131 +281,3 @@ for _alias, _name in {
     "pow": "power",
 }.items():
     FUNCTIONS[_alias] = FUNCTIONS[_name]
-
-
-# --- running array code on sympy values -------------------------------------------------
-
-
-class SymValue:
-    """A sympy value that behaves like a numpy scalar in rule and op code.
-
-    Arithmetic, comparisons, ``&``/``|``/``~`` follow numpy's meaning (see the module
-    docstring); asking for its truth value (``if v:``) is an error, because the answer
-    depends on the region.
-
-    >>> import sympy as sp
-    >>> x = SymValue(sp.Symbol("x", real=True))
-    >>> (x == 0).expr, (-x).expr
-    (Eq(x, 0), -x)
-    """
-
-    __array_priority__ = 1000  # numpy scalars defer to us
-
-    def __init__(self, expr: Any) -> None:
-        self.expr = expr.expr if isinstance(expr, SymValue) else expr
-
-    shape: tuple[int, ...] = ()
-    ndim = 0
-    T = property(lambda self: self)
-
-    def __repr__(self) -> str:
-        return f"SymValue({self.expr})"
-
-    def __bool__(self) -> bool:
-        raise TranslationError(
-            f"the truth value of {self.expr} depends on the region",
-            hint="use masks or xp.where instead of if/else on array values",
-        )
-
-    def __hash__(self) -> int:
-        return hash(self.expr)
-
-    def astype(self, dtype: Any) -> SymValue:
-        return SymValue(as_number(self) if not _is_bool_dtype(dtype) else as_condition(self))
-
-
-def _is_bool_dtype(dtype: Any) -> bool:
-    return dtype is bool or getattr(dtype, "kind", None) == "b" or dtype == np.bool_
-
-
-def _binop(op: str, reflected: bool = False) -> Callable[[SymValue, Any], SymValue]:
-    if reflected:
-        return lambda self, other: SymValue(binary(op, other, self))
-    return lambda self, other: SymValue(binary(op, self, other))
-
-
-def _relop(relation: str) -> Callable[[SymValue, Any], SymValue]:
-    return lambda self, other: SymValue(compare(relation, self, other))
-
-
-def _logop(op: str) -> Callable[[SymValue, Any], SymValue]:
-    return lambda self, other: SymValue(logical(op, self, other))
-
-
-for _op in ("add", "sub", "mul", "truediv", "pow"):
-    setattr(SymValue, f"__{_op}__", _binop(_op))
-    setattr(SymValue, f"__r{_op}__", _binop(_op, reflected=True))
-for _rel in _RELATIONS:
-    setattr(SymValue, f"__{_rel}__", _relop(_rel))
-for _name, _lop in (("and", "and"), ("or", "or")):
-    setattr(SymValue, f"__{_name}__", _logop(_lop))
-    setattr(SymValue, f"__r{_name}__", _logop(_lop))
-SymValue.__neg__ = lambda self: SymValue(-as_number(self))  # type: ignore[attr-defined]
-SymValue.__pos__ = lambda self: self  # type: ignore[attr-defined]
-SymValue.__invert__ = lambda self: SymValue(logical("not", self))  # type: ignore[attr-defined]
-
-
-def unwrap(value: Any) -> Any:
-    """The sympy value inside a :class:`SymValue` (tuples and lists element-wise).
-
-    >>> unwrap((SymValue(1), None))
-    (1, None)
-    """
-    if isinstance(value, SymValue):
-        return value.expr
-    if isinstance(value, (tuple, list)):
-        return type(value)(unwrap(v) for v in value)
-    return value
-
-
-class SympyNamespace:
-    """An ``xp`` for code running on sympy values.
-
-    Elementwise functions (``cos``, ``sign``, ``where``, ``maximum``...) build sympy
-    expressions, element by element on object arrays; everything else (``reshape``,
-    ``broadcast_to``, ``sum``, ``zeros``...) is numpy, which handles object arrays of
-    sympy values.
-
-    >>> import numpy as np, sympy as sp
-    >>> a = np.array(sp.symbols("a b", real=True), dtype=object)
-    >>> sympy_xp.cos(a).tolist(), sympy_xp.sum(a)
-    ([cos(a), cos(b)], a + b)
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        fn = FUNCTIONS.get(name)
-        if fn is None:
-            return getattr(np, name)
-        return _elementwise(fn)
-
-    def astype(self, x: Any, dtype: Any) -> Any:
-        if isinstance(x, SymValue):
-            return x.astype(dtype)
-        return np.asarray(x).astype(object)
-
-    def __repr__(self) -> str:
-        return "sympy_xp"
-
-
-def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def apply(*args: Any) -> Any:
-        if any(isinstance(a, np.ndarray) for a in args):
-            vectorised = np.frompyfunc(lambda *v: fn(*unwrap(v)), len(args), 1)
-            return vectorised(*[unwrap(a) if isinstance(a, SymValue) else a for a in args])
-        result = fn(*unwrap(args))
-        return SymValue(result) if any(isinstance(a, SymValue) for a in args) else result
-
-    return apply
-
-
-sympy_xp = SympyNamespace()

@@ -24,19 +24,19 @@ fails for a rule that is missing here.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from autodiff_tutor.rules.registry import Rule, all_rules
-from autodiff_tutor.verify.symbolic_algebra import SymValue, sympy_xp, unwrap
-from autodiff_tutor.verify.symbolic_check import Problem, check_regions, prove_equal
+from autodiff_tutor.verify.symbolic_check import Problem, check_regions
 from autodiff_tutor.verify.symbolic_kinks import kink_checks
-from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic_report import SymbolicReport
+from autodiff_tutor.verify.symbolic_rules_arrays import ArrayRule, call_rule, verify_array
+from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
 
 __all__ = ["ArrayRule", "RULE_SPECS", "ScalarRule", "check_rule", "missing_rules", "verify_rule"]
 
@@ -57,27 +57,18 @@ class ScalarRule:
     assume: Callable[[dict[str, sp.Symbol]], list[Any]] | None = None
 
 
-@dataclass
-class ArrayRule:
-    """A rule on arrays: ``primal(xp, *inputs, **options)`` on object arrays of symbols.
-
-    ``cases`` lists ``(input shapes, options)``; a shape that is a list of shapes is a
-    sequence input (``concatenate``). ``ordered`` marks max/min: the inputs are then
-    ordered representatives and ties are checked as subgradients.
-    """
-
-    primal: Callable[..., Any]
-    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
-    ordered: bool = False
-    at_zero: bool = False
-
-
 def _u(name: str) -> ScalarRule:
     return ScalarRule(lambda xp, x: getattr(xp, name)(x))
 
 
 def _b(name: str) -> ScalarRule:
     return ScalarRule(lambda xp, x, y: getattr(xp, name)(x, y))
+
+
+def _setitem(xp: Any, x: Any, value: Any, index: Any = None) -> Any:
+    y = x.copy()
+    y[index] = value
+    return y
 
 
 REDUCTION_CASES = [
@@ -166,6 +157,18 @@ RULE_SPECS: dict[str, ScalarRule | ArrayRule] = {
     "stack": ArrayRule(
         lambda xp, xs, axis=0: xp.stack(xs, axis=axis), [(([(2,), (2,)],), {"axis": 1})]
     ),
+    "setitem": ArrayRule(
+        _setitem,
+        [
+            (((3, 2), (2,)), {"index": 1}),
+            (((3, 2), ()), {"index": (slice(None), 0)}),
+            (((3,), (2,)), {"index": np.array([True, False, True])}),
+        ],
+    ),
+    "list_append": ArrayRule(
+        lambda xp, xs, x: xs + [x], [(([(2,), (1, 2)], (2,)), {}), (([], (3,)), {})]
+    ),
+    "make_list": ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
     "getitem": ArrayRule(
         lambda xp, x, index=None: x[index],
         [
@@ -217,18 +220,7 @@ def check_rule(rule: Rule, spec: ScalarRule | ArrayRule, samples: int = 1500) ->
     """
     if isinstance(spec, ScalarRule):
         return _verify_scalar(rule, spec, samples)
-    return _verify_array(rule, spec)
-
-
-def _call(rule: Rule, g: Any, out: Any, inputs: list[Any], options: dict[str, Any]) -> list[Any]:
-    special = [g]
-    if rule.uses_out:
-        special.append(out)
-    if rule.uses_xp:
-        special.append(sympy_xp)
-    result = rule.vjp(*special, *inputs, **options)
-    grads = [result] if len(rule.inputs) == 1 else list(result)
-    return [list(grads[0])] if rule.sequence else grads
+    return verify_array(rule, spec)
 
 
 def _verify_scalar(rule: Rule, spec: ScalarRule, samples: int) -> SymbolicReport:
@@ -242,7 +234,7 @@ def _verify_scalar(rule: Rule, spec: ScalarRule, samples: int) -> SymbolicReport
     ]
     g = sp.Symbol("g", real=True)
     out = spec.primal(sympy_xp, *values)
-    grads = unwrap(_call(rule, SymValue(g), out, values, {}))
+    grads = unwrap(call_rule(rule, SymValue(g), out, values, {}))
     assumptions = tuple(spec.assume(symbols)) if spec.assume else ()
     notes = (f"convention: {rule.convention}",) if rule.convention else ()
     problem = Problem(
@@ -251,173 +243,3 @@ def _verify_scalar(rule: Rule, spec: ScalarRule, samples: int) -> SymbolicReport
     report, regions = check_regions(problem, samples=samples)
     report.kinks = kink_checks(problem, regions)
     return report
-
-
-# --- rules on arrays -------------------------------------------------------------------
-
-
-def _symbol_array(prefix: str, shape: tuple[int, ...]) -> np.ndarray:
-    n = int(np.prod(shape))
-    names = [f"{prefix}{i}" for i in range(n)]
-    array = np.empty(n, dtype=object)
-    array[:] = [sp.Symbol(name, real=True) for name in names]
-    return array.reshape(shape)
-
-
-def _ordered(symbols: np.ndarray, ties: bool, axis: Any, largest: bool) -> dict[sp.Symbol, Any]:
-    """Representatives that fix the order of all elements: ``m``, ``m - p1``, ...
-
-    With ``ties``, the two largest (or smallest) elements of every reduced slice are
-    made equal.
-    """
-    flat = list(symbols.reshape(-1))
-    m = sp.Symbol("m", real=True)
-    gaps = [sp.Symbol(f"p{i}", positive=True) for i in range(len(flat))]
-    order = np.random.default_rng(len(flat)).permutation(len(flat))
-    rank = np.empty(len(flat), dtype=int)
-    rank[order] = np.arange(len(flat))
-    values = {flat[i]: m - sp.Add(*gaps[1 : rank[i] + 1]) for i in range(len(flat))}
-    if ties:
-        axes = tuple(range(symbols.ndim)) if axis is None else np.atleast_1d(axis)
-        axes = tuple(int(a) % symbols.ndim for a in axes)
-        kept = [a for a in range(symbols.ndim) if a not in axes]
-        slices = np.transpose(symbols, kept + list(axes)).reshape(
-            int(np.prod([symbols.shape[a] for a in kept])), -1
-        )
-        for row in slices:
-            ranked = sorted(row, key=lambda v: rank[flat.index(v)])
-            first, second = ranked[:2] if largest else ranked[::-1][:2]
-            values[second] = values[first]
-    return values
-
-
-def _verify_array(rule: Rule, spec: ArrayRule) -> SymbolicReport:
-    report = SymbolicReport(rule.op, rule.inputs, ("g",))
-    if rule.convention:
-        report.notes.append(f"convention: {rule.convention}")
-    variants = [False, True] if spec.ordered else [False]
-    for (shapes, options), ties in itertools.product(spec.cases, variants):
-        label = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "defaults"
-        label = f"shapes {shapes}, {label}" + (", with a tie" if ties else "")
-        try:
-            report.regions += _array_case(rule, spec, shapes, options, ties, label)
-        except Exception as exc:  # a rule that crashes on a case fails that case
-            report.regions.append(
-                RegionCheck("*", label, (), None, None, "error", None, None, None)
-            )
-            report.notes.append(f"{label}: {type(exc).__name__}: {exc}")
-    return report
-
-
-def _array_case(
-    rule: Rule,
-    spec: ArrayRule,
-    shapes: tuple[Any, ...],
-    options: dict[str, Any],
-    ties: bool,
-    label: str,
-) -> list[RegionCheck]:
-    inputs: list[Any] = []
-    for k, shape in enumerate(shapes):
-        prefix = chr(ord("a") + k) if len(shapes) > 1 else "x"
-        if isinstance(shape, list):
-            inputs.append([_symbol_array(f"{prefix}{j}_", s) for j, s in enumerate(shape)])
-        else:
-            inputs.append(_symbol_array(prefix, shape))
-    leaves = [v if isinstance(v, list) else [v] for v in inputs]
-    substitution: dict[sp.Symbol, Any] = {}
-    if spec.ordered:  # numpy's max compares elements: give it ordered representatives
-        largest = _picks(spec) is sp.Max
-        substitution = _ordered(inputs[0], ties, options.get("axis"), largest)
-        ordered = _subs(inputs[0], substitution)
-        out = spec.primal(sympy_xp, ordered, **options)
-        g = _symbol_array("g", np.shape(out))
-        loss = _max_min_loss(spec, inputs[0], options, g)
-        inputs = [ordered]
-    else:
-        out = spec.primal(sympy_xp, *inputs, **options)
-        g = _symbol_array("g", np.shape(out))
-        loss = sp.Add(*np.asarray(g * out).reshape(-1))
-    grads = _call(rule, g if np.ndim(out) else g[()], out, inputs, options)
-    checks = []
-    for k, name in enumerate(rule.inputs):
-        got_leaves = grads[k] if rule.sequence else [grads[k]]
-        for leaf, got in zip(leaves[k], got_leaves, strict=True):
-            got = np.asarray(got, dtype=object)
-            if got.shape != leaf.shape:
-                checks.append(RegionCheck(name, label, (), None, None, "differs"))
-                continue
-            for index in np.ndindex(leaf.shape):
-                expected = sp.diff(loss, leaf[index]).subs(substitution)
-                got_i = sp.sympify(got[index])
-                if expected.has(sp.Heaviside):  # a tied element: judged by _tie_check
-                    continue
-                verdict = "proved" if prove_equal(expected, got_i) else "differs"
-                checks.append(RegionCheck(f"{leaf[index]}", label, (), expected, got_i, verdict))
-    if spec.ordered and ties:
-        checks.append(_tie_check(rule, grads[0], inputs[0], out, options, label))
-    if spec.at_zero:
-        checks.append(_zero_check(rule, spec, shapes, options, label))
-    return checks
-
-
-def _subs(array: np.ndarray, values: dict[sp.Symbol, Any]) -> np.ndarray:
-    return np.vectorize(lambda v: v.subs(values), otypes=[object])(array)
-
-
-def _picks(spec: ArrayRule) -> Any:
-    """sympy's Max or Min, whichever the primal computes."""
-    return sp.Max if spec.primal(sympy_xp, np.array([1, 2]), axis=None) == 2 else sp.Min
-
-
-def _max_min_loss(spec: ArrayRule, x: np.ndarray, options: dict[str, Any], g: np.ndarray) -> Any:
-    """sum(g * max(x)) with sympy's Max/Min, for the expected derivative."""
-    pick = _picks(spec)
-    reducer = np.frompyfunc(lambda a, b: pick(a, b), 2, 1)
-    axis, keepdims = options.get("axis"), options.get("keepdims", False)
-    if axis is None:
-        out = pick(*x.reshape(-1))
-        out = np.full([1] * x.ndim, out, dtype=object) if keepdims else out
-    else:
-        out = reducer.reduce(x, axis=axis, keepdims=keepdims)
-    return sp.Add(*np.asarray(g * out).reshape(-1))
-
-
-def _tie_check(
-    rule: Rule, grad: Any, x: np.ndarray, out: Any, options: dict[str, Any], label: str
-) -> RegionCheck:
-    """At a tie the gradient must be a convex combination of the tied one-hot gradients:
-    non-negative shares of ``g`` on the tied elements, zero elsewhere, summing to ``g``."""
-    axis, keepdims = options.get("axis"), options.get("keepdims", False)
-    grad = np.asarray(grad, dtype=object)
-    best = np.asarray(out, dtype=object)
-    if axis is not None and not keepdims:
-        best = np.expand_dims(best, axis)
-    hit = np.vectorize(lambda a, b: bool(sp.simplify(a - b) == 0), otypes=[bool])(x, best)
-    g = sp.Symbol("g", real=True)
-    shares = np.vectorize(
-        lambda v: sp.simplify(v.subs({s: g for s in v.free_symbols if s.name.startswith("g")}) / g),
-        otypes=[object],
-    )(grad)
-    ok = all(s == 0 for s in shares[~hit]) and all(s.is_number and s >= 0 for s in shares[hit])
-    total = np.sum(np.where(hit, shares, 0), axis=axis, keepdims=True)
-    ok = ok and all(sp.simplify(t - 1) == 0 for t in np.asarray(total).reshape(-1))
-    verdict = "proved" if ok else "differs"
-    return RegionCheck(
-        "ties", label, (), "convex combination of tied", list(shares.reshape(-1)), verdict
-    )
-
-
-def _zero_check(
-    rule: Rule, spec: ArrayRule, shapes: tuple[Any, ...], options: dict[str, Any], label: str
-) -> RegionCheck:
-    """At x = 0 (the norm's kink) the gradient must lie in the subdifferential: the unit
-    ball times g; the rule's convention gives 0."""
-    x = np.zeros(shapes[0], dtype=object)
-    x[...] = sp.Integer(0)
-    out = spec.primal(sympy_xp, x, **options)
-    g = np.ones(np.shape(out), dtype=object) if np.ndim(out) else sp.Integer(1)
-    grad = np.asarray(_call(rule, g, out, [x], options)[0], dtype=object)
-    size = sp.sqrt(sp.Add(*[v * v for v in grad.reshape(-1)]))
-    verdict = "proved" if bool(size <= 1) else "differs"
-    return RegionCheck("x = 0", label, (), "|grad| <= 1", list(grad.reshape(-1)), verdict)
