@@ -87,6 +87,10 @@ class Traced:
     """An array whose operations are recorded on the running trace (see the module).
 
     Make one with :func:`traced`; ``evaluate`` traces the ones passed to it.
+
+    >>> from autodiff_tutor.tracing import evaluate
+    >>> evaluate(lambda x: x * 2, traced([1.0]))
+    traced(array([2.]), trace ... (evaluate(<lambda>)) has ended)
     """
 
     __slots__ = ("_data", "_tape", "_node", "_origins")
@@ -130,7 +134,9 @@ class Traced:
         return format(self._data, spec)
 
     def __len__(self) -> int:
-        return len(self._data)
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
 
     def __iter__(self) -> Iterator[Any]:
         if not self.shape:

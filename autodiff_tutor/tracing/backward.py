@@ -25,7 +25,11 @@ from autodiff_tutor.tracing.tape import Origin, Record, Tape
 
 @dataclass
 class CustomPayload:
-    """What the backward pass of a custom-op record needs (dropped on release)."""
+    """What the backward pass of a custom-op record needs (dropped on release).
+
+    >>> CustomPayload(op=None, saved=(), inputs=[], outputs=[]).saved
+    ()
+    """
 
     op: Any
     saved: Any
@@ -35,7 +39,11 @@ class CustomPayload:
 
 @dataclass
 class Ancestry:
-    """What the output ``y`` was computed from, found by one reverse sweep."""
+    """What the output ``y`` was computed from, found by one reverse sweep.
+
+    >>> Ancestry({0}, [], frozenset()).nodes
+    {0}
+    """
 
     nodes: set[int]
     records: list[Record]  # in reverse order
@@ -43,7 +51,13 @@ class Ancestry:
 
 
 def ancestry(tape: Tape, y: int) -> Ancestry:
-    """The nodes and records ``y`` depends on (through differentiable operations)."""
+    """The nodes and records ``y`` depends on (through differentiable operations).
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x, w: (x * 2, w + 1), traced(1.0), traced(2.0))
+    >>> sorted(ancestry(last_tape(), 2).nodes)  # x * 2 is node 2; w is node 1
+    [0, 2]
+    """
     nodes, records, hidden = {y}, [], set()
     producer = tape.nodes[y].record
     if producer is not None:
@@ -59,7 +73,13 @@ def ancestry(tape: Tape, y: int) -> Ancestry:
 
 
 def dependents(tape: Tape, starts: set[int]) -> set[int]:
-    """The nodes computed (through differentiable operations) from ``starts``."""
+    """The nodes computed (through differentiable operations) from ``starts``.
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x, w: (x * 2, w + 1), traced(1.0), traced(2.0))
+    >>> sorted(dependents(last_tape(), {1}))  # w and w + 1
+    [1, 3]
+    """
     reach = set(starts)
     first = min((tape.nodes[n].record or 0) for n in starts) if starts else 0
     for record in tape.records[first:]:
@@ -139,7 +159,11 @@ def backpropagate(tape: Tape, y: int, seed: Any, records: list[Record], reach: s
     """Adjoints of the nodes in ``reach``, from ``seed`` at node ``y``.
 
     ``records`` are the records ``y`` depends on, in reverse order (see
-    :func:`ancestry`); ``reach`` are the nodes that depend on the variables.
+    :func:`ancestry`); ``reach`` are the nodes that depend on the variables. The
+    module docstring shows it at work through ``gradient``.
+
+    >>> backpropagate(None, 0, 1.0, [], set())  # no records: only the seed
+    {0: 1.0}
     """
     adjoints: dict[int, Any] = {y: seed}
     for record in records:

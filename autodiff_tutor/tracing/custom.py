@@ -48,6 +48,14 @@ def call_op(op: Any, *inputs: Any) -> Any:
     This is the hook for ``DifferentiableFunction.__call__`` (and compiled
     functions): when any input is traced (``is_traced``), delegate to
     ``call_op(self, *inputs)``.
+
+    >>> from autodiff_tutor.api import differentiable
+    >>> from autodiff_tutor.tracing import evaluate, gradient, traced
+    >>> @differentiable
+    ... def cube(x):
+    ...     return x * x * x
+    >>> evaluate(lambda x: gradient(call_op(cube, x), x), traced(2.0))
+    np.float64(12.0)
     """
     tape = active_tape()
     raw_inputs = [unwrap(v) for v in inputs]

@@ -28,12 +28,17 @@ from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.locations import here
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 
+_TRACED: list[type] = []
 ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
 
 
 @dataclass
 class RulePayload:
-    """What the backward pass of one rule record needs (dropped on release)."""
+    """What the backward pass of one rule record needs (dropped on release).
+
+    >>> RulePayload(registry.lookup("tanh"), [0.5], [0], {}, np.tanh(0.5)).nodes
+    [0]
+    """
 
     rule: registry.Rule
     inputs: list[Any]  # raw values, one per rule input (a list for sequence inputs)
@@ -43,10 +48,16 @@ class RulePayload:
 
 
 def traced_type() -> type:
-    """The traced array class (imported late: it is defined on top of this module)."""
-    from autodiff_tutor.tracing.array import Traced
+    """The traced array class (imported late: it is defined on top of this module).
 
-    return Traced
+    >>> traced_type().__name__
+    'Traced'
+    """
+    if not _TRACED:
+        from autodiff_tutor.tracing.array import Traced
+
+        _TRACED.append(Traced)
+    return _TRACED[0]
 
 
 def is_traced(value: Any) -> bool:
@@ -86,7 +97,12 @@ def unwrap(value: Any) -> Any:
 
 
 def traced_leaves(value: Any) -> list[Any]:
-    """The traced arrays in ``value`` (inside lists, tuples and dicts)."""
+    """The traced arrays in ``value`` (inside lists, tuples and dicts).
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> len(traced_leaves([traced(1.0), {"w": traced(2.0)}, 3.0]))
+    2
+    """
     if is_traced(value):
         return [value]
     if isinstance(value, (list, tuple)):
@@ -97,7 +113,12 @@ def traced_leaves(value: Any) -> list[Any]:
 
 
 def origins_of(value: Any) -> frozenset[Origin]:
-    """Why a traced value is not followed by the running trace."""
+    """Why a traced value is not followed by the running trace.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> [o.kind for o in origins_of(traced(1.0))]
+    ['outside']
+    """
     tape = value._tape
     if tape is not None and tape is not active_tape():
         return frozenset({Origin("ended", tape.describe())})
@@ -105,17 +126,30 @@ def origins_of(value: Any) -> frozenset[Origin]:
 
 
 def make(raw: Any, tape: Tape | None = None, node: int | None = None, origins=frozenset()) -> Any:
-    """A new traced array around ``raw``."""
+    """A new traced array around ``raw``.
+
+    >>> make(np.ones(2))
+    traced(array([1., 1.]), not on a trace)
+    """
     return traced_type()(raw, tape, node, origins)
 
 
 def dtype_name(raw: Any) -> str:
-    """The dtype of ``raw`` as a short string."""
+    """The dtype of ``raw`` as a short string.
+
+    >>> dtype_name(np.ones(2, np.float32)), dtype_name(2.0)
+    ('float32', 'float')
+    """
     return str(getattr(raw, "dtype", type(raw).__name__))
 
 
 def wrap_untraced(result: Any, leaves: list[Any]) -> Any:
-    """Wrap array results of an unrecorded operation on traced values (off the trace)."""
+    """Wrap array results of an unrecorded operation on traced values (off the trace).
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> wrap_untraced(np.ones(1), [traced(1.0)])
+    traced(array([1.]), not on a trace)
+    """
     if isinstance(result, tuple):
         return tuple(wrap_untraced(r, leaves) for r in result)
     if not (hasattr(result, "shape") and hasattr(result, "dtype")) or not leaves:
@@ -128,7 +162,11 @@ def wrap_untraced(result: Any, leaves: list[Any]) -> Any:
 
 
 def input_info(value: Any, tape: Tape) -> InputInfo:
-    """How the inspector shows one input of a record."""
+    """How the inspector shows one input of a record.
+
+    >>> input_info(2.0, Tape("f")).label, input_info(np.ones(3), Tape("f")).shape
+    ('2.0', (3,))
+    """
     if is_live(value, tape):
         return InputInfo(value._node, shape_of(value._data), tape.nodes[value._node].label)
     if is_traced(value):
@@ -174,7 +212,11 @@ def _detail(op: str, options: dict[str, Any]) -> str:
 
 
 def status(op: str | None) -> str | None:
-    """``"rule"``, ``"cut"`` (non-differentiable) or ``None`` (no rule) for ``op``."""
+    """``"rule"``, ``"cut"`` (non-differentiable) or ``None`` (no rule) for ``op``.
+
+    >>> status("tanh"), status("less"), status("cumsum")
+    ('rule', 'cut', None)
+    """
     if op is None:
         return None
     if registry.lookup(op) is not None:
@@ -193,6 +235,11 @@ def apply(
 
     ``inputs`` and ``options`` are the rule's parameters (inputs may be traced);
     ``name`` is how the user called it, for messages.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> x = traced(0.5)
+    >>> apply("tanh", "np.tanh", lambda: np.tanh(0.5), [x], {})  # not inside evaluate
+    traced(np.float64(0.46...), not on a trace)
     """
     tape = active_tape()
     leaves = traced_leaves(inputs)
@@ -244,7 +291,12 @@ def _check_out(name: str, out: Any, inputs: list[Any]) -> None:
 
 
 def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict) -> Any:
-    """``np.<ufunc>(...)`` with traced inputs (numpy's ``__array_ufunc__`` protocol)."""
+    """``np.<ufunc>(...)`` with traced inputs (numpy's ``__array_ufunc__`` protocol).
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> call_ufunc(np.exp, "__call__", (traced(0.0),), {})
+    traced(np.float64(1.0), not on a trace)
+    """
     name = f"np.{ufunc.__name__}"
     out = kwargs.get("out")
     if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
@@ -269,7 +321,12 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
 
 
 def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "") -> Any:
-    """An array function (``np.sum``, ``xp.concat``...) called with traced arguments."""
+    """An array function (``np.sum``, ``xp.concat``...) called with traced arguments.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> call_function(np.sum, (traced([1.0, 2.0]),), {"axis": 0})
+    traced(np.float64(3.0), not on a trace)
+    """
     name = name or _qualified(fn)
     op = op_of_callable(fn) or canonical(getattr(fn, "__name__", ""))
     leaves = traced_leaves([args, kwargs])

@@ -29,6 +29,12 @@ def rows(tape: Any) -> list[dict[str, Any]]:
     ``axis=0``), ``inputs`` (labels), ``input_ids`` (node ids, ``None`` for
     constants), ``input_shapes``, ``outputs`` (labels), ``output_ids``,
     ``output_shapes``, ``needs_gradient`` and ``where`` (the user's line).
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
+    >>> row = rows(last_tape())[1]
+    >>> row["op"], row["detail"], row["input_ids"], row["output_shapes"]
+    ('sum', 'axis=0', [0], [()])
     """
     result = []
     for node in tape.nodes:
@@ -93,7 +99,13 @@ def _title(tape: Any) -> str:
 
 def text_table(tape: Any) -> str:
     """The tape as an aligned text table (columns: #, operation, inputs, output,
-    grad, line)."""
+    grad, line); the module docstring shows one.
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x: -x, traced(1.0))
+    >>> text_table(last_tape()).splitlines()[-1].split()[:4]
+    ['0', 'negative', 'x', '()']
+    """
     body = [_cells(row) for row in rows(tape)]
     widths = [max(len(c) for c in column) for column in zip(COLUMNS, *body, strict=False)]
     widths = [min(w, 40) for w in widths]

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
 import sys
@@ -31,6 +32,7 @@ for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
         _SKIPPED.append(os.path.dirname(_module.__file__) + os.sep)
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_internal(filename: str) -> bool:
     if filename.startswith("<frozen"):
         return True

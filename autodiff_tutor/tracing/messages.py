@@ -29,7 +29,11 @@ EVALUATE_EXAMPLE = (
 
 
 def no_rule(name: str) -> TracingError:
-    """A function without a derivative rule was applied to a traced value."""
+    """A function without a derivative rule was applied to a traced value.
+
+    >>> no_rule("np.cumsum").message.split(":")[0]
+    'np.cumsum has no derivative rule, so tracing cannot follow it'
+    """
     return TracingError(
         f"{name} has no derivative rule, so tracing cannot follow it: its result would "
         "silently carry no gradient.",
@@ -41,7 +45,11 @@ def no_rule(name: str) -> TracingError:
 
 
 def unsupported_arguments(name: str, names: Iterable[str], known: Iterable[str]) -> TracingError:
-    """A call passed keyword arguments the derivative rule does not know."""
+    """A call passed keyword arguments the derivative rule does not know.
+
+    >>> unsupported_arguments("np.sum", ["dtype"], ["axis"]).message.split(":")[0]
+    'np.sum(..., dtype=) on a traced value'
+    """
     given, rule = ", ".join(f"{n}=" for n in names), ", ".join(known) or "none"
     return TracingError(
         f"{name}(..., {given}) on a traced value: the derivative of {name} is known only "
@@ -53,7 +61,11 @@ def unsupported_arguments(name: str, names: Iterable[str], known: Iterable[str])
 
 
 def unsupported_call(what: str) -> TracingError:
-    """A form of call that tracing does not follow (``np.add.reduce``, odd arity)."""
+    """A form of call that tracing does not follow (``np.add.reduce``, odd arity).
+
+    >>> unsupported_call("np.add.reduce(...)").hint.split(" (")[0]
+    'use the plain function form'
+    """
     return TracingError(
         f"{what} on a traced value is not supported by tracing: it would have to drop "
         "the gradient.",
@@ -63,7 +75,11 @@ def unsupported_call(what: str) -> TracingError:
 
 
 def in_place(what: str) -> TracingError:
-    """A write into a traced array (``y[0] = v``, ``out=``, ``x.sort()``...)."""
+    """A write into a traced array (``y[0] = v``, ``out=``, ``x.sort()``...).
+
+    >>> in_place("y.sort()").message.split(". ")[0]
+    'y.sort() writes into a traced array in place'
+    """
     return TracingError(
         f"{what} writes into a traced array in place. The trace refers to the array's "
         "values for the backward pass and cannot record the write, so the gradient would "
@@ -76,7 +92,11 @@ def in_place(what: str) -> TracingError:
 
 
 def write_into_plain(what: str) -> TracingError:
-    """A traced result written into a plain array (``a += t`` on an ndarray ``a``)."""
+    """A traced result written into a plain array (``a += t`` on an ndarray ``a``).
+
+    >>> write_into_plain("a += t").hint
+    'make a new array instead of writing into one: a = a + t'
+    """
     return TracingError(
         f"{what} stores a traced result into a plain (untraced) array, which keeps the "
         "numbers but drops the trace: everything computed from it would silently get "
@@ -87,7 +107,11 @@ def write_into_plain(what: str) -> TracingError:
 
 
 def escape(what: str) -> TracingEscapeError:
-    """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced."""
+    """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced.
+
+    >>> escape("float()").message.split(":")[0]
+    'float() turns a traced value into a plain number or array that the trace cannot follow'
+    """
     return TracingEscapeError(
         f"{what} turns a traced value into a plain number or array that the trace cannot "
         "follow: everything computed from it would count as a constant and silently get "
@@ -100,7 +124,11 @@ def escape(what: str) -> TracingEscapeError:
 
 
 def nested_evaluate() -> TracingError:
-    """``evaluate`` called while another ``evaluate`` runs."""
+    """``evaluate`` called while another ``evaluate`` runs.
+
+    >>> nested_evaluate().message.split(".")[0]
+    'evaluate() was called inside another evaluate()'
+    """
     return TracingError(
         "evaluate() was called inside another evaluate(). The tracing mode records one "
         "trace at a time (it has no higher-order derivatives).",
@@ -111,7 +139,11 @@ def nested_evaluate() -> TracingError:
 
 
 def outside_evaluate(ended: Tape | None) -> TracingError:
-    """``gradient`` called when no evaluation is running."""
+    """``gradient`` called when no evaluation is running.
+
+    >>> outside_evaluate(None).message.split(".")[0]
+    'gradient() was called outside evaluate()'
+    """
     extra = ""
     if ended is not None:
         extra = f" (its output comes from {ended.describe()}, which has already returned)"
@@ -138,7 +170,12 @@ _ORIGIN_HINTS = {
 
 
 def variable_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> TracingError:
-    """A gradient asked with respect to a traced value the trace does not follow."""
+    """A gradient asked with respect to a traced value the trace does not follow.
+
+    >>> error = variable_not_on_trace("gradient(y, w)", "w", [Origin("inside", "f.py:2")])
+    >>> error.message.split(".")[0]
+    'gradient(y, w): w is not on the trace'
+    """
     origins = sorted(origins, key=lambda o: o.kind)
     reason = "; ".join(o.describe() for o in origins) or "not on the running trace"
     kind = origins[0].kind if origins else "outside"
@@ -152,7 +189,11 @@ def variable_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> Tr
 
 
 def variable_not_traced(call: str, name: str, type_name: str) -> TracingError:
-    """A gradient asked with respect to a plain array."""
+    """A gradient asked with respect to a plain array.
+
+    >>> variable_not_traced("gradient(y, c)", "c", "ndarray").message.split(", not")[0]
+    'gradient(y, c): c is a plain ndarray'
+    """
     return TracingError(
         f"{call}: {name} is a plain {type_name}, not a traced value, so the trace does "
         "not follow it.",
@@ -163,7 +204,11 @@ def variable_not_traced(call: str, name: str, type_name: str) -> TracingError:
 
 
 def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> TracingError:
-    """``gradient(y, ...)`` where ``y`` is plain data."""
+    """``gradient(y, ...)`` where ``y`` is plain data.
+
+    >>> output_not_traced("gradient(y, x)", "y", "float", Tape("f")).message.split(", not")[0]
+    'gradient(y, x): y is a plain float'
+    """
     cut = _extraction_phrase(tape.extractions)
     return TracingError(
         f"{call}: {name} is a plain {type_name}, not a traced value, so there is no trace "
@@ -175,7 +220,12 @@ def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> Traci
 
 
 def output_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> TracingError:
-    """``gradient(y, ...)`` where ``y`` was computed only from values off the trace."""
+    """``gradient(y, ...)`` where ``y`` was computed only from values off the trace.
+
+    >>> error = output_not_on_trace("gradient(z, x)", "z", [Origin("inside", "f.py:2")])
+    >>> error.message.split(":")[1]
+    ' z is not on the trace'
+    """
     origins = sorted(origins, key=lambda o: o.kind)
     reason = "; ".join(o.describe() for o in origins)
     kind = origins[0].kind if origins else "outside"
@@ -188,7 +238,11 @@ def output_not_on_trace(call: str, name: str, origins: Iterable[Origin]) -> Trac
 
 
 def trace_ended(call: str, name: str, tape: Tape) -> TracingError:
-    """A traced value from an evaluation that has returned."""
+    """A traced value from an evaluation that has returned.
+
+    >>> trace_ended("gradient(y, x)", "y", Tape("f", id=2)).message.split(", which")[0]
+    'gradient(y, x): y belongs to trace 2 (evaluate(f))'
+    """
     return TracingError(
         f"{call}: {name} belongs to {tape.describe()}, which ended when that evaluate() "
         "call returned. A trace exists only while evaluate() runs, so it no longer "
@@ -199,7 +253,11 @@ def trace_ended(call: str, name: str, tape: Tape) -> TracingError:
 
 
 def trace_released(call: str, tape: Tape) -> TracingError:
-    """A second gradient on a trace the first one released."""
+    """A second gradient on a trace the first one released.
+
+    >>> "retain=True" in trace_released("gradient(y, x)", Tape("f")).hint
+    True
+    """
     return TracingError(
         f"{call}: this trace was already used by gradient() at {tape.released_at}, which "
         "released it to free memory (retain=False is the default), so the values the "
@@ -211,7 +269,11 @@ def trace_released(call: str, tape: Tape) -> TracingError:
 
 
 def non_scalar(call: str, name: str, shape: tuple[int, ...]) -> NonScalarOutputError:
-    """``gradient(y, ...)`` where ``y`` has more than one element."""
+    """``gradient(y, ...)`` where ``y`` has more than one element.
+
+    >>> non_scalar("gradient(y, x)", "y", (3,)).message.split(", but")[0]
+    'gradient(y, x): y has shape (3,)'
+    """
     item = f"{name}[0]" if name.isidentifier() else f"({name})[0]"
     return NonScalarOutputError(
         f"{call}: {name} has shape {tuple(shape)}, but only a scalar (one number) can be "
@@ -233,7 +295,12 @@ def _extraction_phrase(extractions: Iterable[Extraction]) -> str:
 
 
 def cut_by_extraction(call: str, y: str, x: str, extraction: Extraction) -> TracingError:
-    """``y`` reaches ``x`` only through data taken out with ``extract_data``."""
+    """``y`` reaches ``x`` only through data taken out with ``extract_data``.
+
+    >>> error = cut_by_extraction("gradient(y, x)", "y", "x", Extraction(0, "f.py:3", 0, False))
+    >>> error.message.split(".")[0]
+    'gradient(y, x): y does not depend on x through the trace'
+    """
     return TracingError(
         f"{call}: {y} does not depend on {x} through the trace. extract_data() at "
         f"{extraction.where} took out the data of a value computed from {x}, and that "
@@ -245,7 +312,11 @@ def cut_by_extraction(call: str, y: str, x: str, extraction: Extraction) -> Trac
 
 
 def extracted_and_continued(call: str, x: str, extraction: Extraction) -> str:
-    """Warning: data of a value that depends on ``x`` was extracted, then used on."""
+    """Warning: data of a value that depends on ``x`` was extracted, then used on.
+
+    >>> extracted_and_continued("gradient(y, x)", "x", Extraction(0, "f.py:3", 0, False))[:45]
+    'gradient(y, x): extract_data() at f.py:3 took'
+    """
     return (
         f"{call}: extract_data() at {extraction.where} took out the data of a value "
         f"computed from {x}, and the computation went on. Whatever was computed from "
@@ -257,7 +328,11 @@ def extracted_and_continued(call: str, x: str, extraction: Extraction) -> str:
 
 
 def untraced_portion(call: str, y: str, origins: Iterable[Origin]) -> str:
-    """Warning: ``y`` depends on traced values the trace does not follow."""
+    """Warning: ``y`` depends on traced values the trace does not follow.
+
+    >>> untraced_portion("gradient(y, x)", "y", [Origin("inside", "f.py:2")]).split(" (")[0]
+    'gradient(y, x): y also depends on a traced value that the trace does not follow'
+    """
     reasons = "; ".join(o.describe() for o in sorted(origins, key=lambda o: o.kind))
     return (
         f"{call}: {y} also depends on a traced value that the trace does not follow (it "
@@ -268,7 +343,11 @@ def untraced_portion(call: str, y: str, origins: Iterable[Origin]) -> str:
 
 
 def unused_variable(call: str, y: str, x: str) -> str:
-    """Warning: ``y`` does not depend on ``x`` at all."""
+    """Warning: ``y`` does not depend on ``x`` at all.
+
+    >>> unused_variable("gradient(y, x)", "y", "x").split(", so")[0]
+    'gradient(y, x): y does not depend on x'
+    """
     return (
         f"{call}: {y} does not depend on {x}, so the gradient with respect to {x} is "
         f"zero. Check that {x} is really used in computing {y}."

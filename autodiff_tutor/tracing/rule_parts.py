@@ -66,6 +66,11 @@ def input_gradients(rule: Rule, arguments: dict[str, Any], wanted: Sequence[bool
     ``arguments`` binds the rule's parameters by name (``g``, ``out``, ``xp``, the
     inputs and the options). A one-input rule returns its single gradient (for a
     sequence rule: the list of per-element gradients) as the only entry.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.rules.registry import lookup
+    >>> input_gradients(lookup("multiply"), {"g": 1.0, "x": 2.0, "y": 3.0}, (False, True))
+    [None, 2.0]
     """
     names = _parameter_names(rule.vjp)
     arguments = {k: v for k, v in arguments.items() if k in names}

@@ -90,6 +90,9 @@ class InputInfo:
 
     ``shape`` is ``None`` for Python numbers; ``origins`` says why a traced value
     that is not on the trace was not followed.
+
+    >>> InputInfo(None, None, "2.0").origins
+    frozenset()
     """
 
     node: int | None
@@ -100,7 +103,11 @@ class InputInfo:
 
 @dataclass
 class Node:
-    """A traced value on the tape: an argument of ``evaluate`` or a record's output."""
+    """A traced value on the tape: an argument of ``evaluate`` or a record's output.
+
+    >>> Node(0, (2,), "float64", "x").record is None  # an argument
+    True
+    """
 
     id: int
     shape: tuple[int, ...]
@@ -116,6 +123,9 @@ class Record:
     ``kind`` is ``"rule"`` (a registry primitive), ``"custom"`` (an object of the op
     protocol) or ``"cut"`` (no gradient flows: comparisons, ``extract_data``...).
     ``payload`` holds what the backward pass needs; it is dropped on release.
+
+    >>> Record(0, "less", "cut", [], (), "f.py:2").needs_gradient
+    False
     """
 
     index: int
@@ -135,7 +145,11 @@ class Record:
 
 @dataclass
 class Extraction:
-    """An ``extract_data`` (or ``stop_gradient``) call on a traced value."""
+    """An ``extract_data`` (or ``stop_gradient``) call on a traced value.
+
+    >>> Extraction(node=0, where="f.py:3", after=2, intentional=False).where
+    'f.py:3'
+    """
 
     node: int
     where: str
@@ -145,7 +159,12 @@ class Extraction:
 
 @dataclass
 class Tape:
-    """The trace of one ``evaluate`` call."""
+    """The trace of one ``evaluate`` call.
+
+    >>> tape = Tape("f")
+    >>> tape.add_record("tanh", "rule", [], [((), "float64")], "f.py:1").outputs
+    (0,)
+    """
 
     name: str
     id: int = field(default_factory=lambda: next(_COUNTER))
@@ -230,10 +249,20 @@ class Tape:
 
 
 def activate(tape: Tape) -> Any:
-    """Make ``tape`` the active one; returns the token for :func:`deactivate`."""
+    """Make ``tape`` the active one; returns the token for :func:`deactivate`.
+
+    >>> token = activate(Tape("f"))
+    >>> active_tape().name
+    'f'
+    >>> deactivate(token)
+    """
     return _ACTIVE.set(tape)
 
 
 def deactivate(token: Any) -> None:
-    """Restore the tape that was active before :func:`activate`."""
+    """Restore the tape that was active before :func:`activate`.
+
+    >>> deactivate(activate(Tape("f"))); active_tape() is None
+    True
+    """
     _ACTIVE.reset(token)
