@@ -11,7 +11,7 @@ The public API is re-exported here; nothing else lives in this file.
 [1.0, 1.0]
 """
 
-from autodiff_tutor.api import Differentiable, differentiable, grad, value_and_grad, vjp
+from autodiff_tutor.api import Differentiable, differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.runtime.backend import array_module
 
@@ -21,6 +21,7 @@ __all__ = [
     "array_module",
     "differentiable",
     "grad",
+    "jvp",
     "value_and_grad",
     "vjp",
 ]

@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.pipeline import Derivative, compile_derivative
+from autodiff_tutor.compiler.pipeline import (
+    Derivative,
+    TangentFunction,
+    compile_derivative,
+    compile_tangent,
+)
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
@@ -59,6 +64,7 @@ class Differentiable:
         self.params = list(self.signature.parameters)
         self.name = fn.__name__
         self._cache: dict[tuple[str, ...], Derivative] = {}
+        self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -106,6 +112,17 @@ class Differentiable:
             raise ArgumentError(f"wrt names a parameter twice: {names}")
         return tuple(names)
 
+    def tangent(self, wrt: Wrt = None) -> TangentFunction:
+        """The compiled forward-mode (JVP) function for tangents along ``wrt`` (cached)."""
+        names = self.wrt_names(wrt)
+        if names not in self._tangent_cache:
+            self._tangent_cache[names] = compile_tangent(self.fn, names)
+        return self._tangent_cache[names]
+
+    def jvp_source(self, wrt: Wrt = None) -> str:
+        """The generated forward-mode function, as source."""
+        return self.tangent(wrt).source
+
     def forward_source(self, wrt: Wrt = None) -> str:
         """The generated forward function, as source."""
         return self.derivative(wrt).forward_source
@@ -141,6 +158,23 @@ class Differentiable:
         out, memory = derivative.forward(*values)
         outputs = out if derivative.returns_tuple else (out,)
         return outputs, (wrt, memory)
+
+    def op_jvp(
+        self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """Values and tangents of the outputs (forward mode through this function)."""
+        values = bind_arguments(self, inputs, {})
+        wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
+        if not wrt:
+            outputs = self.fn(*values)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            return outputs, tuple(ones_like(o) * 0 for o in outputs)
+        tangent = self.tangent(wrt)
+        dots = [t for t in tangents if t is not None]
+        out, out_dot = tangent.function(*values, *dots)
+        if tangent.returns_tuple:
+            return tuple(out), tuple(out_dot)
+        return (out,), (out_dot,)
 
     def op_backward(
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
@@ -365,3 +399,44 @@ def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
             hint="give a seed with the output's shape",
         )
     return seed
+
+
+def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """``(f(*args), tangent of the output)``: forward mode along ``tangents``.
+
+    Give one tangent per argument, ``None`` for arguments held fixed (integers,
+    flags). The output tangent is the directional derivative ``J @ tangent``.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(x * x)
+    >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+    (np.float64(5.0), np.float64(2.0))
+    """
+    compiled = differentiable(f)
+    args, tangents = tuple(args), tuple(tangents)
+    if len(args) != len(tangents):
+        raise ArgumentError(
+            f"jvp needs one tangent per argument: {len(args)} arguments, {len(tangents)} tangents",
+            hint="give None as the tangent of an argument that does not vary",
+        )
+    wrt = [p for p, t in zip(compiled.params, tangents, strict=False) if t is not None]
+    if not wrt:
+        raise ArgumentError("every tangent is None: there is no direction to differentiate along")
+    values = bind_arguments(compiled, args, {})
+    dots = []
+    for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
+        if tangent is None:
+            continue
+        value = _prepare_input(compiled, name, arg)
+        if isinstance(tangent, (int, float)):
+            tangent = np.float64(tangent)
+        if shape_of(tangent) != shape_of(value):
+            raise ArgumentError(
+                f"the tangent of {name!r} has shape {shape_of(tangent)}, "
+                f"but {name!r} has shape {shape_of(value)}"
+            )
+        dots.append(tangent)
+        values[compiled.params.index(name)] = value
+    function = compiled.tangent(wrt)
+    return function.function(*values, *dots)

@@ -90,20 +90,31 @@ def compile_functions(
 ) -> tuple[Callable[..., Any], Callable[..., Any], str, str]:
     """Compile the forward and backward; returns them with their sources."""
     forward_src, backward_src = render_forward(generated), render_backward(generated)
+    forward, backward = compile_sources(generated.name, [forward_src, backward_src], user_fn)
+    return forward, backward, forward_src, backward_src
+
+
+def compile_sources(
+    name: str, sources: list[str], user_fn: Callable[..., Any]
+) -> list[Callable[..., Any]]:
+    """Compile generated function definitions in the user's module globals.
+
+    The helpers (and the user function's closure values) are passed to a factory
+    function, so the generated code sees them without touching the user's module.
+    """
     closure = closure_values(user_fn)
     captured = {**RUNTIME, **closure}
-    names = ", ".join(captured)
-    factory = f"def __make({names}):\n"
-    factory += _indent(forward_src) + "\n" + _indent(backward_src) + "\n"
-    factory += f"    return {generated.name}_forward, {generated.name}_backward\n"
-    filename = f"<autodiff_tutor generated {generated.name} #{next(_counter)}>"
+    defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]
+    factory = f"def __make({', '.join(captured)}):\n"
+    factory += "\n".join(_indent(source) for source in sources) + "\n"
+    factory += f"    return {', '.join(defined)},\n"
+    filename = f"<autodiff_tutor generated {name} #{next(_counter)}>"
     lines = factory.splitlines(keepends=True)
     linecache.cache[filename] = (len(factory), None, lines, filename)
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
-    forward, backward = scope["__make"](**captured)
-    return forward, backward, forward_src, backward_src
+    return list(scope["__make"](**captured))
 
 
 def _indent(source: str) -> str:

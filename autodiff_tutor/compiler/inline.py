@@ -69,6 +69,21 @@ def inline_all(rule: Rule, bindings: dict[str, ast.expr]) -> ast.expr:
     return _substitute(expressions[0], values)
 
 
+def tangent_formula(rule: Rule) -> ast.expr:
+    """The tangent rule's returned expression (locals substituted)."""
+    expressions, _ = _formula(rule.jvp)
+    return expressions[0]
+
+
+def substitute(
+    expr: ast.expr, values: dict[str, ast.expr], options: dict | None = None
+) -> ast.expr:
+    """``expr`` with names replaced (unbound options take their defaults)."""
+    bound = {name: ast.Constant(default) for name, default in (options or {}).items()}
+    bound.update(values)
+    return _substitute(expr, bound)
+
+
 def is_none_gradient(rule: Rule, index: int) -> bool:
     """Whether the rule declares input ``index`` as never differentiable (returns None)."""
     expressions, _ = _formula(rule.vjp)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler.activity import analyze
-from autodiff_tutor.compiler.emit import compile_functions, helper_names
+from autodiff_tutor.compiler.emit import compile_functions, compile_sources, helper_names
+from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.fence import check_supported
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.normalize import normalize
@@ -68,6 +69,29 @@ def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative
         generated,
         parsed,
     )
+
+
+@dataclass
+class TangentFunction:
+    """A compiled forward-mode (JVP) function for one choice of ``wrt``."""
+
+    name: str
+    wrt: tuple[str, ...]
+    function: Callable[..., Any]
+    source: str
+    returns_tuple: bool
+
+
+def compile_tangent(fn: Callable[..., Any], wrt: Sequence[str]) -> TangentFunction:
+    """The forward-mode pipeline: source, fence, normalize, tangents, emit."""
+    parsed = parse_function(fn)
+    check_supported(parsed)
+    program = normalize(parsed, wrt)
+    analyze(program, parsed, list(wrt))  # rejects gradients that would silently vanish
+    tangents = build_jvp(program, parsed, list(wrt))
+    source = render_jvp(tangents)
+    (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed.fn)
+    return TangentFunction(parsed.name, tuple(wrt), function, source, program.returns_tuple)
 
 
 def _avoid_helper_clashes(generated: Generated, program: Program) -> None:

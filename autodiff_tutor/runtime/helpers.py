@@ -17,6 +17,7 @@ from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, si
 
 __all__ = [
     "add_lists",
+    "broadcast_like",
     "assign_at",
     "at",
     "overwritten",
@@ -266,6 +267,17 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
     else:
         result[index] = result[index] + g
     return result
+
+
+def broadcast_like(value: Any, like: Any) -> Any:
+    """``value`` broadcast to the shape of ``like`` (a tangent of a broadcast result).
+
+    >>> broadcast_like(np.ones(2), np.zeros((3, 2))).shape
+    (3, 2)
+    """
+    if shape_of(value) == shape_of(like):
+        return value
+    return array_module(value, like).broadcast_to(value, shape_of(like))
 
 
 def add_lists(xs: Any, ys: Any) -> list[Any]:
