@@ -18,8 +18,8 @@ from typing import Any
 
 from autodiff_tutor.compiler.activity import analyze
 from autodiff_tutor.compiler.emit import compile_functions, compile_sources, helper_names
-from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.fence import check_supported
+from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.normalize import normalize
 from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
