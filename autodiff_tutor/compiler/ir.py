@@ -41,6 +41,7 @@ class Step:
     description: str = ""  # how the user wrote the operation ('np.tanh', 'x.sum')
     expression: ast.expr | None = None  # the user's sub-expression this step computes
     copy_back: bool = False  # assigns a region's canonical name at the end of a body
+    synthetic: bool = False  # a copy the compiler made (not in the user's program)
     targets: list[str] | None = None  # several outputs (a call returning a tuple)
 
     def source(self) -> str:

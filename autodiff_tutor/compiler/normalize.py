@@ -220,32 +220,48 @@ class _Normalizer:
                 self.varied.add(version)
 
     def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
+        """An in-place write is compiled as a new version of the array: exact only when
+        no other name sees the old array (Python would change it too).
+
+        Rejected: parameters (the caller's array), aliases (``r = y``), views
+        (``x[1:]``, ``x.T``, ``x.reshape(...)``) and arrays that have views.
+        """
         version = self.current.get(name)
         if version is None:
             self._reject(node, f"{name!r} is not defined yet", "")
-        producer = next((s for s in reversed(self.emitted) if version in s.defined()), None)
-        shared = version in self.params or (
-            producer is not None
-            and (
-                (producer.kind in ("copy", "static") and isinstance(producer.value, ast.Name))
-                or producer.op in VIEW_OPS
-                or producer.kind in ("opaque", "op_call")
-            )
-        )
-        aliased = any(
-            s.kind in ("copy", "static")
-            and isinstance(s.value, ast.Name)
-            and s.value.id == version
-            and not s.copy_back
-            for s in self.emitted
-        )
-        if shared or aliased:
+        family = self._same_array(version)
+        shared = bool(family & set(self.params))
+        for step in self.emitted:
+            if step.synthetic:
+                continue
+            base = _view_base(step)
+            if set(step.defined()) & family and (
+                base is not None or step.kind in ("opaque", "op_call", "escape")
+            ):
+                shared = True  # the written array is a view or alias of another
+            elif base in family:
+                shared = True  # another name is a view or alias of the written array
+        if shared:
             self._reject(
                 node,
                 f"'{what}' would change, in place, an array that other names share "
                 "(a parameter, an alias or a view)",
                 f"make a copy first ({fix}), or build a new array",
             )
+
+    def _same_array(self, version: str) -> set[str]:
+        """``version`` and the versions the compiler's own copies tie to it."""
+        family = {version}
+        changed = True
+        while changed:
+            changed = False
+            for step in self.emitted:
+                if step.synthetic and isinstance(step.value, ast.Name):
+                    pair = {step.target, step.value.id}
+                    if pair & family and not pair <= family:
+                        family |= pair
+                        changed = True
+        return family
 
     # -- control flow -------------------------------------------------------------
 
@@ -293,6 +309,7 @@ class _Normalizer:
     def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
         kind = "copy" if source in self.varied else "static"
         step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
+        step.synthetic = True
         if source in self.list_names:
             self.list_names.add(target)
         block.append(step)
@@ -324,6 +341,7 @@ class _Normalizer:
             if name in entry:
                 version = self._version_name(name)
                 self._lower(ast.Name(entry[name], ast.Load()), target=version)
+                self.emitted[-1].synthetic = True
                 if entry[name] in self.list_names:
                     self.list_names.add(version)
                 carried[name] = version
@@ -376,35 +394,12 @@ class _Normalizer:
         self.list_names = snapshot["lists"]
 
     def _check_in_place(self, node: ast.AugAssign) -> None:
-        """``z += v`` writes into z's array: only safe when nothing else sees that array.
-
-        Compiling it as ``z = z + v`` is exact when z holds a fresh result (an
-        arithmetic result or a Python number); if z is a parameter, another name's
-        alias or a view (``x[1:]``, ``x.T``), numpy would change that array too.
-        """
+        """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
         name = node.target.id
         symbol = _AUG_SYMBOL.get(type(node.op), "?")
-        version = self.current.get(name)
-        producer = next((s for s in reversed(self.emitted) if s.target == version), None)
-        shared = version in self.params or (
-            producer is not None
-            and (
-                (producer.kind == "copy" and isinstance(producer.value, ast.Name))
-                or producer.op in VIEW_OPS
-                or producer.kind in ("opaque", "op_call")
-            )
+        self._check_unshared(
+            name, node, f"{name} {symbol}= ...", f"write '{name} = {name} {symbol} ...'"
         )
-        aliased = any(
-            s.kind in ("copy", "static") and isinstance(s.value, ast.Name) and s.value.id == version
-            for s in self.emitted
-        )
-        if shared or aliased:
-            self._reject(
-                node,
-                f"'{name} {symbol}= ...' would change an array that other names share "
-                "(a parameter, an alias or a view), in place",
-                f"write '{name} = {name} {symbol} ...' to make a new array",
-            )
 
     def _return(self, node: ast.Return) -> tuple[list[str], bool]:
         if node.value is None:
@@ -464,6 +459,14 @@ class _Normalizer:
             return self._call(node, target)
         if isinstance(node, ast.IfExp):
             return self._if_expression(node, target)
+        if isinstance(node, ast.BoolOp):
+            word = "or" if isinstance(node.op, ast.Or) else "and"
+            self._reject(
+                node,
+                f"'{word}' used as a value picks one of its operands: its gradient is not "
+                "differentiated here",
+                "write the choice explicitly, e.g. 'x if x else y' for 'x or y'",
+            )
         if isinstance(node, (ast.List, ast.Tuple)):
             items = ast.List([self._atom(e) for e in node.elts], ast.Load())
             name = self._primitive(target, items, "make_list", [], {}, node, {"xs": items})
@@ -484,6 +487,7 @@ class _Normalizer:
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
                 step = Step(target, atom, "static", copy_back=True, origin=self.origin)
+                step.synthetic = True
                 block.append(step)
                 self.emitted.append(step)
             else:
@@ -761,7 +765,7 @@ class _Normalizer:
             return False
         if isinstance(node, ast.Name):
             return self.current.get(node.id, node.id) in self.varied
-        if isinstance(node, (ast.Compare, ast.BoolOp)):
+        if isinstance(node, ast.Compare):
             return False
         if isinstance(node, ast.Attribute):
             if node.attr in NO_GRADIENT_ATTRIBUTES:
@@ -792,6 +796,27 @@ def _call_signature(callee: Callee) -> inspect.Signature:
     if hasattr(obj, "signature"):  # a @differentiable function
         return obj.signature
     return inspect.signature(getattr(obj, "forward", obj.op_forward))
+
+
+VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
+
+
+def _view_base(step: Step) -> str | None:
+    """The name whose array ``step``'s result may share (an alias or a view), if any."""
+    value = step.value
+    if isinstance(value, ast.Name):
+        return value.id
+    if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
+        if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
+            return value.value.id
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        receiver = value.func.value
+        if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
+            return receiver.id
+    if step.op in VIEW_OPS and step.inputs:
+        first = next(iter(step.inputs.values()))
+        return first.id if isinstance(first, ast.Name) else None
+    return None
 
 
 def _is_literal(value: Any) -> bool:
