@@ -68,6 +68,10 @@ class Differentiable:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from autodiff_tutor.tracing import call_op, is_traced
+
+        if not kwargs and any(is_traced(value) for value in args):
+            return call_op(self, *args)  # in tracing mode, the generated backward is used
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:

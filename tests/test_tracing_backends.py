@@ -174,9 +174,6 @@ def test_custom_op_outside_evaluate_just_runs():
     assert call_op(Double(), np.array([1.0])).tolist() == [2.0]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="DifferentiableFunction.__call__ must delegate to tracing.call_op"
-)
 def test_calling_a_differentiable_function_on_traced_values_records_it():
     op = PReLUFunction("BC")
     X, alpha = np.array([[-1.0, 2.0]]), np.full((1, 2), 0.5)

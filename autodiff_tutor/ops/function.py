@@ -251,7 +251,15 @@ class DifferentiableFunction:
         return ", then ".join(parts)
 
     def __call__(self, *inputs: Any) -> Any:
-        """Run forward and return the outputs only (a bare value for one output)."""
+        """Run forward and return the outputs only (a bare value for one output).
+
+        Called on traced values (tracing mode), the op records itself on the trace,
+        so its hand-written backward is the one used.
+        """
+        from autodiff_tutor.tracing import call_op, is_traced
+
+        if any(is_traced(value) for value in inputs):
+            return call_op(self, *inputs)
         outputs, _ = self.op_forward(*inputs)
         return outputs[0] if self.num_outputs == 1 else outputs
 

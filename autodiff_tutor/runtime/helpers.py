@@ -295,6 +295,7 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
     >>> assign_at(np.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
     """
+    _check_distinct(index)
     result = x.copy()
     result[index] = value
     return result
@@ -307,6 +308,25 @@ def overwritten(g: Any, index: Any) -> Any:
     [1.0, 0.0, 0.0]
     """
     return assign_at(g, index, 0)
+
+
+def _check_distinct(index: Any) -> None:
+    """Writing twice to one element keeps only the last write: refuse that index."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [
+        np.asarray(p)
+        for p in parts
+        if isinstance(p, list) or getattr(p, "dtype", None) is not None and p.dtype.kind in "iu"
+    ]
+    if len(arrays) == 1 and len(np.unique(arrays[0])) != arrays[0].size:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
+            "written, so its gradient is not supported",
+            hint="write each element once, or add the values first (np.add.at is not "
+            "differentiable either: sum them with np.bincount or a loop)",
+        )
 
 
 def _has_integer_array(index: Any) -> bool:
