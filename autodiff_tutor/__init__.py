@@ -2,6 +2,11 @@
 
 The public API is re-exported here; nothing else lives in this file.
 
+- the compiler: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``, ``jvp``;
+- the tracing mode: ``autodiff_tutor.tracing`` (``traced``, ``evaluate``, ``gradient``);
+- custom operations: ``DifferentiableFunction``, ``srelu``, ``prelu``;
+- checks: ``check_op``, ``check_layer``; layers and training: ``autodiff_tutor.nn``.
+
 >>> import numpy as np
 >>> from autodiff_tutor import differentiable, grad
 >>> @differentiable
@@ -11,17 +16,42 @@ The public API is re-exported here; nothing else lives in this file.
 [1.0, 1.0]
 """
 
+from autodiff_tutor import nn, tracing
 from autodiff_tutor.api import Differentiable, differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.ops import (
+    DifferentiableFunction,
+    PReLUFunction,
+    SReLUFunction,
+    prelu,
+    prelu_reference,
+    srelu,
+    srelu_reference,
+)
 from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.tracing import extract_data, stop_gradient
+from autodiff_tutor.verify import check_layer, check_op
 
 __all__ = [
     "AutodiffError",
     "Differentiable",
+    "DifferentiableFunction",
+    "PReLUFunction",
+    "SReLUFunction",
     "array_module",
+    "check_layer",
+    "check_op",
     "differentiable",
+    "extract_data",
     "grad",
     "jvp",
+    "nn",
+    "prelu",
+    "prelu_reference",
+    "srelu",
+    "srelu_reference",
+    "stop_gradient",
+    "tracing",
     "value_and_grad",
     "vjp",
 ]
