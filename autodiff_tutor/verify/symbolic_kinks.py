@@ -110,7 +110,7 @@ def kink_checks(problem: Problem, regions: Regions) -> list[KinkCheck]:
                             example,
                         )
                     )
-    return checks
+    return sorted(checks, key=lambda k: k.boundary)
 
 
 def _boundary_points(

@@ -191,11 +191,35 @@ class RegionMap:
         for i, pattern in enumerate(map(tuple, self.signs)):
             self.regions.setdefault(pattern, [])  # type: ignore[arg-type]
             self.regions[pattern].append(i)  # type: ignore[attr-defined]
-        self.regions = {k: np.array(v) for k, v in sorted(self.regions.items())}
+        # left to right along the first symbol (the data input of an op)
+        by_first = sorted(self.regions.items(), key=lambda kv: (self._centre(kv[1]), kv[0]))
+        self.regions = {k: np.array(v) for k, v in by_first}
+
+    def _near_boundaries(self, rng: np.random.Generator, base: np.ndarray) -> list[np.ndarray]:
+        """Points just off each boundary, on both sides: thin regions between close
+        boundaries are found even when random points rarely land in them."""
+        near = []
+        for bound in self.bounds:
+            for j, symbol in enumerate(self.symbols):
+                slope = sp.diff(bound, symbol)
+                if symbol in bound.free_symbols and not slope.has(symbol) and slope != 0:
+                    on = lambdify(self.symbols, sp.solve(bound, symbol)[0])(*base.T)
+                    moved = base.copy()
+                    offsets = rng.choice([-1.0, 1.0], len(base)) * 10 ** rng.uniform(
+                        -3, -1, len(base)
+                    )
+                    moved[:, j] = on + offsets
+                    near.append(moved[np.isfinite(moved).all(axis=1)])
+                    break
+        return near
+
+    def _centre(self, rows: list[int]) -> float:
+        return float(np.median(self.points[rows, 0])) if self.symbols else 0.0
 
     def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         scales = rng.choice([0.3, 1.0, 3.0], size=(n, len(self.symbols)))
         points = rng.normal(size=(n, len(self.symbols))) * scales
+        points = np.concatenate([points, *self._near_boundaries(rng, points[: n // 4])])
         for j, symbol in enumerate(self.symbols):
             if symbol.is_positive or symbol.is_nonnegative:
                 points[:, j] = np.abs(points[:, j]) + 1e-3
@@ -259,7 +283,8 @@ class RegionMap:
                 rhs = sp.expand(symbol - bound / slope)
                 below = (sign < 0) == bool(slope > 0)
                 return sp.Lt(symbol, rhs) if below else sp.Gt(symbol, rhs)
-        return sp.Lt(bound, 0) if sign < 0 else sp.Gt(bound, 0)
+        constant, rest = bound.as_coeff_Add()
+        return sp.Lt(rest, -constant) if sign < 0 else sp.Gt(rest, -constant)
 
     def describe(self, pattern: tuple[int, ...]) -> str:
         """The region as readable text: ``lo < x < hi``, ``x > 0``, or ``everywhere``."""

@@ -201,19 +201,37 @@ class SymbolicReport:
                     f"{check.got_value:.6g}"
                 )
         if self.kinks:
-            lines.append("  kinks (the backward's value on each boundary, per input):")
-            for kink in self.kinks:
-                lines.append(
-                    f"    {kink.boundary}, d{kink.input}: backward {_s(kink.value)}; "
-                    f"from {kink.side_a}: {_s(kink.derivative_a)}; "
-                    f"from {kink.side_b}: {_s(kink.derivative_b)} -> {kink.verdict}"
-                    + (f" ({kink.detail})" if kink.detail else "")
-                )
-                if kink.counterexample is not None:
-                    lines.append(f"      at {_point(kink.counterexample)}")
+            lines.append("  kinks (the backward's value on each boundary between two regions):")
+            lines += self._kink_lines()
         for note in self.notes:
             lines.append(f"  note: {note}")
         return "\n".join(lines)
+
+    def _kink_lines(self) -> list[str]:
+        groups: dict[tuple[str, str, str], list[KinkCheck]] = {}
+        for kink in self.kinks:
+            groups.setdefault((kink.boundary, kink.side_a, kink.side_b), []).append(kink)
+        lines = []
+        for (boundary, side_a, side_b), kinks in groups.items():
+            lines.append(f"    {boundary} (between {side_a} and {side_b})")
+            smooth = [k.input for k in kinks if k.verdict == "smooth" and not k.detail]
+            for kink in kinks:
+                if kink.input in smooth:
+                    continue
+                detail = f" ({kink.detail})" if kink.detail else ""
+                lines.append(
+                    f"      d{kink.input}: backward {_s(kink.value)}; from {side_a}: "
+                    f"{_s(kink.derivative_a)}; from {side_b}: {_s(kink.derivative_b)} "
+                    f"-> {kink.verdict}{detail}"
+                )
+                if kink.counterexample is not None:
+                    lines.append(f"        at {_point(kink.counterexample)}")
+            if smooth:
+                lines.append(
+                    f"      smooth for {', '.join(smooth)}: the same derivative on both "
+                    "sides, and the backward agrees"
+                )
+        return lines
 
     def __str__(self) -> str:
         return self.text()

@@ -1,0 +1,274 @@
+"""``verify_symbolic``: prove a backward right region by region, and judge its kinks.
+
+Give it a custom op (a :class:`~autodiff_tutor.ops.DifferentiableFunction`), a
+compiled function (``@differentiable``), or a forward and a backward function (or
+their source). It translates both to sympy per element
+(:mod:`~autodiff_tutor.verify.translate`), differentiates the piecewise forward for
+every input, compares with the backward in every region of the conditions
+(:mod:`~autodiff_tutor.verify.symbolic_check`), and looks at every boundary between
+regions (:mod:`~autodiff_tutor.verify.symbolic_kinks`). The result is a
+:class:`~autodiff_tutor.verify.symbolic_report.SymbolicReport`: ``.passed``, one entry
+per input and region, text (``print``) and a notebook table.
+
+>>> import numpy as np
+>>> def relu(x):
+...     return np.maximum(x, 0)
+>>> def relu_backward(d_y, x):
+...     return d_y * (x > 0)
+>>> report = verify_symbolic(relu, relu_backward)
+>>> report.passed, [(c.region, c.verdict) for c in report.regions]
+(True, [('x < 0', 'proved'), ('x > 0', 'proved')])
+>>> print(report.kinks[0].boundary, report.kinks[0].verdict, report.kinks[0].detail)
+x = 0 one-sided the derivative from x < 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy as sp
+
+from autodiff_tutor.compiler.source import ParsedFunction, parse_function
+from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.verify.symbolic_check import Problem, check_regions
+from autodiff_tutor.verify.symbolic_kinks import kink_checks
+from autodiff_tutor.verify.symbolic_report import SymbolicReport
+from autodiff_tutor.verify.translate import Flags, parse_source, translate_parsed
+
+__all__ = [
+    "problem_from_compiled",
+    "problem_from_op",
+    "problem_from_pair",
+    "verify_compiled",
+    "verify_problem",
+    "verify_symbolic",
+]
+
+Source = Callable[..., Any] | str
+
+
+def verify_symbolic(
+    op: Any,
+    backward: Source | None = None,
+    *,
+    layout: str = "inputs",
+    wrt: Any = None,
+    assume: Sequence[Any] = (),
+    reductions: Sequence[str] = (),
+    samples: int = 3000,
+    seed: int = 0,
+    name: str | None = None,
+) -> SymbolicReport:
+    """Verify a backward against its forward with sympy (see the module docstring).
+
+    - ``verify_symbolic(op)``: a custom op (``forward``/``backward`` methods);
+    - ``verify_symbolic(f)``: a compiled function (its generated forward and backward,
+      for the inputs ``wrt``);
+    - ``verify_symbolic(forward, backward)``: two functions or source strings. With
+      ``layout="inputs"`` the backward is ``backward(*d_outputs, *inputs)`` and the
+      forward returns the output(s); with ``layout="memory"`` (the generated code's
+      shape) the forward returns ``(outputs, memory)`` and the backward is
+      ``backward(*d_outputs, memory)``.
+
+    ``assume`` restricts the inputs (``["tl < tr"]``); ``reductions`` names your own
+    helpers that sum over the elements sharing a parameter.
+    """
+    problem = _problem(op, backward, layout, wrt, assume, reductions, name)
+    return verify_problem(problem, samples=samples, seed=seed)
+
+
+def verify_compiled(f: Any, wrt: Any = None, **options: Any) -> SymbolicReport:
+    """Verify the generated backward of a compiled (``@differentiable``) function.
+
+    The entry point for compiled functions: the same as ``verify_symbolic(f, wrt=wrt)``.
+    """
+    return verify_symbolic(f, wrt=wrt, **options)
+
+
+def verify_problem(problem: Problem, samples: int = 3000, seed: int = 0) -> SymbolicReport:
+    """Run the region and kink checks on an already translated :class:`Problem`."""
+    report, regions = check_regions(problem, samples=samples, seed=seed)
+    report.kinks = kink_checks(problem, regions)
+    return report
+
+
+def _problem(
+    op: Any,
+    backward: Source | None,
+    layout: str,
+    wrt: Any,
+    assume: Sequence[Any],
+    reductions: Sequence[str],
+    name: str | None,
+) -> Problem:
+    if backward is not None:
+        return problem_from_pair(op, backward, layout, assume, reductions, name)
+    if callable(getattr(op, "forward_source", None)) and callable(
+        getattr(op, "backward_source", None)
+    ):
+        return problem_from_compiled(op, wrt, assume, reductions, name)
+    if callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None)):
+        return problem_from_op(op, assume, reductions, name)
+    raise ArgumentError(
+        f"verify_symbolic needs a custom op, a compiled function, or a forward and a "
+        f"backward; got {type(op).__name__}",
+        hint="verify_symbolic(op), verify_symbolic(f) for @differentiable f, or "
+        "verify_symbolic(forward, backward)",
+    )
+
+
+def _symbols(names: Sequence[str]) -> list[sp.Symbol]:
+    return [sp.Symbol(n, real=True) for n in names]
+
+
+def _assumptions(assume: Sequence[Any], symbols: Sequence[sp.Symbol]) -> tuple[Any, ...]:
+    table = {s.name: s for s in symbols}
+    return tuple(sp.sympify(a, locals=table) if isinstance(a, str) else a for a in assume)
+
+
+def _params(parsed: ParsedFunction, skip_self: bool) -> list[str]:
+    args = parsed.tree.args
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    return names[1:] if skip_self else names
+
+
+def _as_tuple(value: Any, count: int) -> tuple[Any, ...]:
+    if count == 1 and not isinstance(value, (tuple, list)):
+        return (value,)
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def problem_from_op(
+    op: Any, assume: Sequence[Any] = (), reductions: Sequence[str] = (), name: str | None = None
+) -> Problem:
+    """Translate a custom op's ``forward`` and ``backward`` (read from its class).
+
+    The backward gets its arguments in the seeds' order: one gradient symbol per
+    output, ``compute_gradients`` (all true), then the saved inputs, saved outputs and
+    memory values the op declares.
+    """
+    cls = type(op)
+    forward = parse_function(cls.forward)
+    backward = parse_function(cls.backward)
+    input_names = _params(forward, skip_self=True)
+    inputs = _symbols(input_names)
+    result = translate_parsed(forward, inputs, forward.namespace(), True, op, reductions)
+    n_out = int(getattr(op, "num_outputs", 1))
+    n_memory = int(getattr(op, "num_memory_values", 0))
+    values = _as_tuple(result.value, n_out + n_memory)
+    outputs, memory = values[:n_out], values[n_out:]
+    seed_names = _params(backward, skip_self=True)[:n_out]
+    seeds = _symbols(seed_names)
+    args: list[Any] = [*seeds, Flags()]
+    if getattr(op, "save_inputs_for_backward", False):
+        args += inputs
+    if getattr(op, "save_outputs_for_backward", False):
+        args += outputs
+    args += memory
+    grads = translate_parsed(backward, args, backward.namespace(), True, op, reductions)
+    return Problem(
+        name or getattr(op, "name", cls.__name__),
+        tuple(inputs),
+        tuple(outputs),
+        tuple(seeds),
+        _as_tuple(grads.value, len(inputs)),
+        _assumptions(assume, inputs),
+        tuple(result.notes + grads.notes),
+    )
+
+
+def problem_from_compiled(
+    f: Any,
+    wrt: Any = None,
+    assume: Sequence[Any] = (),
+    reductions: Sequence[str] = (),
+    name: str | None = None,
+) -> Problem:
+    """Translate the generated forward and backward of a compiled function.
+
+    Every parameter is a symbol; gradients are checked for ``wrt`` (by default every
+    parameter without a default value).
+    """
+    names = list(getattr(f, "params", []))
+    wrt_names = list(f.wrt_names(wrt)) if hasattr(f, "wrt_names") else names
+    namespace = dict(getattr(getattr(f, "fn", None), "__globals__", {}))
+    title = name or getattr(f, "name", "compiled")
+    forward = parse_source(f.forward_source(wrt), f"<generated forward of {title}>")
+    backward = parse_source(f.backward_source(wrt), f"<generated backward of {title}>")
+    return _memory_layout(title, forward, backward, names, wrt_names, namespace, assume, reductions)
+
+
+def problem_from_pair(
+    forward: Source,
+    backward: Source,
+    layout: str = "inputs",
+    assume: Sequence[Any] = (),
+    reductions: Sequence[str] = (),
+    name: str | None = None,
+) -> Problem:
+    """Translate a forward and a backward given as functions or source strings."""
+    parsed_f, namespace = _parse(forward, "forward")
+    parsed_b, namespace_b = _parse(backward, "backward")
+    namespace = {**namespace_b, **namespace}
+    names = _params(parsed_f, skip_self=False)
+    title = name or parsed_f.name
+    if layout == "memory":
+        return _memory_layout(
+            title, parsed_f, parsed_b, names, names, namespace, assume, reductions
+        )
+    if layout != "inputs":
+        raise ArgumentError(f"layout must be 'inputs' or 'memory', got {layout!r}")
+    inputs = _symbols(names)
+    result = translate_parsed(parsed_f, inputs, namespace, reductions=reductions)
+    outputs = _as_tuple(result.value, 1)
+    seeds = _symbols(_params(parsed_b, skip_self=False)[: len(outputs)])
+    grads = translate_parsed(parsed_b, [*seeds, *inputs], namespace, reductions=reductions)
+    return Problem(
+        title,
+        tuple(inputs),
+        outputs,
+        tuple(seeds),
+        _as_tuple(grads.value, len(inputs)),
+        _assumptions(assume, inputs),
+        tuple(result.notes + grads.notes),
+    )
+
+
+def _parse(source: Source, what: str) -> tuple[ParsedFunction, dict[str, Any]]:
+    if isinstance(source, str):
+        return parse_source(source, f"<{what} source>"), {}
+    parsed = parse_function(source)
+    return parsed, parsed.namespace()
+
+
+def _memory_layout(
+    title: str,
+    forward: ParsedFunction,
+    backward: ParsedFunction,
+    names: list[str],
+    wrt_names: list[str],
+    namespace: dict[str, Any],
+    assume: Sequence[Any],
+    reductions: Sequence[str],
+) -> Problem:
+    """forward(*inputs) -> (outputs, memory); backward(*d_outputs, memory) -> grads."""
+    symbols = _symbols(names)
+    result = translate_parsed(forward, symbols, namespace, reductions=reductions)
+    if not (isinstance(result.value, tuple) and len(result.value) == 2):
+        raise ArgumentError(f"the forward of {title} must return (outputs, memory)")
+    outputs, memory = result.value
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    n_seeds = len(_params(backward, skip_self=False)) - 1
+    seeds = _symbols(_params(backward, skip_self=False)[:n_seeds])
+    grads = translate_parsed(backward, [*seeds, memory], namespace, reductions=reductions)
+    inputs = tuple(symbols[names.index(n)] for n in wrt_names)
+    return Problem(
+        title,
+        inputs,
+        tuple(outputs),
+        tuple(seeds),
+        _as_tuple(grads.value, len(inputs)),
+        _assumptions(assume, symbols),
+        tuple(result.notes + grads.notes),
+    )

@@ -1,0 +1,397 @@
+"""Translate the numpy source of a forward or backward into sympy, one element at a time.
+
+The translator reads a function's syntax tree (it never runs the function) and
+evaluates it on sympy values, with numpy's meaning for each construct (see
+:mod:`~autodiff_tutor.verify.symbolic_algebra`): arithmetic, elementwise functions,
+comparisons and masks used as numbers, ``&``/``|``/``~``, ``where``, ``maximum``,
+``minimum``, ``abs``, ``clip``, ``sign``, masked assignment ``d[x > 0] = v``.
+
+The reasoning is per element: a value stands for one element of an array. Shape
+operations (``reshape``, ``x[..., None]``, ``.T``) leave an element unchanged, and a
+*sum* (``xp.sum``, ``reduce_to_channels``, ``unbroadcast``) collects the contributions
+of the elements that share a channel-wise parameter, so per element it is the
+contribution itself (the report says so). Statements that compute no value (argument
+checks, docstrings, loops that only check) are skipped and listed. What the translator
+cannot read, it refuses with a :class:`~autodiff_tutor.errors.TranslationError` that
+names the construct and the line.
+
+>>> import numpy as np, sympy as sp
+>>> def relu_backward(d_y, x):
+...     return d_y * (x > 0)
+>>> x, g = sp.symbols("x g", real=True)
+>>> translate_function(relu_backward, [g, x]).value
+g*Piecewise((1, x > 0), (0, True))
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from autodiff_tutor.compiler.source import ParsedFunction, parse_function
+from autodiff_tutor.errors import TranslationError
+from autodiff_tutor.rules.names import is_array_module
+from autodiff_tutor.verify.symbolic_algebra import (
+    FUNCTIONS,
+    as_number,
+    binary,
+    compare,
+    logical,
+)
+from autodiff_tutor.verify.translate_calls import (
+    _BINARY,
+    _COMPARE,
+    _PYTHON,
+    ARRAY_MODULE_FACTORIES,
+    MUTATING,
+    SHAPE_ONLY,
+    SUM_LIKE,
+    CallsMixin,
+    Flags,
+    Namespace,
+    Opaque,
+    Summed,
+    _as_load,
+    _is_check,
+    _is_condition,
+    _is_symbolic,
+    _Named,
+    _selects_elements,
+    finish,
+)
+
+__all__ = ["Translation", "parse_source", "translate_function", "translate_parsed"]
+
+
+@dataclass
+class Translation:
+    """The translated return value, and what the translator assumed or skipped."""
+
+    value: Any
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_source(source: str, filename: str = "<source>") -> ParsedFunction:
+    """A :class:`ParsedFunction` for source text (generated code, a string in a test).
+
+    >>> parse_source("def f(x):\\n    return x").name
+    'f'
+    """
+    import textwrap
+
+    dedented = textwrap.dedent(source).strip("\n")
+    module = ast.parse(dedented)
+    tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    if tree is None:
+        raise TranslationError(f"no function definition in {filename}")
+    return ParsedFunction(None, tree, filename, 1, dedented.splitlines(), 0)  # type: ignore[arg-type]
+
+
+def translate_function(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    skip_self: bool = False,
+    owner: Any = None,
+    reductions: Sequence[str] = (),
+) -> Translation:
+    """Translate ``fn`` called with ``args`` (sympy values, tuples, :class:`Flags`).
+
+    ``skip_self`` binds the first parameter to ``owner`` (a method read from a class).
+    """
+    parsed = parse_function(fn)
+    return translate_parsed(parsed, args, parsed.namespace(), skip_self, owner, reductions)
+
+
+def translate_parsed(
+    parsed: ParsedFunction,
+    args: Sequence[Any],
+    namespace: dict[str, Any] | None = None,
+    skip_self: bool = False,
+    owner: Any = None,
+    reductions: Sequence[str] = (),
+) -> Translation:
+    """Translate an already parsed function (see :func:`translate_function`)."""
+    names = dict(vars(builtins)) if namespace is None else namespace
+    interpreter = _Interpreter(parsed, names, owner, set(SUM_LIKE) | set(reductions))
+    return interpreter.call(list(args), skip_self)
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Interpreter(CallsMixin):
+    def __init__(
+        self, parsed: ParsedFunction, names: dict[str, Any], owner: Any, sums: set[str]
+    ) -> None:
+        self.parsed = parsed
+        self.names = names
+        self.owner = owner
+        self.sums = sums
+        self.env: dict[str, Any] = {}
+        self.notes: list[str] = []
+
+    # --- errors and notes ------------------------------------------------------------
+
+    def fail(self, node: ast.AST, message: str, hint: str = "") -> TranslationError:
+        location = self.parsed.location(node)
+        return TranslationError(f"{message} (line {location.line})", location, hint=hint)
+
+    def note(self, node: ast.AST, message: str) -> None:
+        line = self.parsed.file_line(node)
+        text = f"line {line}: {message}: {self.parsed.line_text(node)}"
+        if text not in self.notes:
+            self.notes.append(text)
+
+    # --- functions and statements ----------------------------------------------------
+
+    def call(self, args: list[Any], skip_self: bool) -> Translation:
+        tree = self.parsed.tree
+        params = [a.arg for a in [*tree.args.posonlyargs, *tree.args.args]]
+        if skip_self:
+            self.env[params.pop(0)] = self.owner
+        if tree.args.vararg is not None or len(args) > len(params):
+            raise self.fail(tree, f"{tree.name} takes parameters {params}, given {len(args)}")
+        defaults = tree.args.defaults
+        for i, name in enumerate(params):
+            if i < len(args):
+                self.env[name] = args[i]
+            elif i >= len(params) - len(defaults):
+                self.env[name] = self.expr(defaults[i - len(params) + len(defaults)])
+            else:
+                raise self.fail(tree, f"{tree.name}: no value for parameter {name!r}")
+        try:
+            self.block(tree.body)
+        except _Return as result:
+            return Translation(finish(result.value), self.notes)
+        return Translation(None, self.notes)
+
+    def block(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            self.statement(statement)
+
+    def statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Return):
+            raise _Return(None if node.value is None else self.expr(node.value))
+        if isinstance(node, ast.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.assign(target, value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self.assign(node.target, self.expr(node.value))
+        elif isinstance(node, ast.AugAssign):
+            current = self.expr(_as_load(node.target))
+            self.assign(node.target, self.binop(node, node.op, current, self.expr(node.value)))
+        elif isinstance(node, ast.If):
+            self.block(node.body if self.truth(node.test) else node.orelse)
+        elif isinstance(node, ast.Expr):
+            self.bare_expression(node)
+        elif isinstance(node, (ast.Pass, ast.Assert)):
+            if isinstance(node, ast.Assert):
+                self.note(node, "assertion skipped")
+        elif isinstance(node, ast.For) and all(_is_check(s) for s in node.body):
+            self.note(node, "loop of checks skipped")
+        else:
+            kind = type(node).__name__
+            raise self.fail(
+                node,
+                f"cannot translate a {kind} statement to sympy",
+                "write the computation as straight-line array code with masks "
+                "(loops and other statements are not translated)",
+            )
+
+    def bare_expression(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant):
+            return  # a docstring
+        if not isinstance(node.value, ast.Call):
+            raise self.fail(node, "an expression statement that is not a call")
+        func = node.value.func
+        if isinstance(func, ast.Attribute) and func.attr in MUTATING:
+            raise self.fail(node, f"in-place update {func.attr}() cannot be translated")
+        self.note(node, "statement without a value skipped")
+
+    def truth(self, test: ast.expr) -> bool:
+        value = self.expr(test)
+        if _is_symbolic(value):
+            raise self.fail(
+                test,
+                "a branch on array values cannot be translated",
+                "use masks or xp.where so that every element takes its own branch",
+            )
+        if isinstance(value, (Opaque, Namespace, Flags)):
+            raise self.fail(test, f"cannot decide the condition {ast.unparse(test)}")
+        return bool(value)
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise self.fail(target, "cannot unpack this value")
+            for t, v in zip(target.elts, value, strict=True):
+                self.assign(t, v)
+        elif isinstance(target, ast.Subscript):
+            self.assign_masked(target, value)
+        else:
+            raise self.fail(target, f"cannot assign to {ast.unparse(target)}")
+
+    def assign_masked(self, target: ast.Subscript, value: Any) -> None:
+        """``d[mask] = v``: per element, ``v`` where the mask holds, ``d`` elsewhere."""
+        if not isinstance(target.value, ast.Name):
+            raise self.fail(target, f"cannot assign to {ast.unparse(target)}")
+        current = self.expr(target.value)
+        index = self.expr(target.slice)
+        if isinstance(index, Opaque) or index is Ellipsis or isinstance(index, slice):
+            self.env[target.value.id] = value  # d[...] = v, d[:] = v
+            return
+        if not (_is_symbolic(index) and _is_condition(index)):
+            raise self.fail(target, "only assignments through a boolean mask are translated")
+        self.env[target.value.id] = FUNCTIONS["where"](index, value, current)
+
+    # --- expressions -----------------------------------------------------------------
+
+    def expr(self, node: ast.expr) -> Any:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(node, f"cannot translate {type(node).__name__} {ast.unparse(node)}")
+        return method(node)
+
+    def expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.names:
+            value = self.names[node.id]
+            if isinstance(value, types.ModuleType) and is_array_module(value):
+                return Namespace()
+            return value
+        if node.id in ("np", "numpy", "xp", "cupy", "cp"):
+            return Namespace()
+        if node.id in self.sums | SHAPE_ONLY | ARRAY_MODULE_FACTORIES:
+            return _Named(node.id)
+        raise self.fail(node, f"unknown name {node.id!r}")
+
+    def expr_Tuple(self, node: ast.Tuple) -> Any:
+        return tuple(self.expr(e) for e in node.elts)
+
+    expr_List = expr_Tuple
+
+    def expr_Slice(self, node: ast.Slice) -> Any:
+        return slice(None)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        value = self.expr(node.operand)
+        if isinstance(node.op, ast.Not) and not _is_symbolic(value):
+            return not value
+        self.require_number(node.operand, value)
+        if isinstance(node.op, ast.USub):
+            return -as_number(value) if _is_symbolic(value) else -value
+        if isinstance(node.op, ast.UAdd):
+            return value
+        if isinstance(node.op, ast.Invert):
+            return logical("not", value)
+        raise self.fail(node, "'not' on array values (use ~ for masks)")
+
+    def binop(self, node: ast.AST, op: ast.operator, left: Any, right: Any) -> Any:
+        if not (_is_symbolic(left) or _is_symbolic(right)):
+            if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+                return _PYTHON[type(op)](left, right)
+        for side in (left, right):
+            self.require_number(node, side)
+        if isinstance(op, ast.BitAnd):
+            return logical("and", left, right)
+        if isinstance(op, ast.BitOr):
+            return logical("or", left, right)
+        if type(op) in _BINARY:
+            return binary(_BINARY[type(op)], left, right)
+        raise self.fail(
+            node,
+            f"operator {type(op).__name__} cannot be translated per element",
+            "matrix products and integer division mix elements",
+        )
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:
+        return self.binop(node, node.op, self.expr(node.left), self.expr(node.right))
+
+    def expr_Compare(self, node: ast.Compare) -> Any:
+        left, conditions = self.expr(node.left), []
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.expr(comparator)
+            if isinstance(op, (ast.Is, ast.IsNot)) and not _is_symbolic(left):
+                same = left is right
+                conditions.append(same if isinstance(op, ast.Is) else not same)
+            elif type(op) in _COMPARE:
+                self.require_number(node, left)
+                self.require_number(node, right)
+                conditions.append(compare(_COMPARE[type(op)], left, right))
+            else:
+                raise self.fail(node, f"comparison {type(op).__name__} cannot be translated")
+            left = right
+        return conditions[0] if len(conditions) == 1 else logical("and", *conditions)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.expr(v) for v in node.values]
+        if any(_is_symbolic(v) for v in values):
+            raise self.fail(node, "'and'/'or' on array values", "use & and | on masks")
+        result = all(values) if isinstance(node.op, ast.And) else any(values)
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp) -> Any:
+        return self.expr(node.body if self.truth(node.test) else node.orelse)
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, Namespace):
+            return ("xp", node.attr)
+        if _is_symbolic(base):
+            if node.attr in ("T", "mT", "real"):
+                return base
+            if node.attr in ("shape", "dtype", "ndim", "size"):
+                return Opaque(ast.unparse(node))
+            return ("method", base, node.attr)
+        if base is self.owner and self.owner is not None:
+            return getattr(base, node.attr, Opaque(ast.unparse(node)))
+        if isinstance(base, Opaque):
+            return Opaque(ast.unparse(node))
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.fail(node, f"unknown attribute {ast.unparse(node)}") from None
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        index = self.expr(node.slice)
+        if isinstance(base, Flags):
+            return True
+        if isinstance(base, (tuple, list)) and isinstance(index, int):
+            return base[index]
+        if isinstance(base, Opaque):
+            return Opaque(ast.unparse(node))
+        if _is_symbolic(base):
+            if _selects_elements(index):
+                raise self.fail(
+                    node,
+                    f"{ast.unparse(node)} picks particular elements",
+                    "per-element translation understands masks, slices, None and ...",
+                )
+            return base  # a mask, slice or new axis: the element itself
+        raise self.fail(node, f"cannot translate {ast.unparse(node)}")
+
+    def require_number(self, node: ast.AST, value: Any) -> None:
+        if isinstance(value, Summed):
+            raise self.fail(
+                node,
+                f"the sum of line {value.line} is used in further computation: per element "
+                "it cannot be followed (it mixes elements)",
+                "the symbolic check reads sums only as the last step of a value",
+            )
+        if isinstance(value, (Opaque, Namespace, Flags, str, tuple)) or value is None:
+            raise self.fail(node, f"{value!r} cannot be used as a number here")

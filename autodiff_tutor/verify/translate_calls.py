@@ -1,0 +1,280 @@
+"""Calls, reductions and the values the translator carries besides sympy expressions.
+
+Part of :mod:`~autodiff_tutor.verify.translate`: which names mean a sum over elements,
+a shape change, an array module or an in-place update; the marker values
+(:class:`Opaque`, :class:`Flags`, :class:`Namespace`, :class:`Summed`); and the
+translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``).
+
+>>> finish((Summed(1, line=3), None))
+(1, None)
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from typing import Any
+
+import sympy as sp
+
+from autodiff_tutor.rules.names import canonical
+from autodiff_tutor.verify.symbolic_algebra import FUNCTIONS, as_condition, as_number, is_condition
+
+__all__ = [
+    "ARRAY_MODULE_FACTORIES",
+    "BROADCASTS",
+    "CallsMixin",
+    "Flags",
+    "Namespace",
+    "Opaque",
+    "SHAPE_ONLY",
+    "SUM_LIKE",
+    "Summed",
+    "finish",
+]
+
+#: Functions that sum an array over the elements sharing a parameter (or broadcast a
+#: gradient back): per element, the identity. Matched by name.
+SUM_LIKE = {
+    "sum",
+    "reduce_to_channels",
+    "unbroadcast",
+    "unreduce",
+    "sum_to_shape",
+    "broadcast_like",
+    "broadcast_to",
+}
+#: Functions and methods that only change the shape of an array: per element, identity.
+SHAPE_ONLY = {
+    "reshape",
+    "expand_dims",
+    "squeeze",
+    "transpose",
+    "permute_dims",
+    "moveaxis",
+    "swapaxes",
+    "asarray",
+    "array",
+    "copy",
+    "ascontiguousarray",
+    "atleast_1d",
+    "atleast_2d",
+    "float32",
+    "float64",
+    "float",
+    "cast_like",
+}
+#: Of those, the broadcast helpers of generated code: identities per element, usable
+#: in further arithmetic (they sum only where a value was broadcast).
+BROADCASTS = {"unbroadcast", "unreduce", "broadcast_like", "broadcast_to", "sum_to_shape"}
+ARRAY_MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
+CONSTANT_LIKE = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1, "empty_like": 0}
+MUTATING = {"fill", "put", "itemset", "sort", "resize", "copyto", "place", "putmask", "at"}
+
+
+class Opaque:
+    """A value the translation carries but cannot compute with (``x.dtype``, ``len(...)``)."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"<{self.description}>"
+
+
+class Flags:
+    """``compute_gradients``: every flag reads as true (all gradients are checked)."""
+
+    def __repr__(self) -> str:
+        return "compute_gradients"
+
+
+class Namespace:
+    """The array module (``np``, ``xp = array_module(x)``)."""
+
+    def __repr__(self) -> str:
+        return "xp"
+
+
+class Summed:
+    """The result of a sum over elements (``xp.sum``, ``reduce_to_channels``).
+
+    Per element it is that element's contribution, which is right only where the sum
+    is final (returned, or summed again): using it in further arithmetic would mix
+    elements, so the translator refuses that.
+    """
+
+    def __init__(self, expr: Any, line: int) -> None:
+        self.expr = expr
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"sum({self.expr})"
+
+
+class _Named:
+    """A helper of generated code known by name only (``unbroadcast`` without globals)."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+
+def _is_symbolic(value: Any) -> bool:
+    return isinstance(value, sp.Basic)
+
+
+def finish(value: Any) -> Any:
+    """A translated value with the :class:`Summed` wrappers removed (tuples too)."""
+    if isinstance(value, Summed):
+        return value.expr
+    if isinstance(value, (tuple, list)):
+        return tuple(finish(v) for v in value)
+    return value
+
+
+def _name_of(fn: Any) -> str:
+    return getattr(fn, "__name__", "") or type(fn).__name__
+
+
+class CallsMixin:
+    """The call-translating half of the interpreter (it provides ``fail``, ``note``,
+    ``expr``, ``sums``, ``require_number`` and ``parsed``)."""
+
+    def expr_Call(self, node: ast.Call) -> Any:
+        func = self.expr(node.func)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+        if isinstance(func, tuple) and func[0] == "xp":
+            return self.array_call(node, canonical(func[1]), args, kwargs)
+        if isinstance(func, tuple) and func[0] == "method":
+            return self.method_call(node, func[1], func[2], args, kwargs)
+        name = _name_of(func)
+        if name in ARRAY_MODULE_FACTORIES:
+            return Namespace()
+        if func is builtins.abs:
+            return FUNCTIONS["abs"](args[0])
+        if func in (builtins.max, builtins.min) and len(args) == 2:
+            return FUNCTIONS["maximum" if func is builtins.max else "minimum"](*args)
+        if name in self.sums:
+            return self.summed(node, name, args[0])
+        if name in SHAPE_ONLY:
+            return args[0]
+        if any(_is_symbolic(a) or isinstance(a, Summed) for a in [*args, *kwargs.values()]):
+            raise self.fail(
+                node,
+                f"cannot translate the call {ast.unparse(node.func)}(...) on array values",
+                "inline it, or if it sums over the elements sharing a parameter pass "
+                f"reductions=[{name!r}] to verify_symbolic",
+            )
+        return Opaque(ast.unparse(node))
+
+    def array_call(self, node: ast.Call, name: str, args: list[Any], kwargs: dict) -> Any:
+        for value in [*args, *kwargs.values()]:
+            if isinstance(value, Summed):
+                self.require_number(node, value)
+        if name == "clip":
+            bounds = [kwargs.get(k) for k in ("a_min", "a_max", "min", "max")]
+            args = [*args, *[b for b in bounds if b is not None]]
+            return FUNCTIONS["clip"](*args)
+        if name in FUNCTIONS:
+            return FUNCTIONS[name](*args)
+        if name in CONSTANT_LIKE:
+            return sp.Integer(CONSTANT_LIKE[name])
+        if name in ("full_like", "full"):
+            return as_number(args[1] if len(args) > 1 else kwargs["fill_value"])
+        if name == "astype":
+            return _astype(args[0], args[1] if len(args) > 1 else kwargs.get("dtype"))
+        if name in self.sums:
+            return self.summed(node, name, args[0])
+        if name in SHAPE_ONLY:
+            return args[0]
+        if name in ("mean", "prod", "max", "min", "matmul", "dot", "cumsum", "norm"):
+            raise self.fail(node, f"xp.{name} mixes elements: it cannot be read per element")
+        raise self.fail(node, f"xp.{name} has no symbolic translation")
+
+    def method_call(
+        self, node: ast.Call, base: Any, name: str, args: list[Any], kwargs: dict
+    ) -> Any:
+        if name in MUTATING:
+            raise self.fail(node, f"in-place update .{name}() cannot be translated")
+        if name == "astype":
+            return _astype(base, args[0] if args else kwargs.get("dtype"))
+        if name == "clip":
+            return FUNCTIONS["clip"](base, *args)
+        if name in self.sums:
+            return self.summed(node, name, base)
+        if name in SHAPE_ONLY:
+            return base
+        raise self.fail(node, f"method .{name}() has no symbolic translation")
+
+    def summed(self, node: ast.AST, name: str, value: Any) -> Any:
+        """A reduction: per element, the element's contribution (final use only); the
+        broadcast helpers of generated code are identities per element."""
+        if name in BROADCASTS:
+            return value
+        self.note(node, f"{name}(...) read as a sum: each element's contribution is checked")
+        expr = value.expr if isinstance(value, Summed) else value
+        return Summed(expr, self.parsed.file_line(node))
+
+
+def _is_condition(value: Any) -> bool:
+    return is_condition(value)
+
+
+def _astype(value: Any, dtype: Any) -> Any:
+    if isinstance(dtype, tuple) and dtype[-1] in ("bool", "bool_"):
+        return as_condition(value)
+    if dtype is bool or getattr(dtype, "__name__", "") == "bool_":
+        return as_condition(value)
+    return as_number(value)
+
+
+def _selects_elements(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, slice):
+            continue
+        if _is_symbolic(part) and _is_condition(part):
+            continue
+        return True
+    return False
+
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.Pow: "pow"}
+_COMPARE = {
+    ast.Lt: "lt",
+    ast.LtE: "le",
+    ast.Gt: "gt",
+    ast.GtE: "ge",
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+}
+
+_PYTHON = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+}
+
+
+def _is_check(statement: ast.stmt) -> bool:
+    return isinstance(statement, (ast.Pass, ast.Assert)) or (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+    )
+
+
+def _as_load(target: ast.expr) -> ast.expr:
+    import copy
+
+    node = copy.deepcopy(target)
+    for child in ast.walk(node):
+        if hasattr(child, "ctx"):
+            child.ctx = ast.Load()
+    return node
