@@ -26,6 +26,7 @@ from autodiff_tutor.compiler.pipeline import (
     Derivative,
     TangentFunction,
     compile_derivative,
+    compile_gradient_function,
     compile_tangent,
 )
 from autodiff_tutor.errors import (
@@ -211,6 +212,14 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
         return fn
     if fn in _wrappers:
         return _wrappers[fn]
+    gradient_of = getattr(fn, "_gradient_of", None)
+    if gradient_of is not None:  # grad(f): differentiate its generated gradient function
+        compiled, wrt = gradient_of
+        single = isinstance(wrt, (int, str))
+        plain = compile_gradient_function(compiled.derivative(wrt), single)
+        wrapper = Differentiable(plain)
+        _wrappers[fn] = wrapper
+        return wrapper
     wrapper = Differentiable(fn)
     try:
         _wrappers[fn] = wrapper
@@ -341,6 +350,7 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
         return both(*args, **kwargs)[1]
 
     gradient.__name__ = f"grad_{differentiable(f).name}"
+    gradient._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
     return gradient
 
 

@@ -55,16 +55,28 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
                 if not set(step.defined()) <= varied:
                     varied |= set(step.defined())
                     changed = True
+    # gradients flow back only through differentiable steps, to their inputs (a static
+    # step such as ones_like(out) or x > 0 reads a value but passes no gradient to it)
     useful = set(program.outputs)
     changed = True
     while changed:
         changed = False
         for step in steps:
-            if set(step.defined()) & useful and not step.operand_names() <= useful:
-                useful |= step.operand_names()
+            if step.kind in DIFFERENTIABLE_KINDS and set(step.defined()) & useful:
+                if not _reads(step) <= useful:
+                    useful |= _reads(step)
+                    changed = True
+    # a value that reaches the output in any way: where a dropped gradient matters
+    reaches = set(program.outputs)
+    changed = True
+    while changed:
+        changed = False
+        for step in steps:
+            if set(step.defined()) & reaches and not step.operand_names() <= reaches:
+                reaches |= step.operand_names()
                 changed = True
     for step in steps:
-        if step.target in useful and step.kind in ("opaque", "escape"):
+        if step.target in reaches and step.kind in ("opaque", "escape"):
             carried = sorted(_reads(step) & varied)
             if carried:
                 _raise_dropped_gradient(step, carried, parsed)

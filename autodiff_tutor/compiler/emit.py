@@ -31,7 +31,12 @@ from autodiff_tutor.runtime import backend, helpers
 from autodiff_tutor.runtime.tape import Tape
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
-RUNTIME.update(array_module=backend.array_module, zeros_like=backend.zeros_like, Tape=Tape)
+RUNTIME.update(
+    array_module=backend.array_module,
+    zeros_like=backend.zeros_like,
+    ones_like=backend.ones_like,
+    Tape=Tape,
+)
 
 
 def _differentiable(fn: Any) -> Any:
@@ -49,6 +54,11 @@ def _tuple(names: list[str]) -> str:
     if len(names) == 1:
         return f"({names[0]},)"
     return f"({', '.join(names)})"
+
+
+def render_body(lines: list[Line], comments: bool = True) -> list[str]:
+    """Generated statements as indented source lines (comments aligned in a column)."""
+    return _body(lines, comments)
 
 
 def _body(lines: list[Line], comments: bool = True) -> list[str]:

@@ -91,6 +91,8 @@ class _Folder(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS:
+            node.keywords = [k for k in node.keywords if not _is_reduction_default(k)]
         if isinstance(node.func, ast.Name) and node.func.id in HELPER_DEFAULTS:
             defaults = HELPER_DEFAULTS[node.func.id]
             node.keywords = [
@@ -118,6 +120,17 @@ def _is_constant(node: ast.expr, value: float) -> bool:
 
 
 _LITERALS = (ast.Tuple, ast.List)
+# array-module reductions whose defaults are axis=None and keepdims=False
+_REDUCTIONS = {"sum", "mean", "max", "min", "prod", "norm", "squeeze", "amax", "amin"}
+
+
+def _is_reduction_default(keyword: ast.keyword) -> bool:
+    value = keyword.value
+    if not isinstance(value, ast.Constant):
+        return False
+    return (keyword.arg == "axis" and value.value is None) or (
+        keyword.arg == "keepdims" and value.value is False
+    )
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -12,18 +12,27 @@
 
 from __future__ import annotations
 
+import ast
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler.activity import analyze
-from autodiff_tutor.compiler.emit import compile_functions, compile_sources, helper_names
+from autodiff_tutor.compiler.emit import (
+    compile_functions,
+    compile_sources,
+    helper_names,
+    render_body,
+)
 from autodiff_tutor.compiler.fence import check_supported
 from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.normalize import normalize
 from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
+from autodiff_tutor.compiler.resolve import MODULE_FACTORIES
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
+from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
 @dataclass
@@ -94,14 +103,45 @@ def compile_tangent(fn: Callable[..., Any], wrt: Sequence[str]) -> TangentFuncti
     return TangentFunction(parsed.name, tuple(wrt), function, source, program.returns_tuple)
 
 
+def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
+    """One plain function computing the gradient: forward, seed, backward, in a row.
+
+    It has source (registered like all generated code), so the compiler can
+    differentiate it again: second derivatives and Hessian-vector products.
+    """
+    generated = derivative.generated
+    if "tape" in generated.memory:
+        raise UnsupportedSyntaxError(
+            f"second derivatives of {derivative.name!r} are not supported: its gradient "
+            "replays branches or loops from a tape, which is not differentiated again",
+            hint="take second derivatives of functions without if/for/while (np.where is fine)",
+        )
+    if len(generated.outputs) != 1:
+        raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
+    output = generated.outputs[0]
+    lines = [f"def {derivative.name}_grad({', '.join(generated.params)}):"]
+    lines += render_body(generated.forward, comments=False)
+    lines.append(f"    d_{output} = ones_like({output})")
+    lines += render_body(generated.backward, comments=True)
+    gradients = generated.gradients
+    lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
+    source = "\n".join(lines)
+    (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    return function
+
+
 def _avoid_helper_clashes(generated: Generated, program: Program) -> None:
     """Fail loudly if a user name would shadow a runtime helper in the backward."""
     clashes = {n for n in helper_names() | {"xp", "memory"} if n in program.defined_names()}
     read = {n for line in generated.backward for n in _names(line)}
     clashes &= read
+    modules = {
+        s.target
+        for s in program.all_steps()
+        if isinstance(s.value, ast.Call) and ast.unparse(s.value.func) in MODULE_FACTORIES
+    }
+    clashes -= modules & {"xp"}  # 'xp = array_module(...)': the same module either way
     if clashes:
-        from autodiff_tutor.errors import UnsupportedSyntaxError
-
         name = sorted(clashes)[0]
         raise UnsupportedSyntaxError(
             f"the variable name {name!r} is used by the generated backward code",

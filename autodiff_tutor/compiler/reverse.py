@@ -57,11 +57,12 @@ class Generated:
     backward: list[Line] = field(default_factory=list)
     memory: list[str] = field(default_factory=list)
     gradients: list[str] = field(default_factory=list)
+    prefix: str = "d_"  # gradients are named prefix + value name
 
     @property
     def seeds(self) -> list[str]:
         """The backward's parameters: one output gradient per output."""
-        return [f"d_{name}" for name in self.outputs]
+        return [f"{self.prefix}{name}" for name in self.outputs]
 
 
 def build(
@@ -72,11 +73,14 @@ def build(
 
     generated = Generated(program.name, program.params, wrt, program.outputs, program.returns_tuple)
     backward = _Backward(program, activity, parsed)
+    generated.prefix = backward.prefix
     backward.block(program.steps)
     for name in wrt:
         if name not in backward.has_adjoint:
-            backward.emit(f"d_{name} = zeros_like({name})", f"{name} does not reach the output")
-    generated.gradients = [f"d_{name}" for name in wrt]
+            backward.emit(
+                f"{backward.prefix}{name} = zeros_like({name})", f"{name} does not reach the output"
+            )
+    generated.gradients = [f"{backward.prefix}{name}" for name in wrt]
     lines = backward.lines
     if any(_reads_name(line.code, "xp") for line in lines):
         seed = generated.seeds[0]
@@ -108,13 +112,14 @@ class _Backward:
         self.origin = ""
         self.depth = 0
         self.pushes: dict[int, list[str]] = {}  # id(body list) -> names its iteration pushes
+        self.prefix = gradient_prefix(program)
 
     def emit(self, code: str, origin: str | None = None) -> None:
         self.lines.append(Line(code, self.origin if origin is None else origin, self.depth))
 
     def contribute(self, name: str, expr: ast.expr) -> None:
         """Add ``expr`` to the gradient of ``name`` (first contribution assigns)."""
-        target = f"d_{name}"
+        target = f"{self.prefix}{name}"
         if name in self.has_adjoint:
             current = ast.Name(target, ast.Load())
             if name in self.program.list_names:
@@ -154,7 +159,10 @@ class _Backward:
                     touched.add(step.value.id)
         touched |= set(region.canonical) & self.activity.active
         for name in sorted(touched - inside - self.has_adjoint):
-            self.emit(f"d_{name} = zeros_like({name})", "gradient accumulated in the region below")
+            self.emit(
+                f"{self.prefix}{name} = zeros_like({name})",
+                "gradient accumulated in the region below",
+            )
             self.has_adjoint.add(name)
 
     def _body(self, nodes: list[Node], pop: bool, origin: str, finish=None) -> list[Line]:
@@ -205,7 +213,7 @@ class _Backward:
         def finish() -> None:  # each carried gradient must exist for the next iteration
             for name in carried:
                 if name not in self.has_adjoint:
-                    self.emit(f"d_{name} = zeros_like({name})", origin)
+                    self.emit(f"{self.prefix}{name} = zeros_like({name})", origin)
                     self.has_adjoint.add(name)
 
         body = self._body(node.body, pop=True, origin=origin, finish=finish)
@@ -221,7 +229,7 @@ class _Backward:
 
     def step(self, step: Step) -> None:
         self.origin = _origin(self.parsed, step)
-        g = ast.Name(f"d_{step.target}", ast.Load())
+        g = ast.Name(f"{self.prefix}{step.target}", ast.Load())
         if step.kind == "copy":
             self.contribute(step.value.id, g)
             if step.copy_back and self._in_loop_body(step):
@@ -291,7 +299,10 @@ class _Backward:
     def _op_call(self, step: Step) -> None:
         args = step.value.args
         flags = tuple(self._is_varied(a) for a in args)
-        seeds = [f"d_{t}" if t in self.has_adjoint else f"zeros_like({t})" for t in step.defined()]
+        seeds = [
+            f"{self.prefix}{t}" if t in self.has_adjoint else f"zeros_like({t})"
+            for t in step.defined()
+        ]
         targets = self._gradient_targets(args, flags)
         op = ast.unparse(step.value.func)
         trailing = "," if len(targets) == 1 else ""
@@ -306,9 +317,9 @@ class _Backward:
             if not flag:
                 targets.append("_")
             elif atom.id in self.has_adjoint or atom.id in seen:
-                targets.append(f"d_{atom.id}_part{i + 1}")
+                targets.append(f"{self.prefix}{atom.id}_part{i + 1}")
             else:
-                targets.append(f"d_{atom.id}")
+                targets.append(f"{self.prefix}{atom.id}")
                 seen.add(atom.id)
         return targets
 
@@ -318,6 +329,16 @@ class _Backward:
                 self.contribute(atom.id, ast.Name(target, ast.Load()))
             elif target != "_":
                 self.has_adjoint.add(atom.id)
+
+
+def gradient_prefix(program: Program) -> str:
+    """``d_`` for gradient names, unless the program has names like that already
+    (a generated gradient function being differentiated again)."""
+    names = program.defined_names() | set(program.params)
+    for prefix in ("d_", "dbar_", "adjoint_"):
+        if not any(name.startswith(prefix) for name in names):
+            return prefix
+    return "adjoint_of_"
 
 
 def _loops(nodes: list[Node]) -> list[Loop]:
