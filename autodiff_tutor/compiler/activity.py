@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.inline import is_none_gradient
 from autodiff_tutor.errors import GradientEscapeError, NoDerivativeRuleError
+from autodiff_tutor.rules.registry import lookup
 
 DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")  # user calls become op_call
 
@@ -84,7 +86,17 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
 
 
 def _reads(step) -> set[str]:
-    return {name for _, name in step.input_names()} if step.kind != "copy" else step.operand_names()
+    """The names a step passes gradient to (not shape-only inputs, like unbroadcast's x)."""
+    if step.kind == "copy":
+        return step.operand_names()
+    rule = lookup(step.op) if step.kind == "primitive" else None
+    if rule is None:
+        return {name for _, name in step.input_names()}
+    return {
+        name
+        for param, name in step.input_names()
+        if not is_none_gradient(rule, rule.inputs.index(param))
+    }
 
 
 def _wrt_of(program: Program) -> list[str]:

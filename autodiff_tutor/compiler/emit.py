@@ -35,6 +35,7 @@ RUNTIME.update(
     array_module=backend.array_module,
     zeros_like=backend.zeros_like,
     ones_like=backend.ones_like,
+    shape_of=backend.shape_of,
     Tape=Tape,
 )
 

@@ -30,6 +30,7 @@ import copy
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler.activity import DIFFERENTIABLE_KINDS
+from autodiff_tutor.compiler.activity import _reads as passes_gradient
 from autodiff_tutor.compiler.inline import substitute, tangent_formula
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step
 from autodiff_tutor.compiler.optimize import fold
@@ -77,9 +78,7 @@ def _varied(program: Program, wrt: list[str]) -> set[str]:
     while changed:
         changed = False
         for step in program.all_steps():
-            reads = (
-                {n for _, n in step.input_names()} if step.kind != "copy" else step.operand_names()
-            )
+            reads = passes_gradient(step)
             if (
                 step.kind in DIFFERENTIABLE_KINDS
                 and reads & varied

@@ -43,6 +43,7 @@ from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 # Operations whose result can share memory with their input in numpy.
+LIST_RESULTS = {"unstack", "split_like", "make_list", "list_append"}
 VIEW_OPS = {"getitem", "reshape", "transpose", "squeeze", "expand_dims"}
 _AUG_SYMBOL = {
     ast.Add: "+",
@@ -208,16 +209,20 @@ class _Normalizer:
         versions = [self._version_name(n) for n in names]
         if step.kind == "op_call" and step.target == temp.id:
             step.targets = versions
-        else:  # a static call returning a tuple: unpack it as a static value
-            pieces = ast.Tuple([ast.Name(v, ast.Store()) for v in versions], ast.Store())
+            if temp.id in self.varied:
+                self.varied |= set(versions)
+        else:  # a value holding a tuple or list: one item each (with gradient if it has one)
             for i, version in enumerate(versions):
+                if names[i] == "_":
+                    continue  # an unpacked value nobody reads
                 item = ast.Subscript(temp, ast.Constant(i), ast.Load())
-                self._emit(Step(version, item, "static"))
-            _ = pieces
+                if temp.id in self.varied:
+                    index = {"index": ast.Constant(i)}
+                    self._primitive(version, item, "getitem", [temp], index, value)
+                else:
+                    self._emit(Step(version, item, "static"))
         for name, version in zip(names, versions, strict=True):
             self.current[name] = version
-            if step.kind == "op_call" and step.target == temp.id and temp.id in self.varied:
-                self.varied.add(version)
 
     def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
         """An in-place write is compiled as a new version of the array: exact only when
@@ -702,7 +707,10 @@ class _Normalizer:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
-        return self._emit(step, node)
+        name = self._emit(step, node)
+        if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
+            self.list_names.add(name.id)
+        return name
 
     # -- helpers ------------------------------------------------------------------
 

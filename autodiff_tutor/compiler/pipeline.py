@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import ast
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,8 +28,8 @@ from autodiff_tutor.compiler.fence import check_supported
 from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.normalize import normalize
-from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
 from autodiff_tutor.compiler.resolve import MODULE_FACTORIES
+from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -121,7 +120,7 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     output = generated.outputs[0]
     lines = [f"def {derivative.name}_grad({', '.join(generated.params)}):"]
     lines += render_body(generated.forward, comments=False)
-    lines.append(f"    d_{output} = ones_like({output})")
+    lines.append(f"    {generated.prefix}{output} = ones_like({output})")
     lines += render_body(generated.backward, comments=True)
     gradients = generated.gradients
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")

@@ -255,6 +255,12 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
     >>> scatter(np.ones(2), np.zeros(3), np.array([0, 0])).tolist()
     [2.0, 0.0, 0.0]
     """
+    if isinstance(x, (list, tuple)):  # an item of a list (or of a tuple of results)
+        from autodiff_tutor.runtime.backend import zeros_like
+
+        result = [zeros_like(item) for item in x]
+        result[index] = result[index] + g
+        return result
     xp = array_module(g, x)
     result = xp.zeros(shape_of(x), dtype=x.dtype)
     if _has_integer_array(index):
