@@ -1,0 +1,147 @@
+"""Grade a student's hand-written backward: numerically (``check_op``) or with sympy.
+
+Both graders turn the toolkit's full reports into one :class:`Feedback` line per
+exercise: what passed, or the first things to fix. The reports themselves stay
+available (``feedback_and_report``) for a lesson that wants to show the table.
+
+>>> import numpy as np
+>>> from autodiff_tutor.ops import DifferentiableFunction
+>>> class Square(DifferentiableFunction):
+...     def __init__(self):
+...         super().__init__(save_inputs_for_backward=True)
+...     def forward(self, x):
+...         return x * x
+...     def backward(self, d_y, compute_gradients, x):
+...         return x * d_y                    # forgot the 2
+>>> print(check_backward(Square(), np.array([0.5, -1.0, 2.0])))
+❌ Square: finite differences: ...
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from autodiff_tutor.course.feedback import Feedback, _describe_error
+from autodiff_tutor.verify.checks import check_op
+from autodiff_tutor.verify.common import backward_raw, is_float_array
+from autodiff_tutor.verify.report import CheckReport
+
+__all__ = ["check_backward", "check_backward_report", "grade_backward"]
+
+
+def _unwritten(op: Any, inputs: tuple[Any, ...]) -> str | None:
+    """Why the backward looks unwritten (``None`` when it returns something)."""
+    try:
+        outputs, saved = op.op_forward(*inputs)
+    except NotImplementedError:
+        return "forward is not written yet"
+    except Exception:  # a broken forward is check_op's to report
+        return None
+    flags = tuple(is_float_array(x) for x in inputs)
+    try:
+        result = backward_raw(op, tuple(outputs), flags, saved)
+    except NotImplementedError:
+        return "backward is not written yet"
+    except Exception:  # a broken backward is check_op's to report
+        return None
+    if result is None or result is Ellipsis:
+        return "backward returns None: write the gradients and return them"
+    return None
+
+
+def _raises_not_implemented(backward: Any) -> bool:
+    """Whether a backward (function or source) is still the ``raise NotImplementedError`` stub."""
+    if backward is None:
+        return False
+    if isinstance(backward, str):
+        source = backward
+    else:
+        try:
+            source = inspect.getsource(backward)
+        except (OSError, TypeError):
+            return False
+    return "raise NotImplementedError" in source
+
+
+def check_backward_report(
+    op: Any, *inputs: Any, name: str | None = None, **options: Any
+) -> tuple[Feedback, CheckReport | None]:
+    """``check_backward``'s feedback together with the full ``check_op`` report."""
+    name = name or getattr(op, "name", type(op).__name__)
+    unwritten = _unwritten(op, inputs)
+    if unwritten is not None:
+        return Feedback(name, "missing", unwritten + "."), None
+    report = check_op(op, *inputs, **options)
+    if report.passed:
+        warned = [e.category for e in report.entries if e.status == "warning"]
+        note = f" (note: {', '.join(warned)}: see the report)" if warned else ""
+        checked = [e.category for e in report.entries if e.status == "passed"]
+        return Feedback(name, "correct", "passed " + ", ".join(checked) + "." + note), report
+    problems = [f"{e.category}: {e.message.splitlines()[0]}" for e in report.failures()]
+    return Feedback(name, "wrong", "; ".join(problems)), report
+
+
+def check_backward(op: Any, *inputs: Any, name: str | None = None, **options: Any) -> Feedback:
+    """Check a custom op's backward with ``check_op`` (finite differences, shapes,
+    dtypes, ``compute_gradients``) and summarise the result as one feedback line.
+
+    ``options`` go to :func:`~autodiff_tutor.verify.check_op` (``batch_axis``,
+    ``rtol``...). A backward that is not written yet gets "missing", not a failure.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import PReLUFunction
+    >>> X = np.random.default_rng(0).standard_normal((4, 3))
+    >>> check_backward(PReLUFunction("BC"), X, np.full((1, 3), 0.25)).passed
+    True
+    """
+    return check_backward_report(op, *inputs, name=name, **options)[0]
+
+
+def grade_backward(
+    forward: Any, backward: Any = None, *, name: str | None = None, **options: Any
+) -> tuple[Feedback, Any]:
+    """Prove a backward right with sympy (``verify_symbolic``), region by region.
+
+    Returns the feedback and the symbolic report (whose table shows each region).
+    ``options`` go to :func:`~autodiff_tutor.verify.symbolic.verify_symbolic`.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.abs(x)
+    >>> def f_backward(d_y, x):
+    ...     return d_y * np.sign(x)
+    >>> feedback, report = grade_backward(f, f_backward)
+    >>> print(feedback)
+    ✅ f: proved right in every region (x < 0, x > 0); every kink takes a valid value.
+    """
+    from autodiff_tutor.verify.symbolic import verify_symbolic
+
+    label = name or getattr(forward, "__name__", None) or getattr(forward, "name", "backward")
+    if backward is Ellipsis or _raises_not_implemented(backward):
+        return Feedback(label, "missing", "no backward yet; write it in the cell above."), None
+    try:
+        report = verify_symbolic(forward, backward, name=name, **options)
+    except NotImplementedError:
+        return Feedback(label, "missing", "backward is not written yet."), None
+    except Exception as exc:  # the student's code or an untranslatable construct
+        return Feedback(label, "error", f"could not verify: {_describe_error(exc)}"), None
+    if report.passed:
+        regions = ", ".join(report.region_names())
+        message = f"proved right in every region ({regions}); every kink takes a valid value."
+        return Feedback(label, "correct", message), report
+    if all(check.got is None for check in report.regions):
+        return Feedback(label, "missing", "your backward returns no gradient yet."), report
+    problems = []
+    for check in report.failures():
+        if hasattr(check, "region"):
+            where = f"d{check.input}" + (
+                "" if check.region == "everywhere" else f" for {check.region}"
+            )
+            problems.append(f"{where}: expected {check.expected}, your backward gives {check.got}")
+        else:
+            problems.append(
+                f"d{check.input} at {check.boundary}: {check.value} is not between the "
+                f"one-sided derivatives {check.derivative_a} and {check.derivative_b}"
+            )
+    return Feedback(label, "wrong", "; ".join(problems[:3])), report

@@ -1,0 +1,77 @@
+"""Exercise feedback: each verdict is reached, the messages say what is wrong, and the
+oracle (finite differences) is independent of the student's code."""
+
+import numpy as np
+import pytest
+
+from autodiff_tutor.course import Feedback, check_derivative, check_function, check_value
+
+
+def test_value_verdicts():
+    assert check_value(2.0, 2.0).verdict == "correct"
+    assert check_value(..., 2.0).verdict == "missing"
+    assert check_value(None, 2.0).verdict == "missing"
+    wrong = check_value(2.1, 2.0, name="slope", hint="differentiate the outer function")
+    assert wrong.verdict == "wrong" and not wrong
+    assert "it is 2.1, expected 2" in wrong.message
+    assert "Hint: differentiate the outer function" in wrong.message
+
+
+def test_value_shape_type_and_nan_are_named():
+    assert "shape (3,), expected shape (2,)" in check_value(np.ones(3), np.ones(2)).message
+    assert "it is a str" in check_value("two", 2.0).message
+    assert "NaN" in check_value(np.array([np.nan]), np.array([1.0])).message
+    assert "element [1, 0]" in check_value(np.eye(2), np.array([[1.0, 0], [5, 1]])).message
+
+
+def test_value_tolerance():
+    assert check_value(1.0 + 1e-9, 1.0).passed
+    assert not check_value(1.0 + 1e-3, 1.0).passed
+    assert check_value(1.0 + 1e-3, 1.0, rtol=1e-2).passed
+
+
+def test_function_verdicts():
+    def reference(x):
+        return 3 * x
+
+    assert check_function(lambda x: x * 3, reference, [1.0, -2.0]).passed
+    assert check_function(None, reference, [1.0]).verdict == "missing"
+    assert check_function(lambda x: None, reference, [1.0]).verdict == "missing"
+    raised = check_function(lambda x: 1 / 0, reference, [1.0])
+    assert raised.verdict == "error" and "ZeroDivisionError" in raised.message
+    wrong = check_function(lambda x: x * x, reference, [3.0, 2.0])
+    assert wrong.verdict == "wrong" and "at x = 2" in wrong.message
+
+
+def test_function_with_several_arguments():
+    fb = check_function(lambda a, b: a - b, lambda a, b: a + b, [(1.0, 0.0), (1.0, 2.0)])
+    assert fb.verdict == "wrong" and "at (1, 2)" in fb.message
+
+
+def test_derivative_against_finite_differences():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    def right(x):
+        return np.cos(x) * x + np.sin(x)
+
+    def wrong(x):
+        return np.cos(x) * x  # product rule: second term forgotten
+
+    points = [np.array([0.3, -1.2]), np.array([2.0, 0.5])]
+    assert check_derivative(right, f, points).passed
+    fb = check_derivative(wrong, f, points)
+    assert fb.verdict == "wrong" and "element [" in fb.message
+    # the oracle agrees with the closed form, independently of the student's function
+    from autodiff_tutor.verify import numerical_gradient
+
+    for x in points:
+        np.testing.assert_allclose(numerical_gradient(f, x)[0], right(x), rtol=1e-8)
+
+
+def test_feedback_renders_text_and_html():
+    fb = Feedback("ex 1", "wrong", "a < b")
+    assert str(fb) == "❌ ex 1: a < b"
+    assert "&lt;" in fb._repr_html_() and "ex 1" in fb._repr_html_()
+    with pytest.raises(ValueError, match="verdict"):
+        Feedback("x", "maybe", "")

@@ -1,0 +1,100 @@
+"""Graders of a hand-written backward: a right one passes, a wrong one fails with the
+category or region that is wrong, an unwritten one is "missing" (not a crash)."""
+
+import numpy as np
+
+from autodiff_tutor.course import check_backward, check_backward_report, grade_backward
+from autodiff_tutor.ops import DifferentiableFunction, PReLUFunction
+
+
+class Cube(DifferentiableFunction):
+    def __init__(self, factor=3.0):
+        super().__init__(save_inputs_for_backward=True)
+        self.factor = factor
+
+    def forward(self, x):
+        return x * x * x
+
+    def backward(self, d_y, compute_gradients, x):
+        return self.factor * x * x * d_y
+
+
+class Unwritten(Cube):
+    def backward(self, d_y, compute_gradients, x):
+        pass
+
+
+class NotImplemented_(Cube):
+    def backward(self, d_y, compute_gradients, x):
+        raise NotImplementedError("your code here")
+
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def test_numeric_grader_verdicts():
+    assert check_backward(Cube(), X).passed
+    wrong = check_backward(Cube(factor=2.0), X)
+    assert wrong.verdict == "wrong" and "finite differences" in wrong.message
+    assert check_backward(Unwritten(), X).verdict == "missing"
+    assert check_backward(NotImplemented_(), X).verdict == "missing"
+
+
+def test_numeric_grader_report_and_kinks():
+    X = np.array([[-1.0, 0.0, 2.0]])
+    feedback, report = check_backward_report(PReLUFunction("BC"), X, np.full((1, 3), 0.25))
+    assert feedback.passed and report.passed
+    assert "kinks" in feedback.message  # an input on the kink is noted, not failed
+
+
+def test_symbolic_grader_proves_and_refutes():
+    def leaky(x):
+        return np.where(x > 0, x, 0.1 * x)
+
+    def right(d_y, x):
+        return d_y * np.where(x > 0, 1.0, 0.1)
+
+    def wrong(d_y, x):
+        return d_y * np.where(x > 0, 1.0, 0.0)
+
+    feedback, report = grade_backward(leaky, right)
+    assert feedback.passed and report.passed
+    feedback, report = grade_backward(leaky, wrong)
+    assert feedback.verdict == "wrong" and not report.passed
+    assert "x < 0" in feedback.message or "x <= 0" in feedback.message
+
+
+def test_symbolic_grader_missing_and_error():
+    def f(x):
+        return x * x
+
+    def raises(d_y, x):
+        raise NotImplementedError("your code here")
+
+    def stub(d_y, x):
+        return None
+
+    def untranslatable(d_y, x):
+        try:
+            return 2 * x * d_y
+        except ValueError:
+            return d_y
+
+    assert grade_backward(f, ...)[0].verdict == "missing"
+    assert grade_backward(f, raises)[0].verdict == "missing"
+    assert grade_backward(f, stub)[0].verdict == "missing"
+    feedback, report = grade_backward(f, untranslatable)
+    assert feedback.verdict == "error" and report is None
+    assert "could not verify" in feedback.message
+
+
+def test_symbolic_grader_names_the_kink():
+    def relu(x):
+        return np.maximum(x, 0.0)
+
+    def outside(d_y, x):
+        return d_y * np.where(x >= 0, 2.0, 0.0)
+
+    feedback, _ = grade_backward(relu, outside)
+    assert feedback.verdict == "wrong"
+    assert "dx for x > 0: expected d_y, your backward gives 2*d_y" in feedback.message
