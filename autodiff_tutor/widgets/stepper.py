@@ -1,0 +1,211 @@
+"""The backward step-through: a slider over the lines a generated backward executed.
+
+The forward runs once on your arguments; the backward then runs under
+:func:`~autodiff_tutor.widgets.recorder.record_backward`, so every executed line
+is a step (a loop's body appears once per iteration, a branch only on the side
+taken). Moving the slider highlights the current backward line and the line of
+your function it comes from, and shows the gradients computed so far (the ones
+the current line changed are marked).
+
+>>> import numpy as np
+>>> from autodiff_tutor import differentiable
+>>> @differentiable
+... def f(x):
+...     y = np.sin(x)
+...     return y * y
+>>> stepper = backward_stepper(f, 0.5)
+>>> stepper.slider.value = stepper.slider.max        # the return line
+>>> stepper.current_line
+'    return (d_x,)'
+>>> bool(np.isclose(stepper.values["d_x"], np.sin(1.0)))   # 2 sin(x) cos(x)
+True
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from autodiff_tutor.widgets.correspondence import correspondence
+from autodiff_tutor.widgets.recorder import BackwardRecording, record_backward
+from autodiff_tutor.widgets.render import (
+    CURRENT,
+    RELATED,
+    code_html,
+    format_value,
+    highlighted_lines,
+    table_html,
+)
+
+__all__ = ["BackwardStepper", "backward_stepper"]
+
+
+def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
+    from autodiff_tutor.api import bind_arguments, is_float_value
+    from autodiff_tutor.errors import NonDifferentiableInputError
+
+    values = bind_arguments(compiled, args, {})
+    names = [
+        p
+        for p, v in zip(compiled.params, values, strict=True)
+        if is_float_value(v) or isinstance(v, list)
+    ]
+    if not names:
+        raise NonDifferentiableInputError(
+            f"{compiled.name} has no floating-point argument to differentiate",
+            hint="pass float values, or name the inputs with wrt=...",
+        )
+    return names
+
+
+def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
+    from autodiff_tutor.api import _check_seed, _scalar_seed
+    from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
+
+    outputs = out if derivative.returns_tuple else (out,)
+    if seed is None:
+        try:
+            return (_scalar_seed(compiled, out),)
+        except NonScalarOutputError as exc:
+            raise NonScalarOutputError(
+                exc.message, hint="give the output gradient(s) to start from with seed=..."
+            ) from None
+    seeds = seed if derivative.returns_tuple else (seed,)
+    if not isinstance(seeds, tuple) or len(seeds) != len(outputs):
+        raise ArgumentError(
+            f"{compiled.name} has {len(outputs)} outputs; seed needs one gradient per output",
+            hint="pass seed=(g1, g2, ...) shaped like the outputs",
+        )
+    return tuple(
+        _check_seed(compiled, i, s, o) for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
+    )
+
+
+class BackwardStepper(widgets.VBox):
+    """Step through one run of a generated backward; see the module docstring.
+
+    ``slider`` (1 .. number of executed lines) picks the step; ``current_line`` is the
+    highlighted backward line, ``values`` the gradient variables after it ran,
+    ``recording`` every step, and ``gradients`` what the backward returned.
+    """
+
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        *args: Any,
+        wrt: Any = None,
+        seed: Any = None,
+        max_steps: int = 2000,
+    ):
+        from autodiff_tutor.api import _run_forward, differentiable
+
+        compiled = differentiable(f)
+        if wrt is None:
+            wrt = _float_params(compiled, args)
+        derivative, out, memory, _ = _run_forward(compiled, wrt, args, {})
+        seeds = _seeds(compiled, derivative, out, seed)
+        self.output = out
+        self.derivative = derivative
+        self.correspondence = correspondence(derivative)
+        self.recording: BackwardRecording = record_backward(
+            derivative.backward, *seeds, memory, max_steps=max_steps
+        )
+        self.gradients = self.recording.result
+        steps = len(self.recording.steps)
+        self.slider = widgets.IntSlider(
+            value=1, min=1, max=max(steps, 1), description="step", continuous_update=True
+        )
+        self.play = widgets.Play(value=1, min=1, max=max(steps, 1), interval=700)
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.caption = widgets.HTML()
+        self.backward_html = widgets.HTML(layout=widgets.Layout(flex="1 1 26em", overflow="auto"))
+        self.user_html = widgets.HTML(layout=widgets.Layout(flex="1 1 18em", overflow="auto"))
+        self.values_html = widgets.HTML()
+        note = ""
+        if self.recording.truncated:
+            note = (
+                f"<i>only the first {max_steps} executed lines are shown "
+                "(pass max_steps=... for more)</i>"
+            )
+        super().__init__(
+            [
+                widgets.HBox([self.play, self.slider, self.caption]),
+                widgets.HBox(
+                    [self.backward_html, self.user_html],
+                    layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
+                ),
+                self.values_html,
+                widgets.HTML(note),
+            ]
+        )
+        self.slider.observe(self._update, names="value")
+        self._update()
+
+    @property
+    def step(self) -> Any:
+        """The current :class:`~autodiff_tutor.widgets.recorder.ExecutedLine`."""
+        return self.recording.steps[self.slider.value - 1]
+
+    @property
+    def current_line(self) -> str:
+        """The text of the highlighted backward line."""
+        found = highlighted_lines(self.backward_html.value)
+        return found[0] if found else ""
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The gradient variables (``d_*``) after the current line ran."""
+        return dict(self.step.gradients)
+
+    def _update(self, change: Any = None) -> None:
+        lines = self.correspondence
+        if not self.recording.steps:
+            self.caption.value = "the backward executed no line"
+            return
+        step = self.step
+        origin = lines.backward_origin.get(step.number)
+        self.backward_html.value = code_html(
+            lines.backward_source, [step.number], title="generated backward"
+        )
+        user = [origin - lines.first_line + 1] if origin else []
+        self.user_html.value = code_html(
+            lines.user_source,
+            user,
+            colour=RELATED,
+            first_line=lines.first_line,
+            title="your function",
+        )
+        where = f", from your line {origin}" if origin else ""
+        self.caption.value = (
+            f"step {self.slider.value} of {len(self.recording.steps)}: "
+            f'<span style="background:{CURRENT}">&nbsp;backward line {step.number}&nbsp;</span>'
+            f"{html.escape(where)}"
+        )
+        rows, styles = [], []
+        for name, value in step.gradients.items():
+            shape = getattr(value, "shape", None)
+            rows.append([name, format_value(value), "" if shape is None else str(tuple(shape))])
+            styles.append(f"background:{CURRENT};font-weight:bold" if name in step.changed else "")
+        self.values_html.value = (
+            "<b>gradients so far</b> (changed by this line: "
+            f"{html.escape(', '.join(step.changed) or 'none')})"
+            + table_html(["variable", "value", "shape"], rows, styles=styles)
+        )
+
+
+def backward_stepper(
+    f: Callable[..., Any],
+    *args: Any,
+    wrt: Any = None,
+    seed: Any = None,
+    max_steps: int = 2000,
+) -> BackwardStepper:
+    """Step through the backward of ``f`` at ``args`` (see the module docstring).
+
+    ``wrt`` picks the inputs (default: every floating-point argument); ``seed`` is the
+    output gradient to start from (default 1 for a scalar output).
+    """
+    return BackwardStepper(f, *args, wrt=wrt, seed=seed, max_steps=max_steps)
