@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 
 from autodiff_tutor.rules.registry import Rule, all_rules
+from autodiff_tutor.runtime import helpers
+from autodiff_tutor.runtime.backend import cast_like
 from autodiff_tutor.runtime.helpers import unbroadcast
 
 # --- the table: op -> primal + input sampler, with options --------------------------
@@ -303,6 +305,151 @@ CASES: dict[str, list[Case]] = {
     "make_list": [
         Case(lambda xs: list(xs), sequence(normal(2), normal(3, 1)), label="two arrays"),
     ],
+    # --- the runtime helpers of generated code, as primitives (second derivatives) ---
+    # Their shape-only parameters (x in unbroadcast(grad, x)...) carry no gradient.
+    "unbroadcast": [
+        Case(
+            helpers.unbroadcast,
+            inputs(normal(2, 3), normal(3)),
+            label="(2,3)->(3,)",
+            differentiable=(0,),
+        ),
+        Case(
+            helpers.unbroadcast,
+            inputs(normal(2, 3), normal(2, 1)),
+            label="(2,3)->(2,1)",
+            differentiable=(0,),
+        ),
+    ],
+    "unreduce": [
+        Case(
+            helpers.unreduce,
+            inputs(normal(2), normal(2, 3)),
+            {"axis": 1},
+            "axis=1",
+            differentiable=(0,),
+        ),
+        Case(
+            helpers.unreduce, inputs(normal(), normal(2, 3)), {}, "axis=None", differentiable=(0,)
+        ),
+        Case(
+            helpers.unreduce,
+            inputs(normal(1, 3), normal(2, 3)),
+            {"axis": 0, "keepdims": True},
+            "keepdims",
+            differentiable=(0,),
+        ),
+    ],
+    "cast_like": [
+        Case(cast_like, inputs(normal(3), normal(3)), label="same dtype", differentiable=(0,)),
+    ],
+    "matmul_dx": [
+        Case(
+            helpers.matmul_dx,
+            inputs(normal(2, 4), normal(2, 3), normal(3, 4)),
+            label="2-d",
+            differentiable=(0, 2),
+        ),
+        Case(
+            helpers.matmul_dx,
+            inputs(normal(2), normal(2, 3), normal(3)),
+            label="matrix@vec",
+            differentiable=(0, 2),
+        ),
+    ],
+    "matmul_dy": [
+        Case(
+            helpers.matmul_dy,
+            inputs(normal(2, 4), normal(2, 3), normal(3, 4)),
+            label="2-d",
+            differentiable=(0, 1),
+        ),
+        Case(
+            helpers.matmul_dy,
+            inputs(normal(4), normal(3), normal(3, 4)),
+            label="vec@matrix",
+            differentiable=(0, 1),
+        ),
+    ],
+    "dot_dx": [
+        Case(
+            helpers.dot_dx,
+            inputs(normal(2, 4), normal(2, 3), normal(3, 4)),
+            label="2-d",
+            differentiable=(0, 2),
+        ),
+    ],
+    "dot_dy": [
+        Case(
+            helpers.dot_dy,
+            inputs(normal(2, 4), normal(2, 3), normal(3, 4)),
+            label="2-d",
+            differentiable=(0, 1),
+        ),
+    ],
+    "scatter": [
+        Case(
+            helpers.scatter,
+            inputs(normal(5), normal(4, 5)),
+            {"index": 1},
+            "row",
+            differentiable=(0,),
+        ),
+        Case(
+            helpers.scatter,
+            inputs(normal(3), normal(4)),
+            {"index": np.array([0, 2, 0])},
+            "repeated",
+            differentiable=(0,),
+        ),
+    ],
+    "overwritten": [
+        Case(helpers.overwritten, inputs(normal(4, 2)), {"index": slice(1, 3)}, "slice"),
+    ],
+    "assign_at": [
+        Case(
+            helpers.assign_at,
+            inputs(normal(4, 3), fixed(1), normal(3)),
+            label="row",
+            differentiable=(0, 2),
+        ),
+        Case(
+            helpers.assign_at,
+            inputs(normal(4, 3), fixed((slice(None), 0)), normal()),
+            label="column broadcast",
+            differentiable=(0, 2),
+        ),
+    ],
+    "split_like": [
+        Case(
+            helpers.split_like,
+            lambda rng: [
+                rng.normal(size=(5, 2)),
+                [rng.normal(size=(2, 2)), rng.normal(size=(3, 2))],
+            ],
+            label="axis 0",
+            differentiable=(0,),
+        ),
+    ],
+    "unstack": [
+        Case(helpers.unstack, inputs(normal(3, 2)), {"axis": 0}, "axis=0"),
+        Case(helpers.unstack, inputs(normal(3, 2)), {"axis": -1}, "axis=-1"),
+    ],
+    "add_lists": [
+        Case(
+            helpers.add_lists,
+            lambda rng: [
+                [rng.normal(size=2), rng.normal(size=(2, 2))],
+                [rng.normal(size=2), rng.normal(size=(2, 2))],
+            ],
+            label="two lists",
+        ),
+    ],
+    "prod_others": [
+        Case(helpers.prod_others, inputs(uniform(0.5, 1.5, 4)), {}, "1-d"),
+        Case(helpers.prod_others, inputs(uniform(0.5, 1.5, 2, 3)), {"axis": 1}, "axis=1"),
+        Case(helpers.prod_others, inputs(fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}, "zeros"),
+    ],
 }
 
 
@@ -340,7 +487,14 @@ def central_difference(
     """
 
     # private copies as real arrays (a 0-d input may be a numpy scalar, which is immutable)
-    args = [[np.array(v) for v in a] if isinstance(a, list) else np.array(a) for a in args]
+    args = [
+        [np.array(v) for v in a]
+        if isinstance(a, list)
+        else a
+        if isinstance(a, tuple)
+        else np.array(a)
+        for a in args
+    ]
 
     def loss() -> float:
         out = primal(*args, **options)
@@ -369,6 +523,8 @@ def _as_arrays(value: Any, dtype: Any) -> Any:
     """Floating inputs as arrays of ``dtype`` (0-d inputs as numpy scalars)."""
     if isinstance(value, list):
         return [_as_arrays(v, dtype) for v in value]
+    if isinstance(value, (tuple, slice)):  # an index given as an input (assign_at)
+        return value
     value = np.asarray(value)
     if value.dtype.kind != "f":
         return value

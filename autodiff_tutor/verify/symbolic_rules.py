@@ -32,10 +32,12 @@ import numpy as np
 import sympy as sp
 
 from autodiff_tutor.rules.registry import Rule, all_rules
+from autodiff_tutor.runtime import helpers
+from autodiff_tutor.runtime.backend import cast_like
 from autodiff_tutor.verify.symbolic_check import Problem, check_regions
 from autodiff_tutor.verify.symbolic_kinks import kink_checks
 from autodiff_tutor.verify.symbolic_report import SymbolicReport
-from autodiff_tutor.verify.symbolic_rules_arrays import ArrayRule, call_rule, verify_array
+from autodiff_tutor.verify.symbolic_rules_arrays import ArrayRule, Fixed, call_rule, verify_array
 from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
 
 __all__ = ["ArrayRule", "RULE_SPECS", "ScalarRule", "check_rule", "missing_rules", "verify_rule"]
@@ -169,6 +171,61 @@ RULE_SPECS: dict[str, ScalarRule | ArrayRule] = {
         lambda xp, xs, x: xs + [x], [(([(2,), (1, 2)], (2,)), {}), (([], (3,)), {})]
     ),
     "make_list": ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
+    # --- the runtime helpers of generated code, as primitives (second derivatives) ---
+    "unbroadcast": ArrayRule(
+        lambda xp, grad, x: helpers.unbroadcast(grad, x),
+        [(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})],
+    ),
+    "unreduce": ArrayRule(
+        lambda xp, grad, x, **o: helpers.unreduce(grad, x, **o),
+        [
+            (((2,), (2, 3)), {"axis": 1}),
+            (((), (2, 2)), {}),
+            (((1, 2), (3, 2)), {"axis": 0, "keepdims": True}),
+        ],
+    ),
+    "cast_like": ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
+    "matmul_dx": ArrayRule(
+        lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
+        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
+    ),
+    "matmul_dy": ArrayRule(
+        lambda xp, grad, x, y: helpers.matmul_dy(grad, x, y),
+        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})],
+    ),
+    "dot_dx": ArrayRule(
+        lambda xp, grad, x, y: helpers.dot_dx(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
+    ),
+    "dot_dy": ArrayRule(
+        lambda xp, grad, x, y: helpers.dot_dy(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
+    ),
+    "scatter": ArrayRule(
+        lambda xp, grad, x, index=None: helpers.scatter(grad, x, index),
+        [(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})],
+    ),
+    "overwritten": ArrayRule(
+        lambda xp, grad, index=None: helpers.overwritten(grad, index),
+        [(((3, 2),), {"index": slice(1, None)})],
+    ),
+    "assign_at": ArrayRule(
+        lambda xp, x, index, value: helpers.assign_at(x, index, value),
+        [(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})],
+    ),
+    "split_like": ArrayRule(
+        lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
+        [(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})],
+    ),
+    "unstack": ArrayRule(
+        lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]
+    ),
+    "add_lists": ArrayRule(
+        lambda xp, xs, ys: helpers.add_lists(xs, ys), [(([(2,), (1, 2)], [(2,), (1, 2)]), {})]
+    ),
+    "prod_others": ArrayRule(
+        lambda xp, x, **o: helpers.prod_others(x, **o),
+        [(((3,),), {}), (((2, 3),), {"axis": 1})],
+        wrap=True,
+    ),
     "getitem": ArrayRule(
         lambda xp, x, index=None: x[index],
         [

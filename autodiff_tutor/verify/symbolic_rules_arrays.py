@@ -27,9 +27,9 @@ import sympy as sp
 from autodiff_tutor.rules.registry import Rule
 from autodiff_tutor.verify.symbolic_check import prove_equal
 from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
-from autodiff_tutor.verify.symbolic_values import sympy_xp
+from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
 
-__all__ = ["ArrayRule", "call_rule", "verify_array"]
+__all__ = ["ArrayRule", "Fixed", "call_rule", "verify_array"]
 
 
 @dataclass
@@ -45,6 +45,15 @@ class ArrayRule:
     cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
     ordered: bool = False
     at_zero: bool = False
+    wrap: bool = False  # elements as SymValue (code that multiplies by bool arrays)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """An input given as a fixed value in a case (an index passed as an input): it
+    carries no gradient, so the rule must return ``None`` for it."""
+
+    value: Any
 
 
 def call_rule(
@@ -126,11 +135,16 @@ def _array_case(
     inputs: list[Any] = []
     for k, shape in enumerate(shapes):
         prefix = chr(ord("a") + k) if len(shapes) > 1 else "x"
-        if isinstance(shape, list):
+        if isinstance(shape, Fixed):
+            inputs.append(shape.value)
+        elif isinstance(shape, list):
             inputs.append([_symbol_array(f"{prefix}{j}_", s) for j, s in enumerate(shape)])
         else:
             inputs.append(_symbol_array(prefix, shape))
-    leaves = [v if isinstance(v, list) else [v] for v in inputs]
+    leaves = [
+        [] if isinstance(s, Fixed) else v if isinstance(v, list) else [v]
+        for v, s in zip(inputs, shapes, strict=True)
+    ]
     substitution: dict[sp.Symbol, Any] = {}
     if spec.ordered:  # numpy's max compares elements: give it ordered representatives
         largest = _picks(spec) is sp.Max
@@ -140,12 +154,28 @@ def _array_case(
         g, _ = _seed_and_loss(out)
         loss = _max_min_loss(spec, inputs[0], options, g)
         inputs = [ordered]
+    elif spec.wrap:  # run on SymValue elements, compare plain sympy
+        wrapped = [_wrap(v) for v in inputs]
+        out = _unwrap(spec.primal(sympy_xp, *wrapped, **options))
+        g, loss = _seed_and_loss(out)
+        grads = _unwrap(call_rule(rule, _wrap(g), _wrap(out), wrapped, options))
     else:
         out = spec.primal(sympy_xp, *inputs, **options)
         g, loss = _seed_and_loss(out)
-    grads = call_rule(rule, g, out, inputs, options)
+    if not spec.wrap:
+        grads = call_rule(rule, g, out, inputs, options)
     checks = []
     for k, name in enumerate(rule.inputs):
+        if isinstance(shapes[k], Fixed):
+            verdict = "proved" if grads[k] is None else "differs"
+            checks.append(RegionCheck(name, label, (), None, grads[k], verdict))
+            continue
+        if grads[k] is None:  # no gradient: the derivative must be zero everywhere
+            grads[k] = (
+                [np.zeros(np.shape(v), dtype=int) for v in inputs[k]]
+                if isinstance(inputs[k], list)
+                else np.zeros(np.shape(inputs[k]), dtype=int)
+            )
         got_leaves = list(grads[k]) if isinstance(inputs[k], list) else [grads[k]]
         for leaf, got in zip(leaves[k], got_leaves, strict=True):
             got = np.asarray(got, dtype=object)
@@ -183,6 +213,22 @@ def _seed_and_loss(out: Any) -> tuple[Any, Any]:
     g = _symbol_array("g", np.shape(out))
     loss = sp.Add(*np.asarray(g * out).reshape(-1))
     return (g if np.ndim(out) else g[()]), loss
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_wrap(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return np.vectorize(SymValue, otypes=[object])(value) if value.size else value
+    return SymValue(value) if isinstance(value, sp.Basic) else value
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return np.vectorize(unwrap, otypes=[object])(value) if value.size else value
+    return unwrap(value)
 
 
 def _subs(array: np.ndarray, values: dict[sp.Symbol, Any]) -> np.ndarray:

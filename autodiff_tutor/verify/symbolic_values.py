@@ -148,7 +148,13 @@ class SympyNamespace:
 def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
     def apply(*args: Any) -> Any:
         if any(isinstance(a, np.ndarray) for a in args):
-            vectorised = np.frompyfunc(lambda *v: fn(*unwrap(v)), len(args), 1)
+            wrapped = any(
+                isinstance(e, SymValue)
+                for a in args
+                for e in (np.ravel(a) if isinstance(a, np.ndarray) else [a])
+            )
+            keep = SymValue if wrapped else (lambda v: v)
+            vectorised = np.frompyfunc(lambda *v: keep(fn(*unwrap(v))), len(args), 1)
             return vectorised(*[unwrap(a) if isinstance(a, SymValue) else a for a in args])
         result = fn(*unwrap(args))
         return SymValue(result) if any(isinstance(a, SymValue) for a in args) else result
