@@ -207,7 +207,9 @@ def _load_rule_modules() -> None:
         _loaded = True
         from autodiff_tutor.rules import (  # noqa: F401  (registration side effects)
             elementwise,
+            helper_rules,
             linalg,
             reductions,
             shapes,
+            tangents,
         )

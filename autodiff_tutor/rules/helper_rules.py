@@ -1,0 +1,255 @@
+"""Derivative rules of the runtime helpers that generated backward code calls.
+
+The backward of a compiled function calls helpers (``unbroadcast``, ``unreduce``,
+``matmul_dx``...). Differentiating that backward again (second derivatives,
+Hessian-vector products) needs each helper to be a primitive with its own rules: the
+resolver names a helper by its function name, so the rules here are keyed by it.
+
+**The ``g`` of a helper.** Many helpers take a gradient as first parameter, named
+``g`` (``unbroadcast(g, x)``), but a rule's ``g`` is the cotangent of the *rule's*
+output. So in these rules the helper's own ``g`` is called ``grad`` (its tangent
+``d_grad``); every other parameter keeps the helper's name. Generated code passes a
+helper's gradient by position, so the rename is invisible there; a keyword call
+``unbroadcast(g=...)`` is refused by the compiler (unknown keyword), never miscompiled.
+
+Parameters that only give a shape or a dtype (``x`` in ``unbroadcast(grad, x)``, the
+list ``xs`` of ``split_like``) get no gradient (``None``) and their tangent parameter
+is ignored. Helpers that compute masks, counts or shapes are piecewise constant and
+are declared non-differentiable.
+
+>>> import numpy as np
+>>> from autodiff_tutor.rules.registry import lookup
+>>> lookup("unbroadcast").inputs
+('grad', 'x')
+>>> unbroadcast_(np.ones(3), np, np.ones((2, 3)), np.zeros(3))[0].tolist()
+[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+"""
+
+from autodiff_tutor.rules.registry import defjvp, defvjp, nondifferentiable
+from autodiff_tutor.runtime.backend import cast_like, shape_of
+from autodiff_tutor.runtime.helpers import (
+    add_lists,
+    assign_at,
+    dot_dx,
+    dot_dy,
+    matmul_dx,
+    matmul_dy,
+    overwritten,
+    prod_others,
+    scatter,
+    split_like,
+    unbroadcast,
+    unreduce,
+    unstack,
+)
+
+# --- sums and broadcasts: each is the other's adjoint ---------------------------------
+
+
+@defvjp("unbroadcast", math="sum grad down to x's shape")
+def unbroadcast_(g, xp, grad, x):
+    return cast_like(unreduce(g, grad), grad), None
+
+
+@defjvp("unbroadcast")
+def unbroadcast_tangent(grad, x, *, d_grad, d_x=None):
+    return unbroadcast(d_grad, x)
+
+
+@defvjp("unreduce", math="broadcast grad back over the reduced axes of x")
+def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
+    kept = grad if keepdims or axis is None else xp.expand_dims(grad, axis=axis)
+    return xp.reshape(unbroadcast(g, kept), shape_of(grad)), None
+
+
+@defjvp("unreduce")
+def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
+    return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
+
+
+@defvjp("cast_like", math="grad in x's dtype")
+def cast_like_(g, grad, x):
+    return cast_like(g, grad), None
+
+
+@defjvp("cast_like")
+def cast_like_tangent(grad, x, *, d_grad, d_x=None):
+    return cast_like(d_grad, x)
+
+
+# --- matmul and dot: bilinear in (grad, the other operand) -----------------------------
+# <matmul_dx(grad, x, y), h> = <grad, h @ y>: the adjoint in grad is h @ y, and in y it
+# is the gradient of <grad, h @ y> with respect to y, which is matmul_dy(grad, h, y).
+
+
+@defvjp("matmul_dx", math="grad @ y^T")
+def matmul_dx_(g, grad, x, y):
+    return cast_like(g @ y, grad), None, matmul_dy(grad, g, y)
+
+
+@defjvp("matmul_dx")
+def matmul_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
+    return matmul_dx(d_grad, x, y) + matmul_dx(grad, x, d_y)
+
+
+@defvjp("matmul_dy", math="x^T @ grad")
+def matmul_dy_(g, grad, x, y):
+    return cast_like(x @ g, grad), matmul_dx(grad, x, g), None
+
+
+@defjvp("matmul_dy")
+def matmul_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
+    return matmul_dy(d_grad, x, y) + matmul_dy(grad, d_x, y)
+
+
+@defvjp("dot_dx", math="grad . y^T")
+def dot_dx_(g, xp, grad, x, y):
+    return cast_like(xp.dot(g, y), grad), None, dot_dy(grad, g, y)
+
+
+@defjvp("dot_dx")
+def dot_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
+    return dot_dx(d_grad, x, y) + dot_dx(grad, x, d_y)
+
+
+@defvjp("dot_dy", math="x^T . grad")
+def dot_dy_(g, xp, grad, x, y):
+    return cast_like(xp.dot(x, g), grad), dot_dx(grad, x, g), None
+
+
+@defjvp("dot_dy")
+def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
+    return dot_dy(d_grad, x, y) + dot_dy(grad, d_x, y)
+
+
+# --- indexing: scatter and gather, writes --------------------------------------------
+
+
+@defvjp("scatter", math="zeros like x, grad added at x[index]")
+def scatter_(g, grad, x, index=None):
+    return g[index], None
+
+
+@defjvp("scatter")
+def scatter_tangent(grad, x, index=None, *, d_grad, d_x=None):
+    return scatter(d_grad, x, index)
+
+
+@defvjp("overwritten", math="grad with zeros at index")
+def overwritten_(g, grad, index=None):
+    return overwritten(g, index)
+
+
+@defjvp("overwritten")
+def overwritten_tangent(grad, index=None, *, d_grad):
+    return overwritten(d_grad, index)
+
+
+@defvjp(
+    "assign_at",
+    math="x with x[index] = value",
+    convention="the overwritten entries get no gradient (repeated indices are refused)",
+)
+def assign_at_(g, x, index, value):
+    return overwritten(g, index), None, unbroadcast(g[index], value)
+
+
+@defjvp("assign_at")
+def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
+    return assign_at(d_x, index, d_value)
+
+
+# --- lists -------------------------------------------------------------------------------
+
+
+@defvjp("split_like", math="grad cut into pieces shaped like xs")
+def split_like_(g, xp, grad, xs, axis=0):
+    return xp.concatenate(g, axis=axis), None
+
+
+@defjvp("split_like")
+def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
+    return split_like(d_grad, xs, axis=axis)
+
+
+@defvjp("unstack", math="grad split along axis")
+def unstack_(g, xp, grad, axis=0):
+    return xp.stack(g, axis=axis)
+
+
+@defjvp("unstack")
+def unstack_tangent(grad, axis=0, *, d_grad):
+    return unstack(d_grad, axis=axis)
+
+
+@defvjp("add_lists", math="[x_i + y_i]")
+def add_lists_(g, xs, ys):
+    return g, g
+
+
+@defjvp("add_lists")
+def add_lists_tangent(xs, ys, *, d_xs, d_ys):
+    return add_lists(d_xs, d_ys)
+
+
+# --- products of the others: exact at zeros --------------------------------------------
+# p_i = prod_{j != i} x_j has dp_i/dx_k = prod_{j not in {i, k}} x_j for k != i, 0 for
+# k == i: a symmetric matrix ("pairs"), built as prod_others of x with x_i set to 1 in
+# row i. No division, so exact where x has zeros; memory n^2 per slice along the axis.
+
+
+@defvjp(
+    "prod_others",
+    math="prod_{j != i} x_j",
+    convention="exact at zeros; builds the n x n matrix of pair products along the axis",
+)
+def prod_others_(g, xp, x, axis=None):
+    a = 0 if axis is None else axis % x.ndim
+    flat = xp.reshape(x, (-1,) if axis is None else x.shape)
+    n = flat.shape[a]
+    eye = xp.reshape(xp.eye(n, dtype=bool), (n, n) + (1,) * (flat.ndim - a - 1))
+    pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
+    grad = xp.sum(xp.expand_dims(xp.reshape(g, flat.shape), a + 1) * pairs, axis=a)
+    return xp.reshape(grad, x.shape)
+
+
+@defjvp("prod_others")
+def prod_others_tangent(xp, x, axis=None, *, d_x):
+    a = 0 if axis is None else axis % x.ndim
+    flat = xp.reshape(x, (-1,) if axis is None else x.shape)
+    n = flat.shape[a]
+    eye = xp.reshape(xp.eye(n, dtype=bool), (n, n) + (1,) * (flat.ndim - a - 1))
+    pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
+    tangent = xp.sum(pairs * xp.expand_dims(xp.reshape(d_x, flat.shape), a), axis=a + 1)
+    return xp.reshape(tangent, x.shape)
+
+
+# --- piecewise constant (a.e.) or static: no derivative -----------------------------------
+
+nondifferentiable(
+    "tie_share",
+    "inverse_axes",
+    "size",
+    "shape_of",
+    "zeros_like",
+    "ones_like",
+    "array_module",
+)
+
+HELPER_OPS = (
+    "unbroadcast",
+    "unreduce",
+    "cast_like",
+    "matmul_dx",
+    "matmul_dy",
+    "dot_dx",
+    "dot_dy",
+    "scatter",
+    "overwritten",
+    "assign_at",
+    "split_like",
+    "unstack",
+    "add_lists",
+    "prod_others",
+)
+"""The ops of this module: checked by ``tests/test_rules_helpers.py``."""
