@@ -334,6 +334,7 @@ class _InlineNested:
         self.names = names
         self.helpers: dict[str, ast.FunctionDef] = {}
         self.locate = locate
+        self.inlining: list[str] = []
 
     def run(self, body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -414,17 +415,17 @@ class _InlineNested:
 
         body = [Rename().visit(copy.deepcopy(s)) for s in helper.body]
         result = self.names.fresh(f"{helper.name}_out")
-        for statement in body[:-1]:
-            ast.copy_location(statement, call)
+        body[-1] = _assign(result, body[-1].value, call)
+        for statement in body:  # errors point at the call: the helper's lines are inlined
             for child in ast.walk(statement):
                 if hasattr(child, "lineno"):
                     ast.copy_location(child, call)
-            statements.append(statement)
-        returned = body[-1].value
-        for child in ast.walk(returned):
-            if hasattr(child, "lineno"):
-                ast.copy_location(child, call)
-        statements.append(_assign(result, returned, call))
+        if helper.name in self.inlining:
+            _reject(call, f"{helper.name!r} calls itself: recursion is not supported")
+        self.inlining.append(helper.name)
+        for statement in body:  # helpers may call other nested helpers
+            statements.extend(self._statement(statement))
+        self.inlining.pop()
         return result, statements
 
 

@@ -36,6 +36,7 @@ RUNTIME.update(
     zeros_like=backend.zeros_like,
     ones_like=backend.ones_like,
     shape_of=backend.shape_of,
+    unbound=backend.unbound,
     Tape=Tape,
 )
 

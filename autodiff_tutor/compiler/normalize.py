@@ -307,9 +307,17 @@ class _Normalizer:
             for block, versions in paths:
                 if name in versions:
                     self._copy_back(block, version, versions[name], node)
+                else:  # never assigned on this path: reading it would fail, as in Python
+                    self._unbound(block, version, node)
             self.current[name] = version
             canonical.append(version)
         return canonical
+
+    def _unbound(self, block: list[Node], target: str, node: ast.AST) -> None:
+        step = Step(target, ast.Name("unbound", ast.Load()), "static", copy_back=True, origin=node)
+        step.synthetic = True
+        block.append(step)
+        self.emitted.append(step)
 
     def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
         kind = "copy" if source in self.varied else "static"
@@ -343,14 +351,18 @@ class _Normalizer:
         entry = dict(self.current)
         carried: dict[str, str] = {}
         for name in sorted(assigned):  # copy-in: the version a body iteration starts from
+            version = self._version_name(name)
             if name in entry:
-                version = self._version_name(name)
                 self._lower(ast.Name(entry[name], ast.Load()), target=version)
                 self.emitted[-1].synthetic = True
                 if entry[name] in self.list_names:
                     self.list_names.add(version)
-                carried[name] = version
-                self.current[name] = version
+            else:  # first assigned in the body: unbound before the first iteration
+                step = Step(version, ast.Name("unbound", ast.Load()), "static", origin=node)
+                step.synthetic = True
+                self._emit(step)
+            carried[name] = version
+            self.current[name] = version
         loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
         if isinstance(node, ast.For):
             if not isinstance(node.target, ast.Name):
@@ -366,8 +378,6 @@ class _Normalizer:
         body = self._block(node.body)
         after = dict(self.current)
         for name in sorted(assigned):
-            if name not in carried and name in after:  # first assigned in the body
-                carried[name] = self._version_name(name)
             if name in after and after[name] != carried[name]:
                 self._copy_back(body, carried[name], after[name], node)
         loop.body = body

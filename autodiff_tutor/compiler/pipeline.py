@@ -64,7 +64,7 @@ def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative
     program = normalize(parsed, wrt)
     activity = analyze(program, parsed, list(wrt))
     generated = build(program, activity, parsed, list(wrt))
-    _avoid_helper_clashes(generated, program)
+    _avoid_helper_clashes(generated, program, parsed)
     forward, backward, forward_src, backward_src = compile_functions(generated, parsed.fn)
     return Derivative(
         parsed.name,
@@ -129,24 +129,39 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     return function
 
 
-def _avoid_helper_clashes(generated: Generated, program: Program) -> None:
-    """Fail loudly if a user name would shadow a runtime helper in the backward."""
-    clashes = {n for n in helper_names() | {"xp", "memory"} if n in program.defined_names()}
-    read = {n for line in generated.backward for n in _names(line)}
-    clashes &= read
+def _avoid_helper_clashes(generated: Generated, program: Program, parsed: ParsedFunction) -> None:
+    """Fail loudly if a user's variable would shadow a name the generated code uses."""
+    user = program.defined_names() | set(program.params)
+    used = {n for line in generated.backward for n in _names(line)} & (helper_names() | {"xp"})
+    used |= _forward_helpers(generated, program)
     modules = {
         s.target
         for s in program.all_steps()
         if isinstance(s.value, ast.Call) and ast.unparse(s.value.func) in MODULE_FACTORIES
     }
+    clashes = (used | {"memory"}) & user
     clashes -= modules & {"xp"}  # 'xp = array_module(...)': the same module either way
     if clashes:
         name = sorted(clashes)[0]
+        where = next((s.origin for s in program.all_steps() if s.target == name and s.origin), None)
         raise UnsupportedSyntaxError(
-            f"the variable name {name!r} is used by the generated backward code",
-            None,
+            f"the variable name {name!r} is also used by the generated code",
+            parsed.location(where) if where is not None else None,
             hint=f"rename your variable {name!r} (for example to '{name}_')",
         )
+
+
+def _forward_helpers(generated: Generated, program: Program) -> set[str]:
+    """Runtime names the generated forward uses besides the user's own code."""
+    names = {"tape", "Tape"} if "tape" in generated.memory else set()
+    for step in program.all_steps():
+        if step.op == "setitem":
+            names |= {"assign_at", "at"}
+        if step.synthetic and isinstance(step.value, ast.Name) and step.value.id == "unbound":
+            names.add("unbound")
+        if step.kind == "op_call" and isinstance(step.value.func, ast.Call):
+            names.add("differentiable")
+    return names
 
 
 def _names(line: Line) -> set[str]:

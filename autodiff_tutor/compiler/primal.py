@@ -29,8 +29,8 @@ def pushable(nodes: list[Node], params: list[str] | None = None) -> set[str]:
                 names.add(f"{node.target}_saved")
         else:
             names |= set(node.canonical)
-            if isinstance(node, Loop) and node.counter:
-                names.add(node.counter)
+            if isinstance(node, Loop):
+                names |= {n for n in (node.counter, node.index) if n}
     return names
 
 

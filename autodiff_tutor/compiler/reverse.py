@@ -89,7 +89,8 @@ def build(
     read = {n for line in lines for n in names_read(line.code)}
     top = pushable(program.steps, params=program.params) | {"tape"}
     order = program.params + [n for s in program.all_steps() for n in _defined_with_saved(s)]
-    order += [loop.counter for loop in _loops(program.steps) if loop.counter] + ["tape"]
+    loops = _loops(program.steps)
+    order += [n for loop in loops for n in (loop.index, loop.counter) if n] + ["tape"]
     generated.memory = [n for n in dict.fromkeys(order) if n in read & top]
     generated.forward = forward_lines(program, parsed, set(generated.memory), backward.pushes)
     return generated

@@ -55,6 +55,8 @@ def zeros_like(x: Any) -> Any:
     """
     if isinstance(x, list):  # the gradient of a list is a list
         return [zeros_like(item) for item in x]
+    if isinstance(x, Unbound):  # never assigned on this path: no gradient either
+        return 0.0
     if isinstance(x, float):
         return 0.0
     xp = array_module(x)
@@ -105,3 +107,36 @@ def cast_like(g: Any, x: Any) -> Any:
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
     return array_module(g).astype(g, dtype)
+
+
+class Unbound:
+    """The value of a variable on a path where the user's code never assigned it.
+
+    Python would raise when such a variable is read; the generated code keeps one
+    version per variable across branches, so it holds this placeholder instead,
+    which raises the same way as soon as it is used.
+
+    >>> unbound + 1
+    Traceback (most recent call last):
+    ...
+    NameError: a variable is read on a path where it was never assigned
+    """
+
+    def __repr__(self) -> str:
+        return "unbound"
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise NameError("a variable is read on a path where it was never assigned")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _fail
+    __neg__ = __getitem__ = __float__ = __bool__ = __len__ = __iter__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __array__ = _fail
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fail()
+
+
+unbound = Unbound()
