@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autodiff_tutor.compiler.inline import is_none_gradient
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.source import ParsedFunction
-from autodiff_tutor.compiler.inline import is_none_gradient
 from autodiff_tutor.errors import GradientEscapeError, NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
 

@@ -42,6 +42,7 @@ class Step:
     expression: ast.expr | None = None  # the user's sub-expression this step computes
     copy_back: bool = False  # assigns a region's canonical name at the end of a body
     synthetic: bool = False  # a copy the compiler made (not in the user's program)
+    loops: tuple[int, ...] = ()  # the loops around the step (for the in-place write check)
     targets: list[str] | None = None  # several outputs (a call returning a tuple)
 
     def source(self) -> str:

@@ -71,6 +71,8 @@ class _Normalizer:
         self.steps: list[Node] = []  # the block being filled (a body of a branch or loop)
         self.emitted: list[Step] = []  # every step so far, in order
         self.list_names: set[str] = set()
+        self.pending_writes: list[tuple] = []  # in-place writes to check at the end
+        self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
         self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
         self.taken |= set(self.params)
         self.resolver = Resolver(parsed, self.current)
@@ -102,6 +104,7 @@ class _Normalizer:
                 self.parsed.location(self.tree),
                 hint="return the value to differentiate",
             )
+        self._check_writes()
         return Program(
             name=self.tree.name,
             params=self.params,
@@ -226,33 +229,58 @@ class _Normalizer:
 
     def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
         """An in-place write is compiled as a new version of the array: exact only when
-        no other name sees the old array (Python would change it too).
+        no other name that sees the old array is read afterwards (Python would show
+        them the change).
 
-        Rejected: parameters (the caller's array), aliases (``r = y``), views
-        (``x[1:]``, ``x.T``, ``x.reshape(...)``) and arrays that have views.
+        Rejected at once: parameters (the caller's array) and arrays returned by calls
+        the compiler cannot see into. Views and aliases (``r = y``, ``x[1:]``, ``x.T``)
+        are rejected only when one of them is read after the write (checked at the end).
         """
         version = self.current.get(name)
         if version is None:
             self._reject(node, f"{name!r} is not defined yet", "")
         family = self._same_array(version)
-        shared = bool(family & set(self.params))
-        for step in self.emitted:
-            if step.synthetic:
-                continue
-            base = _view_base(step)
-            if set(step.defined()) & family and (
-                base is not None or step.kind in ("opaque", "op_call", "escape")
-            ):
-                shared = True  # the written array is a view or alias of another
-            elif base in family:
-                shared = True  # another name is a view or alias of the written array
-        if shared:
-            self._reject(
-                node,
-                f"'{what}' would change, in place, an array that other names share "
-                "(a parameter, an alias or a view)",
-                f"make a copy first ({fix}), or build a new array",
-            )
+        problem = bool(family & set(self.params))
+        related = set(family)
+        changed = True
+        while changed:  # the arrays this one is a view of, and the views of those
+            changed = False
+            for step in self.emitted:
+                if step.synthetic:
+                    continue
+                base = _view_base(step)
+                defined = set(step.defined())
+                if defined & related and step.kind in ("opaque", "op_call", "escape"):
+                    problem = True
+                if base is None:
+                    continue
+                pair = defined | self._same_array(base)
+                if pair & related and not pair <= related:
+                    related |= pair
+                    changed = True
+        if problem or related & set(self.params):
+            self._in_place_error(node, what, fix)
+        self.pending_writes.append((len(self.emitted), related - family, node, what, fix))
+
+    def _in_place_error(self, node: ast.AST, what: str, fix: str, seen_by: str = "") -> None:
+        later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
+        self._reject(
+            node,
+            f"'{what}' would change, in place, an array that other names share "
+            f"(a parameter, an alias or a view){later}",
+            f"make a copy first ({fix}), or build a new array",
+        )
+
+    def _check_writes(self) -> None:
+        """Views and aliases of a written array must not be read after the write."""
+        for index, watched, node, what, fix in self.pending_writes:
+            write = self.emitted[index - 1] if index else None
+            loops = write.loops if write is not None else ()
+            for position, step in enumerate(self.emitted):
+                later = position >= index or bool(set(step.loops) & set(loops))
+                seen = step.operand_names() & watched
+                if later and not step.synthetic and seen:
+                    self._in_place_error(node, what, fix, sorted(seen)[0])
 
     def _same_array(self, version: str) -> set[str]:
         """``version`` and the versions the compiler's own copies tie to it."""
@@ -375,7 +403,9 @@ class _Normalizer:
         else:
             loop.test = self._rename(node.test)
             loop.counter = self._fresh("count")
+        self.loop_stack.append(id(node))
         body = self._block(node.body)
+        self.loop_stack.pop()
         after = dict(self.current)
         for name in sorted(assigned):
             if name in after and after[name] != carried[name]:
@@ -397,6 +427,7 @@ class _Normalizer:
             "taken": set(self.taken),
             "temp_count": self.temp_count,
             "lists": set(self.list_names),
+            "writes": list(self.pending_writes),
         }
 
     def _rollback(self, snapshot: dict) -> None:
@@ -407,6 +438,7 @@ class _Normalizer:
         self.taken = snapshot["taken"]
         self.temp_count = snapshot["temp_count"]
         self.list_names = snapshot["lists"]
+        self.pending_writes = snapshot["writes"]
 
     def _check_in_place(self, node: ast.AugAssign) -> None:
         """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
@@ -737,6 +769,7 @@ class _Normalizer:
         ):
             if step.kind in ("primitive", "copy", "op_call"):
                 self.varied.add(step.target)
+        step.loops = tuple(self.loop_stack)
         self.steps.append(step)
         self.emitted.append(step)
         self.taken.add(step.target)
