@@ -1,0 +1,61 @@
+"""``python -m benchmarks`` (``make bench``): run the suite, print and save the report.
+
+Options: ``--quick`` (tiny sizes, one repeat: a smoke run in seconds), ``--workloads``,
+``--systems``, ``--sizes``, ``--repeat``, ``--min-time``, ``--out`` (default
+``benchmarks/results/``, git-ignored). Exits with status 1 when a system's gradient
+disagrees with the hand-written one or a system fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchmarks.report import markdown, write
+from benchmarks.runner import report_problems, run
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, 1 repeat (smoke run)")
+    parser.add_argument("--workloads", help="comma-separated workload names (default: all)")
+    parser.add_argument("--systems", help="comma-separated systems (default: all)")
+    parser.add_argument("--sizes", help="comma-separated sizes: tiny, small, large")
+    parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7)")
+    parser.add_argument("--min-time", type=float, help="seconds per repeat (default 0.05)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="directory for the report")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run, print the markdown report, write it and the JSON; 1 when a check failed."""
+    args = parse(argv)
+    quick = args.quick
+    sizes = _names(args.sizes) or (["tiny"] if quick else ["small", "large"])
+    results = run(
+        workloads=_names(args.workloads),
+        sizes=sizes,
+        systems=_names(args.systems),
+        repeat=args.repeat or (1 if quick else 7),
+        min_time=args.min_time if args.min_time is not None else (0.0 if quick else 0.05),
+        warmup=0 if quick else 1,
+        compile_repeat=1 if quick else 3,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(markdown(results))
+    md, js = write(results, args.out)
+    print(f"written: {md} and {js}", file=sys.stderr)
+    report_problems(results)
+    return 1 if results["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
