@@ -36,7 +36,10 @@ def test_function_verdicts():
 
     assert check_function(lambda x: x * 3, reference, [1.0, -2.0]).passed
     assert check_function(None, reference, [1.0]).verdict == "missing"
-    assert check_function(lambda x: None, reference, [1.0]).verdict == "missing"
+    unfinished = check_function(lambda x: ..., reference, [1.0])
+    assert unfinished.verdict == "missing" and "still returns ..." in unfinished.message
+    no_return = check_function(lambda x: None, reference, [1.0])
+    assert no_return.verdict == "missing" and "return missing" in no_return.message
     raised = check_function(lambda x: 1 / 0, reference, [1.0])
     assert raised.verdict == "error" and "ZeroDivisionError" in raised.message
     wrong = check_function(lambda x: x * x, reference, [3.0, 2.0])

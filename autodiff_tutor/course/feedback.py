@@ -189,8 +189,10 @@ def check_function(
         at = f"at x = {_label(args)}" if len(args) == 1 else f"at ({_label(args)})"
         if exc is not None:
             return Feedback(name, "error", f"{at} it raised {_describe_error(exc)}")
-        if _is_missing(got):
-            return Feedback(name, "missing", f"{at} it returned {got!r}; finish the function.")
+        if got is Ellipsis:
+            return Feedback(name, "missing", f"{at} it still returns ...; finish the function.")
+        if got is None:
+            return Feedback(name, "missing", f"{at} it returns None; is a return missing?")
         problem = compare(got, want, rtol, atol)
         if problem is not None:
             return Feedback(
