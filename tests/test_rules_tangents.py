@@ -2,8 +2,8 @@
 
 The walk is over ``all_rules()``: a rule without a ``jvp`` fails, naming its op. The
 inputs come from the finite-difference table of ``tests/test_rules_numeric.py``
-(``CASES``; the runtime helpers' rules use ``tests/test_rules_helpers.py``'s table).
-For each case, in float64:
+(``CASES``; ``tests/test_rules_helpers.py`` runs the same checks on more cases of the
+runtime helpers' rules). For each case, in float64:
 
 - the tangent equals the central difference of the primal along random directions
   (all differentiable inputs moved at once);
@@ -12,7 +12,8 @@ For each case, in float64:
   or zeros substituted; see :mod:`autodiff_tutor.rules.tangents`), give the central
   difference with only the active inputs moved;
 
-and in float32 the tangent keeps the output's shape and dtype. Static checks: every
+in float32 the tangent keeps the output's shape and dtype, and with a strict array-API
+library the rules take their array module from ``xp``. Static checks: every
 rule follows the parameter convention, and a rule with several array inputs is a sum
 of terms that each name one tangent (or is listed in ``ZERO_FILLED`` with the reason).
 """
@@ -28,10 +29,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_nn_backend import numpy_conversion_forbidden
 from test_rules_numeric import CASES, Case, _prepare, call_rule, fixed, inputs
 
 from autodiff_tutor.compiler.inline import _formula, is_none_gradient
-from autodiff_tutor.rules.helper_rules import HELPER_OPS
 from autodiff_tutor.rules.registry import Rule, all_rules
 
 SPECIAL = ("out", "xp")
@@ -205,10 +206,6 @@ def case_params(table: dict[str, list[Case]], ops: list[str]) -> list[Any]:
     return params
 
 
-def _primitive_ops() -> list[str]:
-    return sorted(set(all_rules()) - set(HELPER_OPS))
-
-
 def prepare(op: str, case: Case | None, dtype: Any, where: str = "test_rules_numeric.py") -> Any:
     if case is None:
         pytest.fail(f"rule {op!r} has no case to check its tangent with: add one to {where}")
@@ -318,7 +315,7 @@ def test_every_rule_has_a_tangent_rule(op: str) -> None:
     check_terms(rule)
 
 
-PARAMS = case_params(CASES, _primitive_ops())
+PARAMS = case_params(CASES, sorted(all_rules()))
 
 
 @pytest.mark.parametrize(("op", "case"), PARAMS)
@@ -432,3 +429,40 @@ KINKS: dict[str, list[Case]] = {
 )
 def test_at_kinks_the_tangent_takes_the_vjps_convention(op: str, case: Case) -> None:
     check_transpose_identity(op, case)
+
+
+# --- backend independence: the same tangent from a strict array-API library ---------------
+# Left out: clip, maximum, minimum (bool * float, as in their vjps: the standard has no
+# such promotion); concatenate, transpose, dot (the standard spells them concat,
+# permute_dims, and has no dot); squeeze (axis=None); getitem (partial indices); rules
+# whose helper is not array-API (prod: cumprod; setitem: .copy()).
+
+STRICT_OPS = """abs add add_lists arccos arcsin arctan astype cast_like copy cos cosh divide exp
+expand_dims expm1 list_append log log1p make_list matmul max mean min multiply negative norm
+positive power reshape sin sinh split_like sqrt square stack subtract sum tan tanh unbroadcast
+unreduce where""".split()
+
+
+def _strict(value: Any, xp: Any) -> Any:
+    if isinstance(value, list):
+        return [_strict(v, xp) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fb":
+        return xp.asarray(np.asarray(value))
+    return value
+
+
+@pytest.mark.parametrize(
+    ("op", "case"), [p for p in PARAMS if p.values[0] in STRICT_OPS and p.values[1] is not None]
+)
+def test_jvp_runs_on_a_strict_array_library(op: str, case: Case) -> None:
+    xp = pytest.importorskip("array_api_strict")
+    rule, args, out, _ = prepare(op, case, np.float64)
+    us = directions(rule, case, args, differentiable(rule, case))
+    want = call_jvp(rule, out, args, case.options, us)
+    kwargs = {**dict(zip(rule.inputs, _strict(args, xp), strict=True)), **case.options}
+    kwargs.update(zip(tangent_names(rule), _strict(us, xp), strict=True))
+    params = inspect.signature(rule.jvp).parameters
+    kwargs.update({"out": _strict(out, xp), "xp": xp})
+    with numpy_conversion_forbidden():  # a rule that calls numpy on them fails here
+        got = rule.jvp(**{k: v for k, v in kwargs.items() if k in params})
+    assert_close(_map(np.asarray, got), want, f"{op} on array_api_strict")
