@@ -7,3 +7,7 @@ libraries that are installed (:mod:`benchmarks.systems`). Every gradient is chec
 against the hand-written one before it is timed (:mod:`benchmarks.runner`); the
 report (:mod:`benchmarks.report`) is printed and saved as markdown and JSON.
 """
+
+#: Environment variables that set the BLAS (and OpenMP) thread count; ``python -m
+#: benchmarks`` sets them to 1 unless they are set already.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

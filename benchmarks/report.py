@@ -164,7 +164,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"{meta['platform']}, {meta['cpus']} CPUs. Other libraries: {versions or 'none'}.",
         f"Median of {meta['repeat']} repeats (each at least {meta['min_time']} s of calls, "
         f"after {meta['warmup']} warm-up call), garbage collection off while timing; "
-        f"suite wall time {meta['wall_s']:.1f} s.",
+        f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}.",
         "",
     ]
     if results["problems"]:
@@ -186,6 +186,11 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", "## Compile cost of autodiff_tutor (fresh caches) and first calls", ""]
     lines += compile_table(results)
     return "\n".join(lines) + "\n"
+
+
+def _threads(meta: dict[str, Any]) -> str:
+    settings = {f"{k}={v}" for k, v in meta.get("threads", {}).items() if v}
+    return ", ".join(sorted(settings)) or "library default"
 
 
 def _worst_error(results: dict[str, Any]) -> float:

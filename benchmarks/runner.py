@@ -31,6 +31,7 @@ import numpy as np
 
 import autodiff_tutor
 from autodiff_tutor.api import Differentiable, value_and_grad
+from benchmarks import THREAD_VARIABLES
 from benchmarks.handwritten import HANDWRITTEN
 from benchmarks.measure import Timing, loop_count, median_of, peak_memory, time_once
 from benchmarks.systems import SYSTEMS, Prepared
@@ -166,6 +167,7 @@ def _meta(options: dict[str, Any], systems: Sequence[str]) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "numpy": np.__version__,
         "autodiff_tutor": autodiff_tutor.__version__,
+        "threads": {v: os.environ.get(v, "") for v in THREAD_VARIABLES},
         "versions": {name: SYSTEMS[name].version() for name in systems},
         **options,
     }
