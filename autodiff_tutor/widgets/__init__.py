@@ -14,13 +14,16 @@ parts can be set from Python, which is how the tests drive them:
 
 from autodiff_tutor.widgets.backend_switch import BackendSwitch, backend_switch
 from autodiff_tutor.widgets.code_view import CodeView, code_view
+from autodiff_tutor.widgets.explorer import DerivativeExplorer, derivative_explorer
 from autodiff_tutor.widgets.stepper import BackwardStepper, backward_stepper
 
 __all__ = [
     "BackendSwitch",
     "BackwardStepper",
     "CodeView",
+    "DerivativeExplorer",
     "backend_switch",
     "backward_stepper",
     "code_view",
+    "derivative_explorer",
 ]
