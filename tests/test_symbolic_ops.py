@@ -17,7 +17,8 @@ from symbolic_examples import (
     derivative_at,
 )
 
-from autodiff_tutor.ops import PReLUFunction, SReLUFunction
+from autodiff_tutor.ops import DifferentiableFunction, PReLUFunction, SReLUFunction
+from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.verify.symbolic import verify_symbolic
 
 SRELU_INPUTS = ("X", "tl", "al", "tr", "ar")
@@ -111,3 +112,26 @@ def test_leaky_relu_reads_its_slope_from_the_op() -> None:
     report = verify_symbolic(LeakyReLU(slope=0.25))
     entry = report.entry("x", "x < 0")
     assert entry.expected == sp.Rational(1, 4) * sp.Symbol("d_y", real=True)
+
+
+class SplitRelu(DifferentiableFunction):
+    """Two outputs (the positive and the negative part): the backward gets one
+    gradient per output, and its result is checked against both."""
+
+    def __init__(self) -> None:
+        super().__init__(num_outputs=2, save_inputs_for_backward=True, name="split_relu")
+
+    def forward(self, x):
+        xp = array_module(x)
+        return xp.maximum(x, 0), xp.minimum(x, 0)
+
+    def backward(self, d_pos, d_neg, compute_gradients, x):
+        return d_pos * (x > 0) + d_neg * (x <= 0)
+
+
+def test_an_op_with_two_outputs() -> None:
+    report = verify_symbolic(SplitRelu())
+    _all_proved(report)
+    assert report.seeds == ("d_pos", "d_neg")
+    d_pos = sp.Symbol("d_pos", real=True)
+    assert report.entry("x", "x > 0").expected == d_pos

@@ -152,3 +152,35 @@ def test_a_student_pair_in_the_inputs_layout() -> None:
     report = verify_symbolic(softplus_like, softplus_like_backward)
     assert report.passed, report.text()
     assert {c.verdict for c in report.regions} <= {"proved", "numeric"}
+
+
+def test_errors_from_the_algebra_get_the_line_too() -> None:
+    weights = np.ones(3)
+
+    def uses_a_global_array(x):
+        return x * weights
+
+    with pytest.raises(TranslationError) as info:
+        translate_function(uses_a_global_array, [x])
+    assert info.value.lineno == _line_of(uses_a_global_array, "x * weights")
+
+
+def test_identity_tests_on_values_are_python_identity() -> None:
+    def backward(d_y, x):
+        d_x = d_y * (x > 0)
+        if d_x is not None:
+            return d_x
+        return None
+
+    assert translate_function(backward, [g, x]).value == g * sp.Piecewise((1, x > 0), (0, True))
+
+
+def test_a_wrong_number_of_gradients_is_a_clear_error() -> None:
+    def f(x, t):
+        return x * t
+
+    def f_backward(d_y, x, t):
+        return d_y * t
+
+    with pytest.raises(TranslationError, match="returns 1 value"):
+        verify_symbolic(f, f_backward)

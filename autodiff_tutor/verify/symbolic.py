@@ -30,7 +30,7 @@ from typing import Any
 import sympy as sp
 
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, TranslationError
 from autodiff_tutor.verify.symbolic_check import Problem, check_regions
 from autodiff_tutor.verify.symbolic_kinks import kink_checks
 from autodiff_tutor.verify.symbolic_report import SymbolicReport
@@ -133,10 +133,17 @@ def _params(parsed: ParsedFunction, skip_self: bool) -> list[str]:
     return names[1:] if skip_self else names
 
 
-def _as_tuple(value: Any, count: int) -> tuple[Any, ...]:
+def _as_tuple(value: Any, count: int, what: str = "") -> tuple[Any, ...]:
     if count == 1 and not isinstance(value, (tuple, list)):
         return (value,)
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if what and len(values) != count:
+        raise TranslationError(
+            f"{what} returns {len(values)} value(s), {count} expected",
+            hint="a backward returns one gradient per input (None where not computed); a "
+            "forward returns its outputs, then its memory values",
+        )
+    return values
 
 
 def problem_from_op(
@@ -156,7 +163,7 @@ def problem_from_op(
     result = translate_parsed(forward, inputs, forward.namespace(), True, op, reductions)
     n_out = int(getattr(op, "num_outputs", 1))
     n_memory = int(getattr(op, "num_memory_values", 0))
-    values = _as_tuple(result.value, n_out + n_memory)
+    values = _as_tuple(result.value, n_out + n_memory, f"the forward of {cls.__name__}")
     outputs, memory = values[:n_out], values[n_out:]
     seed_names = _params(backward, skip_self=True)[:n_out]
     seeds = _symbols(seed_names)
@@ -172,7 +179,7 @@ def problem_from_op(
         tuple(inputs),
         tuple(outputs),
         tuple(seeds),
-        _as_tuple(grads.value, len(inputs)),
+        _as_tuple(grads.value, len(inputs), f"the backward of {cls.__name__}"),
         _assumptions(assume, inputs),
         tuple(result.notes + grads.notes),
     )
@@ -229,7 +236,7 @@ def problem_from_pair(
         tuple(inputs),
         outputs,
         tuple(seeds),
-        _as_tuple(grads.value, len(inputs)),
+        _as_tuple(grads.value, len(inputs), f"the backward of {title}"),
         _assumptions(assume, inputs),
         tuple(result.notes + grads.notes),
     )
@@ -268,7 +275,7 @@ def _memory_layout(
         inputs,
         tuple(outputs),
         tuple(seeds),
-        _as_tuple(grads.value, len(inputs)),
+        _as_tuple(grads.value, len(inputs), f"the backward of {title}"),
         _assumptions(assume, symbols),
         tuple(result.notes + grads.notes),
     )

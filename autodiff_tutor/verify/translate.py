@@ -260,7 +260,12 @@ class _Interpreter(CallsMixin):
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             raise self.fail(node, f"cannot translate {type(node).__name__} {ast.unparse(node)}")
-        return method(node)
+        try:
+            return method(node)
+        except TranslationError as error:
+            if error.location is not None:
+                raise
+            raise self.fail(node, error.message, error.hint) from None
 
     def expr_Constant(self, node: ast.Constant) -> Any:
         return node.value
@@ -325,7 +330,7 @@ class _Interpreter(CallsMixin):
         left, conditions = self.expr(node.left), []
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.expr(comparator)
-            if isinstance(op, (ast.Is, ast.IsNot)) and not _is_symbolic(left):
+            if isinstance(op, (ast.Is, ast.IsNot)):  # identity: `d is None`
                 same = left is right
                 conditions.append(same if isinstance(op, ast.Is) else not same)
             elif type(op) in _COMPARE:
