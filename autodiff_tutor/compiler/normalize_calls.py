@@ -1,0 +1,276 @@
+"""Normalization of calls: numpy functions and methods with derivative rules, custom
+ops and the user's own functions (compiled in turn), bound to their rule's inputs
+and options.
+
+Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.compiler.resolve import Callee
+from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.rules import names as opnames
+from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
+
+LIST_RESULTS = {"unstack", "split_like", "make_list", "list_append"}
+
+
+class CallsMixin:
+    """Lowering of calls into primitive, op-call and opaque steps."""
+
+    def _call(self, node: ast.Call, target: str | None) -> ast.Name:
+        callee = self.resolver.callee(node)
+        if callee.kind == "escape" and self._is_list_of_arrays(node):
+            callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
+        if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
+            callee = Callee(
+                "primitive", op=opnames.canonical(callee.attr), description=callee.description
+            )
+        if callee.kind == "primitive" and callee.op is not None:
+            rule = lookup(callee.op)
+            if rule is not None:
+                return self._rule_call(node, target, callee, rule)
+            if is_nondifferentiable(callee.op):
+                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
+            callee = Callee("opaque", obj=callee.obj, description=callee.description)
+        if callee.kind in ("op_call", "user_call"):
+            return self._op_call(node, target, callee)
+        args = [self._operand(a) for a in node.args]
+        keywords = [ast.keyword(k.arg, self._operand(k.value)) for k in node.keywords]
+        func = self._rename(node.func)
+        operands = list(args) + [k.value for k in keywords]
+        if callee.receiver is not None:
+            receiver = self._operand(callee.receiver)
+            func = ast.Attribute(value=receiver, attr=node.func.attr, ctx=ast.Load())
+            operands.insert(0, receiver)
+        value = ast.Call(func=func, args=args, keywords=keywords)
+        inputs = {f"arg{i}": a for i, a in enumerate(operands) if isinstance(a, ast.Name)}
+        step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
+        step.description = callee.description
+        return self._emit(step, node)
+
+    def _op_call(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
+        """A call to a differentiable operation: a custom op, or a user function compiled
+        in turn (``differentiable(helper)``); keywords and defaults become positional."""
+        obj = callee.obj
+        signature = _call_signature(callee)
+        try:
+            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as error:
+            self._reject(node, f"cannot call {callee.description}: {error}", "")
+        bound.apply_defaults()
+        positional: list[ast.expr] = []
+        for name, value in bound.arguments.items():
+            if isinstance(value, ast.expr):
+                positional.append(value)
+            elif _is_literal(value):
+                positional.append(ast.Constant(value))
+            else:
+                self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+        args = [self._operand(a) for a in positional]
+        func = self._rename(node.func)
+        if callee.kind == "user_call":
+            self._check_recursion(node, obj)
+            func = ast.Call(ast.Name("differentiable", ast.Load()), [func], [])
+        value = ast.Call(func=func, args=args, keywords=[])
+        inputs = {f"arg{i}": a for i, a in enumerate(args) if isinstance(a, ast.Name)}
+        step = Step(target, value, "op_call", inputs=inputs, callee=obj)
+        step.description = callee.description
+        return self._emit(step, node)
+
+    def _check_recursion(self, node: ast.Call, fn) -> None:
+        if fn is self.parsed.fn:
+            self._reject(
+                node,
+                f"{self.tree.name!r} calls itself: recursion is not supported",
+                "write the recursion as a loop",
+            )
+
+    def _is_list_of_arrays(self, node: ast.Call) -> bool:
+        """``np.array(ys)`` with ``ys`` a list built here (or a list literal) is a stack."""
+        if (
+            getattr(node.func, "attr", getattr(node.func, "id", "")) != "array"
+            or len(node.args) != 1
+        ):
+            return False
+        arg = node.args[0]
+        if isinstance(arg, ast.List):
+            return True
+        return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
+
+    def _operand(self, node: ast.expr) -> ast.expr:
+        """An atom when ``node`` carries gradient, else the expression itself."""
+        return self._atom(node) if self._carries_gradient(node) else self._rename(node)
+
+    def _rule_call(
+        self, node: ast.Call, target: str | None, callee: Callee, rule: Rule
+    ) -> ast.Name:
+        params = rule.signature_parameters()
+        positional: list[ast.expr] = list(node.args)
+        receiver = callee.receiver
+        if receiver is not None:
+            positional.insert(0, receiver)
+        bound: dict[str, ast.expr] = {}
+        for param, arg in zip(params, positional, strict=False):
+            bound[param] = arg
+        extra = positional[len(params) :]
+        if extra:
+            if receiver is None or not params:
+                self._reject(node, f"too many arguments for {callee.description}", "")
+            last = params[-1]
+            bound[last] = ast.Tuple(elts=[bound[last], *extra], ctx=ast.Load())
+        for keyword in node.keywords:
+            if keyword.arg not in params:
+                self._reject(
+                    keyword.value,
+                    f"the keyword '{keyword.arg}=' of {callee.description} is not supported",
+                    f"supported arguments: {', '.join(params)}",
+                )
+            bound[keyword.arg] = keyword.value
+        missing = [p for p in rule.inputs if p not in bound]
+        if missing:
+            self._reject(node, f"{callee.description} is missing {', '.join(missing)}", "")
+        self._check_options(node, rule, bound)
+        inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
+        options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
+        lowered = {**inputs, **options}
+        value = self._rebuild_call(node, callee, lowered, params, receiver is not None)
+        return self._primitive(target, value, rule.op, list(inputs.values()), options, node, inputs)
+
+    def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
+        """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
+        if rule.check is None:
+            return
+        values = dict(rule.options)
+        for name in rule.options:
+            if name in bound:
+                try:
+                    values[name] = ast.literal_eval(bound[name])
+                except ValueError:
+                    self._reject(
+                        bound[name],
+                        f"the option '{name}' must be a literal here, so the compiler can "
+                        "check that its derivative rule covers it",
+                        f"write the value of '{name}' directly in the call",
+                    )
+        try:
+            rule.check_options(values)
+        except AutodiffError as error:
+            raise type(error)(error.message, self.parsed.location(node), error.hint) from None
+
+    def _rebuild_call(
+        self,
+        node: ast.Call,
+        callee: Callee,
+        lowered: dict[str, ast.expr],
+        params: list[str],
+        method: bool,
+    ) -> ast.Call:
+        """The user's call with its operands replaced by the lowered atoms."""
+        positional_params = params[: len(node.args) + int(method)]
+        values = [lowered[p] for p in positional_params if p in lowered]
+        func = self._callee_expr(node, callee)
+        if method:
+            receiver, values = values[0], values[1:]
+            func = ast.Attribute(value=receiver, attr=node.func.attr, ctx=ast.Load())
+            if isinstance(lowered.get(params[-1]), ast.Tuple) and len(node.args) > 1:
+                values = list(lowered[params[-1]].elts)  # x.reshape(2, 3) keeps its form
+        keywords = [ast.keyword(k.arg, lowered[k.arg]) for k in node.keywords]
+        return ast.Call(func=func, args=values, keywords=keywords)
+
+    def _callee_expr(self, node: ast.Call, callee: Callee) -> ast.expr:
+        if callee.receiver is not None:
+            return node.func
+        return self._rename(node.func)
+
+    def _input_operand(self, node: ast.expr, rule: Rule) -> ast.expr:
+        if rule.sequence and isinstance(node, (ast.List, ast.Tuple)):
+            return type(node)(elts=[self._atom(e) for e in node.elts], ctx=ast.Load())
+        if (
+            rule.sequence
+            and isinstance(node, ast.Name)
+            and self.current.get(node.id) in self.list_names
+        ):
+            return ast.Name(self.current[node.id], ast.Load())
+        if rule.sequence:
+            self._reject(
+                node,
+                f"{rule.op} needs a list here",
+                "write [a, b, ...] or build a list with append",
+            )
+        return self._atom(node)
+
+    def _static_operand(self, node: ast.expr, what: str) -> ast.expr:
+        if self._carries_gradient(node):
+            self._reject(node, f"{what} must not depend on a differentiated value", "")
+        return self._rename(node)
+
+    def _primitive(
+        self,
+        target: str | None,
+        value: ast.expr,
+        op: str,
+        operands: list[ast.expr],
+        options: dict[str, ast.expr],
+        node: ast.AST,
+        inputs: dict[str, ast.expr] | None = None,
+    ) -> ast.Name:
+        rule = lookup(op)
+        if rule is None:
+            if is_nondifferentiable(op):
+                return self._emit(Step(target, value, "static", op=op), node)
+            self._reject(node, f"no derivative rule for the operation '{op}'", "")
+        if inputs is None:
+            inputs = dict(zip(rule.inputs, operands, strict=False))
+        step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
+        step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
+        name = self._emit(step, node)
+        if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
+            self.list_names.add(name.id)
+        return name
+
+    def _unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
+        """``a, b = helper(x)``: one step with several outputs."""
+        names = []
+        for element in target.elts:
+            if not isinstance(element, ast.Name):
+                self._reject(element, "only names can be unpacked into", "")
+            names.append(element.id)
+        temp = self._lower(value, target=None)
+        step = self.emitted[-1]
+        versions = [self._version_name(n) for n in names]
+        if step.kind == "op_call" and step.target == temp.id:
+            step.targets = versions
+            if temp.id in self.varied:
+                self.varied |= set(versions)
+        else:  # a value holding a tuple or list: one item each (with gradient if it has one)
+            for i, version in enumerate(versions):
+                if names[i] == "_":
+                    continue  # an unpacked value nobody reads
+                item = ast.Subscript(temp, ast.Constant(i), ast.Load())
+                if temp.id in self.varied:
+                    index = {"index": ast.Constant(i)}
+                    self._primitive(version, item, "getitem", [temp], index, value)
+                else:
+                    self._emit(Step(version, item, "static"))
+        for name, version in zip(names, versions, strict=True):
+            self.current[name] = version
+
+
+def _call_signature(callee: Callee) -> inspect.Signature:
+    """The parameters of a called user function or op (its forward, for custom ops)."""
+    obj = callee.obj
+    if callee.kind == "user_call":
+        return inspect.signature(obj)
+    if hasattr(obj, "signature"):  # a @differentiable function
+        return obj.signature
+    return inspect.signature(getattr(obj, "forward", obj.op_forward))
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))

@@ -1,0 +1,153 @@
+"""Normalization of in-place writes: ``y[i] = v``, ``ys.append(v)``, ``z += v``.
+
+Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i],
+v)``), which is exact when no other name sees the old array: writes into parameters
+are rejected, and views or aliases of a written array may not be read afterwards.
+
+Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff_tutor.compiler.ir import Step
+
+# Operations whose result can share memory with their input in numpy.
+VIEW_OPS = {"getitem", "reshape", "transpose", "squeeze", "expand_dims"}
+VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
+_AUG_SYMBOL = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
+
+
+class WritesMixin:
+    """Array writes and list appends as new versions; checks that they are exact."""
+
+    def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
+        name = target.value.id
+        self._check_unshared(name, target, f"{name}[...] = ...", f"{name} = {name}.copy()")
+        base = ast.Name(self.current[name], ast.Load())
+        index = self._static_operand(target.slice, "an index")
+        item = self._atom(value)
+        at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
+        call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
+        version = self._version_name(name)
+        inputs = {"x": base, "value": item}
+        self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
+        self.current[name] = version
+
+    def _append(self, call: ast.Call) -> None:
+        """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
+        name = call.func.value.id
+        if self.current.get(name) not in self.list_names:
+            self._reject(call, f"{name!r} is not a list built in this function", "start it with []")
+        self._check_unshared(name, call, f"{name}.append(...)", f"{name} = list({name})")
+        base = ast.Name(self.current[name], ast.Load())
+        item = self._atom(call.args[0])
+        value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
+        version = self._version_name(name)
+        self._primitive(version, value, "list_append", [], {}, call, {"xs": base, "x": item})
+        self.list_names.add(version)
+        self.current[name] = version
+
+    def _check_in_place(self, node: ast.AugAssign) -> None:
+        """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
+        name = node.target.id
+        symbol = _AUG_SYMBOL.get(type(node.op), "?")
+        self._check_unshared(
+            name, node, f"{name} {symbol}= ...", f"write '{name} = {name} {symbol} ...'"
+        )
+
+    def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
+        """An in-place write is compiled as a new version of the array: exact only when
+        no other name that sees the old array is read afterwards (Python would show
+        them the change).
+
+        Rejected at once: parameters (the caller's array) and arrays returned by calls
+        the compiler cannot see into. Views and aliases (``r = y``, ``x[1:]``, ``x.T``)
+        are rejected only when one of them is read after the write (checked at the end).
+        """
+        version = self.current.get(name)
+        if version is None:
+            self._reject(node, f"{name!r} is not defined yet", "")
+        family = self._same_array(version)
+        problem = bool(family & set(self.params))
+        related = set(family)
+        changed = True
+        while changed:  # the arrays this one is a view of, and the views of those
+            changed = False
+            for step in self.emitted:
+                if step.synthetic:
+                    continue
+                base = _view_base(step)
+                defined = set(step.defined())
+                if defined & related and step.kind in ("opaque", "op_call", "escape"):
+                    problem = True
+                if base is None:
+                    continue
+                pair = defined | self._same_array(base)
+                if pair & related and not pair <= related:
+                    related |= pair
+                    changed = True
+        if problem or related & set(self.params):
+            self._in_place_error(node, what, fix)
+        self.pending_writes.append((len(self.emitted), related - family, node, what, fix))
+
+    def _in_place_error(self, node: ast.AST, what: str, fix: str, seen_by: str = "") -> None:
+        later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
+        self._reject(
+            node,
+            f"'{what}' would change, in place, an array that other names share "
+            f"(a parameter, an alias or a view){later}",
+            f"make a copy first ({fix}), or build a new array",
+        )
+
+    def _check_writes(self) -> None:
+        """Views and aliases of a written array must not be read after the write."""
+        for index, watched, node, what, fix in self.pending_writes:
+            write = self.emitted[index - 1] if index else None
+            loops = write.loops if write is not None else ()
+            for position, step in enumerate(self.emitted):
+                later = position >= index or bool(set(step.loops) & set(loops))
+                seen = step.operand_names() & watched
+                if later and not step.synthetic and seen:
+                    self._in_place_error(node, what, fix, sorted(seen)[0])
+
+    def _same_array(self, version: str) -> set[str]:
+        """``version`` and the versions the compiler's own copies tie to it."""
+        family = {version}
+        changed = True
+        while changed:
+            changed = False
+            for step in self.emitted:
+                if step.synthetic and isinstance(step.value, ast.Name):
+                    pair = {step.target, step.value.id}
+                    if pair & family and not pair <= family:
+                        family |= pair
+                        changed = True
+        return family
+
+
+def _view_base(step: Step) -> str | None:
+    """The name whose array ``step``'s result may share (an alias or a view), if any."""
+    value = step.value
+    if isinstance(value, ast.Name):
+        return value.id
+    if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
+        if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
+            return value.value.id
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        receiver = value.func.value
+        if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
+            return receiver.id
+    if step.op in VIEW_OPS and step.inputs:
+        first = next(iter(step.inputs.values()))
+        return first.id if isinstance(first, ast.Name) else None
+    return None
