@@ -40,9 +40,7 @@ SPECIAL = ("out", "xp")
 # Rules with several inputs that are not written as a sum: an inactive tangent is
 # replaced by zeros (lists, writes into arrays).
 ZERO_FILLED = {
-    "setitem": "assign_at(d_x, at[index], d_value) writes the value's tangent into x's",
     "list_append": "a list output: [*d_xs, d_x]",
-    "assign_at": "the helper behind setitem, same formula",
     "add_lists": "lists of tangents, added element by element",
 }
 

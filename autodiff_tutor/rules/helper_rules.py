@@ -26,7 +26,7 @@ are declared non-differentiable.
 """
 
 from autodiff_tutor.rules.registry import defjvp, defvjp, nondifferentiable
-from autodiff_tutor.runtime.backend import cast_like, shape_of
+from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
     add_lists,
     assign_at,
@@ -156,7 +156,7 @@ def assign_at_(g, x, index, value):
 
 @defjvp("assign_at")
 def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
-    return assign_at(d_x, index, d_value)
+    return overwritten(d_x, index) + assign_at(zeros_like(x), index, d_value)
 
 
 # --- lists -------------------------------------------------------------------------------

@@ -34,7 +34,15 @@ bounds of ``clip`` are inclusive), so forward and reverse mode agree everywhere.
 
 from autodiff_tutor.rules import elementwise, linalg, reductions, shapes  # noqa: F401 (the vjps)
 from autodiff_tutor.rules.registry import RULES, _checked, defjvp
-from autodiff_tutor.runtime.helpers import assign_at, at, cast_like, prod_others, tie_share
+from autodiff_tutor.runtime.backend import zeros_like
+from autodiff_tutor.runtime.helpers import (
+    assign_at,
+    at,
+    cast_like,
+    overwritten,
+    prod_others,
+    tie_share,
+)
 
 # --- arithmetic -------------------------------------------------------------
 
@@ -273,7 +281,7 @@ def getitem(x, index=None, *, d_x):
 
 @defjvp("setitem")
 def setitem(x, value, index=None, *, d_x, d_value):
-    return assign_at(d_x, at[index], d_value)
+    return overwritten(d_x, at[index]) + assign_at(zeros_like(x), at[index], d_value)
 
 
 @defjvp("list_append")
