@@ -430,15 +430,14 @@ def test_at_kinks_the_tangent_takes_the_vjps_convention(op: str, case: Case) -> 
 
 
 # --- backend independence: the same tangent from a strict array-API library ---------------
-# Left out: clip, maximum, minimum (bool * float, as in their vjps: the standard has no
-# such promotion); concatenate, transpose, dot (the standard spells them concat,
+# Left out: concatenate, transpose, dot (the standard spells them concat,
 # permute_dims, and has no dot); squeeze (axis=None); getitem (partial indices); rules
 # whose helper is not array-API (prod: cumprod; setitem: .copy()).
 
-STRICT_OPS = """abs add add_lists arccos arcsin arctan astype cast_like copy cos cosh divide exp
-expand_dims expm1 list_append log log1p make_list matmul max mean min multiply negative norm
-positive power reshape sin sinh split_like sqrt square stack subtract sum tan tanh unbroadcast
-unreduce where""".split()
+STRICT_OPS = """abs add add_lists arccos arcsin arctan astype cast_like clip copy cos cosh
+divide exp expand_dims expm1 list_append log log1p make_list matmul max maximum mean min
+minimum multiply negative norm positive power reshape sin sinh split_like sqrt square
+stack subtract sum tan tanh unbroadcast unreduce where""".split()
 
 
 def _strict(value: Any, xp: Any) -> Any:

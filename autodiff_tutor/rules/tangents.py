@@ -165,7 +165,7 @@ def tanh(out, x, *, d_x):
 
 # --- kinks: abs, maximum, minimum, clip, where ----------------------------------
 # One term per tangent and region (a tie is its own term, at half weight), so that
-# every term can be dropped and a float32 tangent stays float32.
+# every term can be dropped; masks select with where (no bool * float promotion).
 
 
 @defjvp("abs")
@@ -174,18 +174,33 @@ def abs_(xp, x, *, d_x):
 
 
 @defjvp("maximum")
-def maximum(x, y, *, d_x, d_y):
-    return d_x * (x > y) + d_y * (y > x) + 0.5 * d_x * (x == y) + 0.5 * d_y * (x == y)
+def maximum(xp, x, y, *, d_x, d_y):
+    tie = x == y
+    return (
+        xp.where(x > y, d_x, 0)
+        + xp.where(y > x, d_y, 0)
+        + xp.where(tie, 0.5 * d_x, 0)
+        + xp.where(tie, 0.5 * d_y, 0)
+    )
 
 
 @defjvp("minimum")
-def minimum(x, y, *, d_x, d_y):
-    return d_x * (x < y) + d_y * (y < x) + 0.5 * d_x * (x == y) + 0.5 * d_y * (x == y)
+def minimum(xp, x, y, *, d_x, d_y):
+    tie = x == y
+    return (
+        xp.where(x < y, d_x, 0)
+        + xp.where(y < x, d_y, 0)
+        + xp.where(tie, 0.5 * d_x, 0)
+        + xp.where(tie, 0.5 * d_y, 0)
+    )
 
 
 @defjvp("clip")
-def clip(x, a_min, a_max, *, d_x, d_a_min, d_a_max):
-    return d_x * ((x >= a_min) & (x <= a_max)) + d_a_min * (x < a_min) + d_a_max * (x > a_max)
+def clip(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
+    inside = (x >= a_min) & (x <= a_max)
+    return (
+        xp.where(inside, d_x, 0) + xp.where(x < a_min, d_a_min, 0) + xp.where(x > a_max, d_a_max, 0)
+    )
 
 
 @defjvp("where")
