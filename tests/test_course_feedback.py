@@ -38,6 +38,9 @@ def test_function_verdicts():
     assert check_function(None, reference, [1.0]).verdict == "missing"
     unfinished = check_function(lambda x: ..., reference, [1.0])
     assert unfinished.verdict == "missing" and "still returns ..." in unfinished.message
+    half_done = check_function(lambda x: (3 * x, ...), lambda x: (3 * x, x), [1.0])
+    assert half_done.verdict == "missing" and "still returns ..." in half_done.message
+    assert check_value((1.0, ...), (1.0, 2.0)).verdict == "missing"
     no_return = check_function(lambda x: None, reference, [1.0])
     assert no_return.verdict == "missing" and "return missing" in no_return.message
     raised = check_function(lambda x: 1 / 0, reference, [1.0])

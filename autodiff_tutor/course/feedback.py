@@ -79,6 +79,13 @@ def _is_missing(value: Any) -> bool:
     return value is None or value is Ellipsis
 
 
+def _has_ellipsis(value: Any) -> bool:
+    """Whether ``...`` is still somewhere in an answer (a tuple of gradients, say)."""
+    if value is Ellipsis:
+        return True
+    return isinstance(value, (tuple, list)) and any(_has_ellipsis(v) for v in value)
+
+
 def _describe_error(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
@@ -135,7 +142,7 @@ def check_value(
     >>> print(check_value([1.0, 2.0], [1.0, 2.5], name="gradient", hint="use the chain rule"))
     ❌ gradient: element [1] is 2, expected 2.5. Hint: use the chain rule
     """
-    if _is_missing(answer):
+    if _is_missing(answer) or _has_ellipsis(answer):
         return Feedback(name, "missing", "no answer yet; replace the ... with your answer.")
     problem = compare(answer, expected, rtol, atol)
     if problem is None:
@@ -189,7 +196,7 @@ def check_function(
         at = f"at x = {_label(args)}" if len(args) == 1 else f"at ({_label(args)})"
         if exc is not None:
             return Feedback(name, "error", f"{at} it raised {_describe_error(exc)}")
-        if got is Ellipsis:
+        if _has_ellipsis(got):
             return Feedback(name, "missing", f"{at} it still returns ...; finish the function.")
         if got is None:
             return Feedback(name, "missing", f"{at} it returns None; is a return missing?")
