@@ -110,11 +110,13 @@ def find_counterexample(
     differs = finite & (np.abs(e - g) > TOLERANCE * (1 + np.abs(e)))
     if not differs.any():
         return None, int(finite.sum())
-    order = np.argsort(-np.abs(e - g) * differs)[: int(min(differs.sum(), 40))]
-    candidates = points[order]
-    for step in (1.0, 0.5, 0.25, 0.1, 0.01):
+    # candidates: the differing points closest to the origin (small, readable numbers)
+    size = np.max(np.abs(points), axis=1) + np.where(differs, 0.0, np.inf)
+    candidates = points[np.argsort(size)[: int(min(differs.sum(), 40))]]
+    for step in (0.5, 0.25, 0.1, 0.01):
+        found = []
         for point in candidates:
-            rounded = np.round(point / step) * step
+            rounded = np.round(point / step) * step + 0.0  # + 0.0: no negative zeros
             if not inside(rounded):
                 continue
             e1, g1 = _values(expected, symbols, rounded[None]), _values(got, symbols, rounded[None])
@@ -123,7 +125,9 @@ def find_counterexample(
                 and np.isfinite(g1[0])
                 and abs(e1[0] - g1[0]) > 1e-6 * (1 + abs(e1[0]))
             ):
-                return rounded, 0
+                found.append(rounded)
+        if found:
+            return min(found, key=lambda p: (np.max(np.abs(p)), np.sum(np.abs(p)))), 0
     return candidates[0], 0
 
 
@@ -180,7 +184,7 @@ def _compare(
     )
     if point is None:
         return ("numeric" if agreeing else "undecided"), None, None, None
-    e = float(_values(expected, symbols, point[None])[0])
-    g = float(_values(target, symbols, point[None])[0])
+    e = float(_values(expected, symbols, point[None])[0]) + 0.0  # + 0.0: no negative zeros
+    g = float(_values(target, symbols, point[None])[0]) + 0.0
     example = {s.name: float(v) for s, v in zip(symbols, point, strict=True)}
     return "differs", example, e, g

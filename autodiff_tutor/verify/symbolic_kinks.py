@@ -89,9 +89,9 @@ def kink_checks(problem: Problem, regions: Regions) -> list[KinkCheck]:
                 for k, x in enumerate(problem.inputs):
                     gradient = problem.gradients[k]
                     at_kink = sp.Integer(0) if gradient is None else restrict(gradient, signs)
-                    at_kink = sp.simplify(at_kink.subs(symbol, value))
-                    d_a = sp.simplify(regions.expected[a][k].subs(symbol, value))
-                    d_b = sp.simplify(regions.expected[b][k].subs(symbol, value))
+                    at_kink = _tidy(at_kink.subs(symbol, value))
+                    d_a = _tidy(regions.expected[a][k].subs(symbol, value))
+                    d_b = _tidy(regions.expected[b][k].subs(symbol, value))
                     verdict, detail, weight, example = _judge(
                         at_kink, d_a, d_b, side_a, side_b, symbols, on_boundary
                     )
@@ -111,6 +111,15 @@ def kink_checks(problem: Problem, regions: Regions) -> list[KinkCheck]:
                         )
                     )
     return sorted(checks, key=lambda k: k.boundary)
+
+
+def _tidy(expr: Any) -> Any:
+    """A readable form, cheaply: factor out common terms of polynomials (most kinks),
+    full simplification only for the rest."""
+    expr = sp.sympify(expr)
+    if expr.is_polynomial() or expr.is_rational_function():
+        return sp.factor_terms(sp.expand(expr))
+    return sp.simplify(expr)
 
 
 def _boundary_points(
@@ -140,7 +149,9 @@ def _judge(
         if bad is None:
             return "smooth", "equal at every sampled point (numeric check)", None, None
         return "invalid", "both sides agree but the backward does not", None, bad
-    weight = sp.simplify((value - d_b) / (d_a - d_b))
+    weight = sp.cancel((value - d_b) / (d_a - d_b))
+    if not weight.is_number:
+        weight = sp.simplify(weight)
     if weight.is_number:
         if weight == 1:
             return "one-sided", f"the derivative from {side_a}", weight, None

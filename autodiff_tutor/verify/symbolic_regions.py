@@ -173,16 +173,17 @@ class RegionMap:
         self.bounds = list(bounds)
         self.assumptions = list(assumptions)
         rng = np.random.default_rng(seed)
+        self._holds = [sp.lambdify(self.symbols, a, modules="numpy") for a in self.assumptions]
+        self._values = [lambdify(self.symbols, bound) for bound in self.bounds]
         points = self._draw(rng, samples)
         keep = np.ones(len(points), dtype=bool)
         columns = points.T
-        for assumption in self.assumptions:
+        for holds in self._holds:
             with np.errstate(all="ignore"):
-                holds = sp.lambdify(self.symbols, assumption, modules="numpy")(*columns)
-            keep &= np.broadcast_to(np.asarray(holds, dtype=bool), keep.shape)
+                keep &= np.broadcast_to(np.asarray(holds(*columns), dtype=bool), keep.shape)
         signs = np.zeros((len(points), len(self.bounds)), dtype=int)
-        for j, bound in enumerate(self.bounds):
-            values = lambdify(self.symbols, bound)(*columns)
+        for j, evaluate in enumerate(self._values):
+            values = evaluate(*columns)
             keep &= np.isfinite(values) & (np.abs(values) > 1e-9)
             signs[:, j] = np.sign(values).astype(int)
         self.points = points[keep]
@@ -237,14 +238,13 @@ class RegionMap:
         ((1,), None)
         """
         column = [np.array([float(v)]) for v in point]
-        for assumption in self.assumptions:
+        for holds in self._holds:
             with np.errstate(all="ignore"):
-                holds = sp.lambdify(self.symbols, assumption, modules="numpy")(*column)
-            if not bool(np.all(holds)):
-                return None
+                if not bool(np.all(holds(*column))):
+                    return None
         pattern = []
-        for bound in self.bounds:
-            value = float(lambdify(self.symbols, bound)(*column)[0])
+        for evaluate in self._values:
+            value = float(evaluate(*column)[0])
             if not np.isfinite(value) or abs(value) <= 1e-9:
                 return None
             pattern.append(1 if value > 0 else -1)
