@@ -91,6 +91,8 @@ class _Folder(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        if _is_where(node) and isinstance(node.args[0], ast.Constant):
+            return node.args[1] if node.args[0].value else node.args[2]  # where(True, a, b)
         if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS:
             node.keywords = [k for k in node.keywords if not _is_reduction_default(k)]
         if isinstance(node.func, ast.Name) and node.func.id in HELPER_DEFAULTS:
@@ -135,6 +137,12 @@ def _is_reduction_default(keyword: ast.keyword) -> bool:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_where(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Attribute) and node.func.attr == "where" and len(node.args) == 3
+    )
 
 
 def _is_true(node: ast.expr) -> bool:

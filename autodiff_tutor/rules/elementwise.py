@@ -149,8 +149,9 @@ def abs_(g, xp, x):
     math="max(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
 )
-def maximum(g, x, y):
-    return g * ((x > y) + 0.5 * (x == y)), g * ((y > x) + 0.5 * (x == y))
+def maximum(g, xp, x, y):
+    tie = xp.where(x == y, 0.5 * g, 0)
+    return xp.where(x > y, g, 0) + tie, xp.where(y > x, g, 0) + tie
 
 
 @defvjp(
@@ -159,8 +160,9 @@ def maximum(g, x, y):
     math="min(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
 )
-def minimum(g, x, y):
-    return g * ((x < y) + 0.5 * (x == y)), g * ((y < x) + 0.5 * (x == y))
+def minimum(g, xp, x, y):
+    tie = xp.where(x == y, 0.5 * g, 0)
+    return xp.where(x < y, g, 0) + tie, xp.where(y < x, g, 0) + tie
 
 
 @defvjp(
@@ -169,9 +171,9 @@ def minimum(g, x, y):
     math="min(max(x, lo), hi)",
     convention="at x == lo or x == hi the gradient goes to x (bounds are inclusive)",
 )
-def clip(g, x, a_min, a_max):
+def clip(g, xp, x, a_min, a_max):
     inside = (x >= a_min) & (x <= a_max)
-    return g * inside, g * (x < a_min), g * (x > a_max)
+    return xp.where(inside, g, 0), xp.where(x < a_min, g, 0), xp.where(x > a_max, g, 0)
 
 
 @defvjp("where", broadcasting=True, math="c ? x : y")

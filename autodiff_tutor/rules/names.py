@@ -79,6 +79,7 @@ ALIASES = {
     "and_": "bitwise_and",
     "or_": "bitwise_or",
     "clamp": "clip",
+    "vector_norm": "norm",
 }
 
 _BY_OBJECT: dict[int, str] = {

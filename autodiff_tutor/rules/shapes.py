@@ -14,6 +14,7 @@ from autodiff_tutor.runtime.helpers import (
     at,
     cast_like,
     inverse_axes,
+    untranspose,
     overwritten,
     scatter,
     split_like,
@@ -39,7 +40,7 @@ def expand_dims(g, xp, x, axis=None):
 
 @defvjp("transpose", math="x^T")
 def transpose(g, x, axes=None):
-    return g.T if axes is None else g.transpose(inverse_axes(axes))
+    return g.T if axes is None else untranspose(g, axes)
 
 
 @defvjp("concatenate", sequence=True, math="[x_1, x_2, ...]")

@@ -35,6 +35,7 @@ __all__ = [
     "unbroadcast",
     "unreduce",
     "unstack",
+    "untranspose",
 ]
 
 
@@ -118,7 +119,10 @@ def prod_others(x: Any, axis: Any = None) -> Any:
 
 
 def _matrix_t(a: Any) -> Any:
-    return array_module(a).swapaxes(a, -1, -2)
+    xp = array_module(a)
+    if hasattr(xp, "matrix_transpose"):  # the array API name
+        return xp.matrix_transpose(a)
+    return xp.swapaxes(a, -1, -2)
 
 
 def matmul_dx(g: Any, x: Any, y: Any) -> Any:
@@ -207,6 +211,17 @@ def inverse_axes(axes: Any) -> tuple[int, ...]:
     return tuple(inverse)
 
 
+def untranspose(g: Any, axes: Any) -> Any:
+    """Undo ``transpose(x, axes)`` on the gradient ``g``.
+
+    >>> untranspose(np.zeros((4, 2, 3)), (2, 0, 1)).shape
+    (2, 3, 4)
+    """
+    xp = array_module(g)
+    permute = getattr(xp, "permute_dims", None) or xp.transpose  # array API, or numpy < 2
+    return permute(g, inverse_axes(axes))
+
+
 def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     """Cut the gradient of a concatenation into one piece per input.
 
@@ -231,7 +246,7 @@ def unstack(g: Any, axis: int = 0) -> list[Any]:
     """
     xp = array_module(g)
     moved = xp.moveaxis(g, axis, 0)
-    return [moved[i] for i in range(moved.shape[0])]
+    return [moved[i, ...] for i in range(moved.shape[0])]
 
 
 class _IndexBuilder:
