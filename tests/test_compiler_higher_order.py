@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from corpus_straight import CORPUS
 
-from autodiff_tutor.api import differentiable, grad, jvp, vjp
+from autodiff_tutor.api import grad, jvp, vjp
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 # programs whose gradient is smooth where the samplers put their inputs
@@ -121,7 +121,7 @@ def test_second_derivative_through_a_branch():
 
 def looped(x):
     total = 0.0
-    for k in range(3):
+    for _ in range(3):
         total = total + np.sin(total + x)
     return total
 

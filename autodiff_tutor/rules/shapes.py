@@ -13,13 +13,12 @@ from autodiff_tutor.rules.registry import defvjp
 from autodiff_tutor.runtime.helpers import (
     at,
     cast_like,
-    inverse_axes,
-    untranspose,
     overwritten,
     scatter,
     split_like,
     unbroadcast,
     unstack,
+    untranspose,
 )
 
 
