@@ -116,9 +116,17 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
             hint="keep it an array; if you mean to cut the gradient here, "
             "call stop_gradient(...) explicitly",
         )
+    hint = (
+        "use a numpy function with a rule, write a DifferentiableFunction with "
+        "a backward, or cut the gradient with stop_gradient(...)"
+    )
+    if "random" in what:
+        hint = (
+            "a random draw has no derivative with respect to its parameters; "
+            "reparameterize: mu + sigma * np.random.standard_normal(shape)"
+        )
     raise NoDerivativeRuleError(
         f"no derivative rule for {what}, which is called on {names} that carries gradient",
         location,
-        hint="use a numpy function with a rule, write a DifferentiableFunction with "
-        "a backward, or cut the gradient with stop_gradient(...)",
+        hint=hint,
     )
