@@ -23,6 +23,7 @@ def test_cupy_is_disabled_with_the_reason_when_there_is_no_gpu():
     assert switch.cupy_button.tooltip == reason
     assert reason in switch.reason_html.value
     assert switch.value == "numpy" and switch.xp is np
+    assert repr(switch) == "<backend switch: numpy>"
     with pytest.raises(ArgumentError, match="cannot switch to cupy"):
         switch.value = "cupy"
     assert switch.value == "numpy" and switch.numpy_button.value

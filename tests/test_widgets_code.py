@@ -210,3 +210,12 @@ def test_stepper_errors_are_clear():
         backward_stepper(vector, np.ones(3), seed=np.ones(2))
     with pytest.raises(NonDifferentiableInputError):
         backward_stepper(vector, np.arange(3))
+
+
+def test_views_have_short_stable_reprs():
+    """Notebooks show the repr as text/plain: short, without addresses or trace ids."""
+    view = code_view(loss)
+    assert repr(view) == f"<code view of loss: line {view.line_picker.value}>"
+    stepper = backward_stepper(power, 1.5, 2)
+    stepper.slider.value = 2
+    assert repr(stepper) == f"<backward stepper of power: step 2 of {stepper.slider.max}>"

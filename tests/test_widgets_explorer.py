@@ -143,3 +143,8 @@ def test_arguments_are_checked():
         derivative_explorer(wave, source="symbolic")
     with pytest.raises(ArgumentError, match="start"):
         derivative_explorer(wave, start=(1.0, 2.0))
+
+
+def test_explorer_repr_names_the_point_and_the_source():
+    explorer = derivative_explorer(bowl, start=(0.5, 2.0), source="tracing")
+    assert repr(explorer) == "<derivative explorer of bowl at x=0.5, y=2: tracing>"

@@ -191,3 +191,13 @@ def test_check_layer_report_and_dispatch():
     assert "passed" in view.header.value and "initialize" in view.table_html.value
     with pytest.raises(ArgumentError, match="check_op"):
         check_report_view(object())
+
+
+def test_report_views_have_short_reprs(reports):
+    good, bad = reports
+    assert repr(verification_view(good)) == "<verification view of leaky: passed>"
+    assert repr(verification_view(bad)) == "<verification view of leaky: FAILED>"
+    report = check_op(Cube(), np.array([0.5, 1.0, 2.0]))
+    assert repr(check_report_view(report)) == "<check report view of Cube: FAILED>"
+    view = tape_view(_rosenbrock_tape())
+    assert repr(view).startswith("<tape view: trace ") and "10 operations>" in repr(view)

@@ -75,6 +75,9 @@ class BackendSwitch(widgets.VBox):
         buttons = widgets.HBox([widgets.Label("backend"), self.numpy_button, self.cupy_button])
         super().__init__([buttons, self.reason_html, self.output])
 
+    def __repr__(self) -> str:
+        return f"<backend switch: {self._value}>"
+
     # -- the choice ---------------------------------------------------------------
 
     @property

@@ -55,6 +55,10 @@ class CheckReportView(widgets.VBox):
         self.status_picker.observe(self._update, names="value")
         self._update()
 
+    def __repr__(self) -> str:
+        status = "passed" if self.report.passed else "FAILED"
+        return f"<check report view of {self.report.subject}: {status}>"
+
     @property
     def shown_entries(self) -> list[Any]:
         """The entries the table shows now."""

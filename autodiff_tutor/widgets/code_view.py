@@ -100,6 +100,9 @@ class CodeView(widgets.VBox):
         else:
             self.summary.value = ""
 
+    def __repr__(self) -> str:
+        return f"<code view of {self.compiled.name}: line {self.line_picker.value or '-'}>"
+
     @property
     def highlighted(self) -> dict[str, list[str]]:
         """The text of the lines each panel highlights: keys user, forward, backward."""

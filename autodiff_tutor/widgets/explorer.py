@@ -145,6 +145,12 @@ class DerivativeExplorer(widgets.VBox):
         self.source_buttons.observe(self._update, names="value")
         self._update()
 
+    def __repr__(self) -> str:
+        point = ", ".join(f"{n}={v:.4g}" for n, v in zip(self.names, self.point, strict=True))
+        return (
+            f"<derivative explorer of {self.compiled.name} at {point}: {self.source_buttons.value}>"
+        )
+
     # -- state ------------------------------------------------------------------------
 
     @property

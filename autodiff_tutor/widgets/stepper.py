@@ -144,6 +144,10 @@ class BackwardStepper(widgets.VBox):
         self.slider.observe(self._update, names="value")
         self._update()
 
+    def __repr__(self) -> str:
+        total = len(self.recording.steps)
+        return f"<backward stepper of {self.derivative.name}: step {self.slider.value} of {total}>"
+
     @property
     def step(self) -> Any:
         """The current :class:`~autodiff_tutor.widgets.recorder.ExecutedLine`."""

@@ -25,16 +25,16 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.tracing.inspector import (
+    COLUMNS,
+    _cells,  # one formatting of a row for both views
+)
 from autodiff_tutor.widgets.render import CURRENT, RELATED, table_html
 
 __all__ = ["TapeView", "tape_view"]
 
 #: Background of the rows that use the chosen operation's outputs.
 USERS = "#d5f5d5"
-
-
-def _shape(shape: Any) -> str:
-    return "" if shape is None else str(tuple(shape))
 
 
 class TapeView(widgets.VBox):
@@ -68,6 +68,9 @@ class TapeView(widgets.VBox):
         super().__init__([self.title, self.record_picker, self.detail_html, self.table_html])
         self.record_picker.observe(self._update, names="value")
         self._update()
+
+    def __repr__(self) -> str:
+        return f"<tape view: {self.tape.describe()}, {len(self.tape.records)} operations>"
 
     def _summary(self) -> str:
         arguments = sum(1 for row in self.rows if row["index"] is None)
@@ -116,24 +119,12 @@ class TapeView(widgets.VBox):
         colour.update({p: USERS for p in roles["users"]})
         body, styles = [], []
         for position, row in enumerate(self.rows):
-            inputs = ", ".join(
-                f"{label} {_shape(shape)}".strip()
-                for label, shape in zip(row["inputs"], row["input_shapes"], strict=True)
-            )
-            outputs = ", ".join(
-                f"{label} {_shape(shape)}"
-                for label, shape in zip(row["outputs"], row["output_shapes"], strict=True)
-            )
-            op = row["op"] + (f" {row['detail']}" if row["detail"] else "")
-            index = "-" if row["index"] is None else str(row["index"])
-            grad = "yes" if row["needs_gradient"] else "no"
-            body.append([index, op, inputs or "-", outputs, grad, row["where"]])
+            body.append(_cells(row))  # the same cells as the tape's own text table
             style = f"background:{colour[position]}" if position in colour else ""
             if not row["needs_gradient"]:
                 style += ";color:#888"
             styles.append(style)
-        header = ["#", "operation", "inputs", "outputs", "gradient flows", "where"]
-        self.table_html.value = table_html(header, body, styles=styles)
+        self.table_html.value = table_html(COLUMNS, body, styles=styles)
         self.detail_html.value = self._detail(roles)
 
     def _detail(self, roles: dict[str, list[int]]) -> str:

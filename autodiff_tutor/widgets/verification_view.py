@@ -114,6 +114,10 @@ class VerificationView(widgets.VBox):
             control.observe(self._update, names="value")
         self._update()
 
+    def __repr__(self) -> str:
+        status = "passed" if self.report.passed else "FAILED"
+        return f"<verification view of {self.report.name}: {status}>"
+
     @property
     def shown_regions(self) -> list[Any]:
         """The region checks the table shows now."""
