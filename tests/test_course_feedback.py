@@ -4,7 +4,13 @@ oracle (finite differences) is independent of the student's code."""
 import numpy as np
 import pytest
 
-from autodiff_tutor.course import Feedback, check_derivative, check_function, check_value
+from autodiff_tutor.course import (
+    Feedback,
+    check_choice,
+    check_derivative,
+    check_function,
+    check_value,
+)
 
 
 def test_value_verdicts():
@@ -81,3 +87,15 @@ def test_feedback_renders_text_and_html():
     assert "&lt;" in fb._repr_html_() and "ex 1" in fb._repr_html_()
     with pytest.raises(ValueError, match="verdict"):
         Feedback("x", "maybe", "")
+
+
+def test_choice_verdicts():
+    assert check_choice({"b", "a"}, {"a", "b"}).passed
+    assert check_choice(["a", "b"], {"a", "b"}).passed
+    assert check_choice(..., {"a"}).verdict == "missing"
+    partial = check_choice({"a", "x", "y"}, {"a", "b"})
+    assert partial.verdict == "wrong"
+    assert partial.message == "1 right, 1 missing, 2 that do not belong."
+    assert "give a set" in check_choice("a", {"a"}).message
+    assert check_choice("compiler", "compiler").passed
+    assert "'tracing' is not it" in check_choice("tracing", "compiler").message

@@ -16,6 +16,7 @@ True
 from autodiff_tutor.course.feedback import (
     VERDICTS,
     Feedback,
+    check_choice,
     check_derivative,
     check_function,
     check_value,
@@ -29,6 +30,7 @@ __all__ = [
     "Seen",
     "check_backward",
     "check_backward_report",
+    "check_choice",
     "check_derivative",
     "check_function",
     "check_value",

@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["VERDICTS", "Feedback", "check_derivative", "check_function", "check_value"]
+__all__ = [
+    "VERDICTS",
+    "Feedback",
+    "check_choice",
+    "check_derivative",
+    "check_function",
+    "check_value",
+]
 
 #: The verdicts, with the mark each one prints.
 VERDICTS = {"correct": "✅", "wrong": "❌", "missing": "✏️", "error": "💥"}
@@ -148,6 +155,36 @@ def check_value(
     if problem is None:
         return Feedback(name, "correct", "correct.")
     return Feedback(name, "wrong", problem + (f". Hint: {hint}" if hint else "."))
+
+
+def check_choice(answer: Any, expected: Any, *, name: str = "answer", hint: str = "") -> Feedback:
+    """Compare a choice (a string, or a set of names) with the right one.
+
+    For sets, the message says how many are missing and how many do not belong, without
+    giving the answer away.
+
+    >>> print(check_choice({"a", "c"}, {"a", "b"}, name="which ones"))
+    ❌ which ones: 1 right, 1 missing, 1 that does not belong.
+    >>> print(check_choice("tracing", "tracing", name="which mode"))
+    ✅ which mode: correct.
+    """
+    if _is_missing(answer) or _has_ellipsis(answer):
+        return Feedback(name, "missing", "no answer yet; replace the ... with your answer.")
+    tail = f" Hint: {hint}" if hint else ""
+    if isinstance(expected, (set, frozenset)):
+        if not isinstance(answer, (set, frozenset, list, tuple)):
+            return Feedback(name, "wrong", f"give a set of choices, like {{'a', 'b'}}.{tail}")
+        given = set(answer)
+        if given == expected:
+            return Feedback(name, "correct", "correct.")
+        right, missing, extra = len(given & expected), len(expected - given), len(given - expected)
+        message = f"{right} right, {missing} missing, {extra} that does not belong."
+        if extra > 1:
+            message = message.replace("does not belong", "do not belong")
+        return Feedback(name, "wrong", message + tail)
+    if answer == expected:
+        return Feedback(name, "correct", "correct.")
+    return Feedback(name, "wrong", f"{answer!r} is not it.{tail}")
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
