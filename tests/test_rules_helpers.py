@@ -175,6 +175,10 @@ HELPER_CASES: dict[str, list[Case]] = {
         Case(helpers.unstack, inputs(normal(3, 2, 4)), {"axis": axis}, f"axis={axis}")
         for axis in (0, 1, -1)
     ],
+    "untranspose": [
+        Case(helpers.untranspose, inputs(normal(*shape)), {"axes": axes}, f"axes={axes}")
+        for shape, axes in [((3, 2), (1, 0)), ((4, 2, 3), (2, 0, 1)), ((2, 3, 4), (-1, 0, 1))]
+    ],
     "add_lists": [
         Case(
             helpers.add_lists,

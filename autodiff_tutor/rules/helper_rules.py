@@ -32,6 +32,7 @@ from autodiff_tutor.runtime.helpers import (
     assign_at,
     dot_dx,
     dot_dy,
+    inverse_axes,
     matmul_dx,
     matmul_dy,
     overwritten,
@@ -41,6 +42,7 @@ from autodiff_tutor.runtime.helpers import (
     unbroadcast,
     unreduce,
     unstack,
+    untranspose,
 )
 
 # --- sums and broadcasts: each is the other's adjoint ---------------------------------
@@ -75,6 +77,16 @@ def cast_like_(g, grad, x):
 @defjvp("cast_like")
 def cast_like_tangent(grad, x, *, d_grad, d_x=None):
     return cast_like(d_grad, x)
+
+
+@defvjp("untranspose", math="grad with the permutation axes undone")
+def untranspose_(g, grad, axes=None):
+    return untranspose(g, inverse_axes(axes))
+
+
+@defjvp("untranspose")
+def untranspose_tangent(grad, axes=None, *, d_grad):
+    return untranspose(d_grad, axes)
 
 
 # --- matmul and dot: bilinear in (grad, the other operand) -----------------------------
@@ -249,6 +261,7 @@ HELPER_OPS = (
     "assign_at",
     "split_like",
     "unstack",
+    "untranspose",
     "add_lists",
     "prod_others",
 )

@@ -39,9 +39,11 @@ from autodiff_tutor.runtime.helpers import (
     assign_at,
     at,
     cast_like,
+    inverse_axes,
     overwritten,
     prod_others,
     tie_share,
+    untranspose,
 )
 
 # --- arithmetic -------------------------------------------------------------
@@ -275,8 +277,8 @@ def expand_dims(xp, x, axis=None, *, d_x):
 
 
 @defjvp("transpose")
-def transpose(xp, x, axes=None, *, d_x):
-    return xp.transpose(d_x, axes)
+def transpose(x, axes=None, *, d_x):
+    return d_x.T if axes is None else untranspose(d_x, inverse_axes(axes))
 
 
 @defjvp("concatenate")
