@@ -40,7 +40,7 @@ def _median(cell: dict[str, Any] | None) -> float | None:
 
 
 def _status(cell: dict[str, Any] | None) -> str:
-    if cell is None:
+    if not cell:
         return ""
     status = cell["status"]
     return {"missing": "missing", "mismatch": "**MISMATCH**", "error": "**ERROR**"}.get(status, "")
@@ -73,6 +73,8 @@ def time_table(results: dict[str, Any]) -> list[str]:
             text = format_seconds(median) if median is not None else _status(cell)
             if median is not None and cell.get("mode") == "eager" and name == "jax":
                 text += " (eager)"
+            if median is not None and cell.get("single_call"):
+                text += " (1 call)"
             cells.append(text)
         rows.append(_row_head(row) + cells)
     return _table(["workload", "size", *columns], rows)
@@ -130,7 +132,7 @@ def compile_table(results: dict[str, Any]) -> list[str]:
         ours = _median(row["systems"].get("autodiff_tutor"))
         if cost is None or ours is None:
             continue
-        jax = row["systems"].get("jax", {})
+        jax = row["systems"].get("jax") or {}
         jax_first = jax.get("first_call_s") if jax.get("status") == "ok" else None
         jax_text = (
             f"{format_seconds(jax_first)} ({jax.get('mode')})" if jax_first else _status(jax)
@@ -164,7 +166,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"{meta['platform']}, {meta['cpus']} CPUs. Other libraries: {versions or 'none'}.",
         f"Median of {meta['repeat']} repeats (each at least {meta['min_time']} s of calls, "
         f"after {meta['warmup']} warm-up call), garbage collection off while timing; "
-        f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}.",
+        f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}. "
+        f"(1 call): a first call over {meta['slow_call_s']} s, timed once.",
         "",
     ]
     if results["problems"]:

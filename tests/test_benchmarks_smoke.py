@@ -167,3 +167,20 @@ def test_benchmark_doctests(module):
         importlib.import_module(f"benchmarks.{module}"), optionflags=doctest.ELLIPSIS
     )
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_slow_systems_are_timed_once_by_their_first_call():
+    results = run(
+        ["newton_while"],
+        ["tiny"],
+        ["hand-written", "autodiff_tutor"],
+        3,
+        0.0,
+        0,
+        1,
+        slow_call_s=0.0,
+        progress=None,
+    )
+    for cell in results["rows"][0]["systems"].values():
+        assert cell["status"] == "ok" and cell["single_call"] is True
+        assert cell["timing"]["times"] == [cell["first_call_s"]]
