@@ -1,8 +1,8 @@
 """``python -m benchmarks`` (``make bench``): run the suite, print and save the report.
 
 Options: ``--quick`` (tiny sizes, one repeat: a smoke run in seconds), ``--workloads``,
-``--systems``, ``--sizes``, ``--repeat``, ``--min-time``, ``--out`` (default
-``benchmarks/results/``, git-ignored). Exits with status 1 when a system's gradient
+``--systems``, ``--sizes``, ``--repeat``, ``--min-time``, ``--timer wall|cpu``, ``--out``
+(default ``benchmarks/results/``, git-ignored). Exits with status 1 when a system's gradient
 disagrees with the hand-written one or a system fails.
 
 Run as a program, the suite asks the BLAS library (and torch) for one thread unless
@@ -36,6 +36,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", help="comma-separated sizes: tiny, small, large")
     parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7)")
     parser.add_argument("--min-time", type=float, help="seconds per repeat (default 0.05)")
+    parser.add_argument(
+        "--timer",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: time.perf_counter (default); cpu: time.process_time, steadier on a "
+        "machine shared with other work",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for the report")
     return parser.parse_args(argv)
 
@@ -56,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         min_time=args.min_time if args.min_time is not None else (0.0 if quick else 0.05),
         warmup=0 if quick else 1,
         compile_repeat=1 if quick else 3,
+        timer=args.timer,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(markdown(results))

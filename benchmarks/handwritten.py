@@ -166,20 +166,22 @@ def srelu_net(
     batch = X.shape[0]
     z = X @ W1 + b1
     left, right = z <= tl, tr <= z
-    z_tl, z_tr = z - tl, z - tr
-    a = np.where(left, tl + al * z_tl, np.where(right, tr + ar * z_tr, z))
+    # each piece is linear: a = slope * z + offset, with per-channel slope and offset
+    slope = np.where(left, al, np.where(right, ar, 1.0))
+    a = slope * z + np.where(left, tl - al * tl, np.where(right, tr - ar * tr, 0.0))
     r = a @ W2 - Y
     value = np.sum(r * r) / batch
     d_r = (2.0 / batch) * r
     d_W2 = a.T @ d_r
     d_a = d_r @ W2.T
-    d_left = np.where(left, d_a, 0.0)
-    d_right = np.where(right, d_a, 0.0)
-    d_tl = np.sum(d_left, axis=0, keepdims=True) * (1.0 - al)
-    d_al = np.sum(d_left * z_tl, axis=0, keepdims=True)
-    d_tr = np.sum(d_right, axis=0, keepdims=True) * (1.0 - ar)
-    d_ar = np.sum(d_right * z_tr, axis=0, keepdims=True)
-    d_z = d_a * np.where(left, al, np.where(right, ar, 1.0))
+    d_left, d_right = d_a * left, d_a * right
+    sum_left = np.sum(d_left, axis=0, keepdims=True)
+    sum_right = np.sum(d_right, axis=0, keepdims=True)
+    d_tl = sum_left * (1.0 - al)
+    d_al = np.sum(d_left * z, axis=0, keepdims=True) - sum_left * tl  # sum(d_left * (z - tl))
+    d_tr = sum_right * (1.0 - ar)
+    d_ar = np.sum(d_right * z, axis=0, keepdims=True) - sum_right * tr
+    d_z = d_a * slope
     d_W1 = X.T @ d_z
     d_b1 = np.sum(d_z, axis=0)
     return value, (d_W1, d_b1, d_tl, d_al, d_tr, d_ar, d_W2)

@@ -35,18 +35,20 @@ class Timing:
         return asdict(self)
 
 
-def loop_count(call: Callable[[], Any], min_time: float) -> int:
+def loop_count(
+    call: Callable[[], Any], min_time: float, timer: Callable[[], float] = time.perf_counter
+) -> int:
     """How many calls in a row take at least ``min_time`` seconds (1, 2, 5, 10, 20, ...).
 
     >>> loop_count(lambda: None, 0.0)
     1
     """
-    timer = timeit.Timer(call)
+    clock = timeit.Timer(call, timer=timer)
     number = 1
     while True:
         for factor in (1, 2, 5):
             n = number * factor
-            if timer.timeit(n) >= min_time:
+            if clock.timeit(n) >= min_time:
                 return n
         number *= 10
 

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+_TIMER_NAMES = {"wall": "time.perf_counter (wall)", "cpu": "time.process_time (CPU)"}
 TARGET = 1.2  # autodiff_tutor within 1.2x of the hand-written value-and-gradient
 GRADIENT_SYSTEMS = ("hand-written", "autodiff_tutor", "tracing", "autograd", "jax", "torch")
 
@@ -164,7 +165,8 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"{meta['date']}: Python {meta['python']}, numpy {meta['numpy']}, "
         f"{meta['platform']}, {meta['cpus']} CPUs. Other libraries: {versions or 'none'}.",
-        f"Median of {meta['repeat']} repeats (each at least {meta['min_time']} s of calls, "
+        f"Timer: {_TIMER_NAMES[meta['timer']]}. Median of {meta['repeat']} repeats "
+        f"(each at least {meta['min_time']} s of calls, "
         f"after {meta['warmup']} warm-up call), garbage collection off while timing; "
         f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}. "
         f"(1 call): a first call over {meta['slow_call_s']} s, timed once.",

@@ -37,6 +37,8 @@ from benchmarks.measure import Timing, loop_count, median_of, peak_memory, time_
 from benchmarks.systems import SYSTEMS, Prepared
 from benchmarks.workloads import SIZES, WORKLOADS, Workload
 
+TIMERS = {"wall": time.perf_counter, "cpu": time.process_time}
+
 #: A gradient agrees with the hand-written one when its largest difference is below
 #: this fraction of the largest hand-written entry (float64 everywhere).
 TOLERANCE = 1e-7
@@ -120,7 +122,11 @@ def check_system(
 
 
 def time_systems(
-    prepared: dict[str, Prepared], repeat: int, min_time: float, warmup: int
+    prepared: dict[str, Prepared],
+    repeat: int,
+    min_time: float,
+    warmup: int,
+    timer: Callable[[], float] = time.perf_counter,
 ) -> dict[str, Timing]:
     """Median time per call of each prepared system, the repeats interleaved.
 
@@ -134,13 +140,14 @@ def time_systems(
     for name, p in prepared.items():
         for _ in range(warmup):
             p.call()
-        numbers[name] = loop_count(p.call, min_time) if min_time > 0 else 1
+        numbers[name] = loop_count(p.call, min_time, timer) if min_time > 0 else 1
     times: dict[str, list[float]] = {name: [] for name in prepared}
     names = list(prepared)
     for r in range(repeat):
         for name in names[r % len(names) :] + names[: r % len(names)]:
             number = numbers[name]
-            times[name].append(timeit.Timer(prepared[name].call).timeit(number) / number)
+            total = timeit.Timer(prepared[name].call, timer=timer).timeit(number)
+            times[name].append(total / number)
     return {name: Timing(median_of(ts), min(ts), ts, numbers[name]) for name, ts in times.items()}
 
 
@@ -182,13 +189,19 @@ def run(
     warmup: int = 1,
     compile_repeat: int = 3,
     slow_call_s: float = 2.0,
+    timer: str = "wall",
     progress: Callable[[str], None] | None = print,
 ) -> dict[str, Any]:
     """Run the suite; returns ``{"meta": ..., "rows": [...], "problems": [...]}``.
 
     A system whose first call takes longer than ``slow_call_s`` seconds (jax without
     ``jit`` on a Python loop) is not repeated: its time is that first call's.
+    ``timer`` is ``"wall"`` (``time.perf_counter``) or ``"cpu"`` (``time.process_time``:
+    on a machine shared with other work, with one BLAS thread, the same quantity
+    without the time spent waiting for a CPU).
     """
+    if timer not in TIMERS:
+        raise SystemExit(f"unknown timer {timer!r}; choose from {sorted(TIMERS)}")
     names = list(workloads or WORKLOADS)
     chosen = list(systems or SYSTEMS)
     for name in names:
@@ -206,6 +219,7 @@ def run(
         "warmup": warmup,
         "sizes": list(sizes),
         "slow_call_s": slow_call_s,
+        "timer": timer,
     }
     start = time.perf_counter()
     rows, problems = [], []
@@ -239,7 +253,8 @@ def run(
                 )
                 row["systems"][system]["peak_bytes"] = None
             fast = {s: p for s, p in prepared.items() if s not in slow}
-            for system, timing in time_systems(fast, repeat, min_time, warmup).items():
+            timings = time_systems(fast, repeat, min_time, warmup, TIMERS[timer])
+            for system, timing in timings.items():
                 cell = row["systems"][system]
                 cell["timing"] = timing.to_json()
                 ready = prepared[system]
