@@ -39,15 +39,6 @@ B_LOOP_KEYWORDS = (
     "compiler bug B12: zip(..., strict=...) and enumerate(..., start=...) are rejected "
     "('loops must go over ... zip(...) or enumerate(...)')"
 )
-B_RETURN_NESTED = (
-    "compiler bug B13: an early return inside nested loops only breaks the inner loop; the "
-    "outer loop runs on and a later return overwrites the result (silently wrong value)"
-)
-B_CONSTANT_OVERWRITE = (
-    "compiler bug B14: a value overwritten by a constant inside a loop still passes gradient "
-    "back to what it held before (silently wrong gradient)"
-)
-B_NESTED_WHILE = "compiler bug B9: a while inside a for/while/if: NameError 'count' in the backward"
 
 
 @dataclass
@@ -665,7 +656,6 @@ def _trips_per_element(x):
     lambda rng: (u(rng, 3, low=0.3, high=2.5),),
     seeds={0: "1+2+4", 1: "1+0+3", 4: "0+1+0"},
     path=_trips_per_element,
-    bug=B_NESTED_WHILE,
 )
 def while_inside_for(x):
     s = 0.0
@@ -682,8 +672,6 @@ def while_inside_for(x):
     lambda rng: (u(rng, low=-1.5, high=1.5),),
     seeds={0: "taken", 1: "taken", 2: "skipped", 3: "skipped"},
     path=lambda x: "taken" if x > 0 else "skipped",
-    bug=B_NESTED_WHILE,
-    bug_on=frozenset({"taken"}),
 )
 def while_inside_if(x):
     t = x
@@ -786,8 +774,6 @@ def _nested_return(X):
     lambda rng: (u(rng, 3, 3),),
     seeds={0: "late", 1: "early", 2: "late", 3: "early"},
     path=_nested_return,
-    bug=B_RETURN_NESTED,
-    bug_on=frozenset({"early"}),
 )
 def early_return_in_nested_loops(X):
     s = 0.0
@@ -799,7 +785,7 @@ def early_return_in_nested_loops(X):
     return s * 2.0
 
 
-@program(lambda rng: (u(rng, 3), int(rng.integers(1, 4))), bug=B_CONSTANT_OVERWRITE)
+@program(lambda rng: (u(rng, 3), int(rng.integers(1, 4))))
 def reset_inside_for_loop(x, n):
     s = np.sum(x * x)
     for _ in range(n):
@@ -807,7 +793,7 @@ def reset_inside_for_loop(x, n):
     return s * np.sum(x)
 
 
-@program(lambda rng: (u(rng, 3),), bug=B_CONSTANT_OVERWRITE)
+@program(lambda rng: (u(rng, 3),))
 def array_reset_inside_while(x):
     y = np.tanh(x)
     k = 0

@@ -105,7 +105,7 @@ def inplace_sort_fn(x):
         (global_fn, 1, 4, "'global' is not supported"),
         (class_fn, 1, 4, "classes defined inside the function"),
         (comprehension_fn, 1, 27, "list comprehensions are not supported"),
-        (inplace_sort_fn, 2, 4, "expression statement"),
+        (inplace_sort_fn, 2, 4, "changes an array in place"),
     ],
 )
 def test_unsupported_syntax_is_located(fn, offset, column, message):

@@ -370,24 +370,8 @@ IN_PLACE = [
             reason=("compiler bug B15: a list element is not an alias of the appended array"),
         ),
     ),
-    pytest.param(
-        sort_result_assigned,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=(
-                "compiler bug B10: an in-place numpy call whose result is assigned is not rejected"
-            ),
-        ),
-    ),
-    pytest.param(
-        copyto_result_assigned,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=(
-                "compiler bug B10: an in-place numpy call whose result is assigned is not rejected"
-            ),
-        ),
-    ),
+    sort_result_assigned,
+    copyto_result_assigned,
 ]
 
 

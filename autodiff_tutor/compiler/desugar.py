@@ -286,10 +286,12 @@ def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
                 node.orelse = rewrite(node.orelse, in_loop)
                 out.append(node)
                 rest = nodes[i + 1 :]
-                if rest:
-                    if in_loop:  # a return inside a loop breaks out of every enclosing loop
-                        brk = ast.copy_location(ast.Break(), node)
-                        out.append(ast.copy_location(ast.If(_name(returned), [brk], []), node))
+                if in_loop and loop:  # a return in an inner loop leaves the enclosing loop too
+                    brk = ast.copy_location(ast.Break(), node)
+                    out.append(ast.copy_location(ast.If(_name(returned), [brk], []), node))
+                    out.extend(rewrite(rest, in_loop))
+                elif rest:
+                    if in_loop:  # the return's break already left this loop's body
                         out.extend(rewrite(rest, in_loop))
                     else:
                         out.append(

@@ -119,7 +119,38 @@ def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
+# numpy methods and functions that change an array in place (the compiler's values
+# are versions that never change, so these would silently break the gradient)
+IN_PLACE_METHODS = {
+    "sort", "fill", "put", "resize", "partition", "setfield", "itemset", "byteswap",
+    "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+    "__ipow__", "__imatmul__", "setflags",
+}  # fmt: skip
+IN_PLACE_FUNCTIONS = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
+
+
+def _in_place_call(node: ast.AST) -> str | None:
+    """The name of an in-place array operation this call makes, if any."""
+    if not isinstance(node, ast.Call):
+        return None
+    if any(keyword.arg == "out" for keyword in node.keywords):
+        return "out="
+    if isinstance(node.func, ast.Attribute):
+        name = node.func.attr
+        if name in IN_PLACE_METHODS or name in IN_PLACE_FUNCTIONS:
+            return name
+    return None
+
+
 def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
+    in_place = _in_place_call(node)
+    if in_place is not None:
+        raise UnsupportedSyntaxError(
+            f"'{in_place}' changes an array in place, which the compiler does not differentiate",
+            parsed.location(node),
+            hint="compute a new array instead (np.sort(x), np.where(...), y = y + v, "
+            "y[i] = v on an array made in this function)",
+        )
     if isinstance(node, SUPPORTED_STATEMENTS + SUPPORTED_EXPRESSIONS + CONTEXTS):
         if isinstance(node, ast.Assign) and len(node.targets) > 1:
             raise UnsupportedSyntaxError(
@@ -128,7 +159,9 @@ def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
                 hint="assign each name separately",
             )
         if isinstance(node, ast.Expr) and not (
-            isinstance(node.value, (ast.Constant, *HINTS)) or _is_list_append(node.value)
+            isinstance(node.value, (ast.Constant, *HINTS))
+            or _is_list_append(node.value)
+            or _in_place_call(node.value)  # reported by name when the walk reaches it
         ):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",

@@ -79,23 +79,20 @@ class WritesMixin:
             self._reject(node, f"{name!r} is not defined yet", "")
         family = self._same_array(version)
         problem = bool(family & set(self.params))
-        related = set(family)
+        related = set(family)  # every name that sees the written array's memory
         changed = True
-        while changed:  # the arrays this one is a view of, and the views of those
+        while changed:
             changed = False
             for step in self.emitted:
                 if step.synthetic:
                     continue
-                base = _view_base(step)
                 defined = set(step.defined())
                 if defined & related and step.kind in ("opaque", "op_call", "escape"):
-                    problem = True
-                if base is None:
-                    continue
-                pair = defined | self._same_array(base)
-                if pair & related and not pair <= related:
-                    related |= pair
-                    changed = True
+                    problem = True  # made by a call we cannot see into: it may alias anything
+                for seer, seen in _memory_edges(step, self.list_names):
+                    if seen in related and seer not in related:
+                        related |= self._same_array(seer)
+                        changed = True
         if problem or related & set(self.params):
             self._in_place_error(node, what, fix)
         self.pending_writes.append((len(self.emitted), related - family, node, what, fix))
@@ -151,3 +148,28 @@ def _view_base(step: Step) -> str | None:
         first = next(iter(step.inputs.values()))
         return first.id if isinstance(first, ast.Name) else None
     return None
+
+
+def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
+    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
+
+    A view and its base see each other; a list sees the arrays it holds (and an item
+    read from a list sees what the list holds), but an item does not see the list.
+    """
+    edges = []
+    if step.op in ("list_append", "make_list"):
+        items = []
+        for atom in step.inputs.values():
+            items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
+        for item in items:
+            if isinstance(item, ast.Name):
+                edges += [(target, item.id) for target in step.defined()]
+        return edges
+    base = _view_base(step)
+    if base is None:
+        return edges
+    for target in step.defined():
+        edges.append((target, base))
+        if base not in lists:  # an array view: writes through either are seen by the other
+            edges.append((base, target))
+    return edges

@@ -135,8 +135,12 @@ class _Backward:
     def block(self, nodes: list[Node]) -> None:
         for node in reversed(nodes):
             if isinstance(node, Step):
-                # a static step (a constant, a shape) passes no gradient on
-                if node.kind != "static" and set(node.defined()) & self.activity.active:
+                active = set(node.defined()) & self.activity.active
+                if node.kind == "static":
+                    # a constant overwrote a value with gradient elsewhere (s = 1.0 in a
+                    # loop): before this point, that name's gradient starts again from zero
+                    self.has_adjoint -= active
+                elif active:
                     self.step(node)
             elif isinstance(node, Branch):
                 self.branch(node)
@@ -361,6 +365,8 @@ def _ordered(nodes: list[Node]) -> list[str]:
             names += _defined_with_saved(node)
         else:
             names += list(node.canonical)
+            if isinstance(node, Loop):
+                names += [n for n in (node.index, node.counter) if n]
     for node in nodes:
         if isinstance(node, Step):
             names += sorted(node.operand_names())
