@@ -4,6 +4,7 @@ category or region that is wrong, an unwritten one is "missing" (not a crash).""
 import numpy as np
 
 from autodiff_tutor.course import check_backward, check_backward_report, grade_backward
+from autodiff_tutor.nn import Layer
 from autodiff_tutor.ops import DifferentiableFunction, PReLUFunction
 
 
@@ -98,3 +99,35 @@ def test_symbolic_grader_names_the_kink():
     feedback, _ = grade_backward(relu, outside)
     assert feedback.verdict == "wrong"
     assert "dx for x > 0: expected d_y, your backward gives 2*d_y" in feedback.message
+
+
+class Scale(Layer):
+    learnables = ("gamma",)
+
+    def initial_values(self, layout, rng):
+        return {"gamma": np.full((1, layout.shape[1]), 2.0)}
+
+    def predict(self, X):
+        return self.params["gamma"] * X
+
+    def backward(self, X, Y, dY, memory):
+        return self.params["gamma"] * dY, np.sum(dY * X, axis=0, keepdims=True)
+
+
+class ScaleWrongSum(Scale):
+    def backward(self, X, Y, dY, memory):
+        return self.params["gamma"] * dY, np.sum(dY, axis=0, keepdims=True)
+
+
+class ScaleUnwritten(Scale):
+    def backward(self, X, Y, dY, memory):
+        raise NotImplementedError
+
+
+def test_layers_are_checked_with_check_layer():
+    X = np.random.default_rng(1).standard_normal((5, 3))
+    feedback, report = check_backward_report(Scale(), X)
+    assert feedback.passed and report.entries[0].category == "initialize"
+    wrong = check_backward(ScaleWrongSum(), X)
+    assert wrong.verdict == "wrong" and "finite differences" in wrong.message
+    assert check_backward(ScaleUnwritten(), X).verdict == "missing"

@@ -23,7 +23,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
-from autodiff_tutor.verify.checks import check_op
+from autodiff_tutor.verify.checks import check_layer, check_op
 from autodiff_tutor.verify.common import backward_raw, is_float_array
 from autodiff_tutor.verify.report import CheckReport
 
@@ -69,10 +69,21 @@ def check_backward_report(
 ) -> tuple[Feedback, CheckReport | None]:
     """``check_backward``'s feedback together with the full ``check_op`` report."""
     name = name or getattr(op, "name", type(op).__name__)
-    unwritten = _unwritten(op, inputs)
+    from autodiff_tutor.nn.layer import Layer, LayerOp
+
+    if isinstance(op, Layer):
+        if len(inputs) != 1:
+            raise TypeError("check a layer on one sample input: check_backward(layer, X)")
+        op.initialize(inputs[0])
+        unwritten = _unwritten(LayerOp(op), (inputs[0], *op.parameters()))
+    else:
+        unwritten = _unwritten(op, inputs)
     if unwritten is not None:
         return Feedback(name, "missing", unwritten + "."), None
-    report = check_op(op, *inputs, **options)
+    if isinstance(op, Layer):
+        report = check_layer(op, inputs[0], **options)
+    else:
+        report = check_op(op, *inputs, **options)
     if report.passed:
         warned = [e.category for e in report.entries if e.status == "warning"]
         note = f" (note: {', '.join(warned)}: see the report)" if warned else ""
@@ -86,8 +97,10 @@ def check_backward(op: Any, *inputs: Any, name: str | None = None, **options: An
     """Check a custom op's backward with ``check_op`` (finite differences, shapes,
     dtypes, ``compute_gradients``) and summarise the result as one feedback line.
 
-    ``options`` go to :func:`~autodiff_tutor.verify.check_op` (``batch_axis``,
-    ``rtol``...). A backward that is not written yet gets "missing", not a failure.
+    For a layer (:class:`~autodiff_tutor.nn.Layer`), give one sample input: it is
+    initialized for it and checked with ``check_layer``. ``options`` go to the check
+    (``batch_axis``, ``rtol``...). A backward that is not written yet gets "missing",
+    not a failure.
 
     >>> import numpy as np
     >>> from autodiff_tutor.ops import PReLUFunction
