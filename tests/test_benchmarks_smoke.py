@@ -159,7 +159,7 @@ def test_an_error_in_one_system_is_reported_not_raised(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "module", ["workloads", "handwritten", "measure", "systems", "runner", "report"]
+    "module", ["workloads", "handwritten", "measure", "systems", "runner", "report", "lines"]
 )
 def test_benchmark_doctests(module):
     # pytest does not collect benchmarks/ (norecursedirs), so its examples run here
@@ -184,3 +184,17 @@ def test_slow_systems_are_timed_once_by_their_first_call():
     for cell in results["rows"][0]["systems"].values():
         assert cell["status"] == "ok" and cell["single_call"] is True
         assert cell["timing"]["times"] == [cell["first_call_s"]]
+
+
+@pytest.mark.parametrize("name", ["scalar_loop", "srelu_net"])
+def test_line_profile_times_every_generated_statement(name, capsys):
+    from benchmarks import lines
+
+    lines.main([name, "tiny", "2"])
+    printed = capsys.readouterr().out
+    for part in lines.profile_lines(name, "tiny", calls=1):
+        body = [ln.strip() for ln in part.source.splitlines()[1:]]
+        simple = [ln.split("  #")[0] for ln in body if not ln.startswith(("for ", "while ", "if "))]
+        timed = [line for line, seconds in part.lines if seconds >= 0]
+        assert len(timed) == len([ln for ln in simple if not ln.startswith("return ")])
+        assert f"== {part.name}:" in printed
