@@ -131,3 +131,34 @@ def test_layers_are_checked_with_check_layer():
     wrong = check_backward(ScaleWrongSum(), X)
     assert wrong.verdict == "wrong" and "finite differences" in wrong.message
     assert check_backward(ScaleUnwritten(), X).verdict == "missing"
+
+
+class Leaky(DifferentiableFunction):
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True, name="leaky")
+
+    def forward(self, x):
+        return np.where(x > 0, x, 0.1 * x)
+
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * (x >= 0) + 0.1 * d_y * (x <= 0)  # both masks hold at 0: 1.1 there
+
+
+class LeakyFixed(Leaky):
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * (x > 0) + 0.1 * d_y * (x <= 0)
+
+
+class LeakyUnwritten(Leaky):
+    def backward(self, d_y, compute_gradients, x):
+        raise NotImplementedError
+
+
+def test_symbolic_grader_on_ops_finds_a_kink_bug_numeric_checks_miss():
+    x = np.random.default_rng(2).standard_normal(6)
+    assert check_backward(Leaky(), x).passed  # random points never hit x == 0
+    feedback, report = grade_backward(Leaky())
+    assert feedback.verdict == "wrong" and "dx at x = 0" in feedback.message
+    assert [k.verdict for k in report.kinks] == ["invalid"]
+    assert grade_backward(LeakyFixed())[0].passed
+    assert grade_backward(LeakyUnwritten())[0].verdict == "missing"

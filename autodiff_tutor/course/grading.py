@@ -116,7 +116,8 @@ def grade_backward(
 ) -> tuple[Feedback, Any]:
     """Prove a backward right with sympy (``verify_symbolic``), region by region.
 
-    Returns the feedback and the symbolic report (whose table shows each region).
+    Give a forward and a backward function, or a custom op (or compiled function)
+    alone. Returns the feedback and the symbolic report (whose table shows each region).
     ``options`` go to :func:`~autodiff_tutor.verify.symbolic.verify_symbolic`.
 
     >>> import numpy as np
@@ -131,7 +132,8 @@ def grade_backward(
     from autodiff_tutor.verify.symbolic import verify_symbolic
 
     label = name or getattr(forward, "__name__", None) or getattr(forward, "name", "backward")
-    if backward is Ellipsis or _raises_not_implemented(backward):
+    written = backward if backward is not None else getattr(forward, "backward", None)
+    if backward is Ellipsis or _raises_not_implemented(written):
         return Feedback(label, "missing", "no backward yet; write it in the cell above."), None
     try:
         report = verify_symbolic(forward, backward, name=name, **options)
