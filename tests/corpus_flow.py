@@ -31,10 +31,6 @@ import numpy as np
 from autodiff_tutor.api import differentiable
 
 # Known compiler bugs (reproducers in the report of test_compiler_flow.py).
-B_ELEMENT_READ = (
-    "compiler bug B7: reading y[i] into a name and later writing y[j] is rejected as a write "
-    "into an array that has a view"
-)
 B_LOOP_KEYWORDS = (
     "compiler bug B12: zip(..., strict=...) and enumerate(..., start=...) are rejected "
     "('loops must go over ... zip(...) or enumerate(...)')"
@@ -857,7 +853,6 @@ def _tridiagonal_sample(rng):
     _tridiagonal_sample,
     wrt=(0, 1, 2, 3),
     reference=_thomas_reference,
-    bug=B_ELEMENT_READ,
     bug_at="compile",
 )
 def tridiagonal_solve(lower, diagonal, upper, rhs):

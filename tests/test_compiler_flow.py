@@ -340,36 +340,10 @@ def copyto_result_assigned(x):
 
 
 IN_PLACE = [
-    pytest.param(
-        alias_in_loop_then_add_in_place,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=(
-                "compiler bug B15: an alias made inside a loop is not seen by the in-place check"
-            ),
-        ),
-    ),
-    pytest.param(
-        append_then_add_in_place,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=("compiler bug B15: a list element is not an alias of the appended array"),
-        ),
-    ),
-    pytest.param(
-        write_then_append,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=("compiler bug B15: a list element is not an alias of the appended array"),
-        ),
-    ),
-    pytest.param(
-        rnn_in_place_state,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason=("compiler bug B15: a list element is not an alias of the appended array"),
-        ),
-    ),
+    alias_in_loop_then_add_in_place,
+    append_then_add_in_place,
+    write_then_append,
+    rnn_in_place_state,
     sort_result_assigned,
     copyto_result_assigned,
 ]

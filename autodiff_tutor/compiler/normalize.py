@@ -118,9 +118,11 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         elif isinstance(node, ast.Return):
             self._reject(node, "a return here is not supported", "return at the end")
         elif isinstance(node, ast.AugAssign):
+            right = node.value
             if isinstance(node.target, ast.Name):
+                right = self._atom(node.value)  # the right side is read before the write
                 self._check_in_place(node)
-            value = ast.BinOp(left=_load(node.target), op=node.op, right=node.value)
+            value = ast.BinOp(left=_load(node.target), op=node.op, right=right)
             self._assign(node.target, ast.copy_location(value, node))
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -177,7 +179,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         if isinstance(node, ast.Constant):
             return node
         if isinstance(node, ast.Name) and not self.resolver.is_global(node.id):
-            return ast.Name(self.current[node.id], ast.Load())
+            return ast.Name(self.current.get(node.id, node.id), ast.Load())
         return self._lower(node, target=name)
 
     def _lower(self, node: ast.expr, target: str | None) -> ast.Name:

@@ -10,6 +10,7 @@ Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
+import re
 
 from autodiff_tutor.compiler.ir import Step
 
@@ -32,10 +33,10 @@ class WritesMixin:
     def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
         name = target.value.id
+        item = self._atom(value)  # the right side is read before the write
+        index = self._static_operand(target.slice, "an index")
         self._check_unshared(name, target, f"{name}[...] = ...", f"{name} = {name}.copy()")
         base = ast.Name(self.current[name], ast.Load())
-        index = self._static_operand(target.slice, "an index")
-        item = self._atom(value)
         at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
         version = self._version_name(name)
@@ -48,9 +49,9 @@ class WritesMixin:
         name = call.func.value.id
         if self.current.get(name) not in self.list_names:
             self._reject(call, f"{name!r} is not a list built in this function", "start it with []")
+        item = self._atom(call.args[0])
         self._check_unshared(name, call, f"{name}.append(...)", f"{name} = list({name})")
         base = ast.Name(self.current[name], ast.Load())
-        item = self._atom(call.args[0])
         value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
         version = self._version_name(name)
         self._primitive(version, value, "list_append", [], {}, call, {"xs": base, "x": item})
@@ -79,23 +80,13 @@ class WritesMixin:
             self._reject(node, f"{name!r} is not defined yet", "")
         family = self._same_array(version)
         problem = bool(family & set(self.params))
-        related = set(family)  # every name that sees the written array's memory
-        changed = True
-        while changed:
-            changed = False
-            for step in self.emitted:
-                if step.synthetic:
-                    continue
-                defined = set(step.defined())
-                if defined & related and step.kind in ("opaque", "op_call", "escape"):
-                    problem = True  # made by a call we cannot see into: it may alias anything
-                for seer, seen in _memory_edges(step, self.list_names):
-                    if seen in related and seer not in related:
-                        related |= self._same_array(seer)
-                        changed = True
-        if problem or related & set(self.params):
+        for step in self.emitted:  # made by a call we cannot see into: it may alias anything
+            if set(step.defined()) & family and step.kind in ("opaque", "op_call", "escape"):
+                problem = True
+        if problem:
             self._in_place_error(node, what, fix)
-        self.pending_writes.append((len(self.emitted), related - family, node, what, fix))
+        loops = set(self.loop_stack)
+        self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
     def _in_place_error(self, node: ast.AST, what: str, fix: str, seen_by: str = "") -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
@@ -107,18 +98,61 @@ class WritesMixin:
         )
 
     def _check_writes(self) -> None:
-        """Views and aliases of a written array must not be read after the write."""
-        for index, watched, node, what, fix in self.pending_writes:
-            write = self.emitted[index - 1] if index else None
-            loops = write.loops if write is not None else ()
+        """Views and aliases of a written array must not be read after the write.
+
+        In a loop that writes, a read earlier in the body is also after the write (of the
+        previous iteration), unless the body made that view afresh before reading it.
+        """
+        definer = {}
+        for position, step in enumerate(self.emitted):
+            for name in step.defined():
+                definer.setdefault(name, []).append((position, step))
+        for index, version, node, what, fix, loops in self.pending_writes:
+            family = self._same_array(version)
+            related = self._sharing(family, index, loops)
+            if related & set(self.params):
+                self._in_place_error(node, what, fix)
+            watched = related - family
             for position, step in enumerate(self.emitted):
-                later = position >= index or bool(set(step.loops) & set(loops))
-                seen = step.operand_names() & watched
-                if later and not step.synthetic and seen:
-                    self._in_place_error(node, what, fix, sorted(seen)[0])
+                if step.synthetic:
+                    continue
+                for name in step.operand_names() & watched:
+                    if position >= index or self._stale_in_loop(
+                        name, position, step, loops, definer
+                    ):
+                        self._in_place_error(node, what, fix, _described(name, definer))
+
+    def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
+        """Names that see the memory of the written array when the write happens: made
+        before the write, or anywhere in a loop around it (the next iteration's write)."""
+        related = set(family)
+        changed = True
+        while changed:
+            changed = False
+            for position, step in enumerate(self.emitted):
+                if step.synthetic or not (position < index or set(step.loops) & loops):
+                    continue
+                for seer, seen in _memory_edges(step, self.list_names):
+                    if seen in related and seer not in related:
+                        related |= self._same_array(seer)
+                        changed = True
+        return related
+
+    @staticmethod
+    def _stale_in_loop(name: str, position: int, reader: Step, loops: set, definer: dict) -> bool:
+        shared = set(reader.loops) & loops
+        if not shared:
+            return False
+        fresh = [
+            p
+            for p, step in definer.get(name, [])
+            if p < position and not step.synthetic and shared <= set(step.loops)
+        ]
+        return not fresh
 
     def _same_array(self, version: str) -> set[str]:
-        """``version`` and the versions the compiler's own copies tie to it."""
+        """``version`` and the other versions of the same object: those the compiler's own
+        copies tie to it, and for a list, its versions before and after each append."""
         family = {version}
         changed = True
         while changed:
@@ -126,10 +160,22 @@ class WritesMixin:
             for step in self.emitted:
                 if step.synthetic and isinstance(step.value, ast.Name):
                     pair = {step.target, step.value.id}
-                    if pair & family and not pair <= family:
-                        family |= pair
-                        changed = True
+                elif step.op == "list_append":  # append changes the list object itself
+                    pair = {step.target, step.inputs["xs"].id}
+                else:
+                    continue
+                if pair & family and not pair <= family:
+                    family |= pair
+                    changed = True
         return family
+
+
+def _described(name: str, definer: dict) -> str:
+    """A name the user wrote, or the expression a temporary holds (``x[i - 1]``)."""
+    steps = [step for _, step in definer.get(name, []) if step.expression is not None]
+    if name.startswith("t") and name[1:].isdigit() and steps:
+        return ast.unparse(steps[0].expression)
+    return re.sub(r"_\d+$", "", name)  # the user's name, not its version
 
 
 def _view_base(step: Step) -> str | None:
