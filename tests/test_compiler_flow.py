@@ -271,11 +271,6 @@ def test_random_draws_off_the_gradient_path_use_the_forward_draws():
 # -- closures are read when the function runs, like Python does ------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler bug B11: a closure cell is frozen into the cached compiled code, so a "
-    "loss closing over rebound parameters gets a stale (silently wrong) gradient",
-)
 def test_rebound_closure_variable_is_seen_by_the_compiled_gradient():
     w = np.array([1.0, 2.0])
     x = np.array([0.5, -1.0])

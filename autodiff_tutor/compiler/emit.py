@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -126,7 +127,20 @@ def compile_sources(
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
-    return list(scope["__make"](**captured))
+    return [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
+
+
+def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` reading the user function's own closure cells, so that a closure variable
+    rebound after compiling (``w = w * 0.5`` in a training loop) is seen, as in Python."""
+    user_cells = dict(zip(user_fn.__code__.co_freevars, user_fn.__closure__ or (), strict=True))
+    names = fn.__code__.co_freevars
+    cells = tuple(
+        user_cells.get(name, cell) for name, cell in zip(names, fn.__closure__ or (), strict=True)
+    )
+    shared = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, cells)
+    shared.__qualname__ = fn.__qualname__
+    return shared
 
 
 def _indent(source: str) -> str:
