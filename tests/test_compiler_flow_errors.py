@@ -376,3 +376,19 @@ def test_variable_named_like_generated_code_is_rejected(fn, name):
     assert location.line == fn.__code__.co_firstlineno + 1
     assert location.column == 4
     assert location.text.strip().startswith(f"{name} = ")
+
+
+def zip_strict_loop(x, y):
+    s = 0.0
+    for a, b in zip(x, y, strict=True):
+        s = s + a * np.exp(b)
+    return s
+
+
+def test_zip_strict_is_refused_with_a_rewrite_hint():
+    with pytest.raises(UnsupportedSyntaxError, match=r"zip\(\.\.\., strict=\.\.\.\)") as info:
+        grad(zip_strict_loop, wrt=[0, 1])(np.ones(2), np.ones(2))
+    location = info.value.location
+    assert location.line == zip_strict_loop.__code__.co_firstlineno + 2
+    assert location.text[location.column :].startswith("strict=True")
+    assert "range(len(a))" in info.value.hint

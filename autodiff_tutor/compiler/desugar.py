@@ -122,14 +122,17 @@ def _index_loop(node: ast.For, names: _Names) -> ast.For:
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
         if iterable.func.id == "range":
             return node
-        if iterable.func.id == "enumerate" and len(iterable.args) == 1 and not iterable.keywords:
-            if not (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2):
-                _reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
-            index, value = node.target.elts
-            if not isinstance(index, ast.Name):
-                _reject(index, "the index of enumerate must be a name")
-            return _indexed(node, index.id, [value], [iterable.args[0]])
-        if iterable.func.id == "zip" and iterable.args and not iterable.keywords:
+        if iterable.func.id == "enumerate":
+            return _enumerate(node, iterable, names)
+        if iterable.func.id == "zip" and iterable.args:
+            for keyword in iterable.keywords:
+                strict = keyword.arg == "strict" and isinstance(keyword.value, ast.Constant)
+                if not strict or keyword.value.value is not False:
+                    _reject(
+                        keyword,
+                        f"zip(..., {keyword.arg}=...) is not supported in a differentiated loop",
+                        "loop over indices: 'for k in range(len(a)):' and read a[k], b[k]",
+                    )
             if not (
                 isinstance(node.target, ast.Tuple) and len(node.target.elts) == len(iterable.args)
             ):
@@ -138,6 +141,29 @@ def _index_loop(node: ast.For, names: _Names) -> ast.For:
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
     _reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+
+
+def _enumerate(node: ast.For, iterable: ast.Call, names: _Names) -> ast.For:
+    """``for i, v in enumerate(X, start)`` -> a loop over ``range(len(X))`` reading ``X[k]``."""
+    start: ast.expr | None = iterable.args[1] if len(iterable.args) == 2 else None
+    for keyword in iterable.keywords:
+        if keyword.arg != "start":
+            _reject(keyword, f"enumerate(..., {keyword.arg}=...) is not supported")
+        start = keyword.value
+    if not iterable.args or len(iterable.args) > 2:
+        _reject(iterable, "enumerate takes one sequence (and a start)")
+    if not (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2):
+        _reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
+    index, value = node.target.elts
+    if not isinstance(index, ast.Name):
+        _reject(index, "the index of enumerate must be a name")
+    if start is None:
+        return _indexed(node, index.id, [value], [iterable.args[0]])
+    counter = names.fresh("k")
+    loop = _indexed(node, counter, [value], [iterable.args[0]])
+    shifted = ast.BinOp(_name(counter), ast.Add(), start)
+    loop.body.insert(0, _assign(index.id, shifted, node))
+    return loop
 
 
 def _indexed(
@@ -431,17 +457,18 @@ class _InlineNested:
         return result, statements
 
 
-def _reject(node: ast.AST, message: str) -> None:
-    raise _DesugarError(message, node)
+def _reject(node: ast.AST, message: str, hint: str = "") -> None:
+    raise _DesugarError(message, node, hint)
 
 
 class _DesugarError(Exception):
     """Raised inside this module; the pipeline turns it into a located error."""
 
-    def __init__(self, message: str, node: ast.AST):
+    def __init__(self, message: str, node: ast.AST, hint: str = ""):
         super().__init__(message)
         self.message = message
         self.node = node
+        self.hint = hint
 
 
 def located(error: _DesugarError, parsed) -> UnsupportedSyntaxError:

@@ -75,8 +75,9 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         try:
             body = desugar(self.tree).body
         except DesugarError as error:
+            hint = error.hint or "see the supported forms in the book's compiler page"
             raise UnsupportedSyntaxError(
-                error.message, self.parsed.location(error.node), hint="see the supported forms"
+                error.message, self.parsed.location(error.node), hint=hint
             ) from None
         self.taken |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
         for statement in body:
