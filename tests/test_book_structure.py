@@ -72,6 +72,17 @@ def test_doc_references_point_at_existing_pages(path: Path):
     assert missing == [], f"{{doc}} references to pages that do not exist: {missing}"
 
 
+IMAGE_REFERENCE = re.compile(r"\{(?:figure|image)\}\s+(\S+)|!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("path", _sources(), ids=_ids(_sources()))
+def test_images_referenced_by_pages_exist(path: Path):
+    references = [a or b for a, b in IMAGE_REFERENCE.findall(_markdown_text(path))]
+    local = [r for r in references if "://" not in r]
+    missing = [r for r in local if not (path.parent / r).is_file()]
+    assert missing == [], f"images that do not exist: {missing}"
+
+
 def _autosummary_entries() -> list[str]:
     """Full names listed in the API index's autosummary tables."""
     text = (API / "index.md").read_text(encoding="utf-8")
