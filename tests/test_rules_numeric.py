@@ -230,7 +230,7 @@ CASES: dict[str, list[Case]] = {
         Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {}, "matrix (Frobenius)"),
         Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {"axis": -1}, "axis=-1"),
         Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {"axis": 0, "keepdims": True}, "ax0-kd"),
-        Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": 2}, "ord=2"),
+        Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": 2, "axis": 0}, "ord=2"),
     ],
     # shapes
     "reshape": [
@@ -342,6 +342,11 @@ CASES: dict[str, list[Case]] = {
     ],
     "cast_like": [
         Case(cast_like, inputs(normal(3), normal(3)), label="same dtype", differentiable=(0,)),
+    ],
+    "untranspose": [
+        Case(helpers.untranspose, inputs(normal(3, 2)), {"axes": (1, 0)}, "2-d"),
+        Case(helpers.untranspose, inputs(normal(4, 2, 3)), {"axes": (2, 0, 1)}, "3-d"),
+        Case(helpers.untranspose, inputs(normal(2, 3, 4)), {"axes": (-1, 0, 1)}, "negative axes"),
     ],
     "matmul_dx": [
         Case(

@@ -169,7 +169,9 @@ class _Writer:
                 for i, e in zip(items, atom.elts, strict=True)
             ]
             return ast.List(items, ast.Load())
-        return ast.Name(ZERO, ast.Load())
+        zero = ast.Name(ZERO, ast.Load())
+        zero.zero_of = atom  # a term that cannot be dropped gets zeros shaped like the input
+        return zero
 
     def _op_call(self, step: Step, depth: int) -> None:
         func = ast.unparse(step.value.func)
@@ -224,7 +226,12 @@ def _terms(expr: ast.expr, positive: bool) -> list[tuple[ast.expr, bool]] | None
 def _zero_to_constant(expr: ast.expr) -> ast.expr:
     class Replace(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
-            return ast.Constant(0.0) if node.id == ZERO else node
+            if node.id != ZERO:
+                return node
+            atom = getattr(node, "zero_of", None)
+            if isinstance(atom, ast.Name):  # zeros of the input's shape (a list: of zeros)
+                return _zeros_for(atom)
+            return ast.Constant(0.0)
 
     return Replace().visit(expr)
 

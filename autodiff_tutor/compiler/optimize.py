@@ -48,6 +48,23 @@ HELPER_DEFAULTS = _helper_defaults()
 
 
 class _Folder(ast.NodeTransformer):
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.USub) and _is_number(node.operand):
+            return ast.Constant(-node.operand.value)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        first = node.values[0]
+        if isinstance(first, ast.Constant):
+            decided = bool(first.value) == isinstance(node.op, ast.Or)
+            if decided:  # True or ..., False and ...
+                return first
+            rest = node.values[1:]
+            return rest[0] if len(rest) == 1 else ast.BoolOp(node.op, rest)
+        return node
+
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.test, ast.Constant):
@@ -62,7 +79,11 @@ class _Folder(ast.NodeTransformer):
         if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
             if type(op) in _COMPARE:
                 return ast.Constant(_COMPARE[type(op)](left.value, right.value))
-        if isinstance(op, (ast.Is, ast.IsNot)) and _is_none(right) and isinstance(left, _LITERALS):
+        if (
+            isinstance(op, (ast.Is, ast.IsNot))
+            and _is_none(right)
+            and (isinstance(left, _LITERALS) or _is_number(left))
+        ):
             return ast.Constant(isinstance(op, ast.IsNot))  # a tuple literal is never None
         # an absent bound (clip with a_min=None) is always satisfied
         if isinstance(op, _ORDER) and isinstance(right, ast.Constant) and right.value is None:

@@ -25,7 +25,8 @@ def dot(g, x, y):
 
 def two_norm_only(ord=None, axis=None, keepdims=False):
     """The norm rule covers the 2-norm of vectors and the Frobenius norm of matrices."""
-    if ord not in (None, "fro") and not (ord == 2 and (axis is None or isinstance(axis, int))):
+    # ord=2 is the vector 2-norm only along one axis (on a whole matrix it is the spectral norm)
+    if ord not in (None, "fro") and not (ord == 2 and isinstance(axis, int)):
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r}",
             hint="the rule covers the 2-norm (ord=None, or 'fro' for matrices); "

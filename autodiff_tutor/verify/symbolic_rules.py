@@ -185,6 +185,10 @@ RULE_SPECS: dict[str, ScalarRule | ArrayRule] = {
         ],
     ),
     "cast_like": ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
+    "untranspose": ArrayRule(
+        lambda xp, grad, **o: helpers.untranspose(grad, **o),
+        [(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})],
+    ),
     "matmul_dx": ArrayRule(
         lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
         [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
