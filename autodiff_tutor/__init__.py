@@ -30,7 +30,7 @@ from autodiff_tutor.ops import (
 )
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import extract_data, stop_gradient
-from autodiff_tutor.verify import check_layer, check_op
+from autodiff_tutor.verify import check_layer, check_op, verify_symbolic
 
 __all__ = [
     "AutodiffError",
@@ -53,6 +53,7 @@ __all__ = [
     "stop_gradient",
     "tracing",
     "value_and_grad",
+    "verify_symbolic",
     "vjp",
 ]
 __version__ = "0.1.0"
