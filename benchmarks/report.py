@@ -188,7 +188,11 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ratio_table(results, "forward", GRADIENT_SYSTEMS)
     lines += ["", "## Peak memory of one call, MiB (tracemalloc)", ""]
     lines += memory_table(results)
-    lines += ["", "## Compile cost of autodiff_tutor (fresh caches) and first calls", ""]
+    lines += [
+        "",
+        "## Compile cost of autodiff_tutor (fresh caches) and first calls, wall clock",
+        "",
+    ]
     lines += compile_table(results)
     return "\n".join(lines) + "\n"
 
