@@ -67,7 +67,16 @@ def _raises_not_implemented(backward: Any) -> bool:
 def check_backward_report(
     op: Any, *inputs: Any, name: str | None = None, **options: Any
 ) -> tuple[Feedback, CheckReport | None]:
-    """``check_backward``'s feedback together with the full ``check_op`` report."""
+    """``check_backward``'s feedback together with the full ``check_op`` report
+    (``None`` when the backward is not written yet).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import PReLUFunction
+    >>> X = np.random.default_rng(0).standard_normal((4, 3))
+    >>> feedback, report = check_backward_report(PReLUFunction("BC"), X, np.full((1, 3), 0.25))
+    >>> feedback.passed, report["finite differences"].status
+    (True, 'passed')
+    """
     name = name or getattr(op, "name", type(op).__name__)
     from autodiff_tutor.nn.layer import Layer, LayerOp
 

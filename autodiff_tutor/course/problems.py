@@ -66,7 +66,11 @@ def render_error(error: BaseException) -> str:
 
 @dataclass
 class Seen:
-    """What ran inside :func:`explain_errors`: the error (or ``None``) and the warnings."""
+    """What ran inside :func:`explain_errors`: the error (or ``None``) and the warnings.
+
+    >>> Seen().error is None
+    True
+    """
 
     error: BaseException | None = None
     warnings: list[str] = field(default_factory=list)
