@@ -13,7 +13,7 @@ closure values), so they compute exactly what the originals compute.
 >>> profile = profile_lines("rosenbrock", "tiny", calls=2)
 >>> [part.name for part in profile]
 ['forward', 'backward']
->>> any("scatter" in line for line, _ in profile[1].lines)
+>>> any(line.startswith("d_x") for line, _ in profile[1].lines)  # the gradient of x
 True
 """
 
