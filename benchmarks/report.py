@@ -44,7 +44,8 @@ def _status(cell: dict[str, Any] | None) -> str:
     if not cell:
         return ""
     status = cell["status"]
-    return {"missing": "missing", "mismatch": "**MISMATCH**", "error": "**ERROR**"}.get(status, "")
+    labels = {"missing": "missing", "skipped": "skipped", "mismatch": "**MISMATCH**"}
+    return labels.get(status, "**ERROR**" if status == "error" else "")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -169,7 +170,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"(each at least {meta['min_time']} s of calls, "
         f"after {meta['warmup']} warm-up call), garbage collection off while timing; "
         f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}. "
-        f"(1 call): a first call over {meta['slow_call_s']} s, timed once.",
+        f"(1 call): two calls over {meta['slow_call_s']} s each; the second one is the time.",
         "",
     ]
     if results["problems"]:

@@ -10,7 +10,8 @@ returns, as numpy. Libraries that are not installed are *missing*, not failed.
 - ``autodiff_tutor``: the compiler's ``value_and_grad`` (compiled once, cached call);
 - ``tracing``: ``autodiff_tutor.tracing.value_and_gradient`` (operator overloading);
 - ``autograd``, ``jax``, ``torch``: when importable (jax with ``jax.jit`` where the
-  workload allows it, float64 everywhere).
+  workload allows it, float64 everywhere). A system that cannot sensibly run a
+  workload raises :class:`Skipped` with the reason.
 
 >>> from benchmarks.workloads import WORKLOADS
 >>> w = WORKLOADS["rosenbrock"]
@@ -37,6 +38,10 @@ from benchmarks.handwritten import HANDWRITTEN
 from benchmarks.workloads import Workload, with_numpy
 
 Result = tuple[Any, tuple[Any, ...] | None]
+
+
+class Skipped(Exception):
+    """This system does not run this workload (the message says why); not a failure."""
 
 
 @dataclass
@@ -134,9 +139,11 @@ class Jax(System):
         import jax
         import jax.numpy as jnp
 
+        if workload.jax.startswith("skip"):
+            raise Skipped(workload.jax.partition(":")[2].strip())
         jax.config.update("jax_enable_x64", True)
         both = jax.value_and_grad(with_numpy(workload.shared_fn, jnp), argnums=workload.wrt)
-        if workload.jit:
+        if workload.jax == "jit":
             both = jax.jit(both)
         inputs = [jnp.asarray(a) for a in args]
 
@@ -147,7 +154,7 @@ class Jax(System):
         return Prepared(
             lambda: jax.block_until_ready(both(*inputs)),
             unpack,
-            mode="jit" if workload.jit else "eager",
+            mode=workload.jax,
             tracks_memory=False,
         )
 
