@@ -38,7 +38,7 @@ class CallsMixin:
             if is_nondifferentiable(callee.op):
                 return self._emit(Step(target, self._rename(node), "static", op=callee.op))
             callee = Callee("opaque", obj=callee.obj, description=callee.description)
-        if callee.kind in ("op_call", "user_call"):
+        if callee.kind in ("op_call", "user_call", "op_factory"):
             return self._op_call(node, target, callee)
         args = [self._operand(a) for a in node.args]
         keywords = [ast.keyword(k.arg, self._operand(k.value)) for k in node.keywords]
@@ -72,8 +72,16 @@ class CallsMixin:
                 positional.append(ast.Constant(value))
             else:
                 self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
-        args = [self._operand(a) for a in positional]
         func = self._rename(node.func)
+        if callee.kind == "op_factory":  # srelu(X, ..., fmt): the op made for its options
+            names = list(bound.arguments)
+            static = [a for n, a in zip(names, positional, strict=True) if n in obj.static_params]
+            positional = [
+                a for n, a in zip(names, positional, strict=True) if n not in obj.static_params
+            ]
+            options = [self._static_operand(a, "an option of the op") for a in static]
+            func = ast.Call(ast.Attribute(func, "make_op", ast.Load()), options, [])
+        args = [self._operand(a) for a in positional]
         if callee.kind == "user_call":
             self._check_recursion(node, obj)
             func = ast.Call(ast.Name("differentiable", ast.Load()), [func], [])
@@ -265,7 +273,7 @@ class CallsMixin:
 def _call_signature(callee: Callee) -> inspect.Signature:
     """The parameters of a called user function or op (its forward, for custom ops)."""
     obj = callee.obj
-    if callee.kind == "user_call":
+    if callee.kind in ("user_call", "op_factory"):
         return inspect.signature(obj)
     if hasattr(obj, "signature"):  # a @differentiable function
         return obj.signature

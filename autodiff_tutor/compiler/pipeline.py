@@ -108,7 +108,9 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
-    generated = derivative.generated
+    program, parsed = derivative.program, derivative.parsed
+    activity = analyze(program, parsed, list(derivative.wrt))
+    generated = build(program, activity, parsed, list(derivative.wrt), in_place=False)
     if "tape" in generated.memory:
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} are not supported: its gradient "

@@ -151,6 +151,8 @@ class Resolver:
     def _object(self, obj: Any, description: str) -> Callee:
         if is_differentiable_op(obj):
             return Callee("op_call", obj=obj, description=description)
+        if callable(getattr(obj, "make_op", None)):  # an interface function of a custom op
+            return Callee("op_factory", obj=obj, description=description)
         if getattr(obj, "__name__", "") == "stop_gradient":
             return Callee("static", obj=obj, attr="stop_gradient", description=description)
         if obj is array_module or getattr(obj, "__name__", "") in MODULE_FACTORIES:

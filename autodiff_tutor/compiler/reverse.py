@@ -31,6 +31,7 @@ from autodiff_tutor.compiler.activity import Activity
 from autodiff_tutor.compiler.inline import inline, inline_all, is_none_gradient
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
 from autodiff_tutor.compiler.optimize import fold
+from autodiff_tutor.compiler.shapes import ShapeClasses
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.rules.registry import Rule, lookup
 
@@ -66,13 +67,21 @@ class Generated:
 
 
 def build(
-    program: Program, activity: Activity, parsed: ParsedFunction, wrt: list[str]
+    program: Program,
+    activity: Activity,
+    parsed: ParsedFunction,
+    wrt: list[str],
+    in_place: bool = True,
 ) -> Generated:
-    """Generate the forward and backward statements for gradients w.r.t. ``wrt``."""
+    """Generate the forward and backward statements for gradients w.r.t. ``wrt``.
+
+    ``in_place=False`` writes every accumulation as a new array: slower, but the
+    backward is then itself differentiable (second derivatives compile it again).
+    """
     from autodiff_tutor.compiler.primal import forward_lines, pushable
 
     generated = Generated(program.name, program.params, wrt, program.outputs, program.returns_tuple)
-    backward = _Backward(program, activity, parsed)
+    backward = _Backward(program, activity, parsed, in_place)
     generated.prefix = backward.prefix
     backward.block(program.steps)
     for name in wrt:
@@ -104,7 +113,10 @@ def _defined_with_saved(step: Step) -> list[str]:
 
 
 class _Backward:
-    def __init__(self, program: Program, activity: Activity, parsed: ParsedFunction):
+    def __init__(
+        self, program: Program, activity: Activity, parsed: ParsedFunction, in_place: bool
+    ):
+        self.in_place = in_place
         self.program = program
         self.activity = activity
         self.parsed = parsed
@@ -114,21 +126,53 @@ class _Backward:
         self.depth = 0
         self.pushes: dict[int, list[str]] = {}  # id(body list) -> names its iteration pushes
         self.prefix = gradient_prefix(program)
+        self.owned: set[str] = set()  # gradients whose array only this backward holds
+        self.shapes = ShapeClasses(program)
 
     def emit(self, code: str, origin: str | None = None) -> None:
         self.lines.append(Line(code, self.origin if origin is None else origin, self.depth))
 
     def contribute(self, name: str, expr: ast.expr) -> None:
-        """Add ``expr`` to the gradient of ``name`` (first contribution assigns)."""
+        """Add ``expr`` to the gradient of ``name``.
+
+        The first contribution assigns; the second makes a new array (the first may be
+        another gradient's array); later ones add in place into that array, which only
+        this gradient owns.
+        """
         target = f"{self.prefix}{name}"
+        if name in self.has_adjoint and name in self.owned:
+            self.emit(f"{target} += {ast.unparse(expr)}")
+            return
         if name in self.has_adjoint:
             current = ast.Name(target, ast.Load())
             if name in self.program.list_names:
                 expr = ast.Call(ast.Name("add_lists", ast.Load()), [current, expr], [])
             else:
                 expr = fold(ast.BinOp(current, ast.Add(), expr))
+                if self.in_place:
+                    self.owned.add(name)
+        else:
+            self.owned.discard(name)
         self.has_adjoint.add(name)
         self.emit(f"{target} = {ast.unparse(expr)}")
+
+    def scatter_into(self, name: str, gradient: ast.expr, index: ast.expr) -> None:
+        """The gradient of reading ``name[index]``: added in place into an owned buffer."""
+        target = f"{self.prefix}{name}"
+        if name in self.program.list_names or not self.in_place:
+            at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
+            expr = ast.Call(ast.Name("scatter", ast.Load()), [gradient, _load(name), at_index], [])
+            self.contribute(name, expr)
+            return
+        if name not in self.owned:
+            if name in self.has_adjoint:  # a copy that this gradient owns from now on
+                self.emit(f"{target} = {target}.copy()")
+            else:
+                self.emit(f"{target} = zeros_like({name})")
+            self.owned.add(name)
+            self.has_adjoint.add(name)
+        index_text = ast.unparse(ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load()))
+        self.emit(f"add_at({target}, {index_text}, {ast.unparse(gradient)})")
 
     # -- blocks, branches, loops -----------------------------------------------------
 
@@ -169,6 +213,8 @@ class _Backward:
                 "gradient accumulated in the region below",
             )
             self.has_adjoint.add(name)
+            if self.in_place and name not in self.program.list_names:
+                self.owned.add(name)
 
     def _body(self, nodes: list[Node], pop: bool, origin: str, finish=None) -> list[Line]:
         """The reverse of a body, as lines; records what its forward must push."""
@@ -220,6 +266,8 @@ class _Backward:
                 if name not in self.has_adjoint:
                     self.emit(f"{self.prefix}{name} = zeros_like({name})", origin)
                     self.has_adjoint.add(name)
+                    if self.in_place and name not in self.program.list_names:
+                        self.owned.add(name)
 
         body = self._body(node.body, pop=True, origin=origin, finish=finish)
         self.has_adjoint = before
@@ -234,6 +282,7 @@ class _Backward:
 
     def step(self, step: Step) -> None:
         self.origin = _origin(self.parsed, step)
+        self.owned -= set(step.defined())  # read from now on: others may hold its array
         g = ast.Name(f"{self.prefix}{step.target}", ast.Load())
         if step.kind == "copy":
             self.contribute(step.value.id, g)
@@ -268,6 +317,9 @@ class _Backward:
         }
         bindings.update(step.inputs)
         bindings.update(step.options)
+        if rule.op == "getitem" and self._is_varied(step.inputs["x"]):
+            self.scatter_into(step.inputs["x"].id, g, step.options["index"])
+            return
         contributions: dict[str, list[ast.expr]] = {}
         for index, param in enumerate(rule.inputs):
             atom = step.inputs[param]
@@ -275,7 +327,10 @@ class _Backward:
                 continue
             expr = fold(inline(rule, index, bindings))
             others = [a for p, a in step.inputs.items() if p != param]
-            same_shape = all(isinstance(a, ast.Constant) or _same(a, atom) for a in others)
+            same_shape = all(
+                isinstance(a, ast.Constant) or _same(a, atom) or self.shapes.same(a, atom)
+                for a in others
+            )
             if rule.broadcasting and not same_shape:
                 expr = ast.Call(ast.Name("unbroadcast", ast.Load()), [expr, atom], [])
             contributions.setdefault(atom.id, []).append(expr)
@@ -336,12 +391,16 @@ class _Backward:
                 self.has_adjoint.add(atom.id)
 
 
+def _load(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
 def gradient_prefix(program: Program) -> str:
     """``d_`` for gradient names, unless the program has names like that already
     (a generated gradient function being differentiated again)."""
     names = program.defined_names() | set(program.params)
     for prefix in ("d_", "dbar_", "adjoint_"):
-        if not any(name.startswith(prefix) for name in names):
+        if not any(prefix + name in names for name in names):
             return prefix
     return "adjoint_of_"
 

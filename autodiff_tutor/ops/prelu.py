@@ -76,6 +76,11 @@ def prelu(X: Any, alpha: Any, fmt: str) -> Any:
     return PReLUFunction(fmt)(X, alpha)
 
 
+# the compiler calls the op itself: prelu.make_op(fmt).op_forward(X, alpha)
+prelu.make_op = PReLUFunction
+prelu.static_params = ("fmt",)
+
+
 def prelu_reference(X: Any, alpha: Any) -> Any:
     """The PReLU forward as straight-line numpy with masks, for the compiler to read.
 

@@ -113,6 +113,11 @@ def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str) -> Any:
     return SReLUFunction(fmt)(X, tl, al, tr, ar)
 
 
+# the compiler calls the op itself: srelu.make_op(fmt).op_forward(X, tl, al, tr, ar)
+srelu.make_op = SReLUFunction
+srelu.static_params = ("fmt",)
+
+
 def srelu_reference(X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
     """The SReLU forward as straight-line numpy with masks, for the compiler to read.
 

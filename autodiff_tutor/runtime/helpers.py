@@ -16,6 +16,7 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
 
 __all__ = [
+    "add_at",
     "add_lists",
     "broadcast_like",
     "assign_at",
@@ -299,6 +300,26 @@ def broadcast_like(value: Any, like: Any) -> Any:
     if shape_of(value) == shape_of(like):
         return value
     return array_module(value, like).broadcast_to(value, shape_of(like))
+
+
+def add_at(buffer: Any, index: Any, g: Any) -> None:
+    """``buffer[index] += g`` in place, repeated integer indices counted each time.
+
+    >>> d = np.zeros(3)
+    >>> add_at(d, np.array([0, 0, 2]), np.ones(3))
+    >>> d.tolist()
+    [2.0, 0.0, 1.0]
+    """
+    if _has_integer_array(index):
+        xp = array_module(buffer)
+        if xp is np:
+            np.add.at(buffer, index, g)
+        else:
+            import cupyx  # an integer index on cupy: scatter_add accumulates repeats
+
+            cupyx.scatter_add(buffer, index, g)
+    else:
+        buffer[index] += g
 
 
 def add_lists(xs: Any, ys: Any) -> list[Any]:
