@@ -30,7 +30,11 @@ import numpy as np
 
 from autodiff_tutor.api import differentiable
 
-# Known compiler bugs (reproducers in the report of test_compiler_flow.py).
+# Known compiler bugs (reproducers in the helper's report); remove the mark when fixed.
+B_SWAP = (
+    "compiler bug B17: 's, t = t, s' reads the right side after rebinding the first target "
+    "(silently wrong value and gradient)"
+)
 
 
 @dataclass
@@ -417,6 +421,17 @@ def tuple_swap_recurrence(x, a):
     for v in x:
         p, q = q, p + q * v
     return p * q
+
+
+@program(lambda rng: (u(rng, 2), int(rng.integers(1, 4))), bug=B_SWAP)
+def swap_then_swaps_in_loop(x, n):
+    a = x[0] * 1.0
+    b = np.sin(x[1])
+    a, b = b, a
+    for _ in range(n):
+        a, b = b, a
+        a = a * np.cos(b)
+    return a + 2.0 * b
 
 
 @program(lambda rng: (u(rng, 2), u(rng, 6, 2), u(rng, 6), int(rng.integers(2, 5))), wrt=(0, 1, 2))
