@@ -65,6 +65,7 @@ class Differentiable:
         self.params = list(self.signature.parameters)
         self.name = fn.__name__
         self._cache: dict[tuple[str, ...], Derivative] = {}
+        self._by_request: dict[Any, Derivative] = {}  # wrt as the caller wrote it
         self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
         functools.update_wrapper(self, fn)
 
@@ -82,9 +83,14 @@ class Differentiable:
 
     def derivative(self, wrt: Wrt = None) -> Derivative:
         """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
+        key = tuple(wrt) if isinstance(wrt, list) else wrt
+        found = self._by_request.get(key)
+        if found is not None:  # the same request as before: no checks to repeat
+            return found
         names = self.wrt_names(wrt)
         if names not in self._cache:
             self._cache[names] = compile_derivative(self.fn, names)
+        self._by_request[key] = self._cache[names]
         return self._cache[names]
 
     def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
@@ -276,15 +282,21 @@ def _run_forward(
     f: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Derivative, Any, Any, list[Any]]:
     derivative = f.derivative(wrt)
-    values = bind_arguments(f, args, kwargs)
-    for i, name in enumerate(f.params):
-        if name in derivative.wrt:
-            values[i] = _prepare_input(f, name, values[i])
+    if not kwargs and len(args) == len(f.params):
+        values = list(args)  # the common call: every argument by position
+    else:
+        values = bind_arguments(f, args, kwargs)
+    for i in derivative.wrt_positions:
+        value = values[i]
+        if not (type(value) is np.ndarray and value.dtype.kind == "f"):  # the fast path
+            values[i] = _prepare_input(f, f.params[i], value)
     out, memory = derivative.forward(*values)
     return derivative, out, memory, values
 
 
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
+    if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
+        return out.dtype.type(1)
     if isinstance(out, tuple):
         raise NonScalarOutputError(
             f"{f.name} returns {len(out)} values; grad needs a single scalar output",

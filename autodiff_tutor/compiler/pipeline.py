@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,11 @@ class Derivative:
     program: Program
     generated: Generated
     parsed: ParsedFunction
+
+    @functools.cached_property
+    def wrt_positions(self) -> tuple[int, ...]:
+        """The positions of the ``wrt`` parameters."""
+        return tuple(self.program.params.index(name) for name in self.wrt)
 
     @property
     def num_outputs(self) -> int:

@@ -50,6 +50,9 @@ def unbroadcast(g: Any, x: Any) -> Any:
     array([[3.],
            [3.]], dtype=float32)
     """
+    if type(g) is type(x) and type(g) in _NUMPY_TYPES and g.shape == x.shape:
+        if g.dtype == x.dtype:  # nothing to do: the common case, checked cheaply
+            return g
     shape, g_shape = shape_of(x), shape_of(g)
     if g_shape != shape:
         xp = array_module(g, x)
@@ -60,6 +63,10 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = xp.sum(g, axis=axes, keepdims=True)
         g = xp.reshape(g, shape)
     return cast_like(g, x)
+
+
+_NUMPY_TYPES = (np.ndarray, np.float64, np.float32)
+_SMALL = 4096  # below this many elements, filling an array beats building a broadcast view
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -76,6 +83,10 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     >>> unreduce(np.array([1.0, 2.0]), np.zeros((2, 3)), axis=1).tolist()
     [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
     """
+    if axis is None and type(x) is np.ndarray and x.size <= _SMALL and np.ndim(g) == 0:
+        filled = np.empty(x.shape, dtype=np.result_type(g))  # cheaper than a view when small
+        filled.fill(g)
+        return filled
     xp = array_module(g, x)
     shape = shape_of(x)
     if not keepdims and axis is not None:
