@@ -62,6 +62,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         self.emitted: list[Step] = []  # every step so far, in order
         self.list_names: set[str] = set()
         self.pending_writes: list[tuple] = []  # in-place writes to check at the end
+        self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
         self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
         self.taken |= set(self.params)

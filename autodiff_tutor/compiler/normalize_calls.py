@@ -235,9 +235,13 @@ class CallsMixin:
             self._reject(node, f"no derivative rule for the operation '{op}'", "")
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
+        key = (op, ast.dump(value))
+        if target is None and key in self.computed and op not in LIST_RESULTS:
+            return ast.Name(self.computed[key], ast.Load())  # x[i] read twice: one value
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
         name = self._emit(step, node)
+        self.computed.setdefault(key, name.id)
         if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
             self.list_names.add(name.id)
         return name

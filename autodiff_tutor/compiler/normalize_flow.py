@@ -19,11 +19,12 @@ class FlowMixin:
     """Lowering of ``if``, ``for``, ``while`` and ``a if c else b``."""
 
     def _block(self, statements: list[ast.stmt]) -> list[Node]:
-        outer = self.steps
+        outer, computed = self.steps, dict(self.computed)
         self.steps = []
         for statement in statements:
             self._statement(statement)
         block, self.steps = self.steps, outer
+        self.computed = computed  # values computed in the block are not there after it
         return block
 
     def _restore(self, versions: dict[str, str]) -> None:
@@ -87,9 +88,9 @@ class FlowMixin:
         target = target or self._fresh()
         paths = []
         for value in (node.body, node.orelse):
-            outer, self.steps = self.steps, []
+            outer, computed, self.steps = self.steps, dict(self.computed), []
             atom = self._atom(value)
-            block, self.steps = self.steps, outer
+            block, self.steps, self.computed = self.steps, outer, computed
             paths.append((block, atom))
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
@@ -170,6 +171,7 @@ class FlowMixin:
             "temp_count": self.temp_count,
             "lists": set(self.list_names),
             "writes": list(self.pending_writes),
+            "computed": dict(self.computed),
         }
 
     def _rollback(self, snapshot: dict) -> None:
@@ -181,6 +183,7 @@ class FlowMixin:
         self.temp_count = snapshot["temp_count"]
         self.list_names = snapshot["lists"]
         self.pending_writes = snapshot["writes"]
+        self.computed = snapshot["computed"]
 
 
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:
