@@ -31,6 +31,10 @@ import numpy as np
 from autodiff_tutor.api import differentiable
 
 # Known compiler bugs (reproducers in the helper's report); remove the mark when fixed.
+B_GUARD_THEN_LOOP = (
+    "compiler bug B19: after an early 'return x[0]', '+=' inside a later loop is rejected as "
+    "a write to a shared array"
+)
 B_SWAP = (
     "compiler bug B17: 's, t = t, s' reads the right side after rebinding the first target "
     "(silently wrong value and gradient)"
@@ -758,6 +762,26 @@ def early_return_in_loop(x):
         if x[i] > 1.0:
             return acc * x[i]
     return acc
+
+
+# a guard clause, then an iterative loop with augmented assignments: seeds 4, 5 return at the
+# guard, 0, 1 run the loop
+@program(
+    lambda rng: (u(rng, 3, low=-1.0, high=2.0),),
+    seeds={0: "loop", 1: "loop", 4: "guard", 5: "guard"},
+    path=lambda x: "guard" if np.sum(x) > 2.0 else "loop",
+    bug=B_GUARD_THEN_LOOP,
+    bug_at="compile",
+)
+def guard_clause_then_loop(x):
+    if np.sum(x) > 2.0:
+        return x[0]
+    t = x * 1.0
+    k = 0
+    while k < 3:
+        t += 0.5 * np.sin(t)
+        k += 1
+    return np.sum(t * t)
 
 
 def _nested_return(X):
