@@ -171,8 +171,26 @@ class _Backward:
                 self.emit(f"{target} = zeros_like({name})")
             self.owned.add(name)
             self.has_adjoint.add(name)
+        if self._basic_index(index):  # no element twice: plain in-place addition
+            place = ast.unparse(ast.Subscript(ast.Name(target, ast.Load()), index, ast.Load()))
+            self.emit(f"{place} += {ast.unparse(gradient)}")
+            return
         index_text = ast.unparse(ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load()))
         self.emit(f"add_at({target}, {index_text}, {ast.unparse(gradient)})")
+
+    def _basic_index(self, index: ast.expr) -> bool:
+        """Whether an index is statically basic: ints, slices and loop counters only."""
+        counters = {loop.index for loop in _loops(self.program.steps) if loop.index}
+        for node in ast.walk(index):
+            if isinstance(node, ast.Name) and node.id not in counters:
+                return False
+            if isinstance(node, ast.Constant) and not (
+                node.value is None or node.value is Ellipsis or type(node.value) is int
+            ):
+                return False
+            if isinstance(node, (ast.List, ast.Call, ast.Compare, ast.Subscript, ast.Attribute)):
+                return False
+        return True
 
     # -- blocks, branches, loops -----------------------------------------------------
 
