@@ -1,4 +1,4 @@
-"""The compiler on control flow and calls (``corpus_flow.py``), against oracles it does not control.
+"""The compiler on control flow and calls (``corpus_flow*.py``), against independent oracles.
 
 Every program runs at several seeds, chosen so that data-dependent branches, breaks and
 ``while`` trip counts differ between seeds (``test_seeds_take_the_paths_they_claim``
@@ -17,12 +17,13 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from corpus_flow import PROGRAMS, Program
+from corpus_flow import Program, load_all
 from oracles import central_difference
 
 from autodiff_tutor.api import Differentiable, differentiable, grad, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError, NonDifferentiableInputError
 
+PROGRAMS = load_all()
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
@@ -104,10 +105,16 @@ def test_seeds_take_the_paths_they_claim(program):
 
 
 @pytest.mark.parametrize("program", [p for p in PROGRAMS if p.reference], ids=lambda p: p.name)
-def test_functional_references_compute_the_same_value(program):
+def test_functional_references_compute_the_same_function(program):
+    """A reference is trusted only if it has the program's value and (by autograd) FD slope."""
     for seed in seeds_of(program):
         args = program.args(seed)
         np.testing.assert_allclose(program.reference(*args), program.fn(*args), rtol=1e-12)
+        reference = autograd_version(program.reference)
+        for index in program.wrt:
+            expected = central_difference(program.fn, args, index)
+            slope = autograd.grad(reference, index)(*args)
+            np.testing.assert_allclose(slope, expected, rtol=1e-5, atol=1e-6)
 
 
 # -- gradients against the oracles ----------------------------------------------------------
