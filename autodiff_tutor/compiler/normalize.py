@@ -63,6 +63,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         self.list_names: set[str] = set()
         self.pending_writes: list[tuple] = []  # in-place writes to check at the end
         self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
+        self.variable_of: dict[str, str] = {p: p for p in self.params}  # version -> user name
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
         self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
         self.taken |= set(self.params)
@@ -149,7 +150,9 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
                 if not isinstance(name_node, ast.Name):
                     self._reject(name_node, "only names can be unpacked into", "")
                 version = self._version_name(name_node.id)
-                self._lower(atom, target=version)
+                # the atom already names a version: copy it as it is (s, t = t, s)
+                kind = "copy" if self._is_varied(atom) else "static"
+                self._emit(Step(version, atom, kind), value)
                 self.current[name_node.id] = version
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self._setitem(target, value)
@@ -259,6 +262,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         taken_before = name in self.current or any(name in s.defined() for s in self.emitted)
         version = name if not taken_before else self._fresh(name + "_")
         self.taken.add(version)
+        self.variable_of[version] = name
         return version
 
     def _fresh(self, stem: str = "t") -> str:

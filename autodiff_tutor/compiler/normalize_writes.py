@@ -130,7 +130,9 @@ class WritesMixin:
         while changed:
             changed = False
             for position, step in enumerate(self.emitted):
-                if step.synthetic or not (position < index or set(step.loops) & loops):
+                if self._same_variable_copy(step) or not (
+                    position < index or set(step.loops) & loops
+                ):
                     continue
                 for seer, seen in _memory_edges(step, self.list_names):
                     if seen in related and seer not in related:
@@ -150,6 +152,14 @@ class WritesMixin:
         ]
         return not fresh
 
+    def _same_variable_copy(self, step: Step) -> bool:
+        """A copy the compiler made between two versions of one user variable (a loop's
+        copy-in or copy-back): the same object, as the user sees it."""
+        if not (step.synthetic and isinstance(step.value, ast.Name)):
+            return False
+        variable = self.variable_of.get(step.target)
+        return variable is not None and variable == self.variable_of.get(step.value.id)
+
     def _same_array(self, version: str) -> set[str]:
         """``version`` and the other versions of the same object: those the compiler's own
         copies tie to it, and for a list, its versions before and after each append."""
@@ -158,7 +168,7 @@ class WritesMixin:
         while changed:
             changed = False
             for step in self.emitted:
-                if step.synthetic and isinstance(step.value, ast.Name):
+                if self._same_variable_copy(step):
                     pair = {step.target, step.value.id}
                 elif step.op == "list_append":  # append changes the list object itself
                     pair = {step.target, step.inputs["xs"].id}
@@ -200,9 +210,13 @@ def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
     """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
 
     A view and its base see each other; a list sees the arrays it holds (and an item
-    read from a list sees what the list holds), but an item does not see the list.
+    read from a list sees what the list holds), but an item does not see the list. The
+    compiler's join of two paths (``u = s`` on one, ``u = x`` on the other) sees each
+    of them, but they do not see each other through it.
     """
     edges = []
+    if step.synthetic and isinstance(step.value, ast.Name):
+        return [(target, step.value.id) for target in step.defined()]
     if step.op in ("list_append", "make_list"):
         items = []
         for atom in step.inputs.values():
