@@ -97,11 +97,12 @@ def check_supported(parsed: ParsedFunction) -> None:
     >>> check_supported(parse_function(ok))
     """
     _check_signature(parsed)
+    namespace = parsed.namespace()
     for statement in parsed.tree.body:
         if _is_docstring(statement):
             continue
         for node in ast.walk(statement):
-            _check_node(parsed, node)
+            _check_node(parsed, node, namespace)
 
 
 def _check_signature(parsed: ParsedFunction) -> None:
@@ -129,7 +130,7 @@ IN_PLACE_METHODS = {
 IN_PLACE_FUNCTIONS = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
 
 
-def _in_place_call(node: ast.AST) -> str | None:
+def _in_place_call(node: ast.AST, namespace: dict | None = None) -> str | None:
     """The name of an in-place array operation this call makes, if any."""
     if not isinstance(node, ast.Call):
         return None
@@ -137,13 +138,24 @@ def _in_place_call(node: ast.AST) -> str | None:
         return "out="
     if isinstance(node.func, ast.Attribute):
         name = node.func.attr
-        if name in IN_PLACE_METHODS or name in IN_PLACE_FUNCTIONS:
+        if name in IN_PLACE_FUNCTIONS:
             return name
+        if name in IN_PLACE_METHODS and not _is_module(node.func.value, namespace):
+            return name  # y.sort() sorts y in place; np.sort(y) makes a sorted copy
     return None
 
 
-def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
-    in_place = _in_place_call(node)
+def _is_module(node: ast.expr, namespace: dict | None) -> bool:
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or namespace is None:
+        return False
+    return type(namespace.get(root.id)).__name__ == "module"
+
+
+def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
+    in_place = _in_place_call(node, namespace)
     if in_place is not None:
         raise UnsupportedSyntaxError(
             f"'{in_place}' changes an array in place, which the compiler does not differentiate",
@@ -161,7 +173,7 @@ def _check_node(parsed: ParsedFunction, node: ast.AST) -> None:
         if isinstance(node, ast.Expr) and not (
             isinstance(node.value, (ast.Constant, *HINTS))
             or _is_list_append(node.value)
-            or _in_place_call(node.value)  # reported by name when the walk reaches it
+            or _in_place_call(node.value, namespace)  # reported by name when the walk gets there
         ):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",
