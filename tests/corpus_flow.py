@@ -34,13 +34,9 @@ from typing import Any
 import numpy as np
 
 # Known compiler bugs (reproducers in the helper's report); remove the mark when fixed.
-B_GUARD_THEN_LOOP = (
-    "compiler bug B19: after an early 'return x[0]', '+=' inside a later loop is rejected as "
-    "a write to a shared array"
-)
-B_SWAP = (
-    "compiler bug B17: 's, t = t, s' reads the right side after rebinding the first target "
-    "(silently wrong value and gradient)"
+B_OUTER_ELEMENT_READ = (
+    "compiler bug B7 (rest): element writes in an inner loop and 'y[0] = y[0] * c' in the "
+    "outer loop are rejected as a write into an array with a live view"
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from corpus_flow import program, u
+from corpus_flow import B_OUTER_ELEMENT_READ, program, u
 
 
 def _cumsum_reference(x):
@@ -167,3 +167,50 @@ def list_append_outside_loops(x, y):
     rows.append(np.exp(x) - y)
     rows.append(x)
     return np.sum(np.stack(rows, axis=0) * np.arange(9.0).reshape(3, 3))
+
+
+def _gauss_seidel_reference(A, b, sweeps):
+    n = b.shape[0]
+    x = [0.0] * n
+    for _ in range(sweeps):
+        for i in range(n):
+            off_diagonal = sum(A[i, j] * x[j] for j in range(n) if j != i)
+            x[i] = (b[i] - off_diagonal) / A[i, i]
+    return sum(v * v for v in x)
+
+
+def _diagonally_dominant(rng):
+    return (u(rng, 3, 3, low=-1.0, high=1.0) + 4.0 * np.eye(3), u(rng, 3), 3)
+
+
+@program(_diagonally_dominant, wrt=(0, 1), reference=_gauss_seidel_reference)
+def gauss_seidel_sweeps(A, b, sweeps):
+    x = np.zeros(b.shape[0])
+    for _ in range(sweeps):
+        for i in range(b.shape[0]):
+            x[i] = (b[i] - A[i] @ x + A[i, i] * x[i]) / A[i, i]
+    return np.sum(x * x)
+
+
+def _smoothing_reference(x):
+    y = list(x)
+    for _ in range(2):
+        for i in range(1, 4):
+            y[i] = 0.5 * (y[i - 1] + y[i])
+        y[0] = y[0] * 0.9
+    return sum(v * v for v in y)
+
+
+@program(
+    lambda rng: (u(rng, 4),),
+    reference=_smoothing_reference,
+    bug=B_OUTER_ELEMENT_READ,
+    bug_at="compile",
+)
+def smoothing_sweeps_with_boundary(x):
+    y = x * 1.0
+    for _ in range(2):
+        for i in range(1, 4):
+            y[i] = 0.5 * (y[i - 1] + y[i])
+        y[0] = y[0] * 0.9
+    return np.sum(y * y)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from corpus_flow import B_GUARD_THEN_LOOP, program, u
+from corpus_flow import program, u
 
 TOLERANCE = 1e-12
 MAX_STEPS = 60
@@ -294,8 +294,6 @@ def early_return_in_loop(x):
     lambda rng: (u(rng, 3, low=-1.0, high=2.0),),
     seeds={0: "loop", 1: "loop", 4: "guard", 5: "guard"},
     path=lambda x: "guard" if np.sum(x) > 2.0 else "loop",
-    bug=B_GUARD_THEN_LOOP,
-    bug_at="compile",
 )
 def guard_clause_then_loop(x):
     if np.sum(x) > 2.0:

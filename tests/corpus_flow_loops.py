@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from corpus_flow import B_SWAP, program, u
+from corpus_flow import program, u
 
 
 @program(lambda rng: (u(rng, 3, 3, low=-0.6, high=0.6), u(rng, 3, 2), u(rng, 4, 2)), wrt=(0, 1, 2))
@@ -102,7 +102,7 @@ def tuple_swap_recurrence(x, a):
     return p * q
 
 
-@program(lambda rng: (u(rng, 2), int(rng.integers(1, 4))), bug=B_SWAP)
+@program(lambda rng: (u(rng, 2), int(rng.integers(1, 4))))
 def swap_then_swaps_in_loop(x, n):
     a = x[0] * 1.0
     b = np.sin(x[1])
