@@ -392,3 +392,21 @@ def test_zip_strict_is_refused_with_a_rewrite_hint():
     assert location.line == zip_strict_loop.__code__.co_firstlineno + 2
     assert location.text[location.column :].startswith("strict=True")
     assert "range(len(a))" in info.value.hint
+
+
+def sort_copy_in_loop(x):
+    s = 0.0
+    for k in range(2):
+        y = np.sort(x * (k + 1))
+        s = s + np.sum(y * np.arange(3.0))
+    return s
+
+
+def test_functional_sort_is_not_mistaken_for_the_in_place_method():
+    """``np.sort`` returns a copy: no rule for it (today), but not an in-place write (B18)."""
+    with pytest.raises(NoDerivativeRuleError, match="no derivative rule for np.sort") as info:
+        grad(sort_copy_in_loop)(np.array([0.5, 0.7, -1.5]))
+    assert "in place" not in str(info.value)
+    location = info.value.location
+    assert location.line == sort_copy_in_loop.__code__.co_firstlineno + 3
+    assert span_of(info.value).startswith("np.sort(")
