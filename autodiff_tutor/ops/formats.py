@@ -66,6 +66,17 @@ def check_format(fmt: str, ndim: int | None = None) -> str:
         ...
     autodiff_tutor.errors.DataFormatError: data format 'SCC' has 2 'C' (channel) labels...
     """
+    if isinstance(fmt, str) and (fmt, ndim) in _VALID:
+        return fmt  # ops check their format on every call: remember the valid ones
+    _check_format(fmt, ndim)
+    _VALID.add((fmt, ndim))
+    return fmt
+
+
+_VALID: set[tuple[str, int | None]] = set()
+
+
+def _check_format(fmt: str, ndim: int | None) -> None:
     if not isinstance(fmt, str):
         raise DataFormatError(
             f"a data format must be a string such as 'SSCB', got {type(fmt).__name__}",

@@ -154,7 +154,7 @@ class DifferentiableFunction:
         """
         names: list[str] = []
         try:
-            parameters = inspect.signature(self.forward).parameters.values()
+            parameters = signature_of(self.forward).parameters.values()
         except (TypeError, ValueError):
             parameters = []
         for p in parameters:
@@ -306,10 +306,30 @@ def _flags(compute_gradients: Any, num_inputs: int, name: str) -> tuple[bool, ..
     return flags
 
 
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+
+
+def signature_of(fn: Any) -> inspect.Signature:
+    """``inspect.signature(fn)``, computed once per function (ops call it every time).
+
+    >>> class F(DifferentiableFunction):
+    ...     def forward(self, X, alpha):
+    ...         return X * alpha
+    >>> list(signature_of(F().forward).parameters)
+    ['X', 'alpha']
+    """
+    function = getattr(fn, "__func__", fn)
+    key = (function, hasattr(fn, "__self__"))
+    if key not in _SIGNATURES:
+        signature = inspect.signature(fn)
+        _SIGNATURES[key] = signature
+    return _SIGNATURES[key]
+
+
 def _bind(fn: Any, args: tuple[Any, ...], what: str, layout: str) -> None:
     """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside)."""
     try:
-        signature = inspect.signature(fn)
+        signature = signature_of(fn)
     except (TypeError, ValueError):
         return
     try:
