@@ -83,7 +83,8 @@ def unreduce(g: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     >>> unreduce(np.array([1.0, 2.0]), np.zeros((2, 3)), axis=1).tolist()
     [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
     """
-    if axis is None and type(x) is np.ndarray and x.size <= _SMALL and np.ndim(g) == 0:
+    small_float = type(x) is np.ndarray and x.dtype.kind == "f" and x.size <= _SMALL
+    if axis is None and small_float and isinstance(g, (np.floating, float)):
         filled = np.empty(x.shape, dtype=np.result_type(g))  # cheaper than a view when small
         filled.fill(g)
         return filled
