@@ -33,11 +33,7 @@ from typing import Any
 
 import numpy as np
 
-# Known compiler bugs (reproducers in the helper's report); remove the mark when fixed.
-B_OUTER_ELEMENT_READ = (
-    "compiler bug B7 (rest): element writes in an inner loop and 'y[0] = y[0] * c' in the "
-    "outer loop are rejected as a write into an array with a live view"
-)
+# A program the compiler mishandles gets bug="..." (an xfail, strict): none at present.
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from corpus_flow import B_OUTER_ELEMENT_READ, program, u
+from corpus_flow import program, u
 
 
 def _cumsum_reference(x):
@@ -204,8 +204,6 @@ def _smoothing_reference(x):
 @program(
     lambda rng: (u(rng, 4),),
     reference=_smoothing_reference,
-    bug=B_OUTER_ELEMENT_READ,
-    bug_at="compile",
 )
 def smoothing_sweeps_with_boundary(x):
     y = x * 1.0

@@ -117,9 +117,11 @@ class WritesMixin:
                 if step.synthetic:
                     continue
                 for name in step.operand_names() & watched:
-                    if position >= index or self._stale_in_loop(
-                        name, position, step, loops, definer
-                    ):
+                    if position >= index:
+                        stale = not _made_between(name, index, position, definer)
+                    else:
+                        stale = self._stale_in_loop(name, position, step, loops, definer)
+                    if stale:
                         self._in_place_error(node, what, fix, _described(name, definer))
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
@@ -178,6 +180,12 @@ class WritesMixin:
                     family |= pair
                     changed = True
         return family
+
+
+def _made_between(name: str, start: int, end: int, definer: dict) -> bool:
+    """Whether the user's code made ``name`` afresh after the write and before the read
+    (a view taken after a write sees the written array, as the compiled code does)."""
+    return any(start <= p < end and not step.synthetic for p, step in definer.get(name, []))
 
 
 def _described(name: str, definer: dict) -> str:
