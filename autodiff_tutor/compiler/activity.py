@@ -21,6 +21,8 @@ caught: a varied value flowing into a call without a rule, or out through
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from autodiff_tutor.compiler.inline import is_none_gradient
@@ -105,7 +107,8 @@ def _wrt_of(program: Program) -> list[str]:
 
 def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
     what = step.description or "this call"
-    names = ", ".join(repr(n) for n in carried)
+    users = sorted({re.sub(r"_\d+$", "", n) for n in carried if not re.fullmatch(r"t\d+", n)})
+    names = ", ".join(repr(n) for n in users) or "a value"  # the user's names, not versions
     node = step.expression or step.origin
     location = parsed.location(node) if node is not None else None
     if step.kind == "escape":

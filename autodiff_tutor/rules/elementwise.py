@@ -207,4 +207,12 @@ nondifferentiable(
     "len",
     "zeros_like",
     "ones_like",
+    # integer results: indices and counts carry no gradient
+    "argmax",
+    "argmin",
+    "argsort",
+    "nonzero",
+    "count_nonzero",
+    "searchsorted",
+    "digitize",
 )
