@@ -22,7 +22,6 @@ caught: a varied value flowing into a call without a rule, or out through
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 
 from autodiff_tutor.compiler.inline import is_none_gradient
