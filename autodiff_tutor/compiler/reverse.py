@@ -258,13 +258,15 @@ class _Backward:
         if not self._region_active(node):
             return
         self._zero_init(node)
-        before = set(self.has_adjoint)
+        before, owned = set(self.has_adjoint), set(self.owned)
         self.origin = _node_origin(self.parsed, node.origin)
         origin = self.origin
         body = self._body(node.body, pop=True, origin=origin)
+        owned_in_body, self.owned = self.owned, set(owned)
         self.has_adjoint = set(before)
         orelse = self._body(node.orelse, pop=True, origin=origin)
         self.has_adjoint = before
+        self.owned = owned & owned_in_body & self.owned  # owned after either path
         self.emit(f"if {node.test}:", origin)
         self.lines += body
         if any(line.code != "pass" for line in orelse):
@@ -276,6 +278,9 @@ class _Backward:
             return
         self._zero_init(node)
         before = set(self.has_adjoint)
+        # a gradient the body rebinds may hold another's array when the next iteration starts
+        owned = set(self.owned)
+        self.owned -= {n for s in walk_steps(node.body) for n in s.defined()} | set(node.canonical)
         self.origin = origin = _node_origin(self.parsed, node.origin)
         carried = [c for c in node.canonical if c in self.activity.active]
 
@@ -289,6 +294,7 @@ class _Backward:
 
         body = self._body(node.body, pop=True, origin=origin, finish=finish)
         self.has_adjoint = before
+        self.owned &= owned  # after zero iterations, or after any number
         if node.kind == "for":
             header = f"for {node.index} in reversed({node.iterations}):"
         else:
