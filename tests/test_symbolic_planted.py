@@ -34,7 +34,7 @@ PLANTED = [
     (
         "wrong slope in one region",
         SReLUFunction,
-        ("left * al + middle", "left * ar + middle"),
+        ("dY_left * al + dY * middle", "dY_left * ar + dY * middle"),
         SRELU,
         {("X", "X < tl")},
         {("X = tl", "X")},  # a bug inside a region also spoils the value at its edge
@@ -50,7 +50,7 @@ PLANTED = [
     (
         "missing factor",
         SReLUFunction,
-        ("dY * left * (X - tl)", "dY * left"),
+        ("dY_left * (X - tl)", "dY_left"),
         SRELU,
         {("al", "X < tl")},
         {("X = tl", "al")},

@@ -87,18 +87,20 @@ class SReLUFunction(DifferentiableFunction):
         xp = array_module(X, dY)
         left = xp.astype(X <= tl, X.dtype)
         right = xp.astype(tr <= X, X.dtype)
+        dY_left = dY * left  # the gradient where the left piece is active
+        dY_right = dY * right
         dX = d_tl = d_al = d_tr = d_ar = None
         if compute_gradients[0]:
             middle = xp.astype((tl < X) & (X < tr), X.dtype)
-            dX = dY * (left * al + middle + right * ar)
+            dX = dY_left * al + dY * middle + dY_right * ar
         if compute_gradients[1]:
-            d_tl = reduce_to_channels(dY * left * (1 - al), self.format)
+            d_tl = reduce_to_channels(dY_left * (1 - al), self.format)
         if compute_gradients[2]:
-            d_al = reduce_to_channels(dY * left * (X - tl), self.format)
+            d_al = reduce_to_channels(dY_left * (X - tl), self.format)
         if compute_gradients[3]:
-            d_tr = reduce_to_channels(dY * right * (1 - ar), self.format)
+            d_tr = reduce_to_channels(dY_right * (1 - ar), self.format)
         if compute_gradients[4]:
-            d_ar = reduce_to_channels(dY * right * (X - tr), self.format)
+            d_ar = reduce_to_channels(dY_right * (X - tr), self.format)
         return dX, d_tl, d_al, d_tr, d_ar
 
 
