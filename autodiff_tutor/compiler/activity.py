@@ -107,12 +107,13 @@ def _wrt_of(program: Program) -> list[str]:
 def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
     what = step.description or "this call"
     users = sorted({re.sub(r"_\d+$", "", n) for n in carried if not re.fullmatch(r"t\d+", n)})
-    names = ", ".join(repr(n) for n in users) or "a value"  # the user's names, not versions
+    names = ", ".join(repr(n) for n in users)  # the user's names, not versions
     node = step.expression or step.origin
     location = parsed.location(node) if node is not None else None
     if step.kind == "escape":
         raise GradientEscapeError(
-            f"{what} turns {names} into a plain value, so its gradient would be lost "
+            f"{what} turns {names or 'a value that carries gradient'} into a plain value, "
+            "so its gradient would be lost "
             "and the result would be silently wrong",
             location,
             hint="keep it an array; if you mean to cut the gradient here, "
@@ -128,7 +129,8 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
             "reparameterize: mu + sigma * np.random.standard_normal(shape)"
         )
     raise NoDerivativeRuleError(
-        f"no derivative rule for {what}, which is called on {names} that carries gradient",
+        f"no derivative rule for {what}, which is called on {names or 'a value'} that carries "
+        "gradient",
         location,
         hint=hint,
     )
