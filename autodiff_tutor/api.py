@@ -383,17 +383,7 @@ def vjp(
     """
     compiled = differentiable(f)
     if wrt is None:
-        values = bind_arguments(compiled, args, kwargs)
-        wrt = [
-            p
-            for p, v in zip(compiled.params, values, strict=True)
-            if is_float_value(v) or isinstance(v, list)
-        ]
-        if not wrt:
-            raise NonDifferentiableInputError(
-                f"{compiled.name} has no floating-point argument to differentiate",
-                hint="pass float arrays, or name the inputs with wrt=...",
-            )
+        wrt = float_params(compiled, args, kwargs)
     derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
 
@@ -410,6 +400,28 @@ def vjp(
         return tuple(derivative.backward(*checked, memory))
 
     return out, pullback
+
+
+def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+    """The parameters given floating-point values (or lists) in this call: the default
+    ``wrt`` of ``vjp``.
+
+    >>> import numpy as np
+    >>> def f(x, n):
+    ...     return x * n
+    >>> float_params(differentiable(f), (np.ones(2), 3), {})
+    ['x']
+    """
+    values = bind_arguments(f, args, kwargs)
+    names = [
+        p for p, v in zip(f.params, values, strict=True) if is_float_value(v) or isinstance(v, list)
+    ]
+    if not names:
+        raise NonDifferentiableInputError(
+            f"{f.name} has no floating-point argument to differentiate",
+            hint="pass float arrays, or name the inputs with wrt=...",
+        )
+    return names
 
 
 def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:

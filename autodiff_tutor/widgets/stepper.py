@@ -44,21 +44,9 @@ __all__ = ["BackwardStepper", "backward_stepper"]
 
 
 def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
-    from autodiff_tutor.api import bind_arguments, is_float_value
-    from autodiff_tutor.errors import NonDifferentiableInputError
+    from autodiff_tutor.api import float_params
 
-    values = bind_arguments(compiled, args, {})
-    names = [
-        p
-        for p, v in zip(compiled.params, values, strict=True)
-        if is_float_value(v) or isinstance(v, list)
-    ]
-    if not names:
-        raise NonDifferentiableInputError(
-            f"{compiled.name} has no floating-point argument to differentiate",
-            hint="pass float values, or name the inputs with wrt=...",
-        )
-    return names
+    return float_params(compiled, args, {})
 
 
 def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
