@@ -36,6 +36,7 @@ RUNTIME.update(
     array_module=backend.array_module,
     zeros_like=backend.zeros_like,
     ones_like=backend.ones_like,
+    like=backend.like,
     shape_of=backend.shape_of,
     unbound=backend.unbound,
     Tape=Tape,
@@ -83,7 +84,8 @@ def render_forward(generated: Generated) -> str:
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = _tuple(generated.outputs) if generated.returns_tuple else generated.outputs[0]
     body = _body(generated.forward, comments=False)
-    body.append(f"    return {outputs}, {_tuple(generated.memory) if generated.memory else '()'}")
+    saved = [f"like({n})" if n in generated.shape_only else n for n in generated.memory]
+    body.append(f"    return {outputs}, {_tuple(saved) if saved else '()'}")
     return "\n".join([head, *body])
 
 

@@ -81,7 +81,11 @@ def _control_names(region: Branch | Loop) -> set[str]:
 
 
 def forward_lines(
-    program: Program, parsed: ParsedFunction, memory: set[str], pushes: dict[int, list[str]]
+    program: Program,
+    parsed: ParsedFunction,
+    memory: set[str],
+    pushes: dict[int, list[str]],
+    shape_only: set[str] = frozenset(),
 ):
     """The forward's statements (as reverse.Line objects), with tape pushes."""
     from autodiff_tutor.compiler.reverse import Line, _origin
@@ -129,7 +133,8 @@ def forward_lines(
                     lines.append(Line(f"{node.counter} = {node.counter} + 1", "", depth + 1))
         pushed = pushes.get(id(nodes))
         if pushed:
-            lines.append(Line(f"tape.push({_tuple(pushed)})", "", depth))
+            saved = [f"like({n})" if n in shape_only else n for n in pushed]
+            lines.append(Line(f"tape.push({_tuple(saved)})", "", depth))
         for step in trailing_copies:
             lines.append(Line(step.source(), "", depth))
         if len(lines) == start and depth > 0:

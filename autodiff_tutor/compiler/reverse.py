@@ -59,6 +59,7 @@ class Generated:
     memory: list[str] = field(default_factory=list)
     gradients: list[str] = field(default_factory=list)
     prefix: str = "d_"  # gradients are named prefix + value name
+    shape_only: set[str] = field(default_factory=set)  # saved as like(t): shape and dtype
 
     @property
     def seeds(self) -> list[str]:
@@ -101,8 +102,48 @@ def build(
     loops = _loops(program.steps)
     order += [n for loop in loops for n in (loop.index, loop.counter) if n] + ["tape"]
     generated.memory = [n for n in dict.fromkeys(order) if n in read & top]
-    generated.forward = forward_lines(program, parsed, set(generated.memory), backward.pushes)
+    if in_place:  # the functional form (second derivatives) keeps the values themselves
+        generated.shape_only = shape_only_names(lines) - program.list_names
+    generated.forward = forward_lines(
+        program, parsed, set(generated.memory), backward.pushes, generated.shape_only
+    )
     return generated
+
+
+# Helpers that read one argument (by position) only for its shape and dtype.
+SHAPE_READERS = {"unbroadcast": 1, "unreduce": 1, "cast_like": 1, "scatter": 1, "size": 0}
+
+
+def shape_only_names(lines: list[Line]) -> set[str]:
+    """Names the backward reads only for their shape and dtype: the forward saves
+    ``like(t)`` for them instead of the whole array.
+
+    >>> sorted(shape_only_names([Line("d_a = unbroadcast(d_t, t)"), Line("d_b = d_t * u")]))
+    ['t']
+    """
+    shape_uses: set[str] = set()
+    other_uses: set[str] = set()
+    for line in lines:
+        source = line.code.strip()
+        if source.endswith(":"):
+            source += " pass"
+        if source in ("else: pass",):
+            continue
+        tree = ast.parse(source)
+        positions = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                position = SHAPE_READERS.get(node.func.id)
+                if position is not None and len(node.args) > position:
+                    argument = node.args[position]
+                    if isinstance(argument, ast.Name):
+                        positions.add(id(argument))
+                        shape_uses.add(argument.id)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if id(node) not in positions:
+                    other_uses.add(node.id)
+    return shape_uses - other_uses
 
 
 def _defined_with_saved(step: Step) -> list[str]:

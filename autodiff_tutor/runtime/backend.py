@@ -140,3 +140,45 @@ class Unbound:
 
 
 unbound = Unbound()
+
+
+class Like:
+    """The shape and dtype of an array, saved for the backward in place of the array
+    when only those are read (``unbroadcast(g, t)``): the array itself can be freed.
+
+    >>> saved = like(np.zeros((2, 3), np.float32))
+    >>> saved.shape, saved.dtype, saved.ndim
+    ((2, 3), dtype('float32'), 2)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        result = 1
+        for n in self.shape:
+            result *= n
+        return result
+
+    def __repr__(self) -> str:
+        return f"like(shape={self.shape}, dtype={self.dtype})"
+
+
+def like(x: Any) -> Any:
+    """``Like(shape, dtype)`` of an array or numpy scalar; anything else as it is.
+
+    >>> like(3.0)
+    3.0
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or isinstance(x, np.generic):
+        return x  # Python numbers and numpy scalars are small: keep them
+    return Like(tuple(x.shape), dtype)

@@ -64,6 +64,7 @@ SHAPE_ONLY = {
     "float64",
     "float",
     "cast_like",
+    "like",  # the shape and dtype the forward saves for the backward
 }
 #: Of those, the broadcast helpers of generated code: identities per element, usable
 #: in further arithmetic (they sum only where a value was broadcast).
