@@ -146,9 +146,9 @@ class Like:
     """The shape and dtype of an array, saved for the backward in place of the array
     when only those are read (``unbroadcast(g, t)``): the array itself can be freed.
 
-    >>> saved = like(np.zeros((2, 3), np.float32))
+    >>> saved = like(np.zeros((200, 300), np.float32))
     >>> saved.shape, saved.dtype, saved.ndim
-    ((2, 3), dtype('float32'), 2)
+    ((200, 300), dtype('float32'), 2)
     """
 
     __slots__ = ("shape", "dtype")
@@ -178,7 +178,13 @@ def like(x: Any) -> Any:
     >>> like(3.0)
     3.0
     """
+    if type(x) is np.ndarray:
+        # a small array costs little to keep, and keeps the helpers' fast paths
+        return Like(x.shape, x.dtype) if x.size > _KEEP_BELOW else x
     dtype = getattr(x, "dtype", None)
     if dtype is None or isinstance(x, np.generic):
         return x  # Python numbers and numpy scalars are small: keep them
     return Like(tuple(x.shape), dtype)
+
+
+_KEEP_BELOW = 4096  # elements
