@@ -48,42 +48,63 @@ class Activity:
 
 def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = None) -> Activity:
     """Compute varied and useful names; reject gradients that would silently vanish."""
-    varied = set(wrt if wrt is not None else _wrt_of(program))
     steps = program.all_steps()
-    changed = True
-    while changed:  # a fixpoint: loops carry values back to earlier steps
-        changed = False
-        for step in steps:
-            if step.kind in DIFFERENTIABLE_KINDS and _reads(step) & varied:
-                if not set(step.defined()) <= varied:
-                    varied |= set(step.defined())
-                    changed = True
+    varied = varied_names(steps, wrt if wrt is not None else _wrt_of(program))
     # gradients flow back only through differentiable steps, to their inputs (a static
     # step such as ones_like(out) or x > 0 reads a value but passes no gradient to it)
-    useful = set(program.outputs)
-    changed = True
-    while changed:
-        changed = False
-        for step in steps:
-            if step.kind in DIFFERENTIABLE_KINDS and set(step.defined()) & useful:
-                if not _reads(step) <= useful:
-                    useful |= _reads(step)
-                    changed = True
+    useful = _closure(set(program.outputs), steps, _gradient_edges_backward)
     # a value that reaches the output in any way: where a dropped gradient matters
-    reaches = set(program.outputs)
-    changed = True
-    while changed:
-        changed = False
-        for step in steps:
-            if set(step.defined()) & reaches and not step.operand_names() <= reaches:
-                reaches |= step.operand_names()
-                changed = True
+    reaches = _closure(
+        set(program.outputs), steps, lambda step: (set(step.defined()), step.operand_names())
+    )
     for step in steps:
         if step.target in reaches and step.kind in ("opaque", "escape"):
             carried = sorted(_reads(step) & varied)
             if carried:
                 _raise_dropped_gradient(step, carried, parsed)
     return Activity(varied, useful)
+
+
+def varied_names(steps: list, wrt: list[str]) -> set[str]:
+    """The names that depend differentiably on ``wrt`` (the forward half of the analysis).
+
+    >>> from autodiff_tutor.compiler.source import parse_function
+    >>> from autodiff_tutor.compiler.normalize import normalize
+    >>> def f(x, y):
+    ...     return x * 2.0 + y
+    >>> program = normalize(parse_function(f), ["x"])
+    >>> sorted(varied_names(program.all_steps(), ["x"]))
+    ['out', 't1', 'x']
+    """
+    return _closure(set(wrt), steps, _gradient_edges_forward)
+
+
+def _closure(start: set[str], steps: list, edges) -> set[str]:
+    """Grow ``start`` to a fixpoint: where a step's sources meet it, add the step's targets.
+
+    One pass is not enough: loops carry values back to earlier steps.
+    """
+    found = set(start)
+    changed = True
+    while changed:
+        changed = False
+        for step in steps:
+            sources, targets = edges(step)
+            if sources & found and not targets <= found:
+                found |= targets
+                changed = True
+    return found
+
+
+def _gradient_edges_forward(step) -> tuple[set[str], set[str]]:
+    if step.kind not in DIFFERENTIABLE_KINDS:
+        return set(), set()
+    return _reads(step), set(step.defined())
+
+
+def _gradient_edges_backward(step) -> tuple[set[str], set[str]]:
+    sources, targets = _gradient_edges_forward(step)
+    return targets, sources
 
 
 def _reads(step) -> set[str]:

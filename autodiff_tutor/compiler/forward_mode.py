@@ -29,8 +29,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-from autodiff_tutor.compiler.activity import DIFFERENTIABLE_KINDS
-from autodiff_tutor.compiler.activity import _reads as passes_gradient
+from autodiff_tutor.compiler.activity import varied_names
 from autodiff_tutor.compiler.inline import substitute, tangent_formula
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step
 from autodiff_tutor.compiler.optimize import fold
@@ -59,7 +58,7 @@ class Tangents:
 
 def build_jvp(program: Program, parsed: ParsedFunction, wrt: list[str]) -> Tangents:
     """Tangent statements for directional derivatives along the inputs ``wrt``."""
-    varied = _varied(program, wrt)
+    varied = varied_names(program.all_steps(), wrt)
     result = Tangents(
         program.name, program.params, list(wrt), program.outputs, program.returns_tuple
     )
@@ -70,23 +69,6 @@ def build_jvp(program: Program, parsed: ParsedFunction, wrt: list[str]) -> Tange
         first = result.dot(wrt[0]) if wrt else program.params[0]
         result.lines.insert(0, (0, f"xp = array_module({first})"))
     return result
-
-
-def _varied(program: Program, wrt: list[str]) -> set[str]:
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for step in program.all_steps():
-            reads = passes_gradient(step)
-            if (
-                step.kind in DIFFERENTIABLE_KINDS
-                and reads & varied
-                and not set(step.defined()) <= varied
-            ):
-                varied |= set(step.defined())
-                changed = True
-    return varied
 
 
 class _Writer:
