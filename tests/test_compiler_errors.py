@@ -96,6 +96,12 @@ def inplace_sort_fn(x):
     return np.sum(y)
 
 
+def malformed_append_fn(x):
+    ys = []
+    ys.append(x, x)  # Python would raise here; the compiler must not skip it
+    return np.sum(x)
+
+
 @pytest.mark.parametrize(
     ("fn", "offset", "column", "message"),
     [
@@ -106,6 +112,7 @@ def inplace_sort_fn(x):
         (class_fn, 1, 4, "classes defined inside the function"),
         (comprehension_fn, 1, 27, "list comprehensions are not supported"),
         (inplace_sort_fn, 2, 4, "changes an array in place"),
+        (malformed_append_fn, 2, 4, "an expression statement is not supported"),
     ],
 )
 def test_unsupported_syntax_is_located(fn, offset, column, message):

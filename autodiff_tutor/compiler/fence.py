@@ -172,7 +172,7 @@ def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
             )
         if isinstance(node, ast.Expr) and not (
             isinstance(node.value, (ast.Constant, *HINTS))
-            or _is_list_append(node.value)
+            or is_list_append(node.value)
             or _in_place_call(node.value, namespace)  # reported by name when the walk gets there
         ):
             raise UnsupportedSyntaxError(
@@ -189,10 +189,19 @@ def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
     raise UnsupportedSyntaxError(message, parsed.location(node), hint=hint)
 
 
-def _is_list_append(value: ast.expr) -> bool:
+def is_list_append(value: ast.expr) -> bool:
+    """``name.append(v)``: one positional argument, the only expression statement kept.
+
+    >>> is_list_append(ast.parse("ys.append(y)", mode="eval").body)
+    True
+    >>> is_list_append(ast.parse("ys.append(a, b)", mode="eval").body)
+    False
+    """
     return (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and value.func.attr == "append"
         and isinstance(value.func.value, ast.Name)
+        and len(value.args) == 1
+        and not value.keywords
     )

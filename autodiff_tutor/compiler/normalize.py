@@ -33,9 +33,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from autodiff_tutor.compiler.desugar import DesugarError, desugar
+from autodiff_tutor.compiler.fence import is_list_append
 from autodiff_tutor.compiler.ir import Node, Program, Step
 from autodiff_tutor.compiler.normalize_calls import CallsMixin
-from autodiff_tutor.compiler.normalize_flow import FlowMixin, _is_append
+from autodiff_tutor.compiler.normalize_flow import FlowMixin
 from autodiff_tutor.compiler.normalize_writes import WritesMixin
 from autodiff_tutor.compiler.resolve import Resolver
 from autodiff_tutor.compiler.source import ParsedFunction
@@ -114,7 +115,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             self._if(node)
         elif isinstance(node, (ast.For, ast.While)):
             self._loop(node)
-        elif isinstance(node, ast.Expr) and _is_append(node.value):
+        elif isinstance(node, ast.Expr) and is_list_append(node.value):
             self._append(node.value)
         elif isinstance(node, (ast.Pass, ast.Expr)):
             return  # a docstring or 'pass' (the fence rejected other expressions)

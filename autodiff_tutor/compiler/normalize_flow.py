@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 
 
@@ -196,17 +197,6 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 if isinstance(node.value, ast.Name):
                     names.add(node.value.id)
-            elif _is_append(node) if isinstance(node, ast.expr) else False:
+            elif is_list_append(node) if isinstance(node, ast.expr) else False:
                 names.add(node.func.value.id)
     return names
-
-
-def _is_append(value: ast.expr) -> bool:
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "append"
-        and isinstance(value.func.value, ast.Name)
-        and len(value.args) == 1
-        and not value.keywords
-    )
