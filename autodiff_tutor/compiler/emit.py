@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.reverse import Generated, Line
 from autodiff_tutor.compiler.source import closure_values
 from autodiff_tutor.runtime import backend, helpers
@@ -54,12 +55,6 @@ RUNTIME["differentiable"] = _differentiable
 _counter = itertools.count(1)
 
 
-def _tuple(names: list[str]) -> str:
-    if len(names) == 1:
-        return f"({names[0]},)"
-    return f"({', '.join(names)})"
-
-
 def render_body(lines: list[Line], comments: bool = True) -> list[str]:
     """Generated statements as indented source lines (comments aligned in a column)."""
     return _body(lines, comments)
@@ -82,10 +77,10 @@ def _body(lines: list[Line], comments: bool = True) -> list[str]:
 def render_forward(generated: Generated) -> str:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
-    outputs = _tuple(generated.outputs) if generated.returns_tuple else generated.outputs[0]
+    outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
     body = _body(generated.forward, comments=False)
     saved = [f"like({n})" if n in generated.shape_only else n for n in generated.memory]
-    body.append(f"    return {outputs}, {_tuple(saved) if saved else '()'}")
+    body.append(f"    return {outputs}, {tuple_source(saved) if saved else '()'}")
     return "\n".join([head, *body])
 
 
@@ -94,9 +89,9 @@ def render_backward(generated: Generated) -> str:
     head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
     body = []
     if generated.memory:
-        body.append(f"    {_tuple(generated.memory)} = memory")
+        body.append(f"    {tuple_source(generated.memory)} = memory")
     body += _body(generated.backward)
-    body.append(f"    return {_tuple(generated.gradients)}")
+    body.append(f"    return {tuple_source(generated.gradients)}")
     return "\n".join([head, *body])
 
 

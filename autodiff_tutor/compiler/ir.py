@@ -151,6 +151,15 @@ class Program:
         return f"def {self.name}({', '.join(self.params)}):\n" + "\n".join(body)
 
 
+def tuple_source(names: list[str]) -> str:
+    """The source of a tuple of names; one name keeps its trailing comma.
+
+    >>> tuple_source(["x"]), tuple_source(["x", "y"])
+    ('(x,)', '(x, y)')
+    """
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
 def _render(nodes: list[Node], indent: str) -> list[str]:
     lines = []
     for node in nodes:

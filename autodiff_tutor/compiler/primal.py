@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, tuple_source, walk_steps
 from autodiff_tutor.compiler.source import ParsedFunction
 
 
@@ -134,7 +134,7 @@ def forward_lines(
         pushed = pushes.get(id(nodes))
         if pushed:
             saved = [f"like({n})" if n in shape_only else n for n in pushed]
-            lines.append(Line(f"tape.push({_tuple(saved)})", "", depth))
+            lines.append(Line(f"tape.push({tuple_source(saved)})", "", depth))
         for step in trailing_copies:
             lines.append(Line(step.source(), "", depth))
         if len(lines) == start and depth > 0:
@@ -152,12 +152,8 @@ def _step_source(step: Step, kept: set[str]) -> str:
     if step.kind == "op_call" and f"{step.target}_saved" in kept:
         call = step.value
         args = ", ".join(ast.unparse(a) for a in call.args)
-        outputs = _tuple(step.defined())
+        outputs = tuple_source(step.defined())
         return f"{outputs}, {step.target}_saved = {ast.unparse(call.func)}.op_forward({args})"
     if step.targets:
         return f"{', '.join(step.targets)} = {ast.unparse(step.value)}"
     return step.source()
-
-
-def _tuple(names: list[str]) -> str:
-    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler.activity import Activity
 from autodiff_tutor.compiler.inline import inline, inline_all, is_none_gradient
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, tuple_source, walk_steps
 from autodiff_tutor.compiler.optimize import fold
 from autodiff_tutor.compiler.shapes import ShapeClasses
 from autodiff_tutor.compiler.source import ParsedFunction
@@ -290,7 +290,7 @@ class _Backward:
             pushed = [n for n in _ordered(nodes) if n in read & pushable(nodes)]
             if pushed:
                 self.pushes[id(nodes)] = pushed
-                body.insert(0, Line(f"{_tuple(pushed)} = tape.pop()", origin, self.depth))
+                body.insert(0, Line(f"{tuple_source(pushed)} = tape.pop()", origin, self.depth))
         self.depth -= 1
         self.lines = outer_lines
         return body or [Line("pass", "", self.depth + 1)]
@@ -431,7 +431,7 @@ class _Backward:
         targets = self._gradient_targets(args, flags)
         op = ast.unparse(step.value.func)
         trailing = "," if len(targets) == 1 else ""
-        call = f"{op}.op_backward({_tuple(seeds)}, {flags!r}, {step.target}_saved)"
+        call = f"{op}.op_backward({tuple_source(seeds)}, {flags!r}, {step.target}_saved)"
         self.emit(f"{', '.join(targets)}{trailing} = {call}")
         self._collect(args, targets)
 
@@ -495,10 +495,6 @@ def _ordered(nodes: list[Node]) -> list[str]:
         if isinstance(node, Step):
             names += sorted(node.operand_names())
     return list(dict.fromkeys(names))
-
-
-def _tuple(names: list[str]) -> str:
-    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
 def _origin(parsed: ParsedFunction, step: Step) -> str:
