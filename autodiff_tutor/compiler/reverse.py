@@ -124,12 +124,9 @@ def shape_only_names(lines: list[Line]) -> set[str]:
     shape_uses: set[str] = set()
     other_uses: set[str] = set()
     for line in lines:
-        source = line.code.strip()
-        if source.endswith(":"):
-            source += " pass"
-        if source in ("else: pass",):
+        tree = _parse_line(line.code)
+        if tree is None:
             continue
-        tree = ast.parse(source)
         positions = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -530,13 +527,20 @@ def _same(a: ast.expr, b: ast.expr) -> bool:
 
 def names_read(code: str) -> set[str]:
     """Names a line of generated code reads (for memory and tape contents)."""
-    source = code.strip()
-    if source.endswith(":"):  # a header line: 'if c:', 'for i in reversed(r):'
-        source += " pass"
-    if source == "else: pass" or source == "else:":
+    tree = _parse_line(code)
+    if tree is None:
         return set()
-    tree = ast.parse(source)
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _parse_line(code: str) -> ast.Module | None:
+    """One generated line as a tree; a header ('if c:', 'for i in r:') gets a 'pass'."""
+    source = code.strip()
+    if source.endswith(":"):
+        source += " pass"
+    if source == "else: pass":
+        return None  # reads nothing, and cannot stand alone
+    return ast.parse(source)
 
 
 def _reads_name(code: str, name: str) -> bool:
