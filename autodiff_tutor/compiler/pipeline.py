@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.compiler.activity import analyze
+from autodiff_tutor.compiler.activity import Activity, analyze
 from autodiff_tutor.compiler.emit import (
     compile_functions,
     compile_sources,
@@ -46,6 +46,7 @@ class Derivative:
     forward_source: str
     backward_source: str
     program: Program
+    activity: Activity
     generated: Generated
     parsed: ParsedFunction
 
@@ -65,10 +66,7 @@ class Derivative:
 
 def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative:
     """Run every stage on ``fn`` for gradients with respect to the parameters ``wrt``."""
-    parsed = parse_function(fn)
-    check_supported(parsed)
-    program = normalize(parsed, wrt)
-    activity = analyze(program, parsed, list(wrt))
+    parsed, program, activity = _front_end(fn, wrt)
     generated = build(program, activity, parsed, list(wrt))
     _avoid_helper_clashes(generated, program, parsed)
     forward, backward, forward_src, backward_src = compile_functions(generated, parsed.fn)
@@ -80,6 +78,7 @@ def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative
         forward_src,
         backward_src,
         program,
+        activity,
         generated,
         parsed,
     )
@@ -98,14 +97,21 @@ class TangentFunction:
 
 def compile_tangent(fn: Callable[..., Any], wrt: Sequence[str]) -> TangentFunction:
     """The forward-mode pipeline: source, fence, normalize, tangents, emit."""
-    parsed = parse_function(fn)
-    check_supported(parsed)
-    program = normalize(parsed, wrt)
-    analyze(program, parsed, list(wrt))  # rejects gradients that would silently vanish
+    parsed, program, _ = _front_end(fn, wrt)  # activity rejects gradients that would vanish
     tangents = build_jvp(program, parsed, list(wrt))
     source = render_jvp(tangents)
     (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed.fn)
     return TangentFunction(parsed.name, tuple(wrt), function, source, program.returns_tuple)
+
+
+def _front_end(
+    fn: Callable[..., Any], wrt: Sequence[str]
+) -> tuple[ParsedFunction, Program, Activity]:
+    """The stages reverse and forward mode share: source, fence, normalize, activity."""
+    parsed = parse_function(fn)
+    check_supported(parsed)
+    program = normalize(parsed, wrt)
+    return parsed, program, analyze(program, parsed, list(wrt))
 
 
 def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
@@ -115,8 +121,7 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     differentiate it again: second derivatives and Hessian-vector products.
     """
     program, parsed = derivative.program, derivative.parsed
-    activity = analyze(program, parsed, list(derivative.wrt))
-    generated = build(program, activity, parsed, list(derivative.wrt), in_place=False)
+    generated = build(program, derivative.activity, parsed, list(derivative.wrt), in_place=False)
     if "tape" in generated.memory:
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} are not supported: its gradient "
