@@ -39,7 +39,7 @@ from autodiff_tutor.compiler.normalize_calls import CallsMixin
 from autodiff_tutor.compiler.normalize_flow import FlowMixin
 from autodiff_tutor.compiler.normalize_writes import WritesMixin
 from autodiff_tutor.compiler.resolve import Resolver
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.source import ParsedFunction, as_load
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
 
@@ -126,7 +126,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             if isinstance(node.target, ast.Name):
                 right = self._atom(node.value)  # the right side is read before the write
                 self._check_in_place(node)
-            value = ast.BinOp(left=_load(node.target), op=node.op, right=right)
+            value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
             self._assign(node.target, ast.copy_location(value, node))
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -319,14 +319,6 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
 
     def _reject(self, node: ast.AST, message: str, hint: str) -> None:
         raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)
-
-
-def _load(target: ast.expr) -> ast.expr:
-    loaded = copy.deepcopy(target)
-    for child in ast.walk(loaded):
-        if hasattr(child, "ctx"):
-            child.ctx = ast.Load()
-    return loaded
 
 
 def _defaults(parsed: ParsedFunction) -> dict[str, Any]:

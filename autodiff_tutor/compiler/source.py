@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -140,6 +141,20 @@ def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
         )
     tree.decorator_list = []
     return ParsedFunction(fn, tree, filename, first_line, dedented.splitlines(), indent)
+
+
+def as_load(target: ast.expr) -> ast.expr:
+    """A copy of an assignment target read as a value (``y[i] += v`` reads ``y[i]``).
+
+    >>> target = ast.parse("y[i] = 1").body[0].targets[0]
+    >>> type(as_load(target).ctx).__name__, type(target.ctx).__name__
+    ('Load', 'Store')
+    """
+    loaded = copy.deepcopy(target)
+    for child in ast.walk(loaded):
+        if hasattr(child, "ctx"):
+            child.ctx = ast.Load()
+    return loaded
 
 
 def _indent_removed(source: str, dedented: str) -> int:

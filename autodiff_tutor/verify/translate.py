@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodiff_tutor.compiler.source import ParsedFunction, parse_function
+from autodiff_tutor.compiler.source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.rules.names import is_array_module
 from autodiff_tutor.verify.symbolic_algebra import (
@@ -55,7 +55,6 @@ from autodiff_tutor.verify.translate_calls import (
     Namespace,
     Opaque,
     Summed,
-    _as_load,
     _is_check,
     _is_condition,
     _is_symbolic,
@@ -186,7 +185,7 @@ class _Interpreter(CallsMixin):
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             self.assign(node.target, self.expr(node.value))
         elif isinstance(node, ast.AugAssign):
-            current = self.expr(_as_load(node.target))
+            current = self.expr(as_load(node.target))
             self.assign(node.target, self.binop(node, node.op, current, self.expr(node.value)))
         elif isinstance(node, ast.If):
             self.block(node.body if self.truth(node.test) else node.orelse)

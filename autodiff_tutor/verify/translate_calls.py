@@ -269,13 +269,3 @@ def _is_check(statement: ast.stmt) -> bool:
     return isinstance(statement, (ast.Pass, ast.Assert)) or (
         isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
     )
-
-
-def _as_load(target: ast.expr) -> ast.expr:
-    import copy
-
-    node = copy.deepcopy(target)
-    for child in ast.walk(node):
-        if hasattr(child, "ctx"):
-            child.ctx = ast.Load()
-    return node
