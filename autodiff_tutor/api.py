@@ -24,16 +24,20 @@ import numpy as np
 
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
+    FrontEnd,
     TangentFunction,
     compile_derivative,
     compile_gradient_function,
     compile_tangent,
+    front_end,
+    stages,
 )
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
     NonScalarOutputError,
 )
+from autodiff_tutor.protocol import register_op_factory
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
 
 Wrt = int | str | Sequence[int | str] | None
@@ -67,6 +71,7 @@ class Differentiable:
         self._cache: dict[tuple[str, ...], Derivative] = {}
         self._by_request: dict[Any, Derivative] = {}  # wrt as the caller wrote it
         self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
+        self._front: FrontEnd | None = None
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -89,9 +94,15 @@ class Differentiable:
             return found
         names = self.wrt_names(wrt)
         if names not in self._cache:
-            self._cache[names] = compile_derivative(self.fn, names)
+            self._cache[names] = compile_derivative(self.fn, names, self.front_end())
         self._by_request[key] = self._cache[names]
         return self._cache[names]
+
+    def front_end(self) -> FrontEnd:
+        """The parsed and normalized function: compiled once, whatever ``wrt``."""
+        if self._front is None:
+            self._front = front_end(self.fn)
+        return self._front
 
     def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
         """Parameter names for ``wrt`` given by position, name, or a sequence of either.
@@ -127,7 +138,7 @@ class Differentiable:
         """The compiled forward-mode (JVP) function for tangents along ``wrt`` (cached)."""
         names = self.wrt_names(wrt)
         if names not in self._tangent_cache:
-            self._tangent_cache[names] = compile_tangent(self.fn, names)
+            self._tangent_cache[names] = compile_tangent(self.fn, names, self.front_end())
         return self._tangent_cache[names]
 
     def jvp_source(self, wrt: Wrt = None) -> str:
@@ -146,9 +157,29 @@ class Differentiable:
         """Forward and backward sources together (the protocol's ``source()``)."""
         return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
 
-    def show(self, wrt: Wrt = None) -> None:
-        """Print the generated forward and backward functions."""
-        print(self.source(wrt))
+    def show(self, wrt: Wrt = None, stages: bool = False) -> None:
+        """Print the generated forward and backward functions; with ``stages=True``,
+        every stage's result in the order the compiler runs them."""
+        if not stages:
+            print(self.source(wrt))
+            return
+        for stage, text in self.stages(wrt).items():
+            print(f"── {stage} " + "─" * (60 - len(stage)))
+            print(text)
+
+    def stages(self, wrt: Wrt = None) -> dict[str, str]:
+        """Each compiler stage's result, as text: source, normalize, activity, adjoint,
+        memory, forward, optimize, emit.
+
+        >>> import numpy as np
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(np.exp(x))
+        >>> print(f.stages("x")["optimize"])
+            d_t1 = unreduce(d_out, t1)  # line 3: np.sum(np.exp(x))
+            d_x = d_t1 * t1             # line 3: np.exp(x)
+        """
+        return stages(self.fn, self.wrt_names(wrt))
 
     def _repr_html_(self) -> str:
         from autodiff_tutor.display import generated_code_html
@@ -478,3 +509,6 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
     return function.function(*values, *dots)
+
+
+register_op_factory(differentiable)  # generated code calls user helpers through it

@@ -29,7 +29,10 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
+
+_op_factories: list[Callable[[Callable[..., Any]], Any]] = []
 
 
 @runtime_checkable
@@ -60,3 +63,22 @@ def is_differentiable_op(obj: Any) -> bool:
     return callable(getattr(obj, "op_forward", None)) and callable(
         getattr(obj, "op_backward", None)
     )
+
+
+def register_op_factory(factory: Callable[[Callable[..., Any]], Any]) -> None:
+    """Set how a plain function becomes an operation (``autodiff_tutor.api`` registers
+    ``differentiable``): generated code calls :func:`as_op` without importing the API."""
+    _op_factories[:] = [factory]
+
+
+def as_op(fn: Callable[..., Any]) -> Any:
+    """The differentiable operation of a user function (compiled on first use).
+
+    >>> import autodiff_tutor, numpy as np
+    >>> def square(x):
+    ...     return x * x
+    >>> op = as_op(square)
+    >>> op.op_forward(np.array([3.0]))[0]
+    (array([9.]),)
+    """
+    return _op_factories[0](fn)

@@ -168,13 +168,13 @@ def test_generated_code_compiles_and_shows(program, capsys):
         "kepler_newton_break",
     ],
 )
-def test_break_and_while_use_the_tape(name):
+def test_break_and_while_use_the_memory_stack(name):
     program = BY_NAME[name]
     compiled = differentiable(program.fn)
     forward = compiled.forward_source(list(program.wrt))
     backward = compiled.backward_source(list(program.wrt))
-    assert "tape.push(" in forward
-    assert "tape.pop()" in backward
+    assert "stack.push(" in forward
+    assert "stack.pop()" in backward
     loop_lines = [line for line in backward.splitlines() if line.lstrip().startswith("for ")]
     assert loop_lines, "the backward replays the iterations in a loop"
 

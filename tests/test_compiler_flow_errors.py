@@ -337,19 +337,19 @@ def test_random_generator_method_on_a_differentiated_value_is_rejected():
 # -- known bugs: these should be located errors and are not (yet) ----------------------------
 
 
-def tape_named_variable(x):
-    tape = x * 2
+def stack_named_variable(x):
+    stack = x * 2
     for _ in range(2):
-        tape = tape * x
-    return np.sum(tape)
+        stack = stack * x
+    return np.sum(stack)
 
 
 def class_named_variable(x):
-    Tape = x * 1.0
+    Stack = x * 1.0
     for _ in range(2):
         if x[0] > 0:
-            Tape = Tape * x
-    return np.sum(Tape)
+            Stack = Stack * x
+    return np.sum(Stack)
 
 
 def helper_named_variable(x):
@@ -361,8 +361,8 @@ def helper_named_variable(x):
 @pytest.mark.parametrize(
     ("fn", "name"),
     [
-        (tape_named_variable, "tape"),
-        (class_named_variable, "Tape"),
+        (stack_named_variable, "stack"),
+        (class_named_variable, "Stack"),
         (helper_named_variable, "assign_at"),
     ],
 )

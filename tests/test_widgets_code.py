@@ -153,7 +153,7 @@ def test_stepper_follows_loops_iteration_by_iteration():
     texts = [
         stepper.correspondence.backward_text(s.number).strip() for s in stepper.recording.steps
     ]
-    pops = [t for t in texts if t.startswith("(y_2,) = tape.pop()")]
+    pops = [t for t in texts if t.startswith("(y_2,) = stack.pop()")]
     assert len(pops) == 3  # three iterations, replayed in reverse
     assert not any("d_z_2 = d_z_3" in t for t in texts)  # the else branch did not run
     # d_x grows over the loop's iterations; its values are snapshots, not one shared array

@@ -8,13 +8,12 @@ caught: a varied value flowing into a call without a rule, or out through
 ``float(x)``, is an error when the result reaches the output.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
->>> from autodiff_tutor.compiler.normalize import normalize
+>>> from autodiff_tutor.compiler.pipeline import front_end
 >>> def f(x, y):
 ...     n = x.shape[0]
 ...     return np.sum(x * x) + n * y
->>> parsed = parse_function(f)
->>> activity = analyze(normalize(parsed, ["x"]), parsed, ["x"])
+>>> front = front_end(f)
+>>> activity = analyze(front.program, front.parsed, ["x"])
 >>> sorted(activity.active), sorted(activity.varied - activity.useful)
 (['out', 't1', 't2', 'x'], [])
 """
@@ -27,7 +26,11 @@ from dataclasses import dataclass
 from autodiff_tutor.compiler.inline import is_none_gradient
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.source import ParsedFunction
-from autodiff_tutor.errors import GradientEscapeError, NoDerivativeRuleError
+from autodiff_tutor.errors import (
+    GradientEscapeError,
+    NoDerivativeRuleError,
+    UnsupportedSyntaxError,
+)
 from autodiff_tutor.rules.registry import lookup
 
 DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")  # user calls become op_call
@@ -44,6 +47,17 @@ class Activity:
     def active(self) -> set[str]:
         """Names that are both varied and useful: they get an adjoint."""
         return self.varied & self.useful
+
+    def describe(self) -> str:
+        """The sets, one per line, as the stages view shows them."""
+        return "\n".join(
+            f"{label}: {', '.join(sorted(names)) or '(none)'}"
+            for label, names in (
+                ("active (varied and useful)", self.active),
+                ("varied only", self.varied - self.useful),
+                ("useful only", self.useful - self.varied),
+            )
+        )
 
 
 def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = None) -> Activity:
@@ -62,17 +76,23 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
             carried = sorted(_reads(step) & varied)
             if carried:
                 _raise_dropped_gradient(step, carried, parsed)
+    for operand in program.static_operands:
+        if operand.reads & varied:
+            raise UnsupportedSyntaxError(
+                f"{operand.what} must not depend on a differentiated value",
+                parsed.location(operand.node),
+                hint="compute it from values you do not differentiate (shapes, integers)",
+            )
     return Activity(varied, useful)
 
 
 def varied_names(steps: list, wrt: list[str]) -> set[str]:
     """The names that depend differentiably on ``wrt`` (the forward half of the analysis).
 
-    >>> from autodiff_tutor.compiler.source import parse_function
-    >>> from autodiff_tutor.compiler.normalize import normalize
+    >>> from autodiff_tutor.compiler.pipeline import front_end
     >>> def f(x, y):
     ...     return x * 2.0 + y
-    >>> program = normalize(parse_function(f), ["x"])
+    >>> program = front_end(f).program
     >>> sorted(varied_names(program.all_steps(), ["x"]))
     ['out', 't1', 'x']
     """

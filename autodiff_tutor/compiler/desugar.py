@@ -36,18 +36,15 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
-from collections.abc import Callable
 
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
-def desugar(
-    tree: ast.FunctionDef, locate: Callable[[ast.AST], object] | None = None
-) -> ast.FunctionDef:
+def desugar(tree: ast.FunctionDef) -> ast.FunctionDef:
     """Rewrite ``tree`` (a copy) into structured form; see the module docstring."""
     tree = copy.deepcopy(tree)
     names = _Names(tree)
-    tree.body = _InlineNested(names, locate).run(tree.body)
+    tree.body = _InlineNested(names).run(tree.body)
     tree.body = _rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
@@ -358,10 +355,9 @@ def _has_return(node: ast.AST) -> bool:
 class _InlineNested:
     """Inline calls to functions defined inside the differentiated function."""
 
-    def __init__(self, names: _Names, locate: Callable[[ast.AST], object] | None):
+    def __init__(self, names: _Names):
         self.names = names
         self.helpers: dict[str, ast.FunctionDef] = {}
-        self.locate = locate
         self.inlining: list[str] = []
 
     def run(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -471,11 +467,13 @@ class _DesugarError(Exception):
         self.hint = hint
 
 
-def located(error: _DesugarError, parsed) -> UnsupportedSyntaxError:
-    """The user-facing error for a desugaring failure, pointing at its node."""
-    return UnsupportedSyntaxError(
-        error.message, parsed.location(error.node), hint="see the message"
-    )
-
-
-DesugarError = _DesugarError
+def desugar_function(parsed) -> ast.FunctionDef:
+    """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
+    turned into located errors."""
+    try:
+        return desugar(parsed.tree)
+    except _DesugarError as error:
+        hint = error.hint or "see the supported forms in the book's compiler page"
+        raise UnsupportedSyntaxError(
+            error.message, parsed.location(error.node), hint=hint
+        ) from None

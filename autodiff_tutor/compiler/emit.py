@@ -1,15 +1,19 @@
-"""Stage 7: generated statements -> readable source -> Python functions.
+"""Stage: emit — generated trees -> readable source -> Python functions.
 
-The forward and backward are rendered as two ordinary ``def`` s with the user's
-line in a comment beside each backward statement, compiled, and registered with
-``linecache`` so that tracebacks, ``inspect.getsource`` and debuggers show the
-generated code. They run in the user's module globals (so later changes to a
-global constant are seen) with the runtime helpers passed in as closure values.
+The only place where generated code becomes text. The forward and backward are
+rendered as two ordinary ``def`` s with the user's line in a comment beside each
+backward statement, compiled, and registered with ``linecache`` so that tracebacks,
+``inspect.getsource`` and debuggers show the generated code. They run in the user's
+module globals (so later changes to a global constant are seen) with the runtime
+helpers passed in as closure values.
 
->>> from autodiff_tutor.compiler.reverse import Generated, Line
+>>> from autodiff_tutor.compiler import code
+>>> from autodiff_tutor.compiler.memory import Memory
 >>> g = Generated("f", ["x"], ["x"], ["out"], False,
-...               forward=[Line("out = x * x")], backward=[Line("d_x = 2 * d_out * x", "line 2")],
-...               memory=["x"], gradients=["d_x"])
+...               forward=[code.assign("out", ast.parse("x * x", mode="eval").body)],
+...               backward=[code.assign("d_x", ast.parse("2 * d_out * x", mode="eval").body,
+...                                     "line 2")],
+...               memory=Memory(["x"]), gradients=["d_x"], seeds=["d_out"])
 >>> print(render_backward(g))
 def f_backward(d_out, memory):
     (x,) = memory
@@ -24,13 +28,16 @@ import itertools
 import linecache
 import types
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
-from autodiff_tutor.compiler.reverse import Generated, Line
+from autodiff_tutor.compiler.memory import Memory
 from autodiff_tutor.compiler.source import closure_values
+from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, helpers
-from autodiff_tutor.runtime.tape import Tape
+from autodiff_tutor.runtime.stack import Stack
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
 RUNTIME.update(
@@ -40,31 +47,82 @@ RUNTIME.update(
     like=backend.like,
     shape_of=backend.shape_of,
     unbound=backend.unbound,
-    Tape=Tape,
+    Stack=Stack,
+    differentiable=as_op,
 )
 
-
-def _differentiable(fn: Any) -> Any:
-    from autodiff_tutor.api import differentiable
-
-    return differentiable(fn)
-
-
-RUNTIME["differentiable"] = _differentiable
-
 _counter = itertools.count(1)
+COMMENT_COLUMN = 58  # comments line up, but never further right than this
+
+
+@dataclass
+class Generated:
+    """Forward and backward trees of one function, ready to emit."""
+
+    name: str
+    params: list[str]
+    wrt: list[str]
+    outputs: list[str]
+    returns_tuple: bool
+    forward: list[ast.stmt] = field(default_factory=list)
+    backward: list[ast.stmt] = field(default_factory=list)
+    memory: Memory = field(default_factory=lambda: Memory([]))
+    gradients: list[str] = field(default_factory=list)
+    seeds: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Line:
+    """One rendered line: its code, the user's line it comes from, its nesting depth."""
+
+    code: str
+    origin: str = ""
+    depth: int = 0
+
+
+def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
+    """The statements as rendered lines (compound statements: header, then body).
+
+    >>> loop = ast.parse("for i in r:\\n    a, = f(i)").body
+    >>> [(line.code, line.depth) for line in lines_of(loop)]
+    [('for i in r:', 0), ('(a,) = f(i)', 1)]
+    """
+    lines: list[Line] = []
+    for statement in statements:
+        origin = origin_of(statement)
+        if isinstance(statement, ast.If):
+            lines.append(Line(f"if {ast.unparse(statement.test)}:", origin, depth))
+            lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
+            if statement.orelse:
+                lines.append(Line("else:", origin, depth))
+                lines += lines_of(statement.orelse, depth + 1)
+        elif isinstance(statement, ast.For):
+            header = f"for {ast.unparse(statement.target)} in {ast.unparse(statement.iter)}:"
+            lines.append(Line(header, origin, depth))
+            lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
+        elif isinstance(statement, ast.While):
+            lines.append(Line(f"while {ast.unparse(statement.test)}:", origin, depth))
+            lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
+        else:
+            lines.append(Line(_simple(statement), origin, depth))
+    return lines
+
+
+def _simple(statement: ast.stmt) -> str:
+    """One simple statement; a one-name tuple target keeps its parentheses: ``(a,) =``."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Tuple) and len(target.elts) == 1:
+            return f"({ast.unparse(target.elts[0])},) = {ast.unparse(statement.value)}"
+    return ast.unparse(statement)
 
 
 def render_body(lines: list[Line], comments: bool = True) -> list[str]:
-    """Generated statements as indented source lines (comments aligned in a column)."""
-    return _body(lines, comments)
-
-
-def _body(lines: list[Line], comments: bool = True) -> list[str]:
+    """Rendered lines as indented source (comments aligned in a column)."""
     if not lines:
         return []
     texts = ["    " * (line.depth + 1) + line.code for line in lines]
-    width = min(max(len(t) for t in texts), 58)
+    width = min(max(len(t) for t in texts), COMMENT_COLUMN)
     out = []
     for line, text in zip(lines, texts, strict=True):
         if comments and line.origin and not line.code.endswith(":"):
@@ -78,9 +136,9 @@ def render_forward(generated: Generated) -> str:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = _body(generated.forward, comments=False)
-    saved = [f"like({n})" if n in generated.shape_only else n for n in generated.memory]
-    body.append(f"    return {outputs}, {tuple_source(saved) if saved else '()'}")
+    body = render_body(lines_of(generated.forward), comments=False)
+    kept = [ast.unparse(generated.memory.kept(n)) for n in generated.memory.names]
+    body.append(f"    return {outputs}, {tuple_source(kept) if kept else '()'}")
     return "\n".join([head, *body])
 
 
@@ -88,9 +146,9 @@ def render_backward(generated: Generated) -> str:
     """The backward function's source: output gradients and memory in, input gradients out."""
     head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
     body = []
-    if generated.memory:
-        body.append(f"    {tuple_source(generated.memory)} = memory")
-    body += _body(generated.backward)
+    if generated.memory.names:
+        body.append(f"    {tuple_source(generated.memory.names)} = memory")
+    body += render_body(lines_of(generated.backward))
     body.append(f"    return {tuple_source(generated.gradients)}")
     return "\n".join([head, *body])
 
@@ -151,6 +209,3 @@ def helper_names() -> set[str]:
     True
     """
     return set(RUNTIME)
-
-
-_ = ast  # rendering works on source strings produced by ast.unparse

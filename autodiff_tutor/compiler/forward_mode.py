@@ -6,12 +6,11 @@ tangent ``t_dot`` from ``a_dot`` and ``b_dot`` with the rule's tangent formula
 and loops need no tape here: tangents follow the same control flow as the values.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
->>> from autodiff_tutor.compiler.normalize import normalize
+>>> from autodiff_tutor.compiler.pipeline import front_end
 >>> def f(x):
 ...     return np.sum(np.sin(x) * x)
->>> parsed = parse_function(f)
->>> print(render_jvp(build_jvp(normalize(parsed, ["x"]), parsed, ["x"])))
+>>> front = front_end(f)
+>>> print(render_jvp(build_jvp(front.program, front.parsed, ["x"])))
 def f_jvp(x, x_dot):
     xp = array_module(x_dot)
     t1 = np.sin(x)

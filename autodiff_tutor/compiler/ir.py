@@ -95,6 +95,15 @@ class Loop:
 Node = Step | Branch | Loop
 
 
+@dataclass
+class StaticOperand:
+    """An index or option kept whole; it must not depend on a differentiated value."""
+
+    what: str  # 'an index', "'axis'"
+    node: ast.AST  # the user's expression (for the error's location)
+    reads: set[str]  # the names it reads that may carry gradient
+
+
 def walk_steps(nodes: list[Node]) -> list[Step]:
     """Every step in ``nodes``, including those inside branches and loops.
 
@@ -110,6 +119,17 @@ def walk_steps(nodes: list[Node]) -> list[Step]:
         else:
             steps += walk_steps(node.body)
     return steps
+
+
+def loops_in(nodes: list[Node]) -> list[Loop]:
+    """Every loop in ``nodes``, nested ones included, outer ones first."""
+    found: list[Loop] = []
+    for node in nodes:
+        if isinstance(node, Loop):
+            found += [node, *loops_in(node.body)]
+        elif isinstance(node, Branch):
+            found += loops_in(node.body) + loops_in(node.orelse)
+    return found
 
 
 def has_regions(nodes: list[Node]) -> bool:
@@ -131,6 +151,7 @@ class Program:
     namespace: dict[str, Any] = field(default_factory=dict)
 
     list_names: set[str] = field(default_factory=set)
+    static_operands: list[StaticOperand] = field(default_factory=list)
 
     def all_steps(self) -> list[Step]:
         """Every step, including those inside branches and loops."""

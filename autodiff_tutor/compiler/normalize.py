@@ -10,11 +10,11 @@ value the backward pass needs still has a name. Expressions that never carry
 gradient (``x.shape[0]``, ``x > 0``) stay whole.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
+>>> from autodiff_tutor.compiler.pipeline import front_end
 >>> def f(X, W, b):
 ...     h = np.tanh(X @ W + b)
 ...     return np.sum(h * h)
->>> print(normalize(parse_function(f), wrt=["W", "b"]).source())
+>>> print(front_end(f).program.source())
 def f(X, W, b):
     t1 = X @ W
     t2 = t1 + b
@@ -29,12 +29,10 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
-from collections.abc import Iterable
 from typing import Any
 
-from autodiff_tutor.compiler.desugar import DesugarError, desugar
 from autodiff_tutor.compiler.fence import is_list_append
-from autodiff_tutor.compiler.ir import Node, Program, Step
+from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
 from autodiff_tutor.compiler.normalize_calls import CallsMixin
 from autodiff_tutor.compiler.normalize_flow import FlowMixin
 from autodiff_tutor.compiler.normalize_writes import WritesMixin
@@ -46,19 +44,25 @@ from autodiff_tutor.rules import names as opnames
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 
 
-def normalize(parsed: ParsedFunction, wrt: Iterable[str]) -> Program:
-    """Normalize ``parsed`` for gradients with respect to the parameters ``wrt``."""
-    return _Normalizer(parsed, set(wrt)).run()
+def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
+    """Normalize the desugared ``tree`` of ``parsed``, for any choice of ``wrt``.
+
+    Which values *may* carry gradient is decided from the parameters alone (any of
+    them might be differentiated); activity analysis later picks the ones that do.
+    """
+    return _Normalizer(parsed, tree).run()
 
 
 class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
-    def __init__(self, parsed: ParsedFunction, wrt: set[str]):
+    def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
-        self.tree = parsed.tree
+        self.tree = tree
         self.params = [a.arg for a in self.tree.args.posonlyargs + self.tree.args.args]
         self.params += [a.arg for a in self.tree.args.kwonlyargs]
         self.current: dict[str, str] = {p: p for p in self.params}  # user name -> version
-        self.varied: set[str] = set(wrt)
+        # names that may carry gradient for some wrt: every parameter, and what they reach
+        self.may_carry: set[str] = set(self.params)
+        self.static_operands: list[StaticOperand] = []  # checked by activity, per wrt
         self.steps: list[Node] = []  # the block being filled (a body of a branch or loop)
         self.emitted: list[Step] = []  # every step so far, in order
         self.list_names: set[str] = set()
@@ -75,13 +79,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
     def run(self) -> Program:
         outputs: list[str] | None = None
         returns_tuple, return_node = False, None
-        try:
-            body = desugar(self.tree).body
-        except DesugarError as error:
-            hint = error.hint or "see the supported forms in the book's compiler page"
-            raise UnsupportedSyntaxError(
-                error.message, self.parsed.location(error.node), hint=hint
-            ) from None
+        body = self.tree.body
         self.taken |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
         for statement in body:
             self.origin = statement
@@ -107,6 +105,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             origin_of_return=return_node,
             namespace=self.resolver.namespace,
             list_names=self.list_names,
+            static_operands=self.static_operands,
         )
 
     def _statement(self, node: ast.stmt) -> None:
@@ -246,10 +245,10 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         names = step.operand_names()
         if (
             step.kind in ("primitive", "copy", "op_call", "opaque", "escape")
-            and names & self.varied
+            and names & self.may_carry
         ):
             if step.kind in ("primitive", "copy", "op_call"):
-                self.varied.add(step.target)
+                self.may_carry.add(step.target)
         step.loops = tuple(self.loop_stack)
         self.steps.append(step)
         self.emitted.append(step)
@@ -290,31 +289,36 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
         return node
 
     def _is_varied(self, node: ast.expr) -> bool:
-        return isinstance(node, ast.Name) and node.id in self.varied
+        return isinstance(node, ast.Name) and node.id in self.may_carry
 
-    def _carries_gradient(self, node: ast.expr) -> bool:
-        """Whether ``node``'s value can depend differentiably on a varied name."""
+    def _carries_gradient(self, node: ast.expr, also: frozenset[str] = frozenset()) -> bool:
+        """Whether ``node``'s value may depend differentiably on a parameter.
+
+        ``also``: user names to count as carrying gradient too (a loop's carried names).
+        """
         if isinstance(node, ast.Constant):
             return False
         if isinstance(node, ast.Name):
-            return self.current.get(node.id, node.id) in self.varied
+            return node.id in also or self.current.get(node.id, node.id) in self.may_carry
         if isinstance(node, ast.Compare):
             return False
         if isinstance(node, ast.Attribute):
             if node.attr in NO_GRADIENT_ATTRIBUTES:
                 return False
-            return self._carries_gradient(node.value)
+            return self._carries_gradient(node.value, also)
         if isinstance(node, ast.Subscript):
-            return self._carries_gradient(node.value)
+            return self._carries_gradient(node.value, also)
         if isinstance(node, ast.Call):
             if self.resolver.is_nondifferentiable_call(node):
                 return False
             parts = list(node.args) + [k.value for k in node.keywords]
             if isinstance(node.func, ast.Attribute):
                 parts.append(node.func.value)
-            return any(self._carries_gradient(p) for p in parts)
+            return any(self._carries_gradient(p, also) for p in parts)
         return any(
-            self._carries_gradient(c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)
+            self._carries_gradient(c, also)
+            for c in ast.iter_child_nodes(node)
+            if isinstance(c, ast.expr)
         )
 
     def _reject(self, node: ast.AST, message: str, hint: str) -> None:

@@ -11,7 +11,7 @@ import ast
 import inspect
 from typing import Any
 
-from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.compiler.ir import StaticOperand, Step
 from autodiff_tutor.compiler.resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
@@ -214,9 +214,13 @@ class CallsMixin:
         return self._atom(node)
 
     def _static_operand(self, node: ast.expr, what: str) -> ast.expr:
+        """An operand kept whole (an index, an option); activity checks, for the ``wrt``
+        asked, that it does not depend on a differentiated value."""
+        renamed = self._rename(node)
         if self._carries_gradient(node):
-            self._reject(node, f"{what} must not depend on a differentiated value", "")
-        return self._rename(node)
+            reads = {n.id for n in ast.walk(renamed) if isinstance(n, ast.Name)}
+            self.static_operands.append(StaticOperand(what, node, reads & self.may_carry))
+        return renamed
 
     def _primitive(
         self,
@@ -258,14 +262,14 @@ class CallsMixin:
         versions = [self._version_name(n) for n in names]
         if step.kind == "op_call" and step.target == temp.id:
             step.targets = versions
-            if temp.id in self.varied:
-                self.varied |= set(versions)
+            if temp.id in self.may_carry:
+                self.may_carry |= set(versions)
         else:  # a value holding a tuple or list: one item each (with gradient if it has one)
             for i, version in enumerate(versions):
                 if names[i] == "_":
                     continue  # an unpacked value nobody reads
                 item = ast.Subscript(temp, ast.Constant(i), ast.Load())
-                if temp.id in self.varied:
+                if temp.id in self.may_carry:
                     index = {"index": ast.Constant(i)}
                     self._primitive(version, item, "getitem", [temp], index, value)
                 else:

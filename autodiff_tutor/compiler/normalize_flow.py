@@ -2,8 +2,8 @@
 
 Inside a branch or a loop body the usual versions apply; at the end of each body
 *copy-backs* assign one canonical version per changed name, so that after the join
-(or at the next iteration) every path agrees on the name. A loop is normalized
-again when it turns out a carried value carries gradient.
+(or at the next iteration) every path agrees on the name. A loop is lowered once:
+which of its carried names may carry gradient is found first, on the user's syntax.
 
 Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
 """
@@ -70,7 +70,7 @@ class FlowMixin:
         self.emitted.append(step)
 
     def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
-        kind = "copy" if source in self.varied else "static"
+        kind = "copy" if source in self.may_carry else "static"
         step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
         step.synthetic = True
         if source in self.list_names:
@@ -78,7 +78,7 @@ class FlowMixin:
         block.append(step)
         self.emitted.append(step)
         if kind == "copy":
-            self.varied.add(target)
+            self.may_carry.add(target)
 
     def _condition(self, test: ast.expr) -> str:
         return self._emit(Step(None, self._rename(test), "static"), test).id
@@ -106,20 +106,32 @@ class FlowMixin:
         return ast.Name(target, ast.Load())
 
     def _loop(self, node: ast.For | ast.While) -> None:
-        """A loop; retried until the names that carry gradient across iterations are known."""
-        for _ in range(4):
-            snapshot = self._snapshot()
-            carried_varied = self._loop_once(node)
-            if carried_varied <= snapshot["varied"]:
-                return
-            self._rollback(snapshot)
-            self.varied |= carried_varied
-        self._reject(node, "the gradient flow of this loop could not be resolved", "")
-
-    def _loop_once(self, node: ast.For | ast.While) -> set[str]:
+        """A loop, lowered once: the names it carries from one iteration to the next that
+        may carry gradient are known before its body is normalized (:meth:`_carried`)."""
         assigned = _assigned_names(node.body)
         if isinstance(node, ast.For):
             assigned.discard(node.target.id)
+        may_carry = self._carried(node.body, assigned)
+        self._loop_once(node, assigned, may_carry)
+
+    def _carried(self, body: list[ast.stmt], assigned: set[str]) -> frozenset[str]:
+        """The user names assigned in ``body`` that may carry gradient in some iteration:
+        a fixpoint over the body's assignments (a value computed late in one iteration
+        is read early in the next)."""
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for value, targets in _assignments(body):
+                new = (targets & assigned) - found
+                if new and self._carries_gradient(value, frozenset(found)):
+                    found |= new
+                    changed = True
+        return frozenset(found)
+
+    def _loop_once(
+        self, node: ast.For | ast.While, assigned: set[str], may_carry: frozenset[str]
+    ) -> None:
         entry = dict(self.current)
         carried: dict[str, str] = {}
         for name in sorted(assigned):  # copy-in: the version a body iteration starts from
@@ -135,6 +147,8 @@ class FlowMixin:
                 self._emit(step)
             carried[name] = version
             self.current[name] = version
+            if name in may_carry:
+                self.may_carry.add(version)
         loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
         if isinstance(node, ast.For):
             if not isinstance(node.target, ast.Name):
@@ -153,6 +167,8 @@ class FlowMixin:
         after = dict(self.current)
         for name in sorted(assigned):
             if name in after and after[name] != carried[name]:
+                if after[name] in self.may_carry and name not in may_carry:
+                    self._reject(node, "the gradient flow of this loop could not be resolved", "")
                 self._copy_back(body, carried[name], after[name], node)
         loop.body = body
         loop.canonical = [carried[n] for n in sorted(carried)]
@@ -160,31 +176,6 @@ class FlowMixin:
         if loop.index is not None:
             self.current[node.target.id] = loop.index
         self.steps.append(loop)
-        return {c for c in loop.canonical if c in self.varied}
-
-    def _snapshot(self) -> dict:
-        return {
-            "steps": list(self.steps),
-            "emitted": list(self.emitted),
-            "current": dict(self.current),
-            "varied": set(self.varied),
-            "taken": set(self.taken),
-            "temp_count": self.temp_count,
-            "lists": set(self.list_names),
-            "writes": list(self.pending_writes),
-            "computed": dict(self.computed),
-        }
-
-    def _rollback(self, snapshot: dict) -> None:
-        self.steps[:] = snapshot["steps"]
-        self.emitted[:] = snapshot["emitted"]
-        self._restore(snapshot["current"])
-        self.varied = snapshot["varied"]
-        self.taken = snapshot["taken"]
-        self.temp_count = snapshot["temp_count"]
-        self.list_names = snapshot["lists"]
-        self.pending_writes = snapshot["writes"]
-        self.computed = snapshot["computed"]
 
 
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:
@@ -200,3 +191,28 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
             elif is_list_append(node) if isinstance(node, ast.expr) else False:
                 names.add(node.func.value.id)
     return names
+
+
+def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
+    """(value, user names it is stored in) for every assignment in a block, nested ones
+    included: ``x = v``, ``x += v``, ``y[i] = v``, ``ys.append(v)``, ``a, b = v``."""
+    found = []
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {
+                    n.id
+                    for t in targets
+                    for n in ast.walk(t)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                }
+                names |= {t.value.id for t in targets if _is_element(t)}
+                found.append((node.value, names))
+            elif isinstance(node, ast.expr) and is_list_append(node):
+                found.append((node.args[0], {node.func.value.id}))
+    return found
+
+
+def _is_element(target: ast.expr) -> bool:
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)

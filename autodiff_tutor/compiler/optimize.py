@@ -15,6 +15,7 @@ write. The folds never change what the code computes.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import operator
 
@@ -173,3 +174,15 @@ def _is_true(node: ast.expr) -> bool:
 def fold(expr: ast.expr) -> ast.expr:
     """Fold constant tests, absent bounds and default helper arguments in ``expr``."""
     return ast.fix_missing_locations(_Folder().visit(expr))
+
+
+def optimize(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The optimize stage: every expression of a generated tree folded, on a copy (so
+    the normalized program the tree shares nodes with stays as it was); each
+    statement keeps its origin.
+
+    >>> tree = ast.parse("d_x = d_t * 1 if None is None else d_t").body
+    >>> [ast.unparse(s) for s in optimize(tree)]
+    ['d_x = d_t']
+    """
+    return [ast.fix_missing_locations(_Folder().visit(copy.deepcopy(s))) for s in statements]

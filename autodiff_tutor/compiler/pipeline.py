@@ -1,5 +1,14 @@
-"""The compiler pipeline, stage by stage:
-``source -> fence -> normalize -> activity -> reverse -> optimize -> emit``.
+"""The compiler pipeline: the one place that runs the stages, in order.
+
+Reverse mode (``compile_derivative``)::
+
+    source -> fence -> desugar -> normalize      the front end: once per function
+           -> activity                           once per choice of wrt
+           -> adjoint -> memory -> forward -> optimize -> emit
+
+Forward mode (``compile_tangent``) shares the front end and activity, then runs
+``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
+``f.show(stages=True)``).
 
 >>> import numpy as np
 >>> def f(x):
@@ -8,6 +17,8 @@
 >>> out, memory = derivative.forward(np.zeros(3))
 >>> derivative.backward(1.0, memory)[0].tolist()
 [1.0, 1.0, 1.0]
+>>> list(stages(f, ["x"]))
+['source', 'normalize', 'activity', 'adjoint', 'memory', 'forward', 'optimize', 'emit']
 """
 
 from __future__ import annotations
@@ -18,21 +29,45 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.activity import Activity, analyze
+from autodiff_tutor.compiler.desugar import desugar_function
 from autodiff_tutor.compiler.emit import (
-    compile_functions,
+    Generated,
+    Line,
     compile_sources,
     helper_names,
+    lines_of,
+    render_backward,
     render_body,
+    render_forward,
 )
 from autodiff_tutor.compiler.fence import check_supported
 from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
 from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.memory import plan_memory
 from autodiff_tutor.compiler.normalize import normalize
+from autodiff_tutor.compiler.optimize import optimize
+from autodiff_tutor.compiler.primal import build_forward
 from autodiff_tutor.compiler.resolve import MODULE_FACTORIES
-from autodiff_tutor.compiler.reverse import Generated, Line, build, names_read
+from autodiff_tutor.compiler.reverse import build_adjoint
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
+
+
+@dataclass
+class FrontEnd:
+    """What does not depend on ``wrt``: the parsed source and the normalized program."""
+
+    parsed: ParsedFunction
+    program: Program
+
+
+def front_end(fn: Callable[..., Any]) -> FrontEnd:
+    """source -> fence -> desugar -> normalize."""
+    parsed = parse_function(fn)
+    check_supported(parsed)
+    return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 
 
 @dataclass
@@ -63,13 +98,37 @@ class Derivative:
     def returns_tuple(self) -> bool:
         return self.generated.returns_tuple
 
+    @functools.cached_property
+    def forward_lines(self) -> list[Line]:
+        """The forward's body as rendered lines (code, origin, depth)."""
+        return lines_of(self.generated.forward)
 
-def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative:
-    """Run every stage on ``fn`` for gradients with respect to the parameters ``wrt``."""
-    parsed, program, activity = _front_end(fn, wrt)
-    generated = build(program, activity, parsed, list(wrt))
+    @functools.cached_property
+    def backward_lines(self) -> list[Line]:
+        """The backward's body as rendered lines (code, origin, depth)."""
+        return lines_of(self.generated.backward)
+
+
+def compile_derivative(
+    fn: Callable[..., Any],
+    wrt: Sequence[str],
+    front: FrontEnd | None = None,
+    record: dict[str, str] | None = None,
+) -> Derivative:
+    """Run every stage on ``fn`` for gradients with respect to the parameters ``wrt``.
+
+    ``front``: the function's front end, when the caller keeps it (it does not depend
+    on ``wrt``); ``record``: filled with each stage's result, as text.
+    """
+    front = front or front_end(fn)
+    parsed, program = front.parsed, front.program
+    activity = analyze(program, parsed, list(wrt))
+    generated = _generate(program, activity, parsed, list(wrt), True, record)
     _avoid_helper_clashes(generated, program, parsed)
-    forward, backward, forward_src, backward_src = compile_functions(generated, parsed.fn)
+    forward_src, backward_src = render_forward(generated), render_backward(generated)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    if record is not None:
+        record["emit"] = f"{forward_src}\n\n{backward_src}"
     return Derivative(
         parsed.name,
         tuple(wrt),
@@ -84,6 +143,50 @@ def compile_derivative(fn: Callable[..., Any], wrt: Sequence[str]) -> Derivative
     )
 
 
+def _generate(
+    program: Program,
+    activity: Activity,
+    parsed: ParsedFunction,
+    wrt: list[str],
+    in_place: bool,
+    record: dict[str, str] | None,
+) -> Generated:
+    """adjoint -> memory -> forward -> optimize."""
+    adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
+    if record is not None:
+        record["source"] = "\n".join(parsed.lines)
+        record["normalize"] = program.source()
+        record["activity"] = activity.describe()
+        record["adjoint"] = "\n".join(render_body(lines_of(adjoint.backward)))
+    memory = plan_memory(program, adjoint.backward, adjoint.seeds, in_place)
+    forward = build_forward(program, parsed, memory)
+    generated = Generated(
+        program.name,
+        program.params,
+        wrt,
+        program.outputs,
+        program.returns_tuple,
+        forward=forward,
+        backward=optimize(adjoint.backward),
+        memory=memory,
+        gradients=adjoint.gradients,
+        seeds=adjoint.seeds,
+    )
+    if record is not None:
+        record["memory"] = memory.describe()
+        record["forward"] = render_forward(generated)
+        record["optimize"] = "\n".join(render_body(lines_of(generated.backward)))
+    return generated
+
+
+def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
+    """Each stage's result for ``fn`` and ``wrt``, as text, in the order they run."""
+    record: dict[str, str] = {}
+    compile_derivative(fn, wrt, record=record)
+    order = ("source", "normalize", "activity", "adjoint", "memory", "forward", "optimize", "emit")
+    return {stage: record[stage] for stage in order}
+
+
 @dataclass
 class TangentFunction:
     """A compiled forward-mode (JVP) function for one choice of ``wrt``."""
@@ -95,23 +198,17 @@ class TangentFunction:
     returns_tuple: bool
 
 
-def compile_tangent(fn: Callable[..., Any], wrt: Sequence[str]) -> TangentFunction:
-    """The forward-mode pipeline: source, fence, normalize, tangents, emit."""
-    parsed, program, _ = _front_end(fn, wrt)  # activity rejects gradients that would vanish
+def compile_tangent(
+    fn: Callable[..., Any], wrt: Sequence[str], front: FrontEnd | None = None
+) -> TangentFunction:
+    """The forward-mode pipeline: the front end, activity, tangent, emit."""
+    front = front or front_end(fn)
+    parsed, program = front.parsed, front.program
+    analyze(program, parsed, list(wrt))  # rejects gradients that would vanish
     tangents = build_jvp(program, parsed, list(wrt))
     source = render_jvp(tangents)
     (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed.fn)
     return TangentFunction(parsed.name, tuple(wrt), function, source, program.returns_tuple)
-
-
-def _front_end(
-    fn: Callable[..., Any], wrt: Sequence[str]
-) -> tuple[ParsedFunction, Program, Activity]:
-    """The stages reverse and forward mode share: source, fence, normalize, activity."""
-    parsed = parse_function(fn)
-    check_supported(parsed)
-    program = normalize(parsed, wrt)
-    return parsed, program, analyze(program, parsed, list(wrt))
 
 
 def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
@@ -121,20 +218,22 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     differentiate it again: second derivatives and Hessian-vector products.
     """
     program, parsed = derivative.program, derivative.parsed
-    generated = build(program, derivative.activity, parsed, list(derivative.wrt), in_place=False)
-    if "tape" in generated.memory:
+    wrt = list(derivative.wrt)
+    generated = _generate(program, derivative.activity, parsed, wrt, False, None)
+    if generated.memory.pushes:
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} are not supported: its gradient "
-            "replays branches or loops from a tape, which is not differentiated again",
+            "replays branches or loops from the memory stack, which is not differentiated "
+            "again",
             hint="take second derivatives of functions without if/for/while (np.where is fine)",
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
     output = generated.outputs[0]
     lines = [f"def {derivative.name}_grad({', '.join(generated.params)}):"]
-    lines += render_body(generated.forward, comments=False)
-    lines.append(f"    {generated.prefix}{output} = ones_like({output})")
-    lines += render_body(generated.backward, comments=True)
+    lines += render_body(lines_of(generated.forward), comments=False)
+    lines.append(f"    {generated.seeds[0]} = ones_like({output})")
+    lines += render_body(lines_of(generated.backward), comments=True)
     gradients = generated.gradients
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = "\n".join(lines)
@@ -145,7 +244,8 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
 def _avoid_helper_clashes(generated: Generated, program: Program, parsed: ParsedFunction) -> None:
     """Fail loudly if a user's variable would shadow a name the generated code uses."""
     user = program.defined_names() | set(program.params)
-    used = {n for line in generated.backward for n in _names(line)} & (helper_names() | {"xp"})
+    read = {n for s in code.walk_statements(generated.backward) for n in code.reads(s)}
+    used = read & (helper_names() | {"xp"})
     used |= _forward_helpers(generated, program)
     modules = {
         s.target
@@ -166,7 +266,7 @@ def _avoid_helper_clashes(generated: Generated, program: Program, parsed: Parsed
 
 def _forward_helpers(generated: Generated, program: Program) -> set[str]:
     """Runtime names the generated forward uses besides the user's own code."""
-    names = {"tape", "Tape"} if "tape" in generated.memory else set()
+    names = {"stack", "Stack"} if generated.memory.pushes else set()
     for step in program.all_steps():
         if step.op == "setitem":
             names |= {"assign_at", "at"}
@@ -175,7 +275,3 @@ def _forward_helpers(generated: Generated, program: Program) -> set[str]:
         if step.kind == "op_call" and isinstance(step.value.func, ast.Call):
             names.add("differentiable")
     return names
-
-
-def _names(line: Line) -> set[str]:
-    return names_read(line.code)

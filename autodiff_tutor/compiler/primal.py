@@ -1,43 +1,96 @@
-"""The forward function: the normalized program, minus what nobody needs.
+"""Stage: the forward — the normalized program, minus what nobody needs, as a tree.
 
-It computes the outputs and keeps the *memory* for the backward: values at the
+It computes the outputs and keeps the memory the memory stage decided: values at the
 top level are returned at the end; values inside branches and loops (which change
-from one iteration to the next, or may not exist at all) are pushed on the tape at
+from one iteration to the next, or may not exist at all) are pushed on the stack at
 the end of each body, exactly what the backward pops there.
 
->>> from autodiff_tutor.compiler.ir import Step
->>> import ast
->>> sorted(pushable([Step("a", ast.Constant(1.0), "static")]))
-['a']
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.pipeline import stages
+>>> def f(x, n):
+...     s = 0.0
+...     for i in range(n):
+...         s = s + x[i] * x[i]
+...     return s
+>>> print(stages(f, ["x"])["forward"])
+def f_forward(x, n):
+    stack = Stack()
+    s = 0.0
+    s_2 = s
+    t1 = range(n)
+    for i in t1:
+        t2 = x[i]
+        t3 = t2 * t2
+        s_3 = s_2 + t3
+        stack.push((t2, like(t3), like(s_2)))
+        s_2 = s_3
+    return s_2, (x, t1, stack)
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, tuple_source, walk_steps
+from autodiff_tutor.compiler import code
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
+from autodiff_tutor.compiler.memory import Memory
+from autodiff_tutor.compiler.origins import step_origin
 from autodiff_tutor.compiler.source import ParsedFunction
 
 
-def pushable(nodes: list[Node], params: list[str] | None = None) -> set[str]:
-    """Names a body defines in every run of it: its steps' targets and nested canonicals."""
-    names = set(params or [])
-    for node in nodes:
-        if isinstance(node, Step):
-            names |= set(node.defined())
-            if node.kind == "op_call":
-                names.add(f"{node.target}_saved")
-        else:
-            names |= set(node.canonical)
-            if isinstance(node, Loop):
-                names |= {n for n in (node.counter, node.index) if n}
-    return names
+def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> list[ast.stmt]:
+    """The forward's statements, with stack pushes (the return is added by ``emit``)."""
+    needed = _needed(program, memory)
+    kept = set(memory.names) | {n for names in memory.pushes.values() for n in names}
+    statements: list[ast.stmt] = []
+    if memory.pushes:
+        origin = "values that branches and loops overwrite"
+        statements.append(code.assign("stack", code.call("Stack"), origin))
+
+    def block(nodes: list[Node]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        trailing_copies = []
+        for node in nodes:
+            if isinstance(node, Step):
+                if not set(node.defined()) & needed:
+                    continue
+                if node.copy_back:
+                    trailing_copies.append(node)
+                    continue
+                out.append(_step_statement(node, kept, step_origin(parsed, node)))
+            elif isinstance(node, Branch):
+                if _region_needed(node, needed):
+                    body = block(node.body)
+                    orelse = block(node.orelse)
+                    out.append(code.if_else(node.test, body, orelse))
+            elif _region_needed(node, needed):
+                out += _loop(node, block(node.body))
+        pushed = memory.pushes.get(id(nodes))
+        if pushed:
+            saved = ast.Tuple([memory.kept(n) for n in pushed], ast.Load())
+            out.append(code.expression(code.method("stack", "push", saved)))
+        out += [code.assign(s.target, copy.deepcopy(s.value)) for s in trailing_copies]
+        return out
+
+    return statements + block(program.steps)
 
 
-def _needed(program: Program, memory: set[str], pushes: dict[int, list[str]]) -> set[str]:
-    """Names the forward must compute: outputs, memory, tape contents, and their inputs."""
-    needed = set(program.outputs) | {m.removesuffix("_saved") for m in memory}
-    needed |= {n.removesuffix("_saved") for names in pushes.values() for n in names}
+def _loop(node: Loop, body: list[ast.stmt]) -> list[ast.stmt]:
+    if node.kind == "for":
+        return [code.for_loop(node.index, code.name(node.iterations), body)]
+    count = node.counter
+    body = [*body, code.assign(count, ast.BinOp(code.name(count), ast.Add(), ast.Constant(1)))]
+    return [
+        code.assign(count, ast.Constant(0)),
+        code.while_loop(copy.deepcopy(node.test), body),
+    ]
+
+
+def _needed(program: Program, memory: Memory) -> set[str]:
+    """Names the forward must compute: outputs, memory, stack contents, and their inputs."""
+    needed = set(program.outputs) | {m.removesuffix("_memory") for m in memory.names}
+    needed |= {n.removesuffix("_memory") for names in memory.pushes.values() for n in names}
     steps = program.all_steps()
     regions = _regions(program.steps)
     changed = True
@@ -76,84 +129,15 @@ def _control_names(region: Branch | Loop) -> set[str]:
         return {region.test}
     if region.kind == "for":
         return {region.iterations}
-    names = {n.id for n in ast.walk(region.test) if isinstance(n, ast.Name)}
-    return names
+    return {n.id for n in ast.walk(region.test) if isinstance(n, ast.Name)}
 
 
-def forward_lines(
-    program: Program,
-    parsed: ParsedFunction,
-    memory: set[str],
-    pushes: dict[int, list[str]],
-    shape_only: set[str] = frozenset(),
-):
-    """The forward's statements (as reverse.Line objects), with tape pushes."""
-    from autodiff_tutor.compiler.reverse import Line, _origin
-
-    needed = _needed(program, memory, pushes)
-    lines: list[Line] = []
-    if "tape" in memory:
-        lines.append(Line("tape = Tape()", "values that branches and loops overwrite", 0))
-
-    def block(nodes: list[Node], depth: int) -> None:
-        start = len(lines)
-        trailing_copies = []
-        for node in nodes:
-            if isinstance(node, Step):
-                if not set(node.defined()) & needed:
-                    continue
-                if node.copy_back:
-                    trailing_copies.append(node)
-                    continue
-                lines.append(
-                    Line(
-                        _step_source(node, memory | set(_all_pushed(pushes))),
-                        _origin(parsed, node),
-                        depth,
-                    )
-                )
-            elif isinstance(node, Branch):
-                if _region_needed(node, needed):
-                    lines.append(Line(f"if {node.test}:", "", depth))
-                    block(node.body, depth + 1)
-                    if (
-                        any(set(s.defined()) & needed for s in walk_steps(node.orelse))
-                        or id(node.orelse) in pushes
-                    ):
-                        lines.append(Line("else:", "", depth))
-                        block(node.orelse, depth + 1)
-            elif _region_needed(node, needed):
-                if node.kind == "for":
-                    lines.append(Line(f"for {node.index} in {node.iterations}:", "", depth))
-                else:
-                    lines.append(Line(f"{node.counter} = 0", "", depth))
-                    lines.append(Line(f"while {ast.unparse(node.test)}:", "", depth))
-                block(node.body, depth + 1)
-                if node.kind == "while":
-                    lines.append(Line(f"{node.counter} = {node.counter} + 1", "", depth + 1))
-        pushed = pushes.get(id(nodes))
-        if pushed:
-            saved = [f"like({n})" if n in shape_only else n for n in pushed]
-            lines.append(Line(f"tape.push({tuple_source(saved)})", "", depth))
-        for step in trailing_copies:
-            lines.append(Line(step.source(), "", depth))
-        if len(lines) == start and depth > 0:
-            lines.append(Line("pass", "", depth))
-
-    block(program.steps, 0)
-    return lines
-
-
-def _all_pushed(pushes: dict[int, list[str]]) -> list[str]:
-    return [n for names in pushes.values() for n in names]
-
-
-def _step_source(step: Step, kept: set[str]) -> str:
-    if step.kind == "op_call" and f"{step.target}_saved" in kept:
-        call = step.value
-        args = ", ".join(ast.unparse(a) for a in call.args)
-        outputs = tuple_source(step.defined())
-        return f"{outputs}, {step.target}_saved = {ast.unparse(call.func)}.op_forward({args})"
-    if step.targets:
-        return f"{', '.join(step.targets)} = {ast.unparse(step.value)}"
-    return step.source()
+def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
+    value = copy.deepcopy(step.value)
+    if step.kind == "op_call" and f"{step.target}_memory" in kept:
+        forward = ast.Attribute(value.func, "op_forward", ast.Load())
+        targets = [code.targets(step.defined()), code.targets(f"{step.target}_memory")]
+        statement = ast.Assign([ast.Tuple(targets, ast.Store())], code.call(forward, *value.args))
+        return code.with_origin(statement, origin)
+    names = step.targets if step.targets else step.target
+    return code.assign(names, value, origin)

@@ -1,25 +1,22 @@
-"""Stage 5: build the backward statements (reverse mode), and then the forward.
+"""Stage: the adjoint — the backward's statements, as a tree (reverse mode).
 
 The backward visits the active steps in reverse, inlines each rule's formula and
 accumulates one gradient ``d_<name>`` per value; an input that does not reach the
 output gets a zero gradient of its shape and dtype. Branches and loops are replayed
-in reverse: a loop runs backwards over its iterations, popping from the tape what
-each iteration pushed; a branch takes the path the forward took.
-
-Once the backward is known, :mod:`~autodiff_tutor.compiler.primal` writes the
-forward: only what is needed, pushing on the tape exactly what the backward reads.
+in reverse: a loop runs backwards over its iterations, a branch takes the path the
+forward took, and each replayed body starts with a :func:`~.code.stack_pop`
+placeholder that the memory stage fills in.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
->>> from autodiff_tutor.compiler.normalize import normalize
+>>> from autodiff_tutor.compiler.pipeline import front_end
 >>> from autodiff_tutor.compiler.activity import analyze
 >>> def f(x):
 ...     return np.sum(np.exp(x))
->>> parsed = parse_function(f)
->>> program = normalize(parsed, ["x"])
->>> generated = build(program, analyze(program, parsed, ["x"]), parsed, ["x"])
->>> [line.code for line in generated.backward]
-['d_t1 = unreduce(d_out, t1)', 'd_x = d_t1 * t1']
+>>> front = front_end(f)
+>>> adjoint = build_adjoint(front.program, analyze(front.program, front.parsed, ["x"]),
+...                         front.parsed, ["x"])
+>>> [ast.unparse(s) for s in adjoint.backward]  # before the optimize stage
+['d_t1 = unreduce(d_out, t1, axis=None, keepdims=False)', 'd_x = d_t1 * t1']
 """
 
 from __future__ import annotations
@@ -27,127 +24,62 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.activity import Activity
 from autodiff_tutor.compiler.inline import inline, inline_all, is_none_gradient
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, tuple_source, walk_steps
-from autodiff_tutor.compiler.optimize import fold
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, loops_in, walk_steps
+from autodiff_tutor.compiler.origins import statement_origin, step_origin
 from autodiff_tutor.compiler.shapes import ShapeClasses
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.rules.registry import Rule, lookup
 
 
 @dataclass
-class Line:
-    """One generated statement, its nesting depth, and the user's line it comes from."""
+class Adjoint:
+    """The backward of one function for one ``wrt``: statements and gradient names."""
 
-    code: str
-    origin: str = ""  # e.g. "line 3: np.sum(h * h)"
-    depth: int = 0
-
-
-@dataclass
-class Generated:
-    """Forward and backward statements of one function, ready to emit."""
-
-    name: str
-    params: list[str]
-    wrt: list[str]
-    outputs: list[str]
-    returns_tuple: bool
-    forward: list[Line] = field(default_factory=list)
-    backward: list[Line] = field(default_factory=list)
-    memory: list[str] = field(default_factory=list)
-    gradients: list[str] = field(default_factory=list)
+    backward: list[ast.stmt]
+    gradients: list[str]  # d_<name> for each wrt name, in order
     prefix: str = "d_"  # gradients are named prefix + value name
-    shape_only: set[str] = field(default_factory=set)  # saved as like(t): shape and dtype
-
-    @property
-    def seeds(self) -> list[str]:
-        """The backward's parameters: one output gradient per output."""
-        return [f"{self.prefix}{name}" for name in self.outputs]
+    seeds: list[str] = field(default_factory=list)  # one output gradient per output
 
 
-def build(
+def build_adjoint(
     program: Program,
     activity: Activity,
     parsed: ParsedFunction,
     wrt: list[str],
     in_place: bool = True,
-) -> Generated:
-    """Generate the forward and backward statements for gradients w.r.t. ``wrt``.
+) -> Adjoint:
+    """The backward statements for gradients w.r.t. ``wrt``.
 
     ``in_place=False`` writes every accumulation as a new array: slower, but the
     backward is then itself differentiable (second derivatives compile it again).
     """
-    from autodiff_tutor.compiler.primal import forward_lines, pushable
-
-    generated = Generated(program.name, program.params, wrt, program.outputs, program.returns_tuple)
-    backward = _Backward(program, activity, parsed, in_place)
-    generated.prefix = backward.prefix
-    backward.block(program.steps)
+    writer = _Backward(program, activity, parsed, in_place)
+    writer.block(program.steps)
     for name in wrt:
-        if name not in backward.has_adjoint:
-            backward.emit(
-                f"{backward.prefix}{name} = zeros_like({name})", f"{name} does not reach the output"
+        if name not in writer.has_adjoint:
+            zeros = code.call("zeros_like", code.name(name))
+            writer.emit(
+                code.assign(writer.gradient(name), zeros, f"{name} does not reach the output")
             )
-    generated.gradients = [f"{backward.prefix}{name}" for name in wrt]
-    lines = backward.lines
-    if any(_reads_name(line.code, "xp") for line in lines):
-        seed = generated.seeds[0]
-        lines.insert(0, Line(f"xp = array_module({seed})", "the array module of the gradients"))
-    generated.backward = lines
-    read = {n for line in lines for n in names_read(line.code)}
-    top = pushable(program.steps, params=program.params) | {"tape"}
-    order = program.params + [n for s in program.all_steps() for n in _defined_with_saved(s)]
-    loops = _loops(program.steps)
-    order += [n for loop in loops for n in (loop.index, loop.counter) if n] + ["tape"]
-    generated.memory = [n for n in dict.fromkeys(order) if n in read & top]
-    if in_place:  # the functional form (second derivatives) keeps the values themselves
-        generated.shape_only = shape_only_names(lines) - program.list_names
-    generated.forward = forward_lines(
-        program, parsed, set(generated.memory), backward.pushes, generated.shape_only
-    )
-    return generated
+    seeds = [writer.gradient(name) for name in program.outputs]
+    backward = writer.statements
+    if any("xp" in code.reads(s) for s in code.walk_statements(backward)):
+        module = code.call("array_module", code.name(seeds[0]))
+        backward.insert(0, code.assign("xp", module, "the array module of the gradients"))
+    return Adjoint(backward, [writer.gradient(n) for n in wrt], writer.prefix, seeds)
 
 
-# Helpers that read one argument (by position) only for its shape and dtype.
-SHAPE_READERS = {"unbroadcast": 1, "unreduce": 1, "cast_like": 1, "scatter": 1, "size": 0}
-
-
-def shape_only_names(lines: list[Line]) -> set[str]:
-    """Names the backward reads only for their shape and dtype: the forward saves
-    ``like(t)`` for them instead of the whole array.
-
-    >>> sorted(shape_only_names([Line("d_a = unbroadcast(d_t, t)"), Line("d_b = d_t * u")]))
-    ['t']
-    """
-    shape_uses: set[str] = set()
-    other_uses: set[str] = set()
-    for line in lines:
-        tree = _parse_line(line.code)
-        if tree is None:
-            continue
-        positions = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                position = SHAPE_READERS.get(node.func.id)
-                if position is not None and len(node.args) > position:
-                    argument = node.args[position]
-                    if isinstance(argument, ast.Name):
-                        positions.add(id(argument))
-                        shape_uses.add(argument.id)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if id(node) not in positions:
-                    other_uses.add(node.id)
-    return shape_uses - other_uses
-
-
-def _defined_with_saved(step: Step) -> list[str]:
-    names = step.defined()
-    if step.kind == "op_call":
-        names = [*names, f"{step.target}_saved"]
-    return names
+def gradient_prefix(program: Program) -> str:
+    """``d_`` for gradient names, unless the program has names like that already
+    (a generated gradient function being differentiated again)."""
+    names = program.defined_names() | set(program.params)
+    for prefix in ("d_", "dbar_", "adjoint_"):
+        if not any(prefix + name in names for name in names):
+            return prefix
+    return "adjoint_of_"
 
 
 class _Backward:
@@ -158,17 +90,23 @@ class _Backward:
         self.program = program
         self.activity = activity
         self.parsed = parsed
-        self.lines: list[Line] = []
+        self.statements: list[ast.stmt] = []  # the body being written
         self.has_adjoint: set[str] = set(program.outputs)
         self.origin = ""
-        self.depth = 0
-        self.pushes: dict[int, list[str]] = {}  # id(body list) -> names its iteration pushes
         self.prefix = gradient_prefix(program)
         self.owned: set[str] = set()  # gradients whose array only this backward holds
         self.shapes = ShapeClasses(program)
+        loops = loops_in(program.steps)
+        self.counters = {loop.index for loop in loops if loop.index}
+        self.loop_canonicals = {c for loop in loops for c in loop.canonical}
 
-    def emit(self, code: str, origin: str | None = None) -> None:
-        self.lines.append(Line(code, self.origin if origin is None else origin, self.depth))
+    def gradient(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def emit(self, statement: ast.stmt) -> None:
+        if not code.origin_of(statement):
+            statement.origin = self.origin
+        self.statements.append(statement)
 
     def contribute(self, name: str, expr: ast.expr) -> None:
         """Add ``expr`` to the gradient of ``name``.
@@ -177,50 +115,47 @@ class _Backward:
         another gradient's array); later ones add in place into that array, which only
         this gradient owns.
         """
-        target = f"{self.prefix}{name}"
+        target = self.gradient(name)
         if name in self.has_adjoint and name in self.owned:
-            self.emit(f"{target} += {ast.unparse(expr)}")
+            self.emit(code.add_into(code.name(target), expr))
             return
         if name in self.has_adjoint:
-            current = ast.Name(target, ast.Load())
+            current = code.name(target)
             if name in self.program.list_names:
-                expr = ast.Call(ast.Name("add_lists", ast.Load()), [current, expr], [])
+                expr = code.call("add_lists", current, expr)
             else:
-                expr = fold(ast.BinOp(current, ast.Add(), expr))
+                expr = ast.BinOp(current, ast.Add(), expr)
                 if self.in_place:
                     self.owned.add(name)
         else:
             self.owned.discard(name)
         self.has_adjoint.add(name)
-        self.emit(f"{target} = {ast.unparse(expr)}")
+        self.emit(code.assign(target, expr))
 
     def scatter_into(self, name: str, gradient: ast.expr, index: ast.expr) -> None:
         """The gradient of reading ``name[index]``: added in place into an owned buffer."""
-        target = f"{self.prefix}{name}"
+        target = self.gradient(name)
+        at_index = ast.Subscript(code.name("at"), index, ast.Load())
         if name in self.program.list_names or not self.in_place:
-            at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
-            expr = ast.Call(ast.Name("scatter", ast.Load()), [gradient, _load(name), at_index], [])
-            self.contribute(name, expr)
+            self.contribute(name, code.call("scatter", gradient, code.name(name), at_index))
             return
         if name not in self.owned:
             if name in self.has_adjoint:  # a copy that this gradient owns from now on
-                self.emit(f"{target} = {target}.copy()")
+                self.emit(code.assign(target, code.method(target, "copy")))
             else:
-                self.emit(f"{target} = zeros_like({name})")
+                self.emit(code.assign(target, code.call("zeros_like", code.name(name))))
             self.owned.add(name)
             self.has_adjoint.add(name)
         if self._basic_index(index):  # no element twice: plain in-place addition
-            place = ast.unparse(ast.Subscript(ast.Name(target, ast.Load()), index, ast.Load()))
-            self.emit(f"{place} += {ast.unparse(gradient)}")
+            place = ast.Subscript(code.name(target), index, ast.Load())
+            self.emit(code.add_into(place, gradient))
             return
-        index_text = ast.unparse(ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load()))
-        self.emit(f"add_at({target}, {index_text}, {ast.unparse(gradient)})")
+        self.emit(code.expression(code.call("add_at", code.name(target), at_index, gradient)))
 
     def _basic_index(self, index: ast.expr) -> bool:
         """Whether an index is statically basic: ints, slices and loop counters only."""
-        counters = {loop.index for loop in _loops(self.program.steps) if loop.index}
         for node in ast.walk(index):
-            if isinstance(node, ast.Name) and node.id not in counters:
+            if isinstance(node, ast.Name) and node.id not in self.counters:
                 return False
             if isinstance(node, ast.Constant) and not (
                 node.value is None or node.value is Ellipsis or type(node.value) is int
@@ -251,6 +186,14 @@ class _Backward:
         inner = walk_steps(region.body + (region.orelse if isinstance(region, Branch) else []))
         return any(set(s.defined()) & self.activity.active for s in inner)
 
+    def _new_zero_gradient(self, name: str, origin: str) -> None:
+        self.emit(
+            code.assign(self.gradient(name), code.call("zeros_like", code.name(name)), origin)
+        )
+        self.has_adjoint.add(name)
+        if self.in_place and name not in self.program.list_names:
+            self.owned.add(name)
+
     def _zero_init(self, region: Branch | Loop) -> None:
         """Gradients the region adds to must exist before it (zeros where none yet)."""
         bodies = region.body + (region.orelse if isinstance(region, Branch) else [])
@@ -264,52 +207,30 @@ class _Backward:
                     touched.add(step.value.id)
         touched |= set(region.canonical) & self.activity.active
         for name in sorted(touched - inside - self.has_adjoint):
-            self.emit(
-                f"{self.prefix}{name} = zeros_like({name})",
-                "gradient accumulated in the region below",
-            )
-            self.has_adjoint.add(name)
-            if self.in_place and name not in self.program.list_names:
-                self.owned.add(name)
+            self._new_zero_gradient(name, "gradient accumulated in the region below")
 
-    def _body(self, nodes: list[Node], pop: bool, origin: str, finish=None) -> list[Line]:
-        """The reverse of a body, as lines; records what its forward must push."""
-        outer_lines, self.lines = self.lines, []
-        self.depth += 1
+    def _body(self, nodes: list[Node], origin: str, finish=None) -> list[ast.stmt]:
+        """The reverse of a replayed body, starting with its stack pop."""
+        outer, self.statements = self.statements, [code.stack_pop(nodes, origin)]
         self.block(nodes)
         if finish is not None:
             finish()
-        body = self.lines
-        if pop:
-            from autodiff_tutor.compiler.primal import pushable
-
-            read = {n for line in body for n in names_read(line.code)}
-            pushed = [n for n in _ordered(nodes) if n in read & pushable(nodes)]
-            if pushed:
-                self.pushes[id(nodes)] = pushed
-                body.insert(0, Line(f"{tuple_source(pushed)} = tape.pop()", origin, self.depth))
-        self.depth -= 1
-        self.lines = outer_lines
-        return body or [Line("pass", "", self.depth + 1)]
+        body, self.statements = self.statements, outer
+        return body
 
     def branch(self, node: Branch) -> None:
         if not self._region_active(node):
             return
         self._zero_init(node)
         before, owned = set(self.has_adjoint), set(self.owned)
-        self.origin = _node_origin(self.parsed, node.origin)
-        origin = self.origin
-        body = self._body(node.body, pop=True, origin=origin)
+        self.origin = origin = statement_origin(self.parsed, node.origin)
+        body = self._body(node.body, origin)
         owned_in_body, self.owned = self.owned, set(owned)
         self.has_adjoint = set(before)
-        orelse = self._body(node.orelse, pop=True, origin=origin)
+        orelse = self._body(node.orelse, origin)
         self.has_adjoint = before
         self.owned = owned & owned_in_body & self.owned  # owned after either path
-        self.emit(f"if {node.test}:", origin)
-        self.lines += body
-        if any(line.code != "pass" for line in orelse):
-            self.emit("else:", origin)
-            self.lines += orelse
+        self.emit(code.if_else(node.test, body, orelse, origin))
 
     def loop(self, node: Loop) -> None:
         if not self._region_active(node):
@@ -319,36 +240,32 @@ class _Backward:
         # a gradient the body rebinds may hold another's array when the next iteration starts
         owned = set(self.owned)
         self.owned -= {n for s in walk_steps(node.body) for n in s.defined()} | set(node.canonical)
-        self.origin = origin = _node_origin(self.parsed, node.origin)
+        self.origin = origin = statement_origin(self.parsed, node.origin)
         carried = [c for c in node.canonical if c in self.activity.active]
 
         def finish() -> None:  # each carried gradient must exist for the next iteration
             for name in carried:
                 if name not in self.has_adjoint:
-                    self.emit(f"{self.prefix}{name} = zeros_like({name})", origin)
-                    self.has_adjoint.add(name)
-                    if self.in_place and name not in self.program.list_names:
-                        self.owned.add(name)
+                    self._new_zero_gradient(name, origin)
 
-        body = self._body(node.body, pop=True, origin=origin, finish=finish)
+        body = self._body(node.body, origin, finish)
         self.has_adjoint = before
         self.owned &= owned  # after zero iterations, or after any number
         if node.kind == "for":
-            header = f"for {node.index} in reversed({node.iterations}):"
+            iterations = code.call("reversed", code.name(node.iterations))
+            self.emit(code.for_loop(node.index, iterations, body, origin))
         else:
-            header = f"for _ in range({node.counter}):"
-        self.emit(header, origin)
-        self.lines += body
+            self.emit(code.for_loop("_", code.call("range", code.name(node.counter)), body, origin))
 
     # -- one step --------------------------------------------------------------------
 
     def step(self, step: Step) -> None:
-        self.origin = _origin(self.parsed, step)
+        self.origin = step_origin(self.parsed, step)
         self.owned -= set(step.defined())  # read from now on: others may hold its array
-        g = ast.Name(f"{self.prefix}{step.target}", ast.Load())
+        g = code.name(self.gradient(step.target))
         if step.kind == "copy":
             self.contribute(step.value.id, g)
-            if step.copy_back and self._in_loop_body(step):
+            if step.copy_back and step.target in self.loop_canonicals:
                 self.has_adjoint.discard(step.target)
         elif step.kind == "op_call":
             self._op_call(step)
@@ -359,24 +276,11 @@ class _Backward:
             else:
                 self._primitive(step, rule, g)
 
-    def _in_loop_body(self, step: Step) -> bool:
-        return step.target in self._loop_canonicals()
-
-    def _loop_canonicals(self) -> set[str]:
-        if not hasattr(self, "_canonicals"):
-            loops = _loops(self.program.steps)
-            self._canonicals = {c for loop in loops for c in loop.canonical}
-        return self._canonicals
-
     def _is_varied(self, atom: ast.expr) -> bool:
         return isinstance(atom, ast.Name) and atom.id in self.activity.varied
 
     def _primitive(self, step: Step, rule: Rule, g: ast.Name) -> None:
-        bindings = {
-            "g": g,
-            "out": ast.Name(step.target, ast.Load()),
-            "xp": ast.Name("xp", ast.Load()),
-        }
+        bindings = {"g": g, "out": code.name(step.target), "xp": code.name("xp")}
         bindings.update(step.inputs)
         bindings.update(step.options)
         if rule.op == "getitem" and self._is_varied(step.inputs["x"]):
@@ -387,14 +291,14 @@ class _Backward:
             atom = step.inputs[param]
             if not self._is_varied(atom) or is_none_gradient(rule, index):
                 continue
-            expr = fold(inline(rule, index, bindings))
+            expr = inline(rule, index, bindings)
             others = [a for p, a in step.inputs.items() if p != param]
             same_shape = all(
                 isinstance(a, ast.Constant) or _same(a, atom) or self.shapes.same(a, atom)
                 for a in others
             )
             if rule.broadcasting and not same_shape:
-                expr = ast.Call(ast.Name("unbroadcast", ast.Load()), [expr, atom], [])
+                expr = code.call("unbroadcast", expr, atom)
             contributions.setdefault(atom.id, []).append(expr)
         for name, exprs in contributions.items():
             if len(exprs) == 2 and _same(exprs[0], exprs[1]):  # x * x: one term, twice
@@ -405,31 +309,33 @@ class _Backward:
             self.contribute(name, total)
 
     def _sequence(self, step: Step, rule: Rule, g: ast.Name) -> None:
-        param = rule.inputs[0]
-        sequence = step.inputs[param]
-        bindings = {"g": g, "xp": ast.Name("xp", ast.Load()), **step.inputs, **step.options}
-        pieces = fold(inline_all(rule, bindings))
+        sequence = step.inputs[rule.inputs[0]]
+        bindings = {"g": g, "xp": code.name("xp"), **step.inputs, **step.options}
+        pieces = inline_all(rule, bindings)
         if isinstance(sequence, ast.Name):  # a list variable: its gradient is a list
             self.contribute(sequence.id, pieces)
             return
         flags = [self._is_varied(e) for e in sequence.elts]
         targets = self._gradient_targets(sequence.elts, flags)
-        trailing = "," if len(targets) == 1 else ""
-        self.emit(f"{', '.join(targets)}{trailing} = {ast.unparse(pieces)}")
+        self.emit(code.assign(targets, pieces))
         self._collect(sequence.elts, targets)
 
     def _op_call(self, step: Step) -> None:
         args = step.value.args
         flags = tuple(self._is_varied(a) for a in args)
         seeds = [
-            f"{self.prefix}{t}" if t in self.has_adjoint else f"zeros_like({t})"
+            code.name(self.gradient(t))
+            if t in self.has_adjoint
+            else code.call("zeros_like", code.name(t))
             for t in step.defined()
         ]
         targets = self._gradient_targets(args, flags)
-        op = ast.unparse(step.value.func)
-        trailing = "," if len(targets) == 1 else ""
-        call = f"{op}.op_backward({tuple_source(seeds)}, {flags!r}, {step.target}_saved)"
-        self.emit(f"{', '.join(targets)}{trailing} = {call}")
+        backward = ast.Attribute(step.value.func, "op_backward", ast.Load())
+        memory = code.name(f"{step.target}_memory")
+        seed_tuple = ast.Tuple(seeds, ast.Load())
+        self.emit(
+            code.assign(targets, code.call(backward, seed_tuple, ast.Constant(flags), memory))
+        )
         self._collect(args, targets)
 
     def _gradient_targets(self, atoms: list[ast.expr], flags) -> list[str]:
@@ -439,109 +345,19 @@ class _Backward:
             if not flag:
                 targets.append("_")
             elif atom.id in self.has_adjoint or atom.id in seen:
-                targets.append(f"{self.prefix}{atom.id}_part{i + 1}")
+                targets.append(f"{self.gradient(atom.id)}_part{i + 1}")
             else:
-                targets.append(f"{self.prefix}{atom.id}")
+                targets.append(self.gradient(atom.id))
                 seen.add(atom.id)
         return targets
 
     def _collect(self, atoms: list[ast.expr], targets: list[str]) -> None:
         for atom, target in zip(atoms, targets, strict=True):
             if "_part" in target:
-                self.contribute(atom.id, ast.Name(target, ast.Load()))
+                self.contribute(atom.id, code.name(target))
             elif target != "_":
                 self.has_adjoint.add(atom.id)
 
 
-def _load(name: str) -> ast.Name:
-    return ast.Name(name, ast.Load())
-
-
-def gradient_prefix(program: Program) -> str:
-    """``d_`` for gradient names, unless the program has names like that already
-    (a generated gradient function being differentiated again)."""
-    names = program.defined_names() | set(program.params)
-    for prefix in ("d_", "dbar_", "adjoint_"):
-        if not any(prefix + name in names for name in names):
-            return prefix
-    return "adjoint_of_"
-
-
-def _loops(nodes: list[Node]) -> list[Loop]:
-    found = []
-    for node in nodes:
-        if isinstance(node, Loop):
-            found.append(node)
-            found += _loops(node.body)
-        elif isinstance(node, Branch):
-            found += _loops(node.body) + _loops(node.orelse)
-    return found
-
-
-def _ordered(nodes: list[Node]) -> list[str]:
-    """Names defined in ``nodes`` (and loop canonicals read there), in program order."""
-    names: list[str] = []
-    for node in nodes:
-        if isinstance(node, Step):
-            names += _defined_with_saved(node)
-        else:
-            names += list(node.canonical)
-            if isinstance(node, Loop):
-                names += [n for n in (node.index, node.counter) if n]
-    for node in nodes:
-        if isinstance(node, Step):
-            names += sorted(node.operand_names())
-    return list(dict.fromkeys(names))
-
-
-def _origin(parsed: ParsedFunction, step: Step) -> str:
-    """'line N: <what the user wrote>' for a generated statement's comment."""
-    node = step.origin if step.origin is not None else parsed.tree
-    text = parsed.line_text(node)
-    if step.expression is not None:
-        text = _short(step.expression)
-    return f"line {parsed.file_line(node)}: {text}"
-
-
-def _node_origin(parsed: ParsedFunction, node: ast.AST | None) -> str:
-    node = node if node is not None else parsed.tree
-    return f"line {parsed.file_line(node)}: {_short_statement(parsed.line_text(node))}"
-
-
-def _short_statement(text: str, limit: int = 36) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _short(expr: ast.expr, limit: int = 36) -> str:
-    text = ast.unparse(expr)
-    if len(text) > limit and isinstance(expr, ast.Call):
-        text = f"{ast.unparse(expr.func)}(...)"
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
-
-
 def _same(a: ast.expr, b: ast.expr) -> bool:
     return ast.dump(a) == ast.dump(b)
-
-
-def names_read(code: str) -> set[str]:
-    """Names a line of generated code reads (for memory and tape contents)."""
-    tree = _parse_line(code)
-    if tree is None:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _parse_line(code: str) -> ast.Module | None:
-    """One generated line as a tree; a header ('if c:', 'for i in r:') gets a 'pass'."""
-    source = code.strip()
-    if source.endswith(":"):
-        source += " pass"
-    if source == "else: pass":
-        return None  # reads nothing, and cannot stand alone
-    return ast.parse(source)
-
-
-def _reads_name(code: str, name: str) -> bool:
-    return name in names_read(code)

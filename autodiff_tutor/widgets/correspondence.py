@@ -86,7 +86,7 @@ def _locate(source: str, statements: list[Any]) -> list[int | None]:
 
 def correspondence(derivative: Any) -> Correspondence:
     """Group the generated lines of a compiled ``Derivative`` by the user's line."""
-    parsed, generated = derivative.parsed, derivative.generated
+    parsed = derivative.parsed
     result = Correspondence(
         list(parsed.lines),
         parsed.first_line,
@@ -94,8 +94,8 @@ def correspondence(derivative: Any) -> Correspondence:
         derivative.backward_source,
     )
     for source, statements, target in (
-        (derivative.forward_source, generated.forward, result.forward),
-        (derivative.backward_source, generated.backward, result.backward),
+        (derivative.forward_source, derivative.forward_lines, result.forward),
+        (derivative.backward_source, derivative.backward_lines, result.backward),
     ):
         for statement, number in zip(statements, _locate(source, statements), strict=True):
             user = origin_line(statement.origin)

@@ -1,10 +1,12 @@
-"""The tape: a stack that branches and loops push to in the forward pass and the
-backward pass pops from, in reverse order.
+"""The memory stack of generated code: each loop iteration or branch path of the
+forward pushes the memory its backward needs; the backward pops it, in reverse order.
 
->>> tape = Tape()
->>> tape.push((1.0, 2.0))
->>> tape.push((3.0,))
->>> tape.pop(), tape.pop(), len(tape)
+(Not to be confused with the tracing mode's *tape*, the record of operations.)
+
+>>> stack = Stack()
+>>> stack.push((1.0, 2.0))
+>>> stack.push((3.0,))
+>>> stack.pop(), stack.pop(), len(stack)
 ((3.0,), (1.0, 2.0), 0)
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class Tape:
+class Stack:
     """A last-in, first-out store of the values each loop iteration or branch needs."""
 
     def __init__(self) -> None:
@@ -26,11 +28,13 @@ class Tape:
     def pop(self) -> Any:
         """The most recently pushed values (the backward walks the forward in reverse)."""
         if not self._items:
-            raise RuntimeError("the tape is empty: a backward pass ran twice on one forward")
+            raise RuntimeError(
+                "the memory stack is empty: a backward pass ran twice on one forward"
+            )
         return self._items.pop()
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"Tape({len(self._items)} entries)"
+        return f"Stack({len(self._items)} entries)"

@@ -1,0 +1,184 @@
+"""Generated code as a tree: Python ``ast`` statements that remember their origin.
+
+The reverse and forward-mode stages build their output with these constructors, the
+memory stage reads it with :func:`free_reads`, the optimizer folds it, and only
+``emit`` turns it into text. Each statement carries ``origin``: the user's line it
+comes from (``"line 3: np.sum(h * h)"``), shown as a comment beside it.
+
+>>> body = [assign("d_x", call("cos", name("x")), "line 2: np.sin(x)")]
+>>> loop = for_loop("i", call("reversed", name("t1")), body, "line 2: for i in ...")
+>>> sorted(free_reads([loop]))  # the loop header binds i: it is not read from outside
+['cos', 'reversed', 't1', 'x']
+>>> ast.unparse(loop).splitlines()[0], origin_of(body[0])
+('for i in reversed(t1):', 'line 2: np.sin(x)')
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+Statement = ast.stmt
+
+
+def name(identifier: str) -> ast.Name:
+    """A name read: ``x``."""
+    return ast.Name(identifier, ast.Load())
+
+
+def call(function: str | ast.expr, *args: ast.expr, **keywords: ast.expr) -> ast.Call:
+    """``function(*args, **keywords)``; a string function is a name."""
+    func = name(function) if isinstance(function, str) else function
+    return ast.Call(func, list(args), [ast.keyword(k, v) for k, v in keywords.items()])
+
+
+def method(receiver: str, attribute: str, *args: ast.expr) -> ast.Call:
+    """``receiver.attribute(*args)``."""
+    return ast.Call(ast.Attribute(name(receiver), attribute, ast.Load()), list(args), [])
+
+
+def targets(names: str | list[str]) -> ast.expr:
+    """An assignment target: a name, or a tuple of names (``_`` for a skipped item)."""
+    if isinstance(names, str):
+        return ast.Name(names, ast.Store())
+    return ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+
+
+def tuple_of(names: list[str]) -> ast.Tuple:
+    """A tuple of names, read: ``(a, b)``."""
+    return ast.Tuple([name(n) for n in names], ast.Load())
+
+
+def with_origin(statement: Statement, origin: str = "") -> Statement:
+    """``statement`` remembering the user's line it comes from."""
+    statement.origin = origin
+    return ast.fix_missing_locations(statement)
+
+
+def origin_of(statement: Statement) -> str:
+    """The user's line a generated statement comes from ('' if none)."""
+    return getattr(statement, "origin", "")
+
+
+def assign(target: str | list[str], value: ast.expr, origin: str = "") -> Statement:
+    """``target = value``."""
+    return with_origin(ast.Assign([targets(target)], value), origin)
+
+
+def add_into(target: ast.expr, value: ast.expr, origin: str = "") -> Statement:
+    """``target += value`` (in place)."""
+    store = _as_store(target)
+    return with_origin(ast.AugAssign(store, ast.Add(), value), origin)
+
+
+def expression(value: ast.expr, origin: str = "") -> Statement:
+    """A call kept for its effect: ``stack.push(...)``."""
+    return with_origin(ast.Expr(value), origin)
+
+
+def if_else(
+    test: str, body: list[Statement], orelse: list[Statement], origin: str = ""
+) -> Statement:
+    """``if test: body else: orelse`` (an empty body gets ``pass``)."""
+    return with_origin(ast.If(name(test), body or [ast.Pass()], orelse), origin)
+
+
+def for_loop(index: str, iterable: ast.expr, body: list[Statement], origin: str = "") -> Statement:
+    """``for index in iterable: body``."""
+    return with_origin(ast.For(targets(index), iterable, body or [ast.Pass()], []), origin)
+
+
+def while_loop(test: ast.expr, body: list[Statement], origin: str = "") -> Statement:
+    """``while test: body``."""
+    return with_origin(ast.While(test, body or [ast.Pass()], []), origin)
+
+
+def stack_pop(replays: list, origin: str = "") -> Statement:
+    """A placeholder at the start of a body the backward replays (a loop iteration, a
+    branch path): the values its forward pushed on the stack, popped. The memory
+    stage fills in which names (or drops it when the body needs none)."""
+    statement = assign([], method("stack", "pop"), origin)
+    statement.replays = replays
+    return statement
+
+
+def bound_names(target: ast.expr) -> set[str]:
+    """The names an assignment target binds (``d_x[i] += ...`` binds none)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for element in target.elts for n in bound_names(element)}
+    return set()
+
+
+def reads(node: ast.AST) -> set[str]:
+    """Every name an expression or a simple statement reads."""
+    found = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        found.add(node.target.id)  # x += v reads x
+    return found
+
+
+def writes(statement: Statement) -> set[str]:
+    """The names a simple statement binds."""
+    if isinstance(statement, ast.Assign):
+        return {n for t in statement.targets for n in bound_names(t)}
+    if isinstance(statement, ast.AugAssign):
+        return bound_names(statement.target)
+    return set()
+
+
+def free_reads(statements: list[Statement], bound: Iterable[str] = ()) -> set[str]:
+    """Names ``statements`` read before binding them: what must come from outside.
+
+    Scopes follow Python's flow: a ``for`` header binds its index for the body, an
+    assignment binds its targets for what follows, and a name bound on one path of an
+    ``if`` only counts as bound after it when both paths bind it.
+    """
+    free: set[str] = set()
+    _free(statements, set(bound), free)
+    return free
+
+
+def _free(statements: list[Statement], bound: set[str], free: set[str]) -> set[str]:
+    """Add to ``free`` what ``statements`` read unbound; returns what is bound after."""
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            free |= reads(statement.test) - bound
+            after_body = _free(statement.body, set(bound), free)
+            after_else = _free(statement.orelse, set(bound), free)
+            bound = after_body & after_else
+        elif isinstance(statement, ast.For):
+            free |= reads(statement.iter) - bound
+            _free(statement.body, bound | bound_names(statement.target), free)
+        elif isinstance(statement, ast.While):
+            free |= reads(statement.test) - bound
+            _free(statement.body, set(bound), free)
+        else:
+            value = getattr(statement, "value", None)
+            read = reads(statement) if value is None else reads(value)
+            if isinstance(statement, ast.AugAssign):
+                read |= reads(statement.target) | bound_names(statement.target)
+            elif isinstance(statement, ast.Assign):
+                read |= {n for t in statement.targets for n in reads(t)}  # d_x[i] = ...: i
+            free |= read - bound
+            bound = bound | writes(statement)
+    return bound
+
+
+def walk_statements(statements: list[Statement]) -> Iterator[Statement]:
+    """Every statement, nested bodies included, in order."""
+    for statement in statements:
+        yield statement
+        for field in ("body", "orelse"):
+            yield from walk_statements(getattr(statement, field, []))
+
+
+def _as_store(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Store())
+    if isinstance(target, ast.Subscript):
+        return ast.Subscript(target.value, target.slice, ast.Store())
+    return target
