@@ -2,10 +2,10 @@
 
 A *differentiable operation* answers two calls:
 
-- ``op_forward(*inputs) -> (outputs, saved)``: ``outputs`` is a tuple (one entry per
-  output); ``saved`` is whatever the backward pass needs (saved inputs, saved
-  outputs, memory values), opaque to the caller.
-- ``op_backward(d_outputs, compute_gradients, saved) -> d_inputs``: ``d_outputs`` is
+- ``op_forward(*inputs) -> (outputs, memory)``: ``outputs`` is a tuple (one entry per
+  output); ``memory`` is whatever the backward pass needs (inputs, outputs and other
+  values it keeps), opaque to the caller.
+- ``op_backward(d_outputs, compute_gradients, memory) -> d_inputs``: ``d_outputs`` is
   a tuple with one gradient per output, ``compute_gradients`` a tuple of bools (one
   per input); the result is a tuple with one gradient per input, ``None`` where
   ``compute_gradients`` is false.
@@ -19,7 +19,7 @@ by every check (``check_op``, ``verify_symbolic``).
 ...     name, num_outputs = "double", 1
 ...     def op_forward(self, x):
 ...         return (2 * x,), None
-...     def op_backward(self, d_outputs, compute_gradients, saved):
+...     def op_backward(self, d_outputs, compute_gradients, memory):
 ...         return (2 * d_outputs[0] if compute_gradients[0] else None,)
 ...     def source(self):
 ...         return "y = 2 x"
@@ -48,7 +48,7 @@ class DifferentiableOp(Protocol):
         self,
         d_outputs: tuple[Any, ...],
         compute_gradients: tuple[bool, ...],
-        saved: Any,
+        memory: Any,
     ) -> tuple[Any, ...]: ...
 
     def source(self) -> str: ...

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler.code import origin_of
+from autodiff_tutor.compiler.forward_mode import Tangents
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.memory import Memory
 from autodiff_tutor.compiler.source import closure_values
@@ -153,13 +154,19 @@ def render_backward(generated: Generated) -> str:
     return "\n".join([head, *body])
 
 
-def compile_functions(
-    generated: Generated, user_fn: Callable[..., Any]
-) -> tuple[Callable[..., Any], Callable[..., Any], str, str]:
-    """Compile the forward and backward; returns them with their sources."""
-    forward_src, backward_src = render_forward(generated), render_backward(generated)
-    forward, backward = compile_sources(generated.name, [forward_src, backward_src], user_fn)
-    return forward, backward, forward_src, backward_src
+def render_jvp(tangents: Tangents) -> str:
+    """The JVP function's source: values and tangents in, value and tangent out."""
+    params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
+    lines = [f"def {tangents.name}_jvp({', '.join(params)}):"]
+    lines += render_body(lines_of(tangents.statements), comments=False)
+    dots = []
+    for output in tangents.outputs:
+        dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
+    if tangents.returns_tuple:
+        lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
+    else:
+        lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
+    return "\n".join(lines)
 
 
 def compile_sources(

@@ -7,6 +7,7 @@ and loops need no tape here: tangents follow the same control flow as the values
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
+>>> from autodiff_tutor.compiler.emit import render_jvp
 >>> def f(x):
 ...     return np.sum(np.sin(x) * x)
 >>> front = front_end(f)
@@ -28,9 +29,10 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.activity import varied_names
 from autodiff_tutor.compiler.inline import substitute, tangent_formula
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step
+from autodiff_tutor.compiler.ir import Branch, Node, Program, Step
 from autodiff_tutor.compiler.optimize import fold
 from autodiff_tutor.compiler.source import ParsedFunction
 from autodiff_tutor.errors import NoDerivativeRuleError
@@ -41,14 +43,14 @@ ZERO = "__zero_tangent__"
 
 @dataclass
 class Tangents:
-    """The statements of a generated JVP function."""
+    """The statements of a generated JVP function, as a tree."""
 
     name: str
     params: list[str]
     wrt: list[str]
     outputs: list[str]
     returns_tuple: bool
-    lines: list[tuple[int, str]] = field(default_factory=list)  # (depth, code)
+    statements: list[ast.stmt] = field(default_factory=list)
     varied: set[str] = field(default_factory=set)
 
     def dot(self, name: str) -> str:
@@ -62,11 +64,11 @@ def build_jvp(program: Program, parsed: ParsedFunction, wrt: list[str]) -> Tange
         program.name, program.params, list(wrt), program.outputs, program.returns_tuple
     )
     result.varied = varied
-    writer = _Writer(result, parsed)
-    writer.block(program.steps, 0)
-    if any("xp." in code for _, code in result.lines):
+    result.statements = _Writer(result, parsed).block(program.steps)
+    if any("xp" in code.reads(s) for s in code.walk_statements(result.statements)):
         first = result.dot(wrt[0]) if wrt else program.params[0]
-        result.lines.insert(0, (0, f"xp = array_module({first})"))
+        module = code.assign("xp", code.call("array_module", code.name(first)))
+        result.statements.insert(0, module)
     return result
 
 
@@ -75,59 +77,49 @@ class _Writer:
         self.result = result
         self.parsed = parsed
 
-    def emit(self, depth: int, code: str) -> None:
-        self.result.lines.append((depth, code))
-
-    def block(self, nodes: list[Node], depth: int) -> None:
-        start = len(self.result.lines)
+    def block(self, nodes: list[Node]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
         for node in nodes:
             if isinstance(node, Step):
-                self.step(node, depth)
+                out += self.step(node)
             elif isinstance(node, Branch):
-                self.emit(depth, f"if {node.test}:")
-                self.block(node.body, depth + 1)
-                self.emit(depth, "else:")
-                self.block(node.orelse, depth + 1)
+                out.append(code.if_else(node.test, self.block(node.body), self.block(node.orelse)))
+            elif node.kind == "for":
+                iterations = code.name(node.iterations)
+                out.append(code.for_loop(node.index, iterations, self.block(node.body)))
             else:
-                self.loop(node, depth)
-        if len(self.result.lines) == start:
-            self.emit(depth, "pass")
+                out.append(code.while_loop(copy.deepcopy(node.test), self.block(node.body)))
+        return out
 
-    def loop(self, node: Loop, depth: int) -> None:
-        if node.kind == "for":
-            self.emit(depth, f"for {node.index} in {node.iterations}:")
-        else:
-            self.emit(depth, f"while {ast.unparse(node.test)}:")
-        self.block(node.body, depth + 1)
-
-    def step(self, step: Step, depth: int) -> None:
+    def step(self, step: Step) -> list[ast.stmt]:
         if step.targets and step.kind == "op_call":
-            self._op_call(step, depth)
-            return
-        self.emit(depth, step.source())
+            return [self._op_call(step)]
+        names = step.targets if step.targets else step.target
+        primal = code.assign(names, copy.deepcopy(step.value))
         if step.target not in self.result.varied:
-            return
+            return [primal]
         dot = self.result.dot(step.target)
+        zeros = code.call("zeros_like", code.name(step.target))
         if step.kind == "copy" or (step.kind == "static" and step.copy_back):
             source = step.value.id if isinstance(step.value, ast.Name) else None
             if source in self.result.varied:
-                self.emit(depth, f"{dot} = {self.result.dot(source)}")
-            else:  # a constant flowing into a value that carries tangents later
-                self.emit(depth, f"{dot} = zeros_like({step.target})")
-        elif step.kind == "static":
-            self.emit(depth, f"{dot} = zeros_like({step.target})")
-        elif step.kind == "op_call":
-            self._op_call(step, depth)
-        elif step.kind == "primitive":
-            self.emit(depth, f"{dot} = {ast.unparse(self._tangent(step))}")
+                return [primal, code.assign(dot, code.name(self.result.dot(source)))]
+            return [primal, code.assign(dot, zeros)]  # a constant flowing into a varied name
+        if step.kind == "static":
+            return [primal, code.assign(dot, zeros)]
+        if step.kind == "op_call":
+            return [self._op_call(step)]
+        if step.kind == "primitive":
+            return [primal, code.assign(dot, self._tangent(step))]
+        return [primal]
 
     def _tangent(self, step: Step) -> ast.expr:
         rule = lookup(step.op)
         if rule is None or rule.jvp is None:
             raise NoDerivativeRuleError(f"no forward-mode rule for the operation '{step.op}'")
         bindings: dict[str, ast.expr] = {
-            "out": ast.Name(step.target, ast.Load()),
-            "xp": ast.Name("xp", ast.Load()),
+            "out": code.name(step.target),
+            "xp": code.name("xp"),
             **step.inputs,
             **step.options,
         }
@@ -137,12 +129,12 @@ class _Writer:
             dropped |= _is_zero(bindings[f"d_{param}"]) and not isinstance(atom, ast.Constant)
         expr = fold(_drop_zero_terms(substitute(tangent_formula(rule), bindings, rule.options)))
         if rule.broadcasting and dropped:  # what is left may be smaller than the output
-            expr = ast.Call(ast.Name("broadcast_like", ast.Load()), [expr, bindings["out"]], [])
+            expr = code.call("broadcast_like", expr, bindings["out"])
         return expr
 
     def _dot_of(self, atom: ast.expr) -> ast.expr:
         if isinstance(atom, ast.Name) and atom.id in self.result.varied:
-            return ast.Name(self.result.dot(atom.id), ast.Load())
+            return code.name(self.result.dot(atom.id))
         if isinstance(atom, (ast.List, ast.Tuple)):
             items = [self._dot_of(e) for e in atom.elts]
             items = [
@@ -150,23 +142,23 @@ class _Writer:
                 for i, e in zip(items, atom.elts, strict=True)
             ]
             return ast.List(items, ast.Load())
-        zero = ast.Name(ZERO, ast.Load())
+        zero = code.name(ZERO)
         zero.zero_of = atom  # a term that cannot be dropped gets zeros shaped like the input
         return zero
 
-    def _op_call(self, step: Step, depth: int) -> None:
-        func = ast.unparse(step.value.func)
+    def _op_call(self, step: Step) -> ast.stmt:
+        """``(y,), (y_dot,) = op.op_jvp((x,), (x_dot,))`` (None for a zero tangent)."""
         args = step.value.args
-        dots = [ast.unparse(self._dot_of(a)).replace(ZERO, "None") for a in args]
+        dots = [self._dot_of(a) for a in args]
+        dots = [ast.Constant(None) if _is_zero(d) else d for d in dots]
         outputs = step.defined()
-        arg_text = ", ".join(ast.unparse(a) for a in args)
-        values = f"({', '.join(outputs)},)" if len(outputs) == 1 else f"({', '.join(outputs)})"
-        out_dots = [self.result.dot(o) for o in outputs]
-        dot_text = f"({out_dots[0]},)" if len(out_dots) == 1 else f"({', '.join(out_dots)})"
-        self.emit(
-            depth, f"{values}, {dot_text} = {func}.op_jvp(({arg_text},), ({', '.join(dots)},))"
-        )
+        values = ast.Tuple([code.name(o) for o in outputs], ast.Store())
+        out_dots = ast.Tuple([code.name(self.result.dot(o)) for o in outputs], ast.Store())
+        jvp = ast.Attribute(copy.deepcopy(step.value.func), "op_jvp", ast.Load())
+        arguments = ast.Tuple([copy.deepcopy(a) for a in args], ast.Load())
+        call = code.call(jvp, arguments, ast.Tuple(dots, ast.Load()))
         self.result.varied |= set(outputs)
+        return code.with_origin(ast.Assign([ast.Tuple([values, out_dots], ast.Store())], call))
 
 
 def _is_zero(node: ast.expr) -> bool:
@@ -215,18 +207,3 @@ def _zero_to_constant(expr: ast.expr) -> ast.expr:
             return ast.Constant(0.0)
 
     return Replace().visit(expr)
-
-
-def render_jvp(tangents: Tangents) -> str:
-    """The JVP function's source: values and tangents in, value and tangent out."""
-    params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
-    lines = [f"def {tangents.name}_jvp({', '.join(params)}):"]
-    lines += ["    " * (depth + 1) + code for depth, code in tangents.lines]
-    dots = []
-    for output in tangents.outputs:
-        dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
-    if tangents.returns_tuple:
-        lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
-    else:
-        lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
-    return "\n".join(lines)

@@ -41,9 +41,10 @@ from autodiff_tutor.compiler.emit import (
     render_backward,
     render_body,
     render_forward,
+    render_jvp,
 )
 from autodiff_tutor.compiler.fence import check_supported
-from autodiff_tutor.compiler.forward_mode import build_jvp, render_jvp
+from autodiff_tutor.compiler.forward_mode import build_jvp
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.memory import plan_memory
 from autodiff_tutor.compiler.normalize import normalize
