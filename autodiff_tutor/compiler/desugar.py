@@ -35,61 +35,38 @@ from __future__ import annotations
 
 import ast
 import copy
-import itertools
 
+from autodiff_tutor.compiler.desugar_base import (
+    DesugarError,
+    Names,
+    assign_like,
+    name_node,
+    reject,
+)
+from autodiff_tutor.compiler.desugar_nested import InlineNested
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
 def desugar(tree: ast.FunctionDef) -> ast.FunctionDef:
     """Rewrite ``tree`` (a copy) into structured form; see the module docstring."""
     tree = copy.deepcopy(tree)
-    names = _Names(tree)
-    tree.body = _InlineNested(names).run(tree.body)
+    names = Names(tree)
+    tree.body = InlineNested(names).run(tree.body)
     tree.body = _rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
 
 
-class _Names:
-    """Fresh names that do not clash with any name in the function."""
-
-    def __init__(self, tree: ast.AST):
-        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        self.counter = itertools.count(1)
-
-    def fresh(self, stem: str) -> str:
-        while True:
-            name = f"{stem}_{next(self.counter)}"
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
-
-    def exact(self, name: str) -> str:
-        if name not in self.taken:
-            self.taken.add(name)
-            return name
-        return self.fresh(name)
-
-
-def _name(identifier: str, store: bool = False) -> ast.Name:
-    return ast.Name(identifier, ast.Store() if store else ast.Load())
-
-
-def _assign(identifier: str, value: ast.expr, like: ast.AST) -> ast.Assign:
-    return ast.copy_location(ast.Assign([_name(identifier, True)], value), like)
-
-
 def _not(*flags: str) -> ast.expr:
     if len(flags) == 1:
-        return ast.UnaryOp(ast.Not(), _name(flags[0]))
-    return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [_name(f) for f in flags]))
+        return ast.UnaryOp(ast.Not(), name_node(flags[0]))
+    return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
 
 
 # -- statements inside loops and branches -------------------------------------------
 
 
-def _rewrite_statement(node: ast.stmt, names: _Names) -> ast.stmt | list[ast.stmt]:
+def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt]:
     if isinstance(node, ast.For):
         return _rewrite_loop(_index_loop(node, names), names)
     if isinstance(node, ast.While):
@@ -113,7 +90,7 @@ def _flatten(items: list) -> list[ast.stmt]:
     return out
 
 
-def _index_loop(node: ast.For, names: _Names) -> ast.For:
+def _index_loop(node: ast.For, names: Names) -> ast.For:
     """``for v in X`` (and zip/enumerate of arrays) -> ``for k in range(len(X)): v = X[k]``."""
     iterable = node.iter
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
@@ -125,7 +102,7 @@ def _index_loop(node: ast.For, names: _Names) -> ast.For:
             for keyword in iterable.keywords:
                 strict = keyword.arg == "strict" and isinstance(keyword.value, ast.Constant)
                 if not strict or keyword.value.value is not False:
-                    _reject(
+                    reject(
                         keyword,
                         f"zip(..., {keyword.arg}=...) is not supported in a differentiated loop",
                         "loop over indices: 'for k in range(len(a)):' and read a[k], b[k]",
@@ -133,49 +110,52 @@ def _index_loop(node: ast.For, names: _Names) -> ast.For:
             if not (
                 isinstance(node.target, ast.Tuple) and len(node.target.elts) == len(iterable.args)
             ):
-                _reject(node.target, "unpack zip into one name per sequence")
+                reject(node.target, "unpack zip into one name per sequence")
             return _indexed(node, names.fresh("k"), node.target.elts, iterable.args)
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
-    _reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+    reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
 
 
-def _enumerate(node: ast.For, iterable: ast.Call, names: _Names) -> ast.For:
+def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For:
     """``for i, v in enumerate(X, start)`` -> a loop over ``range(len(X))`` reading ``X[k]``."""
     start: ast.expr | None = iterable.args[1] if len(iterable.args) == 2 else None
     for keyword in iterable.keywords:
         if keyword.arg != "start":
-            _reject(keyword, f"enumerate(..., {keyword.arg}=...) is not supported")
+            reject(keyword, f"enumerate(..., {keyword.arg}=...) is not supported")
         start = keyword.value
     if not iterable.args or len(iterable.args) > 2:
-        _reject(iterable, "enumerate takes one sequence (and a start)")
+        reject(iterable, "enumerate takes one sequence (and a start)")
     if not (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2):
-        _reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
+        reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
     index, value = node.target.elts
     if not isinstance(index, ast.Name):
-        _reject(index, "the index of enumerate must be a name")
+        reject(index, "the index of enumerate must be a name")
     if start is None:
         return _indexed(node, index.id, [value], [iterable.args[0]])
     counter = names.fresh("k")
     loop = _indexed(node, counter, [value], [iterable.args[0]])
-    shifted = ast.BinOp(_name(counter), ast.Add(), start)
-    loop.body.insert(0, _assign(index.id, shifted, node))
+    shifted = ast.BinOp(name_node(counter), ast.Add(), start)
+    loop.body.insert(0, assign_like(index.id, shifted, node))
     return loop
 
 
 def _indexed(
     node: ast.For, index: str, targets: list[ast.expr], sequences: list[ast.expr]
 ) -> ast.For:
-    lengths = [ast.Call(_name("len"), [copy.deepcopy(s)], []) for s in sequences]
-    bound = lengths[0] if len(lengths) == 1 else ast.Call(_name("min"), lengths, [])
+    lengths = [ast.Call(name_node("len"), [copy.deepcopy(s)], []) for s in sequences]
+    bound = lengths[0] if len(lengths) == 1 else ast.Call(name_node("min"), lengths, [])
     reads = []
     for target, sequence in zip(targets, sequences, strict=True):
         if not isinstance(target, ast.Name):
-            _reject(target, "loop variables must be names")
-        element = ast.Subscript(copy.deepcopy(sequence), _name(index), ast.Load())
-        reads.append(ast.copy_location(ast.Assign([_name(target.id, True)], element), node))
+            reject(target, "loop variables must be names")
+        element = ast.Subscript(copy.deepcopy(sequence), name_node(index), ast.Load())
+        reads.append(ast.copy_location(ast.Assign([name_node(target.id, True)], element), node))
     loop = ast.For(
-        _name(index, True), ast.Call(_name("range"), [bound], []), reads + node.body, node.orelse
+        name_node(index, True),
+        ast.Call(name_node("range"), [bound], []),
+        reads + node.body,
+        node.orelse,
     )
     return ast.copy_location(loop, node)
 
@@ -192,9 +172,9 @@ def _contains(nodes: list[ast.stmt], kinds: tuple[type, ...]) -> bool:
     return False
 
 
-def _rewrite_loop(node: ast.For | ast.While, names: _Names) -> list[ast.stmt]:
+def _rewrite_loop(node: ast.For | ast.While, names: Names) -> list[ast.stmt]:
     if node.orelse:
-        _reject(node.orelse[0], "'else' on a loop is not supported")
+        reject(node.orelse[0], "'else' on a loop is not supported")
     node.body = _flatten([_rewrite_statement(s, names) for s in node.body])
     has_break = _contains(node.body, (ast.Break,))
     has_continue = _contains(node.body, (ast.Continue,))
@@ -206,9 +186,9 @@ def _rewrite_loop(node: ast.For | ast.While, names: _Names) -> list[ast.stmt]:
     body = _guard(node.body, brk, cont, flags)
     before: list[ast.stmt] = []
     if brk:
-        before.append(_assign(brk, ast.Constant(False), node))
+        before.append(assign_like(brk, ast.Constant(False), node))
     if cont:
-        body.insert(0, _assign(cont, ast.Constant(False), node))
+        body.insert(0, assign_like(cont, ast.Constant(False), node))
     if brk and isinstance(node, ast.For):
         body = [ast.copy_location(ast.If(_not(brk), body, []), node)]
         if cont:  # the continue flag is reset inside the guard
@@ -226,10 +206,10 @@ def _guard(
     out: list[ast.stmt] = []
     for i, node in enumerate(body):
         if isinstance(node, ast.Break):
-            out.append(_assign(brk, ast.Constant(True), node))
+            out.append(assign_like(brk, ast.Constant(True), node))
             return out
         if isinstance(node, ast.Continue):
-            out.append(_assign(cont, ast.Constant(True), node))
+            out.append(assign_like(cont, ast.Constant(True), node))
             return out
         if isinstance(node, ast.If) and _contains([node], (ast.Break, ast.Continue)):
             rest = body[i + 1 :]
@@ -269,7 +249,7 @@ def _is_flag(node: ast.Assign) -> bool:
 # -- early returns -------------------------------------------------------------------
 
 
-def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
+def _rewrite_returns(body: list[ast.stmt], names: Names) -> list[ast.stmt]:
     """Early returns store into ``result`` and set ``returned``; what follows is guarded."""
     returns = [
         n
@@ -281,18 +261,18 @@ def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
     result, returned = names.exact("result"), names.exact("returned")
     arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1 for r in returns}
     if len(arity) != 1:
-        _reject(returns[0], "every return must give the same number of values")
+        reject(returns[0], "every return must give the same number of values")
     results = [result] if arity == {1} else [f"{result}{i + 1}" for i in range(arity.pop())]
 
     def store(node: ast.Return, in_loop: bool) -> list[ast.stmt]:
         if node.value is None:
-            _reject(node, "the function must return a value")
+            reject(node, "the function must return a value")
         if len(results) == 1:
-            stored = [_assign(results[0], node.value, node)]
+            stored = [assign_like(results[0], node.value, node)]
         else:
-            target = ast.Tuple([_name(r, True) for r in results], ast.Store())
+            target = ast.Tuple([name_node(r, True) for r in results], ast.Store())
             stored = [ast.copy_location(ast.Assign([target], node.value), node)]
-        stored.append(_assign(returned, ast.Constant(True), node))
+        stored.append(assign_like(returned, ast.Constant(True), node))
         if in_loop:
             stored.append(ast.copy_location(ast.Break(), node))
         return stored
@@ -311,7 +291,7 @@ def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
                 rest = nodes[i + 1 :]
                 if in_loop and loop:  # a return in an inner loop leaves the enclosing loop too
                     brk = ast.copy_location(ast.Break(), node)
-                    out.append(ast.copy_location(ast.If(_name(returned), [brk], []), node))
+                    out.append(ast.copy_location(ast.If(name_node(returned), [brk], []), node))
                     out.extend(rewrite(rest, in_loop))
                 elif rest:
                     if in_loop:  # the return's break already left this loop's body
@@ -327,13 +307,13 @@ def _rewrite_returns(body: list[ast.stmt], names: _Names) -> list[ast.stmt]:
         return out
 
     first = body[0] if body else None
-    init = [_assign(returned, ast.Constant(False), first)]
+    init = [assign_like(returned, ast.Constant(False), first)]
     rewritten = rewrite(body, False)
     final = ast.copy_location(
         ast.Return(
-            _name(results[0])
+            name_node(results[0])
             if len(results) == 1
-            else ast.Tuple([_name(r) for r in results], ast.Load())
+            else ast.Tuple([name_node(r) for r in results], ast.Load())
         ),
         returns[-1],
     )
@@ -349,130 +329,12 @@ def _has_return(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Return) for n in ast.walk(node))
 
 
-# -- nested helper functions ----------------------------------------------------------
-
-
-class _InlineNested:
-    """Inline calls to functions defined inside the differentiated function."""
-
-    def __init__(self, names: _Names):
-        self.names = names
-        self.helpers: dict[str, ast.FunctionDef] = {}
-        self.inlining: list[str] = []
-
-    def run(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
-        for node in body:
-            if isinstance(node, ast.FunctionDef):
-                self._check_helper(node)
-                self.helpers[node.name] = node
-                continue
-            out.extend(self._statement(node))
-        return out
-
-    def _check_helper(self, node: ast.FunctionDef) -> None:
-        if node.decorator_list or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-            _reject(node, "nested helpers must be plain functions with positional parameters")
-        returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-        if len(returns) != 1 or node.body[-1] is not returns[0]:
-            _reject(node, "a nested helper must end with its only return statement")
-
-    def _statement(self, node: ast.stmt) -> list[ast.stmt]:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, self.run(getattr(node, field)))
-        if not self.helpers:
-            return [node]
-        before: list[ast.stmt] = []
-        helpers = self
-
-        class Replace(ast.NodeTransformer):
-            def visit_Call(self, call: ast.Call) -> ast.expr:
-                self.generic_visit(call)
-                if isinstance(call.func, ast.Name) and call.func.id in helpers.helpers:
-                    if isinstance(node, ast.While):
-                        _reject(call, "call nested helpers before the loop, not in its condition")
-                    out_name, statements = helpers._inline(helpers.helpers[call.func.id], call)
-                    before.extend(statements)
-                    return ast.copy_location(_name(out_name), call)
-                return call
-
-        targets = [node.test] if isinstance(node, (ast.If, ast.While)) else [node]
-        if isinstance(node, (ast.If, ast.While)):
-            node.test = Replace().visit(node.test)
-        elif not isinstance(node, (ast.For,)):
-            Replace().visit(node)
-        _ = targets
-        return [*before, node]
-
-    def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
-        params = [a.arg for a in helper.args.args]
-        defaults = dict(
-            zip(
-                params[len(params) - len(helper.args.defaults) :], helper.args.defaults, strict=True
-            )
-        )
-        values = dict(zip(params, call.args, strict=False))
-        for keyword in call.keywords:
-            values[keyword.arg] = keyword.value
-        assigned = {
-            n.id
-            for n in ast.walk(helper)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        local = {
-            name: self.names.fresh(f"{helper.name}_{name}")
-            for name in sorted(set(params) | assigned)
-        }
-        statements: list[ast.stmt] = []
-        for param in params:
-            value = values.get(param, defaults.get(param))
-            if value is None:
-                _reject(call, f"missing argument {param!r} for {helper.name}")
-            statements.append(_assign(local[param], copy.deepcopy(value), call))
-
-        class Rename(ast.NodeTransformer):
-            def visit_Name(self, name: ast.Name) -> ast.Name:
-                if name.id in local:
-                    return ast.copy_location(ast.Name(local[name.id], name.ctx), name)
-                return name
-
-        body = [Rename().visit(copy.deepcopy(s)) for s in helper.body]
-        result = self.names.fresh(f"{helper.name}_out")
-        body[-1] = _assign(result, body[-1].value, call)
-        for statement in body:  # errors point at the call: the helper's lines are inlined
-            for child in ast.walk(statement):
-                if hasattr(child, "lineno"):
-                    ast.copy_location(child, call)
-        if helper.name in self.inlining:
-            _reject(call, f"{helper.name!r} calls itself: recursion is not supported")
-        self.inlining.append(helper.name)
-        for statement in body:  # helpers may call other nested helpers
-            statements.extend(self._statement(statement))
-        self.inlining.pop()
-        return result, statements
-
-
-def _reject(node: ast.AST, message: str, hint: str = "") -> None:
-    raise _DesugarError(message, node, hint)
-
-
-class _DesugarError(Exception):
-    """Raised inside this module; the pipeline turns it into a located error."""
-
-    def __init__(self, message: str, node: ast.AST, hint: str = ""):
-        super().__init__(message)
-        self.message = message
-        self.node = node
-        self.hint = hint
-
-
 def desugar_function(parsed) -> ast.FunctionDef:
     """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
     turned into located errors."""
     try:
         return desugar(parsed.tree)
-    except _DesugarError as error:
+    except DesugarError as error:
         hint = error.hint or "see the supported forms in the book's compiler page"
         raise UnsupportedSyntaxError(
             error.message, parsed.location(error.node), hint=hint

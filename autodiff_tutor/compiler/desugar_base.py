@@ -1,0 +1,57 @@
+"""What the desugaring passes share: fresh names, small node builders, their error.
+
+>>> import ast
+>>> names = Names(ast.parse("k_1 = x"))
+>>> names.fresh("k"), names.exact("x"), names.exact("y")
+('k_2', 'x_1', 'y')
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+
+class Names:
+    """Fresh names that do not clash with any name in the function."""
+
+    def __init__(self, tree: ast.AST):
+        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        self.counter = itertools.count(1)
+
+    def fresh(self, stem: str) -> str:
+        while True:
+            name = f"{stem}_{next(self.counter)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def exact(self, name: str) -> str:
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
+
+
+def name_node(identifier: str, store: bool = False) -> ast.Name:
+    return ast.Name(identifier, ast.Store() if store else ast.Load())
+
+
+def assign_like(identifier: str, value: ast.expr, like: ast.AST) -> ast.Assign:
+    return ast.copy_location(ast.Assign([name_node(identifier, True)], value), like)
+
+
+def reject(node: ast.AST, message: str, hint: str = "") -> None:
+    """Stop desugaring with a message about ``node`` (located by the pipeline)."""
+    raise DesugarError(message, node, hint)
+
+
+class DesugarError(Exception):
+    """Raised while desugaring; the pipeline turns it into a located error."""
+
+    def __init__(self, message: str, node: ast.AST, hint: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.node = node
+        self.hint = hint
