@@ -3,7 +3,7 @@
 >>> import ast
 >>> names = Names(ast.parse("k_1 = x"))
 >>> names.fresh("k"), names.exact("x"), names.exact("y")
-('k_2', 'x_1', 'y')
+('k_2', 'x_3', 'y')
 """
 
 from __future__ import annotations
