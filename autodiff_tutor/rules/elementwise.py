@@ -181,6 +181,22 @@ def sqrt_tangent(out, x, *, d_x):
     return d_x / (2 * out)
 
 
+@defvjp(
+    "logaddexp",
+    broadcasting=True,
+    math="ln(e^x + e^y)",
+    convention="from the output, exp(x - out): never overflows; nan at x = y = -inf (0/0)",
+    sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)),
+)
+def logaddexp(g, out, xp, x, y):
+    return g * xp.exp(x - out), g * xp.exp(y - out)
+
+
+@defjvp("logaddexp")
+def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
+    return d_x * xp.exp(x - out) + d_y * xp.exp(y - out)
+
+
 # --- trigonometric and hyperbolic ----------------------------------------------
 
 
