@@ -21,8 +21,9 @@ import pytest
 
 import autodiff_tutor
 
-CHECKED_PACKAGES = ("rules", "verify")
-"""Subpackages of ``autodiff_tutor`` whose modules must be on no import cycle."""
+CHECKED_PACKAGES = ("rules", "verify", "verify.numeric", "verify.symbolic")
+"""Subpackages of ``autodiff_tutor`` whose modules (their subpackages' too) must be on
+no import cycle."""
 
 ROOT = Path(autodiff_tutor.__file__).parent
 PACKAGE = "autodiff_tutor"
@@ -176,6 +177,12 @@ def test_imports_are_resolved_to_modules(tmp_path: Path) -> None:
 )
 def test_checked_packages(module: str, expected: bool) -> None:
     assert checked(module) is expected
+
+
+def test_checked_packages_are_packages() -> None:
+    """A renamed package must not drop out of the check silently."""
+    for package in CHECKED_PACKAGES:
+        assert (ROOT / package.replace(".", "/") / "__init__.py").is_file(), package
 
 
 def test_the_graph_sees_the_package() -> None:

@@ -1,7 +1,7 @@
 """Every derivative rule of the registry, verified with sympy (one walk of the registry).
 
 The walk is over ``all_rules()``: a rule whose record has no symbolic spec (no entry in
-``autodiff_tutor.verify.symbolic_rules.RULE_SPECS``, which gathers them) fails, with a
+``autodiff_tutor.verify.symbolic.rules.RULE_SPECS``, which gathers them) fails, with a
 message that says what to add. Elementwise rules are proved region by region on scalar symbols, with
 their value at each kink judged against the one-sided derivatives; array rules are
 proved element by element on object arrays of symbols.
@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 from autodiff_tutor.rules.registry import Rule, all_rules
-from autodiff_tutor.verify.symbolic_rules import (
+from autodiff_tutor.verify.symbolic.rules import (
     RULE_SPECS,
     ArrayRule,
     ScalarRule,

@@ -12,7 +12,7 @@ module says what each numpy construct means there:
 - a comparison between piecewise values is lifted into a condition on the pieces.
 
 To run rule or op code on these values directly, see
-:mod:`~autodiff_tutor.verify.symbolic_values`.
+:mod:`~autodiff_tutor.verify.symbolic.values`.
 
 >>> import sympy as sp
 >>> x, t = sp.symbols("x t", real=True)
@@ -60,7 +60,7 @@ _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _unwrap(value: Any) -> Any:
-    """The sympy value inside a ``SymValue`` (see :mod:`.symbolic_values`)."""
+    """The sympy value inside a ``SymValue`` (see :mod:`.values`)."""
     return value.expr if getattr(type(value), "__sympy_value__", False) else value
 
 

@@ -1,11 +1,11 @@
 """The derivative rules of the registry, verified with sympy.
 
 Each rule is run on sympy values, through its ordinary ``vjp`` (the registry's calling
-convention, with ``xp`` = :data:`~autodiff_tutor.verify.symbolic_algebra.sympy_xp`),
+convention, with ``xp`` = :data:`~autodiff_tutor.verify.symbolic.algebra.sympy_xp`),
 and compared with sympy's derivative of the rule's primal:
 
 - elementwise rules (:class:`ScalarRule`) on scalar symbols, region by region, with the
-  kink analysis of :mod:`~autodiff_tutor.verify.symbolic_kinks` (so ``abs'(0)``,
+  kink analysis of :mod:`~autodiff_tutor.verify.symbolic.kinks` (so ``abs'(0)``,
   ties in ``maximum`` and the bounds of ``clip`` are shown and judged);
 - reductions, linear algebra and shape rules (:class:`ArrayRule`) on small numpy
   object arrays of symbols, for several option settings (``axis``, ``keepdims``,
@@ -29,11 +29,11 @@ import sympy as sp
 
 from autodiff_tutor.rules.record import ArrayRule, Rule, ScalarRule
 from autodiff_tutor.rules.registry import all_rules
-from autodiff_tutor.verify.symbolic_check import Problem, check_regions
-from autodiff_tutor.verify.symbolic_kinks import kink_checks
-from autodiff_tutor.verify.symbolic_report import SymbolicReport
-from autodiff_tutor.verify.symbolic_rules_arrays import call_rule, verify_array
-from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
+from autodiff_tutor.verify.symbolic.check import Problem, check_regions
+from autodiff_tutor.verify.symbolic.kinks import kink_checks
+from autodiff_tutor.verify.symbolic.report import SymbolicReport
+from autodiff_tutor.verify.symbolic.rules_arrays import call_rule, verify_array
+from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap
 
 __all__ = ["ArrayRule", "RULE_SPECS", "ScalarRule", "check_rule", "missing_rules", "verify_rule"]
 

@@ -23,9 +23,9 @@ import numpy as np
 import sympy as sp
 
 from autodiff_tutor.rules.record import ArrayRule, Fixed, Rule
-from autodiff_tutor.verify.symbolic_check import prove_equal
-from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
-from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
+from autodiff_tutor.verify.symbolic.check import prove_equal
+from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap
 
 __all__ = ["ArrayRule", "Fixed", "call_rule", "verify_array"]
 
