@@ -195,7 +195,9 @@ class Family:
     """The records of one family module, filled in by its decorators.
 
     ``shape`` is the family's default shape class. The catalog gathers the families;
-    a family never registers anything globally.
+    a family never registers anything globally. A family module that defines an op
+    twice is an error; the registry's run-time family (``redefine=True``) lets a
+    notebook cell that defines a rule run again.
 
     >>> Family("example").rules
     {}
@@ -207,9 +209,11 @@ class Family:
         shape: str = OTHER,
         rules: dict[str, Rule] | None = None,
         nondifferentiable: set[str] | None = None,
+        redefine: bool = False,
     ) -> None:
         self.name = name
         self.shape = shape
+        self.redefine = redefine  # a rule defined again replaces the first (run time)
         self.rules: dict[str, Rule] = {} if rules is None else rules
         self.nondifferentiable: set[str] = set() if nondifferentiable is None else nondifferentiable
         # spellings of ops without a rule: names or objects (``"lt"`` -> ``"less"``)
@@ -258,8 +262,8 @@ class Family:
             names = list(params)
             if not names or names[0] != "g":
                 raise ValueError(f"rule {op!r}: first parameter must be 'g'")
-            if op in self.rules:
-                raise ValueError(f"rule {op!r} is defined twice")
+            if op in self.rules and not self.redefine:
+                raise ValueError(f"rule {op!r} is defined twice in family {self.name!r}")
             primal = [n for n in names if n not in SPECIAL_PARAMETERS]
             inputs = tuple(n for n in primal if params[n].default is inspect.Parameter.empty)
             options = {n: params[n].default for n in primal if n not in inputs}

@@ -17,6 +17,8 @@ np.float64(1.57...)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from autodiff_tutor.rules.catalog import FAMILIES
 from autodiff_tutor.rules.record import Family, Rule
 
@@ -29,19 +31,35 @@ __all__ = [
     "defvjp",
     "is_nondifferentiable",
     "lookup",
+    "merge",
     "nondifferentiable",
 ]
 
-RULES: dict[str, Rule] = {}
-NONDIFFERENTIABLE: set[str] = set()
-for _family in FAMILIES:
-    _twice = RULES.keys() & _family.rules.keys()
-    if _twice:
-        raise ValueError(f"rules defined in two families: {sorted(_twice)}")
-    RULES.update(_family.rules)
-    NONDIFFERENTIABLE.update(_family.nondifferentiable)
 
-_run_time = Family("run time", rules=RULES, nondifferentiable=NONDIFFERENTIABLE)
+def merge(families: Iterable[Family]) -> tuple[dict[str, Rule], set[str]]:
+    """The rules and the non-differentiable ops of ``families``; an op may have one home.
+
+    >>> one, two = Family("one"), Family("two")
+    >>> for family in (one, two):
+    ...     _ = family.defvjp("twice")(lambda g, x: 2 * g)
+    >>> merge([one, two])
+    Traceback (most recent call last):
+    ValueError: rules defined in two families: ['twice']
+    """
+    rules: dict[str, Rule] = {}
+    nondifferentiable: set[str] = set()
+    for family in families:
+        twice = rules.keys() & family.rules.keys()
+        if twice:
+            raise ValueError(f"rules defined in two families: {sorted(twice)}")
+        rules.update(family.rules)
+        nondifferentiable.update(family.nondifferentiable)
+    return rules, nondifferentiable
+
+
+RULES, NONDIFFERENTIABLE = merge(FAMILIES)
+
+_run_time = Family("run time", rules=RULES, nondifferentiable=NONDIFFERENTIABLE, redefine=True)
 
 defvjp = _run_time.defvjp
 """Add a reverse-mode rule to the registry (see :meth:`Family.defvjp`).
