@@ -1,13 +1,14 @@
 """Every derivative rule of the registry against central finite differences (float64).
 
 The test walks ``all_rules()``, not the table below: a rule registered without an entry
-in ``CASES`` fails with a message saying what to add. Each case calls ``rule.vjp``
-directly (the registry's calling convention: ``g``, then ``out`` and ``xp`` when the
-rule asks for them, then the inputs, then the options by keyword), sums broadcasting
-results back with ``unbroadcast`` as the compiler does, and compares every input
-gradient with the central difference of ``sum(g * primal(inputs))`` in float64. The
-same cases then run in float32 to check that each gradient keeps its input's shape
-and dtype.
+in ``CASES`` fails with a message saying what to add, except an elementwise rule whose
+record names a numpy function: its cases are then built from the record
+(``from_record``). Each case calls ``rule.vjp`` directly (the registry's calling
+convention: ``g``, then ``out`` and ``xp`` when the rule asks for them, then the
+inputs, then the options by keyword), sums broadcasting results back with
+``unbroadcast`` as the compiler does, and compares every input gradient with the
+central difference of ``sum(g * primal(inputs))`` in float64. The same cases then run
+in float32 to check that each gradient keeps its input's shape and dtype.
 
 Domains are chosen away from kinks and poles (no ties for max/min, ``x > 0`` for log,
 ``|x| < 0.9`` for arcsin), so finite differences are a valid oracle.
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from autodiff_tutor.rules.record import ELEMENTWISE
 from autodiff_tutor.rules.registry import Rule, all_rules
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like
@@ -457,6 +459,30 @@ CASES: dict[str, list[Case]] = {
     ],
 }
 
+
+def from_record(rule: Rule) -> list[Case]:
+    """Cases for an elementwise rule that the table above does not list, from its record
+    alone: numpy's function of the op's name on the unary or binary shapes, inputs drawn
+    from the record's domain (its ``positive`` inputs from [0.2, 3], the others normal).
+
+    So adding an elementwise primitive adds its finite-difference checks."""
+    primal = getattr(np, rule.op, None)
+    if primal is None or len(rule.inputs) > 2:
+        return []  # no numpy function of that name: the walk asks for an entry
+    positive = rule.symbolic.positive if rule.symbolic is not None else ()
+    makes = [
+        (lambda *s: uniform(0.2, 3.0, *s)) if name in positive else normal for name in rule.inputs
+    ]
+    return unary(primal, makes[0]) if len(makes) == 1 else binary(primal, *makes)
+
+
+CASES.update(
+    {
+        op: from_record(rule)
+        for op, rule in all_rules().items()
+        if op not in CASES and rule.shape == ELEMENTWISE and from_record(rule)
+    }
+)
 
 # --- calling a rule and the finite-difference oracle ---------------------------------
 

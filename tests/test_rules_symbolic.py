@@ -1,8 +1,8 @@
 """Every derivative rule of the registry, verified with sympy (one walk of the registry).
 
-The walk is over ``all_rules()``: a rule without an entry in
-``autodiff_tutor.verify.symbolic_rules.RULE_SPECS`` fails, with a message that says
-what to add. Elementwise rules are proved region by region on scalar symbols, with
+The walk is over ``all_rules()``: a rule whose record has no symbolic spec (no entry in
+``autodiff_tutor.verify.symbolic.rules.RULE_SPECS``, which gathers them) fails, with a
+message that says what to add. Elementwise rules are proved region by region on scalar symbols, with
 their value at each kink judged against the one-sided derivatives; array rules are
 proved element by element on object arrays of symbols.
 """
@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 from autodiff_tutor.rules.registry import Rule, all_rules
-from autodiff_tutor.verify.symbolic_rules import (
+from autodiff_tutor.verify.symbolic.rules import (
     RULE_SPECS,
     ArrayRule,
     ScalarRule,
@@ -29,11 +29,11 @@ def test_rule_verifies_symbolically(op: str) -> None:
     if op not in RULE_SPECS:
         args = ", ".join(rule.inputs)
         pytest.fail(
-            f"rule {op!r} is not in the symbolic walk: add to RULE_SPECS in "
-            f"autodiff_tutor/verify/symbolic_rules.py either\n"
-            f"    {op!r}: ScalarRule(lambda xp, {args}: <the primal on scalars>),\n"
+            f"rule {op!r} is not in the symbolic walk: give its record "
+            f"(@defvjp({op!r}, ...) in its family's module) either\n"
+            f"    sympy=lambda sp, {args}: <the primitive on sympy scalars>,\n"
             f"for an elementwise rule, or\n"
-            f"    {op!r}: ArrayRule(lambda xp, {args}, **options: <the primal on arrays>, "
+            f"    symbolic=ArrayRule(lambda xp, {args}, **options: <the primal on arrays>, "
             f"[((<input shapes>), {{<options>}}), ...]),\n"
             f"for a reduction, linear-algebra or shape rule (inputs {rule.inputs}, "
             f"options {dict(rule.options)})"

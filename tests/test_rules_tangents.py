@@ -9,7 +9,7 @@ runtime helpers' rules). For each case, in float64:
   (all differentiable inputs moved at once);
 - the transpose identity ``<jvp(u), v> == <u, vjp(v)>`` holds against the vjp rule;
 - inactive inputs, inlined both ways the compiler may use (terms dropped from a sum,
-  or zeros substituted; see :mod:`autodiff_tutor.rules.tangents`), give the central
+  or zeros substituted; see :mod:`autodiff_tutor.rules.record`), give the central
   difference with only the active inputs moved;
 
 in float32 the tangent keeps the output's shape and dtype, and with a strict array-API
@@ -312,8 +312,8 @@ def check_terms(rule: Rule) -> None:
 def test_every_rule_has_a_tangent_rule(op: str) -> None:
     rule = all_rules()[op]
     assert rule.jvp is not None, (
-        f"rule {op!r} has no forward-mode rule: add @defjvp({op!r}) to "
-        "autodiff_tutor/rules/tangents.py (helpers: helper_rules.py)"
+        f"rule {op!r} has no forward-mode rule: add @defjvp({op!r}) below its "
+        "@defvjp, in its family's module (autodiff_tutor/rules/<family>.py)"
     )
     check_signature(rule)
     check_terms(rule)

@@ -10,7 +10,7 @@ import sympy as sp
 
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.verify.symbolic import verify_symbolic
-from autodiff_tutor.verify.translate import translate_function
+from autodiff_tutor.verify.symbolic.translate import translate_function
 
 x, t, g = sp.symbols("x t g", real=True)
 

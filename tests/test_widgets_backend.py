@@ -8,7 +8,7 @@ import pytest
 
 from autodiff_tutor import array_module, grad
 from autodiff_tutor.errors import ArgumentError
-from autodiff_tutor.verify.gpu import gpu_unavailable_reason
+from autodiff_tutor.verify.numeric.gpu import gpu_unavailable_reason
 from autodiff_tutor.widgets import backend_switch
 from autodiff_tutor.widgets.backend_switch import BackendSwitch
 

@@ -1,9 +1,10 @@
 """Inline a derivative rule's formula into generated code.
 
-A rule is a tiny Python function (see :mod:`autodiff_tutor.rules.registry`); its
+A rule is a tiny Python function (see :mod:`autodiff_tutor.rules.record`); its
 ``return`` expression, with the rule's parameters replaced by the program's names,
-becomes the right-hand side of a backward statement. Local assignments in the
-rule body are substituted into the return expression.
+becomes the right-hand side of a backward statement. The rule's body is parsed once,
+by :mod:`autodiff_tutor.rules.formula` (local assignments already substituted into
+the returned formulas); tracing reads the same parse.
 
 >>> import ast
 >>> from autodiff_tutor.rules.registry import lookup
@@ -15,36 +16,20 @@ rule body are substituted into the return expression.
 from __future__ import annotations
 
 import ast
-import copy
-import functools
-import inspect
-import textwrap
 
-from autodiff_tutor.rules.registry import Rule
+from autodiff_tutor.rules.formula import parse
+from autodiff_tutor.rules.formula import substitute as _substitute
+from autodiff_tutor.rules.record import Rule
 
 
 def _name(identifier: str) -> ast.Name:
     return ast.Name(identifier, ast.Load())
 
 
-@functools.cache
 def _formula(rule_fn) -> tuple[list[ast.expr], bool]:
     """The rule's returned expressions (locals substituted) and whether it returned a tuple."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(rule_fn))).body[0]
-    local: dict[str, ast.expr] = {}
-    returned: ast.expr | None = None
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
-            local[statement.targets[0].id] = _substitute(statement.value, local)
-        elif isinstance(statement, ast.Return) and statement.value is not None:
-            returned = _substitute(statement.value, local)
-        elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
-            raise ValueError(f"rule {rule_fn.__name__}: only assignments and one return")
-    if returned is None:
-        raise ValueError(f"rule {rule_fn.__name__} has no return")
-    if isinstance(returned, ast.Tuple):
-        return list(returned.elts), True
-    return [returned], False
+    formula = parse(rule_fn)
+    return formula.expressions, formula.is_tuple
 
 
 def inline(rule: Rule, index: int, bindings: dict[str, ast.expr]) -> ast.expr:
@@ -89,13 +74,3 @@ def is_none_gradient(rule: Rule, index: int) -> bool:
     expressions, _ = _formula(rule.vjp)
     expr = expressions[index]
     return isinstance(expr, ast.Constant) and expr.value is None
-
-
-def _substitute(expr: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
-    class Replace(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id in values:
-                return copy.deepcopy(values[node.id])
-            return node
-
-    return Replace().visit(copy.deepcopy(expr))

@@ -27,14 +27,19 @@ import ast
 from collections import Counter
 
 from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.rules.record import ELEMENTWISE
+from autodiff_tutor.rules.registry import lookup
 
-# Elementwise operations of one input: the output has the input's shape and dtype.
-ELEMENTWISE_UNARY = {
-    "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos",
-    "arctan", "sinh", "cosh", "tanh", "abs", "negative", "positive", "square",
-}  # fmt: skip
-# Broadcasting operations: the output has the operands' shape when they all share it.
-ELEMENTWISE_BINARY = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum"}
+
+def is_elementwise(op: str | None) -> bool:
+    """Whether ``op``'s record has the shape class ``ELEMENTWISE``: its output has the
+    shape and dtype its array operands share.
+
+    >>> is_elementwise("tanh"), is_elementwise("clip"), is_elementwise("sum")
+    (True, False, False)
+    """
+    rule = lookup(op) if op is not None else None
+    return rule is not None and rule.shape == ELEMENTWISE
 
 
 class ShapeClasses:
@@ -56,14 +61,12 @@ class ShapeClasses:
             return self.classes.get(step.value.id)
         if step.kind != "primitive":
             return None
-        if step.op in ELEMENTWISE_UNARY and len(operands) == 1:
-            return self.classes.get(operands[0].id)
-        if step.op in ELEMENTWISE_BINARY and operands:
-            if not all(_is_number(c) for c in constants):
-                return None
-            found = {self.classes.get(a.id) for a in operands}
-            return found.pop() if len(found) == 1 and None not in found else None
-        return None
+        if not (is_elementwise(step.op) and operands):
+            return None
+        if not all(_is_number(c) for c in constants):
+            return None
+        found = {self.classes.get(a.id) for a in operands}
+        return found.pop() if len(found) == 1 and None not in found else None
 
     def same(self, a: ast.expr, b: ast.expr) -> bool:
         """Whether ``a`` and ``b`` provably have the same shape and dtype."""

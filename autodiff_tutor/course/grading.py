@@ -23,9 +23,9 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
-from autodiff_tutor.verify.checks import check_layer, check_op
-from autodiff_tutor.verify.common import backward_raw, is_float_array
-from autodiff_tutor.verify.report import CheckReport
+from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.common import backward_raw, is_float_array
+from autodiff_tutor.verify.numeric.report import CheckReport
 
 __all__ = ["check_backward", "check_backward_report", "grade_backward"]
 
@@ -127,7 +127,7 @@ def grade_backward(
 
     Give a forward and a backward function, or a custom op (or compiled function)
     alone. Returns the feedback and the symbolic report (whose table shows each region).
-    ``options`` go to :func:`~autodiff_tutor.verify.symbolic.verify_symbolic`.
+    ``options`` go to :func:`~autodiff_tutor.verify.symbolic.functions.verify_symbolic`.
 
     >>> import numpy as np
     >>> def f(x):

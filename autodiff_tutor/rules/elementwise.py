@@ -1,37 +1,72 @@
-"""Rules of elementwise primitives: arithmetic, ufuncs, masks and selections.
+"""Elementwise primitives: arithmetic, ufuncs, masks and selections.
 
-Each function returns the gradient of every input given ``g``, the gradient of the
-output. Binary rules are ``broadcasting``: the compiler sums each result back to its
-input's shape, so the formulas stay the textbook ones.
+Each primitive's record is one block: its reverse-mode rule (``@defvjp``, with its
+sympy form, aliases and convention), then its tangent rule (``@defjvp``). Binary rules
+are ``broadcasting``: the compiler sums each result back to its input's shape, so the
+formulas stay the textbook ones. The family's shape class is ``ELEMENTWISE`` (the
+output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTION``.
 
 >>> import numpy as np
 >>> multiply(np.float64(1.0), 3.0, 4.0)
 (np.float64(4.0), np.float64(3.0))
+>>> multiply_tangent(3.0, 4.0, d_x=1.0, d_y=0.0)
+4.0
 """
 
-from autodiff_tutor.rules.registry import defvjp, nondifferentiable
+import builtins
+
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family, ScalarRule
+
+family = Family("elementwise", shape=ELEMENTWISE)
+defvjp, defjvp = family.defvjp, family.defjvp
 
 # --- arithmetic -------------------------------------------------------------
 
 
-@defvjp("add", broadcasting=True, math="x + y")
+@defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y)
 def add(g, x, y):
     return g, g
 
 
-@defvjp("subtract", broadcasting=True, math="x - y")
+@defjvp("add")
+def add_tangent(x, y, *, d_x, d_y):
+    return d_x + d_y
+
+
+@defvjp("subtract", broadcasting=True, math="x - y", sympy=lambda sp, x, y: x - y, aliases=("sub",))
 def subtract(g, x, y):
     return g, -g
 
 
-@defvjp("multiply", broadcasting=True, math="x y")
+@defjvp("subtract")
+def subtract_tangent(x, y, *, d_x, d_y):
+    return d_x - d_y
+
+
+@defvjp("multiply", broadcasting=True, math="x y", sympy=lambda sp, x, y: x * y, aliases=("mul",))
 def multiply(g, x, y):
     return g * y, g * x
 
 
-@defvjp("divide", broadcasting=True, math="x / y")
+@defjvp("multiply")
+def multiply_tangent(x, y, *, d_x, d_y):
+    return d_x * y + x * d_y
+
+
+@defvjp(
+    "divide",
+    broadcasting=True,
+    math="x / y",
+    sympy=lambda sp, x, y: x / y,
+    aliases=("true_divide", "truediv"),
+)
 def divide(g, out, x, y):
     return g / y, -g * out / y
+
+
+@defjvp("divide")
+def divide_tangent(out, x, y, *, d_x, d_y):
+    return d_x / y - out * d_y / y
 
 
 @defvjp(
@@ -39,108 +74,243 @@ def divide(g, out, x, y):
     broadcasting=True,
     math="x^y",
     convention="d/dy uses log(x): nan for x < 0, -inf*0 = nan at x = 0",
+    sympy=lambda sp, x, y: x**y,
+    symbolic=ScalarRule(positive=("x",)),
+    aliases=("pow", builtins.pow),
 )
 def power(g, out, xp, x, y):
     return g * y * x ** (y - 1), g * out * xp.log(x)
 
 
-@defvjp("negative", math="-x")
+@defjvp("power")
+def power_tangent(out, xp, x, y, *, d_x, d_y):
+    return d_x * y * x ** (y - 1) + d_y * out * xp.log(x)
+
+
+@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",))
 def negative(g, x):
     return -g
 
 
-@defvjp("positive", math="+x")
+@defjvp("negative")
+def negative_tangent(x, *, d_x):
+    return -d_x
+
+
+@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",))
 def positive(g, x):
     return g
 
 
-@defvjp("square", math="x^2")
+@defjvp("positive")
+def positive_tangent(x, *, d_x):
+    return d_x
+
+
+@defvjp("square", math="x^2", sympy=lambda sp, x: x**2)
 def square(g, x):
     return 2 * g * x
+
+
+@defjvp("square")
+def square_tangent(x, *, d_x):
+    return 2 * d_x * x
 
 
 # --- exponentials and logarithms ---------------------------------------------
 
 
-@defvjp("exp", math="e^x")
+@defvjp("exp", math="e^x", sympy=lambda sp, x: sp.exp(x))
 def exp(g, out, x):
     return g * out
 
 
-@defvjp("expm1", math="e^x - 1")
+@defjvp("exp")
+def exp_tangent(out, x, *, d_x):
+    return d_x * out
+
+
+@defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1)
 def expm1(g, out, x):
     return g * (out + 1)
 
 
-@defvjp("log", math="ln x")
+@defjvp("expm1")
+def expm1_tangent(out, x, *, d_x):
+    return d_x * (out + 1)
+
+
+@defvjp("log", math="ln x", sympy=lambda sp, x: sp.log(x), symbolic=ScalarRule(positive=("x",)))
 def log(g, x):
     return g / x
 
 
-@defvjp("log1p", math="ln(1 + x)")
+@defjvp("log")
+def log_tangent(x, *, d_x):
+    return d_x / x
+
+
+@defvjp(
+    "log1p",
+    math="ln(1 + x)",
+    sympy=lambda sp, x: sp.log(1 + x),
+    symbolic=ScalarRule(positive=("x",)),
+)
 def log1p(g, x):
     return g / (1 + x)
 
 
-@defvjp("sqrt", math="sqrt(x)", convention="sqrt'(0) = inf")
+@defjvp("log1p")
+def log1p_tangent(x, *, d_x):
+    return d_x / (1 + x)
+
+
+@defvjp(
+    "sqrt",
+    math="sqrt(x)",
+    convention="sqrt'(0) = inf",
+    sympy=lambda sp, x: sp.sqrt(x),
+    symbolic=ScalarRule(positive=("x",)),
+)
 def sqrt(g, out, x):
     return g / (2 * out)
+
+
+@defjvp("sqrt")
+def sqrt_tangent(out, x, *, d_x):
+    return d_x / (2 * out)
+
+
+@defvjp(
+    "logaddexp",
+    broadcasting=True,
+    math="ln(e^x + e^y)",
+    convention="from the output, exp(x - out): never overflows; nan at x = y = -inf (0/0)",
+    sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)),
+)
+def logaddexp(g, out, xp, x, y):
+    return g * xp.exp(x - out), g * xp.exp(y - out)
+
+
+@defjvp("logaddexp")
+def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
+    return d_x * xp.exp(x - out) + d_y * xp.exp(y - out)
 
 
 # --- trigonometric and hyperbolic ----------------------------------------------
 
 
-@defvjp("sin", math="sin x")
+@defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x))
 def sin(g, xp, x):
     return g * xp.cos(x)
 
 
-@defvjp("cos", math="cos x")
+@defjvp("sin")
+def sin_tangent(xp, x, *, d_x):
+    return d_x * xp.cos(x)
+
+
+@defvjp("cos", math="cos x", sympy=lambda sp, x: sp.cos(x))
 def cos(g, xp, x):
     return -g * xp.sin(x)
 
 
-@defvjp("tan", math="tan x")
+@defjvp("cos")
+def cos_tangent(xp, x, *, d_x):
+    return -d_x * xp.sin(x)
+
+
+@defvjp("tan", math="tan x", sympy=lambda sp, x: sp.tan(x))
 def tan(g, out, x):
     return g * (1 + out * out)
 
 
-@defvjp("arcsin", math="arcsin x")
+@defjvp("tan")
+def tan_tangent(out, x, *, d_x):
+    return d_x * (1 + out * out)
+
+
+@defvjp("arcsin", math="arcsin x", sympy=lambda sp, x: sp.asin(x), aliases=("asin",))
 def arcsin(g, xp, x):
     return g / xp.sqrt(1 - x * x)
 
 
-@defvjp("arccos", math="arccos x")
+@defjvp("arcsin")
+def arcsin_tangent(xp, x, *, d_x):
+    return d_x / xp.sqrt(1 - x * x)
+
+
+@defvjp("arccos", math="arccos x", sympy=lambda sp, x: sp.acos(x), aliases=("acos",))
 def arccos(g, xp, x):
     return -g / xp.sqrt(1 - x * x)
 
 
-@defvjp("arctan", math="arctan x")
+@defjvp("arccos")
+def arccos_tangent(xp, x, *, d_x):
+    return -d_x / xp.sqrt(1 - x * x)
+
+
+@defvjp("arctan", math="arctan x", sympy=lambda sp, x: sp.atan(x), aliases=("atan",))
 def arctan(g, x):
     return g / (1 + x * x)
 
 
-@defvjp("sinh", math="sinh x")
+@defjvp("arctan")
+def arctan_tangent(x, *, d_x):
+    return d_x / (1 + x * x)
+
+
+@defvjp("sinh", math="sinh x", sympy=lambda sp, x: sp.sinh(x))
 def sinh(g, xp, x):
     return g * xp.cosh(x)
 
 
-@defvjp("cosh", math="cosh x")
+@defjvp("sinh")
+def sinh_tangent(xp, x, *, d_x):
+    return d_x * xp.cosh(x)
+
+
+@defvjp("cosh", math="cosh x", sympy=lambda sp, x: sp.cosh(x))
 def cosh(g, xp, x):
     return g * xp.sinh(x)
 
 
-@defvjp("tanh", math="tanh x")
+@defjvp("cosh")
+def cosh_tangent(xp, x, *, d_x):
+    return d_x * xp.sinh(x)
+
+
+@defvjp("tanh", math="tanh x", sympy=lambda sp, x: sp.tanh(x))
 def tanh(g, out, x):
     return g * (1 - out * out)
 
 
+@defjvp("tanh")
+def tanh_tangent(out, x, *, d_x):
+    return d_x * (1 - out * out)
+
+
 # --- kinks: abs, maximum, minimum, clip, where ----------------------------------
+# Sympy forms are Piecewise, through numpy's where and comparisons (``sp.where``,
+# ``sp.ge``), so the checker reads the regions off their conditions. Tangents have one
+# term per tangent and region (a tie is its own term, at half weight), so that every
+# term can be dropped; masks select with where (no bool * float promotion).
 
 
-@defvjp("abs", math="|x|", convention="abs'(0) = 0 (sign(0) = 0)")
+@defvjp(
+    "abs",
+    math="|x|",
+    convention="abs'(0) = 0 (sign(0) = 0)",
+    sympy=lambda sp, x: sp.where(sp.ge(x, 0), x, -x),
+    aliases=("absolute", "fabs", builtins.abs),
+)
 def abs_(g, xp, x):
     return g * xp.sign(x)
+
+
+@defjvp("abs")
+def abs_tangent(xp, x, *, d_x):
+    return d_x * xp.sign(x)
 
 
 @defvjp(
@@ -148,10 +318,22 @@ def abs_(g, xp, x):
     broadcasting=True,
     math="max(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
+    sympy=lambda sp, x, y: sp.where(sp.ge(x, y), x, y),
 )
 def maximum(g, xp, x, y):
     tie = xp.where(x == y, 0.5 * g, 0)
     return xp.where(x > y, g, 0) + tie, xp.where(y > x, g, 0) + tie
+
+
+@defjvp("maximum")
+def maximum_tangent(xp, x, y, *, d_x, d_y):
+    tie = x == y
+    return (
+        xp.where(x > y, d_x, 0)
+        + xp.where(y > x, d_y, 0)
+        + xp.where(tie, 0.5 * d_x, 0)
+        + xp.where(tie, 0.5 * d_y, 0)
+    )
 
 
 @defvjp(
@@ -159,10 +341,28 @@ def maximum(g, xp, x, y):
     broadcasting=True,
     math="min(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
+    sympy=lambda sp, x, y: sp.where(sp.le(x, y), x, y),
 )
 def minimum(g, xp, x, y):
     tie = xp.where(x == y, 0.5 * g, 0)
     return xp.where(x < y, g, 0) + tie, xp.where(y < x, g, 0) + tie
+
+
+@defjvp("minimum")
+def minimum_tangent(xp, x, y, *, d_x, d_y):
+    tie = x == y
+    return (
+        xp.where(x < y, d_x, 0)
+        + xp.where(y < x, d_y, 0)
+        + xp.where(tie, 0.5 * d_x, 0)
+        + xp.where(tie, 0.5 * d_y, 0)
+    )
+
+
+def clip_sympy(sp, x, a_min=None, a_max=None):
+    """``clip`` on sympy scalars: numpy's clip takes ``None`` for a missing bound."""
+    low = x if a_min is None else sp.where(sp.ge(x, a_min), x, a_min)
+    return low if a_max is None else sp.where(sp.le(low, a_max), low, a_max)
 
 
 @defvjp(
@@ -170,49 +370,37 @@ def minimum(g, xp, x, y):
     broadcasting=True,
     math="min(max(x, lo), hi)",
     convention="at x == lo or x == hi the gradient goes to x (bounds are inclusive)",
+    shape=SELECTION,
+    sympy=clip_sympy,
+    symbolic=ScalarRule(assume=lambda s: [s["a_min"] < s["a_max"]]),
+    aliases=("clamp",),
+    method=True,
 )
 def clip(g, xp, x, a_min, a_max):
     inside = (x >= a_min) & (x <= a_max)
     return xp.where(inside, g, 0), xp.where(x < a_min, g, 0), xp.where(x > a_max, g, 0)
 
 
-@defvjp("where", broadcasting=True, math="c ? x : y")
+@defjvp("clip")
+def clip_tangent(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
+    inside = (x >= a_min) & (x <= a_max)
+    return (
+        xp.where(inside, d_x, 0) + xp.where(x < a_min, d_a_min, 0) + xp.where(x > a_max, d_a_max, 0)
+    )
+
+
+@defvjp(
+    "where",
+    broadcasting=True,
+    math="c ? x : y",
+    shape=SELECTION,
+    sympy=lambda sp, condition, x, y: sp.where(condition, x, y),
+    symbolic=ScalarRule(condition=("condition",)),
+)
 def where(g, xp, condition, x, y):
     return None, xp.where(condition, g, 0), xp.where(condition, 0, g)
 
 
-nondifferentiable(
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "equal",
-    "not_equal",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "bitwise_and",
-    "bitwise_or",
-    "invert",
-    "isnan",
-    "isfinite",
-    "shape",
-    "ndim",
-    "size",
-    "dtype",
-    "len",
-    "zeros_like",
-    "ones_like",
-    # integer results: indices and counts carry no gradient
-    "argmax",
-    "argmin",
-    "argsort",
-    "nonzero",
-    "count_nonzero",
-    "searchsorted",
-    "digitize",
-)
+@defjvp("where")
+def where_tangent(xp, condition, x, y, *, d_condition=None, d_x, d_y):
+    return xp.where(condition, d_x, 0) + xp.where(condition, 0, d_y)

@@ -18,14 +18,16 @@ is ignored. Helpers that compute masks, counts or shapes are piecewise constant 
 are declared non-differentiable.
 
 >>> import numpy as np
->>> from autodiff_tutor.rules.registry import lookup
->>> lookup("unbroadcast").inputs
+>>> family.rules["unbroadcast"].inputs
 ('grad', 'x')
 >>> unbroadcast_(np.ones(3), np, np.ones((2, 3)), np.zeros(3))[0].tolist()
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 """
 
-from autodiff_tutor.rules.registry import defjvp, defvjp, nondifferentiable
+import numpy as np
+
+from autodiff_tutor.rules.record import HELPER, ArrayRule, Family, Fixed
+from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
     add_lists,
@@ -45,10 +47,20 @@ from autodiff_tutor.runtime.helpers import (
     untranspose,
 )
 
+family = Family("helper_rules", shape=HELPER)
+defvjp, defjvp = family.defvjp, family.defjvp
+
 # --- sums and broadcasts: each is the other's adjoint ---------------------------------
 
 
-@defvjp("unbroadcast", math="sum grad down to x's shape")
+@defvjp(
+    "unbroadcast",
+    math="sum grad down to x's shape",
+    symbolic=ArrayRule(
+        lambda xp, grad, x: helpers.unbroadcast(grad, x),
+        [(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})],
+    ),
+)
 def unbroadcast_(g, xp, grad, x):
     return cast_like(unreduce(g, grad), grad), None
 
@@ -58,7 +70,18 @@ def unbroadcast_tangent(grad, x, *, d_grad, d_x=None):
     return unbroadcast(d_grad, x)
 
 
-@defvjp("unreduce", math="broadcast grad back over the reduced axes of x")
+@defvjp(
+    "unreduce",
+    math="broadcast grad back over the reduced axes of x",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, **o: helpers.unreduce(grad, x, **o),
+        [
+            (((2,), (2, 3)), {"axis": 1}),
+            (((), (2, 2)), {}),
+            (((1, 2), (3, 2)), {"axis": 0, "keepdims": True}),
+        ],
+    ),
+)
 def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
     kept = grad if keepdims or axis is None else xp.expand_dims(grad, axis=axis)
     return xp.reshape(unbroadcast(g, kept), shape_of(grad)), None
@@ -69,7 +92,11 @@ def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
     return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
 
 
-@defvjp("cast_like", math="grad in x's dtype")
+@defvjp(
+    "cast_like",
+    math="grad in x's dtype",
+    symbolic=ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
+)
 def cast_like_(g, grad, x):
     return cast_like(g, grad), None
 
@@ -79,7 +106,14 @@ def cast_like_tangent(grad, x, *, d_grad, d_x=None):
     return cast_like(d_grad, x)
 
 
-@defvjp("untranspose", math="grad with the permutation axes undone")
+@defvjp(
+    "untranspose",
+    math="grad with the permutation axes undone",
+    symbolic=ArrayRule(
+        lambda xp, grad, **o: helpers.untranspose(grad, **o),
+        [(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})],
+    ),
+)
 def untranspose_(g, grad, axes=None):
     return untranspose(g, inverse_axes(axes))
 
@@ -94,7 +128,14 @@ def untranspose_tangent(grad, axes=None, *, d_grad):
 # is the gradient of <grad, h @ y> with respect to y, which is matmul_dy(grad, h, y).
 
 
-@defvjp("matmul_dx", math="grad @ y^T")
+@defvjp(
+    "matmul_dx",
+    math="grad @ y^T",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
+        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
+    ),
+)
 def matmul_dx_(g, grad, x, y):
     return cast_like(g @ y, grad), None, matmul_dy(grad, g, y)
 
@@ -104,7 +145,14 @@ def matmul_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
     return matmul_dx(d_grad, x, y) + matmul_dx(grad, x, d_y)
 
 
-@defvjp("matmul_dy", math="x^T @ grad")
+@defvjp(
+    "matmul_dy",
+    math="x^T @ grad",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, y: helpers.matmul_dy(grad, x, y),
+        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})],
+    ),
+)
 def matmul_dy_(g, grad, x, y):
     return cast_like(x @ g, grad), matmul_dx(grad, x, g), None
 
@@ -114,7 +162,13 @@ def matmul_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
     return matmul_dy(d_grad, x, y) + matmul_dy(grad, d_x, y)
 
 
-@defvjp("dot_dx", math="grad . y^T")
+@defvjp(
+    "dot_dx",
+    math="grad . y^T",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, y: helpers.dot_dx(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
+    ),
+)
 def dot_dx_(g, xp, grad, x, y):
     return cast_like(xp.dot(g, y), grad), None, dot_dy(grad, g, y)
 
@@ -124,7 +178,13 @@ def dot_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
     return dot_dx(d_grad, x, y) + dot_dx(grad, x, d_y)
 
 
-@defvjp("dot_dy", math="x^T . grad")
+@defvjp(
+    "dot_dy",
+    math="x^T . grad",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, y: helpers.dot_dy(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
+    ),
+)
 def dot_dy_(g, xp, grad, x, y):
     return cast_like(xp.dot(x, g), grad), dot_dx(grad, x, g), None
 
@@ -137,7 +197,14 @@ def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
 # --- indexing: scatter and gather, writes --------------------------------------------
 
 
-@defvjp("scatter", math="zeros like x, grad added at x[index]")
+@defvjp(
+    "scatter",
+    math="zeros like x, grad added at x[index]",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, index=None: helpers.scatter(grad, x, index),
+        [(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})],
+    ),
+)
 def scatter_(g, grad, x, index=None):
     return g[index], None
 
@@ -147,7 +214,14 @@ def scatter_tangent(grad, x, index=None, *, d_grad, d_x=None):
     return scatter(d_grad, x, index)
 
 
-@defvjp("overwritten", math="grad with zeros at index")
+@defvjp(
+    "overwritten",
+    math="grad with zeros at index",
+    symbolic=ArrayRule(
+        lambda xp, grad, index=None: helpers.overwritten(grad, index),
+        [(((3, 2),), {"index": slice(1, None)})],
+    ),
+)
 def overwritten_(g, grad, index=None):
     return overwritten(g, index)
 
@@ -161,6 +235,10 @@ def overwritten_tangent(grad, index=None, *, d_grad):
     "assign_at",
     math="x with x[index] = value",
     convention="the overwritten entries get no gradient (repeated indices are refused)",
+    symbolic=ArrayRule(
+        lambda xp, x, index, value: helpers.assign_at(x, index, value),
+        [(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})],
+    ),
 )
 def assign_at_(g, x, index, value):
     return overwritten(g, index), None, unbroadcast(g[index], value)
@@ -174,7 +252,14 @@ def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
 # --- lists -------------------------------------------------------------------------------
 
 
-@defvjp("split_like", math="grad cut into pieces shaped like xs")
+@defvjp(
+    "split_like",
+    math="grad cut into pieces shaped like xs",
+    symbolic=ArrayRule(
+        lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
+        [(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})],
+    ),
+)
 def split_like_(g, xp, grad, xs, axis=0):
     return xp.concatenate(g, axis=axis), None
 
@@ -184,7 +269,13 @@ def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
     return split_like(d_grad, xs, axis=axis)
 
 
-@defvjp("unstack", math="grad split along axis")
+@defvjp(
+    "unstack",
+    math="grad split along axis",
+    symbolic=ArrayRule(
+        lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]
+    ),
+)
 def unstack_(g, xp, grad, axis=0):
     return xp.stack(g, axis=axis)
 
@@ -194,7 +285,13 @@ def unstack_tangent(grad, axis=0, *, d_grad):
     return unstack(d_grad, axis=axis)
 
 
-@defvjp("add_lists", math="[x_i + y_i]")
+@defvjp(
+    "add_lists",
+    math="[x_i + y_i]",
+    symbolic=ArrayRule(
+        lambda xp, xs, ys: helpers.add_lists(xs, ys), [(([(2,), (1, 2)], [(2,), (1, 2)]), {})]
+    ),
+)
 def add_lists_(g, xs, ys):
     return g, g
 
@@ -214,6 +311,11 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
     "prod_others",
     math="prod_{j != i} x_j",
     convention="exact at zeros; builds the n x n matrix of pair products along the axis",
+    symbolic=ArrayRule(
+        lambda xp, x, **o: helpers.prod_others(x, **o),
+        [(((3,),), {}), (((2, 3),), {"axis": 1})],
+        wrap=True,
+    ),
 )
 def prod_others_(g, xp, x, axis=None):
     a = 0 if axis is None else axis % x.ndim
@@ -238,7 +340,7 @@ def prod_others_tangent(xp, x, axis=None, *, d_x):
 
 # --- piecewise constant (a.e.) or static: no derivative -----------------------------------
 
-nondifferentiable(
+family.declare_nondifferentiable(
     "tie_share",
     "inverse_axes",
     "size",

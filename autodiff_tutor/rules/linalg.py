@@ -1,4 +1,4 @@
-"""Rules of linear algebra: matmul (``@``), dot, and the 2-norm.
+"""Linear algebra: matmul (``@``), dot, and the 2-norm.
 
 For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g``;
 ``matmul_dx``/``matmul_dy`` also handle vectors and stacks of matrices.
@@ -8,19 +8,54 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 [[1.0, 1.0], [1.0, 1.0]]
 """
 
+import numpy as np
+
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.registry import defvjp
+from autodiff_tutor.rules.record import LINALG, ArrayRule, Family
 from autodiff_tutor.runtime.helpers import dot_dx, dot_dy, matmul_dx, matmul_dy, unreduce
 
+family = Family("linalg", shape=LINALG)
+defvjp, defjvp = family.defvjp, family.defjvp
 
-@defvjp("matmul", math="x @ y")
+MATMUL_SHAPES = [
+    ((2, 3), (3, 2)),
+    ((2, 3), (3,)),
+    ((3,), (3, 2)),
+    ((3,), (3,)),
+    ((2, 1, 2), (2, 2)),
+]
+
+
+@defvjp(
+    "matmul",
+    math="x @ y",
+    symbolic=ArrayRule(lambda xp, x, y: xp.matmul(x, y), [(s, {}) for s in MATMUL_SHAPES]),
+)
 def matmul(g, x, y):
     return matmul_dx(g, x, y), matmul_dy(g, x, y)
 
 
-@defvjp("dot", math="x . y")
+@defjvp("matmul")
+def matmul_tangent(x, y, *, d_x, d_y):
+    return d_x @ y + x @ d_y
+
+
+@defvjp(
+    "dot",
+    math="x . y",
+    symbolic=ArrayRule(
+        lambda xp, x, y: xp.dot(x, y),
+        [(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]],
+    ),
+    method=True,
+)
 def dot(g, x, y):
     return dot_dx(g, x, y), dot_dy(g, x, y)
+
+
+@defjvp("dot")
+def dot_tangent(xp, x, y, *, d_x, d_y):
+    return xp.dot(d_x, y) + xp.dot(x, d_y)
 
 
 def two_norm_only(ord=None, axis=None, keepdims=False):
@@ -39,6 +74,17 @@ def two_norm_only(ord=None, axis=None, keepdims=False):
     math="sqrt(sum_i x_i^2)",
     convention="at x = 0 the gradient is 0 (a valid subgradient)",
     check=two_norm_only,
+    symbolic=ArrayRule(
+        lambda xp, x, ord=None, **o: xp.sqrt(xp.sum(x * x, **o)),
+        [(((3,),), {}), (((2, 3),), {"axis": -1}), (((2, 2),), {"axis": 0, "keepdims": True})],
+        at_zero=True,
+    ),
+    aliases=("vector_norm", np.linalg.norm),
 )
 def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
     return x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)
+
+
+@defjvp("norm")
+def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
+    return xp.sum(x * d_x, axis=axis, keepdims=keepdims) / xp.where(out == 0, 1, out)

@@ -1,5 +1,9 @@
 """Which primitive a Python operator, function, method or attribute is.
 
+The spellings of each primitive are facts of its record (``aliases``, ``method``,
+``attribute``; see :mod:`~autodiff_tutor.rules.record`); this module reads them, and
+adds Python's own syntax (``+`` is ``add``, ``<`` is ``less``).
+
 Rules are keyed by the operation (``"tanh"``), not by the numpy object alone, so
 ``np.tanh(x)``, ``xp.tanh(x)`` with ``xp = array_module(x)``, ``cupy.tanh(x)`` and
 ``x.tanh``-style methods all find the same rule.
@@ -14,11 +18,13 @@ Rules are keyed by the operation (``"tanh"``), not by the numpy object alone, so
 from __future__ import annotations
 
 import ast
-import builtins
 import operator
 from typing import Any
 
 import numpy as np
+
+from autodiff_tutor.rules.catalog import FAMILIES
+from autodiff_tutor.rules.registry import RULES
 
 BINARY_OPERATORS: dict[type[ast.operator], str] = {
     ast.Add: "add",
@@ -53,62 +59,37 @@ COMPARISONS: dict[type[ast.cmpop], str] = {
     ast.NotIn: "not_in",
 }
 
-# Names that mean the same primitive in numpy, cupy and the array API standard.
-ALIASES = {
-    "absolute": "abs",
-    "amax": "max",
-    "amin": "min",
-    "concat": "concatenate",
-    "permute_dims": "transpose",
-    "pow": "power",
-    "true_divide": "divide",
-    "acos": "arccos",
-    "asin": "arcsin",
-    "atan": "arctan",
-    "mul": "multiply",
-    "truediv": "divide",
-    "sub": "subtract",
-    "neg": "negative",
-    "pos": "positive",
-    "lt": "less",
-    "le": "less_equal",
-    "gt": "greater",
-    "ge": "greater_equal",
-    "eq": "equal",
-    "ne": "not_equal",
-    "and_": "bitwise_and",
-    "or_": "bitwise_or",
-    "clamp": "clip",
-    "vector_norm": "norm",
-}
 
-_BY_OBJECT: dict[int, str] = {
-    id(builtins.abs): "abs",
-    id(builtins.pow): "power",
-    id(builtins.len): "len",
-    id(operator.getitem): "getitem",
-    id(np.linalg.norm): "norm",
-    id(np.sign): "sign",
-}
+def _spellings() -> tuple[dict[str, str], dict[int, str], set[str], dict[str, str]]:
+    """Every other spelling of every primitive, read off the records and families:
+    names in array libraries and ``operator`` (``"absolute"``, ``"mul"``), objects
+    (``builtins.abs``), array methods (``x.sum()``) and attributes (``x.T``)."""
+    aliases: dict[str, str] = {}
+    objects: dict[int, str] = {}
+    methods: set[str] = set()
+    attributes: dict[str, str] = {}
+    pairs = [(alias, op) for op, rule in RULES.items() for alias in rule.aliases]
+    pairs += [(alias, op) for family in FAMILIES for alias, op in family.aliases.items()]
+    for alias, op in pairs:
+        if isinstance(alias, str):
+            aliases[alias] = op
+        else:
+            objects[id(alias)] = op
+    for op, rule in RULES.items():
+        if rule.method:
+            methods.add(op)
+        if rule.attribute is not None:
+            attributes[rule.attribute] = op
+    for family in FAMILIES:
+        attributes.update(family.attributes)
+    return aliases, objects, methods, attributes
 
-# Array methods that are primitives (``x.sum(axis=0)``): the same names as functions.
-METHODS = {
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "prod",
-    "reshape",
-    "transpose",
-    "squeeze",
-    "dot",
-    "clip",
-    "astype",
-    "copy",
-}
 
-# Array attributes: ``x.T`` is a transpose; the rest carry no gradient.
-ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim", "size": "size", "dtype": "dtype"}
+# Names that mean the same primitive in numpy, cupy and the array API standard
+# (``"absolute"``), Python objects (``builtins.abs``), array methods that are
+# primitives (``x.sum(axis=0)``: the same names as functions), and array attributes
+# (``x.T`` is a transpose; ``x.shape`` carries no gradient).
+ALIASES, _BY_OBJECT, METHODS, ATTRIBUTES = _spellings()
 
 ARRAY_MODULE_ROOTS = ("numpy", "cupy", "cupyx", "array_api_strict", "array_api_compat")
 

@@ -1,41 +1,113 @@
-"""Rules of reductions: sum, mean, max, min, prod (with ``axis`` and ``keepdims``).
+"""Reductions: sum, mean, max, min, prod (with ``axis`` and ``keepdims``).
 
 ``unreduce`` puts back the axes a reduction removed, so each rule reads like its
-formula: the gradient of a sum is the output gradient copied to every element.
+formula: the gradient of a sum is the output gradient copied to every element. Each
+record also says how sympy checks it: on object arrays of symbols, for the option
+settings of :data:`REDUCTION_CASES` (max and min on ordered elements, and at ties).
 
 >>> import numpy as np
 >>> sum_(np.float64(2.0), np.ones(3)).tolist()
 [2.0, 2.0, 2.0]
+>>> sum_tangent(np, np.ones((2, 3)), axis=0, d_x=np.ones((2, 3))).tolist()
+[2.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.registry import defvjp
+from autodiff_tutor.rules.record import REDUCTION, ArrayRule, Family
 from autodiff_tutor.runtime.helpers import prod_others, size, tie_share, unreduce
 
+family = Family("reductions", shape=REDUCTION)
+defvjp, defjvp = family.defvjp, family.defjvp
 
-@defvjp("sum", math="sum_i x_i")
+REDUCTION_CASES = [
+    (((2, 3),), {}),
+    (((2, 3),), {"axis": 0}),
+    (((2, 3),), {"axis": -1, "keepdims": True}),
+    (((2, 2, 2),), {"axis": (0, 2)}),
+    (((3,),), {"keepdims": True}),
+]
+
+
+@defvjp(
+    "sum",
+    math="sum_i x_i",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.sum(x, **o), REDUCTION_CASES),
+    method=True,
+)
 def sum_(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims)
 
 
-@defvjp("mean", math="(1/n) sum_i x_i")
+@defjvp("sum")
+def sum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
+    return xp.sum(d_x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "mean",
+    math="(1/n) sum_i x_i",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.mean(x, **o), REDUCTION_CASES),
+    method=True,
+)
 def mean(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / size(x))
 
 
-@defvjp("max", math="max_i x_i", convention="ties share the gradient equally")
+@defjvp("mean")
+def mean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
+    return xp.mean(d_x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "max",
+    math="max_i x_i",
+    convention="ties share the gradient equally",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.max(x, **o), REDUCTION_CASES[:3], ordered=True),
+    aliases=("amax",),
+    method=True,
+)
 def max_(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
         x, out, axis=axis, keepdims=keepdims
     )
 
 
-@defvjp("min", math="min_i x_i", convention="ties share the gradient equally")
+@defjvp("max")
+def max_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
+    share = tie_share(x, out, axis=axis, keepdims=keepdims)
+    return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "min",
+    math="min_i x_i",
+    convention="ties share the gradient equally",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.min(x, **o), REDUCTION_CASES[:3], ordered=True),
+    aliases=("amin",),
+    method=True,
+)
 def min_(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
         x, out, axis=axis, keepdims=keepdims
     )
 
 
-@defvjp("prod", math="prod_i x_i", convention="exact at zeros (product of the others)")
+@defjvp("min")
+def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
+    share = tie_share(x, out, axis=axis, keepdims=keepdims)
+    return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "prod",
+    math="prod_i x_i",
+    convention="exact at zeros (product of the others)",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES[:3]),
+    method=True,
+)
 def prod(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * prod_others(x, axis=axis)
+
+
+@defjvp("prod")
+def prod_tangent(xp, x, axis=None, keepdims=False, *, d_x):
+    return xp.sum(d_x * prod_others(x, axis=axis), axis=axis, keepdims=keepdims)

@@ -1,18 +1,26 @@
-"""Rules of shape primitives: reshape, transpose, squeeze, expand_dims,
-concatenate, stack, and reading by index (``x[i]``, ``x[1:, 2]``, masks).
+"""Shape primitives: reshape, transpose, squeeze, expand_dims, concatenate, stack,
+reading by index (``x[i]``, ``x[1:, 2]``, masks), writing by index, lists and casts.
 
 A shape primitive moves values without changing them, so its gradient moves ``g``
-back: reshape it, transpose it back, split it, or scatter it into zeros.
+back (reshape it, transpose it back, split it, or scatter it into zeros) and its
+tangent moves exactly as the values do.
 
 >>> import numpy as np
 >>> transpose(np.zeros((3, 2)), np.zeros((2, 3))).shape
 (2, 3)
 """
 
-from autodiff_tutor.rules.registry import defvjp
+import operator
+
+import numpy as np
+
+from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family, ScalarRule
+from autodiff_tutor.runtime.backend import zeros_like
 from autodiff_tutor.runtime.helpers import (
+    assign_at,
     at,
     cast_like,
+    inverse_axes,
     overwritten,
     scatter,
     split_like,
@@ -21,62 +29,217 @@ from autodiff_tutor.runtime.helpers import (
     untranspose,
 )
 
+family = Family("shapes", shape=SHAPE)
+defvjp, defjvp = family.defvjp, family.defjvp
 
-@defvjp("reshape", math="reshape(x)")
+
+@defvjp(
+    "reshape",
+    math="reshape(x)",
+    symbolic=ArrayRule(
+        lambda xp, x, shape=None: xp.reshape(x, shape), [(((2, 3),), {"shape": (3, 2)})]
+    ),
+    method=True,
+)
 def reshape(g, xp, x, shape=None):
     return xp.reshape(g, x.shape)
 
 
-@defvjp("squeeze", math="squeeze(x)")
+@defjvp("reshape")
+def reshape_tangent(xp, x, shape=None, *, d_x):
+    return xp.reshape(d_x, shape)
+
+
+@defvjp(
+    "squeeze",
+    math="squeeze(x)",
+    symbolic=ArrayRule(lambda xp, x, axis=None: xp.squeeze(x, axis), [(((1, 3),), {"axis": 0})]),
+    method=True,
+)
 def squeeze(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
 
 
-@defvjp("expand_dims", math="expand_dims(x)")
+@defjvp("squeeze")
+def squeeze_tangent(xp, x, axis=None, *, d_x):
+    return xp.squeeze(d_x, axis=axis)
+
+
+@defvjp(
+    "expand_dims",
+    math="expand_dims(x)",
+    symbolic=ArrayRule(lambda xp, x, axis=None: xp.expand_dims(x, axis), [(((3,),), {"axis": -1})]),
+)
 def expand_dims(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
 
 
-@defvjp("transpose", math="x^T")
+@defjvp("expand_dims")
+def expand_dims_tangent(xp, x, axis=None, *, d_x):
+    return xp.expand_dims(d_x, axis=axis)
+
+
+@defvjp(
+    "transpose",
+    math="x^T",
+    symbolic=ArrayRule(
+        lambda xp, x, axes=None: xp.transpose(x, axes),
+        [(((2, 3),), {}), (((2, 1, 3),), {"axes": (2, 0, 1)})],
+    ),
+    aliases=("permute_dims",),
+    method=True,
+    attribute="T",
+)
 def transpose(g, x, axes=None):
     return g.T if axes is None else untranspose(g, axes)
 
 
-@defvjp("concatenate", sequence=True, math="[x_1, x_2, ...]")
+@defjvp("transpose")
+def transpose_tangent(x, axes=None, *, d_x):
+    return d_x.T if axes is None else untranspose(d_x, inverse_axes(axes))
+
+
+@defvjp(
+    "concatenate",
+    sequence=True,
+    math="[x_1, x_2, ...]",
+    symbolic=ArrayRule(
+        lambda xp, xs, axis=0: xp.concatenate(xs, axis=axis),
+        [(([(2, 2), (1, 2)],), {"axis": 0}), (([(2, 1), (2, 2)],), {"axis": -1})],
+    ),
+    aliases=("concat",),
+)
 def concatenate(g, xs, axis=0):
     return split_like(g, xs, axis=axis)
 
 
-@defvjp("stack", sequence=True, math="stack(x_1, x_2, ...)")
+@defjvp("concatenate")
+def concatenate_tangent(xp, xs, axis=0, *, d_xs):
+    return xp.concatenate(d_xs, axis=axis)
+
+
+@defvjp(
+    "stack",
+    sequence=True,
+    math="stack(x_1, x_2, ...)",
+    symbolic=ArrayRule(
+        lambda xp, xs, axis=0: xp.stack(xs, axis=axis), [(([(2,), (2,)],), {"axis": 1})]
+    ),
+)
 def stack(g, xs, axis=0):
     return unstack(g, axis=axis)
 
 
-@defvjp("getitem", math="x[i]", convention="repeated indices accumulate")
+@defjvp("stack")
+def stack_tangent(xp, xs, axis=0, *, d_xs):
+    return xp.stack(d_xs, axis=axis)
+
+
+@defvjp(
+    "getitem",
+    math="x[i]",
+    convention="repeated indices accumulate",
+    symbolic=ArrayRule(
+        lambda xp, x, index=None: x[index],
+        [
+            (((3, 2),), {"index": 1}),
+            (((3, 2),), {"index": (slice(None), 0)}),
+            (((3, 2),), {"index": (Ellipsis, None)}),
+            (((3,),), {"index": np.array([0, 2, 0])}),
+            (((3,),), {"index": np.array([True, False, True])}),
+        ],
+    ),
+    aliases=(operator.getitem,),
+)
 def getitem(g, x, index=None):
     return scatter(g, x, at[index])
 
 
-@defvjp("setitem", math="x with x[i] = v", convention="the overwritten entries get no gradient")
+@defjvp("getitem")
+def getitem_tangent(x, index=None, *, d_x):
+    return d_x[index]
+
+
+def _setitem(xp, x, value, index=None):
+    y = x.copy()
+    y[index] = value
+    return y
+
+
+@defvjp(
+    "setitem",
+    math="x with x[i] = v",
+    convention="the overwritten entries get no gradient",
+    symbolic=ArrayRule(
+        _setitem,
+        [
+            (((3, 2), (2,)), {"index": 1}),
+            (((3, 2), ()), {"index": (slice(None), 0)}),
+            (((3,), (2,)), {"index": np.array([True, False, True])}),
+        ],
+    ),
+)
 def setitem(g, x, value, index=None):
     return overwritten(g, at[index]), unbroadcast(g[index], value)
 
 
-@defvjp("list_append", math="xs + [x]")
+@defjvp("setitem")
+def setitem_tangent(x, value, index=None, *, d_x, d_value):
+    return overwritten(d_x, at[index]) + assign_at(zeros_like(x), at[index], d_value)
+
+
+@defvjp(
+    "list_append",
+    math="xs + [x]",
+    symbolic=ArrayRule(
+        lambda xp, xs, x: xs + [x], [(([(2,), (1, 2)], (2,)), {}), (([], (3,)), {})]
+    ),
+)
 def list_append(g, xs, x):
     return g[:-1], g[-1]
 
 
-@defvjp("make_list", sequence=True, math="[x_1, x_2, ...]")
+@defjvp("list_append")
+def list_append_tangent(xs, x, *, d_xs, d_x):
+    return [*d_xs, d_x]
+
+
+@defvjp(
+    "make_list",
+    sequence=True,
+    math="[x_1, x_2, ...]",
+    symbolic=ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
+)
 def make_list(g, xs):
     return g
 
 
-@defvjp("astype", math="x (cast)", convention="the gradient is cast back to x's dtype")
+@defjvp("make_list")
+def make_list_tangent(xs, *, d_xs):
+    return d_xs
+
+
+@defvjp(
+    "astype",
+    math="x (cast)",
+    convention="the gradient is cast back to x's dtype",
+    symbolic=ScalarRule(lambda xp, x: x),
+    method=True,
+)
 def astype(g, x, dtype=None):
     return cast_like(g, x)
 
 
-@defvjp("copy", math="copy of x")
+@defjvp("astype")
+def astype_tangent(out, x, dtype=None, *, d_x):
+    return cast_like(d_x, out)
+
+
+@defvjp("copy", math="copy of x", symbolic=ScalarRule(lambda xp, x: x), method=True)
 def copy(g, x):
     return g
+
+
+@defjvp("copy")
+def copy_tangent(x, *, d_x):
+    return d_x

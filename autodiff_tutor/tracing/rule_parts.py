@@ -3,7 +3,8 @@
 A rule returns one gradient per input, but a traced call usually needs fewer (in
 ``x ** 2`` only ``x`` is traced). The compiler inlines each input's formula
 separately; tracing does the same with small functions cut from the rule's own
-source: the rule's statements, then the one returned formula. So both modes
+source: the rule's statements, then the one returned formula. Both read the one
+parse of the rule's body (:mod:`autodiff_tutor.rules.formula`), so both modes
 evaluate the same expression, and an unneeded formula (``log(x)`` for the
 exponent of ``x ** 2`` at negative ``x``) is never computed, nor does it warn.
 
@@ -18,44 +19,42 @@ exponent of ``x ** 2`` at negative ``x``) is never computed, nor does it warn.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
-import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from autodiff_tutor.rules.registry import Rule
+from autodiff_tutor.rules.formula import parse
+from autodiff_tutor.rules.record import Rule
 
 
 @functools.cache
 def _parts(rule_fn: Callable[..., Any]) -> tuple[Callable[..., Any], ...] | None:
     """One function per returned formula, or ``None`` when the rule cannot be cut."""
     try:
-        lines, first_line = inspect.getsourcelines(rule_fn)
-        tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
-    except (OSError, TypeError, SyntaxError, IndexError):
+        formula = parse(rule_fn)
+    except ValueError:
         return None
-    ast.increment_lineno(tree, first_line - 1)
-    if not isinstance(tree, ast.FunctionDef):
-        return None
-    last = tree.body[-1]
-    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple)):
+    if not formula.is_tuple:
         return None
     parts = []
-    for i, formula in enumerate(last.value.elts):
+    for i, returned in enumerate(formula.returned):
         part = ast.FunctionDef(
             name=f"{rule_fn.__name__}_part{i}",
-            args=tree.args,
-            body=[*tree.body[:-1], ast.Return(formula)],
+            args=formula.tree.args,
+            body=[*formula.statements, ast.Return(returned)],
             decorator_list=[],
             returns=None,
             type_comment=None,
         )
-        ast.copy_location(part, tree)
-        module = ast.fix_missing_locations(ast.Module([part], type_ignores=[]))
+        ast.copy_location(part, formula.tree)
+        module = ast.Module([copy.deepcopy(part)], type_ignores=[])
+        ast.increment_lineno(module, formula.first_line - 1)  # tracebacks show the rule
+        module = ast.fix_missing_locations(module)
         namespace: dict[str, Any] = {}
-        filename = inspect.getsourcefile(rule_fn) or "<rule>"
-        exec(compile(module, filename, "exec"), rule_fn.__globals__, namespace)
+        rule_globals = inspect.unwrap(rule_fn).__globals__
+        exec(compile(module, formula.filename, "exec"), rule_globals, namespace)
         parts.append(namespace[part.name])
     return tuple(parts)
 

@@ -1,5 +1,11 @@
-"""Checks of gradients: numeric (``check_op``, ``check_layer``, finite differences) and
-symbolic (``verify_symbolic``: sympy proves a backward right region by region).
+"""Checks of gradients, in two parts:
+
+- :mod:`~autodiff_tutor.verify.numeric`: finite differences that notice kinks, and the
+  ``check_op`` / ``check_layer`` categories (shapes, dtypes, finite differences, kinks,
+  GPU) with their report;
+- :mod:`~autodiff_tutor.verify.symbolic`: sympy proves a backward right region by
+  region (``verify_symbolic``), and every derivative rule of the registry
+  (``verify_rule``): translation of numpy code to sympy, regions, kinks, report.
 
 >>> import numpy as np
 >>> from autodiff_tutor.verify import numerical_gradient
@@ -7,12 +13,12 @@ symbolic (``verify_symbolic``: sympy proves a backward right region by region).
 [6.0]
 """
 
-from autodiff_tutor.verify.checks import check_layer, check_op
-from autodiff_tutor.verify.numeric import numerical_gradient
-from autodiff_tutor.verify.report import CheckEntry, CheckReport
-from autodiff_tutor.verify.symbolic import verify_compiled, verify_symbolic
-from autodiff_tutor.verify.symbolic_report import KinkCheck, RegionCheck, SymbolicReport
-from autodiff_tutor.verify.symbolic_rules import check_rule, verify_rule
+from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.differences import numerical_gradient
+from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
+from autodiff_tutor.verify.symbolic.functions import verify_compiled, verify_symbolic
+from autodiff_tutor.verify.symbolic.report import KinkCheck, RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic.rules import check_rule, verify_rule
 
 __all__ = [
     "CheckEntry",

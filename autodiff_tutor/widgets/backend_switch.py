@@ -49,7 +49,7 @@ class BackendSwitch(widgets.VBox):
         cupy_loader: Callable[[], Any] = _load_cupy,
     ):
         if reason is _AUTO:
-            from autodiff_tutor.verify.gpu import gpu_unavailable_reason
+            from autodiff_tutor.verify.numeric.gpu import gpu_unavailable_reason
 
             reason = gpu_unavailable_reason()
         self.reason: str | None = reason

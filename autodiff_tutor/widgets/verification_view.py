@@ -6,7 +6,7 @@ typeset (``HTMLMath``), and lets a student narrow them: one input, one region, o
 what failed, and the smooth boundaries (where nothing can go wrong) on request.
 
 >>> import sympy as sp
->>> from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
+>>> from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
 >>> x, g = sp.symbols("x g", real=True)
 >>> report = SymbolicReport("relu", ("x",), ("g",), regions=[
 ...     RegionCheck("x", "x < 0", (x < 0,), sp.Integer(0), sp.Integer(0), "proved"),
@@ -60,7 +60,7 @@ def _verdict(text: str, passed: bool) -> str:
 
 
 class VerificationView(widgets.VBox):
-    """A :class:`~autodiff_tutor.verify.symbolic_report.SymbolicReport` as filtered
+    """A :class:`~autodiff_tutor.verify.symbolic.report.SymbolicReport` as filtered
     tables; see the module docstring.
 
     ``input_picker`` (``"all"`` or one input), ``region_picker`` (``"all"`` or one
@@ -208,7 +208,7 @@ def verification_view(report: Any) -> widgets.VBox:
 
     See the module docstring for an example.
     """
-    from autodiff_tutor.verify.report import CheckReport
+    from autodiff_tutor.verify.numeric.report import CheckReport
 
     if isinstance(report, CheckReport):
         from autodiff_tutor.widgets.check_view import check_report_view

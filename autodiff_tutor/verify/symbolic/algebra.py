@@ -12,7 +12,7 @@ module says what each numpy construct means there:
 - a comparison between piecewise values is lifted into a condition on the pieces.
 
 To run rule or op code on these values directly, see
-:mod:`~autodiff_tutor.verify.symbolic_values`.
+:mod:`~autodiff_tutor.verify.symbolic.values`.
 
 >>> import sympy as sp
 >>> x, t = sp.symbols("x t", real=True)
@@ -24,6 +24,8 @@ Piecewise((x, x >= 0), (0, True))
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -33,8 +35,19 @@ import sympy as sp
 from sympy.logic.boolalg import Boolean
 
 from autodiff_tutor.errors import TranslationError
+from autodiff_tutor.rules.registry import all_rules
 
-__all__ = ["FUNCTIONS", "as_condition", "as_number", "binary", "compare", "is_condition", "logical"]
+__all__ = [
+    "FUNCTIONS",
+    "KIT",
+    "as_condition",
+    "as_number",
+    "binary",
+    "compare",
+    "is_condition",
+    "logical",
+    "where",
+]
 
 _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
     "lt": sp.Lt,
@@ -47,7 +60,7 @@ _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _unwrap(value: Any) -> Any:
-    """The sympy value inside a ``SymValue`` (see :mod:`.symbolic_values`)."""
+    """The sympy value inside a ``SymValue`` (see :mod:`.values`)."""
     return value.expr if getattr(type(value), "__sympy_value__", False) else value
 
 
@@ -180,37 +193,65 @@ def logical(op: str, *operands: Any) -> Any:
     raise TranslationError(f"logical operator {op!r} has no symbolic meaning here")
 
 
-# --- elementwise functions -----------------------------------------------------------
+# --- elementwise functions ---------------------------------------------------------
+# The primitives' sympy forms are facts of their records (``Rule.sympy``, see
+# :mod:`autodiff_tutor.rules.record`); this module gives them numpy's semantics
+# (``KIT``) and adds the functions that have no derivative rule.
 
 
-def _where(condition: Any, a: Any, b: Any) -> sp.Expr:
+def where(condition: Any, a: Any, b: Any) -> sp.Expr:
+    """numpy's ``where`` on sympy scalars: a ``Piecewise``.
+
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", real=True)
+    >>> where(x > 0, x, 0)
+    Piecewise((x, x > 0), (0, True))
+    """
     return sp.Piecewise((as_number(a), as_condition(condition)), (as_number(b), True))
 
 
-def _maximum(a: Any, b: Any) -> sp.Expr:
-    return _where(compare("ge", a, b), a, b)
+class SympyKit:
+    """What a record's sympy form gets as ``sp``: sympy, plus numpy's ``where`` and
+    comparisons that lift piecewise operands (``ge``, ``le``, ``gt``, ``lt``), so a
+    kink is a ``Piecewise`` whose regions the checker reads off its conditions.
+
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", real=True)
+    >>> KIT.where(KIT.ge(x, 0), x, -x), KIT.tanh(x)
+    (Piecewise((x, x >= 0), (-x, True)), tanh(x))
+    """
+
+    where = staticmethod(where)
+    ge = staticmethod(functools.partial(compare, "ge"))
+    le = staticmethod(functools.partial(compare, "le"))
+    gt = staticmethod(functools.partial(compare, "gt"))
+    lt = staticmethod(functools.partial(compare, "lt"))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sp, name)
 
 
-def _minimum(a: Any, b: Any) -> sp.Expr:
-    return _where(compare("le", a, b), a, b)
+KIT = SympyKit()
 
 
-def _abs(a: Any) -> sp.Expr:
-    a = as_number(a)
-    return _where(compare("ge", a, 0), a, -a)
+def _of_record(form: Callable[..., Any]) -> Callable[..., sp.Expr]:
+    """A record's sympy form as a function of numpy-like values (masks, floats)."""
+
+    signature = inspect.signature(form)
+    optional = [p.default is None for p in list(signature.parameters.values())[1:]]
+
+    def apply(*args: Any) -> sp.Expr:
+        signature.bind(KIT, *args)  # a wrong number of arguments is a TypeError, as a call
+        # None only where the form takes it (clip's missing bound); elsewhere an error
+        values = [None if a is None and optional[i] else as_number(a) for i, a in enumerate(args)]
+        return as_number(form(KIT, *values))
+
+    return apply
 
 
 def _sign(a: Any) -> sp.Expr:
     a = as_number(a)
     return sp.Piecewise((1, compare("gt", a, 0)), (-1, compare("lt", a, 0)), (0, True))
-
-
-def _clip(x: Any, lo: Any = None, hi: Any = None) -> sp.Expr:
-    if lo is not None:
-        x = _maximum(x, lo)
-    if hi is not None:
-        x = _minimum(x, hi)
-    return as_number(x)
 
 
 def _heaviside(x: Any, at_zero: Any) -> sp.Expr:
@@ -224,60 +265,37 @@ def _unary(fn: Callable[[sp.Expr], sp.Expr]) -> Callable[[Any], sp.Expr]:
     return lambda a: fn(as_number(a))
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "exp": _unary(sp.exp),
-    "expm1": _unary(lambda a: sp.exp(a) - 1),
-    "exp2": _unary(lambda a: 2**a),
-    "log": _unary(sp.log),
-    "log1p": _unary(lambda a: sp.log(1 + a)),
-    "log2": _unary(lambda a: sp.log(a, 2)),
-    "log10": _unary(lambda a: sp.log(a, 10)),
-    "sqrt": _unary(sp.sqrt),
-    "cbrt": _unary(sp.cbrt),
-    "square": _unary(lambda a: a**2),
-    "reciprocal": _unary(lambda a: 1 / a),
-    "sin": _unary(sp.sin),
-    "cos": _unary(sp.cos),
-    "tan": _unary(sp.tan),
-    "arcsin": _unary(sp.asin),
-    "arccos": _unary(sp.acos),
-    "arctan": _unary(sp.atan),
-    "sinh": _unary(sp.sinh),
-    "cosh": _unary(sp.cosh),
-    "tanh": _unary(sp.tanh),
-    "negative": _unary(lambda a: -a),
-    "positive": _unary(lambda a: a),
-    "abs": _abs,
-    "sign": _sign,
-    "maximum": _maximum,
-    "minimum": _minimum,
-    "fmax": _maximum,
-    "fmin": _minimum,
-    "clip": _clip,
-    "where": _where,
-    "heaviside": _heaviside,
-    "add": lambda a, b: binary("add", a, b),
-    "subtract": lambda a, b: binary("sub", a, b),
-    "multiply": lambda a, b: binary("mul", a, b),
-    "divide": lambda a, b: binary("truediv", a, b),
-    "power": lambda a, b: binary("pow", a, b),
-    "less": lambda a, b: compare("lt", a, b),
-    "less_equal": lambda a, b: compare("le", a, b),
-    "greater": lambda a, b: compare("gt", a, b),
-    "greater_equal": lambda a, b: compare("ge", a, b),
-    "equal": lambda a, b: compare("eq", a, b),
-    "not_equal": lambda a, b: compare("ne", a, b),
-    "logical_and": lambda a, b: logical("and", a, b),
-    "logical_or": lambda a, b: logical("or", a, b),
-    "logical_not": lambda a: logical("not", a),
-}
-for _alias, _name in {
-    "absolute": "abs",
-    "fabs": "abs",
-    "true_divide": "divide",
-    "asin": "arcsin",
-    "acos": "arccos",
-    "atan": "arctan",
-    "pow": "power",
-}.items():
-    FUNCTIONS[_alias] = FUNCTIONS[_name]
+def _functions() -> dict[str, Callable[..., Any]]:
+    """The records' sympy forms under their names and aliases, then the functions
+    without a derivative rule (``sign``, comparisons, ``log2``...)."""
+    functions: dict[str, Callable[..., Any]] = {}
+    for op, rule in all_rules().items():
+        if rule.sympy is not None:
+            functions[op] = _of_record(rule.sympy)
+            functions.update({a: functions[op] for a in rule.aliases if isinstance(a, str)})
+    functions.update(
+        {
+            "exp2": _unary(lambda a: 2**a),
+            "log2": _unary(lambda a: sp.log(a, 2)),
+            "log10": _unary(lambda a: sp.log(a, 10)),
+            "cbrt": _unary(sp.cbrt),
+            "reciprocal": _unary(lambda a: 1 / a),
+            "sign": _sign,
+            "fmax": functions["maximum"],
+            "fmin": functions["minimum"],
+            "heaviside": _heaviside,
+            "less": lambda a, b: compare("lt", a, b),
+            "less_equal": lambda a, b: compare("le", a, b),
+            "greater": lambda a, b: compare("gt", a, b),
+            "greater_equal": lambda a, b: compare("ge", a, b),
+            "equal": lambda a, b: compare("eq", a, b),
+            "not_equal": lambda a, b: compare("ne", a, b),
+            "logical_and": lambda a, b: logical("and", a, b),
+            "logical_or": lambda a, b: logical("or", a, b),
+            "logical_not": lambda a: logical("not", a),
+        }
+    )
+    return functions
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = _functions()

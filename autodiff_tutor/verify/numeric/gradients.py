@@ -1,7 +1,7 @@
 """The "finite differences" and "kinks" categories of ``check_op``.
 
 The op's gradients (float64, random output gradients) are compared element by
-element with 5-point central differences (:mod:`autodiff_tutor.verify.numeric`).
+element with 5-point central differences (:mod:`autodiff_tutor.verify.numeric.differences`).
 Elements on or next to a kink are not compared: they are reported, with the slopes
 on either side and the one the backward picks, and the whole comparison is re-run at
 inputs nudged by about 1% (up to three times), where the kink is out of the way.
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime.backend import array_module, shape_of, size
-from autodiff_tutor.verify.common import backward_raw, random_like
-from autodiff_tutor.verify.numeric import STEP, Probe, element, probe_input
-from autodiff_tutor.verify.report import CheckEntry
+from autodiff_tutor.verify.numeric.common import backward_raw, random_like
+from autodiff_tutor.verify.numeric.differences import STEP, Probe, element, probe_input
+from autodiff_tutor.verify.numeric.report import CheckEntry
 
 __all__ = ["finite_difference_entries"]
 

@@ -3,11 +3,11 @@
 Give it a custom op (a :class:`~autodiff_tutor.ops.DifferentiableFunction`), a
 compiled function (``@differentiable``), or a forward and a backward function (or
 their source). It translates both to sympy per element
-(:mod:`~autodiff_tutor.verify.translate`), differentiates the piecewise forward for
+(:mod:`~autodiff_tutor.verify.symbolic.translate`), differentiates the piecewise forward for
 every input, compares with the backward in every region of the conditions
-(:mod:`~autodiff_tutor.verify.symbolic_check`), and looks at every boundary between
-regions (:mod:`~autodiff_tutor.verify.symbolic_kinks`). The result is a
-:class:`~autodiff_tutor.verify.symbolic_report.SymbolicReport`: ``.passed``, one entry
+(:mod:`~autodiff_tutor.verify.symbolic.check`), and looks at every boundary between
+regions (:mod:`~autodiff_tutor.verify.symbolic.kinks`). The result is a
+:class:`~autodiff_tutor.verify.symbolic.report.SymbolicReport`: ``.passed``, one entry
 per input and region, text (``print``) and a notebook table.
 
 >>> import numpy as np
@@ -31,10 +31,10 @@ import sympy as sp
 
 from autodiff_tutor.compiler.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import ArgumentError, TranslationError
-from autodiff_tutor.verify.symbolic_check import Problem, check_regions
-from autodiff_tutor.verify.symbolic_kinks import kink_checks
-from autodiff_tutor.verify.symbolic_report import SymbolicReport
-from autodiff_tutor.verify.translate import Flags, parse_source, translate_parsed
+from autodiff_tutor.verify.symbolic.check import Problem, check_regions
+from autodiff_tutor.verify.symbolic.kinks import kink_checks
+from autodiff_tutor.verify.symbolic.report import SymbolicReport
+from autodiff_tutor.verify.symbolic.translate import Flags, parse_source, translate_parsed
 
 __all__ = [
     "problem_from_compiled",

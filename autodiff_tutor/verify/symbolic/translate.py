@@ -2,7 +2,7 @@
 
 The translator reads a function's syntax tree (it never runs the function) and
 evaluates it on sympy values, with numpy's meaning for each construct (see
-:mod:`~autodiff_tutor.verify.symbolic_algebra`): arithmetic, elementwise functions,
+:mod:`~autodiff_tutor.verify.symbolic.algebra`): arithmetic, elementwise functions,
 comparisons and masks used as numbers, ``&``/``|``/``~``, ``where``, ``maximum``,
 ``minimum``, ``abs``, ``clip``, ``sign``, masked assignment ``d[x > 0] = v``.
 
@@ -35,14 +35,14 @@ from typing import Any
 from autodiff_tutor.compiler.source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.rules.names import is_array_module
-from autodiff_tutor.verify.symbolic_algebra import (
+from autodiff_tutor.verify.symbolic.algebra import (
     FUNCTIONS,
     as_number,
     binary,
     compare,
     logical,
 )
-from autodiff_tutor.verify.translate_calls import (
+from autodiff_tutor.verify.symbolic.translate_calls import (
     _BINARY,
     _COMPARE,
     _PYTHON,

@@ -1,6 +1,6 @@
 """``check_op`` and ``check_layer``: what MATLAB's checkLayer and PyTorch's gradcheck test.
 
-Each check returns a :class:`~autodiff_tutor.verify.report.CheckReport` with one entry
+Each check returns a :class:`~autodiff_tutor.verify.numeric.report.CheckReport` with one entry
 per category:
 
 ================== ==========================================================
@@ -46,7 +46,7 @@ from autodiff_tutor.ops.validate import (
     is_array,
 )
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.verify.common import (
+from autodiff_tutor.verify.numeric.common import (
     backward_raw,
     cast_inputs,
     describe,
@@ -54,9 +54,9 @@ from autodiff_tutor.verify.common import (
     is_float_array,
     random_like,
 )
-from autodiff_tutor.verify.gpu import gpu_entry
-from autodiff_tutor.verify.gradients import finite_difference_entries
-from autodiff_tutor.verify.report import CheckEntry, CheckReport
+from autodiff_tutor.verify.numeric.gpu import gpu_entry
+from autodiff_tutor.verify.numeric.gradients import finite_difference_entries
+from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 
 __all__ = ["check_layer", "check_op"]
 

@@ -12,8 +12,8 @@ each side:
   weight outside ``[0, 1]`` is ``invalid``: no side gives that value.
 
 >>> import sympy as sp
->>> from autodiff_tutor.verify.symbolic_algebra import FUNCTIONS, as_number
->>> from autodiff_tutor.verify.symbolic_check import Problem, check_regions
+>>> from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_number
+>>> from autodiff_tutor.verify.symbolic.check import Problem, check_regions
 >>> x, g = sp.symbols("x g", real=True)
 >>> relu = Problem("relu", (x,), (FUNCTIONS["maximum"](x, 0),), (g,), (g * as_number(x > 0),))
 >>> report, regions = check_regions(relu)
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from autodiff_tutor.verify.symbolic_check import TOLERANCE, Problem, Regions, prove_equal
-from autodiff_tutor.verify.symbolic_regions import lambdify, restrict
-from autodiff_tutor.verify.symbolic_report import KinkCheck
+from autodiff_tutor.verify.symbolic.check import TOLERANCE, Problem, Regions, prove_equal
+from autodiff_tutor.verify.symbolic.regions import lambdify, restrict
+from autodiff_tutor.verify.symbolic.report import KinkCheck
 
 __all__ = ["kink_checks"]
 

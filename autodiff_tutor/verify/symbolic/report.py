@@ -128,7 +128,7 @@ class KinkCheck:
 
 @dataclass
 class SymbolicReport:
-    """Everything :func:`~autodiff_tutor.verify.symbolic.verify_symbolic` found."""
+    """Everything :func:`~autodiff_tutor.verify.symbolic.functions.verify_symbolic` found."""
 
     name: str
     inputs: tuple[str, ...]

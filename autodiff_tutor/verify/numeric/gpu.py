@@ -20,8 +20,8 @@ import numpy as np
 
 from autodiff_tutor.ops.validate import is_array
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.verify.common import cast_inputs, describe, random_like
-from autodiff_tutor.verify.report import CheckEntry
+from autodiff_tutor.verify.numeric.common import cast_inputs, describe, random_like
+from autodiff_tutor.verify.numeric.report import CheckEntry
 
 __all__ = ["gpu_entry", "gpu_unavailable_reason"]
 

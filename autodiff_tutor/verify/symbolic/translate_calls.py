@@ -1,6 +1,6 @@
 """Calls, reductions and the values the translator carries besides sympy expressions.
 
-Part of :mod:`~autodiff_tutor.verify.translate`: which names mean a sum over elements,
+Part of :mod:`~autodiff_tutor.verify.symbolic.translate`: which names mean a sum over elements,
 a shape change, an array module or an in-place update; the marker values
 (:class:`Opaque`, :class:`Flags`, :class:`Namespace`, :class:`Summed`); and the
 translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``).
@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 
 from autodiff_tutor.rules.names import canonical
-from autodiff_tutor.verify.symbolic_algebra import FUNCTIONS, as_condition, as_number, is_condition
+from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_condition, as_number, is_condition
 
 __all__ = [
     "ARRAY_MODULE_FACTORIES",

@@ -9,7 +9,7 @@ expression: proved equal by simplification, or (reported as such) equal at every
 sampled point, or different, with a concrete counterexample inside the region.
 
 >>> import sympy as sp
->>> from autodiff_tutor.verify.symbolic_algebra import FUNCTIONS, as_number
+>>> from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_number
 >>> x, g = sp.symbols("x g", real=True)
 >>> relu = Problem("relu", (x,), (FUNCTIONS["maximum"](x, 0),), (g,), (g * as_number(x > 0),))
 >>> report, _ = check_regions(relu)
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from autodiff_tutor.verify.symbolic_regions import RegionMap, boundaries, lambdify, restrict
-from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic.regions import RegionMap, boundaries, lambdify, restrict
+from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
 
 __all__ = ["Problem", "Regions", "check_regions", "prove_equal", "find_counterexample"]
 

@@ -2,7 +2,7 @@
 
 Rule code and op code use operators (``g * ((x > y) + 0.5 * (x == y))``) and an array
 module ``xp``. :class:`SymValue` wraps a sympy value so the operators follow numpy's
-meaning (see :mod:`~autodiff_tutor.verify.symbolic_algebra`), and :data:`sympy_xp` is
+meaning (see :mod:`~autodiff_tutor.verify.symbolic.algebra`), and :data:`sympy_xp` is
 the ``xp`` to pass along: elementwise functions build sympy, the rest is numpy on
 object arrays.
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import TranslationError
-from autodiff_tutor.verify.symbolic_algebra import (
+from autodiff_tutor.verify.symbolic.algebra import (
     _RELATIONS,
     FUNCTIONS,
     as_condition,

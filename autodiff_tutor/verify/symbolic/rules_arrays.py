@@ -17,43 +17,17 @@ elements' one-hot gradients.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from autodiff_tutor.rules.registry import Rule
-from autodiff_tutor.verify.symbolic_check import prove_equal
-from autodiff_tutor.verify.symbolic_report import RegionCheck, SymbolicReport
-from autodiff_tutor.verify.symbolic_values import SymValue, sympy_xp, unwrap
+from autodiff_tutor.rules.record import ArrayRule, Fixed, Rule
+from autodiff_tutor.verify.symbolic.check import prove_equal
+from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap
 
 __all__ = ["ArrayRule", "Fixed", "call_rule", "verify_array"]
-
-
-@dataclass
-class ArrayRule:
-    """A rule on arrays: ``primal(xp, *inputs, **options)`` on object arrays of symbols.
-
-    ``cases`` lists ``(input shapes, options)``; a shape that is a list of shapes is a
-    sequence input (``concatenate``). ``ordered`` marks max/min: the inputs are then
-    ordered representatives and ties are checked as subgradients.
-    """
-
-    primal: Callable[..., Any]
-    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
-    ordered: bool = False
-    at_zero: bool = False
-    wrap: bool = False  # elements as SymValue (code that multiplies by bool arrays)
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """An input given as a fixed value in a case (an index passed as an input): it
-    carries no gradient, so the rule must return ``None`` for it."""
-
-    value: Any
 
 
 def call_rule(

@@ -1,0 +1,27 @@
+"""Every family of primitives, in one list: the only module that imports the families.
+
+A family module holds its primitives' records (see :mod:`autodiff_tutor.rules.record`);
+to add a family, add its module here. The registry reads this list.
+
+>>> [family.name for family in FAMILIES][:2]
+['elementwise', 'reductions']
+"""
+
+from autodiff_tutor.rules import (
+    elementwise,
+    helper_rules,
+    linalg,
+    nondifferentiable,
+    reductions,
+    shapes,
+)
+from autodiff_tutor.rules.record import Family
+
+FAMILIES: tuple[Family, ...] = (
+    elementwise.family,
+    reductions.family,
+    linalg.family,
+    shapes.family,
+    helper_rules.family,
+    nondifferentiable.family,
+)

@@ -1,0 +1,362 @@
+"""The record of one primitive, and the decorators a family module fills it with.
+
+A primitive's facts live together, in its family's module (``elementwise.py``,
+``reductions.py``, ...): one :class:`Rule` holds
+
+- ``vjp``: the reverse-mode rule, a tiny function whose ``return`` expression the
+  compiler inlines (``@family.defvjp``);
+- ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``);
+- ``shape``: its shape class (:data:`ELEMENTWISE`, :data:`REDUCTION`, ...), which the
+  compiler reads to know when a gradient needs no ``unbroadcast``;
+- ``sympy``: its value on sympy scalars, which the symbolic checker differentiates,
+  and ``symbolic``: how that check runs it (a :class:`ScalarRule` or an
+  :class:`ArrayRule`);
+- ``convention``: the value it takes at kinks (listed in the book);
+- ``aliases``: the other names and objects that mean it (``"absolute"``,
+  ``builtins.abs``), ``method`` (``x.sum()``) and ``attribute`` (``x.T``).
+
+Rules' parameters follow one convention:
+
+- ``g``: the gradient of the primitive's output (always first);
+- ``out``: the primal output, when the derivative is cheaper from it (tanh, exp);
+- ``xp``: the array module, when the formula calls array functions;
+- then the primitive's own parameters, in its signature's order. Those without a
+  default are the *inputs*, one returned gradient each (``None`` where an input is
+  never differentiable, such as the condition of ``where``); those with a default
+  are options (``axis``, ``keepdims``).
+
+Tangent rules take ``out`` and ``xp`` as needed, the primal parameters in the vjp
+rule's order and with its defaults, then one keyword-only ``d_<input>`` tangent per
+input (so they may follow options: ``def sum_tangent(xp, x, axis=None, *, d_x)``), and
+return the output tangent. An input that never carries a derivative (``where``'s
+condition) still has a tangent parameter, ``d_condition=None``, that is not used.
+
+**Inactive inputs.** The compiler passes no tangent for an input that does not depend
+on the differentiated arguments. Two ways to inline a tangent rule then, both exact:
+
+- a rule whose return expression is a *sum* (``+``, ``-``, unary ``-``) of terms that
+  each name exactly one tangent (``d_x * y + x * d_y``) may have the terms of an
+  inactive tangent dropped; the result then has the broadcast shape of the terms left,
+  so a ``broadcasting`` rule's result must be broadcast to ``out``'s shape;
+- any rule may have an inactive tangent replaced by zeros of its input's shape
+  (``zeros_like(x)``; a list of zeros for a list input). Rules whose output or
+  tangents are lists (``concatenate``, ``list_append``) never use ``+`` on lists, so
+  a sum is always an array sum.
+
+If every input is inactive, the output is inactive. Kinks follow the vjp rules'
+conventions (``abs'(0) = 0``, ties of ``maximum`` and of ``max`` split equally, the
+bounds of ``clip`` are inclusive), so forward and reverse mode agree everywhere.
+
+This module imports no family and no registry: families import it, the catalog
+imports the families, the registry reads the catalog.
+
+>>> cubes = Family("example")
+>>> @cubes.defvjp("cube", math="x^3", sympy=lambda sp, x: x**3)
+... def cube(g, x):
+...     return g * 3 * x * x
+>>> @cubes.defjvp("cube")
+... def cube_tangent(x, *, d_x):
+...     return d_x * 3 * x * x
+>>> rule = cubes.rules["cube"]
+>>> rule.inputs, rule.shape, rule.jvp(2.0, d_x=1.0)
+(('x',), 'other', 12.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+SPECIAL_PARAMETERS = ("g", "out", "xp")
+
+# --- shape classes: what the compiler may assume about the output's shape -------------
+
+ELEMENTWISE = "elementwise"
+"""The output has the shape and dtype its array operands share (numbers aside)."""
+SELECTION = "selection"
+"""Elementwise with broadcasting, but the output's class is not inferred (``clip``'s
+bounds, ``where``'s mask)."""
+REDUCTION = "reduction"
+"""Sums, means, extrema over axes (``axis``, ``keepdims``)."""
+LINALG = "linalg"
+"""Products that contract axes (``matmul``, ``dot``, ``norm``)."""
+SHAPE = "shape"
+"""Moves values without changing them (``reshape``, indexing, lists)."""
+HELPER = "helper"
+"""A runtime helper that generated backward code calls (second derivatives)."""
+OTHER = "other"
+
+
+# --- how the symbolic checker runs a rule ------------------------------------------------
+
+
+@dataclass
+class ScalarRule:
+    """Symbolic check of an elementwise rule: ``primal(xp, *inputs)`` on scalars.
+
+    ``primal`` defaults to the record's own sympy form (``xp.<op>(*inputs)``);
+    ``positive`` names inputs that are positive symbols (domains of log, sqrt, power's
+    base; the numeric tests draw them from ``[0.2, 3]``); ``condition`` names inputs
+    that are masks (``where``'s condition, passed as ``c > 0`` for a real symbol
+    ``c``); ``assume(symbols)`` returns extra assumptions (``a_min < a_max``).
+
+    >>> ScalarRule(positive=("x",)).positive
+    ('x',)
+    """
+
+    primal: Callable[..., Any] | None = None
+    positive: tuple[str, ...] = ()
+    condition: tuple[str, ...] = ()
+    assume: Callable[[dict[str, Any]], list[Any]] | None = None
+
+
+@dataclass
+class ArrayRule:
+    """Symbolic check of a rule on arrays: ``primal(xp, *inputs, **options)`` on numpy
+    object arrays of symbols.
+
+    ``cases`` lists ``(input shapes, options)``; a shape that is a list of shapes is a
+    sequence input (``concatenate``), a :class:`Fixed` is a value given as is.
+    ``ordered`` marks max/min: the inputs are then ordered representatives and ties
+    are checked as subgradients; ``at_zero`` checks the subgradient at 0 (``norm``);
+    ``wrap`` runs on ``SymValue`` elements (code that multiplies by bool arrays).
+
+    >>> ArrayRule(lambda xp, x, **o: xp.sum(x, **o), [(((2, 3),), {"axis": 0})]).ordered
+    False
+    """
+
+    primal: Callable[..., Any]
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+    ordered: bool = False
+    at_zero: bool = False
+    wrap: bool = False
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """An input given as a fixed value in a case (an index passed as an input): it
+    carries no gradient, so the rule must return ``None`` for it.
+
+    >>> Fixed(1).value
+    1
+    """
+
+    value: Any
+
+
+# --- the record ------------------------------------------------------------------------
+
+
+@dataclass
+class Rule:
+    """A primitive's derivative rules and the facts about it (see the module docstring).
+
+    >>> Rule("sin", lambda g, xp, x: g * xp.cos(x), ("x",), {}, False, True).shape
+    'other'
+    """
+
+    op: str
+    vjp: Callable[..., Any]
+    inputs: tuple[str, ...]
+    options: dict[str, Any]
+    uses_out: bool
+    uses_xp: bool
+    broadcasting: bool = False
+    sequence: bool = False
+    convention: str = ""
+    jvp: Callable[..., Any] | None = None
+    math: str = ""
+    check: Callable[..., None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    shape: str = OTHER
+    sympy: Callable[..., Any] | None = None
+    symbolic: ScalarRule | ArrayRule | None = None
+    aliases: tuple[Any, ...] = ()
+    method: bool = False
+    attribute: str | None = None
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Raise a clear error if the rule does not cover these option values."""
+        if self.check is not None:
+            self.check(**options)
+
+    def signature_parameters(self) -> list[str]:
+        """The primal parameters, inputs then options, as the primitive takes them."""
+        return list(self.inputs) + list(self.options)
+
+
+# --- a family module's decorators ---------------------------------------------------------
+
+
+class Family:
+    """The records of one family module, filled in by its decorators.
+
+    ``shape`` is the family's default shape class. The catalog gathers the families;
+    a family never registers anything globally. A family module that defines an op
+    twice is an error; the registry's run-time family (``redefine=True``) lets a
+    notebook cell that defines a rule run again.
+
+    >>> Family("example").rules
+    {}
+    """
+
+    def __init__(
+        self,
+        name: str,
+        shape: str = OTHER,
+        rules: dict[str, Rule] | None = None,
+        nondifferentiable: set[str] | None = None,
+        redefine: bool = False,
+    ) -> None:
+        self.name = name
+        self.shape = shape
+        self.redefine = redefine  # a rule defined again replaces the first (run time)
+        self.rules: dict[str, Rule] = {} if rules is None else rules
+        self.nondifferentiable: set[str] = set() if nondifferentiable is None else nondifferentiable
+        # spellings of ops without a rule: names or objects (``"lt"`` -> ``"less"``)
+        self.aliases: dict[Any, str] = {}
+        self.attributes: dict[str, str] = {}  # array attributes of ops without a rule
+
+    def defvjp(
+        self,
+        op: str,
+        *,
+        broadcasting: bool = False,
+        sequence: bool = False,
+        convention: str = "",
+        math: str = "",
+        check: Callable[..., None] | None = None,
+        shape: str | None = None,
+        sympy: Callable[..., Any] | None = None,
+        symbolic: ScalarRule | ArrayRule | None = None,
+        aliases: tuple[Any, ...] = (),
+        method: bool = False,
+        attribute: str | None = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
+
+        ``broadcasting`` asks the compiler to sum each gradient back to its input's
+        shape (binary elementwise ops); ``sequence`` marks ops whose first input is a
+        list of arrays (``concatenate``, ``stack``); ``convention`` documents the value
+        taken at non-differentiable points; ``check(**options)`` raises an
+        ``AutodiffError`` for option values the formula does not cover (``norm(x,
+        ord=1)``): the rule then refuses instead of returning a wrong gradient.
+        ``sympy(sp, *inputs)`` is the primitive on sympy scalars (``sp`` is sympy with
+        numpy's ``where`` and comparisons); ``symbolic`` says how to check it (default
+        for a rule with a sympy form: on scalars). ``aliases`` are other names
+        (``"absolute"``) or objects (``builtins.abs``) for the same primitive.
+
+        >>> family = Family("example")
+        >>> @family.defvjp("twice", math="2 x", aliases=("double",))
+        ... def twice(g, x):
+        ...     return 2 * g
+        >>> family.rules["twice"].aliases
+        ('double',)
+        """
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            params = inspect.signature(fn).parameters
+            names = list(params)
+            if not names or names[0] != "g":
+                raise ValueError(f"rule {op!r}: first parameter must be 'g'")
+            if op in self.rules and not self.redefine:
+                raise ValueError(f"rule {op!r} is defined twice in family {self.name!r}")
+            primal = [n for n in names if n not in SPECIAL_PARAMETERS]
+            inputs = tuple(n for n in primal if params[n].default is inspect.Parameter.empty)
+            options = {n: params[n].default for n in primal if n not in inputs}
+            spec = symbolic
+            if sympy is not None and (spec is None or isinstance(spec, ScalarRule)):
+                spec = spec or ScalarRule()
+                if spec.primal is None:  # the check runs the record's own sympy form
+                    spec.primal = _by_name(op)
+            self.rules[op] = Rule(
+                op=op,
+                vjp=fn if check is None else checked(fn, check, options),
+                inputs=inputs,
+                options=options,
+                uses_out="out" in names,
+                uses_xp="xp" in names,
+                broadcasting=broadcasting,
+                sequence=sequence,
+                convention=convention,
+                math=math,
+                check=check,
+                shape=self.shape if shape is None else shape,
+                sympy=sympy,
+                symbolic=spec,
+                aliases=tuple(aliases),
+                method=method,
+                attribute=attribute,
+            )
+            return fn
+
+        return register
+
+    def defjvp(self, op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Record ``fn`` as the forward-mode (tangent) rule of ``op`` (defined above it).
+
+        A rule that refuses some options (``norm``'s ``ord``) refuses them in both modes.
+
+        >>> family = Family("example")
+        >>> @family.defvjp("twice")
+        ... def twice(g, x):
+        ...     return 2 * g
+        >>> @family.defjvp("twice")
+        ... def twice_tangent(x, *, d_x):
+        ...     return 2 * d_x
+        >>> family.rules["twice"].jvp(1.0, d_x=0.5)
+        1.0
+        """
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            rule = self.rules[op]
+            rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
+            return fn
+
+        return register
+
+    def declare_nondifferentiable(self, *ops: str, aliases: dict[Any, str] | None = None) -> None:
+        """Primitives whose output carries no gradient (comparisons, ``sign``...), and
+        other names for them (``"lt"`` for ``"less"``).
+
+        >>> family = Family("example")
+        >>> family.declare_nondifferentiable("less", aliases={"lt": "less"})
+        >>> sorted(family.nondifferentiable), family.aliases
+        (['less'], {'lt': 'less'})
+        """
+        self.nondifferentiable.update(ops)
+        self.aliases.update(aliases or {})
+
+
+def _by_name(op: str) -> Callable[..., Any]:
+    """``xp.<op>(*inputs)``: the primal of a symbolic check, on the checker's ``xp``."""
+
+    def primal(xp: Any, *inputs: Any) -> Any:
+        return getattr(xp, op)(*inputs)
+
+    return primal
+
+
+def checked(fn: Callable[..., Any], check: Callable[..., None], options: dict[str, Any]):
+    """``fn`` that first checks its option values (for direct calls, as tracing makes).
+
+    >>> def positive_only(scale=1):
+    ...     if scale < 0:
+    ...         raise ValueError("scale must be positive")
+    >>> scaled = checked(lambda g, x, scale=1: g * scale, positive_only, {"scale": 1})
+    >>> scaled(1.0, 2.0, scale=-1)
+    Traceback (most recent call last):
+    ValueError: scale must be positive
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked_fn(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        check(**{name: bound.arguments.get(name, default) for name, default in options.items()})
+        return fn(*args, **kwargs)
+
+    return checked_fn

@@ -1,0 +1,132 @@
+"""The records of the primitives: one home each, and facts that agree with each other.
+
+Every check walks the registry, so a new record is held to them with no new test.
+"""
+
+from __future__ import annotations
+
+import ast
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from autodiff_tutor.rules import names
+from autodiff_tutor.rules.catalog import FAMILIES
+from autodiff_tutor.rules.formula import parse
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family, ScalarRule
+from autodiff_tutor.rules.registry import all_rules, is_nondifferentiable, lookup
+from autodiff_tutor.tracing.rule_parts import _parts, input_gradients
+from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
+
+
+def test_every_spelling_names_a_primitive() -> None:
+    """An alias, method or attribute that points nowhere would be a silent typo."""
+    known = set(all_rules()) | {op for f in FAMILIES for op in f.nondifferentiable}
+    spellings = {**names.ALIASES, **names.ATTRIBUTES}
+    spellings.update({f"object {k}": op for k, op in names._BY_OBJECT.items()})
+    spellings.update({f"method {m}": m for m in names.METHODS})
+    unknown = {name: op for name, op in spellings.items() if op not in known}
+    assert not unknown, f"spellings of no primitive: {unknown}"
+
+
+def test_no_alias_is_the_name_of_a_rule() -> None:
+    """``canonical`` would send that rule's own name elsewhere."""
+    assert not set(names.ALIASES) & set(all_rules())
+
+
+@pytest.mark.parametrize("op", sorted(all_rules()))
+def test_record_facts_agree(op: str) -> None:
+    rule = all_rules()[op]
+    assert not is_nondifferentiable(op), f"{op}: a rule and non-differentiable"
+    if rule.shape in (ELEMENTWISE, SELECTION):
+        # elementwise: checked on scalars with its own sympy form, which the symbolic
+        # translator then knows under every name of the op
+        assert rule.sympy is not None, f"{op}: an elementwise record needs a sympy form"
+        assert isinstance(rule.symbolic, ScalarRule), f"{op}: checked on scalars"
+        for name in [op, *(a for a in rule.aliases if isinstance(a, str))]:
+            assert name in FUNCTIONS, f"{op}: the translator does not know {name!r}"
+        assert not rule.options, f"{op}: an elementwise op has no options"
+    if rule.shape == ELEMENTWISE and len(rule.inputs) > 1:
+        assert rule.broadcasting, f"{op}: a binary elementwise op broadcasts"
+    for alias in rule.aliases:
+        if isinstance(alias, str):
+            assert names.canonical(alias) == op
+        else:
+            assert names.op_of_callable(alias) == op
+    if rule.method:
+        assert names.op_of_method(op) == op
+    if rule.attribute:
+        assert names.op_of_attribute(rule.attribute) == op
+
+
+def test_the_array_library_names_find_the_record() -> None:
+    assert names.op_of_callable(np.logaddexp) == "logaddexp"
+    assert names.op_of_callable(np.absolute) == "abs" == names.op_of_callable(abs)
+    assert names.canonical("cupy_tanh") == "tanh"
+    assert lookup("logaddexp").shape == ELEMENTWISE
+
+
+# --- the record type and its decorators -------------------------------------------------
+
+
+def test_a_family_refuses_an_op_defined_twice() -> None:
+    family = Family("example")
+    family.defvjp("twice")(lambda g, x: 2 * g)
+    with pytest.raises(ValueError, match="defined twice"):
+        family.defvjp("twice")(lambda g, x: 2 * g)
+    again = Family("run time", redefine=True)
+    again.defvjp("twice")(lambda g, x: 2 * g)
+    again.defvjp("twice")(lambda g, x: 3 * g)
+    assert again.rules["twice"].vjp(1.0, 0.0) == 3.0
+
+
+def test_a_rule_must_take_g_first() -> None:
+    with pytest.raises(ValueError, match="first parameter must be 'g'"):
+        Family("example").defvjp("bad")(lambda x, g: g)
+
+
+def test_the_sympy_form_is_the_default_symbolic_primal() -> None:
+    """The symbolic check runs ``xp.<op>``, which the checker's ``xp`` takes from the
+    record's sympy form."""
+    family = Family("example", shape=ELEMENTWISE)
+    family.defvjp("cube", sympy=lambda sp, x: x**3)(lambda g, x: 3 * g * x * x)
+    rule = family.rules["cube"]
+    assert rule.shape == ELEMENTWISE and isinstance(rule.symbolic, ScalarRule)
+    assert rule.symbolic.primal(SimpleNamespace(cube=lambda v: v**3), 2.0) == 8.0
+
+
+# --- the rule grammar, parsed once ------------------------------------------------------
+
+
+def mixed(g, xp, x, y):
+    both = g * x
+    return both * y, both
+
+
+def not_a_formula(g, x):
+    if x:
+        return g
+    return -g
+
+
+def test_one_parse_serves_the_inliner_and_tracing() -> None:
+    formula = parse(mixed)
+    assert parse(mixed) is formula  # parsed once
+    assert [ast.unparse(e) for e in formula.expressions] == ["g * x * y", "g * x"]
+    assert [ast.unparse(e) for e in formula.returned] == ["both * y", "both"]
+    first, second = _parts(mixed)
+    assert first(g=2.0, xp=np, x=3.0, y=5.0) == 30.0 and second(2.0, np, 3.0, 5.0) == 6.0
+
+
+def test_a_body_outside_the_grammar_is_refused_by_the_parse() -> None:
+    with pytest.raises(ValueError, match="only assignments and one return"):
+        parse(not_a_formula)
+    assert _parts(not_a_formula) is None  # tracing then calls the whole rule
+
+
+def test_tracing_calls_only_the_wanted_formula() -> None:
+    rule = lookup("power")
+    args = {"g": 1.0, "out": 4.0, "xp": np, "x": np.float64(-2.0), "y": 2}
+    with np.errstate(invalid="raise"):  # log(-2) is never computed
+        assert input_gradients(rule, args, (True, False)) == [-4.0, None]
