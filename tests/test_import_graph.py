@@ -7,9 +7,9 @@ inside functions counted too: a late import hides a cycle, it does not remove it
 ``from package import name`` is an edge to ``package.name`` when that is a module,
 otherwise to ``package`` (its ``__init__``).
 
-Every cycle is reported; the test fails on the cycles that touch a package listed in
-:data:`CHECKED_PACKAGES` (others are removing the rest; extend the tuple as they go,
-until it holds the whole package).
+Every cycle is reported; the test fails on every cycle, except those entirely inside a
+package listed in :data:`NOT_YET_CHECKED` (a cycle being removed; the list empties as
+the work lands).
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import pytest
 
 import autodiff_tutor
 
-CHECKED_PACKAGES = ("rules", "verify", "verify.numeric", "verify.symbolic")
-"""Subpackages of ``autodiff_tutor`` whose modules (their subpackages' too) must be on
-no import cycle."""
+NOT_YET_CHECKED = ("tracing",)
+"""Subpackages of ``autodiff_tutor`` whose internal cycles are still being removed."""
 
 ROOT = Path(autodiff_tutor.__file__).parent
 PACKAGE = "autodiff_tutor"
@@ -116,10 +115,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def checked(module: str) -> bool:
-    """Whether ``module`` is inside one of :data:`CHECKED_PACKAGES`."""
-    return any(
+    """Whether ``module`` must be on no cycle (it is outside :data:`NOT_YET_CHECKED`)."""
+    return not any(
         module == f"{PACKAGE}.{package}" or module.startswith(f"{PACKAGE}.{package}.")
-        for package in CHECKED_PACKAGES
+        for package in NOT_YET_CHECKED
     )
 
 
@@ -129,7 +128,7 @@ def describe(component: list[str], graph: dict[str, set[str]]) -> str:
     return "cycle among " + ", ".join(component) + ":\n    " + "\n    ".join(edges)
 
 
-def test_no_import_cycles_in_checked_packages() -> None:
+def test_no_import_cycles() -> None:
     graph = import_graph()
     found = cycles(graph)
     for component in found:  # every cycle is reported, checked or not (pytest -rP)
@@ -171,17 +170,18 @@ def test_imports_are_resolved_to_modules(tmp_path: Path) -> None:
     [
         ("autodiff_tutor.rules.registry", True),
         ("autodiff_tutor.verify", True),
-        ("autodiff_tutor.rulesx", False),
-        ("autodiff_tutor.compiler.reverse", False),
+        ("autodiff_tutor.compiler.reverse", True),
+        ("autodiff_tutor.api", True),
+        ("autodiff_tutor.tracing.array", False),
     ],
 )
 def test_checked_packages(module: str, expected: bool) -> None:
     assert checked(module) is expected
 
 
-def test_checked_packages_are_packages() -> None:
-    """A renamed package must not drop out of the check silently."""
-    for package in CHECKED_PACKAGES:
+def test_unchecked_packages_are_packages() -> None:
+    """A renamed package must not stay out of the check silently."""
+    for package in NOT_YET_CHECKED:
         assert (ROOT / package.replace(".", "/") / "__init__.py").is_file(), package
 
 
