@@ -31,7 +31,7 @@ import numpy as np
 
 from autodiff_tutor import differentiable
 from autodiff_tutor.api import _scalar_seed
-from autodiff_tutor.compiler.emit import RUNTIME
+from autodiff_tutor.compiler.s9_emit import RUNTIME
 from benchmarks.workloads import WORKLOADS
 
 _COMPOUND = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.Return, ast.FunctionDef)

@@ -30,9 +30,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.activity import Activity, analyze
-from autodiff_tutor.compiler.desugar import desugar_function
-from autodiff_tutor.compiler.emit import (
+from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.s1_fence import check_supported
+from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
+from autodiff_tutor.compiler.s2_desugar import desugar_function
+from autodiff_tutor.compiler.s3_normalize import normalize
+from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES
+from autodiff_tutor.compiler.s4_activity import Activity, analyze
+from autodiff_tutor.compiler.s5_adjoint import build_adjoint
+from autodiff_tutor.compiler.s5_tangent import build_jvp
+from autodiff_tutor.compiler.s6_memory import plan_memory
+from autodiff_tutor.compiler.s7_forward import build_forward
+from autodiff_tutor.compiler.s8_optimize import optimize
+from autodiff_tutor.compiler.s9_emit import (
     Generated,
     Line,
     compile_sources,
@@ -43,16 +53,6 @@ from autodiff_tutor.compiler.emit import (
     render_forward,
     render_jvp,
 )
-from autodiff_tutor.compiler.fence import check_supported
-from autodiff_tutor.compiler.forward_mode import build_jvp
-from autodiff_tutor.compiler.ir import Program
-from autodiff_tutor.compiler.memory import plan_memory
-from autodiff_tutor.compiler.normalize import normalize
-from autodiff_tutor.compiler.optimize import optimize
-from autodiff_tutor.compiler.primal import build_forward
-from autodiff_tutor.compiler.resolve import MODULE_FACTORIES
-from autodiff_tutor.compiler.reverse import build_adjoint
-from autodiff_tutor.compiler.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 

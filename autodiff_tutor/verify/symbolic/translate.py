@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodiff_tutor.compiler.source import ParsedFunction, as_load, parse_function
+from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.rules.names import is_array_module
 from autodiff_tutor.verify.symbolic.algebra import (

@@ -1,4 +1,4 @@
-"""Stage: the adjoint — the backward's statements, as a tree (reverse mode).
+"""Stage 5, the adjoint — the backward's statements, as a tree (reverse mode).
 
 The backward visits the active steps in reverse, inlines each rule's formula and
 accumulates one gradient ``d_<name>`` per value; an input that does not reach the
@@ -9,7 +9,7 @@ placeholder that the memory stage fills in.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
->>> from autodiff_tutor.compiler.activity import analyze
+>>> from autodiff_tutor.compiler.s4_activity import analyze
 >>> def f(x):
 ...     return np.sum(np.exp(x))
 >>> front = front_end(f)
@@ -25,12 +25,12 @@ import ast
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.activity import Activity
-from autodiff_tutor.compiler.inline import inline, inline_all, is_none_gradient
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, loops_in, walk_steps
-from autodiff_tutor.compiler.origins import statement_origin, step_origin
-from autodiff_tutor.compiler.shapes import ShapeClasses
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.s4_activity import Activity
+from autodiff_tutor.compiler.s5_inline import inline, inline_all, is_none_gradient
+from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
+from autodiff_tutor.compiler.s5_shapes import ShapeClasses
 from autodiff_tutor.rules.registry import Rule, lookup
 
 

@@ -6,7 +6,7 @@ the primitive ``tanh``; ``x.sum(axis=0)`` is the method form of ``sum``;
 at run time; ``float(x)`` and ``x.item()`` leave the differentiable world.
 
 >>> import ast, numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
+>>> from autodiff_tutor.compiler.s1_source import parse_function
 >>> def f(x):
 ...     return np.linalg.norm(x)
 >>> resolver = Resolver(parse_function(f), {"x": "x"})
@@ -23,7 +23,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import is_differentiable_op
 from autodiff_tutor.rules import names as opnames

@@ -1,4 +1,4 @@
-"""Stage 2: the supported subset of Python, and located errors for the rest.
+"""Stage 1 (with the source): the supported subset of Python, and located errors for the rest.
 
 The fence is purely syntactic: it walks the tree once and rejects any construct the
 compiler does not differentiate, pointing at it with file, line, column, a caret
@@ -6,7 +6,7 @@ and a hint. What passes the fence, the later stages know how to handle (or they
 reject it with an equally located error when the reason is semantic).
 
 >>> import ast
->>> from autodiff_tutor.compiler.source import parse_function
+>>> from autodiff_tutor.compiler.s1_source import parse_function
 >>> def f(x):
 ...     return [v for v in x]
 >>> check_supported(parse_function(f))
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 # Numpy code with structured control flow: one expression language, these statements.
@@ -91,7 +91,7 @@ HINTS: dict[type[ast.AST], tuple[str, str]] = {
 def check_supported(parsed: ParsedFunction) -> None:
     """Raise :class:`UnsupportedSyntaxError` at the first construct outside the subset.
 
-    >>> from autodiff_tutor.compiler.source import parse_function
+    >>> from autodiff_tutor.compiler.s1_source import parse_function
     >>> def ok(x, y=2.0):
     ...     return x * y
     >>> check_supported(parse_function(ok))

@@ -1,4 +1,4 @@
-"""Stage 4: activity analysis — which values carry gradient to the output.
+"""Stage 4, activity analysis — which values carry gradient to the output.
 
 A value is *varied* when it depends differentiably on an input we differentiate
 with respect to, and *useful* when the output depends on it. Only steps whose
@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autodiff_tutor.compiler.inline import is_none_gradient
 from autodiff_tutor.compiler.ir import Program
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.s5_inline import is_none_gradient
 from autodiff_tutor.errors import (
     GradientEscapeError,
     NoDerivativeRuleError,

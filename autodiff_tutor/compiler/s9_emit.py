@@ -1,4 +1,4 @@
-"""Stage: emit — generated trees -> readable source -> Python functions.
+"""Stage 9, emit — generated trees -> readable source -> Python functions.
 
 The only place where generated code becomes text. The forward and backward are
 rendered as two ordinary ``def`` s with the user's line in a comment beside each
@@ -8,7 +8,7 @@ module globals (so later changes to a global constant are seen) with the runtime
 helpers passed in as closure values.
 
 >>> from autodiff_tutor.compiler import code
->>> from autodiff_tutor.compiler.memory import Memory
+>>> from autodiff_tutor.compiler.s6_memory import Memory
 >>> g = Generated("f", ["x"], ["x"], ["out"], False,
 ...               forward=[code.assign("out", ast.parse("x * x", mode="eval").body)],
 ...               backward=[code.assign("d_x", ast.parse("2 * d_out * x", mode="eval").body,
@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler.code import origin_of
-from autodiff_tutor.compiler.forward_mode import Tangents
 from autodiff_tutor.compiler.ir import tuple_source
-from autodiff_tutor.compiler.memory import Memory
-from autodiff_tutor.compiler.source import closure_values
+from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s5_tangent import Tangents
+from autodiff_tutor.compiler.s6_memory import Memory
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, helpers
 from autodiff_tutor.runtime.stack import Stack

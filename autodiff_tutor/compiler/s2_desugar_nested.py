@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from autodiff_tutor.compiler.desugar_base import Names, assign_like, name_node, reject
+from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
 
 
 class InlineNested:

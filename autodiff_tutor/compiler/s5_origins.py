@@ -1,7 +1,7 @@
 """What the comment beside a generated line says: the user's line it comes from.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.source import parse_function
+>>> from autodiff_tutor.compiler.s1_source import parse_function
 >>> def f(x):
 ...     return np.sum(np.sin(x) * x * x * x * x * x * x)
 >>> parsed = parse_function(f)
@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 
 LIMIT = 36  # characters of the user's code quoted in a comment
 

@@ -1,4 +1,4 @@
-"""Desugaring: rewrite jumps and loop forms into the few shapes the compiler knows.
+"""Stage 2, desugar: rewrite jumps and loop forms into the few shapes the compiler knows.
 
 Before normalization, the syntax tree is rewritten (still plain Python, still the
 user's semantics) so that later stages only see structured control flow:
@@ -36,14 +36,14 @@ from __future__ import annotations
 import ast
 import copy
 
-from autodiff_tutor.compiler.desugar_base import (
+from autodiff_tutor.compiler.s2_desugar_base import (
     DesugarError,
     Names,
     assign_like,
     name_node,
     reject,
 )
-from autodiff_tutor.compiler.desugar_nested import InlineNested
+from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 

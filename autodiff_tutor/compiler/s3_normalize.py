@@ -1,4 +1,4 @@
-"""Stage 3: one operation per statement, with readable names.
+"""Stage 3, normalize: one operation per statement, with readable names.
 
 ``h = np.tanh(X @ W + b)`` becomes ``t1 = X @ W``, ``t2 = t1 + b``,
 ``h = np.tanh(t2)``. Each step records which primitive it is (resolved through the
@@ -31,13 +31,13 @@ import copy
 import inspect
 from typing import Any
 
-from autodiff_tutor.compiler.fence import is_list_append
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
-from autodiff_tutor.compiler.normalize_calls import CallsMixin
-from autodiff_tutor.compiler.normalize_flow import FlowMixin
-from autodiff_tutor.compiler.normalize_writes import WritesMixin
-from autodiff_tutor.compiler.resolve import Resolver
-from autodiff_tutor.compiler.source import ParsedFunction, as_load
+from autodiff_tutor.compiler.s1_fence import is_list_append
+from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
+from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
+from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
+from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
+from autodiff_tutor.compiler.s3_resolve import Resolver
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
 

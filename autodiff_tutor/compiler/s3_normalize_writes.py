@@ -4,7 +4,7 @@ Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i
 v)``), which is exact when no other name sees the old array: writes into parameters
 are rejected, and views or aliases of a written array may not be read afterwards.
 
-Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
+Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 """
 
 from __future__ import annotations

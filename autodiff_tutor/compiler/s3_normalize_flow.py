@@ -5,15 +5,15 @@ Inside a branch or a loop body the usual versions apply; at the end of each body
 (or at the next iteration) every path agrees on the name. A loop is lowered once:
 which of its carried names may carry gradient is found first, on the user's syntax.
 
-Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
+Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 """
 
 from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
+from autodiff_tutor.compiler.s1_fence import is_list_append
 
 
 class FlowMixin:

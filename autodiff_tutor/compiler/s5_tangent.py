@@ -1,4 +1,4 @@
-"""Forward mode: a tangent (JVP) function generated beside the primal statements.
+"""Stage 5 in forward mode, the tangent: a JVP function written beside the primal steps.
 
 For each step ``t = f(a, b)`` the generated function computes ``t`` and then its
 tangent ``t_dot`` from ``a_dot`` and ``b_dot`` with the rule's tangent formula
@@ -7,7 +7,7 @@ and loops need no tape here: tangents follow the same control flow as the values
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
->>> from autodiff_tutor.compiler.emit import render_jvp
+>>> from autodiff_tutor.compiler.s9_emit import render_jvp
 >>> def f(x):
 ...     return np.sum(np.sin(x) * x)
 >>> front = front_end(f)
@@ -30,11 +30,11 @@ import copy
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.activity import varied_names
-from autodiff_tutor.compiler.inline import substitute, tangent_formula
 from autodiff_tutor.compiler.ir import Branch, Node, Program, Step
-from autodiff_tutor.compiler.optimize import fold
-from autodiff_tutor.compiler.source import ParsedFunction
+from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.s4_activity import varied_names
+from autodiff_tutor.compiler.s5_inline import substitute, tangent_formula
+from autodiff_tutor.compiler.s8_optimize import fold
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
 

@@ -2,7 +2,7 @@
 ops and the user's own functions (compiled in turn), bound to their rule's inputs
 and options.
 
-Part of :mod:`autodiff_tutor.compiler.normalize` (a mixin of its normalizer).
+Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.ir import StaticOperand, Step
-from autodiff_tutor.compiler.resolve import Callee
+from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup

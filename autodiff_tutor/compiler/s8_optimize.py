@@ -1,4 +1,4 @@
-"""Stage 6: keep the generated code small and readable.
+"""Stage 8, optimize: keep the generated code small and readable.
 
 Inlined rules often carry options at their default values or tests on constants
 (``g.T if None is None else ...``). Folding them leaves the formula a student would
