@@ -168,6 +168,16 @@ def _free(statements: list[Statement], bound: set[str], free: set[str]) -> set[s
     return bound
 
 
+def own_parts(statement: Statement) -> list[ast.AST]:
+    """What a statement holds itself: a compound statement's header, or all of a simple
+    one (``for i in reversed(t1):`` holds ``i`` and ``reversed(t1)``, not its body)."""
+    if isinstance(statement, ast.For):
+        return [statement.target, statement.iter]
+    if isinstance(statement, (ast.If, ast.While)):
+        return [statement.test]
+    return [statement]
+
+
 def walk_statements(statements: list[Statement]) -> Iterator[Statement]:
     """Every statement, nested bodies included, in order."""
     for statement in statements:

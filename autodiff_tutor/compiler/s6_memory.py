@@ -141,11 +141,7 @@ def _shape_only(backward: list[ast.stmt]) -> set[str]:
     shape_uses: set[str] = set()
     other_uses: set[str] = set()
     for statement in code.walk_statements(backward):
-        parts = [statement.iter] if isinstance(statement, ast.For) else []
-        parts += [statement.test] if isinstance(statement, (ast.If, ast.While)) else []
-        if not isinstance(statement, (ast.For, ast.If, ast.While)):
-            parts = [statement]
-        for part in parts:
+        for part in code.own_parts(statement):
             positions = set()
             for node in ast.walk(part):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
