@@ -133,9 +133,9 @@ def test_stages_are_shown_in_the_order_they_run(capsys):
         "normalize",
         "activity",
         "adjoint",
+        "optimize",
         "memory",
         "forward",
-        "optimize",
         "emit",
     ]
     differentiable(two_inputs).show("x", stages=True)

@@ -7,8 +7,8 @@
 4. ``s4_activity``: which values carry gradient, for the ``wrt`` asked.
 5. ``s5_adjoint``: the backward as a tree of statements (``code``);
    forward mode instead: ``s5_tangent``.
-6. ``s6_memory``: what the forward keeps for the backward.
-7. ``s7_forward``: the forward as a tree.
-8. ``s8_optimize``: fold what is known at compile time.
+6. ``s6_optimize``: fold what is known at compile time, in the backward tree.
+7. ``s7_memory``: what the forward keeps for the backward (read off the final backward).
+8. ``s8_forward``: the forward as a tree.
 9. ``s9_emit``: the trees as source text, compiled into Python functions.
 """

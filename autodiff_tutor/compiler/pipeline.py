@@ -4,7 +4,7 @@ Reverse mode (``compile_derivative``)::
 
     source -> fence -> desugar -> normalize      the front end: once per function
            -> activity                           once per choice of wrt
-           -> adjoint -> memory -> forward -> optimize -> emit
+           -> adjoint -> optimize -> memory -> forward -> emit
 
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
@@ -18,7 +18,7 @@ Forward mode (``compile_tangent``) shares the front end and activity, then runs
 >>> derivative.backward(1.0, memory)[0].tolist()
 [1.0, 1.0, 1.0]
 >>> list(stages(f, ["x"]))
-['source', 'normalize', 'activity', 'adjoint', 'memory', 'forward', 'optimize', 'emit']
+['source', 'normalize', 'activity', 'adjoint', 'optimize', 'memory', 'forward', 'emit']
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES
 from autodiff_tutor.compiler.s4_activity import Activity, analyze
 from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
-from autodiff_tutor.compiler.s6_memory import plan_memory
-from autodiff_tutor.compiler.s7_forward import build_forward
-from autodiff_tutor.compiler.s8_optimize import optimize
+from autodiff_tutor.compiler.s6_optimize import optimize
+from autodiff_tutor.compiler.s7_memory import plan_memory
+from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
     Line,
@@ -152,31 +152,30 @@ def _generate(
     in_place: bool,
     record: dict[str, str] | None,
 ) -> Generated:
-    """adjoint -> memory -> forward -> optimize."""
+    """adjoint -> optimize -> memory -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
-    if record is not None:
-        record["source"] = "\n".join(parsed.lines)
-        record["normalize"] = program.source()
-        record["activity"] = activity.describe()
-        record["adjoint"] = "\n".join(render_body(lines_of(adjoint.backward)))
-    memory = plan_memory(program, adjoint.backward, adjoint.seeds, in_place)
-    forward = build_forward(program, parsed, memory)
+    backward = optimize(adjoint.backward)
+    memory = plan_memory(program, backward, adjoint.seeds, in_place)
     generated = Generated(
         program.name,
         program.params,
         wrt,
         program.outputs,
         program.returns_tuple,
-        forward=forward,
-        backward=optimize(adjoint.backward),
+        forward=build_forward(program, parsed, memory),
+        backward=backward,
         memory=memory,
         gradients=adjoint.gradients,
         seeds=adjoint.seeds,
     )
     if record is not None:
+        record["source"] = "\n".join(parsed.lines)
+        record["normalize"] = program.source()
+        record["activity"] = activity.describe()
+        record["adjoint"] = "\n".join(render_body(lines_of(adjoint.backward)))
+        record["optimize"] = "\n".join(render_body(lines_of(backward)))
         record["memory"] = memory.describe()
         record["forward"] = render_forward(generated)
-        record["optimize"] = "\n".join(render_body(lines_of(generated.backward)))
     return generated
 
 
@@ -184,7 +183,7 @@ def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
     """Each stage's result for ``fn`` and ``wrt``, as text, in the order they run."""
     record: dict[str, str] = {}
     compile_derivative(fn, wrt, record=record)
-    order = ("source", "normalize", "activity", "adjoint", "memory", "forward", "optimize", "emit")
+    order = ("source", "normalize", "activity", "adjoint", "optimize", "memory", "forward", "emit")
     return {stage: record[stage] for stage in order}
 
 
@@ -258,6 +257,10 @@ def _avoid_helper_clashes(generated: Generated, program: Program, parsed: Parsed
     if clashes:
         name = sorted(clashes)[0]
         where = next((s.origin for s in program.all_steps() if s.target == name and s.origin), None)
+        if where is None:  # a parameter: point at it in the signature
+            arguments = parsed.tree.args
+            every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+            where = next((a for a in every if a.arg == name), None)
         raise UnsupportedSyntaxError(
             f"the variable name {name!r} is also used by the generated code",
             parsed.location(where) if where is not None else None,

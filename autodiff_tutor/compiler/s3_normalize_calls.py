@@ -124,6 +124,10 @@ class CallsMixin:
         if receiver is not None:
             positional.insert(0, receiver)
         bound: dict[str, ast.expr] = {}
+        names = _positional_names(callee.obj) if receiver is None else None
+        if names is not None and len(positional) > len(rule.inputs):
+            node = self._options_by_keyword(node, callee, rule, names)
+            positional = list(node.args)
         for param, arg in zip(params, positional, strict=False):
             bound[param] = arg
         extra = positional[len(params) :]
@@ -149,6 +153,28 @@ class CallsMixin:
         lowered = {**inputs, **options}
         value = self._rebuild_call(node, callee, lowered, params, receiver is not None)
         return self._primitive(target, value, rule.op, list(inputs.values()), options, node, inputs)
+
+    def _options_by_keyword(
+        self, node: ast.Call, callee: Callee, rule: Rule, names: list[tuple[str, Any]]
+    ) -> ast.Call:
+        """The call with its options passed by keyword, named as the function names its
+        positions (``np.mean(x, 1, None, None, True)``: ``axis=1, keepdims=True``; dtype
+        and out at their defaults are dropped)."""
+        keywords = list(node.keywords)
+        for index, arg in enumerate(node.args[len(rule.inputs) :], start=len(rule.inputs)):
+            if index >= len(names):
+                self._reject(arg, f"too many arguments for {callee.description}", "")
+            name, default = names[index]
+            if name in rule.options:
+                keywords.append(ast.keyword(name, arg))
+            elif not (isinstance(arg, ast.Constant) and arg.value is default):
+                self._reject(
+                    arg,
+                    f"the argument {name!r} of {callee.description} is not supported here",
+                    f"supported arguments: {', '.join(rule.signature_parameters())}",
+                )
+        call = ast.Call(node.func, list(node.args[: len(rule.inputs)]), keywords)
+        return ast.copy_location(call, node)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
         """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
@@ -286,6 +312,22 @@ def _call_signature(callee: Callee) -> inspect.Signature:
     if hasattr(obj, "signature"):  # a @differentiable function
         return obj.signature
     return inspect.signature(getattr(obj, "forward", obj.op_forward))
+
+
+def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
+    """The (name, default) of each parameter ``function`` takes by position, when its
+    signature can be read (numpy's functions), else None."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = []
+    for parameter in parameters:
+        if parameter.kind not in positional:
+            break
+        names.append((parameter.name, parameter.default))
+    return names
 
 
 def _is_literal(value: Any) -> bool:

@@ -15,7 +15,25 @@ import re
 from autodiff_tutor.compiler.ir import Step
 
 # Operations whose result can share memory with their input in numpy.
-VIEW_OPS = {"getitem", "reshape", "transpose", "squeeze", "expand_dims"}
+# primitives whose result may be a view of their first input (numpy returns views for
+# these whenever it can; a write through either is then seen by the other)
+VIEW_OPS = {
+    "getitem",
+    "reshape",
+    "transpose",
+    "squeeze",
+    "expand_dims",
+    "ravel",
+    "swapaxes",
+    "moveaxis",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "diagonal",
+    "real",
+    "imag",
+}
 VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
 _AUG_SYMBOL = {
     ast.Add: "+",
@@ -201,6 +219,13 @@ def _view_base(step: Step) -> str | None:
     value = step.value
     if isinstance(value, ast.Name):
         return value.id
+    if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
+        if step.op == "getitem" and _is_copying_index(step.options.get("index")):
+            return None
+        first = next(iter(step.inputs.values()))
+        return first.id if isinstance(first, ast.Name) else None
+    if step.op is not None:
+        return None  # another primitive: numpy gives a new array
     if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
         if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
             return value.value.id
@@ -208,10 +233,13 @@ def _view_base(step: Step) -> str | None:
         receiver = value.func.value
         if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
             return receiver.id
-    if step.op in VIEW_OPS and step.inputs:
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
     return None
+
+
+def _is_copying_index(index: ast.expr | None) -> bool:
+    """An index that always makes a copy: a list of positions or a boolean mask
+    (``y[[1, 0]]``, ``y[y > 0]``), never a view."""
+    return isinstance(index, (ast.List, ast.Compare))
 
 
 def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:

@@ -34,7 +34,7 @@ from autodiff_tutor.compiler.ir import Branch, Node, Program, Step
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import varied_names
 from autodiff_tutor.compiler.s5_inline import substitute, tangent_formula
-from autodiff_tutor.compiler.s8_optimize import fold
+from autodiff_tutor.compiler.s6_optimize import fold
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
 
@@ -148,6 +148,17 @@ class _Writer:
 
     def _op_call(self, step: Step) -> ast.stmt:
         """``(y,), (y_dot,) = op.op_jvp((x,), (x_dot,))`` (None for a zero tangent)."""
+        func = step.value.func
+        compiled_in_turn = isinstance(func, ast.Call) and ast.unparse(func.func) == "differentiable"
+        if not compiled_in_turn and not callable(getattr(step.callee, "op_jvp", None)):
+            node = step.expression or step.origin
+            raise NoDerivativeRuleError(
+                f"{step.description or 'this operation'} has no forward-mode rule: "
+                "jvp needs the tangent of every operation",
+                self.parsed.location(node) if node is not None else None,
+                hint="use grad or vjp (reverse mode) with this operation, or give it an "
+                "op_jvp(inputs, tangents) method",
+            )
         args = step.value.args
         dots = [self._dot_of(a) for a in args]
         dots = [ast.Constant(None) if _is_zero(d) else d for d in dots]

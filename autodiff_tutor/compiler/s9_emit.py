@@ -8,7 +8,7 @@ module globals (so later changes to a global constant are seen) with the runtime
 helpers passed in as closure values.
 
 >>> from autodiff_tutor.compiler import code
->>> from autodiff_tutor.compiler.s6_memory import Memory
+>>> from autodiff_tutor.compiler.s7_memory import Memory
 >>> g = Generated("f", ["x"], ["x"], ["out"], False,
 ...               forward=[code.assign("out", ast.parse("x * x", mode="eval").body)],
 ...               backward=[code.assign("d_x", ast.parse("2 * d_out * x", mode="eval").body,
@@ -35,7 +35,7 @@ from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_tangent import Tangents
-from autodiff_tutor.compiler.s6_memory import Memory
+from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, helpers
 from autodiff_tutor.runtime.stack import Stack
@@ -44,6 +44,7 @@ RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__al
 RUNTIME.update(
     array_module=backend.array_module,
     zeros_like=backend.zeros_like,
+    has_float_dtype=backend.has_float_dtype,
     ones_like=backend.ones_like,
     like=backend.like,
     shape_of=backend.shape_of,

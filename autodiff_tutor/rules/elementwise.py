@@ -73,18 +73,27 @@ def divide_tangent(out, x, y, *, d_x, d_y):
     "power",
     broadcasting=True,
     math="x^y",
-    convention="d/dy uses log(x): nan for x < 0, -inf*0 = nan at x = 0",
+    convention=(
+        "d/dx of x**0 is 0, also at x = 0 (never 0 * x**-1); d/dy uses log(x), nan for"
+        " x < 0, and 0 at x = 0 (the slope of 0**y for y > 0)"
+    ),
     sympy=lambda sp, x, y: x**y,
     symbolic=ScalarRule(positive=("x",)),
     aliases=("pow", builtins.pow),
 )
 def power(g, out, xp, x, y):
-    return g * y * x ** (y - 1), g * out * xp.log(x)
+    # the exponent y - 1, but 0 where y == 0: so never 0 * x**-1 (nan at x = 0)
+    return (
+        g * y * x ** ((y - (y != 0)) if isinstance(y, int | float) else xp.where(y == 0, y, y - 1)),
+        g * out * xp.log(xp.where(x == 0, 1.0, x)),
+    )
 
 
 @defjvp("power")
 def power_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * y * x ** (y - 1) + d_y * out * xp.log(x)
+    return d_x * y * x ** (
+        (y - (y != 0)) if isinstance(y, int | float) else xp.where(y == 0, y, y - 1)
+    ) + d_y * out * xp.log(xp.where(x == 0, 1.0, x))
 
 
 @defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",))

@@ -49,7 +49,7 @@ def sum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
     method=True,
 )
 def mean(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / size(x))
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / max(size(x), 1))
 
 
 @defjvp("mean")

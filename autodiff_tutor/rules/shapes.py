@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family, ScalarRule
-from autodiff_tutor.runtime.backend import zeros_like
+from autodiff_tutor.runtime.backend import has_float_dtype, zeros_like
 from autodiff_tutor.runtime.helpers import (
     assign_at,
     at,
@@ -222,17 +222,20 @@ def make_list_tangent(xs, *, d_xs):
 @defvjp(
     "astype",
     math="x (cast)",
-    convention="the gradient is cast back to x's dtype",
+    convention=(
+        "the gradient is cast back to x's dtype; a cast to integers or booleans is"
+        " piecewise constant: zero gradient"
+    ),
     symbolic=ScalarRule(lambda xp, x: x),
     method=True,
 )
-def astype(g, x, dtype=None):
-    return cast_like(g, x)
+def astype(g, out, x, dtype=None):
+    return cast_like(g, x) if has_float_dtype(out) else zeros_like(x)
 
 
 @defjvp("astype")
 def astype_tangent(out, x, dtype=None, *, d_x):
-    return cast_like(d_x, out)
+    return cast_like(d_x, out) if has_float_dtype(out) else zeros_like(out)
 
 
 @defvjp("copy", math="copy of x", symbolic=ScalarRule(lambda xp, x: x), method=True)

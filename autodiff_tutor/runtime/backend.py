@@ -95,6 +95,20 @@ def shape_of(value: Any) -> tuple[int, ...]:
     return tuple(getattr(value, "shape", ()))
 
 
+def has_float_dtype(value: Any) -> bool:
+    """Whether ``value`` is floating-point (real or complex), so it can carry gradient.
+
+    >>> has_float_dtype(np.zeros(2)), has_float_dtype(np.zeros(2, int)), has_float_dtype(1.5)
+    (True, False, True)
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:  # a Python number, or a symbol of the symbolic checker
+        return not isinstance(value, (bool, int))
+    if isinstance(value, (np.ndarray, np.generic)):
+        return dtype.kind in "fc"
+    return bool(array_module(value).isdtype(dtype, ("real floating", "complex floating")))
+
+
 def cast_like(g: Any, x: Any) -> Any:
     """``g`` in the dtype of ``x`` (a gradient always has its input's dtype).
 

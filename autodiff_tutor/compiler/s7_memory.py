@@ -1,4 +1,4 @@
-"""Stage 6, memory — what the forward keeps for the backward, decided on the adjoint tree.
+"""Stage 7, memory — what the forward keeps for the backward, decided on the adjoint tree.
 
 *Memory* is the one word for it: the values the forward returns for the backward
 (``memory``), the values each loop iteration or branch path pushes on the *stack*

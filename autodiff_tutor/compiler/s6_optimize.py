@@ -1,4 +1,4 @@
-"""Stage 8, optimize: keep the generated code small and readable.
+"""Stage 6, optimize: keep the generated code small and readable.
 
 Inlined rules often carry options at their default values or tests on constants
 (``g.T if None is None else ...``). Folding them leaves the formula a student would
@@ -19,6 +19,7 @@ import copy
 import inspect
 import operator
 
+from autodiff_tutor.compiler.code import reads, walk_statements, writes
 from autodiff_tutor.runtime import helpers
 
 _COMPARE = {
@@ -94,7 +95,7 @@ class _Folder(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
         left, right = node.left, node.right
-        if _is_number(left) and _is_number(right) and type(node.op) in _ARITHMETIC:
+        if _is_arithmetic(left) and _is_arithmetic(right) and type(node.op) in _ARITHMETIC:
             return ast.Constant(_ARITHMETIC[type(node.op)](left.value, right.value))
         if isinstance(node.op, ast.Pow) and _is_constant(right, 1):
             return left
@@ -113,6 +114,8 @@ class _Folder(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        if _is_number_test(node):  # isinstance(2, int | float): the rule's scalar case
+            return ast.Constant(True)
         if _is_where(node) and isinstance(node.args[0], ast.Constant):
             return node.args[1] if node.args[0].value else node.args[2]  # where(True, a, b)
         if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS:
@@ -137,6 +140,22 @@ _ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.
 
 def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _is_number_test(node: ast.Call) -> bool:
+    """``isinstance(<a number>, int | float)``, which folds to True."""
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+        and _is_number(node.args[0])
+        and ast.unparse(node.args[1]) == "int | float"
+    )
+
+
+def _is_arithmetic(node: ast.expr) -> bool:
+    """A number, or a bool folded from a test (``2 - (2 != 0)`` is ``1``)."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
 
 
 def _is_constant(node: ast.expr, value: float) -> bool:
@@ -179,10 +198,22 @@ def fold(expr: ast.expr) -> ast.expr:
 def optimize(statements: list[ast.stmt]) -> list[ast.stmt]:
     """The optimize stage: every expression of a generated tree folded, on a copy (so
     the normalized program the tree shares nodes with stays as it was); each
-    statement keeps its origin.
+    statement keeps its origin. The array module ``xp`` is no longer fetched when no
+    folded formula uses it.
 
-    >>> tree = ast.parse("d_x = d_t * 1 if None is None else d_t").body
-    >>> [ast.unparse(s) for s in optimize(tree)]
+    >>> tree = ast.parse("xp = array_module(d_out)\\nd_x = d_t * 1 if 1 == 1 else xp.sum(d_t)")
+    >>> [ast.unparse(s) for s in optimize(tree.body)]
     ['d_x = d_t']
     """
-    return [ast.fix_missing_locations(_Folder().visit(copy.deepcopy(s))) for s in statements]
+    keep = {  # a body's stack-pop placeholder points at the program: share, never copy
+        id(s.replays): s.replays for s in walk_statements(statements) if hasattr(s, "replays")
+    }
+    folded = [_Folder().visit(copy.deepcopy(s, dict(keep))) for s in statements]
+    folded = [ast.fix_missing_locations(s) for s in folded]
+    if not any("xp" in reads(s) for s in walk_statements(folded) if not _fetches_module(s)):
+        folded = [s for s in folded if not _fetches_module(s)]
+    return folded
+
+
+def _fetches_module(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Assign) and writes(statement) == {"xp"}

@@ -1,4 +1,4 @@
-"""Stage 7, the forward — the normalized program, minus what nobody needs, as a tree.
+"""Stage 8, the forward — the normalized program, minus what nobody needs, as a tree.
 
 It computes the outputs and keeps the memory the memory stage decided: values at the
 top level are returned at the end; values inside branches and loops (which change
@@ -36,7 +36,7 @@ from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s5_origins import step_origin
-from autodiff_tutor.compiler.s6_memory import Memory
+from autodiff_tutor.compiler.s7_memory import Memory
 
 
 def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> list[ast.stmt]:

@@ -1,0 +1,183 @@
+"""Regressions of issue 15 fixed in the compiler and the rules: each was a silent wrong
+number, a crash from inside, or a misleading message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import differentiable, grad, jvp
+from autodiff_tutor.errors import AutodiffError, NoDerivativeRuleError, UnsupportedSyntaxError
+from autodiff_tutor.ops import srelu
+from autodiff_tutor.tracing import value_and_gradient
+
+X = np.array([[0.0, 2.0], [3.0, 4.0]])
+
+
+# -- views made by numpy functions are views: a write through the base is seen ----------
+
+
+def transposed_view(x):
+    t = x * 1.0
+    v = np.transpose(t)
+    t *= 2.0
+    return np.sum(v)
+
+
+def reshaped_view(x):
+    t = x * 1.0
+    v = np.reshape(t, (-1,))
+    t *= 2.0
+    return np.sum(v)
+
+
+def squeezed_view(x):
+    t = x * 1.0
+    v = np.squeeze(t)
+    t *= 2.0
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("fn", [transposed_view, reshaped_view, squeezed_view])
+def test_a_write_into_the_base_of_a_numpy_view_is_refused_at_its_line(fn):
+    """Once a silent wrong gradient (1 instead of 2): the view was taken for a copy."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(fn)(X)
+    assert info.value.location.line == fn.__code__.co_firstlineno + 3
+    assert "'v' shares it" in str(info.value)
+
+
+def fancy_index_copy(x):
+    y = x * 1.0
+    z = y[[1, 0]]
+    y[0] = 5.0
+    return np.sum(z * y)
+
+
+def test_a_fancy_index_is_a_copy_and_is_differentiated():
+    """``y[[1, 0]]`` copies: writing into y afterwards is fine (once refused)."""
+    np.testing.assert_allclose(
+        grad(fancy_index_copy)(X), central_difference(fancy_index_copy, [X], 0)
+    )
+
+
+# -- the power rule at zero ---------------------------------------------------------------
+
+
+def zeroth_power(x):
+    return np.sum(x**0)
+
+
+def powers_from_zero(x):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(x**k)
+    return s
+
+
+@pytest.mark.parametrize("fn", [zeroth_power, powers_from_zero])
+def test_power_rule_is_finite_at_zero_in_every_mode(fn):
+    """x ** 0 at x = 0 gave nan (d * 0 * x ** -1), in both modes and in jvp."""
+    expected = central_difference(fn, [X], 0)
+    np.testing.assert_allclose(grad(fn)(X), expected, atol=1e-8)
+    np.testing.assert_allclose(value_and_gradient(fn, X)[1], expected, atol=1e-8)
+    direction = np.ones_like(X)
+    _, slope = jvp(fn, (X,), (direction,))
+    np.testing.assert_allclose(slope, np.sum(expected * direction), atol=1e-7)
+
+
+def power_of_zero_base(y):
+    return np.sum(np.zeros(2) ** y)
+
+
+def test_the_exponent_gradient_at_a_zero_base_is_zero():
+    y = np.array([1.5, 2.0])
+    assert np.array_equal(grad(power_of_zero_base)(y), np.zeros(2))
+
+
+def square_sum(x):
+    return np.sum(x**2)
+
+
+def test_a_constant_exponent_still_reads_like_the_math():
+    """The guard against 0 * x**-1 folds away when the exponent is a number."""
+    backward = differentiable(square_sum).backward_source()
+    assert "    d_x = d_t1 * 2 * x  " in backward
+
+
+# -- casts to integers and booleans carry no gradient -------------------------------------
+
+
+def int_cast(x):
+    return np.sum(x.astype(int) * x)
+
+
+def bool_cast(x):
+    return np.sum(x.astype(bool) * x)
+
+
+@pytest.mark.parametrize(("fn", "cast"), [(int_cast, int), (bool_cast, bool)])
+def test_a_cast_to_integers_has_zero_gradient_in_every_mode(fn, cast):
+    """d/dx (int(x) * x) = int(x): the cast is piecewise constant (once 2 int(x))."""
+    x = np.array([0.5, 2.25, 3.5])
+    expected = x.astype(cast).astype(float)
+    np.testing.assert_allclose(grad(fn)(x), expected)
+    np.testing.assert_allclose(value_and_gradient(fn, x)[1], expected)
+    _, slope = jvp(fn, (x,), (np.ones(3),))
+    assert np.isclose(slope, expected.sum())
+
+
+# -- crashes from inside become right answers or located errors ---------------------------
+
+
+def mean_of_empty(x):
+    return np.mean(x[:0]) + np.sum(x)
+
+
+def test_the_mean_of_an_empty_slice_does_not_divide_by_zero():
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        gradient = grad(mean_of_empty)(np.arange(3.0))
+    assert np.array_equal(gradient, np.ones(3))
+
+
+@differentiable
+def with_custom_op(x):
+    return np.sum(srelu(x, 0.1, 0.2, 1.0, 0.3, fmt="CB"))
+
+
+def test_forward_mode_through_an_op_without_a_tangent_is_a_located_error():
+    with pytest.raises(NoDerivativeRuleError) as info:
+        jvp(with_custom_op, (np.ones((2, 2)),), (np.ones((2, 2)),))
+    assert info.value.location is not None and "srelu" in info.value.location.text
+    assert "op_jvp" in str(info.value)
+
+
+def uses_xp(x, xp):
+    return np.sum(x * xp)
+
+
+def test_a_parameter_named_like_generated_code_is_located_in_the_signature():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(uses_xp, wrt=0)(X, X)
+    assert info.value.location.line == uses_xp.__code__.co_firstlineno
+    assert "xp" in info.value.location.text
+
+
+# -- options passed by position are bound by their numpy name -----------------------------
+
+
+def mean_all_positional(x):
+    return np.sum(np.mean(x, 1, None, None, True) * x)
+
+
+def mean_with_dtype(x):
+    return np.sum(np.mean(x, 0, np.float32))
+
+
+def test_positional_options_are_bound_by_name():
+    """keepdims in fifth position (once 'too many arguments'); dtype is named."""
+    expected = central_difference(mean_all_positional, [X], 0)
+    np.testing.assert_allclose(grad(mean_all_positional)(X), expected, rtol=1e-6)
+    with pytest.raises(AutodiffError, match="argument 'dtype' of np.mean"):
+        grad(mean_with_dtype)(X)
