@@ -14,6 +14,7 @@ from oracles import central_difference
 
 from autodiff_tutor import differentiable, grad
 from autodiff_tutor.compiler.pipeline import front_end, stages
+from autodiff_tutor.errors import UnsupportedSyntaxError
 
 FLOW = load_all()
 
@@ -143,3 +144,31 @@ def test_stages_are_shown_in_the_order_they_run(capsys):
     positions = [printed.index(f"── {name} ") for name in names]
     assert positions == sorted(positions)
     assert "active (varied and useful)" in printed and "memory: " in printed
+
+
+def optional_penalty(x, reg=None):
+    reg = reg or 0.5
+    return np.sum(x * x) * reg
+
+
+def counts_in_float(x, w):
+    return np.sum(x) * np.sum(w, dtype=np.float64)
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "refused_wrt"),
+    [
+        (optional_penalty, (np.array([1.0, 2.0]), 2.0), "reg"),
+        (counts_in_float, (np.array([1.0, 2.0]), np.array([3.0, 4.0])), "w"),
+    ],
+)
+def test_a_refusal_depends_on_what_is_differentiated(fn, args, refused_wrt):
+    """Normalization does not know wrt: a construct the compiler cannot differentiate
+    ('or' as a value, an unsupported option) is refused only when, for the wrt asked,
+    a value it reads carries gradient; otherwise it runs as written."""
+    gradient = grad(fn, wrt="x")(*args)
+    np.testing.assert_allclose(gradient, central_difference(fn, args, 0), rtol=1e-6)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(fn, wrt=refused_wrt)(*args)
+    assert info.value.location is not None
+    assert info.value.location.line == fn.__code__.co_firstlineno + 1

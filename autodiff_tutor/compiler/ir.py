@@ -44,6 +44,7 @@ class Step:
     synthetic: bool = False  # a copy the compiler made (not in the user's program)
     loops: tuple[int, ...] = ()  # the loops around the step (for the in-place write check)
     targets: list[str] | None = None  # several outputs (a call returning a tuple)
+    refusal: Exception | None = None  # opaque: raised if a value it reads carries gradient
 
     def source(self) -> str:
         """The step as one line of Python."""
@@ -93,6 +94,15 @@ class Loop:
 
 
 Node = Step | Branch | Loop
+
+
+class ValueRefusal(Exception):
+    """A value the compiler cannot differentiate: ``error`` is raised only when, for the
+    ``wrt`` asked, a value it reads carries gradient (activity decides)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass

@@ -31,7 +31,7 @@ import copy
 import inspect
 from typing import Any
 
-from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
+from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step, ValueRefusal
 from autodiff_tutor.compiler.s1_fence import is_list_append
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
 from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
@@ -195,6 +195,27 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             return self._emit(Step(target, value, kind))
         if not self._carries_gradient(node):
             return self._emit(Step(target, self._rename(node), "static"))
+        try:
+            return self._lower_carrying(node, target)
+        except ValueRefusal as refusal:  # an error only if this wrt makes it carry gradient
+            return self._refused(node, target, refusal)
+
+    def _refused(self, node: ast.expr, target: str | None, refusal: ValueRefusal) -> ast.Name:
+        """The user's expression computed as it is, with the refusal activity raises when
+        a value it reads carries gradient for the ``wrt`` asked."""
+        value = self._rename(node)
+        reads = sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & self.may_carry)
+        inputs = {f"arg{i}": ast.Name(name, ast.Load()) for i, name in enumerate(reads)}
+        step = Step(target, value, "opaque", inputs=inputs, refusal=refusal.error)
+        step.description = ast.unparse(node)
+        return self._emit(step, node)
+
+    def _refuse(self, node: ast.AST, message: str, hint: str) -> None:
+        """Refuse a value the compiler cannot differentiate (deferred to activity)."""
+        raise ValueRefusal(UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint))
+
+    def _lower_carrying(self, node: ast.expr, target: str | None) -> ast.Name:
+        """The steps of an expression that may carry gradient."""
         if isinstance(node, ast.BinOp):
             left, right = self._atom(node.left), self._atom(node.right)
             op = opnames.BINARY_OPERATORS.get(type(node.op), type(node.op).__name__)
@@ -210,7 +231,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             op = opnames.op_of_attribute(node.attr)
             value = ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
             if op is None:
-                self._reject(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
             base = self._atom(node.value)
@@ -223,7 +244,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             return self._if_expression(node, target)
         if isinstance(node, ast.BoolOp):
             word = "or" if isinstance(node.op, ast.Or) else "and"
-            self._reject(
+            self._refuse(
                 node,
                 f"'{word}' used as a value picks one of its operands: its gradient is not "
                 "differentiated here",
@@ -234,7 +255,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             name = self._primitive(target, items, "make_list", [], {}, node, {"xs": items})
             self.list_names.add(name.id)
             return name
-        self._reject(node, f"{type(node).__name__} cannot be differentiated here", "")
+        self._refuse(node, f"{type(node).__name__} cannot be differentiated here", "")
 
     def _emit(self, step: Step, node: ast.AST | None = None) -> ast.Name:
         if step.target is None:  # temporaries are named after their operands, in order

@@ -11,7 +11,7 @@ import ast
 import inspect
 from typing import Any
 
-from autodiff_tutor.compiler.ir import StaticOperand, Step
+from autodiff_tutor.compiler.ir import StaticOperand, Step, ValueRefusal
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
@@ -133,12 +133,12 @@ class CallsMixin:
         extra = positional[len(params) :]
         if extra:
             if receiver is None or not params:
-                self._reject(node, f"too many arguments for {callee.description}", "")
+                self._refuse(node, f"too many arguments for {callee.description}", "")
             last = params[-1]
             bound[last] = ast.Tuple(elts=[bound[last], *extra], ctx=ast.Load())
         for keyword in node.keywords:
             if keyword.arg not in params:
-                self._reject(
+                self._refuse(
                     keyword.value,
                     f"the keyword '{keyword.arg}=' of {callee.description} is not supported",
                     f"supported arguments: {', '.join(params)}",
@@ -146,7 +146,7 @@ class CallsMixin:
             bound[keyword.arg] = keyword.value
         missing = [p for p in rule.inputs if p not in bound]
         if missing:
-            self._reject(node, f"{callee.description} is missing {', '.join(missing)}", "")
+            self._refuse(node, f"{callee.description} is missing {', '.join(missing)}", "")
         self._check_options(node, rule, bound)
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
         options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
@@ -163,12 +163,12 @@ class CallsMixin:
         keywords = list(node.keywords)
         for index, arg in enumerate(node.args[len(rule.inputs) :], start=len(rule.inputs)):
             if index >= len(names):
-                self._reject(arg, f"too many arguments for {callee.description}", "")
+                self._refuse(arg, f"too many arguments for {callee.description}", "")
             name, default = names[index]
             if name in rule.options:
                 keywords.append(ast.keyword(name, arg))
             elif not (isinstance(arg, ast.Constant) and arg.value is default):
-                self._reject(
+                self._refuse(
                     arg,
                     f"the argument {name!r} of {callee.description} is not supported here",
                     f"supported arguments: {', '.join(rule.signature_parameters())}",
@@ -186,7 +186,7 @@ class CallsMixin:
                 try:
                     values[name] = ast.literal_eval(bound[name])
                 except ValueError:
-                    self._reject(
+                    self._refuse(
                         bound[name],
                         f"the option '{name}' must be a literal here, so the compiler can "
                         "check that its derivative rule covers it",
@@ -195,7 +195,8 @@ class CallsMixin:
         try:
             rule.check_options(values)
         except AutodiffError as error:
-            raise type(error)(error.message, self.parsed.location(node), error.hint) from None
+            located = type(error)(error.message, self.parsed.location(node), error.hint)
+            raise ValueRefusal(located) from None
 
     def _rebuild_call(
         self,
@@ -232,7 +233,7 @@ class CallsMixin:
         ):
             return ast.Name(self.current[node.id], ast.Load())
         if rule.sequence:
-            self._reject(
+            self._refuse(
                 node,
                 f"{rule.op} needs a list here",
                 "write [a, b, ...] or build a list with append",
@@ -262,7 +263,7 @@ class CallsMixin:
         if rule is None:
             if is_nondifferentiable(op):
                 return self._emit(Step(target, value, "static", op=op), node)
-            self._reject(node, f"no derivative rule for the operation '{op}'", "")
+            self._refuse(node, f"no derivative rule for the operation '{op}'", "")
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         key = (op, ast.dump(value))

@@ -74,6 +74,8 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
     for step in steps:
         if step.target in reaches and step.kind in ("opaque", "escape"):
             carried = sorted(_reads(step) & varied)
+            if carried and step.refusal is not None:
+                raise step.refusal  # a construct refused where it carries gradient
             if carried:
                 _raise_dropped_gradient(step, carried, parsed)
     for operand in program.static_operands:
