@@ -46,7 +46,7 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
     if is_traced(value):
         node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
-        return make(value._data, tape, node)
+        return make(value._data, value, tape, node)
     if isinstance(value, (list, tuple)):
         return type(value)(_bind_leaves(v, tape, f"{label}[{i}]") for i, v in enumerate(value))
     if isinstance(value, dict):
@@ -73,7 +73,13 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
     token = activate(tape)
     try:
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        tape.raise_pending()
+        return result
+    except Exception as error:
+        if tape.pending is not None and error is not tape.pending:
+            tape.raise_pending()  # the first mistake, not what it led to
+        raise
     finally:
         deactivate(token)
         tape.end()
@@ -152,6 +158,7 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
     call = f"gradient({', '.join(names)})"
     if tape is None:
         raise messages.outside_evaluate(y._tape if is_traced(y) else None)
+    tape.raise_pending()
     if not xs:
         raise ArgumentError("gradient() needs the variables to differentiate with respect to")
     _check_output(y, tape, call, names[0])

@@ -111,6 +111,8 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
     of constructs left in the minimized program.
     """
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("[0-9][0-9][0-9]_*.py"):
+        stale.unlink()
     distinct: dict[tuple, tuple[Program, Program, Outcome]] = {}
     for key, examples in summary.examples.items():
         for program, outcome in examples:
