@@ -30,7 +30,7 @@ from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages
-from autodiff_tutor.tracing.locations import here, storing_item
+from autodiff_tutor.tracing.locations import here, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
@@ -192,6 +192,8 @@ class Traced(TracedValue):
     # -- indexing and methods --------------------------------------------------
 
     def __getitem__(self, index: Any) -> Any:
+        if any(dispatch.is_live(t) for t in dispatch.traced_leaves([index])):
+            raise messages.escape("Using a traced value as an index")
         raw_index = dispatch.unwrap(index)
         return dispatch.apply(
             "getitem", "x[...]", lambda: self._data[raw_index], [self], {"index": raw_index}
@@ -320,20 +322,32 @@ def traced(x: Any) -> Traced:
             return x
         x = x._data
     if isinstance(x, (bool, int, float, complex, list, tuple)):
-        raw = np.asarray(x)
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError):  # ragged lists
+            raw = np.asarray(None)
         if raw.dtype.kind in "biu":
             raw = raw.astype(np.float64)
+        if raw.dtype.kind not in "fc":
+            raise NonDifferentiableInputError(
+                f"traced() takes numbers, not {x!r}"[:200],
+                location(),
+                hint="pass a numpy array of floating point, or (nested, rectangular) lists "
+                "of numbers",
+            )
     elif hasattr(x, "shape") and hasattr(x, "dtype"):
         if not _is_floating(x):
             raise NonDifferentiableInputError(
                 f"traced() needs floating-point data; got dtype {x.dtype}: integers and "
                 "booleans have no gradient.",
+                location(),
                 hint="convert first, e.g. traced(x.astype(np.float64))",
             )
         raw = _copy(x)
     else:
         raise NonDifferentiableInputError(
             f"traced() takes an array or Python numbers, not {type(x).__name__}",
+            location(),
             hint="pass a numpy (or cupy, or array-API) array of floating point",
         )
     origin = Origin("inside" if tape is not None else "outside", here())

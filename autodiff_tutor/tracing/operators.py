@@ -48,6 +48,7 @@ _SYMBOLS = {
 
 def binary(op: str, function: Any, reflected: bool = False) -> Any:
     """The method for a binary operator (``reflected``: the ``__radd__`` form)."""
+
     def method(self: TracedValue, other: Any) -> Any:
         a, b = (other, self) if reflected else (self, other)
         name = f"the {_SYMBOLS[op]} operator"
@@ -63,6 +64,7 @@ def binary(op: str, function: Any, reflected: bool = False) -> Any:
 
 def unary(op: str, function: Any) -> Any:
     """The method for a unary operator (``-x``, ``abs(x)``)."""
+
     def method(self: TracedValue) -> Any:
         return dispatch.apply(
             op, f"{function.__name__}()", lambda: function(self._data), [self], {}
