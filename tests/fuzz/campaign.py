@@ -88,6 +88,7 @@ def run(
     exclude: frozenset[str] = frozenset(),
     modes: tuple[str, ...] = MODES,
     progress: bool = False,
+    hvp_exclude: frozenset[str] = frozenset(),
 ) -> Summary:
     """Check the program of every seed; ``progress`` shows a tqdm bar."""
     summary = Summary()
@@ -98,7 +99,7 @@ def run(
         seeds = tqdm(seeds, unit="prog", smoothing=0.05)
     for seed in seeds:
         program = generate(seed, exclude)
-        summary.add(program.constructs, check_program(program, modes), program)
+        summary.add(program.constructs, check_program(program, modes, hvp_exclude), program)
         if progress:
             seeds.set_postfix(bad=summary.bad(), refresh=False)
     return summary

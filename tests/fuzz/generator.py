@@ -40,10 +40,13 @@ CONSTRUCTS = (
     "helper",
     "list_stack",
     "cast",
+    "cast_int",
+    "power_zero",
+    "prod_axes",
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
-NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast"}
+NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack"}
 
 SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
@@ -62,6 +65,7 @@ UNARY = [
     ("np.where({u} > 0, {u}, 0.1 * {u})", "kink"),
     ("np.clip({u}, -0.5, 0.5)", "kink"),
     ("{u} ** {k}", "power"),
+    ("np.maximum({u}, 0.0) ** {k}", "power"),  # an exact zero base where u < 0
 ]
 
 
@@ -144,10 +148,10 @@ class _State:
 def _unary(s: _State) -> None:
     u = s.pick()
     template, tag = s.rng.choice([t for t in UNARY if t[1] not in s.exclude])
+    k = s.rng.choice([1, 2, 3] if "power_zero" in s.exclude else [0, 1, 2, 3])
+    tags = [tag, "power_zero"] if tag == "power" and k == 0 else [tag]
     name = s.fresh()
-    s.emit(
-        [f"{name} = " + template.format(u=u, k=s.rng.choice([0, 1, 2, 3]))], name, s.shapes[u], tag
-    )
+    s.emit([f"{name} = " + template.format(u=u, k=k)], name, s.shapes[u], *tags)
 
 
 def _broadcast(s: _State) -> None:
@@ -176,7 +180,8 @@ def _reduction(s: _State) -> None:
     u = s.pick()
     shape = s.shapes[u]
     fn = s.rng.choice(["sum", "mean", "max", "min", "prod"])
-    axis = s.rng.choice([None, *range(len(shape))] + ([(0, 1)] if len(shape) == 2 else []))
+    tuple_axes = len(shape) == 2 and not (fn == "prod" and "prod_axes" in s.exclude)
+    axis = s.rng.choice([None, *range(len(shape))] + ([(0, 1)] if tuple_axes else []))
     keepdims = s.rng.random() < 0.3
     args = [] if axis is None else [f"axis={axis}"]
     if keepdims:
@@ -186,7 +191,8 @@ def _reduction(s: _State) -> None:
     if s.rng.random() < 0.3 and fn != "prod":
         call = f"{u}.{fn}({text})"
     name = s.fresh()
-    s.emit([f"{name} = {call}"], name, _reduced(shape, axis, keepdims), "reduction")
+    tags = ["reduction", "prod_axes"] if fn == "prod" and isinstance(axis, tuple) else ["reduction"]
+    s.emit([f"{name} = {call}"], name, _reduced(shape, axis, keepdims), *tags)
 
 
 def _reduced(shape: tuple[int, ...], axis, keepdims: bool) -> tuple[int, ...]:
@@ -349,8 +355,12 @@ def _list_stack(s: _State) -> None:
 
 def _cast(s: _State) -> None:
     u, name = s.pick(), s.fresh()
-    cast = s.rng.choice(["{u}.astype(int)", "np.floor({u})", "({u} > 0).astype(float)"])
-    s.emit([f"{name} = {u} * " + cast.format(u=u)], name, s.shapes[u], "cast")
+    casts = ["np.floor({u})", "({u} > 0).astype(float)"]
+    if "cast_int" not in s.exclude:
+        casts.append("{u}.astype(int)")
+    cast = s.rng.choice(casts)
+    tags = ["cast", "cast_int"] if "astype(int)" in cast else ["cast"]
+    s.emit([f"{name} = {u} * " + cast.format(u=u)], name, s.shapes[u], *tags)
 
 
 MAKERS = {
