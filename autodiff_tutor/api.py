@@ -368,16 +368,33 @@ def _run_forward(
     return derivative, out, memory, values
 
 
+def _is_number_like(value: Any) -> bool:
+    """A number, or an array of numbers (any array library): what a loss can be.
+
+    >>> _is_number_like(2.0), _is_number_like(np.ones(2)), _is_number_like("loss")
+    (True, True, False)
+    """
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not hasattr(value, "shape"):
+        return False
+    try:
+        return np.dtype(dtype).kind in "fciu"
+    except TypeError:  # an array-API dtype numpy does not know
+        return any(word in str(dtype) for word in ("float", "int", "complex"))
+
+
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
     if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
         return out.dtype.type(1)
-    kind = getattr(getattr(out, "dtype", None), "kind", None)
-    number = isinstance(out, (int, float)) and not isinstance(out, bool)
-    if not isinstance(out, tuple) and not number and kind not in tuple("fciu"):
+    if not isinstance(out, tuple) and not _is_number_like(out):
         raise _located(
             NonScalarOutputError,
             f"{f.name} returns {type(out).__name__}"
-            + (f" of dtype {out.dtype}" if kind else "")
+            + (f" of dtype {out.dtype}" if hasattr(out, "dtype") else "")
             + "; grad needs a single scalar number (a float or a 0-d float array)",
             hint="return the loss as a number, e.g. np.sum(...)",
         )
