@@ -22,6 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.api_checks import (
+    check_function,
+    check_wrt,
+    is_number_like,
+    located,
+    numeric_array,
+    owned,
+)
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     TangentFunction,
@@ -31,70 +39,12 @@ from autodiff_tutor.compiler.pipeline import (
 )
 from autodiff_tutor.errors import (
     ArgumentError,
-    AutodiffError,
     NonDifferentiableInputError,
     NonScalarOutputError,
-    SourceUnavailableError,
 )
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
 
 Wrt = int | str | Sequence[int | str] | None
-
-
-def _located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
-    """An error about how the API was called, located at the user's call."""
-    from autodiff_tutor.tracing.locations import location
-
-    return kind(message, location(), hint=hint)
-
-
-def _check_function(fn: Any) -> None:
-    """Only Python functions (with source the compiler can read) are differentiable."""
-    if inspect.isfunction(inspect.unwrap(fn)) or getattr(fn, "_gradient_of", None) is not None:
-        return
-    if isinstance(fn, functools.partial):
-        what, hint = (
-            "a functools.partial",
-            "differentiate the function itself and pass the fixed arguments in the call "
-            "(leave them out of wrt), or write a def that calls it",
-        )
-    elif isinstance(fn, type):
-        what, hint = f"the class {fn.__name__}", "differentiate a function, not a class"
-    elif callable(fn):
-        what, hint = (
-            f"a {type(fn).__name__} object" if not inspect.isbuiltin(fn) else f"{fn!r}",
-            "write a def whose body calls it, or for a callable object differentiate "
-            "its method (obj.__call__ is not supported: write a plain function)",
-        )
-    else:
-        raise _located(
-            ArgumentError,
-            f"cannot differentiate a {type(fn).__name__}: it is not callable",
-            hint="pass the function itself",
-        )
-    raise _located(
-        SourceUnavailableError,
-        f"cannot differentiate {what}: it is not a Python function, so it has no source "
-        "to read (the compiler differentiates functions written with def)",
-        hint=hint,
-    )
-
-
-def _check_wrt(wrt: Any) -> None:
-    """``wrt`` is None, a position, a name, or a non-empty list or tuple of them."""
-    items = [wrt] if wrt is None or isinstance(wrt, (int, str)) else wrt
-    if wrt is None:
-        return
-    if (
-        not isinstance(items, (list, tuple))
-        or not items
-        or not all(isinstance(i, (int, str)) and not isinstance(i, bool) for i in items)
-    ):
-        raise _located(
-            ArgumentError,
-            f"wrt must be a parameter position, a name, or a non-empty list of them, not {wrt!r}",
-            hint="for example wrt=0, wrt='x' or wrt=['x', 'y']",
-        )
 
 
 class Differentiable:
@@ -118,7 +68,7 @@ class Differentiable:
     """
 
     def __init__(self, fn: Callable[..., Any]):
-        _check_function(fn)
+        check_function(fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
@@ -142,7 +92,7 @@ class Differentiable:
 
     def derivative(self, wrt: Wrt = None) -> Derivative:
         """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
-        _check_wrt(wrt)
+        check_wrt(wrt)
         key = tuple(wrt) if isinstance(wrt, list) else wrt
         found = self._by_request.get(key)
         if found is not None:  # the same request as before: no checks to repeat
@@ -158,7 +108,7 @@ class Differentiable:
 
         ``None`` means every parameter without a default value.
         """
-        _check_wrt(wrt)
+        check_wrt(wrt)
         if wrt is None:
             defaults = self.signature.parameters
             return tuple(p for p in self.params if defaults[p].default is inspect.Parameter.empty)
@@ -166,24 +116,24 @@ class Differentiable:
         names = []
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (int, str)):
-                raise _located(ArgumentError, f"wrt entries are positions or names, got {item!r}")
+                raise located(ArgumentError, f"wrt entries are positions or names, got {item!r}")
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
-                    raise _located(
+                    raise located(
                         ArgumentError,
                         f"wrt={item} is out of range: {self.name} has "
                         f"{len(self.params)} parameters {self.params}",
                     )
                 item = self.params[item]
             elif item not in self.params:
-                raise _located(
+                raise located(
                     ArgumentError,
                     f"wrt={item!r} is not a parameter of {self.name}; "
                     f"its parameters are {self.params}",
                 )
             names.append(item)
         if len(set(names)) != len(names):
-            raise _located(ArgumentError, f"wrt names a parameter twice: {names}")
+            raise located(ArgumentError, f"wrt names a parameter twice: {names}")
         return tuple(names)
 
     def tangent(self, wrt: Wrt = None) -> TangentFunction:
@@ -279,7 +229,7 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     """
     if isinstance(fn, Differentiable):
         return fn
-    _check_function(fn)
+    check_function(fn)
     if fn in _wrappers:
         return _wrappers[fn]
     gradient_of = getattr(fn, "_gradient_of", None)
@@ -320,7 +270,7 @@ def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any
     try:
         bound = f.signature.bind(*args, **kwargs)
     except TypeError as exc:
-        raise _located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
+        raise located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
     bound.apply_defaults()
     return [bound.arguments[p] for p in f.params]
 
@@ -331,7 +281,7 @@ def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
         try:
             value = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError) as error:
-            raise _located(
+            raise located(
                 NonDifferentiableInputError,
                 f"cannot differentiate {f.name} with respect to {name!r}: its value is a "
                 f"{type(value).__name__} that is not a rectangular array of numbers ({error})",
@@ -343,7 +293,7 @@ def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     if is_float_value(value):
         return value
     kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
-    raise _located(
+    raise located(
         NonDifferentiableInputError,
         f"cannot differentiate {f.name} with respect to {name!r}: its value is of type {kind}, "
         "and only floating-point values have gradients",
@@ -368,30 +318,11 @@ def _run_forward(
     return derivative, out, memory, values
 
 
-def _is_number_like(value: Any) -> bool:
-    """A number, or an array of numbers (any array library): what a loss can be.
-
-    >>> _is_number_like(2.0), _is_number_like(np.ones(2)), _is_number_like("loss")
-    (True, True, False)
-    """
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or not hasattr(value, "shape"):
-        return False
-    try:
-        return np.dtype(dtype).kind in "fciu"
-    except TypeError:  # an array-API dtype numpy does not know
-        return any(word in str(dtype) for word in ("float", "int", "complex"))
-
-
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
     if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
         return out.dtype.type(1)
-    if not isinstance(out, tuple) and not _is_number_like(out):
-        raise _located(
+    if not isinstance(out, tuple) and not is_number_like(out):
+        raise located(
             NonScalarOutputError,
             f"{f.name} returns {type(out).__name__}"
             + (f" of dtype {out.dtype}" if hasattr(out, "dtype") else "")
@@ -399,7 +330,7 @@ def _scalar_seed(f: Differentiable, out: Any) -> Any:
             hint="return the loss as a number, e.g. np.sum(...)",
         )
     if isinstance(out, tuple):
-        raise _located(
+        raise located(
             NonScalarOutputError,
             f"{f.name} returns {len(out)} values; grad needs a single scalar output",
             hint="use vjp(f, *args) and give one seed per output",
@@ -408,53 +339,13 @@ def _scalar_seed(f: Differentiable, out: Any) -> Any:
     for n in shape_of(out):
         size *= n
     if size != 1:
-        raise _located(
+        raise located(
             NonScalarOutputError,
             f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
             "output (or a seed saying how to weigh each element)",
             hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
         )
     return ones_like(out)
-
-
-def _owned(gradients: Sequence[Any], others: Sequence[Any]) -> tuple[Any, ...]:
-    """Every gradient as an array the caller owns: fresh and writable.
-
-    Copies only where needed: a read-only array (a broadcast view from a rule), or one
-    sharing memory with an earlier gradient or with ``others`` (the seeds, the inputs).
-
-    >>> seed = np.ones(2)
-    >>> a, b = _owned([seed, seed], [seed])
-    >>> a is seed or b is seed or np.shares_memory(a, b)
-    False
-    """
-    owned: list[Any] = []
-    for g in gradients:
-        if g is not None and _needs_copy(g, [*owned, *others]):
-            g = g.copy()
-        owned.append(g)
-    return tuple(owned)
-
-
-def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
-    if isinstance(g, np.generic) or not hasattr(g, "shape"):
-        return False  # numpy scalars and numbers are immutable
-    flags = getattr(g, "flags", None)
-    if flags is not None and not flags.writeable:
-        return True
-    overlap = getattr(array_module(g), "may_share_memory", None)
-    if overlap is None:
-        return False
-    for other in others:
-        if other is g:
-            return True
-        if hasattr(other, "shape") and not isinstance(other, np.generic):
-            try:
-                if overlap(g, other):
-                    return True
-            except (TypeError, ValueError):
-                continue
-    return False
 
 
 def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
@@ -483,7 +374,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
-        gradients = _owned(derivative.backward(seed, memory), [seed, *values])
+        gradients = owned(derivative.backward(seed, memory), [seed, *values])
         return out, _unpack(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
@@ -532,7 +423,7 @@ def vjp(
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
         if len(seeds) != len(outputs):
-            raise _located(
+            raise located(
                 ArgumentError,
                 f"{compiled.name} has {len(outputs)} output(s); pullback needs one seed each, "
                 f"got {len(seeds)}",
@@ -541,7 +432,7 @@ def vjp(
             _check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
-        return _owned(derivative.backward(*checked, memory), [*seeds, *checked, *values])
+        return owned(derivative.backward(*checked, memory), [*seeds, *checked, *values])
 
     return out, pullback
 
@@ -561,7 +452,7 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
         p for p, v in zip(f.params, values, strict=True) if is_float_value(v) or isinstance(v, list)
     ]
     if not names:
-        raise _located(
+        raise located(
             NonDifferentiableInputError,
             f"{f.name} has no floating-point argument to differentiate",
             hint="pass float arrays, or name the inputs with wrt=...",
@@ -573,39 +464,15 @@ def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
     xp = array_module(out)
     if seed is None:
         return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
-    seed = _numeric_array(seed, out, f"the seed for output {index} of {f.name}")
+    seed = numeric_array(seed, out, f"the seed for output {index} of {f.name}")
     if shape_of(seed) != shape_of(out):
-        raise _located(
+        raise located(
             ArgumentError,
             f"the seed for output {index} of {f.name} has shape {shape_of(seed)}, "
             f"but that output has shape {shape_of(out)}",
             hint="give a seed with the output's shape",
         )
     return seed
-
-
-def _numeric_array(value: Any, like: Any, what: str) -> Any:
-    """``value`` (a seed or a tangent) as an array of ``like``'s floating dtype."""
-    xp = array_module(like)
-    dtype = getattr(like, "dtype", None)
-    if dtype is None or np.dtype(dtype).kind not in "fc":
-        dtype = np.float64
-    if isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool):
-        try:
-            value = xp.asarray(value, dtype=dtype)
-        except (TypeError, ValueError):
-            pass
-    kind = getattr(getattr(value, "dtype", None), "kind", None)
-    if not hasattr(value, "shape") or kind not in tuple("iufc"):
-        raise _located(
-            ArgumentError,
-            f"{what} must be a numeric array, not {type(value).__name__}"
-            + (f" of dtype {value.dtype}" if kind else ""),
-            hint="give a float array shaped like the value it goes with",
-        )
-    if kind in "iu":
-        value = xp.asarray(value, dtype=dtype)
-    return value
 
 
 def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -622,7 +489,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     """
     compiled = differentiable(f)
     if not (isinstance(args, (list, tuple)) and isinstance(tangents, (list, tuple))):
-        raise _located(
+        raise located(
             ArgumentError,
             "jvp takes the arguments and the tangents as two tuples, "
             f"not {type(args).__name__} and {type(tangents).__name__}",
@@ -630,14 +497,14 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         )
     args, tangents = tuple(args), tuple(tangents)
     if len(args) != len(tangents):
-        raise _located(
+        raise located(
             ArgumentError,
             f"jvp needs one tangent per argument: {len(args)} arguments, {len(tangents)} tangents",
             hint="give None as the tangent of an argument that does not vary",
         )
     wrt = [p for p, t in zip(compiled.params, tangents, strict=False) if t is not None]
     if not wrt:
-        raise _located(
+        raise located(
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
     values = bind_arguments(compiled, args, {})
@@ -646,9 +513,9 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         if tangent is None:
             continue
         value = _prepare_input(compiled, name, arg)
-        tangent = _numeric_array(tangent, value, f"the tangent of {name!r}")
+        tangent = numeric_array(tangent, value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
-            raise _located(
+            raise located(
                 ArgumentError,
                 f"the tangent of {name!r} has shape {shape_of(tangent)}, "
                 f"but {name!r} has shape {shape_of(value)}",
@@ -658,5 +525,5 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     function = compiled.tangent(wrt)
     out, out_dot = function.function(*values, *dots)
     if isinstance(out_dot, tuple):
-        return out, _owned(out_dot, [*dots, *values])
-    return out, _owned([out_dot], [*dots, *values])[0]
+        return out, owned(out_dot, [*dots, *values])
+    return out, owned([out_dot], [*dots, *values])[0]
