@@ -28,14 +28,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--exclude", default="", help=f"comma-separated constructs to leave out: {CONSTRUCTS}"
     )
+    parser.add_argument(
+        "--hvp-exclude", default="", help="comma-separated constructs whose programs skip hvp"
+    )
     args = parser.parse_args(argv)
     exclude = frozenset(c for c in args.exclude.split(",") if c)
-    unknown = exclude - set(CONSTRUCTS)
+    hvp_exclude = frozenset(c for c in args.hvp_exclude.split(",") if c)
+    unknown = (exclude | hvp_exclude) - set(CONSTRUCTS)
     if unknown:
         parser.error(f"unknown constructs: {sorted(unknown)}")
     modes = tuple(m for m in args.modes.split(",") if m)
     began = time.perf_counter()
-    summary = run(range(args.start, args.start + args.n), exclude, modes, progress=True)
+    seeds = range(args.start, args.start + args.n)
+    summary = run(seeds, exclude, modes, progress=True, hvp_exclude=hvp_exclude)
     elapsed = time.perf_counter() - began
     print(summary.table())
     print(f"\nrun time: {elapsed:.1f} s for {args.n} programs (seeds {args.start}..)")

@@ -20,7 +20,7 @@ from fuzz.minimize import minimize, signature, simplify_result, still_fails
 
 KINDS = ("right", "refused", "wrong", "crash", "unchecked")
 FAILURES = ("wrong", "crash")
-EXAMPLES = 4  # failing programs kept per (mode, kind, first word), to minimize at the end
+EXAMPLES = 8  # failing programs kept per (mode, kind, first word), to minimize at the end
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Summary:
                 key = signature(outcome)
                 self.failure_counts[key] += 1
                 kept = self.examples.setdefault(key, [])
-                if program is not None and len(kept) < EXAMPLES:
+                if program is not None and len(kept) < EXAMPLES and _new_kind(program, kept):
                     kept.append((program, outcome))
 
     def bad(self) -> int:
@@ -81,6 +81,12 @@ class Summary:
         for key, n in self.failure_counts.most_common():
             lines.append(f"  {n:>7}  {key}")
         return "\n".join(lines)
+
+
+def _new_kind(program: Program, kept: list[tuple[Program, Outcome]]) -> bool:
+    """Keep a failing program unless one with a subset of its constructs is kept already
+    (it most likely fails for the same reason)."""
+    return not any(other.constructs <= program.constructs for other, _ in kept)
 
 
 def run(
