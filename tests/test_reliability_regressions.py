@@ -235,3 +235,56 @@ def test_helper_without_a_module_name():
     namespace: dict = {}
     exec(compile(source, "<regression>", "exec"), namespace)
     right_or_refused("compiler", namespace["f"], np.array([0.2, -0.4]))
+
+
+# -- found by the bad-input corpus ----------------------------------------------------
+
+
+def concatenate_flat(x):
+    return np.sum(np.concatenate([x, x * x], axis=None))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules: np.concatenate(..., axis=None) raises TypeError from inside "
+    "(compiler and tracing; jvp is right)",
+)
+@pytest.mark.parametrize("mode", ["compiler", "tracing"])
+def test_concatenate_with_axis_none(mode):
+    right_or_refused(mode, concatenate_flat, X)
+
+
+def loop_variable_after_zero_trips(x):
+    acc = 0.0
+    n = 0
+    for i in range(n):
+        acc = acc + np.sum(x * i)
+    return acc + np.sum(x)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compiler: a loop that runs zero times, whose body reads the loop variable, "
+    "raises UnboundLocalError in the generated backward",
+)
+def test_a_loop_that_runs_zero_times():
+    right_or_refused("compiler", loop_variable_after_zero_trips, X)
+
+
+def parameter_named_xp(x, xp):
+    return np.sum(x * xp)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compiler: a parameter named xp clashes with the generated code's names; the "
+    "error has no location in the user's source",
+)
+def test_a_parameter_named_xp():
+    try:
+        value, grads = ad.value_and_grad(parameter_named_xp, wrt=[0, 1])(X, 2 * X)
+    except AutodiffError as error:
+        assert _located_here(error), f"not located in the source:\n{error}"
+        return
+    assert np.isclose(value, np.sum(2 * X * X))
+    assert np.allclose(grads[0], 2 * X) and np.allclose(grads[1], X)

@@ -36,8 +36,8 @@ for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
 
 @functools.lru_cache(maxsize=4096)
 def _is_internal(filename: str) -> bool:
-    if filename.startswith("<frozen"):
-        return True
+    if filename.startswith(("<frozen", "<autodiff_tutor generated")):
+        return True  # Python's own frames, and the code the compiler generated
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return any(path.startswith(prefix) for prefix in _SKIPPED) or (
         "array_api_strict" in path or f"{os.sep}cupy{os.sep}" in path
