@@ -34,7 +34,7 @@ from autodiff_tutor.tracing.locations import here, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
-from autodiff_tutor.tracing.value import TracedValue
+from autodiff_tutor.tracing.value import TracedValue, note_view
 
 IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
 PLAIN_ATTRIBUTES = {"nbytes", "itemsize", "flags", "device", "strides"}
@@ -75,7 +75,8 @@ class Traced(TracedValue):
     @property
     def T(self) -> Any:
         """The transpose, recorded as ``transpose``."""
-        return dispatch.apply("transpose", "x.T", lambda: self._data.T, [self], {"axes": None})
+        result = dispatch.apply("transpose", "x.T", lambda: self._data.T, [self], {"axes": None})
+        return note_view(result, self, lambda base: base.T)
 
     def _state(self) -> str:
         if dispatch.is_live(self):
@@ -195,9 +196,10 @@ class Traced(TracedValue):
         if any(dispatch.is_live(t) for t in dispatch.traced_leaves([index])):
             raise messages.escape("Using a traced value as an index")
         raw_index = dispatch.unwrap(index)
-        return dispatch.apply(
+        result = dispatch.apply(
             "getitem", "x[...]", lambda: self._data[raw_index], [self], {"index": raw_index}
         )
+        return note_view(result, self, lambda base: base[raw_index])
 
     def _method(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         op = op_of_method(name)
@@ -223,7 +225,8 @@ class Traced(TracedValue):
             raise messages.unsupported_call(f"x.{name}(...) with these arguments")
         if bound.unsupported and dispatch.is_live(self):
             raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
-        return dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
+        result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
+        return note_view(result, self, lambda base: base._method(name, args, kwargs))
 
     sum = _array_method("sum")
     mean = _array_method("mean")

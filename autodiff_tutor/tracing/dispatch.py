@@ -27,7 +27,7 @@ from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.locations import here
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
-from autodiff_tutor.tracing.value import TracedValue
+from autodiff_tutor.tracing.value import TracedValue, note_view
 
 ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
 
@@ -356,11 +356,27 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
 
     rule = registry.lookup(op) if op else None
     if rule is None or not live:
-        return apply(op, name, forward, [*args, *kwargs.values()], {})
+        return _views_noted(
+            apply(op, name, forward, [*args, *kwargs.values()], {}), fn, args, kwargs
+        )
     bound = binding.bind(fn, rule, args, kwargs)
     if bound is None:
         forward()  # a wrong call raises the library's own error here
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
-    return apply(op, name, forward, bound.inputs, bound.options)
+    return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
+
+
+def _views_noted(result: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Note ``result`` as a view of the traced positional argument it shares memory with
+    (``np.transpose(t)``, ``np.reshape(t, ...)``), rebuilt by calling ``fn`` again."""
+    for i, arg in enumerate(args):
+        if is_traced(arg):
+            rest = (args[:i], args[i + 1 :])
+
+            def rebuild(base: Any, rest: tuple = rest) -> Any:
+                return call_function(fn, (*rest[0], base, *rest[1]), kwargs)
+
+            note_view(result, arg, rebuild)
+    return result

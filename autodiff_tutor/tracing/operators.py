@@ -2,9 +2,10 @@
 element writes, each computed on the raw data and recorded by
 :func:`~autodiff_tutor.tracing.dispatch.apply`.
 
-In-place updates follow numpy: every name of the updated array sees the new value.
-Where another traced array is a view of the same memory, numpy would change it too,
-which tracing cannot follow: that is refused with a located error.
+In-place updates follow numpy: every name of the updated array sees the new value,
+and so do the views tracing made of it (they are rebuilt from the new value). An
+update *through* a view (``v = t[0]; v += 1``), or of memory another traced array
+shares in a way tracing did not make, is refused with a located error.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced
@@ -26,7 +27,7 @@ from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages
 from autodiff_tutor.tracing.locations import location, stores_back
-from autodiff_tutor.tracing.value import TracedValue, sharing_memory
+from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
 
 _SYMBOLS = {
     "add": "+",
@@ -79,7 +80,7 @@ def in_place(op: str, function: Any) -> Any:
     symbol = _SYMBOLS[op] + "="
 
     def method(self: TracedValue, other: Any) -> Any:
-        shared = sharing_memory(self)
+        shared = _unknown_sharers(self)
         if shared and not stores_back():
             raise messages.in_place_shared(f"y {symbol} ...")
         result = compute(self, other)
@@ -91,7 +92,7 @@ def in_place(op: str, function: Any) -> Any:
             # y[i] += v: the store that follows writes the new y[i] into y; and numpy
             # scalars are immutable: numpy rebinds the name to a new scalar
             return result
-        self._become(result)
+        update(self, result)
         return self
 
     method.__name__ = f"__i{function.__name__.strip('_')}__"
@@ -108,7 +109,7 @@ def set_item(y: Any, index: Any, value: Any) -> None:
             location(),
             hint="write y = new_value, or make y an array (np.asarray is fine before tracing)",
         )
-    if sharing_memory(y, raw_index):
+    if _unknown_sharers(y, raw_index):
         raise messages.in_place_shared("y[...] = ...")
 
     def forward() -> Any:
@@ -120,4 +121,20 @@ def set_item(y: Any, index: Any, value: Any) -> None:
         if error.location is not None:
             raise
         raise type(error)(error.message, location(), error.hint) from None
+    update(y, result)
+
+
+def _unknown_sharers(y: TracedValue, index: Any = None) -> list[TracedValue]:
+    """Traced values sharing ``y``'s memory (at ``index``) that are not views tracing
+    made of ``y``: an update of ``y`` would change them in numpy, invisibly to tracing."""
+    known = [view for _, view in views_of(y)]
+    return [o for o in sharing_memory(y, index) if all(o is not k for k in known)]
+
+
+def update(y: TracedValue, result: TracedValue) -> None:
+    """``y`` takes ``result``'s value in place; its views are rebuilt from it, so that
+    they see the update, as numpy's views do."""
+    views = views_of(y)
     y._become(result)
+    for parent, view in views:
+        view._become(view._rebuild(parent))

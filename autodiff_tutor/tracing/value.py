@@ -7,9 +7,11 @@ of the array module (no import cycle).
 
 Every traced value is registered, by weak reference, with its trace (or with the
 off-trace set). An in-place update (``t /= 2``) asks :func:`sharing_memory` which
-other traced values see the same memory: numpy would change them too (``v =
-t.reshape(-1)`` is a view of ``t``), which tracing cannot follow, so the update is
-refused instead of silently diverging from numpy.
+other traced values see the same memory: numpy would change them too. Views that
+tracing made itself (``v = t.reshape(-1)``, ``t.T``, ``t[0]``, ``np.transpose(t)``:
+:func:`note_view`) are rebuilt from the updated array, so they see the update as in
+numpy; any other sharing (an update *through* a view, ``v += 1``) is refused instead
+of silently diverging from numpy.
 
 >>> import numpy as np
 >>> base = TracedValue(np.zeros(4))
@@ -21,6 +23,7 @@ True
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,13 +37,15 @@ _OFF_TRACE: weakref.WeakValueDictionary[int, TracedValue] = weakref.WeakValueDic
 class TracedValue:
     """The data of a traced array: raw array, trace, node id and origins."""
 
-    __slots__ = ("_data", "_tape", "_node", "_origins", "__weakref__")
+    __slots__ = ("_data", "_tape", "_node", "_origins", "_views", "_rebuild", "__weakref__")
 
     def __init__(self, data: Any, tape: Any = None, node: int | None = None, origins=frozenset()):
         self._data = data
         self._tape = tape
         self._node = node
         self._origins = origins
+        self._views: list[weakref.ref[TracedValue]] = []  # traced views of this value
+        self._rebuild: Callable[[TracedValue], TracedValue] | None = None  # view from base
         _registry(tape)[id(self)] = self
 
     def _become(self, other: TracedValue) -> None:
@@ -50,6 +55,47 @@ class TracedValue:
         self._data, self._tape, self._node = other._data, other._tape, other._node
         self._origins = other._origins
         _registry(self._tape)[id(self)] = self
+
+
+def note_view(result: Any, base: TracedValue, rebuild: Callable[[Any], Any]) -> Any:
+    """Remember that ``result`` is a view of ``base`` (their data share memory), and how
+    to make it again from ``base`` (``rebuild(base)``, recorded on the trace): after an
+    in-place update of ``base``, its views are rebuilt, as numpy's views see the
+    update. Returns ``result``.
+    """
+    if (
+        isinstance(result, TracedValue)
+        and result is not base
+        and isinstance(result._data, np.ndarray)
+        and isinstance(base._data, np.ndarray)
+        and np.may_share_memory(result._data, base._data)
+    ):
+        result._rebuild = rebuild
+        base._views.append(weakref.ref(result))
+    return result
+
+
+def views_of(value: TracedValue) -> list[tuple[TracedValue, TracedValue]]:
+    """``(parent, view)`` for the live traced views of ``value`` and their own views,
+    parents before children.
+
+    >>> import numpy as np
+    >>> base = TracedValue(np.zeros(4))
+    >>> view = note_view(TracedValue(base._data[:2]), base, lambda b: b)
+    >>> [v is view for _, v in views_of(base)]
+    [True]
+    """
+    found: list[tuple[TracedValue, TracedValue]] = []
+    queue = [value]
+    while queue:
+        parent = queue.pop(0)
+        alive = [v for v in (ref() for ref in parent._views) if v is not None]
+        parent._views = [weakref.ref(v) for v in alive]
+        for view in alive:
+            if view is not value and all(view is not v for _, v in found):
+                found.append((parent, view))
+                queue.append(view)
+    return found
 
 
 def _registry(tape: Any) -> weakref.WeakValueDictionary[int, TracedValue]:

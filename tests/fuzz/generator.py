@@ -277,8 +277,8 @@ def _view_inplace(s: _State) -> None:
     maker = s.rng.choice(["np.transpose({b})", "np.reshape({b}, (-1,))", "{b}.reshape(-1)"])
     shape = s.shapes[a]
     new = shape[::-1] if "transpose" in maker else (int(np.prod(shape)),)
-    op = s.rng.choice(["*= 2.0", "/= 2.0", "+= 1.0"])
-    lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base), f"{base} {op}"]
+    op = s.rng.choice([" *= 2.0", " /= 2.0", " += 1.0", "[-1] *= 0.5", "[:, 0] = 1.5"])
+    lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base), f"{base}{op}"]
     s.emit(lines, view, new, "view_inplace")
 
 
