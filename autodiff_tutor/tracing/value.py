@@ -71,6 +71,8 @@ def note_view(result: Any, base: TracedValue, rebuild: Callable[[Any], Any]) -> 
         and np.may_share_memory(result._data, base._data)
     ):
         result._rebuild = rebuild
+        if len(base._views) >= 64:  # a loop making views of one array: drop the dead ones
+            base._views = [ref for ref in base._views if ref() is not None]
         base._views.append(weakref.ref(result))
     return result
 
