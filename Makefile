@@ -4,6 +4,7 @@
 #   make test    lint, unit/oracle tests, doctests, notebooks and book pages (nbval)
 #   make book    build the documentation book (pages are executed)
 #   make bench   run the benchmarks
+#   make fuzz    differential fuzzing: N random programs (make fuzz N=100000), reproducers in fuzz-failures/
 #   make format  format and auto-fix lint
 #   make clean   remove build outputs and caches (keeps .venv)
 #
@@ -24,10 +25,16 @@ NBVAL_FLAGS := --nbval-lax --nbval-current-env --ignore=book/_build
 # Extra pytest options, e.g. `make test PYTEST_FLAGS="-n auto --dist loadscope"`.
 PYTEST_FLAGS ?=
 
-.PHONY: help env lab test book bench format clean distclean execute
+# The long fuzz campaign: how many programs, from which seed, and extra options
+# (e.g. FUZZ_FLAGS="--modes compiler,tracing --exclude cast_int").
+N ?= 100000
+FUZZ_START ?= 0
+FUZZ_FLAGS ?=
+
+.PHONY: help env lab test book bench fuzz format clean distclean execute
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# *//'
+	@sed -n '3,10p' Makefile | sed 's/^# *//'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +62,11 @@ bench: $(STAMP)
 	else \
 		echo "make bench: no benchmarks yet (benchmarks/__main__.py is missing)."; \
 	fi
+
+# Writes minimized reproducers, summary.txt and failures.json to fuzz-failures/;
+# exits non-zero when any program was wrong or crashed.
+fuzz: $(STAMP)
+	cd tests && ../$(BIN)/python -m fuzz -n $(N) --start $(FUZZ_START) --out ../fuzz-failures $(FUZZ_FLAGS)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

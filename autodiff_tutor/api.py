@@ -22,6 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.api_checks import (
+    check_function,
+    check_wrt,
+    is_number_like,
+    located,
+    numeric_array,
+    owned,
+)
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     FrontEnd,
@@ -64,6 +72,7 @@ class Differentiable:
     """
 
     def __init__(self, fn: Callable[..., Any]):
+        check_function(fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
@@ -88,6 +97,7 @@ class Differentiable:
 
     def derivative(self, wrt: Wrt = None) -> Derivative:
         """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
+        check_wrt(wrt)
         key = tuple(wrt) if isinstance(wrt, list) else wrt
         found = self._by_request.get(key)
         if found is not None:  # the same request as before: no checks to repeat
@@ -109,6 +119,7 @@ class Differentiable:
 
         ``None`` means every parameter without a default value.
         """
+        check_wrt(wrt)
         if wrt is None:
             defaults = self.signature.parameters
             return tuple(p for p in self.params if defaults[p].default is inspect.Parameter.empty)
@@ -116,22 +127,24 @@ class Differentiable:
         names = []
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (int, str)):
-                raise ArgumentError(f"wrt entries are positions or names, got {item!r}")
+                raise located(ArgumentError, f"wrt entries are positions or names, got {item!r}")
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
-                    raise ArgumentError(
+                    raise located(
+                        ArgumentError,
                         f"wrt={item} is out of range: {self.name} has "
-                        f"{len(self.params)} parameters {self.params}"
+                        f"{len(self.params)} parameters {self.params}",
                     )
                 item = self.params[item]
             elif item not in self.params:
-                raise ArgumentError(
+                raise located(
+                    ArgumentError,
                     f"wrt={item!r} is not a parameter of {self.name}; "
-                    f"its parameters are {self.params}"
+                    f"its parameters are {self.params}",
                 )
             names.append(item)
         if len(set(names)) != len(names):
-            raise ArgumentError(f"wrt names a parameter twice: {names}")
+            raise located(ArgumentError, f"wrt names a parameter twice: {names}")
         return tuple(names)
 
     def tangent(self, wrt: Wrt = None) -> TangentFunction:
@@ -247,6 +260,7 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     """
     if isinstance(fn, Differentiable):
         return fn
+    check_function(fn)
     if fn in _wrappers:
         return _wrappers[fn]
     gradient_of = getattr(fn, "_gradient_of", None)
@@ -287,7 +301,7 @@ def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any
     try:
         bound = f.signature.bind(*args, **kwargs)
     except TypeError as exc:
-        raise ArgumentError(f"cannot call {f.name}{f.signature}: {exc}") from None
+        raise located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
     bound.apply_defaults()
     return [bound.arguments[p] for p in f.params]
 
@@ -295,13 +309,23 @@ def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     """Check (and for Python numbers and lists, convert) a value to differentiate."""
     if isinstance(value, (list, tuple)):
-        value = np.asarray(value, dtype=np.float64)
+        try:
+            value = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise located(
+                NonDifferentiableInputError,
+                f"cannot differentiate {f.name} with respect to {name!r}: its value is a "
+                f"{type(value).__name__} that is not a rectangular array of numbers ({error})",
+                hint="pass a float array; several arrays (weights and biases) go in as "
+                "separate arguments",
+            ) from None
     elif isinstance(value, float):
         value = np.float64(value)
     if is_float_value(value):
         return value
     kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
-    raise NonDifferentiableInputError(
+    raise located(
+        NonDifferentiableInputError,
         f"cannot differentiate {f.name} with respect to {name!r}: its value is of type {kind}, "
         "and only floating-point values have gradients",
         hint=f"pass a float array (for example np.asarray({name}, dtype=float)) "
@@ -328,8 +352,17 @@ def _run_forward(
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
     if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
         return out.dtype.type(1)
+    if not isinstance(out, tuple) and not is_number_like(out):
+        raise located(
+            NonScalarOutputError,
+            f"{f.name} returns {type(out).__name__}"
+            + (f" of dtype {out.dtype}" if hasattr(out, "dtype") else "")
+            + "; grad needs a single scalar number (a float or a 0-d float array)",
+            hint="return the loss as a number, e.g. np.sum(...)",
+        )
     if isinstance(out, tuple):
-        raise NonScalarOutputError(
+        raise located(
+            NonScalarOutputError,
             f"{f.name} returns {len(out)} values; grad needs a single scalar output",
             hint="use vjp(f, *args) and give one seed per output",
         )
@@ -337,7 +370,8 @@ def _scalar_seed(f: Differentiable, out: Any) -> Any:
     for n in shape_of(out):
         size *= n
     if size != 1:
-        raise NonScalarOutputError(
+        raise located(
+            NonScalarOutputError,
             f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
             "output (or a seed saying how to weigh each element)",
             hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
@@ -369,9 +403,9 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     compiled = differentiable(f)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
+        derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
-        gradients = derivative.backward(seed, memory)
+        gradients = owned(derivative.backward(seed, memory), [seed, *values])
         return out, _unpack(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
@@ -415,20 +449,21 @@ def vjp(
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
-    derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
+    derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
         if len(seeds) != len(outputs):
-            raise ArgumentError(
+            raise located(
+                ArgumentError,
                 f"{compiled.name} has {len(outputs)} output(s); pullback needs one seed each, "
-                f"got {len(seeds)}"
+                f"got {len(seeds)}",
             )
         checked = [
             _check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
-        return tuple(derivative.backward(*checked, memory))
+        return owned(derivative.backward(*checked, memory), [*seeds, *checked, *values])
 
     return out, pullback
 
@@ -448,7 +483,8 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
         p for p, v in zip(f.params, values, strict=True) if is_float_value(v) or isinstance(v, list)
     ]
     if not names:
-        raise NonDifferentiableInputError(
+        raise located(
+            NonDifferentiableInputError,
             f"{f.name} has no floating-point argument to differentiate",
             hint="pass float arrays, or name the inputs with wrt=...",
         )
@@ -459,10 +495,10 @@ def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
     xp = array_module(out)
     if seed is None:
         return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
-    if isinstance(seed, (int, float)):
-        seed = xp.asarray(seed, dtype=getattr(out, "dtype", None))
+    seed = numeric_array(seed, out, f"the seed for output {index} of {f.name}")
     if shape_of(seed) != shape_of(out):
-        raise ArgumentError(
+        raise located(
+            ArgumentError,
             f"the seed for output {index} of {f.name} has shape {shape_of(seed)}, "
             f"but that output has shape {shape_of(out)}",
             hint="give a seed with the output's shape",
@@ -483,32 +519,45 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     (np.float64(5.0), np.float64(2.0))
     """
     compiled = differentiable(f)
+    if not (isinstance(args, (list, tuple)) and isinstance(tangents, (list, tuple))):
+        raise located(
+            ArgumentError,
+            "jvp takes the arguments and the tangents as two tuples, "
+            f"not {type(args).__name__} and {type(tangents).__name__}",
+            hint="write jvp(f, (x,), (dx,)) for a function of one argument",
+        )
     args, tangents = tuple(args), tuple(tangents)
     if len(args) != len(tangents):
-        raise ArgumentError(
+        raise located(
+            ArgumentError,
             f"jvp needs one tangent per argument: {len(args)} arguments, {len(tangents)} tangents",
             hint="give None as the tangent of an argument that does not vary",
         )
     wrt = [p for p, t in zip(compiled.params, tangents, strict=False) if t is not None]
     if not wrt:
-        raise ArgumentError("every tangent is None: there is no direction to differentiate along")
+        raise located(
+            ArgumentError, "every tangent is None: there is no direction to differentiate along"
+        )
     values = bind_arguments(compiled, args, {})
     dots = []
     for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
         if tangent is None:
             continue
         value = _prepare_input(compiled, name, arg)
-        if isinstance(tangent, (int, float)):
-            tangent = np.float64(tangent)
+        tangent = numeric_array(tangent, value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
-            raise ArgumentError(
+            raise located(
+                ArgumentError,
                 f"the tangent of {name!r} has shape {shape_of(tangent)}, "
-                f"but {name!r} has shape {shape_of(value)}"
+                f"but {name!r} has shape {shape_of(value)}",
             )
         dots.append(tangent)
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
-    return function.function(*values, *dots)
+    out, out_dot = function.function(*values, *dots)
+    if isinstance(out_dot, tuple):
+        return out, owned(out_dot, [*dots, *values])
+    return out, owned([out_dot], [*dots, *values])[0]
 
 
 register_op_factory(differentiable)  # generated code calls user helpers through it

@@ -150,14 +150,15 @@ class _Writer:
         """``(y,), (y_dot,) = op.op_jvp((x,), (x_dot,))`` (None for a zero tangent)."""
         func = step.value.func
         compiled_in_turn = isinstance(func, ast.Call) and ast.unparse(func.func) == "differentiable"
-        if not compiled_in_turn and not callable(getattr(step.callee, "op_jvp", None)):
+        tangent = getattr(step.callee, "op_jvp", None)
+        if not compiled_in_turn and (tangent is None or getattr(tangent, "unavailable", False)):
             node = step.expression or step.origin
             raise NoDerivativeRuleError(
-                f"{step.description or 'this operation'} has no forward-mode rule: "
-                "jvp needs the tangent of every operation",
+                f"jvp cannot go through the custom op {step.description!r}: it has a "
+                "hand-written backward (reverse mode) but no forward-mode (jvp) rule",
                 self.parsed.location(node) if node is not None else None,
-                hint="use grad or vjp (reverse mode) with this operation, or give it an "
-                "op_jvp(inputs, tangents) method",
+                hint="use grad or vjp (reverse mode) for functions that call it, or write "
+                "the computation with operations that have derivative rules",
             )
         args = step.value.args
         dots = [self._dot_of(a) for a in args]

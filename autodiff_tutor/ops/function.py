@@ -45,6 +45,7 @@ from autodiff_tutor.errors import (
     ArgumentError,
     BackwardOutputError,
     ForwardOutputError,
+    NoDerivativeRuleError,
     SourceUnavailableError,
 )
 from autodiff_tutor.ops.validate import (
@@ -239,6 +240,27 @@ class DifferentiableFunction:
         grads = as_gradient_tuple(result, len(saved.specs))
         assert grads is not None  # a wrong count is a problem above
         return grads
+
+    def op_jvp(
+        self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """Forward mode (``jvp``) through the op: not available, a clear error instead.
+
+        A custom op has a hand-written backward (reverse mode) and no forward-mode
+        rule, so ``jvp`` cannot go through it; the error names the op and points at
+        the user's call.
+        """
+        from autodiff_tutor.tracing.locations import location
+
+        raise NoDerivativeRuleError(
+            f"jvp cannot go through the custom op {self.name!r}: it has a hand-written "
+            "backward (reverse mode) but no forward-mode (jvp) rule",
+            location(),
+            hint="use grad or vjp (reverse mode) for functions that call it, or write the "
+            "computation with operations that have derivative rules",
+        )
+
+    op_jvp.unavailable = True  # the compiler refuses jvp through it at the user's call
 
     def _backward_layout(self, saved: Saved) -> str:
         parts = [f"{self.num_outputs} output gradient(s)", "compute_gradients"]

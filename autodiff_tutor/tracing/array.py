@@ -2,9 +2,12 @@
 to it while ``evaluate`` runs.
 
 Operators, numpy ufuncs and functions, indexing and the usual methods all work and
-are recorded; comparisons give plain boolean arrays. A traced array cannot be changed
-in place, and turning it into a Python number or a plain array while it is being
-traced is an error that says why (it would silently lose the gradient).
+are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``,
+``y[0] += v``) and in-place operators (``y += v``) record a new value that every
+name of ``y`` sees, as in numpy, unless another traced array is a view of the same
+memory (numpy would change it too, which tracing cannot follow: that is refused). Turning a
+traced array into a Python number or a plain array while it is being traced is an
+error that says why (it would silently lose the gradient).
 
 >>> import numpy as np
 >>> x = traced([-1.0, 2.0])
@@ -27,51 +30,14 @@ from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages
-from autodiff_tutor.tracing.locations import here
+from autodiff_tutor.tracing.locations import here, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
+from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
+from autodiff_tutor.tracing.value import TracedValue, note_view
 
 IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
 PLAIN_ATTRIBUTES = {"nbytes", "itemsize", "flags", "device", "strides"}
-_SYMBOLS = {
-    "add": "+",
-    "subtract": "-",
-    "multiply": "*",
-    "divide": "/",
-    "power": "**",
-    "matmul": "@",
-    "floor_divide": "//",
-    "remainder": "%",
-    "less": "<",
-    "less_equal": "<=",
-    "greater": ">",
-    "greater_equal": ">=",
-    "equal": "==",
-    "not_equal": "!=",
-}
-
-
-def _binary(op: str, function: Any, reflected: bool = False) -> Any:
-    def method(self: Traced, other: Any) -> Any:
-        a, b = (other, self) if reflected else (self, other)
-        name = f"the {_SYMBOLS[op]} operator"
-
-        def forward() -> Any:
-            return function(dispatch.unwrap(a), dispatch.unwrap(b))
-
-        return dispatch.apply(op, name, forward, [a, b], {})
-
-    method.__name__ = f"__{'r' if reflected else ''}{function.__name__.strip('_')}__"
-    return method
-
-
-def _unary(op: str, function: Any) -> Any:
-    def method(self: Traced) -> Any:
-        return dispatch.apply(
-            op, f"{function.__name__}()", lambda: function(self._data), [self], {}
-        )
-
-    return method
 
 
 def _array_method(name: str) -> Any:
@@ -83,7 +49,7 @@ def _array_method(name: str) -> Any:
     return method
 
 
-class Traced:
+class Traced(TracedValue):
     """An array whose operations are recorded on the running trace (see the module).
 
     Make one with :func:`traced`; ``evaluate`` traces the ones passed to it.
@@ -93,13 +59,7 @@ class Traced:
     traced(array([2.]), trace ... (evaluate(<lambda>)) has ended)
     """
 
-    __slots__ = ("_data", "_tape", "_node", "_origins")
-
-    def __init__(self, data: Any, tape: Any = None, node: int | None = None, origins=frozenset()):
-        self._data = data
-        self._tape = tape
-        self._node = node
-        self._origins = origins
+    __slots__ = ()
 
     # -- what it is ------------------------------------------------------------
 
@@ -115,7 +75,8 @@ class Traced:
     @property
     def T(self) -> Any:
         """The transpose, recorded as ``transpose``."""
-        return dispatch.apply("transpose", "x.T", lambda: self._data.T, [self], {"axes": None})
+        result = dispatch.apply("transpose", "x.T", lambda: self._data.T, [self], {"axes": None})
+        return note_view(result, self, lambda base: base.T)
 
     def _state(self) -> str:
         if dispatch.is_live(self):
@@ -154,20 +115,24 @@ class Traced:
     def _escapes(self) -> bool:
         return dispatch.is_live(self) and self._tape.released_at is None
 
-    def __float__(self) -> float:
+    def _number(self, convert: Any, what: str) -> Any:
         if self._escapes():
-            raise messages.escape("float()")
-        return float(self._data)
+            if storing_item():
+                # out[i] = t on a plain array: numpy would replace any error raised
+                # here by its own; the trace raises this one at its next step instead
+                self._tape.defer(messages.element_into_plain())
+            else:
+                raise messages.escape(what)
+        return convert(self._data)
+
+    def __float__(self) -> float:
+        return self._number(float, "float()")
 
     def __int__(self) -> int:
-        if self._escapes():
-            raise messages.escape("int()")
-        return int(self._data)
+        return self._number(int, "int()")
 
     def __complex__(self) -> complex:
-        if self._escapes():
-            raise messages.escape("complex()")
-        return complex(self._data)
+        return self._number(complex, "complex()")
 
     def __index__(self) -> int:
         if self._escapes():
@@ -194,6 +159,8 @@ class Traced:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if self._escapes():
+            if storing_item():
+                raise messages.element_into_plain()
             raise messages.escape("np.asarray() (or np.array(), or another conversion to numpy)")
         return np.asarray(self._data, dtype=dtype)
 
@@ -201,15 +168,16 @@ class Traced:
         return _unpickle, (self._data,)
 
     def __copy__(self) -> Traced:
-        return self  # a traced array is immutable, so a copy is the array itself
+        return self._method("copy", (), {})  # recorded: in-place updates can follow
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Traced:
-        return self
+        return self._method("copy", (), {})
 
     # -- writes ----------------------------------------------------------------
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise messages.in_place("Assigning to an element or slice (y[...] = ...)")
+        """``y[index] = value``: records ``y`` with the write (the ``assign_at`` rule)."""
+        set_item(self, index, value)
 
     def __delitem__(self, index: Any) -> None:
         raise messages.in_place("del y[...]")
@@ -225,10 +193,13 @@ class Traced:
     # -- indexing and methods --------------------------------------------------
 
     def __getitem__(self, index: Any) -> Any:
+        if any(dispatch.is_live(t) for t in dispatch.traced_leaves([index])):
+            raise messages.escape("Using a traced value as an index")
         raw_index = dispatch.unwrap(index)
-        return dispatch.apply(
+        result = dispatch.apply(
             "getitem", "x[...]", lambda: self._data[raw_index], [self], {"index": raw_index}
         )
+        return note_view(result, self, lambda base: base[raw_index])
 
     def _method(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         op = op_of_method(name)
@@ -254,7 +225,8 @@ class Traced:
             raise messages.unsupported_call(f"x.{name}(...) with these arguments")
         if bound.unsupported and dispatch.is_live(self):
             raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
-        return dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
+        result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
+        return note_view(result, self, lambda base: base._method(name, args, kwargs))
 
     sum = _array_method("sum")
     mean = _array_method("mean")
@@ -285,32 +257,38 @@ class Traced:
 
     # -- operators -------------------------------------------------------------
 
-    __add__ = _binary("add", operator.add)
-    __radd__ = _binary("add", operator.add, reflected=True)
-    __sub__ = _binary("subtract", operator.sub)
-    __rsub__ = _binary("subtract", operator.sub, reflected=True)
-    __mul__ = _binary("multiply", operator.mul)
-    __rmul__ = _binary("multiply", operator.mul, reflected=True)
-    __truediv__ = _binary("divide", operator.truediv)
-    __rtruediv__ = _binary("divide", operator.truediv, reflected=True)
-    __pow__ = _binary("power", operator.pow)
-    __rpow__ = _binary("power", operator.pow, reflected=True)
-    __matmul__ = _binary("matmul", operator.matmul)
-    __rmatmul__ = _binary("matmul", operator.matmul, reflected=True)
-    __floordiv__ = _binary("floor_divide", operator.floordiv)
-    __rfloordiv__ = _binary("floor_divide", operator.floordiv, reflected=True)
-    __mod__ = _binary("remainder", operator.mod)
-    __rmod__ = _binary("remainder", operator.mod, reflected=True)
-    __lt__ = _binary("less", operator.lt)
-    __le__ = _binary("less_equal", operator.le)
-    __gt__ = _binary("greater", operator.gt)
-    __ge__ = _binary("greater_equal", operator.ge)
-    __eq__ = _binary("equal", operator.eq)  # type: ignore[assignment]
-    __ne__ = _binary("not_equal", operator.ne)  # type: ignore[assignment]
-    __neg__ = _unary("negative", operator.neg)
-    __pos__ = _unary("positive", operator.pos)
-    __abs__ = _unary("abs", operator.abs)
-    __invert__ = _unary("invert", operator.invert)
+    __add__ = binary("add", operator.add)
+    __radd__ = binary("add", operator.add, reflected=True)
+    __sub__ = binary("subtract", operator.sub)
+    __rsub__ = binary("subtract", operator.sub, reflected=True)
+    __mul__ = binary("multiply", operator.mul)
+    __rmul__ = binary("multiply", operator.mul, reflected=True)
+    __truediv__ = binary("divide", operator.truediv)
+    __rtruediv__ = binary("divide", operator.truediv, reflected=True)
+    __pow__ = binary("power", operator.pow)
+    __rpow__ = binary("power", operator.pow, reflected=True)
+    __matmul__ = binary("matmul", operator.matmul)
+    __rmatmul__ = binary("matmul", operator.matmul, reflected=True)
+    __floordiv__ = binary("floor_divide", operator.floordiv)
+    __rfloordiv__ = binary("floor_divide", operator.floordiv, reflected=True)
+    __mod__ = binary("remainder", operator.mod)
+    __rmod__ = binary("remainder", operator.mod, reflected=True)
+    __lt__ = binary("less", operator.lt)
+    __le__ = binary("less_equal", operator.le)
+    __gt__ = binary("greater", operator.gt)
+    __ge__ = binary("greater_equal", operator.ge)
+    __eq__ = binary("equal", operator.eq)  # type: ignore[assignment]
+    __ne__ = binary("not_equal", operator.ne)  # type: ignore[assignment]
+    __iadd__ = in_place("add", operator.add)
+    __isub__ = in_place("subtract", operator.sub)
+    __imul__ = in_place("multiply", operator.mul)
+    __itruediv__ = in_place("divide", operator.truediv)
+    __ipow__ = in_place("power", operator.pow)
+    __imatmul__ = in_place("matmul", operator.matmul)
+    __neg__ = unary("negative", operator.neg)
+    __pos__ = unary("positive", operator.pos)
+    __abs__ = unary("abs", operator.abs)
+    __invert__ = unary("invert", operator.invert)
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -347,20 +325,32 @@ def traced(x: Any) -> Traced:
             return x
         x = x._data
     if isinstance(x, (bool, int, float, complex, list, tuple)):
-        raw = np.asarray(x)
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError):  # ragged lists
+            raw = np.asarray(None)
         if raw.dtype.kind in "biu":
             raw = raw.astype(np.float64)
+        if raw.dtype.kind not in "fc":
+            raise NonDifferentiableInputError(
+                f"traced() takes numbers, not {x!r}"[:200],
+                location(),
+                hint="pass a numpy array of floating point, or (nested, rectangular) lists "
+                "of numbers",
+            )
     elif hasattr(x, "shape") and hasattr(x, "dtype"):
         if not _is_floating(x):
             raise NonDifferentiableInputError(
                 f"traced() needs floating-point data; got dtype {x.dtype}: integers and "
                 "booleans have no gradient.",
+                location(),
                 hint="convert first, e.g. traced(x.astype(np.float64))",
             )
         raw = _copy(x)
     else:
         raise NonDifferentiableInputError(
             f"traced() takes an array or Python numbers, not {type(x).__name__}",
+            location(),
             hint="pass a numpy (or cupy, or array-API) array of floating point",
         )
     origin = Origin("inside" if tape is not None else "outside", here())

@@ -30,6 +30,7 @@ from autodiff_tutor.tracing.dispatch import (
     input_info,
     is_live,
     make,
+    snapshot,
     traced_leaves,
     unwrap,
     wrap_untraced,
@@ -58,6 +59,8 @@ def call_op(op: Any, *inputs: Any) -> Any:
     np.float64(12.0)
     """
     tape = active_tape()
+    if tape is not None:
+        tape.raise_pending()
     raw_inputs = [unwrap(v) for v in inputs]
     result = op.op_forward(*raw_inputs)
     name = getattr(op, "name", type(op).__name__)
@@ -82,7 +85,8 @@ def call_op(op: Any, *inputs: Any) -> Any:
             [input_info(v, tape) for v in inputs],
             [(shape_of(o), dtype_name(o)) for o in outputs],
             here(),
-            payload=CustomPayload(op, saved, raw_inputs, list(outputs)),
+            payload=CustomPayload(op, saved, [snapshot(v) for v in raw_inputs], list(outputs)),
         )
-        wrapped = [make(o, tape, n) for o, n in zip(outputs, record.outputs, strict=True)]
+        like = traced_leaves(list(inputs))[0]
+        wrapped = [make(o, like, tape, n) for o, n in zip(outputs, record.outputs, strict=True)]
     return wrapped[0] if count == 1 else tuple(wrapped)

@@ -27,8 +27,8 @@ from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.locations import here
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
+from autodiff_tutor.tracing.value import TracedValue, note_view
 
-_TRACED: list[type] = []
 ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
 
 
@@ -47,26 +47,13 @@ class RulePayload:
     out: Any
 
 
-def traced_type() -> type:
-    """The traced array class (imported late: it is defined on top of this module).
-
-    >>> traced_type().__name__
-    'Traced'
-    """
-    if not _TRACED:
-        from autodiff_tutor.tracing.array import Traced
-
-        _TRACED.append(Traced)
-    return _TRACED[0]
-
-
 def is_traced(value: Any) -> bool:
     """Whether ``value`` is a traced array (on a running trace or not).
 
     >>> is_traced(1.0)
     False
     """
-    return isinstance(value, traced_type())
+    return isinstance(value, TracedValue)
 
 
 def is_live(value: Any, tape: Tape | None = None) -> bool:
@@ -125,13 +112,39 @@ def origins_of(value: Any) -> frozenset[Origin]:
     return value._origins
 
 
-def make(raw: Any, tape: Tape | None = None, node: int | None = None, origins=frozenset()) -> Any:
-    """A new traced array around ``raw``.
+def make(
+    raw: Any,
+    like: TracedValue,
+    tape: Tape | None = None,
+    node: int | None = None,
+    origins: frozenset[Origin] = frozenset(),
+) -> Any:
+    """A new traced array around ``raw``, of the same class as the traced value ``like``.
 
-    >>> make(np.ones(2))
+    >>> from autodiff_tutor.tracing import traced
+    >>> make(np.ones(2), traced(0.0))
     traced(array([1., 1.]), not on a trace)
     """
-    return traced_type()(raw, tape, node, origins)
+    return type(like)(raw, tape, node, origins)
+
+
+def snapshot(value: Any) -> Any:
+    """A copy of a plain (untraced) array kept for the backward pass, so that a later
+    in-place change of it (``w -= 1``) cannot change the gradient; other values as
+    they are (lists of values element by element).
+
+    >>> w = np.ones(2)
+    >>> snapshot(w) is w, snapshot(2.0)
+    (False, 2.0)
+    """
+    if isinstance(value, list):
+        return [snapshot(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if is_traced(value) or isinstance(value, type) or not hasattr(value, "__array_namespace__"):
+        return value  # numbers, dtypes, options; traced data is never written in place
+    copy = getattr(value, "copy", None)  # cupy arrays (array-API arrays are not mutable here)
+    return copy() if callable(copy) else value
 
 
 def dtype_name(raw: Any) -> str:
@@ -158,7 +171,7 @@ def wrap_untraced(result: Any, leaves: list[Any]) -> Any:
         origins = frozenset({Origin("outside", here())})
     else:
         origins = frozenset().union(*(origins_of(t) for t in leaves))
-    return make(result, None, None, origins)
+    return make(result, leaves[0], None, None, origins)
 
 
 def input_info(value: Any, tape: Tape) -> InputInfo:
@@ -242,6 +255,8 @@ def apply(
     traced(np.float64(0.46...), not on a trace)
     """
     tape = active_tape()
+    if tape is not None:
+        tape.raise_pending()
     leaves = traced_leaves(inputs)
     live = tape is not None and any(t._tape is tape for t in leaves)
     kind = status(op)
@@ -257,14 +272,14 @@ def apply(
         return wrap_untraced(forward(), leaves)
     out = forward()
     rule = registry.lookup(op)
-    raw_options = {k: unwrap(v) for k, v in options.items()}
+    raw_options = {k: snapshot(unwrap(v)) for k, v in options.items()}
     nodes = [
         [t._node if is_live(t, tape) else None for t in v]
         if rule.sequence
         else (v._node if is_live(v, tape) else None)
         for v in inputs
     ]
-    payload = RulePayload(rule, [unwrap(v) for v in inputs], nodes, raw_options, out)
+    payload = RulePayload(rule, [snapshot(unwrap(v)) for v in inputs], nodes, raw_options, out)
     record = tape.add_record(
         op,
         "rule",
@@ -274,7 +289,7 @@ def apply(
         _detail(op, raw_options),
         payload,
     )
-    return make(out, tape, record.outputs[0])
+    return make(out, leaves[0], tape, record.outputs[0])
 
 
 def _qualified(fn: Any) -> str:
@@ -341,11 +356,27 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
 
     rule = registry.lookup(op) if op else None
     if rule is None or not live:
-        return apply(op, name, forward, [*args, *kwargs.values()], {})
+        return _views_noted(
+            apply(op, name, forward, [*args, *kwargs.values()], {}), fn, args, kwargs
+        )
     bound = binding.bind(fn, rule, args, kwargs)
     if bound is None:
         forward()  # a wrong call raises the library's own error here
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
-    return apply(op, name, forward, bound.inputs, bound.options)
+    return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
+
+
+def _views_noted(result: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Note ``result`` as a view of the traced positional argument it shares memory with
+    (``np.transpose(t)``, ``np.reshape(t, ...)``), rebuilt by calling ``fn`` again."""
+    for i, arg in enumerate(args):
+        if is_traced(arg):
+            rest = (args[:i], args[i + 1 :])
+
+            def rebuild(base: Any, rest: tuple = rest) -> Any:
+                return call_function(fn, (*rest[0], base, *rest[1]), kwargs)
+
+            note_view(result, arg, rebuild)
+    return result

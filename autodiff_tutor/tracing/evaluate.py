@@ -24,7 +24,7 @@ from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size,
 from autodiff_tutor.tracing import backward, messages
 from autodiff_tutor.tracing.array import Traced, _copy, traced
 from autodiff_tutor.tracing.dispatch import input_info, is_live, is_traced, make, origins_of
-from autodiff_tutor.tracing.locations import argument_texts, here, warn
+from autodiff_tutor.tracing.locations import argument_texts, here, location, warn
 from autodiff_tutor.tracing.tape import Extraction, Tape, activate, active_tape, deactivate
 
 
@@ -46,12 +46,34 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
     if is_traced(value):
         node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
-        return make(value._data, tape, node)
+        return make(value._data, value, tape, node)
     if isinstance(value, (list, tuple)):
         return type(value)(_bind_leaves(v, tape, f"{label}[{i}]") for i, v in enumerate(value))
     if isinstance(value, dict):
         return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
     return value
+
+
+def _check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``fn`` is callable with these arguments (else a located ``ArgumentError``)."""
+    if not callable(fn):
+        raise ArgumentError(
+            f"evaluate() needs a function to run, not {type(fn).__name__}",
+            location(),
+            hint="evaluate(f, traced(x)) runs f(traced(x)) with tracing on",
+        )
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # built-ins without a signature: their own call checks them
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise ArgumentError(
+            f"cannot call {getattr(fn, '__name__', 'the function')}{signature} with "
+            f"{len(args)} argument(s): {error}",
+            location(),
+        ) from None
 
 
 def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -67,13 +89,20 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     if active_tape() is not None:
         raise messages.nested_evaluate()
+    _check_call(fn, args, kwargs)
     tape = Tape(getattr(fn, "__name__", type(fn).__name__))
     labels = _labels(fn, len(args))
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
     token = activate(tape)
     try:
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+        tape.raise_pending()
+        return result
+    except Exception as error:
+        if tape.pending is not None and error is not tape.pending:
+            tape.raise_pending()  # the first mistake, not what it led to
+        raise
     finally:
         deactivate(token)
         tape.end()
@@ -152,8 +181,13 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
     call = f"gradient({', '.join(names)})"
     if tape is None:
         raise messages.outside_evaluate(y._tape if is_traced(y) else None)
+    tape.raise_pending()
     if not xs:
-        raise ArgumentError("gradient() needs the variables to differentiate with respect to")
+        raise ArgumentError(
+            "gradient() needs the variables to differentiate with respect to",
+            location(),
+            hint="gradient(y, x) for one variable, gradient(y, w, b) for several",
+        )
     _check_output(y, tape, call, names[0])
     leaves, rebuilds = [], []
     for x, name in zip(xs, names[1:], strict=True):
@@ -266,6 +300,7 @@ def value_and_gradient(
     >>> value_and_gradient(lambda x, y: np.sum(x * y), np.ones(2), np.arange(2.0), wrt=1)
     (np.float64(1.0), array([1., 1.]))
     """
+    _check_call(fn, args, {})
     positions = _positions(fn, len(args), wrt)
     labels = _labels(fn, len(args))
     names = ["the value", *(labels[i] for i in positions)]
@@ -284,7 +319,13 @@ def value_and_gradient(
 
 
 def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
-    items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+    items = [wrt] if isinstance(wrt, (int, str)) else wrt
+    if not isinstance(items, (list, tuple)) or not items:
+        raise ArgumentError(
+            f"wrt must be an argument position, a name, or a non-empty list of them, not {wrt!r}",
+            location(),
+            hint="for example wrt=0, wrt='x' or wrt=[0, 1]",
+        )
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -293,13 +334,13 @@ def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
     for item in items:
         if isinstance(item, str):
             if item not in names[:count]:
-                raise ArgumentError(f"wrt={item!r} is not a parameter of the function")
+                raise ArgumentError(f"wrt={item!r} is not a parameter of the function", location())
             item = names.index(item)
-        if not isinstance(item, int) or not -count <= item < count:
-            raise ArgumentError(f"wrt={item!r} is out of range for {count} argument(s)")
+        if isinstance(item, bool) or not isinstance(item, int) or not -count <= item < count:
+            raise ArgumentError(f"wrt={item!r} is out of range for {count} argument(s)", location())
         positions.append(item % count)
-    if not positions or len(set(positions)) != len(positions):
-        raise ArgumentError(f"wrt must name each argument at most once, got {wrt!r}")
+    if len(set(positions)) != len(positions):
+        raise ArgumentError(f"wrt must name each argument at most once, got {wrt!r}", location())
     return positions
 
 

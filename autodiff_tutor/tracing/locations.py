@@ -13,12 +13,14 @@ True
 from __future__ import annotations
 
 import ast
+import dis
 import functools
 import linecache
 import os
 import sys
 import warnings
 from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +36,8 @@ for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
 
 @functools.lru_cache(maxsize=4096)
 def _is_internal(filename: str) -> bool:
-    if filename.startswith("<frozen"):
-        return True
+    if filename.startswith(("<frozen", "<autodiff_tutor generated")):
+        return True  # Python's own frames, and the code the compiler generated
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return any(path.startswith(prefix) for prefix in _SKIPPED) or (
         "array_api_strict" in path or f"{os.sep}cupy{os.sep}" in path
@@ -64,6 +66,48 @@ def here() -> str:
     if frame is None:
         return "?"
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+_STORES = {dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE") if name in dis.opmap}
+
+
+def storing_item(frame: FrameType | None = None) -> bool:
+    """Whether the user's current instruction stores into a subscript (``out[i] = v``).
+
+    >>> storing_item()
+    False
+    """
+    frame = frame if frame is not None else user_frame()
+    if frame is None:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _STORES
+
+
+_STACK_SHUFFLES = {"SWAP", "COPY", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "DUP_TOP_TWO", "CACHE"}
+
+
+def stores_back(frame: FrameType | None = None) -> bool:
+    """Whether the user's current instruction (an augmented operator) is followed by a
+    store into a subscript: ``y[i] += v`` updates ``y[i]`` and then writes it into ``y``.
+
+    >>> stores_back()
+    False
+    """
+    frame = frame if frame is not None else user_frame()
+    return frame is not None and _stored_after(frame.f_code, frame.f_lasti)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stored_after(code: Any, offset: int) -> bool:
+    instructions = iter(dis.get_instructions(code))
+    for instruction in instructions:
+        if instruction.offset == offset:
+            break
+    for instruction in instructions:
+        if instruction.opname not in _STACK_SHUFFLES:
+            return instruction.opcode in _STORES
+    return False
 
 
 def _positions(frame: FrameType) -> tuple[int, int, int, int] | None:

@@ -106,6 +106,53 @@ def write_into_plain(what: str) -> TracingError:
     )
 
 
+def in_place_shared(what: str) -> TracingError:
+    """An in-place update of a traced array that a view shares (``v = t.T; t *= 2``).
+
+    >>> in_place_shared("t *= ...").message.split(",")[0]
+    't *= ... changes a traced array in place'
+    """
+    return TracingError(
+        f"{what} changes a traced array in place, and another traced array shares its "
+        "memory (a view made by reshape, transpose, indexing, ... or the array it is a "
+        "view of). numpy would change both; tracing cannot follow a write through a view, "
+        "so the value and the gradient would silently differ from numpy's.",
+        location(),
+        hint="make a new array instead (t = t * 2) and recompute the view from it, or take "
+        "a copy before viewing (v = t.copy().reshape(-1))",
+    )
+
+
+def in_place_shape(what: str, shape: tuple[int, ...], result: tuple[int, ...]) -> TracingError:
+    """An in-place update whose result does not fit the array (numpy refuses it too).
+
+    >>> in_place_shape("y += ...", (3,), (2, 3)).message.split(":")[0]
+    'y += ... cannot update an array of shape (3,) in place'
+    """
+    return TracingError(
+        f"{what} cannot update an array of shape {shape} in place: the result has shape "
+        f"{result} (numpy refuses this too).",
+        location(),
+        hint="write y = y + ... to make a new array of the broadcast shape",
+    )
+
+
+def element_into_plain() -> TracingError:
+    """A traced value written into an element of a plain array (``out[i] = t``).
+
+    >>> element_into_plain().hint.split(",")[0]
+    'collect the traced pieces in a list and np.stack them'
+    """
+    return TracingError(
+        "Assigning a traced value into a plain (untraced) numpy array (out[...] = t) keeps "
+        "the numbers but drops the trace: everything computed from that array would "
+        "silently get no gradient.",
+        location(),
+        hint="collect the traced pieces in a list and np.stack them, or build the array "
+        "with np.where / np.concatenate",
+    )
+
+
 def escape(what: str) -> TracingEscapeError:
     """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced.
 

@@ -15,6 +15,7 @@ pass are dropped; the records themselves stay, so a notebook can still show them
 from __future__ import annotations
 
 import itertools
+import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,6 +174,28 @@ class Tape:
     extractions: list[Extraction] = field(default_factory=list)
     ended: bool = False
     released_at: str | None = None
+    # the traced values made on this trace (weakly: for in-place updates through views)
+    values: weakref.WeakValueDictionary = field(
+        default_factory=weakref.WeakValueDictionary, repr=False, compare=False
+    )
+    pending: Exception | None = None  # an error to raise at the trace's next step
+
+    def defer(self, error: Exception) -> None:
+        """Keep ``error`` to raise at the next step (where it cannot be raised now).
+
+        >>> tape = Tape("f")
+        >>> tape.defer(ValueError("late")); tape.raise_pending()
+        Traceback (most recent call last):
+        ValueError: late
+        """
+        if self.pending is None:
+            self.pending = error
+
+    def raise_pending(self) -> None:
+        """Raise the deferred error, if there is one (once)."""
+        error, self.pending = self.pending, None
+        if error is not None:
+            raise error
 
     def __len__(self) -> int:
         return len(self.records)

@@ -1,0 +1,163 @@
+"""What the front doors check about their arguments, and what they hand back.
+
+Errors about how the API was called (a wrong ``wrt``, seed or tangent, a value that
+cannot be differentiated, something that is not a Python function) are located at
+the user's call: the first frame outside autodiff_tutor. Gradients handed back are
+the caller's own: fresh, writable arrays that share no memory with each other, the
+seeds or the inputs (copied only where that is not already so).
+
+>>> import numpy as np
+>>> seed = np.ones(2)
+>>> a, b = owned([seed, seed], [seed])
+>>> a is seed or b is seed or np.shares_memory(a, b)
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.errors import ArgumentError, AutodiffError, SourceUnavailableError
+from autodiff_tutor.runtime.backend import array_module
+
+
+def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
+    """An error about how the API was called, located at the user's call."""
+    from autodiff_tutor.tracing.locations import location
+
+    return kind(message, location(), hint=hint)
+
+
+def check_function(fn: Any) -> None:
+    """Only Python functions (with source the compiler can read) are differentiable."""
+    if inspect.isfunction(inspect.unwrap(fn)) or getattr(fn, "_gradient_of", None) is not None:
+        return
+    if isinstance(fn, functools.partial):
+        what, hint = (
+            "a functools.partial",
+            "differentiate the function itself and pass the fixed arguments in the call "
+            "(leave them out of wrt), or write a def that calls it",
+        )
+    elif isinstance(fn, type):
+        what, hint = f"the class {fn.__name__}", "differentiate a function, not a class"
+    elif callable(fn):
+        what, hint = (
+            f"a {type(fn).__name__} object" if not inspect.isbuiltin(fn) else f"{fn!r}",
+            "write a def whose body does the computation (a method or a callable "
+            "object's __call__ cannot be compiled)",
+        )
+    else:
+        raise located(
+            ArgumentError,
+            f"cannot differentiate a {type(fn).__name__}: it is not callable",
+            hint="pass the function itself",
+        )
+    raise located(
+        SourceUnavailableError,
+        f"cannot differentiate {what}: it is not a Python function, so it has no source "
+        "to read (the compiler differentiates functions written with def)",
+        hint=hint,
+    )
+
+
+def check_wrt(wrt: Any) -> None:
+    """``wrt`` is None, a position, a name, or a non-empty list or tuple of them."""
+    items = [wrt] if wrt is None or isinstance(wrt, (int, str)) else wrt
+    if wrt is None:
+        return
+    if (
+        not isinstance(items, (list, tuple))
+        or not items
+        or not all(isinstance(i, (int, str)) and not isinstance(i, bool) for i in items)
+    ):
+        raise located(
+            ArgumentError,
+            f"wrt must be a parameter position, a name, or a non-empty list of them, not {wrt!r}",
+            hint="for example wrt=0, wrt='x' or wrt=['x', 'y']",
+        )
+
+
+def is_number_like(value: Any) -> bool:
+    """A number, or an array of numbers (any array library): what a loss can be.
+
+    >>> is_number_like(2.0), is_number_like(np.ones(2)), is_number_like("loss")
+    (True, True, False)
+    """
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not hasattr(value, "shape"):
+        return False
+    try:
+        return np.dtype(dtype).kind in "fciu"
+    except TypeError:  # an array-API dtype numpy does not know
+        return any(word in str(dtype) for word in ("float", "int", "complex"))
+
+
+def owned(gradients: Sequence[Any], others: Sequence[Any]) -> tuple[Any, ...]:
+    """Every gradient as an array the caller owns: fresh and writable.
+
+    Copies only where needed: a read-only array (a broadcast view from a rule), or one
+    sharing memory with an earlier gradient or with ``others`` (the seeds, the inputs).
+
+    >>> owned([np.broadcast_to(1.0, (2,))], [])[0].flags.writeable
+    True
+    """
+    owned: list[Any] = []
+    for g in gradients:
+        if g is not None and _needs_copy(g, [*owned, *others]):
+            g = g.copy()
+        owned.append(g)
+    return tuple(owned)
+
+
+def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
+    if isinstance(g, np.generic) or not hasattr(g, "shape"):
+        return False  # numpy scalars and numbers are immutable
+    flags = getattr(g, "flags", None)
+    if flags is not None and not flags.writeable:
+        return True
+    overlap = getattr(array_module(g), "may_share_memory", None)
+    if overlap is None:
+        return False
+    for other in others:
+        if other is g:
+            return True
+        if hasattr(other, "shape") and not isinstance(other, np.generic):
+            try:
+                if overlap(g, other):
+                    return True
+            except (TypeError, ValueError):
+                continue
+    return False
+
+
+def numeric_array(value: Any, like: Any, what: str) -> Any:
+    """``value`` (a seed or a tangent) as an array of ``like``'s floating dtype."""
+    xp = array_module(like)
+    dtype = getattr(like, "dtype", None)
+    if dtype is None or np.dtype(dtype).kind not in "fc":
+        dtype = np.float64
+    if isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool):
+        try:
+            value = xp.asarray(value, dtype=dtype)
+        except (TypeError, ValueError):
+            pass
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if not hasattr(value, "shape") or kind not in tuple("iufc"):
+        raise located(
+            ArgumentError,
+            f"{what} must be a numeric array, not {type(value).__name__}"
+            + (f" of dtype {value.dtype}" if kind else ""),
+            hint="give a float array shaped like the value it goes with",
+        )
+    if kind in "iu":
+        value = xp.asarray(value, dtype=dtype)
+    return value

@@ -1,0 +1,140 @@
+"""The operators of traced arrays: binary and unary operators, in-place updates and
+element writes, each computed on the raw data and recorded by
+:func:`~autodiff_tutor.tracing.dispatch.apply`.
+
+In-place updates follow numpy: every name of the updated array sees the new value,
+and so do the views tracing made of it (they are rebuilt from the new value). An
+update *through* a view (``v = t[0]; v += 1``), or of memory another traced array
+shares in a way tracing did not make, is refused with a located error.
+
+>>> import numpy as np
+>>> from autodiff_tutor.tracing import traced
+>>> y = traced(np.zeros(3))
+>>> alias = y
+>>> y += 1.0
+>>> alias
+traced(array([1., 1., 1.]), not on a trace)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.runtime.backend import shape_of
+from autodiff_tutor.runtime.helpers import assign_at
+from autodiff_tutor.tracing import dispatch, messages
+from autodiff_tutor.tracing.locations import location, stores_back
+from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
+
+_SYMBOLS = {
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "power": "**",
+    "matmul": "@",
+    "floor_divide": "//",
+    "remainder": "%",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+    "equal": "==",
+    "not_equal": "!=",
+}
+
+
+def binary(op: str, function: Any, reflected: bool = False) -> Any:
+    """The method for a binary operator (``reflected``: the ``__radd__`` form)."""
+
+    def method(self: TracedValue, other: Any) -> Any:
+        a, b = (other, self) if reflected else (self, other)
+        name = f"the {_SYMBOLS[op]} operator"
+
+        def forward() -> Any:
+            return function(dispatch.unwrap(a), dispatch.unwrap(b))
+
+        return dispatch.apply(op, name, forward, [a, b], {})
+
+    method.__name__ = f"__{'r' if reflected else ''}{function.__name__.strip('_')}__"
+    return method
+
+
+def unary(op: str, function: Any) -> Any:
+    """The method for a unary operator (``-x``, ``abs(x)``)."""
+
+    def method(self: TracedValue) -> Any:
+        return dispatch.apply(
+            op, f"{function.__name__}()", lambda: function(self._data), [self], {}
+        )
+
+    return method
+
+
+def in_place(op: str, function: Any) -> Any:
+    """The method for an augmented operator (``y += v``): see the module docstring."""
+    compute = binary(op, function)
+    symbol = _SYMBOLS[op] + "="
+
+    def method(self: TracedValue, other: Any) -> Any:
+        shared = _unknown_sharers(self)
+        if shared and not stores_back():
+            raise messages.in_place_shared(f"y {symbol} ...")
+        result = compute(self, other)
+        if not dispatch.is_traced(result) or result.shape != self.shape:
+            raise messages.in_place_shape(f"y {symbol} ...", self.shape, shape_of(result))
+        if result.dtype != self.dtype:  # numpy keeps the dtype of the updated array
+            result = result.astype(self.dtype)
+        if shared or isinstance(self._data, np.generic):
+            # y[i] += v: the store that follows writes the new y[i] into y; and numpy
+            # scalars are immutable: numpy rebinds the name to a new scalar
+            return result
+        update(self, result)
+        return self
+
+    method.__name__ = f"__i{function.__name__.strip('_')}__"
+    return method
+
+
+def set_item(y: Any, index: Any, value: Any) -> None:
+    """``y[index] = value`` on traced ``y``: ``y`` becomes a recorded copy with the write."""
+    raw_index, raw_value = dispatch.unwrap(index), dispatch.unwrap(value)
+    if isinstance(y._data, np.generic):
+        raise TracingError(
+            f"y[...] = ... on a numpy scalar ({y._data.dtype}): numpy scalars cannot "
+            "be changed (numpy raises TypeError)",
+            location(),
+            hint="write y = new_value, or make y an array (np.asarray is fine before tracing)",
+        )
+    if _unknown_sharers(y, raw_index):
+        raise messages.in_place_shared("y[...] = ...")
+
+    def forward() -> Any:
+        return assign_at(y._data, raw_index, raw_value)
+
+    try:
+        result = dispatch.apply("assign_at", "y[...] = ...", forward, [y, raw_index, value], {})
+    except AutodiffError as error:
+        if error.location is not None:
+            raise
+        raise type(error)(error.message, location(), error.hint) from None
+    update(y, result)
+
+
+def _unknown_sharers(y: TracedValue, index: Any = None) -> list[TracedValue]:
+    """Traced values sharing ``y``'s memory (at ``index``) that are not views tracing
+    made of ``y``: an update of ``y`` would change them in numpy, invisibly to tracing."""
+    known = [view for _, view in views_of(y)]
+    return [o for o in sharing_memory(y, index) if all(o is not k for k in known)]
+
+
+def update(y: TracedValue, result: TracedValue) -> None:
+    """``y`` takes ``result``'s value in place; its views are rebuilt from it, so that
+    they see the update, as numpy's views do."""
+    views = views_of(y)
+    y._become(result)
+    for parent, view in views:
+        view._become(view._rebuild(parent))

@@ -1,0 +1,162 @@
+"""What a traced array holds, and which traced arrays share memory.
+
+:class:`TracedValue` is the data part of a traced array (its raw array, trace, node
+and origins); :class:`~autodiff_tutor.tracing.array.Traced` adds the operators. The
+rest of tracing recognises traced arrays by this base class, so it needs no import
+of the array module (no import cycle).
+
+Every traced value is registered, by weak reference, with its trace (or with the
+off-trace set). An in-place update (``t /= 2``) asks :func:`sharing_memory` which
+other traced values see the same memory: numpy would change them too. Views that
+tracing made itself (``v = t.reshape(-1)``, ``t.T``, ``t[0]``, ``np.transpose(t)``:
+:func:`note_view`) are rebuilt from the updated array, so they see the update as in
+numpy; any other sharing (an update *through* a view, ``v += 1``) is refused instead
+of silently diverging from numpy.
+
+>>> import numpy as np
+>>> base = TracedValue(np.zeros(4))
+>>> view = TracedValue(base._data.reshape(2, 2))
+>>> sharing_memory(base) == [view]
+True
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.runtime.backend import array_module
+
+# id -> value, weakly (traced arrays are unhashable: == is elementwise)
+_OFF_TRACE: weakref.WeakValueDictionary[int, TracedValue] = weakref.WeakValueDictionary()
+
+
+class TracedValue:
+    """The data of a traced array: raw array, trace, node id and origins."""
+
+    __slots__ = ("_data", "_tape", "_node", "_origins", "_views", "_rebuild", "__weakref__")
+
+    def __init__(self, data: Any, tape: Any = None, node: int | None = None, origins=frozenset()):
+        self._data = data
+        self._tape = tape
+        self._node = node
+        self._origins = origins
+        self._views: list[weakref.ref[TracedValue]] = []  # traced views of this value
+        self._rebuild: Callable[[TracedValue], TracedValue] | None = None  # view from base
+        _registry(tape)[id(self)] = self
+
+    def _become(self, other: TracedValue) -> None:
+        """Take over ``other``'s data, trace and node (an in-place update, ``t += 1``)."""
+        _registry(self._tape).pop(id(self), None)
+        _registry(other._tape).pop(id(other), None)
+        self._data, self._tape, self._node = other._data, other._tape, other._node
+        self._origins = other._origins
+        _registry(self._tape)[id(self)] = self
+
+
+def note_view(result: Any, base: TracedValue, rebuild: Callable[[Any], Any]) -> Any:
+    """Remember that ``result`` is a view of ``base`` (their data share memory), and how
+    to make it again from ``base`` (``rebuild(base)``, recorded on the trace): after an
+    in-place update of ``base``, its views are rebuilt, as numpy's views see the
+    update. Returns ``result``.
+    """
+    if (
+        isinstance(result, TracedValue)
+        and result is not base
+        and isinstance(result._data, np.ndarray)
+        and isinstance(base._data, np.ndarray)
+        and np.may_share_memory(result._data, base._data)
+    ):
+        result._rebuild = rebuild
+        if len(base._views) >= 64:  # a loop making views of one array: drop the dead ones
+            base._views = [ref for ref in base._views if ref() is not None]
+        base._views.append(weakref.ref(result))
+    return result
+
+
+def views_of(value: TracedValue) -> list[tuple[TracedValue, TracedValue]]:
+    """``(parent, view)`` for the live traced views of ``value`` and their own views,
+    parents before children.
+
+    >>> import numpy as np
+    >>> base = TracedValue(np.zeros(4))
+    >>> view = note_view(TracedValue(base._data[:2]), base, lambda b: b)
+    >>> [v is view for _, v in views_of(base)]
+    [True]
+    """
+    found: list[tuple[TracedValue, TracedValue]] = []
+    queue = [value]
+    while queue:
+        parent = queue.pop(0)
+        alive = [v for v in (ref() for ref in parent._views) if v is not None]
+        parent._views = [weakref.ref(v) for v in alive]
+        for view in alive:
+            if view is not value and all(view is not v for _, v in found):
+                found.append((parent, view))
+                queue.append(view)
+    return found
+
+
+def _registry(tape: Any) -> weakref.WeakValueDictionary[int, TracedValue]:
+    return tape.values if tape is not None else _OFF_TRACE
+
+
+def sharing_memory(value: TracedValue, index: Any = None) -> list[TracedValue]:
+    """The other traced values (on ``value``'s trace) whose data may overlap ``value``'s,
+    or with ``index``, overlap the elements ``value[index]`` (exactly, where numpy can
+    tell: basic indexing of numpy arrays).
+
+    >>> import numpy as np
+    >>> data = np.zeros(3)
+    >>> base, head = TracedValue(data), TracedValue(data[:1])
+    >>> sharing_memory(base, slice(1, None)), sharing_memory(base, 0) == [head]
+    ([], True)
+    """
+    shared = _overlapping(value)
+    region = _region(value._data, index) if index is not None and shared else None
+    if region is None:
+        return shared
+    exact = []
+    for other in shared:
+        try:
+            if np.shares_memory(other._data, region, max_work=10**6):
+                exact.append(other)
+        except (TypeError, ValueError, np.exceptions.TooHardError):
+            exact.append(other)
+    return exact
+
+
+def _region(data: Any, index: Any) -> Any:
+    """``data[index]`` as a view of numpy ``data``, or ``None`` (fancy indexing copies)."""
+    if not isinstance(data, np.ndarray):
+        return None
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(part is Ellipsis for part in parts):
+        parts = (*parts, Ellipsis)  # y[0] of a vector: a 0-d view, not a scalar copy
+    try:
+        region = data[parts]
+    except (IndexError, TypeError, ValueError):
+        return None
+    return region if np.may_share_memory(region, data) else None
+
+
+def _overlapping(value: TracedValue) -> list[TracedValue]:
+    try:
+        overlap = getattr(array_module(value._data), "may_share_memory", None)
+    except TypeError:
+        return []
+    if overlap is None:  # array libraries without views to worry about
+        return []
+    shared = []
+    for other in list(_registry(value._tape).values()):
+        if other is value:
+            continue
+        try:
+            if overlap(other._data, value._data):
+                shared.append(other)
+        except (TypeError, ValueError):
+            continue
+    return shared

@@ -1,0 +1,163 @@
+"""A fuzz campaign: many seeds, a summary table, minimized reproducers of failures.
+
+>>> summary = Summary()
+>>> summary.add(frozenset({"if"}), [Outcome("compiler", "right")])
+>>> summary.counts[("compiler", "if", "right")]
+1
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzz.check import MODES, Outcome, check_program
+from fuzz.generator import CONSTRUCTS, Program, generate
+from fuzz.minimize import minimize, signature, simplify_result, still_fails
+
+KINDS = ("right", "refused", "wrong", "crash", "unchecked")
+FAILURES = ("wrong", "crash")
+EXAMPLES = 8  # failing programs kept per (mode, kind, first word), to minimize at the end
+
+
+@dataclass
+class Summary:
+    """Counts per (mode, construct, kind), per (mode, kind), and distinct failures."""
+
+    programs: int = 0
+    invalid: int = 0
+    counts: collections.Counter = field(default_factory=collections.Counter)
+    totals: collections.Counter = field(default_factory=collections.Counter)
+    refusals: collections.Counter = field(default_factory=collections.Counter)
+    examples: dict[tuple[str, str, str], list[tuple[Program, Outcome]]] = field(
+        default_factory=dict
+    )
+    failure_counts: collections.Counter = field(default_factory=collections.Counter)
+
+    def add(self, constructs: Iterable[str], outcomes: list[Outcome], program=None) -> None:
+        """Count one program's outcomes (no outcome: the program was invalid)."""
+        self.programs += 1
+        if not outcomes:
+            self.invalid += 1
+        for outcome in outcomes:
+            self.totals[(outcome.mode, outcome.kind)] += 1
+            for construct in constructs:
+                self.counts[(outcome.mode, construct, outcome.kind)] += 1
+            if outcome.kind == "refused":
+                self.refusals[(outcome.mode, outcome.detail.splitlines()[0][:90])] += 1
+            if outcome.kind in FAILURES:
+                key = signature(outcome)
+                self.failure_counts[key] += 1
+                kept = self.examples.setdefault(key, [])
+                if program is not None and len(kept) < EXAMPLES and _new_kind(program, kept):
+                    kept.append((program, outcome))
+
+    def bad(self) -> int:
+        """How many outcomes were wrong or crashed."""
+        return sum(n for (_, kind), n in self.totals.items() if kind in FAILURES)
+
+    def table(self) -> str:
+        """The summary as text: per mode, per construct, refusal rates, failures."""
+        lines = [f"programs: {self.programs} (invalid, skipped: {self.invalid})", ""]
+        lines.append(f"{'mode':<10}" + "".join(f"{k:>10}" for k in KINDS) + f"{'refused%':>10}")
+        for mode in MODES:
+            row = [self.totals[(mode, k)] for k in KINDS]
+            total = sum(row)
+            rate = f"{100 * row[1] / total:.1f}" if total else "-"
+            lines.append(f"{mode:<10}" + "".join(f"{n:>10}" for n in row) + f"{rate:>10}")
+        for mode in MODES:
+            lines += ["", f"[{mode}] per construct: " + " / ".join(KINDS)]
+            for construct in CONSTRUCTS:
+                row = [self.counts[(mode, construct, k)] for k in KINDS]
+                if sum(row):
+                    lines.append(f"  {construct:<16}" + "".join(f"{n:>8}" for n in row))
+        lines += ["", "top refusals (mode, error):"]
+        for (mode, error), n in self.refusals.most_common(12):
+            lines.append(f"  {n:>7}  {mode:<9} {error[:100]}")
+        lines += ["", "distinct failures (mode, kind, first word): count"]
+        for key, n in self.failure_counts.most_common():
+            lines.append(f"  {n:>7}  {key}")
+        return "\n".join(lines)
+
+
+def _new_kind(program: Program, kept: list[tuple[Program, Outcome]]) -> bool:
+    """Keep a failing program unless one with a subset of its constructs is kept already
+    (it most likely fails for the same reason)."""
+    return not any(other.constructs <= program.constructs for other, _ in kept)
+
+
+def run(
+    seeds: Iterable[int],
+    exclude: frozenset[str] = frozenset(),
+    modes: tuple[str, ...] = MODES,
+    progress: bool = False,
+    hvp_exclude: frozenset[str] = frozenset(),
+) -> Summary:
+    """Check the program of every seed; ``progress`` shows a tqdm bar."""
+    summary = Summary()
+    seeds = list(seeds)
+    if progress:
+        from tqdm import tqdm
+
+        seeds = tqdm(seeds, unit="prog", smoothing=0.05)
+    for seed in seeds:
+        program = generate(seed, exclude)
+        summary.add(program.constructs, check_program(program, modes, hvp_exclude), program)
+        if progress:
+            seeds.set_postfix(bad=summary.bad(), refresh=False)
+    return summary
+
+
+def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
+    """Minimize the kept failing programs; write one file per distinct failure.
+
+    Distinct: the same mode, kind and first word of the detail, and the same set
+    of constructs left in the minimized program.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("[0-9][0-9][0-9]_*.py"):
+        stale.unlink()
+    distinct: dict[tuple, tuple[Program, Program, Outcome]] = {}
+    for key, examples in summary.examples.items():
+        for program, outcome in examples:
+            fails = still_fails(outcome)
+            small = minimize(simplify_result(minimize(program, fails), fails), fails)
+            distinct.setdefault((*key, small.constructs), (program, small, outcome))
+    written = []
+    for n, ((mode, kind, _word, constructs), (program, small, outcome)) in enumerate(
+        distinct.items()
+    ):
+        path = folder / f"{n:03d}_{mode}_{kind}_{_slug('_'.join(sorted(constructs)))}.py"
+        path.write_text(_reproducer(mode, kind, program, small, outcome))
+        written.append(path)
+    (folder / "summary.txt").write_text(summary.table() + "\n")
+    rows = [
+        {
+            "mode": k[0],
+            "kind": k[1],
+            "what": k[2],
+            "constructs": sorted(k[3]),
+            "seed": p.seed,
+            "detail": o.detail,
+        }
+        for k, (p, _, o) in distinct.items()
+    ]
+    (folder / "failures.json").write_text(json.dumps(rows, indent=2))
+    return written
+
+
+def _reproducer(mode: str, kind: str, program: Program, small: Program, outcome: Outcome) -> str:
+    x, w = small.inputs()
+    return (
+        f"# mode={mode} kind={kind} seed={program.seed} kink_inputs={program.kink_inputs}\n"
+        f"# constructs: {sorted(small.constructs)}\n# detail: {outcome.detail}\n"
+        + small.source
+        + f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
+    )
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)[:40]

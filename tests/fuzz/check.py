@@ -1,0 +1,221 @@
+"""Run one generated program through every mode and classify each outcome.
+
+Modes: ``compiler`` (``value_and_grad`` w.r.t. ``x`` and ``w``), ``jvp`` (the
+compiler's forward mode against a directional difference), ``hvp`` (second order on
+loop-free programs: the compiled gradient's vjp against differences of the
+gradient) and ``tracing`` (``tracing.value_and_gradient``).
+
+Kinds: ``right`` (value and every checkable gradient element agree with the
+oracles), ``refused`` (an ``AutodiffError`` located in the program's own source),
+``wrong`` (a value or derivative that disagrees), ``crash`` (any other exception, or
+an ``AutodiffError`` without a location in the program), ``unchecked`` (right value,
+but no oracle could judge any derivative element).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import autodiff_tutor as ad
+from autodiff_tutor import tracing
+from autodiff_tutor.errors import AutodiffError
+from fuzz import oracles
+from fuzz.generator import Program
+
+MODES = ("compiler", "jvp", "hvp", "tracing")
+VALUE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one mode did on one program."""
+
+    mode: str
+    kind: str  # right, refused, wrong, crash, unchecked
+    detail: str = ""
+
+
+class Loaded:
+    """A program exec'd from its source text, registered with ``linecache`` so that
+    the compiler can read it and errors can point into it."""
+
+    def __init__(self, source: str, seed: int):
+        digest = hashlib.sha1(source.encode()).hexdigest()[:10]
+        self.filename = f"<fuzz seed={seed} {digest}>"
+        self.source = source
+        lines = source.splitlines(keepends=True)
+        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
+        self.namespace: dict[str, Any] = {
+            "__name__": "fuzz_program",
+            "__file__": self.filename,
+            "__source__": source,
+        }
+        exec(compile(source, self.filename, "exec"), self.namespace)
+        self.f: Callable[..., Any] = self.namespace["f"]
+
+    def close(self) -> None:
+        """Forget the source (long runs would otherwise keep every program)."""
+        linecache.cache.pop(self.filename, None)
+
+
+def located(error: BaseException, filename: str) -> bool:
+    """An ``AutodiffError`` whose location is a line of the program ``filename``."""
+    location = getattr(error, "location", None)
+    return (
+        isinstance(error, AutodiffError)
+        and location is not None
+        and location.filename == filename
+        and location.line >= 1
+    )
+
+
+def _failure(mode: str, error: BaseException, filename: str) -> Outcome:
+    if located(error, filename):
+        return Outcome(mode, "refused", f"{type(error).__name__}: {error.message}")
+    what = "unlocated " if isinstance(error, AutodiffError) else ""
+    first = str(error).splitlines()[0] if str(error) else ""
+    return Outcome(mode, "crash", f"{what}{type(error).__name__}: {first}"[:300])
+
+
+def _judge_gradients(
+    mode: str, got: list[Any], reference: list[tuple[np.ndarray, np.ndarray]], names: list[str]
+) -> Outcome:
+    checked = 0
+    for g, (expected, trusted), name in zip(got, reference, names, strict=True):
+        g = np.asarray(g, dtype=np.float64)
+        if g.shape != expected.shape:
+            return Outcome(mode, "wrong", f"d{name} has shape {g.shape}, expected {expected.shape}")
+        bad = trusted & ~oracles.close(g, expected)
+        if not np.all(np.isfinite(g)):
+            bad |= ~np.isfinite(g)  # a nan/inf gradient of a finite program is never right
+        if bad.any():
+            i = tuple(int(k) for k in np.argwhere(bad)[0])
+            return Outcome(mode, "wrong", f"d{name}{list(i)} = {g[i]!r}, expected {expected[i]!r}")
+        checked += int(trusted.sum())
+    return Outcome(mode, "right" if checked else "unchecked")
+
+
+def gradient_reference(
+    program: Program, loaded: Loaded, x: np.ndarray, w: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(expected, trusted mask) per argument: autograd where it applies, differences else."""
+    reference = [oracles.trusted_gradient(loaded.f, (x, w), i) for i in (0, 1)]
+    if not program.autograd_ok or program.kink_inputs:
+        return reference
+    try:
+        found = oracles.autograd_gradients(loaded.namespace, (x, w))
+    except Exception:  # noqa: BLE001 - autograd cannot follow this program: differences only
+        return reference
+    exact = [np.asarray(e, dtype=np.float64) for e in found]
+    if not _oracles_agree(exact, reference):
+        return reference  # autograd and stable differences disagree: trust neither blindly
+    return [(e, np.ones(e.shape, dtype=bool)) for e in exact]
+
+
+def _oracles_agree(exact: list[Any], reference: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    return all(np.all(oracles.close(e, d)[t]) for e, (d, t) in zip(exact, reference, strict=True))
+
+
+def check_compiler(loaded: Loaded, x, w, value, reference) -> Outcome:
+    """``value_and_grad`` w.r.t. both inputs."""
+    try:
+        got_value, grads = ad.value_and_grad(loaded.f, wrt=[0, 1])(x.copy(), w.copy())
+    except Exception as error:  # noqa: BLE001 - classifying every exception is the point
+        return _failure("compiler", error, loaded.filename)
+    if not oracles.close(got_value, value, VALUE_TOLERANCE):
+        return Outcome("compiler", "wrong", f"value {got_value!r}, expected {value!r}")
+    return _judge_gradients("compiler", list(grads), reference, ["x", "w"])
+
+
+def check_tracing(loaded: Loaded, x, w, value, reference) -> Outcome:
+    """``tracing.value_and_gradient`` w.r.t. both inputs."""
+    try:
+        got_value, grads = tracing.value_and_gradient(loaded.f, x.copy(), w.copy(), wrt=[0, 1])
+    except Exception as error:  # noqa: BLE001
+        return _failure("tracing", error, loaded.filename)
+    if not oracles.close(got_value, value, VALUE_TOLERANCE):
+        return Outcome("tracing", "wrong", f"value {got_value!r}, expected {value!r}")
+    return _judge_gradients("tracing", list(grads), reference, ["x", "w"])
+
+
+def check_jvp(loaded: Loaded, x, w, value, seed: int) -> Outcome:
+    """``jvp`` along a seeded random direction, against a directional difference."""
+    rng = np.random.default_rng(seed + 1)
+    dx, dw = rng.normal(size=x.shape), rng.normal(size=w.shape)
+    try:
+        got_value, tangent = ad.jvp(loaded.f, (x.copy(), w.copy()), (dx, dw))
+    except Exception as error:  # noqa: BLE001
+        return _failure("jvp", error, loaded.filename)
+    if not oracles.close(got_value, value, VALUE_TOLERANCE):
+        return Outcome("jvp", "wrong", f"value {got_value!r}, expected {value!r}")
+    expected, trusted = oracles.directional(loaded.f, (x, w), (dx, dw))
+    return _judge_gradients("jvp", [tangent], [(np.asarray(expected), np.asarray(trusted))], ["t"])
+
+
+def check_hvp(loaded: Loaded, x, w, seed: int) -> Outcome:
+    """Second order: the vjp of the compiled gradient (w.r.t. ``x``) is ``H v``,
+    checked against central differences of autograd's gradient along ``v``."""
+    rng = np.random.default_rng(seed + 2)
+    v = rng.normal(size=x.shape)
+    try:
+        _, pullback = ad.vjp(ad.grad(loaded.f, wrt=0), x.copy(), w.copy(), wrt=[0])
+        (hv,) = pullback(v.copy())
+    except Exception as error:  # noqa: BLE001
+        return _failure("hvp", error, loaded.filename)
+
+    def gradient_along(t: float) -> np.ndarray:
+        return np.asarray(oracles.autograd_gradients(loaded.namespace, (x + t * v, w))[0])
+
+    h1, h2 = oracles.STEPS
+    coarse = (gradient_along(h1) - gradient_along(-h1)) / (2 * h1)
+    expected = (gradient_along(h2) - gradient_along(-h2)) / (2 * h2)
+    trusted = oracles.close(coarse, expected, 10 * oracles.AGREE)
+    return _judge_gradients("hvp", [hv], [(expected, trusted)], ["Hv"])
+
+
+def check_program(
+    program: Program, modes: tuple[str, ...] = MODES, hvp_exclude: frozenset[str] = frozenset()
+) -> list[Outcome]:
+    """Every applicable mode's outcome on ``program`` (empty if plain numpy fails).
+
+    ``hvp_exclude``: constructs whose programs skip the second-order check.
+    """
+    loaded = Loaded(program.source, program.seed)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return _check_loaded(program, loaded, modes, hvp_exclude)
+    finally:
+        loaded.close()
+
+
+def _check_loaded(
+    program: Program, loaded: Loaded, modes: tuple[str, ...], hvp_exclude: frozenset[str]
+) -> list[Outcome]:
+    x, w = program.inputs()
+    try:
+        value = float(loaded.f(x.copy(), w.copy()))
+    except Exception:  # noqa: BLE001 - an invalid program (the generator's fault): skipped
+        return []
+    if not np.isfinite(value):
+        return []
+    outcomes = []
+    needs_reference = {"compiler", "tracing"} & set(modes)
+    reference = gradient_reference(program, loaded, x, w) if needs_reference else []
+    if "compiler" in modes:
+        outcomes.append(check_compiler(loaded, x, w, value, reference))
+    if "jvp" in modes:
+        outcomes.append(check_jvp(loaded, x, w, value, program.seed))
+    second_order = program.loop_free and program.autograd_ok and not program.kink_inputs
+    if "hvp" in modes and second_order and not (program.constructs & hvp_exclude):
+        outcomes.append(check_hvp(loaded, x, w, program.seed))
+    if "tracing" in modes:
+        outcomes.append(check_tracing(loaded, x, w, value, reference))
+    return outcomes

@@ -1,0 +1,410 @@
+"""Seeded random numpy programs, as source text, tagged with the constructs they use.
+
+Every program is ``def f(x, w): ...`` over ``x`` of shape (3, 4) and ``w`` of shape
+(4,), returning a scalar. The body is a list of *blocks* (one or more statements
+that define one new local), so that a failing program can be shrunk block by block.
+The generator tracks each local's shape, so every program runs under plain numpy.
+
+>>> program = generate(7)
+>>> program.source.startswith("import numpy as np")
+True
+>>> generate(7).source == program.source  # seeded: the same seed, the same program
+True
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Every construct the generator can use (the keys of the summary tables).
+CONSTRUCTS = (
+    "broadcast",
+    "elementwise",
+    "kink",
+    "power",
+    "reduction",
+    "view",
+    "index_read",
+    "index_write",
+    "inplace",
+    "alias_inplace",
+    "view_inplace",
+    "if",
+    "for",
+    "while",
+    "zero_trip",
+    "break_continue",
+    "helper",
+    "list_stack",
+    "cast",
+    "cast_int",
+    "power_zero",
+    "prod_axes",
+)
+#: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
+#: programs using them, only finite differences judge the gradient.
+NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
+LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack"}
+
+SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
+UNARY = [
+    ("np.tanh({u})", "elementwise"),
+    ("np.sin({u})", "elementwise"),
+    ("np.cos({u})", "elementwise"),
+    ("np.exp(np.tanh({u}))", "elementwise"),
+    ("{u} * {u}", "elementwise"),
+    ("np.sqrt({u} * {u} + 1.0)", "elementwise"),
+    ("np.log({u} * {u} + 1.0)", "elementwise"),
+    ("{u} / (1.0 + {u} * {u})", "elementwise"),
+    ("-{u} + 0.5", "elementwise"),
+    ("np.abs({u})", "kink"),
+    ("np.maximum({u}, 0.0)", "kink"),
+    ("np.where({u} > 0, {u}, 0.1 * {u})", "kink"),
+    ("np.clip({u}, -0.5, 0.5)", "kink"),
+    ("{u} ** {k}", "power"),
+    ("np.maximum({u}, 0.0) ** {k}", "power"),  # an exact zero base where u < 0
+]
+
+
+@dataclass
+class Program:
+    """One generated program and what it is made of."""
+
+    seed: int
+    helpers: list[str]
+    blocks: list[str]
+    tags: list[frozenset[str]]  # the constructs of each block
+    result: str
+    kink_inputs: bool
+
+    @property
+    def constructs(self) -> frozenset[str]:
+        """Every construct the program uses."""
+        return frozenset().union(*self.tags)
+
+    @property
+    def source(self) -> str:
+        """The module text: imports, helper functions, then ``f``."""
+        return render(self.helpers, self.blocks, self.result)
+
+    @property
+    def autograd_ok(self) -> bool:
+        """Whether autograd can be trusted as a gradient oracle for this program."""
+        return not (self.constructs & NOT_FOR_AUTOGRAD)
+
+    @property
+    def loop_free(self) -> bool:
+        """No loops: the program gets a second-order check."""
+        return not (self.constructs & LOOPS)
+
+    def inputs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The seeded inputs; with ``kink_inputs``, exact zeros and ties are planted."""
+        rng = np.random.default_rng(self.seed)
+        x = rng.uniform(-1.5, 1.5, size=(3, 4))
+        w = rng.uniform(-1.5, 1.5, size=4)
+        if self.kink_inputs:
+            x[0, 0] = x[1, 2] = 0.0
+            x[2, 1] = x[2, 3]  # a tie for max/min
+            w[1] = 0.0
+        return x, w
+
+
+def render(helpers: list[str], blocks: list[str], result: str) -> str:
+    """Source text of a program with these helper functions, body blocks and result."""
+    body = "".join(block for block in blocks) + f"    return {result}\n"
+    head = "import numpy as np\n\n\n" + "".join(h + "\n\n" for h in helpers)
+    return head + "def f(x, w):\n" + body
+
+
+@dataclass
+class _State:
+    rng: random.Random
+    exclude: frozenset[str]
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    blocks: list[str] = field(default_factory=list)
+    tags: list[frozenset[str]] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+    count: int = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def pick(self, ndim: int | None = None) -> str:
+        names = [n for n, s in self.shapes.items() if ndim is None or len(s) == ndim]
+        return self.rng.choice(names or ["x"])
+
+    def emit(self, lines: list[str], name: str, shape: tuple[int, ...], *tags: str) -> None:
+        self.blocks.append("".join("    " + line + "\n" for line in lines))
+        self.tags.append(frozenset(tags))
+        self.shapes[name] = shape
+        self.used.update(tags)
+
+
+def _unary(s: _State) -> None:
+    u = s.pick()
+    template, tag = s.rng.choice([t for t in UNARY if t[1] not in s.exclude])
+    k = s.rng.choice([1, 2, 3] if "power_zero" in s.exclude else [0, 1, 2, 3])
+    tags = [tag, "power_zero"] if tag == "power" and k == 0 else [tag]
+    name = s.fresh()
+    s.emit([f"{name} = " + template.format(u=u, k=k)], name, s.shapes[u], *tags)
+
+
+def _broadcast(s: _State) -> None:
+    a = s.pick()
+    partners = [n for n, sh in s.shapes.items() if _broadcastable(s.shapes[a], sh)]
+    b = s.rng.choice(partners)
+    op = s.rng.choice(["+", "-", "*"])
+    name = s.fresh()
+    shape = np.broadcast_shapes(s.shapes[a], s.shapes[b])
+    s.emit([f"{name} = {a} {op} 0.5 * {b}"], name, shape, "broadcast")
+
+
+def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+def _fits_into(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    return _broadcastable(small, big) and np.broadcast_shapes(small, big) == big
+
+
+def _reduction(s: _State) -> None:
+    u = s.pick()
+    shape = s.shapes[u]
+    fn = s.rng.choice(["sum", "mean", "max", "min", "prod"])
+    tuple_axes = len(shape) == 2 and not (fn == "prod" and "prod_axes" in s.exclude)
+    axis = s.rng.choice([None, *range(len(shape))] + ([(0, 1)] if tuple_axes else []))
+    keepdims = s.rng.random() < 0.3
+    args = [] if axis is None else [f"axis={axis}"]
+    if keepdims:
+        args.append("keepdims=True")
+    text = ", ".join(args)
+    call = f"np.{fn}({u}{', ' + text if text else ''})"
+    if s.rng.random() < 0.3 and fn != "prod":
+        call = f"{u}.{fn}({text})"
+    name = s.fresh()
+    tags = ["reduction", "prod_axes"] if fn == "prod" and isinstance(axis, tuple) else ["reduction"]
+    s.emit([f"{name} = {call}"], name, _reduced(shape, axis, keepdims), *tags)
+
+
+def _reduced(shape: tuple[int, ...], axis, keepdims: bool) -> tuple[int, ...]:
+    axes = range(len(shape)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def _view(s: _State) -> None:
+    u = s.pick(2) if s.rng.random() < 0.8 else s.pick()
+    shape = s.shapes[u]
+    size = int(np.prod(shape))
+    options = [(f"{u}.reshape(-1)", (size,)), (f"np.reshape({u}, (1, {size}))", (1, size))]
+    if len(shape) == 2:
+        options += [(f"{u}.T", shape[::-1]), (f"np.transpose({u})", shape[::-1])]
+        options.append((f"np.expand_dims({u}, 0)[0]", shape))
+        if 1 in shape:
+            options.append((f"np.squeeze({u})", tuple(n for n in shape if n != 1)))
+    if size == 12:
+        options.append((f"np.reshape({u}, (4, 3))", (4, 3)))
+    text, new = s.rng.choice(options)
+    name = s.fresh()
+    s.emit([f"{name} = {text}"], name, new, "view")
+
+
+def _index_read(s: _State) -> None:
+    u = s.pick(2) if s.rng.random() < 0.7 else s.pick(1)
+    shape = s.shapes[u]
+    if not shape:
+        return _unary(s)
+    n = shape[0]
+    options = [(f"{u}[{n - 1}]", shape[1:]), (f"{u}[::2]", ((n + 1) // 2, *shape[1:]))]
+    options.append((f"{u}[[0, {n - 1}, 0]]", (3, *shape[1:])))
+    if n >= 2:
+        options.append((f"{u}[1:]", (n - 1, *shape[1:])))
+    if len(shape) == 2:
+        options.append((f"{u}[:, {shape[1] - 1}]", (n,)))
+    text, new = s.rng.choice(options)
+    name = s.fresh()
+    s.emit([f"{name} = {text}"], name, new, "index_read")
+
+
+def _index_write(s: _State) -> None:
+    u = s.pick(2)
+    shape = s.shapes[u]
+    if len(shape) != 2:
+        return _unary(s)
+    name, src = s.fresh(), s.pick()
+    start = s.rng.choice([f"np.zeros({shape})", f"{u}.copy()", f"{u} * 1.0"])
+    row = f"np.tanh({src}).reshape(-1)[:{shape[1]}]" if s.shapes[src] else f"np.tanh({src})"
+    lines = [f"{name} = {start}"]
+    if int(np.prod(s.shapes[src])) < shape[1] and s.shapes[src]:
+        row = f"np.sum({src}) * 0.5"
+    lines.append(f"{name}[{s.rng.randrange(shape[0])}] = {row}")
+    if s.rng.random() < 0.5:
+        lines.append(f"{name}[:, {s.rng.randrange(shape[1])}] *= 0.5 + {u}[:, 0]")
+    s.emit(lines, name, shape, "index_write")
+
+
+def _inplace(s: _State) -> None:
+    a = s.pick()
+    partners = [n for n in s.shapes if _fits_into(s.shapes[n], s.shapes[a])]
+    b = s.rng.choice(partners)
+    name = s.fresh()
+    op = s.rng.choice(["+=", "-=", "*="])
+    s.emit([f"{name} = {a} + 0.0", f"{name} {op} np.sin({b})"], name, s.shapes[a], "inplace")
+
+
+def _alias_inplace(s: _State) -> None:
+    a = s.pick()
+    name, alias = s.fresh(), s.fresh()
+    lines = [f"{name} = {a} * 1.0", f"{alias} = {name}", f"{alias} += 1.0"]
+    s.emit(lines, name, s.shapes[a], "alias_inplace")
+
+
+def _view_inplace(s: _State) -> None:
+    a = s.pick(2)
+    if len(s.shapes[a]) != 2:
+        return _alias_inplace(s)
+    base, view = s.fresh(), s.fresh()
+    maker = s.rng.choice(["np.transpose({b})", "np.reshape({b}, (-1,))", "{b}.reshape(-1)"])
+    shape = s.shapes[a]
+    new = shape[::-1] if "transpose" in maker else (int(np.prod(shape)),)
+    op = s.rng.choice([" *= 2.0", " /= 2.0", " += 1.0", "[-1] *= 0.5", "[:, 0] = 1.5"])
+    lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base), f"{base}{op}"]
+    s.emit(lines, view, new, "view_inplace")
+
+
+def _if(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    cond = s.rng.choice([f"np.sum({u}) > 0.0", f"np.max({u}) > 0.5", f"{s.pick()}.mean() < 0.0"])
+    lines = [f"if {cond}:", f"    {name} = np.sin({u}) * 2.0", "else:", f"    {name} = {u} * {u}"]
+    s.emit(lines, name, s.shapes[u], "if")
+
+
+def _for(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    n = s.rng.choice([0, 1, 3])
+    lines = [
+        f"{name} = {u} * 1.0",
+        f"for i in range({n}):",
+        f"    {name} = {name} * 0.5 + np.sin({name})",
+    ]
+    s.emit(lines, name, s.shapes[u], "for", *(["zero_trip"] if n == 0 else []))
+
+
+def _while(s: _State) -> None:
+    u, name, i = s.pick(), s.fresh(), s.fresh()
+    n = s.rng.choice([0, 2])
+    lines = [
+        f"{name} = {u} + 0.0",
+        f"{i} = 0",
+        f"while {i} < {n}:",
+        f"    {name} = np.tanh({name}) + 0.5 * {u}",
+        f"    {i} += 1",
+    ]
+    s.emit(lines, name, s.shapes[u], "while", *(["zero_trip"] if n == 0 else []))
+
+
+def _break_continue(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    skip, limit = s.rng.randrange(4), round(s.rng.uniform(-1.0, 3.0), 2)
+    lines = [
+        f"{name} = {u} * 1.0",
+        "for j in range(4):",
+        f"    if j == {skip}:",
+        "        continue",
+        f"    if np.sum({name}) > {limit}:",
+        "        break",
+        f"    {name} = {name} + 0.3 * np.sin({name})",
+    ]
+    s.emit(lines, name, s.shapes[u], "break_continue")
+
+
+def _helper(s: _State) -> None:
+    index = len(s.helpers) + 1
+    body = s.rng.choice(["np.tanh(a) * b", "a * a + np.sin(b)", "np.maximum(a, b) * 0.5"])
+    s.helpers.append(f"def h{index}(a, b):\n    c = {body}\n    return c")
+    a = s.pick()
+    b = s.rng.choice([n for n in s.shapes if s.shapes[n] == s.shapes[a]] + ["0.5"])
+    name = s.fresh()
+    s.emit([f"{name} = h{index}({a}, {b})"], name, s.shapes[a], "helper")
+
+
+def _list_stack(s: _State) -> None:
+    u = s.pick(2)
+    shape = s.shapes[u]
+    if len(shape) != 2:
+        return _unary(s)
+    name, parts = s.fresh(), s.fresh()
+    lines = [
+        f"{parts} = []",
+        f"for k in range({shape[0]}):",
+        f"    {parts}.append(np.sin({u}[k]) * {u}[k])",
+        f"{name} = np.stack({parts})",
+    ]
+    s.emit(lines, name, shape, "list_stack")
+
+
+def _cast(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    casts = ["np.floor({u})", "({u} > 0).astype(float)"]
+    if "cast_int" not in s.exclude:
+        casts.append("{u}.astype(int)")
+    cast = s.rng.choice(casts)
+    tags = ["cast", "cast_int"] if "astype(int)" in cast else ["cast"]
+    s.emit([f"{name} = {u} * " + cast.format(u=u)], name, s.shapes[u], *tags)
+
+
+MAKERS = {
+    "broadcast": _broadcast,
+    "elementwise": _unary,
+    "reduction": _reduction,
+    "view": _view,
+    "index_read": _index_read,
+    "index_write": _index_write,
+    "inplace": _inplace,
+    "alias_inplace": _alias_inplace,
+    "view_inplace": _view_inplace,
+    "if": _if,
+    "for": _for,
+    "while": _while,
+    "break_continue": _break_continue,
+    "helper": _helper,
+    "list_stack": _list_stack,
+    "cast": _cast,
+}
+
+
+def generate(seed: int, exclude: frozenset[str] = frozenset()) -> Program:
+    """The program of ``seed``: 2 to 6 blocks, constructs in ``exclude`` left out.
+
+    Excluding ``kink`` also turns off the planted exact zeros and ties; excluding
+    ``zero_trip`` makes every loop run at least once.
+    """
+    rng = random.Random(seed)
+    state = _State(rng, exclude, {"x": (3, 4), "w": (4,)})
+    makers = [m for c, m in MAKERS.items() if c not in exclude]
+    for _ in range(rng.randint(2, 6)):
+        rng.choice(makers)(state)
+    result = _result(state)
+    if "zero_trip" in exclude and "zero_trip" in state.used:
+        return generate(seed + 10**9, exclude)  # a different, honest draw
+    if state.used & exclude:
+        return generate(seed + 10**9, exclude)
+    kink = "kink" not in exclude and rng.random() < 0.3
+    return Program(seed, state.helpers, state.blocks, state.tags, result, kink)
+
+
+def _result(s: _State) -> str:
+    names = [n for n in s.shapes if n not in ("x", "w")]
+    chosen = s.rng.sample(names, min(2, len(names)))
+    terms = [f"np.sum({n} * {n})" if s.rng.random() < 0.5 else f"np.sum({n})" for n in chosen]
+    return " + ".join(terms + ["0.1 * np.sum(x * x) + np.sum(w)"])

@@ -1,0 +1,94 @@
+"""References that no code of autodiff_tutor controls: differences in float64 and autograd.
+
+A finite difference is trusted only element by element, where it is stable: two
+central differences with different steps agree, and the forward and backward
+one-sided differences agree (so the point is not on a kink or a branch switch).
+
+>>> import numpy as np
+>>> f = lambda x, w: float(np.sum(x ** 3) + np.sum(w))
+>>> estimate, trusted = trusted_gradient(f, (np.array([1.0, 2.0]), np.zeros(1)), 0)
+>>> np.round(estimate, 5).tolist(), trusted.tolist()
+([3.0, 12.0], [True, True])
+>>> estimate, trusted = trusted_gradient(lambda x: float(np.abs(x[0])), (np.zeros(1),), 0)
+>>> trusted.tolist()  # abs at 0: the one-sided slopes differ
+[False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+
+STEPS = (1e-4, 1e-5)  # two central steps that must agree
+AGREE = 1e-6  # |d(h1) - d(h2)| <= AGREE * (1 + |d|)
+ONE_SIDED = 2e-3  # |forward - backward| <= ONE_SIDED * (1 + |d|)
+TOLERANCE = 1e-5  # what the AD result must meet against a trusted difference
+
+
+def trusted_difference(fn: Callable[[float], float], at: float = 0.0) -> tuple[float, bool]:
+    """The derivative of scalar ``t -> fn(t)`` at ``at``, and whether it is trustworthy."""
+    h1, h2 = STEPS
+    f0, p1, m1, p2, m2 = fn(at), fn(at + h1), fn(at - h1), fn(at + h2), fn(at - h2)
+    d1, d2 = (p1 - m1) / (2 * h1), (p2 - m2) / (2 * h2)
+    forward, backward = (p2 - f0) / h2, (f0 - m2) / h2
+    values = (f0, p1, m1, p2, m2)
+    trusted = (
+        all(np.isfinite(v) for v in values)
+        and abs(d1 - d2) <= AGREE * (1 + abs(d2))
+        and abs(forward - backward) <= ONE_SIDED * (1 + abs(d2))
+    )
+    return d2, bool(trusted)
+
+
+def trusted_gradient(
+    fn: Callable[..., float], args: Sequence[np.ndarray], index: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Central differences of scalar ``fn`` w.r.t. ``args[index]``, and a trust mask."""
+    x = np.asarray(args[index], dtype=np.float64)
+    estimate = np.zeros(x.shape)
+    trusted = np.zeros(x.shape, dtype=bool)
+    for i in np.ndindex(x.shape):
+
+        def along(t: float, i: tuple[int, ...] = i) -> float:
+            moved = x.copy()
+            moved[i] += t
+            call = list(args)
+            call[index] = moved
+            return float(fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in call]))
+
+        estimate[i], trusted[i] = trusted_difference(along)
+    return estimate, trusted
+
+
+def directional(
+    fn: Callable[..., float], args: Sequence[np.ndarray], directions: Sequence[np.ndarray]
+) -> tuple[float, bool]:
+    """The directional derivative of ``fn`` along ``directions`` (one per argument)."""
+
+    def along(t: float) -> float:
+        return float(fn(*[a + t * d for a, d in zip(args, directions, strict=True)]))
+
+    return trusted_difference(along)
+
+
+def autograd_gradients(namespace: dict[str, Any], args: Sequence[np.ndarray]) -> list[Any]:
+    """Gradients of ``namespace["f"]`` w.r.t. every argument, by autograd.
+
+    ``namespace`` is the program's module namespace; its ``np`` is swapped for
+    ``autograd.numpy`` so that ``f`` and its helpers run on autograd's boxes.
+    """
+    ported = dict(namespace)
+    ported["np"] = anp
+    exec(compile(namespace["__source__"], namespace["__file__"], "exec"), ported)
+    ported["np"] = anp
+    return [autograd.grad(ported["f"], i)(*[a.copy() for a in args]) for i in range(len(args))]
+
+
+def close(got: Any, expected: Any, tolerance: float = TOLERANCE) -> np.ndarray:
+    """Elementwise: ``|got - expected| <= tolerance * (1 + |expected|)`` (nan never)."""
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    return np.abs(got - expected) <= tolerance * (1 + np.abs(expected))

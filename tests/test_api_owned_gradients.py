@@ -1,0 +1,78 @@
+"""Returned gradients belong to the caller: fresh, writable, sharing no memory (issue 15).
+
+``grad(f, wrt=[0, 1])`` of ``sum(x + y)`` returned one buffer twice (clipping one
+gradient changed the other), a ``vjp`` pullback could return the seed itself, and a
+large ``sum`` gradient was a read-only broadcast view. PyTorch and JAX users rely on
+owning what they get back.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from autodiff_tutor import grad, jvp, value_and_grad, vjp
+from autodiff_tutor.errors import AutodiffError
+
+
+def add_sum(x, y):
+    return np.sum(x + y)
+
+
+def identity(x):
+    return x
+
+
+def plain_sum(x):
+    return np.sum(x)
+
+
+def test_two_gradients_are_two_buffers():
+    gx, gy = grad(add_sum, wrt=[0, 1])(np.ones(3), np.ones(3))
+    assert not np.shares_memory(gx, gy)
+    np.clip(gx, 0.0, 0.5, out=gx)  # the caller changes one gradient in place
+    assert gy.tolist() == [1.0, 1.0, 1.0] and gx.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_a_pullback_does_not_return_the_seed():
+    seed = np.array([1.0, 2.0, 3.0])
+    _, pullback = vjp(identity, np.zeros(3))
+    (g,) = pullback(seed)
+    assert g is not seed and not np.shares_memory(g, seed)
+    g *= 0.0
+    assert seed.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_large_sum_gradient_is_writable():
+    _, g = value_and_grad(plain_sum)(np.ones(100_000))
+    assert g.flags.writeable and g.flags.owndata
+    g[0] = 5.0
+    assert g[1] == 1.0
+
+
+def test_a_jvp_tangent_is_not_the_given_tangent():
+    tangent = np.ones(3)
+    _, out_tangent = jvp(identity, (np.zeros(3),), (tangent,))
+    assert not np.shares_memory(out_tangent, tangent)
+
+
+def test_a_gradient_does_not_share_the_input():
+    x = np.ones(3)
+    _, pullback = vjp(identity, x)
+    (g,) = pullback(np.ones(3))
+    assert not np.shares_memory(g, x)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [functools.partial(add_sum, y=np.ones(3)), type("Loss", (), {"__call__": add_sum})()],
+    ids=["partial", "callable-object"],
+)
+def test_partial_and_callable_objects_are_a_clear_located_error(fn):
+    with pytest.raises(AutodiffError) as info:
+        grad(fn)(np.ones(3))
+    assert "not a Python function" in info.value.message
+    assert info.value.location.filename == __file__
+    assert "grad(fn)(np.ones(3))" in info.value.location.text

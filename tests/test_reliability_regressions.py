@@ -1,0 +1,271 @@
+"""Minimal reproducers of the compiler and rules bugs the fuzzer and the bad-input
+corpus found (issue 15). Those still open are strict xfails: each turns into a
+failure when its fix lands in ``compiler/`` or ``rules/``, and is then made a plain
+test (as the views, casts, power at zero, empty means, zero-trip loops and the ``xp``
+parameter are now).
+
+The property each checks is the fuzzer's: the value is numpy's and the derivative
+agrees with central finite differences in float64, or the program is refused with an
+``AutodiffError`` located in its source. The fuzz slice of ``make test`` leaves the
+constructs of these bugs out by name (``tests/test_fuzz.py``); each name points here.
+"""
+
+from __future__ import annotations
+
+import linecache
+import warnings
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+import autodiff_tutor as ad
+from autodiff_tutor import tracing
+from autodiff_tutor.errors import AutodiffError
+
+X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+
+
+def _located_here(error: AutodiffError) -> bool:
+    return error.location is not None and error.location.filename in (__file__, "<regression>")
+
+
+def result_or_refusal(call):
+    """``call()``'s result, or ``None`` when it is refused with a located error (any
+    other exception, or an error without a location here, fails the test)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return call()
+        except AutodiffError as error:
+            assert _located_here(error), f"refused without a location in the source:\n{error}"
+            return None
+
+
+def right_or_refused(mode: str, fn, x: np.ndarray) -> None:
+    """Assert the property for ``fn`` at ``x`` in ``mode`` (compiler, jvp or tracing)."""
+    expected_value = fn(x.copy())
+    expected = central_difference(fn, [x.copy()], 0)
+    direction = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
+    if mode == "jvp":
+        expected = np.sum(expected * direction)
+    calls = {
+        "compiler": lambda: ad.value_and_grad(fn)(x.copy()),
+        "tracing": lambda: tracing.value_and_gradient(fn, x.copy()),
+        "jvp": lambda: ad.jvp(fn, (x.copy(),), (direction,)),
+    }
+    result = result_or_refusal(calls[mode])
+    if result is None:
+        return
+    value, got = result
+    assert np.allclose(value, expected_value, rtol=1e-12), (value, expected_value)
+    assert np.allclose(got, expected, atol=1e-6), (got, expected)
+
+
+# -- views made by numpy functions are not seen as aliases ----------------------------
+
+
+def transpose_view(x):
+    t = x + 0.0
+    v = np.transpose(t)
+    t *= 2.0
+    return np.sum(v * v)
+
+
+def reshape_view(x):
+    t = x + 0.0
+    v = np.reshape(t, (-1,))
+    t /= 2.0
+    return np.sum(v * v)
+
+
+def transpose_view_element_write(x):
+    t = x + 0.0
+    v = np.transpose(t)
+    t[:, 0] = 1.5
+    return np.sum(v * v)
+
+
+def squeeze_view(x):
+    t = x + 0.0
+    v = np.squeeze(t[None])
+    t *= 2.0
+    return np.sum(v * v)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp"])
+@pytest.mark.parametrize(
+    "fn", [transpose_view, reshape_view, squeeze_view, transpose_view_element_write]
+)
+def test_view_then_in_place_update(mode, fn):
+    right_or_refused(mode, fn, X)
+
+
+# -- casts to integers or booleans pass a gradient --------------------------------------
+
+
+def cast_to_int(x):
+    return np.sum(x * x.astype(int))
+
+
+def floor_as_data(x):
+    return np.sum(x * np.floor(x))
+
+
+def mask_as_float(x):
+    return np.sum(x * (x > 0).astype(float))
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+def test_cast_to_int_has_no_gradient(mode):
+    right_or_refused(mode, cast_to_int, X * 3.0)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize("fn", [floor_as_data, mask_as_float])
+def test_other_integer_valued_data_is_already_right(mode, fn):
+    right_or_refused(mode, fn, X * 3.0)
+
+
+# -- the power rule at a zero base -------------------------------------------------------
+
+
+def power_zero(x):
+    return np.sum(np.maximum(x, 0.0) ** 0 * x)
+
+
+def polynomial(x):
+    p = 0.0 * x
+    for k in range(3):
+        p = p + x**k
+    return np.sum(p)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize("fn", [power_zero, polynomial])
+def test_power_rule_at_zero(mode, fn):
+    right_or_refused(mode, fn, np.array([0.0, -1.0, 2.0]))
+
+
+# -- prod over a tuple of axes -----------------------------------------------------------
+
+
+def prod_over_axes(x):
+    return np.prod(x, axis=(0, 1))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules: prod over a tuple of axes raises NotImplementedError from inside "
+    "(compiler, jvp and tracing); fuzz construct prod_axes",
+)
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+def test_prod_over_a_tuple_of_axes(mode):
+    right_or_refused(mode, prod_over_axes, X)
+
+
+# -- np.mean of an empty array ------------------------------------------------------------
+
+
+def mean_of(x):
+    return np.mean(x)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "tracing"])
+def test_mean_of_an_empty_array(mode):
+    if mode == "compiler":
+        result = result_or_refusal(lambda: ad.value_and_grad(mean_of)(np.zeros(0)))
+    else:
+        result = result_or_refusal(lambda: tracing.value_and_gradient(mean_of, np.zeros(0)))
+    if result is not None:
+        value, got = result
+        assert np.isnan(value) and got.shape == (0,)
+
+
+# -- second order through a helper ------------------------------------------------------
+
+
+def helper(a):
+    return np.tanh(a) * a
+
+
+def calls_helper(x):
+    return np.sum(helper(x))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compiler: the vjp of grad(f) for f calling a helper fails with 'only names can be "
+    "unpacked into', located in generated code; fuzz: hvp of programs with helpers",
+)
+def test_second_order_through_a_helper():
+    x = np.array([0.3, -0.8])
+    v = np.array([1.0, 0.5])
+    result = result_or_refusal(lambda: ad.vjp(ad.grad(calls_helper), x)[1](v))
+    if result is not None:
+
+        def gradient_along(t):
+            return ad.grad(calls_helper)(x + t * v)
+
+        expected = (gradient_along(1e-5) - gradient_along(-1e-5)) / 2e-5
+        assert np.allclose(result[0], expected, atol=1e-6)
+
+
+# -- a helper whose module is unknown ------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules/names.py op_of_callable: a helper with __module__ None (defined by exec "
+    "in a namespace without __name__) raises AttributeError from inside",
+)
+def test_helper_without_a_module_name():
+    source = (
+        "import numpy as np\n\ndef h(a):\n    return np.tanh(a)\n\n"
+        "def f(x):\n    return np.sum(h(x))\n"
+    )
+    linecache.cache["<regression>"] = (len(source), None, source.splitlines(True), "<regression>")
+    namespace: dict = {}
+    exec(compile(source, "<regression>", "exec"), namespace)
+    right_or_refused("compiler", namespace["f"], np.array([0.2, -0.4]))
+
+
+# -- found by the bad-input corpus ----------------------------------------------------
+
+
+def concatenate_flat(x):
+    return np.sum(np.concatenate([x, x * x], axis=None))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules: np.concatenate(..., axis=None) raises TypeError from inside "
+    "(compiler and tracing; jvp is right)",
+)
+@pytest.mark.parametrize("mode", ["compiler", "tracing"])
+def test_concatenate_with_axis_none(mode):
+    right_or_refused(mode, concatenate_flat, X)
+
+
+def loop_variable_after_zero_trips(x):
+    acc = 0.0
+    n = 0
+    for i in range(n):
+        acc = acc + np.sum(x * i)
+    return acc + np.sum(x)
+
+
+def test_a_loop_that_runs_zero_times():
+    right_or_refused("compiler", loop_variable_after_zero_trips, X)
+
+
+def parameter_named_xp(x, xp):
+    return np.sum(x * xp)
+
+
+def test_a_parameter_named_xp():
+    result = result_or_refusal(lambda: ad.value_and_grad(parameter_named_xp, wrt=[0, 1])(X, 2 * X))
+    if result is not None:
+        value, grads = result
+        assert np.isclose(value, np.sum(2 * X * X))
+        assert np.allclose(grads[0], 2 * X) and np.allclose(grads[1], X)

@@ -1,0 +1,222 @@
+"""Tracing follows numpy through in-place updates, or refuses with a located error.
+
+Regression tests of issue 15: tracing ignored in-place updates of arrays that views
+share (``v = t.reshape(-1); t /= 2.0``: the views now see the update, as in numpy;
+an update *through* a view is refused) and aliases (``z = y; z += 1.0`` left ``y``
+unchanged), kept a plain array used in an operation by reference (``t = np.sum(x *
+w); w -= 1.0`` changed the gradient), and writing a traced element into a plain array
+raised numpy's own ``ValueError``. Values are checked against plain numpy, gradients
+against central finite differences.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.tracing import evaluate, gradient, traced, value_and_gradient
+
+X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+
+
+def _check_like_numpy(fn, *args):
+    """The traced value is numpy's, the gradient w.r.t. args[0] the finite difference."""
+    value, grad = value_and_gradient(fn, *[a.copy() for a in args], wrt=0)
+    expected = fn(*[a.copy() for a in args])
+    assert np.allclose(value, expected, rtol=1e-12, atol=1e-12)
+    assert np.allclose(grad, central_difference(fn, [a.copy() for a in args], 0), atol=1e-6)
+
+
+def _refused(fn, *args, line_text: str) -> AutodiffError:
+    with pytest.raises(AutodiffError) as info:
+        value_and_gradient(fn, *args, wrt=0)
+    error = info.value
+    assert error.location is not None and error.location.filename == __file__
+    assert line_text in error.location.text
+    return error
+
+
+def alias_update(x):
+    y = x * 2.0
+    z = y
+    z += 1.0
+    return np.sum(y * y)
+
+
+def view_update_reshape(x):
+    t = x * 1.0
+    v = t.reshape(-1)
+    t /= 2.0
+    return np.sum(v * v)
+
+
+def view_update_transpose(x):
+    t = x + 0.0
+    v = np.transpose(t)
+    t *= 2.0
+    return np.sum(v)
+
+
+def views_of_views(x):
+    t = x * 1.0
+    v = t.reshape(-1)
+    w = v[1:4]
+    row = t[1]
+    t /= 2.0
+    t[0, 1] = 7.0 * x[1, 1]
+    t[1] += x[0]
+    return np.sum(v * np.sum(w)) + np.sum(t.T[0]) + np.sum(row * row)
+
+
+def view_updated_through_the_view(x):
+    t = x + 0.0
+    v = t[0]
+    v += 1.0
+    return np.sum(t * t)
+
+
+def plain_array_changed_later(x, w):
+    t = np.sum(x * w)
+    w -= 1.0
+    return t
+
+
+def element_writes(x):
+    y = x * 1.0
+    y[0] = np.tanh(x[1])
+    y[:, 1] *= 0.5 + x[:, 0]
+    y[1] += x[0]
+    y[1:] = y[:1]
+    return np.sum(y * y)
+
+
+def update_without_views(x):
+    y = np.sin(x)
+    y -= x * x
+    y **= 2
+    return np.sum(y)
+
+
+def test_an_alias_sees_the_in_place_update():
+    _check_like_numpy(alias_update, X)
+
+
+def test_an_update_without_views_is_followed():
+    _check_like_numpy(update_without_views, X)
+
+
+@pytest.mark.parametrize("fn", [view_update_reshape, view_update_transpose, views_of_views])
+def test_the_views_of_an_updated_array_see_the_update(fn):
+    _check_like_numpy(fn, X)
+
+
+def test_an_update_through_a_view_is_refused():
+    error = _refused(view_updated_through_the_view, X, line_text="v += 1.0")
+    assert isinstance(error, TracingError)
+
+
+def test_a_plain_array_changed_after_its_use_keeps_the_gradient():
+    w = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    value, grad = value_and_gradient(plain_array_changed_later, X, w.copy(), wrt=0)
+    assert np.isclose(value, np.sum(X * w))
+    assert np.array_equal(grad, w)  # d/dx sum(x * w) with w as it was used
+
+
+def test_element_writes_follow_numpy():
+    _check_like_numpy(element_writes, X)
+
+
+@pytest.mark.parametrize(
+    ("write", "expected"), [("y[0] = 1.0", [1.0, 4.0]), ("y[1:] = y[:1]", [2.0, 2.0])]
+)
+def test_the_writes_that_were_refused_before_follow_numpy(write, expected):
+    namespace = {"np": np}
+    code = compile(f"def fun(x):\n    y = x * 2\n    {write}\n    return y\n", __file__, "exec")
+    exec(code, namespace)
+    out = evaluate(namespace["fun"], traced([1.0, 2.0]))
+    assert np.asarray(out).tolist() == expected
+
+
+def test_repeated_indices_in_a_write_are_a_located_error():
+    def fun(x):
+        y = x * 1.0
+        y[[0, 0]] = 1.0
+        return np.sum(y)
+
+    _refused(fun, np.ones(3), line_text="y[[0, 0]] = 1.0")
+
+
+@pytest.mark.parametrize("write", ["out[0] = x[0]", "out[1:] = x[1:]", "out[...] = x"])
+def test_a_traced_value_written_into_a_plain_array_is_a_located_error(write):
+    namespace = {"np": np}
+    source = f"def fun(x):\n    out = np.zeros(3)\n    {write}\n    return np.sum(out * x)\n"
+    exec(compile(source, __file__, "exec"), namespace)
+    with pytest.raises(TracingError) as info:
+        value_and_gradient(namespace["fun"], np.ones(3))
+    assert "into a plain (untraced) numpy array" in info.value.message
+    assert info.value.lineno == 3
+
+
+def test_a_write_into_a_plain_array_at_the_end_is_still_refused():
+    def fun(x):
+        out = np.zeros(2)
+        y = np.sum(x * x)
+        out[0] = y
+        return y, gradient(y, x)
+
+    with pytest.raises(TracingError) as info:
+        evaluate(fun, traced([1.0, 2.0]))
+    assert "out[0] = y" in info.value.location.text
+
+
+def test_an_update_that_would_change_the_shape_is_refused():
+    def fun(x):
+        y = x[0] * 1.0
+        y += x
+        return np.sum(y)
+
+    error = _refused(fun, X, line_text="y += x")
+    assert "(3,)" in error.message and "(2, 3)" in error.message
+
+
+def test_an_update_keeps_the_dtype_like_numpy():
+    def fun(x):
+        y = x * 1.0
+        y += np.ones(2)  # float64 into float32 stays float32 in numpy
+        return y
+
+    out = evaluate(fun, traced(np.ones(2, dtype=np.float32)))
+    assert out.dtype == np.float32
+
+
+def test_copy_copy_is_a_copy_not_an_alias():
+    def fun(x):
+        y = x * 1.0
+        c = copy.copy(y)
+        y += 1.0
+        return np.sum(c)
+
+    _check_like_numpy(fun, X)
+
+
+def test_an_update_of_a_numpy_scalar_rebinds_like_numpy():
+    def fun(x):
+        s = np.sum(x) * 1.0  # a numpy scalar: immutable, so += makes a new one
+        t = s
+        t += 1.0
+        return s * s
+
+    _check_like_numpy(fun, X)
+
+
+def test_an_element_write_into_a_numpy_scalar_is_a_located_error():
+    def fun(x):
+        s = np.sum(x)
+        s[...] = 1.0
+        return s
+
+    _refused(fun, X, line_text="s[...] = 1.0")
