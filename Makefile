@@ -26,9 +26,11 @@ NBVAL_FLAGS := --nbval-lax --nbval-current-env --ignore=book/_build
 PYTEST_FLAGS ?=
 
 # The long fuzz campaign: how many programs, from which seed, and extra options
-# (e.g. FUZZ_FLAGS="--modes compiler,tracing --exclude cast_int").
+# (e.g. FUZZ_FLAGS="--modes compiler,tracing --exclude cast_int"). The programs run
+# in FUZZ_WORKERS worker processes, each replaced after 1000 programs.
 N ?= 100000
 FUZZ_START ?= 0
+FUZZ_WORKERS ?= 1
 FUZZ_FLAGS ?=
 
 .PHONY: help env lab test book bench fuzz format clean distclean execute
@@ -66,7 +68,8 @@ bench: $(STAMP)
 # Writes minimized reproducers, summary.txt and failures.json to fuzz-failures/;
 # exits non-zero when any program was wrong or crashed.
 fuzz: $(STAMP)
-	cd tests && ../$(BIN)/python -m fuzz -n $(N) --start $(FUZZ_START) --out ../fuzz-failures $(FUZZ_FLAGS)
+	cd tests && ../$(BIN)/python -m fuzz -n $(N) --start $(FUZZ_START) -j $(FUZZ_WORKERS) \
+		--out ../fuzz-failures $(FUZZ_FLAGS)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
         "--exclude", default="", help=f"comma-separated constructs to leave out: {CONSTRUCTS}"
     )
     parser.add_argument(
+        "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
+    )
+    parser.add_argument(
         "--hvp-exclude", default="", help="comma-separated constructs whose programs skip hvp"
     )
     args = parser.parse_args(argv)
@@ -40,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m for m in args.modes.split(",") if m)
     began = time.perf_counter()
     seeds = range(args.start, args.start + args.n)
-    summary = run(seeds, exclude, modes, progress=True, hvp_exclude=hvp_exclude)
+    summary = run(
+        seeds, exclude, modes, progress=True, hvp_exclude=hvp_exclude, workers=args.workers
+    )
     elapsed = time.perf_counter() - began
     print(summary.table())
     print(f"\nrun time: {elapsed:.1f} s for {args.n} programs (seeds {args.start}..)")

@@ -9,7 +9,9 @@
 from __future__ import annotations
 
 import collections
+import functools
 import json
+import multiprocessing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,8 @@ from fuzz.minimize import minimize, signature, simplify_result, still_fails
 
 KINDS = ("right", "refused", "wrong", "crash", "unchecked")
 FAILURES = ("wrong", "crash")
+PROGRAMS_PER_WORKER = 1000  # a worker process is replaced after this many programs
+CHUNK = 25  # programs handed to a worker at a time
 EXAMPLES = 8  # failing programs kept per (mode, kind, first word), to minimize at the end
 
 
@@ -89,25 +93,54 @@ def _new_kind(program: Program, kept: list[tuple[Program, Outcome]]) -> bool:
     return not any(other.constructs <= program.constructs for other, _ in kept)
 
 
+def check_seed(
+    seed: int, exclude: frozenset[str], modes: tuple[str, ...], hvp_exclude: frozenset[str]
+) -> tuple[Program, list[Outcome]]:
+    """The program of ``seed`` and its outcomes (what a worker process computes)."""
+    program = generate(seed, exclude)
+    return program, check_program(program, modes, hvp_exclude)
+
+
 def run(
     seeds: Iterable[int],
     exclude: frozenset[str] = frozenset(),
     modes: tuple[str, ...] = MODES,
     progress: bool = False,
     hvp_exclude: frozenset[str] = frozenset(),
+    workers: int = 0,
 ) -> Summary:
-    """Check the program of every seed; ``progress`` shows a tqdm bar."""
-    summary = Summary()
+    """Check the program of every seed; ``progress`` shows a tqdm bar.
+
+    ``workers=0`` checks in this process. ``workers=n`` uses ``n`` worker processes,
+    each replaced after ``PROGRAMS_PER_WORKER`` programs: compiled functions are never
+    freed by autodiff_tutor today (see test_reliability_regressions), so a long run in
+    one process would grow by about 150 KB per program.
+    """
     seeds = list(seeds)
+    check = functools.partial(check_seed, exclude=exclude, modes=modes, hvp_exclude=hvp_exclude)
+    if workers:
+        context = multiprocessing.get_context("spawn")
+        pool = context.Pool(workers, maxtasksperchild=PROGRAMS_PER_WORKER // CHUNK)
+        results = pool.imap(check, seeds, chunksize=CHUNK)
+    else:
+        pool, results = None, map(check, seeds)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        seeds = tqdm(seeds, unit="prog", smoothing=0.05)
-    for seed in seeds:
-        program = generate(seed, exclude)
-        summary.add(program.constructs, check_program(program, modes, hvp_exclude), program)
-        if progress:
-            seeds.set_postfix(bad=summary.bad(), refresh=False)
+        bar = tqdm(total=len(seeds), unit="prog", smoothing=0.05)
+    summary = Summary()
+    try:
+        for program, outcomes in results:
+            summary.add(program.constructs, outcomes, program)
+            if bar is not None:
+                bar.update()
+                bar.set_postfix(bad=summary.bad(), refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+        if pool is not None:
+            pool.terminate()
     return summary
 
 
