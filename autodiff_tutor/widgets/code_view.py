@@ -84,10 +84,14 @@ class CodeView(widgets.VBox):
             lines.user_source, user, first_line=lines.first_line, title="your function"
         )
         self.forward_html.value = code_html(
-            lines.forward_source, forward, colour=RELATED, title="generated forward"
+            lines.forward_source, forward, colour=RELATED, first_line=1, title="generated forward"
         )
         self.backward_html.value = code_html(
-            lines.backward_source, backward, colour=RELATED, title="generated backward"
+            lines.backward_source,
+            backward,
+            colour=RELATED,
+            first_line=1,
+            title="generated backward",
         )
         if chosen:
             self.summary.value = (
