@@ -12,8 +12,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -21,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import free_port, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_JUPYTER = ROOT / ".venv" / "bin" / "jupyter"
@@ -56,12 +55,6 @@ def test_lab_opens_no_browser_without_a_display_and_one_with():
     assert "--no-browser" not in _dry_run(HAS_DISPLAY="yes")
 
 
-def _free_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _status(url: str, token: str) -> dict | None:
     request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
     try:
@@ -73,7 +66,7 @@ def _status(url: str, token: str) -> dict | None:
 
 @pytest.mark.skipif(not VENV_JUPYTER.exists(), reason="needs .venv (run make env)")
 def test_make_lab_starts_a_server_that_answers(tmp_path: Path):
-    port, token = _free_loopback_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     lab_args = f"--ip=127.0.0.1 --port={port} --IdentityProvider.token={token} --no-browser"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
     log = (tmp_path / "lab.log").open("w")
@@ -95,10 +88,5 @@ def test_make_lab_starts_a_server_that_answers(tmp_path: Path):
         assert status is not None, (tmp_path / "lab.log").read_text()
         assert "started" in status
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop(server)
         log.close()
