@@ -67,7 +67,7 @@ test: $(STAMP)
 # Debian's `chromium`: .ci/run installs it; the tests are skipped, saying why, where it
 # is missing). Screenshots go to build/screenshots.
 test-browser: book $(BROWSER_STAMP)
-	$(BIN)/python -m pytest $(BROWSER_TESTS) -m browser $(PYTEST_FLAGS)
+	$(BIN)/python -m pytest $(BROWSER_TESTS) -m browser -rs $(PYTEST_FLAGS)
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book/
