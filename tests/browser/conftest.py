@@ -94,6 +94,13 @@ def _console_text(message: Any) -> str:
     return f"{message.text} ({where.get('url', '')}:{where.get('lineNumber', '')})"
 
 
+# Every cell drawn at once (not only those in view), and no "news?" pop-up over the page.
+LAB_SETTINGS = {
+    "notebook-extension:tracker": {"windowingMode": "none"},
+    "apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab on 127.0.0.1, the notebooks copied (the lab autosaves what it runs).
@@ -105,9 +112,11 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    settings = base / "settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    settings = base / "settings" / "@jupyterlab"
+    for plugin, values in LAB_SETTINGS.items():
+        folder, name = plugin.split(":")
+        (settings / folder).mkdir(parents=True, exist_ok=True)
+        (settings / folder / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     port, token = free_port(), secrets.token_hex(16)
     log_path = base / "lab.log"
     command = [

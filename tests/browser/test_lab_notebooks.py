@@ -5,8 +5,9 @@ of ``notebooks/``), choose *Run > Run All Cells*, wait for the kernel, then chec
 no cell shows an error output, no widget shows a failure text, the console logged no
 error, every widget output was drawn, and that operating one widget of each kind (a
 slider, toggle buttons, a drop-down, a checkbox, Play, ...) changes what its output
-shows. Screenshots (the whole notebook, and each interaction before/after) go to
-``build/screenshots/lab/<notebook>/``.
+shows. The page is 1280 px wide with the file browser open, as a student sees it.
+Screenshots (the lab after the run, and each interaction's output before/after) go
+to ``build/screenshots/lab/<notebook>/``.
 """
 
 from __future__ import annotations

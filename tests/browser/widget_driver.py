@@ -47,7 +47,7 @@ def _click_inactive(group: Any) -> None:
 def _choose_next(select: Any) -> None:
     options = select.locator("option").all_inner_texts()
     current = select.evaluate("s => s.options[s.selectedIndex].text")
-    select.select_option(label=next(o for o in options if o != current))
+    select.select_option(label=next(o for o in options if o != current and o.strip()))
 
 
 KINDS = (
