@@ -72,7 +72,7 @@ def test_code_view_highlights_the_lines_of_the_chosen_user_line():
     assert second["user"] == ["    return np.sum(h * h)"]
     assert {_strip_comment(t).split(" =")[0] for t in second["backward"]} == {"d_t3", "d_h"}
     assert all(f"# line {sum_line}:" in t for t in second["backward"])
-    assert view.summary.value.count(str(sum_line)) >= 1
+    assert view.summary.count(str(sum_line)) >= 1
 
     view.line_picker.value = 0  # "(none)"
     assert view.highlighted == {"user": [], "forward": [], "backward": []}
@@ -237,3 +237,16 @@ def test_stepper_pages_follow_the_slider_without_a_kernel():
     lines = stepper.correspondence.backward_source.splitlines()
     assert [int(n) for n in numbered] == list(range(1, len(lines) + 1))
     assert "white-space:pre" in page and "table-layout:fixed" in page
+
+
+def test_code_view_pages_follow_the_picker_without_a_kernel():
+    """One page per choice, in a Stack that the drop-down's index picks in the browser."""
+    view = code_view(loss)
+    assert len(view.pages) == len(view.line_picker.options)
+    for index, (_, value) in enumerate(view.line_picker.options):
+        view.line_picker.value = value
+        assert view.view.selected_index == index
+        assert view.pages[index].value.count("generated backward") == 1
+        assert highlighted_lines(view.pages[index].value) == (
+            view.highlighted["user"] + view.highlighted["forward"] + view.highlighted["backward"]
+        )

@@ -72,8 +72,9 @@ class LabServer:
         return f"{self.url}/lab/tree/{name}?reset&token={self.token}"
 
 
-def screenshot_path(*parts: str) -> Path:
-    """``build/screenshots/<parts>``, with its folder created."""
-    path = SCREENSHOTS.joinpath(*parts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+def screenshot_folder(*parts: str) -> Path:
+    """``build/screenshots/<parts>``, emptied: it holds only this run's pictures."""
+    folder = SCREENSHOTS.joinpath(*parts)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder

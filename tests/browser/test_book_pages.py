@@ -4,7 +4,8 @@ For each page listed in ``book/_toc.yml``: it loads with no failed request (no 4
 no JavaScript exception and no console error; every formula is typeset by MathJax;
 every widget is drawn from the saved state, with no failure text; and one widget of
 each kind responds without a kernel (the stepper's Play advances the step shown).
-Screenshots go to ``build/screenshots/book/<page>/``.
+Screenshots go to ``build/screenshots/book/<page>/`` (the stepper's to
+``build/screenshots/book/stepper/<page>/``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from browser_support import ROOT, screenshot_path
+from browser_support import ROOT, screenshot_folder
 from widget_driver import interact_with_each_kind, widget_failures
 
 pytestmark = pytest.mark.browser
@@ -42,7 +43,7 @@ def _pages() -> list[str]:
 
 @pytest.mark.parametrize("name", _pages())
 def test_book_page_loads_cleanly_renders_math_and_widgets(page: Any, book_url: str, name: str):
-    folder = screenshot_path("book", name.replace("/", "__"), "page.png").parent
+    folder = screenshot_folder("book", name.replace("/", "__"))
     page.goto(f"{book_url}/{name}.html", wait_until="load")
     page.wait_for_load_state("networkidle")
 
@@ -76,7 +77,7 @@ STEP = re.compile(r"step (\d+) of (\d+)")
 def test_book_stepper_starts_in_sync_and_play_advances(page: Any, book_url: str, name: str):
     """The saved stepper opens with the slider on the step its caption names, and Play
     moves both, with no kernel (each step is a page the slider picks in the browser)."""
-    folder = screenshot_path("book", name.replace("/", "__"), "stepper-before.png").parent
+    folder = screenshot_folder("book", "stepper", name.replace("/", "__"))
     page.goto(f"{book_url}/{name}.html", wait_until="load")
     stepper = page.locator(".cell_output:has(.widget-play)").first
     stepper.locator(".widget-readout").wait_for()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import NOTEBOOKS, LabServer, screenshot_path
+from browser_support import NOTEBOOKS, LabServer, screenshot_folder
 from widget_driver import interact_with_each_kind, widget_failures
 
 pytestmark = pytest.mark.browser
@@ -84,7 +84,7 @@ def _open(page: Any, lab: LabServer, name: str) -> None:
 def test_notebook_runs_in_the_lab_and_its_widgets_respond(
     page: Any, lab_server: LabServer, name: str
 ):
-    folder = screenshot_path("lab", Path(name).stem, "notebook.png").parent
+    folder = screenshot_folder("lab", Path(name).stem)
     _open(page, lab_server, name)
     state = _run_all(page)
 

@@ -45,9 +45,10 @@ def _click_inactive(group: Any) -> None:
 
 
 def _choose_next(select: Any) -> None:
+    """Pick the option after the current one (the first, after the last)."""
     options = select.locator("option").all_inner_texts()
-    current = select.evaluate("s => s.options[s.selectedIndex].text")
-    select.select_option(label=next(o for o in options if o != current and o.strip()))
+    current = select.evaluate("s => s.selectedIndex")
+    select.select_option(index=(current + 1) % len(options))
 
 
 KINDS = (
