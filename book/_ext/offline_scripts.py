@@ -52,6 +52,7 @@ def tidy_scripts(app: Any, pagename: str, templatename: str, context: dict, doct
 def add_widget_scripts(app: Any, config: Any) -> None:
     for offset, filename in enumerate(WIDGET_SCRIPTS):
         app.add_js_file(filename, priority=WIDGET_PRIORITY + offset)
+    app.add_css_file("widgets/embed.css")  # one icon per widget button
 
 
 def setup(app: Any) -> dict:
