@@ -5,7 +5,8 @@
 - ``check``: compare the compiled gradient with central finite differences at a random
   point (``--shape`` gives each argument's shape, ``--seed`` the point);
 - ``verify``: prove a custom op's backward (a ``DifferentiableFunction`` class or
-  instance) or a compiled function's with sympy, region by region.
+  instance) or a function's (plain, compiled here, or ``@differentiable``) with sympy,
+  region by region.
 
 Errors are the library's own, printed without a traceback (exit status 1).
 
@@ -111,6 +112,8 @@ def _verify(args: argparse.Namespace) -> int:
     target = load(args.target)
     if inspect.isclass(target):
         target = target(*args.args)
+    elif inspect.isfunction(target):  # a plain function, as `show` and `check` take
+        target = differentiable(target)
     report = verify_symbolic(target, assume=args.assume or ())
     print(report.text())
     return 0 if report.passed else 1

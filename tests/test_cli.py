@@ -68,6 +68,13 @@ def test_verify_catches_a_planted_bug(tmp_path, capsys):
     assert "FAILED" in printed and "counterexample" in printed
 
 
+def test_verify_takes_a_plain_function_like_show_and_check(tmp_path, capsys):
+    path = tmp_path / "scalar.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.tanh(x) * x\n")
+    assert main(["verify", f"{path}::f"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+
+
 def test_verify_proves_a_built_in_op(capsys):
     assert main(["verify", "autodiff_tutor.ops::PReLUFunction", "--args", "BC"]) == 0
     assert "PASSED" in capsys.readouterr().out

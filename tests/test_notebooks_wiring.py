@@ -103,6 +103,53 @@ def test_notebook_is_committed_executed_in_order_with_python3(path: Path):
     assert timings == [], "cell timing metadata is noise in diffs; run `make execute`"
 
 
+# nbval (``--nbval-lax``) compares the saved output of the cells tagged
+# ``nbval-check-output``; the tag, unlike a ``# NBVAL_CHECK_OUTPUT`` comment, is out of
+# the students' sight. How many cells each page checks, at least: a page may check
+# more, and checking fewer takes a deliberate edit here.
+CHECK_TAG = "nbval-check-output"
+CHECKED_AT_LEAST = {
+    "notebooks/00_welcome.ipynb": 1,
+    "notebooks/01_chain_rule.ipynb": 12,
+    "notebooks/02_tracing.ipynb": 16,
+    "notebooks/03_source_transformation.ipynb": 11,
+    "notebooks/04_pitfalls.ipynb": 18,
+    "notebooks/05_custom_ops.ipynb": 11,
+    "notebooks/06_symbolic.ipynb": 11,
+    "notebooks/07_training.ipynb": 8,
+    "book/explanation/compiler.ipynb": 10,
+    "book/howto/debug_wrong_gradient.ipynb": 4,
+    "book/howto/read_generated_code.ipynb": 3,
+    "book/howto/verify_gradients.ipynb": 2,
+    "book/howto/write_custom_op.ipynb": 4,
+    "book/reference/conventions.ipynb": 1,
+    "book/tutorial/custom_op.ipynb": 4,
+    "book/tutorial/first_gradient.ipynb": 7,
+    "book/tutorial/tracing.ipynb": 5,
+}
+
+
+def test_every_notebook_has_a_checked_count():
+    names = {p.relative_to(ROOT).as_posix() for p in _committed_notebooks()}
+    assert names == set(CHECKED_AT_LEAST), "list each notebook in CHECKED_AT_LEAST"
+
+
+@pytest.mark.parametrize(
+    "path", _committed_notebooks(), ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_checked_outputs_are_tagged_not_commented(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    visible = [c for c in code if "NBVAL" in "".join(c["source"])]
+    assert visible == [], "nbval markers belong in cell tags, where students do not see them"
+    checked = [c for c in code if CHECK_TAG in c["metadata"].get("tags", [])]
+    name = path.relative_to(ROOT).as_posix()
+    assert len(checked) >= CHECKED_AT_LEAST.get(name, 1), (
+        f"{name} checks {len(checked)} outputs (cells tagged {CHECK_TAG}), "
+        f"fewer than the {CHECKED_AT_LEAST.get(name, 1)} it checked before"
+    )
+
+
 def test_readme_puts_the_two_commands_before_the_tour():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     tour = readme.index("## A 30-second tour")

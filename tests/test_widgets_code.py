@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from oracles import autograd_gradient, central_difference
@@ -70,7 +72,7 @@ def test_code_view_highlights_the_lines_of_the_chosen_user_line():
     assert second["user"] == ["    return np.sum(h * h)"]
     assert {_strip_comment(t).split(" =")[0] for t in second["backward"]} == {"d_t3", "d_h"}
     assert all(f"# line {sum_line}:" in t for t in second["backward"])
-    assert view.summary.value.count(str(sum_line)) >= 1
+    assert view.summary.count(str(sum_line)) >= 1
 
     view.line_picker.value = 0  # "(none)"
     assert view.highlighted == {"user": [], "forward": [], "backward": []}
@@ -112,7 +114,7 @@ def test_stepper_slider_moves_the_highlight_and_the_values():
         assert stepper.current_line == source[executed[value - 1] - 1]
         seen_lines.append(stepper.current_line)
         seen_values.append(sorted(stepper.values))
-        assert highlighted_lines(stepper.backward_html.value) == [stepper.current_line]
+        assert highlighted_lines(stepper.backward_html) == [stepper.current_line]
     assert len(set(seen_lines)) == len(seen_lines)  # straight-line code: each line once
     # the set of gradients computed so far grows as the slider moves
     assert seen_values[0] == ["d_out"]
@@ -138,11 +140,8 @@ def test_stepper_shows_the_changed_values_and_the_users_line():
     line = next(i for i, s in enumerate(stepper.recording.steps, 1) if "d_h" in s.changed)
     stepper.slider.value = line
     assert stepper.current_line.strip().startswith("d_h = ")
-    assert "return np.sum(h * h)" in highlighted_lines(stepper.user_html.value)[0]
-    assert (
-        "d_h" in stepper.values_html.value
-        and "changed by this line: d_h" in stepper.values_html.value
-    )
+    assert "return np.sum(h * h)" in highlighted_lines(stepper.user_html)[0]
+    assert "d_h" in stepper.values_html and "changed by this line: d_h" in stepper.values_html
     stepper.slider.value = line - 1
     assert "d_h" not in stepper.values
 
@@ -219,3 +218,35 @@ def test_views_have_short_stable_reprs():
     stepper = backward_stepper(power, 1.5, 2)
     stepper.slider.value = 2
     assert repr(stepper) == f"<backward stepper of power: step 2 of {stepper.slider.max}>"
+
+
+def test_stepper_pages_follow_the_slider_without_a_kernel():
+    """Each step is a page of a Stack linked to the slider in the browser (the book's
+    saved widgets move with no kernel); the slider leads Play, and every page numbers
+    the backward so that "backward line k" can be found."""
+    stepper = backward_stepper(loss, np.array([0.5, -1.0]), np.array(0.1), np.ones((2, 2)))
+    steps = len(stepper.recording.steps)
+    assert stepper.prerendered and len(stepper.pages) == steps
+    stepper.slider.value = 3
+    assert stepper.view.selected_index == 3 and stepper.play.value == 3
+    page = stepper.pages[2].value
+    number = stepper.recording.steps[2].number
+    assert f"step 3 of {steps}" in page and f"backward line {number}" in page
+    assert highlighted_lines(stepper.backward_html) == [stepper.current_line]
+    numbered = re.findall(r'transparent;[^"]*">\s*(\d+)\s*</span>', stepper.backward_html)
+    lines = stepper.correspondence.backward_source.splitlines()
+    assert [int(n) for n in numbered] == list(range(1, len(lines) + 1))
+    assert "white-space:pre" in page and "table-layout:fixed" in page
+
+
+def test_code_view_pages_follow_the_picker_without_a_kernel():
+    """One page per choice, in a Stack that the drop-down's index picks in the browser."""
+    view = code_view(loss)
+    assert len(view.pages) == len(view.line_picker.options)
+    for index, (_, value) in enumerate(view.line_picker.options):
+        view.line_picker.value = value
+        assert view.view.selected_index == index
+        assert view.pages[index].value.count("generated backward") == 1
+        assert highlighted_lines(view.pages[index].value) == (
+            view.highlighted["user"] + view.highlighted["forward"] + view.highlighted["backward"]
+        )

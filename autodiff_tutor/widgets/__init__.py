@@ -17,6 +17,15 @@ parts can be set from Python, which is how the tests drive them:
 'numpy'
 """
 
+try:
+    import ipywidgets  # noqa: F401
+except ModuleNotFoundError as missing:  # a plain `pip install autodiff_tutor`
+    raise ModuleNotFoundError(
+        "autodiff_tutor.widgets needs ipywidgets, which comes with the `lab` extra: "
+        "pip install 'autodiff_tutor[lab]' (or run `make lab`)",
+        name=missing.name,
+    ) from missing
+
 from autodiff_tutor.widgets.backend_switch import BackendSwitch, backend_switch
 from autodiff_tutor.widgets.check_view import CheckReportView, check_report_view
 from autodiff_tutor.widgets.code_view import CodeView, code_view

@@ -2,7 +2,9 @@
 
 Pick one of your lines in the drop-down: it is highlighted, and so are the generated
 forward statements that compute it and the backward statements whose comment names
-it (the comments say "line 7: h * h").
+it (the comments say "line 7: h * h"). Every choice is drawn ahead as one page that
+the drop-down picks in the browser, so the view answers where no kernel runs (the
+book, a notebook saved with its widgets).
 
 >>> import numpy as np
 >>> from autodiff_tutor import differentiable
@@ -32,15 +34,13 @@ from autodiff_tutor.widgets.render import CURRENT, RELATED, code_html, highlight
 __all__ = ["CodeView", "code_view"]
 
 
-def _panel() -> widgets.HTML:
-    return widgets.HTML(layout=widgets.Layout(flex="1 1 22em", overflow="auto", margin="0 1em 0 0"))
-
-
 class CodeView(widgets.VBox):
     """Three highlighted panels (yours, forward, backward) and a line picker.
 
     ``line_picker`` is a ``Dropdown`` over your file lines that have generated code;
-    ``highlighted`` says which lines each panel marks now. See the module docstring.
+    ``highlighted`` says which lines each panel marks now; ``summary``,
+    ``user_html``, ``forward_html`` and ``backward_html`` are the parts of the page
+    shown for the chosen line. See the module docstring.
     """
 
     def __init__(self, f: Callable[..., Any], wrt: Any = None):
@@ -50,24 +50,19 @@ class CodeView(widgets.VBox):
         self.compiled = compiled
         self.correspondence: Correspondence = correspondence(compiled.derivative(wrt))
         lines = self.correspondence
-        options = [(self._label(n), n) for n in lines.mapped_lines()]
+        options = [("(none)", 0), *[(self._label(n), n) for n in lines.mapped_lines()]]
         self.line_picker = widgets.Dropdown(
-            options=[("(none)", 0), *options],
-            value=options[0][1] if options else 0,
+            options=options,
+            value=options[1][1] if len(options) > 1 else 0,
             description="your line",
             layout=widgets.Layout(width="32em"),
         )
-        self.summary = widgets.HTML()
-        self.user_html = _panel()
-        self.forward_html = _panel()
-        self.backward_html = _panel()
-        panels = widgets.HBox(
-            [self.user_html, self.forward_html, self.backward_html],
-            layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
-        )
-        super().__init__([widgets.HBox([self.line_picker, self.summary]), panels])
-        self.line_picker.observe(self._update, names="value")
-        self._update()
+        # one page per choice, in the drop-down's order: the browser switches pages
+        self.pages = [widgets.HTML(self._page(value)) for _, value in options]
+        self.view = widgets.Stack(self.pages, selected_index=self.line_picker.index)
+        widgets.jslink((self.line_picker, "index"), (self.view, "selected_index"))
+        super().__init__([self.line_picker, self.view])
+        self.line_picker.observe(self._update, names="index")
 
     def _label(self, file_line: int) -> str:
         text = self.correspondence.user_text(file_line)
@@ -75,41 +70,82 @@ class CodeView(widgets.VBox):
         return f"line {file_line}: {text}"
 
     def _update(self, change: Any = None) -> None:
+        self.view.selected_index = self.line_picker.index
+
+    def _page(self, chosen: int) -> str:
+        """The HTML shown when line ``chosen`` (0: none) is picked."""
+        summary, user, forward, backward = self._parts(chosen)
+        box = '<div style="flex:1 1 22em;min-width:0;overflow-x:auto">{}</div>'
+        return (
+            f"<div>{summary}</div>"
+            '<div style="display:flex;flex-flow:row wrap;gap:1em;align-items:flex-start">'
+            f"{box.format(user)}{box.format(forward)}{box.format(backward)}</div>"
+        )
+
+    def _parts(self, chosen: int) -> tuple[str, str, str, str]:
         lines = self.correspondence
-        chosen = self.line_picker.value
         user = [chosen - lines.first_line + 1] if chosen else []
         forward = lines.forward.get(chosen, [])
         backward = lines.backward.get(chosen, [])
-        self.user_html.value = code_html(
-            lines.user_source, user, first_line=lines.first_line, title="your function"
-        )
-        self.forward_html.value = code_html(
-            lines.forward_source, forward, colour=RELATED, title="generated forward"
-        )
-        self.backward_html.value = code_html(
-            lines.backward_source, backward, colour=RELATED, title="generated backward"
-        )
+        summary = ""
         if chosen:
-            self.summary.value = (
+            summary = (
                 f'<span style="background:{CURRENT}">&nbsp;line {chosen}&nbsp;</span> '
                 f"→ {len(forward)} forward, "
                 f'<span style="background:{RELATED}">&nbsp;{len(backward)} backward&nbsp;</span>'
                 f" statement{'s' if len(backward) != 1 else ''}: "
                 f"<code>{html.escape(lines.user_text(chosen))}</code>"
             )
-        else:
-            self.summary.value = ""
+        return (
+            summary,
+            code_html(lines.user_source, user, first_line=lines.first_line, title="your function"),
+            code_html(
+                lines.forward_source,
+                forward,
+                colour=RELATED,
+                first_line=1,
+                title="generated forward",
+            ),
+            code_html(
+                lines.backward_source,
+                backward,
+                colour=RELATED,
+                first_line=1,
+                title="generated backward",
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"<code view of {self.compiled.name}: line {self.line_picker.value or '-'}>"
 
     @property
+    def summary(self) -> str:
+        """The line chosen and how many forward and backward statements it became."""
+        return self._parts(self.line_picker.value)[0]
+
+    @property
+    def user_html(self) -> str:
+        """Your function, the chosen line highlighted."""
+        return self._parts(self.line_picker.value)[1]
+
+    @property
+    def forward_html(self) -> str:
+        """The generated forward, the statements of the chosen line highlighted."""
+        return self._parts(self.line_picker.value)[2]
+
+    @property
+    def backward_html(self) -> str:
+        """The generated backward, the statements of the chosen line highlighted."""
+        return self._parts(self.line_picker.value)[3]
+
+    @property
     def highlighted(self) -> dict[str, list[str]]:
         """The text of the lines each panel highlights: keys user, forward, backward."""
+        _, user, forward, backward = self._parts(self.line_picker.value)
         return {
-            "user": highlighted_lines(self.user_html.value),
-            "forward": highlighted_lines(self.forward_html.value),
-            "backward": highlighted_lines(self.backward_html.value),
+            "user": highlighted_lines(user),
+            "forward": highlighted_lines(forward),
+            "backward": highlighted_lines(backward),
         }
 
 

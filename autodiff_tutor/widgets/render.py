@@ -87,7 +87,7 @@ def code_html(
     heading = f'<div style="font-weight:bold;margin:0.2em 0">{html.escape(title)}</div>'
     return (
         f'<div style="min-width:16em">{heading if title else ""}{head}'
-        f'<pre style="margin:0;line-height:125%">{text}</pre>'
+        f'<pre style="margin:0;line-height:125%;white-space:pre;overflow-x:auto">{text}</pre>'
         f"{tail}</div>"
     )
 
@@ -157,14 +157,24 @@ def table_html(
     *,
     styles: Sequence[str] | None = None,
     escape: bool = True,
+    widths: Sequence[str] | None = None,
 ) -> str:
     """A small HTML table; ``styles`` gives one CSS string per row.
+
+    With ``widths`` (one CSS width per column, ``""`` for the rest of the line) the
+    table takes the whole width and keeps its columns whatever the rows hold, so it
+    does not change width as rows come and go.
 
     >>> table_html(["a"], [["1"]], styles=["color: red"])
     '<table ...><tr><th ...>a</th></tr><tr style="color: red"><td ...>1</td></tr></table>'
     """
     cell = "padding:0.15em 0.6em;text-align:left;vertical-align:top"
-    out = ['<table style="border-collapse:collapse;font-size:90%"><tr>']
+    layout = "border-collapse:collapse;font-size:90%"
+    if widths is None:
+        out = [f'<table style="{layout}"><tr>']
+    else:
+        cols = "".join(f'<col style="width:{w}">' if w else "<col>" for w in widths)
+        out = [f'<table style="{layout};width:100%;table-layout:fixed">{cols}<tr>']
     out += [
         f'<th style="{cell};border-bottom:1px solid #999">{html.escape(h)}</th>' for h in header
     ]

@@ -7,6 +7,11 @@ taken). Moving the slider highlights the current backward line and the line of
 your function it comes from, and shows the gradients computed so far (the ones
 the current line changed are marked).
 
+Each step is drawn ahead as one page (up to :data:`PRERENDERED_STEPS` steps) and
+the slider picks the page in the browser, so the slider and Play work where no
+kernel runs (the book, a notebook saved with its widgets); a longer run draws the
+current step when the slider moves.
+
 >>> import numpy as np
 >>> from autodiff_tutor import differentiable
 >>> @differentiable
@@ -72,12 +77,18 @@ def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ..
     )
 
 
+#: Steps drawn ahead of time (one HTML page each); longer runs are drawn on demand.
+PRERENDERED_STEPS = 300
+
+
 class BackwardStepper(widgets.VBox):
     """Step through one run of a generated backward; see the module docstring.
 
     ``slider`` (1 .. number of executed lines) picks the step; ``current_line`` is the
     highlighted backward line, ``values`` the gradient variables after it ran,
     ``recording`` every step, and ``gradients`` what the backward returned.
+    ``backward_html``, ``user_html``, ``values_html`` and ``caption`` are the parts of
+    the page shown for the current step.
     """
 
     def __init__(
@@ -107,30 +118,23 @@ class BackwardStepper(widgets.VBox):
             value=1, min=1, max=max(steps, 1), description="step", continuous_update=True
         )
         self.play = widgets.Play(value=1, min=1, max=max(steps, 1), interval=700)
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
-        self.caption = widgets.HTML()
-        self.backward_html = widgets.HTML(layout=widgets.Layout(flex="1 1 26em", overflow="auto"))
-        self.user_html = widgets.HTML(layout=widgets.Layout(flex="1 1 18em", overflow="auto"))
-        self.values_html = widgets.HTML()
+        # the slider leads: a saved page opens on the slider's step, not Play's
+        widgets.jslink((self.slider, "value"), (self.play, "value"))
+        self.prerendered = 0 < steps <= PRERENDERED_STEPS
+        count = steps if self.prerendered else 1
+        self.pages = [widgets.HTML(self._page(k + 1)) for k in range(count)]
+        # page 0 is never shown: the slider starts at 1, and picks page = step
+        self.view = widgets.Stack([widgets.HTML(), *self.pages], selected_index=1)
+        if self.prerendered:
+            widgets.jslink((self.slider, "value"), (self.view, "selected_index"))
         note = ""
         if self.recording.truncated:
             note = (
                 f"<i>only the first {max_steps} executed lines are shown "
                 "(pass max_steps=... for more)</i>"
             )
-        super().__init__(
-            [
-                widgets.HBox([self.play, self.slider, self.caption]),
-                widgets.HBox(
-                    [self.backward_html, self.user_html],
-                    layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
-                ),
-                self.values_html,
-                widgets.HTML(note),
-            ]
-        )
+        super().__init__([widgets.HBox([self.play, self.slider]), self.view, widgets.HTML(note)])
         self.slider.observe(self._update, names="value")
-        self._update()
 
     def __repr__(self) -> str:
         total = len(self.recording.steps)
@@ -144,7 +148,7 @@ class BackwardStepper(widgets.VBox):
     @property
     def current_line(self) -> str:
         """The text of the highlighted backward line."""
-        found = highlighted_lines(self.backward_html.value)
+        found = highlighted_lines(self.backward_html)
         return found[0] if found else ""
 
     @property
@@ -152,27 +156,64 @@ class BackwardStepper(widgets.VBox):
         """The gradient variables (``d_*``) after the current line ran."""
         return dict(self.step.gradients)
 
+    @property
+    def caption(self) -> str:
+        """The current step's caption (step k of n, backward line, your line)."""
+        return self._parts(self.slider.value)[0]
+
+    @property
+    def backward_html(self) -> str:
+        """The generated backward, numbered, the current line highlighted."""
+        return self._parts(self.slider.value)[1]
+
+    @property
+    def user_html(self) -> str:
+        """Your function, the line the current backward line comes from highlighted."""
+        return self._parts(self.slider.value)[2]
+
+    @property
+    def values_html(self) -> str:
+        """The table of gradients so far, those the current line changed marked."""
+        return self._parts(self.slider.value)[3]
+
     def _update(self, change: Any = None) -> None:
+        self.play.value = self.slider.value
+        if self.prerendered:
+            self.view.selected_index = self.slider.value
+        else:
+            self.pages[0].value = self._page(self.slider.value)
+
+    def _page(self, number: int) -> str:
+        """The HTML shown at step ``number``: caption, both codes, the gradients."""
+        caption, backward, user, values = self._parts(number)
+        box = "flex:{} 1 {};min-width:0;overflow-x:auto"  # code scrolls, never wraps
+        return (
+            f"<div>{caption}</div>"
+            '<div style="display:flex;flex-flow:row wrap;gap:0.5em;align-items:flex-start">'
+            f'<div style="{box.format(2, "26em")}">{backward}</div>'
+            f'<div style="{box.format(1, "14em")}">{user}</div></div>'
+            f"{values}"
+        )
+
+    def _parts(self, number: int) -> tuple[str, str, str, str]:
         lines = self.correspondence
         if not self.recording.steps:
-            self.caption.value = "the backward executed no line"
-            return
-        step = self.step
+            return "the backward executed no line", "", "", ""
+        step = self.recording.steps[number - 1]
         origin = lines.backward_origin.get(step.number)
-        self.backward_html.value = code_html(
-            lines.backward_source, [step.number], title="generated backward"
+        backward = code_html(
+            lines.backward_source, [step.number], first_line=1, title="generated backward"
         )
-        user = [origin - lines.first_line + 1] if origin else []
-        self.user_html.value = code_html(
+        user = code_html(
             lines.user_source,
-            user,
+            [origin - lines.first_line + 1] if origin else [],
             colour=RELATED,
             first_line=lines.first_line,
             title="your function",
         )
         where = f", from your line {origin}" if origin else ""
-        self.caption.value = (
-            f"step {self.slider.value} of {len(self.recording.steps)}: "
+        caption = (
+            f"step {number} of {len(self.recording.steps)}: "
             f'<span style="background:{CURRENT}">&nbsp;backward line {step.number}&nbsp;</span>'
             f"{html.escape(where)}"
         )
@@ -181,11 +222,14 @@ class BackwardStepper(widgets.VBox):
             shape = getattr(value, "shape", None)
             rows.append([name, format_value(value), "" if shape is None else str(tuple(shape))])
             styles.append(f"background:{CURRENT};font-weight:bold" if name in step.changed else "")
-        self.values_html.value = (
+        values = (
             "<b>gradients so far</b> (changed by this line: "
             f"{html.escape(', '.join(step.changed) or 'none')})"
-            + table_html(["variable", "value", "shape"], rows, styles=styles)
+            + table_html(
+                ["variable", "value", "shape"], rows, styles=styles, widths=["8em", "", "7em"]
+            )
         )
+        return caption, backward, user, values
 
 
 def backward_stepper(

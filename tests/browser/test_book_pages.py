@@ -1,0 +1,105 @@
+"""Every page of the built book (``make book``), served on loopback, in headless Chromium.
+
+For each page listed in ``book/_toc.yml``: it loads with no failed request (no 404),
+no JavaScript exception and no console error; every formula is typeset by MathJax;
+every widget is drawn from the saved state, with no failure text; and one widget of
+each kind responds without a kernel (the stepper's Play advances the step shown).
+Screenshots go to ``build/screenshots/book/<page>/`` (the stepper's to
+``build/screenshots/book/stepper/<page>/``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from browser_support import ROOT, screenshot_folder
+from widget_driver import interact_with_each_kind, widget_failures
+
+pytestmark = pytest.mark.browser
+
+# The element the widget embedder draws one saved view into.
+WIDGET_OUTPUT = ".cell_output:has(.jupyter-widgets)"
+
+
+def _toc_pages(node: object) -> list[str]:
+    if isinstance(node, dict):
+        found = [node[k] for k in ("root", "file") if isinstance(node.get(k), str)]
+        return found + [
+            p for k, v in node.items() if k not in {"root", "file"} for p in _toc_pages(v)
+        ]
+    if isinstance(node, list):
+        return [p for item in node for p in _toc_pages(item)]
+    return []
+
+
+def _pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text(encoding="utf-8"))
+    return [str(Path(p).with_suffix("")) for p in _toc_pages(toc)]
+
+
+@pytest.mark.parametrize("name", _pages())
+def test_book_page_loads_cleanly_renders_math_and_widgets(page: Any, book_url: str, name: str):
+    folder = screenshot_folder("book", name.replace("/", "__"))
+    page.goto(f"{book_url}/{name}.html", wait_until="load")
+    page.wait_for_load_state("networkidle")
+
+    formulas = page.locator(".math").count()
+    if formulas:
+        page.wait_for_function(
+            f"document.querySelectorAll('mjx-container').length >= {formulas}", timeout=30_000
+        )
+        assert page.locator("mjx-merror").count() == 0, f"{name}: MathJax could not typeset"
+
+    views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+    if views:
+        page.wait_for_function(
+            f"document.querySelectorAll('{WIDGET_OUTPUT} .jupyter-widgets').length >= {views}",
+            timeout=30_000,
+        )
+    assert widget_failures(page) == [], f"{name}: a widget failed to render"
+    page.screenshot(path=folder / "page.png", full_page=True)
+
+    changed = interact_with_each_kind(page, WIDGET_OUTPUT, folder)
+    if views:
+        assert changed, f"{name}: shows widgets but none responds"
+    problems = page.log.problems()
+    assert problems == [], f"{name}: the page reported errors:\n" + "\n".join(problems)
+
+
+STEP = re.compile(r"step (\d+) of (\d+)")
+
+
+@pytest.mark.parametrize("name", ["howto/read_generated_code"])
+def test_book_stepper_starts_in_sync_and_play_advances(page: Any, book_url: str, name: str):
+    """The saved stepper opens with the slider on the step its caption names, and Play
+    moves both, with no kernel (each step is a page the slider picks in the browser)."""
+    folder = screenshot_folder("book", "stepper", name.replace("/", "__"))
+    page.goto(f"{book_url}/{name}.html", wait_until="load")
+    stepper = page.locator(".cell_output:has(.widget-play)").first
+    stepper.locator(".widget-readout").wait_for()
+    stepper.scroll_into_view_if_needed()
+
+    def shown() -> tuple[int, int]:
+        step = int(STEP.search(stepper.inner_text()).group(1))
+        return step, int(stepper.locator(".widget-readout").inner_text())
+
+    before, slider = shown()
+    assert before == slider, "the slider and the caption disagree on the step shown"
+    stepper.screenshot(path=folder / "stepper-before.png")
+    stepper.locator(".widget-play button").first.click()
+    page.wait_for_function(
+        "([el, step]) => !el.innerText.includes(`step ${step} of`)",
+        arg=[stepper.element_handle(), before],
+        timeout=10_000,
+    )
+    stepper.locator(".widget-play button").first.click()  # pause, to read a still page
+    page.wait_for_timeout(800)
+    after, slider = shown()
+    assert after != before and after == slider
+    stepper.screenshot(path=folder / "stepper-after.png")
+    problems = page.log.problems()
+    assert problems == [], "\n".join(problems)

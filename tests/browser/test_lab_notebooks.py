@@ -1,0 +1,104 @@
+"""Every course notebook run top to bottom in JupyterLab, in headless Chromium.
+
+For each notebook, as a student would: open it in a fresh JupyterLab (a scratch copy
+of ``notebooks/``), choose *Run > Run All Cells*, wait for the kernel, then check that
+no cell shows an error output, no widget shows a failure text, the console logged no
+error, every widget output was drawn, and that operating one widget of each kind (a
+slider, toggle buttons, a drop-down, a checkbox, Play, ...) changes what its output
+shows. The page is 1280 px wide with the file browser open, as a student sees it.
+Screenshots (the lab after the run, and each interaction's output before/after) go
+to ``build/screenshots/lab/<notebook>/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import NOTEBOOKS, LabServer, screenshot_folder
+from widget_driver import interact_with_each_kind, widget_failures
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 240_000
+
+# The notebook panel's state, read from the app's own model (window.jupyterapp).
+NOTEBOOK_STATE = """() => {
+  const view = 'application/vnd.jupyter.widget-view+json';
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = panel.content.model.cells;
+  const state = {kernel: panel.sessionContext.session?.kernel?.status, cells: []};
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type !== 'code') continue;
+    const outputs = cell.outputs.toJSON();
+    state.cells.push({
+      source: cell.sharedModel.getSource(),
+      count: cell.executionCount,
+      errors: outputs.filter(o => o.output_type === 'error')
+                     .map(o => o.ename + ': ' + o.evalue),
+      widgets: outputs.filter(o => o.data && o.data[view]).length,
+    });
+  }
+  return state;
+}"""
+
+
+def _notebook_names() -> list[str]:
+    return [p.name for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+
+
+def _run_all(page: Any) -> dict:
+    """Clear the saved outputs, *Run All Cells*, wait until every code cell has run."""
+    page.get_by_role("menuitem", name="Edit", exact=True).click()
+    page.get_by_role("menuitem", name="Clear Outputs of All Cells", exact=True).click()
+    page.wait_for_function(f"() => ({NOTEBOOK_STATE})().cells.every(c => c.count === null)")
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(
+        f"""() => {{
+          const state = ({NOTEBOOK_STATE})();
+          return state.kernel === 'idle' &&
+                 state.cells.every(c => !c.source.trim() || c.count !== null);
+        }}""",
+        timeout=RUN_TIMEOUT_MS,
+        polling=500,
+    )
+    return page.evaluate(NOTEBOOK_STATE)
+
+
+def _open(page: Any, lab: LabServer, name: str) -> None:
+    page.goto(lab.notebook_url(name))
+    page.wait_for_function(
+        """() => window.jupyterapp && window.jupyterapp.shell.currentWidget &&
+                 window.jupyterapp.shell.currentWidget.sessionContext &&
+                 window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status
+                   === 'idle'""",
+        timeout=120_000,
+        polling=500,
+    )
+
+
+@pytest.mark.parametrize("name", _notebook_names())
+def test_notebook_runs_in_the_lab_and_its_widgets_respond(
+    page: Any, lab_server: LabServer, name: str
+):
+    folder = screenshot_folder("lab", Path(name).stem)
+    _open(page, lab_server, name)
+    state = _run_all(page)
+
+    errors = [e for cell in state["cells"] for e in cell["errors"]]
+    assert errors == [], f"{name}: cells show errors"
+    expected_views = sum(cell["widgets"] for cell in state["cells"])
+    drawn = page.locator(".jp-OutputArea-output .jupyter-widgets").count()
+    page.wait_for_timeout(500)
+    assert drawn >= expected_views, f"{name}: {expected_views} widget outputs, {drawn} drawn"
+    assert widget_failures(page) == [], f"{name}: a widget failed to render"
+    page.screenshot(path=folder / "notebook.png", full_page=True)
+
+    changed = interact_with_each_kind(page, ".jp-OutputArea-output", folder)
+    if expected_views:
+        assert changed, f"{name}: shows widgets but none could be operated"
+    problems = page.log.problems()
+    assert problems == [], f"{name}: the page reported errors:\n" + "\n".join(problems)
