@@ -369,6 +369,9 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     compiled = differentiable(f)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
+        if structured is not None:
+            return structured
         derivative, out, memory, _ = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
         gradients = derivative.backward(seed, memory)
@@ -376,6 +379,20 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return value_and_gradient
+
+
+def _structured_value_and_grad(
+    compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
+) -> tuple[Any, Any] | None:
+    """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
+    (see :mod:`autodiff_tutor.pytree`); ``None`` when there are none."""
+    from autodiff_tutor import pytree
+
+    flat = pytree.flatten_call(compiled, wrt, args, kwargs)
+    if flat is None:
+        return None
+    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
+    return out, flat.rebuild(gradients)
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:

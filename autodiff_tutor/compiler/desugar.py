@@ -34,6 +34,7 @@ def f(x, n):
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 
 from autodiff_tutor.compiler.desugar_base import (
@@ -44,17 +45,46 @@ from autodiff_tutor.compiler.desugar_base import (
     reject,
 )
 from autodiff_tutor.compiler.desugar_nested import InlineNested
+from autodiff_tutor.compiler.desugar_python import LowerPython, lambdas_to_defs
+from autodiff_tutor.compiler.desugar_structures import Structures
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
-def desugar(tree: ast.FunctionDef) -> ast.FunctionDef:
-    """Rewrite ``tree`` (a copy) into structured form; see the module docstring."""
+def desugar(
+    tree: ast.FunctionDef,
+    namespace: dict | None = None,
+    structures: dict[str, ast.expr] | None = None,
+) -> ast.FunctionDef:
+    """Rewrite ``tree`` (a copy) into structured form; see the module docstring.
+
+    ``namespace``: the function's globals (to tell the builtin ``sum`` from another);
+    ``structures``: structured parameters, as literals of their leaf parameters.
+    """
     tree = copy.deepcopy(tree)
     names = Names(tree)
-    tree.body = InlineNested(names).run(tree.body)
+    for literal in (structures or {}).values():
+        names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
+    tree.body = InlineNested(names).run(lambdas_to_defs(tree.body))
+    tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(tree.body)
+    tree.body = Structures(names, structures or {}).run(tree.body)
     tree.body = _rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
+
+
+def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
+    """Whether a name (``sum``, ``max``) means the Python builtin inside ``tree``."""
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+    def builtin(name: str) -> bool:
+        if name in stored or name in {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}:
+            return False
+        value = (namespace or {}).get(name, getattr(builtins, name, None))
+        return value is getattr(builtins, name, None)
+
+    return builtin
 
 
 def _not(*flags: str) -> ast.expr:
@@ -147,10 +177,10 @@ def _indexed(
     bound = lengths[0] if len(lengths) == 1 else ast.Call(name_node("min"), lengths, [])
     reads = []
     for target, sequence in zip(targets, sequences, strict=True):
-        if not isinstance(target, ast.Name):
-            reject(target, "loop variables must be names")
+        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            reject(target, "loop variables must be names or tuples of names")
         element = ast.Subscript(copy.deepcopy(sequence), name_node(index), ast.Load())
-        reads.append(ast.copy_location(ast.Assign([name_node(target.id, True)], element), node))
+        reads.append(ast.copy_location(ast.Assign([target], element), node))
     loop = ast.For(
         name_node(index, True),
         ast.Call(name_node("range"), [bound], []),
@@ -333,7 +363,7 @@ def desugar_function(parsed) -> ast.FunctionDef:
     """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
     turned into located errors."""
     try:
-        return desugar(parsed.tree)
+        return desugar(parsed.tree, parsed.namespace(), getattr(parsed, "structures", None))
     except DesugarError as error:
         hint = error.hint or "see the supported forms in the book's compiler page"
         raise UnsupportedSyntaxError(

@@ -1,0 +1,245 @@
+"""Structured arguments (pytrees): lists, tuples and dicts of arrays, nested.
+
+``grad(f)([(W1, b1), (W2, b2)], X)`` differentiates with respect to every array in
+the structure and returns the gradients in the same structure. At the API boundary
+the structured argument is *flattened* into its leaves, and the compiler sees a
+function with one parameter per leaf and the structure as a literal of those names
+(``params = [(params_0_0, params_0_1), ...]``): reads such as ``params[0]``,
+``p["W"]`` and loops such as ``for W, b in params`` are resolved while compiling
+(:mod:`autodiff_tutor.compiler.desugar_structures`). One compilation per structure.
+
+>>> import numpy as np
+>>> from autodiff_tutor import grad
+>>> def loss(params, X):
+...     h = X
+...     for W, b in params:
+...         h = np.tanh(h @ W + b)
+...     return np.sum(h)
+>>> params = [(np.eye(2), np.zeros(2)), (np.eye(2), np.zeros(2))]
+>>> [(dW.shape, db.shape) for dW, db in grad(loss)(params, np.zeros((1, 2)))]
+[((2, 2), (2,)), ((2, 2), (2,))]
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from autodiff_tutor.compiler.source import ParsedFunction
+
+Treedef = tuple  # ("leaf",) | ("list" | "tuple", type, children) | ("dict", keys, children)
+
+
+@dataclasses.dataclass
+class StructuredFunction(ParsedFunction):
+    """A parsed function whose structured parameters are given as leaves."""
+
+    structures: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+
+
+def is_structure(value: Any) -> bool:
+    """Whether ``value`` is a structure of arrays (a list of plain numbers is not:
+    it is converted to one array, as before).
+
+    >>> import numpy as np
+    >>> is_structure([np.ones(2)]), is_structure([1.0, 2.0]), is_structure({"a": 1.0})
+    (True, False, True)
+    """
+    if isinstance(value, dict):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(is_structure(v) or hasattr(v, "shape") for v in value)
+    return False
+
+
+def flatten(value: Any) -> tuple[list[Any], Treedef]:
+    """The leaves of ``value`` in order, and its structure.
+
+    >>> flatten({"W": 1.0, "b": [2.0, (3.0,)]})[0]
+    [1.0, 2.0, 3.0]
+    """
+    if isinstance(value, dict):
+        leaves, children = [], []
+        for key in value:
+            inner, tree = flatten(value[key])
+            leaves += inner
+            children.append(tree)
+        return leaves, ("dict", tuple(value), tuple(children))
+    if isinstance(value, (list, tuple)):
+        leaves, children = [], []
+        for item in value:
+            inner, tree = flatten(item)
+            leaves += inner
+            children.append(tree)
+        kind = "list" if isinstance(value, list) else "tuple"
+        return leaves, (kind, type(value), tuple(children))
+    return [value], ("leaf",)
+
+
+def unflatten(tree: Treedef, leaves: Sequence[Any]) -> Any:
+    """The structure ``tree`` filled with ``leaves`` (the inverse of :func:`flatten`).
+
+    >>> leaves, tree = flatten([(1.0, 2.0), {"a": 3.0}])
+    >>> unflatten(tree, [10.0, 20.0, 30.0])
+    [(10.0, 20.0), {'a': 30.0}]
+    """
+    items = iter(leaves)
+    return _fill(tree, items)
+
+
+def _fill(tree: Treedef, items) -> Any:
+    if tree[0] == "leaf":
+        return next(items)
+    children = [_fill(child, items) for child in tree[2]]
+    if tree[0] == "dict":
+        return dict(zip(tree[1], children, strict=True))
+    kind = tree[1]
+    if kind in (list, tuple):
+        return kind(children)
+    return kind(*children)  # a namedtuple
+
+
+def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
+    """One parameter name per leaf: ``params_0_1``, ``p_W``.
+
+    >>> leaf_names("p", flatten({"W": 1, "b": [2, 3]})[1], set())
+    ['p_W', 'p_b_0', 'p_b_1']
+    """
+    names: list[str] = []
+
+    def walk(node: Treedef, path: str) -> None:
+        if node[0] == "leaf":
+            candidate, n = path, 2
+            while candidate in taken:
+                candidate, n = f"{path}_{n}", n + 1
+            taken.add(candidate)
+            names.append(candidate)
+            return
+        keys = node[1] if node[0] == "dict" else range(len(node[2]))
+        for i, (key, child) in enumerate(zip(keys, node[2], strict=True)):
+            part = str(key) if str(key).isidentifier() else str(i)
+            walk(child, f"{path}_{part}")
+
+    walk(tree, name)
+    return names
+
+
+def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
+    """The structure as a Python literal of the leaf names."""
+    items = iter(names)
+
+    def build(node: Treedef) -> ast.expr:
+        if node[0] == "leaf":
+            return ast.Name(next(items), ast.Load())
+        children = [build(child) for child in node[2]]
+        if node[0] == "dict":
+            return ast.Dict([ast.Constant(k) for k in node[1]], children)
+        return (ast.List if node[0] == "list" else ast.Tuple)(children, ast.Load())
+
+    return build(tree)
+
+
+@dataclasses.dataclass
+class Flattened:
+    """A call with its structured arguments flattened, and how to rebuild gradients."""
+
+    function: Any  # a Differentiable of the flattened parameters
+    wrt: tuple[str, ...]
+    args: list[Any]
+    rebuild: Callable[[tuple[Any, ...]], Any]
+
+
+def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> Flattened | None:
+    """``None`` when no argument in ``wrt`` is a structure; else the flattened call."""
+    from autodiff_tutor.api import bind_arguments, is_float_value
+
+    names = compiled.wrt_names(wrt)
+    values = bind_arguments(compiled, args, kwargs)
+    structured = {
+        p: flatten(v)
+        for p, v in zip(compiled.params, values, strict=True)
+        if p in names and is_structure(v)
+    }
+    if not structured:
+        return None
+    key = (names, tuple((p, repr(t)) for p, (_, t) in structured.items()))
+    cache = compiled.__dict__.setdefault("_structured", {})
+    if key not in cache:
+        cache[key] = _specialize(compiled, {p: t for p, (_, t) in structured.items()})
+    flat, leaves_of = cache[key]
+    flat_args: list[Any] = []
+    flat_wrt: list[str] = []
+    groups: list[tuple[str, list[int] | None]] = []
+    for param, value in zip(compiled.params, values, strict=True):
+        if param in structured:
+            leaves = structured[param][0]
+            floats = []
+            for leaf_name, leaf in zip(leaves_of[param], leaves, strict=True):
+                flat_args.append(leaf)
+                if is_float_value(leaf):
+                    floats.append(len(flat_wrt))
+                    flat_wrt.append(leaf_name)
+                else:
+                    floats.append(None)
+            groups.append((param, floats))
+        else:
+            flat_args.append(value)
+            if param in names:
+                groups.append((param, [len(flat_wrt)]))
+                flat_wrt.append(param)
+
+    def rebuild(gradients: tuple[Any, ...]) -> Any:
+        by_name = {}
+        for param, positions in groups:
+            picked = [gradients[i] if i is not None else None for i in positions]
+            by_name[param] = (
+                unflatten(structured[param][1], picked) if param in structured else picked[0]
+            )
+        ordered = tuple(by_name[n] for n in names)
+        single = isinstance(wrt, (int, str)) or (wrt is None and len(ordered) == 1)
+        return ordered[0] if single else ordered
+
+    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+
+
+def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:
+    """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
+    from autodiff_tutor.api import Differentiable
+    from autodiff_tutor.compiler.pipeline import front_end_of
+    from autodiff_tutor.compiler.source import parse_function
+
+    parsed = parse_function(compiled.fn)
+    tree = copy.deepcopy(parsed.tree)
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    leaves_of: dict[str, list[str]] = {}
+    structures: dict[str, ast.expr] = {}
+    arguments: list[ast.arg] = []
+    for argument in tree.args.args:
+        if argument.arg in trees:
+            names = leaf_names(argument.arg, trees[argument.arg], taken)
+            leaves_of[argument.arg] = names
+            structures[argument.arg] = literal(trees[argument.arg], names)
+            arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
+        else:
+            arguments.append(argument)
+    if any(a.arg in trees for a in tree.args.posonlyargs + tree.args.kwonlyargs):
+        raise TypeError("structured arguments must be ordinary positional parameters")
+    tree.args.args = arguments
+    tree.args.defaults = []
+    flat_parsed = StructuredFunction(
+        **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
+        structures=structures,
+    )
+    flat_parsed.tree = tree
+    flat = Differentiable(compiled.fn)
+    flat.params = [a.arg for a in arguments]
+    flat.signature = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in flat.params]
+    )
+    flat._front = front_end_of(flat_parsed)
+    return flat, leaves_of
