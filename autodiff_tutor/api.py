@@ -294,6 +294,9 @@ def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any
 
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     """Check (and for Python numbers and lists, convert) a value to differentiate."""
+    from autodiff_tutor.pytree import refuse_structure
+
+    refuse_structure(f.name, name, value)  # grad and value_and_grad flatten them first
     if isinstance(value, (list, tuple)):
         value = np.asarray(value, dtype=np.float64)
     elif isinstance(value, float):

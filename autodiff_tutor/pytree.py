@@ -243,3 +243,33 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     )
     flat._front = front_end_of(flat_parsed)
     return flat, leaves_of
+
+
+def refuse_structure(function: str, name: str, value: Any) -> None:
+    """Where structures are not flattened (jvp, vjp, second derivatives), say so.
+
+    >>> import numpy as np
+    >>> refuse_structure("f", "params", {"W": np.ones(2)})
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.NonDifferentiableInputError: cannot differentiate f ...
+    """
+    from autodiff_tutor.errors import NonDifferentiableInputError
+
+    if isinstance(value, dict) or (is_structure(value) and _ragged(value)):
+        raise NonDifferentiableInputError(
+            f"cannot differentiate {function} with respect to {name!r} here: it is a "
+            "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
+            "structures, jvp, vjp and second derivatives take arrays",
+            hint=f"pass the arrays of {name!r} as separate arguments",
+        )
+
+
+def _ragged(value: Any) -> bool:
+    """Whether a list of arrays cannot be stacked into one array (np.asarray fails)."""
+    import numpy as np
+
+    try:
+        return np.asarray(value).dtype == object
+    except ValueError:
+        return True

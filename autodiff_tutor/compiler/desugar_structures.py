@@ -91,7 +91,7 @@ class Structures(StatementPass):
             return [node]
         for field in ("value", "test", "msg", "exc"):
             if isinstance(getattr(node, field, None), ast.expr):
-                setattr(node, field, self._fold(getattr(node, field), whole=field == "value"))
+                setattr(node, field, self._fold(getattr(node, field)))
         return [node]
 
     def _enter(self, node: ast.stmt) -> None:
@@ -136,13 +136,8 @@ class Structures(StatementPass):
         else:
             value = self._fold(value, whole=True)
         if isinstance(target, (ast.Tuple, ast.List)) and self._is_structure(value):
-            items = _items(value)
-            if any(isinstance(e, ast.Starred) for e in target.elts) or len(items) != len(
-                target.elts
-            ):
-                reject(target, f"cannot unpack {len(items)} values into {len(target.elts)}")
             out: list[ast.stmt] = []
-            for element, item in zip(target.elts, items, strict=True):
+            for element, item in _pair_up(target, _items(value), value):
                 out += self._assign(element, item, at)
             return out
         if isinstance(target, ast.Name):
@@ -339,8 +334,10 @@ class Structures(StatementPass):
                 return node
 
         folded = Fold().visit(copy.deepcopy(expr))
+        if whole and isinstance(folded, DISPLAYS):
+            return folded  # assigned to a name or unpacked: the caller takes it apart
         for node in ast.walk(folded):  # what is left must be plain values for the compiler
-            if (node is folded and whole) or not isinstance(node, DISPLAYS):
+            if not isinstance(node, DISPLAYS):
                 continue
             nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
             tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
@@ -376,6 +373,27 @@ class Structures(StatementPass):
             "this index into a structured value is known only at run time",
             "loop over the structure directly: for W, b in params",
         )
+
+
+def _pair_up(target, items: list[ast.expr], value: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
+    """Each target with its item; a starred target takes a list of the middle items."""
+    elements = target.elts
+    starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
+    if len(starred) > 1:
+        reject(target, "only one starred name per unpacking")
+    if not starred:
+        if len(items) != len(elements):
+            reject(target, f"cannot unpack {len(items)} values into {len(elements)} names")
+        return list(zip(elements, items, strict=True))
+    star, after = starred[0], len(elements) - starred[0] - 1
+    if len(items) < len(elements) - 1:
+        reject(target, f"cannot unpack {len(items)} values into {len(elements) - 1} or more")
+    middle = ast.List(items[star : len(items) - after], ast.Load())
+    return [
+        *zip(elements[:star], items[:star], strict=True),
+        (elements[star].value, middle),
+        *zip(elements[star + 1 :], items[len(items) - after :], strict=True),
+    ]
 
 
 def _items(value: ast.expr) -> list[ast.expr]:

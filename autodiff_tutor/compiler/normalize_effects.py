@@ -53,21 +53,42 @@ class EffectsMixin:
         whole = self._atom(value)
         if not isinstance(whole, ast.Name):
             self._reject(value, "this value cannot be unpacked", "unpack a tuple, list or array")
-        self._unpack_from(target, whole, value)
+        listed = len(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else None
+        self._unpack_from(target, whole, value, listed)
 
-    def _unpack_from(self, target: ast.Tuple | ast.List, whole: ast.Name, node: ast.AST) -> None:
+    def _unpack_from(
+        self,
+        target: ast.Tuple | ast.List,
+        whole: ast.Name,
+        node: ast.AST,
+        listed: int | None = None,
+    ) -> None:
+        """``listed``: the length of a value written out here (a starred name gets a list of
+        its middle items, as in Python; from an array Python gives a list of rows, which
+        is not compiled)."""
         elements = target.elts
         starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
         if len(starred) > 1:
             self._reject(target, "only one starred name per unpacking", "")
+        if starred and listed is None:
+            self._reject(
+                elements[starred[0]],
+                "a starred name needs a value of known length (a tuple or list written out, "
+                "or a structured parameter)",
+                "for an array, read its parts: first, rest = x[0], x[1:]",
+            )
         count = len(elements)
         for i, element in enumerate(elements):
             if isinstance(element, ast.Starred):
-                stop = i - count + 1
-                index: ast.expr = ast.Slice(
-                    ast.Constant(i) if i else None, ast.Constant(stop) if stop else None
-                )
-                element = element.value
+                if listed < count - 1:
+                    self._reject(
+                        target, f"cannot unpack {listed} values into {count - 1} or more", ""
+                    )
+                self.resolver.locals.add(whole.id)
+                middle = range(i, listed - (count - 1 - i))
+                items = [ast.Subscript(whole, ast.Constant(j), ast.Load()) for j in middle]
+                self._assign(element.value, ast.List(items, ast.Load()))
+                continue
             elif starred and i > starred[0]:
                 index = ast.Constant(i - count)
             else:
