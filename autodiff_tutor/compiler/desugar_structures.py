@@ -238,7 +238,13 @@ class Structures(StatementPass):
         out: list[ast.stmt] = []
         for element in sequence:
             index = node.target.id if isinstance(node.target, ast.Name) else None
-            if index is not None and isinstance(element, ast.Constant):
+            stored = {
+                n.id
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            if index is not None and index not in stored and isinstance(element, ast.Constant):
                 self.constants[index] = element
             out += self._assign(copy.deepcopy(node.target), copy.deepcopy(element), node)
             out += self.run(copy.deepcopy(node.body))

@@ -40,7 +40,7 @@ PAIRWISE = {id(builtins.max): "maximum", id(builtins.min): "minimum"}
 SCALAR_MATH = {
     id(getattr(math, name)): name
     for name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
-                 "log1p", "expm1", "arctan", "atan", "log2", "log10")
+                 "log1p", "expm1")
     if hasattr(math, name)
 }  # fmt: skip
 SCALAR_MATH[id(math.atan)] = "arctan"
