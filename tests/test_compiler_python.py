@@ -10,12 +10,20 @@ from autodiff_tutor import grad, jvp
 from autodiff_tutor.errors import NonDifferentiableInputError
 from autodiff_tutor.pytree import flatten, unflatten
 
+
+def case(program):
+    if program.refused:
+        return pytest.param(program, marks=pytest.mark.xfail(strict=True, reason=program.refused))
+    return program
+
+
 IDS = [p.name for p in PROGRAMS]
+CASES = [case(p) for p in PROGRAMS]
 SEEDS = (0, 1, 2)
 
 
 def test_the_corpus_is_large_enough():
-    assert len(PROGRAMS) >= 40
+    assert len([p for p in PROGRAMS if not p.refused]) >= 40
     assert sum(p.loop_free for p in PROGRAMS) >= len(PROGRAMS) // 3
 
 
@@ -50,7 +58,7 @@ def same_structure(a, b):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
+@pytest.mark.parametrize("program", CASES, ids=IDS)
 def test_gradients_match_finite_differences_and_autograd(program, seed):
     args = program.sample(np.random.default_rng(seed))
     gradients = grad(program.fn, wrt=list(program.wrt))(*args)
@@ -73,6 +81,8 @@ REFUSED_SECOND_ORDER = {"dense_layer_tuple", "mlp_dict", "autoencoder_nested", "
 
 
 def second_order_case(program):
+    if program.refused:
+        return case(program)
     if program.name in REFUSED_SECOND_ORDER:
         reason = "jvp of a gradient takes arrays: dicts and ragged lists are not flattened there"
         return pytest.param(program, marks=pytest.mark.xfail(strict=True, reason=reason))

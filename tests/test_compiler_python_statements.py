@@ -73,10 +73,25 @@ def test_structured_gradients_come_back_in_the_same_structure():
 def math_scalars(x):
     a = math.exp(x) + math.log(x) + math.sqrt(x) + math.sin(x) + math.cos(x) + math.tan(x)
     b = math.tanh(x) + math.sinh(x) + math.cosh(x) + math.log1p(x) + math.expm1(x)
-    return a * b + math.atan(x) + abs(x - 1.0) + max(x, 0.5) * min(x, 2.0, 3.0 * x)
+    return a * b + math.atan(x)
 
 
-def test_math_functions_and_builtins_on_scalars():
+def scalar_builtins(x):
+    return abs(x - 1.0) + max(x, 0.5) * min(x, 2.0, 3.0 * x)
+
+
+def test_builtins_on_scalars():
+    h = 1e-6
+    expected = (scalar_builtins(0.7 + h) - scalar_builtins(0.7 - h)) / (2 * h)
+    assert grad(scalar_builtins)(0.7) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="math.* on scalars is implemented (compiler/resolve.py MATH_ON_SCALARS) but off: "
+    "notebook 04 teaches that the compiler refuses math.exp",
+)
+def test_math_functions_on_scalars():
     h = 1e-6
     expected = (math_scalars(0.7 + h) - math_scalars(0.7 - h)) / (2 * h)
     assert grad(math_scalars)(0.7) == pytest.approx(expected, rel=1e-6)

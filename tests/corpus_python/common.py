@@ -12,6 +12,7 @@ class Program:
     wrt: tuple[int, ...] = (0,)
     loop_free: bool = False  # no for/while in the user's code (second-order candidates)
     autograd: bool = True  # autograd can run it as written (math.* on boxes cannot)
+    refused: str = ""  # why the compiler refuses it today (recorded as xfail strict)
 
     @property
     def name(self) -> str:
