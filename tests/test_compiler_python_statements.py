@@ -164,6 +164,18 @@ def with_class(x):
     return np.sum(x)
 
 
+def sum_of_squares(ws):
+    s = 0.0
+    for w in ws:
+        s = s + np.sum(w**2)
+    return s
+
+
+def list_to_helper(x):
+    ws = [x, x * 2]
+    return sum_of_squares(ws)
+
+
 LAYERS = [(np.eye(2), np.zeros(2))]
 REFUSED = [
     (mutating_call, (np.ones(2),), "may change a value of this function in place", "ys.extend"),
@@ -178,6 +190,7 @@ REFUSED = [
     (returns_generator, (np.ones(2),), "generator expressions are supported inside", "("),
     (recursive, (np.ones(2),), "recursion is not supported", "recursive(x[1:])"),
     (with_class, (np.ones(2),), "classes defined inside the function", "class Box"),
+    (list_to_helper, (np.ones(2),), "passing a list of values with gradient", "ws"),
 ]
 
 

@@ -259,6 +259,10 @@ class Structures(StatementPass):
                 bounds = [self._fold(a) for a in args]
                 if all(isinstance(b, ast.Constant) and type(b.value) is int for b in bounds):
                     return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
+            if name in ("sorted", "list") and len(args) == 1 and not iterable.keywords:
+                folded = self._fold(copy.deepcopy(iterable))  # sorted(d): d's keys, in order
+                if isinstance(folded, ast.List) and isinstance(self._fold(args[0], True), ast.Dict):
+                    return list(folded.elts)
             parts = [self._elements(a) for a in args]
             if name in ("zip", "enumerate", "reversed") and parts and parts[0] is not None:
                 if name == "reversed" and len(parts) == 1:
@@ -328,6 +332,16 @@ class Structures(StatementPass):
                 if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
                     if isinstance(node.args[0], DISPLAYS):
                         return ast.Constant(len(_items(node.args[0])))
+                if (  # sorted(d), list(d) of a dict: its keys
+                    isinstance(func, ast.Name)
+                    and func.id in ("sorted", "list")
+                    and len(node.args) == 1
+                    and not node.keywords
+                    and isinstance(node.args[0], ast.Dict)
+                ):
+                    keys = [k.value for k in node.args[0].keys]
+                    keys = sorted(keys) if func.id == "sorted" else keys
+                    return ast.List([ast.Constant(k) for k in keys], ast.Load())
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Dict):
                     entries = func.value
                     if func.attr == "values":

@@ -69,6 +69,13 @@ def values_sum(params):
     return sum(np.sum(np.exp(v)) for v in params.values())
 
 
+def sorted_keys_penalty(params):
+    total = 0.0
+    for key in sorted(params):
+        total = total * 0.5 + np.sum(np.sin(params[key]))
+    return total
+
+
 def _layers(r, sizes=(3, 4, 2)):
     return [
         (r.normal(size=(m, n)) / np.sqrt(m), r.normal(size=n))
@@ -116,5 +123,6 @@ PROGRAMS = [
         lambda r: (({"w": r.normal(size=3)}, {"w": r.normal(size=3)}), r.normal(size=3)),
         loop_free=True,
     ),
+    Program(sorted_keys_penalty, lambda r: ({"z": r.normal(size=2), "a": r.normal(size=3)},)),
     Program(values_sum, lambda r: ({"a": r.normal(size=2), "b": r.normal(size=(2, 2))},)),
 ]
