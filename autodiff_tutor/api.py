@@ -369,6 +369,9 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     >>> dx.tolist(), dy.tolist()
     ([0.0, 1.0], [1.0, 1.0])
     """
+    unwrapped = _unwrap_callable(f, wrt)
+    if unwrapped is not None:  # a bound method, a callable object, a functools.partial
+        return unwrapped.value_and_grad(value_and_grad)
     compiled = differentiable(f)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -382,6 +385,13 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return value_and_gradient
+
+
+def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
+    """Bound methods, callable objects and partials (see :mod:`autodiff_tutor.callables`)."""
+    from autodiff_tutor import callables
+
+    return callables.unwrap(f, wrt)
 
 
 def _structured_value_and_grad(
@@ -411,6 +421,10 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
     def gradient(*args: Any, **kwargs: Any) -> Any:
         return both(*args, **kwargs)[1]
+
+    if _unwrap_callable(f, wrt) is not None:
+        gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
+        return gradient
 
     gradient.__name__ = f"grad_{differentiable(f).name}"
     gradient._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it

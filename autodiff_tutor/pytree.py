@@ -41,6 +41,15 @@ class StructuredFunction(ParsedFunction):
     structures: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
 
 
+class ObjectView:
+    """An object seen as the structure of its attributes (``self.W`` is ``self["W"]``);
+    its gradient is a dict from attribute names to gradients."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+        self.attributes = dict(vars(obj))
+
+
 def is_structure(value: Any) -> bool:
     """Whether ``value`` is a structure of arrays (a list of plain numbers is not:
     it is converted to one array, as before).
@@ -62,13 +71,15 @@ def flatten(value: Any) -> tuple[list[Any], Treedef]:
     >>> flatten({"W": 1.0, "b": [2.0, (3.0,)]})[0]
     [1.0, 2.0, 3.0]
     """
-    if isinstance(value, dict):
+    if isinstance(value, (dict, ObjectView)):
+        entries = value.attributes if isinstance(value, ObjectView) else value
         leaves, children = [], []
-        for key in value:
-            inner, tree = flatten(value[key])
+        for key in entries:
+            inner, tree = flatten(entries[key])
             leaves += inner
             children.append(tree)
-        return leaves, ("dict", tuple(value), tuple(children))
+        kind = "object" if isinstance(value, ObjectView) else "dict"
+        return leaves, (kind, tuple(entries), tuple(children))
     if isinstance(value, (list, tuple)):
         leaves, children = [], []
         for item in value:
@@ -95,7 +106,7 @@ def _fill(tree: Treedef, items) -> Any:
     if tree[0] == "leaf":
         return next(items)
     children = [_fill(child, items) for child in tree[2]]
-    if tree[0] == "dict":
+    if tree[0] in ("dict", "object"):
         return dict(zip(tree[1], children, strict=True))
     kind = tree[1]
     if kind in (list, tuple):
@@ -119,7 +130,7 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
             taken.add(candidate)
             names.append(candidate)
             return
-        keys = node[1] if node[0] == "dict" else range(len(node[2]))
+        keys = node[1] if node[0] in ("dict", "object") else range(len(node[2]))
         for i, (key, child) in enumerate(zip(keys, node[2], strict=True)):
             part = str(key) if str(key).isidentifier() else str(i)
             walk(child, f"{path}_{part}")
@@ -136,8 +147,10 @@ def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
         if node[0] == "leaf":
             return ast.Name(next(items), ast.Load())
         children = [build(child) for child in node[2]]
-        if node[0] == "dict":
-            return ast.Dict([ast.Constant(k) for k in node[1]], children)
+        if node[0] in ("dict", "object"):
+            entries = ast.Dict([ast.Constant(k) for k in node[1]], children)
+            entries.is_object = node[0] == "object"  # self.W reads entries["W"]
+            return entries
         return (ast.List if node[0] == "list" else ast.Tuple)(children, ast.Load())
 
     return build(tree)
@@ -154,15 +167,30 @@ class Flattened:
 
 
 def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> Flattened | None:
-    """``None`` when no argument in ``wrt`` is a structure; else the flattened call."""
+    """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
+    :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
+    object parameter: ``"self.W"``."""
     from autodiff_tutor.api import bind_arguments, is_float_value
 
-    names = compiled.wrt_names(wrt)
+    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+    picks: dict[str, set[str]] = {}
+    if entries is not None:
+        plain = []
+        for entry in entries:
+            if isinstance(entry, str) and "." in entry:
+                param, attribute = entry.split(".", 1)
+                picks.setdefault(param, set()).add(attribute)
+                entry = param
+            if entry not in plain:
+                plain.append(entry)
+        names = compiled.wrt_names(plain)
+    else:
+        names = compiled.wrt_names(None)
     values = bind_arguments(compiled, args, kwargs)
     structured = {
         p: flatten(v)
         for p, v in zip(compiled.params, values, strict=True)
-        if p in names and is_structure(v)
+        if (p in names and is_structure(v)) or isinstance(v, ObjectView)
     }
     if not structured:
         return None
@@ -176,11 +204,13 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     groups: list[tuple[str, list[int] | None]] = []
     for param, value in zip(compiled.params, values, strict=True):
         if param in structured:
-            leaves = structured[param][0]
+            leaves, tree = structured[param]
+            tops = _top_keys(tree)
             floats = []
-            for leaf_name, leaf in zip(leaves_of[param], leaves, strict=True):
+            for leaf_name, leaf, top in zip(leaves_of[param], leaves, tops, strict=True):
                 flat_args.append(leaf)
-                if is_float_value(leaf):
+                wanted = param in names and (param not in picks or top in picks[param])
+                if wanted and is_float_value(leaf):
                     floats.append(len(flat_wrt))
                     flat_wrt.append(leaf_name)
                 else:
@@ -191,6 +221,10 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             if param in names:
                 groups.append((param, [len(flat_wrt)]))
                 flat_wrt.append(param)
+    for param, attributes in picks.items():
+        missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
+        if missing:
+            raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
 
     def rebuild(gradients: tuple[Any, ...]) -> Any:
         by_name = {}
@@ -199,11 +233,31 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             by_name[param] = (
                 unflatten(structured[param][1], picked) if param in structured else picked[0]
             )
-        ordered = tuple(by_name[n] for n in names)
+        ordered = []
+        for entry in entries if entries is not None else names:
+            if isinstance(entry, int):
+                entry = compiled.params[entry]
+            param, _, attribute = entry.partition(".")
+            ordered.append(by_name[param][attribute] if attribute else by_name[param])
         single = isinstance(wrt, (int, str)) or (wrt is None and len(ordered) == 1)
-        return ordered[0] if single else ordered
+        return ordered[0] if single else tuple(ordered)
 
     return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+
+
+def _top_keys(tree: Treedef) -> list[Any]:
+    """For each leaf, the key of the top-level entry it belongs to."""
+    if tree[0] == "leaf":
+        return [None]
+    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
+    return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
+
+
+def flatten_count(tree: Treedef) -> range:
+    """As many items as ``tree`` has leaves."""
+    if tree[0] == "leaf":
+        return range(1)
+    return range(sum(len(flatten_count(child)) for child in tree[2]))
 
 
 def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:

@@ -69,6 +69,7 @@ class Structures(StatementPass):
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
         self._check_mutation(node)
+        node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self._assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
@@ -106,6 +107,35 @@ class Structures(StatementPass):
                         "assigned inside a loop or a branch",
                         "assign it once, before the loop or branch",
                     )
+
+    def _attributes(self, node: ast.stmt) -> ast.stmt:
+        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes are
+        refused (the caller's object would change)."""
+        objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
+        if not objects:
+            return node
+        pass_ = self
+
+        class Attributes(ast.NodeTransformer):
+            def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                self.generic_visit(attribute)
+                value = attribute.value
+                if not (isinstance(value, ast.Name) and value.id in objects):
+                    return attribute
+                if not isinstance(attribute.ctx, ast.Load):
+                    pass_._refuse_write(value.id, attribute)
+                keys = [k.value for k in pass_.env[value.id].keys]
+                if attribute.attr not in keys:
+                    reject(
+                        attribute,
+                        f"{value.id}.{attribute.attr} is not an attribute of the object's "
+                        "instance (methods and class attributes are not compiled)",
+                        "read array attributes only, or call a plain function",
+                    )
+                key = ast.Constant(attribute.attr)
+                return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
+
+        return Attributes().visit(node)
 
     def _check_mutation(self, node: ast.stmt) -> None:
         call = node.value if isinstance(node, ast.Expr) else None
