@@ -98,6 +98,27 @@ def test_math_functions_on_scalars():
     assert grad(math_scalars)(0.7) == pytest.approx(expected, rel=1e-6)
 
 
+def repeated_key(x):
+    d = {"a": x, "a": x * 5.0}  # noqa: F601 (Python keeps the last value)
+    return np.sum(d["a"])
+
+
+def sum_with_start(x):
+    return sum([np.sum(x), np.sum(x**2)], 1.0)
+
+
+def comprehension_name_does_not_leak(x):
+    v = x * 3.0
+    ys = [v * 2 for v in x]
+    return np.sum(v) + sum(ys)
+
+
+@pytest.mark.parametrize("fn", [repeated_key, sum_with_start, comprehension_name_does_not_leak])
+def test_python_semantics_kept(fn):
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(grad(fn)(x), central_difference(fn, [x], 0), rtol=1e-6)
+
+
 # -- what stays refused --------------------------------------------------------------
 
 

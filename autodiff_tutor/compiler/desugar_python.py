@@ -141,6 +141,10 @@ class LowerPython(StatementPass):
                     name = None
                 if name in ("sum", "max", "min") and len(node.args) == 1:
                     return lower._reduce(name, node, before, at)
+                if name == "sum" and len(node.args) == 2 and not node.keywords:  # a start
+                    start = ast.keyword("start", node.args[1])
+                    call = ast.Call(node.func, node.args[:1], [start])
+                    return lower._reduce(name, ast.copy_location(call, node), before, at)
                 if name in ("max", "min") and len(node.args) > 2 and not node.keywords:
                     pair = ast.Call(node.func, node.args[:2], [])
                     for arg in node.args[2:]:

@@ -202,7 +202,7 @@ class Structures(ReadsMixin, StatementPass):
                 statements, leaf = self._hold(item, f"{stem}_{key.value}", at)
                 out += statements
                 values.append(leaf)
-            return out, ast.Dict([copy.deepcopy(k) for k in value.keys], values)
+            return out, unique_keys([copy.deepcopy(k) for k in value.keys], values)
         if isinstance(value, (ast.List, ast.Tuple)):
             out, elements = [], []
             for i, item in enumerate(value.elts):
@@ -311,7 +311,7 @@ class Structures(ReadsMixin, StatementPass):
                 reject(node.key, "the keys of a dict comprehension must be known statically")
             keys.append(key)
             values.append(self._fold(substitute(node.value, bound), whole=True))
-        return ast.Dict(keys, values)
+        return unique_keys(keys, values)
 
 
 def _pair_up(target, items: list[ast.expr], value: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
@@ -333,3 +333,16 @@ def _pair_up(target, items: list[ast.expr], value: ast.expr) -> list[tuple[ast.e
         (elements[star].value, middle),
         *zip(elements[star + 1 :], items[len(items) - after :], strict=True),
     ]
+
+
+def unique_keys(keys: list[ast.Constant], values: list[ast.expr]) -> ast.Dict:
+    """A dict display where a repeated key keeps its last value, as in Python.
+
+    >>> keys = [ast.Constant("a"), ast.Constant("a")]
+    >>> ast.unparse(unique_keys(keys, [ast.Name("x"), ast.Name("y")]))
+    "{'a': y}"
+    """
+    entries: dict = {}
+    for key, value in zip(keys, values, strict=True):
+        entries[key.value] = value
+    return ast.Dict([ast.Constant(k) for k in entries], list(entries.values()))
