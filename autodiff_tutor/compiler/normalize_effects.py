@@ -117,6 +117,13 @@ class EffectsMixin:
         """A statement run once in the forward for its effect (print, assert, raise)."""
         if isinstance(node, ast.Expr):
             self._check_effect_call(node.value)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Lambda):  # its parameters would not be renamed
+                self._reject(
+                    inner,
+                    "a lambda inside print/assert/raise is not supported",
+                    "define the function before this line",
+                )
         statement = self._rename(node)
         reads = sorted(
             {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} - set(vars(builtins))
