@@ -191,6 +191,13 @@ def list_to_helper(x):
     return l2_over_list(ws)
 
 
+def zip_star_of_arrays(x, y):
+    s = 0.0
+    for a, b in zip(*[x, y]):  # noqa: B905
+        s = s + a * b
+    return s
+
+
 LAYERS = [(np.eye(2), np.zeros(2))]
 REFUSED = [
     (mutating_call, (np.ones(2),), "may change a value of this function in place", "ys.extend"),
@@ -206,6 +213,7 @@ REFUSED = [
     (recursive, (np.ones(2),), "recursion is not supported", "recursive(x[1:])"),
     (with_class, (np.ones(2),), "classes defined inside the function", "class Box"),
     (list_to_helper, (np.ones(2),), "passing a list of values with gradient", "ws"),
+    (zip_star_of_arrays, (np.ones(2), np.ones(2)), "zip\\(\\*...\\) needs a structure", "zip(*"),
 ]
 
 

@@ -79,6 +79,23 @@ class ReadsMixin:
                 if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
                     if isinstance(node.args[0], DISPLAYS):
                         return ast.Constant(len(items_of(node.args[0])))
+                if (  # zip(*pairs) of a structure: its transpose
+                    isinstance(func, ast.Name)
+                    and func.id == "zip"
+                    and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Starred)
+                ):
+                    rows = node.args[0].value
+                    if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
+                        isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
+                    ):
+                        reject(
+                            node,
+                            "zip(*...) needs a structure known while compiling",
+                            "zip the sequences by name: zip(a, b)",
+                        )
+                    columns = zip(*[r.elts for r in rows.elts], strict=False)
+                    return ast.List([ast.Tuple(list(c), ast.Load()) for c in columns], ast.Load())
                 if (  # sorted(d), list(d) of a dict: its keys
                     isinstance(func, ast.Name)
                     and func.id in ("sorted", "list")

@@ -104,8 +104,18 @@ def check_supported(parsed: ParsedFunction) -> None:
     for statement in parsed.tree.body:
         if _is_docstring(statement):
             continue
+        transposed = {  # zip(*pairs) of a structure: resolved while compiling
+            id(arg)
+            for call in ast.walk(statement)
+            if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "zip"
+            and len(call.args) == 1
+            for arg in call.args
+        }
         for node in ast.walk(statement):
-            _check_node(parsed, node, namespace)
+            if id(node) not in transposed:
+                _check_node(parsed, node, namespace)
 
 
 def _check_signature(parsed: ParsedFunction) -> None:
@@ -126,10 +136,24 @@ def _is_docstring(statement: ast.stmt) -> bool:
 # numpy methods and functions that change an array in place (the compiler's values
 # are versions that never change, so these would silently break the gradient)
 IN_PLACE_METHODS = {
-    "sort", "fill", "put", "resize", "partition", "setfield", "itemset", "byteswap",
-    "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__ipow__", "__imatmul__", "setflags",
-}  # fmt: skip
+    "sort",
+    "fill",
+    "put",
+    "resize",
+    "partition",
+    "setfield",
+    "itemset",
+    "byteswap",
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__isub__",
+    "__imul__",
+    "__itruediv__",
+    "__ipow__",
+    "__imatmul__",
+    "setflags",
+}
 IN_PLACE_FUNCTIONS = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
 
 

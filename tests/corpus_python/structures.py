@@ -76,6 +76,14 @@ def sorted_keys_penalty(params):
     return total
 
 
+def transposed_pairs(params, X):
+    Ws, bs = zip(*params)  # noqa: B905
+    h = X
+    for W in Ws:
+        h = np.tanh(h @ W)
+    return np.sum(h) + sum(np.sum(b**2) for b in bs)
+
+
 def _layers(r, sizes=(3, 4, 2)):
     return [
         (r.normal(size=(m, n)) / np.sqrt(m), r.normal(size=n))
@@ -124,5 +132,6 @@ PROGRAMS = [
         loop_free=True,
     ),
     Program(sorted_keys_penalty, lambda r: ({"z": r.normal(size=2), "a": r.normal(size=3)},)),
+    Program(transposed_pairs, lambda r: (_square_layers(r), r.normal(size=(2, 3)))),
     Program(values_sum, lambda r: ({"a": r.normal(size=2), "b": r.normal(size=(2, 2))},)),
 ]
