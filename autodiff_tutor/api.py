@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.api_checks import (
+    bind_arguments,
     check_function,
     check_wrt,
+    is_float_value,
     is_number_like,
     located,
     numeric_array,
@@ -279,35 +281,11 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     return wrapper
 
 
-def is_float_value(value: Any) -> bool:
-    """Whether ``value`` is a floating-point array or scalar (so it can have a gradient).
-
-    >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
-    (True, False, True)
-    """
-    if isinstance(value, float):
-        return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:
-        return False
-    try:
-        return np.dtype(dtype).kind in "fc"
-    except TypeError:
-        return "float" in str(dtype)
-
-
-def bind_arguments(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
-    """The values of every parameter, in order, from a call's arguments."""
-    try:
-        bound = f.signature.bind(*args, **kwargs)
-    except TypeError as exc:
-        raise located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
-    bound.apply_defaults()
-    return [bound.arguments[p] for p in f.params]
-
-
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     """Check (and for Python numbers and lists, convert) a value to differentiate."""
+    from autodiff_tutor.pytree import refuse_structure
+
+    refuse_structure(f.name, name, value)  # grad and value_and_grad flatten them first
     if isinstance(value, (list, tuple)):
         try:
             value = np.asarray(value, dtype=np.float64)
@@ -400,9 +378,15 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     >>> dx.tolist(), dy.tolist()
     ([0.0, 1.0], [1.0, 1.0])
     """
+    unwrapped = _unwrap_callable(f, wrt)
+    if unwrapped is not None:  # a bound method, a callable object, a functools.partial
+        return unwrapped.value_and_grad(value_and_grad)
     compiled = differentiable(f)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
+        if structured is not None:
+            return structured
         derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
         gradients = owned(derivative.backward(seed, memory), [seed, *values])
@@ -410,6 +394,28 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return value_and_gradient
+
+
+def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
+    """Bound methods, callable objects and partials (see :mod:`autodiff_tutor.callables`)."""
+    from autodiff_tutor import callables
+
+    return callables.unwrap(f, wrt)
+
+
+def _structured_value_and_grad(
+    compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
+) -> tuple[Any, Any] | None:
+    """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
+    (see :mod:`autodiff_tutor.pytree`); ``None`` when there are none."""
+    from autodiff_tutor import pytree
+
+    check_wrt(wrt)
+    flat = pytree.flatten_call(compiled, wrt, args, kwargs)
+    if flat is None:
+        return None
+    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
+    return out, flat.rebuild(gradients)
 
 
 def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
@@ -425,6 +431,10 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
     def gradient(*args: Any, **kwargs: Any) -> Any:
         return both(*args, **kwargs)[1]
+
+    if _unwrap_callable(f, wrt) is not None:
+        gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
+        return gradient
 
     gradient.__name__ = f"grad_{differentiable(f).name}"
     gradient._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it

@@ -161,3 +161,30 @@ def numeric_array(value: Any, like: Any, what: str) -> Any:
     if kind in "iu":
         value = xp.asarray(value, dtype=dtype)
     return value
+
+
+def is_float_value(value: Any) -> bool:
+    """Whether ``value`` is a floating-point array or scalar (so it can have a gradient).
+
+    >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
+    (True, False, True)
+    """
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    try:
+        return np.dtype(dtype).kind in "fc"
+    except TypeError:
+        return "float" in str(dtype)
+
+
+def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+    """The values of every parameter, in order, from a call's arguments."""
+    try:
+        bound = f.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
+    bound.apply_defaults()
+    return [bound.arguments[p] for p in f.params]

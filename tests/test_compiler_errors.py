@@ -68,10 +68,8 @@ def try_fn(x):
     return y
 
 
-def with_fn(x):
-    with open("f") as handle:
-        y = x + handle
-    return y
+def set_comprehension_fn(x):
+    return np.sum(np.array(sorted({v for v in x})))
 
 
 def global_fn(x):
@@ -86,8 +84,8 @@ def class_fn(x):
     return x
 
 
-def comprehension_fn(x):
-    return np.sum(np.array([v * v for v in x]))
+def generator_argument_fn(x):
+    return np.sum(np.array(v * v for v in x))
 
 
 def inplace_sort_fn(x):
@@ -107,10 +105,10 @@ def malformed_append_fn(x):
     [
         (generator_fn, 1, 4, "generators are not supported"),
         (try_fn, 1, 4, "'try' is not supported"),
-        (with_fn, 1, 4, "'with' is not supported"),
+        (set_comprehension_fn, 1, 34, "set comprehensions are not supported"),
         (global_fn, 1, 4, "'global' is not supported"),
         (class_fn, 1, 4, "classes defined inside the function"),
-        (comprehension_fn, 1, 27, "list comprehensions are not supported"),
+        (generator_argument_fn, 1, 26, "generator expressions are supported inside sum"),
         (inplace_sort_fn, 2, 4, "changes an array in place"),
         (malformed_append_fn, 2, 4, "an expression statement is not supported"),
     ],
@@ -121,15 +119,15 @@ def test_unsupported_syntax_is_located(fn, offset, column, message):
     assert_located(info.value, fn, offset, column, "")
 
 
-def math_exp_fn(x):
+def math_erf_fn(x):
     y = x * 2
-    return np.sum(math.exp(y))
+    return np.sum(math.erf(y))
 
 
 def test_call_without_rule_on_active_value():
-    with pytest.raises(NoDerivativeRuleError, match="no derivative rule for math.exp") as info:
-        grad(math_exp_fn)(np.ones(1))
-    assert_located(info.value, math_exp_fn, 2, 18, "math.exp(y)")
+    with pytest.raises(NoDerivativeRuleError, match="no derivative rule for math.erf") as info:
+        grad(math_erf_fn)(np.ones(1))
+    assert_located(info.value, math_erf_fn, 2, 18, "math.erf(y)")
 
 
 def escape_fn(x):
@@ -269,11 +267,11 @@ def test_every_error_is_an_autodiff_error():
 
 def test_error_message_renders_a_caret_under_the_construct():
     with pytest.raises(NoDerivativeRuleError) as info:
-        grad(math_exp_fn)(np.ones(1))
+        grad(math_erf_fn)(np.ones(1))
     lines = str(info.value).splitlines()
-    source_line = next(i for i, line in enumerate(lines) if "math.exp(y)" in line)
+    source_line = next(i for i, line in enumerate(lines) if "math.erf(y)" in line)
     caret = lines[source_line + 1]
-    start = lines[source_line].index("math.exp(y)")
+    start = lines[source_line].index("math.erf(y)")
     assert caret.index("^") == start
-    assert caret.count("^") == len("math.exp(y)")
+    assert caret.count("^") == len("math.erf(y)")
     _ = textwrap

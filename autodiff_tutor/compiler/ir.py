@@ -23,7 +23,9 @@ from typing import Any
 #   op_call:   a call to a DifferentiableOp (custom op or compiled function)
 #   opaque:    a call with no rule (fine while no gradient flows through it)
 #   escape:    a call that leaves the differentiable world (float(x), x.item())
-KINDS = ("primitive", "copy", "static", "op_call", "opaque", "escape")
+#   effect:    a statement kept for its side effect (print, assert, raise): it runs in
+#              the forward, once, and never in the backward; its target is a placeholder
+KINDS = ("primitive", "copy", "static", "op_call", "opaque", "escape", "effect")
 
 
 @dataclass
@@ -45,9 +47,12 @@ class Step:
     loops: tuple[int, ...] = ()  # the loops around the step (for the in-place write check)
     targets: list[str] | None = None  # several outputs (a call returning a tuple)
     refusal: Exception | None = None  # opaque: raised if a value it reads carries gradient
+    statement: ast.stmt | None = None  # an effect's statement (its names renamed)
 
     def source(self) -> str:
         """The step as one line of Python."""
+        if self.statement is not None:
+            return ast.unparse(self.statement).splitlines()[0]
         return f"{self.target} = {ast.unparse(self.value)}"
 
     def operand_names(self) -> set[str]:

@@ -66,7 +66,12 @@ class FrontEnd:
 
 def front_end(fn: Callable[..., Any]) -> FrontEnd:
     """source -> fence -> desugar -> normalize."""
-    parsed = parse_function(fn)
+    return front_end_of(parse_function(fn))
+
+
+def front_end_of(parsed: ParsedFunction) -> FrontEnd:
+    """fence -> desugar -> normalize, on an already parsed function (structured
+    parameters flattened into leaves, see :mod:`autodiff_tutor.pytree`)."""
     check_supported(parsed)
     return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 

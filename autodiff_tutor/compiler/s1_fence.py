@@ -8,11 +8,11 @@ reject it with an equally located error when the reason is semantic).
 >>> import ast
 >>> from autodiff_tutor.compiler.s1_source import parse_function
 >>> def f(x):
-...     return [v for v in x]
+...     return {v for v in x}
 >>> check_supported(parse_function(f))
 Traceback (most recent call last):
 ...
-autodiff_tutor.errors.UnsupportedSyntaxError: list comprehensions are not supported ...
+autodiff_tutor.errors.UnsupportedSyntaxError: set comprehensions are not supported ...
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ SUPPORTED_STATEMENTS = (
     ast.FunctionDef,  # helpers defined inside are inlined where they are called
     ast.arguments,
     ast.arg,
+    ast.Assert,  # kept for their effect: run in the forward, never in the backward
+    ast.Raise,
+    ast.With,  # lowered to __enter__() / body / __exit__()
+    ast.withitem,
 )
 SUPPORTED_EXPRESSIONS = (
     ast.Name,
@@ -54,21 +58,24 @@ SUPPORTED_EXPRESSIONS = (
     ast.keyword,
     ast.BoolOp,
     ast.IfExp,
+    ast.Dict,  # structures known at compile time (desugar_structures)
+    ast.ListComp,  # comprehensions are lowered to loops (desugar_python)
+    ast.GeneratorExp,
+    ast.DictComp,
+    ast.comprehension,
+    ast.Lambda,  # only 'f = lambda ...' (a nested helper); others are refused later
+    ast.JoinedStr,  # f-strings never carry gradient
+    ast.FormattedValue,
 )
 CONTEXTS = (ast.Load, ast.Store, ast.Del, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 # What to tell a user about each construct the compiler rejects.
 HINTS: dict[type[ast.AST], tuple[str, str]] = {
-    ast.ListComp: ("list comprehensions are not supported", "build the array with numpy"),
     ast.SetComp: ("set comprehensions are not supported", "use arrays"),
-    ast.DictComp: ("dict comprehensions are not supported", "use arrays"),
-    ast.GeneratorExp: ("generator expressions are not supported", "use arrays"),
-    ast.Lambda: ("lambdas are not supported inside a differentiated function", "use a def"),
     ast.Yield: ("generators are not supported", "return an array instead of yielding"),
     ast.YieldFrom: ("generators are not supported", "return an array instead of yielding"),
     ast.Await: ("async code is not supported", "use a plain def"),
     ast.Try: ("'try' is not supported", "move error handling outside the function"),
-    ast.With: ("'with' is not supported", "move the context manager outside the function"),
     ast.Global: ("'global' is not supported", "pass the value as an argument"),
     ast.Nonlocal: ("'nonlocal' is not supported", "return the value instead"),
     ast.ClassDef: ("classes defined inside the function are not supported", "define it outside"),
@@ -76,15 +83,11 @@ HINTS: dict[type[ast.AST], tuple[str, str]] = {
     ast.AsyncFor: ("async loops are not supported", "use a plain for"),
     ast.AsyncWith: ("'async with' is not supported", "move it outside the function"),
     ast.Delete: ("'del' is not supported", "let the value go out of scope"),
-    ast.Raise: ("'raise' is not supported", "check inputs before calling"),
-    ast.Assert: ("'assert' is not supported", "check inputs before calling"),
     ast.Import: ("imports inside the function are not supported", "import at module level"),
     ast.ImportFrom: ("imports inside the function are not supported", "import at module level"),
     ast.NamedExpr: ("':=' is not supported", "use a separate assignment"),
     ast.Starred: ("'*' unpacking is not supported", "pass the arguments one by one"),
-    ast.Dict: ("dict literals are not supported", "use separate variables"),
     ast.Set: ("set literals are not supported", "use arrays"),
-    ast.JoinedStr: ("f-strings are not supported", "format outside the function"),
 }
 
 
@@ -101,8 +104,18 @@ def check_supported(parsed: ParsedFunction) -> None:
     for statement in parsed.tree.body:
         if _is_docstring(statement):
             continue
+        transposed = {  # zip(*pairs) of a structure: resolved while compiling
+            id(arg)
+            for call in ast.walk(statement)
+            if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "zip"
+            and len(call.args) == 1
+            for arg in call.args
+        }
         for node in ast.walk(statement):
-            _check_node(parsed, node, namespace)
+            if id(node) not in transposed:
+                _check_node(parsed, node, namespace)
 
 
 def _check_signature(parsed: ParsedFunction) -> None:
@@ -123,10 +136,24 @@ def _is_docstring(statement: ast.stmt) -> bool:
 # numpy methods and functions that change an array in place (the compiler's values
 # are versions that never change, so these would silently break the gradient)
 IN_PLACE_METHODS = {
-    "sort", "fill", "put", "resize", "partition", "setfield", "itemset", "byteswap",
-    "__setitem__", "__delitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__ipow__", "__imatmul__", "setflags",
-}  # fmt: skip
+    "sort",
+    "fill",
+    "put",
+    "resize",
+    "partition",
+    "setfield",
+    "itemset",
+    "byteswap",
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__isub__",
+    "__imul__",
+    "__itruediv__",
+    "__ipow__",
+    "__imatmul__",
+    "setflags",
+}
 IN_PLACE_FUNCTIONS = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
 
 
@@ -163,6 +190,8 @@ def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
             hint="compute a new array instead (np.sort(x), np.where(...), y = y + v, "
             "y[i] = v on an array made in this function)",
         )
+    if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Store):
+        return  # first, *rest = values
     if isinstance(node, SUPPORTED_STATEMENTS + SUPPORTED_EXPRESSIONS + CONTEXTS):
         if isinstance(node, ast.Assign) and len(node.targets) > 1:
             raise UnsupportedSyntaxError(
@@ -171,8 +200,7 @@ def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
                 hint="assign each name separately",
             )
         if isinstance(node, ast.Expr) and not (
-            isinstance(node.value, (ast.Constant, *HINTS))
-            or is_list_append(node.value)
+            isinstance(node.value, (ast.Constant, ast.Call, *HINTS))
             or _in_place_call(node.value, namespace)  # reported by name when the walk gets there
         ):
             raise UnsupportedSyntaxError(

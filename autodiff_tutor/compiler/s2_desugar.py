@@ -34,6 +34,7 @@ def f(x, n):
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 
 from autodiff_tutor.compiler.s2_desugar_base import (
@@ -44,17 +45,46 @@ from autodiff_tutor.compiler.s2_desugar_base import (
     reject,
 )
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
+from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
+from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
-def desugar(tree: ast.FunctionDef) -> ast.FunctionDef:
-    """Rewrite ``tree`` (a copy) into structured form; see the module docstring."""
+def desugar(
+    tree: ast.FunctionDef,
+    namespace: dict | None = None,
+    structures: dict[str, ast.expr] | None = None,
+) -> ast.FunctionDef:
+    """Rewrite ``tree`` (a copy) into structured form; see the module docstring.
+
+    ``namespace``: the function's globals (to tell the builtin ``sum`` from another);
+    ``structures``: structured parameters, as literals of their leaf parameters.
+    """
     tree = copy.deepcopy(tree)
     names = Names(tree)
-    tree.body = InlineNested(names).run(tree.body)
+    for literal in (structures or {}).values():
+        names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
+    tree.body = InlineNested(names).run(lambdas_to_defs(tree.body))
+    tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(tree.body)
+    tree.body = Structures(names, structures or {}).run(tree.body)
     tree.body = _rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
+
+
+def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
+    """Whether a name (``sum``, ``max``) means the Python builtin inside ``tree``."""
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+    def builtin(name: str) -> bool:
+        if name in stored or name in {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}:
+            return False
+        value = (namespace or {}).get(name, getattr(builtins, name, None))
+        return value is getattr(builtins, name, None)
+
+    return builtin
 
 
 def _not(*flags: str) -> ast.expr:
@@ -68,7 +98,10 @@ def _not(*flags: str) -> ast.expr:
 
 def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt]:
     if isinstance(node, ast.For):
-        return _rewrite_loop(_index_loop(node, names), names)
+        indexed = _index_loop(node, names)
+        if isinstance(indexed, list):  # the sequence is computed once, before the loop
+            return [indexed[0], *_rewrite_loop(indexed[1], names)]
+        return _rewrite_loop(indexed, names)
     if isinstance(node, ast.While):
         return _rewrite_loop(node, names)
     if isinstance(node, ast.If):
@@ -90,7 +123,7 @@ def _flatten(items: list) -> list[ast.stmt]:
     return out
 
 
-def _index_loop(node: ast.For, names: Names) -> ast.For:
+def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
     """``for v in X`` (and zip/enumerate of arrays) -> ``for k in range(len(X)): v = X[k]``."""
     iterable = node.iter
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
@@ -112,9 +145,29 @@ def _index_loop(node: ast.For, names: Names) -> ast.For:
             ):
                 reject(node.target, "unpack zip into one name per sequence")
             return _indexed(node, names.fresh("k"), node.target.elts, iterable.args)
+        if iterable.func.id == "reversed" and len(iterable.args) == 1:
+            return _reversed(node, iterable.args[0], names)
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
+    if isinstance(iterable, ast.Call):  # sorted(keys), x.T, ...: computed once, then indexed
+        held = names.fresh("sequence")
+        loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
+        return [assign_like(held, iterable, node), loop]
     reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+
+
+def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> list[ast.stmt]:
+    """``for v in reversed(X)`` -> ``n = len(X)``, ``for k in range(n): v = X[n - 1 - k]``."""
+    counter, count = names.fresh("k"), names.fresh("n")
+    length = ast.Call(name_node("len"), [copy.deepcopy(sequence)], [])
+    last = ast.BinOp(
+        ast.BinOp(name_node(count), ast.Sub(), ast.Constant(1)), ast.Sub(), name_node(counter)
+    )
+    element = ast.Subscript(copy.deepcopy(sequence), last, ast.Load())
+    read = ast.copy_location(ast.Assign([node.target], element), node)
+    bound = ast.Call(name_node("range"), [name_node(count)], [])
+    loop = ast.For(name_node(counter, True), bound, [read, *node.body], node.orelse)
+    return [assign_like(count, length, node), ast.copy_location(loop, node)]
 
 
 def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For:
@@ -129,6 +182,18 @@ def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For:
     if not (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2):
         reject(node.target, "unpack enumerate as 'for i, value in enumerate(...)'")
     index, value = node.target.elts
+    sequence = iterable.args[0]
+    if (  # enumerate(zip(x, y)) with 'i, (u, v)': one index over both sequences
+        isinstance(sequence, ast.Call)
+        and isinstance(sequence.func, ast.Name)
+        and sequence.func.id == "zip"
+        and not sequence.keywords
+        and isinstance(value, ast.Tuple)
+        and len(value.elts) == len(sequence.args)
+        and start is None
+        and isinstance(index, ast.Name)
+    ):
+        return _indexed(node, index.id, value.elts, sequence.args)
     if not isinstance(index, ast.Name):
         reject(index, "the index of enumerate must be a name")
     if start is None:
@@ -147,10 +212,10 @@ def _indexed(
     bound = lengths[0] if len(lengths) == 1 else ast.Call(name_node("min"), lengths, [])
     reads = []
     for target, sequence in zip(targets, sequences, strict=True):
-        if not isinstance(target, ast.Name):
-            reject(target, "loop variables must be names")
+        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            reject(target, "loop variables must be names or tuples of names")
         element = ast.Subscript(copy.deepcopy(sequence), name_node(index), ast.Load())
-        reads.append(ast.copy_location(ast.Assign([name_node(target.id, True)], element), node))
+        reads.append(ast.copy_location(ast.Assign([target], element), node))
     loop = ast.For(
         name_node(index, True),
         ast.Call(name_node("range"), [bound], []),
@@ -333,7 +398,7 @@ def desugar_function(parsed) -> ast.FunctionDef:
     """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
     turned into located errors."""
     try:
-        return desugar(parsed.tree)
+        return desugar(parsed.tree, parsed.namespace(), getattr(parsed, "structures", None))
     except DesugarError as error:
         hint = error.hint or "see the supported forms in the book's compiler page"
         raise UnsupportedSyntaxError(

@@ -34,6 +34,19 @@ class Names:
         return self.fresh(name)
 
 
+class StatementPass:
+    """A pass that rewrites a body statement by statement (each into zero or more)."""
+
+    def run(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for node in body:
+            out.extend(self._statement(node))
+        return out
+
+    def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        return [node]
+
+
 def name_node(identifier: str, store: bool = False) -> ast.Name:
     return ast.Name(identifier, ast.Store() if store else ast.Load())
 

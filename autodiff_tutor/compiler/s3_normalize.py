@@ -35,6 +35,7 @@ from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step, Value
 from autodiff_tutor.compiler.s1_fence import is_list_append
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
 from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
+from autodiff_tutor.compiler.s3_normalize_effects import EffectsMixin
 from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
 from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
@@ -53,7 +54,7 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
     return _Normalizer(parsed, tree).run()
 
 
-class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
+class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
         self.tree = tree
@@ -116,8 +117,12 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             self._loop(node)
         elif isinstance(node, ast.Expr) and is_list_append(node.value):
             self._append(node.value)
-        elif isinstance(node, (ast.Pass, ast.Expr)):
-            return  # a docstring or 'pass' (the fence rejected other expressions)
+        elif isinstance(node, ast.Pass) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            return  # a docstring or 'pass'
+        elif isinstance(node, (ast.Expr, ast.Assert, ast.Raise)):
+            self._effect(node)  # print(...), assert, raise: run in the forward only
         elif isinstance(node, ast.Return):
             self._reject(node, "a return here is not supported", "return at the end")
         elif isinstance(node, ast.AugAssign):
@@ -142,7 +147,11 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             ):
                 self.list_names.add(version)
             self.current[target.id] = version
-        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+        elif (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
             if len(target.elts) != len(value.elts):
                 self._reject(target, "the two sides of this assignment differ in length", "")
             atoms = [self._atom(v) for v in value.elts]  # right side first, like Python
@@ -156,8 +165,14 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
                 self.current[name_node.id] = version
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self._setitem(target, value)
-        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Call):
+        elif (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Call)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
             self._unpack_call(target, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._unpack_value(target, value)  # N, D = x.shape; a, (b, c) = v; a, *r = v
         else:
             self._reject(
                 target,
@@ -321,7 +336,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin):
             return False
         if isinstance(node, ast.Name):
             return node.id in also or self.current.get(node.id, node.id) in self.may_carry
-        if isinstance(node, ast.Compare):
+        if isinstance(node, (ast.Compare, ast.JoinedStr)):
             return False
         if isinstance(node, ast.Attribute):
             if node.attr in NO_GRADIENT_ATTRIBUTES:

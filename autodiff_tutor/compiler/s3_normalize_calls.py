@@ -81,6 +81,14 @@ class CallsMixin:
             ]
             options = [self._static_operand(a, "an option of the op") for a in static]
             func = ast.Call(ast.Attribute(func, "make_op", ast.Load()), options, [])
+        for argument in positional:
+            if self._is_list_value(argument) and self._carries_gradient(argument):
+                self._reject(
+                    argument,
+                    f"passing a list of values with gradient to {callee.description} is not "
+                    "supported",
+                    "pass the arrays one by one, or np.stack them into one array",
+                )
         args = [self._operand(a) for a in positional]
         if callee.kind == "user_call":
             self._check_recursion(node, obj)
@@ -110,6 +118,12 @@ class CallsMixin:
         if isinstance(arg, ast.List):
             return True
         return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
+
+    def _is_list_value(self, node: ast.expr) -> bool:
+        """A list (or tuple) written out, or a name holding a list built here."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return True
+        return isinstance(node, ast.Name) and self.current.get(node.id) in self.list_names
 
     def _operand(self, node: ast.expr) -> ast.expr:
         """An atom when ``node`` carries gradient, else the expression itself."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,19 @@ ESCAPE_BUILTINS = {builtins.float, builtins.int, builtins.bool, builtins.complex
 ESCAPE_FUNCTIONS = {"asarray", "array", "asnumpy", "extract_data"}
 ESCAPE_METHODS = {"item", "tolist", "get", "__array__"}
 MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
+# Python's scalar spellings of existing primitives (their rules work on floats too)
+PAIRWISE = {id(builtins.max): "maximum", id(builtins.min): "minimum"}
+# math.exp(x) & co. on scalars, compiled with the numpy rule of the same name. Off for
+# now: notebook 04 (the pitfalls lesson) teaches that the compiler refuses math.exp;
+# turn this on together with that lesson's update (tests marked xfail then pass).
+MATH_ON_SCALARS = False
+SCALAR_MATH = {
+    id(getattr(math, name)): name
+    for name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+                 "log1p", "expm1")
+    if hasattr(math, name)
+}  # fmt: skip
+SCALAR_MATH[id(math.atan)] = "arctan"
 
 
 @dataclass
@@ -92,7 +106,14 @@ class Resolver:
                 self.parsed.location(func),
                 hint="call the function by its global name",
             )
-        return self._object(self.evaluate(func), description)
+        obj = self.evaluate(func)
+        pair = PAIRWISE.get(id(obj))
+        if pair is not None and len(node.args) == 2 and not node.keywords:
+            # max(a, b) of two values: the maximum rule (ties split the gradient)
+            return Callee("primitive", op=pair, obj=obj, description=description)
+        if MATH_ON_SCALARS and id(obj) in SCALAR_MATH:  # math.exp(x): the numpy rule
+            return Callee("primitive", op=SCALAR_MATH[id(obj)], obj=obj, description=description)
+        return self._object(obj, description)
 
     def evaluate(self, node: ast.expr) -> Any:
         """The value of a global dotted name such as ``np.linalg.norm``."""

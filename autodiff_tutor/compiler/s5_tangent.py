@@ -92,6 +92,8 @@ class _Writer:
         return out
 
     def step(self, step: Step) -> list[ast.stmt]:
+        if step.kind == "effect":
+            return [copy.deepcopy(step.statement)]
         if step.targets and step.kind == "op_call":
             return [self._op_call(step)]
         names = step.targets if step.targets else step.target

@@ -90,6 +90,7 @@ def _loop(node: Loop, body: list[ast.stmt]) -> list[ast.stmt]:
 def _needed(program: Program, memory: Memory) -> set[str]:
     """Names the forward must compute: outputs, memory, stack contents, and their inputs."""
     needed = set(program.outputs) | {m.removesuffix("_memory") for m in memory.names}
+    needed |= {s.target for s in program.all_steps() if s.kind == "effect"}
     needed |= {n.removesuffix("_memory") for names in memory.pushes.values() for n in names}
     steps = program.all_steps()
     regions = _regions(program.steps)
@@ -133,6 +134,8 @@ def _control_names(region: Branch | Loop) -> set[str]:
 
 
 def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
+    if step.kind == "effect":  # print, assert, raise: the user's statement, once
+        return code.with_origin(copy.deepcopy(step.statement), origin)
     value = copy.deepcopy(step.value)
     if step.kind == "op_call" and f"{step.target}_memory" in kept:
         forward = ast.Attribute(value.func, "op_forward", ast.Load())

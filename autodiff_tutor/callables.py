@@ -1,0 +1,87 @@
+"""Callable objects, bound methods and ``functools.partial`` as things to differentiate.
+
+``grad(model.loss)`` compiles the method's function; the object (``self``) is passed
+as its first argument and seen as the structure of its attributes, so ``self.W`` reads
+a parameter of its own. ``wrt`` counts the visible parameters (``grad(model.loss)``
+differentiates w.r.t. the first argument after ``self``), and can name attributes:
+``wrt="self.W"`` gives the gradient of ``W``, ``wrt="self"`` a dict of the gradients
+of every floating-point attribute. Objects with ``__call__`` work the same way, and a
+``functools.partial`` passes its stored arguments.
+
+>>> import numpy as np
+>>> from autodiff_tutor import grad
+>>> class Model:
+...     def __init__(self):
+...         self.W = np.eye(2)
+...     def loss(self, X):
+...         return np.sum((X @ self.W) ** 2)
+>>> model = Model()
+>>> grad(model.loss, wrt="self.W")(np.ones((1, 2))).tolist()
+[[2.0, 2.0], [2.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.pytree import ObjectView
+
+
+@dataclass
+class Unwrapped:
+    """A plain function, the arguments stored before the caller's, and ``wrt`` by name."""
+
+    fn: Callable[..., Any]
+    prefix: tuple[Any, ...]
+    keywords: dict[str, Any]
+    wrt: list[str]
+    name: str
+    single: bool
+
+    def value_and_grad(self, value_and_grad: Callable) -> Callable[..., tuple[Any, Any]]:
+        inner = value_and_grad(self.fn, self.wrt)
+
+        def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            out, gradients = inner(*self.prefix, *args, **{**self.keywords, **kwargs})
+            return out, gradients[0] if self.single else gradients
+
+        value_and_gradient.__name__ = f"value_and_grad_{self.name}"
+        return value_and_gradient
+
+
+def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
+    """``None`` for a plain function; else how to call its underlying function."""
+    if inspect.isfunction(f) or hasattr(f, "op_forward"):
+        return None
+    if isinstance(f, functools.partial):
+        fn, prefix, keywords = f.func, tuple(f.args), dict(f.keywords)
+        inner = unwrap(fn, None)
+        if inner is not None:  # a partial of a bound method
+            fn, prefix = inner.fn, inner.prefix + prefix
+    elif inspect.ismethod(f):
+        fn, prefix, keywords = f.__func__, (ObjectView(f.__self__),), {}
+    elif inspect.isfunction(inspect.getattr_static(type(f), "__call__", None)):
+        fn, prefix, keywords = inspect.getattr_static(type(f), "__call__"), (ObjectView(f),), {}
+    else:
+        return None
+    if not inspect.isfunction(fn):
+        return None
+    visible = list(inspect.signature(f).parameters)
+    hidden = list(inspect.signature(fn).parameters)[: len(prefix)]
+    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+    if entries is None:
+        parameters = inspect.signature(f).parameters
+        entries = [p for p in visible if parameters[p].default is inspect.Parameter.empty]
+    names = []
+    for entry in entries:
+        if isinstance(entry, int):
+            entry = visible[entry]
+        elif entry.split(".")[0] == "self" and hidden:
+            entry = hidden[0] + entry[len("self") :]  # 'self' names the object, whatever
+        names.append(entry)
+    name = getattr(fn, "__name__", "function")
+    return Unwrapped(fn, prefix, keywords, names, name, isinstance(wrt, (int, str)))

@@ -1,0 +1,187 @@
+"""Reads of structures, for :mod:`autodiff_tutor.compiler.s2_desugar_structures`:
+``self.W`` of an object parameter, ``params[1][0]``, ``p["W"]``, ``len(params)``,
+``d.items()``, ``sorted(d)``, each replaced by the leaf or constant it denotes.
+
+Part of the structures pass (a mixin of :class:`~.desugar_structures.Structures`).
+
+>>> import ast
+>>> from autodiff_tutor.compiler.s2_desugar_base import Names
+>>> from autodiff_tutor.compiler.s2_desugar_structures import Structures
+>>> literal = ast.parse("{'W': p_W, 'b': [p_b_0, p_b_1]}", mode="eval").body
+>>> structures = Structures(Names(literal), {"p": literal})
+>>> ast.unparse(structures._fold(ast.parse("p['b'][1] * len(p)", mode="eval").body))
+'p_b_1 * 2'
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.s2_desugar_base import reject
+
+DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
+
+
+class ReadsMixin:
+    """Folding of reads of structures (``self.env`` maps names to their literals)."""
+
+    def _attributes(self, node: ast.stmt) -> ast.stmt:
+        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes are
+        refused (the caller's object would change)."""
+        objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
+        if not objects:
+            return node
+        pass_ = self
+
+        class Attributes(ast.NodeTransformer):
+            def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                self.generic_visit(attribute)
+                value = attribute.value
+                if not (isinstance(value, ast.Name) and value.id in objects):
+                    return attribute
+                if not isinstance(attribute.ctx, ast.Load):
+                    pass_._refuse_write(value.id, attribute)
+                keys = [k.value for k in pass_.env[value.id].keys]
+                if attribute.attr not in keys:
+                    reject(
+                        attribute,
+                        f"{value.id}.{attribute.attr} is not an attribute of the object's "
+                        "instance (methods and class attributes are not compiled)",
+                        "read array attributes only, or call a plain function",
+                    )
+                key = ast.Constant(attribute.attr)
+                return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
+
+        return Attributes().visit(node)
+
+    def _fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
+        """``expr`` with structures replaced and reads of them resolved."""
+        pass_ = self
+
+        class Fold(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                if isinstance(node.ctx, ast.Load) and node.id in pass_.constants:
+                    return copy.deepcopy(pass_.constants[node.id])
+                if isinstance(node.ctx, ast.Load) and node.id in pass_.env:
+                    return ast.copy_location(copy.deepcopy(pass_.env[node.id]), node)
+                return node
+
+            def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+                self.generic_visit(node)
+                if not isinstance(node.value, DISPLAYS):
+                    return node
+                return pass_._subscript(node)
+
+            def visit_Call(self, node: ast.Call) -> ast.expr:
+                self.generic_visit(node)
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
+                    if isinstance(node.args[0], DISPLAYS):
+                        return ast.Constant(len(items_of(node.args[0])))
+                if (  # zip(*pairs) of a structure: its transpose
+                    isinstance(func, ast.Name)
+                    and func.id == "zip"
+                    and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Starred)
+                ):
+                    rows = node.args[0].value
+                    if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
+                        isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
+                    ):
+                        reject(
+                            node,
+                            "zip(*...) needs a structure known while compiling",
+                            "zip the sequences by name: zip(a, b)",
+                        )
+                    columns = zip(*[r.elts for r in rows.elts], strict=False)
+                    return ast.List([ast.Tuple(list(c), ast.Load()) for c in columns], ast.Load())
+                if (  # sorted(d), list(d) of a dict: its keys
+                    isinstance(func, ast.Name)
+                    and func.id in ("sorted", "list")
+                    and len(node.args) == 1
+                    and not node.keywords
+                    and isinstance(node.args[0], ast.Dict)
+                ):
+                    keys = [k.value for k in node.args[0].keys]
+                    keys = sorted(keys) if func.id == "sorted" else keys
+                    return ast.List([ast.Constant(k) for k in keys], ast.Load())
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Dict):
+                    entries = func.value
+                    if func.attr == "values":
+                        return ast.List(entries.values, ast.Load())
+                    if func.attr == "keys":
+                        return ast.List(entries.keys, ast.Load())
+                    if func.attr == "items":
+                        pairs = zip(entries.keys, entries.values, strict=True)
+                        return ast.List([ast.Tuple(list(p), ast.Load()) for p in pairs], ast.Load())
+                return node
+
+        folded = Fold().visit(copy.deepcopy(expr))
+        if whole and isinstance(folded, DISPLAYS):
+            return folded  # assigned to a name or unpacked: the caller takes it apart
+        for node in ast.walk(folded):  # what is left must be plain values for the compiler
+            if not isinstance(node, DISPLAYS):
+                continue
+            nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
+            tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
+            if nested and (tracked or isinstance(node, ast.Dict)):
+                reject(
+                    expr,
+                    "a structure (a dict or a nested list) is used whole here",
+                    "use its parts: params['W'], or loop over it",
+                )
+        return folded
+
+    def _subscript(self, node: ast.Subscript) -> ast.expr:
+        structure, key = node.value, node.slice
+        if isinstance(structure, ast.Dict):
+            keys = [k.value for k in structure.keys]
+            if isinstance(key, ast.Constant) and key.value in keys:
+                return copy.deepcopy(structure.values[keys.index(key.value)])
+            reject(node, "this key is not known statically, or not in the dict")
+        if isinstance(key, ast.Constant) and type(key.value) is int:
+            if -len(structure.elts) <= key.value < len(structure.elts):
+                return copy.deepcopy(structure.elts[key.value])
+            reject(node, "this index is out of range")
+        if isinstance(key, ast.Slice) and all(
+            part is None or (isinstance(part, ast.Constant) and type(part.value) is int)
+            for part in (key.lower, key.upper, key.step)
+        ):
+            bounds = [p.value if p is not None else None for p in (key.lower, key.upper, key.step)]
+            return type(structure)(structure.elts[slice(*bounds)], ast.Load())
+        if not self._is_structure(structure):
+            return node  # a flat list of plain values: the compiler reads it at run time
+        reject(
+            node,
+            "this index into a structured value is known only at run time",
+            "loop over the structure directly: for W, b in params",
+        )
+
+
+def items_of(value: ast.expr) -> list[ast.expr]:
+    return list(value.keys) if isinstance(value, ast.Dict) else list(value.elts)
+
+
+def bind_target(target: ast.expr, element: ast.expr) -> dict[str, ast.expr] | None:
+    if isinstance(target, ast.Name):
+        return {target.id: element}
+    if isinstance(target, ast.Tuple) and isinstance(element, (ast.Tuple, ast.List)):
+        if len(target.elts) != len(element.elts):
+            return None
+        bound: dict[str, ast.expr] = {}
+        for t, e in zip(target.elts, element.elts, strict=True):
+            inner = bind_target(t, e)
+            if inner is None:
+                return None
+            bound.update(inner)
+        return bound
+    return None
+
+
+def substitute(expr: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
+    class Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return copy.deepcopy(bound[node.id]) if node.id in bound else node
+
+    return Replace().visit(copy.deepcopy(expr))

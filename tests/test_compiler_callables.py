@@ -1,0 +1,122 @@
+"""Issue 13: bound methods, callable objects and functools.partial, with gradients of
+attributes (``wrt="self.W"``), against finite differences."""
+
+import functools
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import grad, value_and_grad
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+
+class Regression:
+    def __init__(self, rng):
+        self.W = rng.normal(size=(3, 2))
+        self.b = rng.normal(size=2)
+        self.name = "regression"
+        self.depth = 2
+
+    def loss(self, X, y):
+        h = X
+        for _ in range(self.depth):
+            h = np.tanh(h * 0.5 + self.W[0, 0])
+        pred = X @ self.W + self.b
+        return np.mean((pred - y) ** 2) + 0.1 * np.sum(h**2)
+
+    def __call__(self, X):
+        return np.sum(np.sin(X @ self.W) + self.b)
+
+    def calls_a_method(self, X):
+        return self.loss(X, X[:, :2])
+
+    def writes_itself(self, X):
+        self.W = self.W * 2
+        return np.sum(X @ self.W)
+
+
+def squared_error(pred, target, weight=1.0):
+    return weight * np.sum((pred - target) ** 2)
+
+
+@pytest.fixture
+def model():
+    return Regression(np.random.default_rng(0))
+
+
+def data(seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+
+
+def attribute_differences(model, method, name, *args):
+    def as_function(value):
+        saved = getattr(model, name)
+        setattr(model, name, value)
+        try:
+            return getattr(model, method)(*args)
+        finally:
+            setattr(model, name, saved)
+
+    return central_difference(as_function, [getattr(model, name)], 0)
+
+
+def test_bound_method_gradient_wrt_its_first_visible_argument(model):
+    X, y = data()
+    expected = central_difference(lambda X: model.loss(X, y), [X], 0)
+    np.testing.assert_allclose(grad(model.loss)(X, y), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_gradient_of_attributes_by_name(model):
+    X, y = data()
+    dW = grad(model.loss, wrt="self.W")(X, y)
+    np.testing.assert_allclose(dW, attribute_differences(model, "loss", "W", X, y), rtol=1e-6)
+    value, (db, dX) = value_and_grad(model.loss, wrt=["self.b", 0])(X, y)
+    assert value == pytest.approx(model.loss(X, y))
+    np.testing.assert_allclose(db, attribute_differences(model, "loss", "b", X, y), rtol=1e-6)
+    assert dX.shape == X.shape
+
+
+def test_gradient_wrt_self_is_a_dict_of_attribute_gradients(model):
+    X, y = data()
+    gradients = grad(model.loss, wrt="self")(X, y)
+    assert set(gradients) == {"W", "b", "name", "depth"}
+    assert gradients["name"] is None and gradients["depth"] is None  # not floating point
+    np.testing.assert_allclose(gradients["W"], attribute_differences(model, "loss", "W", X, y))
+
+
+def test_callable_object(model):
+    X, _ = data()
+    expected = central_difference(model, [X], 0)
+    np.testing.assert_allclose(grad(model)(X), expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        grad(model, wrt="self.W")(X), attribute_differences(model, "__call__", "W", X), rtol=1e-6
+    )
+
+
+def test_partial_passes_its_stored_arguments():
+    pred, target = data(2)[1], data(3)[1]
+    loss = functools.partial(squared_error, target=target, weight=3.0)
+    expected = central_difference(lambda p: loss(p), [pred], 0)
+    np.testing.assert_allclose(grad(loss)(pred), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_partial_of_a_method(model):
+    X, y = data()
+    loss = functools.partial(model.loss, X)
+    expected = central_difference(lambda y: model.loss(X, y), [y], 0)
+    np.testing.assert_allclose(grad(loss)(y), expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("calls_a_method", "not an attribute of the object's instance"),
+        ("writes_itself", "in place"),
+    ],
+)
+def test_refused_uses_of_self_are_located(model, method, message):
+    with pytest.raises(UnsupportedSyntaxError, match=message) as info:
+        grad(getattr(model, method))(data()[0])
+    assert "self." in info.value.location.text
