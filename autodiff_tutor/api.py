@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -245,9 +244,17 @@ class Differentiable:
         )
 
 
-_wrappers: weakref.WeakKeyDictionary[Callable[..., Any], Differentiable] = (
-    weakref.WeakKeyDictionary()
-)
+# The compiled wrapper is kept on the function itself: the two refer to each other
+# and are freed together (a cache keyed by the function would keep it alive).
+_WRAPPER = "_autodiff_tutor_differentiable"
+
+
+def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable:
+    try:
+        fn.__dict__[_WRAPPER] = wrapper
+    except (AttributeError, TypeError):
+        pass  # no __dict__ (a bound method, made anew at each access): nothing to reuse
+    return wrapper
 
 
 def differentiable(fn: Callable[..., Any]) -> Differentiable:
@@ -263,22 +270,16 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     if isinstance(fn, Differentiable):
         return fn
     check_function(fn)
-    if fn in _wrappers:
-        return _wrappers[fn]
+    known = getattr(fn, "__dict__", {}).get(_WRAPPER)
+    if known is not None:
+        return known
     gradient_of = getattr(fn, "_gradient_of", None)
     if gradient_of is not None:  # grad(f): differentiate its generated gradient function
         compiled, wrt = gradient_of
         single = isinstance(wrt, (int, str))
         plain = compile_gradient_function(compiled.derivative(wrt), single)
-        wrapper = Differentiable(plain)
-        _wrappers[fn] = wrapper
-        return wrapper
-    wrapper = Differentiable(fn)
-    try:
-        _wrappers[fn] = wrapper
-    except TypeError:
-        pass
-    return wrapper
+        return _remember(fn, Differentiable(plain))
+    return _remember(fn, Differentiable(fn))
 
 
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:

@@ -281,13 +281,6 @@ def _make_loss():
     return loss
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="api.py: differentiable() caches in a WeakKeyDictionary whose values (the "
-    "Differentiable) hold their key (fn), so no compiled function is ever freed (about "
-    "150 KB each with the generated sources kept in linecache; make fuzz runs its programs "
-    "in worker processes because of it)",
-)
 def test_a_compiled_function_is_freed_with_its_function():
     import gc
     import weakref
@@ -298,3 +291,17 @@ def test_a_compiled_function_is_freed_with_its_function():
     del loss
     gc.collect()
     assert ref() is None
+
+
+def test_generated_sources_leave_linecache_with_their_function():
+    import gc
+    import linecache
+
+    before = set(linecache.cache)
+    loss = _make_loss()
+    ad.grad(loss)(np.ones(2))
+    generated = [n for n in set(linecache.cache) - before if "autodiff_tutor generated" in n]
+    assert generated
+    del loss
+    gc.collect()
+    assert not set(generated) & set(linecache.cache)

@@ -27,6 +27,7 @@ import ast
 import itertools
 import linecache
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,7 +191,9 @@ def compile_sources(
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
-    return [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
+    functions = [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
+    weakref.finalize(functions[0], linecache.cache.pop, filename, None)  # freed together
+    return functions
 
 
 def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Callable[..., Any]:
