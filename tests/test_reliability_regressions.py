@@ -214,11 +214,6 @@ def test_second_order_through_a_helper():
 # -- a helper whose module is unknown ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules/names.py op_of_callable: a helper with __module__ None (defined by exec "
-    "in a namespace without __name__) raises AttributeError from inside",
-)
 def test_helper_without_a_module_name():
     source = (
         "import numpy as np\n\ndef h(a):\n    return np.tanh(a)\n\n"

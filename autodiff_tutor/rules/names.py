@@ -117,7 +117,7 @@ def op_of_callable(fn: Any) -> str | None:
         return canonical(fn.__name__)
     if is_array_library_object(fn):
         return canonical(getattr(fn, "__name__", ""))
-    if getattr(fn, "__module__", "").startswith("autodiff_tutor.runtime"):
+    if (getattr(fn, "__module__", None) or "").startswith("autodiff_tutor.runtime"):
         return fn.__name__  # helpers in generated code are primitives too (higher order)
     return None
 
