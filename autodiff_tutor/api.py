@@ -1,7 +1,9 @@
-"""The front doors: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``.
+"""The front doors that take derivatives: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``.
 
-Thin wrappers over the compiler: they bind arguments, check what the user asked
-for, and cache the compiled code per function and ``wrt`` choice.
+Thin wrappers over the compiler: they bind arguments, check what the user asked for
+(:mod:`autodiff_tutor.api_checks`) and run the code compiled, once per function and
+``wrt``, by a :class:`~autodiff_tutor.compiled.Differentiable` (re-exported here with
+``differentiable``).
 
 >>> import numpy as np
 >>> @differentiable
@@ -14,8 +16,6 @@ for, and cache the compiled code per function and ``wrt`` choice.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,7 +23,6 @@ import numpy as np
 
 from autodiff_tutor.api_checks import (
     bind_arguments,
-    check_function,
     check_wrt,
     is_float_value,
     is_number_like,
@@ -31,255 +30,18 @@ from autodiff_tutor.api_checks import (
     numeric_array,
     owned,
 )
+from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
-    FrontEnd,
-    TangentFunction,
-    compile_derivative,
-    compile_gradient_function,
-    compile_tangent,
-    front_end,
-    stages,
 )
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
     NonScalarOutputError,
 )
-from autodiff_tutor.protocol import register_op_factory
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
 
-Wrt = int | str | Sequence[int | str] | None
-
-
-class Differentiable:
-    """A function the compiler can differentiate; calling it runs the plain function.
-
-    It is also a differentiable operation (``op_forward`` / ``op_backward``), so it
-    can be used inside another compiled function or in the tracing mode.
-
-    >>> import numpy as np
-    >>> @differentiable
-    ... def f(x):
-    ...     return np.sum(x * x)
-    >>> f(np.array([1.0, 2.0]))
-    np.float64(5.0)
-    >>> print(f.backward_source())
-    def f_backward(d_out, memory):
-        (x, t1) = memory
-        d_t1 = unreduce(d_out, t1)  # line 3: np.sum(x * x)
-        d_x = 2 * (d_t1 * x)        # line 3: x * x
-        return (d_x,)
-    """
-
-    def __init__(self, fn: Callable[..., Any]):
-        check_function(fn)
-        self.fn = fn
-        self.signature = inspect.signature(fn)
-        self.params = list(self.signature.parameters)
-        self.name = fn.__name__
-        self._cache: dict[tuple[str, ...], Derivative] = {}
-        self._by_request: dict[Any, Derivative] = {}  # wrt as the caller wrote it
-        self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
-        self._front: FrontEnd | None = None
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from autodiff_tutor.tracing import call_op, is_traced
-
-        if not kwargs and any(is_traced(value) for value in args):
-            return call_op(self, *args)  # in tracing mode, the generated backward is used
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<differentiable {self.name}{self.signature}>"
-
-    # -- compiled code ---------------------------------------------------------
-
-    def derivative(self, wrt: Wrt = None) -> Derivative:
-        """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
-        check_wrt(wrt)
-        key = tuple(wrt) if isinstance(wrt, list) else wrt
-        found = self._by_request.get(key)
-        if found is not None:  # the same request as before: no checks to repeat
-            return found
-        names = self.wrt_names(wrt)
-        if names not in self._cache:
-            self._cache[names] = compile_derivative(self.fn, names, self.front_end())
-        self._by_request[key] = self._cache[names]
-        return self._cache[names]
-
-    def front_end(self) -> FrontEnd:
-        """The parsed and normalized function: compiled once, whatever ``wrt``."""
-        if self._front is None:
-            self._front = front_end(self.fn)
-        return self._front
-
-    def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
-        """Parameter names for ``wrt`` given by position, name, or a sequence of either.
-
-        ``None`` means every parameter without a default value.
-        """
-        check_wrt(wrt)
-        if wrt is None:
-            defaults = self.signature.parameters
-            return tuple(p for p in self.params if defaults[p].default is inspect.Parameter.empty)
-        items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
-        names = []
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, (int, str)):
-                raise located(ArgumentError, f"wrt entries are positions or names, got {item!r}")
-            if isinstance(item, int):
-                if not -len(self.params) <= item < len(self.params):
-                    raise located(
-                        ArgumentError,
-                        f"wrt={item} is out of range: {self.name} has "
-                        f"{len(self.params)} parameters {self.params}",
-                    )
-                item = self.params[item]
-            elif item not in self.params:
-                raise located(
-                    ArgumentError,
-                    f"wrt={item!r} is not a parameter of {self.name}; "
-                    f"its parameters are {self.params}",
-                )
-            names.append(item)
-        if len(set(names)) != len(names):
-            raise located(ArgumentError, f"wrt names a parameter twice: {names}")
-        return tuple(names)
-
-    def tangent(self, wrt: Wrt = None) -> TangentFunction:
-        """The compiled forward-mode (JVP) function for tangents along ``wrt`` (cached)."""
-        names = self.wrt_names(wrt)
-        if names not in self._tangent_cache:
-            self._tangent_cache[names] = compile_tangent(self.fn, names, self.front_end())
-        return self._tangent_cache[names]
-
-    def jvp_source(self, wrt: Wrt = None) -> str:
-        """The generated forward-mode function, as source."""
-        return self.tangent(wrt).source
-
-    def forward_source(self, wrt: Wrt = None) -> str:
-        """The generated forward function, as source."""
-        return self.derivative(wrt).forward_source
-
-    def backward_source(self, wrt: Wrt = None) -> str:
-        """The generated backward function, as source."""
-        return self.derivative(wrt).backward_source
-
-    def source(self, wrt: Wrt = None) -> str:
-        """Forward and backward sources together (the protocol's ``source()``)."""
-        return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
-
-    def show(self, wrt: Wrt = None, stages: bool = False) -> None:
-        """Print the generated forward and backward functions; with ``stages=True``,
-        every stage's result in the order the compiler runs them."""
-        if not stages:
-            print(self.source(wrt))
-            return
-        for stage, text in self.stages(wrt).items():
-            print(f"── {stage} " + "─" * (60 - len(stage)))
-            print(text)
-
-    def stages(self, wrt: Wrt = None) -> dict[str, str]:
-        """Each compiler stage's result, as text: source, normalize, activity, adjoint,
-        memory, forward, optimize, emit.
-
-        >>> import numpy as np
-        >>> @differentiable
-        ... def f(x):
-        ...     return np.sum(np.exp(x))
-        >>> print(f.stages("x")["optimize"])
-            d_t1 = unreduce(d_out, t1)  # line 3: np.sum(np.exp(x))
-            d_x = d_t1 * t1             # line 3: np.exp(x)
-        """
-        return stages(self.fn, self.wrt_names(wrt))
-
-    def _repr_html_(self) -> str:
-        from autodiff_tutor.display import generated_code_html
-
-        return generated_code_html(self)
-
-    # -- the differentiable-operation protocol -----------------------------------
-
-    @property
-    def num_outputs(self) -> int:
-        return self.derivative().num_outputs
-
-    def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
-        """Run the generated forward; the saved memory remembers which inputs it serves."""
-        wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
-        derivative = self.derivative(wrt)
-        values = bind_arguments(self, inputs, {})
-        out, memory = derivative.forward(*values)
-        outputs = out if derivative.returns_tuple else (out,)
-        return outputs, (wrt, memory)
-
-    def op_jvp(
-        self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """Values and tangents of the outputs (forward mode through this function)."""
-        values = bind_arguments(self, inputs, {})
-        wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
-        if not wrt:
-            outputs = self.fn(*values)
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            return outputs, tuple(ones_like(o) * 0 for o in outputs)
-        tangent = self.tangent(wrt)
-        dots = [t for t in tangents if t is not None]
-        out, out_dot = tangent.function(*values, *dots)
-        if tangent.returns_tuple:
-            return tuple(out), tuple(out_dot)
-        return (out,), (out_dot,)
-
-    def op_backward(
-        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
-    ) -> tuple[Any, ...]:
-        """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
-        wrt, memory = saved
-        gradients = dict(zip(wrt, self.derivative(wrt).backward(*d_outputs, memory), strict=True))
-        flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
-        return tuple(
-            gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
-        )
-
-
-# The compiled wrapper is kept on the function itself: the two refer to each other
-# and are freed together (a cache keyed by the function would keep it alive).
-_WRAPPER = "_autodiff_tutor_differentiable"
-
-
-def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable:
-    try:
-        fn.__dict__[_WRAPPER] = wrapper
-    except (AttributeError, TypeError):
-        pass  # no __dict__ (a bound method, made anew at each access): nothing to reuse
-    return wrapper
-
-
-def differentiable(fn: Callable[..., Any]) -> Differentiable:
-    """Decorator: make ``fn`` differentiable by the source-to-source compiler.
-
-    >>> import numpy as np
-    >>> @differentiable
-    ... def cube(x):
-    ...     return x ** 3
-    >>> cube(2.0)
-    8.0
-    """
-    if isinstance(fn, Differentiable):
-        return fn
-    check_function(fn)
-    known = getattr(fn, "__dict__", {}).get(_WRAPPER)
-    if known is not None:
-        return known
-    gradient_of = getattr(fn, "_gradient_of", None)
-    if gradient_of is not None:  # grad(f): differentiate its generated gradient function
-        compiled, wrt = gradient_of
-        single = isinstance(wrt, (int, str))
-        plain = compile_gradient_function(compiled.derivative(wrt), single)
-        return _remember(fn, Differentiable(plain))
-    return _remember(fn, Differentiable(fn))
+__all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
 
 
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
@@ -569,6 +331,3 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     if isinstance(out_dot, tuple):
         return out, owned(out_dot, [*dots, *values])
     return out, owned([out_dot], [*dots, *values])[0]
-
-
-register_op_factory(differentiable)  # generated code calls user helpers through it
