@@ -39,6 +39,7 @@ from autodiff_tutor.errors import (
     NonDifferentiableInputError,
     NonScalarOutputError,
 )
+from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
@@ -145,11 +146,14 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.value_and_grad(value_and_grad)
     compiled = differentiable(f)
+    check_wrt(wrt)
+    by_attribute = any(isinstance(e, str) and "." in e for e in _entries(wrt))
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
-        if structured is not None:
-            return structured
+        if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
+            structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
+            if structured is not None:
+                return structured
         derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
         gradients = owned(derivative.backward(seed, memory), [seed, *values])
@@ -157,6 +161,18 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return value_and_gradient
+
+
+_CONTAINERS = (dict, list, tuple, ObjectView)
+
+
+def _entries(wrt: Wrt) -> list[Any]:
+    return [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else []
+
+
+def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether an argument may be a structure (lists, tuples, dicts, objects' views)."""
+    return any(isinstance(v, _CONTAINERS) for v in (*args, *kwargs.values()))
 
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
@@ -173,7 +189,6 @@ def _structured_value_and_grad(
     (see :mod:`autodiff_tutor.pytree`); ``None`` when there are none."""
     from autodiff_tutor import pytree
 
-    check_wrt(wrt)
     flat = pytree.flatten_call(compiled, wrt, args, kwargs)
     if flat is None:
         return None

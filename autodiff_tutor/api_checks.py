@@ -124,6 +124,8 @@ def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
     flags = getattr(g, "flags", None)
     if flags is not None and not flags.writeable:
         return True
+    if type(g) is np.ndarray and flags.owndata:  # a new array: only itself can alias it
+        return any(other is g for other in others)
     overlap = getattr(array_module(g), "may_share_memory", None)
     if overlap is None:
         return False

@@ -93,11 +93,14 @@ class Differentiable:
 
     def derivative(self, wrt: Wrt = None) -> Derivative:
         """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
-        check_wrt(wrt)
         key = tuple(wrt) if isinstance(wrt, list) else wrt
-        found = self._by_request.get(key)
-        if found is not None:  # the same request as before: no checks to repeat
+        try:
+            found = self._by_request.get(key)
+        except TypeError:  # unhashable: not a valid wrt, which check_wrt says
+            found = None
+        if found is not None:  # the same request as before: checked then
             return found
+        check_wrt(wrt)
         names = self.wrt_names(wrt)
         if names not in self._cache:
             self._cache[names] = compile_derivative(self.fn, names, self.front_end())
