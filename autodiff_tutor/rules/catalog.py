@@ -14,11 +14,13 @@ from autodiff_tutor.rules import (
     nondifferentiable,
     reductions,
     shapes,
+    ufuncs,
 )
 from autodiff_tutor.rules.record import Family
 
 FAMILIES: tuple[Family, ...] = (
     elementwise.family,
+    ufuncs.family,
     reductions.family,
     linalg.family,
     shapes.family,
