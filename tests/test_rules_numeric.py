@@ -484,6 +484,11 @@ CASES.update(
     }
 )
 
+# the breadth primitives' cases (statistics, arrangement, linear algebra, scipy)
+from rule_cases_breadth import breadth_cases  # noqa: E402
+
+CASES.update(breadth_cases())
+
 # --- calling a rule and the finite-difference oracle ---------------------------------
 
 

@@ -4,7 +4,7 @@ A family module holds its primitives' records (see :mod:`autodiff_tutor.rules.re
 to add a family, add its module here. The registry reads this list.
 
 >>> [family.name for family in FAMILIES][:2]
-['elementwise', 'reductions']
+['elementwise', 'ufuncs']
 """
 
 from autodiff_tutor.rules import (
@@ -14,6 +14,7 @@ from autodiff_tutor.rules import (
     nondifferentiable,
     reductions,
     shapes,
+    statistics,
     ufuncs,
 )
 from autodiff_tutor.rules.record import Family
@@ -22,6 +23,7 @@ FAMILIES: tuple[Family, ...] = (
     elementwise.family,
     ufuncs.family,
     reductions.family,
+    statistics.family,
     linalg.family,
     shapes.family,
     helper_rules.family,

@@ -13,9 +13,21 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
+from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
+    embed_diagonal,
+    negated,
+    pad_widths,
+    undo_diff,
+    unpad,
+    unrepeat,
+    untile,
+    weights_like,
+)
 
 __all__ = [
+    *_arrays.__all__,
     "add_at",
     "add_lists",
     "broadcast_like",

@@ -1,0 +1,127 @@
+"""Helpers for the rules of arrangement, statistics and contraction primitives.
+
+Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so generated code
+can call them), each takes its array module from its arguments. Most undo a
+rearrangement: :func:`unpad` cuts the padding off a gradient, :func:`untile` and
+:func:`unrepeat` add the copies back up, :func:`embed_diagonal` puts a diagonal back
+into a matrix of zeros.
+
+>>> import numpy as np
+>>> unpad(np.arange(5.0), 1).tolist()
+[1.0, 2.0, 3.0]
+>>> untile(np.ones(6), np.zeros(3), 2).tolist()
+[2.0, 2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.runtime.backend import array_module, cast_like
+
+__all__ = [
+    "embed_diagonal",
+    "negated",
+    "pad_widths",
+    "undo_diff",
+    "unpad",
+    "unrepeat",
+    "untile",
+    "weights_like",
+]
+
+
+def negated(shift: Any) -> Any:
+    """``-shift`` for an int or a tuple of ints (``np.roll``'s shift).
+
+    >>> negated((1, -2))
+    (-1, 2)
+    """
+    if isinstance(shift, (tuple, list)):
+        return tuple(-int(s) for s in shift)
+    return -shift
+
+
+def pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    """``np.pad``'s ``pad_width`` as one ``(before, after)`` pair per axis.
+
+    >>> pad_widths(1, 2), pad_widths(((1, 2),), 2), pad_widths((1, 2), 1)
+    ([(1, 1), (1, 1)], [(1, 2), (1, 2)], [(1, 2)])
+    """
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
+    return [(int(a), int(b)) for a, b in widths]
+
+
+def unpad(g: Any, pad_width: Any) -> Any:
+    """The part of ``g`` that is not padding (the gradient of ``np.pad``)."""
+    widths = pad_widths(pad_width, len(g.shape))
+    return g[tuple(slice(a, n - b) for (a, b), n in zip(widths, g.shape, strict=True))]
+
+
+def untile(g: Any, x: Any, reps: Any) -> Any:
+    """The gradient of ``np.tile(x, reps)``: the copies of each element added up."""
+    xp = array_module(g)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = tuple(x.shape)
+    d = max(len(shape), len(reps))
+    reps = (1,) * (d - len(reps)) + reps
+    padded = (1,) * (d - len(shape)) + shape
+    split = [v for pair in zip(reps, padded, strict=True) for v in pair]
+    summed = xp.sum(xp.reshape(g, tuple(split)), axis=tuple(range(0, 2 * d, 2)))
+    return cast_like(xp.reshape(summed, shape), x)
+
+
+def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
+    """The gradient of ``np.repeat(x, repeats, axis)``: the copies added up."""
+    xp = array_module(g)
+    if axis is None:
+        flat_shape = (int(np.prod(x.shape)),)
+        return xp.reshape(unrepeat(g, xp.reshape(x, flat_shape), repeats, 0), x.shape)
+    axis = axis % x.ndim
+    counts = np.broadcast_to(np.asarray(repeats, dtype=int), (x.shape[axis],))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
+    moved = xp.moveaxis(g, axis, 0)
+    pieces = [xp.sum(moved[s : s + c], axis=0) for s, c in zip(starts, counts, strict=True)]
+    if not pieces:
+        return xp.zeros_like(x)
+    return cast_like(xp.moveaxis(xp.stack(pieces, axis=0), 0, axis), x)
+
+
+def embed_diagonal(g: Any, x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Zeros shaped like ``x`` with ``g`` on the ``offset`` diagonal of ``axis1, axis2``
+    (the gradient of ``np.diagonal``; ``g`` has the diagonal as its last axis)."""
+    xp = array_module(g)
+    rows, cols = x.shape[axis1], x.shape[axis2]
+    k = g.shape[-1]
+    index = xp.arange(k)
+    r = xp.arange(rows)[None, :, None] == (index + max(-offset, 0))[:, None, None]
+    c = xp.arange(cols)[None, None, :] == (index + max(offset, 0))[:, None, None]
+    select = xp.astype(r & c, g.dtype) if hasattr(xp, "astype") else (r & c).astype(g.dtype)
+    placed = xp.einsum("...i,irc->...rc", g, select)
+    return cast_like(xp.moveaxis(placed, (-2, -1), (axis1, axis2)), x)
+
+
+def undo_diff(g: Any, n: int = 1, axis: int = -1) -> Any:
+    """The gradient of ``np.diff(x, n, axis)``: ``(-1)^n diff(pad(g, n), n)``."""
+    xp = array_module(g)
+    axis = axis % len(g.shape)
+    widths = [(n, n) if i == axis else (0, 0) for i in range(len(g.shape))]
+    return (-1) ** n * xp.diff(xp.pad(g, widths), n=n, axis=axis)
+
+
+def weights_like(weights: Any, x: Any, axis: Any = None) -> Any:
+    """``np.average``'s weights, broadcast against ``x`` as numpy reads them (1-D
+    weights lie along ``axis``).
+
+    >>> weights_like(np.array([1.0, 2.0]), np.zeros((2, 3)), axis=0).tolist()
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
+    xp = array_module(x)
+    weights = xp.asarray(weights)
+    if weights.shape != x.shape and weights.ndim == 1 and axis is not None:
+        shape = [1] * x.ndim
+        shape[axis % x.ndim] = weights.shape[0]
+        weights = xp.reshape(weights, tuple(shape))
+    return xp.broadcast_to(weights, x.shape)
