@@ -123,5 +123,104 @@ def breadth_cases() -> dict[str, list[Any]]:
             for o, label in [({}, "last axis"), ({"axis": 0}, "axis=0"), ({"axis": None}, "flat")]
         ],
     }
+    cases.update(arrangement_cases())
     del fixed, reductions
     return cases
+
+
+def arrangement_cases() -> dict[str, list[Any]]:
+    from test_rules_numeric import Case, inputs, normal, sequence
+
+    def each(fn: Any, make: Any, settings: list[tuple[dict[str, Any], str]]) -> list[Any]:
+        return [Case(fn, inputs(make), o, label) for o, label in settings]
+
+    return {
+        "flip": each(np.flip, normal(2, 3), [({}, "all"), ({"axis": 1}, "axis=1")]),
+        "fliplr": each(np.fliplr, normal(2, 3), [({}, "2-d")]),
+        "flipud": each(np.flipud, normal(2, 3), [({}, "2-d")]),
+        "roll": each(
+            np.roll,
+            normal(3, 4),
+            [
+                ({"shift": 1}, "flat"),
+                ({"shift": -2, "axis": 1}, "axis=1"),
+                ({"shift": (1, 2), "axis": (0, 1)}, "tuple"),
+            ],
+        ),
+        "rot90": each(
+            np.rot90,
+            normal(2, 3, 2),
+            [({}, "k=1"), ({"k": 2}, "k=2"), ({"k": -1, "axes": (1, 2)}, "axes")],
+        ),
+        "broadcast_to": each(
+            np.broadcast_to, normal(3, 1), [({"shape": (2, 3, 4)}, "(3,1)->(2,3,4)")]
+        ),
+        "ravel": each(np.ravel, normal(2, 3), [({}, "2-d")]),
+        "flatten": each(lambda x: x.flatten(), normal(2, 3), [({}, "2-d")]),
+        "swapaxes": each(np.swapaxes, normal(2, 3, 4), [({"axis1": 0, "axis2": 2}, "0<->2")]),
+        "moveaxis": each(
+            np.moveaxis,
+            normal(2, 3, 4),
+            [
+                ({"source": 0, "destination": -1}, "0->-1"),
+                ({"source": (0, 1), "destination": (2, 0)}, "tuple"),
+            ],
+        ),
+        "atleast_1d": each(np.atleast_1d, normal(), [({}, "0-d")])
+        + each(np.atleast_1d, normal(3), [({}, "1-d")]),
+        "atleast_2d": each(np.atleast_2d, normal(3), [({}, "1-d")])
+        + each(np.atleast_2d, normal(2, 3), [({}, "2-d")]),
+        "atleast_3d": each(np.atleast_3d, normal(3), [({}, "1-d")])
+        + each(np.atleast_3d, normal(2, 3), [({}, "2-d")]),
+        "tile": each(np.tile, normal(2, 3), [({"reps": 2}, "int"), ({"reps": (2, 1, 2)}, "tuple")]),
+        "repeat": each(
+            np.repeat,
+            normal(2, 3),
+            [
+                ({"repeats": 2}, "flat"),
+                ({"repeats": [1, 0, 3], "axis": 1}, "per column"),
+                ({"repeats": 2, "axis": 0}, "rows"),
+            ],
+        ),
+        "pad": each(
+            np.pad,
+            normal(2, 3),
+            [
+                ({"pad_width": 1}, "1"),
+                ({"pad_width": ((0, 1), (2, 0)), "constant_values": 3.0}, "pairs"),
+            ],
+        ),
+        "triu": each(np.triu, normal(3, 4), [({}, "k=0"), ({"k": -1}, "k=-1")]),
+        "tril": each(np.tril, normal(3, 4), [({}, "k=0"), ({"k": 1}, "k=1")]),
+        "trace": each(np.trace, normal(3, 4), [({}, "2-d"), ({"offset": 1}, "offset")])
+        + each(np.trace, normal(2, 3, 3), [({"axis1": 1, "axis2": 2}, "batched")]),
+        "diagonal": each(np.diagonal, normal(3, 4), [({}, "2-d"), ({"offset": -1}, "offset")])
+        + each(np.diagonal, normal(2, 3, 3), [({"axis1": 1, "axis2": 2, "offset": 1}, "batched")]),
+        "diag": each(np.diag, normal(3), [({}, "vector"), ({"k": 1}, "k=1")])
+        + each(np.diag, normal(3, 4), [({}, "matrix"), ({"k": -1}, "matrix k=-1")]),
+        "take": each(
+            np.take,
+            normal(3, 4),
+            [
+                ({"indices": np.array([0, 5, 5, 11])}, "flat"),
+                ({"indices": np.array([2, 0, 2]), "axis": 1}, "axis=1"),
+            ],
+        ),
+        "take_along_axis": each(
+            np.take_along_axis,
+            normal(3, 4),
+            [
+                ({"indices": np.array([[1], [3], [3]]), "axis": 1}, "labels"),
+                ({"indices": np.array([[0, 1, 1, 2]]), "axis": 0}, "axis=0"),
+            ],
+        ),
+        "hstack": [
+            Case(np.hstack, sequence(normal(2, 3), normal(2, 1)), {}, "2-d"),
+            Case(np.hstack, sequence(normal(3), normal(2)), {}, "1-d"),
+        ],
+        "vstack": [Case(np.vstack, sequence(normal(3), normal(2, 3)), {}, "1-d and 2-d")],
+        "dstack": [Case(np.dstack, sequence(normal(2, 3), normal(2, 3, 2)), {}, "2-d and 3-d")],
+        "column_stack": [
+            Case(np.column_stack, sequence(normal(3), normal(3, 2)), {}, "1-d and 2-d")
+        ],
+    }

@@ -8,10 +8,12 @@ to add a family, add its module here. The registry reads this list.
 """
 
 from autodiff_tutor.rules import (
+    arrangement,
     elementwise,
     helper_rules,
     linalg,
     nondifferentiable,
+    picking,
     reductions,
     shapes,
     statistics,
@@ -26,6 +28,8 @@ FAMILIES: tuple[Family, ...] = (
     statistics.family,
     linalg.family,
     shapes.family,
+    arrangement.family,
+    picking.family,
     helper_rules.family,
     nondifferentiable.family,
 )

@@ -16,12 +16,15 @@ import numpy as np
 from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
+    constant_only,
     embed_diagonal,
     negated,
     pad_widths,
     undo_diff,
+    unjoin,
     unpad,
     unrepeat,
+    untake_along_axis,
     untile,
     weights_like,
 )

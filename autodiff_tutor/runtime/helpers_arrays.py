@@ -22,12 +22,15 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
 __all__ = [
+    "constant_only",
     "embed_diagonal",
     "negated",
     "pad_widths",
     "undo_diff",
     "unpad",
+    "unjoin",
     "unrepeat",
+    "untake_along_axis",
     "untile",
     "weights_like",
 ]
@@ -54,8 +57,10 @@ def pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in widths]
 
 
-def unpad(g: Any, pad_width: Any) -> Any:
-    """The part of ``g`` that is not padding (the gradient of ``np.pad``)."""
+def unpad(g: Any, pad_width: Any, mode: str = "constant") -> Any:
+    """The part of ``g`` that is not padding (the gradient of ``np.pad``; other modes
+    than ``"constant"`` are refused)."""
+    constant_only(mode)
     widths = pad_widths(pad_width, len(g.shape))
     return g[tuple(slice(a, n - b) for (a, b), n in zip(widths, g.shape, strict=True))]
 
@@ -98,7 +103,7 @@ def embed_diagonal(g: Any, x: Any, offset: int = 0, axis1: int = 0, axis2: int =
     index = xp.arange(k)
     r = xp.arange(rows)[None, :, None] == (index + max(-offset, 0))[:, None, None]
     c = xp.arange(cols)[None, None, :] == (index + max(offset, 0))[:, None, None]
-    select = xp.astype(r & c, g.dtype) if hasattr(xp, "astype") else (r & c).astype(g.dtype)
+    select = xp.where(r & c, 1, 0)
     placed = xp.einsum("...i,irc->...rc", g, select)
     return cast_like(xp.moveaxis(placed, (-2, -1), (axis1, axis2)), x)
 
@@ -125,3 +130,73 @@ def weights_like(weights: Any, x: Any, axis: Any = None) -> Any:
         shape[axis % x.ndim] = weights.shape[0]
         weights = xp.reshape(weights, tuple(shape))
     return xp.broadcast_to(weights, x.shape)
+
+
+def constant_only(mode: str) -> str:
+    """``np.pad``'s mode when the pad rule covers it (``"constant"``), else a refusal.
+
+    >>> constant_only("constant")
+    'constant'
+    """
+    if mode != "constant":
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.pad with mode={mode!r}",
+            hint="the pad rule covers mode='constant' (any constant_values); pad by hand "
+            "with np.concatenate and slices for the other modes",
+        )
+    return mode
+
+
+def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
+    """The gradient of ``np.take_along_axis(x, indices, axis)``: ``g`` added at the
+    picked places (repeated picks accumulate)."""
+    xp = array_module(g)
+    if axis is None:
+        flat = untake_along_axis(g, xp.reshape(x, (-1,)), indices, 0)
+        return xp.reshape(flat, x.shape)
+    axis = axis % x.ndim
+    index = tuple(
+        indices
+        if i == axis
+        else xp.reshape(xp.arange(n), tuple(n if j == i else 1 for j in range(x.ndim)))
+        for i, n in enumerate(indices.shape)
+    )
+    buffer = xp.zeros(x.shape, dtype=g.dtype)
+    from autodiff_tutor.runtime.helpers import add_at
+
+    add_at(buffer, index, xp.broadcast_to(g, indices.shape))
+    return cast_like(buffer, x)
+
+
+_JOINS = {  # how each stacking function promotes its inputs, and the joined axis
+    "hstack": (1, lambda s: s if s else (1,), lambda nd: 0 if nd == 1 else 1),
+    "vstack": (2, lambda s: (1, *s) if len(s) == 1 else s if s else (1, 1), lambda nd: 0),
+    "dstack": (
+        3,
+        lambda s: {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}.get(len(s), s),
+        lambda nd: 2,
+    ),
+    "column_stack": (2, lambda s: (*s, 1) if len(s) == 1 else s if s else (1, 1), lambda nd: 1),
+}
+
+
+def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
+    """The gradients of ``np.hstack/vstack/dstack/column_stack(xs)``: ``g`` cut into
+    the promoted inputs' pieces, each reshaped back to its input's shape.
+
+    >>> [p.shape for p in unjoin(np.ones((2, 3)), [np.ones(3), np.ones((1, 3))], "vstack")]
+    [(3,), (1, 3)]
+    """
+    xp = array_module(g)
+    _, promote, joined = _JOINS[how]
+    shapes = [promote(tuple(x.shape)) for x in xs]
+    axis = joined(len(shapes[0]))
+    pieces, start = [], 0
+    for x, shape in zip(xs, shapes, strict=True):
+        stop = start + shape[axis]
+        index = (slice(None),) * axis + (slice(start, stop),)
+        pieces.append(cast_like(xp.reshape(g[index], tuple(x.shape)), x))
+        start = stop
+    return pieces
