@@ -41,6 +41,10 @@ def sym_eigvalsh(a: Any) -> Any:
     return np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2)
 
 
+def einsum_primal(subscripts: Any, x: Any, y: Any) -> Any:
+    return np.einsum(str(subscripts), x, y)  # the table passes the string as a 0-d array
+
+
 def breadth_cases() -> dict[str, list[Any]]:
     """The table (built on the helpers of test_rules_numeric)."""
     from test_rules_numeric import Case, distinct, fixed, inputs, normal, reductions, uniform
@@ -124,6 +128,7 @@ def breadth_cases() -> dict[str, list[Any]]:
         ],
     }
     cases.update(arrangement_cases())
+    cases.update(linalg_cases())
     del fixed, reductions
     return cases
 
@@ -223,4 +228,55 @@ def arrangement_cases() -> dict[str, list[Any]]:
         "column_stack": [
             Case(np.column_stack, sequence(normal(3), normal(3, 2)), {}, "1-d and 2-d")
         ],
+    }
+
+
+def linalg_cases() -> dict[str, list[Any]]:
+    from test_rules_numeric import Case, fixed, inputs, normal
+
+    def einsum_case(spec: str, sx: tuple[int, ...], sy: tuple[int, ...]) -> Any:
+        return Case(
+            einsum_primal,
+            inputs(fixed(spec), normal(*sx), normal(*sy)),
+            {},
+            spec,
+            differentiable=(1, 2),
+        )
+
+    return {
+        "outer": [
+            Case(np.outer, inputs(normal(3), normal(4)), {}, "vectors"),
+            Case(np.outer, inputs(normal(2, 2), normal(3)), {}, "flattened"),
+        ],
+        "inner": [
+            Case(np.inner, inputs(normal(3), normal(3)), {}, "vectors"),
+            Case(np.inner, inputs(normal(2, 3), normal(3)), {}, "matrix, vector"),
+            Case(np.inner, inputs(normal(2, 3), normal(4, 3)), {}, "matrices"),
+            Case(np.inner, inputs(normal(2, 2, 3), normal(4, 3)), {}, "3-d"),
+        ],
+        "einsum": [
+            einsum_case("ij,jk->ik", (2, 3), (3, 4)),
+            einsum_case("bi,bi->b", (3, 2), (3, 2)),
+            einsum_case("ij,k", (2, 3), (2,)),
+            einsum_case("bij,bjk->bik", (2, 2, 3), (2, 3, 2)),
+            einsum_case("i,j->ij", (3,), (2,)),
+            einsum_case("ij,ij->", (2, 3), (2, 3)),
+        ],
+        "solve": [
+            Case(np.linalg.solve, inputs(well_conditioned(3, 3), normal(3)), {}, "vector b"),
+            Case(np.linalg.solve, inputs(well_conditioned(3, 3), normal(3, 2)), {}, "matrix b"),
+            Case(
+                np.linalg.solve, inputs(well_conditioned(2, 3, 3), normal(2, 3, 2)), {}, "stacked"
+            ),
+        ],
+        "inv": [
+            Case(np.linalg.inv, inputs(well_conditioned(3, 3)), {}, "3x3"),
+            Case(np.linalg.inv, inputs(well_conditioned(2, 2, 2)), {}, "stacked"),
+        ],
+        "det": [
+            Case(np.linalg.det, inputs(well_conditioned(3, 3)), {}, "3x3"),
+            Case(np.linalg.det, inputs(well_conditioned(2, 2, 2)), {}, "stacked"),
+        ],
+        "cholesky": [Case(sym_cholesky, inputs(spd(3)), {}, "3x3")],
+        "eigvalsh": [Case(sym_eigvalsh, inputs(spd(3)), {}, "3x3")],
     }

@@ -17,6 +17,8 @@ from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     constant_only,
+    einsum_operand,
+    einsum_parts,
     embed_diagonal,
     negated,
     pad_widths,

@@ -23,6 +23,8 @@ from autodiff_tutor.runtime.backend import array_module, cast_like
 
 __all__ = [
     "constant_only",
+    "einsum_operand",
+    "einsum_parts",
     "embed_diagonal",
     "negated",
     "pad_widths",
@@ -200,3 +202,49 @@ def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
         pieces.append(cast_like(xp.reshape(g[index], tuple(x.shape)), x))
         start = stop
     return pieces
+
+
+def einsum_operand(subscripts: Any, g: Any, x: Any, y: Any, which: int) -> Any:
+    """The gradient of ``np.einsum(subscripts, x, y)`` for operand ``which`` (0 or 1):
+    another einsum of ``g`` with the other operand, broadcast over the indices that
+    only that operand has. Covers two operands with letters (implicit or explicit
+    output); ``...`` and an index repeated within one operand (a diagonal) are refused.
+
+    >>> a, b = np.ones((2, 3)), np.ones((3, 4))
+    >>> einsum_operand("ij,jk->ik", np.ones((2, 4)), a, b, 0).tolist()
+    [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+    """
+    xp = array_module(g)
+    left, right, output = einsum_parts(str(subscripts))
+    target, other = (left, right) if which == 0 else (right, left)
+    operand = x if which == 0 else y
+    partner = y if which == 0 else x
+    kept = "".join(c for c in target if c in output or c in other)
+    result = xp.einsum(f"{output},{other}->{kept}", g, partner)
+    shape = tuple(n if c in kept else 1 for c, n in zip(target, operand.shape, strict=True))
+    return cast_like(xp.broadcast_to(xp.reshape(result, shape), operand.shape), operand)
+
+
+def einsum_parts(subscripts: str) -> tuple[str, str, str]:
+    """``"ij,jk->ik"`` as ``("ij", "jk", "ik")``; the implicit output is numpy's (the
+    letters seen once, in order). Refuses what the einsum rule does not cover.
+
+    >>> einsum_parts("ij,jk")
+    ('ij', 'jk', 'ik')
+    """
+    from autodiff_tutor.errors import NoDerivativeRuleError
+
+    spec = subscripts.replace(" ", "")
+    inputs, _, output = spec.partition("->")
+    operands = inputs.split(",")
+    if not _ or not output and "->" not in spec:
+        letters = "".join(operands)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(operands) != 2 or "." in spec or any(len(set(o)) != len(o) for o in operands):
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.einsum({subscripts!r}, ...)",
+            hint="the einsum rule covers two operands written with letters, each letter "
+            "at most once per operand (no '...', no diagonals); write the rest with "
+            "np.diagonal, np.sum and two-operand einsums",
+        )
+    return operands[0], operands[1], output
