@@ -129,6 +129,7 @@ def breadth_cases() -> dict[str, list[Any]]:
     }
     cases.update(arrangement_cases())
     cases.update(linalg_cases())
+    cases.update(scipy_cases())
     del fixed, reductions
     return cases
 
@@ -279,4 +280,40 @@ def linalg_cases() -> dict[str, list[Any]]:
         ],
         "cholesky": [Case(sym_cholesky, inputs(spd(3)), {}, "3x3")],
         "eigvalsh": [Case(sym_eigvalsh, inputs(spd(3)), {}, "3x3")],
+    }
+
+
+def scipy_cases() -> dict[str, list[Any]]:
+    import scipy.special as special
+    from scipy.stats import norm
+    from test_rules_numeric import Case, binary, inputs, normal, unary, uniform
+
+    def positive(*shape: int) -> Any:
+        return uniform(0.3, 3.0, *shape)
+
+    axes = [({}, "all"), ({"axis": 1}, "axis=1"), ({"axis": 0}, "axis=0")]
+    return {
+        "expit": unary(special.expit, normal),
+        "logit": unary(special.logit, lambda *s: uniform(0.1, 0.9, *s)),
+        "erf": unary(special.erf, normal),
+        "erfc": unary(special.erfc, normal),
+        "gammaln": unary(special.gammaln, positive),
+        "digamma": unary(special.digamma, positive),
+        "xlogy": binary(special.xlogy, normal, positive),
+        "logsumexp": [Case(special.logsumexp, inputs(normal(3, 4)), o, label) for o, label in axes]
+        + [
+            Case(special.logsumexp, inputs(normal(3, 4)), {"axis": 1, "keepdims": True}, "kd"),
+            Case(special.logsumexp, inputs(normal(3)), {"b": np.array([0.5, 1.0, 2.0])}, "b"),
+        ],
+        "softmax": [Case(special.softmax, inputs(normal(3, 4)), o, label) for o, label in axes],
+        "log_softmax": [
+            Case(special.log_softmax, inputs(normal(3, 4)), o, label) for o, label in axes
+        ],
+        "norm_logpdf": [
+            Case(norm.logpdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
+            Case(norm.logpdf, inputs(normal(4), normal(), positive()), {}, "scalars"),
+        ],
+        "norm_pdf": [
+            Case(norm.pdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
+        ],
     }

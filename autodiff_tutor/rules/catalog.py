@@ -16,6 +16,7 @@ from autodiff_tutor.rules import (
     nondifferentiable,
     picking,
     reductions,
+    scipy_special,
     shapes,
     statistics,
     ufuncs,
@@ -32,6 +33,7 @@ FAMILIES: tuple[Family, ...] = (
     shapes.family,
     arrangement.family,
     picking.family,
+    scipy_special.family,
     helper_rules.family,
     nondifferentiable.family,
 )

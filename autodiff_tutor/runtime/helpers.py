@@ -30,9 +30,12 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     untile,
     weights_like,
 )
+from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
     *_arrays.__all__,
+    "digamma",
+    "trigamma",
     "add_at",
     "add_lists",
     "broadcast_like",
