@@ -166,9 +166,13 @@ def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
         for i, n in enumerate(indices.shape)
     )
     buffer = xp.zeros(x.shape, dtype=g.dtype)
-    from autodiff_tutor.runtime.helpers import add_at
+    values = xp.broadcast_to(g, indices.shape)
+    if xp is np:
+        np.add.at(buffer, index, values)
+    else:  # cupy: scatter_add accumulates repeated indices
+        import cupyx
 
-    add_at(buffer, index, xp.broadcast_to(g, indices.shape))
+        cupyx.scatter_add(buffer, index, values)
     return cast_like(buffer, x)
 
 
