@@ -207,6 +207,13 @@ CASES: dict[str, list[Case]] = {
     + [
         Case(np.prod, inputs(fixed(np.array([2.0, 0.0, -1.5, 0.7]))), {}, "one zero"),
         Case(np.prod, inputs(fixed(np.array([[0.0, 3.0], [0.0, 0.0]]))), {"axis": 0}, "zeros"),
+        Case(np.prod, inputs(uniform(0.5, 1.5, 2, 3, 4)), {"axis": (0, 2)}, "axis=(0,2)"),
+        Case(
+            np.prod,
+            inputs(fixed(np.array([[[0.0, 2.0], [1.5, 0.5]], [[3.0, 0.0], [0.0, 1.0]]]))),
+            {"axis": (0, -1), "keepdims": True},
+            "axes with zeros",
+        ),
     ],
     # linear algebra
     "matmul": [
@@ -265,6 +272,7 @@ CASES: dict[str, list[Case]] = {
             "axis=-1",
         ),
         Case(np.concatenate, sequence(normal(3), normal(2)), {}, "1-d default axis"),
+        Case(np.concatenate, sequence(normal(2, 3), normal(4)), {"axis": None}, "axis=None"),
     ],
     "stack": [
         Case(np.stack, sequence(normal(2, 3), normal(2, 3)), {"axis": 0}, "axis=0"),
