@@ -263,6 +263,22 @@ def linalg_cases() -> dict[str, list[Any]]:
             einsum_case("i,j->ij", (3,), (2,)),
             einsum_case("ij,ij->", (2, 3), (2, 3)),
         ],
+        "tensordot": [
+            Case(np.tensordot, inputs(normal(2, 3), normal(3, 4)), {"axes": 1}, "axes=1"),
+            Case(np.tensordot, inputs(normal(2, 3, 4), normal(3, 4, 2)), {}, "axes=2"),
+            Case(
+                np.tensordot,
+                inputs(normal(3, 2, 4), normal(4, 5, 3)),
+                {"axes": ([0, 2], [2, 0])},
+                "pairs",
+            ),
+            Case(np.tensordot, inputs(normal(2), normal(3)), {"axes": 0}, "outer"),
+        ],
+        "kron": [
+            Case(np.kron, inputs(normal(2), normal(3)), {}, "vectors"),
+            Case(np.kron, inputs(normal(2, 3), normal(2, 2)), {}, "matrices"),
+            Case(np.kron, inputs(normal(2), normal(2, 3)), {}, "1-d and 2-d"),
+        ],
         "solve": [
             Case(np.linalg.solve, inputs(well_conditioned(3, 3), normal(3)), {}, "vector b"),
             Case(np.linalg.solve, inputs(well_conditioned(3, 3), normal(3, 2)), {}, "matrix b"),

@@ -14,7 +14,7 @@ of matrices (leading axes), as numpy's functions do.
 """
 
 from autodiff_tutor.rules.record import LINALG, ArrayRule, Family, Fixed, NumericOnly
-from autodiff_tutor.runtime.helpers import einsum_operand
+from autodiff_tutor.runtime.helpers import einsum_operand, kron_operand, tensordot_operand
 
 family = Family("linalg_more", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -77,6 +77,44 @@ def einsum(g, subscripts, x, y):
 @defjvp("einsum")
 def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
     return xp.einsum(str(subscripts), d_x, y) + xp.einsum(str(subscripts), x, d_y)
+
+
+@defvjp(
+    "tensordot",
+    math="sum over the paired axes of x y",
+    symbolic=ArrayRule(
+        lambda xp, x, y, **o: xp.tensordot(x, y, **o),
+        [
+            (((2, 3), (3, 2)), {"axes": 1}),
+            (((2, 2, 3), (2, 3)), {"axes": 2}),
+            (((3, 2), (2, 3)), {"axes": ([0], [1])}),
+        ],
+    ),
+)
+def tensordot(g, x, y, axes=2):
+    return tensordot_operand(g, x, y, axes, 0), tensordot_operand(g, x, y, axes, 1)
+
+
+@defjvp("tensordot")
+def tensordot_tangent(xp, x, y, axes=2, *, d_x, d_y):
+    return xp.tensordot(d_x, y, axes) + xp.tensordot(x, d_y, axes)
+
+
+@defvjp(
+    "kron",
+    math="blocks x_ij y",
+    symbolic=ArrayRule(
+        lambda xp, x, y: xp.kron(x, y),
+        [(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})],
+    ),
+)
+def kron(g, x, y):
+    return kron_operand(g, x, y, 0), kron_operand(g, x, y, 1)
+
+
+@defjvp("kron")
+def kron_tangent(xp, x, y, *, d_x, d_y):
+    return xp.kron(d_x, y) + xp.kron(x, d_y)
 
 
 # --- np.linalg ------------------------------------------------------------------------------

@@ -26,8 +26,10 @@ __all__ = [
     "einsum_operand",
     "einsum_parts",
     "embed_diagonal",
+    "kron_operand",
     "negated",
     "pad_widths",
+    "tensordot_operand",
     "undo_diff",
     "unpad",
     "unjoin",
@@ -252,3 +254,60 @@ def einsum_parts(subscripts: str) -> tuple[str, str, str]:
             "np.diagonal, np.sum and two-operand einsums",
         )
     return operands[0], operands[1], output
+
+
+def _contracted(axes: Any, x: Any, y: Any) -> tuple[list[int], list[int]]:
+    """``np.tensordot``'s ``axes`` as two lists of non-negative axes."""
+    if isinstance(axes, int):
+        return list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    a, b = axes
+    a = [a] if isinstance(a, int) else list(a)
+    b = [b] if isinstance(b, int) else list(b)
+    return [int(i) % x.ndim for i in a], [int(j) % y.ndim for j in b]
+
+
+def tensordot_operand(g: Any, x: Any, y: Any, axes: Any, which: int) -> Any:
+    """The gradient of ``np.tensordot(x, y, axes)`` for operand ``which`` (0 or 1):
+    ``g`` contracted with the other operand over its free axes, then put back in the
+    operand's axis order.
+
+    >>> a, b = np.ones((2, 3)), np.ones((3, 4))
+    >>> tensordot_operand(np.ones((2, 4)), a, b, 1, 0).tolist()
+    [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+    """
+    xp = array_module(g)
+    ax, ay = _contracted(axes, x, y)
+    free_x = [i for i in range(x.ndim) if i not in ax]
+    free_y = [j for j in range(y.ndim) if j not in ay]
+    nfx = len(free_x)
+    if which == 0:
+        r = xp.tensordot(g, y, axes=(list(range(nfx, nfx + len(free_y))), free_y))
+        order = free_x + [ax[ay.index(j)] for j in sorted(ay)]
+        target = x
+    else:
+        r = xp.tensordot(x, g, axes=(free_x, list(range(nfx))))
+        order = [ay[ax.index(i)] for i in sorted(ax)] + free_y
+        target = y
+    inverse = [order.index(k) for k in range(len(order))]
+    return cast_like(xp.transpose(r, tuple(inverse)), target)
+
+
+def kron_operand(g: Any, x: Any, y: Any, which: int) -> Any:
+    """The gradient of ``np.kron(x, y)`` for operand ``which``: ``g`` seen as blocks
+    (one axis per factor, interleaved), times the other factor, summed over its axes.
+
+    >>> kron_operand(np.ones(6), np.ones(2), np.arange(3.0), 0).tolist()
+    [3.0, 3.0]
+    """
+    xp = array_module(g)
+    nd = max(x.ndim, y.ndim)
+    xs = (1,) * (nd - x.ndim) + tuple(x.shape)
+    ys = (1,) * (nd - y.ndim) + tuple(y.shape)
+    blocks = xp.reshape(g, tuple(v for pair in zip(xs, ys, strict=True) for v in pair))
+    if which == 0:
+        other = xp.reshape(y, tuple(v for n in ys for v in (1, n)))
+        summed = xp.sum(blocks * other, axis=tuple(range(1, 2 * nd, 2)))
+        return cast_like(xp.reshape(summed, x.shape), x)
+    other = xp.reshape(x, tuple(v for n in xs for v in (n, 1)))
+    summed = xp.sum(blocks * other, axis=tuple(range(0, 2 * nd, 2)))
+    return cast_like(xp.reshape(summed, y.shape), y)
