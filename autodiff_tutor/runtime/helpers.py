@@ -30,6 +30,7 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     unrepeat,
     untake_along_axis,
     untile,
+    vector_norm_grad,
     weights_like,
 )
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
