@@ -390,7 +390,6 @@ def test_norm_tangent_refuses_what_the_vjp_refuses() -> None:
     from autodiff_tutor.errors import AutodiffError
 
     rule = all_rules()["norm"]
-    x = np.array([1.0, -2.0])
     m = np.array([[1.0, -2.0], [0.5, 3.0]])
     with pytest.raises(AutodiffError, match="ord='nuc'"):
         call_jvp(rule, np.linalg.norm(m, "nuc"), [m], {"ord": "nuc"}, [np.ones((2, 2))])

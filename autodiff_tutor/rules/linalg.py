@@ -10,7 +10,6 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import LINALG, ArrayRule, Family
 from autodiff_tutor.runtime.helpers import (
     dot_dx,
@@ -65,29 +64,12 @@ def dot_tangent(xp, x, y, *, d_x, d_y):
     return xp.dot(d_x, y) + xp.dot(x, d_y)
 
 
-def two_norm_only(ord=None, axis=None, keepdims=False):
-    """The norm rule covers vector norms of every ord and the Frobenius norm; the other
-    matrix norms ('nuc', and a number ord over two axes) are refused."""
-    if ord == "nuc" or (isinstance(ord, str) and ord != "fro"):
-        raise NoDerivativeRuleError(
-            f"no derivative rule for np.linalg.norm with ord={ord!r}",
-            hint="the rule covers vector norms (any ord, with axis=<int> for a matrix's "
-            "rows or columns) and the Frobenius norm (ord=None or 'fro')",
-        )
-    if isinstance(axis, (tuple, list)) and len(axis) == 2 and ord not in (None, "fro"):
-        raise NoDerivativeRuleError(
-            f"no derivative rule for the matrix norm np.linalg.norm with ord={ord!r}",
-            hint="the rule covers vector norms and the Frobenius norm (ord=None or 'fro')",
-        )
-
-
 @defvjp(
     "norm",
     math="sqrt(sum_i x_i^2)",
     convention="at x = 0 the gradient is 0 (a valid subgradient); vector ords: sign(0) = 0, "
     "ties of ord=inf/-inf share the gradient, ord=0 (a count) has none; matrix norms "
     "other than Frobenius are refused",
-    check=two_norm_only,
     symbolic=ArrayRule(
         lambda xp, x, ord=None, **o: xp.sqrt(xp.sum(x * x, **o)),
         [(((3,),), {}), (((2, 3),), {"axis": -1}), (((2, 2),), {"axis": 0, "keepdims": True})],

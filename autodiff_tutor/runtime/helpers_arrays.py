@@ -318,7 +318,8 @@ def vector_norm_grad(
     g: Any, out: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False
 ) -> Any:
     """The gradient of ``np.linalg.norm(x, ord, axis)`` for a vector norm (``ord`` a
-    number or +-inf; a matrix norm with such an ``ord`` is refused, naming it).
+    number or +-inf); matrix norms (``'nuc'``, a number ``ord`` over two axes) are
+    refused, naming the ``ord`` (so ``ord=np.inf`` needs no literal at compile time).
 
     Conventions: at ``x_i = 0`` the sign is 0, where the norm is 0 the gradient is 0,
     ties of ``inf``/``-inf`` share the gradient equally, ``ord=0`` (a count) has none.
@@ -329,11 +330,11 @@ def vector_norm_grad(
     xp = array_module(x)
     if isinstance(axis, (tuple, list)):
         axis = axis[0] if len(axis) == 1 else axis
-    if (axis is None and x.ndim != 1) or isinstance(axis, (tuple, list)):
+    if isinstance(ord, str) or (axis is None and x.ndim != 1) or isinstance(axis, (tuple, list)):
         from autodiff_tutor.errors import NoDerivativeRuleError
 
         raise NoDerivativeRuleError(
-            f"no derivative rule for the matrix norm np.linalg.norm(x, ord={ord!r})",
+            f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "
             "rows or columns of a matrix) and the Frobenius norm (ord=None or 'fro')",
         )
