@@ -294,6 +294,11 @@ def linalg_cases() -> dict[str, list[Any]]:
             Case(np.linalg.det, inputs(well_conditioned(3, 3)), {}, "3x3"),
             Case(np.linalg.det, inputs(well_conditioned(2, 2, 2)), {}, "stacked"),
         ],
+        "pinv": [
+            Case(np.linalg.pinv, inputs(normal(3, 2)), {}, "tall"),
+            Case(np.linalg.pinv, inputs(normal(2, 4)), {}, "wide"),
+            Case(np.linalg.pinv, inputs(well_conditioned(3, 3)), {}, "square"),
+        ],
         "cholesky": [Case(sym_cholesky, inputs(spd(3)), {}, "3x3")],
         "eigvalsh": [Case(sym_eigvalsh, inputs(spd(3)), {}, "3x3")],
     }
@@ -301,7 +306,7 @@ def linalg_cases() -> dict[str, list[Any]]:
 
 def scipy_cases() -> dict[str, list[Any]]:
     import scipy.special as special
-    from scipy.stats import norm
+    from scipy.stats import norm, t
     from test_rules_numeric import Case, binary, inputs, normal, unary, uniform
 
     def positive(*shape: int) -> Any:
@@ -328,6 +333,14 @@ def scipy_cases() -> dict[str, list[Any]]:
         "norm_logpdf": [
             Case(norm.logpdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
             Case(norm.logpdf, inputs(normal(4), normal(), positive()), {}, "scalars"),
+        ],
+        "t_logpdf": [
+            Case(
+                t.logpdf,
+                inputs(normal(3, 2), uniform(2.0, 6.0, 2), normal(2), positive(3, 1)),
+                {},
+                "broadcast",
+            ),
         ],
         "norm_pdf": [
             Case(norm.pdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),

@@ -1,5 +1,5 @@
-"""More linear algebra: outer and inner products, two-operand einsum, and the matrix
-functions of ``np.linalg`` (solve, inv, det, cholesky, eigvalsh).
+"""More linear algebra: outer and inner products, two-operand einsum, tensordot, kron,
+and the matrix functions of ``np.linalg`` (solve, inv, det, cholesky, eigvalsh, pinv).
 
 The matrix rules are the textbook ones (as in Giles, *An extended collection of matrix
 derivative results*): ``d inv(A) = -inv(A) dA inv(A)``, ``d det(A) = det(A) tr(inv(A)
@@ -203,3 +203,27 @@ def eigvalsh(g, xp, x):
 def eigvalsh_tangent(xp, x, *, d_x):
     v = xp.linalg.eigh(x)[1]
     return xp.einsum("...ji,...jk,...ki->...i", v, d_x, v)
+
+
+@defvjp(
+    "pinv",
+    math="A^+ (Moore-Penrose)",
+    convention="A of constant rank around the point (A^+ jumps where the rank changes); "
+    "rcond/hermitian as numpy's defaults only",
+    symbolic=NUMBERS_ONLY,
+)
+def pinv(g, out, xp, x):
+    pt = xp.swapaxes(out, -1, -2)
+    gt = xp.swapaxes(g, -1, -2)
+    left = xp.eye(x.shape[-2], dtype=x.dtype) - x @ out
+    right = xp.eye(x.shape[-1], dtype=x.dtype) - out @ x
+    return -(pt @ g @ pt) + left @ gt @ out @ pt + pt @ out @ gt @ right
+
+
+@defjvp("pinv")
+def pinv_tangent(out, xp, x, *, d_x):
+    pt = xp.swapaxes(out, -1, -2)
+    dt = xp.swapaxes(d_x, -1, -2)
+    left = xp.eye(x.shape[-1], dtype=x.dtype) - out @ x
+    right = xp.eye(x.shape[-2], dtype=x.dtype) - x @ out
+    return -(out @ d_x @ out) + out @ pt @ dt @ right + left @ dt @ pt @ out

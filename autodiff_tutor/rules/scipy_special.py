@@ -1,6 +1,6 @@
 """scipy's special functions and the normal log-density: ``expit logit erf erfc
-gammaln digamma xlogy logsumexp softmax log_softmax`` and ``scipy.stats.norm``'s
-``logpdf`` and ``pdf``.
+gammaln digamma xlogy logsumexp softmax log_softmax``, ``scipy.stats.norm``'s
+``logpdf`` and ``pdf`` and ``scipy.stats.t``'s ``logpdf``.
 
 scipy is an optional extra (``pip install autodiff-tutor[scipy]``). The rules name
 scipy's objects as aliases only when scipy is installed; a scipy function without a
@@ -262,3 +262,67 @@ def norm_pdf(g, out, x, loc, scale):
 def norm_pdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
     z = (x - loc) / scale
     return -d_x * out * z / scale + d_loc * out * z / scale + d_scale * out * (z * z - 1) / scale
+
+
+# --- Student's t density (scipy.stats.t) -------------------------------------------------
+
+
+def _t_logpdf(sp, x, df, loc, scale):
+    z = (x - loc) / scale
+    return (
+        sp.loggamma((df + 1) / 2)
+        - sp.loggamma(df / 2)
+        - sp.log(df * sp.pi) / 2
+        - sp.log(scale)
+        - (df + 1) / 2 * sp.log(1 + z * z / df)
+    )
+
+
+@defvjp(
+    "t_logpdf",
+    broadcasting=True,
+    shape=OTHER,  # elementwise in four inputs
+    math="ln Gamma((df+1)/2) - ln Gamma(df/2) - ln(df pi)/2 - ln scale "
+    "- (df+1)/2 ln(1 + z^2/df), z = (x - loc)/scale",
+    convention="df > 0 and scale > 0 (numpy gives nan otherwise)",
+    sympy=_t_logpdf,
+    symbolic=ScalarRule(positive=("df", "scale")),
+)
+def t_logpdf(g, xp, x, df, loc, scale):
+    z = (x - loc) / scale
+    pull = (df + 1) * z / (scale * (df + z * z))
+    return (
+        -g * pull,
+        g
+        * (
+            0.5 * digamma((df + 1) / 2)
+            - 0.5 * digamma(df / 2)
+            - 0.5 / df
+            - 0.5 * xp.log1p(z * z / df)
+            + (df + 1) * z * z / (2 * df * (df + z * z))
+        ),
+        g * pull,
+        g * (z * pull - 1 / scale),
+    )
+
+
+@defjvp("t_logpdf")
+def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
+    z = (x - loc) / scale
+    pull = (df + 1) * z / (scale * (df + z * z))
+    return (
+        cast_like(-d_x * pull, out)
+        + cast_like(
+            d_df
+            * (
+                0.5 * digamma((df + 1) / 2)
+                - 0.5 * digamma(df / 2)
+                - 0.5 / df
+                - 0.5 * xp.log1p(z * z / df)
+                + (df + 1) * z * z / (2 * df * (df + z * z))
+            ),
+            out,
+        )
+        + cast_like(d_loc * pull, out)
+        + cast_like(d_scale * (z * pull - 1 / scale), out)
+    )
