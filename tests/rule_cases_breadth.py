@@ -306,7 +306,7 @@ def linalg_cases() -> dict[str, list[Any]]:
 
 def scipy_cases() -> dict[str, list[Any]]:
     import scipy.special as special
-    from scipy.stats import norm, t
+    from scipy.stats import multivariate_normal, norm, t
     from test_rules_numeric import Case, binary, inputs, normal, unary, uniform
 
     def positive(*shape: int) -> Any:
@@ -333,6 +333,20 @@ def scipy_cases() -> dict[str, list[Any]]:
         "norm_logpdf": [
             Case(norm.logpdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
             Case(norm.logpdf, inputs(normal(4), normal(), positive()), {}, "scalars"),
+        ],
+        "multivariate_normal_logpdf": [
+            Case(
+                lambda x, m, c: multivariate_normal.logpdf(x, m, (c + c.T) / 2),
+                inputs(normal(4, 3), normal(3), spd(3)),
+                {},
+                "batch of 4",
+            ),
+            Case(
+                lambda x, m, c: multivariate_normal.logpdf(x, m, (c + c.T) / 2),
+                inputs(normal(2), normal(2), spd(2)),
+                {},
+                "one point",
+            ),
         ],
         "t_logpdf": [
             Case(

@@ -45,6 +45,8 @@ AUTOGRAD_NAMES = {
     "logsumexp": aspecial.logsumexp,
     "gammaln": aspecial.gammaln,
     "norm": astats.norm,
+    "t": astats.t,
+    "multivariate_normal": astats.multivariate_normal,
     "softmax": lambda x, axis=None: anp.exp(x - aspecial.logsumexp(x, axis=axis, keepdims=True)),
     "log_softmax": lambda x, axis=None: x - aspecial.logsumexp(x, axis=axis, keepdims=True),
 }

@@ -1,6 +1,6 @@
 """scipy's special functions and the normal log-density: ``expit logit erf erfc
 gammaln digamma xlogy logsumexp softmax log_softmax``, ``scipy.stats.norm``'s
-``logpdf`` and ``pdf`` and ``scipy.stats.t``'s ``logpdf``.
+``logpdf`` and ``pdf``, ``scipy.stats.t``'s and ``multivariate_normal``'s ``logpdf``.
 
 scipy is an optional extra (``pip install autodiff-tutor[scipy]``). The rules name
 scipy's objects as aliases only when scipy is installed; a scipy function without a
@@ -24,6 +24,7 @@ from autodiff_tutor.rules.record import (
     REDUCTION,
     ArrayRule,
     Family,
+    NumericOnly,
     ScalarRule,
 )
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
@@ -325,4 +326,39 @@ def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
         )
         + cast_like(d_loc * pull, out)
         + cast_like(d_scale * (z * pull - 1 / scale), out)
+    )
+
+
+# --- the multivariate normal density (scipy.stats.multivariate_normal) ---------------------
+
+
+@defvjp(
+    "multivariate_normal_logpdf",
+    shape=OTHER,
+    math="-(x - mean)^T cov^-1 (x - mean) / 2 - ln det(2 pi cov) / 2",
+    convention="cov symmetric positive definite; its gradient is the symmetric one "
+    "(scipy reads one triangle: perturb cov symmetrically); x is (d,) or (n, d)",
+    symbolic=NumericOnly("np.linalg computes on numbers, not on sympy symbols"),
+)
+def multivariate_normal_logpdf(g, xp, x, mean, cov):
+    inv = xp.linalg.inv(cov)
+    sol = (x - mean) @ inv
+    weighted = xp.reshape(g, x.shape[:-1])[..., None] * sol
+    rows = xp.reshape(weighted, (-1, cov.shape[-1]))
+    return (
+        -weighted,
+        xp.reshape(xp.sum(rows, axis=0), mean.shape),
+        0.5 * (rows.T @ xp.reshape(sol, (-1, cov.shape[-1]))) - 0.5 * xp.sum(g) * inv,
+    )
+
+
+@defjvp("multivariate_normal_logpdf")
+def multivariate_normal_logpdf_tangent(out, xp, x, mean, cov, *, d_x, d_mean, d_cov):
+    inv = xp.linalg.inv(cov)
+    sol = (x - mean) @ inv
+    return (
+        cast_like(xp.reshape(-xp.sum(sol * d_x, axis=-1), xp.shape(out)), out)
+        + cast_like(xp.reshape(xp.sum(sol * d_mean, axis=-1), xp.shape(out)), out)
+        + cast_like(xp.reshape(0.5 * xp.sum((sol @ d_cov) * sol, axis=-1), xp.shape(out)), out)
+        - cast_like(0.5 * xp.sum(inv * d_cov) + 0 * out, out)
     )

@@ -3,7 +3,7 @@ regression, Poisson and Student-like likelihoods."""
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
-from scipy.stats import norm
+from scipy.stats import multivariate_normal, norm, t
 
 from corpus_models import TRACING_SCIPY, model
 
@@ -92,3 +92,19 @@ def bayesian_linear_regression_map(w, features, y):
 @model(lambda rng: (rng.normal(size=5), rng.uniform(0.5, 2.0, size=5)), wrt=(0, 1))
 def student_t_like_robust_loss(r, s):
     return np.sum(np.log1p((r / s) ** 2) + np.log(s))
+
+
+def _mvn(rng):
+    return rng.normal(size=2), np.array([0.3, -0.2]), rng.normal(size=(5, 2))
+
+
+@model(_mvn, wrt=(0, 1), tracing=TRACING_SCIPY)
+def multivariate_normal_fit(mean, log_scales, data):
+    scales = np.exp(log_scales)
+    cov = np.outer(scales, scales) * np.array([[1.0, 0.3], [0.3, 1.0]])
+    return -np.sum(multivariate_normal.logpdf(data, mean, cov))
+
+
+@model(lambda rng: (rng.normal(size=6), np.array([1.0])), wrt=(0, 1), tracing=TRACING_SCIPY)
+def student_t_regression_residuals(r, log_scale):
+    return -np.sum(t.logpdf(r, 4.0, 0.0, np.exp(log_scale[0])))
