@@ -24,9 +24,7 @@ from autodiff_tutor.errors import UnsupportedSyntaxError
 SLICE = 320  # seeds 0..319: the first that writes every construct kept (power_zero: 302)
 
 #: construct left out of the slice -> the strict xfail of the bug it hits
-KNOWN_BUG_CONSTRUCTS = {
-    "prod_axes": "test_prod_over_a_tuple_of_axes",
-}
+KNOWN_BUG_CONSTRUCTS: dict[str, str] = {}  # none left out at present
 #: construct whose programs skip only the second-order check -> its strict xfail
 KNOWN_BUG_HVP = {"helper": "test_second_order_through_a_helper"}
 

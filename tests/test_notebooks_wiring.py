@@ -123,6 +123,7 @@ CHECKED_AT_LEAST = {
     "book/howto/verify_gradients.ipynb": 2,
     "book/howto/write_custom_op.ipynb": 4,
     "book/reference/conventions.ipynb": 1,
+    "book/reference/primitives.ipynb": 1,
     "book/tutorial/custom_op.ipynb": 4,
     "book/tutorial/first_gradient.ipynb": 7,
     "book/tutorial/tracing.ipynb": 5,

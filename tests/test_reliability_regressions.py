@@ -154,11 +154,6 @@ def prod_over_axes(x):
     return np.prod(x, axis=(0, 1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules: prod over a tuple of axes raises NotImplementedError from inside "
-    "(compiler, jvp and tracing); fuzz construct prod_axes",
-)
 @pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
 def test_prod_over_a_tuple_of_axes(mode):
     right_or_refused(mode, prod_over_axes, X)
@@ -232,11 +227,6 @@ def concatenate_flat(x):
     return np.sum(np.concatenate([x, x * x], axis=None))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules: np.concatenate(..., axis=None) raises TypeError from inside "
-    "(compiler and tracing; jvp is right)",
-)
 @pytest.mark.parametrize("mode", ["compiler", "tracing"])
 def test_concatenate_with_axis_none(mode):
     right_or_refused(mode, concatenate_flat, X)

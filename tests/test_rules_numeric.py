@@ -207,6 +207,13 @@ CASES: dict[str, list[Case]] = {
     + [
         Case(np.prod, inputs(fixed(np.array([2.0, 0.0, -1.5, 0.7]))), {}, "one zero"),
         Case(np.prod, inputs(fixed(np.array([[0.0, 3.0], [0.0, 0.0]]))), {"axis": 0}, "zeros"),
+        Case(np.prod, inputs(uniform(0.5, 1.5, 2, 3, 4)), {"axis": (0, 2)}, "axis=(0,2)"),
+        Case(
+            np.prod,
+            inputs(fixed(np.array([[[0.0, 2.0], [1.5, 0.5]], [[3.0, 0.0], [0.0, 1.0]]]))),
+            {"axis": (0, -1), "keepdims": True},
+            "axes with zeros",
+        ),
     ],
     # linear algebra
     "matmul": [
@@ -233,6 +240,18 @@ CASES: dict[str, list[Case]] = {
         Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {"axis": -1}, "axis=-1"),
         Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {"axis": 0, "keepdims": True}, "ax0-kd"),
         Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": 2, "axis": 0}, "ord=2"),
+        Case(np.linalg.norm, inputs(away_from_zero(5)), {"ord": 1}, "ord=1"),
+        Case(np.linalg.norm, inputs(distinct(5)), {"ord": np.inf}, "ord=inf"),
+        Case(np.linalg.norm, inputs(distinct(5)), {"ord": -np.inf}, "ord=-inf"),
+        Case(np.linalg.norm, inputs(away_from_zero(5)), {"ord": 3}, "ord=3"),
+        Case(np.linalg.norm, inputs(away_from_zero(5)), {"ord": 0.5}, "ord=0.5"),
+        Case(np.linalg.norm, inputs(away_from_zero(3, 4)), {"ord": 1, "axis": 1}, "rows ord=1"),
+        Case(
+            np.linalg.norm,
+            inputs(away_from_zero(3, 4)),
+            {"ord": 3, "axis": 0, "keepdims": True},
+            "columns ord=3 kd",
+        ),
     ],
     # shapes
     "reshape": [
@@ -265,6 +284,7 @@ CASES: dict[str, list[Case]] = {
             "axis=-1",
         ),
         Case(np.concatenate, sequence(normal(3), normal(2)), {}, "1-d default axis"),
+        Case(np.concatenate, sequence(normal(2, 3), normal(4)), {"axis": None}, "axis=None"),
     ],
     "stack": [
         Case(np.stack, sequence(normal(2, 3), normal(2, 3)), {"axis": 0}, "axis=0"),
@@ -484,6 +504,11 @@ CASES.update(
     }
 )
 
+# the breadth primitives' cases (statistics, arrangement, linear algebra, scipy)
+from rule_cases_breadth import breadth_cases  # noqa: E402
+
+CASES.update(breadth_cases())
+
 # --- calling a rule and the finite-difference oracle ---------------------------------
 
 
@@ -646,8 +671,9 @@ def test_the_oracle_catches_a_wrong_rule() -> None:
 # Calls outside what a rule's formula covers: the rule must be right, or refuse clearly
 # (an AutodiffError), never return a silent wrong gradient or fail deep inside numpy.
 RIGHT_OR_REJECTED = [
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": 1}, "vector ord=1")),
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(4)), {"ord": np.inf}, "vector ord=inf")),
+    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": 1}, "matrix ord=1")),
+    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": 2}, "spectral")),
+    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": np.inf}, "matrix ord=inf")),
     ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": "nuc"}, "nuclear")),
     ("dot", Case(np.dot, inputs(normal(2, 3, 4), normal(5, 4, 2)), {}, "N-d . N-d")),
     (

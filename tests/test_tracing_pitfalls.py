@@ -299,11 +299,11 @@ def test_a_non_scalar_output_is_an_error():
 
 
 def test_a_function_without_a_rule_is_named_and_never_dropped():
-    error = raised(lambda x: np.cumsum(x), traced([1.0, 2.0]))
-    assert "np.cumsum has no derivative rule" in error.message
+    error = raised(lambda x: np.i0(x), traced([1.0, 2.0]))
+    assert "np.i0 has no derivative rule" in error.message
     assert "DifferentiableFunction" in error.hint
-    method_error = raised(lambda x: x.cumsum(), traced([1.0, 2.0]))
-    assert "x.cumsum has no derivative rule" in method_error.message
+    method_error = raised(lambda x: x.compress([True, False]), traced([1.0, 2.0]))
+    assert "x.compress has no derivative rule" in method_error.message
     operator_error = raised(lambda x: x % 2.0, traced([1.0, 2.0]))
     assert "the % operator has no derivative rule" in operator_error.message
 

@@ -4,24 +4,36 @@ A family module holds its primitives' records (see :mod:`autodiff_tutor.rules.re
 to add a family, add its module here. The registry reads this list.
 
 >>> [family.name for family in FAMILIES][:2]
-['elementwise', 'reductions']
+['elementwise', 'ufuncs']
 """
 
 from autodiff_tutor.rules import (
+    arrangement,
     elementwise,
     helper_rules,
     linalg,
+    linalg_more,
     nondifferentiable,
+    picking,
     reductions,
+    scipy_special,
     shapes,
+    statistics,
+    ufuncs,
 )
 from autodiff_tutor.rules.record import Family
 
 FAMILIES: tuple[Family, ...] = (
     elementwise.family,
+    ufuncs.family,
     reductions.family,
+    statistics.family,
     linalg.family,
+    linalg_more.family,
     shapes.family,
+    arrangement.family,
+    picking.family,
+    scipy_special.family,
     helper_rules.family,
     nondifferentiable.family,
 )

@@ -10,9 +10,15 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import LINALG, ArrayRule, Family
-from autodiff_tutor.runtime.helpers import dot_dx, dot_dy, matmul_dx, matmul_dy, unreduce
+from autodiff_tutor.runtime.helpers import (
+    dot_dx,
+    dot_dy,
+    matmul_dx,
+    matmul_dy,
+    unreduce,
+    vector_norm_grad,
+)
 
 family = Family("linalg", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -58,22 +64,12 @@ def dot_tangent(xp, x, y, *, d_x, d_y):
     return xp.dot(d_x, y) + xp.dot(x, d_y)
 
 
-def two_norm_only(ord=None, axis=None, keepdims=False):
-    """The norm rule covers the 2-norm of vectors and the Frobenius norm of matrices."""
-    # ord=2 is the vector 2-norm only along one axis (on a whole matrix it is the spectral norm)
-    if ord not in (None, "fro") and not (ord == 2 and isinstance(axis, int)):
-        raise NoDerivativeRuleError(
-            f"no derivative rule for np.linalg.norm with ord={ord!r}",
-            hint="the rule covers the 2-norm (ord=None, or 'fro' for matrices); "
-            "write other norms with np.abs/np.max/np.sum",
-        )
-
-
 @defvjp(
     "norm",
     math="sqrt(sum_i x_i^2)",
-    convention="at x = 0 the gradient is 0 (a valid subgradient)",
-    check=two_norm_only,
+    convention="at x = 0 the gradient is 0 (a valid subgradient); vector ords: sign(0) = 0, "
+    "ties of ord=inf/-inf share the gradient, ord=0 (a count) has none; matrix norms "
+    "other than Frobenius are refused",
     symbolic=ArrayRule(
         lambda xp, x, ord=None, **o: xp.sqrt(xp.sum(x * x, **o)),
         [(((3,),), {}), (((2, 3),), {"axis": -1}), (((2, 2),), {"axis": 0, "keepdims": True})],
@@ -82,9 +78,21 @@ def two_norm_only(ord=None, axis=None, keepdims=False):
     aliases=("vector_norm", np.linalg.norm),
 )
 def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
-    return x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)
+    return (
+        x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)
+        if ord is None or ord == "fro"
+        else vector_norm_grad(g, out, x, ord, axis, keepdims)
+    )
 
 
 @defjvp("norm")
 def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
-    return xp.sum(x * d_x, axis=axis, keepdims=keepdims) / xp.where(out == 0, 1, out)
+    return (
+        xp.sum(x * d_x, axis=axis, keepdims=keepdims) / xp.where(out == 0, 1, out)
+        if ord is None or ord == "fro"
+        else xp.sum(
+            vector_norm_grad(xp.ones_like(out), out, x, ord, axis, keepdims) * d_x,
+            axis=axis,
+            keepdims=keepdims,
+        )
+    )

@@ -113,6 +113,8 @@ def op_of_callable(fn: Any) -> str | None:
     """
     if id(fn) in _BY_OBJECT:
         return _BY_OBJECT[id(fn)]
+    if _from_scipy(fn) and not isinstance(fn, np.ufunc):
+        return scipy_op(fn)
     if getattr(operator, getattr(fn, "__name__", ""), None) is fn:
         return canonical(fn.__name__)
     if is_array_library_object(fn):
@@ -120,6 +122,37 @@ def op_of_callable(fn: Any) -> str | None:
     if (getattr(fn, "__module__", None) or "").startswith("autodiff_tutor.runtime"):
         return fn.__name__  # helpers in generated code are primitives too (higher order)
     return None
+
+
+def _from_scipy(fn: Any) -> bool:
+    owner = getattr(fn, "__self__", None)
+    module = getattr(fn, "__module__", None) or getattr(type(owner), "__module__", "") or ""
+    return module.split(".")[0] == "scipy"
+
+
+def scipy_op(fn: Any) -> str:
+    """The primitive a scipy function or distribution method is: ``norm.logpdf`` is
+    ``norm_logpdf``; a function is its public path (``scipy.linalg.expm``), which has
+    no rule unless a record names the object, so the compiler refuses it at the call
+    instead of reading scipy's source.
+
+    >>> import scipy.stats, scipy.linalg
+    >>> scipy_op(scipy.stats.norm.logpdf), scipy_op(scipy.stats.t.logpdf)
+    ('norm_logpdf', 't_logpdf')
+    >>> scipy_op(scipy.linalg.expm)
+    'scipy.linalg.expm'
+    """
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", "call")
+    if owner is not None and type(owner).__module__.startswith("scipy.stats"):
+        dist = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen")
+        return f"{dist}_{name}"
+    public = []
+    for part in (getattr(fn, "__module__", None) or "scipy").split("."):
+        if part.startswith("_"):
+            break
+        public.append(part)
+    return ".".join([*public, name])
 
 
 def is_array_library_object(obj: Any) -> bool:

@@ -136,6 +136,18 @@ class ArrayRule:
 
 
 @dataclass(frozen=True)
+class NumericOnly:
+    """No symbolic check, and why (``sort``: sympy cannot order symbols; the linear
+    algebra of decompositions): the rule is checked numerically only, in both modes.
+
+    >>> NumericOnly("argsort needs numbers").reason
+    'argsort needs numbers'
+    """
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Fixed:
     """An input given as a fixed value in a case (an index passed as an input): it
     carries no gradient, so the rule must return ``None`` for it.
@@ -173,7 +185,7 @@ class Rule:
     extra: dict[str, Any] = field(default_factory=dict)
     shape: str = OTHER
     sympy: Callable[..., Any] | None = None
-    symbolic: ScalarRule | ArrayRule | None = None
+    symbolic: ScalarRule | ArrayRule | NumericOnly | None = None
     aliases: tuple[Any, ...] = ()
     method: bool = False
     attribute: str | None = None
@@ -231,7 +243,7 @@ class Family:
         check: Callable[..., None] | None = None,
         shape: str | None = None,
         sympy: Callable[..., Any] | None = None,
-        symbolic: ScalarRule | ArrayRule | None = None,
+        symbolic: ScalarRule | ArrayRule | NumericOnly | None = None,
         aliases: tuple[Any, ...] = (),
         method: bool = False,
         attribute: str | None = None,

@@ -101,7 +101,7 @@ def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     "prod",
     math="prod_i x_i",
     convention="exact at zeros (product of the others)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES[:3]),
+    symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES),
     method=True,
 )
 def prod(g, x, axis=None, keepdims=False):

@@ -105,7 +105,11 @@ def transpose_tangent(x, axes=None, *, d_x):
     math="[x_1, x_2, ...]",
     symbolic=ArrayRule(
         lambda xp, xs, axis=0: xp.concatenate(xs, axis=axis),
-        [(([(2, 2), (1, 2)],), {"axis": 0}), (([(2, 1), (2, 2)],), {"axis": -1})],
+        [
+            (([(2, 2), (1, 2)],), {"axis": 0}),
+            (([(2, 1), (2, 2)],), {"axis": -1}),
+            (([(2, 1), (3,)],), {"axis": None}),
+        ],
     ),
     aliases=("concat",),
 )

@@ -13,9 +13,32 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
+from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
+    constant_only,
+    einsum_operand,
+    einsum_parts,
+    embed_diagonal,
+    kron_operand,
+    negated,
+    pad_widths,
+    tensordot_operand,
+    undo_diff,
+    unjoin,
+    unpad,
+    unrepeat,
+    untake_along_axis,
+    untile,
+    vector_norm_grad,
+    weights_like,
+)
+from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
+    *_arrays.__all__,
+    "digamma",
+    "trigamma",
     "add_at",
     "add_lists",
     "broadcast_like",
@@ -121,8 +144,13 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     xp = array_module(x)
     if axis is None:
         return xp.reshape(prod_others(xp.reshape(x, (-1,)), 0), x.shape)
-    if isinstance(axis, (tuple, list)):
-        raise NotImplementedError("prod over several axes: reduce one axis at a time")
+    if isinstance(axis, (tuple, list)):  # the chosen axes side by side, as one axis
+        axes = sorted({int(a) % x.ndim for a in axis})
+        order = [a for a in range(x.ndim) if a not in axes] + axes
+        moved = xp.transpose(x, tuple(order))
+        kept = tuple(moved.shape[: x.ndim - len(axes)])
+        others = prod_others(xp.reshape(moved, (*kept, -1)), axis=-1)
+        return xp.transpose(xp.reshape(others, moved.shape), inverse_axes(order))
     moved = xp.moveaxis(x, axis, -1)
     ones = xp.ones_like(moved[..., :1])
     left = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
@@ -241,6 +269,10 @@ def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     >>> [p.shape for p in split_like(np.ones(5), [np.ones(2), np.ones(3)])]
     [(2,), (3,)]
     """
+    if axis is None:  # np.concatenate(xs, axis=None) joins the flattened inputs
+        xp = array_module(g)
+        flat = [xp.reshape(x, (-1,)) for x in xs]
+        return [xp.reshape(p, shape_of(x)) for p, x in zip(split_like(g, flat), xs, strict=True)]
     pieces, start = [], 0
     for x in xs:
         n = shape_of(x)[axis]

@@ -94,7 +94,7 @@ def bind(fn: Any, rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         if p.kind is inspect.Parameter.VAR_KEYWORD:
             arguments.update(arguments.pop(p.name, {}))
         elif p.kind is inspect.Parameter.VAR_POSITIONAL and arguments.get(p.name):
-            return None
+            return _bind_positional(rule, args, kwargs)  # np.atleast_2d(*arys), np.einsum
     by_name = {p.name: p for p in signature.parameters.values()}
     missing = MISSING_INPUTS.get(rule.op, {})
     inputs: dict[str, Any] = {}

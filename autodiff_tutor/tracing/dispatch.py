@@ -15,6 +15,7 @@ array([False,  True])
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -227,7 +228,7 @@ def _detail(op: str, options: dict[str, Any]) -> str:
 def status(op: str | None) -> str | None:
     """``"rule"``, ``"cut"`` (non-differentiable) or ``None`` (no rule) for ``op``.
 
-    >>> status("tanh"), status("less"), status("cumsum")
+    >>> status("tanh"), status("less"), status("i0")
     ('rule', 'cut', None)
     """
     if op is None:
@@ -312,7 +313,7 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
     >>> call_ufunc(np.exp, "__call__", (traced(0.0),), {})
     traced(np.float64(1.0), not on a trace)
     """
-    name = f"np.{ufunc.__name__}"
+    name = _ufunc_name(ufunc)
     out = kwargs.get("out")
     if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
         _check_out(name, out, list(inputs))
@@ -333,6 +334,20 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
         raise messages.unsupported_call(f"{name} with {len(inputs)} inputs")
     kwargs = unwrap({k: v for k, v in kwargs.items() if v is not None})
     return apply(op, name, lambda: ufunc(*unwrap(inputs), **kwargs), list(inputs), {})
+
+
+def _ufunc_name(ufunc: np.ufunc) -> str:
+    """``np.exp``, or ``scipy.special.gammaln`` for scipy's ufuncs (as the user wrote it).
+
+    >>> _ufunc_name(np.exp)
+    'np.exp'
+    """
+    if getattr(np, ufunc.__name__, None) is ufunc:
+        return f"np.{ufunc.__name__}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        return f"scipy.special.{ufunc.__name__}"
+    return ufunc.__name__
 
 
 def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "") -> Any:

@@ -40,7 +40,9 @@ def _is_internal(filename: str) -> bool:
         return True  # Python's own frames, and the code the compiler generated
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return any(path.startswith(prefix) for prefix in _SKIPPED) or (
-        "array_api_strict" in path or f"{os.sep}cupy{os.sep}" in path
+        "array_api_strict" in path
+        or f"{os.sep}cupy{os.sep}" in path
+        or f"{os.sep}scipy{os.sep}" in path  # an error inside scipy points at the user's call
     )
 
 

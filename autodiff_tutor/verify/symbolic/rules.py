@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from autodiff_tutor.rules.record import ArrayRule, Rule, ScalarRule
+from autodiff_tutor.rules.record import ArrayRule, NumericOnly, Rule, ScalarRule
 from autodiff_tutor.rules.registry import all_rules
 from autodiff_tutor.verify.symbolic.check import Problem, check_regions
 from autodiff_tutor.verify.symbolic.kinks import kink_checks
@@ -35,14 +35,32 @@ from autodiff_tutor.verify.symbolic.report import SymbolicReport
 from autodiff_tutor.verify.symbolic.rules_arrays import call_rule, verify_array
 from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap
 
-__all__ = ["ArrayRule", "RULE_SPECS", "ScalarRule", "check_rule", "missing_rules", "verify_rule"]
+__all__ = [
+    "ArrayRule",
+    "NUMERIC_ONLY",
+    "RULE_SPECS",
+    "ScalarRule",
+    "check_rule",
+    "missing_rules",
+    "verify_rule",
+]
 
 
 RULE_SPECS: dict[str, ScalarRule | ArrayRule] = {
-    op: rule.symbolic for op, rule in all_rules().items() if rule.symbolic is not None
+    op: rule.symbolic
+    for op, rule in all_rules().items()
+    if rule.symbolic is not None and not isinstance(rule.symbolic, NumericOnly)
 }
 """How each rule is checked: the ``symbolic`` fact of its record (elementwise rules with a
 sympy form are checked on scalars by default)."""
+
+
+NUMERIC_ONLY: dict[str, str] = {
+    op: rule.symbolic.reason
+    for op, rule in all_rules().items()
+    if isinstance(rule.symbolic, NumericOnly)
+}
+"""Rules checked numerically only, with the reason their record gives (``sort``...)."""
 
 
 def missing_rules() -> list[str]:
@@ -62,6 +80,8 @@ def verify_rule(op: str, samples: int = 1500) -> SymbolicReport:
     """
     rule = all_rules()[op]
     spec = rule.symbolic
+    if isinstance(spec, NumericOnly):
+        raise KeyError(f"rule {op!r} is checked numerically only: {spec.reason}")
     if spec is None:
         raise KeyError(
             f"rule {op!r} has no symbolic spec: give its record (@defvjp({op!r}, ...)) "

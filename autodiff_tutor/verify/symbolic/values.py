@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.verify.symbolic.algebra import (
@@ -131,6 +132,8 @@ class SympyNamespace:
     """
 
     def __getattr__(self, name: str) -> Any:
+        if name in CONSTANTS:  # xp.pi in a rule is sympy's exact pi here
+            return CONSTANTS[name]
         fn = FUNCTIONS.get(name)
         if fn is None:
             return getattr(np, name)
@@ -161,5 +164,7 @@ def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     return apply
 
+
+CONSTANTS = {"pi": sp.pi, "e": sp.E}
 
 sympy_xp = SympyNamespace()

@@ -1,0 +1,217 @@
+"""Triangles, diagonals, picking by index and stacking: the arrangement primitives
+that select or join (the others are in :mod:`~autodiff_tutor.rules.arrangement`).
+
+Each gradient puts ``g`` back where the values came from: into a triangle or onto a
+diagonal of zeros, at the picked indices (repeats accumulate), or cut into the joined
+inputs' pieces.
+
+>>> import numpy as np
+>>> take(np.ones(2), np, np.zeros(3), indices=np.array([2, 2])).tolist()
+[0.0, 0.0, 2.0]
+"""
+
+import numpy as np
+
+from autodiff_tutor.rules.arrangement import cases
+from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.runtime.helpers import at, embed_diagonal, scatter, unjoin, untake_along_axis
+
+family = Family("picking", shape=SHAPE)
+defvjp, defjvp = family.defvjp, family.defjvp
+
+
+# --- triangles and diagonals --------------------------------------------------------------
+
+
+@defvjp(
+    "triu",
+    math="upper triangle of x",
+    symbolic=cases(lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1})),
+)
+def triu(g, xp, x, k=0):
+    return xp.triu(g, k)
+
+
+@defjvp("triu")
+def triu_tangent(xp, x, k=0, *, d_x):
+    return xp.triu(d_x, k)
+
+
+@defvjp(
+    "tril",
+    math="lower triangle of x",
+    symbolic=cases(lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1})),
+)
+def tril(g, xp, x, k=0):
+    return xp.tril(g, k)
+
+
+@defjvp("tril")
+def tril_tangent(xp, x, k=0, *, d_x):
+    return xp.tril(d_x, k)
+
+
+@defvjp(
+    "trace",
+    math="sum_i x_ii",
+    symbolic=cases(
+        lambda xp, x, **o: xp.trace(x, **o),
+        (((3, 3),), {}),
+        (((2, 3),), {"offset": 1}),
+        (((2, 2, 3),), {"axis1": 0, "axis2": 2}),
+    ),
+    method=True,
+)
+def trace(g, xp, x, offset=0, axis1=0, axis2=1):
+    eye = xp.eye(x.shape[axis1], x.shape[axis2], k=offset, dtype=x.dtype)
+    return xp.moveaxis(xp.expand_dims(g, (-2, -1)) * eye, (-2, -1), (axis1, axis2))
+
+
+@defjvp("trace")
+def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
+    return xp.trace(d_x, offset, axis1, axis2)
+
+
+@defvjp(
+    "diagonal",
+    math="(x_ii)_i",
+    symbolic=cases(
+        lambda xp, x, **o: xp.diagonal(x, **o),
+        (((3, 3),), {}),
+        (((2, 3),), {"offset": -1}),
+        (((2, 2, 3),), {"axis1": 1, "axis2": 2, "offset": 1}),
+    ),
+    method=True,
+)
+def diagonal(g, x, offset=0, axis1=0, axis2=1):
+    return embed_diagonal(g, x, offset, axis1, axis2)
+
+
+@defjvp("diagonal")
+def diagonal_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
+    return xp.diagonal(d_x, offset, axis1, axis2)
+
+
+@defvjp(
+    "diag",
+    math="diagonal of a matrix, or a matrix with diagonal x",
+    symbolic=cases(
+        lambda xp, x, **o: xp.diag(x, **o),
+        (((3,),), {}),
+        (((2, 3),), {"k": 1}),
+        (((2,),), {"k": -1}),
+    ),
+)
+def diag(g, xp, x, k=0):
+    return xp.diagonal(g, k) if x.ndim == 1 else embed_diagonal(g, x, k)
+
+
+@defjvp("diag")
+def diag_tangent(xp, x, k=0, *, d_x):
+    return xp.diag(d_x, k)
+
+
+# --- picking by index -----------------------------------------------------------------------
+
+
+@defvjp(
+    "take",
+    math="x[indices] along axis",
+    convention="repeated indices accumulate",
+    symbolic=cases(
+        lambda xp, x, **o: xp.take(x, **o),
+        (((4,),), {"indices": np.array([0, 2, 2])}),
+        (((2, 3),), {"indices": np.array([[1], [0]]), "axis": 1}),
+    ),
+    method=True,
+)
+def take(g, xp, x, indices=None, axis=None):
+    return (
+        xp.reshape(scatter(g, xp.reshape(x, (-1,)), at[indices]), x.shape)
+        if axis is None
+        else scatter(g, x, at[(slice(None),) * (axis % x.ndim) + (indices,)])
+    )
+
+
+@defjvp("take")
+def take_tangent(xp, x, indices=None, axis=None, *, d_x):
+    return xp.take(d_x, indices, axis)
+
+
+@defvjp(
+    "take_along_axis",
+    math="x[..., indices, ...] along axis",
+    convention="repeated indices accumulate",
+    symbolic=cases(
+        lambda xp, x, **o: xp.take_along_axis(x, **o),
+        (((2, 3),), {"indices": np.array([[0], [2]]), "axis": 1}),
+        (((3, 2),), {"indices": np.array([[0, 1], [0, 1]]), "axis": 0}),
+    ),
+)
+def take_along_axis(g, x, indices=None, axis=-1):
+    return untake_along_axis(g, x, indices, axis)
+
+
+@defjvp("take_along_axis")
+def take_along_axis_tangent(xp, x, indices=None, axis=-1, *, d_x):
+    return xp.take_along_axis(d_x, indices, axis)
+
+
+# --- stacking ------------------------------------------------------------------------------
+
+
+def _joined(how):
+    shapes = [
+        (([(2,), (2,)],), {}),
+        (
+            ({"vstack": [(1, 2), (2,)], "dstack": [(2, 2), (2, 2, 1)]}.get(how, [(2, 2), (2, 1)]),),
+            {},
+        ),
+    ]
+    return cases(lambda xp, xs: getattr(xp, how)(xs), *shapes)
+
+
+@defvjp("hstack", sequence=True, math="[x_1 x_2 ...] side by side", symbolic=_joined("hstack"))
+def hstack(g, xs):
+    return unjoin(g, xs, "hstack")
+
+
+@defjvp("hstack")
+def hstack_tangent(xp, xs, *, d_xs):
+    return xp.hstack(d_xs)
+
+
+@defvjp(
+    "vstack", sequence=True, math="[x_1; x_2; ...] one above the other", symbolic=_joined("vstack")
+)
+def vstack(g, xs):
+    return unjoin(g, xs, "vstack")
+
+
+@defjvp("vstack")
+def vstack_tangent(xp, xs, *, d_xs):
+    return xp.vstack(d_xs)
+
+
+@defvjp(
+    "dstack", sequence=True, math="x_1, x_2, ... along a third axis", symbolic=_joined("dstack")
+)
+def dstack(g, xs):
+    return unjoin(g, xs, "dstack")
+
+
+@defjvp("dstack")
+def dstack_tangent(xp, xs, *, d_xs):
+    return xp.dstack(d_xs)
+
+
+@defvjp(
+    "column_stack", sequence=True, math="x_1, x_2, ... as columns", symbolic=_joined("column_stack")
+)
+def column_stack(g, xs):
+    return unjoin(g, xs, "column_stack")
+
+
+@defjvp("column_stack")
+def column_stack_tangent(xp, xs, *, d_xs):
+    return xp.column_stack(d_xs)
