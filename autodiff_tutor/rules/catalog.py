@@ -4,7 +4,7 @@ A family module holds its primitives' records (see :mod:`autodiff_tutor.rules.re
 to add a family, add its module here. The registry reads this list.
 
 >>> [family.name for family in FAMILIES][:2]
-['elementwise', 'ufuncs']
+['elementwise', 'trigonometric']
 """
 
 from autodiff_tutor.rules import (
@@ -19,12 +19,14 @@ from autodiff_tutor.rules import (
     scipy_special,
     shapes,
     statistics,
+    trigonometric,
     ufuncs,
 )
 from autodiff_tutor.rules.record import Family
 
 FAMILIES: tuple[Family, ...] = (
     elementwise.family,
+    trigonometric.family,
     ufuncs.family,
     reductions.family,
     statistics.family,

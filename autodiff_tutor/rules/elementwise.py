@@ -1,4 +1,5 @@
-"""Elementwise primitives: arithmetic, ufuncs, masks and selections.
+"""Elementwise primitives: arithmetic, exponentials, masks and selections (the
+trigonometric and hyperbolic functions are in :mod:`autodiff_tutor.rules.trigonometric`).
 
 Each primitive's record is one block: its reverse-mode rule (``@defvjp``, with its
 sympy form, aliases and convention), then its tangent rule (``@defjvp``). Binary rules
@@ -204,99 +205,6 @@ def logaddexp(g, out, xp, x, y):
 @defjvp("logaddexp")
 def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
     return d_x * xp.exp(x - out) + d_y * xp.exp(y - out)
-
-
-# --- trigonometric and hyperbolic ----------------------------------------------
-
-
-@defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x))
-def sin(g, xp, x):
-    return g * xp.cos(x)
-
-
-@defjvp("sin")
-def sin_tangent(xp, x, *, d_x):
-    return d_x * xp.cos(x)
-
-
-@defvjp("cos", math="cos x", sympy=lambda sp, x: sp.cos(x))
-def cos(g, xp, x):
-    return -g * xp.sin(x)
-
-
-@defjvp("cos")
-def cos_tangent(xp, x, *, d_x):
-    return -d_x * xp.sin(x)
-
-
-@defvjp("tan", math="tan x", sympy=lambda sp, x: sp.tan(x))
-def tan(g, out, x):
-    return g * (1 + out * out)
-
-
-@defjvp("tan")
-def tan_tangent(out, x, *, d_x):
-    return d_x * (1 + out * out)
-
-
-@defvjp("arcsin", math="arcsin x", sympy=lambda sp, x: sp.asin(x), aliases=("asin",))
-def arcsin(g, xp, x):
-    return g / xp.sqrt(1 - x * x)
-
-
-@defjvp("arcsin")
-def arcsin_tangent(xp, x, *, d_x):
-    return d_x / xp.sqrt(1 - x * x)
-
-
-@defvjp("arccos", math="arccos x", sympy=lambda sp, x: sp.acos(x), aliases=("acos",))
-def arccos(g, xp, x):
-    return -g / xp.sqrt(1 - x * x)
-
-
-@defjvp("arccos")
-def arccos_tangent(xp, x, *, d_x):
-    return -d_x / xp.sqrt(1 - x * x)
-
-
-@defvjp("arctan", math="arctan x", sympy=lambda sp, x: sp.atan(x), aliases=("atan",))
-def arctan(g, x):
-    return g / (1 + x * x)
-
-
-@defjvp("arctan")
-def arctan_tangent(x, *, d_x):
-    return d_x / (1 + x * x)
-
-
-@defvjp("sinh", math="sinh x", sympy=lambda sp, x: sp.sinh(x))
-def sinh(g, xp, x):
-    return g * xp.cosh(x)
-
-
-@defjvp("sinh")
-def sinh_tangent(xp, x, *, d_x):
-    return d_x * xp.cosh(x)
-
-
-@defvjp("cosh", math="cosh x", sympy=lambda sp, x: sp.cosh(x))
-def cosh(g, xp, x):
-    return g * xp.sinh(x)
-
-
-@defjvp("cosh")
-def cosh_tangent(xp, x, *, d_x):
-    return d_x * xp.sinh(x)
-
-
-@defvjp("tanh", math="tanh x", sympy=lambda sp, x: sp.tanh(x))
-def tanh(g, out, x):
-    return g * (1 - out * out)
-
-
-@defjvp("tanh")
-def tanh_tangent(out, x, *, d_x):
-    return d_x * (1 - out * out)
 
 
 # --- kinks: abs, maximum, minimum, clip, where ----------------------------------
