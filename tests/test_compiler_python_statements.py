@@ -87,11 +87,6 @@ def test_builtins_on_scalars():
     assert grad(scalar_builtins)(0.7) == pytest.approx(expected, rel=1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="math.* on scalars is implemented (compiler/s3_resolve.py MATH_ON_SCALARS) but off: "
-    "notebook 04 teaches that the compiler refuses math.exp",
-)
 def test_math_functions_on_scalars():
     h = 1e-6
     expected = (math_scalars(0.7 + h) - math_scalars(0.7 - h)) / (2 * h)

@@ -37,10 +37,9 @@ ESCAPE_METHODS = {"item", "tolist", "get", "__array__"}
 MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
 # Python's scalar spellings of existing primitives (their rules work on floats too)
 PAIRWISE = {id(builtins.max): "maximum", id(builtins.min): "minimum"}
-# math.exp(x) & co. on scalars, compiled with the numpy rule of the same name. Off for
-# now: notebook 04 (the pitfalls lesson) teaches that the compiler refuses math.exp;
-# turn this on together with that lesson's update (tests marked xfail then pass).
-MATH_ON_SCALARS = False
+# math.exp(x) & co. on scalars, compiled with the numpy rule of the same name (the
+# compiler reads the source; tracing cannot follow math.*: lesson 04 shows the contrast).
+MATH_ON_SCALARS = True
 SCALAR_MATH = {
     id(getattr(math, name)): name
     for name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",

@@ -6,11 +6,6 @@ import numpy as np
 
 from corpus_python.common import Program
 
-MATH_OFF = (
-    "math.* on scalars is implemented but off (resolve.MATH_ON_SCALARS): "
-    "lesson 04 teaches the refusal"
-)
-
 
 def hinge_floor(x):
     m = max(np.sum(x), 1.0)
@@ -83,10 +78,9 @@ PROGRAMS = [
         lambda r: (r.normal(size=3),),
         loop_free=True,
         autograd=False,
-        refused=MATH_OFF,
     ),
     Program(
-        math_trig, lambda r: (r.normal(size=3),), loop_free=True, autograd=False, refused=MATH_OFF
+        math_trig, lambda r: (r.normal(size=3),), loop_free=True, autograd=False
     ),
     Program(weighted_by_position, lambda r: (r.normal(size=4),)),
     Program(discounted_return, lambda r: (r.normal(size=5),)),
