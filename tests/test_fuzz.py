@@ -26,7 +26,7 @@ SLICE = 320  # seeds 0..319: the first that writes every construct kept (power_z
 #: construct left out of the slice -> the strict xfail of the bug it hits
 KNOWN_BUG_CONSTRUCTS: dict[str, str] = {}  # none left out at present
 #: construct whose programs skip only the second-order check -> its strict xfail
-KNOWN_BUG_HVP = {"helper": "test_second_order_through_a_helper"}
+KNOWN_BUG_HVP: dict[str, str] = {}  # none at present
 
 
 def test_every_left_out_construct_has_its_strict_xfail():

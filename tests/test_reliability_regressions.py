@@ -188,11 +188,6 @@ def calls_helper(x):
     return np.sum(helper(x))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler: the vjp of grad(f) for f calling a helper fails with 'only names can be "
-    "unpacked into', located in generated code; fuzz: hvp of programs with helpers",
-)
 def test_second_order_through_a_helper():
     x = np.array([0.3, -0.8])
     v = np.array([1.0, 0.5])

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.ir import Branch, Loop, Program
 from autodiff_tutor.compiler.s1_fence import check_supported
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
@@ -226,11 +226,24 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     wrt = list(derivative.wrt)
     generated = _generate(program, derivative.activity, parsed, wrt, False, None)
     if generated.memory.pushes:
+        region = next((r for r in program.steps if isinstance(r, Branch | Loop)), None)
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} are not supported: its gradient "
             "replays branches or loops from the memory stack, which is not differentiated "
             "again",
+            parsed.location(region.origin) if region and region.origin else None,
             hint="take second derivatives of functions without if/for/while (np.where is fine)",
+        )
+    calls = [s for s in program.all_steps() if s.kind == "op_call"]
+    if calls:  # the gradient calls the op (and its backward): not differentiated again
+        node = calls[0].expression or calls[0].origin
+        raise UnsupportedSyntaxError(
+            f"second derivatives of {derivative.name!r} through {calls[0].description} are "
+            "not supported: its gradient calls that operation (and its backward), which is "
+            "not differentiated again",
+            parsed.location(node) if node is not None else None,
+            hint="define the helper inside the function (nested helpers are inlined), or "
+            "write its body in place",
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
