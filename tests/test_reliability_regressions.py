@@ -285,3 +285,49 @@ def test_generated_sources_leave_linecache_with_their_function():
     del loss
     gc.collect()
     assert not set(generated) & set(linecache.cache)
+
+
+def prod_over_two_axes(x):
+    v1 = np.prod(x, axis=(0, 1), keepdims=True)
+    return np.sum(v1 * v1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules: the tangent rule of the prod_others helper takes one integer axis, so the "
+    "second derivative of prod over a tuple of axes raises TypeError in generated code "
+    "(found by make fuzz N=20000, seed 3567)",
+)
+def test_second_order_of_prod_over_a_tuple_of_axes():
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    direction = np.ones_like(x)
+    got = result_or_refusal(lambda: ad.jvp(ad.grad(prod_over_two_axes), (x,), (direction,)))
+    if got is None:
+        return
+    h = 1e-6
+    grad = ad.grad(prod_over_two_axes)
+    expected = (grad(x + h * direction) - grad(x - h * direction)) / (2 * h)
+    assert np.allclose(got[1], expected, rtol=1e-5, atol=1e-6)
+
+
+def traced_view_of_a_view_then_two_writes(x):
+    v1 = x + 0.0
+    v2 = np.transpose(v1)
+    v1 += 1.0
+    v3 = v2 * 1.0
+    v3[2] = np.tanh(v2).reshape(-1)[:3]
+    v4 = v3 + 0.0
+    v5 = np.reshape(v4, (-1,))
+    v4 /= 2.0
+    return np.sum(v5)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tracing: a view (reshape) of a copy whose array is then divided in place does not "
+    "see the division after an element write and a transpose earlier in the program "
+    "(found by make fuzz N=20000, seed 17483)",
+)
+def test_tracing_view_after_element_write_sees_a_later_update():
+    x = np.random.default_rng(1).normal(size=(3, 4))
+    right_or_refused("tracing", traced_view_of_a_view_then_two_writes, x)
