@@ -136,15 +136,20 @@ def walk_steps(nodes: list[Node]) -> list[Step]:
     return steps
 
 
+def regions_in(nodes: list[Node]) -> list[Branch | Loop]:
+    """Every branch and loop in ``nodes``, nested ones included, outer ones first."""
+    found: list[Branch | Loop] = []
+    for node in nodes:
+        if isinstance(node, Branch):
+            found += [node, *regions_in(node.body), *regions_in(node.orelse)]
+        elif isinstance(node, Loop):
+            found += [node, *regions_in(node.body)]
+    return found
+
+
 def loops_in(nodes: list[Node]) -> list[Loop]:
     """Every loop in ``nodes``, nested ones included, outer ones first."""
-    found: list[Loop] = []
-    for node in nodes:
-        if isinstance(node, Loop):
-            found += [node, *loops_in(node.body)]
-        elif isinstance(node, Branch):
-            found += loops_in(node.body) + loops_in(node.orelse)
-    return found
+    return [region for region in regions_in(nodes) if isinstance(region, Loop)]
 
 
 def has_regions(nodes: list[Node]) -> bool:

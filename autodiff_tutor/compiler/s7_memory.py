@@ -79,14 +79,18 @@ def defined_every_run(nodes: list[Node], params: list[str] | None = None) -> set
     """Names a body defines whenever it runs: its steps' targets, nested canonicals, and
     nested loops' counters and indices (an index read after its loop: as in Python, only
     defined when the loop ran)."""
-    names = set(params or [])
+    return set(params or []) | set(_defined_in_order(nodes))
+
+
+def _defined_in_order(nodes: list[Node]) -> list[str]:
+    names: list[str] = []
     for node in nodes:
         if isinstance(node, Step):
-            names |= set(kept_names(node))
+            names += kept_names(node)
         else:
-            names |= set(node.canonical)
+            names += list(node.canonical)
             if isinstance(node, Loop):
-                names |= {n for n in (node.counter, node.index) if n}
+                names += [n for n in (node.index, node.counter) if n]
     return names
 
 
@@ -116,14 +120,7 @@ def _fill_pop(body: list[ast.stmt], pushes: dict[int, list[str]]) -> None:
 
 def _ordered(nodes: list[Node]) -> list[str]:
     """Names defined in ``nodes`` (and loop canonicals read there), in program order."""
-    names: list[str] = []
-    for node in nodes:
-        if isinstance(node, Step):
-            names += kept_names(node)
-        else:
-            names += list(node.canonical)
-            if isinstance(node, Loop):
-                names += [n for n in (node.index, node.counter) if n]
+    names = _defined_in_order(nodes)
     for node in nodes:
         if isinstance(node, Step):
             names += sorted(node.operand_names())

@@ -33,7 +33,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, walk_steps
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, regions_in, walk_steps
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s5_origins import step_origin
 from autodiff_tutor.compiler.s7_memory import Memory
@@ -93,7 +93,7 @@ def _needed(program: Program, memory: Memory) -> set[str]:
     needed |= {s.target for s in program.all_steps() if s.kind == "effect"}
     needed |= {n.removesuffix("_memory") for names in memory.pushes.values() for n in names}
     steps = program.all_steps()
-    regions = _regions(program.steps)
+    regions = regions_in(program.steps)
     changed = True
     while changed:
         changed = False
@@ -108,16 +108,6 @@ def _needed(program: Program, memory: Memory) -> set[str]:
                     needed |= control
                     changed = True
     return needed
-
-
-def _regions(nodes: list[Node]) -> list[Branch | Loop]:
-    found: list[Branch | Loop] = []
-    for node in nodes:
-        if isinstance(node, Branch):
-            found += [node, *_regions(node.body), *_regions(node.orelse)]
-        elif isinstance(node, Loop):
-            found += [node, *_regions(node.body)]
-    return found
 
 
 def _region_needed(region: Branch | Loop, needed: set[str]) -> bool:
