@@ -102,6 +102,20 @@ def stack_pop(replays: list, origin: str = "") -> Statement:
     return statement
 
 
+def with_array_module(statements: list[Statement], of: str, origin: str = "") -> list[Statement]:
+    """``statements``, led by ``xp = array_module(of)`` when one of them uses ``xp``.
+
+    >>> [ast.unparse(s) for s in with_array_module([assign("d_x", name("x"))], "d_out")]
+    ['d_x = x']
+    >>> body = [assign("d_x", method("xp", "cos", name("x")))]
+    >>> [ast.unparse(s) for s in with_array_module(body, "d_out")]
+    ['xp = array_module(d_out)', 'd_x = xp.cos(x)']
+    """
+    if not any("xp" in reads(s) for s in walk_statements(statements)):
+        return statements
+    return [assign("xp", call("array_module", name(of)), origin), *statements]
+
+
 def bound_names(target: ast.expr) -> set[str]:
     """The names an assignment target binds (``d_x[i] += ...`` binds none)."""
     if isinstance(target, ast.Name):

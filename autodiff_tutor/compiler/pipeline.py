@@ -159,7 +159,7 @@ def _generate(
 ) -> Generated:
     """adjoint -> optimize -> memory -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
-    backward = optimize(adjoint.backward)
+    backward = optimize(adjoint.backward, adjoint.seeds[0])
     memory = plan_memory(program, backward, adjoint.seeds, in_place)
     generated = Generated(
         program.name,

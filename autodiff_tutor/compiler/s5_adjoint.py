@@ -65,11 +65,8 @@ def build_adjoint(
                 code.assign(writer.gradient(name), zeros, f"{name} does not reach the output")
             )
     seeds = [writer.gradient(name) for name in program.outputs]
-    backward = writer.statements
-    if any("xp" in code.reads(s) for s in code.walk_statements(backward)):
-        module = code.call("array_module", code.name(seeds[0]))
-        backward.insert(0, code.assign("xp", module, "the array module of the gradients"))
-    return Adjoint(backward, [writer.gradient(n) for n in wrt], writer.prefix, seeds)
+    gradients = [writer.gradient(n) for n in wrt]
+    return Adjoint(writer.statements, gradients, writer.prefix, seeds)
 
 
 def gradient_prefix(program: Program) -> str:

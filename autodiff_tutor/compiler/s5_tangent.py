@@ -64,11 +64,9 @@ def build_jvp(program: Program, parsed: ParsedFunction, wrt: list[str]) -> Tange
         program.name, program.params, list(wrt), program.outputs, program.returns_tuple
     )
     result.varied = varied
-    result.statements = _Writer(result, parsed).block(program.steps)
-    if any("xp" in code.reads(s) for s in code.walk_statements(result.statements)):
-        first = result.dot(wrt[0]) if wrt else program.params[0]
-        module = code.assign("xp", code.call("array_module", code.name(first)))
-        result.statements.insert(0, module)
+    statements = _Writer(result, parsed).block(program.steps)
+    first = result.dot(wrt[0]) if wrt else program.params[0]
+    result.statements = code.with_array_module(statements, first)
     return result
 
 

@@ -19,7 +19,7 @@ import copy
 import inspect
 import operator
 
-from autodiff_tutor.compiler.code import reads, walk_statements, writes
+from autodiff_tutor.compiler.code import walk_statements, with_array_module
 from autodiff_tutor.runtime import helpers
 
 _COMPARE = {
@@ -195,25 +195,21 @@ def fold(expr: ast.expr) -> ast.expr:
     return ast.fix_missing_locations(_Folder().visit(expr))
 
 
-def optimize(statements: list[ast.stmt]) -> list[ast.stmt]:
+def optimize(statements: list[ast.stmt], seed: str) -> list[ast.stmt]:
     """The optimize stage: every expression of a generated tree folded, on a copy (so
     the normalized program the tree shares nodes with stays as it was); each
-    statement keeps its origin. The array module ``xp`` is no longer fetched when no
-    folded formula uses it.
+    statement keeps its origin. The array module ``xp`` is fetched (from the gradient
+    ``seed``) only when a folded formula still uses it.
 
-    >>> tree = ast.parse("xp = array_module(d_out)\\nd_x = d_t * 1 if 1 == 1 else xp.sum(d_t)")
-    >>> [ast.unparse(s) for s in optimize(tree.body)]
+    >>> tree = ast.parse("d_x = d_t * 1 if 1 == 1 else xp.sum(d_t)")
+    >>> [ast.unparse(s) for s in optimize(tree.body, "d_out")]
     ['d_x = d_t']
+    >>> [ast.unparse(s) for s in optimize(ast.parse("d_x = xp.sum(d_t)").body, "d_out")]
+    ['xp = array_module(d_out)', 'd_x = xp.sum(d_t)']
     """
     keep = {  # a body's stack-pop placeholder points at the program: share, never copy
         id(s.replays): s.replays for s in walk_statements(statements) if hasattr(s, "replays")
     }
     folded = [_Folder().visit(copy.deepcopy(s, dict(keep))) for s in statements]
     folded = [ast.fix_missing_locations(s) for s in folded]
-    if not any("xp" in reads(s) for s in walk_statements(folded) if not _fetches_module(s)):
-        folded = [s for s in folded if not _fetches_module(s)]
-    return folded
-
-
-def _fetches_module(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Assign) and writes(statement) == {"xp"}
+    return with_array_module(folded, seed, "the array module of the gradients")
