@@ -29,6 +29,7 @@ from autodiff_tutor.api_checks import (
     located,
     numeric_array,
     owned,
+    wrt_entries,
 )
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import (
@@ -147,7 +148,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
         return unwrapped.value_and_grad(value_and_grad)
     compiled = differentiable(f)
     check_wrt(wrt)
-    by_attribute = any(isinstance(e, str) and "." in e for e in _entries(wrt))
+    by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
@@ -164,10 +165,6 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
 
 _CONTAINERS = (dict, list, tuple, ObjectView)
-
-
-def _entries(wrt: Wrt) -> list[Any]:
-    return [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else []
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:

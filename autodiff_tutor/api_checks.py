@@ -65,6 +65,16 @@ def check_function(fn: Any) -> None:
     )
 
 
+def wrt_entries(wrt: Any) -> list[Any] | None:
+    """``wrt`` as a list of entries (positions, names, ``"self.W"``); None for None
+    (every parameter without a default).
+
+    >>> wrt_entries("x"), wrt_entries(("x", 1)), wrt_entries(None)
+    (['x'], ['x', 1], None)
+    """
+    return [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+
+
 def check_wrt(wrt: Any) -> None:
     """``wrt`` is None, a position, a name, or a non-empty list or tuple of them."""
     items = [wrt] if wrt is None or isinstance(wrt, (int, str)) else wrt

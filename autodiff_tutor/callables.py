@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from autodiff_tutor.api_checks import wrt_entries
 from autodiff_tutor.pytree import ObjectView
 
 
@@ -72,7 +73,7 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         return None
     visible = list(inspect.signature(f).parameters)
     hidden = list(inspect.signature(fn).parameters)[: len(prefix)]
-    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+    entries = wrt_entries(wrt)
     if entries is None:
         parameters = inspect.signature(f).parameters
         entries = [p for p in visible if parameters[p].default is inspect.Parameter.empty]

@@ -170,9 +170,9 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
     :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
     object parameter: ``"self.W"``."""
-    from autodiff_tutor.api_checks import bind_arguments, is_float_value
+    from autodiff_tutor.api_checks import bind_arguments, is_float_value, wrt_entries
 
-    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+    entries = wrt_entries(wrt)
     picks: dict[str, set[str]] = {}
     if entries is not None:
         plain = []
