@@ -314,7 +314,9 @@ def traced(x: Any) -> Traced:
 
     ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
     (integers become float64). Pass it to ``evaluate`` to trace it; made inside the
-    evaluated function, it is *not* on the trace (the pitfall of the course).
+    evaluated function, it is *not* on the trace (the pitfall of the course), except
+    from data that ``extract_data`` took out of the running trace:
+    ``traced(extract_data(y))`` starts a new independent variable on it.
 
     >>> traced(3)
     traced(array(3.), not on a trace)
@@ -353,5 +355,16 @@ def traced(x: Any) -> Traced:
             location(),
             hint="pass a numpy (or cupy, or array-API) array of floating point",
         )
+    if tape is not None and tape.extracted.get(id(x), (None,))[0] is x:
+        return _new_variable(raw, tape, tape.extracted[id(x)][1])
     origin = Origin("inside" if tape is not None else "outside", here())
     return Traced(raw, None, None, frozenset({origin}))
+
+
+def _new_variable(raw: Any, tape: Any, extraction: Any) -> Traced:
+    """A new variable on the running trace, from data ``extract_data`` handed out
+    (nothing flows back through the extraction: the error for a cut path says so)."""
+    extraction.new_variable = True
+    label = f"extract_data({tape.nodes[extraction.node].label})"
+    node = tape.new_leaf(shape_of(raw), str(raw.dtype), label, here())
+    return Traced(raw, tape, node, frozenset())

@@ -258,8 +258,11 @@ def _take_out(x: Any, op: str, intentional: bool) -> Any:
         return x._data
     where = here()
     record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
-    tape.extractions.append(Extraction(x._node, where, record.index, intentional))
-    return _copy(x._data)
+    extraction = Extraction(x._node, where, record.index, intentional)
+    tape.extractions.append(extraction)
+    data = _copy(x._data)
+    tape.extracted[id(data)] = (data, extraction)
+    return data
 
 
 def extract_data(x: Any) -> Any:
@@ -269,8 +272,18 @@ def extract_data(x: Any) -> Any:
     anything computed from it gets no gradient (``gradient`` warns when that
     happens). Lists, tuples and dicts are handled element by element.
 
+    ``traced(extract_data(y))`` inside the evaluated function starts a **new
+    independent variable** on the running trace, with the value of ``y``: gradients
+    with respect to it are those of what is computed from it (and, as with any
+    extraction, nothing flows back through it to what ``y`` was computed from).
+
     >>> extract_data(traced([1.0, 2.0]))
     array([1., 2.])
+    >>> def f(x):
+    ...     z = traced(extract_data(x * x))  # a new variable, z = x**2
+    ...     return gradient(np.sum(z * z * z), z)
+    >>> evaluate(f, traced([1.0, 2.0]))  # 3 z**2
+    array([ 3., 48.])
     """
     return _take_out(x, "extract_data", intentional=False)
 
