@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.ops.formatted import FormattedArray, is_formatted, labelled_like, strip_dims
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, messages
 from autodiff_tutor.tracing.array import Traced, _copy, traced
@@ -44,6 +45,8 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
+    if is_formatted(value):
+        return FormattedArray(_bind_leaves(value.data, tape, label), value.format)
     if is_traced(value):
         node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
         return make(value._data, value, tape, node)
@@ -188,11 +191,13 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
             location(),
             hint="gradient(y, x) for one variable, gradient(y, w, b) for several",
         )
+    y = strip_dims(y)
     _check_output(y, tape, call, names[0])
-    leaves, rebuilds = [], []
+    leaves, rebuilds, variables = [], [], []
     for x, name in zip(xs, names[1:], strict=True):
         flat, rebuild = _flatten(x, name)
-        leaves.extend(flat)
+        variables.extend(v for v, _ in flat)  # a formatted variable: a formatted gradient
+        leaves.extend((strip_dims(v), n) for v, n in flat)
         rebuilds.append((len(flat), rebuild))
     for x, name in leaves:
         _check_variable(x, tape, call, name)
@@ -201,7 +206,10 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
     reach = backward.dependents(tape, {x._node for x, _ in leaves})
     seed = ones_like(y._data)
     adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
-    grads = [_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves]
+    grads = [
+        labelled_like(_plain(adjoints.get(x._node, zeros_like(x._data)), x._data), v)
+        for (x, _), v in zip(leaves, variables, strict=True)
+    ]
     if not retain:
         tape.release(here())
     results, start = [], 0
@@ -247,6 +255,9 @@ def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> N
 
 
 def _take_out(x: Any, op: str, intentional: bool) -> Any:
+    if is_formatted(x):  # extract_data gives plain data; stop_gradient keeps the labels
+        data = _take_out(x.data, op, intentional)
+        return FormattedArray(data, x.format) if intentional else data
     if isinstance(x, (list, tuple)):
         return type(x)(_take_out(v, op, intentional) for v in x)
     if isinstance(x, dict):
