@@ -5,6 +5,8 @@ central finite differences."""
 
 from __future__ import annotations
 
+import copy
+
 import array_api_strict as xps
 import numpy as np
 import pytest
@@ -128,6 +130,16 @@ def test_permutes_move_the_labels_with_their_axes():
     assert dims(np.swapaxes(x, 0, 2)) == "BCS"
     assert dims(np.moveaxis(x, 0, -1)) == "CBS"
     np.testing.assert_array_equal(strip_dims(np.moveaxis(x, 0, -1)), np.moveaxis(x.data, 0, -1))
+
+
+def test_truth_and_numbers_come_from_the_data():
+    one = formatted(np.array([[0.0]]), "CB")
+    assert not bool(one > 0) and bool(one == 0)
+    assert float(formatted(np.array(2.0), "")) == 2.0 and int(formatted(np.array(3.0), "")) == 3
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(formatted(np.ones((2, 1)), "CB"))  # as numpy says for several elements
+    copied = copy.deepcopy(one)
+    assert dims(copied) == "CB" and copied.data is not one.data
 
 
 def test_other_operations_give_unformatted_results():

@@ -111,6 +111,15 @@ class FormattedArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __len__(self) -> int:
         return len(self.data)
 
+    def __bool__(self) -> bool:
+        return bool(self.data)  # the data's truth (an error for several elements)
+
+    def __float__(self) -> float:
+        return float(self.data)
+
+    def __int__(self) -> int:
+        return int(self.data)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         return np.asarray(self.data, dtype=dtype)
 
@@ -168,7 +177,7 @@ class FormattedArray(np.lib.mixins.NDArrayOperatorsMixin):
                 f"{name}(..., out=...) into a formatted array",
                 "write x = ... instead; a formatted array is not written in place",
             )
-        result = getattr(ufunc, method)(*strip_dims(list(inputs)), **kwargs)
+        result = getattr(ufunc, method)(*strip_dims(list(inputs)), **strip_dims(kwargs))
         if method != "__call__":  # reduce, accumulate, outer...: no labels to follow
             return result
         fmt = _common_format(name, inputs)
