@@ -326,3 +326,16 @@ def test_formatted_arrays_of_a_strict_array_library():
     assert type(strip_dims(Y)).__module__.startswith("array_api_strict")
     expected = srelu_reference(np.asarray(data).T, *(np.asarray(p) for p in params))
     np.testing.assert_allclose(np.asarray(strip_dims(Y)), expected)
+
+
+def test_compiled_code_needs_the_format_of_plain_arrays_at_the_call():
+    from autodiff_tutor import differentiable
+    from autodiff_tutor.errors import UnsupportedSyntaxError
+
+    def penalty(X, alpha):
+        return np.sum(prelu(X, alpha))  # no fmt: plain arrays in compiled code
+
+    with pytest.raises(UnsupportedSyntaxError, match="prelu needs fmt= here") as info:
+        differentiable(penalty).derivative(("alpha",))
+    assert info.value.location.filename == __file__
+    assert "prelu(X, alpha)" in info.value.location.text

@@ -78,6 +78,15 @@ class CallsMixin:
                 names.append(name)
         func = self._rename(node.func)
         if callee.kind == "op_factory":  # srelu(X, ..., fmt): the op made for its options
+            for n, a in zip(names, positional, strict=True):
+                if n in obj.static_params and isinstance(a, ast.Constant) and a.value is None:
+                    self._reject(
+                        node,
+                        f"{callee.description} needs {n}= here: compiled code takes plain "
+                        "arrays, which carry no data format",
+                        f"pass it, e.g. {n}='SSCB' (formatted arrays say their format "
+                        "themselves in tracing mode and plain calls)",
+                    )
             static = [a for n, a in zip(names, positional, strict=True) if n in obj.static_params]
             positional = [
                 a for n, a in zip(names, positional, strict=True) if n not in obj.static_params
