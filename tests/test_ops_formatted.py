@@ -339,3 +339,17 @@ def test_compiled_code_needs_the_format_of_plain_arrays_at_the_call():
         differentiable(penalty).derivative(("alpha",))
     assert info.value.location.filename == __file__
     assert "prelu(X, alpha)" in info.value.location.text
+
+
+def test_a_compiled_function_is_one_op_on_formatted_traced_data():
+    from autodiff_tutor import differentiable
+
+    @differentiable
+    def cube(x):
+        return x * x * x
+
+    data = np.array([[1.0, -2.0]])
+    d_x = evaluate(lambda x: gradient(np.sum(cube(x)), x), traced(data, "CB"))
+    assert [r.op for r in last_tape().records] == ["cube", "sum"]
+    assert dims(d_x) == "CB"
+    np.testing.assert_allclose(strip_dims(d_x), 3 * data**2)
