@@ -23,7 +23,8 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
-from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.checks import check_op
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.common import backward_raw, is_float_array
 from autodiff_tutor.verify.numeric.report import CheckReport
 
@@ -78,7 +79,8 @@ def check_backward_report(
     (True, 'passed')
     """
     name = name or getattr(op, "name", type(op).__name__)
-    from autodiff_tutor.nn.layer import Layer, LayerOp
+    from autodiff_tutor.nn.layer import Layer
+    from autodiff_tutor.nn.layer_op import LayerOp
 
     if isinstance(op, Layer):
         if len(inputs) != 1:

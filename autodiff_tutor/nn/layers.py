@@ -107,18 +107,57 @@ class Softmax(Layer):
 
 
 class PReLULayer(Layer):
-    """A PReLU layer: learnable slope ``alpha`` per channel, starting at 0.25.
+    """A PReLU layer: a learnable slope ``alpha`` per channel for the negative inputs.
+
+    As in the seeds, ``PReLULayer(num_channels)`` describes itself as "PReLU with N
+    channels" and draws ``alpha`` uniformly from [0, 1) (MATLAB's ``rand``), one per
+    channel; ``initial_alpha=0.25`` starts every channel at He et al.'s 0.25 instead.
+    Without ``num_channels`` the count comes from the input at ``initialize``.
 
     >>> import numpy as np
-    >>> PReLULayer().initialize(np.zeros((2, 3))).params["alpha"].tolist()
-    [[0.25, 0.25, 0.25]]
+    >>> layer = PReLULayer(3).initialize(np.zeros((2, 3)))
+    >>> layer.description, layer.type, layer.params["alpha"].shape
+    ('PReLU with 3 channels', 'PReLU', (1, 3))
+    >>> bool(np.all((0 <= layer.params["alpha"]) & (layer.params["alpha"] < 1)))
+    True
+    >>> PReLULayer(initial_alpha=0.25).initialize(np.zeros((2, 2))).params["alpha"].tolist()
+    [[0.25, 0.25]]
     """
 
     learnables = ("alpha",)
+    type = "PReLU"
+
+    def __init__(
+        self,
+        num_channels: int | None = None,
+        fmt: str | None = None,
+        name: str | None = None,
+        initial_alpha: float | None = None,
+    ) -> None:
+        if num_channels is not None and (
+            isinstance(num_channels, bool) or not isinstance(num_channels, int) or num_channels < 1
+        ):
+            raise ArgumentError(
+                f"PReLULayer needs a positive integer number of channels, got {num_channels!r}"
+            )
+        described = f"PReLU with {num_channels} channels" if num_channels else "PReLU"
+        super().__init__(fmt, name, described)
+        self.num_channels = num_channels
+        self.initial_alpha = initial_alpha
 
     def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
-        """``alpha = 0.25`` on every channel (He et al.)."""
-        return {"alpha": np.full(channel_shape(layout.format, layout.shape), 0.25)}
+        """``alpha`` per channel: uniform in [0, 1), or ``initial_alpha`` everywhere."""
+        shape = channel_shape(layout.format, layout.shape)
+        channels = int(np.prod(shape))
+        if self.num_channels is not None and channels != self.num_channels:
+            raise DataFormatError(
+                f"layer {self.name!r} has {self.num_channels} channels but its input "
+                f"has {channels}",
+                hint="give PReLULayer the number of channels of the data it follows",
+            )
+        if self.initial_alpha is not None:
+            return {"alpha": np.full(shape, float(self.initial_alpha))}
+        return {"alpha": rng.uniform(0.0, 1.0, size=shape)}
 
     def function(self) -> PReLUFunction:
         """The op this layer runs: :class:`~autodiff_tutor.ops.PReLUFunction`."""

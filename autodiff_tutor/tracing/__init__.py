@@ -25,6 +25,7 @@ from autodiff_tutor.tracing.evaluate import (
     evaluate,
     extract_data,
     gradient,
+    new_variables,
     stop_gradient,
     value_and_gradient,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "is_live",
     "is_traced",
     "last_tape",
+    "new_variables",
     "numpy_like",
     "stop_gradient",
     "tape_of",
