@@ -11,7 +11,7 @@ from autodiff_tutor.nn.autodiff import AUTODIFF_MODES
 from autodiff_tutor.nn.combine import Addition, Concatenation
 from autodiff_tutor.nn.layer import Layer, Layout
 from autodiff_tutor.nn.layer_op import LayerOp
-from autodiff_tutor.nn.layers import FullyConnected, PReLULayer, Softmax, SReLULayer
+from autodiff_tutor.nn.layers import Dropout, FullyConnected, PReLULayer, Softmax, SReLULayer
 from autodiff_tutor.nn.losses import CrossEntropy, one_hot
 from autodiff_tutor.nn.network import Network, Sequential
 from autodiff_tutor.nn.optimizers import SGD, Adam, Optimizer
@@ -24,6 +24,7 @@ __all__ = [
     "Concatenation",
     "Adam",
     "CrossEntropy",
+    "Dropout",
     "FullyConnected",
     "History",
     "Layer",

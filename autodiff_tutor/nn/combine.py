@@ -62,15 +62,16 @@ class Concatenation(Layer):
     num_inputs = 2
     type = "Concatenation"
 
+    def initialize(self, layout: Any, rng: Any = None) -> Concatenation:
+        """Initialize as any layer, then find the channel axis of the format."""
+        super().initialize(layout, rng)
+        axis = channel_axis(self.format or "BC")
+        if axis is None:
+            raise DataFormatError(f"Concatenation needs a channel axis in {self.format!r}")
+        self.axis = axis
+        return self
+
     def predict(self, X1: Any, X2: Any) -> Any:
         """``[X1, X2]`` along the channel axis."""
         xp = array_module(X1, X2)
         return xp.concat([X1, X2], axis=self.axis)
-
-    @property
-    def axis(self) -> int:
-        """The channel axis of the layer's format."""
-        c = channel_axis(self.format or "BC")
-        if c is None:
-            raise DataFormatError(f"Concatenation needs a channel axis in {self.format!r}")
-        return c

@@ -25,6 +25,7 @@ from autodiff_tutor.nn.autodiff import (
     check_autodiff,
     compiled_backward,
     compiled_forward,
+    generator_states,
     traced_backward,
 )
 from autodiff_tutor.nn.layer import Layer, as_outputs
@@ -101,6 +102,8 @@ class LayerOp:
         elif not clone.has_backward and self.autodiff == "compiler":
             outputs, memory = compiled_forward(clone, self.method, X)
         else:
+            if not clone.has_backward:  # tracing: the backward repeats the draws
+                memory = generator_states(clone)
             outputs = as_outputs(clone, getattr(clone, self.method)(*X))
         specs = describe_inputs(input_names(self.layer), inputs)
         return tuple(outputs), (clone, X, tuple(outputs), memory, specs)
@@ -120,7 +123,7 @@ class LayerOp:
         elif self.autodiff == "compiler":
             result = compiled_backward(memory, d_outputs)
         else:
-            result = traced_backward(clone, self.method, X, d_outputs)
+            result = traced_backward(clone, self.method, X, d_outputs, (outputs, memory))
         grads = as_gradient_tuple(result, len(specs))
         if grads is None:
             return result

@@ -1,9 +1,10 @@
-"""Built-in layers: ``FullyConnected``, ``PReLULayer``, ``SReLULayer``, ``Softmax``.
+"""Built-in layers: ``FullyConnected``, ``PReLULayer``, ``SReLULayer``, ``Softmax``, ``Dropout``.
 
 ``FullyConnected`` and ``Softmax`` have hand-written backward functions (the seeds'
 custom-layer pattern); ``PReLULayer`` and ``SReLULayer`` are built on their ops
 (:mod:`autodiff_tutor.ops`), so their gradients, ``compute_gradients`` included,
-come from the ops' backward.
+come from the ops' backward. ``Dropout`` has no backward: its gradient is derived
+from its (random, training-time) ``forward``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.nn import Sequential
@@ -25,7 +26,7 @@ from autodiff_tutor.ops.prelu import PReLUFunction
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction
 from autodiff_tutor.runtime.backend import array_module
 
-__all__ = ["FullyConnected", "PReLULayer", "SReLULayer", "Softmax"]
+__all__ = ["Dropout", "FullyConnected", "PReLULayer", "SReLULayer", "Softmax"]
 
 
 class FullyConnected(Layer):
@@ -192,3 +193,36 @@ class SReLULayer(Layer):
     def function(self) -> SReLUFunction:
         """The op this layer runs: :class:`~autodiff_tutor.ops.SReLUFunction`."""
         return SReLUFunction(self.format or "BC")
+
+
+class Dropout(Layer):
+    """Dropout: at training time each element is zeroed with probability ``rate`` and
+    the rest scaled by ``1 / (1 - rate)``; ``predict`` passes ``X`` through.
+
+    The mask is drawn from ``self.rng`` (seeded), so ``check_layer`` can replay it.
+    There is no backward: the gradient is derived from ``forward``.
+
+    >>> import numpy as np
+    >>> layer = Dropout(0.5).initialize(np.zeros((2, 3)))
+    >>> layer.predict(np.ones((2, 3))).tolist()[0], sorted(set(layer.forward(np.ones((2, 3))).ravel()))
+    ([1.0, 1.0, 1.0], [0.0, 2.0])
+    """
+
+    type = "Dropout"
+
+    def __init__(self, rate: float = 0.5, seed: int = 0, name: str | None = None) -> None:
+        if not 0 <= rate < 1:
+            raise ArgumentError(f"Dropout rate must be in [0, 1), got {rate!r}")
+        super().__init__(None, name, f"Dropout with rate {rate}")
+        self.rate = float(rate)
+        self.rng = np.random.default_rng(seed)
+
+    def predict(self, X: Any) -> Any:
+        """``X`` unchanged (inference)."""
+        return X
+
+    def forward(self, X: Any) -> Any:
+        """``X * mask / (1 - rate)``, the mask drawn afresh on every call."""
+        xp = array_module(X)
+        keep = xp.asarray(self.rng.random(X.shape) >= self.rate)
+        return X * xp.astype(keep, X.dtype) / (1 - self.rate)

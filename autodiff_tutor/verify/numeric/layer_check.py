@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.nn.autodiff import generator_states, restore_generators
 from autodiff_tutor.nn.layer import Layer, Layout, as_outputs
 from autodiff_tutor.nn.layer_op import LayerOp, input_names
 from autodiff_tutor.runtime.backend import shape_of
@@ -53,12 +54,10 @@ class _Replaying(LayerOp):
 
     def __init__(self, layer: Layer, autodiff: str, method: str) -> None:
         super().__init__(layer, autodiff, method)
-        self.generators = [v for v in vars(layer).values() if isinstance(v, np.random.Generator)]
-        self.states = [g.bit_generator.state for g in self.generators]
+        self.generators = generator_states(layer)
 
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
-        for generator, state in zip(self.generators, self.states, strict=True):
-            generator.bit_generator.state = state
+        restore_generators(self.generators)
         return super().op_forward(*inputs)
 
 
