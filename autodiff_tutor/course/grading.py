@@ -24,8 +24,8 @@ from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
 from autodiff_tutor.verify.numeric.checks import check_op
-from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.common import backward_raw, is_float_array
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.report import CheckReport
 
 __all__ = ["check_backward", "check_backward_report", "grade_backward"]

@@ -103,9 +103,7 @@ def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tup
         method = "predict"  # the base class's forward only calls predict: compile that
     compiled = differentiable(getattr(type(layer), method))
     x_names = compiled.params[1 : 1 + len(X)]
-    flat = pytree.flatten_call(
-        compiled, _wrt(layer, x_names), (pytree.ObjectView(layer), *X), {}
-    )
+    flat = pytree.flatten_call(compiled, _wrt(layer, x_names), (pytree.ObjectView(layer), *X), {})
     assert flat is not None  # the layer itself is always a structure
     derivative = differentiable(flat.function).derivative(list(flat.wrt))
     out, memory = derivative.forward(*flat.args)

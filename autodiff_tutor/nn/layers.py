@@ -204,7 +204,8 @@ class Dropout(Layer):
 
     >>> import numpy as np
     >>> layer = Dropout(0.5).initialize(np.zeros((2, 3)))
-    >>> layer.predict(np.ones((2, 3))).tolist()[0], sorted(set(layer.forward(np.ones((2, 3))).ravel()))
+    >>> X = np.ones((2, 3))
+    >>> layer.predict(X).tolist()[0], sorted(set(layer.forward(X).ravel().tolist()))
     ([1.0, 1.0, 1.0], [0.0, 2.0])
     """
 

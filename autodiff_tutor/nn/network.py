@@ -23,8 +23,11 @@ or traced through (``autodiff="tracing"``, its numpy operations on the tape).
 >>> model = Sequential([FullyConnected(3), PReLULayer()]).initialize(np.zeros((4, 2)))
 >>> Y, tape = model.record(np.ones((4, 2)))
 >>> grads = model.backward(tape, np.ones_like(Y))
->>> [(key, g.shape) for key, g in grads.items()]
-[(('FullyConnected', 'W'), (2, 3)), (('FullyConnected', 'b'), (1, 3)), (('PReLULayer', 'alpha'), (1, 3))]
+>>> for key, g in grads.items():
+...     print(key, g.shape)
+('FullyConnected', 'W') (2, 3)
+('FullyConnected', 'b') (1, 3)
+('PReLULayer', 'alpha') (1, 3)
 """
 
 from __future__ import annotations
@@ -216,7 +219,9 @@ class Network:
     def state(self) -> dict[Key, Any]:
         """``{(node, name): value}`` of every state parameter; assign a ``forward``'s
         state to keep it (traced values are stored as their data)."""
-        return {(node.name, n): node.layer.state[n] for node in self.nodes for n in node.layer.states}
+        return {
+            (node.name, n): node.layer.state[n] for node in self.nodes for n in node.layer.states
+        }
 
     @state.setter
     def state(self, values: dict[Key, Any]) -> None:
@@ -258,9 +263,7 @@ class Network:
         for node, op, saved in reversed(tape):
             layer = node.layer
             produced = saved[2]
-            d_outputs = tuple(
-                adjoints.pop((node.name, k), None) for k in range(len(produced))
-            )
+            d_outputs = tuple(adjoints.pop((node.name, k), None) for k in range(len(produced)))
             d_outputs = tuple(
                 d if d is not None else zeros_like(y)
                 for d, y in zip(d_outputs, produced, strict=True)

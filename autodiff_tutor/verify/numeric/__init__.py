@@ -13,8 +13,8 @@
 """
 
 from autodiff_tutor.verify.numeric.checks import check_op
-from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.differences import numerical_gradient, probe_input
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 
 __all__ = [

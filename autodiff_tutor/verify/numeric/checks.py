@@ -180,8 +180,9 @@ def check_op(
 
     ``batch_axis`` is the observation axis of the first input (taken from the op's
     ``format`` when it has one); ``data_inputs`` says how many leading inputs carry
-    observations (by default those shaped like the first). At most ``max_elements`` elements per input are
-    compared with finite differences. See the module docstring for the categories.
+    observations (by default those shaped like the first). At most ``max_elements``
+    elements per input are compared with finite differences. See the module docstring
+    for the categories.
 
     >>> import numpy as np
     >>> from autodiff_tutor.ops import DifferentiableFunction
