@@ -47,7 +47,10 @@ def test_initialize_errors_are_clear():
         SReLULayer("SSCB").initialize(Layout((4, 3), "BC"))
     with pytest.raises(DataFormatError, match="FullyConnected takes inputs in format 'BC'"):
         FullyConnected(3).initialize(Layout((4, 4, 3, 2), "SSCB"))
-    with pytest.raises(ArgumentError, match=r"no value for 'W', 'b'.*\n.*initialize"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"(?s)no value for 'W', 'b'.*test_nn_layers.py.*hint: call layer.initialize",
+    ):
         FullyConnected(3).predict(np.zeros((2, 2)))
     with pytest.raises(ArgumentError, match="positive integer output size"):
         FullyConnected(0)

@@ -37,6 +37,7 @@ import numpy as np
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
+from autodiff_tutor.tracing.locations import location
 
 __all__ = [
     "AUTODIFF_MODES",
@@ -61,6 +62,7 @@ def check_autodiff(mode: str) -> str:
     if mode not in AUTODIFF_MODES:
         raise ArgumentError(
             f"autodiff must be 'compiler' or 'tracing', got {mode!r}",
+            location(),
             hint="'compiler' compiles the layer's forward; 'tracing' records it on a tape",
         )
     return mode
@@ -180,6 +182,7 @@ def _check_repeated(layer: Layer, method: str, first: tuple, again: tuple) -> No
             raise ArgumentError(
                 f"layer {layer.name!r}: {method} gave output {k} different values when run "
                 "again for the backward pass (with tracing, the forward runs twice)",
+                location(),
                 hint="draw random numbers from a numpy Generator attribute "
                 "(self.rng = np.random.default_rng(seed)), whose draws are replayed, "
                 "or use autodiff='compiler'",

@@ -20,6 +20,7 @@ from autodiff_tutor.errors import ArgumentError, DataFormatError
 from autodiff_tutor.nn.layer import Layer
 from autodiff_tutor.ops.formats import channel_axis
 from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Addition", "Concatenation"]
 
@@ -35,7 +36,7 @@ class Addition(Layer):
 
     def __init__(self, num_inputs: int = 2, name: str | None = None) -> None:
         if isinstance(num_inputs, bool) or not isinstance(num_inputs, int) or num_inputs < 2:
-            raise ArgumentError(f"Addition needs at least 2 inputs, got {num_inputs!r}")
+            raise ArgumentError(f"Addition needs at least 2 inputs, got {num_inputs!r}", location())
         super().__init__(None, name, f"Element-wise addition of {num_inputs} inputs")
         self.num_inputs = num_inputs
 
@@ -67,7 +68,9 @@ class Concatenation(Layer):
         super().initialize(layout, rng)
         axis = channel_axis(self.format or "BC")
         if axis is None:
-            raise DataFormatError(f"Concatenation needs a channel axis in {self.format!r}")
+            raise DataFormatError(
+                f"Concatenation needs a channel axis in {self.format!r}", location()
+            )
         self.axis = axis
         return self
 

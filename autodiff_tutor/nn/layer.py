@@ -43,6 +43,7 @@ import numpy as np
 from autodiff_tutor.errors import ArgumentError, DataFormatError
 from autodiff_tutor.ops.formats import check_format
 from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Layer", "Layout", "as_outputs"]
 
@@ -90,6 +91,7 @@ def as_layout(layout: Any, fmt: str | None) -> Layout:
         if len(shape) != 2:
             raise DataFormatError(
                 f"cannot tell which axis of an example of shape {shape} is the channel",
+                location(),
                 hint="give the layer a format, e.g. SReLULayer('SSCB'), or pass "
                 "Layout(shape, format) to initialize",
             )
@@ -159,6 +161,7 @@ class Layer:
             raise DataFormatError(
                 f"layer {self.name!r} has format {self.format!r} but is initialized for "
                 f"inputs in format {first.format!r}",
+                location(),
                 hint="create the layer without a format, or with the input's format",
             )
         self.format = first.format
@@ -217,6 +220,7 @@ class Layer:
         if missing:
             raise ArgumentError(
                 f"layer {self.name!r} has no value for {', '.join(map(repr, missing))}",
+                location(),
                 hint="call layer.initialize(example_input) (or model.initialize) first",
             )
 
@@ -270,6 +274,7 @@ def as_outputs(layer: Layer, result: Any) -> tuple[Any, ...]:
         raise ArgumentError(
             f"{layer.name}.predict returned {got}; it has {layer.num_outputs} output(s) "
             f"and {len(layer.states)} state parameter(s), so it returns {count} values",
+            location(),
             hint="return the outputs, then the new value of each state parameter, as a tuple",
         )
     return result

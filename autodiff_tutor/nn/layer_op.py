@@ -30,6 +30,7 @@ from autodiff_tutor.nn.autodiff import (
 )
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.ops.validate import as_gradient_tuple, describe_inputs, gradient_problems
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["LayerOp", "input_names"]
 
@@ -62,7 +63,9 @@ class LayerOp:
 
     def __init__(self, layer: Layer, autodiff: str = "compiler", method: str = "forward") -> None:
         if method not in ("forward", "predict"):
-            raise ArgumentError(f"method must be 'forward' or 'predict', got {method!r}")
+            raise ArgumentError(
+                f"method must be 'forward' or 'predict', got {method!r}", location()
+            )
         self.layer = layer
         self.autodiff = check_autodiff(autodiff)
         self.method = method
@@ -73,6 +76,7 @@ class LayerOp:
         if self.op is not None and (layer.num_inputs != 1 or layer.states):
             raise ArgumentError(
                 f"layer {layer.name!r}: a function() op serves one input and no state",
+                location(),
                 hint="write backward(...) instead, or leave it out to have it derived",
             )
         #: Layers with a backward method compute every gradient: they get no flags.
@@ -88,7 +92,8 @@ class LayerOp:
         if len(inputs) != expected:
             raise ArgumentError(
                 f"layer {self.name!r} takes {expected} inputs {input_names(self.layer)}, "
-                f"got {len(inputs)}"
+                f"got {len(inputs)}",
+                location(),
             )
         return inputs[:n], inputs[n : n + p], inputs[n + p :]
 

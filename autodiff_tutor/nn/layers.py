@@ -25,6 +25,7 @@ from autodiff_tutor.ops.formats import channel_axis, channel_shape
 from autodiff_tutor.ops.prelu import PReLUFunction
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction
 from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Dropout", "FullyConnected", "PReLULayer", "SReLULayer", "Softmax"]
 
@@ -45,7 +46,8 @@ class FullyConnected(Layer):
     def __init__(self, output_size: int, name: str | None = None) -> None:
         if isinstance(output_size, bool) or not isinstance(output_size, int) or output_size < 1:
             raise ArgumentError(
-                f"FullyConnected needs a positive integer output size, got {output_size!r}"
+                f"FullyConnected needs a positive integer output size, got {output_size!r}",
+                location(),
             )
         super().__init__(None, name)  # "BC" only: initialize says so if the input is not
         self.output_size = output_size
@@ -55,6 +57,7 @@ class FullyConnected(Layer):
         if layout.format != "BC":
             raise DataFormatError(
                 f"FullyConnected takes inputs in format 'BC', got {layout.format!r}",
+                location(),
                 hint="reshape the data to (observations, features) first",
             )
         n_in, n_out = layout.shape[1], self.output_size
@@ -103,7 +106,9 @@ class Softmax(Layer):
         fmt = self.format or "BC"
         c = channel_axis(fmt)
         if c is None:
-            raise DataFormatError(f"Softmax needs a channel axis ('C') in its format {fmt!r}")
+            raise DataFormatError(
+                f"Softmax needs a channel axis ('C') in its format {fmt!r}", location()
+            )
         return c
 
 
@@ -139,7 +144,8 @@ class PReLULayer(Layer):
             isinstance(num_channels, bool) or not isinstance(num_channels, int) or num_channels < 1
         ):
             raise ArgumentError(
-                f"PReLULayer needs a positive integer number of channels, got {num_channels!r}"
+                f"PReLULayer needs a positive integer number of channels, got {num_channels!r}",
+                location(),
             )
         described = f"PReLU with {num_channels} channels" if num_channels else "PReLU"
         super().__init__(fmt, name, described)
@@ -154,6 +160,7 @@ class PReLULayer(Layer):
             raise DataFormatError(
                 f"layer {self.name!r} has {self.num_channels} channels but its input "
                 f"has {channels}",
+                location(),
                 hint="give PReLULayer the number of channels of the data it follows",
             )
         if self.initial_alpha is not None:
@@ -213,7 +220,7 @@ class Dropout(Layer):
 
     def __init__(self, rate: float = 0.5, seed: int = 0, name: str | None = None) -> None:
         if not 0 <= rate < 1:
-            raise ArgumentError(f"Dropout rate must be in [0, 1), got {rate!r}")
+            raise ArgumentError(f"Dropout rate must be in [0, 1, location()), got {rate!r}")
         super().__init__(None, name, f"Dropout with rate {rate}")
         self.rate = float(rate)
         self.rng = np.random.default_rng(seed)

@@ -43,6 +43,7 @@ from autodiff_tutor.nn.autodiff import check_autodiff
 from autodiff_tutor.nn.layer import Layer, Layout, as_outputs
 from autodiff_tutor.nn.layer_op import LayerOp
 from autodiff_tutor.runtime.backend import zeros_like
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Network", "Sequential"]
 
@@ -92,11 +93,14 @@ class Network:
         if not isinstance(layer, Layer):
             raise ArgumentError(
                 f"node {name!r} is a {type(layer).__name__}, not a Layer",
+                location(),
                 hint="build the network from autodiff_tutor.nn layers",
             )
         known = {*self.input_names, *(n.name for n in self.nodes)}
         if name in known:
-            raise ArgumentError(f"the network already has a node or input named {name!r}")
+            raise ArgumentError(
+                f"the network already has a node or input named {name!r}", location()
+            )
         if inputs is None:
             inputs = (self.nodes[-1].name,) if self.nodes else self.input_names
         inputs = tuple(inputs)
@@ -104,12 +108,14 @@ class Network:
             if _source(ref)[0] not in known:
                 raise ArgumentError(
                     f"node {name!r} reads {ref!r}, which is not an input or an earlier node",
+                    location(),
                     hint=f"known so far: {sorted(known)}",
                 )
         if len(inputs) != layer.num_inputs:
             raise ArgumentError(
                 f"node {name!r}: layer {layer.name!r} takes {layer.num_inputs} input(s), "
-                f"given {len(inputs)}"
+                f"given {len(inputs)}",
+                location(),
             )
         self.nodes.append(Node(name, layer, inputs))
         self.outputs = (name,)
@@ -138,7 +144,8 @@ class Network:
         if len(X) != len(self.input_names):
             raise ArgumentError(
                 f"the network takes {len(self.input_names)} input(s) {self.input_names}, "
-                f"got {len(X)}"
+                f"got {len(X)}",
+                location(),
             )
         values = {name: (x,) for name, x in zip(self.input_names, X, strict=True)}
         state: dict[Key, Any] = {}
@@ -195,7 +202,7 @@ class Network:
         for node in self.nodes:
             if node.name == name:
                 return node.layer
-        raise ArgumentError(f"the network has no node named {name!r}")
+        raise ArgumentError(f"the network has no node named {name!r}", location())
 
     @property
     def learnables(self) -> dict[Key, Any]:
@@ -309,6 +316,7 @@ class Sequential(Network):
             if not isinstance(layer, Layer):
                 raise ArgumentError(
                     f"Sequential: item {i} is a {type(layer).__name__}, not a Layer",
+                    location(),
                     hint="build the model from autodiff_tutor.nn layers",
                 )
             counts[layer.name] = counts.get(layer.name, 0) + 1

@@ -20,19 +20,20 @@ from typing import Any
 
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.tracing.locations import location
 
 __all__ = ["SGD", "Adam", "Optimizer"]
 
 
 def _positive(value: float, what: str) -> float:
     if not value > 0:
-        raise ArgumentError(f"{what} must be positive, got {value!r}")
+        raise ArgumentError(f"{what} must be positive, got {value!r}", location())
     return float(value)
 
 
 def _fraction(value: float, what: str) -> float:
     if not 0 <= value < 1:
-        raise ArgumentError(f"{what} must be in [0, 1), got {value!r}")
+        raise ArgumentError(f"{what} must be in [0, 1, location()), got {value!r}")
     return float(value)
 
 
@@ -71,6 +72,7 @@ class Optimizer:
         if not isinstance(grads, dict):
             raise ArgumentError(
                 f"update(net, grads) needs a dict of gradients, got {type(grads).__name__}",
+                location(),
                 hint="grads = gradient(loss, net.learnables) gives one",
             )
         plain = {key: g._data if is_traced(g) else g for key, g in grads.items()}
