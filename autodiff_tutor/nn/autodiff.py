@@ -83,7 +83,15 @@ def generator_states(layer: Layer) -> list[tuple[np.random.Generator, Any]]:
 
 
 def restore_generators(states: list[tuple[np.random.Generator, Any]]) -> None:
-    """Put generators back to saved states: the next draws repeat."""
+    """Put generators back to saved states: the next draws repeat.
+
+    >>> rng = np.random.default_rng(0)
+    >>> saved = [(rng, rng.bit_generator.state)]
+    >>> first = rng.random()
+    >>> restore_generators(saved)
+    >>> rng.random() == first
+    True
+    """
     for generator, state in states:
         generator.bit_generator.state = state
 
@@ -97,7 +105,11 @@ def _wrt(layer: Layer, x_names: list[str]) -> list[str]:
 
 
 def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tuple, Any]:
-    """Run ``layer.<method>(*X)`` through the compiler: ``(outputs, memory)``."""
+    """Run ``layer.<method>(*X)`` through the compiler: ``(outputs, memory)``.
+
+    The method is compiled once per class and structure of the layer's attributes
+    (see the module docstring for an example).
+    """
     from autodiff_tutor import pytree
     from autodiff_tutor.compiled import differentiable
 
