@@ -299,3 +299,54 @@ def test_network_building_errors_are_clear():
     bad = type("Bad", (Layer,), {"num_outputs": 2, "predict": lambda self, X: X})()
     with pytest.raises(ArgumentError, match="predict returned one value"):
         Sequential([bad]).initialize(np.zeros((2, 2)))
+
+
+class Recurrent(Layer):
+    """A recurrent layer: the hidden state h (one row per sequence) is a state parameter."""
+
+    learnables = ("W", "U")
+    states = ("h",)
+
+    def initial_values(self, layout, rng):
+        return {"W": 0.5 * rng.standard_normal((layout.shape[1], 3)), "U": 0.5 * np.eye(3)}
+
+    def initial_state(self, layout, rng):
+        return {"h": np.zeros((layout.shape[0], 3))}
+
+    def predict(self, X):
+        h = np.tanh(X @ self.params["W"] + self.state["h"] @ self.params["U"])
+        return h, h
+
+
+@pytest.mark.parametrize("mode", AUTODIFF_MODES)
+def test_a_recurrent_hidden_state_is_carried_between_calls_and_reset(mode):
+    rng = np.random.default_rng(5)
+    X1, X2 = rng.standard_normal((2, 4, 2))
+    T = one_hot(rng.integers(0, 2, 4), 2)
+    report = check_layer(Recurrent(), (4, 2), autodiff=mode)
+    assert report.passed, report
+    assert "4 observations and 1 observation" in report["forward"].message
+
+    net = Sequential([Recurrent(), FullyConnected(2), Softmax()], mode).initialize(X1, seed=2)
+    W, U = net.layers[0].params["W"], net.layers[0].params["U"]
+    Wo, bo = net.layers[1].params["W"], net.layers[1].params["b"]
+    _, _, state = evaluate(model_loss, net, X1, T)
+    h1 = np.tanh(X1 @ W)
+    np.testing.assert_allclose(extract_data(state[("Recurrent", "h")]), h1, rtol=1e-12)
+    net.state = state
+    _, grads, state = evaluate(model_loss, net, X2, T)
+
+    def step_loss(W, U, Wo, bo):  # the second step, h1 carried as data (as in the seeds)
+        h2 = anp.tanh(X2 @ W + h1 @ U)
+        z = h2 @ Wo + bo
+        z = z - anp.max(z, axis=1, keepdims=True)
+        return -anp.sum(T * (z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True)))) / 4
+
+    expected = autograd.grad(step_loss, (0, 1, 2, 3))(W, U, Wo, bo)
+    for key, e in zip(net.learnables, expected, strict=True):
+        np.testing.assert_allclose(grads[key], e, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        extract_data(state[("Recurrent", "h")]), np.tanh(X2 @ W + h1 @ U), rtol=1e-12
+    )
+    net.reset_state()
+    np.testing.assert_array_equal(net.state[("Recurrent", "h")], np.zeros((4, 3)))

@@ -42,6 +42,7 @@ class FullyConnected(Layer):
     """
 
     learnables = ("W", "b")
+    type = "FullyConnected"
 
     def __init__(self, output_size: int, name: str | None = None) -> None:
         if isinstance(output_size, bool) or not isinstance(output_size, int) or output_size < 1:
@@ -49,7 +50,8 @@ class FullyConnected(Layer):
                 f"FullyConnected needs a positive integer output size, got {output_size!r}",
                 location(),
             )
-        super().__init__(None, name)  # "BC" only: initialize says so if the input is not
+        # "BC" only: initialize says so if the input is not
+        super().__init__(None, name, f"Fully connected layer with output size {output_size}")
         self.output_size = output_size
 
     def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
@@ -89,6 +91,9 @@ class Softmax(Layer):
     >>> Softmax().initialize(np.zeros((1, 2))).predict(np.array([[0.0, 0.0]])).tolist()
     [[0.5, 0.5]]
     """
+
+    type = "Softmax"
+    description = "Softmax"
 
     def predict(self, X: Any) -> Any:
         """``exp(X - max) / sum(exp(X - max))`` along the channel axis."""
@@ -186,6 +191,8 @@ class SReLULayer(Layer):
     """
 
     learnables = SRELU_PARAMETERS
+    type = "SReLU"
+    description = "SReLU"
 
     def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
         """Random thresholds and slopes of the channel-wise shape."""

@@ -32,6 +32,7 @@ GPU                the same on cupy arrays, or "skipped: no GPU"
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -84,13 +85,13 @@ class _Collector:
 
 
 def observation_sets(
-    inputs: tuple[Any, ...], axis: int | None, data_inputs: int | None = None
+    inputs: tuple[Any, ...], axis: int | None, data_inputs: Sequence[int] | None = None
 ) -> dict[str, tuple[Any, ...]]:
     """The inputs with many observations and with one, along the batch ``axis``.
 
-    The first ``data_inputs`` inputs (by default: those shaped like the first one)
-    are sliced to their first observation. With a single observation given, there
-    is only that set.
+    The inputs at positions ``data_inputs`` (by default: those shaped like the first
+    one) are sliced to their first observation. With a single observation given,
+    there is only that set.
 
     >>> list(observation_sets((np.zeros((4, 3)), np.zeros((1, 3))), 0))
     ['4 observations', '1 observation']
@@ -102,7 +103,7 @@ def observation_sets(
         return {"1 observation (give several to check a batch)": inputs}
     first = (slice(None),) * axis + (slice(0, 1), ...)
     if data_inputs is not None:
-        one = tuple(x[first] if i < data_inputs else x for i, x in enumerate(inputs))
+        one = tuple(x[first] if i in data_inputs else x for i, x in enumerate(inputs))
     else:
         one = tuple(x[first] if shape_of(x) == shape else x for x in inputs)
     return {f"{shape[axis]} observations": inputs, "1 observation": one}
@@ -174,13 +175,13 @@ def check_op(
     atol: float = 1e-7,
     max_elements: int = 64,
     seed: int = 0,
-    data_inputs: int | None = None,
+    data_inputs: Sequence[int] | None = None,
 ) -> CheckReport:
     """Check a differentiable op (custom or compiled) at sample ``inputs``.
 
     ``batch_axis`` is the observation axis of the first input (taken from the op's
-    ``format`` when it has one); ``data_inputs`` says how many leading inputs carry
-    observations (by default those shaped like the first). At most ``max_elements``
+    ``format`` when it has one); ``data_inputs`` gives the positions of the inputs
+    that carry observations (by default those shaped like the first). At most ``max_elements``
     elements per input are compared with finite differences. See the module docstring
     for the categories.
 

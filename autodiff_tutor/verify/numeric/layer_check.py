@@ -31,6 +31,7 @@ import numpy as np
 from autodiff_tutor.nn.autodiff import generator_states, restore_generators
 from autodiff_tutor.nn.layer import Layer, Layout, as_outputs
 from autodiff_tutor.nn.layer_op import LayerOp, input_names
+from autodiff_tutor.ops.formats import batch_axis
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.verify.numeric.checks import check_op, differs
 from autodiff_tutor.verify.numeric.common import describe
@@ -109,7 +110,7 @@ def check_layer(
         entry = CheckEntry("initialize", "failed", f"initialize raised {describe(exc)}")
         return CheckReport(name, [entry])
     inputs = (*X, *layer.parameters(), *layer.state_values())
-    options.setdefault("data_inputs", len(X))
+    options.setdefault("data_inputs", _data_positions(layer, X))
     predict_entry, split = _predict_entry(layer, X)
     op_class = _Replaying if split == "random" else LayerOp
     op = op_class(layer, autodiff, "forward")
@@ -125,6 +126,22 @@ def check_layer(
                 e = CheckEntry(e.category, "skipped", why)
             entries.append(CheckEntry(f"predict: {e.category}", e.status, e.message))
     return CheckReport(name, entries)
+
+
+def _data_positions(layer: Layer, X: tuple[Any, ...]) -> tuple[int, ...]:
+    """The op inputs that carry observations: the data, and state with a batch axis
+    of the same size (a recurrent hidden state), sliced together for one observation."""
+    axis = batch_axis(layer.format or "BC")
+    if axis is None or len(shape_of(X[0])) <= axis:
+        return tuple(range(len(X)))
+    n = shape_of(X[0])[axis]
+    first = len(X) + len(layer.learnables)
+    states = [
+        first + k
+        for k, value in enumerate(layer.state_values())
+        if len(shape_of(value)) > axis and shape_of(value)[axis] == n
+    ]
+    return (*range(len(X)), *states)
 
 
 def _predict_entry(layer: Layer, X: tuple[Any, ...]) -> tuple[CheckEntry, str | None]:
