@@ -350,3 +350,28 @@ def test_a_recurrent_hidden_state_is_carried_between_calls_and_reset(mode):
     )
     net.reset_state()
     np.testing.assert_array_equal(net.state[("Recurrent", "h")], np.zeros((4, 3)))
+
+
+@pytest.mark.parametrize("mode", AUTODIFF_MODES)
+def test_predict_inside_evaluate_is_differentiable_and_uses_predict(mode):
+    X, T = data(6)
+    net = Sequential([FullyConnected(3), RunningCenter(), FullyConnected(2), Softmax()], mode)
+    net.initialize(X, seed=0)
+    net.layers[1].state["mean"] = np.full((1, 3), 0.3)
+
+    def predict_loss(net, X, T):
+        loss = cross_entropy(net.predict(X), T)
+        return loss, gradient(loss, net.learnables)
+
+    _, grads = evaluate(predict_loss, net, X, T)
+    W, b = net.layers[0].params["W"], net.layers[0].params["b"]
+    Wo, bo = net.layers[2].params["W"], net.layers[2].params["b"]
+
+    def loss(W, b, Wo, bo):  # predict subtracts the running mean, not the batch mean
+        z = (X @ W + b - 0.3) @ Wo + bo
+        z = z - anp.max(z, axis=1, keepdims=True)
+        return -anp.sum(T * (z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True)))) / len(X)
+
+    expected = autograd.grad(loss, (0, 1, 2, 3))(W, b, Wo, bo)
+    for key, e in zip(net.learnables, expected, strict=True):
+        np.testing.assert_allclose(grads[key], e, rtol=1e-9, atol=1e-12)

@@ -161,8 +161,9 @@ class Network:
         return (results[0] if len(results) == 1 else results), state
 
     def predict(self, *X: Any) -> Any:
-        """The network's output for ``X`` (inference: every layer's ``predict``)."""
-        out, _ = self._run(X, lambda node, x: as_outputs(node.layer, node.layer.predict(*x)))
+        """The network's output for ``X`` (inference: every layer's ``predict``);
+        differentiable inside ``evaluate``, as ``forward``."""
+        out, _ = self._run(X, self._step("predict"))
         return out
 
     def forward(self, *X: Any) -> tuple[Any, dict[Key, Any]]:
@@ -171,10 +172,14 @@ class Network:
         Inside ``evaluate`` the learnable parameters are the trace's variables
         (``learnables``), so ``gradient(loss, net.learnables)`` works.
         """
+        return self._run(X, self._step("forward"))
+
+    def _step(self, method: str) -> Any:
+        """How one node runs: plainly, or inside ``evaluate`` on the trace's variables."""
         from autodiff_tutor.tracing import active_tape, call_op
 
         if active_tape() is None:
-            return self._run(X, lambda node, x: as_outputs(node.layer, node.layer.forward(*x)))
+            return lambda node, x: as_outputs(node.layer, getattr(node.layer, method)(*x))
         learnables = self.learnables
 
         def step(node: Node, x: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -183,11 +188,11 @@ class Network:
             state = layer.state_values()
             if not layer.has_backward and self.autodiff == "tracing":
                 clone = layer.with_params(params, state)
-                return as_outputs(layer, clone.forward(*x))  # numpy ops on the tape
-            result = call_op(LayerOp(layer, self.autodiff), *x, *params, *state)
+                return as_outputs(layer, getattr(clone, method)(*x))  # numpy ops on the tape
+            result = call_op(LayerOp(layer, self.autodiff, method), *x, *params, *state)
             return result if isinstance(result, tuple) else (result,)
 
-        return self._run(X, step)
+        return step
 
     # --- parameters and state ------------------------------------------------------------
 
