@@ -375,3 +375,17 @@ def test_predict_inside_evaluate_is_differentiable_and_uses_predict(mode):
     expected = autograd.grad(loss, (0, 1, 2, 3))(W, b, Wo, bo)
     for key, e in zip(net.learnables, expected, strict=True):
         np.testing.assert_allclose(grads[key], e, rtol=1e-9, atol=1e-12)
+
+
+def test_the_course_grader_checks_a_state_layer():
+    from autodiff_tutor.course import check_backward
+
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    assert check_backward(HandRunningCenter(), X).passed
+
+    class Forgetful(HandRunningCenter):
+        def backward(self, X, Y, dY, d_new_mean, memory):
+            return dY, 0.9 * d_new_mean
+
+    feedback = check_backward(Forgetful(), X)
+    assert not feedback.passed and "finite differences" in feedback.message

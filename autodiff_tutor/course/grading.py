@@ -86,7 +86,7 @@ def check_backward_report(
         if len(inputs) != 1:
             raise TypeError("check a layer on one sample input: check_backward(layer, X)")
         op.initialize(inputs[0])
-        unwritten = _unwritten(LayerOp(op), (inputs[0], *op.parameters()))
+        unwritten = _unwritten(LayerOp(op), (inputs[0], *op.parameters(), *op.state_values()))
     else:
         unwritten = _unwritten(op, inputs)
     if unwritten is not None:
