@@ -83,6 +83,17 @@ def test_evaluate_gradient_of_learnables_matches_autograd(mode, activation):
     np.testing.assert_allclose(float(extract_data(loss)), autograd_loss(params, X, T), rtol=1e-12)
     for key, e in zip(keys, flat, strict=True):
         np.testing.assert_allclose(grads[key], e, rtol=1e-9, atol=1e-12)
+    alpha = net.layers[1].params["alpha"].copy()  # and central differences, in float64
+    numeric = np.zeros_like(alpha)
+    for i in np.ndindex(alpha.shape):
+        values = []
+        for step in (1e-6, -1e-6):
+            net.layers[1].params["alpha"] = alpha.copy()
+            net.layers[1].params["alpha"][i] += step
+            values.append(float(cross_entropy(net.predict(X), T)))
+        numeric[i] = (values[0] - values[1]) / 2e-6
+    net.layers[1].params["alpha"] = alpha
+    np.testing.assert_allclose(grads[keys[2]], numeric, rtol=1e-6, atol=1e-9)
 
 
 def test_the_tape_shows_a_layer_with_a_backward_as_one_op():
