@@ -9,7 +9,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from autodiff_tutor.errors import ArgumentError, DataFormatError
+from autodiff_tutor.errors import ArgumentError, DataFormatError, UnsupportedSyntaxError
 from autodiff_tutor.nn import (
     AUTODIFF_MODES,
     SGD,
@@ -229,3 +229,23 @@ def test_prelu_layer_constructor_follows_the_seeds():
         PReLULayer(4).initialize(np.zeros((2, 3)))
     with pytest.raises(ArgumentError, match="positive integer number of channels"):
         PReLULayer(0)
+
+
+def test_a_layer_the_compiler_cannot_read_is_refused_at_its_line_with_tracing_suggested():
+    class Helper(Layer):
+        def double(self, X):
+            return 2 * X
+
+        def predict(self, X):
+            return self.double(X) + 1
+
+    X, y = np.random.default_rng(0).standard_normal((4, 2)), np.array([0, 1, 0, 1])
+    model = Sequential([FullyConnected(2), Helper(), Softmax()]).initialize(X)
+    with pytest.raises(
+        UnsupportedSyntaxError, match=r"(?s)self.double.*autodiff='tracing'"
+    ) as info:
+        train(model, X, y, epochs=1, progress=False)
+    assert info.value.location.text.strip() == "return self.double(X) + 1"
+    history = train(model, X, y, epochs=3, progress=False, autodiff="tracing")
+    assert len(history.loss) == 3
+    assert check_layer(Helper(), (4, 2), autodiff="tracing").passed

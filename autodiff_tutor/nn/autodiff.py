@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UnsupportedSyntaxError
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
 from autodiff_tutor.tracing.locations import location
@@ -117,9 +117,14 @@ def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tup
         method = "predict"  # the base class's forward only calls predict: compile that
     compiled = differentiable(getattr(type(layer), method))
     x_names = compiled.params[1 : 1 + len(X)]
-    flat = pytree.flatten_call(compiled, _wrt(layer, x_names), (pytree.ObjectView(layer), *X), {})
-    assert flat is not None  # the layer itself is always a structure
-    derivative = differentiable(flat.function).derivative(list(flat.wrt))
+    try:
+        view = pytree.ObjectView(layer)
+        flat = pytree.flatten_call(compiled, _wrt(layer, x_names), (view, *X), {})
+        assert flat is not None  # the layer itself is always a structure
+        derivative = differentiable(flat.function).derivative(list(flat.wrt))
+    except (UnsupportedSyntaxError, NoDerivativeRuleError) as error:
+        hint = f"{error.hint}; or let tracing differentiate the layer: autodiff='tracing'"
+        raise type(error)(error.message, error.location, hint=hint.lstrip("; ")) from None
     out, memory = derivative.forward(*flat.args)
     return as_outputs(layer, out), (layer, flat, derivative, memory)
 
