@@ -26,6 +26,7 @@ from autodiff_tutor.tracing.evaluate import (
     evaluate,
     extract_data,
     gradient,
+    new_variables,
     stop_gradient,
     value_and_gradient,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "is_live",
     "is_traced",
     "last_tape",
+    "new_variables",
     "numpy_like",
     "stop_gradient",
     "strip_dims",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, TracingError
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted, labelled_like, strip_dims
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, messages
@@ -55,6 +55,33 @@ def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
     if isinstance(value, dict):
         return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
     return value
+
+
+def new_variables(value: Any, label: str) -> Any:
+    """Arrays (also in lists, tuples, dicts) as new variables of the running trace.
+
+    For objects that own their arrays, such as a network's learnable parameters,
+    which ``evaluate`` cannot see in its arguments: ``gradient`` can then be taken
+    with respect to them. Only inside ``evaluate``.
+
+    >>> def f(w):
+    ...     (v,) = new_variables([w], "v")
+    ...     return gradient(3 * v, v)
+    >>> evaluate(f, 2.0)
+    np.float64(3.0)
+    """
+    tape = active_tape()
+    if tape is None:
+        raise TracingError(
+            "new_variables() was called outside evaluate(): there is no trace to add to",
+            location(),
+            hint="call it inside the function that evaluate() runs",
+        )
+    if isinstance(value, (list, tuple)):
+        return type(value)(new_variables(v, f"{label}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: new_variables(v, f"{label}[{k!r}]") for k, v in value.items()}
+    return _bind_leaves(value if is_traced(value) else traced(value), tape, label)
 
 
 def _check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -368,4 +395,12 @@ def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
     return positions
 
 
-__all__ = ["Traced", "evaluate", "extract_data", "gradient", "stop_gradient", "value_and_gradient"]
+__all__ = [
+    "Traced",
+    "evaluate",
+    "extract_data",
+    "gradient",
+    "new_variables",
+    "stop_gradient",
+    "value_and_gradient",
+]
