@@ -17,9 +17,6 @@ from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
-LIST_RESULTS = {"unstack", "split_like", "make_list", "list_append"}
-
-
 class CallsMixin:
     """Lowering of calls into primitive, op-call and opaque steps."""
 
@@ -281,13 +278,13 @@ class CallsMixin:
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         key = (op, ast.dump(value))
-        if target is None and key in self.computed and op not in LIST_RESULTS:
+        if target is None and key in self.computed and not rule.list_result:
             return ast.Name(self.computed[key], ast.Load())  # x[i] read twice: one value
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
         name = self._emit(step, node)
         self.computed.setdefault(key, name.id)
-        if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
+        if rule.list_result:  # its gradient is a list too: accumulate with add_lists
             self.list_names.add(name.id)
         return name
 

@@ -178,6 +178,7 @@ class Rule:
     uses_xp: bool
     broadcasting: bool = False
     sequence: bool = False
+    list_result: bool = False
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
@@ -238,6 +239,7 @@ class Family:
         *,
         broadcasting: bool = False,
         sequence: bool = False,
+        list_result: bool = False,
         convention: str = "",
         math: str = "",
         check: Callable[..., None] | None = None,
@@ -252,7 +254,10 @@ class Family:
 
         ``broadcasting`` asks the compiler to sum each gradient back to its input's
         shape (binary elementwise ops); ``sequence`` marks ops whose first input is a
-        list of arrays (``concatenate``, ``stack``); ``convention`` documents the value
+        list of arrays (``concatenate``, ``stack``); ``list_result`` marks ops that
+        return a list or a tuple of arrays (``split``, ``linalg.eigh``): their ``g`` is
+        a list with one gradient per item (zeros for items nobody read), their tangent
+        a list; ``convention`` documents the value
         taken at non-differentiable points; ``check(**options)`` raises an
         ``AutodiffError`` for option values the formula does not cover (``norm(x,
         ord=1)``): the rule then refuses instead of returning a wrong gradient.
@@ -293,6 +298,7 @@ class Family:
                 uses_xp="xp" in names,
                 broadcasting=broadcasting,
                 sequence=sequence,
+                list_result=list_result,
                 convention=convention,
                 math=math,
                 check=check,
