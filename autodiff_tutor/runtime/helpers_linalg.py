@@ -169,8 +169,8 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
         hit = sums == out
-        share = hit / xp.sum(hit, axis=across, keepdims=True)
-        return cast_like(g * xp.sign(x) * share, x)
+        hit = xp.astype(hit, x.dtype) if hasattr(xp, "astype") else hit.astype(x.dtype)
+        return cast_like(g * xp.sign(x) * hit / xp.sum(hit, axis=across, keepdims=True), x)
     moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, _, vh = xp.linalg.svd(moved, full_matrices=False)
     if ord == 2:

@@ -1,0 +1,115 @@
+"""Finite-difference cases of the primitives with several results (splits, slogdet,
+eigh, svd) and of matrix norms and N-d ``np.dot``, merged into ``CASES`` of
+``tests/test_rules_numeric.py``, which every registry walk reads.
+
+A primitive with several results has a primal that returns a *list* (the walks seed
+one gradient per item). Domains keep away from kinks: symmetric inputs with distinct
+eigenvalues for eigh, random matrices (distinct, nonzero singular values) for svd,
+entries away from zero for the column- and row-sum norms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def sym_eigh(a: Any, **options: Any) -> list[Any]:
+    """eigh of the symmetric part: perturbations that keep the input symmetric."""
+    return list(np.linalg.eigh((a + np.swapaxes(a, -1, -2)) / 2, **options))
+
+
+def slogdet_list(a: Any) -> list[Any]:
+    return list(np.linalg.slogdet(a))
+
+
+def svd_list(a: Any, **options: Any) -> list[Any]:
+    return list(np.linalg.svd(a, **options))
+
+
+MATRIX_NORMS = [
+    ("nuc", None, False, (3, 4)),
+    (2, None, False, (4, 3)),
+    (-2, None, False, (3, 3)),
+    (1, None, False, (3, 4)),
+    (-1, None, False, (3, 4)),
+    (np.inf, None, False, (3, 4)),
+    (-np.inf, None, False, (3, 4)),
+    ("fro", (0, 2), True, (3, 2, 4)),
+    ("nuc", (2, 0), False, (3, 2, 4)),
+    (2, (0, 1), True, (3, 4, 2)),
+    (1, (1, 0), False, (3, 4)),
+    (np.inf, (-1, 0), True, (3, 2, 4)),
+]
+
+
+def results_cases() -> dict[str, list[Any]]:
+    """The table (built on the helpers of test_rules_numeric)."""
+    from rule_cases_breadth import well_conditioned
+    from test_rules_numeric import Case, away_from_zero, inputs, normal
+
+    def split_cases(fn: Any, shapes_options: list[tuple[tuple[int, ...], dict]]) -> list[Any]:
+        return [
+            Case(fn, inputs(normal(*shape)), options, f"{shape} {options}")
+            for shape, options in shapes_options
+        ]
+
+    return {
+        "split": split_cases(
+            np.split,
+            [
+                ((6,), {"indices_or_sections": 3}),
+                ((4, 3), {"indices_or_sections": [1, 3]}),
+                ((2, 6), {"indices_or_sections": 2, "axis": -1}),
+            ],
+        ),
+        "array_split": split_cases(
+            np.array_split,
+            [((7,), {"indices_or_sections": 3}), ((2, 5), {"indices_or_sections": 2, "axis": 1})],
+        ),
+        "hsplit": split_cases(
+            np.hsplit, [((6,), {"indices_or_sections": 2}), ((2, 4), {"indices_or_sections": [1]})]
+        ),
+        "vsplit": split_cases(np.vsplit, [((4, 3), {"indices_or_sections": 2})]),
+        "dsplit": split_cases(np.dsplit, [((2, 1, 4), {"indices_or_sections": [1, 2]})]),
+        "slogdet": [
+            Case(slogdet_list, inputs(well_conditioned(3, 3)), {}, "3x3"),
+            Case(slogdet_list, inputs(well_conditioned(2, 3, 3)), {}, "stacked"),
+            Case(slogdet_list, inputs(lambda rng: -well_conditioned(3, 3)(rng)), {}, "negative"),
+        ],
+        "eigh": [
+            Case(sym_eigh, inputs(normal(3, 3)), {}, "3x3"),
+            Case(sym_eigh, inputs(normal(2, 4, 4)), {}, "stacked"),
+            Case(sym_eigh, inputs(normal(3, 3)), {"UPLO": "U"}, "upper"),
+        ],
+        "svd": [
+            Case(svd_list, inputs(normal(3, 3)), {"full_matrices": False}, "square"),
+            Case(svd_list, inputs(normal(4, 2)), {"full_matrices": False}, "tall"),
+            Case(svd_list, inputs(normal(2, 4)), {"full_matrices": False}, "wide"),
+            Case(svd_list, inputs(normal(2, 3, 2)), {"full_matrices": False}, "stacked"),
+        ],
+        "svdvals": [
+            Case(np.linalg.svdvals, inputs(normal(3, 4)), {}, "wide"),
+            Case(np.linalg.svdvals, inputs(normal(2, 4, 3)), {}, "stacked"),
+        ],
+        "norm": [
+            Case(
+                np.linalg.norm,
+                inputs(away_from_zero(*shape)),
+                {"ord": ord, "axis": axis, "keepdims": keepdims},
+                f"matrix ord={ord} axis={axis} kd={keepdims}",
+            )
+            for ord, axis, keepdims, shape in MATRIX_NORMS
+        ],
+        "dot": [
+            Case(np.dot, inputs(normal(*sx), normal(*sy)), label=f"{sx}.{sy}")
+            for sx, sy in [
+                ((2, 3, 4), (5, 4, 2)),
+                ((2, 3, 4), (4,)),
+                ((4,), (2, 4, 3)),
+                ((2, 4), (3, 4, 2)),
+                ((2, 3, 4), (4, 2)),
+            ]
+        ],
+    }
