@@ -17,6 +17,7 @@ from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
+
 class CallsMixin:
     """Lowering of calls into primitive, op-call and opaque steps."""
 

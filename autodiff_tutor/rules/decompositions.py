@@ -28,8 +28,7 @@ NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols"
     "slogdet",
     list_result=True,
     math="(sign det A, log |det A|)",
-    convention="the sign is piecewise constant (zero gradient); A must be invertible "
-    "(uses inv(A))",
+    convention="the sign is piecewise constant (zero gradient); A must be invertible (uses inv(A))",
     symbolic=NUMBERS_ONLY,
 )
 def slogdet(g, xp, x):
@@ -105,8 +104,7 @@ def svd_tangent_(out, x, full_matrices=True, compute_uv=True, hermitian=False, *
 @defvjp(
     "svdvals",
     math="singular values s of A",
-    convention="u diag(g) vh of numpy's SVD: at repeated or zero singular values a "
-    "subgradient",
+    convention="u diag(g) vh of numpy's SVD: at repeated or zero singular values a subgradient",
     symbolic=NUMBERS_ONLY,
 )
 def svdvals(g, x):
