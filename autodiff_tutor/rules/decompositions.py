@@ -32,7 +32,7 @@ NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols"
     symbolic=NUMBERS_ONLY,
 )
 def slogdet(g, xp, x):
-    return g[1][..., None, None] * xp.swapaxes(xp.linalg.inv(x), -1, -2)
+    return xp.asarray(g[1])[..., None, None] * xp.swapaxes(xp.linalg.inv(x), -1, -2)
 
 
 @defjvp("slogdet")
