@@ -91,7 +91,7 @@ def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
         return xp.reshape(unrepeat(g, xp.reshape(x, flat_shape), repeats, 0), x.shape)
     axis = axis % x.ndim
     counts = np.broadcast_to(np.asarray(repeats, dtype=int), (x.shape[axis],))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
+    starts = np.cumsum(counts) - counts  # (an empty axis: no pieces)
     moved = xp.moveaxis(g, axis, 0)
     pieces = [xp.sum(moved[s : s + c], axis=0) for s, c in zip(starts, counts, strict=True)]
     if not pieces:
