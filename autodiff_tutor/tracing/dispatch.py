@@ -378,7 +378,7 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     if kwargs.get("out") is not None:
         _check_out(name, kwargs["out"], list(args))
     if op in ESCAPE_FUNCTIONS and live:
-        raise messages.escape(f"{name}()")
+        raise messages.escape(f"{name}()", messages.COPY_HINT)
 
     def forward() -> Any:
         return fn(*unwrap(args), **unwrap(kwargs))
