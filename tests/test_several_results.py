@@ -211,3 +211,24 @@ def test_eigenvectors_of_a_repeated_eigenvalue_have_no_gradient() -> None:
     with np.errstate(invalid="ignore"):
         assert not np.all(np.isfinite(grad(eigenvector)(a)))
         assert not np.all(np.isfinite(value_and_gradient(eigenvector, a)[1]))
+
+
+def test_a_named_field_is_refused_by_the_compiler_with_the_index_that_works() -> None:
+    """``res.eigenvalues``: tracing reads numpy's named tuple; the compiler refuses the
+    attribute at its line and names the index, which works in both modes."""
+
+    def by_field(a):
+        res = np.linalg.eigh(a + a.T)
+        return np.sum(res.eigenvalues**2)
+
+    def by_index(a):
+        res = np.linalg.eigh(a + a.T)
+        return np.sum(res[0] ** 2)
+
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    with pytest.raises(AutodiffError, match="eigenvalues") as refused:
+        grad(by_field)(a)
+    assert refused.value.location is not None and refused.value.hint.endswith("eigh(a)[0]")
+    want = central_difference(by_index, [a], 0)
+    np.testing.assert_allclose(grad(by_index)(a), want, rtol=1e-6)
+    np.testing.assert_allclose(value_and_gradient(by_field, a)[1], want, rtol=1e-6)

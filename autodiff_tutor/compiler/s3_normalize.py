@@ -41,6 +41,7 @@ from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
+from autodiff_tutor.rules.decompositions import RESULT_FIELDS
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 
@@ -246,7 +247,9 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
             op = opnames.op_of_attribute(node.attr)
             value = ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
             if op is None:
-                self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                field = RESULT_FIELDS.get(node.attr)
+                hint = f"index the result instead: np.linalg.{field}" if field else ""
+                self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", hint)
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
             base = self._atom(node.value)

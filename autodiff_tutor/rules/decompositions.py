@@ -23,6 +23,18 @@ defvjp, defjvp = family.defvjp, family.defjvp
 
 NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
 
+RESULT_FIELDS = {
+    "sign": "slogdet(a)[0]",
+    "logabsdet": "slogdet(a)[1]",
+    "eigenvalues": "eigh(a)[0]",
+    "eigenvectors": "eigh(a)[1]",
+    "U": "svd(a)[0]",
+    "S": "svd(a)[1]",
+    "Vh": "svd(a)[2]",
+}
+"""The named fields of numpy's results and the index the compiler reads them by
+(``res.eigenvalues`` is ``res[0]``): the compiler's refusal of the attribute names it."""
+
 
 @defvjp(
     "slogdet",
