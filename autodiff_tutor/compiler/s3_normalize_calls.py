@@ -189,15 +189,18 @@ class CallsMixin:
         return ast.copy_location(call, node)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
-        """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
+        """Options a rule restricts (svd's ``full_matrices``) must be literals the rule
+        covers; an input it checks (einsum's ``subscripts``) is checked when literal."""
         if rule.check is None:
             return
         values = dict(rule.options)
-        for name in rule.options:
+        for name in rule.checked_parameters():
             if name in bound:
                 try:
                     values[name] = ast.literal_eval(bound[name])
                 except ValueError:
+                    if name in rule.inputs:
+                        return  # a computed input: the rule checks it when it runs
                     self._refuse(
                         bound[name],
                         f"the option '{name}' must be a literal here, so the compiler can "

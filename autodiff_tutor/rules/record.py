@@ -192,9 +192,18 @@ class Rule:
     attribute: str | None = None
 
     def check_options(self, options: dict[str, Any]) -> None:
-        """Raise a clear error if the rule does not cover these option values."""
+        """Raise a clear error if the rule does not cover these option values (and the
+        values of the inputs its check names, such as einsum's ``subscripts``)."""
         if self.check is not None:
-            self.check(**options)
+            self.check(**{name: options[name] for name in self.checked_parameters()})
+
+    def checked_parameters(self) -> list[str]:
+        """The parameters the rule's ``check`` reads: options, or literal inputs.
+
+        >>> Rule("f", lambda g, x: g, ("x",), {}, False, False).checked_parameters()
+        []
+        """
+        return [] if self.check is None else list(inspect.signature(self.check).parameters)
 
     def signature_parameters(self) -> list[str]:
         """The primal parameters, inputs then options, as the primitive takes them."""
@@ -259,8 +268,10 @@ class Family:
         a list with one gradient per item (zeros for items nobody read), their tangent
         a list; ``convention`` documents the value
         taken at non-differentiable points; ``check(**options)`` raises an
-        ``AutodiffError`` for option values the formula does not cover (``norm(x,
-        ord=1)``): the rule then refuses instead of returning a wrong gradient.
+        ``AutodiffError`` for option values the formula does not cover
+        (``svd(a, full_matrices=True)``): the rule then refuses, at the call, instead of
+        returning a wrong gradient; a check may also read an input given as a literal
+        (einsum's ``subscripts``).
         ``sympy(sp, *inputs)`` is the primitive on sympy scalars (``sp`` is sympy with
         numpy's ``where`` and comparisons); ``symbolic`` says how to check it (default
         for a rule with a sympy form: on scalars). ``aliases`` are other names
@@ -370,11 +381,12 @@ def checked(fn: Callable[..., Any], check: Callable[..., None], options: dict[st
     ValueError: scale must be positive
     """
     signature = inspect.signature(fn)
+    names = list(inspect.signature(check).parameters)  # options, or inputs it checks
 
     @functools.wraps(fn)
     def checked_fn(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
-        check(**{name: bound.arguments.get(name, default) for name, default in options.items()})
+        check(**{name: bound.arguments.get(name, options.get(name)) for name in names})
         return fn(*args, **kwargs)
 
     return checked_fn

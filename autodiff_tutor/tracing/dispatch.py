@@ -395,7 +395,8 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
     try:
-        rule.check_options({**rule.options, **unwrap(bound.options)})
+        given = {**dict(zip(rule.inputs, bound.inputs, strict=True)), **bound.options}
+        rule.check_options({**rule.options, **unwrap(given)})
     except AutodiffError as error:  # an option the rule does not cover: at the call
         raise type(error)(error.message, location(), error.hint) from None
     return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
