@@ -27,6 +27,7 @@ from autodiff_tutor.rules import registry
 from autodiff_tutor.rules.names import canonical, op_of_callable
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
+from autodiff_tutor.tracing.details import detail
 from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue, note_view
@@ -201,31 +202,6 @@ def _flat_infos(inputs: list[Any], tape: Tape) -> list[InputInfo]:
     return infos
 
 
-def _format_index(index: Any) -> str:
-    parts = index if isinstance(index, tuple) else (index,)
-    shown = []
-    for part in parts:
-        if isinstance(part, slice):
-            ends = (
-                (part.start, part.stop) if part.step is None else (part.start, part.stop, part.step)
-            )
-            shown.append(":".join("" if v is None else str(v) for v in ends))
-        elif part is Ellipsis:
-            shown.append("...")
-        elif hasattr(part, "shape"):
-            shown.append(f"<{dtype_name(part)} {tuple(part.shape)}>")
-        else:
-            shown.append(repr(part))
-    return "[" + ", ".join(shown) + "]"
-
-
-def _detail(op: str, options: dict[str, Any]) -> str:
-    if op == "getitem":
-        return _format_index(options.get("index"))
-    shown = {k: v for k, v in options.items() if v is not None and v is not False}
-    return ", ".join(f"{k}={v!r}" for k, v in shown.items())
-
-
 def status(op: str | None) -> str | None:
     """``"rule"``, ``"cut"`` (non-differentiable) or ``None`` (no rule) for ``op``.
 
@@ -268,7 +244,7 @@ def apply(
         result = forward()
         if live:
             infos = _flat_infos(inputs, tape)
-            tape.add_record(op, "cut", infos, [], here(), _detail(op, options))
+            tape.add_record(op, "cut", infos, [], here(), detail(op, options))
         return result
     if not live:
         return wrap_untraced(forward(), leaves)
@@ -289,7 +265,7 @@ def apply(
         _flat_infos(inputs, tape),
         [(shape_of(o), dtype_name(o)) for o in items],
         here(),
-        _detail(op, raw_options),
+        detail(op, raw_options),
         payload,
     )
     made = [make(o, leaves[0], tape, n) for o, n in zip(items, record.outputs, strict=True)]
