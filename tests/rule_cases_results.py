@@ -50,8 +50,13 @@ MATRIX_NORMS = [
 
 def results_cases() -> dict[str, list[Any]]:
     """The table (built on the helpers of test_rules_numeric)."""
-    from rule_cases_breadth import well_conditioned
-    from test_rules_numeric import Case, away_from_zero, inputs, normal
+    from rule_cases_breadth import einsum_primal, well_conditioned
+    from test_rules_numeric import Case, away_from_zero, fixed, inputs, normal
+
+    def einsum_case(spec: str, sx: tuple[int, ...], sy: tuple[int, ...]) -> Any:
+        label = f"{spec} {sx}x{sy}"
+        sample = inputs(fixed(spec), normal(*sx), normal(*sy))
+        return Case(einsum_primal, sample, {}, label, differentiable=(1, 2))
 
     def split_cases(fn: Any, shapes_options: list[tuple[tuple[int, ...], dict]]) -> list[Any]:
         return [
@@ -105,6 +110,17 @@ def results_cases() -> dict[str, list[Any]]:
                 f"matrix ord={ord} axis={axis} kd={keepdims}",
             )
             for ord, axis, keepdims, shape in MATRIX_NORMS
+        ],
+        "einsum": [
+            einsum_case(subscripts, sx, sy)
+            for subscripts, sx, sy in [
+                ("...ij,...jk->...ik", (2, 2, 3), (3, 2)),
+                ("...ij,...jk", (2, 1, 2, 3), (4, 3, 2)),
+                ("...j,j", (2, 3), (3,)),
+                ("i...,i->...", (3, 2), (3,)),
+                ("ij,ij->ij", (1, 3), (2, 3)),
+                ("bij,bjk->bik", (1, 2, 3), (4, 3, 2)),
+            ]
         ],
         "dot": [
             Case(np.dot, inputs(normal(*sx), normal(*sy)), label=f"{sx}.{sy}")

@@ -235,11 +235,14 @@ def test_a_named_field_is_refused_by_the_compiler_with_the_index_that_works() ->
 
 
 def test_an_einsum_the_rule_does_not_cover_is_refused_at_the_call_in_both_modes() -> None:
-    """'...' in einsum: refused at the user's line (was raised unlocated in the
-    backward), while subscripts held in a variable still differentiate."""
+    """A diagonal in einsum: refused at the user's line (was raised unlocated in the
+    backward); '...' with broadcasting, and subscripts held in a variable, differentiate."""
 
-    def ellipsis(a):
-        return np.sum(np.einsum("...j,...j->...", a, a))
+    def diagonal(a):
+        return np.sum(np.einsum("ii,i->i", a, a[0]))
+
+    def batched(a):
+        return np.sum(np.einsum("...ij,...jk->...ik", a[None] * np.ones((3, 1, 1)), a) ** 2)
 
     def spec_in_a_variable(a):
         spec = "ij,jk->ik"
@@ -248,9 +251,10 @@ def test_an_einsum_the_rule_does_not_cover_is_refused_at_the_call_in_both_modes(
     a = np.array([[1.0, 0.5], [-0.3, 2.0]])
     for run in (lambda f: grad(f)(a), lambda f: value_and_gradient(f, a)):
         with pytest.raises(AutodiffError, match="einsum") as refused:
-            run(ellipsis)
+            run(diagonal)
         assert refused.value.location is not None
         assert refused.value.location.filename == __file__
-    want = central_difference(spec_in_a_variable, [a], 0)
-    np.testing.assert_allclose(grad(spec_in_a_variable)(a), want, rtol=1e-6)
-    np.testing.assert_allclose(value_and_gradient(spec_in_a_variable, a)[1], want, rtol=1e-6)
+    for fn in (batched, spec_in_a_variable):
+        want = central_difference(fn, [a], 0)
+        np.testing.assert_allclose(grad(fn)(a), want, rtol=1e-6)
+        np.testing.assert_allclose(value_and_gradient(fn, a)[1], want, rtol=1e-6)

@@ -63,14 +63,15 @@ def inner_tangent(xp, x, y, *, d_x, d_y):
 
 
 def _letters_only(subscripts):
-    """The einsum rule covers two operands written with letters (refused at the call)."""
+    """The einsum rule covers two operands, letters and '...' (refused at the call)."""
     einsum_parts(str(subscripts))
 
 
 @defvjp(
     "einsum",
     math="sum over the repeated letters of x y",
-    convention="two operands written with letters; '...' and diagonals ('ii') are refused",
+    convention="two operands written with letters and '...' (numpy's broadcasting); "
+    "diagonals ('ii') and other numbers of operands are refused",
     check=_letters_only,
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
