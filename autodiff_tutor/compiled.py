@@ -80,10 +80,12 @@ class Differentiable:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from autodiff_tutor.tracing import call_op, is_traced
+        from autodiff_tutor.tracing import call_op, is_traced, strip_dims
 
-        if not kwargs and any(is_traced(value) for value in args):
-            return call_op(self, *args)  # in tracing mode, the generated backward is used
+        if not kwargs and any(is_traced(value) for value in strip_dims(args)):
+            # in tracing mode, the generated backward is used (formatted inputs lose
+            # their labels, as they do going into any op)
+            return call_op(self, *args)
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:

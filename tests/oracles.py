@@ -11,7 +11,7 @@ def central_difference(fn, args, index, eps=1e-6):
     """Gradient of scalar ``fn`` w.r.t. ``args[index]`` by central differences (float64)."""
     args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
     x = args[index]
-    gradient = np.zeros_like(x, dtype=np.float64)
+    gradient = np.zeros(x.shape, dtype=np.float64)  # C order: flat below is a view
     flat = gradient.reshape(-1)
     for i in range(x.size):
         plus = x.copy().reshape(-1)

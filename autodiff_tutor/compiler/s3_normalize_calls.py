@@ -63,16 +63,28 @@ class CallsMixin:
             self._reject(node, f"cannot call {callee.description}: {error}", "")
         bound.apply_defaults()
         positional: list[ast.expr] = []
+        names: list[str] = []  # the parameter each positional argument binds to
         for name, value in bound.arguments.items():
-            if isinstance(value, ast.expr):
-                positional.append(value)
-            elif _is_literal(value):
-                positional.append(ast.Constant(value))
-            else:
-                self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+            many = signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL
+            for item in value if many else (value,):  # forward(self, *xs): each one
+                if isinstance(item, ast.expr):
+                    positional.append(item)
+                elif _is_literal(item):
+                    positional.append(ast.Constant(item))
+                else:
+                    self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+                names.append(name)
         func = self._rename(node.func)
         if callee.kind == "op_factory":  # srelu(X, ..., fmt): the op made for its options
-            names = list(bound.arguments)
+            for n, a in zip(names, positional, strict=True):
+                if n in obj.static_params and isinstance(a, ast.Constant) and a.value is None:
+                    self._reject(
+                        node,
+                        f"{callee.description} needs {n}= here: compiled code takes plain "
+                        "arrays, which carry no data format",
+                        f"pass it, e.g. {n}='SSCB' (formatted arrays say their format "
+                        "themselves in tracing mode and plain calls)",
+                    )
             static = [a for n, a in zip(names, positional, strict=True) if n in obj.static_params]
             positional = [
                 a for n, a in zip(names, positional, strict=True) if n not in obj.static_params

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, TracingError
+from autodiff_tutor.ops.formatted import FormattedArray, is_formatted, labelled_like, strip_dims
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, messages
 from autodiff_tutor.tracing.array import Traced, _copy, traced
@@ -44,6 +45,8 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
+    if is_formatted(value):
+        return FormattedArray(_bind_leaves(value.data, tape, label), value.format)
     if is_traced(value):
         node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
         return make(value._data, value, tape, node)
@@ -52,6 +55,33 @@ def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
     if isinstance(value, dict):
         return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
     return value
+
+
+def new_variables(value: Any, label: str) -> Any:
+    """Arrays (also in lists, tuples, dicts) as new variables of the running trace.
+
+    For objects that own their arrays, such as a network's learnable parameters,
+    which ``evaluate`` cannot see in its arguments: ``gradient`` can then be taken
+    with respect to them. Only inside ``evaluate``.
+
+    >>> def f(w):
+    ...     (v,) = new_variables([w], "v")
+    ...     return gradient(3 * v, v)
+    >>> evaluate(f, 2.0)
+    np.float64(3.0)
+    """
+    tape = active_tape()
+    if tape is None:
+        raise TracingError(
+            "new_variables() was called outside evaluate(): there is no trace to add to",
+            location(),
+            hint="call it inside the function that evaluate() runs",
+        )
+    if isinstance(value, (list, tuple)):
+        return type(value)(new_variables(v, f"{label}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: new_variables(v, f"{label}[{k!r}]") for k, v in value.items()}
+    return _bind_leaves(value if is_traced(value) else traced(value), tape, label)
 
 
 def _check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -188,11 +218,13 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
             location(),
             hint="gradient(y, x) for one variable, gradient(y, w, b) for several",
         )
+    y = strip_dims(y)
     _check_output(y, tape, call, names[0])
-    leaves, rebuilds = [], []
+    leaves, rebuilds, variables = [], [], []
     for x, name in zip(xs, names[1:], strict=True):
         flat, rebuild = _flatten(x, name)
-        leaves.extend(flat)
+        variables.extend(v for v, _ in flat)  # a formatted variable: a formatted gradient
+        leaves.extend((strip_dims(v), n) for v, n in flat)
         rebuilds.append((len(flat), rebuild))
     for x, name in leaves:
         _check_variable(x, tape, call, name)
@@ -201,7 +233,10 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
     reach = backward.dependents(tape, {x._node for x, _ in leaves})
     seed = ones_like(y._data)
     adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
-    grads = [_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves]
+    grads = [
+        labelled_like(_plain(adjoints.get(x._node, zeros_like(x._data)), x._data), v)
+        for (x, _), v in zip(leaves, variables, strict=True)
+    ]
     if not retain:
         tape.release(here())
     results, start = [], 0
@@ -247,6 +282,9 @@ def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> N
 
 
 def _take_out(x: Any, op: str, intentional: bool) -> Any:
+    if is_formatted(x):  # extract_data gives plain data; stop_gradient keeps the labels
+        data = _take_out(x.data, op, intentional)
+        return FormattedArray(data, x.format) if intentional else data
     if isinstance(x, (list, tuple)):
         return type(x)(_take_out(v, op, intentional) for v in x)
     if isinstance(x, dict):
@@ -258,8 +296,11 @@ def _take_out(x: Any, op: str, intentional: bool) -> Any:
         return x._data
     where = here()
     record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
-    tape.extractions.append(Extraction(x._node, where, record.index, intentional))
-    return _copy(x._data)
+    extraction = Extraction(x._node, where, record.index, intentional)
+    tape.extractions.append(extraction)
+    data = _copy(x._data)
+    tape.extracted[id(data)] = (data, extraction)
+    return data
 
 
 def extract_data(x: Any) -> Any:
@@ -269,8 +310,18 @@ def extract_data(x: Any) -> Any:
     anything computed from it gets no gradient (``gradient`` warns when that
     happens). Lists, tuples and dicts are handled element by element.
 
+    ``traced(extract_data(y))`` inside the evaluated function starts a **new
+    independent variable** on the running trace, with the value of ``y``: gradients
+    with respect to it are those of what is computed from it (and, as with any
+    extraction, nothing flows back through it to what ``y`` was computed from).
+
     >>> extract_data(traced([1.0, 2.0]))
     array([1., 2.])
+    >>> def f(x):
+    ...     z = traced(extract_data(x * x))  # a new variable, z = x**2
+    ...     return gradient(np.sum(z * z * z), z)
+    >>> evaluate(f, traced([1.0, 2.0]))  # 3 z**2
+    array([ 3., 48.])
     """
     return _take_out(x, "extract_data", intentional=False)
 
@@ -344,4 +395,12 @@ def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
     return positions
 
 
-__all__ = ["Traced", "evaluate", "extract_data", "gradient", "stop_gradient", "value_and_gradient"]
+__all__ = [
+    "Traced",
+    "evaluate",
+    "extract_data",
+    "gradient",
+    "new_variables",
+    "stop_gradient",
+    "value_and_gradient",
+]

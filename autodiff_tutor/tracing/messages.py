@@ -217,7 +217,8 @@ def outside_evaluate(ended: Tape | None) -> TracingError:
 
 _ORIGIN_HINTS = {
     "inside": "pass the value to evaluate() as an argument, e.g. evaluate(f, x1, traced(x2)), "
-    "and differentiate with respect to that parameter",
+    "and differentiate with respect to that parameter (or, to start a new variable from "
+    "a value computed inside, write traced(extract_data(value)))",
     "outside": "pass it to evaluate() as an argument: evaluate(f, ..., w), and use the "
     "parameter inside the function",
     "ended": "compute the value and its gradient in the same evaluate() call; to start "
@@ -359,10 +360,17 @@ def cut_by_extraction(call: str, y: str, x: str, extraction: Extraction) -> Trac
     >>> error.message.split(".")[0]
     'gradient(y, x): y does not depend on x through the trace'
     """
+    restarted = (
+        " traced() started a new variable from that data: gradients with respect to it "
+        "are those of what is computed from it, and nothing flows back to "
+        f"{x} through it."
+        if extraction.new_variable
+        else ""
+    )
     return TracingError(
         f"{call}: {y} does not depend on {x} through the trace. extract_data() at "
         f"{extraction.where} took out the data of a value computed from {x}, and that "
-        f"cut every path from {x} to {y}: the gradient would silently be zero.",
+        f"cut every path from {x} to {y}: the gradient would silently be zero.{restarted}",
         location(),
         hint="compute with the traced value itself (x ** 2, not extract_data(x) ** 2); "
         "use extract_data() only to read values, after gradient()",
