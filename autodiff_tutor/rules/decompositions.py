@@ -2,8 +2,9 @@
 log-determinant), ``eigh`` (eigenvalues and eigenvectors of a symmetric matrix) and
 ``svd`` (with ``full_matrices=False``, or the singular values alone).
 
-Their results are tuples (``list_result``): the rule's ``g`` holds one gradient per
-result (zeros for results nobody read), the tangent one tangent per result. The
+Their results are tuples (``list_result``), read by unpacking, by index or by numpy's
+field names (``fields``: ``res.eigenvalues`` is ``res[0]``): the rule's ``g`` holds one
+gradient per result (zeros for results nobody read), the tangent one per result. The
 formulas are in :mod:`autodiff_tutor.runtime.helpers_linalg`; ``np.linalg`` works on
 numbers only, so the records are checked numerically (central differences in float64
 and the transpose identity of vjp and jvp).
@@ -23,22 +24,11 @@ defvjp, defjvp = family.defvjp, family.defjvp
 
 NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
 
-RESULT_FIELDS = {
-    "sign": "slogdet(a)[0]",
-    "logabsdet": "slogdet(a)[1]",
-    "eigenvalues": "eigh(a)[0]",
-    "eigenvectors": "eigh(a)[1]",
-    "U": "svd(a)[0]",
-    "S": "svd(a)[1]",
-    "Vh": "svd(a)[2]",
-}
-"""The named fields of numpy's results and the index the compiler reads them by
-(``res.eigenvalues`` is ``res[0]``): the compiler's refusal of the attribute names it."""
-
 
 @defvjp(
     "slogdet",
     list_result=True,
+    fields=("sign", "logabsdet"),
     math="(sign det A, log |det A|)",
     convention="the sign is piecewise constant (zero gradient); A must be invertible (uses inv(A))",
     symbolic=NUMBERS_ONLY,
@@ -55,6 +45,7 @@ def slogdet_tangent(out, xp, x, *, d_x):
 @defvjp(
     "eigh",
     list_result=True,
+    fields=("eigenvalues", "eigenvectors"),
     math="(w, V) with A = V diag(w) V^T, A symmetric",
     convention="the gradient is the symmetric one (numpy reads one triangle: perturb A "
     "symmetrically); eigenvectors are defined up to sign, so only losses that do not "
@@ -97,6 +88,7 @@ def _reduced_only(full_matrices=True, compute_uv=True, hermitian=False):
 @defvjp(
     "svd",
     list_result=True,
+    fields=("U", "S", "Vh"),
     math="(U, s, Vh) with A = U diag(s) Vh",
     convention="full_matrices=False only; singular vectors are defined up to sign; at "
     "repeated or zero singular values the vectors have no derivative: gradients reaching "

@@ -179,6 +179,7 @@ class Rule:
     broadcasting: bool = False
     sequence: bool = False
     list_result: bool = False
+    fields: tuple[str, ...] = ()
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
@@ -249,6 +250,7 @@ class Family:
         broadcasting: bool = False,
         sequence: bool = False,
         list_result: bool = False,
+        fields: tuple[str, ...] = (),
         convention: str = "",
         math: str = "",
         check: Callable[..., None] | None = None,
@@ -266,7 +268,8 @@ class Family:
         list of arrays (``concatenate``, ``stack``); ``list_result`` marks ops that
         return a list or a tuple of arrays (``split``, ``linalg.eigh``): their ``g`` is
         a list with one gradient per item (zeros for items nobody read), their tangent
-        a list; ``convention`` documents the value
+        a list, and ``fields`` names the items of numpy's named tuple
+        (``res.eigenvalues`` is ``res[0]``); ``convention`` documents the value
         taken at non-differentiable points; ``check(**options)`` raises an
         ``AutodiffError`` for option values the formula does not cover
         (``svd(a, full_matrices=True)``): the rule then refuses, at the call, instead of
@@ -310,6 +313,7 @@ class Family:
                 broadcasting=broadcasting,
                 sequence=sequence,
                 list_result=list_result,
+                fields=tuple(fields),
                 convention=convention,
                 math=math,
                 check=check,
