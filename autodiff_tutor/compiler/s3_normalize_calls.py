@@ -17,8 +17,6 @@ from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
-LIST_RESULTS = {"unstack", "split_like", "make_list", "list_append"}
-
 
 class CallsMixin:
     """Lowering of calls into primitive, op-call and opaque steps."""
@@ -203,15 +201,18 @@ class CallsMixin:
         return ast.copy_location(call, node)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
-        """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
+        """Options a rule restricts (svd's ``full_matrices``) must be literals the rule
+        covers; an input it checks (einsum's ``subscripts``) is checked when literal."""
         if rule.check is None:
             return
         values = dict(rule.options)
-        for name in rule.options:
+        for name in rule.checked_parameters():
             if name in bound:
                 try:
                     values[name] = ast.literal_eval(bound[name])
                 except ValueError:
+                    if name in rule.inputs:
+                        return  # a computed input: the rule checks it when it runs
                     self._refuse(
                         bound[name],
                         f"the option '{name}' must be a literal here, so the compiler can "
@@ -293,13 +294,13 @@ class CallsMixin:
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         key = (op, ast.dump(value))
-        if target is None and key in self.computed and op not in LIST_RESULTS:
+        if target is None and key in self.computed and not rule.list_result:
             return ast.Name(self.computed[key], ast.Load())  # x[i] read twice: one value
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
         name = self._emit(step, node)
         self.computed.setdefault(key, name.id)
-        if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
+        if rule.list_result:  # its gradient is a list too: accumulate with add_lists
             self.list_names.add(name.id)
         return name
 

@@ -107,12 +107,14 @@ def _checked(record: Record, gradient: Any, raw: Any) -> Any:
 def _rule_step(record: Record, g: Any, reach: set[int], adjoints: dict[int, Any]) -> None:
     p = record.payload
     rule = p.rule
+    if rule.list_result:  # one gradient per result: zeros for the results nobody read
+        g = [zeros_like(o) if gi is None else gi for gi, o in zip(g, p.out, strict=True)]
     wanted = [
         any(m in reach for m in n) if isinstance(n, list) else (n is not None and n in reach)
         for n in p.nodes
     ]
     flat = [v for x in p.inputs for v in (x if isinstance(x, list) else [x])]
-    arguments = {"g": g, "out": p.out, "xp": array_module(p.out, *flat)}
+    arguments = {"g": g, "out": p.out, "xp": array_module(*flat)}
     arguments.update(zip(rule.inputs, p.inputs, strict=True))
     arguments.update(p.options)
     grads = input_gradients(rule, arguments, wanted)
@@ -175,5 +177,5 @@ def backpropagate(tape: Tape, y: int, seed: Any, records: list[Record], reach: s
         if record.kind == "custom":
             _custom_step(record, gs, reach, adjoints)
         else:
-            _rule_step(record, gs[0], reach, adjoints)
+            _rule_step(record, gs if record.payload.rule.list_result else gs[0], reach, adjoints)
     return adjoints

@@ -153,7 +153,17 @@ def element_into_plain() -> TracingError:
     )
 
 
-def escape(what: str) -> TracingEscapeError:
+COPY_HINT = (
+    "np.array(x) and np.asarray(x) make plain numpy arrays (numpy converts through "
+    "__array__, which cannot return a traced value); for a copy that keeps the gradient "
+    "write x.copy() or np.copy(x), or use x itself; np.stack([...]) rather than "
+    "np.array([...]) for a list of traced values; if a constant is meant, say so with "
+    "stop_gradient(x); to read the numbers, call extract_data() after gradient()"
+)
+"""The hint of a conversion to a numpy array (``np.array(x)``, ``np.asarray(x)``)."""
+
+
+def escape(what: str, hint: str = "") -> TracingEscapeError:
     """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced.
 
     >>> escape("float()").message.split(":")[0]
@@ -164,7 +174,8 @@ def escape(what: str) -> TracingEscapeError:
         "follow: everything computed from it would count as a constant and silently get "
         "no gradient.",
         location(),
-        hint="keep computing with the traced array (x[0] rather than float(x[0]); "
+        hint=hint
+        or "keep computing with the traced array (x[0] rather than float(x[0]); "
         "np.stack([...]) rather than np.array([...])); if a constant is meant, say so "
         "with stop_gradient(x); to read the numbers, call extract_data() after gradient()",
     )
