@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -40,6 +40,8 @@ from autodiff_tutor.compiler.s4_activity import Activity, analyze
 from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
 from autodiff_tutor.compiler.s6_optimize import optimize
+from autodiff_tutor.compiler.s6_simplify import simplify
+from autodiff_tutor.compiler.s6_specialize import drop_sites, guard_key, probe_sites, shape_static
 from autodiff_tutor.compiler.s7_memory import plan_memory
 from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
@@ -54,6 +56,7 @@ from autodiff_tutor.compiler.s9_emit import (
     render_jvp,
 )
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.runtime.backend import ones_like
 
 
 @dataclass
@@ -90,6 +93,9 @@ class Derivative:
     activity: Activity
     generated: Generated
     parsed: ParsedFunction
+    #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
+    #: general pair serves that key); see :func:`specialized_pair`
+    specializations: dict[Any, Specialized | None] = field(default_factory=dict)
 
     @functools.cached_property
     def wrt_positions(self) -> tuple[int, ...]:
@@ -156,10 +162,14 @@ def _generate(
     wrt: list[str],
     in_place: bool,
     record: dict[str, str] | None,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> memory -> forward."""
+    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
     backward = optimize(adjoint.backward, adjoint.seeds[0])
+    if transform is not None:
+        keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
+        backward = transform(backward, keep)
     memory = plan_memory(program, backward, adjoint.seeds, in_place)
     generated = Generated(
         program.name,
@@ -182,6 +192,72 @@ def _generate(
         record["memory"] = memory.describe()
         record["forward"] = render_forward(generated)
     return generated
+
+
+@dataclass
+class Specialized:
+    """A forward/backward pair for one guard key: argument shapes, dtypes, integers."""
+
+    key: tuple[Any, ...]
+    forward: Callable[..., Any]
+    backward: Callable[..., Any]
+    forward_source: str
+    backward_source: str
+
+
+def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
+    """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
+    gradient): probe which ``unbroadcast`` calls give their gradient back, drop them,
+    simplify. ``None`` when the program is not shape-static or ``args`` are of a kind
+    the guard does not know (see :mod:`.s6_specialize`)."""
+    program, parsed = derivative.program, derivative.parsed
+    key = guard_key(tuple(args))
+    if key is None or not shape_static(program):
+        return None
+    wrt = list(derivative.wrt)
+
+    def generate(transform) -> Generated:
+        generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
+        _avoid_helper_clashes(generated, program, parsed)
+        return generated
+
+    probe = generate(lambda backward, keep: probe_sites(backward))
+    probe.seeds = [*probe.seeds, "site_flags"]
+    name = f"{parsed.name}_probe"
+    forward, backward = compile_sources(
+        name, [render_forward(probe), render_backward(probe)], parsed.fn
+    )
+    flags: dict[int, bool] = {}
+    out, memory = forward(*args)
+    backward(ones_like(out), flags, memory)
+    identity = {site for site, same in flags.items() if same}
+    specialized = generate(lambda b, keep: simplify(drop_sites(b, identity), keep))
+    forward_src, backward_src = render_forward(specialized), render_backward(specialized)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    return Specialized(key, forward, backward, forward_src, backward_src)
+
+
+#: Specializations kept per derivative; calls with further shapes run the general pair.
+MAX_SPECIALIZATIONS = 8
+
+
+def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
+    """The specialized pair for the shapes and dtypes of ``args`` (made at the first
+    call with them), or ``None``: run the general pair."""
+    key = guard_key(tuple(args))
+    if key is None:
+        return None
+    found = derivative.specializations.get(key, False)
+    if found is not False:
+        return found
+    if len(derivative.specializations) >= MAX_SPECIALIZATIONS:
+        return None
+    try:
+        found = compile_specialized(derivative, args)
+    except Exception:  # the probe failed: the general code runs (and reports the error)
+        found = None
+    derivative.specializations[key] = found
+    return found
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:

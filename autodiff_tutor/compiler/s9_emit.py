@@ -8,7 +8,8 @@ module globals (so later changes to a global constant are seen) with the runtime
 helpers passed in as closure values.
 
 >>> from autodiff_tutor.compiler import code
->>> from autodiff_tutor.compiler.s7_memory import Memory
+>>> from autodiff_tutor.compiler.s6_specialize import probe_site
+from autodiff_tutor.compiler.s7_memory import Memory
 >>> g = Generated("f", ["x"], ["x"], ["out"], False,
 ...               forward=[code.assign("out", ast.parse("x * x", mode="eval").body)],
 ...               backward=[code.assign("d_x", ast.parse("2 * d_out * x", mode="eval").body,
@@ -36,6 +37,7 @@ from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_tangent import Tangents
+from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, helpers
@@ -52,6 +54,7 @@ RUNTIME.update(
     unbound=backend.unbound,
     Stack=Stack,
     differentiable=as_op,
+    probe_site=probe_site,
 )
 
 _counter = itertools.count(1)
