@@ -120,3 +120,14 @@ def test_data_dependent_shapes_are_not_specialized(fn):
     for x in (np.array([1.0, -2.0, 3.0]), np.array([-1.0, -2.0, 2.5]), np.array([-5.0, 1.0, 1.0])):
         for _ in range(2):
             _check(fn, (x,), [0], [g(x)])
+
+
+def test_large_arguments_free_dead_values_with_the_same_gradients():
+    x = np.random.default_rng(2).uniform(-1.5, 1.5, 70_000)  # past RELEASE_FROM
+    both = value_and_grad(rosenbrock)
+    for _ in range(3):
+        value, dx = both(x)
+    pair = differentiable(rosenbrock).derivative(0).specializations[((x.shape, x.dtype),)]
+    assert "del " in pair.forward_source and "del " not in pair.backward_source
+    np.testing.assert_allclose(dx, autograd_gradient(rosenbrock, (x,), 0), rtol=1e-12)
+    assert np.isclose(value, rosenbrock(x), rtol=1e-14)

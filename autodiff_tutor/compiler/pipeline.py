@@ -41,9 +41,15 @@ from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
 from autodiff_tutor.compiler.s6_optimize import optimize
 from autodiff_tutor.compiler.s6_simplify import simplify
-from autodiff_tutor.compiler.s6_specialize import drop_sites, guard_key, probe_sites, shape_static
+from autodiff_tutor.compiler.s6_specialize import (
+    drop_sites,
+    guard_key,
+    probe_sites,
+    rematerialize,
+    shape_static,
+)
 from autodiff_tutor.compiler.s7_memory import plan_memory
-from autodiff_tutor.compiler.s8_forward import build_forward
+from autodiff_tutor.compiler.s8_forward import build_forward, release_dead
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
     Line,
@@ -207,9 +213,11 @@ class Specialized:
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
-    gradient): probe which ``unbroadcast`` calls give their gradient back, drop them,
-    simplify. ``None`` when the program is not shape-static or ``args`` are of a kind
-    the guard does not know (see :mod:`.s6_specialize`)."""
+    gradient): probe which ``unbroadcast`` calls give their gradient back and which
+    ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
+    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; free dead values of
+    a large forward early. ``None`` when the program is not shape-static or ``args``
+    are of a kind the guard does not know (see :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
     if key is None or not shape_static(program):
@@ -227,14 +235,28 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     forward, backward = compile_sources(
         name, [render_forward(probe), render_backward(probe)], parsed.fn
     )
-    flags: dict[int, bool] = {}
+    flags: dict[int, str | None] = {}
     out, memory = forward(*args)
     backward(ones_like(out), flags, memory)
-    identity = {site for site, same in flags.items() if same}
-    specialized = generate(lambda b, keep: simplify(drop_sites(b, identity), keep))
+    forms = {site: form for site, form in flags.items() if form is not None}
+    specialized = generate(
+        lambda b, keep: simplify(rematerialize(drop_sites(b, forms), program), keep)
+    )
+    if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
+        kept = {*specialized.memory.names, *specialized.outputs}
+        specialized.forward = release_dead(specialized.forward, kept)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
     return Specialized(key, forward, backward, forward_src, backward_src)
+
+
+#: Arguments with at least this many elements get a specialized forward that frees
+#: its dead intermediates (``del``) as it goes.
+RELEASE_FROM = 1 << 16
+
+
+def _largest(args: Sequence[Any]) -> int:
+    return max((getattr(a, "size", 1) for a in args), default=0)
 
 
 #: Specializations kept per derivative; calls with further shapes run the general pair.

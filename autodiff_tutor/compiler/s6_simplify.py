@@ -2,8 +2,8 @@
 
 Three rewrites, each keeping what the code computes (to float rounding):
 
-- *copies*: ``d_t5 = d_t7`` where both names are assigned once: ``d_t5`` is read as
-  ``d_t7`` and the statement goes;
+- *copies*: ``d_t5 = d_t7`` where ``d_t5`` is assigned once and ``d_t7`` is not
+  assigned or changed after it: ``d_t5`` is read as ``d_t7`` and the statement goes;
 - *single reads*: a gradient made of arithmetic and read once, by the next statements
   of the same block, is written into that read (``d_t2 = -d_b`` then
   ``d_t2 = d_t2 + e`` becomes ``d_t2 = e - d_b``), unless a statement in between
@@ -138,7 +138,9 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
             target, value = found
             if not isinstance(value, ast.Name) or target in keep:
                 continue
-            if bound[target] != 1 or bound[value.id] > 1:
+            if bound[target] != 1:
+                continue
+            if bound[value.id] > 1 and not (block is statements and _final(block, i, value.id)):
                 continue
             if value.id in bound and not _bound_before(statements, value.id, statement):
                 continue
@@ -147,6 +149,15 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
                 _Rename(target, value).visit(other)
             return True  # the lists changed: count again
     return changed
+
+
+def _final(block: list[ast.stmt], i: int, name: str) -> bool:
+    """Whether no statement after ``block[i]`` binds or changes ``name``."""
+    for statement in block[i + 1 :]:
+        for inner in _walk([statement]):
+            if name in _bound(inner) or (isinstance(inner, ast.Expr) and _reads_name(inner, name)):
+                return False
+    return True
 
 
 def _bound_before(statements: list[ast.stmt], name: str, statement: ast.stmt) -> bool:
@@ -280,8 +291,14 @@ class _Factors(ast.NodeTransformer):
         left_rest = list(left)
         for factor in shared:
             left_rest.remove(factor)
-        total = ast.BinOp(_product(left_rest), ast.Add(), _product(rest))
+        total = _sum(_product(left_rest), _product(rest))
         return _product([*shared, total])
+
+
+def _sum(a: ast.expr, b: ast.expr) -> ast.expr:
+    if _number(a) and _number(b):
+        return ast.Constant(a.value + b.value)
+    return ast.BinOp(a, ast.Add(), b)
 
 
 def _factors(node: ast.expr) -> list[ast.expr]:
@@ -292,11 +309,14 @@ def _factors(node: ast.expr) -> list[ast.expr]:
 
 
 def _product(factors: list[ast.expr]) -> ast.expr:
-    if not factors:
-        return ast.Constant(1)
-    numbers = [f for f in factors if _number(f)]
+    """The product of ``factors``, their numbers multiplied into one, in front (a
+    factor 1 goes, unless it is the only one)."""
     others = [f for f in factors if not _number(f)]
-    ordered = (numbers[:1] + others + numbers[1:]) if numbers else others
+    scale = 1
+    for factor in factors:
+        if _number(factor):
+            scale = scale * factor.value
+    ordered = others if scale == 1 and others else [ast.Constant(scale), *others]
     result = ordered[0]
     for factor in ordered[1:]:
         result = ast.BinOp(result, ast.Mult(), factor)

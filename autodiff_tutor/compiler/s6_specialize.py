@@ -19,7 +19,7 @@ and integer values (:func:`guard_key`); anything else runs the general code.
 >>> [ast.unparse(s) for s in probe_sites(tree)]  # doctest: +NORMALIZE_WHITESPACE
 ['d_a = probe_site(site_flags, 0, unbroadcast, d_t, t1)',
  'd_b = probe_site(site_flags, 1, unbroadcast, -d_t, t2)']
->>> [ast.unparse(s) for s in drop_sites(tree, {1})]
+>>> [ast.unparse(s) for s in drop_sites(tree, {1: "same"})]
 ['d_a = unbroadcast(d_t, t1)', 'd_b = -d_t']
 >>> guard_key((np.zeros((2, 3)), 4))
 (((2, 3), dtype('float64')), (<class 'int'>, 4))
@@ -33,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.ir import Branch, Loop, Program
+from autodiff_tutor.compiler.ir import Branch, Loop, Program, Step
 
-#: Helpers that return their first argument unchanged when its shape and dtype are
-#: already those of their second.
-PROBED = ("unbroadcast", "cast_like")
+#: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
+#: return their first argument unchanged when its shape and dtype are already those
+#: of their second; ``matmul_dx``/``matmul_dy`` of matrices are one product.
+PROBED = {"unbroadcast": 2, "cast_like": 2, "matmul_dx": 3, "matmul_dy": 3}
 #: The names the probed backward uses (a user's variable of that name: no probing).
 PROBE_NAMES = ("probe_site", "site_flags")
 #: Calls a shape-static program may make in its static steps (values that are not
@@ -156,32 +157,47 @@ def guard_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 class _Sites(ast.NodeTransformer):
     """Numbers the probed helper calls in one fixed order (the same for both uses)."""
 
-    def __init__(self, drop: set[int] | None):
-        self.drop = drop  # None: probe every site
+    def __init__(self, forms: dict[int, str] | None):
+        self.forms = forms  # None: probe every site
         self.count = 0
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         func = node.func
-        if not (isinstance(func, ast.Name) and func.id in PROBED) or len(node.args) != 2:
+        if not (isinstance(func, ast.Name) and func.id in PROBED) or node.keywords:
             return node
-        if node.keywords:
+        if len(node.args) != PROBED[func.id]:
             return node
         site = self.count
         self.count += 1
-        if self.drop is None:
+        if self.forms is None:
             flags = ast.Name(PROBE_NAMES[1], ast.Load())
             return ast.Call(
                 ast.Name(PROBE_NAMES[0], ast.Load()),
                 [flags, ast.Constant(site), func, *node.args],
                 [],
             )
-        return node.args[0] if site in self.drop else node
+        form = self.forms.get(site)
+        if form is None:
+            return node
+        return _WRITE[form](*node.args)
 
 
-def _transformed(statements: list[ast.stmt], drop: set[int] | None) -> list[ast.stmt]:
+def _transpose(node: ast.expr) -> ast.expr:
+    return ast.Attribute(node, "T", ast.Load())
+
+
+#: How a site that always took one form is written.
+_WRITE = {
+    "same": lambda g, x: g,
+    "matrix_dx": lambda g, x, y: ast.BinOp(g, ast.MatMult(), _transpose(y)),
+    "matrix_dy": lambda g, x, y: ast.BinOp(_transpose(x), ast.MatMult(), g),
+}
+
+
+def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> list[ast.stmt]:
     keep = {id(s.replays): s.replays for s in _walk(statements) if hasattr(s, "replays")}
-    sites = _Sites(drop)
+    sites = _Sites(forms)
     out = [sites.visit(copy.deepcopy(s, dict(keep))) for s in statements]
     return [ast.fix_missing_locations(s) for s in out]
 
@@ -194,28 +210,84 @@ def _walk(statements: list[ast.stmt]):
 
 
 def probe_sites(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """A copy of the backward whose probed helper calls record, by site number,
-    whether each returned its gradient unchanged (:func:`probe_site`)."""
+    """A copy of the backward whose probed helper calls record, by site number, the
+    form each took (:func:`probe_site`)."""
     return _transformed(statements, None)
 
 
-def drop_sites(statements: list[ast.stmt], identity: set[int]) -> list[ast.stmt]:
-    """A copy of the backward with the helper calls at ``identity`` sites replaced by
-    their gradient argument."""
-    return _transformed(statements, identity)
+def drop_sites(statements: list[ast.stmt], forms: dict[int, str]) -> list[ast.stmt]:
+    """A copy of the backward with the helper calls at the sites of ``forms`` written
+    out: the gradient itself (``same``), or one matrix product."""
+    return _transformed(statements, forms)
 
 
-def probe_site(flags: dict[int, bool], site: int, helper: Any, g: Any, x: Any) -> Any:
-    """Run ``helper(g, x)`` and record at ``site`` whether it gave ``g`` back (at
-    every run of that site).
+def probe_site(flags: dict[int, str | None], site: int, helper: Any, *args: Any) -> Any:
+    """Run ``helper(*args)`` and record at ``site`` the form it took: ``same`` (it gave
+    its gradient back), ``matrix_dx``/``matrix_dy`` (a product of float matrices of
+    one dtype), or ``None``; a site that took two forms gets ``None``.
 
     >>> flags = {}
     >>> from autodiff_tutor.runtime.helpers import unbroadcast
     >>> _ = probe_site(flags, 0, unbroadcast, np.ones(2), np.zeros(2))
     >>> _ = probe_site(flags, 1, unbroadcast, np.ones((3, 2)), np.zeros(2))
     >>> flags
-    {0: True, 1: False}
+    {0: 'same', 1: None}
     """
-    result = helper(g, x)
-    flags[site] = flags.get(site, True) and result is g
+    result = helper(*args)
+    form = _form(helper.__name__, args, result)
+    flags[site] = form if flags.get(site, form) == form else None
     return result
+
+
+def _form(helper: str, args: tuple[Any, ...], result: Any) -> str | None:
+    if helper in ("unbroadcast", "cast_like"):
+        return "same" if result is args[0] else None
+    matrices = all(type(a) is np.ndarray and a.ndim == 2 for a in args)
+    if matrices and len({a.dtype for a in (*args, result)}) == 1:
+        return "matrix_" + helper.removeprefix("matmul_")
+    return None
+
+
+def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt]:
+    """The backward reading ``c * a`` (a number times a value it reads anyway) where it
+    read ``t``, for each top-level ``t = c * a`` of the program: one multiplication
+    more, one array fewer in memory (``t`` is kept only if read elsewhere).
+
+    >>> from autodiff_tutor.compiler.pipeline import front_end
+    >>> def f(x):
+    ...     a = x * x
+    ...     return np.sum(100.0 * a * a)
+    >>> tree = ast.parse("d_a = d_t2 * t1 + d_t2 * a * 100.0").body
+    >>> [ast.unparse(s) for s in rematerialize(tree, front_end(f).program)]
+    ['d_a = d_t2 * (100.0 * a) + d_t2 * a * 100.0']
+    """
+    counts: dict[str, int] = {}
+    for step in program.all_steps():
+        for name in step.defined():
+            counts[name] = counts.get(name, 0) + 1
+    read = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}
+    scaled: dict[str, ast.expr] = {}
+    for step in program.steps:  # top level only: one value per name
+        if not (isinstance(step, Step) and step.op == "multiply" and counts[step.target] == 1):
+            continue
+        operands = list(step.inputs.values())
+        numbers = [o for o in operands if isinstance(o, ast.Constant)]
+        names = [o for o in operands if isinstance(o, ast.Name)]
+        if len(numbers) == 1 and len(names) == 1 and type(numbers[0].value) in (int, float):
+            value = names[0].id
+            if counts.get(value, 0) <= 1 and value in read:
+                scaled[step.target] = ast.BinOp(numbers[0], ast.Mult(), names[0])
+    if not scaled:
+        return statements
+    rewrite = _Scaled(scaled)
+    return [ast.fix_missing_locations(rewrite.visit(s)) for s in statements]
+
+
+class _Scaled(ast.NodeTransformer):
+    def __init__(self, scaled: dict[str, ast.expr]):
+        self.scaled = scaled
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.scaled:
+            return copy.deepcopy(self.scaled[node.id])
+        return node

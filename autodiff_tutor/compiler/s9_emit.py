@@ -8,8 +8,7 @@ module globals (so later changes to a global constant are seen) with the runtime
 helpers passed in as closure values.
 
 >>> from autodiff_tutor.compiler import code
->>> from autodiff_tutor.compiler.s6_specialize import probe_site
-from autodiff_tutor.compiler.s7_memory import Memory
+>>> from autodiff_tutor.compiler.s7_memory import Memory
 >>> g = Generated("f", ["x"], ["x"], ["out"], False,
 ...               forward=[code.assign("out", ast.parse("x * x", mode="eval").body)],
 ...               backward=[code.assign("d_x", ast.parse("2 * d_out * x", mode="eval").body,
