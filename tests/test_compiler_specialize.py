@@ -131,3 +131,19 @@ def test_large_arguments_free_dead_values_with_the_same_gradients():
     assert "del " in pair.forward_source and "del " not in pair.backward_source
     np.testing.assert_allclose(dx, autograd_gradient(rosenbrock, (x,), 0), rtol=1e-12)
     assert np.isclose(value, rosenbrock(x), rtol=1e-14)
+
+
+def reshaped(x, w, shape):
+    return np.sum(np.reshape(x, shape) * w)
+
+
+def test_an_integer_array_that_decides_shapes_is_not_specialized_on():
+    x, w = np.arange(1.0, 7.0), np.array([1.0, 2.0, 3.0])
+    both = value_and_grad(reshaped, wrt=[0, 1])
+    for shape in ([2, 3], [2, 3], [6, 1], [6, 1], [2, 3]):
+        args = (x, w, np.array(shape))
+        _, gradients = both(*args)
+        fixed = np.array(shape)
+        _check(lambda x, w: reshaped(x, w, fixed), (x, w), [0, 1], gradients)
+    derivative = differentiable(reshaped).derivative([0, 1])
+    assert all(pair is None for pair in derivative.specializations.values())

@@ -47,6 +47,7 @@ from autodiff_tutor.compiler.s6_specialize import (
     probe_sites,
     rematerialize,
     shape_static,
+    value_params,
 )
 from autodiff_tutor.compiler.s7_memory import plan_memory
 from autodiff_tutor.compiler.s8_forward import build_forward, release_dead
@@ -222,6 +223,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     key = guard_key(tuple(args))
     if key is None or not shape_static(program):
         return None
+    by_value = value_params(program)
+    if any(
+        hasattr(a, "shape") for p, a in zip(program.params, args, strict=False) if p in by_value
+    ):
+        return None  # an array whose values may decide shapes: the key does not hold them
     wrt = list(derivative.wrt)
 
     def generate(transform) -> Generated:

@@ -66,10 +66,10 @@ def shape_static(program: Program) -> bool:
     for node in _regions(program.steps):
         if isinstance(node, Branch) or (isinstance(node, Loop) and node.kind != "for"):
             return False
-    masks: set[str] = set()
+    masks: set[str] = set()  # boolean values (and values made from them)
     for step in program.all_steps():
         if step.kind == "static":
-            if _has_compare(step.value):
+            if _has_compare(step.value) or _reads(step.value) & masks:
                 masks.update(step.defined())
             elif not _static_value(step.value):
                 return False
@@ -82,6 +82,52 @@ def shape_static(program: Program) -> bool:
         elif step.kind != "copy":
             return False  # a custom operation or a helper: its shapes are its own
     return True
+
+
+def value_params(program: Program) -> set[str]:
+    """Parameters whose *values* (not only shapes) a shape-static program's shapes may
+    depend on: read by a static value (``range(n)``) or an option (``axis=k``), directly
+    or through other static values. Their integers are in the guard key; an array
+    given for one is not specialized on.
+
+    >>> from autodiff_tutor.compiler.pipeline import front_end
+    >>> def f(x, n, shape):
+    ...     return np.sum(np.reshape(x[:n], shape)) + x.shape[0]
+    >>> sorted(value_params(front_end(f).program))
+    ['n', 'shape']
+    """
+    static = {t: s for s in program.all_steps() if s.kind == "static" for t in s.defined()}
+    found: set[str] = set()
+    for step in program.all_steps():
+        for option in step.options.values():
+            found |= _value_reads(option)
+        if step.kind == "static":
+            found |= _value_reads(step.value)
+    pending = list(found)
+    while pending:
+        name = pending.pop()
+        if name in static:
+            for read in _value_reads(static[name].value) - found:
+                found.add(read)
+                pending.append(read)
+    return found & set(program.params)
+
+
+def _value_reads(node: ast.AST) -> set[str]:
+    """Names read for their value: not those only read for a shape (``x.shape``,
+    ``len(x)``)."""
+    shape_only: set[int] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr in _SHAPE_ATTRIBUTES - {"T"}:
+            shape_only.add(id(inner.value))
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+            if inner.func.id == "len":
+                shape_only.update(id(a) for a in inner.args)
+    return {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only
+    }
 
 
 def _regions(nodes: list) -> list:
