@@ -181,13 +181,12 @@ def _fast_call(
     :func:`owned` does). It runs the pair specialized on the arguments' shapes and
     dtypes where there is one (``f.show(specialized=True)``). ``None``, before
     anything ran, hands the call to the general path."""
-    positions = derivative.wrt_positions
     if len(args) != len(derivative.program.params):
         return None
     for value in args:
         if isinstance(value, _CONTAINERS):
             return None
-    for i in positions:
+    for i in derivative.wrt_positions:
         value = args[i]
         if type(value) is not np.ndarray or value.dtype.kind != "f":
             return None
@@ -199,10 +198,11 @@ def _fast_call(
         seed = _scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
     gradients = pair.backward(seed, memory)
     for g in gradients:
-        if not (type(g) is np.ndarray and g.flags.owndata and g.flags.writeable) or any(
-            g is a for a in args
-        ):
+        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
             return out, owned(gradients, [seed, *args])
+        for value in args:
+            if g is value:
+                return out, owned(gradients, [seed, *args])
     if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
         return out, owned(gradients, [seed, *args])
     return out, gradients
