@@ -9,6 +9,8 @@ the shapes change, and that what ``show(specialized=True)`` prints is that code.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from oracles import autograd_gradient, central_difference
@@ -141,9 +143,43 @@ def test_an_integer_array_that_decides_shapes_is_not_specialized_on():
     x, w = np.arange(1.0, 7.0), np.array([1.0, 2.0, 3.0])
     both = value_and_grad(reshaped, wrt=[0, 1])
     for shape in ([2, 3], [2, 3], [6, 1], [6, 1], [2, 3]):
-        args = (x, w, np.array(shape))
-        _, gradients = both(*args)
         fixed = np.array(shape)
-        _check(lambda x, w: reshaped(x, w, fixed), (x, w), [0, 1], gradients)
+        _, gradients = both(x, w, fixed)
+        _check(functools.partial(reshaped, shape=fixed), (x, w), [0, 1], gradients)
     derivative = differentiable(reshaped).derivative([0, 1])
     assert all(pair is None for pair in derivative.specializations.values())
+
+
+def _corpora():
+    from corpus_flow import load_all
+    from corpus_straight import CORPUS
+
+    straight = [(fn, sample, None) for fn, sample in CORPUS]
+    flow = [(p.fn, p.sample, list(p.wrt)) for p in load_all() if not p.bug]
+    return straight + flow
+
+
+def test_every_corpus_program_gives_the_same_gradients_when_specialized():
+    """The general pair is checked against finite differences and autograd by the
+    corpus tests; here every program's specialized pair (second call, same shapes)
+    must agree with it to rounding, and a call with other inputs as well."""
+    specialized = 0
+    for fn, sample, wrt in _corpora():
+        args = sample(np.random.default_rng(3))
+        wrt = wrt if wrt is not None else list(range(len(args)))
+        both = value_and_grad(fn, wrt=wrt)
+        try:
+            first_value, first = both(*args)
+        except Exception:  # noqa: BLE001 - refused programs are the corpus tests' business
+            continue
+        value, gradients = both(*args)
+        np.testing.assert_allclose(value, first_value, rtol=1e-12, err_msg=fn.__name__)
+        for g, expected in zip(gradients, first, strict=True):
+            scale = np.max(np.abs(expected), initial=1.0)
+            np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-12 * scale)
+            assert np.shape(g) == np.shape(expected) and np.result_type(g) == np.result_type(
+                expected
+            ), fn.__name__
+        derivative = differentiable(fn).derivative(wrt)
+        specialized += any(p is not None for p in derivative.specializations.values())
+    assert specialized >= 30, f"only {specialized} corpus programs were specialized"

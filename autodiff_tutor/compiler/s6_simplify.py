@@ -230,6 +230,14 @@ def _changes(statement: ast.stmt, names: set[str]) -> bool:
 
 
 class _Signs(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "sum" and _negated(func.value):
+            func.value = func.value.operand  # (-a).sum(...) -> -a.sum(...): a smaller negation
+            return ast.UnaryOp(ast.USub(), node)
+        return node
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
         left, right, op = node.left, node.right, node.op
