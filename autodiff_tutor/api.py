@@ -32,7 +32,8 @@ from autodiff_tutor.api_checks import (
     wrt_entries,
 )
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
-from autodiff_tutor.compiler.pipeline import Derivative, specialized_pair
+from autodiff_tutor.compiler.pipeline import Derivative
+from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,

@@ -16,7 +16,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad, value_and_grad
-from autodiff_tutor.compiler.pipeline import compile_specialized
+from autodiff_tutor.compiler.pipeline_specialized import compile_specialized
 
 
 def rosenbrock(x):

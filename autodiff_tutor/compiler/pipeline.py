@@ -7,9 +7,9 @@ Reverse mode (``compile_derivative``)::
            -> adjoint -> optimize -> memory -> forward -> emit
 
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
-pair is specialized on them (``compile_specialized``: a probe run of the backward,
-then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward -> emit``
-again), where the program is shape-static (:mod:`.s6_specialize`).
+pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
+backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward ->
+emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
 
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
@@ -45,17 +45,8 @@ from autodiff_tutor.compiler.s4_activity import Activity, analyze
 from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
 from autodiff_tutor.compiler.s6_optimize import optimize
-from autodiff_tutor.compiler.s6_simplify import simplify
-from autodiff_tutor.compiler.s6_specialize import (
-    drop_sites,
-    guard_key,
-    probe_sites,
-    rematerialize,
-    shape_static,
-    value_params,
-)
 from autodiff_tutor.compiler.s7_memory import plan_memory
-from autodiff_tutor.compiler.s8_forward import build_forward, release_dead
+from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
     Line,
@@ -68,7 +59,6 @@ from autodiff_tutor.compiler.s9_emit import (
     render_jvp,
 )
 from autodiff_tutor.errors import UnsupportedSyntaxError
-from autodiff_tutor.runtime.backend import ones_like
 
 
 @dataclass
@@ -106,8 +96,8 @@ class Derivative:
     generated: Generated
     parsed: ParsedFunction
     #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
-    #: general pair serves that key); see :func:`specialized_pair`
-    specializations: dict[Any, Specialized | None] = field(default_factory=dict)
+    #: general pair serves that key); see :mod:`.pipeline_specialized`
+    specializations: dict[Any, Any] = field(default_factory=dict)
 
     @functools.cached_property
     def wrt_positions(self) -> tuple[int, ...]:
@@ -206,91 +196,17 @@ def _generate(
     return generated
 
 
-@dataclass
-class Specialized:
-    """A forward/backward pair for one guard key: argument shapes, dtypes, integers."""
-
-    key: tuple[Any, ...]
-    forward: Callable[..., Any]
-    backward: Callable[..., Any]
-    forward_source: str
-    backward_source: str
-
-
-def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
-    """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
-    gradient): probe which ``unbroadcast`` calls give their gradient back and which
-    ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
-    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; free dead values of
-    a large forward early. ``None`` when the program is not shape-static or ``args``
-    are of a kind the guard does not know (see :mod:`.s6_specialize`)."""
+def generate_checked(
+    derivative: Derivative,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]],
+) -> Generated:
+    """The derivative's trees generated again with ``transform`` between optimize and
+    memory (the specialized pipeline's probe and specialization), names checked."""
     program, parsed = derivative.program, derivative.parsed
-    key = guard_key(tuple(args))
-    if key is None or not shape_static(program):
-        return None
-    by_value = value_params(program)
-    if any(
-        hasattr(a, "shape") for p, a in zip(program.params, args, strict=False) if p in by_value
-    ):
-        return None  # an array whose values may decide shapes: the key does not hold them
     wrt = list(derivative.wrt)
-
-    def generate(transform) -> Generated:
-        generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
-        _avoid_helper_clashes(generated, program, parsed)
-        return generated
-
-    probe = generate(lambda backward, keep: probe_sites(backward))
-    probe.seeds = [*probe.seeds, "site_flags"]
-    name = f"{parsed.name}_probe"
-    forward, backward = compile_sources(
-        name, [render_forward(probe), render_backward(probe)], parsed.fn
-    )
-    flags: dict[int, str | None] = {}
-    out, memory = forward(*args)
-    backward(ones_like(out), flags, memory)
-    forms = {site: form for site, form in flags.items() if form is not None}
-    specialized = generate(
-        lambda b, keep: simplify(rematerialize(drop_sites(b, forms), program), keep)
-    )
-    if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
-        kept = {*specialized.memory.names, *specialized.outputs}
-        specialized.forward = release_dead(specialized.forward, kept)
-    forward_src, backward_src = render_forward(specialized), render_backward(specialized)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
-    return Specialized(key, forward, backward, forward_src, backward_src)
-
-
-#: Arguments with at least this many elements get a specialized forward that frees
-#: its dead intermediates (``del``) as it goes.
-RELEASE_FROM = 1 << 16
-
-
-def _largest(args: Sequence[Any]) -> int:
-    return max((getattr(a, "size", 1) for a in args), default=0)
-
-
-#: Specializations kept per derivative; calls with further shapes run the general pair.
-MAX_SPECIALIZATIONS = 8
-
-
-def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
-    """The specialized pair for the shapes and dtypes of ``args`` (made at the first
-    call with them), or ``None``: run the general pair."""
-    key = guard_key(tuple(args))
-    if key is None:
-        return None
-    found = derivative.specializations.get(key, False)
-    if found is not False:
-        return found
-    if len(derivative.specializations) >= MAX_SPECIALIZATIONS:
-        return None
-    try:
-        found = compile_specialized(derivative, args)
-    except Exception:  # the probe failed: the general code runs (and reports the error)
-        found = None
-    derivative.specializations[key] = found
-    return found
+    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
+    _avoid_helper_clashes(generated, program, parsed)
+    return generated
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
