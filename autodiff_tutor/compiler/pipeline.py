@@ -6,6 +6,11 @@ Reverse mode (``compile_derivative``)::
            -> activity                           once per choice of wrt
            -> adjoint -> optimize -> memory -> forward -> emit
 
+At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
+pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
+backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward ->
+emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
+
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
 ``f.show(stages=True)``).
@@ -26,7 +31,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -90,6 +95,9 @@ class Derivative:
     activity: Activity
     generated: Generated
     parsed: ParsedFunction
+    #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
+    #: general pair serves that key); see :mod:`.pipeline_specialized`
+    specializations: dict[Any, Any] = field(default_factory=dict)
 
     @functools.cached_property
     def wrt_positions(self) -> tuple[int, ...]:
@@ -156,10 +164,14 @@ def _generate(
     wrt: list[str],
     in_place: bool,
     record: dict[str, str] | None,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> memory -> forward."""
+    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
     backward = optimize(adjoint.backward, adjoint.seeds[0])
+    if transform is not None:
+        keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
+        backward = transform(backward, keep)
     memory = plan_memory(program, backward, adjoint.seeds, in_place)
     generated = Generated(
         program.name,
@@ -181,6 +193,19 @@ def _generate(
         record["optimize"] = "\n".join(render_body(lines_of(backward)))
         record["memory"] = memory.describe()
         record["forward"] = render_forward(generated)
+    return generated
+
+
+def generate_checked(
+    derivative: Derivative,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]],
+) -> Generated:
+    """The derivative's trees generated again with ``transform`` between optimize and
+    memory (the specialized pipeline's probe and specialization), names checked."""
+    program, parsed = derivative.program, derivative.parsed
+    wrt = list(derivative.wrt)
+    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
+    _avoid_helper_clashes(generated, program, parsed)
     return generated
 
 
