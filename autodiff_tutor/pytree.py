@@ -139,6 +139,22 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
     return names
 
 
+def leaf_paths(name: str, tree: Treedef) -> list[str]:
+    """How each leaf is read from the structure named ``name``, as Python code.
+
+    >>> leaf_paths("params", flatten([(1.0, 2.0), {"W": 3.0}])[1])
+    ['params[0][0]', 'params[0][1]', "params[1]['W']"]
+    """
+    if tree[0] == "leaf":
+        return [name]
+    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
+    return [
+        path
+        for key, child in zip(keys, tree[2], strict=True)
+        for path in leaf_paths(f"{name}[{key!r}]", child)
+    ]
+
+
 def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
     """The structure as a Python literal of the leaf names."""
     items = iter(names)

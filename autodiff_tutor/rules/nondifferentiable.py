@@ -41,6 +41,13 @@ family.declare_nondifferentiable(
     "invert",
     "isnan",
     "isfinite",
+    "isinf",
+    "signbit",
+    # checks: ``assert np.allclose(a, b)`` reads values, its result is a boolean
+    "allclose",
+    "isclose",
+    "array_equal",
+    "array_equiv",
     "shape",
     "ndim",
     "size",

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.api_checks import is_float_value
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.pytree import flatten, is_structure, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, messages
 from autodiff_tutor.tracing.array import Traced, _copy, traced
@@ -44,14 +46,15 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
-    if is_traced(value):
-        node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
-        return make(value._data, value, tape, node)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_bind_leaves(v, tape, f"{label}[{i}]") for i, v in enumerate(value))
-    if isinstance(value, dict):
-        return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
-    return value
+    """``value`` with its traced arrays (also inside lists, tuples, dicts) put on ``tape``."""
+    leaves, tree = flatten(value)
+    bound = [
+        make(v._data, v, tape, tape.new_leaf(shape_of(v._data), str(v._data.dtype), path))
+        if is_traced(v)
+        else v
+        for v, path in zip(leaves, leaf_paths(label, tree), strict=True)
+    ]
+    return unflatten(tree, bound)
 
 
 def _check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -108,26 +111,6 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         tape.end()
 
 
-def _flatten(value: Any, name: str) -> tuple[list[tuple[Any, str]], Callable[[list], Any]]:
-    """Leaves (value, name) of nested lists/tuples/dicts, and how to rebuild them."""
-    if isinstance(value, (list, tuple, dict)):
-        keys = list(value.keys()) if isinstance(value, dict) else list(range(len(value)))
-        parts = [_flatten(value[k], f"{name}[{k!r}]") for k in keys]
-        leaves = [leaf for p in parts for leaf in p[0]]
-
-        def rebuild(grads: list) -> Any:
-            items, start = [], 0
-            for (sub, build), _ in zip(parts, keys, strict=True):
-                items.append(build(grads[start : start + len(sub)]))
-                start += len(sub)
-            if isinstance(value, dict):
-                return dict(zip(keys, items, strict=True))
-            return type(value)(items)
-
-        return leaves, rebuild
-    return [(value, name)], lambda grads: grads[0]
-
-
 def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
     if not is_traced(y):
         raise messages.output_not_traced(call, name, type(y).__name__, tape)
@@ -176,7 +159,11 @@ def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
     return _gradient(y, xs, names, retain)
 
 
-def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
+def _gradient(
+    y: Any, xs: Sequence[Any], names: list[str], retain: bool, untraced_none: bool = False
+) -> Any:
+    """``gradient``'s work; ``untraced_none``: a leaf of ``xs`` that is not traced (an
+    integer array in a structure) gets ``None`` instead of an error."""
     tape = active_tape()
     call = f"gradient({', '.join(names)})"
     if tape is None:
@@ -189,11 +176,12 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
             hint="gradient(y, x) for one variable, gradient(y, w, b) for several",
         )
     _check_output(y, tape, call, names[0])
-    leaves, rebuilds = [], []
+    every, trees = [], []
     for x, name in zip(xs, names[1:], strict=True):
-        flat, rebuild = _flatten(x, name)
-        leaves.extend(flat)
-        rebuilds.append((len(flat), rebuild))
+        flat, tree = flatten(x)
+        every.extend(zip(flat, leaf_paths(name, tree), strict=True))
+        trees.append((len(flat), tree))
+    leaves = [(x, name) for x, name in every if not (untraced_none and not is_traced(x))]
     for x, name in leaves:
         _check_variable(x, tape, call, name)
     found = backward.ancestry(tape, y._node)
@@ -201,12 +189,13 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
     reach = backward.dependents(tape, {x._node for x, _ in leaves})
     seed = ones_like(y._data)
     adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
-    grads = [_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves]
+    grads = iter([_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves])
     if not retain:
         tape.release(here())
+    every_grad = [None if untraced_none and not is_traced(x) else next(grads) for x, _ in every]
     results, start = [], 0
-    for count, rebuild in rebuilds:
-        results.append(rebuild(grads[start : start + count]))
+    for count, tree in trees:
+        results.append(unflatten(tree, every_grad[start : start + count]))
         start += count
     return results[0] if len(results) == 1 else tuple(results)
 
@@ -294,28 +283,42 @@ def value_and_gradient(
 
     ``wrt`` picks arguments by position or parameter name; one gives one gradient,
     a sequence gives a tuple. The arguments picked are traced for you; values are
-    returned as plain arrays. (The same contract as the compiler's
-    ``value_and_grad``, so both modes can be compared on the same programs.)
+    returned as plain arrays. A structure (a list, tuple or dict of arrays, nested) is
+    traced array by array and its gradient has the same structure (``None`` for an
+    integer array). (The same contract as the compiler's ``value_and_grad``, so both
+    modes can be compared on the same programs.)
 
     >>> value_and_gradient(lambda x, y: np.sum(x * y), np.ones(2), np.arange(2.0), wrt=1)
     (np.float64(1.0), array([1., 1.]))
+    >>> value_and_gradient(lambda p: np.sum(p["w"] * p["b"]), {"w": np.ones(2), "b": np.ones(2)})
+    (np.float64(2.0), {'w': array([1., 1.]), 'b': array([1., 1.])})
     """
     _check_call(fn, args, {})
     positions = _positions(fn, len(args), wrt)
     labels = _labels(fn, len(args))
     names = ["the value", *(labels[i] for i in positions)]
-    args = tuple(
-        traced(a) if i in positions and not is_traced(a) else a for i, a in enumerate(args)
-    )
+    args = tuple(_traced_leaves(a) if i in positions else a for i, a in enumerate(args))
 
     def run(*inner: Any) -> tuple[Any, Any]:
         y = fn(*inner)
-        return y, _gradient(y, [inner[i] for i in positions], names, retain=False)
+        grads = _gradient(y, [inner[i] for i in positions], names, False, untraced_none=True)
+        return y, grads if len(positions) > 1 else (grads,)
 
     value, grads = evaluate(run, *args)
-    if not isinstance(wrt, (int, str)) and len(positions) == 1:
-        grads = (grads,)
+    if isinstance(wrt, (int, str)):
+        grads = grads[0]
     return extract_data(value), grads
+
+
+def _traced_leaves(value: Any) -> Any:
+    """``value`` traced; a structure (a list, tuple or dict of arrays) leaf by leaf,
+    where a leaf that cannot have a gradient (integers) stays as it is."""
+    if not is_structure(value):
+        return value if is_traced(value) else traced(value)
+    leaves, tree = flatten(value)
+    return unflatten(
+        tree, [traced(v) if is_float_value(v) and not is_traced(v) else v for v in leaves]
+    )
 
 
 def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from autodiff_tutor.errors import (
     NonScalarOutputError,
     TracingError,
     TracingEscapeError,
 )
-from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.locations import call_source, location
 from autodiff_tutor.tracing.tape import Extraction, Origin, Tape
 
 EVALUATE_EXAMPLE = (
@@ -164,9 +166,38 @@ def escape(what: str) -> TracingEscapeError:
         "follow: everything computed from it would count as a constant and silently get "
         "no gradient.",
         location(),
-        hint="keep computing with the traced array (x[0] rather than float(x[0]); "
-        "np.stack([...]) rather than np.array([...])); if a constant is meant, say so "
-        "with stop_gradient(x); to read the numbers, call extract_data() after gradient()",
+        hint=_escape_hint(call_source() or ""),
+    )
+
+
+def _escape_hint(call: str) -> str:
+    """What to write instead, for the call the user's line is making.
+
+    >>> _escape_hint("math.exp(s)").split(";")[0]
+    'math.exp works on Python floats only: write np.exp(...), which tracing follows'
+    >>> _escape_hint("np.array([a, b])").split(",")[0]
+    'np.array([...]) of traced values cannot be followed (numpy builds it in C)'
+    """
+    head, _, arguments = call.partition("(")
+    module, _, function = head.strip().rpartition(".")
+    if module == "math" and hasattr(np, function):
+        instead = (
+            f"math.{function} works on Python floats only: write np.{function}(...), "
+            "which tracing follows"
+        )
+    elif module in ("np", "numpy") and arguments.lstrip().startswith(("[", "(")):
+        instead = (
+            f"{module}.{function}([...]) of traced values cannot be followed (numpy builds "
+            "it in C), but np.stack([...]) can: write np.stack([a, b, ...])"
+        )
+    else:
+        instead = (
+            "keep computing with the traced array (x[0] rather than float(x[0]); "
+            "np.stack([...]) rather than np.array([...]))"
+        )
+    return (
+        f"{instead}; if a constant is meant, say so with stop_gradient(x); to read the "
+        "numbers, call extract_data() after gradient()"
     )
 
 
