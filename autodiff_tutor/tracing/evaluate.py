@@ -133,14 +133,24 @@ def _check_variable(x: Any, tape: Tape, call: str, name: str) -> None:
         raise messages.trace_ended(call, name, x._tape)
 
 
-def _plain(grad: Any, x: Any) -> Any:
-    grad = cast_like(grad, x)
+def _result(grad: Any, x: Traced, tape: Tape, higher: str | None) -> Any:
+    """The gradient for ``x``: a plain array of its dtype (zeros where ``y`` does not
+    depend on ``x``); with ``higher`` (its label), a traced value on ``tape``: the
+    recorded adjoint, or a constant that no variable reaches (a constant gradient)."""
+    if grad is None:
+        grad = zeros_like(x._data)
+    if higher is not None:
+        if is_traced(grad):
+            return grad
+        grad = cast_like(grad, x._data)
+        return make(grad, x, tape, tape.new_leaf(shape_of(grad), str(grad.dtype), higher))
+    grad = cast_like(grad, x._data)
     if isinstance(grad, np.ndarray) and not grad.flags.writeable:
         grad = grad.copy()  # a broadcast view from a reduction's rule
     return grad
 
 
-def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
+def gradient(y: Any, *xs: Any, retain: bool = False, higher_derivatives: bool = False) -> Any:
     """The gradient of scalar ``y`` with respect to each of ``xs`` (like ``dlgradient``).
 
     Only inside ``evaluate``. Each ``x`` is a traced value of the running trace (or a
@@ -153,17 +163,33 @@ def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
     ...     return gradient(y, x, retain=True), gradient(2 * y, x)
     >>> evaluate(f, traced(3.0))
     (np.float64(6.0), np.float64(12.0))
+
+    ``higher_derivatives=True`` (MATLAB's ``EnableHigherDerivatives``) records the
+    backward pass on the trace too: the gradients are traced values, and a gradient
+    of (a function of) them gives second derivatives. The trace is kept.
+
+    >>> def second(x):
+    ...     dx = gradient(x**3, x, higher_derivatives=True)  # 3 x^2
+    ...     return gradient(dx, x)  # 6 x
+    >>> evaluate(second, traced(2.0))
+    np.float64(12.0)
     """
     texts = argument_texts() or []
     names = [texts[i] if i < len(texts) else f"argument {i + 1}" for i in range(1 + len(xs))]
-    return _gradient(y, xs, names, retain)
+    return _gradient(y, xs, names, retain, higher=higher_derivatives)
 
 
 def _gradient(
-    y: Any, xs: Sequence[Any], names: list[str], retain: bool, untraced_none: bool = False
+    y: Any,
+    xs: Sequence[Any],
+    names: list[str],
+    retain: bool,
+    untraced_none: bool = False,
+    higher: bool = False,
 ) -> Any:
     """``gradient``'s work; ``untraced_none``: a leaf of ``xs`` that is not traced (an
-    integer array in a structure) gets ``None`` instead of an error."""
+    integer array in a structure) gets ``None`` instead of an error; ``higher``: the
+    backward pass is recorded, its gradients are traced and the trace is kept."""
     tape = active_tape()
     call = f"gradient({', '.join(names)})"
     if tape is None:
@@ -188,9 +214,16 @@ def _gradient(
     _diagnose(tape, found, leaves, call, names[0])
     reach = backward.dependents(tape, {x._node for x, _ in leaves})
     seed = ones_like(y._data)
-    adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
-    grads = iter([_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves])
-    if not retain:
+    adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach, higher)
+    grads = iter(
+        [
+            _result(adjoints.get(x._node), x, tape, f"d({names[0]})/d({n})" if higher else None)
+            for x, n in leaves
+        ]
+    )
+    if not higher:
+        tape.plain_gradients.append(here())
+    if not (retain or higher):
         tape.release(here())
     every_grad = [None if untraced_none and not is_traced(x) else next(grads) for x, _ in every]
     results, start = [], 0

@@ -201,6 +201,12 @@ def _escape_hint(call: str) -> str:
     )
 
 
+HIGHER = (
+    "ask for a traced gradient with gradient(y, x, higher_derivatives=True) and call "
+    "gradient() on (a function of) it"
+)
+
+
 def nested_evaluate() -> TracingError:
     """``evaluate`` called while another ``evaluate`` runs.
 
@@ -209,10 +215,9 @@ def nested_evaluate() -> TracingError:
     """
     return TracingError(
         "evaluate() was called inside another evaluate(). The tracing mode records one "
-        "trace at a time (it has no higher-order derivatives).",
+        "trace at a time.",
         location(),
-        hint="call evaluate() once, at the top; for second derivatives use the compiler "
-        "(@differentiable)",
+        hint=f"call evaluate() once, at the top; for second derivatives, {HIGHER}",
     )
 
 
@@ -288,12 +293,20 @@ def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> Traci
     'gradient(y, x): y is a plain float'
     """
     cut = _extraction_phrase(tape.extractions)
+    hint = (
+        "compute the output from the traced arguments, without extract_data(), "
+        "float() or np.asarray() on the way"
+    )
+    if tape.plain_gradients:
+        hint += (
+            f"; gradient() at {tape.plain_gradients[-1]} returned plain arrays: to "
+            f"differentiate a gradient again, {HIGHER}"
+        )
     return TracingError(
         f"{call}: {name} is a plain {type_name}, not a traced value, so there is no trace "
         f"to differentiate: nothing it was computed from was followed by the trace{cut}.",
         location(),
-        hint="compute the output from the traced arguments, without extract_data(), "
-        "float() or np.asarray() on the way",
+        hint=hint,
     )
 
 
@@ -342,7 +355,8 @@ def trace_released(call: str, tape: Tape) -> TracingError:
         "backward pass needs are gone.",
         location(),
         hint="pass retain=True to every gradient() call that is followed by another one "
-        "on the same trace, or ask for all variables at once: gradient(y, x1, x2)",
+        "on the same trace, or ask for all variables at once: gradient(y, x1, x2); to "
+        f"differentiate a gradient again, {HIGHER}",
     )
 
 
