@@ -323,10 +323,12 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
     ...
     autodiff_tutor.errors.NonDifferentiableInputError: cannot differentiate f ...
     """
+    from autodiff_tutor.api_checks import located
     from autodiff_tutor.errors import NonDifferentiableInputError
 
     if isinstance(value, dict) or (is_structure(value) and _ragged(value)):
-        raise NonDifferentiableInputError(
+        raise located(
+            NonDifferentiableInputError,
             f"cannot differentiate {function} with respect to {name!r} here: it is a "
             "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
             "structures, jvp, vjp and second derivatives take arrays",

@@ -53,8 +53,9 @@ def second_order_case(program):
 def test_second_order_on_a_dict_is_refused_clearly():
     program = next(p for p in LOOP_FREE if p.name == "mlp_dict")
     args = program.sample(np.random.default_rng(0))
-    with pytest.raises(NonDifferentiableInputError, match="structure"):
+    with pytest.raises(NonDifferentiableInputError, match="structure") as raised:
         jvp(grad(program.fn), args, [args[0], None])
+    assert raised.value.location.text.strip() == "jvp(grad(program.fn), args, [args[0], None])"
 
 
 @pytest.mark.parametrize(
