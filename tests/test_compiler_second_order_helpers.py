@@ -137,3 +137,13 @@ def test_a_custom_op_is_refused_with_its_own_hint():
     with pytest.raises(UnsupportedSyntaxError, match="second derivatives") as raised:
         jvp(grad(uses_the_op), [np.ones(2)], [np.ones(2)])
     assert "custom ops have hand-written first derivatives only" in raised.value.hint
+
+
+def scaled_cube(x, scale=2.0):
+    return scale * np.sum(x**3)
+
+
+def test_a_gradient_keeps_the_default_arguments():
+    x, v = np.array([0.5, -1.0]), np.array([1.0, 1.0])
+    _, hvp = jvp(grad(scaled_cube), [x], [v])  # scale left to its default
+    np.testing.assert_allclose(hvp, 2.0 * 6 * x * v)

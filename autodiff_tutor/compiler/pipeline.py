@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -268,6 +269,8 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = "\n".join(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
+        function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function
 
 
