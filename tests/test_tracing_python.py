@@ -11,7 +11,8 @@ from corpus_python import PROGRAMS
 from corpus_python.common import check_gradients
 from oracles import structured_central_difference
 
-from autodiff_tutor.errors import TracingEscapeError
+from autodiff_tutor import grad
+from autodiff_tutor.errors import ArgumentError, TracingEscapeError
 from autodiff_tutor.tracing import value_and_gradient
 
 
@@ -92,3 +93,22 @@ def test_converting_one_traced_array_does_not_suggest_stack():
         value_and_gradient(lambda x: np.sum(np.asarray(x)), np.ones(2))
     assert "np.stack" not in raised.value.hint.split(";")[0]
     assert "stop_gradient(x)" in raised.value.hint
+
+
+def test_callables_and_attributes_as_in_the_compiler():
+    from test_compiler_callables import Regression
+
+    model = Regression(np.random.default_rng(0))
+    X = np.random.default_rng(1).normal(size=(4, 3))
+    y = X[:, :2]
+    W = model.W
+    np.testing.assert_allclose(value_and_gradient(model.loss, X, y)[1], grad(model.loss)(X, y))
+    _, (db, dX) = value_and_gradient(model.loss, X, y, wrt=["self.b", 0])
+    np.testing.assert_allclose(db, grad(model.loss, wrt="self.b")(X, y), rtol=1e-12)
+    np.testing.assert_allclose(dX, grad(model.loss)(X, y), rtol=1e-12)
+    dW = value_and_gradient(model, X, wrt="self.W")[1]  # an object with __call__
+    np.testing.assert_allclose(dW, grad(model, wrt="self.W")(X), rtol=1e-12)
+    assert model.W is W  # the attribute is the user's array again after the call
+    with pytest.raises(ArgumentError, match="no attribute 'V'") as raised:
+        value_and_gradient(model.loss, X, y, wrt="self.V")
+    assert raised.value.location is not None

@@ -13,8 +13,9 @@ The Rosenbrock function of the seeds, at ``x0 = [-1, 2]``:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -314,12 +315,13 @@ def value_and_gradient(
 ) -> tuple[Any, Any]:
     """Trace ``fn(*args)`` and return its value and its gradient w.r.t. ``wrt``.
 
-    ``wrt`` picks arguments by position or parameter name; one gives one gradient,
-    a sequence gives a tuple. The arguments picked are traced for you; values are
-    returned as plain arrays. A structure (a list, tuple or dict of arrays, nested) is
-    traced array by array and its gradient has the same structure (``None`` for an
-    integer array). (The same contract as the compiler's ``value_and_grad``, so both
-    modes can be compared on the same programs.)
+    ``wrt`` picks arguments by position or parameter name, or attributes of a bound
+    method's object (``wrt="self.W"`` for ``model.loss``, traced while it runs); one
+    gives one gradient, a sequence gives a tuple. The arguments picked are traced for
+    you; values are returned as plain arrays. A structure (a list, tuple or dict of
+    arrays, nested) is traced array by array and its gradient has the same structure
+    (``None`` for an integer array). (The same contract as the compiler's
+    ``value_and_grad``, so both modes can be compared on the same programs.)
 
     >>> value_and_gradient(lambda x, y: np.sum(x * y), np.ones(2), np.arange(2.0), wrt=1)
     (np.float64(1.0), array([1., 1.]))
@@ -327,20 +329,73 @@ def value_and_gradient(
     (np.float64(2.0), {'w': array([1., 1.]), 'b': array([1., 1.])})
     """
     _check_call(fn, args, {})
-    positions = _positions(fn, len(args), wrt)
+    owner, attributes, plain_wrt = _attributes(fn, wrt)
+    positions = [] if attributes and not plain_wrt else _positions(fn, len(args), plain_wrt)
     labels = _labels(fn, len(args))
-    names = ["the value", *(labels[i] for i in positions)]
+    names = ["the value", *(labels[i] for i in positions), *(f"self.{a}" for a in attributes)]
     args = tuple(_traced_leaves(a) if i in positions else a for i, a in enumerate(args))
+    learnables = [_traced_leaves(getattr(owner, a)) for a in attributes]
+    count = len(args)
 
     def run(*inner: Any) -> tuple[Any, Any]:
-        y = fn(*inner)
-        grads = _gradient(y, [inner[i] for i in positions], names, False, untraced_none=True)
-        return y, grads if len(positions) > 1 else (grads,)
+        with _set_attributes(owner, dict(zip(attributes, inner[count:], strict=True))):
+            y = fn(*inner[:count])
+        variables = [inner[i] for i in positions] + list(inner[count:])
+        grads = _gradient(y, variables, names, False, untraced_none=True)
+        return y, grads if len(variables) > 1 else (grads,)
 
-    value, grads = evaluate(run, *args)
+    value, grads = evaluate(run, *args, *learnables)
+    order = [("arg", i) for i in positions] + [("attribute", a) for a in attributes]
+    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+    by_entry = dict(zip(order, grads, strict=True))
+    grads = tuple(by_entry[_entry_key(fn, e, labels)] for e in entries)
     if isinstance(wrt, (int, str)):
         grads = grads[0]
     return extract_data(value), grads
+
+
+def _entry_key(fn: Callable[..., Any], entry: Any, labels: list[str]) -> tuple[str, Any]:
+    if isinstance(entry, str) and entry.startswith("self."):
+        return ("attribute", entry[len("self.") :])
+    return ("arg", _positions(fn, len(labels), entry)[0])
+
+
+def _attributes(fn: Any, wrt: Any) -> tuple[Any, list[str], list[Any]]:
+    """The object whose attributes ``wrt`` names (``"self.W"``), those attributes, and
+    the other entries of ``wrt``."""
+    entries = [wrt] if isinstance(wrt, (int, str)) else wrt
+    if not isinstance(entries, (list, tuple)):
+        return None, [], wrt
+    named = [e for e in entries if isinstance(e, str) and e.startswith("self.")]
+    if not named:
+        return None, [], wrt
+    owner = getattr(fn, "__self__", None) if inspect.ismethod(fn) else fn
+    attributes = [e[len("self.") :] for e in named]
+    missing = [a for a in attributes if owner is None or not hasattr(owner, a)]
+    if missing or not (inspect.ismethod(fn) or not inspect.isfunction(fn)):
+        raise ArgumentError(
+            f"wrt={named[0]!r}: {getattr(fn, '__name__', 'the function')} has no attribute "
+            f"{missing[0] if missing else attributes[0]!r} to differentiate",
+            location(),
+            hint="wrt='self.W' names an attribute of a bound method's object (model.loss) "
+            "or of a callable object",
+        )
+    return owner, attributes, [e for e in entries if e not in named]
+
+
+@contextlib.contextmanager
+def _set_attributes(owner: Any, values: dict[str, Any]) -> Iterator[None]:
+    """The traced values as the object's attributes while ``fn`` runs; the originals
+    back afterwards (unless ``fn`` assigned the attribute itself)."""
+    saved = {name: getattr(owner, name) for name in values}
+    for name, value in values.items():
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for name, value in values.items():
+            if getattr(owner, name) is value:
+                setattr(owner, name, saved[name])
 
 
 def _traced_leaves(value: Any) -> Any:
