@@ -308,9 +308,10 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     (np.float64(5.0), np.float64(2.0))
     """
     if isinstance(args, (list, tuple)) and _has_containers(args, {}):
+        from autodiff_tutor import api
         from autodiff_tutor.pytree import structured_jvp
 
-        structured = structured_jvp(f, args, tangents)  # lists, tuples, dicts of arrays
+        structured = structured_jvp(f, args, tangents, api)  # lists, tuples, dicts of arrays
         if structured is not None:
             return structured
     compiled = differentiable(f)

@@ -314,23 +314,24 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     return flat, leaves_of
 
 
-def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any]) -> tuple | None:
+def structured_jvp(
+    f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any
+) -> tuple | None:
     """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
     same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
     call is flattened into one array per leaf, and a gradient and its tangent come
     back in the argument's structure. ``None`` when no argument is a structure.
+    ``api`` gives ``differentiable``, ``grad`` and ``jvp`` (the API passes itself).
 
     >>> import numpy as np
-    >>> from autodiff_tutor import grad
+    >>> from autodiff_tutor import api, grad
     >>> def loss(p):
     ...     return np.sum(p["w"] ** 3)
     >>> p = {"w": np.array([1.0, 2.0])}
-    >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}])[1]
+    >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}], api)[1]
     {'w': array([6., 0.])}
     """
-    from autodiff_tutor.api import grad, jvp
     from autodiff_tutor.api_checks import bind_arguments, is_float_value, located
-    from autodiff_tutor.compiled import differentiable
     from autodiff_tutor.errors import ArgumentError
 
     pairs = list(zip(args, tangents, strict=False))
@@ -339,7 +340,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any]) -> tupl
     ):
         return None  # an array tangent for a structure: taken as one stacked array
     gradient_of = getattr(f, "_gradient_of", None)
-    compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
+    compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
     values = bind_arguments(compiled, args, {})
     given = list(tangents) + [None] * (len(values) - len(tangents))
     varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
@@ -364,8 +365,9 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any]) -> tupl
         else:
             flat_tangents.append(tangent)
     if gradient_of is None:
-        return jvp(flat.function, flat.args, flat_tangents)
-    gradients, gradient_dots = jvp(grad(flat.function, list(flat.wrt)), flat.args, flat_tangents)
+        return api.jvp(flat.function, flat.args, flat_tangents)
+    gradient = api.grad(flat.function, list(flat.wrt))
+    gradients, gradient_dots = api.jvp(gradient, flat.args, flat_tangents)
     pick = [every.index(p) for p in of]
     by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
     chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
