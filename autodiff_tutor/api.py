@@ -273,6 +273,10 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    if _has_containers(args, kwargs):
+        from autodiff_tutor.pytree import refuse_structured_vjp
+
+        refuse_structured_vjp(f, args)
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
@@ -345,6 +349,13 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (np.float64(5.0), np.float64(2.0))
     """
+    if isinstance(args, (list, tuple)) and _has_containers(args, {}):
+        from autodiff_tutor import api
+        from autodiff_tutor.pytree import structured_jvp
+
+        structured = structured_jvp(f, args, tangents, api)  # lists, tuples, dicts of arrays
+        if structured is not None:
+            return structured
     compiled = differentiable(f)
     if not (isinstance(args, (list, tuple)) and isinstance(tangents, (list, tuple))):
         raise located(

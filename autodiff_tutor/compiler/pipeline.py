@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from autodiff_tutor.compiler.ir import Branch, Loop, Program
 from autodiff_tutor.compiler.s1_fence import check_supported
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
+from autodiff_tutor.compiler.s2_desugar_nested import inlinable, with_helpers_nested
 from autodiff_tutor.compiler.s3_normalize import normalize
 from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES
 from autodiff_tutor.compiler.s4_activity import Activity, analyze
@@ -247,9 +249,15 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
-    program, parsed = derivative.program, derivative.parsed
+    program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
-    generated = _generate(program, derivative.activity, parsed, wrt, False, None)
+    helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
+    if helpers and all(inlinable(h) for h in helpers):
+        nested = with_helpers_nested(parsed, helpers)  # the helpers' operations in place
+        if nested is not None:
+            parsed, program = nested, front_end_of(nested).program
+            activity = analyze(program, parsed, wrt)
+    generated = _generate(program, activity, parsed, wrt, False, None)
     if generated.memory.pushes:
         region = next((r for r in program.steps if isinstance(r, Branch | Loop)), None)
         raise UnsupportedSyntaxError(
@@ -262,13 +270,18 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     calls = [s for s in program.all_steps() if s.kind == "op_call"]
     if calls:  # the gradient calls the op (and its backward): not differentiated again
         node = calls[0].expression or calls[0].origin
+        plain = inlinable(calls[0].callee)
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} through {calls[0].description} are "
             "not supported: its gradient calls that operation (and its backward), which is "
             "not differentiated again",
             parsed.location(node) if node is not None else None,
-            hint="define the helper inside the function (nested helpers are inlined), or "
-            "write its body in place",
+            hint="a helper is inlined for second derivatives when it is a plain function of "
+            "this module with one final return, reading no name this function redefines; "
+            "define it inside the function, or write its body in place"
+            if plain
+            else "custom ops have hand-written first derivatives only: take second "
+            "derivatives of functions of numpy operations",
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
@@ -281,6 +294,8 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = "\n".join(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
+        function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function
 
 

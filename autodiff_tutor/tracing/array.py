@@ -31,7 +31,7 @@ from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages
-from autodiff_tutor.tracing.locations import here, location, storing_item
+from autodiff_tutor.tracing.locations import here, inside_numpy_check, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
@@ -114,7 +114,8 @@ class Traced(TracedValue):
     # -- conversions that would drop the trace ---------------------------------
 
     def _escapes(self) -> bool:
-        return dispatch.is_live(self) and self._tape.released_at is None
+        live = dispatch.is_live(self) and self._tape.released_at is None
+        return live and not inside_numpy_check()
 
     def _number(self, convert: Any, what: str) -> Any:
         if self._escapes():

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from autodiff_tutor.errors import (
     NonScalarOutputError,
     TracingError,
     TracingEscapeError,
 )
-from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.locations import call_source, location
 from autodiff_tutor.tracing.tape import Extraction, Origin, Tape
 
 EVALUATE_EXAMPLE = (
@@ -174,11 +176,48 @@ def escape(what: str, hint: str = "") -> TracingEscapeError:
         "follow: everything computed from it would count as a constant and silently get "
         "no gradient.",
         location(),
-        hint=hint
-        or "keep computing with the traced array (x[0] rather than float(x[0]); "
-        "np.stack([...]) rather than np.array([...])); if a constant is meant, say so "
-        "with stop_gradient(x); to read the numbers, call extract_data() after gradient()",
+        hint=_escape_hint(call_source() or "", hint),
     )
+
+
+def _escape_hint(call: str, general: str = "") -> str:
+    """What to write instead, for the call the user's line is making (``general``: the
+    hint of the conversion, when the call says nothing more specific).
+
+    >>> _escape_hint("math.exp(s)").split(";")[0]
+    'math.exp works on Python floats only: write np.exp(...), which tracing follows'
+    >>> _escape_hint("np.array([a, b])").split(",")[0]
+    'np.array([...]) of traced values cannot be followed (numpy builds it in C)'
+    """
+    head, _, arguments = call.partition("(")
+    module, _, function = head.strip().rpartition(".")
+    if module == "math" and hasattr(np, function):
+        instead = (
+            f"math.{function} works on Python floats only: write np.{function}(...), "
+            "which tracing follows"
+        )
+    elif module in ("np", "numpy") and arguments.lstrip().startswith(("[", "(")):
+        instead = (
+            f"{module}.{function}([...]) of traced values cannot be followed (numpy builds "
+            "it in C), but np.stack([...]) can: write np.stack([a, b, ...])"
+        )
+    elif general:
+        return general
+    else:
+        instead = (
+            "keep computing with the traced array (x[0] rather than float(x[0]); "
+            "np.stack([...]) rather than np.array([...]))"
+        )
+    return (
+        f"{instead}; if a constant is meant, say so with stop_gradient(x); to read the "
+        "numbers, call extract_data() after gradient()"
+    )
+
+
+HIGHER = (
+    "ask for a traced gradient with gradient(y, x, higher_derivatives=True) and call "
+    "gradient() on (a function of) it"
+)
 
 
 def nested_evaluate() -> TracingError:
@@ -189,10 +228,9 @@ def nested_evaluate() -> TracingError:
     """
     return TracingError(
         "evaluate() was called inside another evaluate(). The tracing mode records one "
-        "trace at a time (it has no higher-order derivatives).",
+        "trace at a time.",
         location(),
-        hint="call evaluate() once, at the top; for second derivatives use the compiler "
-        "(@differentiable)",
+        hint=f"call evaluate() once, at the top; for second derivatives, {HIGHER}",
     )
 
 
@@ -269,12 +307,20 @@ def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> Traci
     'gradient(y, x): y is a plain float'
     """
     cut = _extraction_phrase(tape.extractions)
+    hint = (
+        "compute the output from the traced arguments, without extract_data(), "
+        "float() or np.asarray() on the way"
+    )
+    if tape.plain_gradients:
+        hint += (
+            f"; gradient() at {tape.plain_gradients[-1]} returned plain arrays: to "
+            f"differentiate a gradient again, {HIGHER}"
+        )
     return TracingError(
         f"{call}: {name} is a plain {type_name}, not a traced value, so there is no trace "
         f"to differentiate: nothing it was computed from was followed by the trace{cut}.",
         location(),
-        hint="compute the output from the traced arguments, without extract_data(), "
-        "float() or np.asarray() on the way",
+        hint=hint,
     )
 
 
@@ -323,7 +369,8 @@ def trace_released(call: str, tape: Tape) -> TracingError:
         "backward pass needs are gone.",
         location(),
         hint="pass retain=True to every gradient() call that is followed by another one "
-        "on the same trace, or ask for all variables at once: gradient(y, x1, x2)",
+        "on the same trace, or ask for all variables at once: gradient(y, x1, x2); to "
+        f"differentiate a gradient again, {HIGHER}",
     )
 
 

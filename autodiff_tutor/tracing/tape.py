@@ -179,6 +179,7 @@ class Tape:
     extractions: list[Extraction] = field(default_factory=list)
     ended: bool = False
     released_at: str | None = None
+    plain_gradients: list[str] = field(default_factory=list)  # where gradient() gave arrays
     # the traced values made on this trace (weakly: for in-place updates through views)
     values: weakref.WeakValueDictionary = field(
         default_factory=weakref.WeakValueDictionary, repr=False, compare=False
