@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from autodiff_tutor.errors import AutodiffError, TracingWarning
+from autodiff_tutor.errors import AutodiffError, TracingWarning, wrap
 
 __all__ = ["Seen", "explain_errors", "render_error", "tidy"]
 
@@ -46,21 +46,22 @@ def tidy(text: str) -> str:
 
 
 def render_error(error: BaseException) -> str:
-    """An error as the lessons print it: kind, message, line and caret, hint.
+    """An error as the lessons print it: kind, message, line and caret, hint (the
+    message and the hint wrapped at word boundaries).
 
     >>> print(render_error(ValueError("bad value")))
     ValueError: bad value
     """
     if not isinstance(error, AutodiffError):
-        return f"{type(error).__name__}: {tidy(str(error))}"
-    lines = [f"{type(error).__name__}: {tidy(error.message)}"]
+        return wrap(tidy(str(error)), first=f"{type(error).__name__}: ")
+    lines = [wrap(tidy(error.message), first=f"{type(error).__name__}: ")]
     where = error.location
     if where is not None:
         lines.append(f"  at line {where.line}, column {where.column + 1}:")
         lines.append(f"      {where.text.rstrip()}")
         lines.append(f"      {where.caret()}")
     if error.hint:
-        lines.append(f"  hint: {tidy(error.hint)}")
+        lines.append(wrap(tidy(error.hint), first="  hint: ", indent="        "))
     return "\n".join(lines)
 
 
@@ -108,7 +109,7 @@ def explain_errors(
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     seen.warnings = [tidy(str(w.message)) for w in caught if issubclass(w.category, TracingWarning)]
     for message in seen.warnings:
-        print(f"TracingWarning: {message}")
+        print(wrap(message, first="TracingWarning: "))
     if seen.error is not None:
         print(render_error(seen.error))
     if seen.error is None and not seen.warnings:
