@@ -39,6 +39,7 @@ def outer_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "inner",
     math="sum_k x_..k y_..k",
+    latex=r"\sum_k x_{\dots k}\, y_{\dots k}",
     convention="arrays of at least one axis (for 0-d operands write x * y)",
     symbolic=ArrayRule(
         lambda xp, x, y: xp.inner(x, y),
@@ -60,6 +61,7 @@ def inner_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "einsum",
     math="sum over the repeated letters of x y",
+    latex=r"\sum_{\text{repeated letters}} x\, y",
     convention="two operands written with letters; '...' and diagonals ('ii') are refused",
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
@@ -123,6 +125,7 @@ def kron_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "solve",
     math="A^-1 b",
+    latex=r"A^{-1} b",
     convention="A must be invertible (as for the forward)",
     symbolic=NUMBERS_ONLY,
 )
@@ -139,7 +142,9 @@ def solve_tangent(out, xp, a, b, *, d_a, d_b):
     return xp.linalg.solve(a, d_b) - xp.linalg.solve(a, d_a @ out)
 
 
-@defvjp("inv", math="A^-1", convention="A must be invertible", symbolic=NUMBERS_ONLY)
+@defvjp(
+    "inv", math="A^-1", convention="A must be invertible", symbolic=NUMBERS_ONLY, latex=r"A^{-1}"
+)
 def inv(g, out, xp, x):
     t = xp.swapaxes(out, -1, -2)
     return -(t @ g @ t)
@@ -153,6 +158,7 @@ def inv_tangent(out, x, *, d_x):
 @defvjp(
     "det",
     math="det A",
+    latex=r"\det A",
     convention="uses inv(A): A must be invertible (inf/nan at singular A)",
     symbolic=NUMBERS_ONLY,
 )
@@ -168,6 +174,7 @@ def det_tangent(out, xp, x, *, d_x):
 @defvjp(
     "cholesky",
     math="L with L L^T = A",
+    latex=r"L \text{ with } L L^\top = A",
     convention="A symmetric positive definite; the gradient is the symmetric one "
     "(numpy reads only A's lower triangle: perturb A symmetrically)",
     symbolic=NUMBERS_ONLY,
@@ -190,6 +197,7 @@ def cholesky_tangent(out, xp, x, *, d_x):
 @defvjp(
     "eigvalsh",
     math="eigenvalues of a symmetric A",
+    latex=r"\text{the eigenvalues of a symmetric } A",
     convention="distinct eigenvalues; symmetric gradient v diag(g) v^T (numpy reads one "
     "triangle: perturb A symmetrically)",
     symbolic=NUMBERS_ONLY,
@@ -208,6 +216,7 @@ def eigvalsh_tangent(xp, x, *, d_x):
 @defvjp(
     "pinv",
     math="A^+ (Moore-Penrose)",
+    latex=r"A^{+}\ \text{(Moore-Penrose)}",
     convention="A of constant rank around the point (A^+ jumps where the rank changes); "
     "rcond/hermitian as numpy's defaults only",
     symbolic=NUMBERS_ONLY,

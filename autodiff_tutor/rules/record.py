@@ -12,6 +12,10 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
   and ``symbolic``: how that check runs it (a :class:`ScalarRule` or an
   :class:`ArrayRule`);
 - ``convention``: the value it takes at kinks (listed in the book);
+- ``math`` and ``latex``: its formula as text (``"max_i x_i"``) and, where the sympy
+  form would not say it as well (a kink's ``Piecewise``, a reduction), in LaTeX
+  (``\\max_i x_i``); elsewhere the LaTeX is made from the sympy form
+  (:func:`autodiff_tutor.verify.symbolic.latex.rule_latex`);
 - ``aliases``: the other names and objects that mean it (``"absolute"``,
   ``builtins.abs``), ``method`` (``x.sum()``) and ``attribute`` (``x.T``).
 
@@ -181,6 +185,7 @@ class Rule:
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
+    latex: str = ""
     check: Callable[..., None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     shape: str = OTHER
@@ -240,6 +245,7 @@ class Family:
         sequence: bool = False,
         convention: str = "",
         math: str = "",
+        latex: str = "",
         check: Callable[..., None] | None = None,
         shape: str | None = None,
         sympy: Callable[..., Any] | None = None,
@@ -253,7 +259,8 @@ class Family:
         ``broadcasting`` asks the compiler to sum each gradient back to its input's
         shape (binary elementwise ops); ``sequence`` marks ops whose first input is a
         list of arrays (``concatenate``, ``stack``); ``convention`` documents the value
-        taken at non-differentiable points; ``check(**options)`` raises an
+        taken at non-differentiable points; ``math``/``latex`` give its formula (text,
+        and LaTeX where the sympy form would not say it well); ``check(**options)`` raises an
         ``AutodiffError`` for option values the formula does not cover (``norm(x,
         ord=1)``): the rule then refuses instead of returning a wrong gradient.
         ``sympy(sp, *inputs)`` is the primitive on sympy scalars (``sp`` is sympy with
@@ -295,6 +302,7 @@ class Family:
                 sequence=sequence,
                 convention=convention,
                 math=math,
+                latex=latex,
                 check=check,
                 shape=self.shape if shape is None else shape,
                 sympy=sympy,
