@@ -109,7 +109,7 @@ def explain_errors(
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     seen.warnings = [tidy(str(w.message)) for w in caught if issubclass(w.category, TracingWarning)]
     for message in seen.warnings:
-        print(wrap(message, first="TracingWarning: "))
+        print(wrap(" ".join(message.split()), first="TracingWarning: "))  # re-flowed
     if seen.error is not None:
         print(render_error(seen.error))
     if seen.error is None and not seen.warnings:
