@@ -17,6 +17,7 @@ generators are not supported
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -69,8 +70,8 @@ def cell_name(filename: str) -> str | None:
     >>> cell_name("model.py") is None
     True
     """
-    ipython = sys.modules.get("IPython")  # imported by every IPython kernel
-    shell = ipython.get_ipython() if ipython is not None else None
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)  # in a kernel
+    shell = get_ipython() if get_ipython is not None else None
     compiler = getattr(shell, "compile", None)
     named = getattr(compiler, "format_code_name", lambda _: None)(filename)
     return named[1] if named else None
@@ -86,7 +87,7 @@ def place(filename: str, line: int) -> str:
     cell = cell_name(filename)
     if cell is not None:
         return f"cell {cell}, line {line}"
-    return f"{filename.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    return f"{os.path.basename(filename)}:{line}"
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ MESSAGES_OVERFLOWING = """(selector) => {
   return found;
 }"""
 
-STEP = re.compile(r"step (\d+) of \d+: backward line (\d+)(?:, from your line (\d+))?")
+STEP = re.compile(r"step (\d+) of \d+:\s*backward line (\d+)\s*(?:, from your line (\d+))?")
 CHOSEN = re.compile(r"line (\d+):")
 
 
