@@ -56,6 +56,7 @@ MESSAGES_OVERFLOWING = """(selector) => {
   return found;
 }"""
 
+MESSAGE = re.compile(r"(Error|Warning)\b")  # the outputs MESSAGES_OVERFLOWING reads
 STEP = re.compile(r"step (\d+) of \d+:\s*backward line (\d+)\s*(?:, from your line (\d+))?")
 CHOSEN = re.compile(r"line (\d+):")
 

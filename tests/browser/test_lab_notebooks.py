@@ -21,7 +21,13 @@ from typing import Any
 
 import pytest
 from browser_support import NOTEBOOKS, LabServer, screenshot_folder
-from layout_checks import check_code_view, check_stepper, operate_and_check, overflowing_messages
+from layout_checks import (
+    MESSAGE,
+    check_code_view,
+    check_stepper,
+    operate_and_check,
+    overflowing_messages,
+)
 from widget_driver import interact_with_each_kind, widget_failures
 
 pytestmark = pytest.mark.browser
@@ -101,8 +107,12 @@ def test_notebook_runs_in_the_lab_and_its_widgets_respond(
     assert drawn >= expected_views, f"{name}: {expected_views} widget outputs, {drawn} drawn"
     assert widget_failures(page) == [], f"{name}: a widget failed to render"
     page.screenshot(path=folder / "notebook.png", full_page=True)
-    _, overflowing = overflowing_messages(page, ".jp-OutputArea-output pre")
+    messages, overflowing = overflowing_messages(page, ".jp-OutputArea-output pre")
     assert overflowing == [], f"{name}: messages wider than their output (broken mid-word)"
+    if messages:  # the first error or warning, as drawn
+        shown = page.locator(".jp-OutputArea-output pre").filter(has_text=MESSAGE).first
+        shown.scroll_into_view_if_needed()
+        shown.screenshot(path=folder / "message.png")
     _check_stepper_and_code_view(page, folder)
 
     changed = interact_with_each_kind(page, ".jp-OutputArea-output", folder)
