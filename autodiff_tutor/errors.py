@@ -17,7 +17,77 @@ generators are not supported
 
 from __future__ import annotations
 
+import os
+import sys
+import textwrap
 from dataclasses import dataclass
+
+#: Messages are wrapped at word boundaries to this many characters, so that a
+#: notebook's output (which breaks overlong lines anywhere, even mid-word) and a
+#: terminal show them whole.
+WIDTH = 80
+
+
+def wrap(text: str, first: str = "", indent: str = "", after: str = "") -> str:
+    """``text`` wrapped at word boundaries: ``first`` opens it, ``indent`` starts every
+    further line. Lines of their own (a hint's code example) are wrapped one by one and
+    keep their leading spaces; words and code are never split. ``after`` is what will
+    be shown before the text on its first line (a traceback's ``"TracingError: "``): it
+    takes room there but is not returned.
+
+    >>> print(wrap("gradient(y, x): y does not depend on x, so the gradient with respect "
+    ...            "to x is zero.", first="TracingWarning: "))
+    TracingWarning: gradient(y, x): y does not depend on x, so the gradient with
+    respect to x is zero.
+    """
+    if after:
+        return wrap(text, after + first, indent)[len(after) :]
+    lines = []
+    for number, line in enumerate(text.split("\n")):
+        lead = line[: len(line) - len(line.lstrip())]
+        head = first if number == 0 else indent
+        lines.append(
+            textwrap.fill(
+                line.strip(),
+                WIDTH,
+                initial_indent=head + lead,
+                subsequent_indent=indent + lead,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or head.rstrip()
+        )
+    return "\n".join(lines)
+
+
+def cell_name(filename: str) -> str | None:
+    """``"In[3]"`` when ``filename`` is a notebook cell IPython ran as input 3, else None.
+
+    IPython runs each cell from a file with a made-up name (``/tmp/ipykernel_7/2693665674.py``)
+    and maps it back to the cell's execution count for its own tracebacks
+    (``CachingCompiler.format_code_name``); the toolkit's messages ask it the same way.
+
+    >>> cell_name("model.py") is None
+    True
+    """
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)  # in a kernel
+    shell = get_ipython() if get_ipython is not None else None
+    compiler = getattr(shell, "compile", None)
+    named = getattr(compiler, "format_code_name", lambda _: None)(filename)
+    return named[1] if named else None
+
+
+def place(filename: str, line: int) -> str:
+    """Where a line is, as a student reads it: ``cell In[3], line 2`` for a notebook
+    cell (as IPython's tracebacks say), ``model.py:12`` for a file.
+
+    >>> place("/home/me/model.py", 12)
+    'model.py:12'
+    """
+    cell = cell_name(filename)
+    if cell is not None:
+        return f"cell {cell}, line {line}"
+    return f"{os.path.basename(filename)}:{line}"
 
 
 @dataclass(frozen=True)
@@ -39,8 +109,14 @@ class Location:
         return " " * self.column + "^" * max(1, self.length)
 
     def render(self) -> str:
-        """File, line and column, then the source line and its caret."""
-        head = f'  File "{self.filename}", line {self.line}, column {self.column + 1}'
+        """File (or notebook cell), line and column, then the source line and its caret.
+
+        >>> Location("/tmp/model.py", 3, 4, "    y = x", 1).render().splitlines()[0]
+        '  File "/tmp/model.py", line 3, column 5'
+        """
+        cell = cell_name(self.filename)
+        where = f"Cell {cell}" if cell is not None else f'File "{self.filename}"'
+        head = f"  {where}, line {self.line}, column {self.column + 1}"
         return f"{head}\n    {self.text.rstrip()}\n    {self.caret()}"
 
 
@@ -68,11 +144,11 @@ class AutodiffError(Exception):
         return self.location.column if self.location else None
 
     def _render(self) -> str:
-        parts = [self.message]
+        parts = [wrap(self.message, after=f"{type(self).__name__}: ")]  # as tracebacks show it
         if self.location is not None:
             parts.append(self.location.render())
         if self.hint:
-            parts.append(f"  hint: {self.hint}")
+            parts.append(wrap(self.hint, first="  hint: ", indent="        "))
         return "\n".join(parts)
 
 

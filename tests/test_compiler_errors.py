@@ -5,6 +5,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from wrapped_text import wrapped
 
 from autodiff_tutor.api import grad, value_and_grad, vjp
 from autodiff_tutor.errors import (
@@ -37,21 +38,23 @@ def assert_located(error, fn, line_offset, column, snippet):
 
 
 def test_builtin_has_no_source():
-    with pytest.raises(SourceUnavailableError, match="not a Python function"):
+    with pytest.raises(SourceUnavailableError, match=wrapped("not a Python function")):
         grad(len)(np.ones(2))
 
 
 def test_exec_string_has_no_source():
     namespace = {"np": np}
     exec("def f(x):\n    return np.sum(x)\n", namespace)
-    with pytest.raises(SourceUnavailableError, match="source code is not available") as info:
+    with pytest.raises(
+        SourceUnavailableError, match=wrapped("source code is not available")
+    ) as info:
         grad(namespace["f"])(np.ones(2))
     assert "exec()" in info.value.hint
 
 
 def test_lambda_is_rejected_with_a_hint():
     f = lambda x: np.sum(x * x)  # noqa: E731
-    with pytest.raises(SourceUnavailableError, match="lambda") as info:
+    with pytest.raises(SourceUnavailableError, match=wrapped("lambda")) as info:
         grad(f)(np.ones(2))
     assert "def" in info.value.hint
 
@@ -125,7 +128,9 @@ def math_erf_fn(x):
 
 
 def test_call_without_rule_on_active_value():
-    with pytest.raises(NoDerivativeRuleError, match="no derivative rule for math.erf") as info:
+    with pytest.raises(
+        NoDerivativeRuleError, match=wrapped("no derivative rule for math.erf")
+    ) as info:
         grad(math_erf_fn)(np.ones(1))
     assert_located(info.value, math_erf_fn, 2, 18, "math.erf(y)")
 
@@ -153,7 +158,7 @@ def asarray_fn(x):
     ],
 )
 def test_escapes_are_caught_before_running(fn, offset, column, what):
-    with pytest.raises(GradientEscapeError, match="gradient would be lost") as info:
+    with pytest.raises(GradientEscapeError, match=wrapped("gradient would be lost")) as info:
         grad(fn)(np.ones(3))
     assert what in str(info.value)
     assert "stop_gradient" in info.value.hint
@@ -181,7 +186,7 @@ def inplace_alias_fn(x):
 
 @pytest.mark.parametrize(("fn", "offset"), [(inplace_param_fn, 1), (inplace_alias_fn, 2)])
 def test_in_place_update_of_shared_array_is_rejected(fn, offset):
-    with pytest.raises(UnsupportedSyntaxError, match="in place") as info:
+    with pytest.raises(UnsupportedSyntaxError, match=wrapped("in place")) as info:
         grad(fn)(np.ones(3))
     assert_located(info.value, fn, offset, 4, "=")
 
@@ -190,7 +195,7 @@ def test_non_scalar_output_needs_a_seed():
     def f(x):
         return x * 2
 
-    with pytest.raises(NonScalarOutputError, match=r"shape \(3,\)") as info:
+    with pytest.raises(NonScalarOutputError, match=wrapped(r"shape \(3,\)")) as info:
         grad(f)(np.ones(3))
     assert "vjp" in info.value.hint
 
@@ -199,7 +204,7 @@ def test_tuple_output_needs_vjp():
     def f(x):
         return np.sum(x), np.sum(x * x)
 
-    with pytest.raises(NonScalarOutputError, match="returns 2 values"):
+    with pytest.raises(NonScalarOutputError, match=wrapped("returns 2 values")):
         grad(f)(np.ones(3))
 
 
@@ -207,9 +212,9 @@ def test_integer_input_cannot_be_differentiated():
     def f(x):
         return np.sum(x * 2)
 
-    with pytest.raises(NonDifferentiableInputError, match="int64"):
+    with pytest.raises(NonDifferentiableInputError, match=wrapped("int64")):
         grad(f)(np.arange(3))
-    with pytest.raises(NonDifferentiableInputError, match="int"):
+    with pytest.raises(NonDifferentiableInputError, match=wrapped("int")):
         grad(f)(3)
 
 
@@ -229,9 +234,9 @@ def test_seed_shape_is_checked():
         return x * 2
 
     _, pullback = vjp(f, np.ones(3))
-    with pytest.raises(ArgumentError, match=r"shape \(2,\)"):
+    with pytest.raises(ArgumentError, match=wrapped(r"shape \(2,\)")):
         pullback(np.ones(2))
-    with pytest.raises(ArgumentError, match="one seed each"):
+    with pytest.raises(ArgumentError, match=wrapped("one seed each")):
         pullback(np.ones(3), np.ones(3))
 
 
@@ -239,7 +244,7 @@ def test_wrong_call_arguments():
     def f(x, y):
         return np.sum(x * y)
 
-    with pytest.raises(ArgumentError, match="cannot call f"):
+    with pytest.raises(ArgumentError, match=wrapped("cannot call f")):
         value_and_grad(f)(np.ones(2))
 
 

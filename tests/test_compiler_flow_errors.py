@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from wrapped_text import wrapped
 
 from autodiff_tutor.api import grad
 from autodiff_tutor.errors import (
@@ -290,7 +291,7 @@ def span_of(error: AutodiffError) -> str:
 def test_unsupported_construct_inside_control_flow_is_located(
     fn, error, message, offset, column, snippet
 ):
-    with pytest.raises(error, match=message) as info:
+    with pytest.raises(error, match=wrapped(message)) as info:
         grad(fn)(np.array([0.5, 0.7, 1.5]))
     location = info.value.location
     assert location is not None, "the error does not say where"
@@ -360,7 +361,7 @@ def helper_named_variable(x):
 def test_variable_named_like_generated_code_is_rejected(fn, name):
     """Once a crash from inside the generated code (bug B6); now a located error."""
     with pytest.raises(
-        UnsupportedSyntaxError, match=f"'{name}' is also used by the generated"
+        UnsupportedSyntaxError, match=wrapped(f"'{name}' is also used by the generated")
     ) as info:
         grad(fn)(np.array([0.5, 0.7, 1.5]))
     location = info.value.location

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from corpus_python.structures import l2_over_list
 from oracles import central_difference
+from wrapped_text import wrapped
 
 from autodiff_tutor import differentiable, grad
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -216,7 +217,7 @@ REFUSED = [
     ("fn", "args", "message", "snippet"), REFUSED, ids=[r[0].__name__ for r in REFUSED]
 )
 def test_what_stays_refused_is_located(fn, args, message, snippet):
-    with pytest.raises(UnsupportedSyntaxError, match=message) as info:
+    with pytest.raises(UnsupportedSyntaxError, match=wrapped(message)) as info:
         grad(fn)(*args)
     location = info.value.location
     assert location is not None and location.filename.endswith(".py")

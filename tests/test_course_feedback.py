@@ -1,6 +1,8 @@
 """Exercise feedback: each verdict is reached, the messages say what is wrong, and the
 oracle (finite differences) is independent of the student's code."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from autodiff_tutor.course import (
     check_function,
     check_value,
 )
+from autodiff_tutor.course.feedback import VERDICTS
 
 
 def test_value_verdicts():
@@ -83,8 +86,19 @@ def test_derivative_against_finite_differences():
 
 def test_feedback_renders_text_and_html():
     fb = Feedback("ex 1", "wrong", "a < b")
-    assert str(fb) == "❌ ex 1: a < b"
+    assert str(fb) == "❌ ex 1: not yet — a < b"
     assert "&lt;" in fb._repr_html_() and "ex 1" in fb._repr_html_()
+
+
+@pytest.mark.parametrize("verdict", sorted(VERDICTS))
+def test_a_verdict_is_said_in_words_not_by_its_mark_or_colour_alone(verdict):
+    """With no emoji font and no colour, the text still says which verdict it is."""
+    fb = Feedback("ex 1", verdict, "details")
+    word = "correct" if verdict == "correct" else "not yet"
+    plain = str(fb).replace(VERDICTS[verdict], "")
+    assert plain.strip().startswith(f"ex 1: {word}")
+    page = re.sub(r"<[^>]+>", "", fb._repr_html_()).replace(VERDICTS[verdict], "")
+    assert page.strip().startswith(f"ex 1: {word}")
     with pytest.raises(ValueError, match="verdict"):
         Feedback("x", "maybe", "")
 

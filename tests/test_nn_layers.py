@@ -6,6 +6,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from wrapped_text import wrapped
 
 from autodiff_tutor.errors import ArgumentError, BackwardOutputError, DataFormatError
 from autodiff_tutor.nn import (
@@ -41,18 +42,22 @@ def test_initialize_from_an_example_and_keeps_existing_values():
 
 
 def test_initialize_errors_are_clear():
-    with pytest.raises(DataFormatError, match="cannot tell which axis"):
+    with pytest.raises(DataFormatError, match=wrapped("cannot tell which axis")):
         SReLULayer().initialize(np.zeros((2, 3, 4)))
-    with pytest.raises(DataFormatError, match="format 'SSCB' but is initialized for inputs in"):
+    with pytest.raises(
+        DataFormatError, match=wrapped("format 'SSCB' but is initialized for inputs in")
+    ):
         SReLULayer("SSCB").initialize(Layout((4, 3), "BC"))
-    with pytest.raises(DataFormatError, match="FullyConnected takes inputs in format 'BC'"):
+    with pytest.raises(
+        DataFormatError, match=wrapped("FullyConnected takes inputs in format 'BC'")
+    ):
         FullyConnected(3).initialize(Layout((4, 4, 3, 2), "SSCB"))
     with pytest.raises(
         ArgumentError,
-        match=r"(?s)no value for 'W', 'b'.*test_nn_layers.py.*hint: call layer.initialize",
+        match=wrapped(r"no value for 'W', 'b'.*test_nn_layers.py.*hint: call layer.initialize"),
     ):
         FullyConnected(3).predict(np.zeros((2, 2)))
-    with pytest.raises(ArgumentError, match="positive integer output size"):
+    with pytest.raises(ArgumentError, match=wrapped("positive integer output size")):
         FullyConnected(0)
 
 
@@ -113,12 +118,12 @@ def test_a_custom_backward_layer_is_checked_like_an_op():
 def test_a_wrong_gradient_stops_training_with_a_clear_error():
     model = Sequential([Scale(forget_batch_sum=True)]).initialize(np.zeros((4, 2)))
     Y, tape = model.record(np.ones((4, 2)))
-    with pytest.raises(BackwardOutputError, match=r"input 1 \('s'\) has shape \(4, 2\)"):
+    with pytest.raises(BackwardOutputError, match=wrapped(r"input 1 \('s'\) has shape \(4, 2\)")):
         model.backward(tape, np.ones_like(Y))
 
 
 def test_sequential_rejects_non_layers():
-    with pytest.raises(ArgumentError, match="item 1 is a ufunc, not a Layer"):
+    with pytest.raises(ArgumentError, match=wrapped("item 1 is a ufunc, not a Layer")):
         Sequential([Softmax(), np.tanh])
 
 

@@ -8,6 +8,7 @@ import weakref
 import array_api_strict as xps
 import numpy as np
 import pytest
+from wrapped_text import wrapped
 
 from autodiff_tutor.errors import ArgumentError, BackwardOutputError, ForwardOutputError
 from autodiff_tutor.ops import DifferentiableFunction, is_differentiable_op, op_vjp
@@ -111,7 +112,7 @@ def test_forward_returning_the_wrong_count_is_a_clear_error():
         def forward(self, x):
             return x, x
 
-    with pytest.raises(ForwardOutputError, match=r"returned 2 values.*num_outputs=1"):
+    with pytest.raises(ForwardOutputError, match=wrapped(r"returned 2 values.*num_outputs=1")):
         TooMany()(np.ones(2))
 
     class TooFew(DifferentiableFunction):
@@ -121,7 +122,7 @@ def test_forward_returning_the_wrong_count_is_a_clear_error():
         def forward(self, x):
             return x, x
 
-    with pytest.raises(ForwardOutputError, match=r"returned 2 value\(s\).*must return 3"):
+    with pytest.raises(ForwardOutputError, match=wrapped(r"returned 2 value\(s\).*must return 3")):
         TooFew()(np.ones(2))
 
 
@@ -176,29 +177,37 @@ def test_shape_mismatch_names_op_input_and_both_shapes():
 
 
 def test_dtype_mismatch_is_an_error_not_a_silent_cast():
-    with pytest.raises(BackwardOutputError, match=r"input 0 \('X'\) has dtype float64.*float32"):
+    with pytest.raises(
+        BackwardOutputError, match=wrapped(r"input 0 \('X'\) has dtype float64.*float32")
+    ):
         run_scale("float64", dtype=np.float32)
 
 
 def test_wrong_count_is_an_error():
-    with pytest.raises(BackwardOutputError, match=r"returned 1 value\(s\) but the op has 2"):
+    with pytest.raises(
+        BackwardOutputError, match=wrapped(r"returned 1 value\(s\) but the op has 2")
+    ):
         run_scale("count")
 
 
 def test_none_only_where_not_requested():
-    with pytest.raises(BackwardOutputError, match=r"is None, but compute_gradients\[1\] is True"):
+    with pytest.raises(
+        BackwardOutputError, match=wrapped(r"is None, but compute_gradients\[1\] is True")
+    ):
         run_scale("none")
     _, (d_X, d_a) = run_scale("none", flags=(True, False))
     assert d_a is None and d_X is not None
 
 
 def test_a_gradient_nobody_asked_for_is_an_error():
-    with pytest.raises(BackwardOutputError, match=r"compute_gradients\[1\] is False"):
+    with pytest.raises(BackwardOutputError, match=wrapped(r"compute_gradients\[1\] is False")):
         run_scale("always", flags=(True, False))
 
 
 def test_a_python_float_for_an_array_input_is_an_error():
-    with pytest.raises(BackwardOutputError, match=r"is a float, expected an array of shape"):
+    with pytest.raises(
+        BackwardOutputError, match=wrapped(r"is a float, expected an array of shape")
+    ):
         run_scale("python float")
 
 
@@ -211,7 +220,9 @@ def test_array_module_mismatch_is_an_error():
             return np.full((2,), 2.0)  # numpy, although the input is not
 
     x = xps.asarray([1.0, 2.0])
-    with pytest.raises(BackwardOutputError, match=r"is an array of numpy.*array_api_strict"):
+    with pytest.raises(
+        BackwardOutputError, match=wrapped(r"is an array of numpy.*array_api_strict")
+    ):
         op_vjp(NumpyInside(), (x,), (xps.ones(2),))
 
 
@@ -226,21 +237,25 @@ def test_backward_with_the_wrong_signature_gets_a_clear_error():
         def backward(self, d_y, compute_gradients):  # x is saved, so it is passed too
             return d_y
 
-    with pytest.raises(ArgumentError, match=r"1 output gradient\(s\), then compute_gradients"):
+    with pytest.raises(
+        ArgumentError, match=wrapped(r"1 output gradient\(s\), then compute_gradients")
+    ):
         op_vjp(Forgot(), (np.ones(2),))
 
 
 def test_constructor_and_call_arguments_are_checked():
-    with pytest.raises(ArgumentError, match="num_outputs"):
+    with pytest.raises(ArgumentError, match=wrapped("num_outputs")):
         DifferentiableFunction(num_outputs=0)
-    with pytest.raises(ArgumentError, match="num_memory_values"):
+    with pytest.raises(ArgumentError, match=wrapped("num_memory_values")):
         DifferentiableFunction(num_memory_values=-1)
     (y,), saved = Square().op_forward(np.ones(2))
-    with pytest.raises(ArgumentError, match=r"1 flag\(s\) for 1 input|2 flag\(s\) for 1 input"):
+    with pytest.raises(
+        ArgumentError, match=wrapped(r"1 flag\(s\) for 1 input|2 flag\(s\) for 1 input")
+    ):
         Square().op_backward((np.ones(2),), (True, True), saved)
-    with pytest.raises(ArgumentError, match=r"2 output gradient\(s\) for 1 output"):
+    with pytest.raises(ArgumentError, match=wrapped(r"2 output gradient\(s\) for 1 output")):
         Square().op_backward((np.ones(2), np.ones(2)), (True,), saved)
-    with pytest.raises(ArgumentError, match="forward of 'Square' cannot take"):
+    with pytest.raises(ArgumentError, match=wrapped("forward of 'Square' cannot take")):
         Square()(np.ones(2), np.ones(2))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -233,7 +234,7 @@ def test_stepper_pages_follow_the_slider_without_a_kernel():
     number = stepper.recording.steps[2].number
     assert f"step 3 of {steps}" in page and f"backward line {number}" in page
     assert highlighted_lines(stepper.backward_html) == [stepper.current_line]
-    numbered = re.findall(r'transparent;[^"]*">\s*(\d+)\s*</span>', stepper.backward_html)
+    numbered = re.findall(r"data-lineno>\s*(\d+)\s*</span>", stepper.backward_html)
     lines = stepper.correspondence.backward_source.splitlines()
     assert [int(n) for n in numbered] == list(range(1, len(lines) + 1))
     assert "white-space:pre" in page and "table-layout:fixed" in page
@@ -250,3 +251,31 @@ def test_code_view_pages_follow_the_picker_without_a_kernel():
         assert highlighted_lines(view.pages[index].value) == (
             view.highlighted["user"] + view.highlighted["forward"] + view.highlighted["backward"]
         )
+
+
+def test_a_compiled_functions_display_numbers_its_panels_and_never_wraps_code():
+    """f in a notebook cell: your lines numbered as the comments name them, the
+    generated code numbered from 1, each panel scrolling sideways (white-space: pre)."""
+    from autodiff_tutor import differentiable
+    from autodiff_tutor.display import generated_code_html
+
+    def layer(w, x):
+        h = np.tanh(x @ w + 1.0)
+        return np.sum(h * h)
+
+    compiled = differentiable(layer)
+    page = compiled._repr_html_()
+    assert page == generated_code_html(compiled)
+    numbers = [int(n) for n in re.findall(r"data-lineno>\s*(\d+)\s*</span>", page)]
+    first = layer.__code__.co_firstlineno
+    derivative = compiled.derivative()
+    forward = len(derivative.forward_source.rstrip("\n").splitlines())
+    backward = len(derivative.backward_source.rstrip("\n").splitlines())
+    assert numbers == [
+        *range(first, first + 3),
+        *range(1, forward + 1),
+        *range(1, backward + 1),
+    ]
+    for comment in re.findall(r"# line (\d+)", html.unescape(re.sub(r"<[^>]+>", "", page))):
+        assert first <= int(comment) < first + 3  # every comment names a numbered line
+    assert page.count("white-space:pre;overflow-x:auto") == 3

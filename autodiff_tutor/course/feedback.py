@@ -2,9 +2,11 @@
 
 Every check returns a :class:`Feedback`: a verdict (``correct``, ``wrong``,
 ``missing`` when nothing was written yet, ``error`` when the student's code raised)
-and a friendly message. It prints as one line, renders in colour in a notebook, and
-is truthy only when the answer is correct, so a lesson can ``assert`` on a worked
-solution. The checks never raise on a wrong answer: an exercise cell must run.
+and a friendly message. It prints as a line that says the verdict in words
+("correct", "not yet") after its mark, renders with a coloured border in a notebook
+(the colour and the mark are extra cues, never the only one), and is truthy only
+when the answer is correct, so a lesson can ``assert`` on a worked solution. The
+checks never raise on a wrong answer: an exercise cell must run.
 
 The expected values come from oracles the student's code does not control: a value
 the lesson computed another way (sympy, a closed form), or central finite differences
@@ -14,7 +16,7 @@ in float64 (:func:`~autodiff_tutor.verify.numerical_gradient`).
 >>> print(check_value(6.0, 6.0, name="f'(3)"))
 ✅ f'(3): correct.
 >>> print(check_value(..., 6.0, name="f'(3)"))
-✏️ f'(3): no answer yet; replace the ... with your answer.
+✏️ f'(3): not yet — no answer yet; replace the ... with your answer.
 >>> bool(check_derivative(lambda x: 2 * x, lambda x: x * x, [0.5, 3.0]))
 True
 """
@@ -28,8 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import wrap
+
 __all__ = [
     "VERDICTS",
+    "WORDS",
     "Feedback",
     "check_choice",
     "check_derivative",
@@ -39,6 +44,9 @@ __all__ = [
 
 #: The verdicts, with the mark each one prints.
 VERDICTS = {"correct": "✅", "wrong": "❌", "missing": "✏️", "error": "💥"}
+#: The words that say each verdict: the mark and the colour are extra cues (a missing
+#: emoji font, a colour-blind reader and a screen reader get the word).
+WORDS = {"correct": "correct", "wrong": "not yet", "missing": "not yet", "error": "not yet"}
 _COLOURS = {"correct": "#1a7f37", "wrong": "#cf222e", "missing": "#6e7781", "error": "#9a6700"}
 
 
@@ -48,7 +56,9 @@ class Feedback:
 
     >>> fb = Feedback("slope", "wrong", "off by 1.0")
     >>> fb.passed, str(fb)
-    (False, '❌ slope: off by 1.0')
+    (False, '❌ slope: not yet — off by 1.0')
+    >>> str(Feedback("slope", "correct", ""))
+    '✅ slope: correct.'
     """
 
     exercise: str
@@ -67,15 +77,22 @@ class Feedback:
     def __bool__(self) -> bool:
         return self.passed
 
+    @property
+    def sentence(self) -> str:
+        """The verdict in words, then the message: ``"not yet — off by 1.0"``."""
+        return WORDS[self.verdict] + (f" — {self.message}" if self.message else ".")
+
     def __str__(self) -> str:
-        return f"{VERDICTS[self.verdict]} {self.exercise}: {self.message}"
+        return wrap(f"{VERDICTS[self.verdict]} {self.exercise}: {self.sentence}")
 
     def _repr_html_(self) -> str:
         colour = _COLOURS[self.verdict]
         text = html.escape(self.message).replace("\n", "<br>")
+        text = f" — {text}" if text else "."
         return (
             f'<div style="border-left:4px solid {colour};padding:0.3em 0.8em">'
-            f"{VERDICTS[self.verdict]} <b>{html.escape(self.exercise)}</b>: {text}</div>"
+            f"{VERDICTS[self.verdict]} <b>{html.escape(self.exercise)}</b>: "
+            f'<b style="color:{colour}">{WORDS[self.verdict]}</b>{text}</div>'
         )
 
     def __repr__(self) -> str:
@@ -147,13 +164,13 @@ def check_value(
     """Compare a number or array with the expected one (relative/absolute tolerance).
 
     >>> print(check_value([1.0, 2.0], [1.0, 2.5], name="gradient", hint="use the chain rule"))
-    ❌ gradient: element [1] is 2, expected 2.5. Hint: use the chain rule
+    ❌ gradient: not yet — element [1] is 2, expected 2.5. Hint: use the chain rule
     """
     if _is_missing(answer) or _has_ellipsis(answer):
         return Feedback(name, "missing", "no answer yet; replace the ... with your answer.")
     problem = compare(answer, expected, rtol, atol)
     if problem is None:
-        return Feedback(name, "correct", "correct.")
+        return Feedback(name, "correct", "")
     return Feedback(name, "wrong", problem + (f". Hint: {hint}" if hint else "."))
 
 
@@ -164,7 +181,7 @@ def check_choice(answer: Any, expected: Any, *, name: str = "answer", hint: str 
     giving the answer away.
 
     >>> print(check_choice({"a", "c"}, {"a", "b"}, name="which ones"))
-    ❌ which ones: 1 right, 1 missing, 1 that does not belong.
+    ❌ which ones: not yet — 1 right, 1 missing, 1 that does not belong.
     >>> print(check_choice("tracing", "tracing", name="which mode"))
     ✅ which mode: correct.
     """
@@ -176,14 +193,14 @@ def check_choice(answer: Any, expected: Any, *, name: str = "answer", hint: str 
             return Feedback(name, "wrong", f"give a set of choices, like {{'a', 'b'}}.{tail}")
         given = set(answer)
         if given == expected:
-            return Feedback(name, "correct", "correct.")
+            return Feedback(name, "correct", "")
         right, missing, extra = len(given & expected), len(expected - given), len(given - expected)
         message = f"{right} right, {missing} missing, {extra} that does not belong."
         if extra > 1:
             message = message.replace("does not belong", "do not belong")
         return Feedback(name, "wrong", message + tail)
     if answer == expected:
-        return Feedback(name, "correct", "correct.")
+        return Feedback(name, "correct", "")
     return Feedback(name, "wrong", f"{answer!r} is not it.{tail}")
 
 
@@ -221,7 +238,7 @@ def check_function(
     Each item of ``inputs`` is one argument, or a tuple of arguments.
 
     >>> print(check_function(lambda x: x + 1, lambda x: x * 2, [1.0, 3.0], name="double"))
-    ❌ double: at x = 3: it is 4, expected 6.
+    ❌ double: not yet — at x = 3: it is 4, expected 6.
     """
     if student is None or student is Ellipsis:
         return Feedback(name, "missing", "no function yet; write it in the cell above.")
@@ -244,7 +261,7 @@ def check_function(
             )
         count += 1
     plural = "" if count == 1 else "s"
-    return Feedback(name, "correct", f"correct at all {count} test point{plural}.")
+    return Feedback(name, "correct", f"at all {count} test point{plural}.")
 
 
 def check_derivative(
@@ -265,9 +282,9 @@ def check_derivative(
 
     >>> import numpy as np
     >>> print(check_derivative(lambda x: np.cos(x), np.sin, [0.0, 1.0], name="d sin"))
-    ✅ d sin: correct at all 2 test points.
+    ✅ d sin: correct — at all 2 test points.
     >>> print(check_derivative(lambda x: 2 * x, lambda x: x ** 3, [2.0], name="d x^3"))
-    ❌ d x^3: at x = 2: it is 4, expected 12.
+    ❌ d x^3: not yet — at x = 2: it is 4, expected 12.
     """
     from autodiff_tutor.verify.numeric import numerical_gradient
 

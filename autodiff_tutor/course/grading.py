@@ -14,7 +14,7 @@ available (``feedback_and_report``) for a lesson that wants to show the table.
 ...     def backward(self, d_y, compute_gradients, x):
 ...         return x * d_y                    # forgot the 2
 >>> print(check_backward(Square(), np.array([0.5, -1.0, 2.0])))
-❌ Square: finite differences: ...
+❌ Square: not yet — finite differences: ...
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ def grade_backward(
     ...     return d_y * np.sign(x)
     >>> feedback, report = grade_backward(f, f_backward)
     >>> print(feedback)
-    ✅ f: proved right in every region (x < 0, x > 0); every kink takes a valid value.
+    ✅ f: correct — proved right in every region (x < 0, x > 0); every kink takes a
+    valid value.
     """
     from autodiff_tutor.verify.symbolic import verify_symbolic
 

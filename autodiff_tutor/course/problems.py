@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from autodiff_tutor.errors import AutodiffError, TracingWarning
+from autodiff_tutor.errors import AutodiffError, TracingWarning, wrap
 
 __all__ = ["Seen", "explain_errors", "render_error", "tidy"]
 
@@ -33,34 +33,42 @@ __all__ = ["Seen", "explain_errors", "render_error", "tidy"]
 # names them by a hash of the cell's text; the folder changes with the kernel's pid).
 _CELL_FILE = re.compile(r"(?:[^\s\"']*[/\\])?(?:ipykernel_\d+[/\\])?\d{5,}\.py")
 _CELL_LINE = re.compile(r"(?:[^\s\"']*[/\\])?(?:ipykernel_\d+[/\\])?\d{5,}\.py:(\d+)")
+# ... and the toolkit names them as IPython does, by the execution count, which also
+# changes from run to run (errors.place: "cell In[3], line 2").
+_CELL_COUNT = re.compile(r"\bcell In\[\d*\], line (\d+)")
 
 
 def tidy(text: str) -> str:
-    """``text`` with notebook-cell file names replaced by "cell" (they vary by run).
+    """``text`` with notebook cells named the same way whatever the run: "cell line 10"
+    (file names and execution counts vary by run).
 
     >>> tidy("extract_data() at 3871719731.py:10 took out the data")
     'extract_data() at cell line 10 took out the data'
+    >>> tidy("made inside (cell In[12], line 2)")
+    'made inside (cell line 2)'
     """
+    text = _CELL_COUNT.sub(lambda m: f"cell line {m.group(1)}", text)
     text = _CELL_LINE.sub(lambda m: f"cell line {m.group(1)}", text)
     return _CELL_FILE.sub("cell", text)
 
 
 def render_error(error: BaseException) -> str:
-    """An error as the lessons print it: kind, message, line and caret, hint.
+    """An error as the lessons print it: kind, message, line and caret, hint (the
+    message and the hint wrapped at word boundaries).
 
     >>> print(render_error(ValueError("bad value")))
     ValueError: bad value
     """
     if not isinstance(error, AutodiffError):
-        return f"{type(error).__name__}: {tidy(str(error))}"
-    lines = [f"{type(error).__name__}: {tidy(error.message)}"]
+        return wrap(tidy(str(error)), first=f"{type(error).__name__}: ")
+    lines = [wrap(tidy(error.message), first=f"{type(error).__name__}: ")]
     where = error.location
     if where is not None:
         lines.append(f"  at line {where.line}, column {where.column + 1}:")
         lines.append(f"      {where.text.rstrip()}")
         lines.append(f"      {where.caret()}")
     if error.hint:
-        lines.append(f"  hint: {tidy(error.hint)}")
+        lines.append(wrap(tidy(error.hint), first="  hint: ", indent="        "))
     return "\n".join(lines)
 
 
@@ -106,9 +114,13 @@ def explain_errors(
     for w in caught:
         if not issubclass(w.category, TracingWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    seen.warnings = [tidy(str(w.message)) for w in caught if issubclass(w.category, TracingWarning)]
+    seen.warnings = [
+        tidy(" ".join(str(w.message).split()))  # one line each: printed re-wrapped
+        for w in caught
+        if issubclass(w.category, TracingWarning)
+    ]
     for message in seen.warnings:
-        print(f"TracingWarning: {message}")
+        print(wrap(message, first="TracingWarning: "))
     if seen.error is not None:
         print(render_error(seen.error))
     if seen.error is None and not seen.warnings:

@@ -270,6 +270,7 @@ def repeat_tangent(xp, x, repeats=1, axis=None, *, d_x):
 @defvjp(
     "pad",
     math="x surrounded by constant_values",
+    latex=r"x \text{ surrounded by constant values}",
     convention="mode='constant' only (other modes are refused); the constant gets no gradient",
     symbolic=cases(
         lambda xp, x, **o: xp.pad(x, **o),

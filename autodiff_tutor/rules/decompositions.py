@@ -30,6 +30,7 @@ NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols"
     list_result=True,
     fields=("sign", "logabsdet"),
     math="(sign det A, log |det A|)",
+    latex=r"(\operatorname{sign}\det A,\ \log\lvert\det A\rvert)",
     convention="the sign is piecewise constant (zero gradient); A must be invertible (uses inv(A))",
     symbolic=NUMBERS_ONLY,
 )
@@ -47,6 +48,7 @@ def slogdet_tangent(out, xp, x, *, d_x):
     list_result=True,
     fields=("eigenvalues", "eigenvectors"),
     math="(w, V) with A = V diag(w) V^T, A symmetric",
+    latex=r"A = V \operatorname{diag}(w)\, V^{T}",
     convention="the gradient is the symmetric one (numpy reads one triangle: perturb A "
     "symmetrically); eigenvectors are defined up to sign, so only losses that do not "
     "depend on their signs have a gradient; at a repeated eigenvalue the eigenvectors "
@@ -90,6 +92,7 @@ def _reduced_only(full_matrices=True, compute_uv=True, hermitian=False):
     list_result=True,
     fields=("U", "S", "Vh"),
     math="(U, s, Vh) with A = U diag(s) Vh",
+    latex=r"A = U \operatorname{diag}(s)\, V_h",
     convention="full_matrices=False only; singular vectors are defined up to sign; at "
     "repeated or zero singular values the vectors have no derivative: gradients reaching "
     "them are inf/nan (the singular values' part stays finite)",
@@ -108,6 +111,7 @@ def svd_tangent_(out, x, full_matrices=True, compute_uv=True, hermitian=False, *
 @defvjp(
     "svdvals",
     math="singular values s of A",
+    latex=r"s = \sigma(A)",
     convention="u diag(g) vh of numpy's SVD: at repeated or zero singular values a subgradient",
     symbolic=NUMBERS_ONLY,
 )

@@ -217,6 +217,7 @@ def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
 @defvjp(
     "abs",
     math="|x|",
+    latex=r"\lvert x \rvert",
     convention="abs'(0) = 0 (sign(0) = 0)",
     sympy=lambda sp, x: sp.where(sp.ge(x, 0), x, -x),
     aliases=("absolute", "fabs", builtins.abs),
@@ -234,6 +235,7 @@ def abs_tangent(xp, x, *, d_x):
     "maximum",
     broadcasting=True,
     math="max(x, y)",
+    latex=r"\max(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
     sympy=lambda sp, x, y: sp.where(sp.ge(x, y), x, y),
 )
@@ -257,6 +259,7 @@ def maximum_tangent(xp, x, y, *, d_x, d_y):
     "minimum",
     broadcasting=True,
     math="min(x, y)",
+    latex=r"\min(x, y)",
     convention="ties x == y split the gradient: 1/2 to each input",
     sympy=lambda sp, x, y: sp.where(sp.le(x, y), x, y),
 )
@@ -286,6 +289,7 @@ def clip_sympy(sp, x, a_min=None, a_max=None):
     "clip",
     broadcasting=True,
     math="min(max(x, lo), hi)",
+    latex=r"\min(\max(x, \mathrm{lo}), \mathrm{hi})",
     convention="at x == lo or x == hi the gradient goes to x (bounds are inclusive)",
     shape=SELECTION,
     sympy=clip_sympy,

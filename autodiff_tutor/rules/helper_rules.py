@@ -234,6 +234,7 @@ def overwritten_tangent(grad, index=None, *, d_grad):
 @defvjp(
     "assign_at",
     math="x with x[index] = value",
+    latex=r"x \text{ with } x[\mathit{index}] = \mathit{value}",
     convention="the overwritten entries get no gradient (repeated indices are refused)",
     symbolic=ArrayRule(
         lambda xp, x, index, value: helpers.assign_at(x, index, value),
@@ -312,6 +313,7 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
 @defvjp(
     "prod_others",
     math="prod_{j != i} x_j",
+    latex=r"\prod_{j \ne i} x_j",
     convention="exact at zeros; builds the n x n matrix of pair products along the axis",
     symbolic=ArrayRule(
         lambda xp, x, **o: helpers.prod_others(x, **o),

@@ -67,6 +67,7 @@ def dot_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "norm",
     math="sqrt(sum_i x_i^2)",
+    latex=r"\sqrt{\sum_i x_i^2}",
     convention="at x = 0 the gradient is 0 (a valid subgradient); vector ords: sign(0) = 0, "
     "ties of ord=inf/-inf share the gradient, ord=0 (a count) has none; matrix ords "
     "1/-1/inf/-inf: sign(0) = 0, tied extreme column (row) sums share the gradient; "

@@ -44,6 +44,7 @@ def outer_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "inner",
     math="sum_k x_..k y_..k",
+    latex=r"\sum_k x_{\dots k}\, y_{\dots k}",
     convention="arrays of at least one axis (for 0-d operands write x * y)",
     symbolic=ArrayRule(
         lambda xp, x, y: xp.inner(x, y),
@@ -70,6 +71,7 @@ def _letters_only(subscripts):
 @defvjp(
     "einsum",
     math="sum over the repeated letters of x y",
+    latex=r"\sum_{\text{repeated letters}} x\, y",
     convention="two operands written with letters and '...' (numpy's broadcasting); "
     "diagonals ('ii') and other numbers of operands are refused",
     check=_letters_only,
@@ -135,6 +137,7 @@ def kron_tangent(xp, x, y, *, d_x, d_y):
 @defvjp(
     "solve",
     math="A^-1 b",
+    latex=r"A^{-1} b",
     convention="A must be invertible (as for the forward)",
     symbolic=NUMBERS_ONLY,
 )
@@ -151,7 +154,9 @@ def solve_tangent(out, xp, a, b, *, d_a, d_b):
     return xp.linalg.solve(a, d_b) - xp.linalg.solve(a, d_a @ out)
 
 
-@defvjp("inv", math="A^-1", convention="A must be invertible", symbolic=NUMBERS_ONLY)
+@defvjp(
+    "inv", math="A^-1", convention="A must be invertible", symbolic=NUMBERS_ONLY, latex=r"A^{-1}"
+)
 def inv(g, out, xp, x):
     t = xp.swapaxes(out, -1, -2)
     return -(t @ g @ t)
@@ -165,6 +170,7 @@ def inv_tangent(out, x, *, d_x):
 @defvjp(
     "det",
     math="det A",
+    latex=r"\det A",
     convention="uses inv(A): A must be invertible (inf/nan at singular A)",
     symbolic=NUMBERS_ONLY,
 )
@@ -180,6 +186,7 @@ def det_tangent(out, xp, x, *, d_x):
 @defvjp(
     "cholesky",
     math="L with L L^T = A",
+    latex=r"L \text{ with } L L^\top = A",
     convention="A symmetric positive definite; the gradient is the symmetric one "
     "(numpy reads only A's lower triangle: perturb A symmetrically)",
     symbolic=NUMBERS_ONLY,
@@ -202,6 +209,7 @@ def cholesky_tangent(out, xp, x, *, d_x):
 @defvjp(
     "eigvalsh",
     math="eigenvalues of a symmetric A",
+    latex=r"\text{the eigenvalues of a symmetric } A",
     convention="distinct eigenvalues; symmetric gradient v diag(g) v^T (numpy reads one "
     "triangle: perturb A symmetrically)",
     symbolic=NUMBERS_ONLY,
@@ -220,6 +228,7 @@ def eigvalsh_tangent(xp, x, *, d_x):
 @defvjp(
     "pinv",
     math="A^+ (Moore-Penrose)",
+    latex=r"A^{+}\ \text{(Moore-Penrose)}",
     convention="A of constant rank around the point (A^+ jumps where the rank changes); "
     "rcond/hermitian as numpy's defaults only",
     symbolic=NUMBERS_ONLY,

@@ -117,6 +117,7 @@ def diag_tangent(xp, x, k=0, *, d_x):
 @defvjp(
     "take",
     math="x[indices] along axis",
+    latex=r"x[\mathit{indices}] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
         lambda xp, x, **o: xp.take(x, **o),
@@ -141,6 +142,7 @@ def take_tangent(xp, x, indices=None, axis=None, *, d_x):
 @defvjp(
     "take_along_axis",
     math="x[..., indices, ...] along axis",
+    latex=r"x[\dots, \mathit{indices}, \dots] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
         lambda xp, x, **o: xp.take_along_axis(x, **o),

@@ -12,6 +12,10 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
   and ``symbolic``: how that check runs it (a :class:`ScalarRule` or an
   :class:`ArrayRule`);
 - ``convention``: the value it takes at kinks (listed in the book);
+- ``math`` and ``latex``: its formula as text (``"max_i x_i"``) and, where the sympy
+  form would not say it as well (a kink's ``Piecewise``, a reduction), in LaTeX
+  (``\\max_i x_i``); elsewhere the LaTeX is made from the sympy form
+  (:func:`autodiff_tutor.verify.symbolic.latex.rule_latex`);
 - ``aliases``: the other names and objects that mean it (``"absolute"``,
   ``builtins.abs``), ``method`` (``x.sum()``) and ``attribute`` (``x.T``).
 
@@ -183,6 +187,7 @@ class Rule:
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
+    latex: str = ""
     check: Callable[..., None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     shape: str = OTHER
@@ -253,6 +258,7 @@ class Family:
         fields: tuple[str, ...] = (),
         convention: str = "",
         math: str = "",
+        latex: str = "",
         check: Callable[..., None] | None = None,
         shape: str | None = None,
         sympy: Callable[..., Any] | None = None,
@@ -270,7 +276,8 @@ class Family:
         a list with one gradient per item (zeros for items nobody read), their tangent
         a list, and ``fields`` names the items of numpy's named tuple
         (``res.eigenvalues`` is ``res[0]``); ``convention`` documents the value
-        taken at non-differentiable points; ``check(**options)`` raises an
+        taken at non-differentiable points; ``math``/``latex`` give its formula (text,
+        and LaTeX where the sympy form would not say it well); ``check(**options)`` raises an
         ``AutodiffError`` for option values the formula does not cover
         (``svd(a, full_matrices=True)``): the rule then refuses, at the call, instead of
         returning a wrong gradient; a check may also read an input given as a literal
@@ -316,6 +323,7 @@ class Family:
                 fields=tuple(fields),
                 convention=convention,
                 math=math,
+                latex=latex,
                 check=check,
                 shape=self.shape if shape is None else shape,
                 sympy=sympy,

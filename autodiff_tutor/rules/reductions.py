@@ -60,6 +60,7 @@ def mean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
 @defvjp(
     "max",
     math="max_i x_i",
+    latex=r"\max_i x_i",
     convention="ties share the gradient equally",
     symbolic=ArrayRule(lambda xp, x, **o: xp.max(x, **o), REDUCTION_CASES[:3], ordered=True),
     aliases=("amax",),
@@ -80,6 +81,7 @@ def max_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
 @defvjp(
     "min",
     math="min_i x_i",
+    latex=r"\min_i x_i",
     convention="ties share the gradient equally",
     symbolic=ArrayRule(lambda xp, x, **o: xp.min(x, **o), REDUCTION_CASES[:3], ordered=True),
     aliases=("amin",),
@@ -100,6 +102,7 @@ def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
 @defvjp(
     "prod",
     math="prod_i x_i",
+    latex=r"\prod_i x_i",
     convention="exact at zeros (product of the others)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES),
     method=True,

@@ -100,6 +100,7 @@ def erfc_tangent(xp, x, *, d_x):
 @defvjp(
     "gammaln",
     math="ln |Gamma(x)|",
+    latex=r"\ln \lvert \Gamma(x) \rvert",
     convention="poles at 0, -1, -2, ...",
     sympy=lambda sp, x: sp.loggamma(x),
     symbolic=ScalarRule(positive=("x",)),
@@ -116,6 +117,7 @@ def gammaln_tangent(x, *, d_x):
 @defvjp(
     "digamma",
     math="psi(x) = d/dx ln Gamma(x)",
+    latex=r"\psi(x) = \frac{d}{dx} \ln \Gamma(x)",
     convention="poles at 0, -1, -2, ...",
     sympy=lambda sp, x: sp.polygamma(0, x),
     symbolic=ScalarRule(positive=("x",)),
@@ -134,6 +136,7 @@ def digamma_tangent(x, *, d_x):
     "xlogy",
     broadcasting=True,
     math="x ln y (0 where x = 0)",
+    latex=r"x \ln y\ \ (0 \text{ where } x = 0)",
     convention="d/dy is 0 where x = 0 (as the value); d/dx = ln y",
     sympy=lambda sp, x, y: x * sp.log(y),
     symbolic=ScalarRule(positive=("y",)),
@@ -159,6 +162,7 @@ def _logsumexp(xp: Any, x: Any, axis: Any = None, b: Any = None, keepdims: bool 
 @defvjp(
     "logsumexp",
     math="ln sum_i b_i e^(x_i)",
+    latex=r"\ln \sum_i b_i e^{x_i}",
     convention="from the output, b e^(x - out): never overflows; nan where every x is -inf",
     shape=REDUCTION,
     symbolic=ArrayRule(_logsumexp, AXIS_CASES + [(((2, 2),), {"axis": 1, "keepdims": True})]),
@@ -336,6 +340,8 @@ def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
     "multivariate_normal_logpdf",
     shape=OTHER,
     math="-(x - mean)^T cov^-1 (x - mean) / 2 - ln det(2 pi cov) / 2",
+    latex=r"-\tfrac{1}{2} (x - \mu)^\top \Sigma^{-1} (x - \mu)"
+    r" - \tfrac{1}{2} \ln \det(2 \pi \Sigma)",
     convention="cov symmetric positive definite; its gradient is the symmetric one "
     "(scipy reads one triangle: perturb cov symmetrically); x is (d,) or (n, d)",
     symbolic=NumericOnly("np.linalg computes on numbers, not on sympy symbols"),

@@ -142,6 +142,7 @@ def stack_tangent(xp, xs, axis=0, *, d_xs):
 @defvjp(
     "getitem",
     math="x[i]",
+    latex=r"x[i]",
     convention="repeated indices accumulate",
     symbolic=ArrayRule(
         lambda xp, x, index=None: x[index],
@@ -173,6 +174,7 @@ def _setitem(xp, x, value, index=None):
 @defvjp(
     "setitem",
     math="x with x[i] = v",
+    latex=r"x \text{ with } x[i] = v",
     convention="the overwritten entries get no gradient",
     symbolic=ArrayRule(
         _setitem,
@@ -228,6 +230,7 @@ def make_list_tangent(xs, *, d_xs):
 @defvjp(
     "astype",
     math="x (cast)",
+    latex=r"x\ \text{(cast)}",
     convention=(
         "the gradient is cast back to x's dtype; a cast to integers or booleans is"
         " piecewise constant: zero gradient"

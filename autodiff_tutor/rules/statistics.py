@@ -57,6 +57,7 @@ def var_tangent(out, xp, x, axis=None, ddof=0, keepdims=False, *, d_x):
 @defvjp(
     "std",
     math="sqrt(var(x))",
+    latex=r"\sqrt{\operatorname{var}(x)}",
     convention="where std = 0 (constant slices) the gradient is 0, a subgradient (as norm's)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.sqrt(xp.var(x, **o)), STAT_CASES),
     method=True,
@@ -77,6 +78,7 @@ def std_tangent(out, xp, x, axis=None, ddof=0, keepdims=False, *, d_x):
 @defvjp(
     "ptp",
     math="max_i x_i - min_i x_i",
+    latex=r"\max_i x_i - \min_i x_i",
     convention="ties of the max (or of the min) share the gradient equally",
     symbolic=NumericOnly("the checker orders symbols for a max or for a min, not both"),
 )
@@ -101,6 +103,7 @@ def ptp_tangent(xp, x, axis=None, keepdims=False, *, d_x):
 @defvjp(
     "nansum",
     math="sum of the x_i that are not nan",
+    latex=r"\sum_{i:\ x_i \ne \text{nan}} x_i",
     convention="nan entries get gradient 0",
     symbolic=ArrayRule(lambda xp, x, **o: xp.sum(x, **o), [(((2, 3),), {"axis": 0})]),
 )
@@ -116,6 +119,7 @@ def nansum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
 @defvjp(
     "nanmean",
     math="mean of the x_i that are not nan",
+    latex=r"\operatorname{mean}_{i:\ x_i \ne \text{nan}} x_i",
     convention="nan entries get gradient 0; the others 1/count",
     symbolic=ArrayRule(lambda xp, x, **o: xp.mean(x, **o), [(((2, 3),), {"axis": 0})]),
 )
@@ -176,6 +180,7 @@ def cumsum_tangent(xp, x, axis=None, *, d_x):
 @defvjp(
     "cumprod",
     math="y_i = prod_{j <= i} x_j",
+    latex=r"y_i = \prod_{j \le i} x_j",
     convention="divides by x: nan where x has a zero (use a product of others by hand there)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.cumprod(x, **o), SCAN_CASES),
     method=True,
@@ -210,6 +215,7 @@ def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
 @defvjp(
     "sort",
     math="the values of x in increasing order",
+    latex=r"\text{the values of } x \text{ in increasing order}",
     convention="ties: each sorted slot gets the gradient of one input, in numpy's stable order",
     symbolic=NumericOnly("sympy cannot order symbols: argsort needs numbers"),
 )

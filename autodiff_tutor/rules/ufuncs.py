@@ -66,6 +66,7 @@ def log10_tangent(xp, x, *, d_x):
     "logaddexp2",
     broadcasting=True,
     math="log_2(2^x + 2^y)",
+    latex=r"\log_2(2^x + 2^y)",
     convention="from the output, 2^(x - out): never overflows; nan at x = y = -inf",
     sympy=lambda sp, x, y: sp.log(2**x + 2**y) / sp.log(2),
 )
@@ -154,6 +155,7 @@ def hypot_tangent(out, xp, x, y, *, d_x, d_y):
     "arctan2",
     broadcasting=True,
     math="atan2(x, y) (the angle of the point (y, x))",
+    latex=r"\operatorname{atan2}(x, y)\ \text{(the angle of the point } (y, x) \text{)}",
     convention="at x = y = 0 the gradient is 0; across the branch cut (y < 0, x = 0) "
     "the derivative is the one-sided one",
     sympy=lambda sp, x, y: sp.atan2(x, y),
@@ -176,6 +178,7 @@ def arctan2_tangent(xp, x, y, *, d_x, d_y):
     "fmax",
     broadcasting=True,
     math="max(x, y), ignoring nan",
+    latex=r"\max(x, y)\ \text{ignoring nan}",
     convention="ties x == y split the gradient: 1/2 to each; where one input is nan, "
     "the gradient goes to the other (the one fmax returns)",
     sympy=lambda sp, x, y: sp.where(sp.ge(x, y), x, y),
@@ -200,6 +203,7 @@ def fmax_tangent(xp, x, y, *, d_x, d_y):
     "fmin",
     broadcasting=True,
     math="min(x, y), ignoring nan",
+    latex=r"\min(x, y)\ \text{ignoring nan}",
     convention="ties x == y split the gradient: 1/2 to each; where one input is nan, "
     "the gradient goes to the other (the one fmin returns)",
     sympy=lambda sp, x, y: sp.where(sp.le(x, y), x, y),

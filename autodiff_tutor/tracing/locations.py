@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import Location, TracingWarning
+from autodiff_tutor.errors import Location, TracingWarning, cell_name, place, wrap
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIPPED = [_PACKAGE_DIR + os.sep, os.path.dirname(np.__file__) + os.sep]
@@ -59,7 +59,8 @@ def user_frame() -> FrameType | None:
 
 
 def here() -> str:
-    """``"file.py:12"`` for the user's current line (``"?"`` when it is unknown).
+    """``"file.py:12"`` for the user's current line (``"cell In[3], line 2"`` in a
+    notebook cell; ``"?"`` when it is unknown).
 
     >>> here().split(":")[-1].isdigit()
     True
@@ -67,7 +68,7 @@ def here() -> str:
     frame = user_frame()
     if frame is None:
         return "?"
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    return place(frame.f_code.co_filename, frame.f_lineno)
 
 
 _STORES = {dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE") if name in dis.opmap}
@@ -210,7 +211,10 @@ def argument_texts(frame: FrameType | None = None) -> list[str] | None:
 
 
 def warn(message: str, category: type[Warning] = TracingWarning) -> None:
-    """Issue a warning attributed to the user's line (not to the toolkit's).
+    """Issue a warning attributed to the user's line (not to the toolkit's), its text
+    wrapped at word boundaries (:func:`~autodiff_tutor.errors.wrap`). From a notebook
+    cell, the warning names the cell as IPython's tracebacks do (``Cell In[3]:2``), not
+    the kernel's temporary file.
 
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -222,4 +226,23 @@ def warn(message: str, category: type[Warning] = TracingWarning) -> None:
     target, frame, level = user_frame(), sys._getframe(1), 2
     while frame is not None and frame is not target:
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+    if target is None or frame is None:
+        warnings.warn(wrap(message, after=f"{category.__name__}: "), category, stacklevel=2)
+        return
+    filename, line = target.f_code.co_filename, target.f_lineno
+    cell = cell_name(filename)
+    label = filename if cell is None else f"Cell {cell}"
+    text = wrap(message, after=f"{label}:{line}: {category.__name__}: ")  # as it is shown
+    if cell is None:
+        warnings.warn(text, category, stacklevel=level)
+        return
+    lines = linecache.getlines(filename)  # cached under the cell's name, for the source line
+    linecache.cache[label] = (sum(map(len, lines)), None, lines, label)
+    warnings.warn_explicit(
+        text,
+        category,
+        label,
+        line,
+        module=target.f_globals.get("__name__"),
+        registry=target.f_globals.setdefault("__warningregistry__", {}),
+    )

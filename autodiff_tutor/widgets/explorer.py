@@ -86,6 +86,20 @@ def _error_text(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _error_summary(text: str) -> str:
+    """The message of an error text, its wrapped lines joined (no location, no hint).
+
+    >>> _error_summary("TracingError: x is not\\non the trace\\n  Cell In[2], line 3")
+    'TracingError: x is not on the trace'
+    """
+    message: list[str] = []
+    for line in text.splitlines():
+        if message and (not line or line.startswith(" ")):
+            break
+        message.append(line)
+    return " ".join(message)
+
+
 class DerivativeExplorer(widgets.VBox):
     """Sliders, source buttons, the table of gradients and the plot; see the module
     docstring. ``gradients`` maps each source to its gradient (a tuple of floats, or
@@ -259,7 +273,7 @@ class DerivativeExplorer(widgets.VBox):
             cells = (
                 [f"{g:.10g}" for g in found]
                 if isinstance(found, tuple)
-                else [found.splitlines()[0]] + [""] * (len(self.names) - 1)
+                else [_error_summary(found)] + [""] * (len(self.names) - 1)
             )
             rows.append([source, *cells])
             styles.append("font-weight:bold;background:#ffe680" if source == chosen else "")
@@ -273,7 +287,8 @@ class DerivativeExplorer(widgets.VBox):
             )
         errors = "".join(
             f"<details><summary>{html.escape(source)} failed</summary>"
-            f"<pre>{html.escape(found)}</pre></details>"
+            # wrapped at word boundaries already; the panel scrolls, so carets stay aligned
+            f'<pre style="white-space:pre;overflow-x:auto">{html.escape(found)}</pre></details>'
             for source, found in self.gradients.items()
             if isinstance(found, str)
         )

@@ -1,9 +1,9 @@
 """HTML pieces the views share: code with highlighted lines, values, small tables.
 
-Code is highlighted with pygments (inline styles, so the HTML survives being saved
-in a notebook's widget state); chosen lines get a coloured block behind them.
-:func:`highlighted_lines` reads them back, which is how the tests (and a curious
-student) can ask a view which lines it is showing.
+Code panels are :func:`autodiff_tutor.display.code_html` (numbered, scrolling, the
+chosen lines marked), shared with a compiled function's own display;
+:func:`highlighted_lines` reads the marked lines back, which is how the tests (and a
+curious student) can ask a view which lines it is showing.
 
 >>> page = code_html("a = 1\\nb = a * 2\\nc = b", highlight=[2])
 >>> highlighted_lines(page)
@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
+from autodiff_tutor.display import CURRENT, RELATED, code_html, highlighted_lines
 
 __all__ = [
     "CURRENT",
@@ -33,78 +31,7 @@ __all__ = [
     "table_html",
 ]
 
-#: Background of the line a view points at (the current step, the chosen line).
-CURRENT = "#ffe680"
-#: Background of the lines that correspond to it.
-RELATED = "#cfe8ff"
-
-_MARK = "data-autodiff-line"
-_END = "<!--/line-->"
-_LINENO = re.compile(
-    r'<span style="color: inherit; background-color: transparent;[^"]*">[^<]*</span>'
-)
 _ORIGIN = re.compile(r"^line (\d+)\b")
-
-
-def code_html(
-    source: str,
-    highlight: Iterable[int] = (),
-    *,
-    colour: str = CURRENT,
-    first_line: int | None = None,
-    title: str = "",
-) -> str:
-    """``source`` as highlighted HTML; the 1-based lines in ``highlight`` are marked.
-
-    With ``first_line``, lines are numbered from it (the user's file lines, so that
-    the generated comments "line 7: ..." can be found by eye).
-
-    >>> "background-color: #ffe680" in code_html("x = 1", highlight=[1])
-    True
-    """
-    options: dict[str, Any] = {"noclasses": True, "nobackground": True}
-    if first_line is not None:
-        options.update(linenos="inline", linenostart=first_line)
-    body = pygments_highlight(source, PythonLexer(), HtmlFormatter(**options))
-    wanted = set(highlight)
-    head, _, rest = body.partition("<pre")
-    attributes, _, inner = rest.partition(">")
-    inner, _, tail = inner.rpartition("</pre>")
-    lines = inner.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    marked = []
-    for number, line in enumerate(lines, start=1):
-        if number in wanted:
-            line = (
-                f'<span {_MARK}="{number}" style="display:block;background-color: {colour}">'
-                f"{line}</span>{_END}"
-            )
-            marked.append(line)
-        else:
-            marked.append(line + "\n")
-    text = "".join(marked)
-    heading = f'<div style="font-weight:bold;margin:0.2em 0">{html.escape(title)}</div>'
-    return (
-        f'<div style="min-width:16em">{heading if title else ""}{head}'
-        f'<pre style="margin:0;line-height:125%;white-space:pre;overflow-x:auto">{text}</pre>'
-        f"{tail}</div>"
-    )
-
-
-def highlighted_lines(page: str) -> list[str]:
-    """The plain text of the lines marked in HTML made by :func:`code_html`.
-
-    Line numbers added with ``first_line`` are left out.
-
-    >>> highlighted_lines(code_html("x = 1\\ny = 2", highlight=[1], first_line=10))
-    ['x = 1']
-    """
-    texts = []
-    for piece in re.findall(rf'<span {_MARK}="\d+"[^>]*>(.*?)</span>{_END}', page, re.S):
-        piece = _LINENO.sub("", piece)
-        texts.append(html.unescape(re.sub(r"<[^>]+>", "", piece)))
-    return texts
 
 
 def origin_line(origin: str) -> int | None:

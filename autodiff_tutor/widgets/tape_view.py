@@ -20,7 +20,6 @@ computed, where in your code, and whether gradient flows back through it.
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
 import ipywidgets as widgets
@@ -36,21 +35,6 @@ __all__ = ["TapeView", "tape_view"]
 
 #: Background of the rows that use the chosen operation's outputs.
 USERS = "#d5f5d5"
-
-
-# IPython runs each notebook cell from a temporary file named by a number
-# (".../ipykernel_1234/2693665674.py"): that name means nothing to a student.
-_CELL_FILE = re.compile(r"^(?:.*/)?\d+\.py:(\d+)$")
-
-
-def cell_line(where: str) -> str:
-    """``where`` (``file:line``) as a student reads it: ``cell line N`` in a notebook.
-
-    >>> cell_line("/tmp/ipykernel_7/2693665674.py:3"), cell_line("model.py:12")
-    ('cell line 3', 'model.py:12')
-    """
-    match = _CELL_FILE.match(where)
-    return f"cell line {match.group(1)}" if match else where
 
 
 class TapeView(widgets.VBox):
@@ -97,8 +81,8 @@ class TapeView(widgets.VBox):
         for extraction in self.tape.extractions:
             label = self.tape.nodes[extraction.node].label
             how = "stop_gradient" if extraction.intentional else "extract_data"
-            where = cell_line(extraction.where)
-            text += f"; {how} took {html.escape(label)} out at {html.escape(where)}"
+            where = html.escape(extraction.where)  # "cell In[3], line 2" in a notebook
+            text += f"; {how} took {html.escape(label)} out at {where}"
         return text
 
     def _position(self, index: int | None) -> int | None:
@@ -136,8 +120,7 @@ class TapeView(widgets.VBox):
         colour.update({p: USERS for p in roles["users"]})
         body, styles = [], []
         for position, row in enumerate(self.rows):
-            cells = _cells(row)  # the same cells as the tape's own text table
-            body.append([*cells[:-1], cell_line(cells[-1])])
+            body.append(_cells(row))  # the same cells as the tape's own text table
             style = f"background:{colour[position]}" if position in colour else ""
             if not row["needs_gradient"]:
                 style += ";color:#888"

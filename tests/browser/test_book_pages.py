@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from browser_support import ROOT, screenshot_folder
+from layout_checks import check_code_view, check_stepper, operate_and_check, view_state
 from widget_driver import interact_with_each_kind, widget_failures
 
 pytestmark = pytest.mark.browser
@@ -89,6 +90,8 @@ def test_book_stepper_starts_in_sync_and_play_advances(page: Any, book_url: str,
 
     before, slider = shown()
     assert before == slider, "the slider and the caption disagree on the step shown"
+    first = view_state(stepper)
+    check_stepper(first)  # the caption's backward line is the one marked, by its number
     stepper.screenshot(path=folder / "stepper-before.png")
     stepper.locator(".widget-play button").first.click()
     page.wait_for_function(
@@ -100,6 +103,64 @@ def test_book_stepper_starts_in_sync_and_play_advances(page: Any, book_url: str,
     page.wait_for_timeout(800)
     after, slider = shown()
     assert after != before and after == slider
+    later = view_state(stepper)
+    check_stepper(later)
+    assert later["tableWidth"] == first["tableWidth"], "the gradient table changed width"
     stepper.screenshot(path=folder / "stepper-after.png")
+    problems = page.log.problems()
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", ["howto/read_generated_code"])
+def test_book_code_view_marks_the_line_its_drop_down_names(page: Any, book_url: str, name: str):
+    """Your function numbered by its file lines, the chosen one marked, in every panel
+    code that scrolls instead of wrapping (before and after choosing another line)."""
+    folder = screenshot_folder("book", "code_view", name.replace("/", "__"))
+    page.goto(f"{book_url}/{name}.html", wait_until="load")
+    view = (
+        page.locator(WIDGET_OUTPUT)
+        .filter(has_text="your function")
+        .filter(has=page.locator(".widget-dropdown select"))
+        .first
+    )
+    view.locator("pre").first.wait_for()
+    select = view.locator(".widget-dropdown select")
+    options = select.locator("option").count()
+    operate_and_check(
+        view,
+        lambda: select.select_option(index=(select.evaluate("s => s.selectedIndex") + 1) % options),
+        check_code_view,
+        folder,
+        "code-view",
+    )
+    problems = page.log.problems()
+    assert problems == [], "\n".join(problems)
+
+
+def test_conventions_page_shows_every_formula_as_typeset_math(page: Any, book_url: str):
+    """The rules' formulas are MathJax output (their LaTeX from the rule records), one in
+    each row of the conventions tables, with no MathJax error and no ASCII left over."""
+    from autodiff_tutor.rules.registry import all_rules
+
+    folder = screenshot_folder("book", "conventions")
+    page.goto(f"{book_url}/reference/conventions.html", wait_until="load")
+    rules = [r for r in all_rules().values() if r.convention]
+    rows = page.locator("table tr:has(td code)")
+    page.wait_for_function(
+        "n => document.querySelectorAll('table td mjx-container').length >= n",
+        arg=len(rules),
+        timeout=30_000,
+    )
+    listed = {
+        rows.nth(k).locator("td").first.inner_text(): rows.nth(k) for k in range(rows.count())
+    }
+    missing = [r.op for r in rules if r.op not in listed]
+    assert missing == [], f"rules with a convention not in the tables: {missing}"
+    for rule in rules:
+        formula = listed[rule.op].locator("td").nth(1)
+        assert formula.locator("mjx-container").count() == 1, f"{rule.op}: not typeset"
+    assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
+    assert "prod_{" not in page.locator("article").inner_text()
+    page.locator("table").first.screenshot(path=folder / "formulas.png")
     problems = page.log.problems()
     assert problems == [], "\n".join(problems)

@@ -5,7 +5,11 @@ of ``notebooks/``), choose *Run > Run All Cells*, wait for the kernel, then chec
 no cell shows an error output, no widget shows a failure text, the console logged no
 error, every widget output was drawn, and that operating one widget of each kind (a
 slider, toggle buttons, a drop-down, a checkbox, Play, ...) changes what its output
-shows. The page is 1280 px wide with the file browser open, as a student sees it.
+shows. The page is 1280 px wide with the file browser open, as a student sees it, and
+at that width every error and warning printed fits its output (no line broken by the
+browser), the backward stepper's caption names the line its numbered panels mark
+(before and after moving its slider), code never wraps, and the gradient table keeps
+its width from step to step; the code view marks the line its drop-down names.
 Screenshots (the lab after the run, and each interaction's output before/after) go
 to ``build/screenshots/lab/<notebook>/``.
 """
@@ -17,6 +21,13 @@ from typing import Any
 
 import pytest
 from browser_support import NOTEBOOKS, LabServer, screenshot_folder
+from layout_checks import (
+    MESSAGE,
+    check_code_view,
+    check_stepper,
+    operate_and_check,
+    overflowing_messages,
+)
 from widget_driver import interact_with_each_kind, widget_failures
 
 pytestmark = pytest.mark.browser
@@ -96,9 +107,45 @@ def test_notebook_runs_in_the_lab_and_its_widgets_respond(
     assert drawn >= expected_views, f"{name}: {expected_views} widget outputs, {drawn} drawn"
     assert widget_failures(page) == [], f"{name}: a widget failed to render"
     page.screenshot(path=folder / "notebook.png", full_page=True)
+    messages, overflowing = overflowing_messages(page, ".jp-OutputArea-output pre")
+    assert overflowing == [], f"{name}: messages wider than their output (broken mid-word)"
+    if messages:  # the first error or warning, as drawn
+        shown = page.locator(".jp-OutputArea-output pre").filter(has_text=MESSAGE).first
+        shown.scroll_into_view_if_needed()
+        shown.screenshot(path=folder / "message.png")
+    _check_stepper_and_code_view(page, folder)
 
     changed = interact_with_each_kind(page, ".jp-OutputArea-output", folder)
     if expected_views:
         assert changed, f"{name}: shows widgets but none could be operated"
     problems = page.log.problems()
     assert problems == [], f"{name}: the page reported errors:\n" + "\n".join(problems)
+
+
+def _check_stepper_and_code_view(page: Any, folder: Path) -> None:
+    """The first stepper and code view of the notebook, operated as a student would."""
+    steppers = page.locator(".jp-OutputArea-output:has(.widget-play)")
+    if steppers.count():
+        stepper = steppers.first
+        handle = stepper.locator(".widget-slider .noUi-handle").first
+        handle.focus()
+        before, after = operate_and_check(
+            stepper, lambda: handle.press("ArrowRight"), check_stepper, folder, "stepper", 3
+        )
+        assert before["tableWidth"] == after["tableWidth"], "the gradient table changed width"
+    views = page.locator(".jp-OutputArea-output:has(.widget-dropdown)").filter(
+        has_text="your function"
+    )
+    if views.count():
+        view = views.first
+        select = view.locator(".widget-dropdown select")
+        options = select.locator("option").count()
+        operate_and_check(
+            view,
+            lambda: select.select_option(
+                index=(select.evaluate("s => s.selectedIndex") + 1) % options
+            ),
+            check_code_view,
+            folder,
+            "code-view",
+        )
