@@ -47,7 +47,7 @@ __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", 
 
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     """Check (and for Python numbers and lists, convert) a value to differentiate."""
-    from autodiff_tutor.pytree import refuse_structure
+    from autodiff_tutor.structured_calls import refuse_structure
 
     refuse_structure(f.name, name, value)  # grad and value_and_grad flatten them first
     if isinstance(value, (list, tuple)):
@@ -225,10 +225,10 @@ def _structured_value_and_grad(
     compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Any, Any] | None:
     """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
-    (see :mod:`autodiff_tutor.pytree`); ``None`` when there are none."""
-    from autodiff_tutor import pytree
+    (see :mod:`autodiff_tutor.structured_calls`); ``None`` when there are none."""
+    from autodiff_tutor.structured_calls import flatten_call
 
-    flat = pytree.flatten_call(compiled, wrt, args, kwargs)
+    flat = flatten_call(compiled, wrt, args, kwargs)
     if flat is None:
         return None
     out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
@@ -274,7 +274,7 @@ def vjp(
     [2.0, 4.0, 6.0]
     """
     if _has_containers(args, kwargs):
-        from autodiff_tutor.pytree import refuse_structured_vjp
+        from autodiff_tutor.structured_calls import refuse_structured_vjp
 
         refuse_structured_vjp(f, args)
     compiled = differentiable(f)
@@ -351,7 +351,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     """
     if isinstance(args, (list, tuple)) and _has_containers(args, {}):
         from autodiff_tutor import api
-        from autodiff_tutor.pytree import structured_jvp
+        from autodiff_tutor.structured_calls import structured_jvp
 
         structured = structured_jvp(f, args, tangents, api)  # lists, tuples, dicts of arrays
         if structured is not None:

@@ -7,6 +7,8 @@ function with one parameter per leaf and the structure as a literal of those nam
 (``params = [(params_0_0, params_0_1), ...]``): reads such as ``params[0]``,
 ``p["W"]`` and loops such as ``for W, b in params`` are resolved while compiling
 (:mod:`autodiff_tutor.compiler.s2_desugar_structures`). One compilation per structure.
+This module is the structures themselves (flatten, unflatten, leaf paths);
+:mod:`autodiff_tutor.structured_calls` is how a call with structures is compiled.
 
 >>> import numpy as np
 >>> from autodiff_tutor import grad
@@ -22,23 +24,10 @@ function with one parameter per leaf and the structure as a literal of those nam
 
 from __future__ import annotations
 
-import ast
-import copy
-import dataclasses
-import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from autodiff_tutor.compiler.s1_source import ParsedFunction
-
 Treedef = tuple  # ("leaf",) | ("list" | "tuple", type, children) | ("dict", keys, children)
-
-
-@dataclasses.dataclass
-class StructuredFunction(ParsedFunction):
-    """A parsed function whose structured parameters are given as leaves."""
-
-    structures: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
 
 
 class ObjectView:
@@ -114,31 +103,6 @@ def _fill(tree: Treedef, items) -> Any:
     return kind(*children)  # a namedtuple
 
 
-def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
-    """One parameter name per leaf: ``params_0_1``, ``p_W``.
-
-    >>> leaf_names("p", flatten({"W": 1, "b": [2, 3]})[1], set())
-    ['p_W', 'p_b_0', 'p_b_1']
-    """
-    names: list[str] = []
-
-    def walk(node: Treedef, path: str) -> None:
-        if node[0] == "leaf":
-            candidate, n = path, 2
-            while candidate in taken:
-                candidate, n = f"{path}_{n}", n + 1
-            taken.add(candidate)
-            names.append(candidate)
-            return
-        keys = node[1] if node[0] in ("dict", "object") else range(len(node[2]))
-        for i, (key, child) in enumerate(zip(keys, node[2], strict=True)):
-            part = str(key) if str(key).isidentifier() else str(i)
-            walk(child, f"{path}_{part}")
-
-    walk(tree, name)
-    return names
-
-
 def leaf_paths(name: str, tree: Treedef) -> list[str]:
     """How each leaf is read from the structure named ``name``, as Python code.
 
@@ -155,278 +119,8 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
     ]
 
 
-def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
-    """The structure as a Python literal of the leaf names."""
-    items = iter(names)
-
-    def build(node: Treedef) -> ast.expr:
-        if node[0] == "leaf":
-            return ast.Name(next(items), ast.Load())
-        children = [build(child) for child in node[2]]
-        if node[0] in ("dict", "object"):
-            entries = ast.Dict([ast.Constant(k) for k in node[1]], children)
-            entries.is_object = node[0] == "object"  # self.W reads entries["W"]
-            return entries
-        return (ast.List if node[0] == "list" else ast.Tuple)(children, ast.Load())
-
-    return build(tree)
-
-
-@dataclasses.dataclass
-class Flattened:
-    """A call with its structured arguments flattened, and how to rebuild gradients."""
-
-    function: Any  # a Differentiable of the flattened parameters
-    wrt: tuple[str, ...]
-    args: list[Any]
-    rebuild: Callable[[tuple[Any, ...]], Any]
-
-
-def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> Flattened | None:
-    """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
-    :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
-    object parameter: ``"self.W"``."""
-    from autodiff_tutor.api_checks import bind_arguments, is_float_value, wrt_entries
-
-    entries = wrt_entries(wrt)
-    picks: dict[str, set[str]] = {}
-    if entries is not None:
-        plain = []
-        for entry in entries:
-            if isinstance(entry, str) and "." in entry:
-                param, attribute = entry.split(".", 1)
-                picks.setdefault(param, set()).add(attribute)
-                entry = param
-            if entry not in plain:
-                plain.append(entry)
-        names = compiled.wrt_names(plain)
-    else:
-        names = compiled.wrt_names(None)
-    values = bind_arguments(compiled, args, kwargs)
-    structured = {
-        p: flatten(v)
-        for p, v in zip(compiled.params, values, strict=True)
-        if (p in names and is_structure(v)) or isinstance(v, ObjectView)
-    }
-    if not structured:
-        return None
-    key = (names, tuple((p, repr(t)) for p, (_, t) in structured.items()))
-    cache = compiled.__dict__.setdefault("_structured", {})
-    if key not in cache:
-        cache[key] = _specialize(compiled, {p: t for p, (_, t) in structured.items()})
-    flat, leaves_of = cache[key]
-    flat_args: list[Any] = []
-    flat_wrt: list[str] = []
-    groups: list[tuple[str, list[int] | None]] = []
-    for param, value in zip(compiled.params, values, strict=True):
-        if param in structured:
-            leaves, tree = structured[param]
-            tops = _top_keys(tree)
-            floats = []
-            for leaf_name, leaf, top in zip(leaves_of[param], leaves, tops, strict=True):
-                flat_args.append(leaf)
-                wanted = param in names and (param not in picks or top in picks[param])
-                if wanted and is_float_value(leaf):
-                    floats.append(len(flat_wrt))
-                    flat_wrt.append(leaf_name)
-                else:
-                    floats.append(None)
-            groups.append((param, floats))
-        else:
-            flat_args.append(value)
-            if param in names:
-                groups.append((param, [len(flat_wrt)]))
-                flat_wrt.append(param)
-    for param, attributes in picks.items():
-        missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
-        if missing:
-            raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
-
-    def rebuild(gradients: tuple[Any, ...]) -> Any:
-        by_name = {}
-        for param, positions in groups:
-            picked = [gradients[i] if i is not None else None for i in positions]
-            by_name[param] = (
-                unflatten(structured[param][1], picked) if param in structured else picked[0]
-            )
-        ordered = []
-        for entry in entries if entries is not None else names:
-            if isinstance(entry, int):
-                entry = compiled.params[entry]
-            param, _, attribute = entry.partition(".")
-            ordered.append(by_name[param][attribute] if attribute else by_name[param])
-        single = isinstance(wrt, (int, str)) or (wrt is None and len(ordered) == 1)
-        return ordered[0] if single else tuple(ordered)
-
-    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
-
-
-def _top_keys(tree: Treedef) -> list[Any]:
-    """For each leaf, the key of the top-level entry it belongs to."""
-    if tree[0] == "leaf":
-        return [None]
-    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
-    return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
-
-
 def flatten_count(tree: Treedef) -> range:
     """As many items as ``tree`` has leaves."""
     if tree[0] == "leaf":
         return range(1)
     return range(sum(len(flatten_count(child)) for child in tree[2]))
-
-
-def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:
-    """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
-    from autodiff_tutor.compiler.pipeline import front_end_of
-    from autodiff_tutor.compiler.s1_source import parse_function
-
-    parsed = parse_function(compiled.fn)
-    tree = copy.deepcopy(parsed.tree)
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-    leaves_of: dict[str, list[str]] = {}
-    structures: dict[str, ast.expr] = {}
-    arguments: list[ast.arg] = []
-    for argument in tree.args.args:
-        if argument.arg in trees:
-            names = leaf_names(argument.arg, trees[argument.arg], taken)
-            leaves_of[argument.arg] = names
-            structures[argument.arg] = literal(trees[argument.arg], names)
-            arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
-        else:
-            arguments.append(argument)
-    if any(a.arg in trees for a in tree.args.posonlyargs + tree.args.kwonlyargs):
-        raise TypeError("structured arguments must be ordinary positional parameters")
-    tree.args.args = arguments
-    tree.args.defaults = []
-    flat_parsed = StructuredFunction(
-        **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
-        structures=structures,
-    )
-    flat_parsed.tree = tree
-    flat = type(compiled)(compiled.fn)  # a Differentiable, as compiled is
-    flat.params = [a.arg for a in arguments]
-    flat.signature = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in flat.params]
-    )
-    flat._front = front_end_of(flat_parsed)
-    return flat, leaves_of
-
-
-def structured_jvp(
-    f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any
-) -> tuple | None:
-    """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
-    same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
-    call is flattened into one array per leaf, and a gradient and its tangent come
-    back in the argument's structure. ``None`` when no argument is a structure.
-    ``api`` gives ``differentiable``, ``grad`` and ``jvp`` (the API passes itself).
-
-    >>> import numpy as np
-    >>> from autodiff_tutor import api, grad
-    >>> def loss(p):
-    ...     return np.sum(p["w"] ** 3)
-    >>> p = {"w": np.array([1.0, 2.0])}
-    >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}], api)[1]
-    {'w': array([6., 0.])}
-    """
-    from autodiff_tutor.api_checks import bind_arguments, is_float_value, located
-    from autodiff_tutor.errors import ArgumentError
-
-    pairs = list(zip(args, tangents, strict=False))
-    if not any(is_structure(a) for a in args) or any(
-        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
-    ):
-        return None  # an array tangent for a structure: taken as one stacked array
-    gradient_of = getattr(f, "_gradient_of", None)
-    compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
-    values = bind_arguments(compiled, args, {})
-    given = list(tangents) + [None] * (len(values) - len(tangents))
-    varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
-    of = list(compiled.wrt_names(gradient_of[1])) if gradient_of is not None else []
-    every = varying + [p for p in of if p not in varying]
-    flat = flatten_call(compiled, every, values, {})
-    if flat is None:
-        return None
-    flat_tangents = []
-    for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if param in every and is_structure(value):
-            leaves = flatten(value)[0]
-            dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
-            if len(dots) != len(leaves):
-                raise located(
-                    ArgumentError,
-                    f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
-                    hint=f"give the tangent of {param!r} the same structure as {param!r}",
-                )
-            pairs = zip(leaves, dots, strict=True)
-            flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
-        else:
-            flat_tangents.append(tangent)
-    if gradient_of is None:
-        return api.jvp(flat.function, flat.args, flat_tangents)
-    gradient = api.grad(flat.function, list(flat.wrt))
-    gradients, gradient_dots = api.jvp(gradient, flat.args, flat_tangents)
-    pick = [every.index(p) for p in of]
-    by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
-    chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
-    if isinstance(gradient_of[1], (int, str)):
-        return chosen[0][0], chosen[1][0]
-    return chosen[0], chosen[1]
-
-
-def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:
-    """``vjp(grad(g), ...)`` with a structure among the arguments: refused at the call
-    (``jvp(grad(g), ...)`` takes structures).
-
-    >>> import numpy as np
-    >>> from autodiff_tutor import grad
-    >>> refuse_structured_vjp(grad(lambda p: p), [{"w": np.ones(2)}])
-    Traceback (most recent call last):
-    ...
-    autodiff_tutor.errors.NonDifferentiableInputError: vjp of a gradient takes arrays, ...
-    """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonDifferentiableInputError
-
-    if getattr(f, "_gradient_of", None) is not None and any(is_structure(a) for a in args):
-        raise located(
-            NonDifferentiableInputError,
-            "vjp of a gradient takes arrays, and an argument here is a structure (a list, "
-            "tuple or dict of arrays)",
-            hint="use jvp(grad(f), args, tangents) for a Hessian-vector product (it takes "
-            "structures; the Hessian is symmetric), or pass the arrays as separate arguments",
-        )
-
-
-def refuse_structure(function: str, name: str, value: Any) -> None:
-    """Where structures are not flattened (jvp, vjp, second derivatives), say so.
-
-    >>> import numpy as np
-    >>> refuse_structure("f", "params", {"W": np.ones(2)})
-    Traceback (most recent call last):
-    ...
-    autodiff_tutor.errors.NonDifferentiableInputError: cannot differentiate f ...
-    """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonDifferentiableInputError
-
-    if isinstance(value, dict) or (is_structure(value) and _ragged(value)):
-        raise located(
-            NonDifferentiableInputError,
-            f"cannot differentiate {function} with respect to {name!r} here: it is a "
-            "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
-            "structures, jvp, vjp and second derivatives take arrays",
-            hint=f"pass the arrays of {name!r} as separate arguments",
-        )
-
-
-def _ragged(value: Any) -> bool:
-    """Whether a list of arrays cannot be stacked into one array (np.asarray fails)."""
-    import numpy as np
-
-    try:
-        return np.asarray(value).dtype == object
-    except ValueError:
-        return True

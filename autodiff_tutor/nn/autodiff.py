@@ -110,16 +110,17 @@ def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tup
     The method is compiled once per class and structure of the layer's attributes
     (see the module docstring for an example).
     """
-    from autodiff_tutor import pytree
     from autodiff_tutor.compiled import differentiable
+    from autodiff_tutor.pytree import ObjectView
+    from autodiff_tutor.structured_calls import flatten_call
 
     if method == "forward" and type(layer).forward is Layer.forward:
         method = "predict"  # the base class's forward only calls predict: compile that
     compiled = differentiable(getattr(type(layer), method))
     x_names = compiled.params[1 : 1 + len(X)]
     try:
-        view = pytree.ObjectView(layer)
-        flat = pytree.flatten_call(compiled, _wrt(layer, x_names), (view, *X), {})
+        view = ObjectView(layer)
+        flat = flatten_call(compiled, _wrt(layer, x_names), (view, *X), {})
         assert flat is not None  # the layer itself is always a structure
         derivative = differentiable(flat.function).derivative(list(flat.wrt))
     except (UnsupportedSyntaxError, NoDerivativeRuleError) as error:

@@ -22,16 +22,12 @@ from autodiff_tutor.ops.formatted import dims, find_dims, strip_dims
 from autodiff_tutor.tracing.array import Traced, traced
 from autodiff_tutor.tracing.custom import call_op
 from autodiff_tutor.tracing.dispatch import is_live, is_traced
-from autodiff_tutor.tracing.evaluate import (
-    evaluate,
-    extract_data,
-    gradient,
-    new_variables,
-    stop_gradient,
-    value_and_gradient,
-)
+from autodiff_tutor.tracing.evaluate import evaluate, new_variables
+from autodiff_tutor.tracing.extract import extract_data, stop_gradient
+from autodiff_tutor.tracing.gradient import gradient
 from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.tape import Tape, active_tape, last_tape, tape_of
+from autodiff_tutor.tracing.value_and_gradient import value_and_gradient
 
 __all__ = [
     "Tape",
