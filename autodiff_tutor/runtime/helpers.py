@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
+from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
@@ -34,6 +35,13 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     vector_norm_grad,
     weights_like,
 )
+from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exported
+    add_at,
+    assign_at,
+    at,
+    overwritten,
+    scatter,
+)
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     eigh_grad,
     eigh_tangent,
@@ -46,15 +54,12 @@ from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-
 
 __all__ = [
     *_arrays.__all__,
+    *_indexing.__all__,
     *_linalg.__all__,
     "digamma",
     "trigamma",
-    "add_at",
     "add_lists",
     "broadcast_like",
-    "assign_at",
-    "at",
-    "overwritten",
     "cast_like",
     "dot_dx",
     "dot_dy",
@@ -62,7 +67,6 @@ __all__ = [
     "matmul_dx",
     "matmul_dy",
     "prod_others",
-    "scatter",
     "size",
     "split_like",
     "tie_share",
@@ -304,47 +308,6 @@ def unstack(g: Any, axis: int = 0) -> list[Any]:
     return [moved[i, ...] for i in range(moved.shape[0])]
 
 
-class _IndexBuilder:
-    """``at[1:, 2]`` evaluates to the index ``(slice(1, None), 2)``."""
-
-    def __getitem__(self, index: Any) -> Any:
-        return index
-
-    def __repr__(self) -> str:
-        return "at"
-
-
-at = _IndexBuilder()
-
-
-def scatter(g: Any, x: Any, index: Any) -> Any:
-    """Zeros shaped like ``x`` with ``g`` added at ``x[index]``: the gradient of reading.
-
-    Repeated integer indices accumulate, as the chain rule requires.
-
-    >>> scatter(np.ones(2), np.zeros(3), np.array([0, 0])).tolist()
-    [2.0, 0.0, 0.0]
-    """
-    if isinstance(x, (list, tuple)):  # an item of a list (or of a tuple of results)
-        from autodiff_tutor.runtime.backend import zeros_like
-
-        result = [zeros_like(item) for item in x]
-        result[index] = result[index] + g
-        return result
-    xp = array_module(g, x)
-    result = xp.zeros(shape_of(x), dtype=x.dtype)
-    if _has_integer_array(index):
-        if xp is np:
-            np.add.at(result, index, g)
-        else:
-            import cupyx  # an integer index on cupy: scatter_add accumulates repeats
-
-            cupyx.scatter_add(result, index, g)
-    else:
-        result[index] = result[index] + g
-    return result
-
-
 def broadcast_like(value: Any, like: Any) -> Any:
     """``value`` broadcast to the shape of ``like`` (a tangent of a broadcast result).
 
@@ -356,26 +319,6 @@ def broadcast_like(value: Any, like: Any) -> Any:
     return array_module(value, like).broadcast_to(value, shape_of(like))
 
 
-def add_at(buffer: Any, index: Any, g: Any) -> None:
-    """``buffer[index] += g`` in place, repeated integer indices counted each time.
-
-    >>> d = np.zeros(3)
-    >>> add_at(d, np.array([0, 0, 2]), np.ones(3))
-    >>> d.tolist()
-    [2.0, 0.0, 1.0]
-    """
-    if _has_integer_array(index):
-        xp = array_module(buffer)
-        if xp is np:
-            np.add.at(buffer, index, g)
-        else:
-            import cupyx  # an integer index on cupy: scatter_add accumulates repeats
-
-            cupyx.scatter_add(buffer, index, g)
-    else:
-        buffer[index] += g
-
-
 def add_lists(xs: Any, ys: Any) -> list[Any]:
     """Element-wise sum of two lists of gradients (the gradient of a list used twice).
 
@@ -383,52 +326,3 @@ def add_lists(xs: Any, ys: Any) -> list[Any]:
     [11.0, 22.0]
     """
     return [x + y for x, y in zip(xs, ys, strict=True)]
-
-
-def assign_at(x: Any, index: Any, value: Any) -> Any:
-    """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
-
-    >>> assign_at(np.zeros(3), 1, 5.0).tolist()
-    [0.0, 5.0, 0.0]
-    """
-    _check_distinct(index)
-    result = x.copy()
-    result[index] = value
-    return result
-
-
-def overwritten(g: Any, index: Any) -> Any:
-    """``g`` with zeros where ``x[index] = ...`` overwrote ``x``: the gradient of the old ``x``.
-
-    >>> overwritten(np.ones(3), slice(1, None)).tolist()
-    [1.0, 0.0, 0.0]
-    """
-    return assign_at(g, index, 0)
-
-
-def _check_distinct(index: Any) -> None:
-    """Writing twice to one element keeps only the last write: refuse that index."""
-    parts = index if isinstance(index, tuple) else (index,)
-    arrays = [
-        np.asarray(p)
-        for p in parts
-        if isinstance(p, list) or getattr(p, "dtype", None) is not None and p.dtype.kind in "iu"
-    ]
-    if len(arrays) == 1 and len(np.unique(arrays[0])) != arrays[0].size:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
-        raise NoDerivativeRuleError(
-            "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
-            "written, so its gradient is not supported",
-            hint="write each element once, or add the values first (np.add.at is not "
-            "differentiable either: sum them with np.bincount or a loop)",
-        )
-
-
-def _has_integer_array(index: Any) -> bool:
-    parts = index if isinstance(index, tuple) else (index,)
-    for part in parts:
-        dtype = getattr(part, "dtype", None)
-        if isinstance(part, list) or (dtype is not None and dtype.kind in "iu"):
-            return True
-    return False

@@ -25,11 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 from autodiff_tutor.errors import TracingError
-from autodiff_tutor.runtime import helpers
+from autodiff_tutor.runtime import helpers, helpers_indexing
 from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.namespace import numpy_like
 
 traced_unbroadcast = numpy_like(helpers).unbroadcast  # broadcasting undone, recorded
+ROUTED_MODULES = (helpers.__name__, helpers_indexing.__name__)
+"""The modules whose helpers a rule run on traced values records as primitives."""
 
 
 @functools.cache
@@ -42,7 +44,7 @@ def traced_globals(rule_fn: Callable[..., Any]) -> dict[str, Any]:
     for name, value in rule_globals.items():
         if value is helpers:
             routed[name] = numpy_like(helpers)
-        elif inspect.isfunction(value) and value.__module__ == helpers.__name__:
+        elif inspect.isfunction(value) and value.__module__ in ROUTED_MODULES:
             if not _returns_a_list(value):  # a list is not one recorded value: those
                 routed[name] = getattr(numpy_like(helpers), name)  # run on traced items
     return routed
