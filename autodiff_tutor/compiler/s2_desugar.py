@@ -6,7 +6,8 @@ user's semantics) so that later stages only see structured control flow:
 - ``for row in X`` / ``zip`` / ``enumerate`` become loops over ``range(len(...))``
   that read ``X[k]``;
 - ``break`` and ``continue`` become flags that guard the rest of the loop body;
-- an early ``return`` stores its value in ``result`` and guards what follows;
+- an early ``return`` stores its value in ``result`` and guards what follows
+  (:mod:`~autodiff_tutor.compiler.s2_desugar_returns`);
 - ``y[i] += v`` becomes ``y[i] = y[i] + v``;
 - helper functions defined inside the function are inlined where they are called.
 
@@ -42,10 +43,12 @@ from autodiff_tutor.compiler.s2_desugar_base import (
     Names,
     assign_like,
     name_node,
+    negation,
     reject,
 )
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
+from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -67,7 +70,7 @@ def desugar(
     tree.body = InlineNested(names).run(lambdas_to_defs(tree.body))
     tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(tree.body)
     tree.body = Structures(names, structures or {}).run(tree.body)
-    tree.body = _rewrite_returns(tree.body, names)
+    tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
 
@@ -85,12 +88,6 @@ def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
         return value is getattr(builtins, name, None)
 
     return builtin
-
-
-def _not(*flags: str) -> ast.expr:
-    if len(flags) == 1:
-        return ast.UnaryOp(ast.Not(), name_node(flags[0]))
-    return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
 
 
 # -- statements inside loops and branches -------------------------------------------
@@ -255,11 +252,11 @@ def _rewrite_loop(node: ast.For | ast.While, names: Names) -> list[ast.stmt]:
     if cont:
         body.insert(0, assign_like(cont, ast.Constant(False), node))
     if brk and isinstance(node, ast.For):
-        body = [ast.copy_location(ast.If(_not(brk), body, []), node)]
+        body = [ast.copy_location(ast.If(negation(brk), body, []), node)]
         if cont:  # the continue flag is reset inside the guard
             pass
     elif brk:
-        node.test = ast.BoolOp(ast.And(), [_not(brk), node.test])
+        node.test = ast.BoolOp(ast.And(), [negation(brk), node.test])
     node.body = body
     return [*before, node]
 
@@ -290,7 +287,9 @@ def _guard(
                 return out
             out.append(node)
             out.append(
-                ast.copy_location(ast.If(_not(*flags), _guard(rest, brk, cont, flags), []), node)
+                ast.copy_location(
+                    ast.If(negation(*flags), _guard(rest, brk, cont, flags), []), node
+                )
             )
             return out
         out.append(node)
@@ -309,89 +308,6 @@ def _is_flag(node: ast.Assign) -> bool:
         and isinstance(node.value, ast.Constant)
         and node.value.value is True
     )
-
-
-# -- early returns -------------------------------------------------------------------
-
-
-def _rewrite_returns(body: list[ast.stmt], names: Names) -> list[ast.stmt]:
-    """Early returns store into ``result`` and set ``returned``; what follows is guarded."""
-    returns = [
-        n
-        for n in ast.walk(ast.Module(body[:-1] + _inner(body[-1:]), []))
-        if isinstance(n, ast.Return)
-    ]
-    if not returns:
-        return body
-    result, returned = names.exact("result"), names.exact("returned")
-    arity = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 1 for r in returns}
-    if len(arity) != 1:
-        reject(returns[0], "every return must give the same number of values")
-    results = [result] if arity == {1} else [f"{result}{i + 1}" for i in range(arity.pop())]
-
-    def store(node: ast.Return, in_loop: bool) -> list[ast.stmt]:
-        if node.value is None:
-            reject(node, "the function must return a value")
-        if len(results) == 1:
-            stored = [assign_like(results[0], node.value, node)]
-        else:
-            target = ast.Tuple([name_node(r, True) for r in results], ast.Store())
-            stored = [ast.copy_location(ast.Assign([target], node.value), node)]
-        stored.append(assign_like(returned, ast.Constant(True), node))
-        if in_loop:
-            stored.append(ast.copy_location(ast.Break(), node))
-        return stored
-
-    def rewrite(nodes: list[ast.stmt], in_loop: bool) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
-        for i, node in enumerate(nodes):
-            if isinstance(node, ast.Return):
-                out.extend(store(node, in_loop))
-                return out
-            if isinstance(node, (ast.If, ast.For, ast.While)) and _has_return(node):
-                loop = isinstance(node, (ast.For, ast.While))
-                node.body = rewrite(node.body, in_loop or loop)
-                node.orelse = rewrite(node.orelse, in_loop)
-                out.append(node)
-                rest = nodes[i + 1 :]
-                if in_loop and loop:  # a return in an inner loop leaves the enclosing loop too
-                    brk = ast.copy_location(ast.Break(), node)
-                    out.append(ast.copy_location(ast.If(name_node(returned), [brk], []), node))
-                    out.extend(rewrite(rest, in_loop))
-                elif rest:
-                    if in_loop:  # the return's break already left this loop's body
-                        out.extend(rewrite(rest, in_loop))
-                    else:
-                        out.append(
-                            ast.copy_location(
-                                ast.If(_not(returned), rewrite(rest, in_loop), []), node
-                            )
-                        )
-                return out
-            out.append(node)
-        return out
-
-    first = body[0] if body else None
-    init = [assign_like(returned, ast.Constant(False), first)]
-    rewritten = rewrite(body, False)
-    final = ast.copy_location(
-        ast.Return(
-            name_node(results[0])
-            if len(results) == 1
-            else ast.Tuple([name_node(r) for r in results], ast.Load())
-        ),
-        returns[-1],
-    )
-    return init + rewritten + [final]
-
-
-def _inner(last: list[ast.stmt]) -> list[ast.stmt]:
-    """A final top-level ``return`` is not early; returns nested in a final block are."""
-    return [] if last and isinstance(last[0], ast.Return) else last
-
-
-def _has_return(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Return) for n in ast.walk(node))
 
 
 def desugar_function(parsed) -> ast.FunctionDef:

@@ -55,6 +55,17 @@ def assign_like(identifier: str, value: ast.expr, like: ast.AST) -> ast.Assign:
     return ast.copy_location(ast.Assign([name_node(identifier, True)], value), like)
 
 
+def negation(*flags: str) -> ast.expr:
+    """``not flag``, or ``not (flag_1 or flag_2)`` for several flags.
+
+    >>> ast.unparse(negation("break_1", "continue_2"))
+    'not (break_1 or continue_2)'
+    """
+    if len(flags) == 1:
+        return ast.UnaryOp(ast.Not(), name_node(flags[0]))
+    return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
+
+
 def reject(node: ast.AST, message: str, hint: str = "") -> None:
     """Stop desugaring with a message about ``node`` (located by the pipeline)."""
     raise DesugarError(message, node, hint)
