@@ -1,0 +1,188 @@
+"""Expressions, for the translator of :mod:`~autodiff_tutor.verify.symbolic.translate`:
+names, constants, tuples, unary and binary operators, comparisons, ``and``/``or``,
+conditional expressions, attributes and subscripts, each with numpy's per-element
+meaning (calls are in :mod:`~autodiff_tutor.verify.symbolic.translate_calls`).
+
+>>> import sympy as sp
+>>> from autodiff_tutor.verify.symbolic.translate import translate_function
+>>> def f(x):
+...     return -x if True else x
+>>> translate_function(f, [sp.Symbol("x")]).value
+-x
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any
+
+from autodiff_tutor.errors import TranslationError
+from autodiff_tutor.rules.names import is_array_module
+from autodiff_tutor.verify.symbolic.algebra import as_number, binary, compare, logical
+from autodiff_tutor.verify.symbolic.translate_calls import (
+    _BINARY,
+    _COMPARE,
+    _PYTHON,
+    ARRAY_MODULE_FACTORIES,
+    SHAPE_ONLY,
+    Flags,
+    Namespace,
+    Opaque,
+    Summed,
+    _is_symbolic,
+    _Named,
+    _selects_elements,
+)
+
+__all__ = ["ExpressionsMixin"]
+
+
+class ExpressionsMixin:
+    """The expression-translating part of the interpreter (it provides ``fail``,
+    ``truth``, ``env``, ``names``, ``sums`` and ``owner``)."""
+
+    def expr(self, node: ast.expr) -> Any:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(node, f"cannot translate {type(node).__name__} {ast.unparse(node)}")
+        try:
+            return method(node)
+        except TranslationError as error:
+            if error.location is not None:
+                raise
+            raise self.fail(node, error.message, error.hint) from None
+
+    def expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.names:
+            value = self.names[node.id]
+            if isinstance(value, types.ModuleType) and is_array_module(value):
+                return Namespace()
+            return value
+        if node.id in ("np", "numpy", "xp", "cupy", "cp"):
+            return Namespace()
+        if node.id in self.sums | SHAPE_ONLY | ARRAY_MODULE_FACTORIES:
+            return _Named(node.id)
+        raise self.fail(node, f"unknown name {node.id!r}")
+
+    def expr_Tuple(self, node: ast.Tuple) -> Any:
+        return tuple(self.expr(e) for e in node.elts)
+
+    expr_List = expr_Tuple
+
+    def expr_Slice(self, node: ast.Slice) -> Any:
+        return slice(None)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        value = self.expr(node.operand)
+        if isinstance(node.op, ast.Not) and not _is_symbolic(value):
+            return not value
+        self.require_number(node.operand, value)
+        if isinstance(node.op, ast.USub):
+            return -as_number(value) if _is_symbolic(value) else -value
+        if isinstance(node.op, ast.UAdd):
+            return value
+        if isinstance(node.op, ast.Invert):
+            return logical("not", value)
+        raise self.fail(node, "'not' on array values (use ~ for masks)")
+
+    def binop(self, node: ast.AST, op: ast.operator, left: Any, right: Any) -> Any:
+        if not (_is_symbolic(left) or _is_symbolic(right)):
+            if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+                return _PYTHON[type(op)](left, right)
+        for side in (left, right):
+            self.require_number(node, side)
+        if isinstance(op, ast.BitAnd):
+            return logical("and", left, right)
+        if isinstance(op, ast.BitOr):
+            return logical("or", left, right)
+        if type(op) in _BINARY:
+            return binary(_BINARY[type(op)], left, right)
+        raise self.fail(
+            node,
+            f"operator {type(op).__name__} cannot be translated per element",
+            "matrix products and integer division mix elements",
+        )
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:
+        return self.binop(node, node.op, self.expr(node.left), self.expr(node.right))
+
+    def expr_Compare(self, node: ast.Compare) -> Any:
+        left, conditions = self.expr(node.left), []
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.expr(comparator)
+            if isinstance(op, (ast.Is, ast.IsNot)):  # identity: `d is None`
+                same = left is right
+                conditions.append(same if isinstance(op, ast.Is) else not same)
+            elif type(op) in _COMPARE:
+                self.require_number(node, left)
+                self.require_number(node, right)
+                conditions.append(compare(_COMPARE[type(op)], left, right))
+            else:
+                raise self.fail(node, f"comparison {type(op).__name__} cannot be translated")
+            left = right
+        return conditions[0] if len(conditions) == 1 else logical("and", *conditions)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.expr(v) for v in node.values]
+        if any(_is_symbolic(v) for v in values):
+            raise self.fail(node, "'and'/'or' on array values", "use & and | on masks")
+        result = all(values) if isinstance(node.op, ast.And) else any(values)
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp) -> Any:
+        return self.expr(node.body if self.truth(node.test) else node.orelse)
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, Namespace):
+            return ("xp", node.attr)
+        if _is_symbolic(base):
+            if node.attr in ("T", "mT", "real"):
+                return base
+            if node.attr in ("shape", "dtype", "ndim", "size"):
+                return Opaque(ast.unparse(node))
+            return ("method", base, node.attr)
+        if base is self.owner and self.owner is not None:
+            return getattr(base, node.attr, Opaque(ast.unparse(node)))
+        if isinstance(base, Opaque):
+            return Opaque(ast.unparse(node))
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.fail(node, f"unknown attribute {ast.unparse(node)}") from None
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        index = self.expr(node.slice)
+        if isinstance(base, Flags):
+            return True
+        if isinstance(base, (tuple, list)) and isinstance(index, int):
+            return base[index]
+        if isinstance(base, Opaque):
+            return Opaque(ast.unparse(node))
+        if _is_symbolic(base):
+            if _selects_elements(index):
+                raise self.fail(
+                    node,
+                    f"{ast.unparse(node)} picks particular elements",
+                    "per-element translation understands masks, slices, None and ...",
+                )
+            return base  # a mask, slice or new axis: the element itself
+        raise self.fail(node, f"cannot translate {ast.unparse(node)}")
+
+    def require_number(self, node: ast.AST, value: Any) -> None:
+        if isinstance(value, Summed):
+            raise self.fail(
+                node,
+                f"the sum of line {value.line} is used in further computation: per element "
+                "it cannot be followed (it mixes elements)",
+                "the symbolic check reads sums only as the last step of a value",
+            )
+        if isinstance(value, (Opaque, Namespace, Flags, str, tuple)) or value is None:
+            raise self.fail(node, f"{value!r} cannot be used as a number here")
