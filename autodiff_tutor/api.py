@@ -24,7 +24,6 @@ import numpy as np
 from autodiff_tutor.api_checks import (
     bind_arguments,
     check_wrt,
-    is_float_value,
     is_number_like,
     located,
     numeric_array,
@@ -40,7 +39,7 @@ from autodiff_tutor.errors import (
     NonScalarOutputError,
 )
 from autodiff_tutor.pytree import ObjectView
-from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
+from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
 

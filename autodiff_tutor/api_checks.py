@@ -173,15 +173,6 @@ def numeric_array(value: Any, like: Any, what: str) -> Any:
     return value
 
 
-def is_float_value(value: Any) -> bool:
-    """Whether ``value`` is a floating-point array or scalar (so it can have a gradient).
-
-    >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
-    (True, False, True)
-    """
-    return isinstance(value, float) or dtype_kind(value) in ("f", "c")
-
-
 def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
     """The values of every parameter, in order, from a call's arguments."""
     try:

@@ -25,7 +25,6 @@ from autodiff_tutor.api_checks import (
     bind_arguments,
     check_function,
     check_wrt,
-    is_float_value,
     located,
 )
 from autodiff_tutor.compiler.pipeline import (
@@ -42,7 +41,7 @@ from autodiff_tutor.errors import (
     ArgumentError,
 )
 from autodiff_tutor.protocol import register_op_factory
-from autodiff_tutor.runtime.backend import ones_like
+from autodiff_tutor.runtime.backend import is_float_value, ones_like
 
 Wrt = int | str | Sequence[int | str] | None
 

@@ -96,7 +96,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
     :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
     object parameter: ``"self.W"``."""
-    from autodiff_tutor.api_checks import bind_arguments, is_float_value, wrt_entries
+    from autodiff_tutor.api_checks import bind_arguments, wrt_entries
+    from autodiff_tutor.runtime.backend import is_float_value
 
     entries = wrt_entries(wrt)
     picks: dict[str, set[str]] = {}
@@ -232,8 +233,9 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}], api)[1]
     {'w': array([6., 0.])}
     """
-    from autodiff_tutor.api_checks import bind_arguments, is_float_value, located
+    from autodiff_tutor.api_checks import bind_arguments, located
     from autodiff_tutor.errors import ArgumentError
+    from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
     if not any(is_structure(a) for a in args) or any(

@@ -122,18 +122,28 @@ def dtype_kind(value: Any) -> str | None:
     return next((kind for name, kind in kinds if isdtype(dtype, name)), None)
 
 
+def is_float_value(value: Any) -> bool:
+    """Whether ``value`` is a floating-point (real or complex) array or scalar, or a
+    Python float: what can have a gradient. The one test of "floating", for numpy,
+    cupy and any array API library (through :func:`dtype_kind`).
+
+    >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
+    (True, False, True)
+    """
+    return isinstance(value, float) or dtype_kind(value) in ("f", "c")
+
+
 def has_float_dtype(value: Any) -> bool:
-    """Whether ``value`` is floating-point (real or complex), so it can carry gradient.
+    """:func:`is_float_value`, where a value without a dtype counts as floating unless
+    it is a bool or an int (a Python number, or a symbol of the symbolic checker): the
+    test of the rules that run on both.
 
     >>> has_float_dtype(np.zeros(2)), has_float_dtype(np.zeros(2, int)), has_float_dtype(1.5)
     (True, False, True)
     """
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:  # a Python number, or a symbol of the symbolic checker
+    if getattr(value, "dtype", None) is None:
         return not isinstance(value, (bool, int))
-    if isinstance(value, (np.ndarray, np.generic)):
-        return dtype.kind in "fc"
-    return bool(array_module(value).isdtype(dtype, ("real floating", "complex floating")))
+    return is_float_value(value)
 
 
 def cast_like(g: Any, x: Any) -> Any:

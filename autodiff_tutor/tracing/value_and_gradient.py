@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - doctests
 
-from autodiff_tutor.api_checks import is_float_value
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
+from autodiff_tutor.runtime.backend import is_float_value
 from autodiff_tutor.tracing.array import traced
 from autodiff_tutor.tracing.dispatch import is_traced
 from autodiff_tutor.tracing.evaluate import check_call, evaluate, parameter_labels

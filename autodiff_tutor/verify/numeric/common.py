@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.ops.validate import is_array
-from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.runtime.backend import array_module, dtype_kind, shape_of
 
 __all__ = [
     "backward_raw",
@@ -31,13 +31,7 @@ def is_float_array(x: Any) -> bool:
     >>> is_float_array(np.float32(1.0))
     True
     """
-    if not is_array(x):
-        return False
-    xp = array_module(x)
-    isdtype = getattr(xp, "isdtype", None)
-    if isdtype is not None:
-        return bool(isdtype(x.dtype, "real floating"))
-    return getattr(x.dtype, "kind", "") == "f"
+    return is_array(x) and dtype_kind(x) == "f"
 
 
 def cast_inputs(inputs: tuple[Any, ...], dtype: str) -> tuple[Any, ...]:
