@@ -5,13 +5,7 @@ writes for it (``show``, ``stages``), and is a differentiable operation of the s
 protocol (``op_forward`` / ``op_backward`` / ``op_jvp``), so it can be used inside
 another compiled function or in the tracing mode. The front doors that take
 derivatives (``grad``, ``value_and_grad``, ``vjp``, ``jvp``) are in :mod:`autodiff_tutor.api`.
-
->>> import numpy as np
->>> @differentiable
-... def f(x):
-...     return np.sum(x * x)
->>> f(np.array([1.0, 2.0]))
-np.float64(5.0)
+The example is on :class:`Differentiable`.
 """
 
 from __future__ import annotations
@@ -47,10 +41,8 @@ Wrt = int | str | Sequence[int | str] | None
 
 
 class Differentiable:
-    """A function the compiler can differentiate; calling it runs the plain function.
-
-    It is also a differentiable operation (``op_forward`` / ``op_backward``), so it
-    can be used inside another compiled function or in the tracing mode.
+    """A function the compiler can differentiate; calling it runs the plain function,
+    and ``backward_source()`` shows the backward the compiler writes for it.
 
     >>> import numpy as np
     >>> @differentiable
