@@ -70,6 +70,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(TEST_PATHS) $(NBVAL_FLAGS) --ignore=$(BROWSER_TESTS) $(PYTEST_FLAGS)
 
 # Builds the book, then drives JupyterLab and the book in Chromium (/usr/bin/chromium,
