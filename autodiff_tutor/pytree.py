@@ -103,6 +103,16 @@ def _fill(tree: Treedef, items) -> Any:
     return kind(*children)  # a namedtuple
 
 
+def entry_keys(tree: Treedef) -> Sequence[Any]:
+    """The keys of a structure's entries: a dict's (or an object's) keys, a list's or
+    tuple's positions.
+
+    >>> entry_keys(flatten({"W": 1.0, "b": 2.0})[1]), entry_keys(flatten([1.0, 2.0])[1])
+    (('W', 'b'), range(0, 2))
+    """
+    return tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
+
+
 def leaf_paths(name: str, tree: Treedef) -> list[str]:
     """How each leaf is read from the structure named ``name``, as Python code.
 
@@ -111,10 +121,9 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
     """
     if tree[0] == "leaf":
         return [name]
-    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
     return [
         path
-        for key, child in zip(keys, tree[2], strict=True)
+        for key, child in zip(entry_keys(tree), tree[2], strict=True)
         for path in leaf_paths(f"{name}[{key!r}]", child)
     ]
 

@@ -26,6 +26,7 @@ from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.pytree import (
     ObjectView,
     Treedef,
+    entry_keys,
     flatten,
     flatten_count,
     is_structure,
@@ -56,7 +57,7 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
             taken.add(candidate)
             names.append(candidate)
             return
-        keys = node[1] if node[0] in ("dict", "object") else range(len(node[2]))
+        keys = entry_keys(node)
         for i, (key, child) in enumerate(zip(keys, node[2], strict=True)):
             part = str(key) if str(key).isidentifier() else str(i)
             walk(child, f"{path}_{part}")
@@ -176,7 +177,7 @@ def _top_keys(tree: Treedef) -> list[Any]:
     """For each leaf, the key of the top-level entry it belongs to."""
     if tree[0] == "leaf":
         return [None]
-    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
+    keys = entry_keys(tree)
     return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
 
 
