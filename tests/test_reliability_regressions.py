@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracles import central_difference
+from oracles import autograd_gradient, central_difference
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
@@ -322,12 +322,22 @@ def traced_view_of_a_view_then_two_writes(x):
     return np.sum(v5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tracing: a view (reshape) of a copy whose array is then divided in place does not "
-    "see the division after an element write and a transpose earlier in the program "
-    "(found by make fuzz N=20000, seed 17483)",
-)
+def traced_view_twin(x):
+    """The same value without writes (the reshape of the Fortran-ordered v4 copies)."""
+    v2 = np.transpose(x + 1.0)
+    row = np.tanh(v2).reshape(-1)[:3]
+    return np.sum(np.concatenate([v2[:2], row[None], v2[3:]]))
+
+
 def test_tracing_view_after_element_write_sees_a_later_update():
+    """Was a wrong value (fuzz seed 17483): the element write's copy lost the array's
+    Fortran layout, so a later reshape was a view where numpy's is a copy. The write's
+    copy keeps the layout now (``assign_at``)."""
     x = np.random.default_rng(1).normal(size=(3, 4))
-    right_or_refused("tracing", traced_view_of_a_view_then_two_writes, x)
+    fn = traced_view_of_a_view_then_two_writes
+    value, gradient = tracing.value_and_gradient(fn, x.copy())
+    assert np.isclose(value, fn(x.copy()), rtol=1e-12)
+    assert np.isclose(traced_view_twin(x), fn(x.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), atol=1e-6)
+    np.testing.assert_allclose(gradient, autograd_gradient(traced_view_twin, [x], 0))
+    right_or_refused("compiler", fn, x)

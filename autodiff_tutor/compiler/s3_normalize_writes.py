@@ -61,6 +61,7 @@ class WritesMixin:
         inputs = {"x": base, "value": item}
         self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
         self.current[name] = version
+        self._spread_write(base.id, version, target)  # views and aliases see the write
 
     def _append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
@@ -135,8 +136,11 @@ class WritesMixin:
                 if step.synthetic:
                     continue
                 for name in step.operand_names() & watched:
-                    if position >= index:
-                        stale = not _made_between(name, index, position, definer)
+                    if position == index:
+                        stale = False  # the write itself reads the values before it
+                    elif position > index:
+                        fresh = self.spread_versions
+                        stale = not _made_between(name, index, position, definer, fresh)
                     else:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
@@ -200,10 +204,14 @@ class WritesMixin:
         return family
 
 
-def _made_between(name: str, start: int, end: int, definer: dict) -> bool:
-    """Whether the user's code made ``name`` afresh after the write and before the read
-    (a view taken after a write sees the written array, as the compiled code does)."""
-    return any(start <= p < end and not step.synthetic for p, step in definer.get(name, []))
+def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str]) -> bool:
+    """Whether ``name`` was made afresh after the write and before the read: by the
+    user's code (a view taken after a write sees the written array, as the compiled code
+    does), or as a version that a write gave its views and aliases (``fresh``)."""
+    return any(
+        start <= p < end and (not step.synthetic or name in fresh)
+        for p, step in definer.get(name, [])
+    )
 
 
 def _described(name: str, definer: dict) -> str:
@@ -214,7 +222,7 @@ def _described(name: str, definer: dict) -> str:
     return re.sub(r"_\d+$", "", name)  # the user's name, not its version
 
 
-def _view_base(step: Step) -> str | None:
+def view_base(step: Step) -> str | None:
     """The name whose array ``step``'s result may share (an alias or a view), if any."""
     value = step.value
     if isinstance(value, ast.Name):
@@ -261,7 +269,7 @@ def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
             if isinstance(item, ast.Name):
                 edges += [(target, item.id) for target in step.defined()]
         return edges
-    base = _view_base(step)
+    base = view_base(step)
     if base is None:
         return edges
     for target in step.defined():

@@ -348,6 +348,7 @@ family.declare_nondifferentiable(
     "zeros_like",
     "ones_like",
     "array_module",
+    "shares_memory",
 )
 
 HELPER_OPS = (

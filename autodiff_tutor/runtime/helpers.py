@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
-from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
+from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     constant_only,
     einsum_operand,
@@ -53,6 +53,7 @@ __all__ = [
     "matmul_dy",
     "prod_others",
     "scatter",
+    "shares_memory",
     "size",
     "split_like",
     "tie_share",
@@ -378,11 +379,14 @@ def add_lists(xs: Any, ys: Any) -> list[Any]:
 def assign_at(x: Any, index: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
 
+    The copy keeps ``x``'s memory layout, as the write in place would: whether a later
+    ``reshape`` is a view or a copy depends on it.
+
     >>> assign_at(np.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
     """
     _check_distinct(index)
-    result = x.copy()
+    result = x.copy(order="K") if isinstance(x, np.ndarray) else x.copy()
     result[index] = value
     return result
 
