@@ -79,9 +79,7 @@ PROGRAMS = [
         loop_free=True,
         autograd=False,
     ),
-    Program(
-        math_trig, lambda r: (r.normal(size=3),), loop_free=True, autograd=False
-    ),
+    Program(math_trig, lambda r: (r.normal(size=3),), loop_free=True, autograd=False),
     Program(weighted_by_position, lambda r: (r.normal(size=4),)),
     Program(discounted_return, lambda r: (r.normal(size=5),)),
     Program(sorted_static_keys, lambda r: (r.normal(size=4),)),
