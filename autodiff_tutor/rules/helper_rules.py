@@ -31,8 +31,8 @@ from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
     add_lists,
-    axes_last,
     assign_at,
+    axes_last,
     dot_dx,
     dot_dy,
     inverse_axes,
