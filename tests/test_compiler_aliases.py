@@ -212,3 +212,40 @@ def test_a_write_not_followed_is_refused_at_its_line(fn):
         ad.grad(fn)(X.copy())
     assert info.value.location.filename == __file__
     assert "shares it and is read after the write" in str(info.value)
+
+
+def element_read_then_written_in_a_loop(w):
+    y = w * 1.0
+    s = y[0]
+    for _ in range(2):
+        y[1] = y[1] * s
+    return s + np.sum(y)
+
+
+def element_copied_then_written_in_a_loop(w):
+    y = w * 1.0
+    s = y[0].copy()
+    for _ in range(2):
+        y[1] = y[1] * s
+    return s + np.sum(y)
+
+
+def element_copied_twin(w):
+    return w[0] + w[0] + w[1] * w[0] * w[0] + w[2]
+
+
+def test_an_element_read_is_not_blamed_as_a_view_and_the_hint_works():
+    """``s = y[0]`` is a view of a 2-D y but a copy of one number of a 1-D y: the
+    message says it *may* share y, and its hint (copy what you read) compiles right."""
+    w = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.grad(element_read_then_written_in_a_loop)(w)
+    message = str(info.value)
+    assert "'s' may share it (an element read is a view unless it is a single number)" in message
+    assert "s = y[0].copy()" in info.value.hint
+    assert (
+        info.value.location.line == element_read_then_written_in_a_loop.__code__.co_firstlineno + 4
+    )
+    fixed = element_copied_then_written_in_a_loop
+    np.testing.assert_allclose(ad.grad(fixed)(w), central_difference(fixed, [w], 0), atol=1e-8)
+    np.testing.assert_allclose(ad.grad(fixed)(w), autograd_gradient(element_copied_twin, [w], 0))

@@ -107,13 +107,22 @@ class WritesMixin:
         loops = set(self.loop_stack)
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
-    def _in_place_error(self, node: ast.AST, what: str, fix: str, seen_by: str = "") -> None:
+    def _in_place_error(
+        self, node: ast.AST, what: str, fix: str, seen_by: str = "", element: str = ""
+    ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
+        hint = f"make a copy first ({fix}), or build a new array"
+        if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
+            later = (
+                f", and {seen_by!r} may share it (an element read is a view unless it is a "
+                "single number) and is read after the write"
+            )
+            hint = f"copy what you read ({seen_by} = {element}.copy()) or the array ({fix})"
         self._reject(
             node,
             f"'{what}' would change, in place, an array that other names share "
             f"(a parameter, an alias or a view){later}",
-            f"make a copy first ({fix}), or build a new array",
+            hint,
         )
 
     def _check_writes(self) -> None:
@@ -144,7 +153,8 @@ class WritesMixin:
                     else:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
-                        self._in_place_error(node, what, fix, _described(name, definer))
+                        seen_by, element = _described(name, definer), _element(name, definer)
+                        self._in_place_error(node, what, fix, seen_by, element)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
@@ -220,6 +230,23 @@ def _described(name: str, definer: dict) -> str:
     if name.startswith("t") and name[1:].isdigit() and steps:
         return ast.unparse(steps[0].expression)
     return re.sub(r"_\d+$", "", name)  # the user's name, not its version
+
+
+def _element(name: str, definer: dict) -> str:
+    """The user's ``y[i]`` or ``y[i, j]`` if ``name`` was read so (integers only: a view
+    of ``y`` or a copy of one number, depending on ``y``'s dimensions), else ``""``."""
+    steps = [step for _, step in definer.get(name, [])]
+    if len(steps) != 1 or steps[0].op != "getitem" or steps[0].expression is None:
+        return ""
+    index = steps[0].options["index"]
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
+        return ""
+    return ast.unparse(steps[0].expression)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
 
 
 def view_base(step: Step) -> str | None:
