@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fuzz.check import Loaded
 from oracles import autograd_gradient, central_difference
 
 import autodiff_tutor as ad
@@ -249,3 +250,53 @@ def test_an_element_read_is_not_blamed_as_a_view_and_the_hint_works():
     fixed = element_copied_then_written_in_a_loop
     np.testing.assert_allclose(ad.grad(fixed)(w), central_difference(fixed, [w], 0), atol=1e-8)
     np.testing.assert_allclose(ad.grad(fixed)(w), autograd_gradient(element_copied_twin, [w], 0))
+
+
+# -- every way numpy makes a view, written through either side -------------------------
+
+VIEWS = [
+    "y.T",
+    "y.transpose()",
+    "np.transpose(y, (1, 0))",
+    "y.transpose(1, 0)",
+    "y.swapaxes(0, 1)",
+    "np.moveaxis(y, 0, 1)",
+    "y.reshape(-1)",
+    "np.ravel(y)",
+    "y.T.reshape(-1)",  # a copy: numpy cannot flatten a transposed array without one
+    "np.squeeze(y[None])",
+    "np.expand_dims(y, 0)",
+    "np.atleast_3d(y)",
+    "y[...]",
+    "y[1:, ::2]",
+    "y[:, None, 1]",
+    "y[np.array([0, 1])]",  # copies
+    "y[y > 0]",
+    "y.copy()",
+]
+WRITES = ["y *= x", "y[0] = x[1] * 2.0", "v[0] = np.sin(x[0, 0])", "v *= 2.0"]
+
+
+def _program(view: str, write: str) -> Loaded:
+    source = (
+        "import numpy as np\n\n\ndef f(x):\n"
+        "    y = x * 1.0\n"
+        f"    v = {view}\n"
+        f"    {write}\n"
+        "    return np.sum(v * v) + np.sum(y * x)\n"
+    )
+    return Loaded(source, seed=0)
+
+
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("view", VIEWS)
+def test_a_write_through_a_view_or_its_array_in_both_modes(view, write):
+    loaded = _program(view, write)
+    fn = loaded.f
+    value, gradient = ad.value_and_grad(fn)(X.copy())
+    assert np.isclose(value, fn(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)
+    direction = np.random.default_rng(4).normal(size=X.shape)
+    _, slope = ad.jvp(fn, (X.copy(),), (direction,))
+    assert np.isclose(slope, np.sum(gradient * direction), rtol=1e-10)
+    loaded.close()

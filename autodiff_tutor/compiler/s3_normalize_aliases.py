@@ -32,7 +32,7 @@ from autodiff_tutor.compiler.ir import Branch, Step
 from autodiff_tutor.compiler.s3_normalize_writes import view_base
 
 # views whose array is the view reshaped back (same elements, same order)
-RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d"}
+RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d"}
 
 
 class AliasesMixin:
@@ -157,8 +157,26 @@ class AliasesMixin:
             return Step(
                 None, call, "primitive", op="setitem", inputs=inputs, options={"index": index}
             )
-        if step.op == "transpose":
-            return _retaken(step, base, view)  # a transpose without axes is its own inverse
+        if step.op == "swapaxes" or (step.op == "transpose" and "axes" not in step.options):
+            return _retaken(step, base, view)  # its own inverse
+        if step.op == "transpose":  # v = y.transpose(axes): y = v.transpose(inverse_axes(axes))
+            axes = ast.Call(_name("inverse_axes"), [copy.deepcopy(step.options["axes"])], [])
+            call = ast.Call(ast.Attribute(_name(view), "transpose", ast.Load()), [axes], [])
+            options = {"axes": axes}
+            return Step(
+                None, call, "primitive", op="transpose", inputs={"x": _name(view)}, options=options
+            )
+        if step.op == "moveaxis":  # moved back: destination to source
+            back = {"source": step.options["destination"], "destination": step.options["source"]}
+            back = {k: copy.deepcopy(v) for k, v in back.items()}
+            call = ast.Call(
+                copy.deepcopy(step.value.func),
+                [_name(view), back["source"], back["destination"]],
+                [],
+            )
+            return Step(
+                None, call, "primitive", op="moveaxis", inputs={"x": _name(view)}, options=back
+            )
         shape = ast.Attribute(_name(base), "shape", ast.Load())
         call = ast.Call(ast.Attribute(_name(view), "reshape", ast.Load()), [shape], [])
         return Step(
@@ -172,11 +190,14 @@ class AliasesMixin:
 
 
 def _can_put_back(step: Step) -> bool:
-    """Whether a write into ``step``'s result can be put back into its operand (a
-    transpose only without axes: then it is its own inverse)."""
-    if step.kind == "copy" or step.op == "getitem" or step.op in RESHAPES:
+    """Whether a write into ``step``'s result can be put back into its operand."""
+    if (
+        step.kind == "copy"
+        or step.op in ("getitem", "transpose", "swapaxes")
+        or step.op in RESHAPES
+    ):
         return True
-    return step.op == "transpose" and not step.options and len(step.input_names()) == 1
+    return step.op == "moveaxis" and {"source", "destination"} <= step.options.keys()
 
 
 def _retaken(step: Step, base: str, new_base: str) -> Step:
