@@ -82,13 +82,12 @@ def positions(view: Any, base: Any) -> Any:
         return None
     if base.size >= 2 ** (np.finfo(base.dtype).nmant + 1):
         return None  # positions would not be exact in this precision
+    if not getattr(base.flags, "writeable", True):  # read-only memory (cupy has no flag)
+        return None
     saved = base.copy()
     try:
         base[...] = xp.reshape(xp.arange(base.size, dtype=base.dtype), base.shape)
         found = xp.asarray(view).astype(np.int64)
-    except (TypeError, ValueError):  # read-only memory (a broadcast, a diagonal)
-        return None
     finally:
-        if base.flags.writeable:
-            base[...] = saved
+        base[...] = saved
     return found
