@@ -250,7 +250,13 @@ def _is_none(node: ast.expr) -> bool:
 
 
 def view_base(step: Step) -> str | None:
-    """The name whose array ``step``'s result may share (an alias or a view), if any."""
+    """The name whose array ``step``'s result may share (an alias or a view), if any.
+
+    >>> t = ast.Name("t", ast.Load())
+    >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
+    't'
+    >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
+    """
     value = step.value
     if isinstance(value, ast.Name):
         return value.id

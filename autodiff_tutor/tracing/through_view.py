@@ -31,13 +31,28 @@ from autodiff_tutor.tracing.value import TracedValue, views_of
 
 
 def parent_of(value: TracedValue) -> TracedValue | None:
-    """The traced array ``value`` is a view of, if tracing made it so and it is alive."""
+    """The traced array ``value`` is a view of, if tracing made it so and it is alive.
+
+    >>> from autodiff_tutor.tracing.value import note_view
+    >>> base = TracedValue(np.zeros((2, 3)))
+    >>> view = note_view(TracedValue(base._data.T), base, lambda b: b)
+    >>> parent_of(view) is base, parent_of(base)
+    (True, None)
+    """
     return value._base() if value._base is not None else None
 
 
 def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:
     """Whether a write through ``view`` can be put back: ``view`` is a view tracing
-    made, and every traced array sharing its memory is its root or a view of it."""
+    made, and every traced array sharing its memory is its root or a view of it.
+
+    >>> from autodiff_tutor.tracing.value import note_view
+    >>> base = TracedValue(np.zeros((2, 3)))
+    >>> view = note_view(TracedValue(base._data.T), base, lambda b: b)
+    >>> stranger = TracedValue(base._data[0])  # shares memory, not made by tracing
+    >>> follows(view, [base]), follows(view, [base, stranger])
+    (True, False)
+    """
     if parent_of(view) is None:
         return False
     root = view
