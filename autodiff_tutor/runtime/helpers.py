@@ -398,7 +398,7 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
     [0.0, 5.0, 0.0]
     """
     _check_distinct(index)
-    result = x.copy(order="K") if isinstance(x, np.ndarray) else x.copy()
+    result = x.copy(order="K") if hasattr(x, "flags") else x.copy()  # numpy, cupy
     result[index] = value
     return result
 
