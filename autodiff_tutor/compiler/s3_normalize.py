@@ -72,6 +72,7 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
         self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
         self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
         self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
+        self.layout_unsure: set[str] = set()  # may be laid out unlike the user's (z += v)
         self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
         self.variable_of: dict[str, str] = {p: p for p in self.params}  # version -> user name
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
@@ -139,6 +140,8 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
             value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
             self._assign(node.target, ast.copy_location(value, node))
             if old is not None:  # views and aliases see the write
+                if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
+                    self.layout_unsure.add(self.current[node.target.id])
                 self._spread_write(old, self.current[node.target.id], node)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -297,6 +300,8 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
         self.steps.append(step)
         self.emitted.append(step)
         self.taken.add(step.target)
+        if names & self.layout_unsure:
+            self.layout_unsure.update(step.defined())
         self._note_view(step)
         if step.kind == "static" and step.callee is None and self.resolver.makes_module(step.value):
             self.resolver.module_locals.add(step.target)

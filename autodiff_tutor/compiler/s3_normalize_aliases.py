@@ -13,7 +13,10 @@ as PyTorch's *functionalization* does, it gives the others new versions too:
 Whether numpy returned a view or a copy can depend on the memory layout
 (``y.reshape(-1)`` copies a transposed ``y``; ``y[0]`` of a 1-D ``y`` is a scalar
 copy; ``z += 1`` makes a new object when ``z`` is a number). So each update runs only
-when ``shares_memory(v, y)`` says so, a test computed once per pair at run time.
+when ``shares_memory(v, y)`` says so, a test computed once per pair at run time. The
+compiled arrays have the user's layouts, except after ``z += v`` (compiled
+``z_2 = z + v``: numpy lays a new array out as it likes), and what is computed from
+it: a reshape of those (``layout_unsure``) is left to the final check.
 
 Left to the final check of :mod:`s3_normalize_writes` (refused when a stale name is
 read): writes inside loops, arrays shared through lists or branches, views that cannot
@@ -71,6 +74,9 @@ class AliasesMixin:
         ]
         if not up and not members:
             return
+        down = [(v, *self.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]]
+        if any(_layout_decides(step) and base in self.layout_unsure for _, base, step in up + down):
+            return  # numpy's view-or-copy depends on a layout the compiled code may not have
         renamed = {old: new}
         for version, base, step in up:
             test = self._shares_test(version, base, node)
@@ -92,9 +98,10 @@ class AliasesMixin:
 
     def _relate(self, view: str, base: str, step: Step, test: str) -> None:
         """``view`` is ``step`` of ``base`` (after a write); whether it shares ``base``'s
-        memory is what ``test`` said of the versions before."""
+        memory is what ``test`` said of the versions before (the compiled arrays may not
+        share memory: ``y_2 = assign_at(y, at[1:], v_2)`` is a new array)."""
         self.view_of[view] = (base, step)
-        self.shares_tests[(view, base, id(self.steps))] = test
+        self.shares_tests[(view, base)] = test
 
     def _made_by_call(self, version: str) -> bool:
         """Whether ``version`` comes from a call the compiler cannot see into."""
@@ -112,7 +119,11 @@ class AliasesMixin:
         return chain
 
     def _shares_test(self, view: str, base: str, node: ast.AST) -> str:
-        """The name of ``shares_memory(view, base)``, computed once per pair and block."""
+        """The name of ``shares_memory(view, base)``: inherited by the versions a write
+        made, else computed once per pair of the user's and block (a test computed in
+        one branch is not there in the other)."""
+        if (view, base) in self.shares_tests:
+            return self.shares_tests[(view, base)]
         key = (view, base, id(self.steps))
         if key not in self.shares_tests:
             call = ast.Call(ast.Name("shares_memory", ast.Load()), [_name(view), _name(base)], [])
@@ -187,6 +198,12 @@ class AliasesMixin:
             inputs={"x": _name(view)},
             options={"shape": shape},
         )
+
+
+def _layout_decides(step: Step) -> bool:
+    """Whether numpy's choice of a view or a copy for ``step`` depends on the memory
+    layout of its operand (``reshape`` and ``ravel`` copy a transposed array)."""
+    return step.op in ("reshape", "ravel")
 
 
 def _can_put_back(step: Step) -> bool:

@@ -217,10 +217,16 @@ class WritesMixin:
 def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str]) -> bool:
     """Whether ``name`` was made afresh after the write and before the read: by the
     user's code (a view taken after a write sees the written array, as the compiled code
-    does), or as a version that a write gave its views and aliases (``fresh``)."""
-    return any(
-        start <= p < end and (not step.synthetic or name in fresh)
-        for p, step in definer.get(name, [])
+    does), as a version that a write gave its views and aliases (``fresh``), or as the
+    compiler's copy (a branch's or loop's join) of names all made afresh so."""
+    steps = [(p, step) for p, step in definer.get(name, []) if start <= p < end]
+    if any(not step.synthetic or name in fresh for _, step in steps):
+        return True
+    return bool(steps) and all(
+        isinstance(step.value, ast.Name)
+        and step.value.id != name
+        and _made_between(step.value.id, start, p, definer, fresh)
+        for p, step in steps
     )
 
 
