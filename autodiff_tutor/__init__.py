@@ -23,10 +23,14 @@ from autodiff_tutor.ops import (
     DifferentiableFunction,
     PReLUFunction,
     SReLUFunction,
+    dims,
+    find_dims,
+    formatted,
     prelu,
     prelu_reference,
     srelu,
     srelu_reference,
+    strip_dims,
 )
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import extract_data, stop_gradient
@@ -42,7 +46,10 @@ __all__ = [
     "check_layer",
     "check_op",
     "differentiable",
+    "dims",
     "extract_data",
+    "find_dims",
+    "formatted",
     "grad",
     "jvp",
     "nn",
@@ -51,6 +58,7 @@ __all__ = [
     "srelu",
     "srelu_reference",
     "stop_gradient",
+    "strip_dims",
     "tracing",
     "value_and_grad",
     "verify_symbolic",

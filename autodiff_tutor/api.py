@@ -32,9 +32,8 @@ from autodiff_tutor.api_checks import (
     wrt_entries,
 )
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
-from autodiff_tutor.compiler.pipeline import (
-    Derivative,
-)
+from autodiff_tutor.compiler.pipeline import Derivative
+from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
@@ -149,8 +148,13 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     compiled = differentiable(f)
     check_wrt(wrt)
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
+    fast: list[Derivative] = []  # the derivative, once a call took the fast path
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        if fast and not kwargs:
+            result = _fast_call(compiled, fast[0], args)
+            if result is not None:
+                return result[0], _unpack(result[1], wrt)
         if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
             structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
             if structured is not None:
@@ -158,6 +162,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
         derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
         seed = _scalar_seed(compiled, out)
         gradients = owned(derivative.backward(seed, memory), [seed, *values])
+        if not by_attribute and not fast:
+            fast.append(derivative)  # checked once: later calls of this shape skip the checks
         return out, _unpack(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
@@ -165,6 +171,42 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
 
 _CONTAINERS = (dict, list, tuple, ObjectView)
+
+
+def _fast_call(
+    compiled: Differentiable, derivative: Derivative, args: tuple[Any, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The common call, with the checks it needs and no more: every argument by
+    position, the ones in ``wrt`` float numpy arrays, none a structure, a float numpy
+    scalar out, and gradients that are fresh arrays (else copied where needed, as
+    :func:`owned` does). It runs the pair specialized on the arguments' shapes and
+    dtypes where there is one (``f.show(specialized=True)``). ``None``, before
+    anything ran, hands the call to the general path."""
+    if len(args) != len(derivative.program.params):
+        return None
+    for value in args:
+        if isinstance(value, _CONTAINERS):
+            return None
+    for i in derivative.wrt_positions:
+        value = args[i]
+        if type(value) is not np.ndarray or value.dtype.kind != "f":
+            return None
+    pair = specialized_pair(derivative, args) or derivative
+    out, memory = pair.forward(*args)
+    if isinstance(out, np.generic) and out.dtype.kind == "f":
+        seed = out.dtype.type(1)
+    else:
+        seed = _scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
+    gradients = pair.backward(seed, memory)
+    for g in gradients:
+        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
+            return out, owned(gradients, [seed, *args])
+        for value in args:
+            if g is value:
+                return out, owned(gradients, [seed, *args])
+    if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
+        return out, owned(gradients, [seed, *args])
+    return out, gradients
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
@@ -231,6 +273,10 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    if _has_containers(args, kwargs):
+        from autodiff_tutor.pytree import refuse_structured_vjp
+
+        refuse_structured_vjp(f, args)
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
@@ -303,6 +349,13 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (np.float64(5.0), np.float64(2.0))
     """
+    if isinstance(args, (list, tuple)) and _has_containers(args, {}):
+        from autodiff_tutor import api
+        from autodiff_tutor.pytree import structured_jvp
+
+        structured = structured_jvp(f, args, tangents, api)  # lists, tuples, dicts of arrays
+        if structured is not None:
+            return structured
     compiled = differentiable(f)
     if not (isinstance(args, (list, tuple)) and isinstance(tangents, (list, tuple))):
         raise located(

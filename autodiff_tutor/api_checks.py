@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError, AutodiffError, SourceUnavailableError
-from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.runtime.backend import array_module, dtype_kind
 
 
 def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
@@ -154,15 +154,13 @@ def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
 def numeric_array(value: Any, like: Any, what: str) -> Any:
     """``value`` (a seed or a tangent) as an array of ``like``'s floating dtype."""
     xp = array_module(like)
-    dtype = getattr(like, "dtype", None)
-    if dtype is None or np.dtype(dtype).kind not in "fc":
-        dtype = np.float64
+    dtype = getattr(like, "dtype", None) if dtype_kind(like) in ("f", "c") else xp.float64
     if isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool):
         try:
             value = xp.asarray(value, dtype=dtype)
         except (TypeError, ValueError):
             pass
-    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    kind = dtype_kind(value)
     if not hasattr(value, "shape") or kind not in tuple("iufc"):
         raise located(
             ArgumentError,
@@ -181,15 +179,7 @@ def is_float_value(value: Any) -> bool:
     >>> is_float_value(np.ones(2)), is_float_value(np.arange(2)), is_float_value(1.5)
     (True, False, True)
     """
-    if isinstance(value, float):
-        return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:
-        return False
-    try:
-        return np.dtype(dtype).kind in "fc"
-    except TypeError:
-        return "float" in str(dtype)
+    return isinstance(value, float) or dtype_kind(value) in ("f", "c")
 
 
 def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:

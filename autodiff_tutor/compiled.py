@@ -80,10 +80,12 @@ class Differentiable:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from autodiff_tutor.tracing import call_op, is_traced
+        from autodiff_tutor.tracing import call_op, is_traced, strip_dims
 
-        if not kwargs and any(is_traced(value) for value in args):
-            return call_op(self, *args)  # in tracing mode, the generated backward is used
+        if not kwargs and any(is_traced(value) for value in strip_dims(args)):
+            # in tracing mode, the generated backward is used (formatted inputs lose
+            # their labels, as they do going into any op)
+            return call_op(self, *args)
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -169,15 +171,47 @@ class Differentiable:
         """Forward and backward sources together (the protocol's ``source()``)."""
         return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
 
-    def show(self, wrt: Wrt = None, stages: bool = False) -> None:
+    def show(self, wrt: Wrt = None, stages: bool = False, specialized: bool = False) -> None:
         """Print the generated forward and backward functions; with ``stages=True``,
-        every stage's result in the order the compiler runs them."""
+        every stage's result in the order the compiler runs them; with
+        ``specialized=True``, the pairs specialized on the argument shapes and dtypes
+        that ``grad``/``value_and_grad`` met so far (see :meth:`specialized_sources`)."""
+        if specialized:
+            print("\n\n".join(self.specialized_sources(wrt)) or "(no specialization yet)")
+            return
         if not stages:
             print(self.source(wrt))
             return
         for stage, text in self.stages(wrt).items():
             print(f"── {stage} " + "─" * (60 - len(stage)))
             print(text)
+
+    def specialized_sources(self, wrt: Wrt = None) -> list[str]:
+        """The forward and backward specialized on each argument signature met so far
+        (after the first call with it), headed by that signature.
+
+        >>> import numpy as np
+        >>> from autodiff_tutor.api import value_and_grad
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(x * x + x)
+        >>> both = value_and_grad(f)
+        >>> _ = both(np.ones(3)), both(np.ones(3))
+        >>> print(f.specialized_sources()[0].splitlines()[0])
+        # specialized for x: float64[3]
+        """
+        derivative = self.derivative(wrt)
+        texts = []
+        for key, pair in derivative.specializations.items():
+            if pair is None:
+                continue
+            described = ", ".join(
+                f"{p}: {_describe(k)}" for p, k in zip(self.params, key, strict=False)
+            )
+            texts.append(
+                f"# specialized for {described}\n{pair.forward_source}\n\n{pair.backward_source}"
+            )
+        return texts
 
     def stages(self, wrt: Wrt = None) -> dict[str, str]:
         """Each compiler stage's result, as text: source, normalize, activity, adjoint,
@@ -240,6 +274,14 @@ class Differentiable:
         return tuple(
             gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
         )
+
+
+def _describe(key: Any) -> str:
+    """One argument of a guard key, as a reader says it: ``float64[3, 4]``, ``int = 2``."""
+    kind, detail = key if isinstance(key, tuple) else (key, None)
+    if isinstance(kind, tuple):  # (shape, dtype) of an array
+        return f"{detail}[{', '.join(map(str, kind))}]"
+    return f"{kind.__name__} = {detail!r}" if isinstance(key, tuple) else kind.__name__
 
 
 # The compiled wrapper is kept on the function itself: the two refer to each other

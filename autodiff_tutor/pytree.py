@@ -139,6 +139,22 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
     return names
 
 
+def leaf_paths(name: str, tree: Treedef) -> list[str]:
+    """How each leaf is read from the structure named ``name``, as Python code.
+
+    >>> leaf_paths("params", flatten([(1.0, 2.0), {"W": 3.0}])[1])
+    ['params[0][0]', 'params[0][1]', "params[1]['W']"]
+    """
+    if tree[0] == "leaf":
+        return [name]
+    keys = tree[1] if tree[0] in ("dict", "object") else range(len(tree[2]))
+    return [
+        path
+        for key, child in zip(keys, tree[2], strict=True)
+        for path in leaf_paths(f"{name}[{key!r}]", child)
+    ]
+
+
 def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
     """The structure as a Python literal of the leaf names."""
     items = iter(names)
@@ -298,6 +314,92 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     return flat, leaves_of
 
 
+def structured_jvp(
+    f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any
+) -> tuple | None:
+    """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
+    same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
+    call is flattened into one array per leaf, and a gradient and its tangent come
+    back in the argument's structure. ``None`` when no argument is a structure.
+    ``api`` gives ``differentiable``, ``grad`` and ``jvp`` (the API passes itself).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import api, grad
+    >>> def loss(p):
+    ...     return np.sum(p["w"] ** 3)
+    >>> p = {"w": np.array([1.0, 2.0])}
+    >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}], api)[1]
+    {'w': array([6., 0.])}
+    """
+    from autodiff_tutor.api_checks import bind_arguments, is_float_value, located
+    from autodiff_tutor.errors import ArgumentError
+
+    pairs = list(zip(args, tangents, strict=False))
+    if not any(is_structure(a) for a in args) or any(
+        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
+    ):
+        return None  # an array tangent for a structure: taken as one stacked array
+    gradient_of = getattr(f, "_gradient_of", None)
+    compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
+    values = bind_arguments(compiled, args, {})
+    given = list(tangents) + [None] * (len(values) - len(tangents))
+    varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
+    of = list(compiled.wrt_names(gradient_of[1])) if gradient_of is not None else []
+    every = varying + [p for p in of if p not in varying]
+    flat = flatten_call(compiled, every, values, {})
+    if flat is None:
+        return None
+    flat_tangents = []
+    for param, value, tangent in zip(compiled.params, values, given, strict=True):
+        if param in every and is_structure(value):
+            leaves = flatten(value)[0]
+            dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
+            if len(dots) != len(leaves):
+                raise located(
+                    ArgumentError,
+                    f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
+                    hint=f"give the tangent of {param!r} the same structure as {param!r}",
+                )
+            pairs = zip(leaves, dots, strict=True)
+            flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
+        else:
+            flat_tangents.append(tangent)
+    if gradient_of is None:
+        return api.jvp(flat.function, flat.args, flat_tangents)
+    gradient = api.grad(flat.function, list(flat.wrt))
+    gradients, gradient_dots = api.jvp(gradient, flat.args, flat_tangents)
+    pick = [every.index(p) for p in of]
+    by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
+    chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
+    if isinstance(gradient_of[1], (int, str)):
+        return chosen[0][0], chosen[1][0]
+    return chosen[0], chosen[1]
+
+
+def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:
+    """``vjp(grad(g), ...)`` with a structure among the arguments: refused at the call
+    (``jvp(grad(g), ...)`` takes structures).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import grad
+    >>> refuse_structured_vjp(grad(lambda p: p), [{"w": np.ones(2)}])
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.NonDifferentiableInputError: vjp of a gradient takes arrays, ...
+    """
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import NonDifferentiableInputError
+
+    if getattr(f, "_gradient_of", None) is not None and any(is_structure(a) for a in args):
+        raise located(
+            NonDifferentiableInputError,
+            "vjp of a gradient takes arrays, and an argument here is a structure (a list, "
+            "tuple or dict of arrays)",
+            hint="use jvp(grad(f), args, tangents) for a Hessian-vector product (it takes "
+            "structures; the Hessian is symmetric), or pass the arrays as separate arguments",
+        )
+
+
 def refuse_structure(function: str, name: str, value: Any) -> None:
     """Where structures are not flattened (jvp, vjp, second derivatives), say so.
 
@@ -307,10 +409,12 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
     ...
     autodiff_tutor.errors.NonDifferentiableInputError: cannot differentiate f ...
     """
+    from autodiff_tutor.api_checks import located
     from autodiff_tutor.errors import NonDifferentiableInputError
 
     if isinstance(value, dict) or (is_structure(value) and _ragged(value)):
-        raise NonDifferentiableInputError(
+        raise located(
+            NonDifferentiableInputError,
             f"cannot differentiate {function} with respect to {name!r} here: it is a "
             "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
             "structures, jvp, vjp and second derivatives take arrays",

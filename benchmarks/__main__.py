@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import THREAD_VARIABLES
+from benchmarks.workloads import ISSUE_SIZES
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -34,6 +35,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workloads", help="comma-separated workload names (default: all)")
     parser.add_argument("--systems", help="comma-separated systems (default: all)")
     parser.add_argument("--sizes", help="comma-separated sizes: tiny, small, large")
+    parser.add_argument(
+        "--issue",
+        action="store_true",
+        help="the six workloads of the performance issue (18): rosenbrock, mlp and horner "
+        "at sizes issue-small and issue-large",
+    )
     parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7)")
     parser.add_argument("--min-time", type=float, help="seconds per repeat (default 0.05)")
     parser.add_argument(
@@ -55,8 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     quick = args.quick
     sizes = _names(args.sizes) or (["tiny"] if quick else ["small", "large"])
+    workloads = _names(args.workloads)
+    if args.issue:
+        sizes = _names(args.sizes) or list(ISSUE_SIZES)
+        workloads = workloads or ["rosenbrock", "mlp", "horner"]
     results = run(
-        workloads=_names(args.workloads),
+        workloads=workloads,
         sizes=sizes,
         systems=_names(args.systems),
         repeat=args.repeat or (1 if quick else 7),

@@ -95,6 +95,28 @@ def scalar_loop(x: np.ndarray) -> Gradients:
     return s, (dx,)
 
 
+def horner(coefficients: np.ndarray, x: np.ndarray) -> Gradients:
+    """Value and gradients (coefficients, x) of ``workloads.horner``.
+
+    >>> value, (dc, dx) = horner(np.array([1.0, 2.0]), np.array([3.0]))
+    >>> float(value), dc.tolist(), dx.tolist()
+    (5.0, [3.0, 1.0], [1.0])
+    """
+    before = []  # value before each step
+    value: Any = 0.0
+    for c in coefficients:
+        before.append(value)
+        value = value * x + c
+    d_value = np.ones_like(x)
+    d_x = np.zeros_like(x)
+    d_c = np.empty_like(coefficients)
+    for k in range(len(coefficients) - 1, -1, -1):
+        d_c[k] = np.sum(d_value)
+        d_x += d_value * before[k]
+        d_value = d_value * x
+    return np.sum(value), (d_c, d_x)
+
+
 def newton_sqrt(a: np.ndarray) -> Gradients:
     """Value and gradient of ``workloads.newton_sqrt``, through every Newton step taken.
 
@@ -191,6 +213,7 @@ HANDWRITTEN = {
     "rosenbrock": rosenbrock,
     "mlp": mlp,
     "scalar_loop": scalar_loop,
+    "horner": horner,
     "newton_while": newton_sqrt,
     "rnn": rnn,
     "srelu_net": srelu_net,

@@ -27,7 +27,9 @@ import numpy as np
 
 from autodiff_tutor import SReLUFunction, srelu_reference
 
-SIZES = ("tiny", "small", "large")
+SIZES = ("tiny", "small", "large", "issue-small", "issue-large")
+#: The sizes of the performance issue (18): only some workloads have them.
+ISSUE_SIZES = ("issue-small", "issue-large")
 
 # ----------------------------------------------------------------------------------------
 # The functions, as a user would write them.
@@ -52,6 +54,13 @@ def scalar_loop(x):
     for i in range(x.shape[0]):
         s = s * np.cos(x[i]) + x[i] * x[i]
     return s
+
+
+def horner(coefficients, x):
+    value = 0.0
+    for c in coefficients:
+        value = value * x + c
+    return np.sum(value)
 
 
 def newton_sqrt(a):
@@ -105,6 +114,10 @@ def _mlp_args(rng: np.random.Generator, batch: int, d: int, h: int, k: int) -> t
 
 def _scalar_loop_args(rng: np.random.Generator, n: int) -> tuple[Any, ...]:
     return (rng.uniform(-1.0, 1.0, n),)
+
+
+def _horner_args(rng: np.random.Generator, n: int, deg: int) -> tuple[Any, ...]:
+    return (rng.uniform(-1.0, 1.0, deg), rng.uniform(-1.0, 1.0, n))
 
 
 def _newton_args(rng: np.random.Generator, n: int) -> tuple[Any, ...]:
@@ -176,7 +189,13 @@ WORKLOADS: dict[str, Workload] = {
             "rosenbrock",
             rosenbrock,
             _rosenbrock_args,
-            {"tiny": {"n": 6}, "small": {"n": 100}, "large": {"n": 1_000_000}},
+            {
+                "tiny": {"n": 6},
+                "small": {"n": 100},
+                "large": {"n": 1_000_000},
+                "issue-small": {"n": 10},
+                "issue-large": {"n": 1_000_000},
+            },
             (0,),
             "Rosenbrock chain: vectorized sum over a long vector (slices, powers)",
         ),
@@ -188,6 +207,8 @@ WORKLOADS: dict[str, Workload] = {
                 "tiny": {"batch": 4, "d": 3, "h": 5, "k": 3},
                 "small": {"batch": 32, "d": 10, "h": 16, "k": 4},
                 "large": {"batch": 512, "d": 256, "h": 512, "k": 10},
+                "issue-small": {"batch": 32, "d": 64, "h": 128, "k": 10},
+                "issue-large": {"batch": 2048, "d": 784, "h": 512, "k": 10},
             },
             (0, 1, 2, 3),
             "one hidden tanh layer, softmax cross-entropy (stable log-sum-exp)",
@@ -201,6 +222,20 @@ WORKLOADS: dict[str, Workload] = {
             "Python loop over the elements of x: s = s * cos(x[i]) + x[i] ** 2",
             jax="skip: eager jax spends about 0.15 s per element here (about 2 minutes per "
             "call at n=1000) and jax.jit would unroll the Python loop into n steps",
+        ),
+        Workload(
+            "horner",
+            horner,
+            _horner_args,
+            {
+                "tiny": {"n": 3, "deg": 4},
+                "small": {"n": 4, "deg": 50},
+                "large": {"n": 100_000, "deg": 20},
+                "issue-small": {"n": 4, "deg": 50},
+                "issue-large": {"n": 100_000, "deg": 20},
+            },
+            (0, 1),
+            "Python loop over the coefficients: value = value * x + c (Horner's scheme)",
         ),
         Workload(
             "newton_while",

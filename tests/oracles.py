@@ -11,7 +11,7 @@ def central_difference(fn, args, index, eps=1e-6):
     """Gradient of scalar ``fn`` w.r.t. ``args[index]`` by central differences (float64)."""
     args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
     x = args[index]
-    gradient = np.zeros_like(x, dtype=np.float64)
+    gradient = np.zeros(x.shape, dtype=np.float64)  # C order: flat below is a view
     flat = gradient.reshape(-1)
     for i in range(x.size):
         plus = x.copy().reshape(-1)
@@ -22,6 +22,51 @@ def central_difference(fn, args, index, eps=1e-6):
         f_minus = fn(*args[:index], minus.reshape(x.shape), *args[index + 1 :])
         flat[i] = (float(f_plus) - float(f_minus)) / (2 * eps)
     return gradient
+
+
+def structured_central_difference(fn, args, index, eps=1e-6):
+    """Central differences w.r.t. every leaf of ``args[index]`` (a list, tuple or dict
+    of arrays, nested, or one array), one gradient per leaf in order."""
+    gradients = []
+    for path in _paths(args[index]):
+        leaf = np.asarray(_get(args[index], path), dtype=np.float64)
+        gradient = np.zeros_like(leaf)
+        for k in range(leaf.size):
+            values = []
+            for sign in (1, -1):
+                moved = leaf.copy().reshape(-1)
+                moved[k] += sign * eps
+                call = list(args)
+                call[index] = _put(args[index], path, moved.reshape(leaf.shape))
+                values.append(float(fn(*call)))
+            gradient.reshape(-1)[k] = (values[0] - values[1]) / (2 * eps)
+        gradients.append(gradient)
+    return gradients
+
+
+def _paths(value, path=()):
+    if isinstance(value, dict):
+        return [p for key in value for p in _paths(value[key], (*path, key))]
+    if isinstance(value, (list, tuple)):
+        return [p for i, item in enumerate(value) for p in _paths(item, (*path, i))]
+    return [path]
+
+
+def _get(value, path):
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _put(value, path, leaf):
+    """A copy of ``value`` with the leaf at ``path`` replaced."""
+    if not path:
+        return leaf
+    key, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, key: _put(value[key], rest, leaf)}
+    items = [_put(v, rest, leaf) if i == key else v for i, v in enumerate(value)]
+    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
 
 
 def with_autograd_numpy(fn):

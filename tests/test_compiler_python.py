@@ -4,10 +4,10 @@ autograd, and second derivatives of its loop-free programs (issue 13)."""
 import numpy as np
 import pytest
 from corpus_python import PROGRAMS
-from oracles import autograd_gradient
+from corpus_python.common import check_gradients, leaves_of, same_structure
 
-from autodiff_tutor import grad, jvp
-from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor import grad, jvp, vjp
+from autodiff_tutor.errors import ArgumentError, NonDifferentiableInputError
 from autodiff_tutor.pytree import flatten, unflatten
 
 
@@ -27,89 +27,74 @@ def test_the_corpus_is_large_enough():
     assert sum(p.loop_free for p in PROGRAMS) >= len(PROGRAMS) // 3
 
 
-def finite_differences(fn, args, index, eps=1e-6):
-    """Central differences w.r.t. every float leaf of ``args[index]``, in its structure."""
-    leaves, tree = flatten(args[index])
-    gradients = []
-    for j, leaf in enumerate(leaves):
-        leaf = np.asarray(leaf, dtype=np.float64)
-        gradient = np.zeros_like(leaf)
-        for k in range(leaf.size):
-            values = []
-            for sign in (1, -1):
-                moved = leaf.copy().reshape(-1)
-                moved[k] += sign * eps
-                changed = list(leaves)
-                changed[j] = moved.reshape(leaf.shape)
-                call = list(args)
-                call[index] = unflatten(tree, changed)
-                values.append(float(fn(*call)))
-            gradient.reshape(-1)[k] = (values[0] - values[1]) / (2 * eps)
-        gradients.append(gradient)
-    return gradients
-
-
-def leaves_of(value):
-    return [np.asarray(v, dtype=np.float64) for v in flatten(value)[0]]
-
-
-def same_structure(a, b):
-    return flatten(a)[1][0] == flatten(b)[1][0] and len(flatten(a)[0]) == len(flatten(b)[0])
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("program", CASES, ids=IDS)
 def test_gradients_match_finite_differences_and_autograd(program, seed):
     args = program.sample(np.random.default_rng(seed))
     gradients = grad(program.fn, wrt=list(program.wrt))(*args)
-    for index, gradient in zip(program.wrt, gradients, strict=True):
-        assert same_structure(gradient, args[index])  # the same structure as the argument
-        expected = finite_differences(program.fn, args, index)
-        for got, want in zip(leaves_of(gradient), expected, strict=True):
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-        if program.autograd:
-            oracle = autograd_gradient(program.fn, args, index)
-            for got, want in zip(leaves_of(gradient), leaves_of(oracle), strict=True):
-                np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+    check_gradients(program, args, gradients)
 
 
-# Second order on the loop-free programs. jvp and grad of grad take arrays: a structure
-# that stacks into one array (a tuple of equal-shaped arrays) is differentiated as that
-# array; dicts and ragged lists are refused with a clear error (recorded here).
+# Second order on the loop-free programs: jvp of the gradient (a Hessian-vector
+# product), structures included (the direction has the argument's structure).
 LOOP_FREE = [p for p in PROGRAMS if p.loop_free]
-REFUSED_SECOND_ORDER = {"dense_layer_tuple", "mlp_dict", "autoencoder_nested", "tuple_of_dicts"}
 
 
-def second_order_case(program):
-    if program.refused:
-        return case(program)
-    if program.name in REFUSED_SECOND_ORDER:
-        reason = "jvp of a gradient takes arrays: dicts and ragged lists are not flattened there"
-        return pytest.param(program, marks=pytest.mark.xfail(strict=True, reason=reason))
-    return program
+def _direction(value, rng):
+    leaves, tree = flatten(value)
+    return unflatten(tree, [rng.normal(size=np.shape(v)) for v in leaves])
 
 
-def test_second_order_on_a_dict_is_refused_clearly():
+def _moved(value, direction, step):
+    leaves, tree = flatten(value)
+    moved = [v + step * d for v, d in zip(leaves, flatten(direction)[0], strict=True)]
+    return unflatten(tree, moved)
+
+
+def test_vjp_of_a_gradient_with_a_dict_is_refused_clearly():
     program = next(p for p in LOOP_FREE if p.name == "mlp_dict")
     args = program.sample(np.random.default_rng(0))
-    with pytest.raises(NonDifferentiableInputError, match="structure"):
-        jvp(grad(program.fn), args, [args[0], None])
+    with pytest.raises(NonDifferentiableInputError, match="structure") as raised:
+        vjp(grad(program.fn), *args)
+    assert "jvp(grad(f), args, tangents)" in raised.value.hint
+    assert raised.value.location.text.strip() == "vjp(grad(program.fn), *args)"
 
 
-@pytest.mark.parametrize(
-    "program", [second_order_case(p) for p in LOOP_FREE], ids=[p.name for p in LOOP_FREE]
-)
+@pytest.mark.parametrize("program", [case(p) for p in LOOP_FREE], ids=[p.name for p in LOOP_FREE])
 def test_hessian_vector_products_match_differences_of_the_gradient(program):
     args = program.sample(np.random.default_rng(7))
     index = program.wrt[0]
     gradient = grad(program.fn, wrt=index)
-    direction = np.random.default_rng(8).normal(size=np.shape(args[index]))
+    direction = _direction(args[index], np.random.default_rng(8))
     tangents = [None] * len(args)
     tangents[index] = direction
     _, hvp = jvp(gradient, args, tangents)
+    assert same_structure(hvp, args[index])
     eps = 1e-5
     plus, minus = list(args), list(args)
-    plus[index] = args[index] + eps * direction
-    minus[index] = args[index] - eps * direction
-    expected = (gradient(*plus) - gradient(*minus)) / (2 * eps)
-    np.testing.assert_allclose(hvp, expected, rtol=1e-5, atol=1e-6)
+    plus[index] = _moved(args[index], direction, eps)
+    minus[index] = _moved(args[index], direction, -eps)
+    ends = leaves_of(gradient(*plus)), leaves_of(gradient(*minus))
+    for got, high, low in zip(leaves_of(hvp), *ends, strict=True):
+        np.testing.assert_allclose(got, (high - low) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_jvp_takes_structures_with_tangents_of_the_same_structure():
+    def loss(params, X):
+        h = X
+        for W, b in params:
+            h = np.tanh(h @ W + b)
+        return np.sum(h**2)
+
+    rng = np.random.default_rng(0)
+    params = [(rng.normal(size=(3, 2)), rng.normal(size=2)), (rng.normal(size=(2, 2)), np.zeros(2))]
+    X = rng.normal(size=(4, 3))
+    direction = _direction(params, rng)
+    value, slope = jvp(loss, [params, X], [direction, None])
+    eps = 1e-6
+    high, low = loss(_moved(params, direction, eps), X), loss(_moved(params, direction, -eps), X)
+    assert value == loss(params, X)
+    np.testing.assert_allclose(slope, (high - low) / (2 * eps), rtol=1e-6)
+    with pytest.raises(ArgumentError, match="same structure") as raised:
+        jvp(loss, [params, X], [direction[:1], None])
+    assert raised.value.location is not None

@@ -66,3 +66,25 @@ def test_training_on_cupy_matches_numpy():
         isinstance(v, cupy.ndarray) for layer in gpu_model.layers for v in layer.params.values()
     )
     np.testing.assert_allclose(gpu.loss, cpu.loss, rtol=1e-9)
+
+
+def test_formatted_cupy_arrays_keep_their_labels_and_module():
+    from autodiff_tutor.ops import dims, formatted, srelu, strip_dims
+    from autodiff_tutor.tracing import evaluate, gradient, traced
+
+    inputs = srelu_inputs()
+    gpu = [cupy.asarray(a) for a in inputs]
+    X = formatted(gpu[0], "SSCB")
+    Y = srelu(X, *gpu[1:])
+    assert dims(Y) == "SSCB" and isinstance(strip_dims(Y), cupy.ndarray)
+    pooled = cupy.sum(strip_dims(Y), axis=(0, 1))
+    assert dims(formatted(pooled, "CB").T) == "BC"
+    np.testing.assert_allclose(cupy.asnumpy(strip_dims(Y)), srelu(*inputs, fmt="SSCB"))
+
+    def loss(X):
+        return gradient(srelu(X, *gpu[1:]).sum(), X)
+
+    d_X = evaluate(loss, traced(gpu[0], "SSCB"))
+    d_X_np = evaluate(lambda X: gradient(srelu(X, *inputs[1:]).sum(), X), traced(inputs[0], "SSCB"))
+    assert dims(d_X) == "SSCB" and isinstance(strip_dims(d_X), cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(strip_dims(d_X)), strip_dims(d_X_np))

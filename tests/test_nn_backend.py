@@ -14,10 +14,13 @@ import pytest
 from array_api_strict._array_object import Array
 
 from autodiff_tutor.nn import (
+    AUTODIFF_MODES,
     SGD,
     Adam,
     CrossEntropy,
+    Dropout,
     FullyConnected,
+    Layer,
     Layout,
     PReLULayer,
     Sequential,
@@ -28,6 +31,8 @@ from autodiff_tutor.nn import (
     train,
 )
 from autodiff_tutor.ops import PReLUFunction, SReLUFunction, op_vjp
+from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.tracing import evaluate, extract_data, gradient
 from autodiff_tutor.verify import check_layer, check_op
 
 
@@ -140,3 +145,46 @@ def test_training_on_strict_arrays_matches_numpy(optimizer):
     np.testing.assert_allclose(strict_history.loss, numpy_history.loss, rtol=1e-10)
     assert strict_history.final_loss < strict_history.loss[0]
     assert strict_accuracy == accuracy(numpy_model, X, y)
+
+
+class PortablePReLU(Layer):
+    """A PReLU with no backward, written with the input's array module."""
+
+    learnables = ("alpha",)
+
+    def initial_values(self, layout, rng):
+        return {"alpha": np.full((1, layout.shape[1]), 0.25)}
+
+    def predict(self, X):
+        xp = array_module(X)
+        return xp.where(X > 0, X, self.params["alpha"] * X)
+
+
+@pytest.mark.parametrize("mode", AUTODIFF_MODES)
+def test_derived_layers_and_the_evaluate_loop_on_strict_arrays_match_numpy(mode):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((24, 2))
+    T = one_hot(rng.integers(0, 2, 24), 2)
+    loss_op = CrossEntropy()
+
+    def model_loss(net, X, T):
+        Y, _ = net.forward(X)
+        loss = loss_op(Y, T)
+        return loss, gradient(loss, net.learnables)
+
+    losses = {}
+    for name, (X_in, T_in) in {"numpy": (X, T), "strict": (xps.asarray(X), xps.asarray(T))}.items():
+        with numpy_conversion_forbidden() if name == "strict" else contextlib.nullcontext():
+            net = Sequential(
+                [FullyConnected(6), PortablePReLU(), Dropout(0.2), FullyConnected(2), Softmax()],
+                mode,
+            ).initialize(X_in, seed=1)
+            optimizer = Adam(0.05)
+            losses[name] = []
+            for _ in range(5):
+                loss, grads = evaluate(model_loss, net, X_in, T_in)
+                optimizer.update(net, grads)
+                losses[name].append(float(extract_data(loss)))
+        if name == "strict":
+            assert all(isinstance(g, Array) for g in grads.values())
+    np.testing.assert_allclose(losses["strict"], losses["numpy"], rtol=1e-10)

@@ -509,6 +509,12 @@ from rule_cases_breadth import breadth_cases  # noqa: E402
 
 CASES.update(breadth_cases())
 
+# several results (splits, slogdet, eigh, svd), matrix norms, N-d dot: added to the table
+from rule_cases_results import results_cases  # noqa: E402
+
+for _op, _cases in results_cases().items():
+    CASES[_op] = CASES.get(_op, []) + _cases
+
 # --- calling a rule and the finite-difference oracle ---------------------------------
 
 
@@ -671,11 +677,6 @@ def test_the_oracle_catches_a_wrong_rule() -> None:
 # Calls outside what a rule's formula covers: the rule must be right, or refuse clearly
 # (an AutodiffError), never return a silent wrong gradient or fail deep inside numpy.
 RIGHT_OR_REJECTED = [
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": 1}, "matrix ord=1")),
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": 2}, "spectral")),
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": np.inf}, "matrix ord=inf")),
-    ("norm", Case(np.linalg.norm, inputs(away_from_zero(3, 3)), {"ord": "nuc"}, "nuclear")),
-    ("dot", Case(np.dot, inputs(normal(2, 3, 4), normal(5, 4, 2)), {}, "N-d . N-d")),
     (
         "setitem",  # repeated indices: only the last write lands
         Case(

@@ -386,13 +386,15 @@ def test_drop_terms_keeps_signs() -> None:
     assert drop_terms(expr, {"d_x", "d_y"}) is None
 
 
-def test_norm_tangent_refuses_what_the_vjp_refuses() -> None:
-    from autodiff_tutor.errors import AutodiffError
-
+def test_norm_tangent_of_a_matrix_norm_is_its_gradient_along_the_direction() -> None:
+    """Matrix norms (refused before, issue 14): the nuclear norm's tangent along d is
+    <u vh, d>, the same number as its gradient's inner product with d."""
     rule = all_rules()["norm"]
     m = np.array([[1.0, -2.0], [0.5, 3.0]])
-    with pytest.raises(AutodiffError, match="ord='nuc'"):
-        call_jvp(rule, np.linalg.norm(m, "nuc"), [m], {"ord": "nuc"}, [np.ones((2, 2))])
+    d = np.array([[0.3, 1.0], [-2.0, 0.5]])
+    u, _, vh = np.linalg.svd(m)
+    tangent = call_jvp(rule, np.linalg.norm(m, "nuc"), [m], {"ord": "nuc"}, [d])
+    assert tangent == pytest.approx(np.sum((u @ vh) * d), rel=1e-12)
 
 
 # --- at kinks, forward and reverse mode pick the same value --------------------------------

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from oracles import central_difference
 
 from autodiff_tutor.errors import (
     GradientEscapeError,
@@ -20,6 +21,7 @@ from autodiff_tutor.tracing import (
     evaluate,
     extract_data,
     gradient,
+    last_tape,
     stop_gradient,
     traced,
 )
@@ -156,14 +158,56 @@ def test_a_path_cut_by_extract_data_is_an_error_not_a_silent_zero():
     assert "extract_data(x) ** 2" in error.hint
 
 
-def test_retracing_extracted_data_inside_is_not_on_the_trace():
+def test_a_new_variable_from_extracted_data_gets_its_own_gradient():
+    # the seeds: extractdata can introduce a new independent variable from a
+    # dependent one; here z = x**2 becomes a variable of its own, in the same trace
+    def fun(x):
+        y = x * x
+        z = traced(extract_data(y))
+        w = np.sum(np.sin(z) * z) + np.sum(x)
+        return gradient(w, z, x)
+
+    x = np.array([0.5, -1.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a started variable is no unintended cut
+        d_z, d_x = evaluate(fun, traced(x))
+    z = x * x
+    assert np.allclose(d_z, central_difference(lambda z: np.sum(np.sin(z) * z), [z], 0))
+    assert np.allclose(d_z, np.cos(z) * z + np.sin(z))
+    assert np.allclose(d_x, np.ones(2))  # w reaches x only through np.sum(x)
+
+
+def test_a_new_variable_from_extracted_data_is_labelled_on_the_tape():
+    def fun(x):
+        z = traced(extract_data(x * 2))
+        return gradient(z * z, z)
+
+    assert evaluate(fun, traced(1.5)) == 6.0
+    inputs = [row for row in last_tape().rows() if row["op"] == "input"]
+    assert [row["outputs"] for row in inputs] == [["x"], ["extract_data(v1)"]]
+    assert inputs[0]["where"] == "argument"
+    assert inputs[1]["where"].startswith("test_tracing_pitfalls.py:")
+
+
+def test_retracing_extracted_data_does_not_carry_the_gradient_of_x():
     def fun(x):
         z = traced(extract_data(x * 2)) * 3
         return gradient(z, x)
 
     error = raised(fun, traced(1.0))
-    assert "z is not on the trace" in error.message
+    assert "z does not depend on x through the trace" in error.message
+    assert "traced() started a new variable from that data" in error.message
+    assert located_at(error, "gradient(z, x)")
+
+
+def test_only_extracted_data_starts_a_new_variable():
+    def fun(x):
+        z = traced(extract_data(x) + 1.0)  # computed from extracted data: not the data
+        return gradient(z * z, z)
+
+    error = raised(fun, traced(1.0))
     assert "made by traced() inside" in error.message
+    assert "traced(extract_data(value))" in error.hint
 
 
 # --- gradient outside evaluate, and traces that ended --------------------------------

@@ -6,6 +6,11 @@ Reverse mode (``compile_derivative``)::
            -> activity                           once per choice of wrt
            -> adjoint -> optimize -> memory -> forward -> emit
 
+At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
+pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
+backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward ->
+emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
+
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
 ``f.show(stages=True)``).
@@ -25,8 +30,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -34,6 +40,7 @@ from autodiff_tutor.compiler.ir import Branch, Loop, Program
 from autodiff_tutor.compiler.s1_fence import check_supported
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
+from autodiff_tutor.compiler.s2_desugar_nested import inlinable, with_helpers_nested
 from autodiff_tutor.compiler.s3_normalize import normalize
 from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES
 from autodiff_tutor.compiler.s4_activity import Activity, analyze
@@ -90,6 +97,9 @@ class Derivative:
     activity: Activity
     generated: Generated
     parsed: ParsedFunction
+    #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
+    #: general pair serves that key); see :mod:`.pipeline_specialized`
+    specializations: dict[Any, Any] = field(default_factory=dict)
 
     @functools.cached_property
     def wrt_positions(self) -> tuple[int, ...]:
@@ -156,10 +166,14 @@ def _generate(
     wrt: list[str],
     in_place: bool,
     record: dict[str, str] | None,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> memory -> forward."""
+    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
     backward = optimize(adjoint.backward, adjoint.seeds[0])
+    if transform is not None:
+        keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
+        backward = transform(backward, keep)
     memory = plan_memory(program, backward, adjoint.seeds, in_place)
     generated = Generated(
         program.name,
@@ -181,6 +195,19 @@ def _generate(
         record["optimize"] = "\n".join(render_body(lines_of(backward)))
         record["memory"] = memory.describe()
         record["forward"] = render_forward(generated)
+    return generated
+
+
+def generate_checked(
+    derivative: Derivative,
+    transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]],
+) -> Generated:
+    """The derivative's trees generated again with ``transform`` between optimize and
+    memory (the specialized pipeline's probe and specialization), names checked."""
+    program, parsed = derivative.program, derivative.parsed
+    wrt = list(derivative.wrt)
+    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
+    _avoid_helper_clashes(generated, program, parsed)
     return generated
 
 
@@ -222,9 +249,15 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
-    program, parsed = derivative.program, derivative.parsed
+    program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
-    generated = _generate(program, derivative.activity, parsed, wrt, False, None)
+    helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
+    if helpers and all(inlinable(h) for h in helpers):
+        nested = with_helpers_nested(parsed, helpers)  # the helpers' operations in place
+        if nested is not None:
+            parsed, program = nested, front_end_of(nested).program
+            activity = analyze(program, parsed, wrt)
+    generated = _generate(program, activity, parsed, wrt, False, None)
     if generated.memory.pushes:
         region = next((r for r in program.steps if isinstance(r, Branch | Loop)), None)
         raise UnsupportedSyntaxError(
@@ -237,13 +270,18 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     calls = [s for s in program.all_steps() if s.kind == "op_call"]
     if calls:  # the gradient calls the op (and its backward): not differentiated again
         node = calls[0].expression or calls[0].origin
+        plain = inlinable(calls[0].callee)
         raise UnsupportedSyntaxError(
             f"second derivatives of {derivative.name!r} through {calls[0].description} are "
             "not supported: its gradient calls that operation (and its backward), which is "
             "not differentiated again",
             parsed.location(node) if node is not None else None,
-            hint="define the helper inside the function (nested helpers are inlined), or "
-            "write its body in place",
+            hint="a helper is inlined for second derivatives when it is a plain function of "
+            "this module with one final return, reading no name this function redefines; "
+            "define it inside the function, or write its body in place"
+            if plain
+            else "custom ops have hand-written first derivatives only: take second "
+            "derivatives of functions of numpy operations",
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
@@ -256,6 +294,8 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = "\n".join(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
+        function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function
 
 

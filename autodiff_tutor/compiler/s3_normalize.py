@@ -42,6 +42,7 @@ from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
+from autodiff_tutor.rules.registry import lookup
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 
@@ -213,6 +214,14 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
             return ast.Name(self.current.get(node.id, node.id), ast.Load())
         return self._lower(node, target=name)
 
+    def _result_field(self, base: ast.expr, attr: str) -> ast.Constant | None:
+        """The index of a named field of a primitive's tuple result (``.eigenvalues`` of
+        ``np.linalg.eigh(a)``: 0), when ``base`` was made by that primitive here."""
+        made = [s for s in self.emitted if isinstance(base, ast.Name) and s.target == base.id]
+        rule = lookup(made[-1].op) if made and made[-1].kind == "primitive" else None
+        fields = rule.fields if rule is not None else ()
+        return ast.Constant(fields.index(attr)) if attr in fields else None
+
     def _lower(self, node: ast.expr, target: str | None) -> ast.Name:
         """Emit the steps computing ``node`` into the name ``target``."""
         if isinstance(node, (ast.Name, ast.Constant)):
@@ -257,7 +266,11 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
             op = opnames.op_of_attribute(node.attr)
             value = ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
             if op is None:
-                self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                index = self._result_field(base, node.attr)
+                if index is None:
+                    self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                item = ast.Subscript(base, index, ast.Load())  # res.eigenvalues is res[0]
+                return self._primitive(target, item, "getitem", [base], {"index": index}, node)
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
             base = self._atom(node.value)

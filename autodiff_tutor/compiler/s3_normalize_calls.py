@@ -17,8 +17,6 @@ from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
-LIST_RESULTS = {"unstack", "split_like", "make_list", "list_append"}
-
 
 class CallsMixin:
     """Lowering of calls into primitive, op-call and opaque steps."""
@@ -65,16 +63,28 @@ class CallsMixin:
             self._reject(node, f"cannot call {callee.description}: {error}", "")
         bound.apply_defaults()
         positional: list[ast.expr] = []
+        names: list[str] = []  # the parameter each positional argument binds to
         for name, value in bound.arguments.items():
-            if isinstance(value, ast.expr):
-                positional.append(value)
-            elif _is_literal(value):
-                positional.append(ast.Constant(value))
-            else:
-                self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+            many = signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL
+            for item in value if many else (value,):  # forward(self, *xs): each one
+                if isinstance(item, ast.expr):
+                    positional.append(item)
+                elif _is_literal(item):
+                    positional.append(ast.Constant(item))
+                else:
+                    self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+                names.append(name)
         func = self._rename(node.func)
         if callee.kind == "op_factory":  # srelu(X, ..., fmt): the op made for its options
-            names = list(bound.arguments)
+            for n, a in zip(names, positional, strict=True):
+                if n in obj.static_params and isinstance(a, ast.Constant) and a.value is None:
+                    self._reject(
+                        node,
+                        f"{callee.description} needs {n}= here: compiled code takes plain "
+                        "arrays, which carry no data format",
+                        f"pass it, e.g. {n}='SSCB' (formatted arrays say their format "
+                        "themselves in tracing mode and plain calls)",
+                    )
             static = [a for n, a in zip(names, positional, strict=True) if n in obj.static_params]
             positional = [
                 a for n, a in zip(names, positional, strict=True) if n not in obj.static_params
@@ -191,15 +201,18 @@ class CallsMixin:
         return ast.copy_location(call, node)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
-        """Options a rule restricts (norm's ``ord``) must be literals the rule covers."""
+        """Options a rule restricts (svd's ``full_matrices``) must be literals the rule
+        covers; an input it checks (einsum's ``subscripts``) is checked when literal."""
         if rule.check is None:
             return
         values = dict(rule.options)
-        for name in rule.options:
+        for name in rule.checked_parameters():
             if name in bound:
                 try:
                     values[name] = ast.literal_eval(bound[name])
                 except ValueError:
+                    if name in rule.inputs:
+                        return  # a computed input: the rule checks it when it runs
                     self._refuse(
                         bound[name],
                         f"the option '{name}' must be a literal here, so the compiler can "
@@ -281,13 +294,13 @@ class CallsMixin:
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         key = (op, ast.dump(value))
-        if target is None and key in self.computed and op not in LIST_RESULTS:
+        if target is None and key in self.computed and not rule.list_result:
             return ast.Name(self.computed[key], ast.Load())  # x[i] read twice: one value
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
         name = self._emit(step, node)
         self.computed.setdefault(key, name.id)
-        if op in LIST_RESULTS:  # its gradient is a list too: accumulate with add_lists
+        if rule.list_result:  # its gradient is a list too: accumulate with add_lists
             self.list_names.add(name.id)
         return name
 

@@ -134,3 +134,41 @@ def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
         return code.with_origin(statement, origin)
     names = step.targets if step.targets else step.target
     return code.assign(names, value, origin)
+
+
+def release_dead(forward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
+    """The forward with ``del`` after the last read of each top-level value that is
+    neither kept (memory, outputs: ``keep``) nor read later: large intermediate arrays
+    are freed as soon as they are dead, not when the forward returns (the specialized
+    forward of large arguments, where this lowers the peak memory of a call).
+
+    >>> tree = ast.parse("a = x * 2\\nb = a + 1\\nout = b * b").body
+    >>> print(ast.unparse(release_dead(tree, {"x", "out"})))
+    a = x * 2
+    b = a + 1
+    del a
+    out = b * b
+    del b
+    """
+    last: dict[str, int] = {}
+    for i, statement in enumerate(forward):
+        for name in code.reads(statement):
+            last[name] = i
+    assigned = {
+        t.id
+        for s in forward
+        if isinstance(s, ast.Assign)
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
+    dead: dict[int, list[str]] = {}
+    for name, i in last.items():
+        if name in assigned and name not in keep:
+            dead.setdefault(i, []).append(name)
+    out: list[ast.stmt] = []
+    for i, statement in enumerate(forward):
+        out.append(statement)
+        if dead.get(i):
+            targets = [ast.Name(n, ast.Del()) for n in sorted(dead[i])]
+            out.append(ast.fix_missing_locations(ast.Delete(targets)))
+    return out

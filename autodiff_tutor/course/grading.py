@@ -23,8 +23,9 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
-from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.checks import check_op
 from autodiff_tutor.verify.numeric.common import backward_raw, is_float_array
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.report import CheckReport
 
 __all__ = ["check_backward", "check_backward_report", "grade_backward"]
@@ -78,13 +79,14 @@ def check_backward_report(
     (True, 'passed')
     """
     name = name or getattr(op, "name", type(op).__name__)
-    from autodiff_tutor.nn.layer import Layer, LayerOp
+    from autodiff_tutor.nn.layer import Layer
+    from autodiff_tutor.nn.layer_op import LayerOp
 
     if isinstance(op, Layer):
         if len(inputs) != 1:
             raise TypeError("check a layer on one sample input: check_backward(layer, X)")
         op.initialize(inputs[0])
-        unwritten = _unwritten(LayerOp(op), (inputs[0], *op.parameters()))
+        unwritten = _unwritten(LayerOp(op), (inputs[0], *op.parameters(), *op.state_values()))
     else:
         unwritten = _unwritten(op, inputs)
     if unwritten is not None:

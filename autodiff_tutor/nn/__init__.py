@@ -7,22 +7,30 @@
 (3, 2)
 """
 
-from autodiff_tutor.nn.layer import Layer, LayerOp, Layout
-from autodiff_tutor.nn.layers import FullyConnected, PReLULayer, Softmax, SReLULayer
+from autodiff_tutor.nn.autodiff import AUTODIFF_MODES
+from autodiff_tutor.nn.combine import Addition, Concatenation
+from autodiff_tutor.nn.layer import Layer, Layout
+from autodiff_tutor.nn.layer_op import LayerOp
+from autodiff_tutor.nn.layers import Dropout, FullyConnected, PReLULayer, Softmax, SReLULayer
 from autodiff_tutor.nn.losses import CrossEntropy, one_hot
-from autodiff_tutor.nn.network import Sequential
+from autodiff_tutor.nn.network import Network, Sequential
 from autodiff_tutor.nn.optimizers import SGD, Adam, Optimizer
 from autodiff_tutor.nn.training import History, accuracy, train
 
 __all__ = [
+    "AUTODIFF_MODES",
     "SGD",
+    "Addition",
+    "Concatenation",
     "Adam",
     "CrossEntropy",
+    "Dropout",
     "FullyConnected",
     "History",
     "Layer",
     "LayerOp",
     "Layout",
+    "Network",
     "Optimizer",
     "PReLULayer",
     "SReLULayer",

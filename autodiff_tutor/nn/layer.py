@@ -1,26 +1,35 @@
-"""The ``Layer`` base class: learnable parameters, ``initialize``, ``predict``, ``backward``.
+"""The ``Layer`` base class: learnable parameters, state, ``predict``, ``forward``, ``backward``.
 
 A layer holds its learnable parameters in ``params`` (a dict of arrays, named in
-``learnables``), sizes them in ``initialize(layout)`` from an example input or a
-:class:`Layout` (shape + data format), and maps ``X`` to ``Y`` in ``predict``. Its
-gradient comes from one of two places:
+``learnables``) and its state parameters in ``state`` (named in ``states``: a running
+mean, a recurrent hidden state), sizes them in ``initialize(layout)`` from an example
+input or a :class:`Layout` (shape + data format), and maps its ``num_inputs`` inputs
+to its ``num_outputs`` outputs in ``predict``; ``forward`` is the training-time
+version (``predict`` unless overridden, e.g. for dropout). A layer with state returns
+the new state values after its outputs. Its gradient comes from one of three places:
 
-- a **custom backward**: override ``backward(X, Y, dY, memory)`` and return
-  ``(dX, d_param1, d_param2, ...)`` in the order of ``learnables`` (the seeds'
-  ``[dLdX, dLdW...] = backward(layer, X, Y, dLdY, memory)``);
+- **nothing**: with only ``predict`` (and ``forward``) written in numpy, the gradient
+  is derived automatically, by the compiler or by tracing (``autodiff=``; see
+  :mod:`autodiff_tutor.nn.autodiff`);
+- a **custom backward**: override ``backward(X..., Y..., dY..., memory)`` and return
+  ``(dX..., d_param1, d_param2, ...)`` in the order of ``learnables`` (the seeds'
+  ``[dLdX, dLdW...] = backward(layer, X, Y, dLdY, memory)``); a layer with state also
+  receives the gradients of its new state after ``dY`` and returns those of its state
+  after the parameters' (``dLdSout`` / ``dLdSin``). ``memory`` is ``None``: recompute
+  what the backward needs from ``X`` and ``Y`` (as the seeds' networks require);
 - an **op**: return a :class:`~autodiff_tutor.ops.DifferentiableFunction` (or any
   protocol op) from ``function()`` taking ``(X, *params)``; forward and backward then
   go through it, ``compute_gradients`` included.
 
-:class:`LayerOp` turns a layer into a protocol op with inputs ``(X, *params)``, which
-is how the training loop runs it and how ``check_layer`` checks it: what the backward
-returns is validated either way.
+:class:`~autodiff_tutor.nn.layer_op.LayerOp` turns a layer into a protocol op with
+inputs ``(X..., *params, *state)``, which is how networks run it and how
+``check_layer`` checks it.
 
 >>> import numpy as np
 >>> from autodiff_tutor.nn import PReLULayer
->>> layer = PReLULayer().initialize(Layout((5, 3), "BC"))
->>> layer.params["alpha"].shape
-(1, 3)
+>>> layer = PReLULayer(3).initialize(Layout((5, 3), "BC"))
+>>> layer.params["alpha"].shape, layer.description
+((1, 3), 'PReLU with 3 channels')
 """
 
 from __future__ import annotations
@@ -31,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError, BackwardOutputError, DataFormatError
+from autodiff_tutor.errors import ArgumentError, DataFormatError
 from autodiff_tutor.ops.formats import check_format
-from autodiff_tutor.ops.validate import as_gradient_tuple, describe_inputs, gradient_problems
 from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.tracing.locations import location
 
-__all__ = ["Layer", "LayerOp", "Layout"]
+__all__ = ["Layer", "Layout", "as_outputs"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ def as_layout(layout: Any, fmt: str | None) -> Layout:
         if len(shape) != 2:
             raise DataFormatError(
                 f"cannot tell which axis of an example of shape {shape} is the channel",
+                location(),
                 hint="give the layer a format, e.g. SReLULayer('SSCB'), or pass "
                 "Layout(shape, format) to initialize",
             )
@@ -97,171 +107,174 @@ class Layer:
     ...         return X
     ...     def backward(self, X, Y, dY, memory):
     ...         return (dY,)
-    >>> Identity().predict(3.0)
-    3.0
+    >>> Identity().predict(3.0), Identity().has_backward, Identity().type
+    (3.0, True, 'Identity')
     """
 
     #: Names of the learnable parameters, in the order ``backward`` returns them.
     learnables: tuple[str, ...] = ()
+    #: Names of the state parameters (not learned; ``predict`` returns new values).
+    states: tuple[str, ...] = ()
+    #: How many arrays ``predict`` takes and returns (not counting state).
+    num_inputs: int = 1
+    num_outputs: int = 1
+    #: A one-line description and the layer's type (the class name by default).
+    description: str = ""
+    type: str = ""
 
-    def __init__(self, fmt: str | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, fmt: str | None = None, name: str | None = None, description: str | None = None
+    ) -> None:
         self.format = check_format(fmt) if fmt is not None else None
         self.name = name or type(self).__name__
+        self.description = description or self.description or self.name
+        self.type = self.type or type(self).__name__
         self.params: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+        self._initial_state: dict[str, Any] = {}
 
     # --- set-up ----------------------------------------------------------------------
 
     @property
     def initialized(self) -> bool:
-        """Whether every learnable parameter has a value."""
-        return all(name in self.params for name in self.learnables)
+        """Whether every learnable and state parameter has a value."""
+        return all(n in self.params for n in self.learnables) and all(
+            n in self.state for n in self.states
+        )
+
+    @property
+    def has_backward(self) -> bool:
+        """Whether the layer brings its own backward (a method or an op in ``function``)."""
+        return type(self).backward is not Layer.backward or self.function() is not None
 
     def initialize(self, layout: Any, rng: np.random.Generator | None = None) -> Layer:
-        """Size and create the learnable parameters for inputs with ``layout``.
+        """Size and create the learnable (and state) parameters for inputs with ``layout``.
 
-        ``layout`` is a :class:`Layout` or an example input. Parameters that already
-        have a value are kept. Returns the layer, so calls chain.
+        ``layout`` is a :class:`Layout` or an example input (a tuple of them for a
+        layer with several inputs). Parameters that already have a value are kept.
+        Returns the layer, so calls chain.
         """
-        layout = as_layout(layout, self.format)
-        if self.format is not None and self.format != layout.format:
+        layouts = layout if isinstance(layout, tuple) and self.num_inputs > 1 else (layout,)
+        layouts = tuple(as_layout(item, self.format) for item in layouts)
+        first = layouts[0]
+        if self.format is not None and self.format != first.format:
             raise DataFormatError(
                 f"layer {self.name!r} has format {self.format!r} but is initialized for "
-                f"inputs in format {layout.format!r}",
+                f"inputs in format {first.format!r}",
+                location(),
                 hint="create the layer without a format, or with the input's format",
             )
-        self.format = layout.format
+        self.format = first.format
         rng = rng if rng is not None else np.random.default_rng(0)
-        for name, values in self.initial_values(layout, rng).items():
+        given = layouts if self.num_inputs > 1 else first
+        xp = first.module()
+        dtype = first.dtype if first.dtype is not None else xp.float64
+        for name, values in self.initial_values(given, rng).items():
             if name not in self.params:
-                xp = layout.module()
-                dtype = layout.dtype if layout.dtype is not None else xp.float64
                 self.params[name] = xp.asarray(values, dtype=dtype)
+        for name, values in self.initial_state(given, rng).items():
+            self._initial_state[name] = xp.asarray(values, dtype=dtype)
+            if name not in self.state:
+                self.state[name] = self._initial_state[name]
         return self
 
-    def initial_values(self, layout: Layout, rng: np.random.Generator) -> dict[str, Any]:
+    def initial_values(self, layout: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Initial parameter values (numpy arrays) for ``layout``; none by default."""
         return {}
+
+    def initial_state(self, layout: Any, rng: np.random.Generator) -> dict[str, Any]:
+        """Initial state values for ``layout`` (what ``reset_state`` returns to); none."""
+        return {}
+
+    def reset_state(self) -> Layer:
+        """Put every state parameter back to its initial value; returns the layer.
+
+        >>> import numpy as np
+        >>> class Count(Layer):
+        ...     states = ("n",)
+        ...     def initial_state(self, layout, rng):
+        ...         return {"n": np.zeros(())}
+        ...     def predict(self, X):
+        ...         return X, self.state["n"] + 1
+        >>> layer = Count().initialize(np.zeros((1, 1)))
+        >>> layer.state["n"] = layer.predict(np.zeros((1, 1)))[1]
+        >>> float(layer.state["n"]), float(layer.reset_state().state["n"])
+        (1.0, 0.0)
+        """
+        self.state = dict(self._initial_state)
+        return self
 
     def parameters(self) -> tuple[Any, ...]:
         """The learnable parameters in ``learnables`` order."""
         self._require_initialized()
         return tuple(self.params[name] for name in self.learnables)
 
+    def state_values(self) -> tuple[Any, ...]:
+        """The state parameters in ``states`` order."""
+        self._require_initialized()
+        return tuple(self.state[name] for name in self.states)
+
     def _require_initialized(self) -> None:
-        missing = [name for name in self.learnables if name not in self.params]
+        missing = [n for n in self.learnables if n not in self.params]
+        missing += [n for n in self.states if n not in self.state]
         if missing:
             raise ArgumentError(
                 f"layer {self.name!r} has no value for {', '.join(map(repr, missing))}",
+                location(),
                 hint="call layer.initialize(example_input) (or model.initialize) first",
             )
 
-    def with_params(self, values: tuple[Any, ...]) -> Layer:
-        """A shallow copy of the layer whose parameters are ``values``."""
+    def with_params(self, values: tuple[Any, ...], state: tuple[Any, ...] = ()) -> Layer:
+        """A shallow copy of the layer whose parameters (and state) are ``values``."""
         clone = copy.copy(self)
         clone.params = dict(zip(self.learnables, values, strict=True))
+        if state:
+            clone.state = dict(zip(self.states, state, strict=True))
         return clone
 
     # --- computation -----------------------------------------------------------------
 
     def function(self) -> Any:
-        """The op computing this layer from ``(X, *params)``, or ``None`` (custom backward)."""
+        """The op computing this layer from ``(X, *params)``, or ``None``."""
         return None
 
-    def predict(self, X: Any) -> Any:
-        """Forward ``X`` through the layer."""
+    def predict(self, *X: Any) -> Any:
+        """Forward ``X`` through the layer (inference)."""
         op = self.function()
         if op is None:
             raise NotImplementedError(f"{type(self).__name__} must define predict(self, X)")
-        outputs, _ = op.op_forward(X, *self.parameters())
-        return outputs[0]
+        outputs, _ = op.op_forward(*X, *self.parameters())
+        return outputs[0] if len(outputs) == 1 else outputs
 
-    def forward(self, X: Any) -> tuple[Any, Any]:
-        """``(Y, memory)`` for training: ``memory`` is passed back to ``backward``."""
-        op = self.function()
-        if op is None:
-            return self.predict(X), None
-        outputs, saved = op.op_forward(X, *self.parameters())
-        return outputs[0], saved
+    def forward(self, *X: Any) -> Any:
+        """Forward ``X`` through the layer at training time: ``predict`` unless overridden."""
+        return self.predict(*X)
 
-    def backward(self, X: Any, Y: Any, dY: Any, memory: Any) -> tuple[Any, ...]:
-        """``(dX, d_param1, ...)``: override it, or provide ``function()``."""
-        op = self.function()
-        if op is None:
-            raise NotImplementedError(
-                f"{type(self).__name__} has neither backward(X, Y, dY, memory) nor function()"
-            )
-        return tuple(op.op_backward((dY,), (True,) * (1 + len(self.learnables)), memory))
+    def backward(self, *args: Any) -> tuple[Any, ...]:
+        """``(dX..., d_param1, ...)`` from ``(X..., Y..., dY..., memory)``: override it,
+        provide ``function()``, or leave both out to have the gradient derived."""
+        raise NotImplementedError(f"{type(self).__name__} has no backward")
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{k}{shape_of(v)}" for k, v in self.params.items())
+        shapes = ", ".join(f"{k}{shape_of(v)}" for k, v in {**self.params, **self.state}.items())
         return f"<{self.name} format={self.format!r} params: {shapes or 'none'}>"
 
 
-class LayerOp:
-    """A layer as a protocol op with inputs ``(X, *params)`` and one output ``Y``.
+def as_outputs(layer: Layer, result: Any) -> tuple[Any, ...]:
+    """What ``predict`` or ``forward`` returned, as a tuple of outputs then new state.
 
-    >>> import numpy as np
-    >>> from autodiff_tutor.nn import PReLULayer
-    >>> layer = PReLULayer().initialize(np.zeros((2, 3)))
-    >>> op = LayerOp(layer)
-    >>> (Y,), saved = op.op_forward(-np.ones((2, 3)), layer.params["alpha"])
-    >>> [g.shape for g in op.op_backward((np.ones((2, 3)),), (True, True), saved)]
-    [(2, 3), (1, 3)]
+    >>> as_outputs(Layer(), 1.0)
+    (1.0,)
     """
-
-    num_outputs = 1
-
-    def __init__(self, layer: Layer) -> None:
-        self.layer = layer
-        self.name = layer.name
-        self.format = layer.format
-        #: Layers with a custom backward get no flags: they compute every gradient.
-        self.honours_compute_gradients = layer.function() is not None
-
-    def input_names(self, count: int) -> tuple[str, ...]:
-        """``("X", *learnables)``: the op's inputs."""
-        return ("X", *self.layer.learnables)[:count]
-
-    def op_forward(self, X: Any, *params: Any) -> tuple[tuple[Any], Any]:
-        """Run the layer's ``forward`` with ``params`` as its parameters."""
-        clone = self.layer.with_params(params)
-        Y, memory = clone.forward(X)
-        specs = describe_inputs(("X", *self.layer.learnables), (X, *params))
-        return (Y,), (clone, X, Y, memory, specs)
-
-    def op_backward_raw(self, d_outputs: Any, compute_gradients: Any, saved: Any) -> Any:
-        """The layer's gradients, unvalidated (unrequested ones dropped for custom layers)."""
-        clone, X, Y, memory, specs = saved
-        flags = tuple(bool(f) for f in compute_gradients)
-        op = clone.function()
-        if op is not None:
-            if hasattr(op, "op_backward_raw"):
-                return op.op_backward_raw(tuple(d_outputs), flags, memory)
-            return op.op_backward(tuple(d_outputs), flags, memory)
-        result = clone.backward(X, Y, d_outputs[0], memory)
-        grads = as_gradient_tuple(result, len(specs))
-        if grads is None:
-            return result
-        return tuple(g if wanted else None for g, wanted in zip(grads, flags, strict=True))
-
-    def op_backward(self, d_outputs: Any, compute_gradients: Any, saved: Any) -> tuple[Any, ...]:
-        """The layer's gradients ``(dX, *d_params)``, validated like an op's."""
-        result = self.op_backward_raw(d_outputs, compute_gradients, saved)
-        specs = saved[4]
-        flags = tuple(bool(f) for f in compute_gradients)
-        problems = gradient_problems(self.name, specs, flags, result)
-        if problems:
-            raise BackwardOutputError(
-                "\n".join(p.message for p in problems),
-                hint="backward returns (dX, d_param...) in the order of learnables, each "
-                "with its input's shape and dtype; check_layer(layer, X) explains each check",
-            )
-        grads = as_gradient_tuple(result, len(specs))
-        assert grads is not None
-        return grads
-
-    def source(self) -> str:
-        """The source of the layer's class."""
-        import inspect
-
-        return inspect.getsource(type(self.layer))
+    count = layer.num_outputs + len(layer.states)
+    if count == 1:
+        return (result,)
+    if not isinstance(result, tuple) or len(result) != count:
+        got = f"{len(result)} values" if isinstance(result, tuple) else "one value"
+        raise ArgumentError(
+            f"{layer.name}.predict returned {got}; it has {layer.num_outputs} output(s) "
+            f"and {len(layer.states)} state parameter(s), so it returns {count} values",
+            location(),
+            hint="return the outputs, then the new value of each state parameter, as a tuple",
+        )
+    return result

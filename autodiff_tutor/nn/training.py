@@ -22,7 +22,7 @@ import numpy as np
 
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.nn.losses import CrossEntropy, one_hot
-from autodiff_tutor.nn.network import Sequential
+from autodiff_tutor.nn.network import Network
 from autodiff_tutor.nn.optimizers import Adam, Optimizer
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
 
@@ -67,7 +67,7 @@ def _labels(y: Any) -> Any:
     return y if len(shape_of(y)) == 1 else xp.argmax(y, axis=1)
 
 
-def accuracy(model: Sequential, X: Any, y: Any) -> float:
+def accuracy(model: Network, X: Any, y: Any) -> float:
     """The fraction of observations whose most probable class is the label.
 
     ``y`` holds integer labels or one-hot rows.
@@ -85,7 +85,7 @@ def accuracy(model: Sequential, X: Any, y: Any) -> float:
 
 
 def train(
-    model: Sequential,
+    model: Network,
     X: Any,
     y: Any,
     *,
@@ -95,6 +95,7 @@ def train(
     batch_size: int | None = None,
     progress: bool = True,
     seed: int = 0,
+    autodiff: str | None = None,
 ) -> History:
     """Train ``model`` on ``X`` (format ``"BC"``) and labels or one-hot targets ``y``.
 
@@ -102,7 +103,9 @@ def train(
     :class:`~autodiff_tutor.nn.SGD` or :class:`~autodiff_tutor.nn.Adam` (Adam with
     its defaults by default). Mini-batches of ``batch_size`` observations (all of
     them by default) are drawn in a seeded random order each epoch. With ``progress``
-    a tqdm bar shows the epochs and the current loss.
+    a tqdm bar shows the epochs and the current loss. Layers without a backward are
+    differentiated by ``autodiff`` (``"compiler"`` or ``"tracing"``; the model's own
+    setting by default).
 
     >>> import numpy as np
     >>> from autodiff_tutor.nn import FullyConnected, Sequential, Softmax
@@ -139,11 +142,11 @@ def train(
         for start in range(0, n, batch_size):
             index = xp.asarray(order[start : start + batch_size])
             X_batch, y_batch = xp.take(X, index, axis=0), xp.take(y, index, axis=0)
-            P, tape = model.forward(X_batch)
+            P, tape = model.record(X_batch, autodiff=autodiff)
             T = _targets(y_batch, shape_of(P)[1], P.dtype)
             (value,), saved = loss.op_forward(P, T)
             (dP, _) = loss.op_backward((ones_like(value),), (True, False), saved)
-            optimizer.step(model.backward(tape, dP))
+            optimizer.update(model, model.backward(tape, dP))
             total += float(value) * shape_of(X_batch)[0]
         history.loss.append(total / n)
         if bar is not None:

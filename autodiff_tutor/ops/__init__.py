@@ -16,6 +16,13 @@ from autodiff_tutor.ops.formats import (
     find_dims,
     reduce_to_channels,
 )
+from autodiff_tutor.ops.formatted import (
+    FormattedArray,
+    dims,
+    formatted,
+    is_formatted,
+    strip_dims,
+)
 from autodiff_tutor.ops.function import DifferentiableFunction, Saved, op_vjp
 from autodiff_tutor.ops.prelu import PReLUFunction, prelu, prelu_reference
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction, srelu, srelu_reference
@@ -26,6 +33,7 @@ __all__ = [
     "LABELS",
     "SRELU_PARAMETERS",
     "DifferentiableFunction",
+    "FormattedArray",
     "GradientProblem",
     "InputSpec",
     "PReLUFunction",
@@ -36,13 +44,17 @@ __all__ = [
     "channel_shape",
     "check_channel_parameter",
     "check_format",
+    "dims",
     "find_dims",
+    "formatted",
     "gradient_problems",
     "is_differentiable_op",
+    "is_formatted",
     "op_vjp",
     "prelu",
     "prelu_reference",
     "reduce_to_channels",
     "srelu",
     "srelu_reference",
+    "strip_dims",
 ]

@@ -104,13 +104,21 @@ def _check_format(fmt: str, ndim: int | None) -> None:
     return fmt
 
 
-def find_dims(fmt: str, label: str) -> tuple[int, ...]:
-    """The axes of ``fmt`` that carry ``label`` (like MATLAB's ``finddim``).
+def find_dims(fmt: Any, label: str) -> tuple[int, ...]:
+    """The axes that carry ``label`` (like MATLAB's ``finddim``), in a format string or
+    a formatted array (an unformatted array has none).
 
     >>> find_dims("SSCB", "S")
     (0, 1)
     """
+    if not isinstance(fmt, str):
+        fmt = getattr(fmt, "format", "")  # a formatted array's labels
     check_format(fmt)
+    if label not in LABELS:
+        raise DataFormatError(
+            f"find_dims: unknown label {label!r}",
+            hint="use S (spatial), C (channel), B (batch), T (time) or U (unspecified)",
+        )
     return tuple(i for i, letter in enumerate(fmt) if letter == label)
 
 

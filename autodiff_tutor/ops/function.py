@@ -48,6 +48,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     SourceUnavailableError,
 )
+from autodiff_tutor.ops.formatted import strip_dims
 from autodiff_tutor.ops.validate import (
     InputSpec,
     as_gradient_tuple,
@@ -276,10 +277,13 @@ class DifferentiableFunction:
         """Run forward and return the outputs only (a bare value for one output).
 
         Called on traced values (tracing mode), the op records itself on the trace,
-        so its hand-written backward is the one used.
+        so its hand-written backward is the one used. Formatted inputs lose their
+        labels (as in the seeds: the op works on the data; an interface function such
+        as :func:`~autodiff_tutor.ops.srelu.srelu` labels the output again).
         """
         from autodiff_tutor.tracing import call_op, is_traced
 
+        inputs = strip_dims(inputs)
         if any(is_traced(value) for value in inputs):
             return call_op(self, *inputs)
         outputs, _ = self.op_forward(*inputs)

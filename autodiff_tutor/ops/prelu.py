@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.ops.formats import check_channel_parameter, check_format, reduce_to_channels
+from autodiff_tutor.ops.formatted import data_format, labelled_like
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
 
@@ -66,14 +67,20 @@ class PReLUFunction(DifferentiableFunction):
         return dX, d_alpha
 
 
-def prelu(X: Any, alpha: Any, fmt: str) -> Any:
-    """Apply PReLU to ``X`` in data format ``fmt``.
+def prelu(X: Any, alpha: Any, fmt: str | None = None) -> Any:
+    """Apply PReLU to ``X`` in data format ``fmt`` (or the labels of a formatted ``X``,
+    which the output keeps).
 
     >>> import numpy as np
+    >>> from autodiff_tutor.ops.formatted import formatted
     >>> prelu(np.array([[-4.0, 4.0]]), np.array([[0.5, 0.5]]), "BC").tolist()
     [[-2.0, 4.0]]
+    >>> prelu(formatted(np.array([[-4.0, 4.0]]), "BC"), np.array([[0.5], [0.5]]))
+    formatted(array([[-2.],
+           [ 4.]]), 'CB')
     """
-    return PReLUFunction(fmt)(X, alpha)
+    fmt = data_format("prelu", X, fmt, alpha)
+    return labelled_like(PReLUFunction(fmt)(X, alpha), X)
 
 
 # the compiler calls the op itself: prelu.make_op(fmt).op_forward(X, alpha)

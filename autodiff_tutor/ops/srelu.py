@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.ops.formats import check_channel_parameter, check_format, reduce_to_channels
+from autodiff_tutor.ops.formatted import data_format, labelled_like
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
 
@@ -104,15 +105,22 @@ class SReLUFunction(DifferentiableFunction):
         return dX, d_tl, d_al, d_tr, d_ar
 
 
-def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str) -> Any:
+def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str | None = None) -> Any:
     """Apply SReLU to ``X`` in data format ``fmt`` (the seeds' interface function).
 
+    A formatted ``X`` (:func:`~autodiff_tutor.ops.formatted.formatted`, or
+    ``traced(X, fmt)``) says its own format, and the output has the same labels.
+
     >>> import numpy as np
+    >>> from autodiff_tutor.ops.formatted import formatted
     >>> p = [np.full((1, 1), v) for v in (-1.0, 0.1, 1.0, 0.5)]
     >>> srelu(np.array([[-3.0], [0.0], [5.0]]), *p, fmt="BC").ravel().tolist()
     [-1.2, 0.0, 3.0]
+    >>> srelu(formatted(np.array([[-3.0, 0.0, 5.0]]), "CB"), *p)
+    formatted(array([[-1.2,  0. ,  3. ]]), 'CB')
     """
-    return SReLUFunction(fmt)(X, tl, al, tr, ar)
+    fmt = data_format("srelu", X, fmt, tl, al, tr, ar)
+    return labelled_like(SReLUFunction(fmt)(X, tl, al, tr, ar), X)
 
 
 # the compiler calls the op itself: srelu.make_op(fmt).op_forward(X, tl, al, tr, ar)

@@ -9,6 +9,7 @@ to add a family, add its module here. The registry reads this list.
 
 from autodiff_tutor.rules import (
     arrangement,
+    decompositions,
     elementwise,
     helper_rules,
     linalg,
@@ -18,6 +19,7 @@ from autodiff_tutor.rules import (
     reductions,
     scipy_special,
     shapes,
+    splits,
     statistics,
     trigonometric,
     ufuncs,
@@ -32,8 +34,10 @@ FAMILIES: tuple[Family, ...] = (
     statistics.family,
     linalg.family,
     linalg_more.family,
+    decompositions.family,
     shapes.family,
     arrangement.family,
+    splits.family,
     picking.family,
     scipy_special.family,
     helper_rules.family,

@@ -255,6 +255,7 @@ def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
 
 @defvjp(
     "split_like",
+    list_result=True,
     math="grad cut into pieces shaped like xs",
     symbolic=ArrayRule(
         lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
@@ -272,6 +273,7 @@ def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
 
 @defvjp(
     "unstack",
+    list_result=True,
     math="grad split along axis",
     symbolic=ArrayRule(
         lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (``@``), dot, and the 2-norm.
+"""Linear algebra: matmul (``@``), dot, and norms (every vector and matrix ``ord``).
 
 For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g``;
 ``matmul_dx``/``matmul_dy`` also handle vectors and stacks of matrices.
@@ -16,8 +16,8 @@ from autodiff_tutor.runtime.helpers import (
     dot_dy,
     matmul_dx,
     matmul_dy,
+    norm_grad,
     unreduce,
-    vector_norm_grad,
 )
 
 family = Family("linalg", shape=LINALG)
@@ -68,8 +68,9 @@ def dot_tangent(xp, x, y, *, d_x, d_y):
     "norm",
     math="sqrt(sum_i x_i^2)",
     convention="at x = 0 the gradient is 0 (a valid subgradient); vector ords: sign(0) = 0, "
-    "ties of ord=inf/-inf share the gradient, ord=0 (a count) has none; matrix norms "
-    "other than Frobenius are refused",
+    "ties of ord=inf/-inf share the gradient, ord=0 (a count) has none; matrix ords "
+    "1/-1/inf/-inf: sign(0) = 0, tied extreme column (row) sums share the gradient; "
+    "'nuc', 2, -2: u vh of numpy's SVD (a subgradient at repeated or zero singular values)",
     symbolic=ArrayRule(
         lambda xp, x, ord=None, **o: xp.sqrt(xp.sum(x * x, **o)),
         [(((3,),), {}), (((2, 3),), {"axis": -1}), (((2, 2),), {"axis": 0, "keepdims": True})],
@@ -81,7 +82,7 @@ def norm(g, out, xp, x, ord=None, axis=None, keepdims=False):
     return (
         x * unreduce(g / xp.where(out == 0, 1, out), x, axis=axis, keepdims=keepdims)
         if ord is None or ord == "fro"
-        else vector_norm_grad(g, out, x, ord, axis, keepdims)
+        else norm_grad(g, out, x, ord, axis, keepdims)
     )
 
 
@@ -91,7 +92,7 @@ def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
         xp.sum(x * d_x, axis=axis, keepdims=keepdims) / xp.where(out == 0, 1, out)
         if ord is None or ord == "fro"
         else xp.sum(
-            vector_norm_grad(xp.ones_like(out), out, x, ord, axis, keepdims) * d_x,
+            norm_grad(xp.ones_like(out), out, x, ord, axis, keepdims) * d_x,
             axis=axis,
             keepdims=keepdims,
         )

@@ -14,7 +14,12 @@ of matrices (leading axes), as numpy's functions do.
 """
 
 from autodiff_tutor.rules.record import LINALG, ArrayRule, Family, Fixed, NumericOnly
-from autodiff_tutor.runtime.helpers import einsum_operand, kron_operand, tensordot_operand
+from autodiff_tutor.runtime.helpers import (
+    einsum_operand,
+    einsum_parts,
+    kron_operand,
+    tensordot_operand,
+)
 
 family = Family("linalg_more", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -57,10 +62,17 @@ def inner_tangent(xp, x, y, *, d_x, d_y):
     return xp.inner(d_x, y) + xp.inner(x, d_y)
 
 
+def _letters_only(subscripts):
+    """The einsum rule covers two operands, letters and '...' (refused at the call)."""
+    einsum_parts(str(subscripts))
+
+
 @defvjp(
     "einsum",
     math="sum over the repeated letters of x y",
-    convention="two operands written with letters; '...' and diagonals ('ii') are refused",
+    convention="two operands written with letters and '...' (numpy's broadcasting); "
+    "diagonals ('ii') and other numbers of operands are refused",
+    check=_letters_only,
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
         [

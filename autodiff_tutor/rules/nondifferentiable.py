@@ -6,7 +6,7 @@ have no rule record, only their names and the other spellings of those names (th
 ``operator`` module's, ``builtins``' and ``numpy``'s objects, array attributes).
 
 >>> sorted(family.nondifferentiable)[:3]
-['argmax', 'argmin', 'argsort']
+['allclose', 'argmax', 'argmin']
 >>> family.aliases["lt"], family.attributes["ndim"]
 ('less', 'ndim')
 """
@@ -41,6 +41,13 @@ family.declare_nondifferentiable(
     "invert",
     "isnan",
     "isfinite",
+    "isinf",
+    "signbit",
+    # checks: ``assert np.allclose(a, b)`` reads values, its result is a boolean
+    "allclose",
+    "isclose",
+    "array_equal",
+    "array_equiv",
     "shape",
     "ndim",
     "size",

@@ -178,6 +178,8 @@ class Rule:
     uses_xp: bool
     broadcasting: bool = False
     sequence: bool = False
+    list_result: bool = False
+    fields: tuple[str, ...] = ()
     convention: str = ""
     jvp: Callable[..., Any] | None = None
     math: str = ""
@@ -191,9 +193,18 @@ class Rule:
     attribute: str | None = None
 
     def check_options(self, options: dict[str, Any]) -> None:
-        """Raise a clear error if the rule does not cover these option values."""
+        """Raise a clear error if the rule does not cover these option values (and the
+        values of the inputs its check names, such as einsum's ``subscripts``)."""
         if self.check is not None:
-            self.check(**options)
+            self.check(**{name: options[name] for name in self.checked_parameters()})
+
+    def checked_parameters(self) -> list[str]:
+        """The parameters the rule's ``check`` reads: options, or literal inputs.
+
+        >>> Rule("f", lambda g, x: g, ("x",), {}, False, False).checked_parameters()
+        []
+        """
+        return [] if self.check is None else list(inspect.signature(self.check).parameters)
 
     def signature_parameters(self) -> list[str]:
         """The primal parameters, inputs then options, as the primitive takes them."""
@@ -238,6 +249,8 @@ class Family:
         *,
         broadcasting: bool = False,
         sequence: bool = False,
+        list_result: bool = False,
+        fields: tuple[str, ...] = (),
         convention: str = "",
         math: str = "",
         check: Callable[..., None] | None = None,
@@ -252,10 +265,16 @@ class Family:
 
         ``broadcasting`` asks the compiler to sum each gradient back to its input's
         shape (binary elementwise ops); ``sequence`` marks ops whose first input is a
-        list of arrays (``concatenate``, ``stack``); ``convention`` documents the value
+        list of arrays (``concatenate``, ``stack``); ``list_result`` marks ops that
+        return a list or a tuple of arrays (``split``, ``linalg.eigh``): their ``g`` is
+        a list with one gradient per item (zeros for items nobody read), their tangent
+        a list, and ``fields`` names the items of numpy's named tuple
+        (``res.eigenvalues`` is ``res[0]``); ``convention`` documents the value
         taken at non-differentiable points; ``check(**options)`` raises an
-        ``AutodiffError`` for option values the formula does not cover (``norm(x,
-        ord=1)``): the rule then refuses instead of returning a wrong gradient.
+        ``AutodiffError`` for option values the formula does not cover
+        (``svd(a, full_matrices=True)``): the rule then refuses, at the call, instead of
+        returning a wrong gradient; a check may also read an input given as a literal
+        (einsum's ``subscripts``).
         ``sympy(sp, *inputs)`` is the primitive on sympy scalars (``sp`` is sympy with
         numpy's ``where`` and comparisons); ``symbolic`` says how to check it (default
         for a rule with a sympy form: on scalars). ``aliases`` are other names
@@ -293,6 +312,8 @@ class Family:
                 uses_xp="xp" in names,
                 broadcasting=broadcasting,
                 sequence=sequence,
+                list_result=list_result,
+                fields=tuple(fields),
                 convention=convention,
                 math=math,
                 check=check,
@@ -364,11 +385,12 @@ def checked(fn: Callable[..., Any], check: Callable[..., None], options: dict[st
     ValueError: scale must be positive
     """
     signature = inspect.signature(fn)
+    names = list(inspect.signature(check).parameters)  # options, or inputs it checks
 
     @functools.wraps(fn)
     def checked_fn(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
-        check(**{name: bound.arguments.get(name, default) for name, default in options.items()})
+        check(**{name: bound.arguments.get(name, options.get(name)) for name in names})
         return fn(*args, **kwargs)
 
     return checked_fn

@@ -194,6 +194,7 @@ def setitem_tangent(x, value, index=None, *, d_x, d_value):
 
 @defvjp(
     "list_append",
+    list_result=True,
     math="xs + [x]",
     symbolic=ArrayRule(
         lambda xp, xs, x: xs + [x], [(([(2,), (1, 2)], (2,)), {}), (([], (3,)), {})]
@@ -211,6 +212,7 @@ def list_append_tangent(xs, x, *, d_xs, d_x):
 @defvjp(
     "make_list",
     sequence=True,
+    list_result=True,
     math="[x_1, x_2, ...]",
     symbolic=ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
 )

@@ -97,6 +97,31 @@ def shape_of(value: Any) -> tuple[int, ...]:
     return tuple(getattr(value, "shape", ()))
 
 
+def dtype_kind(value: Any) -> str | None:
+    """numpy's one-letter kind (``"f"``, ``"c"``, ``"i"``, ``"u"``, ``"b"``) of any array's dtype.
+
+    Works for array libraries whose dtypes numpy cannot read; ``None`` for
+    values without a dtype (Python numbers) or of another kind.
+
+    >>> dtype_kind(np.zeros(2)), dtype_kind(np.arange(2)), dtype_kind(1.5)
+    ('f', 'i', None)
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    if isinstance(dtype, np.dtype):
+        return dtype.kind
+    kinds = (
+        ("real floating", "f"),
+        ("complex floating", "c"),
+        ("signed integer", "i"),
+        ("unsigned integer", "u"),
+        ("bool", "b"),
+    )
+    isdtype = array_module(value).isdtype
+    return next((kind for name, kind in kinds if isdtype(dtype, name)), None)
+
+
 def has_float_dtype(value: Any) -> bool:
     """Whether ``value`` is floating-point (real or complex), so it can carry gradient.
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
+from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     constant_only,
@@ -33,10 +34,19 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     vector_norm_grad,
     weights_like,
 )
+from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
+    eigh_grad,
+    eigh_tangent,
+    matrix_norm_grad,
+    norm_grad,
+    svd_grad,
+    svd_tangent,
+)
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
     *_arrays.__all__,
+    *_linalg.__all__,
     "digamma",
     "trigamma",
     "add_at",
@@ -209,35 +219,35 @@ def matmul_dy(g: Any, x: Any, y: Any) -> Any:
     return unbroadcast(dy, y)
 
 
-def _dot_operands(x: Any, y: Any) -> None:
-    if np.ndim(x) > 2 or np.ndim(y) > 2:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
-        raise NoDerivativeRuleError(
-            f"no derivative rule for np.dot of arrays with {np.ndim(x)} and {np.ndim(y)} "
-            "dimensions (np.dot is not matmul beyond 2-D)",
-            hint="use x @ y (np.matmul) for stacks of matrices",
-        )
+def _dot_axes(x: Any, y: Any) -> tuple[list[int], list[int]] | None:
+    """The axes ``np.dot`` contracts when an operand has more than two dimensions (the
+    last of ``x`` with the second-to-last of ``y``, or its only one), else ``None``
+    (scalars, vectors and matrices: the matmul gradients)."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2 or np.ndim(x) == 0 or np.ndim(y) == 0:
+        return None
+    return [np.ndim(x) - 1], [max(np.ndim(y) - 2, 0)]
 
 
 def dot_dx(g: Any, x: Any, y: Any) -> Any:
-    """Gradient of ``np.dot(x, y)`` w.r.t. ``x`` (scalars, vectors and matrices).
+    """Gradient of ``np.dot(x, y)`` w.r.t. ``x`` (any dimensions numpy allows).
 
     >>> dot_dx(np.float64(2.0), np.ones(2), np.arange(2.0)).tolist()
     [0.0, 2.0]
+    >>> dot_dx(np.ones((2, 3, 5, 2)), np.ones((2, 3, 4)), np.ones((5, 4, 2))).shape
+    (2, 3, 4)
     """
-    _dot_operands(x, y)
-    return matmul_dx(g, x, y)
+    axes = _dot_axes(x, y)
+    return matmul_dx(g, x, y) if axes is None else tensordot_operand(g, x, y, axes, 0)
 
 
 def dot_dy(g: Any, x: Any, y: Any) -> Any:
-    """Gradient of ``np.dot(x, y)`` w.r.t. ``y`` (scalars, vectors and matrices).
+    """Gradient of ``np.dot(x, y)`` w.r.t. ``y`` (any dimensions numpy allows).
 
     >>> dot_dy(np.float64(2.0), np.ones(2), np.arange(2.0)).tolist()
     [2.0, 2.0]
     """
-    _dot_operands(x, y)
-    return matmul_dy(g, x, y)
+    axes = _dot_axes(x, y)
+    return matmul_dy(g, x, y) if axes is None else tensordot_operand(g, x, y, axes, 1)
 
 
 def axes_last(ndim: int, axis: Any, chosen: bool = False) -> tuple[int, ...]:

@@ -91,7 +91,7 @@ def unrepeat(g: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
         return xp.reshape(unrepeat(g, xp.reshape(x, flat_shape), repeats, 0), x.shape)
     axis = axis % x.ndim
     counts = np.broadcast_to(np.asarray(repeats, dtype=int), (x.shape[axis],))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
+    starts = np.cumsum(counts) - counts  # (an empty axis: no pieces)
     moved = xp.moveaxis(g, axis, 0)
     pieces = [xp.sum(moved[s : s + c], axis=0) for s, c in zip(starts, counts, strict=True)]
     if not pieces:
@@ -213,47 +213,68 @@ def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
 
 def einsum_operand(subscripts: Any, g: Any, x: Any, y: Any, which: int) -> Any:
     """The gradient of ``np.einsum(subscripts, x, y)`` for operand ``which`` (0 or 1):
-    another einsum of ``g`` with the other operand, broadcast over the indices that
-    only that operand has. Covers two operands with letters (implicit or explicit
-    output); ``...`` and an index repeated within one operand (a diagonal) are refused.
+    another einsum of ``g`` with the other operand, summed over the axes where the
+    operand was broadcast (length 1) and broadcast over the indices only it has.
+    Covers two operands with letters and ``...`` (implicit or explicit output); an
+    index repeated within one operand (a diagonal) is refused.
 
     >>> a, b = np.ones((2, 3)), np.ones((3, 4))
     >>> einsum_operand("ij,jk->ik", np.ones((2, 4)), a, b, 0).tolist()
     [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+    >>> einsum_operand("...j,j", np.ones(2), np.ones((2, 3)), np.arange(3.0), 1).tolist()
+    [2.0, 2.0, 2.0]
     """
     xp = array_module(g)
-    left, right, output = einsum_parts(str(subscripts))
+    left, right, output = einsum_parts(str(subscripts), (x.ndim, y.ndim))
     target, other = (left, right) if which == 0 else (right, left)
     operand = x if which == 0 else y
     partner = y if which == 0 else x
     kept = "".join(c for c in target if c in output or c in other)
     result = xp.einsum(f"{output},{other}->{kept}", g, partner)
+    size = dict(zip(target, operand.shape, strict=True))
+    stretched = tuple(i for i, c in enumerate(kept) if size[c] == 1 and result.shape[i] != 1)
+    if stretched:  # numpy broadcast a length-1 axis of this operand: add the copies up
+        result = xp.sum(result, axis=stretched, keepdims=True)
     shape = tuple(n if c in kept else 1 for c, n in zip(target, operand.shape, strict=True))
     return cast_like(xp.broadcast_to(xp.reshape(result, shape), operand.shape), operand)
 
 
-def einsum_parts(subscripts: str) -> tuple[str, str, str]:
+def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple[str, str, str]:
     """``"ij,jk->ik"`` as ``("ij", "jk", "ik")``; the implicit output is numpy's (the
-    letters seen once, in order). Refuses what the einsum rule does not cover.
+    letters seen once, in order, after the ``...`` axes). Given the operands' ``ndims``,
+    ``...`` becomes letters of its own, aligned from the right as numpy broadcasts.
+    Refuses what the einsum rule does not cover.
 
     >>> einsum_parts("ij,jk")
     ('ij', 'jk', 'ik')
+    >>> einsum_parts("...ij,...jk", (4, 3))
+    ('ABij', 'Bjk', 'ABik')
     """
     from autodiff_tutor.errors import NoDerivativeRuleError
 
     spec = subscripts.replace(" ", "")
-    inputs, _, output = spec.partition("->")
+    inputs, arrow, output = spec.partition("->")
     operands = inputs.split(",")
-    if not _ or not output and "->" not in spec:
-        letters = "".join(operands)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(operands) != 2 or "." in spec or any(len(set(o)) != len(o) for o in operands):
+    letters = [o.replace("...", "", 1) for o in operands + [output]]
+    if len(operands) != 2 or any("." in o or len(set(o)) != len(o) for o in letters):
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
-            hint="the einsum rule covers two operands written with letters, each letter "
-            "at most once per operand (no '...', no diagonals); write the rest with "
+            hint="the einsum rule covers two operands written with letters and '...', "
+            "each letter at most once per operand (no diagonals); write the rest with "
             "np.diagonal, np.sum and two-operand einsums",
         )
+    dots = ""
+    if ndims is not None and "..." in inputs:
+        free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in spec]
+        ranks = [n - len(o) + 3 if "..." in o else 0 for o, n in zip(operands, ndims, strict=True)]
+        dots = "".join(free[: max(ranks)])
+        operands = [
+            o.replace("...", dots[len(dots) - r :]) for o, r in zip(operands, ranks, strict=True)
+        ]
+        output = output.replace("...", dots)
+    if not arrow:
+        seen = "".join(operands)
+        output = dots + "".join(sorted(c for c in set(seen) - set(dots) if seen.count(c) == 1))
     return operands[0], operands[1], output
 
 

@@ -18,6 +18,7 @@ purpose. The tape is data: ``last_tape()`` shows what tracing saw.
 ['matmul', 'tanh', 'power', 'sum']
 """
 
+from autodiff_tutor.ops.formatted import dims, find_dims, strip_dims
 from autodiff_tutor.tracing.array import Traced, traced
 from autodiff_tutor.tracing.custom import call_op
 from autodiff_tutor.tracing.dispatch import is_live, is_traced
@@ -25,6 +26,7 @@ from autodiff_tutor.tracing.evaluate import (
     evaluate,
     extract_data,
     gradient,
+    new_variables,
     stop_gradient,
     value_and_gradient,
 )
@@ -36,14 +38,18 @@ __all__ = [
     "Traced",
     "active_tape",
     "call_op",
+    "dims",
     "evaluate",
     "extract_data",
+    "find_dims",
     "gradient",
     "is_live",
     "is_traced",
     "last_tape",
+    "new_variables",
     "numpy_like",
     "stop_gradient",
+    "strip_dims",
     "tape_of",
     "traced",
     "value_and_gradient",

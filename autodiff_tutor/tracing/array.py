@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
 from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages
-from autodiff_tutor.tracing.locations import here, location, storing_item
+from autodiff_tutor.tracing.locations import here, inside_numpy_check, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
@@ -113,7 +114,8 @@ class Traced(TracedValue):
     # -- conversions that would drop the trace ---------------------------------
 
     def _escapes(self) -> bool:
-        return dispatch.is_live(self) and self._tape.released_at is None
+        live = dispatch.is_live(self) and self._tape.released_at is None
+        return live and not inside_numpy_check()
 
     def _number(self, convert: Any, what: str) -> Any:
         if self._escapes():
@@ -161,7 +163,9 @@ class Traced(TracedValue):
         if self._escapes():
             if storing_item():
                 raise messages.element_into_plain()
-            raise messages.escape("np.asarray() (or np.array(), or another conversion to numpy)")
+            raise messages.escape(
+                "np.asarray() (or np.array(), or another conversion to numpy)", messages.COPY_HINT
+            )
         return np.asarray(self._data, dtype=dtype)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -185,9 +189,13 @@ class Traced(TracedValue):
     # -- numpy's dispatch protocols --------------------------------------------
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if any(is_formatted(v) for v in inputs):
+            return NotImplemented  # the formatted array labels the result, then calls back
         return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if FormattedArray in types:
+            return NotImplemented
         return dispatch.call_function(func, args, kwargs)
 
     # -- indexing and methods --------------------------------------------------
@@ -309,16 +317,32 @@ def _copy(raw: Any) -> Any:
     return array_module(raw).asarray(raw, copy=True)
 
 
-def traced(x: Any) -> Traced:
-    """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``).
+def traced(x: Any, fmt: str | None = None) -> Any:
+    """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``, and with a
+    data format ``fmt`` such as ``"SSCB"``, like ``dlarray(x, fmt)``: a formatted array,
+    see :mod:`autodiff_tutor.ops.formatted`; a formatted ``x`` keeps its labels).
 
     ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
     (integers become float64). Pass it to ``evaluate`` to trace it; made inside the
-    evaluated function, it is *not* on the trace (the pitfall of the course).
+    evaluated function, it is *not* on the trace (the pitfall of the course), except
+    from data that ``extract_data`` took out of the running trace:
+    ``traced(extract_data(y))`` starts a new independent variable on it.
 
     >>> traced(3)
     traced(array(3.), not on a trace)
+    >>> traced(np.ones((1, 2)), "CB").format
+    'CB'
     """
+    if is_formatted(x):
+        if fmt is not None:
+            formatted(x, fmt)  # a located error unless the labels agree
+        return FormattedArray(_unlabelled(x.data), x.format)
+    if fmt is not None:
+        return formatted(_unlabelled(x), fmt)
+    return _unlabelled(x)
+
+
+def _unlabelled(x: Any) -> Traced:
     tape = active_tape()
     if dispatch.is_traced(x):
         if dispatch.is_live(x, tape):
@@ -353,5 +377,16 @@ def traced(x: Any) -> Traced:
             location(),
             hint="pass a numpy (or cupy, or array-API) array of floating point",
         )
+    if tape is not None and tape.extracted.get(id(x), (None,))[0] is x:
+        return _new_variable(raw, tape, tape.extracted[id(x)][1])
     origin = Origin("inside" if tape is not None else "outside", here())
     return Traced(raw, None, None, frozenset({origin}))
+
+
+def _new_variable(raw: Any, tape: Any, extraction: Any) -> Traced:
+    """A new variable on the running trace, from data ``extract_data`` handed out
+    (nothing flows back through the extraction: the error for a cut path says so)."""
+    extraction.new_variable = True
+    label = f"extract_data({tape.nodes[extraction.node].label})"
+    node = tape.new_leaf(shape_of(raw), str(raw.dtype), label, here())
+    return Traced(raw, tape, node, frozenset())

@@ -19,6 +19,13 @@ from typing import Any
 from autodiff_tutor.errors import BackwardOutputError, TracingError
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import unbroadcast
+from autodiff_tutor.tracing.array import Traced
+from autodiff_tutor.tracing.higher import (
+    higher_through_custom,
+    higher_through_rule,
+    traced_unbroadcast,
+)
+from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.rule_parts import input_gradients
 from autodiff_tutor.tracing.tape import Origin, Record, Tape
 
@@ -104,28 +111,46 @@ def _checked(record: Record, gradient: Any, raw: Any) -> Any:
     return gradient
 
 
-def _rule_step(record: Record, g: Any, reach: set[int], adjoints: dict[int, Any]) -> None:
+def _on_trace(raw: Any, node: Any, tape: Tape) -> Any:
+    """The value a record saved, as the traced value it was (its node on ``tape``), so
+    that a rule computed on it is recorded too (for higher derivatives)."""
+    if isinstance(node, list):
+        return [_on_trace(r, n, tape) for r, n in zip(raw, node, strict=True)]
+    return raw if node is None else Traced(raw, tape, node, frozenset())
+
+
+def _rule_step(
+    record: Record, g: Any, reach: set[int], adjoints: dict[int, Any], tape: Tape | None
+) -> None:
     p = record.payload
     rule = p.rule
+    if rule.list_result:  # one gradient per result: zeros for the results nobody read
+        g = [zeros_like(o) if gi is None else gi for gi, o in zip(g, p.out, strict=True)]
     wanted = [
         any(m in reach for m in n) if isinstance(n, list) else (n is not None and n in reach)
         for n in p.nodes
     ]
     flat = [v for x in p.inputs for v in (x if isinstance(x, list) else [x])]
-    arguments = {"g": g, "out": p.out, "xp": array_module(p.out, *flat)}
-    arguments.update(zip(rule.inputs, p.inputs, strict=True))
+    arguments = {"g": g, "out": p.out, "xp": array_module(*flat)}
+    inputs = p.inputs
+    if tape is not None:  # higher derivatives: the rule runs on traced values
+        inputs = [_on_trace(r, n, tape) for r, n in zip(p.inputs, p.nodes, strict=True)]
+        outputs = record.outputs if rule.list_result else record.outputs[0]
+        arguments["out"] = _on_trace(p.out, outputs, tape)
+        arguments["xp"] = numpy_like(arguments["xp"])
+    arguments.update(zip(rule.inputs, inputs, strict=True))
     arguments.update(p.options)
-    grads = input_gradients(rule, arguments, wanted)
+    grads = input_gradients(rule, arguments, wanted, traced=tape is not None)
     for node, raw, grad, want in zip(p.nodes, p.inputs, grads, wanted, strict=True):
-        if not want:
-            continue
+        if not want or grad is None:
+            continue  # None: an input that only gives a shape (a helper's ``x``)
         if isinstance(node, list):
             for m, r, gm in zip(node, raw, grad, strict=True):
                 if m is not None and m in reach:
                     _accumulate(adjoints, m, _checked(record, gm, r))
             continue
         if rule.broadcasting:
-            grad = unbroadcast(grad, raw)
+            grad = (unbroadcast if tape is None else traced_unbroadcast)(grad, raw)
         _accumulate(adjoints, node, _checked(record, grad, raw))
 
 
@@ -155,12 +180,22 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
         _accumulate(adjoints, node, grad)
 
 
-def backpropagate(tape: Tape, y: int, seed: Any, records: list[Record], reach: set[int]) -> dict:
+def backpropagate(
+    tape: Tape,
+    y: int,
+    seed: Any,
+    records: list[Record],
+    reach: set[int],
+    higher: bool = False,
+) -> dict:
     """Adjoints of the nodes in ``reach``, from ``seed`` at node ``y``.
 
     ``records`` are the records ``y`` depends on, in reverse order (see
-    :func:`ancestry`); ``reach`` are the nodes that depend on the variables. The
-    module docstring shows it at work through ``gradient``.
+    :func:`ancestry`); ``reach`` are the nodes that depend on the variables. With
+    ``higher``, every rule runs on the traced values its record saved, so the
+    backward pass is itself recorded on ``tape`` and the adjoints are traced values
+    that can be differentiated again. The module docstring shows it at work through
+    ``gradient``.
 
     >>> backpropagate(None, 0, 1.0, [], set())  # no records: only the seed
     {0: 1.0}
@@ -173,7 +208,16 @@ def backpropagate(tape: Tape, y: int, seed: Any, records: list[Record], reach: s
         ):
             continue
         if record.kind == "custom":
+            if higher:
+                raise higher_through_custom(record)
             _custom_step(record, gs, reach, adjoints)
         else:
-            _rule_step(record, gs[0], reach, adjoints)
+            g = gs if record.payload.rule.list_result else gs[0]
+            if not higher:
+                _rule_step(record, g, reach, adjoints, None)
+            else:
+                try:
+                    _rule_step(record, g, reach, adjoints, tape)
+                except Exception as error:  # the rule's code on traced values: a refusal
+                    raise higher_through_rule(record, error) from error
     return adjoints

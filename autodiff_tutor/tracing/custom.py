@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.errors import TracingError
+from autodiff_tutor.ops.formatted import strip_dims
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing.backward import CustomPayload
 from autodiff_tutor.tracing.dispatch import (
@@ -61,6 +62,7 @@ def call_op(op: Any, *inputs: Any) -> Any:
     tape = active_tape()
     if tape is not None:
         tape.raise_pending()
+    inputs = strip_dims(inputs)  # an op works on the data; its interface function relabels
     raw_inputs = [unwrap(v) for v in inputs]
     result = op.op_forward(*raw_inputs)
     name = getattr(op, "name", type(op).__name__)

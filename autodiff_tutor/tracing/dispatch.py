@@ -22,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import registry
 from autodiff_tutor.rules.names import canonical, op_of_callable
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
-from autodiff_tutor.tracing.locations import here
+from autodiff_tutor.tracing.details import detail
+from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue, note_view
 
@@ -164,8 +166,8 @@ def wrap_untraced(result: Any, leaves: list[Any]) -> Any:
     >>> wrap_untraced(np.ones(1), [traced(1.0)])
     traced(array([1.]), not on a trace)
     """
-    if isinstance(result, tuple):
-        return tuple(wrap_untraced(r, leaves) for r in result)
+    if isinstance(result, (tuple, list)):
+        return _like_result(result, [wrap_untraced(r, leaves) for r in result])
     if not (hasattr(result, "shape") and hasattr(result, "dtype")) or not leaves:
         return result
     if active_tape() is None:
@@ -198,31 +200,6 @@ def _flat_infos(inputs: list[Any], tape: Tape) -> list[InputInfo]:
         items = value if isinstance(value, (list, tuple)) else [value]
         infos.extend(input_info(v, tape) for v in items)
     return infos
-
-
-def _format_index(index: Any) -> str:
-    parts = index if isinstance(index, tuple) else (index,)
-    shown = []
-    for part in parts:
-        if isinstance(part, slice):
-            ends = (
-                (part.start, part.stop) if part.step is None else (part.start, part.stop, part.step)
-            )
-            shown.append(":".join("" if v is None else str(v) for v in ends))
-        elif part is Ellipsis:
-            shown.append("...")
-        elif hasattr(part, "shape"):
-            shown.append(f"<{dtype_name(part)} {tuple(part.shape)}>")
-        else:
-            shown.append(repr(part))
-    return "[" + ", ".join(shown) + "]"
-
-
-def _detail(op: str, options: dict[str, Any]) -> str:
-    if op == "getitem":
-        return _format_index(options.get("index"))
-    shown = {k: v for k, v in options.items() if v is not None and v is not False}
-    return ", ".join(f"{k}={v!r}" for k, v in shown.items())
 
 
 def status(op: str | None) -> str | None:
@@ -267,7 +244,7 @@ def apply(
         result = forward()
         if live:
             infos = _flat_infos(inputs, tape)
-            tape.add_record(op, "cut", infos, [], here(), _detail(op, options))
+            tape.add_record(op, "cut", infos, [], here(), detail(op, options))
         return result
     if not live:
         return wrap_untraced(forward(), leaves)
@@ -281,16 +258,29 @@ def apply(
         for v in inputs
     ]
     payload = RulePayload(rule, [snapshot(unwrap(v)) for v in inputs], nodes, raw_options, out)
+    items = list(out) if rule.list_result else [out]  # split, eigh: one node per result
     record = tape.add_record(
         op,
         "rule",
         _flat_infos(inputs, tape),
-        [(shape_of(out), dtype_name(out))],
+        [(shape_of(o), dtype_name(o)) for o in items],
         here(),
-        _detail(op, raw_options),
+        detail(op, raw_options),
         payload,
     )
-    return make(out, leaves[0], tape, record.outputs[0])
+    made = [make(o, leaves[0], tape, n) for o, n in zip(items, record.outputs, strict=True)]
+    return _like_result(out, made) if rule.list_result else made[0]
+
+
+def _like_result(out: Any, items: list[Any]) -> Any:
+    """``items`` in the container numpy returned: a list, a tuple or a named tuple.
+
+    >>> _like_result(np.linalg.slogdet(np.eye(2)), [1.0, 0.0]).logabsdet
+    0.0
+    """
+    if isinstance(out, list):
+        return items
+    return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
 
 
 def _qualified(fn: Any) -> str:
@@ -364,7 +354,7 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     if kwargs.get("out") is not None:
         _check_out(name, kwargs["out"], list(args))
     if op in ESCAPE_FUNCTIONS and live:
-        raise messages.escape(f"{name}()")
+        raise messages.escape(f"{name}()", messages.COPY_HINT)
 
     def forward() -> Any:
         return fn(*unwrap(args), **unwrap(kwargs))
@@ -380,6 +370,11 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
+    try:
+        given = {**dict(zip(rule.inputs, bound.inputs, strict=True)), **bound.options}
+        rule.check_options({**rule.options, **unwrap(given)})
+    except AutodiffError as error:  # an option the rule does not cover: at the call
+        raise type(error)(error.message, location(), error.hint) from None
     return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
 
 
@@ -394,4 +389,7 @@ def _views_noted(result: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, 
                 return call_function(fn, (*rest[0], base, *rest[1]), kwargs)
 
             note_view(result, arg, rebuild)
+            if isinstance(result, list):  # np.split: each piece is a view of the input
+                for k, piece in enumerate(result):
+                    note_view(piece, arg, lambda base, k=k, again=rebuild: again(base)[k])
     return result

@@ -13,13 +13,17 @@ The Rosenbrock function of the seeds, at ``x0 = [-1, 2]``:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.api_checks import is_float_value
+from autodiff_tutor.errors import ArgumentError, TracingError
+from autodiff_tutor.ops.formatted import FormattedArray, is_formatted, labelled_like, strip_dims
+from autodiff_tutor.pytree import flatten, is_structure, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, messages
 from autodiff_tutor.tracing.array import Traced, _copy, traced
@@ -44,14 +48,48 @@ def _labels(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
-    if is_traced(value):
-        node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
-        return make(value._data, value, tape, node)
+    """``value`` with its traced arrays (also inside lists, tuples, dicts) put on ``tape``."""
+    leaves, tree = flatten(value)
+    bound = [
+        _bind_leaf(v, tape, path) for v, path in zip(leaves, leaf_paths(label, tree), strict=True)
+    ]
+    return unflatten(tree, bound)
+
+
+def _bind_leaf(value: Any, tape: Tape, label: str) -> Any:
+    if is_formatted(value):
+        return FormattedArray(_bind_leaf(value.data, tape, label), value.format)
+    if not is_traced(value):
+        return value
+    node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
+    return make(value._data, value, tape, node)
+
+
+def new_variables(value: Any, label: str) -> Any:
+    """Arrays (also in lists, tuples, dicts) as new variables of the running trace.
+
+    For objects that own their arrays, such as a network's learnable parameters,
+    which ``evaluate`` cannot see in its arguments: ``gradient`` can then be taken
+    with respect to them. Only inside ``evaluate``.
+
+    >>> def f(w):
+    ...     (v,) = new_variables([w], "v")
+    ...     return gradient(3 * v, v)
+    >>> evaluate(f, 2.0)
+    np.float64(3.0)
+    """
+    tape = active_tape()
+    if tape is None:
+        raise TracingError(
+            "new_variables() was called outside evaluate(): there is no trace to add to",
+            location(),
+            hint="call it inside the function that evaluate() runs",
+        )
     if isinstance(value, (list, tuple)):
-        return type(value)(_bind_leaves(v, tape, f"{label}[{i}]") for i, v in enumerate(value))
+        return type(value)(new_variables(v, f"{label}[{i}]") for i, v in enumerate(value))
     if isinstance(value, dict):
-        return {k: _bind_leaves(v, tape, f"{label}[{k!r}]") for k, v in value.items()}
-    return value
+        return {k: new_variables(v, f"{label}[{k!r}]") for k, v in value.items()}
+    return _bind_leaves(value if is_traced(value) else traced(value), tape, label)
 
 
 def _check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -108,26 +146,6 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         tape.end()
 
 
-def _flatten(value: Any, name: str) -> tuple[list[tuple[Any, str]], Callable[[list], Any]]:
-    """Leaves (value, name) of nested lists/tuples/dicts, and how to rebuild them."""
-    if isinstance(value, (list, tuple, dict)):
-        keys = list(value.keys()) if isinstance(value, dict) else list(range(len(value)))
-        parts = [_flatten(value[k], f"{name}[{k!r}]") for k in keys]
-        leaves = [leaf for p in parts for leaf in p[0]]
-
-        def rebuild(grads: list) -> Any:
-            items, start = [], 0
-            for (sub, build), _ in zip(parts, keys, strict=True):
-                items.append(build(grads[start : start + len(sub)]))
-                start += len(sub)
-            if isinstance(value, dict):
-                return dict(zip(keys, items, strict=True))
-            return type(value)(items)
-
-        return leaves, rebuild
-    return [(value, name)], lambda grads: grads[0]
-
-
 def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
     if not is_traced(y):
         raise messages.output_not_traced(call, name, type(y).__name__, tape)
@@ -150,14 +168,24 @@ def _check_variable(x: Any, tape: Tape, call: str, name: str) -> None:
         raise messages.trace_ended(call, name, x._tape)
 
 
-def _plain(grad: Any, x: Any) -> Any:
-    grad = cast_like(grad, x)
+def _result(grad: Any, x: Traced, tape: Tape, higher: str | None) -> Any:
+    """The gradient for ``x``: a plain array of its dtype (zeros where ``y`` does not
+    depend on ``x``); with ``higher`` (its label), a traced value on ``tape``: the
+    recorded adjoint, or a constant that no variable reaches (a constant gradient)."""
+    if grad is None:
+        grad = zeros_like(x._data)
+    if higher is not None:
+        if is_traced(grad):
+            return grad
+        grad = cast_like(grad, x._data)
+        return make(grad, x, tape, tape.new_leaf(shape_of(grad), str(grad.dtype), higher))
+    grad = cast_like(grad, x._data)
     if isinstance(grad, np.ndarray) and not grad.flags.writeable:
         grad = grad.copy()  # a broadcast view from a reduction's rule
     return grad
 
 
-def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
+def gradient(y: Any, *xs: Any, retain: bool = False, higher_derivatives: bool = False) -> Any:
     """The gradient of scalar ``y`` with respect to each of ``xs`` (like ``dlgradient``).
 
     Only inside ``evaluate``. Each ``x`` is a traced value of the running trace (or a
@@ -170,13 +198,33 @@ def gradient(y: Any, *xs: Any, retain: bool = False) -> Any:
     ...     return gradient(y, x, retain=True), gradient(2 * y, x)
     >>> evaluate(f, traced(3.0))
     (np.float64(6.0), np.float64(12.0))
+
+    ``higher_derivatives=True`` (MATLAB's ``EnableHigherDerivatives``) records the
+    backward pass on the trace too: the gradients are traced values, and a gradient
+    of (a function of) them gives second derivatives. The trace is kept.
+
+    >>> def second(x):
+    ...     dx = gradient(x**3, x, higher_derivatives=True)  # 3 x^2
+    ...     return gradient(dx, x)  # 6 x
+    >>> evaluate(second, traced(2.0))
+    np.float64(12.0)
     """
     texts = argument_texts() or []
     names = [texts[i] if i < len(texts) else f"argument {i + 1}" for i in range(1 + len(xs))]
-    return _gradient(y, xs, names, retain)
+    return _gradient(y, xs, names, retain, higher=higher_derivatives)
 
 
-def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
+def _gradient(
+    y: Any,
+    xs: Sequence[Any],
+    names: list[str],
+    retain: bool,
+    untraced_none: bool = False,
+    higher: bool = False,
+) -> Any:
+    """``gradient``'s work; ``untraced_none``: a leaf of ``xs`` that is not traced (an
+    integer array in a structure) gets ``None`` instead of an error; ``higher``: the
+    backward pass is recorded, its gradients are traced and the trace is kept."""
     tape = active_tape()
     call = f"gradient({', '.join(names)})"
     if tape is None:
@@ -188,25 +236,39 @@ def _gradient(y: Any, xs: Sequence[Any], names: list[str], retain: bool) -> Any:
             location(),
             hint="gradient(y, x) for one variable, gradient(y, w, b) for several",
         )
+    y = strip_dims(y)
     _check_output(y, tape, call, names[0])
-    leaves, rebuilds = [], []
+    every, trees = [], []
     for x, name in zip(xs, names[1:], strict=True):
-        flat, rebuild = _flatten(x, name)
-        leaves.extend(flat)
-        rebuilds.append((len(flat), rebuild))
+        flat, tree = flatten(x)
+        every.extend(zip(flat, leaf_paths(name, tree), strict=True))
+        trees.append((len(flat), tree))
+    # a formatted variable gets a formatted gradient
+    every = [(strip_dims(x), name, x) for x, name in every]
+    leaves = [(x, name) for x, name, _ in every if not (untraced_none and not is_traced(x))]
+    variables = [v for x, _, v in every if not (untraced_none and not is_traced(x))]
     for x, name in leaves:
         _check_variable(x, tape, call, name)
     found = backward.ancestry(tape, y._node)
     _diagnose(tape, found, leaves, call, names[0])
     reach = backward.dependents(tape, {x._node for x, _ in leaves})
     seed = ones_like(y._data)
-    adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach)
-    grads = [_plain(adjoints.get(x._node, zeros_like(x._data)), x._data) for x, _ in leaves]
-    if not retain:
+    adjoints = backward.backpropagate(tape, y._node, seed, found.records, reach, higher)
+    label = (lambda n: f"d({names[0]})/d({n})") if higher else (lambda n: None)
+    grads = iter(
+        [
+            labelled_like(_result(adjoints.get(x._node), x, tape, label(n)), v)
+            for (x, n), v in zip(leaves, variables, strict=True)
+        ]
+    )
+    if not higher:
+        tape.plain_gradients.append(here())
+    if not (retain or higher):
         tape.release(here())
+    every_grad = [None if untraced_none and not is_traced(x) else next(grads) for x, _, _ in every]
     results, start = [], 0
-    for count, rebuild in rebuilds:
-        results.append(rebuild(grads[start : start + count]))
+    for count, tree in trees:
+        results.append(unflatten(tree, every_grad[start : start + count]))
         start += count
     return results[0] if len(results) == 1 else tuple(results)
 
@@ -247,6 +309,9 @@ def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> N
 
 
 def _take_out(x: Any, op: str, intentional: bool) -> Any:
+    if is_formatted(x):  # extract_data gives plain data; stop_gradient keeps the labels
+        data = _take_out(x.data, op, intentional)
+        return FormattedArray(data, x.format) if intentional else data
     if isinstance(x, (list, tuple)):
         return type(x)(_take_out(v, op, intentional) for v in x)
     if isinstance(x, dict):
@@ -258,8 +323,11 @@ def _take_out(x: Any, op: str, intentional: bool) -> Any:
         return x._data
     where = here()
     record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
-    tape.extractions.append(Extraction(x._node, where, record.index, intentional))
-    return _copy(x._data)
+    extraction = Extraction(x._node, where, record.index, intentional)
+    tape.extractions.append(extraction)
+    data = _copy(x._data)
+    tape.extracted[id(data)] = (data, extraction)
+    return data
 
 
 def extract_data(x: Any) -> Any:
@@ -269,8 +337,18 @@ def extract_data(x: Any) -> Any:
     anything computed from it gets no gradient (``gradient`` warns when that
     happens). Lists, tuples and dicts are handled element by element.
 
+    ``traced(extract_data(y))`` inside the evaluated function starts a **new
+    independent variable** on the running trace, with the value of ``y``: gradients
+    with respect to it are those of what is computed from it (and, as with any
+    extraction, nothing flows back through it to what ``y`` was computed from).
+
     >>> extract_data(traced([1.0, 2.0]))
     array([1., 2.])
+    >>> def f(x):
+    ...     z = traced(extract_data(x * x))  # a new variable, z = x**2
+    ...     return gradient(np.sum(z * z * z), z)
+    >>> evaluate(f, traced([1.0, 2.0]))  # 3 z**2
+    array([ 3., 48.])
     """
     return _take_out(x, "extract_data", intentional=False)
 
@@ -292,30 +370,98 @@ def value_and_gradient(
 ) -> tuple[Any, Any]:
     """Trace ``fn(*args)`` and return its value and its gradient w.r.t. ``wrt``.
 
-    ``wrt`` picks arguments by position or parameter name; one gives one gradient,
-    a sequence gives a tuple. The arguments picked are traced for you; values are
-    returned as plain arrays. (The same contract as the compiler's
+    ``wrt`` picks arguments by position or parameter name, or attributes of a bound
+    method's object (``wrt="self.W"`` for ``model.loss``, traced while it runs); one
+    gives one gradient, a sequence gives a tuple. The arguments picked are traced for
+    you; values are returned as plain arrays. A structure (a list, tuple or dict of
+    arrays, nested) is traced array by array and its gradient has the same structure
+    (``None`` for an integer array). (The same contract as the compiler's
     ``value_and_grad``, so both modes can be compared on the same programs.)
 
     >>> value_and_gradient(lambda x, y: np.sum(x * y), np.ones(2), np.arange(2.0), wrt=1)
     (np.float64(1.0), array([1., 1.]))
+    >>> value_and_gradient(lambda p: np.sum(p["w"] * p["b"]), {"w": np.ones(2), "b": np.ones(2)})
+    (np.float64(2.0), {'w': array([1., 1.]), 'b': array([1., 1.])})
     """
     _check_call(fn, args, {})
-    positions = _positions(fn, len(args), wrt)
+    owner, attributes, plain_wrt = _attributes(fn, wrt)
+    positions = [] if attributes and not plain_wrt else _positions(fn, len(args), plain_wrt)
     labels = _labels(fn, len(args))
-    names = ["the value", *(labels[i] for i in positions)]
-    args = tuple(
-        traced(a) if i in positions and not is_traced(a) else a for i, a in enumerate(args)
-    )
+    names = ["the value", *(labels[i] for i in positions), *(f"self.{a}" for a in attributes)]
+    args = tuple(_traced_leaves(a) if i in positions else a for i, a in enumerate(args))
+    learnables = [_traced_leaves(getattr(owner, a)) for a in attributes]
+    count = len(args)
 
     def run(*inner: Any) -> tuple[Any, Any]:
-        y = fn(*inner)
-        return y, _gradient(y, [inner[i] for i in positions], names, retain=False)
+        with _set_attributes(owner, dict(zip(attributes, inner[count:], strict=True))):
+            y = fn(*inner[:count])
+        variables = [inner[i] for i in positions] + list(inner[count:])
+        grads = _gradient(y, variables, names, False, untraced_none=True)
+        return y, grads if len(variables) > 1 else (grads,)
 
-    value, grads = evaluate(run, *args)
-    if not isinstance(wrt, (int, str)) and len(positions) == 1:
-        grads = (grads,)
+    value, grads = evaluate(run, *args, *learnables)
+    order = [("arg", i) for i in positions] + [("attribute", a) for a in attributes]
+    entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
+    by_entry = dict(zip(order, grads, strict=True))
+    grads = tuple(by_entry[_entry_key(fn, e, labels)] for e in entries)
+    if isinstance(wrt, (int, str)):
+        grads = grads[0]
     return extract_data(value), grads
+
+
+def _entry_key(fn: Callable[..., Any], entry: Any, labels: list[str]) -> tuple[str, Any]:
+    if isinstance(entry, str) and entry.startswith("self."):
+        return ("attribute", entry[len("self.") :])
+    return ("arg", _positions(fn, len(labels), entry)[0])
+
+
+def _attributes(fn: Any, wrt: Any) -> tuple[Any, list[str], list[Any]]:
+    """The object whose attributes ``wrt`` names (``"self.W"``), those attributes, and
+    the other entries of ``wrt``."""
+    entries = [wrt] if isinstance(wrt, (int, str)) else wrt
+    if not isinstance(entries, (list, tuple)):
+        return None, [], wrt
+    named = [e for e in entries if isinstance(e, str) and e.startswith("self.")]
+    if not named:
+        return None, [], wrt
+    owner = getattr(fn, "__self__", None) if inspect.ismethod(fn) else fn
+    attributes = [e[len("self.") :] for e in named]
+    missing = [a for a in attributes if owner is None or not hasattr(owner, a)]
+    if missing or not (inspect.ismethod(fn) or not inspect.isfunction(fn)):
+        raise ArgumentError(
+            f"wrt={named[0]!r}: {getattr(fn, '__name__', 'the function')} has no attribute "
+            f"{missing[0] if missing else attributes[0]!r} to differentiate",
+            location(),
+            hint="wrt='self.W' names an attribute of a bound method's object (model.loss) "
+            "or of a callable object",
+        )
+    return owner, attributes, [e for e in entries if e not in named]
+
+
+@contextlib.contextmanager
+def _set_attributes(owner: Any, values: dict[str, Any]) -> Iterator[None]:
+    """The traced values as the object's attributes while ``fn`` runs; the originals
+    back afterwards (unless ``fn`` assigned the attribute itself)."""
+    saved = {name: getattr(owner, name) for name in values}
+    for name, value in values.items():
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for name, value in values.items():
+            if getattr(owner, name) is value:
+                setattr(owner, name, saved[name])
+
+
+def _traced_leaves(value: Any) -> Any:
+    """``value`` traced; a structure (a list, tuple or dict of arrays) leaf by leaf,
+    where a leaf that cannot have a gradient (integers) stays as it is."""
+    if not is_structure(value):
+        return value if is_traced(value) else traced(value)
+    leaves, tree = flatten(value)
+    return unflatten(
+        tree, [traced(v) if is_float_value(v) and not is_traced(v) else v for v in leaves]
+    )
 
 
 def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
@@ -344,4 +490,12 @@ def _positions(fn: Callable[..., Any], count: int, wrt: Any) -> list[int]:
     return positions
 
 
-__all__ = ["Traced", "evaluate", "extract_data", "gradient", "stop_gradient", "value_and_gradient"]
+__all__ = [
+    "Traced",
+    "evaluate",
+    "extract_data",
+    "gradient",
+    "new_variables",
+    "stop_gradient",
+    "value_and_gradient",
+]

@@ -51,7 +51,7 @@ def rows(tape: Any) -> list[dict[str, Any]]:
                     "output_ids": [node.id],
                     "output_shapes": [node.shape],
                     "needs_gradient": True,
-                    "where": "argument",
+                    "where": node.where,
                 }
             )
     for record in tape.records:

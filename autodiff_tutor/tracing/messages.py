@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from autodiff_tutor.errors import (
     NonScalarOutputError,
     TracingError,
     TracingEscapeError,
 )
-from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.locations import call_source, location
 from autodiff_tutor.tracing.tape import Extraction, Origin, Tape
 
 EVALUATE_EXAMPLE = (
@@ -153,7 +155,17 @@ def element_into_plain() -> TracingError:
     )
 
 
-def escape(what: str) -> TracingEscapeError:
+COPY_HINT = (
+    "np.array(x) and np.asarray(x) make plain numpy arrays (numpy converts through "
+    "__array__, which cannot return a traced value); for a copy that keeps the gradient "
+    "write x.copy() or np.copy(x), or use x itself; np.stack([...]) rather than "
+    "np.array([...]) for a list of traced values; if a constant is meant, say so with "
+    "stop_gradient(x); to read the numbers, call extract_data() after gradient()"
+)
+"""The hint of a conversion to a numpy array (``np.array(x)``, ``np.asarray(x)``)."""
+
+
+def escape(what: str, hint: str = "") -> TracingEscapeError:
     """``float(x)``, ``x.item()``, ``np.asarray(x)``... of a value being traced.
 
     >>> escape("float()").message.split(":")[0]
@@ -164,10 +176,48 @@ def escape(what: str) -> TracingEscapeError:
         "follow: everything computed from it would count as a constant and silently get "
         "no gradient.",
         location(),
-        hint="keep computing with the traced array (x[0] rather than float(x[0]); "
-        "np.stack([...]) rather than np.array([...])); if a constant is meant, say so "
-        "with stop_gradient(x); to read the numbers, call extract_data() after gradient()",
+        hint=_escape_hint(call_source() or "", hint),
     )
+
+
+def _escape_hint(call: str, general: str = "") -> str:
+    """What to write instead, for the call the user's line is making (``general``: the
+    hint of the conversion, when the call says nothing more specific).
+
+    >>> _escape_hint("math.exp(s)").split(";")[0]
+    'math.exp works on Python floats only: write np.exp(...), which tracing follows'
+    >>> _escape_hint("np.array([a, b])").split(",")[0]
+    'np.array([...]) of traced values cannot be followed (numpy builds it in C)'
+    """
+    head, _, arguments = call.partition("(")
+    module, _, function = head.strip().rpartition(".")
+    if module == "math" and hasattr(np, function):
+        instead = (
+            f"math.{function} works on Python floats only: write np.{function}(...), "
+            "which tracing follows"
+        )
+    elif module in ("np", "numpy") and arguments.lstrip().startswith(("[", "(")):
+        instead = (
+            f"{module}.{function}([...]) of traced values cannot be followed (numpy builds "
+            "it in C), but np.stack([...]) can: write np.stack([a, b, ...])"
+        )
+    elif general:
+        return general
+    else:
+        instead = (
+            "keep computing with the traced array (x[0] rather than float(x[0]); "
+            "np.stack([...]) rather than np.array([...]))"
+        )
+    return (
+        f"{instead}; if a constant is meant, say so with stop_gradient(x); to read the "
+        "numbers, call extract_data() after gradient()"
+    )
+
+
+HIGHER = (
+    "ask for a traced gradient with gradient(y, x, higher_derivatives=True) and call "
+    "gradient() on (a function of) it"
+)
 
 
 def nested_evaluate() -> TracingError:
@@ -178,10 +228,9 @@ def nested_evaluate() -> TracingError:
     """
     return TracingError(
         "evaluate() was called inside another evaluate(). The tracing mode records one "
-        "trace at a time (it has no higher-order derivatives).",
+        "trace at a time.",
         location(),
-        hint="call evaluate() once, at the top; for second derivatives use the compiler "
-        "(@differentiable)",
+        hint=f"call evaluate() once, at the top; for second derivatives, {HIGHER}",
     )
 
 
@@ -206,7 +255,8 @@ def outside_evaluate(ended: Tape | None) -> TracingError:
 
 _ORIGIN_HINTS = {
     "inside": "pass the value to evaluate() as an argument, e.g. evaluate(f, x1, traced(x2)), "
-    "and differentiate with respect to that parameter",
+    "and differentiate with respect to that parameter (or, to start a new variable from "
+    "a value computed inside, write traced(extract_data(value)))",
     "outside": "pass it to evaluate() as an argument: evaluate(f, ..., w), and use the "
     "parameter inside the function",
     "ended": "compute the value and its gradient in the same evaluate() call; to start "
@@ -257,12 +307,20 @@ def output_not_traced(call: str, name: str, type_name: str, tape: Tape) -> Traci
     'gradient(y, x): y is a plain float'
     """
     cut = _extraction_phrase(tape.extractions)
+    hint = (
+        "compute the output from the traced arguments, without extract_data(), "
+        "float() or np.asarray() on the way"
+    )
+    if tape.plain_gradients:
+        hint += (
+            f"; gradient() at {tape.plain_gradients[-1]} returned plain arrays: to "
+            f"differentiate a gradient again, {HIGHER}"
+        )
     return TracingError(
         f"{call}: {name} is a plain {type_name}, not a traced value, so there is no trace "
         f"to differentiate: nothing it was computed from was followed by the trace{cut}.",
         location(),
-        hint="compute the output from the traced arguments, without extract_data(), "
-        "float() or np.asarray() on the way",
+        hint=hint,
     )
 
 
@@ -311,7 +369,8 @@ def trace_released(call: str, tape: Tape) -> TracingError:
         "backward pass needs are gone.",
         location(),
         hint="pass retain=True to every gradient() call that is followed by another one "
-        "on the same trace, or ask for all variables at once: gradient(y, x1, x2)",
+        "on the same trace, or ask for all variables at once: gradient(y, x1, x2); to "
+        f"differentiate a gradient again, {HIGHER}",
     )
 
 
@@ -348,10 +407,17 @@ def cut_by_extraction(call: str, y: str, x: str, extraction: Extraction) -> Trac
     >>> error.message.split(".")[0]
     'gradient(y, x): y does not depend on x through the trace'
     """
+    restarted = (
+        " traced() started a new variable from that data: gradients with respect to it "
+        "are those of what is computed from it, and nothing flows back to "
+        f"{x} through it."
+        if extraction.new_variable
+        else ""
+    )
     return TracingError(
         f"{call}: {y} does not depend on {x} through the trace. extract_data() at "
         f"{extraction.where} took out the data of a value computed from {x}, and that "
-        f"cut every path from {x} to {y}: the gradient would silently be zero.",
+        f"cut every path from {x} to {y}: the gradient would silently be zero.{restarted}",
         location(),
         hint="compute with the traced value itself (x ** 2, not extract_data(x) ** 2); "
         "use extract_data() only to read values, after gradient()",

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.ops.formatted import is_formatted
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages
@@ -53,6 +54,8 @@ def binary(op: str, function: Any, reflected: bool = False) -> Any:
     """The method for a binary operator (``reflected``: the ``__radd__`` form)."""
 
     def method(self: TracedValue, other: Any) -> Any:
+        if is_formatted(other):
+            return NotImplemented  # the formatted array's operator labels the result
         a, b = (other, self) if reflected else (self, other)
         name = f"the {_SYMBOLS[op]} operator"
 

@@ -27,11 +27,15 @@ from typing import Any
 
 from autodiff_tutor.rules.formula import parse
 from autodiff_tutor.rules.record import Rule
+from autodiff_tutor.tracing.higher import traced_globals, traced_rule
 
 
 @functools.cache
-def _parts(rule_fn: Callable[..., Any]) -> tuple[Callable[..., Any], ...] | None:
-    """One function per returned formula, or ``None`` when the rule cannot be cut."""
+def _parts(
+    rule_fn: Callable[..., Any], traced: bool = False
+) -> tuple[Callable[..., Any], ...] | None:
+    """One function per returned formula, or ``None`` when the rule cannot be cut
+    (``traced``: with the helpers routed through tracing)."""
     try:
         formula = parse(rule_fn)
     except ValueError:
@@ -53,18 +57,21 @@ def _parts(rule_fn: Callable[..., Any]) -> tuple[Callable[..., Any], ...] | None
         ast.increment_lineno(module, formula.first_line - 1)  # tracebacks show the rule
         module = ast.fix_missing_locations(module)
         namespace: dict[str, Any] = {}
-        rule_globals = inspect.unwrap(rule_fn).__globals__
+        rule_globals = traced_globals(rule_fn) if traced else inspect.unwrap(rule_fn).__globals__
         exec(compile(module, formula.filename, "exec"), rule_globals, namespace)
         parts.append(namespace[part.name])
     return tuple(parts)
 
 
-def input_gradients(rule: Rule, arguments: dict[str, Any], wanted: Sequence[bool]) -> list[Any]:
+def input_gradients(
+    rule: Rule, arguments: dict[str, Any], wanted: Sequence[bool], traced: bool = False
+) -> list[Any]:
     """The rule's gradient for each input, ``None`` where ``wanted`` is false.
 
     ``arguments`` binds the rule's parameters by name (``g``, ``out``, ``xp``, the
     inputs and the options). A one-input rule returns its single gradient (for a
-    sequence rule: the list of per-element gradients) as the only entry.
+    sequence rule: the list of per-element gradients) as the only entry. ``traced``:
+    the arguments are traced values and the helpers the rule calls are recorded.
 
     >>> import numpy as np
     >>> from autodiff_tutor.rules.registry import lookup
@@ -73,11 +80,12 @@ def input_gradients(rule: Rule, arguments: dict[str, Any], wanted: Sequence[bool
     """
     names = _parameter_names(rule.vjp)
     arguments = {k: v for k, v in arguments.items() if k in names}
+    vjp = traced_rule(rule.vjp) if traced else rule.vjp
     if len(rule.inputs) == 1:
-        return [rule.vjp(**arguments) if wanted[0] else None]
-    parts = _parts(rule.vjp)
+        return [vjp(**arguments) if wanted[0] else None]
+    parts = _parts(rule.vjp, traced)
     if parts is None or len(parts) != len(rule.inputs):
-        return [g if w else None for g, w in zip(rule.vjp(**arguments), wanted, strict=True)]
+        return [g if w else None for g, w in zip(vjp(**arguments), wanted, strict=True)]
     return [part(**arguments) if w else None for part, w in zip(parts, wanted, strict=True)]
 
 

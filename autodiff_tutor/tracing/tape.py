@@ -115,6 +115,7 @@ class Node:
     dtype: str
     label: str
     record: int | None = None
+    where: str = "argument"  # or the line where traced() started a new variable
 
 
 @dataclass
@@ -148,6 +149,9 @@ class Record:
 class Extraction:
     """An ``extract_data`` (or ``stop_gradient``) call on a traced value.
 
+    ``intentional`` is true for ``stop_gradient``; ``new_variable`` when ``traced()``
+    started a new variable from the extracted data.
+
     >>> Extraction(node=0, where="f.py:3", after=2, intentional=False).where
     'f.py:3'
     """
@@ -156,6 +160,7 @@ class Extraction:
     where: str
     after: int  # number of records on the tape when it happened
     intentional: bool
+    new_variable: bool = False
 
 
 @dataclass
@@ -174,11 +179,15 @@ class Tape:
     extractions: list[Extraction] = field(default_factory=list)
     ended: bool = False
     released_at: str | None = None
+    plain_gradients: list[str] = field(default_factory=list)  # where gradient() gave arrays
     # the traced values made on this trace (weakly: for in-place updates through views)
     values: weakref.WeakValueDictionary = field(
         default_factory=weakref.WeakValueDictionary, repr=False, compare=False
     )
     pending: Exception | None = None  # an error to raise at the trace's next step
+    # id -> (array, its extraction): the data extract_data handed out on this trace, so
+    # traced() of it starts a new variable (kept alive until the trace ends)
+    extracted: dict[int, tuple[Any, Extraction]] = field(default_factory=dict, repr=False)
 
     def defer(self, error: Exception) -> None:
         """Keep ``error`` to raise at the next step (where it cannot be raised now).
@@ -208,9 +217,11 @@ class Tape:
         """
         return f"trace {self.id} (evaluate({self.name}))"
 
-    def new_leaf(self, shape: tuple[int, ...], dtype: str, label: str) -> int:
-        """Add an argument of ``evaluate`` as a traced node; return its id."""
-        node = Node(len(self.nodes), tuple(shape), dtype, label)
+    def new_leaf(
+        self, shape: tuple[int, ...], dtype: str, label: str, where: str = "argument"
+    ) -> int:
+        """Add an argument of ``evaluate`` (or a new variable) as a traced node; return its id."""
+        node = Node(len(self.nodes), tuple(shape), dtype, label, None, where)
         self.nodes.append(node)
         return node.id
 
@@ -244,6 +255,7 @@ class Tape:
     def end(self) -> None:
         """Mark the evaluation finished and free its arrays; keep the records."""
         self.ended = True
+        self.extracted.clear()
         for record in self.records:
             record.payload = None
         _LAST[:] = [self]

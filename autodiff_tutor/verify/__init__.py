@@ -13,8 +13,9 @@
 [6.0]
 """
 
-from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.checks import check_op
 from autodiff_tutor.verify.numeric.differences import numerical_gradient
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 from autodiff_tutor.verify.symbolic.functions import verify_compiled, verify_symbolic
 from autodiff_tutor.verify.symbolic.report import KinkCheck, RegionCheck, SymbolicReport

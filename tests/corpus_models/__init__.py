@@ -26,6 +26,7 @@ MODULES = (
     "probabilistic",
     "losses",
     "physics",
+    "decompositions",
 )
 
 TRACING_WRITES = (

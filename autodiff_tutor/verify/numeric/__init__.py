@@ -2,7 +2,7 @@
 ``check_layer`` (what MATLAB's checkLayer and PyTorch's gradcheck test).
 
 - :mod:`.differences`: central differences, probes of one element near a kink;
-- :mod:`.checks`: ``check_op`` and ``check_layer``, category by category;
+- :mod:`.checks`: ``check_op``, category by category; :mod:`.layer_check`: ``check_layer``;
 - :mod:`.gradients`: the "finite differences" and "kinks" categories;
 - :mod:`.gpu`: the "GPU" category (cupy, when there is a GPU);
 - :mod:`.common`: helpers the categories share; :mod:`.report`: the result.
@@ -12,8 +12,9 @@
 [12.0]
 """
 
-from autodiff_tutor.verify.numeric.checks import check_layer, check_op
+from autodiff_tutor.verify.numeric.checks import check_op
 from autodiff_tutor.verify.numeric.differences import numerical_gradient, probe_input
+from autodiff_tutor.verify.numeric.layer_check import check_layer
 from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 
 __all__ = [

@@ -32,6 +32,7 @@ GPU                the same on cupy arrays, or "skipped: no GPU"
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ from autodiff_tutor.verify.numeric.gpu import gpu_entry
 from autodiff_tutor.verify.numeric.gradients import finite_difference_entries
 from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 
-__all__ = ["check_layer", "check_op"]
+__all__ = ["check_op", "differs"]
 
 SHAPE_KINDS = ("shape",)
 DTYPE_KINDS = ("dtype", "module")
@@ -83,11 +84,14 @@ class _Collector:
         return CheckEntry(category, "passed", ok_message)
 
 
-def observation_sets(inputs: tuple[Any, ...], axis: int | None) -> dict[str, tuple[Any, ...]]:
+def observation_sets(
+    inputs: tuple[Any, ...], axis: int | None, data_inputs: Sequence[int] | None = None
+) -> dict[str, tuple[Any, ...]]:
     """The inputs with many observations and with one, along the batch ``axis``.
 
-    Inputs shaped like the first one (the data) are sliced to their first
-    observation. With a single observation given, there is only that set.
+    The inputs at positions ``data_inputs`` (by default: those shaped like the first
+    one) are sliced to their first observation. With a single observation given,
+    there is only that set.
 
     >>> list(observation_sets((np.zeros((4, 3)), np.zeros((1, 3))), 0))
     ['4 observations', '1 observation']
@@ -98,7 +102,10 @@ def observation_sets(inputs: tuple[Any, ...], axis: int | None) -> dict[str, tup
     if shape[axis] == 1:
         return {"1 observation (give several to check a batch)": inputs}
     first = (slice(None),) * axis + (slice(0, 1), ...)
-    one = tuple(x[first] if shape_of(x) == shape else x for x in inputs)
+    if data_inputs is not None:
+        one = tuple(x[first] if i in data_inputs else x for i, x in enumerate(inputs))
+    else:
+        one = tuple(x[first] if shape_of(x) == shape else x for x in inputs)
     return {f"{shape[axis]} observations": inputs, "1 observation": one}
 
 
@@ -168,12 +175,15 @@ def check_op(
     atol: float = 1e-7,
     max_elements: int = 64,
     seed: int = 0,
+    data_inputs: Sequence[int] | None = None,
 ) -> CheckReport:
     """Check a differentiable op (custom or compiled) at sample ``inputs``.
 
     ``batch_axis`` is the observation axis of the first input (taken from the op's
-    ``format`` when it has one). At most ``max_elements`` elements per input are
-    compared with finite differences. See the module docstring for the categories.
+    ``format`` when it has one); ``data_inputs`` gives the positions of the inputs
+    that carry observations (by default those shaped like the first). At most ``max_elements``
+    elements per input are compared with finite differences. See the module docstring
+    for the categories.
 
     >>> import numpy as np
     >>> from autodiff_tutor.ops import DifferentiableFunction
@@ -194,7 +204,7 @@ def check_op(
         batch_axis = formats.batch_axis(op.format)
     flags = tuple(is_float_array(x) for x in inputs)
     out = _Collector()
-    sets = observation_sets(inputs, batch_axis)
+    sets = observation_sets(inputs, batch_axis, data_inputs)
     ran_any = False
     for label, xs in sets.items():
         ran = _run_backward(op, name, f"with {label}", xs, flags, rng, out)
@@ -308,7 +318,7 @@ def _compute_gradients_entry(
         if grads is None or reference is None:
             continue
         for i, wanted in enumerate(pattern):
-            if wanted and _differs(grads[i], reference[i]):
+            if wanted and differs(grads[i], reference[i]):
                 out.add(
                     category,
                     f"the gradient for input {i} ({names[i]!r}) differs when it is the only one "
@@ -319,54 +329,14 @@ def _compute_gradients_entry(
     return out.entry(category, f"{n} patterns (none, then one at a time): None where not requested")
 
 
-def _differs(a: Any, b: Any) -> bool:
+def differs(a: Any, b: Any) -> bool:
+    """Whether two arrays of the same shape differ beyond rounding (1e-10, relative).
+
+    >>> differs(np.ones(2), np.ones(2) + 1e-12), differs(np.ones(2), np.zeros(2))
+    (False, True)
+    """
     if not (is_array(a) and is_array(b)) or shape_of(a) != shape_of(b):
         return False
     xp = array_module(a, b)
     scale = 1.0 + float(xp.max(xp.abs(b)))
     return float(xp.max(xp.abs(a - b))) > 1e-10 * scale
-
-
-def check_layer(layer: Any, sample: Any, **options: Any) -> CheckReport:
-    """Check a :class:`~autodiff_tutor.nn.Layer` on a sample input (or its shape).
-
-    ``sample`` is an array, a shape (random normal float64 data is drawn) or a
-    :class:`~autodiff_tutor.nn.Layout`. An uninitialized layer is initialized for it.
-    The layer becomes an op with inputs ``(X, *params)`` and goes through
-    :func:`check_op`; ``options`` are passed on.
-
-    >>> from autodiff_tutor.nn import PReLULayer
-    >>> check_layer(PReLULayer(), (6, 4)).passed
-    True
-    """
-    from autodiff_tutor.nn.layer import LayerOp, Layout
-
-    rng = np.random.default_rng(options.get("seed", 0))
-    layout = sample
-    if isinstance(sample, tuple):
-        sample = layout = rng.standard_normal(sample)
-    elif isinstance(sample, Layout):
-        xp = sample.module()
-        sample = xp.asarray(rng.standard_normal(sample.shape), dtype=sample.example().dtype)
-    name = getattr(layer, "name", type(layer).__name__)
-    try:
-        layer.initialize(layout)  # keeps parameters that already have values
-        shapes = ", ".join(f"{k} {shape_of(v)}" for k, v in layer.params.items())
-        first = CheckEntry("initialize", "passed", f"parameters: {shapes or 'none'}")
-    except Exception as exc:  # the user's initialize: report whatever it raises
-        entry = CheckEntry("initialize", "failed", f"initialize raised {describe(exc)}")
-        return CheckReport(name, [entry])
-    op = LayerOp(layer)
-    report = check_op(op, sample, *layer.parameters(), **options)
-    return CheckReport(name, [first, _predict_entry(layer, op, sample), *report.entries])
-
-
-def _predict_entry(layer: Any, op: Any, X: Any) -> CheckEntry:
-    try:
-        Y = layer.predict(X)
-        (Y_forward,), _ = op.op_forward(X, *layer.parameters())
-    except Exception as exc:  # the user's predict: report whatever it raises
-        return CheckEntry("predict", "failed", f"predict raised {describe(exc)}")
-    if shape_of(Y) != shape_of(Y_forward) or _differs(Y, Y_forward):
-        return CheckEntry("predict", "failed", "predict and forward (used in training) disagree")
-    return CheckEntry("predict", "passed", f"runs; output {shape_of(Y)}, the same as forward's")

@@ -1,0 +1,120 @@
+"""The specialized pipeline: a derivative's pair again, specialized on argument shapes.
+
+At a ``value_and_grad`` call with argument shapes and dtypes not seen before
+(:func:`specialized_pair`), a shape-static program's pair is probed and compiled again
+(:func:`compile_specialized`): ``adjoint -> optimize -> specialize -> simplify -> memory
+-> forward -> emit``. See :mod:`.s6_specialize` for what is probed and guarded.
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.pipeline import compile_derivative
+>>> def f(x, w):
+...     return np.sum(x * w + w)
+>>> pair = specialized_pair(compile_derivative(f, ["x", "w"]), (np.ones(3), np.ones(3)))
+>>> "unbroadcast" in pair.backward_source
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
+from autodiff_tutor.compiler.s6_simplify import simplify
+from autodiff_tutor.compiler.s6_specialize import (
+    drop_sites,
+    guard_key,
+    probe_sites,
+    rematerialize,
+    shape_static,
+    value_params,
+)
+from autodiff_tutor.compiler.s8_forward import release_dead
+from autodiff_tutor.compiler.s9_emit import (
+    Generated,
+    compile_sources,
+    render_backward,
+    render_forward,
+)
+from autodiff_tutor.runtime.backend import ones_like
+
+
+@dataclass
+class Specialized:
+    """A forward/backward pair for one guard key: argument shapes, dtypes, integers."""
+
+    key: tuple[Any, ...]
+    forward: Callable[..., Any]
+    backward: Callable[..., Any]
+    forward_source: str
+    backward_source: str
+
+
+def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
+    """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
+    gradient): probe which ``unbroadcast`` calls give their gradient back and which
+    ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
+    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; free dead values of
+    a large forward early. ``None`` when the program is not shape-static or ``args``
+    are of a kind the guard does not know (see :mod:`.s6_specialize`)."""
+    program, parsed = derivative.program, derivative.parsed
+    key = guard_key(tuple(args))
+    if key is None or not shape_static(program):
+        return None
+    by_value = value_params(program)
+    if any(
+        hasattr(a, "shape") for p, a in zip(program.params, args, strict=False) if p in by_value
+    ):
+        return None  # an array whose values may decide shapes: the key does not hold them
+    probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
+    probe.seeds = [*probe.seeds, "site_flags"]
+    name = f"{parsed.name}_probe"
+    forward, backward = compile_sources(
+        name, [render_forward(probe), render_backward(probe)], parsed.fn
+    )
+    flags: dict[int, str | None] = {}
+    out, memory = forward(*args)
+    backward(ones_like(out), flags, memory)
+    forms = {site: form for site, form in flags.items() if form is not None}
+    specialized: Generated = generate_checked(
+        derivative, lambda b, keep: simplify(rematerialize(drop_sites(b, forms), program), keep)
+    )
+    if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
+        kept = {*specialized.memory.names, *specialized.outputs}
+        specialized.forward = release_dead(specialized.forward, kept)
+    forward_src, backward_src = render_forward(specialized), render_backward(specialized)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    return Specialized(key, forward, backward, forward_src, backward_src)
+
+
+#: Arguments with at least this many elements get a specialized forward that frees
+#: its dead intermediates (``del``) as it goes.
+RELEASE_FROM = 1 << 16
+
+
+def _largest(args: Sequence[Any]) -> int:
+    return max((getattr(a, "size", 1) for a in args), default=0)
+
+
+#: Specializations kept per derivative; calls with further shapes run the general pair.
+MAX_SPECIALIZATIONS = 8
+
+
+def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
+    """The specialized pair for the shapes and dtypes of ``args`` (made at the first
+    call with them), or ``None``: run the general pair."""
+    key = guard_key(tuple(args))
+    if key is None:
+        return None
+    found = derivative.specializations.get(key, False)
+    if found is not False:
+        return found
+    if len(derivative.specializations) >= MAX_SPECIALIZATIONS:
+        return None
+    try:
+        found = compile_specialized(derivative, args)
+    except Exception:  # the probe failed: the general code runs (and reports the error)
+        found = None
+    derivative.specializations[key] = found
+    return found

@@ -1,0 +1,120 @@
+"""Matrix functions of ``np.linalg`` that return several arrays: ``slogdet`` (sign and
+log-determinant), ``eigh`` (eigenvalues and eigenvectors of a symmetric matrix) and
+``svd`` (with ``full_matrices=False``, or the singular values alone).
+
+Their results are tuples (``list_result``), read by unpacking, by index or by numpy's
+field names (``fields``: ``res.eigenvalues`` is ``res[0]``): the rule's ``g`` holds one
+gradient per result (zeros for results nobody read), the tangent one per result. The
+formulas are in :mod:`autodiff_tutor.runtime.helpers_linalg`; ``np.linalg`` works on
+numbers only, so the records are checked numerically (central differences in float64
+and the transpose identity of vjp and jvp).
+
+>>> import numpy as np
+>>> a = np.diag([2.0, 4.0])
+>>> slogdet([0.0, 1.0], np, a).tolist()  # d log|det A| = inv(A)^T
+[[0.5, 0.0], [0.0, 0.25]]
+"""
+
+from autodiff_tutor.errors import NoDerivativeRuleError
+from autodiff_tutor.rules.record import LINALG, Family, NumericOnly
+from autodiff_tutor.runtime.helpers import eigh_grad, eigh_tangent, svd_grad, svd_tangent
+
+family = Family("decompositions", shape=LINALG)
+defvjp, defjvp = family.defvjp, family.defjvp
+
+NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
+
+
+@defvjp(
+    "slogdet",
+    list_result=True,
+    fields=("sign", "logabsdet"),
+    math="(sign det A, log |det A|)",
+    convention="the sign is piecewise constant (zero gradient); A must be invertible (uses inv(A))",
+    symbolic=NUMBERS_ONLY,
+)
+def slogdet(g, xp, x):
+    return xp.asarray(g[1])[..., None, None] * xp.swapaxes(xp.linalg.inv(x), -1, -2)
+
+
+@defjvp("slogdet")
+def slogdet_tangent(out, xp, x, *, d_x):
+    return [xp.zeros_like(out[0]), xp.einsum("...ii->...", xp.linalg.solve(x, d_x))]
+
+
+@defvjp(
+    "eigh",
+    list_result=True,
+    fields=("eigenvalues", "eigenvectors"),
+    math="(w, V) with A = V diag(w) V^T, A symmetric",
+    convention="the gradient is the symmetric one (numpy reads one triangle: perturb A "
+    "symmetrically); eigenvectors are defined up to sign, so only losses that do not "
+    "depend on their signs have a gradient; at a repeated eigenvalue the eigenvectors "
+    "have no derivative: gradients reaching them are inf/nan (the eigenvalues' part "
+    "stays finite)",
+    symbolic=NUMBERS_ONLY,
+)
+def eigh(g, out, x, UPLO="L"):
+    return eigh_grad(g[0], g[1], out[0], out[1])
+
+
+@defjvp("eigh")
+def eigh_tangent_(out, x, UPLO="L", *, d_x):
+    return eigh_tangent(d_x, out[0], out[1])
+
+
+def _reduced_only(full_matrices=True, compute_uv=True, hermitian=False):
+    """The svd rule covers the reduced decomposition; the values alone are svdvals."""
+    if not compute_uv:
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.linalg.svd with compute_uv=False (its result is "
+            "one array, not the tuple the rule differentiates)",
+            hint="use np.linalg.svdvals(a) for the singular values alone",
+        )
+    if full_matrices:
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.linalg.svd with full_matrices=True: the extra "
+            "singular vectors of a rectangular matrix are not determined by it",
+            hint="pass full_matrices=False (the same result for a square matrix), or "
+            "use np.linalg.svdvals(a) for the singular values alone",
+        )
+    if hermitian:
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.linalg.svd with hermitian=True",
+            hint="leave hermitian at its default (False), or use np.linalg.eigh",
+        )
+
+
+@defvjp(
+    "svd",
+    list_result=True,
+    fields=("U", "S", "Vh"),
+    math="(U, s, Vh) with A = U diag(s) Vh",
+    convention="full_matrices=False only; singular vectors are defined up to sign; at "
+    "repeated or zero singular values the vectors have no derivative: gradients reaching "
+    "them are inf/nan (the singular values' part stays finite)",
+    check=_reduced_only,
+    symbolic=NUMBERS_ONLY,
+)
+def svd(g, out, x, full_matrices=True, compute_uv=True, hermitian=False):
+    return svd_grad(g, out, x)
+
+
+@defjvp("svd")
+def svd_tangent_(out, x, full_matrices=True, compute_uv=True, hermitian=False, *, d_x):
+    return svd_tangent(d_x, out)
+
+
+@defvjp(
+    "svdvals",
+    math="singular values s of A",
+    convention="u diag(g) vh of numpy's SVD: at repeated or zero singular values a subgradient",
+    symbolic=NUMBERS_ONLY,
+)
+def svdvals(g, x):
+    return svd_grad(g, None, x, compute_uv=False)
+
+
+@defjvp("svdvals")
+def svdvals_tangent(xp, x, *, d_x):
+    return svd_tangent(d_x, xp.linalg.svd(x, full_matrices=False), compute_uv=False)

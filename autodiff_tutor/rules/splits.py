@@ -1,0 +1,110 @@
+"""Splitting an array into a list of pieces: ``split``, ``array_split``, ``hsplit``,
+``vsplit``, ``dsplit``.
+
+Each returns a *list* of arrays (``list_result``): the compiler and tracing give the
+rule one gradient per piece (zeros for the pieces nobody read), and the gradient of
+the whole is those pieces joined back along the split axis. The tangent is the
+tangent split the same way.
+
+>>> import numpy as np
+>>> split([np.ones(2), 2 * np.ones(2)], np, np.zeros(4), 2).tolist()
+[1.0, 1.0, 2.0, 2.0]
+"""
+
+from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family
+
+family = Family("splits", shape=SHAPE)
+defvjp, defjvp = family.defvjp, family.defjvp
+
+
+def _cases(axis_option: bool) -> list:
+    """Symbolic cases: equal sections, and split points (uneven pieces)."""
+    cases = [(((4, 2),), {"indices_or_sections": 2}), (((4, 2),), {"indices_or_sections": [1, 3]})]
+    if axis_option:
+        cases.append((((2, 4),), {"indices_or_sections": [3], "axis": -1}))
+    return cases
+
+
+@defvjp(
+    "split",
+    list_result=True,
+    math="[x_1, x_2, ...] = split(x)",
+    symbolic=ArrayRule(lambda xp, x, **o: xp.split(x, **o), _cases(True)),
+)
+def split(g, xp, x, indices_or_sections=1, axis=0):
+    return xp.concatenate(g, axis=axis)
+
+
+@defjvp("split")
+def split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
+    return xp.split(d_x, indices_or_sections, axis=axis)
+
+
+@defvjp(
+    "array_split",
+    list_result=True,
+    math="[x_1, x_2, ...] = array_split(x) (pieces of unequal sizes)",
+    symbolic=ArrayRule(
+        lambda xp, x, **o: xp.array_split(x, **o),
+        [*_cases(True), (((5, 2),), {"indices_or_sections": 3})],
+    ),
+)
+def array_split(g, xp, x, indices_or_sections=1, axis=0):
+    return xp.concatenate(g, axis=axis)
+
+
+@defjvp("array_split")
+def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
+    return xp.array_split(d_x, indices_or_sections, axis=axis)
+
+
+@defvjp(
+    "hsplit",
+    list_result=True,
+    math="split along axis 1 (axis 0 of a vector)",
+    symbolic=ArrayRule(
+        lambda xp, x, **o: xp.hsplit(x, **o),
+        [(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})],
+    ),
+)
+def hsplit(g, xp, x, indices_or_sections=1):
+    return xp.concatenate(g, axis=1 if x.ndim > 1 else 0)
+
+
+@defjvp("hsplit")
+def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
+    return xp.hsplit(d_x, indices_or_sections)
+
+
+@defvjp(
+    "vsplit",
+    list_result=True,
+    math="split along axis 0",
+    symbolic=ArrayRule(
+        lambda xp, x, **o: xp.vsplit(x, **o), [(((4, 2),), {"indices_or_sections": [1]})]
+    ),
+)
+def vsplit(g, xp, x, indices_or_sections=1):
+    return xp.concatenate(g, axis=0)
+
+
+@defjvp("vsplit")
+def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
+    return xp.vsplit(d_x, indices_or_sections)
+
+
+@defvjp(
+    "dsplit",
+    list_result=True,
+    math="split along axis 2",
+    symbolic=ArrayRule(
+        lambda xp, x, **o: xp.dsplit(x, **o), [(((1, 2, 4),), {"indices_or_sections": 2})]
+    ),
+)
+def dsplit(g, xp, x, indices_or_sections=1):
+    return xp.concatenate(g, axis=2)
+
+
+@defjvp("dsplit")
+def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
+    return xp.dsplit(d_x, indices_or_sections)

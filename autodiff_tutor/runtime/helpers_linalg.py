@@ -1,0 +1,194 @@
+"""Runtime helpers of the matrix decompositions' rules (``eigh``, ``svd``) and of
+matrix norms: the formulas are too long to be one readable expression in a rule.
+
+All work on stacks of matrices (leading axes) and take the array module from their
+arguments. The formulas are the textbook ones (Giles, *An extended collection of
+matrix derivative results*; Townsend, *Differentiating the singular value
+decomposition*), written for real matrices.
+
+>>> import numpy as np
+>>> w, v = np.linalg.eigh(np.diag([1.0, 3.0]))
+>>> eigh_grad(np.array([1.0, 0.0]), np.zeros((2, 2)), w, v).tolist()
+[[1.0, 0.0], [0.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
+
+__all__ = [
+    "eigh_grad",
+    "eigh_tangent",
+    "matrix_norm_grad",
+    "norm_grad",
+    "svd_grad",
+    "svd_tangent",
+]
+
+
+def _t(a: Any) -> Any:
+    return array_module(a).swapaxes(a, -1, -2)
+
+
+def _inverse_gaps(values: Any, squared: bool = False) -> Any:
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it (``w_j^2 - w_i^2``
+    when ``squared``): infinite where two values are equal (no derivative there)."""
+    xp = array_module(values)
+    w = values * values if squared else values
+    gap = w[..., None, :] - w[..., :, None]
+    eye = xp.eye(w.shape[-1], dtype=bool)
+    tied = (gap == 0) & ~eye
+    inverse = 1 / xp.where(tied | eye, 1, gap)
+    return xp.where(eye, 0, xp.where(tied, xp.inf, inverse))
+
+
+def eigh_grad(gw: Any, gv: Any, w: Any, v: Any) -> Any:
+    """The gradient of ``w, v = np.linalg.eigh(a)`` with respect to ``a``, given the
+    gradients ``gw`` of the eigenvalues and ``gv`` of the eigenvectors: the symmetric
+    ``v (diag(gw) + F * (v^T gv)) v^T`` with ``F_ij = 1 / (w_j - w_i)``. Eigenvectors
+    of a repeated eigenvalue have no derivative: where ``gv`` reaches them the result
+    is inf or nan; with ``gv = 0`` it is the eigenvalues' gradient, defined everywhere.
+
+    >>> a = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> w, v = np.linalg.eigh(a)
+    >>> eigh_grad(np.ones(2), np.zeros((2, 2)), w, v).round(12).tolist()  # d trace
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    xp = array_module(gw, gv, w, v)
+    vt = _t(v)
+    inner = (v * gw[..., None, :]) @ vt
+    if xp.any(gv != 0):
+        inner = inner + v @ (_inverse_gaps(w) * (vt @ gv)) @ vt
+    return (inner + _t(inner)) / 2
+
+
+def eigh_tangent(d_a: Any, w: Any, v: Any) -> list[Any]:
+    """The tangents ``[dw, dv]`` of ``np.linalg.eigh(a)`` along ``d_a`` (its symmetric
+    part, as :func:`eigh_grad`): ``dw = diag(v^T d_a v)``, ``dv = v (F * v^T d_a v)``.
+
+    >>> w, v = np.linalg.eigh(np.diag([1.0, 3.0]))
+    >>> [t.tolist() for t in eigh_tangent(np.eye(2), w, v)]
+    [[1.0, 1.0], [[0.0, 0.0], [0.0, 0.0]]]
+    """
+    xp = array_module(d_a, w, v)
+    m = _t(v) @ ((d_a + _t(d_a)) / 2) @ v
+    return [xp.diagonal(m, axis1=-2, axis2=-1), v @ (_inverse_gaps(w) * m)]
+
+
+def svd_grad(g: Any, out: Any, a: Any, compute_uv: bool = True) -> Any:
+    """The gradient of ``np.linalg.svd(a, full_matrices=False)`` (``g`` one gradient
+    per result: ``[gu, gs, gvh]``), or of the singular values alone
+    (``compute_uv=False``: ``g`` is ``gs``): ``u diag(gs) vh``, plus, for the singular
+    vectors, ``u (J s + s K) vh`` with ``J = F * (u^T gu - gu^T u)``, ``K`` the same
+    for ``v``, ``F_ij = 1 / (s_j^2 - s_i^2)``, and the parts of ``gu``, ``gv`` outside
+    the spans of ``u``, ``v`` (rectangular ``a``). Repeated or zero singular values
+    give no derivative of the vectors (inf or nan where ``gu``, ``gvh`` reach them).
+
+    >>> svd_grad(np.ones(2), np.array([3.0, 1.0]), np.diag([3.0, 1.0]), False).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    xp = array_module(a)
+    if not compute_uv:
+        u, _, vh = xp.linalg.svd(a, full_matrices=False)
+        return (u * g[..., None, :]) @ vh
+    gu, gs, gvh = g
+    u, s, vh = out
+    v, gv = _t(vh), _t(gvh)
+    f = _inverse_gaps(s, squared=True)
+    j = f * (_t(u) @ gu - _t(gu) @ u)
+    k = f * (_t(v) @ gv - _t(gv) @ v)
+    core = j * s[..., None, :] + s[..., :, None] * k
+    core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
+    grad = u @ core @ vh
+    m, n = a.shape[-2], a.shape[-1]
+    if m > s.shape[-1]:  # the part of gu outside the span of u
+        grad = grad + ((gu - u @ (_t(u) @ gu)) / s[..., None, :]) @ vh
+    if n > s.shape[-1]:  # the part of gv outside the span of v
+        grad = grad + u @ _t((gv - v @ (vh @ gv)) / s[..., None, :])
+    return grad
+
+
+def svd_tangent(d_a: Any, out: Any, compute_uv: bool = True) -> Any:
+    """The tangent of ``np.linalg.svd(a, full_matrices=False)`` along ``d_a``:
+    ``[du, ds, dvh]``, or ``ds`` alone when ``compute_uv=False``. ``out`` is the full
+    decomposition ``[u, s, vh]`` either way (the rule computes it when numpy returned
+    only ``s``).
+
+    >>> u, s, vh = np.linalg.svd(np.diag([3.0, 1.0]), full_matrices=False)
+    >>> svd_tangent(np.eye(2), [u, s, vh])[1].tolist()
+    [1.0, 1.0]
+    """
+    u, s, vh = out
+    v = _t(vh)
+    ds_mat = _t(u) @ d_a @ v
+    xp = array_module(d_a)
+    ds = xp.diagonal(ds_mat, axis1=-2, axis2=-1)
+    if not compute_uv:
+        return ds
+    f = _inverse_gaps(s, squared=True)
+    du = u @ (f * (ds_mat * s[..., None, :] + _t(ds_mat * s[..., None, :])))
+    dv = v @ (f * (s[..., :, None] * ds_mat + _t(s[..., :, None] * ds_mat)))
+    m, n = d_a.shape[-2], d_a.shape[-1]
+    if m > s.shape[-1]:
+        dav = d_a @ v
+        du = du + (dav - u @ (_t(u) @ dav)) / s[..., None, :]
+    if n > s.shape[-1]:
+        dau = _t(d_a) @ u
+        dv = dv + (dau - v @ (vh @ dau)) / s[..., None, :]
+    return [du, ds, _t(dv)]
+
+
+def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """The gradient of a matrix norm ``np.linalg.norm(x, ord, axis=(row, col))``
+    (``axis=None`` for a 2-D ``x``): ``'nuc'`` is ``u vh``, ``2`` and ``-2`` are
+    ``u_k vh_k`` of the largest and smallest singular value, ``1``/``-1`` (column
+    sums) and ``inf``/``-inf`` (row sums) are ``sign(x)`` on the extreme columns or
+    rows.
+
+    Conventions: ``sign(0) = 0``; ties of the extreme column or row sums share the
+    gradient equally (as the vector ``inf`` norm); a repeated extreme singular value
+    (``ord=2``/``-2``) and a rank-deficient ``x`` (``'nuc'``) take the subgradient
+    made of numpy's singular vectors.
+
+    >>> matrix_norm_grad(1.0, 3.0, np.array([[1.0, -2.0], [0.0, 1.0]]), 1, None, False)
+    array([[ 0., -1.],
+           [ 0.,  1.]])
+    """
+    xp = array_module(x)
+    row, col = (-2, -1) if axis is None else tuple(axis)
+    row, col = row % x.ndim, col % x.ndim
+    if not keepdims:
+        g = xp.expand_dims(g, tuple(sorted((row, col))))
+        out = xp.expand_dims(out, tuple(sorted((row, col))))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, across = (row, col) if ord in (1, -1) else (col, row)
+        sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
+        hit = sums == out
+        hit = xp.astype(hit, x.dtype) if hasattr(xp, "astype") else hit.astype(x.dtype)
+        return cast_like(g * xp.sign(x) * hit / xp.sum(hit, axis=across, keepdims=True), x)
+    moved = xp.moveaxis(x, (row, col), (-2, -1))
+    u, _, vh = xp.linalg.svd(moved, full_matrices=False)
+    if ord == 2:
+        u, vh = u[..., :, :1], vh[..., :1, :]
+    elif ord == -2:
+        u, vh = u[..., :, -1:], vh[..., -1:, :]
+    return g * xp.moveaxis(u @ vh, (-2, -1), (row, col))
+
+
+def norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The gradient of ``np.linalg.norm(x, ord, axis, keepdims)`` for an ``ord`` other
+    than Frobenius: a matrix norm when numpy computes one (two axes: ``axis=None`` on a
+    2-D ``x``, or a pair of axes), else a vector norm.
+
+    >>> norm_grad(1.0, 2.0, np.array([[2.0, 0.0], [0.0, 1.0]]), 2).tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
+    pair = isinstance(axis, (tuple, list)) and len(axis) == 2
+    if pair or (axis is None and x.ndim == 2):
+        return matrix_norm_grad(g, out, x, ord, axis, keepdims)
+    return vector_norm_grad(g, out, x, ord, axis, keepdims)

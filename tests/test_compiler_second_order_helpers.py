@@ -1,0 +1,149 @@
+"""Second derivatives through helper functions (issue 13): a first derivative calls a
+helper as a compiled operation, a second derivative inlines it (and the helpers it
+calls) so the gradient's code can be differentiated again. Checked against central
+differences of the gradient and autograd's Hessian-vector products; what cannot be
+inlined is a located refusal whose hint says why."""
+
+import autograd
+import numpy as np
+import pytest
+from oracles import with_autograd_numpy
+
+from autodiff_tutor import differentiable, grad, jvp, vjp
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+SCALE = 0.5
+
+
+def activation(z, slope=1.0):
+    return np.tanh(slope * z) * z
+
+
+def layer(W, x):
+    h = x @ W
+    return activation(h, slope=SCALE)
+
+
+def squared(v):
+    return v * v
+
+
+def two_layer_loss(W, x):
+    return np.sum(squared(layer(W, x))) + np.sum(activation(W))
+
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+def logistic_loss(w, X, y):
+    margins = y * (X @ w)
+    return np.mean(softplus(-margins)) + 0.1 * np.sum(squared(w))
+
+
+def _data(rng):
+    return rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
+
+
+CASES = [
+    (two_layer_loss, lambda r: _data(r)),
+    (logistic_loss, lambda r: (r.normal(size=3), r.normal(size=(5, 3)), np.sign(r.normal(size=5)))),
+]
+IDS = [fn.__name__ for fn, _ in CASES]
+
+
+def autograd_hvp(fn, args, direction):
+    f = with_autograd_numpy(fn)
+    # the helpers read np from their module: give autograd's to them as well
+    globals_ = f.__globals__
+    for name in ("activation", "layer", "squared", "softplus"):
+        globals_[name] = with_autograd_numpy(globals()[name])
+
+    def directional(*call):
+        return np.sum(autograd.grad(f, 0)(*call) * direction)
+
+    return autograd.grad(directional, 0)(*args)
+
+
+@pytest.mark.parametrize(("fn", "sample"), CASES, ids=IDS)
+def test_second_derivatives_through_helpers(fn, sample):
+    args = sample(np.random.default_rng(0))
+    direction = np.random.default_rng(1).normal(size=np.shape(args[0]))
+    gradient = grad(fn)
+    eps = 1e-5
+    plus = (args[0] + eps * direction, *args[1:])
+    minus = (args[0] - eps * direction, *args[1:])
+    expected = (gradient(*plus) - gradient(*minus)) / (2 * eps)
+    _, forward_over_reverse = jvp(gradient, args, [direction] + [None] * (len(args) - 1))
+    _, pullback = vjp(gradient, *args, wrt=[0])
+    (reverse_over_reverse,) = pullback(direction)  # the Hessian is symmetric
+    for got in (forward_over_reverse, reverse_over_reverse):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got, autograd_hvp(fn, args, direction), rtol=1e-9, atol=1e-12)
+
+
+def test_the_first_derivative_still_calls_the_helper_as_an_operation():
+    source = differentiable(logistic_loss).backward_source(["w"])
+    assert "differentiable(softplus).op_backward" in source
+
+
+def scaled_sine(v):
+    return SCALE * np.sin(v)
+
+
+def shadows_a_name_the_helper_reads(x):
+    SCALE = 3.0  # noqa: N806 (the helper's SCALE is the module's, not this one)
+    return np.sum(scaled_sine(x)) * SCALE
+
+
+def test_a_helper_that_cannot_be_inlined_is_refused_at_its_call():
+    with pytest.raises(UnsupportedSyntaxError, match="second derivatives") as raised:
+        jvp(grad(shadows_a_name_the_helper_reads), [np.ones(2)], [np.ones(2)])
+    error = raised.value
+    assert "scaled_sine(x)" in error.location.text
+    assert "reading no name this function redefines" in error.hint
+
+
+@differentiable
+def cube(x):
+    return x * x * x
+
+
+def uses_a_differentiable_function(x):
+    return np.sum(cube(x) * x)
+
+
+def test_a_differentiable_function_is_inlined_by_its_function():
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 2.0])
+    _, hvp = jvp(grad(uses_a_differentiable_function), [x], [v])
+    np.testing.assert_allclose(hvp, 12 * x**2 * v)  # d2/dx2 of x^4 is 12 x^2
+
+
+def test_a_custom_op_is_refused_with_its_own_hint():
+    from autodiff_tutor.ops import DifferentiableFunction
+
+    class Square(DifferentiableFunction):
+        def forward(self, x):
+            return x * x, x
+
+        def backward(self, d_out, x):
+            return 2 * x * d_out
+
+    square = Square()
+
+    def uses_the_op(x):
+        return np.sum(square(x))
+
+    with pytest.raises(UnsupportedSyntaxError, match="second derivatives") as raised:
+        jvp(grad(uses_the_op), [np.ones(2)], [np.ones(2)])
+    assert "custom ops have hand-written first derivatives only" in raised.value.hint
+
+
+def scaled_cube(x, scale=2.0):
+    return scale * np.sum(x**3)
+
+
+def test_a_gradient_keeps_the_default_arguments():
+    x, v = np.array([0.5, -1.0]), np.array([1.0, 1.0])
+    _, hvp = jvp(grad(scaled_cube), [x], [v])  # scale left to its default
+    np.testing.assert_allclose(hvp, 2.0 * 6 * x * v)
