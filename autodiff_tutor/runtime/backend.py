@@ -256,6 +256,7 @@ def shares_memory(view: Any, base: Any) -> bool:
         raise UnsupportedSyntaxError(
             "a write into an array that a view shares needs to know whether the view is "
             f"a copy, and {type(view).__name__} arrays cannot tell (no may_share_memory)",
-            hint="copy the view (v = v.copy()) or the array before writing into it",
+            hint="copy the view before writing into it (np.copy(v); in the array API "
+            "xp.asarray(v, copy=True)), or write into the array itself",
         )
     return bool(overlap(view, base))

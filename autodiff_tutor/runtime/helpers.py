@@ -408,7 +408,10 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
     [0.0, 5.0, 0.0]
     """
     _check_distinct(index)
-    result = x.copy(order="K") if hasattr(x, "flags") else x.copy()  # numpy, cupy
+    if hasattr(x, "flags"):  # numpy, cupy
+        result = x.copy(order="K")
+    else:  # the array API has no .copy()
+        result = array_module(x).asarray(x, copy=True)
     result[index] = value
     return result
 
