@@ -7,9 +7,11 @@ numpy path and central differences give.
 
 import array_api_strict as xs
 import numpy as np
+import pytest
 from oracles import central_difference
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
+from autodiff_tutor.errors import AutodiffError
 
 
 @differentiable
@@ -53,3 +55,30 @@ def test_an_integer_seed_is_cast_to_the_value_dtype():
     (g,) = back(xs.asarray([1, 1, 1]))
     assert g.dtype == xs.float64
     np.testing.assert_allclose(np.asarray(g), 2 * X)
+
+
+def written_copy(x):
+    y = x * 2.0
+    y[0] = 5.0
+    return y[1] * y[0] + x[2] * y[2]
+
+
+def written_through_a_view(x):
+    y = x * 2.0
+    v = y[0:2]
+    v[0] = 5.0
+    return y[1] * y[0] + x[2]
+
+
+def test_an_element_write_runs_on_strict_arrays():
+    expected = central_difference(written_copy, [X], 0)
+    g = grad(written_copy)(xs.asarray(X))
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-7, atol=1e-9)
+
+
+def test_a_write_through_a_view_of_a_strict_array_is_refused_not_a_crash():
+    np.testing.assert_allclose(
+        grad(written_through_a_view)(X), central_difference(written_through_a_view, [X], 0)
+    )
+    with pytest.raises(AutodiffError, match="may_share_memory"):
+        grad(written_through_a_view)(xs.asarray(X))

@@ -128,3 +128,16 @@ def test_a_failure_is_minimized_to_the_block_that_causes_it(monkeypatch):
     )
     small = minimize(program, still_fails(failing))
     assert small.blocks == ["    v3 = np.floor(x) * x\n"] and small.constructs == {"cast"}
+
+
+def test_a_kink_of_the_directional_difference_is_not_trusted():
+    """Once a false 'wrong' (fuzz jvp, seeds 34 and 49 of this program): at w[1] = 0,
+    w * floor(w) has a kink whose slope jump is small along the direction, so both
+    central steps agreed on the average slope and the one-sided test let it through."""
+    for seed in (34, 49):
+        body = ["    v1 = w * np.floor(w)\n"]
+        result = "np.sum(v1) + 0.1 * np.sum(x * x) + np.sum(w)"
+        program = Program(seed, [], body, [frozenset({"cast"})], result, True)
+        assert check_program(program, modes=("jvp",)) == [Outcome("jvp", "unchecked")]
+        smooth = Program(seed, [], ["    v1 = w * np.sin(w)\n"], [frozenset()], result, True)
+        assert check_program(smooth, modes=("jvp",)) == [Outcome("jvp", "right")]

@@ -196,6 +196,11 @@ HELPER_CASES: dict[str, list[Case]] = {
         prod_case(uniform(-1.5, 1.5, 2, 3, 4), {"axis": 0}, "axis=0"),
         prod_case(uniform(-1.5, 1.5, 2, 3, 4), {"axis": 1}, "axis=1"),
         prod_case(uniform(-1.5, 1.5, 2, 3, 4), {"axis": -1}, "axis=-1"),
+        prod_case(uniform(-1.5, 1.5, 2, 3, 4), {"axis": (0, 2)}, "axis=(0, 2)"),
+        prod_case(uniform(-1.5, 1.5, 2, 3, 4), {"axis": (-1, 1)}, "axis=(-1, 1)"),
+        prod_case(
+            fixed(np.array([[0.0, 3.0, 0.0], [2.0, 0.0, 1.5]])), {"axis": (0, 1)}, "tuple, zeros"
+        ),
         prod_case(fixed(np.array([2.0, 0.0, -1.5, 0.7])), {}, "one zero"),
         prod_case(fixed(np.array([[0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])), {"axis": 1}, "zeros"),
         prod_case(fixed(np.array([[0.0, 2.0], [0.0, 0.5], [4.0, 0.0]])), {"axis": 0}, "two zeros"),

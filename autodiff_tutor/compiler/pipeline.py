@@ -332,6 +332,8 @@ def _forward_helpers(generated: Generated, program: Program) -> set[str]:
     for step in program.all_steps():
         if step.op == "setitem":
             names |= {"assign_at", "at"}
+        if step.op == "shares_memory":
+            names.add("shares_memory")
         if step.synthetic and isinstance(step.value, ast.Name) and step.value.id == "unbound":
             names.add("unbound")
         if step.kind == "op_call" and isinstance(step.value.func, ast.Call):

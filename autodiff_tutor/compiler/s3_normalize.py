@@ -34,6 +34,7 @@ from typing import Any
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step, ValueRefusal
 from autodiff_tutor.compiler.s1_fence import is_list_append
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
+from autodiff_tutor.compiler.s3_normalize_aliases import AliasesMixin
 from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
 from autodiff_tutor.compiler.s3_normalize_effects import EffectsMixin
 from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
@@ -55,7 +56,7 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
     return _Normalizer(parsed, tree).run()
 
 
-class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
+class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
         self.tree = tree
@@ -69,6 +70,10 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
         self.emitted: list[Step] = []  # every step so far, in order
         self.list_names: set[str] = set()
         self.pending_writes: list[tuple] = []  # in-place writes to check at the end
+        self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
+        self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
+        self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
+        self.layout_unsure: set[str] = set()  # may be laid out unlike the user's (z += v)
         self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
         self.variable_of: dict[str, str] = {p: p for p in self.params}  # version -> user name
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
@@ -128,11 +133,17 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
             self._reject(node, "a return here is not supported", "return at the end")
         elif isinstance(node, ast.AugAssign):
             right = node.value
+            old = None
             if isinstance(node.target, ast.Name):
                 right = self._atom(node.value)  # the right side is read before the write
                 self._check_in_place(node)
+                old = self.current[node.target.id]
             value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
             self._assign(node.target, ast.copy_location(value, node))
+            if old is not None:  # views and aliases see the write
+                if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
+                    self.layout_unsure.add(self.current[node.target.id])
+                self._spread_write(old, self.current[node.target.id], node)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self._assign(node.target, node.value)
@@ -302,6 +313,9 @@ class _Normalizer(CallsMixin, FlowMixin, WritesMixin, EffectsMixin):
         self.steps.append(step)
         self.emitted.append(step)
         self.taken.add(step.target)
+        if names & self.layout_unsure:
+            self.layout_unsure.update(step.defined())
+        self._note_view(step)
         if step.kind == "static" and step.callee is None and self.resolver.makes_module(step.value):
             self.resolver.module_locals.add(step.target)
         return ast.Name(step.target, ast.Load())

@@ -156,9 +156,9 @@ class CallsMixin:
             bound[param] = arg
         extra = positional[len(params) :]
         if extra:
-            if receiver is None or not params:
-                self._refuse(node, f"too many arguments for {callee.description}", "")
-            last = params[-1]
+            if receiver is None or not params or params[-1] in rule.inputs:
+                self._refuse(extra[0], f"too many arguments for {callee.description}", "")
+            last = params[-1]  # x.reshape(2, 3): the last option takes the rest
             bound[last] = ast.Tuple(elts=[bound[last], *extra], ctx=ast.Load())
         for keyword in node.keywords:
             if keyword.arg not in params:

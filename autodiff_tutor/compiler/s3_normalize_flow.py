@@ -75,6 +75,8 @@ class FlowMixin:
         step.synthetic = True
         if source in self.list_names:
             self.list_names.add(target)
+        if source in self.layout_unsure:
+            self.layout_unsure.add(target)
         block.append(step)
         self.emitted.append(step)
         if kind == "copy":

@@ -61,6 +61,7 @@ class WritesMixin:
         inputs = {"x": base, "value": item}
         self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
         self.current[name] = version
+        self._spread_write(base.id, version, target)  # views and aliases see the write
 
     def _append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
@@ -106,13 +107,22 @@ class WritesMixin:
         loops = set(self.loop_stack)
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
-    def _in_place_error(self, node: ast.AST, what: str, fix: str, seen_by: str = "") -> None:
+    def _in_place_error(
+        self, node: ast.AST, what: str, fix: str, seen_by: str = "", element: str = ""
+    ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
+        hint = f"make a copy first ({fix}), or build a new array"
+        if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
+            later = (
+                f", and {seen_by!r} may share it (an element read is a view unless it is a "
+                "single number) and is read after the write"
+            )
+            hint = f"copy what you read ({seen_by} = {element}.copy()) or the array ({fix})"
         self._reject(
             node,
             f"'{what}' would change, in place, an array that other names share "
             f"(a parameter, an alias or a view){later}",
-            f"make a copy first ({fix}), or build a new array",
+            hint,
         )
 
     def _check_writes(self) -> None:
@@ -135,12 +145,16 @@ class WritesMixin:
                 if step.synthetic:
                     continue
                 for name in step.operand_names() & watched:
-                    if position >= index:
-                        stale = not _made_between(name, index, position, definer)
+                    if position == index:
+                        stale = False  # the write itself reads the values before it
+                    elif position > index:
+                        fresh = self.spread_versions
+                        stale = not _made_between(name, index, position, definer, fresh)
                     else:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
-                        self._in_place_error(node, what, fix, _described(name, definer))
+                        seen_by, element = _described(name, definer), _element(name, definer)
+                        self._in_place_error(node, what, fix, seen_by, element)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
@@ -200,10 +214,20 @@ class WritesMixin:
         return family
 
 
-def _made_between(name: str, start: int, end: int, definer: dict) -> bool:
-    """Whether the user's code made ``name`` afresh after the write and before the read
-    (a view taken after a write sees the written array, as the compiled code does)."""
-    return any(start <= p < end and not step.synthetic for p, step in definer.get(name, []))
+def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str]) -> bool:
+    """Whether ``name`` was made afresh after the write and before the read: by the
+    user's code (a view taken after a write sees the written array, as the compiled code
+    does), as a version that a write gave its views and aliases (``fresh``), or as the
+    compiler's copy (a branch's or loop's join) of names all made afresh so."""
+    steps = [(p, step) for p, step in definer.get(name, []) if start <= p < end]
+    if any(not step.synthetic or name in fresh for _, step in steps):
+        return True
+    return bool(steps) and all(
+        isinstance(step.value, ast.Name)
+        and step.value.id != name
+        and _made_between(step.value.id, start, p, definer, fresh)
+        for p, step in steps
+    )
 
 
 def _described(name: str, definer: dict) -> str:
@@ -214,8 +238,31 @@ def _described(name: str, definer: dict) -> str:
     return re.sub(r"_\d+$", "", name)  # the user's name, not its version
 
 
-def _view_base(step: Step) -> str | None:
-    """The name whose array ``step``'s result may share (an alias or a view), if any."""
+def _element(name: str, definer: dict) -> str:
+    """The user's ``y[i]`` or ``y[i, j]`` if ``name`` was read so (integers only: a view
+    of ``y`` or a copy of one number, depending on ``y``'s dimensions), else ``""``."""
+    steps = [step for _, step in definer.get(name, [])]
+    if len(steps) != 1 or steps[0].op != "getitem" or steps[0].expression is None:
+        return ""
+    index = steps[0].options["index"]
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
+        return ""
+    return ast.unparse(steps[0].expression)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
+
+
+def view_base(step: Step) -> str | None:
+    """The name whose array ``step``'s result may share (an alias or a view), if any.
+
+    >>> t = ast.Name("t", ast.Load())
+    >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
+    't'
+    >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
+    """
     value = step.value
     if isinstance(value, ast.Name):
         return value.id
@@ -261,7 +308,7 @@ def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
             if isinstance(item, ast.Name):
                 edges += [(target, item.id) for target in step.defined()]
         return edges
-    base = _view_base(step)
+    base = view_base(step)
     if base is None:
         return edges
     for target in step.defined():

@@ -32,6 +32,7 @@ from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
     add_lists,
     assign_at,
+    axes_last,
     dot_dx,
     dot_dy,
     inverse_axes,
@@ -308,6 +309,7 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
 # p_i = prod_{j != i} x_j has dp_i/dx_k = prod_{j not in {i, k}} x_j for k != i, 0 for
 # k == i: a symmetric matrix ("pairs"), built as prod_others of x with x_i set to 1 in
 # row i. No division, so exact where x has zeros; memory n^2 per slice along the axis.
+# Over several axes (or all), those axes are moved last and flattened into one.
 
 
 @defvjp(
@@ -322,24 +324,28 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
     ),
 )
 def prod_others_(g, xp, x, axis=None):
-    a = 0 if axis is None else axis % x.ndim
-    flat = xp.reshape(x, (-1,) if axis is None else x.shape)
-    n = flat.shape[a]
-    eye = xp.reshape(xp.eye(n, dtype=bool), (n, n) + (1,) * (flat.ndim - a - 1))
+    order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
+    moved = xp.transpose(x, order)
+    flat = xp.reshape(moved, moved.shape[: x.ndim - len(axes_last(x.ndim, axis, True))] + (-1,))
+    a = flat.ndim - 1
+    eye = xp.eye(flat.shape[a], dtype=bool)
     pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
-    grad = xp.sum(xp.expand_dims(xp.reshape(g, flat.shape), a + 1) * pairs, axis=a)
-    return xp.reshape(grad, x.shape)
+    g_flat = xp.reshape(xp.transpose(g, order), flat.shape)
+    grad = xp.sum(pairs * xp.expand_dims(g_flat, a), axis=a + 1)  # pairs is symmetric
+    return xp.transpose(xp.reshape(grad, moved.shape), inverse_axes(order))
 
 
 @defjvp("prod_others")
 def prod_others_tangent(xp, x, axis=None, *, d_x):
-    a = 0 if axis is None else axis % x.ndim
-    flat = xp.reshape(x, (-1,) if axis is None else x.shape)
-    n = flat.shape[a]
-    eye = xp.reshape(xp.eye(n, dtype=bool), (n, n) + (1,) * (flat.ndim - a - 1))
+    order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
+    moved = xp.transpose(x, order)
+    flat = xp.reshape(moved, moved.shape[: x.ndim - len(axes_last(x.ndim, axis, True))] + (-1,))
+    a = flat.ndim - 1
+    eye = xp.eye(flat.shape[a], dtype=bool)
     pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
-    tangent = xp.sum(pairs * xp.expand_dims(xp.reshape(d_x, flat.shape), a), axis=a + 1)
-    return xp.reshape(tangent, x.shape)
+    d_flat = xp.reshape(xp.transpose(d_x, order), flat.shape)
+    tangent = xp.sum(pairs * xp.expand_dims(d_flat, a), axis=a + 1)
+    return xp.transpose(xp.reshape(tangent, moved.shape), inverse_axes(order))
 
 
 # --- piecewise constant (a.e.) or static: no derivative -----------------------------------
@@ -352,6 +358,8 @@ family.declare_nondifferentiable(
     "zeros_like",
     "ones_like",
     "array_module",
+    "shares_memory",
+    "axes_last",
 )
 
 HELPER_OPS = (

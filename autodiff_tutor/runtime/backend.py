@@ -239,3 +239,34 @@ def like(x: Any) -> Any:
 
 
 _KEEP_BELOW = 4096  # elements
+
+
+def shares_memory(view: Any, base: Any) -> bool:
+    """Whether the array ``view`` sees the memory of ``base`` (an alias or a view of it).
+
+    Compiled code asks this where numpy's answer depends on the values' memory layout:
+    ``y.reshape(-1)`` is a view of a contiguous ``y`` and a copy of a transposed one,
+    ``y[0]`` is a view of a 2-D ``y`` and a scalar copy of a 1-D one. Numbers and
+    numpy scalars share nothing (``+=`` on them makes a new object).
+
+    >>> y = np.zeros((2, 3))
+    >>> shares_memory(y.reshape(-1), y), shares_memory(y.T.reshape(-1), y)
+    (True, False)
+    >>> shares_memory(y[0], y), shares_memory(y[0, 0], y), shares_memory(y, y)
+    (True, False, True)
+    """
+    if not hasattr(view, "shape") or isinstance(view, np.generic):
+        return False
+    if view is base:
+        return True
+    overlap = getattr(array_module(view, base), "may_share_memory", None)
+    if overlap is None:
+        from autodiff_tutor.errors import UnsupportedSyntaxError
+
+        raise UnsupportedSyntaxError(
+            "a write into an array that a view shares needs to know whether the view is "
+            f"a copy, and {type(view).__name__} arrays cannot tell (no may_share_memory)",
+            hint="copy the view before writing into it (np.copy(v); in the array API "
+            "xp.asarray(v, copy=True)), or write into the array itself",
+        )
+    return bool(overlap(view, base))

@@ -16,7 +16,7 @@ import numpy as np
 from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
-from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, size
+from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     constant_only,
     einsum_operand,
@@ -59,6 +59,7 @@ __all__ = [
     "digamma",
     "trigamma",
     "add_lists",
+    "axes_last",
     "broadcast_like",
     "cast_like",
     "dot_dx",
@@ -67,6 +68,7 @@ __all__ = [
     "matmul_dx",
     "matmul_dy",
     "prod_others",
+    "shares_memory",
     "size",
     "split_like",
     "tie_share",
@@ -159,11 +161,10 @@ def prod_others(x: Any, axis: Any = None) -> Any:
     if axis is None:
         return xp.reshape(prod_others(xp.reshape(x, (-1,)), 0), x.shape)
     if isinstance(axis, (tuple, list)):  # the chosen axes side by side, as one axis
-        axes = sorted({int(a) % x.ndim for a in axis})
-        order = [a for a in range(x.ndim) if a not in axes] + axes
-        moved = xp.transpose(x, tuple(order))
-        kept = tuple(moved.shape[: x.ndim - len(axes)])
-        others = prod_others(xp.reshape(moved, (*kept, -1)), axis=-1)
+        order = axes_last(x.ndim, axis)
+        moved = xp.transpose(x, order)
+        kept = moved.shape[: x.ndim - len(axes_last(x.ndim, axis, chosen=True))]
+        others = prod_others(xp.reshape(moved, (*kept, -1)), -1)
         return xp.transpose(xp.reshape(others, moved.shape), inverse_axes(order))
     moved = xp.moveaxis(x, axis, -1)
     ones = xp.ones_like(moved[..., :1])
@@ -251,6 +252,18 @@ def dot_dy(g: Any, x: Any, y: Any) -> Any:
     """
     axes = _dot_axes(x, y)
     return matmul_dy(g, x, y) if axes is None else tensordot_operand(g, x, y, axes, 1)
+
+
+def axes_last(ndim: int, axis: Any, chosen: bool = False) -> tuple[int, ...]:
+    """The permutation that moves the axes ``axis`` (``None``: all, an int, a tuple)
+    last, in their order; with ``chosen``, those axes only.
+
+    >>> axes_last(3, (0, -1)), axes_last(3, 1), axes_last(2, None, chosen=True)
+    ((1, 0, 2), (0, 2, 1), (0, 1))
+    """
+    axes = range(ndim) if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,)
+    last = sorted({int(a) % ndim for a in axes})
+    return tuple(last) if chosen else tuple([a for a in range(ndim) if a not in last] + last)
 
 
 def inverse_axes(axes: Any) -> tuple[int, ...]:

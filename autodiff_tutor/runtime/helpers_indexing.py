@@ -83,11 +83,17 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
 def assign_at(x: Any, index: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
 
+    The copy keeps ``x``'s memory layout, as the write in place would: whether a later
+    ``reshape`` is a view or a copy depends on it.
+
     >>> assign_at(np.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
     """
     _check_distinct(index)
-    result = x.copy()
+    if hasattr(x, "flags"):  # numpy, cupy
+        result = x.copy(order="K")
+    else:  # the array API has no .copy()
+        result = array_module(x).asarray(x, copy=True)
     result[index] = value
     return result
 

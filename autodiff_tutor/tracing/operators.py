@@ -4,8 +4,9 @@ element writes, each computed on the raw data and recorded by
 
 In-place updates follow numpy: every name of the updated array sees the new value,
 and so do the views tracing made of it (they are rebuilt from the new value). An
-update *through* a view (``v = t[0]; v += 1``), or of memory another traced array
-shares in a way tracing did not make, is refused with a located error.
+update *through* such a view (``v = t[0]; v += 1``) is put back into ``t``
+(:mod:`~autodiff_tutor.tracing.through_view`). An update of memory another traced
+array shares in a way tracing did not make is refused with a located error.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced
@@ -28,6 +29,7 @@ from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages
 from autodiff_tutor.tracing.locations import location, stores_back
+from autodiff_tutor.tracing.through_view import follows, put_back
 from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
 
 _SYMBOLS = {
@@ -84,13 +86,18 @@ def in_place(op: str, function: Any) -> Any:
 
     def method(self: TracedValue, other: Any) -> Any:
         shared = _unknown_sharers(self)
-        if shared and not stores_back():
+        through = bool(shared) and not stores_back()  # v += 1 on a view: written back
+        if through and not follows(self, shared):
             raise messages.in_place_shared(f"y {symbol} ...")
         result = compute(self, other)
         if not dispatch.is_traced(result) or result.shape != self.shape:
             raise messages.in_place_shape(f"y {symbol} ...", self.shape, shape_of(result))
         if result.dtype != self.dtype:  # numpy keeps the dtype of the updated array
             result = result.astype(self.dtype)
+        if through:
+            if not put_back(self, result, update):
+                raise messages.in_place_shared(f"y {symbol} ...")
+            return self
         if shared or isinstance(self._data, np.generic):
             # y[i] += v: the store that follows writes the new y[i] into y; and numpy
             # scalars are immutable: numpy rebinds the name to a new scalar
@@ -112,7 +119,8 @@ def set_item(y: Any, index: Any, value: Any) -> None:
             location(),
             hint="write y = new_value, or make y an array (np.asarray is fine before tracing)",
         )
-    if _unknown_sharers(y, raw_index):
+    shared = _unknown_sharers(y, raw_index)
+    if shared and not follows(y, shared):
         raise messages.in_place_shared("y[...] = ...")
 
     def forward() -> Any:
@@ -124,7 +132,10 @@ def set_item(y: Any, index: Any, value: Any) -> None:
         if error.location is not None:
             raise
         raise type(error)(error.message, location(), error.hint) from None
-    update(y, result)
+    if not shared:
+        update(y, result)
+    elif not put_back(y, result, update):  # a write through a view: its array sees it
+        raise messages.in_place_shared("y[...] = ...")
 
 
 def _unknown_sharers(y: TracedValue, index: Any = None) -> list[TracedValue]:

@@ -10,8 +10,9 @@ off-trace set). An in-place update (``t /= 2``) asks :func:`sharing_memory` whic
 other traced values see the same memory: numpy would change them too. Views that
 tracing made itself (``v = t.reshape(-1)``, ``t.T``, ``t[0]``, ``np.transpose(t)``:
 :func:`note_view`) are rebuilt from the updated array, so they see the update as in
-numpy; any other sharing (an update *through* a view, ``v += 1``) is refused instead
-of silently diverging from numpy.
+numpy; an update *through* such a view (``v += 1``) is put back into its array
+(:mod:`~autodiff_tutor.tracing.through_view`); any other sharing is refused instead of
+silently diverging from numpy.
 
 >>> import numpy as np
 >>> base = TracedValue(np.zeros(4))
@@ -37,7 +38,16 @@ _OFF_TRACE: weakref.WeakValueDictionary[int, TracedValue] = weakref.WeakValueDic
 class TracedValue:
     """The data of a traced array: raw array, trace, node id and origins."""
 
-    __slots__ = ("_data", "_tape", "_node", "_origins", "_views", "_rebuild", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_tape",
+        "_node",
+        "_origins",
+        "_views",
+        "_rebuild",
+        "_base",
+        "__weakref__",
+    )
 
     def __init__(self, data: Any, tape: Any = None, node: int | None = None, origins=frozenset()):
         self._data = data
@@ -46,6 +56,7 @@ class TracedValue:
         self._origins = origins
         self._views: list[weakref.ref[TracedValue]] = []  # traced views of this value
         self._rebuild: Callable[[TracedValue], TracedValue] | None = None  # view from base
+        self._base: weakref.ref[TracedValue] | None = None  # the array this is a view of
         _registry(tape)[id(self)] = self
 
     def _become(self, other: TracedValue) -> None:
@@ -71,6 +82,7 @@ def note_view(result: Any, base: TracedValue, rebuild: Callable[[Any], Any]) -> 
         and np.may_share_memory(result._data, base._data)
     ):
         result._rebuild = rebuild
+        result._base = weakref.ref(base)
         if len(base._views) >= 64:  # a loop making views of one array: drop the dead ones
             base._views = [ref for ref in base._views if ref() is not None]
         base._views.append(weakref.ref(result))

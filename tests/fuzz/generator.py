@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -278,8 +279,14 @@ def _view_inplace(s: _State) -> None:
     shape = s.shapes[a]
     new = shape[::-1] if "transpose" in maker else (int(np.prod(shape)),)
     op = s.rng.choice([" *= 2.0", " /= 2.0", " += 1.0", "[-1] *= 0.5", "[:, 0] = 1.5"])
-    lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base), f"{base}{op}"]
-    s.emit(lines, view, new, "view_inplace")
+    lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base)]
+    # half the programs write through the view instead, and read the base later (drawn
+    # from the text, so that the seeded stream stays what it was)
+    if zlib.crc32("".join(lines + [op]).encode()) % 2:
+        s.emit([*lines, f"{base}{op}"], view, new, "view_inplace")
+    else:
+        op = "[0] = 1.5" if len(new) == 1 and op.startswith("[:") else op
+        s.emit([*lines, f"{view}{op}"], base, shape, "view_inplace")
 
 
 def _if(s: _State) -> None:

@@ -27,19 +27,36 @@ STEPS = (1e-4, 1e-5)  # two central steps that must agree
 AGREE = 1e-6  # |d(h1) - d(h2)| <= AGREE * (1 + |d|)
 ONE_SIDED = 2e-3  # |forward - backward| <= ONE_SIDED * (1 + |d|)
 TOLERANCE = 1e-5  # what the AD result must meet against a trusted difference
+JUMP = TOLERANCE / 4  # a larger jump of the slope is a kink (AD may take either side)
 
 
 def trusted_difference(fn: Callable[[float], float], at: float = 0.0) -> tuple[float, bool]:
-    """The derivative of scalar ``t -> fn(t)`` at ``at``, and whether it is trustworthy."""
+    """The derivative of scalar ``t -> fn(t)`` at ``at``, and whether it is trustworthy.
+
+    Trusted: the values are finite, the central differences of both steps agree, and
+    no kink is seen. At a kink both central steps give the same average of the two
+    one-sided slopes, so their agreement proves nothing there; the one-sided slopes
+    show it: their gap is ``jump + h * f''``, so the gaps at two steps give the jump
+    itself, and a jump that AD could land on either side of (``JUMP``) is a kink.
+
+    >>> trusted_difference(lambda t: 0.3 * t + 1e-4 * t * np.floor(t))[1]  # a small kink
+    False
+    >>> estimate, trusted = trusted_difference(lambda t: np.exp(10 * t))  # smooth, curved
+    >>> round(float(estimate), 6), trusted
+    (10.0, True)
+    """
     h1, h2 = STEPS
     f0, p1, m1, p2, m2 = fn(at), fn(at + h1), fn(at - h1), fn(at + h2), fn(at - h2)
     d1, d2 = (p1 - m1) / (2 * h1), (p2 - m2) / (2 * h2)
     forward, backward = (p2 - f0) / h2, (f0 - m2) / h2
+    gap1, gap2 = (p1 - 2 * f0 + m1) / h1, (p2 - 2 * f0 + m2) / h2
+    jump = (h1 * gap2 - h2 * gap1) / (h1 - h2)
     values = (f0, p1, m1, p2, m2)
     trusted = (
         all(np.isfinite(v) for v in values)
         and abs(d1 - d2) <= AGREE * (1 + abs(d2))
         and abs(forward - backward) <= ONE_SIDED * (1 + abs(d2))
+        and abs(jump) <= JUMP * (1 + abs(d2))
     )
     return d2, bool(trusted)
 

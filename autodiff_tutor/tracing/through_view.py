@@ -1,0 +1,108 @@
+"""Writes *through* a view that tracing made: the array it was taken from sees them.
+
+``v = t.T; v[0] = 1`` (or ``v *= 2``) changes ``t`` in numpy. Tracing records the
+write on ``v`` (a new value for ``v``), then puts that value back into ``t``: which
+element of ``t`` each element of ``v`` is, is read from memory (``t``'s elements are
+numbered in place for a moment, and ``v`` shows their numbers), and
+``t = assign_at(t, positions, v)`` is recorded, so the gradient flows through it.
+Then ``t``'s views are rebuilt from it, as after any update of ``t``
+(:func:`~autodiff_tutor.tracing.operators.update`).
+
+A write through memory that tracing did not see shared (a view made outside the
+trace, or through numpy functions it does not know) stays refused.
+
+>>> import numpy as np
+>>> positions(np.zeros((2, 3)).T[1], np.zeros((2, 3)))  # unrelated arrays
+>>> base = np.zeros((2, 3))
+>>> positions(base.T[1], base).tolist()
+[1, 4]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.runtime.backend import array_module
+from autodiff_tutor.runtime.helpers import assign_at
+from autodiff_tutor.tracing import dispatch
+from autodiff_tutor.tracing.value import TracedValue, views_of
+
+
+def parent_of(value: TracedValue) -> TracedValue | None:
+    """The traced array ``value`` is a view of, if tracing made it so and it is alive.
+
+    >>> from autodiff_tutor.tracing.value import note_view
+    >>> base = TracedValue(np.zeros((2, 3)))
+    >>> view = note_view(TracedValue(base._data.T), base, lambda b: b)
+    >>> parent_of(view) is base, parent_of(base)
+    (True, None)
+    """
+    return value._base() if value._base is not None else None
+
+
+def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:
+    """Whether a write through ``view`` can be put back: ``view`` is a view tracing
+    made, and every traced array sharing its memory is its root or a view of it.
+
+    >>> from autodiff_tutor.tracing.value import note_view
+    >>> base = TracedValue(np.zeros((2, 3)))
+    >>> view = note_view(TracedValue(base._data.T), base, lambda b: b)
+    >>> stranger = TracedValue(base._data[0])  # shares memory, not made by tracing
+    >>> follows(view, [base]), follows(view, [base, stranger])
+    (True, False)
+    """
+    if parent_of(view) is None:
+        return False
+    root = view
+    while parent_of(root) is not None:
+        root = parent_of(root)
+    family = [root, *(v for _, v in views_of(root))]
+    return all(any(s is f for f in family) for s in sharers)
+
+
+def put_back(view: TracedValue, result: TracedValue, update: Any) -> bool:
+    """``view`` takes ``result``'s value, written into the array it is a view of (and so
+    on up to the root, whose views are then rebuilt by ``update``). Returns ``False``
+    when the positions cannot be read (the caller refuses the write)."""
+    parent = parent_of(view)
+    where = positions(view._data, parent._data)
+    if where is None:
+        return False
+    flat = dispatch.call_function(np.reshape, (parent, (-1,)), {})
+    value = dispatch.call_function(np.reshape, (result, (-1,)), {})
+    index, raw_flat, raw_value = where.reshape(-1), flat._data, value._data
+
+    def forward() -> Any:
+        return assign_at(raw_flat, index, raw_value)
+
+    written = dispatch.apply("assign_at", "y[...] = ...", forward, [flat, index, value], {})
+    new_parent = dispatch.call_function(np.reshape, (written, parent.shape), {})
+    del flat, value, written  # not views to rebuild after the update
+    if parent_of(parent) is not None:
+        return put_back(parent, new_parent, update)
+    update(parent, new_parent)
+    return True
+
+
+def positions(view: Any, base: Any) -> Any:
+    """For each element of ``view``, its position in ``base`` flattened (C order), read
+    from memory; ``None`` unless ``view`` lies inside ``base`` and both are writable
+    real floating arrays with exact positions."""
+    xp = array_module(view, base)
+    overlap = getattr(xp, "may_share_memory", None)
+    kind = getattr(getattr(base, "dtype", None), "kind", "")
+    if overlap is None or kind != "f" or not hasattr(view, "shape") or not overlap(view, base):
+        return None
+    if base.size >= 2 ** (np.finfo(base.dtype).nmant + 1):
+        return None  # positions would not be exact in this precision
+    if not getattr(base.flags, "writeable", True):  # read-only memory (cupy has no flag)
+        return None
+    saved = base.copy()
+    try:
+        base[...] = xp.reshape(xp.arange(base.size, dtype=base.dtype), base.shape)
+        found = xp.asarray(view).astype(np.int64)
+    finally:
+        base[...] = saved
+    return found
