@@ -12,6 +12,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.ir import StaticOperand, Step, ValueRefusal
+from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
@@ -25,6 +26,8 @@ class CallsMixin:
         callee = self.resolver.callee(node)
         if callee.kind == "escape" and self._is_list_of_arrays(node):
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
+        if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
+            return self._conversion(node, target)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -128,6 +131,12 @@ class CallsMixin:
         if isinstance(arg, ast.List):
             return True
         return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
+
+    def _is_conversion(self, node: ast.Call, callee: Callee) -> bool:
+        """``np.array(x)``, ``np.asarray(x)``, ``xp.asarray(x)``... of x with gradient."""
+        if callee.kind not in ("escape", "module_call") or not conversion_name(node):
+            return False
+        return bool(node.args) and self._carries_gradient(node.args[0])
 
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""
