@@ -159,9 +159,8 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
             "so its gradient would be lost "
             "and the result would be silently wrong",
             location,
-            hint="keep it an array (x.copy(), np.copy(x) and np.array(x) copy it with its "
-            "gradient); if you mean to cut the gradient here, call stop_gradient(...) "
-            "explicitly",
+            hint="keep it an array; if you mean to cut the gradient here, "
+            "call stop_gradient(...) explicitly",
         )
     hint = (
         "use a numpy function with a rule, write a DifferentiableFunction with "
