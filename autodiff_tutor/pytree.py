@@ -314,9 +314,7 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     return flat, leaves_of
 
 
-def structured_jvp(
-    f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any
-) -> tuple | None:
+def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any) -> tuple | None:
     """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
     same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
     call is flattened into one array per leaf, and a gradient and its tangent come

@@ -156,6 +156,8 @@ class CallsMixin:
         receiver = callee.receiver
         if receiver is not None:
             positional.insert(0, receiver)
+        if len(positional) > len(params) or len(positional) < len(rule.inputs):
+            self._check_leading(node, rule, positional)  # np.einsum of three operands
         bound: dict[str, ast.expr] = {}
         names = _positional_names(callee.obj) if receiver is None else None
         if names is not None and len(positional) > len(rule.inputs):
@@ -208,6 +210,13 @@ class CallsMixin:
                 )
         call = ast.Call(node.func, list(node.args[: len(rule.inputs)]), keywords)
         return ast.copy_location(call, node)
+
+    def _check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
+        """A call with more or fewer arrays than its rule takes: the rule's check of its
+        leading inputs says what the rule covers (einsum's subscripts), when it can."""
+        leading = dict(zip(rule.inputs, positional, strict=False))
+        if rule.check is not None and set(rule.checked_parameters()) <= set(leading):
+            self._check_options(node, rule, leading)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
         """Options a rule restricts (svd's ``full_matrices``) must be literals the rule

@@ -260,8 +260,10 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
             hint="the einsum rule covers two operands written with letters and '...', "
-            "each letter at most once per operand (no diagonals); write the rest with "
-            "np.diagonal, np.sum and two-operand einsums",
+            "each letter at most once per operand (no diagonals); write one operand with "
+            "np.transpose, np.sum or np.trace, a diagonal with np.diagonal, and three "
+            "operands as two einsums in turn: np.einsum('ik,kl->il', "
+            "np.einsum('ij,jk->ik', a, b), c)",
         )
     dots = ""
     if ndims is not None and "..." in inputs:
