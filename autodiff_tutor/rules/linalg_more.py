@@ -1,4 +1,4 @@
-"""More linear algebra: outer and inner products, two-operand einsum, tensordot, kron,
+"""More linear algebra: outer and inner products, einsum (in pairs), tensordot, kron,
 and the matrix functions of ``np.linalg`` (solve, inv, det, cholesky, eigvalsh, pinv).
 
 The matrix rules are the textbook ones (as in Giles, *An extended collection of matrix
@@ -73,7 +73,8 @@ def _letters_only(subscripts):
     math="sum over the repeated letters of x y",
     latex=r"\sum_{\text{repeated letters}} x\, y",
     convention="two operands written with letters and '...' (numpy's broadcasting); "
-    "diagonals ('ii') and other numbers of operands are refused",
+    "three or more, written with letters, as two-operand einsums in turn; diagonals "
+    "('ii'), one operand and '...' with three are refused",
     check=_letters_only,
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
@@ -91,6 +92,34 @@ def einsum(g, subscripts, x, y):
 @defjvp("einsum")
 def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
     return xp.einsum(str(subscripts), d_x, y) + xp.einsum(str(subscripts), x, d_y)
+
+
+def einsum_in_pairs(subscripts: str) -> list[str] | None:
+    """The two-operand einsums that compute an einsum of three or more operands in
+    turn (each pair's result keeps the letters still needed later), or ``None`` when
+    the rule covers no such split (``...``, a letter twice in one operand, fewer than
+    three operands). Summing a letter as soon as no later operand has it is exact.
+
+    >>> einsum_in_pairs("ij,jk,kl->il")
+    ['ij,jk->ik', 'ik,kl->il']
+    >>> einsum_in_pairs("i,i,i")
+    ['i,i->i', 'i,i->']
+    """
+    spec = str(subscripts).replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    operands = inputs.split(",")
+    if len(operands) < 3 or "." in spec or any(len(set(o)) != len(o) for o in operands):
+        return None
+    if not arrow:
+        output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
+    pairs, left = [], operands[0]
+    for k, right in enumerate(operands[1:], start=1):
+        later = "".join(operands[k + 1 :]) + output
+        last = k == len(operands) - 1
+        kept = output if last else "".join(c for c in dict.fromkeys(left + right) if c in later)
+        pairs.append(f"{left},{right}->{kept}")
+        left = kept
+    return pairs
 
 
 @defvjp(

@@ -261,9 +261,9 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
             hint="the einsum rule covers two operands written with letters and '...', "
             "each letter at most once per operand (no diagonals); write one operand with "
-            "np.transpose, np.sum or np.trace, a diagonal with np.diagonal, and three "
-            "operands as two einsums in turn: np.einsum('ik,kl->il', "
-            "np.einsum('ij,jk->ik', a, b), c)",
+            "np.transpose, np.sum or np.trace, a diagonal with np.diagonal; three or more "
+            "operands are covered when written with letters only (with '...', write two "
+            "einsums in turn: np.einsum('...k,kl->...l', np.einsum('...j,jk->...k', a, b), c))",
         )
     dots = ""
     if ndims is not None and "..." in inputs:
