@@ -220,3 +220,17 @@ def test_tracing_refuses_a_conversion_at_its_line_and_says_why(fn) -> None:
 def test_the_copy_the_tracing_hint_names_keeps_the_gradient(fn) -> None:
     want = central_difference(fn, [X], 0)
     np.testing.assert_allclose(value_and_gradient(fn, X)[1], want, rtol=1e-6)
+
+
+def asarray_of_a_list(x):
+    ys = []
+    ys.append(x * 2.0)
+    ys.append(x)
+    return np.sum(np.asarray(ys))
+
+
+def test_asarray_of_a_list_with_gradient_stays_a_located_escape_naming_stack() -> None:
+    with pytest.raises(AutodiffError) as caught:
+        grad(asarray_of_a_list)(X)
+    assert caught.value.location is not None and caught.value.location.filename == __file__
+    assert "np.stack" in caught.value.hint

@@ -137,7 +137,9 @@ class CallsMixin:
         """``np.array(x)``, ``np.asarray(x)``, ``xp.asarray(x)``... of x with gradient."""
         if callee.kind not in ("escape", "module_call") or not conversion_name(node):
             return False
-        return bool(node.args) and self._carries_gradient(node.args[0])
+        if not node.args or self._is_list_value(node.args[0]):  # np.asarray(ys): an escape
+            return False
+        return self._carries_gradient(node.args[0])
 
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""

@@ -159,7 +159,10 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
             "so its gradient would be lost "
             "and the result would be silently wrong",
             location,
-            hint="keep it an array; if you mean to cut the gradient here, "
+            hint="np.stack([...]) makes one array of a list that carries gradient; if you "
+            "mean to cut the gradient here, call stop_gradient(...) explicitly"
+            if what.rsplit(".", 1)[-1] in ("array", "asarray", "asanyarray", "ascontiguousarray")
+            else "keep it an array; if you mean to cut the gradient here, "
             "call stop_gradient(...) explicitly",
         )
     hint = (
