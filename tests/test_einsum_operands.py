@@ -1,8 +1,9 @@
-"""``np.einsum`` with three or more operands: two-operand einsums in turn (the same
-record, one step per pair, at the user's line), in both modes, against central
-differences and autograd. One operand, ``...`` with three operands and diagonals
-(``'ii->'``) are refused at the call in both modes, with the rule's own message and
-a hint whose rewrite keeps the gradient."""
+"""``np.einsum`` beyond the two-operand rule, in both modes, against central
+differences and autograd: three or more operands as two-operand einsums in turn (one
+step per pair, at the user's line); one operand as the sum, transpose, trace or
+diagonal it is. ``...`` with three operands and other diagonals (``'iij->'``) are
+refused at the call in both modes, with the rule's own message and a hint whose
+rewrite keeps the gradient."""
 
 from __future__ import annotations
 
@@ -38,8 +39,35 @@ def four(a, b, c):
     return np.sum(np.einsum("ab,bc,cd,d->a", a, b, c, np.ones(2)) ** 3)
 
 
+def trace(a, b, c):
+    return np.einsum("ii->", a @ b @ c) * np.einsum("ii", c @ a @ b)
+
+
+def transpose_and_sum(a, b, c):
+    return np.sum(np.einsum("ij->ji", a) ** 2) + np.sum(
+        np.einsum("ijk->kj", b[..., None] * c[0]) ** 3
+    )
+
+
+def diagonal_of(a, b, c):
+    return np.sum(np.einsum("ii->i", c @ a @ b) ** 3) + np.einsum("ij->", a)
+
+
+def trace_twin(a, b, c):  # autograd's einsum has no diagonal rule: its np.trace does
+    return np.trace(a @ b @ c) * np.trace(c @ a @ b)
+
+
+def diagonal_twin(a, b, c):
+    return np.sum(np.diagonal(c @ a @ b, axis1=-1, axis2=-2) ** 3) + np.sum(a)
+
+
+AUTOGRAD_TWIN = {trace: trace_twin, diagonal_of: diagonal_twin}
+
 CASES = {
     chain: (A, B, C),
+    trace: (A, B, C),
+    transpose_and_sum: (A, B, C),
+    diagonal_of: (A, B, C),
     implicit_output: (A, B, C),
     shared_letter: (A, 2 * A, A + 1.0),
     four: (A, B, C),
@@ -51,7 +79,8 @@ CASES = {
 def test_three_or_more_operands_in_both_modes(fn, index) -> None:
     args = CASES[fn]
     want = central_difference(fn, list(args), index)
-    np.testing.assert_allclose(autograd_gradient(fn, list(args), index), want, rtol=1e-6)
+    twin = AUTOGRAD_TWIN.get(fn, fn)
+    np.testing.assert_allclose(autograd_gradient(twin, list(args), index), want, rtol=1e-6)
     np.testing.assert_allclose(grad(fn, wrt=index)(*args), want, rtol=1e-6, atol=1e-9)
 
     def one(x):
@@ -76,16 +105,16 @@ def test_the_generated_code_has_one_einsum_per_pair() -> None:
     assert "np.einsum('ik,kl->il', t1, c)" in source
 
 
-def one_operand(a):
-    return np.einsum("ij->", a)
+def three_equal(a):
+    return np.einsum("iij->j", a[None] * a[:, None])
 
 
 def dots_and_three(a):
     return np.sum(np.einsum("...j,jk,kl->...l", a, B, C))
 
 
-def diagonal(a):
-    return np.einsum("ii->", a)
+def implicit_diagonal(a):
+    return np.sum(np.einsum("iij", a[None] * a[:, None]))
 
 
 def three_in_turn(a):  # the hint's rewrite, written by hand
@@ -96,7 +125,7 @@ SQUARE = np.array([[1.0, 2.0], [-0.5, 0.3]])
 
 
 @pytest.mark.parametrize(
-    ("fn", "x"), [(one_operand, SQUARE), (dots_and_three, A), (diagonal, SQUARE)]
+    ("fn", "x"), [(three_equal, SQUARE), (dots_and_three, A), (implicit_diagonal, SQUARE)]
 )
 def test_refused_at_the_call_in_both_modes(fn, x) -> None:
     with pytest.raises(NoDerivativeRuleError) as compiled:

@@ -16,7 +16,6 @@ from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
-from autodiff_tutor.rules.linalg_more import einsum_in_pairs
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
 
@@ -159,6 +158,8 @@ class CallsMixin:
         receiver = callee.receiver
         if rule.op == "einsum" and len(positional) > 3 and not node.keywords:
             return self._einsum_in_pairs(node, target, callee)
+        if rule.op == "einsum" and len(positional) == 2 and not node.keywords:
+            return self._einsum_of_one(node, target, callee)
         if receiver is not None:
             positional.insert(0, receiver)
         if len(positional) > len(params) or len(positional) < len(rule.inputs):
@@ -215,27 +216,6 @@ class CallsMixin:
                 )
         call = ast.Call(node.func, list(node.args[: len(rule.inputs)]), keywords)
         return ast.copy_location(call, node)
-
-    def _einsum_in_pairs(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
-        """``np.einsum('ij,jk,kl->il', a, b, c)``: two-operand einsums in turn (one
-        primitive step each, at the user's line); refused by the rule's check when the
-        subscripts are not literal letters."""
-        try:
-            subscripts = ast.literal_eval(node.args[0])
-        except ValueError:
-            subscripts = None
-        pairs = einsum_in_pairs(subscripts) if isinstance(subscripts, str) else None
-        if pairs is None or len(pairs) != len(node.args) - 2:
-            self._check_leading(node, lookup("einsum"), list(node.args))
-            self._refuse(node, f"too many arguments for {callee.description}", "")
-        left = self._atom(node.args[1])
-        for k, (spec, operand) in enumerate(zip(pairs, node.args[2:], strict=True)):
-            right = self._atom(operand)
-            value = ast.Call(self._rename(node.func), [ast.Constant(spec), left, right], [])
-            inputs = {"subscripts": ast.Constant(spec), "x": left, "y": right}
-            name = target if k == len(pairs) - 1 else None
-            left = self._primitive(name, value, "einsum", [left, right], {}, node, inputs)
-        return left
 
     def _check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
         """A call with more or fewer arrays than its rule takes: the rule's check of its

@@ -73,8 +73,9 @@ def _letters_only(subscripts):
     math="sum over the repeated letters of x y",
     latex=r"\sum_{\text{repeated letters}} x\, y",
     convention="two operands written with letters and '...' (numpy's broadcasting); "
-    "three or more, written with letters, as two-operand einsums in turn; diagonals "
-    "('ii'), one operand and '...' with three are refused",
+    "written with letters only, one operand as the sum, transpose, trace ('ii') or "
+    "diagonal ('ii->i') it is, and three or more as two-operand einsums in turn; other "
+    "diagonals, and '...' with one or three operands, are refused",
     check=_letters_only,
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
@@ -120,6 +121,42 @@ def einsum_in_pairs(subscripts: str) -> list[str] | None:
         pairs.append(f"{left},{right}->{kept}")
         left = kept
     return pairs
+
+
+def einsum_of_one(subscripts: str) -> list[tuple[str, dict]] | None:
+    """An einsum of one operand as the primitives it is: ``np.sum`` over the letters
+    left out, then ``np.transpose`` into the output's order; ``'ii->'`` is
+    ``np.trace`` and ``'ii->i'`` ``np.diagonal``. ``None`` for what these do not
+    cover (``...``, other repeated letters).
+
+    >>> einsum_of_one("ij->ji")
+    [('transpose', {'axes': (1, 0)})]
+    >>> einsum_of_one("ijk->ki")
+    [('sum', {'axis': (1,)}), ('transpose', {'axes': (1, 0)})]
+    >>> einsum_of_one("ii")
+    [('trace', {})]
+    """
+    spec = str(subscripts).replace(" ", "")
+    letters, arrow, output = spec.partition("->")
+    if "," in letters or "." in spec or not letters.isalpha():
+        return None
+    if not arrow:
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if not set(output) <= set(letters) or len(set(output)) != len(output):
+        return None  # numpy refuses it
+    if len(set(letters)) != len(letters):
+        if len(letters) == 2 and output in ("", letters[0]):
+            return [("diagonal" if output else "trace", {})]
+        return None
+    steps: list[tuple[str, dict]] = []
+    summed = tuple(i for i, c in enumerate(letters) if c not in output)
+    if summed:
+        steps.append(("sum", {"axis": summed}))
+    kept = [c for c in letters if c in output]
+    order = tuple(kept.index(c) for c in output)
+    if order != tuple(range(len(order))) or not steps:
+        steps.append(("transpose", {"axes": order}))
+    return steps
 
 
 @defvjp(

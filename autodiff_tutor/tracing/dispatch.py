@@ -24,11 +24,11 @@ import numpy as np
 
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import registry
-from autodiff_tutor.rules.linalg_more import einsum_in_pairs
 from autodiff_tutor.rules.names import canonical, op_of_callable
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
+from autodiff_tutor.tracing.einsum_steps import einsum_steps
 from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue, note_view
@@ -357,13 +357,10 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     if op in ESCAPE_FUNCTIONS and live:
         raise messages.escape(f"{name}()", messages.COPY_HINT)
 
-    if op == "einsum" and live and len(args) > 3 and not kwargs:
-        pairs = einsum_in_pairs(str(unwrap(args[0])))
-        if pairs is not None and len(pairs) == len(args) - 2:  # two operands at a time
-            result = args[1]
-            for spec, operand in zip(pairs, args[2:], strict=True):
-                result = call_function(fn, (spec, result, operand), {}, name)
-            return result
+    if op == "einsum" and live:
+        done = einsum_steps(fn, args, kwargs, call_function)
+        if done is not None:  # three operands in pairs, one as a sum, transpose...
+            return done[0]
 
     def forward() -> Any:
         return fn(*unwrap(args), **unwrap(kwargs))
