@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracles import autograd_gradient, central_difference
+from oracles import autograd_gradient, central_difference, with_autograd_numpy
 
 from autodiff_tutor import differentiable, grad
 from autodiff_tutor.api import jvp
@@ -234,3 +234,16 @@ def test_asarray_of_a_list_with_gradient_stays_a_located_escape_naming_stack() -
         grad(asarray_of_a_list)(X)
     assert caught.value.location is not None and caught.value.location.filename == __file__
     assert "np.stack" in caught.value.hint
+
+
+@pytest.mark.parametrize("fn", [through_array, through_asarray, through_asanyarray])
+def test_a_conversion_has_second_derivatives(fn) -> None:
+    """Its gradient (``d_x = d_x + d_y``) is differentiated again: the Hessian-vector
+    product matches autograd's (forward over reverse against reverse over reverse)."""
+    import autograd
+
+    direction = np.array([0.5, 1.0, -2.0])
+    _, hvp = jvp(grad(fn), (X,), (direction,))
+    twin = with_autograd_numpy(_autograd_version(fn))
+    want = autograd.grad(lambda x: autograd.numpy.dot(autograd.grad(twin)(x), direction))(X)
+    np.testing.assert_allclose(hvp, want, rtol=1e-9, atol=1e-12)
