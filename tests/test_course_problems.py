@@ -76,9 +76,9 @@ def test_tidy_removes_cell_file_names():
 def test_compiled_function_in_a_differentiable_error():
     @differentiable
     def g(x):
-        return np.sum(np.asarray(x) * x)
+        return np.sum(x * x.sum().item())  # np.asarray(x) is differentiated (an alias)
 
     with explain_errors() as seen:
         grad(g)(np.ones(2))
     assert isinstance(seen.error, GradientEscapeError)
-    assert "np.asarray" in seen.error.message
+    assert "x.sum().item" in seen.error.message

@@ -37,6 +37,7 @@ from typing import Any
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Branch, Loop, Program
+from autodiff_tutor.compiler.pipeline_second_order import ORIGIN_ATTRIBUTE, at_users_line
 from autodiff_tutor.compiler.s1_fence import check_supported
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
@@ -71,6 +72,7 @@ class FrontEnd:
     program: Program
 
 
+@at_users_line
 def front_end(fn: Callable[..., Any]) -> FrontEnd:
     """source -> fence -> desugar -> normalize."""
     return front_end_of(parse_function(fn))
@@ -125,6 +127,7 @@ class Derivative:
         return lines_of(self.generated.backward)
 
 
+@at_users_line
 def compile_derivative(
     fn: Callable[..., Any],
     wrt: Sequence[str],
@@ -230,6 +233,7 @@ class TangentFunction:
     returns_tuple: bool
 
 
+@at_users_line
 def compile_tangent(
     fn: Callable[..., Any], wrt: Sequence[str], front: FrontEnd | None = None
 ) -> TangentFunction:
@@ -294,6 +298,7 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = "\n".join(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
     if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
         function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function

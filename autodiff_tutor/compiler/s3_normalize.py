@@ -36,7 +36,9 @@ from autodiff_tutor.compiler.s1_fence import is_list_append
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
 from autodiff_tutor.compiler.s3_normalize_aliases import AliasesMixin
 from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
+from autodiff_tutor.compiler.s3_normalize_conversions import ConversionsMixin
 from autodiff_tutor.compiler.s3_normalize_effects import EffectsMixin
+from autodiff_tutor.compiler.s3_normalize_einsum import EinsumMixin
 from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
 from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
@@ -56,7 +58,9 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
     return _Normalizer(parsed, tree).run()
 
 
-class _Normalizer(CallsMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin):
+class _Normalizer(
+    CallsMixin, ConversionsMixin, EinsumMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
+):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
         self.tree = tree

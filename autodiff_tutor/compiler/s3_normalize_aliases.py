@@ -158,7 +158,7 @@ class AliasesMixin:
     def _put_back(step: Step, base: str, view: str) -> Step:
         """The step computing ``base`` with the written ``view`` put back where ``step``
         took it from."""
-        if step.kind == "copy":
+        if step.kind == "copy" or step.op == "copy":  # an alias; np.asarray(y) is y itself
             return Step(None, _name(view), "copy")
         if step.op == "getitem":
             index = copy.deepcopy(step.options["index"])
@@ -210,7 +210,7 @@ def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
     if (
         step.kind == "copy"
-        or step.op in ("getitem", "transpose", "swapaxes")
+        or step.op in ("copy", "getitem", "transpose", "swapaxes")
         or step.op in RESHAPES
     ):
         return True

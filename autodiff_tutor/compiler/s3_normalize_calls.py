@@ -12,6 +12,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.ir import StaticOperand, Step, ValueRefusal
+from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
@@ -25,6 +26,8 @@ class CallsMixin:
         callee = self.resolver.callee(node)
         if callee.kind == "escape" and self._is_list_of_arrays(node):
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
+        if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
+            return self._conversion(node, target)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -129,6 +132,14 @@ class CallsMixin:
             return True
         return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
 
+    def _is_conversion(self, node: ast.Call, callee: Callee) -> bool:
+        """``np.array(x)``, ``np.asarray(x)``, ``xp.asarray(x)``... of x with gradient."""
+        if callee.kind not in ("escape", "module_call") or not conversion_name(node):
+            return False
+        if not node.args or self._is_list_value(node.args[0]):  # np.asarray(ys): an escape
+            return False
+        return self._carries_gradient(node.args[0])
+
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -145,8 +156,14 @@ class CallsMixin:
         params = rule.signature_parameters()
         positional: list[ast.expr] = list(node.args)
         receiver = callee.receiver
+        if rule.op == "einsum" and len(positional) > 3 and not node.keywords:
+            return self._einsum_in_pairs(node, target, callee)
+        if rule.op == "einsum" and len(positional) == 2 and not node.keywords:
+            return self._einsum_of_one(node, target, callee)
         if receiver is not None:
             positional.insert(0, receiver)
+        if len(positional) > len(params) or len(positional) < len(rule.inputs):
+            self._check_leading(node, rule, positional)  # np.einsum of three operands
         bound: dict[str, ast.expr] = {}
         names = _positional_names(callee.obj) if receiver is None else None
         if names is not None and len(positional) > len(rule.inputs):
@@ -199,6 +216,13 @@ class CallsMixin:
                 )
         call = ast.Call(node.func, list(node.args[: len(rule.inputs)]), keywords)
         return ast.copy_location(call, node)
+
+    def _check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
+        """A call with more or fewer arrays than its rule takes: the rule's check of its
+        leading inputs says what the rule covers (einsum's subscripts), when it can."""
+        leading = dict(zip(rule.inputs, positional, strict=False))
+        if rule.check is not None and set(rule.checked_parameters()) <= set(leading):
+            self._check_options(node, rule, leading)
 
     def _check_options(self, node: ast.Call, rule: Rule, bound: dict[str, ast.expr]) -> None:
         """Options a rule restricts (svd's ``full_matrices``) must be literals the rule

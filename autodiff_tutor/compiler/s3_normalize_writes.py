@@ -13,6 +13,7 @@ import ast
 import re
 
 from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.compiler.s3_normalize_conversions import shares_input
 
 # Operations whose result can share memory with their input in numpy.
 # primitives whose result may be a view of their first input (numpy returns views for
@@ -269,6 +270,9 @@ def view_base(step: Step) -> str | None:
     if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
         if step.op == "getitem" and _is_copying_index(step.options.get("index")):
             return None
+        first = next(iter(step.inputs.values()))
+        return first.id if isinstance(first, ast.Name) else None
+    if isinstance(value, ast.Call) and shares_input(value) and step.inputs:  # np.asarray(t)
         first = next(iter(step.inputs.values()))
         return first.id if isinstance(first, ast.Name) else None
     if step.op is not None:

@@ -147,14 +147,6 @@ def _wrt_of(program: Program) -> list[str]:
     return list(program.params)
 
 
-COPY_HINT = (
-    "np.array(x) and np.asarray(x) make plain arrays, in both modes (tracing cannot "
-    "follow them either); for a copy that keeps the gradient write x.copy() or "
-    "np.copy(x), or use x itself; if you mean to cut the gradient here, call "
-    "stop_gradient(x)"
-)
-
-
 def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
     what = step.description or "this call"
     users = sorted({re.sub(r"_\d+$", "", n) for n in carried if not re.fullmatch(r"t\d+", n)})
@@ -167,8 +159,9 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
             "so its gradient would be lost "
             "and the result would be silently wrong",
             location,
-            hint=COPY_HINT
-            if what.rsplit(".", 1)[-1] in ("array", "asarray", "asanyarray")
+            hint="np.stack([...]) makes one array of a list that carries gradient; if you "
+            "mean to cut the gradient here, call stop_gradient(...) explicitly"
+            if what.rsplit(".", 1)[-1] in ("array", "asarray", "asanyarray", "ascontiguousarray")
             else "keep it an array; if you mean to cut the gradient here, "
             "call stop_gradient(...) explicitly",
         )

@@ -28,6 +28,7 @@ from autodiff_tutor.rules.names import canonical, op_of_callable
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
+from autodiff_tutor.tracing.einsum_steps import einsum_steps
 from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue, note_view
@@ -356,6 +357,11 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     if op in ESCAPE_FUNCTIONS and live:
         raise messages.escape(f"{name}()", messages.COPY_HINT)
 
+    if op == "einsum" and live:
+        done = einsum_steps(fn, args, kwargs, call_function)
+        if done is not None:  # three operands in pairs, one as a sum, transpose...
+            return done[0]
+
     def forward() -> Any:
         return fn(*unwrap(args), **unwrap(kwargs))
 
@@ -367,6 +373,7 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     bound = binding.bind(fn, rule, args, kwargs)
     if bound is None:
         forward()  # a wrong call raises the library's own error here
+        _check_leading(rule, args)  # np.einsum of one or three operands: its rule says so
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
@@ -376,6 +383,22 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     except AutodiffError as error:  # an option the rule does not cover: at the call
         raise type(error)(error.message, location(), error.hint) from None
     return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
+
+
+def _check_leading(rule: Any, args: tuple[Any, ...]) -> None:
+    """For a call that does not bind to its rule, the rule's own check of the leading
+    arguments, when it can read them all (einsum's subscripts name what it covers).
+
+    >>> from autodiff_tutor.rules.registry import lookup
+    >>> _check_leading(lookup("einsum"), ("ij,jk", None))
+    """
+    given = dict(zip(rule.signature_parameters(), unwrap(list(args)), strict=False))
+    if rule.check is None or not set(rule.checked_parameters()) <= set(given):
+        return
+    try:
+        rule.check_options({**rule.options, **given})
+    except AutodiffError as error:
+        raise type(error)(error.message, location(), error.hint) from None
 
 
 def _views_noted(result: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -148,11 +148,13 @@ def element_into_plain() -> TracingError:
 
 
 COPY_HINT = (
-    "np.array(x) and np.asarray(x) make plain numpy arrays (numpy converts through "
-    "__array__, which cannot return a traced value); for a copy that keeps the gradient "
-    "write x.copy() or np.copy(x), or use x itself; np.stack([...]) rather than "
-    "np.array([...]) for a list of traced values; if a constant is meant, say so with "
-    "stop_gradient(x); to read the numbers, call extract_data() after gradient()"
+    "in tracing, np.array(x) and np.asarray(x) make plain numpy arrays: numpy converts "
+    "through __array__, which must return a plain array, so it cannot return a traced "
+    "value; for a copy that keeps the gradient write x.copy() or np.copy(x), or use x "
+    "itself (the compiler, @differentiable, reads the source and accepts np.array(x) "
+    "as a copy); np.stack([...]) rather than np.array([...]) for a list of traced "
+    "values; if a constant is meant, say so with stop_gradient(x); to read the numbers, "
+    "call extract_data() after gradient()"
 )
 """The hint of a conversion to a numpy array (``np.array(x)``, ``np.asarray(x)``)."""
 
