@@ -17,6 +17,7 @@ from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad, value_and_grad
 from autodiff_tutor.compiler.pipeline_specialized import compile_specialized
+from autodiff_tutor.compiler.s6_specialize import guard_key
 
 
 def rosenbrock(x):
@@ -183,3 +184,53 @@ def test_every_corpus_program_gives_the_same_gradients_when_specialized():
         derivative = differentiable(fn).derivative(wrt)
         specialized += any(p is not None for p in derivative.specializations.values())
     assert specialized >= 30, f"only {specialized} corpus programs were specialized"
+
+
+def _sum_only(x):
+    return np.sum(x)
+
+
+def _sum_scaled(x):
+    return np.sum(x) * 3.0
+
+
+def _sum_then_reduce(x):
+    t = x * x
+    return np.sum(t) * np.sum(x)
+
+
+def _sum_of_products(x, w):
+    t = x * w
+    return np.sum(t + x)
+
+
+@pytest.mark.parametrize("fn", [_sum_only, _sum_scaled, _sum_then_reduce, _sum_of_products])
+def test_scalar_seeds_keep_gradients_that_are_arrays(fn):
+    """A sum's scalar seed is read as a scalar only where elementwise arithmetic with an
+    array of the full shape follows; a gradient returned as it is stays an array of the
+    argument's shape (checked against central differences)."""
+    rng = np.random.default_rng(3)
+    params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    args = tuple(rng.uniform(-1.0, 1.0, 5) for _ in params)
+    f = value_and_grad(fn, wrt=list(range(len(args))))
+    for _ in range(3):
+        value, gradients = f(*args)
+        gradients = gradients if isinstance(gradients, tuple) else (gradients,)
+        for g in gradients:
+            assert isinstance(g, np.ndarray) and g.shape == (5,)
+        _check(fn, args, range(len(args)), gradients)
+    assert differentiable(fn).derivative(list(params)).specializations
+
+
+def test_rosenbrock_specialized_backward_reads_the_seed_as_a_scalar():
+    """No ``unreduce`` spreading the seed, a first slice written (not added to zeros),
+    and the forward's sum as the array method."""
+    r = differentiable(rosenbrock)
+    f = value_and_grad(r)
+    x = np.random.default_rng(4).uniform(-1.5, 1.5, 7)
+    f(x)
+    _check(rosenbrock, (x,), [0], (f(x)[1],))
+    pair = r.derivative(["x"]).specializations[guard_key((x,))]
+    assert "unreduce" not in pair.backward_source
+    assert "d_x[:-1] = " in pair.backward_source
+    assert ".sum()" in pair.forward_source and "np.sum" not in pair.forward_source

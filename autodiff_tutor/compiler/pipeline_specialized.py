@@ -16,11 +16,20 @@ False
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
+from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s6_facts import (
+    fact_of,
+    first_writes,
+    method_reductions,
+    record_facts,
+    scalar_seeds,
+)
 from autodiff_tutor.compiler.s6_simplify import simplify
 from autodiff_tutor.compiler.s6_specialize import (
     drop_sites,
@@ -68,17 +77,30 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     ):
         return None  # an array whose values may decide shapes: the key does not hold them
     probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
+    probe.forward = record_facts(probe.forward, "site_flags")
+    probe.backward = record_facts(probe.backward, "site_flags")
+    probe.params = [*probe.params, "site_flags"]
     probe.seeds = [*probe.seeds, "site_flags"]
     name = f"{parsed.name}_probe"
     forward, backward = compile_sources(
         name, [render_forward(probe), render_backward(probe)], parsed.fn
     )
-    flags: dict[int, str | None] = {}
-    out, memory = forward(*args)
-    backward(ones_like(out), flags, memory)
-    forms = {site: form for site, form in flags.items() if form is not None}
-    specialized: Generated = generate_checked(
-        derivative, lambda b, keep: simplify(rematerialize(drop_sites(b, forms), program), keep)
+    flags: dict[Any, Any] = {}
+    out, memory = forward(*args, flags)
+    seed = ones_like(out)
+    flags[probe.seeds[0]] = fact_of(seed)
+    backward(seed, flags, memory)
+    forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
+    facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+
+    def specialize(backward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
+        backward = first_writes(drop_sites(backward, forms), facts)
+        backward = simplify(rematerialize(backward, program), keep)
+        return scalar_seeds(backward, facts, keep)
+
+    specialized: Generated = generate_checked(derivative, specialize)
+    specialized.forward = method_reductions(
+        specialized.forward, facts, _scope(derivative.parsed.fn, program)
     )
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
@@ -86,6 +108,15 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
     return Specialized(key, forward, backward, forward_src, backward_src)
+
+
+def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:
+    """What the generated forward's free names refer to: the user function's closure
+    values and globals, less the names the function binds itself."""
+    scope = {**fn.__globals__, **closure_values(fn)}
+    for name in program.defined_names() | set(program.params):
+        scope.pop(name, None)
+    return scope
 
 
 #: Arguments with at least this many elements get a specialized forward that frees
