@@ -30,7 +30,7 @@ from autodiff_tutor.compiler.s6_facts import (
     record_facts,
     scalar_seeds,
 )
-from autodiff_tutor.compiler.s6_simplify import simplify
+from autodiff_tutor.compiler.s6_simplify import inline, simplify
 from autodiff_tutor.compiler.s6_specialize import (
     drop_sites,
     guard_key,
@@ -85,7 +85,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     forward, backward = compile_sources(
         name, [render_forward(probe), render_backward(probe)], parsed.fn
     )
-    flags: dict[Any, Any] = {}
+    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
     out, memory = forward(*args, flags)
     seed = ones_like(out)
     flags[probe.seeds[0]] = fact_of(seed)
@@ -99,9 +99,15 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         return scalar_seeds(backward, facts, keep)
 
     specialized: Generated = generate_checked(derivative, specialize)
-    specialized.forward = method_reductions(
-        specialized.forward, facts, _scope(derivative.parsed.fn, program)
-    )
+    returned = {*specialized.outputs, *program.params}
+    returned |= {
+        n.id
+        for m in specialized.memory.names
+        for n in ast.walk(specialized.memory.kept(m))
+        if isinstance(n, ast.Name)
+    }
+    forward = inline(specialized.forward, returned)  # one expression: numpy reuses temporaries
+    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -101,52 +103,107 @@ def _records(names: list[str], flags: str) -> list[ast.stmt]:
 def scalar_seeds(
     statements: list[ast.stmt], facts: dict[str, Any], keep: set[str] = frozenset()
 ) -> list[ast.stmt]:
-    """The backward reading the scalar itself where ``d_t = unreduce(g, t)`` spread a
-    scalar over an array that only elementwise arithmetic reads (see the module);
-    names in ``keep`` (returned gradients) stay arrays."""
+    """The backward reading the reduction's gradient itself where ``unreduce(g, t)``
+    spread it over an array that only elementwise arithmetic reads (see the module):
+    ``d_t = unreduce(g, t)`` (``d_t`` not in ``keep``: returned gradients stay arrays)
+    and ``unreduce(...)`` as an operand."""
     for statement in list(statements):
-        found = _scalar_unreduce(statement, facts)
+        found = _named_spread(statement, facts)
         if found is None or found[0] in keep:
             continue
-        name, scalar, shape = found
+        name, small, shape = found
         readers = [s for s in _walk(statements) if s is not statement and _reads(s, name)]
         rebound = [s for s in _walk(statements) if name in _bound(s)]
-        if rebound != [statement] or not all(_broadcasts(s, name, shape, facts) for s in readers):
+        is_name = functools.partial(_is, name=name)
+        if rebound != [statement] or not all(
+            _broadcasts(s, is_name, shape, facts) for s in readers
+        ):
             continue
         statements.remove(statement)
         for reader in readers:
-            _Replace(name, scalar).visit(reader)
+            _Replace(name, small).visit(reader)
+    for statement in _walk(statements):
+        root = getattr(statement, "value", None)
+        for leaf in _operands(root) or [] if isinstance(root, ast.expr) else []:
+            found = _spread(leaf, facts)
+            if found is not None and _broadcasts(
+                statement, functools.partial(operator.is_, leaf), found[1], facts
+            ):
+                _Swap(leaf, found[0]).visit(statement)
     return statements
 
 
-def _scalar_unreduce(statement: ast.stmt, facts: dict[str, Any]) -> Any:
-    """``(d_t, g, shape)`` for ``d_t = unreduce(g, t)`` spreading a scalar ``g`` over a
-    float array ``t`` of the same dtype; ``None`` for anything else."""
+def _named_spread(statement: ast.stmt, facts: dict[str, Any]) -> Any:
+    """``(d_t, g, shape)`` for ``d_t = unreduce(g, ...)`` that :func:`_spread` allows."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
-    target, value = statement.targets[0], statement.value
-    if not (isinstance(target, ast.Name) and isinstance(value, ast.Call)):
+    target = statement.targets[0]
+    found = _spread(statement.value, facts)
+    if found is None or not isinstance(target, ast.Name):
         return None
-    func = value.func
-    if not (isinstance(func, ast.Name) and func.id == "unreduce") or value.keywords:
-        return None
-    if len(value.args) != 2 or not all(isinstance(a, ast.Name) for a in value.args):
-        return None
-    scalar, array = (facts.get(a.id) for a in value.args)
-    if not (isinstance(scalar, tuple) and isinstance(array, tuple)):
-        return None
-    if scalar[0] != "scalar" or array[0] != "array" or scalar[2] != array[2]:
-        return None
-    if np.dtype(array[2]).kind != "f":
-        return None
-    return target.id, value.args[0], array[1]
+    return target.id, *found
 
 
-def _broadcasts(statement: ast.stmt, name: str, shape: tuple[int, ...], facts: dict) -> bool:
-    """Whether every read of ``name`` in ``statement`` is an operand of elementwise
-    arithmetic, and the result keeps ``shape`` without it: an in-place update
-    (``d_x[1:] += ...``, ``d_x[:-1] = ...``: the target's shape) or a name of that shape
-    among the other operands."""
+def _spread(node: ast.expr, facts: dict[str, Any]) -> Any:
+    """``(g, shape)`` for ``unreduce(g, t, ...)`` over a float array ``t`` of ``shape``
+    where ``g`` broadcasts to ``t`` as it is: a numpy scalar (``g`` made of numpy
+    values, of Python numbers at most partly), or an array of ``t``'s dimensions
+    (``keepdims=True``, or no ``axis``); ``None`` for anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.func.id != "unreduce" or len(node.args) != 2:
+        return None
+    options = {k.arg: k.value for k in node.keywords}
+    if set(options) - {"axis", "keepdims"} or not isinstance(node.args[1], ast.Name):
+        return None
+    if not all(isinstance(v, (ast.Constant, ast.Tuple)) for v in options.values()):
+        return None
+    keepdims = isinstance(options.get("keepdims"), ast.Constant) and options["keepdims"].value
+    array = facts.get(node.args[1].id)
+    if not (isinstance(array, tuple) and array[0] == "array" and np.dtype(array[2]).kind == "f"):
+        return None
+    small = _shape_of(node.args[0], facts)
+    if small is None or small == "weak":
+        return None
+    try:
+        if np.broadcast_shapes(small, array[1]) != array[1]:
+            return None
+    except ValueError:
+        return None
+    if small and "axis" in options and not keepdims:
+        return None  # a reduced axis left out: unreduce puts it back first
+    return node.args[0], array[1]
+
+
+def _shape_of(node: ast.expr, facts: dict[str, Any]) -> Any:
+    """The shape of elementwise arithmetic of recorded numpy values and Python numbers
+    (``"weak"`` for Python numbers only, ``None`` for anything else)."""
+    if isinstance(node, ast.Constant):
+        return "weak" if type(node.value) in (int, float) else None
+    if isinstance(node, ast.Name):
+        fact = facts.get(node.id)
+        if fact in ("int", "float"):
+            return "weak"
+        return fact[1] if isinstance(fact, tuple) and fact[0] in ("array", "scalar") else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _shape_of(node.operand, facts)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE)):
+        return None
+    sides = [_shape_of(node.left, facts), _shape_of(node.right, facts)]
+    if None in sides:
+        return None
+    shapes = [side for side in sides if side != "weak"]
+    try:
+        return np.broadcast_shapes(*shapes) if shapes else "weak"
+    except ValueError:
+        return None
+
+
+def _broadcasts(statement: ast.stmt, spread: Any, shape: tuple[int, ...], facts: dict) -> bool:
+    """Whether every operand ``spread`` picks in ``statement`` is an operand of
+    elementwise arithmetic whose result keeps ``shape`` without it: an in-place update
+    of an array (``d_x[1:] += ...``, ``d_x[:-1] = ...``) or a name of that shape among
+    the other operands."""
     if isinstance(statement, ast.AugAssign):
         root, target, in_place = statement.value, statement.target, True
     elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -158,18 +215,16 @@ def _broadcasts(statement: ast.stmt, name: str, shape: tuple[int, ...], facts: d
     if not isinstance(changed, ast.Name) or (in_place and _shape(facts.get(changed.id)) is None):
         return False  # an update in place of an array: it keeps its shape
     operands = _operands(root)
-    if operands is None or not any(_is(o, name) for o in operands):
+    if operands is None or not any(spread(o) for o in operands):
         return False
-    if _reads(ast.Module([ast.Expr(o) for o in operands if not _is(o, name)], []), name):
+    others = [o for o in operands if not spread(o)]
+    if any(spread(n) for o in others for n in ast.walk(o)):
         return False  # read inside a call or an index: not elementwise
     if in_place:
         return True
     if _shape(facts.get(target.id)) != shape:
         return False
-    return any(
-        isinstance(o, ast.Name) and not _is(o, name) and _shape(facts.get(o.id)) == shape
-        for o in operands
-    )
+    return any(isinstance(o, ast.Name) and _shape(facts.get(o.id)) == shape for o in others)
 
 
 def _operands(node: ast.expr) -> list[ast.expr] | None:
@@ -207,6 +262,16 @@ class _Replace(ast.NodeTransformer):
         if node.id == self.old and isinstance(node.ctx, ast.Load):
             return copy.deepcopy(self.new)
         return node
+
+
+class _Swap(ast.NodeTransformer):
+    """One node (by identity) for another."""
+
+    def __init__(self, old: ast.expr, new: ast.expr):
+        self.old, self.new = old, new
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        return self.new if node is self.old else super().visit(node)
 
 
 # -- first writes ------------------------------------------------------------------------
@@ -266,6 +331,9 @@ def method_reductions(
     >>> facts = {"t7": ("array", (9,), "float64")}
     >>> print(ast.unparse(method_reductions(tree, facts, {"np": np})))
     out = t7.sum()
+    >>> tree = ast.parse("out = np.sum(2.0 * t7 + 1.0)").body
+    >>> print(ast.unparse(method_reductions(tree, facts, {"np": np})))
+    out = (2.0 * t7 + 1.0).sum()
     """
     return [_Methods(facts, scope).visit(s) for s in statements]
 
@@ -274,17 +342,28 @@ class _Methods(ast.NodeTransformer):
     def __init__(self, facts: dict[str, Any], scope: dict[str, Any]):
         self.facts, self.scope = facts, scope
 
+    def _array(self, node: ast.expr) -> bool:
+        """A numpy array (or scalar): a name that held one, or arithmetic reading one."""
+        if isinstance(node, ast.Name):
+            return _shape(self.facts.get(node.id)) is not None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self._array(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (*_ELEMENTWISE, ast.Pow)):
+            sides = (node.left, node.right)
+            return any(self._array(n) for n in sides) and all(
+                isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)) for n in sides
+            )
+        return False
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         func = node.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return node
-        if func.attr not in _METHODS or not node.args or not isinstance(node.args[0], ast.Name):
+        if func.attr not in _METHODS or not node.args or not self._array(node.args[0]):
             return node
         module = self.scope.get(func.value.id)
         if getattr(module, func.attr, None) is not getattr(np, func.attr):
-            return node
-        if _shape(self.facts.get(node.args[0].id)) is None:
             return node
         method = ast.Attribute(node.args[0], func.attr, ast.Load())
         return ast.copy_location(ast.Call(method, node.args[1:], node.keywords), node)

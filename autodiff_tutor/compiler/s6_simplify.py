@@ -28,11 +28,23 @@ _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
 def simplify(statements: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
     """The rewrites above, on the backward ``statements`` (in place); names in ``keep``
     (seeds, returned gradients, the memory) keep their statements."""
+    inline(statements, keep)
+    _Signs().visit(ast.Module(statements, []))
+    _Factors().visit(ast.Module(statements, []))
+    return statements
+
+
+def inline(statements: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
+    """Only the first two rewrites (copies, single reads), which keep every operation
+    and its order: a forward written as expressions, whose temporaries numpy reuses.
+
+    >>> tree = ast.parse("t4 = 100.0 * a\\nt5 = t4 * a\\nt6 = b * b\\nt7 = t5 + t6").body
+    >>> print(ast.unparse(inline(tree, {"a", "b", "t7"})))
+    t7 = 100.0 * a * a + b * b
+    """
     for _ in range(1000):  # one rewrite a round, until none applies
         if not (_copies(statements, keep) or _single_reads(statements, keep)):
             break
-    _Signs().visit(ast.Module(statements, []))
-    _Factors().visit(ast.Module(statements, []))
     return statements
 
 
