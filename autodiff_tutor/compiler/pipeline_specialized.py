@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s6_facts import (
@@ -58,6 +60,10 @@ class Specialized:
     backward: Callable[..., Any]
     forward_source: str
     backward_source: str
+    #: The seed of the output (a float numpy scalar's 1) where the guard key alone
+    #: assures what ``value_and_grad``'s fast call checks (float arrays for ``wrt``, a
+    #: float numpy scalar out); ``None``: the call checks them.
+    seed: Any = None
 
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
@@ -113,7 +119,14 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         specialized.forward = release_dead(specialized.forward, kept)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
-    return Specialized(key, forward, backward, forward_src, backward_src)
+    seed = None
+    out_fact = fact_of(out)
+    wrt_floats = all(
+        type(args[i]) is np.ndarray and args[i].dtype.kind == "f" for i in derivative.wrt_positions
+    )
+    if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
+        seed = out.dtype.type(1)
+    return Specialized(key, forward, backward, forward_src, backward_src, seed)
 
 
 def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:
