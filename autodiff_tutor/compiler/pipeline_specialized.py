@@ -25,6 +25,7 @@ import numpy as np
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
     fact_of,
     first_writes,
@@ -32,6 +33,7 @@ from autodiff_tutor.compiler.s6_facts import (
     record_facts,
     scalar_seeds,
 )
+from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
 from autodiff_tutor.compiler.s6_simplify import inline, simplify
 from autodiff_tutor.compiler.s6_specialize import (
     drop_sites,
@@ -41,6 +43,7 @@ from autodiff_tutor.compiler.s6_specialize import (
     shape_static,
     value_params,
 )
+from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
@@ -53,7 +56,9 @@ from autodiff_tutor.runtime.backend import ones_like
 
 @dataclass
 class Specialized:
-    """A forward/backward pair for one guard key: argument shapes, dtypes, integers."""
+    """A forward/backward pair for one guard key: argument shapes, dtypes, integers.
+    Its backward is that of ``value_and_grad``, for the output gradient 1 (see
+    :mod:`.s6_unit_seed`): run it with no other seed."""
 
     key: tuple[Any, ...]
     forward: Callable[..., Any]
@@ -70,8 +75,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
     gradient): probe which ``unbroadcast`` calls give their gradient back and which
     ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
-    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; free dead values of
-    a large forward early. ``None`` when the program is not shape-static or ``args``
+    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
+    probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
+    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
+    leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
+    with sums as methods; free dead values of a large forward early. ``None`` when the program is not shape-static or ``args``
     are of a kind the guard does not know (see :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
@@ -99,10 +107,14 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
 
+    shifts, prefix = shift_names(program), gradient_prefix(program)
+
     def specialize(backward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
-        backward = first_writes(drop_sites(backward, forms), facts)
+        backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
+        backward = first_writes(backward, facts)
         backward = simplify(rematerialize(backward, program), keep)
-        return scalar_seeds(backward, facts, keep)
+        backward = scalar_seeds(backward, facts, keep)
+        return simplify(unit_seed(backward, probe.seeds[0], facts), keep)
 
     specialized: Generated = generate_checked(derivative, specialize)
     returned = {*specialized.outputs, *program.params}
