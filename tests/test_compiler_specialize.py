@@ -299,3 +299,26 @@ def test_the_stabilizing_max_of_a_log_sum_exp_sends_no_gradient(fn):
         _check(fn, args, [0, 1], gradients)
     pair = compiled.derivative(["z", "y"]).specializations[guard_key(args)]
     assert ("tie_share" in pair.backward_source) != dropped
+
+
+def _loop_of_sums(W, h0):
+    h = h0
+    total = 0.0
+    for _ in range(3):
+        h = np.tanh(h @ W)
+        total = total + np.sum(h * h)
+    return total
+
+
+def test_a_sum_in_a_loop_reads_its_gradient_unspread():
+    """Inside a loop too, a sum's scalar gradient is read as it is where elementwise
+    arithmetic broadcasts it (no ``unreduce``, nothing kept for it on the stack)."""
+    rng = np.random.default_rng(7)
+    args = (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1.0, 1.0, (2, 3)))
+    compiled = differentiable(_loop_of_sums)
+    f = value_and_grad(compiled, wrt=[0, 1])
+    for _ in range(3):
+        _, gradients = f(*args)
+        _check(_loop_of_sums, args, [0, 1], gradients)
+    pair = compiled.derivative(["W", "h0"]).specializations[guard_key(args)]
+    assert "unreduce" not in pair.backward_source and "like(" not in pair.forward_source

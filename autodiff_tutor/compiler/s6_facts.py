@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.s6_simplify import _bound, _walk
+from autodiff_tutor.compiler.s6_simplify import _blocks, _bound, _own_parts, _walk
+from autodiff_tutor.runtime.backend import Like
 
 #: The name of the function the probe calls to record a fact.
 FACT_HELPER = "probe_fact"
@@ -46,8 +47,8 @@ def fact_of(value: Any) -> Any:
     >>> fact_of(np.zeros((2, 3))), fact_of(np.float32(1.0)), fact_of([1])
     (('array', (2, 3), 'float64'), ('scalar', (), 'float32'), 'list')
     """
-    if type(value) is np.ndarray:
-        return ("array", value.shape, value.dtype.name)
+    if type(value) is np.ndarray or type(value) is Like:  # Like: what memory keeps of one
+        return ("array", tuple(value.shape), np.dtype(value.dtype).name)
     if isinstance(value, np.generic):
         return ("scalar", (), value.dtype.name)
     return type(value).__name__
@@ -107,21 +108,18 @@ def scalar_seeds(
     spread it over an array that only elementwise arithmetic reads (see the module):
     ``d_t = unreduce(g, t)`` (``d_t`` not in ``keep``: returned gradients stay arrays)
     and ``unreduce(...)`` as an operand."""
-    for statement in list(statements):
-        found = _named_spread(statement, facts)
-        if found is None or found[0] in keep:
-            continue
-        name, small, shape = found
-        readers = [s for s in _walk(statements) if s is not statement and _reads(s, name)]
-        rebound = [s for s in _walk(statements) if name in _bound(s)]
-        is_name = functools.partial(_is, name=name)
-        if rebound != [statement] or not all(
-            _broadcasts(s, is_name, shape, facts) for s in readers
-        ):
-            continue
-        statements.remove(statement)
-        for reader in readers:
-            _Replace(name, small).visit(reader)
+    for block in list(_blocks(statements)):
+        for statement in list(block):
+            found = _named_spread(statement, facts)
+            if found is None or found[0] in keep:
+                continue
+            name, small, shape = found
+            readers = _later_readers(statements, block, statement, small, name)
+            is_name = functools.partial(_is, name=name)
+            if readers and all(_broadcasts(s, is_name, shape, facts) for s in readers):
+                block.remove(statement)
+                for reader in readers:
+                    _Replace(name, small).visit(reader)
     for statement in _walk(statements):
         root = getattr(statement, "value", None)
         for leaf in _operands(root) or [] if isinstance(root, ast.expr) else []:
@@ -131,6 +129,36 @@ def scalar_seeds(
             ):
                 _Swap(leaf, found[0]).visit(statement)
     return statements
+
+
+def _later_readers(
+    statements: list[ast.stmt],
+    block: list[ast.stmt],
+    statement: ast.stmt,
+    small: ast.expr,
+    name: str,
+) -> list[ast.stmt] | None:
+    """The statements reading ``name`` (bound once, by ``statement``): all of them
+    later in ``block``, at its own level, with no statement until the last one binding
+    a name that ``small`` reads (else ``None``: reading ``small`` there would differ)."""
+    if [s for s in _walk(statements) if name in _bound(s)] != [statement]:
+        return None
+    everywhere = [
+        s
+        for s in _walk(statements)
+        if s is not statement and any(_reads(part, name) for part in _own_parts(s))
+    ]
+    start = block.index(statement) + 1
+    positions = [i for i in range(start, len(block)) if _reads(block[i], name)]
+    if not positions or len(everywhere) != len(positions):
+        return None
+    if any(isinstance(block[i], (ast.For, ast.While, ast.If)) for i in positions):
+        return None  # read inside a loop or a branch: not a statement of this block
+    inputs = {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
+    for between in block[start : positions[-1]]:
+        if any(set(_bound(s)) & inputs or isinstance(s, ast.Expr) for s in _walk([between])):
+            return None
+    return [block[i] for i in positions]
 
 
 def _named_spread(statement: ast.stmt, facts: dict[str, Any]) -> Any:
