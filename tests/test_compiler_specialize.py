@@ -266,6 +266,18 @@ def test_reduction_gradients_read_without_spreading(fn):
         _check(fn, args, [0, 1], gradients)
 
 
+def _checked_pair(fn, args):
+    """Three calls of ``value_and_grad`` (general, then specialized) checked against
+    central differences; the pair specialized on ``args``."""
+    compiled = differentiable(fn)
+    f = value_and_grad(compiled, wrt=list(range(len(args))))
+    for _ in range(3):
+        _, gradients = f(*args)
+        _check(fn, args, range(len(args)), gradients)
+    params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    return compiled.derivative(list(params)).specializations[guard_key(args)]
+
+
 def _log_sum_exp_reused(z, y):
     m = np.max(z, axis=1, keepdims=True)
     lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
@@ -292,12 +304,7 @@ def test_the_stabilizing_max_of_a_log_sum_exp_sends_no_gradient(fn):
     z = rng.uniform(-1.0, 1.0, (4, 3))
     z[1, 2] = z[1, 0] = 2.0  # a tie at the row maximum
     args = (z, rng.uniform(0.0, 1.0, (4, 3)))
-    compiled = differentiable(fn)
-    f = value_and_grad(compiled, wrt=[0, 1])
-    for _ in range(3):
-        _, gradients = f(*args)
-        _check(fn, args, [0, 1], gradients)
-    pair = compiled.derivative(["z", "y"]).specializations[guard_key(args)]
+    pair = _checked_pair(fn, args)
     assert ("tie_share" in pair.backward_source) != dropped
 
 
@@ -315,10 +322,5 @@ def test_a_sum_in_a_loop_reads_its_gradient_unspread():
     arithmetic broadcasts it (no ``unreduce``, nothing kept for it on the stack)."""
     rng = np.random.default_rng(7)
     args = (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1.0, 1.0, (2, 3)))
-    compiled = differentiable(_loop_of_sums)
-    f = value_and_grad(compiled, wrt=[0, 1])
-    for _ in range(3):
-        _, gradients = f(*args)
-        _check(_loop_of_sums, args, [0, 1], gradients)
-    pair = compiled.derivative(["W", "h0"]).specializations[guard_key(args)]
+    pair = _checked_pair(_loop_of_sums, args)
     assert "unreduce" not in pair.backward_source and "like(" not in pair.forward_source
