@@ -183,6 +183,12 @@ def _fast_call(
     anything ran, hands the call to the general path."""
     if len(args) != len(derivative.program.params):
         return None
+    specialized = specialized_pair(derivative, args)
+    if specialized is not None and specialized.seed is not None:
+        out, memory = specialized.forward(*args)  # the guard key assures the checks below
+        if type(out) is type(specialized.seed):
+            return out, _fresh(specialized.backward(specialized.seed, memory), args)
+        return out, owned(specialized.backward(_scalar_seed(compiled, out), memory), args)
     for value in args:
         if isinstance(value, _CONTAINERS):
             return None
@@ -190,22 +196,27 @@ def _fast_call(
         value = args[i]
         if type(value) is not np.ndarray or value.dtype.kind != "f":
             return None
-    pair = specialized_pair(derivative, args) or derivative
+    pair = specialized or derivative
     out, memory = pair.forward(*args)
     if isinstance(out, np.generic) and out.dtype.kind == "f":
         seed = out.dtype.type(1)
     else:
         seed = _scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
-    gradients = pair.backward(seed, memory)
+    return out, _fresh(pair.backward(seed, memory), [seed, *args])
+
+
+def _fresh(gradients: tuple[Any, ...], others: Sequence[Any]) -> tuple[Any, ...]:
+    """``gradients`` where each is a new writable numpy array of its own, else as
+    :func:`owned` makes them (copied where needed)."""
     for g in gradients:
         if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
-            return out, owned(gradients, [seed, *args])
-        for value in args:
+            return owned(gradients, others)
+        for value in others:
             if g is value:
-                return out, owned(gradients, [seed, *args])
+                return owned(gradients, others)
     if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
-        return out, owned(gradients, [seed, *args])
-    return out, gradients
+        return owned(gradients, others)
+    return gradients
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:

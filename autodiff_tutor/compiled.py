@@ -200,7 +200,9 @@ class Differentiable:
                 f"{p}: {_describe(k)}" for p, k in zip(self.params, key, strict=False)
             )
             texts.append(
-                f"# specialized for {described}\n{pair.forward_source}\n\n{pair.backward_source}"
+                f"# specialized for {described}\n{pair.forward_source}\n\n"
+                f"# the backward of value_and_grad: the output's gradient is 1\n"
+                f"{pair.backward_source}"
             )
         return texts
 

@@ -2,7 +2,8 @@
 
 Options: ``--quick`` (tiny sizes, one repeat: a smoke run in seconds), ``--workloads``,
 ``--systems``, ``--sizes``, ``--repeat``, ``--min-time``, ``--timer wall|cpu``, ``--out``
-(default ``benchmarks/results/``, git-ignored). Exits with status 1 when a system's gradient
+(default ``benchmarks/results/``, git-ignored; the report, the JSON and a plot of the
+ratios to hand-written, :mod:`benchmarks.plot`). Exits with status 1 when a system's gradient
 disagrees with the hand-written one or a system fails.
 
 Run as a program, the suite asks the BLAS library (and torch) for one thread unless
@@ -56,6 +57,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Run, print the markdown report, write it and the JSON; 1 when a check failed."""
+    from benchmarks.plot import plot
     from benchmarks.report import markdown, write
     from benchmarks.runner import report_problems, run
 
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(results))
     md, js = write(results, args.out)
     print(f"written: {md} and {js}", file=sys.stderr)
+    drawn = plot(results, args.out)
+    print(f"ratio plot: {drawn or 'not drawn (matplotlib missing)'}", file=sys.stderr)
     report_problems(results)
     return 1 if results["problems"] else 0
 

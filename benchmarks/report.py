@@ -34,7 +34,7 @@ def format_seconds(seconds: float) -> str:
     raise AssertionError("unreachable")
 
 
-def _median(cell: dict[str, Any] | None) -> float | None:
+def median_of(cell: dict[str, Any] | None) -> float | None:
     if cell and cell.get("status") == "ok":
         return cell["timing"]["median"]
     return None
@@ -71,7 +71,7 @@ def time_table(results: dict[str, Any]) -> list[str]:
         cells = []
         for name in columns:
             cell = row["systems"].get(name)
-            median = _median(cell)
+            median = median_of(cell)
             text = format_seconds(median) if median is not None else _status(cell)
             if median is not None and cell.get("mode") == "eager" and name == "jax":
                 text += " (eager)"
@@ -87,11 +87,11 @@ def ratio_table(results: dict[str, Any], baseline: str, names: tuple[str, ...]) 
     columns = _columns(results, names)
     rows = []
     for row in results["rows"]:
-        base = _median(row["systems"].get(baseline))
+        base = median_of(row["systems"].get(baseline))
         cells = []
         for name in columns:
             cell = row["systems"].get(name)
-            median = _median(cell)
+            median = median_of(cell)
             if median is None or base is None:
                 cells.append(_status(cell) or "n/a")
                 continue
@@ -131,7 +131,7 @@ def compile_table(results: dict[str, Any]) -> list[str]:
     rows = []
     for row in results["rows"]:
         cost = row.get("compile")
-        ours = _median(row["systems"].get("autodiff_tutor"))
+        ours = median_of(row["systems"].get("autodiff_tutor"))
         if cost is None or ours is None:
             continue
         jax = row["systems"].get("jax") or {}

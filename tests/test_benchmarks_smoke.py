@@ -40,11 +40,11 @@ def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     status = cli.main(["--quick", "--out", str(out)])
     results = json.loads((out / "latest.json").read_text())
-    return status, results, (out / "latest.md").read_text()
+    return status, results, (out / "latest.md").read_text(), out
 
 
 def test_quick_run_passes_every_gradient_check(quick):
-    status, results, _ = quick
+    status, results, _, _ = quick
     assert results["problems"] == []
     assert status == 0
     for row in results["rows"]:
@@ -57,7 +57,7 @@ def test_quick_run_passes_every_gradient_check(quick):
 
 
 def test_quick_run_agrees_with_hand_written_to_rounding(quick):
-    _, results, _ = quick
+    _, results, _, _ = quick
     for row in results["rows"]:
         for name, cell in row["systems"].items():
             if cell["status"] == "ok" and name != "forward":
@@ -65,7 +65,7 @@ def test_quick_run_agrees_with_hand_written_to_rounding(quick):
 
 
 def test_report_structure(quick):
-    _, results, text = quick
+    _, results, text, _ = quick
     assert [row["workload"] for row in results["rows"]] == list(WORKLOADS)
     assert {row["size"] for row in results["rows"]} == {"tiny"}
     assert results["meta"]["repeat"] == 1
@@ -87,6 +87,22 @@ def test_report_structure(quick):
     assert "## Compile cost" in text
     for name in WORKLOADS:
         assert text.count(f"| {name} | tiny") == 5  # time, two ratio, memory, compile tables
+
+
+def test_the_run_draws_the_ratios_of_every_system_that_ran(quick):
+    """The plot of the ratios to hand-written: a PNG next to the report, with a bar
+    group per row and the systems that ran (not those missing)."""
+    from benchmarks.plot import ratios
+
+    _, results, _, out = quick
+    assert (out / "latest_ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    labels, found = ratios(results)
+    assert len(labels) == len(results["rows"])
+    assert "autodiff_tutor" in found and "hand-written" not in found
+    for name, values in found.items():
+        statuses = [row["systems"][name]["status"] for row in results["rows"]]
+        assert [v is not None for v in values] == [s == "ok" for s in statuses]
+        assert all(v > 0 for v in values if v is not None)
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
@@ -159,7 +175,8 @@ def test_an_error_in_one_system_is_reported_not_raised(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "module", ["workloads", "handwritten", "measure", "systems", "runner", "report", "lines"]
+    "module",
+    ["workloads", "handwritten", "measure", "systems", "runner", "report", "lines", "plot"],
 )
 def test_benchmark_doctests(module):
     # pytest does not collect benchmarks/ (norecursedirs), so its examples run here

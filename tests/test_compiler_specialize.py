@@ -17,6 +17,7 @@ from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad, value_and_grad
 from autodiff_tutor.compiler.pipeline_specialized import compile_specialized
+from autodiff_tutor.compiler.s6_specialize import guard_key
 
 
 def rosenbrock(x):
@@ -183,3 +184,143 @@ def test_every_corpus_program_gives_the_same_gradients_when_specialized():
         derivative = differentiable(fn).derivative(wrt)
         specialized += any(p is not None for p in derivative.specializations.values())
     assert specialized >= 30, f"only {specialized} corpus programs were specialized"
+
+
+def _sum_only(x):
+    return np.sum(x)
+
+
+def _sum_scaled(x):
+    return np.sum(x) * 3.0
+
+
+def _sum_then_reduce(x):
+    t = x * x
+    return np.sum(t) * np.sum(x)
+
+
+def _sum_of_products(x, w):
+    t = x * w
+    return np.sum(t + x)
+
+
+@pytest.mark.parametrize("fn", [_sum_only, _sum_scaled, _sum_then_reduce, _sum_of_products])
+def test_scalar_seeds_keep_gradients_that_are_arrays(fn):
+    """A sum's scalar seed is read as a scalar only where elementwise arithmetic with an
+    array of the full shape follows; a gradient returned as it is stays an array of the
+    argument's shape (checked against central differences)."""
+    rng = np.random.default_rng(3)
+    params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    args = tuple(rng.uniform(-1.0, 1.0, 5) for _ in params)
+    f = value_and_grad(fn, wrt=list(range(len(args))))
+    for _ in range(3):
+        value, gradients = f(*args)
+        gradients = gradients if isinstance(gradients, tuple) else (gradients,)
+        for g in gradients:
+            assert isinstance(g, np.ndarray) and g.shape == (5,)
+        _check(fn, args, range(len(args)), gradients)
+    assert differentiable(fn).derivative(list(params)).specializations
+
+
+def test_rosenbrock_specialized_backward_reads_the_seed_as_a_scalar():
+    """No ``unreduce`` spreading the seed, a first slice written (not added to zeros),
+    and the forward's sum as the array method."""
+    r = differentiable(rosenbrock)
+    f = value_and_grad(r)
+    x = np.random.default_rng(4).uniform(-1.5, 1.5, 7)
+    f(x)
+    _check(rosenbrock, (x,), [0], (f(x)[1],))
+    pair = r.derivative(["x"]).specializations[guard_key((x,))]
+    assert "unreduce" not in pair.backward_source
+    assert "d_x[:-1] = " in pair.backward_source
+    assert ".sum()" in pair.forward_source and "np.sum" not in pair.forward_source
+
+
+def _log_softmax_loss(z, y):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(y * (z - lse)) / z.shape[0]
+
+
+def _row_sums(z, y):
+    s = np.sum(z * z, axis=1)  # no keepdims: the row gradient must be put back first
+    return np.sum(s * y[:, 0]) + np.sum(np.sum(z, axis=0) * y[0])
+
+
+def _column_scale(z, y):
+    c = np.sum(z, axis=0, keepdims=True)
+    return np.sum((c * 2.0) * z + y * np.mean(z))
+
+
+@pytest.mark.parametrize("fn", [_log_softmax_loss, _row_sums, _column_scale])
+def test_reduction_gradients_read_without_spreading(fn):
+    """Gradients of reductions with and without ``keepdims``, read unspread where
+    broadcasting gives the same arrays: the specialized gradients have the argument's
+    shape and agree with central differences."""
+    rng = np.random.default_rng(5)
+    args = (rng.uniform(-1.0, 1.0, (4, 3)), rng.uniform(0.0, 1.0, (4, 3)))
+    f = value_and_grad(fn, wrt=[0, 1])
+    for _ in range(3):
+        _, gradients = f(*args)
+        assert [g.shape for g in gradients] == [(4, 3), (4, 3)]
+        _check(fn, args, [0, 1], gradients)
+
+
+def _checked_pair(fn, args):
+    """Three calls of ``value_and_grad`` (general, then specialized) checked against
+    central differences; the pair specialized on ``args``."""
+    compiled = differentiable(fn)
+    f = value_and_grad(compiled, wrt=list(range(len(args))))
+    for _ in range(3):
+        _, gradients = f(*args)
+        _check(fn, args, range(len(args)), gradients)
+    params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    return compiled.derivative(list(params)).specializations[guard_key(args)]
+
+
+def _log_sum_exp_reused(z, y):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return np.sum(lse * y[:, :1]) + np.sum(m * m)  # m read again: its gradient is not zero
+
+
+def _shifted_by_another_axis(z, y):
+    m = np.max(z, axis=0, keepdims=True)  # the shift and the sum on different axes
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return np.sum(lse * y)
+
+
+@pytest.mark.parametrize("fn", [_log_softmax_loss, _log_sum_exp_reused, _shifted_by_another_axis])
+def test_the_stabilizing_max_of_a_log_sum_exp_sends_no_gradient(fn):
+    """The max subtracted inside a log-sum-exp has no gradient (the backward drops it:
+    no ``tie_share``); where the max is read elsewhere, or the axes differ, it keeps
+    its gradient. Checked against central differences, ties included (equal entries)."""
+    from autodiff_tutor.compiler.pipeline import front_end
+    from autodiff_tutor.compiler.s6_shifts import shift_names
+
+    dropped = fn is _log_softmax_loss
+    assert shift_names(front_end(fn).program) == ({"m"} if dropped else set())
+    rng = np.random.default_rng(6)
+    z = rng.uniform(-1.0, 1.0, (4, 3))
+    z[1, 2] = z[1, 0] = 2.0  # a tie at the row maximum
+    args = (z, rng.uniform(0.0, 1.0, (4, 3)))
+    pair = _checked_pair(fn, args)
+    assert ("tie_share" in pair.backward_source) != dropped
+
+
+def _loop_of_sums(W, h0):
+    h = h0
+    total = 0.0
+    for _ in range(3):
+        h = np.tanh(h @ W)
+        total = total + np.sum(h * h)
+    return total
+
+
+def test_a_sum_in_a_loop_reads_its_gradient_unspread():
+    """Inside a loop too, a sum's scalar gradient is read as it is where elementwise
+    arithmetic broadcasts it (no ``unreduce``, nothing kept for it on the stack)."""
+    rng = np.random.default_rng(7)
+    args = (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1.0, 1.0, (2, 3)))
+    pair = _checked_pair(_loop_of_sums, args)
+    assert "unreduce" not in pair.backward_source and "like(" not in pair.forward_source

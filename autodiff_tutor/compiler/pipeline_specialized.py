@@ -16,12 +16,25 @@ False
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
-from autodiff_tutor.compiler.s6_simplify import simplify
+from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
+from autodiff_tutor.compiler.s6_facts import (
+    fact_of,
+    first_writes,
+    method_reductions,
+    record_facts,
+    scalar_seeds,
+)
+from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
+from autodiff_tutor.compiler.s6_simplify import inline, simplify
 from autodiff_tutor.compiler.s6_specialize import (
     drop_sites,
     guard_key,
@@ -30,6 +43,7 @@ from autodiff_tutor.compiler.s6_specialize import (
     shape_static,
     value_params,
 )
+from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
@@ -42,22 +56,32 @@ from autodiff_tutor.runtime.backend import ones_like
 
 @dataclass
 class Specialized:
-    """A forward/backward pair for one guard key: argument shapes, dtypes, integers."""
+    """A forward/backward pair for one guard key: argument shapes, dtypes, integers.
+    Its backward is that of ``value_and_grad``, for the output gradient 1 (see
+    :mod:`.s6_unit_seed`): run it with no other seed."""
 
     key: tuple[Any, ...]
     forward: Callable[..., Any]
     backward: Callable[..., Any]
     forward_source: str
     backward_source: str
+    #: The seed of the output (a float numpy scalar's 1) where the guard key alone
+    #: assures what ``value_and_grad``'s fast call checks (float arrays for ``wrt``, a
+    #: float numpy scalar out); ``None``: the call checks them.
+    seed: Any = None
 
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
     gradient): probe which ``unbroadcast`` calls give their gradient back and which
     ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
-    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; free dead values of
-    a large forward early. ``None`` when the program is not shape-static or ``args``
-    are of a kind the guard does not know (see :mod:`.s6_specialize`)."""
+    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
+    probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
+    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
+    leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
+    with sums as methods; free dead values of a large forward early. ``None`` when
+    the program is not shape-static or ``args`` are of a kind the guard does not know
+    (see :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
     if key is None or not shape_static(program):
@@ -68,24 +92,63 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     ):
         return None  # an array whose values may decide shapes: the key does not hold them
     probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
+    probe.forward = record_facts(probe.forward, "site_flags")
+    probe.backward = record_facts(probe.backward, "site_flags")
+    probe.params = [*probe.params, "site_flags"]
     probe.seeds = [*probe.seeds, "site_flags"]
     name = f"{parsed.name}_probe"
     forward, backward = compile_sources(
         name, [render_forward(probe), render_backward(probe)], parsed.fn
     )
-    flags: dict[int, str | None] = {}
-    out, memory = forward(*args)
-    backward(ones_like(out), flags, memory)
-    forms = {site: form for site, form in flags.items() if form is not None}
-    specialized: Generated = generate_checked(
-        derivative, lambda b, keep: simplify(rematerialize(drop_sites(b, forms), program), keep)
-    )
+    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
+    out, memory = forward(*args, flags)
+    seed = ones_like(out)
+    flags[probe.seeds[0]] = fact_of(seed)
+    backward(seed, flags, memory)
+    forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
+    facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+
+    shifts, prefix = shift_names(program), gradient_prefix(program)
+
+    def specialize(backward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
+        backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
+        backward = first_writes(backward, facts)
+        backward = simplify(rematerialize(backward, program), keep)
+        backward = scalar_seeds(backward, facts, keep)
+        return simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+
+    specialized: Generated = generate_checked(derivative, specialize)
+    returned = {*specialized.outputs, *program.params}
+    returned |= {
+        n.id
+        for m in specialized.memory.names
+        for n in ast.walk(specialized.memory.kept(m))
+        if isinstance(n, ast.Name)
+    }
+    forward = inline(specialized.forward, returned)  # one expression: numpy reuses temporaries
+    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
-    return Specialized(key, forward, backward, forward_src, backward_src)
+    seed = None
+    out_fact = fact_of(out)
+    wrt_floats = all(
+        type(args[i]) is np.ndarray and args[i].dtype.kind == "f" for i in derivative.wrt_positions
+    )
+    if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
+        seed = out.dtype.type(1)
+    return Specialized(key, forward, backward, forward_src, backward_src, seed)
+
+
+def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:
+    """What the generated forward's free names refer to: the user function's closure
+    values and globals, less the names the function binds itself."""
+    scope = {**fn.__globals__, **closure_values(fn)}
+    for name in program.defined_names() | set(program.params):
+        scope.pop(name, None)
+    return scope
 
 
 #: Arguments with at least this many elements get a specialized forward that frees

@@ -28,12 +28,46 @@ _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
 def simplify(statements: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
     """The rewrites above, on the backward ``statements`` (in place); names in ``keep``
     (seeds, returned gradients, the memory) keep their statements."""
-    for _ in range(1000):  # one rewrite a round, until none applies
-        if not (_copies(statements, keep) or _single_reads(statements, keep)):
-            break
+    inline(statements, keep)
     _Signs().visit(ast.Module(statements, []))
     _Factors().visit(ast.Module(statements, []))
     return statements
+
+
+def inline(statements: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
+    """Only the first two rewrites (copies, single reads), which keep every operation
+    and its order: a forward written as expressions, whose temporaries numpy reuses.
+
+    >>> tree = ast.parse("t4 = 100.0 * a\\nt5 = t4 * a\\nt6 = b * b\\nt7 = t5 + t6").body
+    >>> print(ast.unparse(inline(tree, {"a", "b", "t7"})))
+    t7 = 100.0 * a * a + b * b
+    """
+    for _ in range(1000):  # one rewrite a round, until none applies
+        if not (
+            _swaps_back(statements) or _copies(statements, keep) or _single_reads(statements, keep)
+        ):
+            break
+    return statements
+
+
+def _swaps_back(statements: list[ast.stmt]) -> bool:
+    """``a = b`` then ``b = a`` (a loop passing a gradient on): the second changes
+    nothing and goes.
+
+    >>> tree = ast.parse("for t in r:\\n    d_3 = d_2\\n    d_2 = d_3\\n    g = d_3 * h").body
+    >>> print(ast.unparse(inline(tree, set())))
+    for t in r:
+        g = d_2 * h
+    """
+    for block in _blocks(statements):
+        for first, second in zip(block, block[1:], strict=False):
+            a, b = _single_name_assign(first), _single_name_assign(second)
+            if a is None or b is None or not isinstance(a[1], ast.Name):
+                continue
+            if isinstance(b[1], ast.Name) and (b[0], b[1].id) == (a[1].id, a[0]) != (a[0], a[0]):
+                block.remove(second)
+                return True
+    return False
 
 
 # -- bookkeeping -------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_tangent import Tangents
+from autodiff_tutor.compiler.s6_facts import probe_fact
 from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
@@ -54,6 +55,7 @@ RUNTIME.update(
     Stack=Stack,
     differentiable=as_op,
     probe_site=probe_site,
+    probe_fact=probe_fact,
 )
 
 _counter = itertools.count(1)

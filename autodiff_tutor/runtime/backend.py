@@ -53,6 +53,8 @@ def zeros_like(x: Any) -> Any:
     >>> zeros_like([np.ones(2), np.ones(1)])[1].tolist()
     [0.0]
     """
+    if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case, at a third the cost
+        return np.zeros(x.shape, x.dtype)
     if isinstance(x, list):  # the gradient of a list is a list
         return [zeros_like(item) for item in x]
     if isinstance(x, Unbound):  # never assigned on this path: no gradient either
