@@ -27,6 +27,7 @@ gradient is the data-shaped gradient summed over every axis but the channel axis
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from autodiff_tutor.errors import DataFormatError
@@ -119,6 +120,12 @@ def find_dims(fmt: Any, label: str) -> tuple[int, ...]:
             f"find_dims: unknown label {label!r}",
             hint="use S (spatial), C (channel), B (batch), T (time) or U (unspecified)",
         )
+    return _dims(fmt, label)
+
+
+@functools.lru_cache(maxsize=256)
+def _dims(fmt: str, label: str) -> tuple[int, ...]:
+    # formats are few and ops ask on every call: each answer is computed once
     return tuple(i for i, letter in enumerate(fmt) if letter == label)
 
 
@@ -152,6 +159,11 @@ def channel_shape(fmt: str, data_shape: tuple[int, ...]) -> tuple[int, ...]:
     (1, 1, 3, 1)
     """
     check_format(fmt, len(data_shape))
+    return _channel_shape(fmt, tuple(data_shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _channel_shape(fmt: str, data_shape: tuple[int, ...]) -> tuple[int, ...]:
     c = channel_axis(fmt)
     return tuple(n if i == c else 1 for i, n in enumerate(data_shape))
 
@@ -167,13 +179,19 @@ def reduce_to_channels(x: Any, fmt: str) -> Any:
     >>> reduce_to_channels(np.ones((2, 3)), "BC").tolist()
     [[2.0, 2.0, 2.0]]
     """
-    shape = shape_of(x)
-    check_format(fmt, len(shape))
-    c = channel_axis(fmt)
-    axes = tuple(i for i in range(len(shape)) if i != c)
+    ndim = len(shape_of(x))
+    check_format(fmt, ndim)
+    axes = _other_axes(fmt, ndim)
     if not axes:
         return x
     return array_module(x).sum(x, axis=axes, keepdims=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _other_axes(fmt: str, ndim: int) -> tuple[int, ...]:
+    """Every axis of ``ndim`` but the channel axis of ``fmt``."""
+    c = channel_axis(fmt)
+    return tuple(i for i in range(ndim) if i != c)
 
 
 def check_channel_parameter(param: Any, data: Any, fmt: str, name: str, op: str = "") -> None:

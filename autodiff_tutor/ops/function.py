@@ -154,20 +154,13 @@ class DifferentiableFunction:
         >>> F().input_names(2)
         ('X', 'alpha')
         """
-        names: list[str] = []
-        try:
-            parameters = signature_of(self.forward).parameters.values()
-        except (TypeError, ValueError):
-            parameters = []
-        for p in parameters:
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-                names.append(p.name)
+        names = list(_positional_names(self.forward))
         names += [f"input{i}" for i in range(len(names), num_inputs)]
         return tuple(names[:num_inputs])
 
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Saved]:
         """Run ``forward``; return ``(outputs, saved)`` as the protocol asks."""
-        _bind(self.forward, inputs, f"forward of {self.name!r}", "the op's inputs")
+        _bind(self.forward, inputs, "forward", self, lambda: "the op's inputs")
         result = self.forward(*inputs)
         expected = self.num_outputs + self.num_memory_values
         values = self._split_forward_result(result, expected)
@@ -211,6 +204,11 @@ class DifferentiableFunction:
         :meth:`op_backward`, which validates. When no gradient is requested the user's
         backward is not called at all.
         """
+        d_outputs = self._d_outputs(d_outputs)
+        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        return self._run_backward(d_outputs, flags, saved)
+
+    def _d_outputs(self, d_outputs: Any) -> tuple[Any, ...]:
         d_outputs = tuple(d_outputs)
         if len(d_outputs) != self.num_outputs:
             raise ArgumentError(
@@ -218,19 +216,24 @@ class DifferentiableFunction:
                 f"for {self.num_outputs} output(s)",
                 hint="pass one gradient per output, in a tuple",
             )
-        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        return d_outputs
+
+    def _run_backward(
+        self, d_outputs: tuple[Any, ...], flags: tuple[bool, ...], saved: Saved
+    ) -> Any:
         if not any(flags):  # nothing requested: nothing to compute
             return (None,) * len(flags)
         args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
-        _bind(self.backward, args, f"backward of {self.name!r}", self._backward_layout(saved))
+        _bind(self.backward, args, "backward", self, lambda: self._backward_layout(saved))
         return self.backward(*args)
 
     def op_backward(
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
     ) -> tuple[Any, ...]:
         """Run the user's ``backward`` and validate its result (one gradient per input)."""
-        result = self.op_backward_raw(d_outputs, compute_gradients, saved)
+        d_outputs = self._d_outputs(d_outputs)
         flags = _flags(compute_gradients, len(saved.specs), self.name)
+        result = self._run_backward(d_outputs, flags, saved)
         problems = gradient_problems(self.name, saved.specs, flags, result)
         if problems:
             raise BackwardOutputError(
@@ -321,6 +324,12 @@ class DifferentiableFunction:
 
 
 def _flags(compute_gradients: Any, num_inputs: int, name: str) -> tuple[bool, ...]:
+    if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
+        for f in compute_gradients:
+            if type(f) is not bool:
+                break
+        else:
+            return compute_gradients  # the generated code's literal tuple: nothing to convert
     if isinstance(compute_gradients, bool):
         compute_gradients = (compute_gradients,)
     flags = tuple(bool(f) for f in compute_gradients)
@@ -352,9 +361,20 @@ def signature_of(fn: Any) -> inspect.Signature:
     return _SIGNATURES[key]
 
 
-def _bind(fn: Any, args: tuple[Any, ...], what: str, layout: str) -> None:
-    """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside)."""
+_BINDS: set[Any] = set()
+
+
+def _bind(fn: Any, args: tuple[Any, ...], method: str, op: Any, layout: Any) -> None:
+    """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside).
+
+    Binding positional arguments depends on their count only, so a count that bound
+    once is remembered and not bound again. ``layout()`` (the expected parameters, for
+    the hint) is only built on an error.
+    """
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"), len(args))
     try:
+        if key in _BINDS:
+            return
         signature = signature_of(fn)
     except (TypeError, ValueError):
         return
@@ -362,9 +382,31 @@ def _bind(fn: Any, args: tuple[Any, ...], what: str, layout: str) -> None:
         signature.bind(*args)
     except TypeError as exc:
         raise ArgumentError(
-            f"{what} cannot take the {len(args)} argument(s) it is given: {exc}",
-            hint=f"its parameters after self must be: {layout}",
+            f"{method} of {op.name!r} cannot take the {len(args)} argument(s) it is given: {exc}",
+            hint=f"its parameters after self must be: {layout()}",
         ) from None
+    _BINDS.add(key)
+
+
+_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def _positional_names(fn: Any) -> tuple[str, ...]:
+    """The names of ``fn``'s positional parameters (none when it has no signature)."""
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"))
+    try:
+        return _NAMES[key]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameters = signature_of(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    names = tuple(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+    _NAMES[key] = names
+    return names
 
 
 def op_vjp(
