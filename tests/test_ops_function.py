@@ -281,3 +281,29 @@ def test_backward_is_not_called_when_no_gradient_is_requested():
 
     (y,), saved = Exploding().op_forward(np.ones(2))
     assert Exploding().op_backward((np.ones(2),), (False,), saved) == (None,)
+
+
+def test_checks_still_run_on_calls_after_a_correct_one():
+    # ops remember what cannot change between calls (signatures, input descriptions):
+    # a later call that goes wrong is still caught, with the same located message
+    op = Scale()
+    X, a = np.arange(6.0).reshape(3, 2), np.array([[2.0, 3.0]])
+    for _ in range(2):
+        op_vjp(op, (X, a))
+    op.bug = "not summed"
+    with pytest.raises(BackwardOutputError, match=wrapped(r"input 1 \('a'\) has shape \(3, 2\)")):
+        op_vjp(op, (X, a))
+    op.bug = "float64"  # the same shapes in float32: the description follows the dtype
+    with pytest.raises(BackwardOutputError, match=wrapped(r"input 0 \('X'\) has dtype float64")):
+        op_vjp(op, (X.astype(np.float32), a.astype(np.float32)))
+    op.bug = None
+    with pytest.raises(ArgumentError, match=wrapped("forward of 'scale' cannot take")):
+        op.op_forward(X, a, a)  # a count that never bound is still refused
+
+
+def test_flags_of_any_truthy_kind_are_read_as_bools():
+    (y,), saved = Scale().op_forward(np.ones((3, 2)), np.ones((1, 2)))
+    d_X, d_a = Scale().op_backward((np.ones((3, 2)),), [1, 0], saved)
+    assert d_a is None and d_X.shape == (3, 2)
+    d_X, d_a = Scale().op_backward((np.ones((3, 2)),), (True, False), saved)
+    assert d_a is None and d_X.shape == (3, 2)
