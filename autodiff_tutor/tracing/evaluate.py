@@ -90,11 +90,10 @@ def new_variables(value: Any, label: str) -> Any:
             location(),
             hint="call it inside the function that evaluate() runs",
         )
-    if isinstance(value, (list, tuple)):
-        return type(value)(new_variables(v, f"{label}[{i}]") for i, v in enumerate(value))
-    if isinstance(value, dict):
-        return {k: new_variables(v, f"{label}[{k!r}]") for k, v in value.items()}
-    return _bind_leaves(value if is_traced(value) else traced(value), tape, label)
+    leaves, tree = flatten(value)
+    return _bind_leaves(
+        unflatten(tree, [v if is_traced(v) else traced(v) for v in leaves]), tape, label
+    )
 
 
 def check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
