@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.ops.formats import check_channel_parameter, check_format, reduce_to_channels
+from autodiff_tutor.ops.formats import check_channel_parameters, check_format, reduce_to_channels
 from autodiff_tutor.ops.formatted import data_format, labelled_like
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
@@ -65,9 +65,7 @@ class SReLUFunction(DifferentiableFunction):
 
     def forward(self, X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
         """The piecewise-linear SReLU, one mask per piece."""
-        check_format(self.format, len(X.shape))
-        for name, p in zip(SRELU_PARAMETERS, (tl, al, tr, ar), strict=True):
-            check_channel_parameter(p, X, self.format, name, self.name)
+        check_channel_parameters(self.format, X, self.name, tl=tl, al=al, tr=tr, ar=ar)
         xp = array_module(X)
         left = xp.astype(X <= tl, X.dtype)
         middle = xp.astype((tl < X) & (X < tr), X.dtype)
