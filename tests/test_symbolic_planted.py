@@ -42,7 +42,7 @@ PLANTED = [
     (
         "wrong sign",
         SReLUFunction,
-        ("left * (1 - al)", "left * (al - 1)"),
+        ("* (1 - al)", "* (al - 1)"),
         SRELU,
         {("tl", "X < tl")},
         {("X = tl", "tl")},

@@ -82,7 +82,11 @@ class SReLUFunction(DifferentiableFunction):
         tr: Any,
         ar: Any,
     ) -> tuple[Any, ...]:
-        """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis."""
+        """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis.
+
+        ``1 - al`` is the same for every element of a channel, so ``d_tl`` sums first
+        and multiplies the per-channel sum (``d_tr`` too): one pass over the data fewer.
+        """
         xp = array_module(X, dY)
         left = xp.astype(X <= tl, X.dtype)
         right = xp.astype(tr <= X, X.dtype)
@@ -93,11 +97,11 @@ class SReLUFunction(DifferentiableFunction):
             middle = xp.astype((tl < X) & (X < tr), X.dtype)
             dX = dY_left * al + dY * middle + dY_right * ar
         if compute_gradients[1]:
-            d_tl = reduce_to_channels(dY_left * (1 - al), self.format)
+            d_tl = reduce_to_channels(dY_left, self.format) * (1 - al)
         if compute_gradients[2]:
             d_al = reduce_to_channels(dY_left * (X - tl), self.format)
         if compute_gradients[3]:
-            d_tr = reduce_to_channels(dY_right * (1 - ar), self.format)
+            d_tr = reduce_to_channels(dY_right, self.format) * (1 - ar)
         if compute_gradients[4]:
             d_ar = reduce_to_channels(dY_right * (X - tr), self.format)
         return dX, d_tl, d_al, d_tr, d_ar
