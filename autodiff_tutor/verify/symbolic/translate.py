@@ -245,6 +245,8 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         if isinstance(target, ast.Name):
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, Flags):  # want_X, want_W = compute_gradients: all true
+                value = (True,) * len(target.elts)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.fail(target, "cannot unpack this value")
             for t, v in zip(target.elts, value, strict=True):
