@@ -15,9 +15,9 @@ that is the same for every summed element: a number, or inputs that the forward
 checked channel-wise (``check_channel_parameters(fmt, ...)``) for a
 ``reduce_to_channels(..., fmt)`` sum; per element the factor multiplies the
 contribution. Statements that compute no value (argument checks, docstrings, loops
-that only check) are skipped and listed. What the translator
-cannot read, it refuses with a :class:`~autodiff_tutor.errors.TranslationError` that
-names the construct and the line.
+that only check) are skipped and listed. What the translator cannot read, it refuses
+with a :class:`~autodiff_tutor.errors.TranslationError` that names the construct and
+the line.
 
 >>> import numpy as np, sympy as sp
 >>> def relu_backward(d_y, x):
@@ -64,6 +64,7 @@ class Translation:
     value: Any
     notes: list[str] = field(default_factory=list)
     #: inputs checked channel-wise by ``check_channel_parameters(fmt, ...)``: symbol -> fmt
+    #: (the format's value, such as ``"BC"``)
     channel_wise: dict[Any, str] = field(default_factory=dict)
 
 
@@ -221,13 +222,17 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
     def record_channel_wise(self, call: ast.Call) -> None:
         """``check_channel_parameters(fmt, X, op, tl=tl, ...)`` raises unless each keyword
         value is channel-wise in ``fmt``: remember those inputs (by their symbols)."""
-        if not call.args:
-            return
-        fmt = ast.unparse(call.args[0])
+        try:
+            fmt = self.expr(call.args[0]) if call.args else None
+        except TranslationError:
+            fmt = None
+        if not isinstance(fmt, str):
+            return  # a format the translation does not know: nothing is assumed
         for keyword in call.keywords:
-            value = self.expr(keyword.value) if keyword.arg else None
-            if isinstance(value, sp.Symbol):
-                self.channel_wise[value] = fmt
+            if keyword.arg and isinstance(keyword.value, ast.Name):
+                value = self.env.get(keyword.value.id)
+                if isinstance(value, sp.Symbol):
+                    self.channel_wise[value] = fmt
 
     def truth(self, test: ast.expr) -> bool:
         value = self.expr(test)

@@ -105,8 +105,8 @@ class Summed:
     is final (returned, or summed again): using it in further arithmetic would mix
     elements, so the translator refuses that, except for a factor that is the same
     for every summed element (see ``ExpressionsMixin.scaled_sum``). ``by`` names the
-    reduction (``reduce_to_channels``) and ``fmt`` its format argument as written
-    (``self.format``); both are empty for any other sum.
+    reduction (``reduce_to_channels``) and ``fmt`` the value of its format argument
+    (``"BC"``); both are empty for any other sum.
     """
 
     def __init__(self, expr: Any, line: int, by: str = "", fmt: str = "") -> None:
@@ -222,16 +222,17 @@ class CallsMixin:
         self.note(node, f"{name}(...) read as a sum: each element's contribution is checked")
         if isinstance(value, Summed):  # a sum of a sum: over more axes, of no known kind
             return Summed(value.expr, self.parsed.file_line(node))
-        return Summed(value, self.parsed.file_line(node), name, _format_argument(node, name))
+        return Summed(value, self.parsed.file_line(node), name, self.format_argument(node, name))
 
-
-def _format_argument(node: ast.AST, name: str) -> str:
-    """The format argument of ``reduce_to_channels(x, fmt)`` as written (``""`` elsewhere)."""
-    if name != "reduce_to_channels" or not isinstance(node, ast.Call):
-        return ""
-    if len(node.args) > 1:
-        return ast.unparse(node.args[1])
-    return next((ast.unparse(k.value) for k in node.keywords if k.arg == "fmt"), "")
+    def format_argument(self, node: ast.AST, name: str) -> str:
+        """The value of ``fmt`` in ``reduce_to_channels(x, fmt)`` when it is a known
+        string (``self.format``, ``"BC"``); ``""`` for anything else."""
+        if name != "reduce_to_channels" or not isinstance(node, ast.Call):
+            return ""
+        fmt = node.args[1] if len(node.args) > 1 else None
+        fmt = fmt or next((k.value for k in node.keywords if k.arg == "fmt"), None)
+        value = self.expr(fmt) if fmt is not None else None
+        return value if isinstance(value, str) else ""
 
 
 def _is_condition(value: Any) -> bool:
