@@ -78,6 +78,20 @@ class SumOverEverything(ChannelScale):
         return dY * a * b, d_a, reduce_to_channels(dY * X * a, self.format)
 
 
+class SameNameOtherFormat(ChannelScale):
+    """``fmt`` names "BC" in the forward's check and "CB" in the backward's sum."""
+
+    def forward(self, X, a, b):
+        fmt = "BC"
+        check_channel_parameters(fmt, X, self.name, a=a, b=b)
+        return a * b * X
+
+    def backward(self, dY, compute_gradients, X, a, b):
+        fmt = "CB"
+        d_a = reduce_to_channels(dY * X, fmt) * b
+        return dY * a * b, d_a, reduce_to_channels(dY * X * a, self.format)
+
+
 class UncheckedScale(SumThenFactor):
     """The right backward, but the forward does not check that b is channel-wise."""
 
@@ -105,7 +119,9 @@ def test_a_factor_constant_over_the_sum_is_read_as_the_sum_of_products(cls):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-8)
 
 
-@pytest.mark.parametrize("cls", [PerElementFactor, AnotherFormat, SumOverEverything])
+@pytest.mark.parametrize(
+    "cls", [PerElementFactor, AnotherFormat, SameNameOtherFormat, SumOverEverything]
+)
 def test_any_other_factor_of_a_sum_is_refused(cls):
     with pytest.raises(TranslationError, match="is used in further computation"):
         verify_symbolic(cls())
