@@ -72,3 +72,24 @@ def test_the_kink_at_zero_uses_the_slope_alpha():
     report = check_op(PReLUFunction("BC"), X, alpha)
     assert report.passed, str(report)
     assert "X[0, 0]" in report["kinks"].message and "(the left slope)" in report["kinks"].message
+
+
+@pytest.mark.parametrize(("fmt", "shape"), FORMATS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_each_requested_gradient_alone_matches_autograd(fmt, shape, dtype):
+    X, alpha = (a.astype(dtype) for a in sample(fmt, shape, seed=5))
+    d_Y = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+
+    def loss(X, alpha):
+        return anp.sum(d_Y * (anp.maximum(X, 0.0) + alpha * anp.minimum(X, 0.0)))
+
+    expected = autograd.grad(loss, argnum=(0, 1))(X.astype(np.float64), alpha.astype(np.float64))
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12}
+    for flags in [(True, False), (False, True), (True, True)]:
+        _, grads = op_vjp(PReLUFunction(fmt), (X, alpha), (d_Y,), flags)
+        for wanted, got, want in zip(flags, grads, expected, strict=True):
+            if wanted:
+                assert got.dtype == dtype
+                np.testing.assert_allclose(got, want, **tolerance)
+            else:
+                assert got is None

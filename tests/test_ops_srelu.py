@@ -7,6 +7,9 @@ the compiler's derivative of the plain-numpy reference (``srelu_reference``).
 
 from __future__ import annotations
 
+import itertools
+
+import array_api_strict as xps
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -158,3 +161,47 @@ def test_parameters_must_be_channel_wise():
         srelu(X, tl, al.ravel(), tr, ar, fmt="BC")
     with pytest.raises(DataFormatError, match=r"labels 4 axes but the array has 2"):
         srelu(X, tl, al, tr, ar, fmt="SSCB")
+
+
+@pytest.mark.parametrize(("fmt", "shape"), FORMATS[:2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_subset_of_gradients_matches_autograd(fmt, shape, dtype):
+    """The backward computes only what the requested gradients need: each of the 32
+    subsets gives autograd's gradients where requested and None elsewhere."""
+    inputs = sample(fmt, shape, seed=11, dtype=dtype)
+    d_Y = np.random.default_rng(12).standard_normal(shape).astype(dtype)
+
+    def loss(*args):
+        return anp.sum(d_Y * srelu_autograd(*args))
+
+    as_float64 = [a.astype(np.float64) for a in inputs]
+    expected = autograd.grad(loss, argnum=(0, 1, 2, 3, 4))(*as_float64)
+    tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12}
+    op = SReLUFunction(fmt)
+    for flags in itertools.product([False, True], repeat=5):
+        _, grads = op_vjp(op, inputs, (d_Y,), flags)
+        named = zip(("X", "tl", "al", "tr", "ar"), flags, grads, expected, strict=True)
+        for name, wanted, got, want in named:
+            if not wanted:
+                assert got is None, (flags, name)
+                continue
+            assert got.dtype == dtype and got.shape == want.shape, (flags, name)
+            np.testing.assert_allclose(got, want, **tolerance, err_msg=f"{flags} {name}")
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [(True, False, False, False, False), (False, True, True, False, False), (False,) * 4 + (True,)],
+)
+def test_gradient_subsets_on_a_strict_array_library_match_numpy(flags):
+    inputs = sample("BC", (6, 3), seed=13)
+    d_Y = np.random.default_rng(14).standard_normal((6, 3))
+    strict = tuple(xps.asarray(a) for a in inputs)
+    _, grads = op_vjp(SReLUFunction("BC"), strict, (xps.asarray(d_Y),), flags)
+    _, grads_np = op_vjp(SReLUFunction("BC"), inputs, (d_Y,), flags)
+    for got, want in zip(grads, grads_np, strict=True):
+        if want is None:
+            assert got is None
+        else:
+            assert type(got).__module__.startswith("array_api_strict")
+            np.testing.assert_array_equal(np.asarray(got), want)

@@ -42,7 +42,7 @@ PLANTED = [
     (
         "wrong sign",
         SReLUFunction,
-        ("left * (1 - al)", "left * (al - 1)"),
+        ("* (1 - al)", "* (al - 1)"),
         SRELU,
         {("tl", "X < tl")},
         {("X = tl", "tl")},
@@ -82,7 +82,7 @@ PLANTED = [
     (
         "mask of the wrong region",
         PReLUFunction,
-        ("xp.where(positive, xp.zeros_like(X), X)", "xp.where(positive, X, xp.zeros_like(X))"),
+        ("xp.minimum(X, 0)", "xp.maximum(X, 0)"),
         PRELU,
         {("alpha", "X < 0"), ("alpha", "X > 0")},
         set(),
@@ -90,7 +90,7 @@ PLANTED = [
     (
         "incoming gradient forgotten on one side",
         PReLUFunction,
-        ("xp.where(positive, dY, alpha * dY)", "xp.where(positive, xp.ones_like(X), alpha * dY)"),
+        ("xp.where(X > 0, dY, alpha * dY)", "xp.where(X > 0, xp.ones_like(X), alpha * dY)"),
         PRELU,
         {("X", "X > 0")},
         set(),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.ops.formats import check_channel_parameter, check_format, reduce_to_channels
+from autodiff_tutor.ops.formats import check_channel_parameters, check_format, reduce_to_channels
 from autodiff_tutor.ops.formatted import data_format, labelled_like
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
@@ -48,8 +48,7 @@ class PReLUFunction(DifferentiableFunction):
 
     def forward(self, X: Any, alpha: Any) -> Any:
         """``x`` where positive, ``alpha * x`` elsewhere."""
-        check_format(self.format, len(X.shape))
-        check_channel_parameter(alpha, X, self.format, "alpha", self.name)
+        check_channel_parameters(self.format, X, self.name, alpha=alpha)
         xp = array_module(X)
         return xp.where(X > 0, X, alpha * X)
 
@@ -58,12 +57,11 @@ class PReLUFunction(DifferentiableFunction):
     ) -> tuple[Any, Any]:
         """Gradients for ``X`` and ``alpha`` (summed over all but the channel axis)."""
         xp = array_module(X, dY)
-        positive = X > 0
         dX = d_alpha = None
         if compute_gradients[0]:
-            dX = xp.where(positive, dY, alpha * dY)
+            dX = xp.where(X > 0, dY, alpha * dY)
         if compute_gradients[1]:
-            d_alpha = reduce_to_channels(dY * xp.where(positive, xp.zeros_like(X), X), self.format)
+            d_alpha = reduce_to_channels(dY * xp.minimum(X, 0), self.format)  # X where X <= 0
         return dX, d_alpha
 
 

@@ -29,6 +29,8 @@ __all__ = [
     "describe_inputs",
     "gradient_problems",
     "is_array",
+    "numpy_gradients_fine",
+    "same_numpy_inputs",
 ]
 
 KINDS = ("count", "missing", "unrequested", "type", "shape", "dtype", "module")
@@ -209,20 +211,70 @@ def _check_one(op: str, spec: InputSpec, grad: Any) -> list[GradientProblem]:
     return problems
 
 
-def _numpy_fine(spec: InputSpec, wanted: bool, grad: Any) -> bool:
-    """Whether ``grad`` surely breaks no rule: ``None`` where not ``wanted``, else a
-    numpy array of the numpy input's shape and dtype (anything else is looked at
-    in full by :func:`gradient_problems`)."""
-    if grad is None:
-        return not wanted
-    return (
-        wanted
-        and spec.module is np
-        and spec.array
-        and type(grad) is np.ndarray
-        and grad.shape == spec.shape
-        and grad.dtype == spec.dtype
-    )
+def same_numpy_inputs(specs: tuple[InputSpec, ...], inputs: tuple[Any, ...]) -> bool:
+    """Whether ``inputs`` are numpy arrays that ``specs`` describe exactly (so the
+    specs can be reused instead of describing the inputs again).
+
+    Only a plain ``numpy.ndarray`` of the spec's shape and dtype matches; anything
+    else (a scalar, another array library, another shape) says ``False``, and the
+    caller describes the inputs in full.
+
+    >>> import numpy as np
+    >>> specs = describe_inputs(("x",), (np.ones(2),))
+    >>> same_numpy_inputs(specs, (np.zeros(2),)), same_numpy_inputs(specs, (np.zeros(3),))
+    (True, False)
+    """
+    if len(specs) != len(inputs):
+        return False
+    for spec, value in zip(specs, inputs):  # noqa: B905 (lengths compared above)
+        if not (
+            type(value) is np.ndarray
+            and spec.module is np
+            and value.shape == spec.shape
+            and value.dtype == spec.dtype
+        ):
+            return False
+    return True
+
+
+def numpy_gradients_fine(
+    specs: tuple[InputSpec, ...], compute_gradients: tuple[bool, ...], result: Any
+) -> bool:
+    """Whether ``result`` surely breaks no rule, decided with a few comparisons: a tuple
+    with ``None`` exactly where a gradient is not wanted and, where it is, a numpy
+    array of its numpy input's shape and dtype.
+
+    ``False`` means "look closer", not "wrong": :func:`gradient_problems` then checks
+    in full and says what is wrong, if anything (a list instead of a tuple, a numpy
+    scalar, another array library all take that path).
+
+    >>> import numpy as np
+    >>> specs = describe_inputs(("x", "w"), (np.ones(2), np.ones(3)))
+    >>> numpy_gradients_fine(specs, (True, False), (np.ones(2), None))
+    True
+    >>> numpy_gradients_fine(specs, (True, True), (np.ones(2), np.ones(2)))
+    False
+    """
+    if type(result) is not tuple or len(result) != len(specs):
+        if len(specs) != 1 or type(result) is tuple:
+            return False
+        result = (result,)  # one input: a bare gradient
+    if len(compute_gradients) != len(specs):
+        return False
+    for spec, wanted, grad in zip(specs, compute_gradients, result):  # noqa: B905
+        if grad is None:
+            if wanted:
+                return False
+        elif not (
+            wanted
+            and type(grad) is np.ndarray
+            and spec.module is np
+            and spec.array
+            and grad.shape == spec.shape
+            and grad.dtype == spec.dtype
+        ):
+            return False
+    return True
 
 
 def gradient_problems(
@@ -240,13 +292,11 @@ def gradient_problems(
     >>> [p.kind for p in gradient_problems("f", specs, (True, False), (None, np.ones(2)))]
     ['missing', 'unrequested']
     """
+    if numpy_gradients_fine(specs, compute_gradients, result):
+        return []  # the common case, without building a message per gradient
     grads = as_gradient_tuple(result, len(specs))
     if grads is None:
         return [GradientProblem("count", None, _count_message(op, result, len(specs)))]
-    if len(compute_gradients) == len(specs) and all(
-        map(_numpy_fine, specs, compute_gradients, grads)
-    ):
-        return []  # the common case, without building a message per gradient
     problems = []
     for spec, wanted, grad in zip(specs, compute_gradients, grads, strict=True):
         where = f"backward of {op!r}: gradient for {spec.label}"

@@ -173,7 +173,9 @@ def problem_from_op(
     if getattr(op, "save_outputs_for_backward", False):
         args += outputs
     args += memory
-    grads = translate_parsed(backward, args, backward.namespace(), True, op, reductions)
+    grads = translate_parsed(
+        backward, args, backward.namespace(), True, op, reductions, result.channel_wise
+    )
     return Problem(
         name or getattr(op, "name", cls.__name__),
         tuple(inputs),

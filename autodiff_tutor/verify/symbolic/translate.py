@@ -10,10 +10,14 @@ The reasoning is per element: a value stands for one element of an array. Shape
 operations (``reshape``, ``x[..., None]``, ``.T``) leave an element unchanged, and a
 *sum* (``xp.sum``, ``reduce_to_channels``, ``unbroadcast``) collects the contributions
 of the elements that share a channel-wise parameter, so per element it is the
-contribution itself (the report says so). Statements that compute no value (argument
-checks, docstrings, loops that only check) are skipped and listed. What the translator
-cannot read, it refuses with a :class:`~autodiff_tutor.errors.TranslationError` that
-names the construct and the line.
+contribution itself (the report says so). A sum may then be multiplied by a factor
+that is the same for every summed element: a number, or inputs that the forward
+checked channel-wise (``check_channel_parameters(fmt, ...)``) for a
+``reduce_to_channels(..., fmt)`` sum; per element the factor multiplies the
+contribution. Statements that compute no value (argument checks, docstrings, loops
+that only check) are skipped and listed. What the translator cannot read, it refuses
+with a :class:`~autodiff_tutor.errors.TranslationError` that names the construct and
+the line.
 
 >>> import numpy as np, sympy as sp
 >>> def relu_backward(d_y, x):
@@ -30,6 +34,8 @@ import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import sympy as sp
 
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
@@ -57,6 +63,9 @@ class Translation:
 
     value: Any
     notes: list[str] = field(default_factory=list)
+    #: inputs checked channel-wise by ``check_channel_parameters(fmt, ...)``: symbol -> fmt
+    #: (the format's value, such as ``"BC"``)
+    channel_wise: dict[Any, str] = field(default_factory=dict)
 
 
 def parse_source(source: str, filename: str = "<source>") -> ParsedFunction:
@@ -98,10 +107,17 @@ def translate_parsed(
     skip_self: bool = False,
     owner: Any = None,
     reductions: Sequence[str] = (),
+    channel_wise: dict[Any, str] | None = None,
 ) -> Translation:
-    """Translate an already parsed function (see :func:`translate_function`)."""
+    """Translate an already parsed function (see :func:`translate_function`).
+
+    ``channel_wise`` (a forward's :attr:`Translation.channel_wise`) says which inputs
+    are the same for every element of a channel, so that a backward may multiply a
+    ``reduce_to_channels`` sum by them.
+    """
     names = dict(vars(builtins)) if namespace is None else namespace
     interpreter = _Interpreter(parsed, names, owner, set(SUM_LIKE) | set(reductions))
+    interpreter.channel_wise = dict(channel_wise or {})
     return interpreter.call(list(args), skip_self)
 
 
@@ -120,6 +136,7 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         self.sums = sums
         self.env: dict[str, Any] = {}
         self.notes: list[str] = []
+        self.channel_wise: dict[Any, str] = {}
 
     # --- errors and notes ------------------------------------------------------------
 
@@ -153,8 +170,8 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         try:
             self.block(tree.body)
         except _Return as result:
-            return Translation(finish(result.value), self.notes)
-        return Translation(None, self.notes)
+            return Translation(finish(result.value), self.notes, self.channel_wise)
+        return Translation(None, self.notes, self.channel_wise)
 
     def block(self, statements: list[ast.stmt]) -> None:
         for statement in statements:
@@ -198,7 +215,24 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         func = node.value.func
         if isinstance(func, ast.Attribute) and func.attr in MUTATING:
             raise self.fail(node, f"in-place update {func.attr}() cannot be translated")
+        if ast.unparse(func).split(".")[-1] == "check_channel_parameters":
+            self.record_channel_wise(node.value)
         self.note(node, "statement without a value skipped")
+
+    def record_channel_wise(self, call: ast.Call) -> None:
+        """``check_channel_parameters(fmt, X, op, tl=tl, ...)`` raises unless each keyword
+        value is channel-wise in ``fmt``: remember those inputs (by their symbols)."""
+        try:
+            fmt = self.expr(call.args[0]) if call.args else None
+        except TranslationError:
+            fmt = None
+        if not isinstance(fmt, str):
+            return  # a format the translation does not know: nothing is assumed
+        for keyword in call.keywords:
+            if keyword.arg and isinstance(keyword.value, ast.Name):
+                value = self.env.get(keyword.value.id)
+                if isinstance(value, sp.Symbol):
+                    self.channel_wise[value] = fmt
 
     def truth(self, test: ast.expr) -> bool:
         value = self.expr(test)
@@ -216,6 +250,8 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         if isinstance(target, ast.Name):
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, Flags):  # want_X, want_W = compute_gradients: all true
+                value = (True,) * len(target.elts)
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.fail(target, "cannot unpack this value")
             for t, v in zip(target.elts, value, strict=True):

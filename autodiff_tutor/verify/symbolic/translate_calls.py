@@ -103,12 +103,17 @@ class Summed:
 
     Per element it is that element's contribution, which is right only where the sum
     is final (returned, or summed again): using it in further arithmetic would mix
-    elements, so the translator refuses that.
+    elements, so the translator refuses that, except for a factor that is the same
+    for every summed element (see ``ExpressionsMixin.scaled_sum``). ``by`` names the
+    reduction (``reduce_to_channels``) and ``fmt`` the value of its format argument
+    (``"BC"``); both are empty for any other sum.
     """
 
-    def __init__(self, expr: Any, line: int) -> None:
+    def __init__(self, expr: Any, line: int, by: str = "", fmt: str = "") -> None:
         self.expr = expr
         self.line = line
+        self.by = by
+        self.fmt = fmt
 
     def __repr__(self) -> str:
         return f"sum({self.expr})"
@@ -215,8 +220,19 @@ class CallsMixin:
         if name in BROADCASTS:
             return value
         self.note(node, f"{name}(...) read as a sum: each element's contribution is checked")
-        expr = value.expr if isinstance(value, Summed) else value
-        return Summed(expr, self.parsed.file_line(node))
+        if isinstance(value, Summed):  # a sum of a sum: over more axes, of no known kind
+            return Summed(value.expr, self.parsed.file_line(node))
+        return Summed(value, self.parsed.file_line(node), name, self.format_argument(node, name))
+
+    def format_argument(self, node: ast.AST, name: str) -> str:
+        """The value of ``fmt`` in ``reduce_to_channels(x, fmt)`` when it is a known
+        string (``self.format``, ``"BC"``); ``""`` for anything else."""
+        if name != "reduce_to_channels" or not isinstance(node, ast.Call):
+            return ""
+        fmt = node.args[1] if len(node.args) > 1 else None
+        fmt = fmt or next((k.value for k in node.keywords if k.arg == "fmt"), None)
+        value = self.expr(fmt) if fmt is not None else None
+        return value if isinstance(value, str) else ""
 
 
 def _is_condition(value: Any) -> bool:

@@ -30,6 +30,7 @@ from autodiff_tutor.verify.symbolic.translate_calls import (
     Namespace,
     Opaque,
     Summed,
+    _is_condition,
     _is_symbolic,
     _Named,
     _selects_elements,
@@ -95,6 +96,9 @@ class ExpressionsMixin:
         if not (_is_symbolic(left) or _is_symbolic(right)):
             if isinstance(left, (int, float)) and isinstance(right, (int, float)):
                 return _PYTHON[type(op)](left, right)
+        scaled = self.scaled_sum(node, op, left, right)
+        if scaled is not None:
+            return scaled
         for side in (left, right):
             self.require_number(node, side)
         if isinstance(op, ast.BitAnd):
@@ -107,6 +111,37 @@ class ExpressionsMixin:
             node,
             f"operator {type(op).__name__} cannot be translated per element",
             "matrix products and integer division mix elements",
+        )
+
+    def scaled_sum(self, node: ast.AST, op: ast.operator, left: Any, right: Any) -> Any:
+        """``sum(g) * c``, ``c * sum(g)`` or ``sum(g) / c`` read as the sum of ``g * c``
+        (``g / c``), when ``c`` is the same for every summed element: a number, or
+        channel-wise inputs (see ``record_channel_wise``) with a ``reduce_to_channels``
+        sum in the same format. ``None`` when that does not hold (then the sum is
+        refused as usual)."""
+        if isinstance(left, Summed) and isinstance(op, (ast.Mult, ast.Div)):
+            total, factor = left, right
+        elif isinstance(right, Summed) and isinstance(op, ast.Mult):
+            total, factor = right, left
+        else:
+            return None
+        if not self.same_for_every_summed_element(total, factor):
+            return None
+        self.note(node, "a sum times a factor that is the same for every summed element")
+        product = binary(_BINARY[type(op)], total.expr, factor)
+        return Summed(product, total.line, total.by, total.fmt)
+
+    def same_for_every_summed_element(self, total: Summed, factor: Any) -> bool:
+        if isinstance(factor, bool) or isinstance(factor, Summed):
+            return False
+        if isinstance(factor, (int, float)):
+            return True
+        if not _is_symbolic(factor) or _is_condition(factor):
+            return False
+        channel_sum = total.by == "reduce_to_channels" and total.fmt != ""
+        return all(
+            channel_sum and self.channel_wise.get(symbol) == total.fmt
+            for symbol in factor.free_symbols
         )
 
     def expr_BinOp(self, node: ast.BinOp) -> Any:

@@ -1,0 +1,106 @@
+"""Binding an op's arguments to the user's ``forward`` / ``backward``, once per signature.
+
+An op calls the user's methods on every call; a call that cannot bind must fail with a
+clear :class:`~autodiff_tutor.errors.ArgumentError` (not a ``TypeError`` from inside),
+and a call that bound once binds again (positional arguments bind by their count), so
+the signature work is done once per function and count.
+
+>>> class Op:
+...     name = "op"
+...     def backward(self, d_y, flags, x):
+...         return d_y
+>>> bind_arguments(Op().backward, (1.0, (True,), 2.0), "backward", Op(), lambda: "...")
+>>> positional_names(Op().backward)
+('d_y', 'flags', 'x')
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from autodiff_tutor.errors import ArgumentError
+
+__all__ = ["bind_arguments", "positional_names", "signature_of"]
+
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+
+
+def signature_of(fn: Any) -> inspect.Signature:
+    """``inspect.signature(fn)``, computed once per function (ops call it every time).
+
+    >>> class F:
+    ...     def forward(self, X, alpha):
+    ...         return X * alpha
+    >>> list(signature_of(F().forward).parameters)
+    ['X', 'alpha']
+    """
+    function = getattr(fn, "__func__", fn)
+    key = (function, hasattr(fn, "__self__"))
+    if key not in _SIGNATURES:
+        signature = inspect.signature(fn)
+        _SIGNATURES[key] = signature
+    return _SIGNATURES[key]
+
+
+_BINDS: set[Any] = set()
+
+
+def bind_arguments(fn: Any, args: tuple[Any, ...], method: str, op: Any, layout: Any) -> None:
+    """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside).
+
+    Binding positional arguments depends on their count only, so a count that bound
+    once is remembered and not bound again. ``layout()`` (the expected parameters, for
+    the hint) is only built on an error.
+
+    >>> class Op:
+    ...     name = "square"
+    ...     def forward(self, x):
+    ...         return x * x
+    >>> bind_arguments(Op().forward, (1.0, 2.0), "forward", Op(), lambda: "x")
+    Traceback (most recent call last):
+        ...
+    autodiff_tutor.errors.ArgumentError: forward of 'square' cannot take the 2 argument(s)...
+    """
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"), len(args))
+    try:
+        if key in _BINDS:
+            return
+        signature = signature_of(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        raise ArgumentError(
+            f"{method} of {op.name!r} cannot take the {len(args)} argument(s) it is given: {exc}",
+            hint=f"its parameters after self must be: {layout()}",
+        ) from None
+    _BINDS.add(key)
+
+
+_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def positional_names(fn: Any) -> tuple[str, ...]:
+    """The names of ``fn``'s positional parameters (none when it has no signature).
+
+    >>> def forward(X, alpha, *rest, scale=1.0):
+    ...     return X
+    >>> positional_names(forward)
+    ('X', 'alpha')
+    """
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"))
+    try:
+        return _NAMES[key]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameters = signature_of(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    names = tuple(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+    _NAMES[key] = names
+    return names
