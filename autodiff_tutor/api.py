@@ -32,7 +32,7 @@ from autodiff_tutor.api_checks import (
 )
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
-from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
+from autodiff_tutor.compiler.pipeline_specialized import Specialized, specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
@@ -40,6 +40,7 @@ from autodiff_tutor.errors import (
 )
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
+from autodiff_tutor.runtime.guards import GuardFailed
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
 
@@ -184,11 +185,26 @@ def _fast_call(
     if len(args) != len(derivative.program.params):
         return None
     specialized = specialized_pair(derivative, args)
-    if specialized is not None and specialized.seed is not None:
-        out, memory = specialized.forward(*args)  # the guard key assures the checks below
-        if type(out) is type(specialized.seed):
-            return out, _fresh(specialized.backward(specialized.seed, memory), args)
-        return out, owned(specialized.backward(_scalar_seed(compiled, out), memory), args)
+    try:
+        if specialized is not None and specialized.seed is not None:
+            out, memory = specialized.forward(*args)  # the guard key assures the checks below
+            if type(out) is type(specialized.seed):
+                return out, _fresh(specialized.backward(specialized.seed, memory), args)
+            return out, owned(specialized.backward(_scalar_seed(compiled, out), memory), args)
+        return _run_pair(compiled, derivative, specialized, args)
+    except GuardFailed:  # a custom op gave a shape the specialization was not made for
+        derivative.specializations[specialized.key] = None  # general code for this key
+        return _run_pair(compiled, derivative, None, args)
+
+
+def _run_pair(
+    compiled: Differentiable,
+    derivative: Derivative,
+    specialized: Specialized | None,
+    args: tuple[Any, ...],
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The fast call of ``specialized`` (or the general pair) where the guard key does
+    not assure the checks: they run here."""
     for value in args:
         if isinstance(value, _CONTAINERS):
             return None

@@ -27,11 +27,17 @@ from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
-    fact_of,
     first_writes,
     method_reductions,
     record_facts,
     scalar_seeds,
+)
+from autodiff_tutor.compiler.s6_regions import (
+    guard_calls,
+    guard_gradients,
+    loops_settled,
+    shapes_vary,
+    while_counters,
 )
 from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
 from autodiff_tutor.compiler.s6_simplify import inline, simplify
@@ -52,6 +58,7 @@ from autodiff_tutor.compiler.s9_emit import (
     render_forward,
 )
 from autodiff_tutor.runtime.backend import ones_like
+from autodiff_tutor.runtime.guards import fact_of
 
 
 @dataclass
@@ -84,7 +91,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     (see :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
-    if key is None or not shape_static(program):
+    if key is None or not shape_static(program) or shapes_vary(program):
         return None
     by_value = value_params(program)
     if any(
@@ -107,6 +114,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     backward(seed, flags, memory)
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+    if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
+        return None  # a while loop that did not run, or changed a value's shape
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
 
@@ -115,9 +124,16 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         backward = first_writes(backward, facts)
         backward = simplify(rematerialize(backward, program), keep)
         backward = scalar_seeds(backward, facts, keep)
-        return simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        guarded = guard_gradients(backward, facts)  # what custom ops' backwards return
+        unknown.extend([] if guarded is not None else [True])
+        return backward if guarded is None else guarded
 
+    unknown: list[bool] = []  # a custom op's gradient of no single fact: no guard
     specialized: Generated = generate_checked(derivative, specialize)
+    guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
+    if unknown or guarded is None:
+        return None
     returned = {*specialized.outputs, *program.params}
     returned |= {
         n.id
@@ -125,7 +141,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         for n in ast.walk(specialized.memory.kept(m))
         if isinstance(n, ast.Name)
     }
-    forward = inline(specialized.forward, returned)  # one expression: numpy reuses temporaries
+    forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
     specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}

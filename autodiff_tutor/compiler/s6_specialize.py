@@ -4,7 +4,8 @@
 ``x``'s dtype; where ``g`` already has that shape and dtype it returns ``g`` itself.
 Which calls are such no-ops depends on the shapes and dtypes of the arguments, not
 on their values, when the program is *shape-static* (:func:`shape_static`): no
-branch, no ``while``, no custom operation, no mask, only shape-determined integers.
+branch, no mask, only shape-determined integers; ``while`` loops and custom
+operations are checked after the probe or guarded where the code runs (:mod:`.s6_regions`).
 
 At a call with shapes and dtypes not seen before, the compiled pair is *probed*: a
 copy of the backward whose helper calls record whether they returned their
@@ -39,8 +40,9 @@ from autodiff_tutor.compiler.ir import Branch, Loop, Program, Step
 #: return their first argument unchanged when its shape and dtype are already those
 #: of their second; ``matmul_dx``/``matmul_dy`` of matrices are one product.
 PROBED = {"unbroadcast": 2, "cast_like": 2, "matmul_dx": 3, "matmul_dy": 3}
-#: The names the probed backward uses (a user's variable of that name: no probing).
-PROBE_NAMES = ("probe_site", "site_flags")
+#: The names the probed and the specialized code use (a user's variable of that name:
+#: no specialization): the probe's helper and record, the guards of :mod:`.s6_regions`.
+PROBE_NAMES = ("probe_site", "site_flags", "expect_array", "expect_fact")
 #: Calls a shape-static program may make in its static steps (values that are not
 #: differentiated): their results depend on shapes only.
 _STATIC_CALLS = {"range", "len", "reversed", "enumerate", "zip"}
@@ -63,9 +65,8 @@ def shape_static(program: Program) -> bool:
     """
     if set(PROBE_NAMES) & (program.defined_names() | set(program.params)):
         return False
-    for node in _regions(program.steps):
-        if isinstance(node, Branch) or (isinstance(node, Loop) and node.kind != "for"):
-            return False
+    if any(isinstance(node, Branch) for node in _regions(program.steps)):
+        return False  # the probe sees one path (see the report of issue 18)
     masks: set[str] = set()  # boolean values (and values made from them)
     for step in program.all_steps():
         if step.kind == "static":
@@ -79,8 +80,8 @@ def shape_static(program: Program) -> bool:
             for option in step.options.values():  # axes, indices, shapes
                 if not _static_value(option) or _reads(option) & masks:
                     return False
-        elif step.kind != "copy":
-            return False  # a custom operation or a helper: its shapes are its own
+        elif step.kind not in ("copy", "op_call"):
+            return False  # a helper with no rule, an escape, an effect
     return True
 
 
