@@ -86,9 +86,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
     (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
     leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
-    with sums as methods; free dead values of a large forward early. ``None`` when
-    the program is not shape-static or ``args`` are of a kind the guard does not know
-    (see :mod:`.s6_specialize`)."""
+    with sums as methods; free dead values of a large forward early; check custom ops'
+    outputs and gradients where they are made (:mod:`.s6_regions`). ``None`` when the
+    program is not shape-static, a ``while`` loop did not settle in the probe (see
+    :mod:`.s6_regions`) or ``args`` are of a kind the guard does not know (see
+    :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
     if key is None or not shape_static(program) or shapes_vary(program):

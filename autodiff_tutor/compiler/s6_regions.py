@@ -240,6 +240,8 @@ def _guard(name: str, fact: Any, origin: str) -> ast.stmt:
         call = code.call(GUARD_NAMES[0], value, ast.Constant(fact[1]), ast.Constant(fact[2]))
     else:
         call = code.call(GUARD_NAMES[1], value, ast.Constant(fact))
-    statement = code.with_origin(ast.Expr(call), f"{origin}: as probed, else general code")
+    statement = code.with_origin(
+        ast.Expr(call), f"{origin}: shape checked, else the general code runs"
+    )
     statement.commented = True  # shown with its comment in the forward too
     return statement
