@@ -65,8 +65,8 @@ def test_the_slice_covers_every_construct_it_keeps(summary):
 
 #: The constructs of the specialization slice: shape-static programs (so that the second
 #: and third calls run a specialized pair) with ``while`` loops whose values decide how
-#: many iterations run, and helpers (calls the specialized code guards).
-SPECIALIZED = frozenset({"while", "helper", "elementwise", "broadcast", "reduction"})
+#: many iterations run, helpers and branches (which the specialized code checks).
+SPECIALIZED = frozenset({"while", "helper", "if", "elementwise", "broadcast", "reduction"})
 SPECIALIZED_SLICE = 80
 
 
@@ -84,7 +84,7 @@ def _iterations(loaded: Loaded, x: np.ndarray, w: np.ndarray) -> tuple[list[int]
 
 def test_while_loops_and_helpers_are_right_when_specialized():
     exclude = frozenset(CONSTRUCTS) - SPECIALIZED
-    bad, varied, guarded = [], 0, 0
+    bad, varied, guarded, paths = [], 0, 0, 0
     for seed in range(SPECIALIZED_SLICE):
         program = generate(seed, exclude)
         bad += [(seed, o) for o in check_program(program, modes=("compiler",)) if o.kind != "right"]
@@ -93,9 +93,11 @@ def test_while_loops_and_helpers_are_right_when_specialized():
         varied += counts is not None and counts[0] != counts[1]
         pair = next(iter(ad.differentiable(loaded.f).derivative([0, 1]).specializations.values()))
         guarded += pair is not None and "expect_array(" in pair.forward_source
+        paths += pair is not None and "expect_path(" in pair.forward_source
         loaded.close()
     assert not bad, bad
-    assert varied >= 4 and guarded >= 20  # the third call met another iteration count
+    assert varied >= 4  # the third call met another iteration count than the probe
+    assert guarded >= 15 and paths >= 10  # helpers' outputs and branches' paths checked
 
 
 # -- the checker can fail ---------------------------------------------------------------

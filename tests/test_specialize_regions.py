@@ -1,11 +1,14 @@
-"""Specialized pairs of programs with ``while`` loops and custom-op calls (issue 18).
+"""Specialized pairs of programs with ``while`` loops, custom-op calls and branches
+(issue 18).
 
 A ``while`` loop is specialized when the probe ran it and every name it binds kept
 one shape and dtype (``s6_regions.loops_settled``); a custom op's outputs and the
-gradients its backward returns are checked where the specialized code runs, and a
-failed check drops the specialization and runs the general pair for the call. Every
-gradient here is judged by central differences (and autograd where it applies), on
-calls that run the specialized pair with loops that run 0, 1 or many times.
+gradients its backward returns are checked where the specialized code runs; a branch
+outside loops is specialized on the path the probe took, its test checked
+(``s6_paths``). A failed check drops the specialization and runs the general pair for
+the call. Every gradient here is judged by central differences (and autograd where it
+applies), on calls that run the specialized pair with loops that run 0, 1 or many
+times and branches going either way.
 """
 
 from __future__ import annotations
@@ -323,3 +326,99 @@ def test_show_prints_the_guard_with_its_comment():
     text = "\n".join(compiled.specialized_sources([0, 1, 2, 3, 4]))
     guards = [line for line in text.splitlines() if "expect_array(" in line]
     assert guards and all("# line " in line and "SRELU(" in line for line in guards)
+
+
+# -- branches ------------------------------------------------------------------------------
+
+
+def branchy(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = np.sum(x)  # another shape than the other arm's
+    return np.sum(y * x)
+
+
+def nested_branches(x, w):
+    if np.sum(x) > 0:
+        if np.max(w) > 1.0:
+            y = np.tanh(x) * w
+        else:
+            y = x * x
+    else:
+        y = np.sum(x * w) * x
+    return np.sum(y)
+
+
+def branch_around_a_while(x):
+    if np.sum(x) > 0:
+        while np.sum(x * x) > 1.0:
+            x = x * 0.5
+    return np.sum(np.sin(x))
+
+
+def branch_in_a_loop(x):
+    for i in range(3):
+        if np.sum(x) > i:
+            x = x * 0.5
+    return np.sum(x * x)
+
+
+def breaks(x):
+    for _ in range(4):
+        if np.sum(x) > 3.0:
+            break
+        x = x * 1.5
+    return np.sum(x * x)
+
+
+def test_a_branch_is_specialized_on_the_probed_path_and_checked():
+    both = value_and_grad(branchy)
+    x = np.array([1.0, 2.0, -0.5])
+    both(x), both(x)
+    pair = _pair(branchy, 0, (x,))
+    assert pair is not None and "expect_path(" in pair.forward_source
+    code = (pair.forward_source + pair.backward_source).splitlines()
+    assert not [line for line in code if line.strip().startswith("if ")]  # straight-line
+    for y in (x, -x, x, -x):  # -x: the other arm (another shape): the general pair
+        value, g = both(y)
+        assert np.isclose(value, branchy(y))
+        _check(branchy, (y,), [0], [g])
+        np.testing.assert_allclose(g, autograd_gradient(branchy, (y,), 0), rtol=1e-12)
+    assert _pair(branchy, 0, (x,)) is None  # the other path was met: dropped
+
+
+@pytest.mark.parametrize("scale", [1.0, -1.0])
+def test_nested_branches_either_way(scale):
+    both = value_and_grad(nested_branches, wrt=[0, 1])
+    x = scale * np.array([0.5, 1.0, -0.2])
+    for w in (np.array([2.0, 0.1, 0.3]), np.array([2.0, 0.1, 0.3]), np.array([0.5, 0.1, 0.3])):
+        _, grads = both(x, w)
+        _check(nested_branches, (x, w), [0, 1], grads)
+
+
+def test_a_branch_around_a_while_loop():
+    both = value_and_grad(branch_around_a_while)
+    x = np.array([1.0, 2.0, 0.5])
+    for y in (x, x, x * 3.0, x * 0.1, -x, x):
+        _check(branch_around_a_while, (y,), [0], [both(y)[1]])
+
+
+@pytest.mark.parametrize("fn", [branch_in_a_loop, breaks])
+def test_branches_inside_loops_are_not_specialized(fn):
+    x = np.array([0.5, 1.0, 0.7])
+    assert compile_specialized(differentiable(fn).derivative(0), (x,)) is None
+    both = value_and_grad(fn)
+    for y in (x, x, x * 3.0, -x):
+        _check(fn, (y,), [0], [both(y)[1]])
+
+
+def test_show_prints_the_checked_path():
+    compiled = differentiable(branchy)
+    both = value_and_grad(compiled)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    both(x), both(x)
+    texts = compiled.specialized_sources()
+    (text,) = [t for t in texts if t.startswith("# specialized for x: float64[4]\n")]
+    (check,) = [line for line in text.splitlines() if "expect_path(" in line]
+    assert "# line " in check and "if np.sum(x) > 0:" in check

@@ -17,6 +17,7 @@ False
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ import numpy as np
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
     first_writes,
@@ -32,6 +34,7 @@ from autodiff_tutor.compiler.s6_facts import (
     record_facts,
     scalar_seeds,
 )
+from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
 from autodiff_tutor.compiler.s6_regions import (
     guard_calls,
     guard_gradients,
@@ -100,24 +103,20 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         hasattr(a, "shape") for p, a in zip(program.params, args, strict=False) if p in by_value
     ):
         return None  # an array whose values may decide shapes: the key does not hold them
-    probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
-    probe.forward = record_facts(probe.forward, "site_flags")
-    probe.backward = record_facts(probe.backward, "site_flags")
-    probe.params = [*probe.params, "site_flags"]
-    probe.seeds = [*probe.seeds, "site_flags"]
-    name = f"{parsed.name}_probe"
-    forward, backward = compile_sources(
-        name, [render_forward(probe), render_backward(probe)], parsed.fn
-    )
-    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
-    out, memory = forward(*args, flags)
-    seed = ones_like(out)
-    flags[probe.seeds[0]] = fact_of(seed)
-    backward(seed, flags, memory)
+    probe, flags, out = _probe(derivative, args)
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
     if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
         return None  # a while loop that did not run, or changed a value's shape
+    if branch_tests(program):  # the path the probe took, its tests checked (s6_paths)
+        path = path_program(program, paths_of(flags))
+        if path is None:
+            return None
+        activity = analyze(path, parsed, list(derivative.wrt))
+        derivative = dataclasses.replace(
+            derivative, program=path, activity=activity, specializations={}
+        )
+        program = path
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
 
@@ -158,6 +157,28 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
         seed = out.dtype.type(1)
     return Specialized(key, forward, backward, forward_src, backward_src, seed)
+
+
+def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:
+    """Run the probed pair once on ``args``: the probe's trees, what it recorded (forms
+    by site number, facts by name, paths by ``("path", test)``), and the output."""
+    program, parsed = derivative.program, derivative.parsed
+    probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
+    probe.forward = record_paths(probe.forward, branch_tests(program), "site_flags")
+    probe.forward = record_facts(probe.forward, "site_flags")
+    probe.backward = record_facts(probe.backward, "site_flags")
+    probe.params = [*probe.params, "site_flags"]
+    probe.seeds = [*probe.seeds, "site_flags"]
+    name = f"{parsed.name}_probe"
+    forward, backward = compile_sources(
+        name, [render_forward(probe), render_backward(probe)], parsed.fn
+    )
+    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
+    out, memory = forward(*args, flags)
+    seed = ones_like(out)
+    flags[probe.seeds[0]] = fact_of(seed)
+    backward(seed, flags, memory)
+    return probe, flags, out
 
 
 def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:

@@ -28,7 +28,8 @@ the ``while`` (a ``for``, another ``while``) binds names inside it, checked the 
 way. The backward replays the loop as ``for _ in range(count)``: what it pops from
 the stack are forward values (settled above), and the gradients it carries from one
 replayed iteration to the next are held to the same rule. A ``break`` becomes a
-flag and an ``if`` (:mod:`.s2_desugar`): a branch, which is not specialized.
+flag and an ``if`` (:mod:`.s2_desugar`): a branch inside a loop, which is not
+specialized (:mod:`.s6_paths`).
 
 Facts are shapes and dtypes, not values, so the rule also needs the values that
 decide shapes to be the same in every call: a slice bound, an axis, a ``range``

@@ -37,6 +37,7 @@ from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_tangent import Tangents
 from autodiff_tutor.compiler.s6_facts import probe_fact
+from autodiff_tutor.compiler.s6_paths import probe_path
 from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
@@ -58,6 +59,8 @@ RUNTIME.update(
     probe_fact=probe_fact,
     expect_array=guards.expect_array,
     expect_fact=guards.expect_fact,
+    expect_path=guards.expect_path,
+    probe_path=probe_path,
 )
 
 _counter = itertools.count(1)

@@ -66,6 +66,16 @@ def expect_fact(value: Any, fact: Any) -> None:
         raise GuardFailed(f"{_described(fact_of(value))}, made for {_described(fact)}")
 
 
+def expect_path(test: Any, taken: bool) -> None:
+    """Raise :class:`GuardFailed` unless the branch test ``test`` goes the way ``taken``
+    (the path the specialized code was made for).
+
+    >>> expect_path(np.sum(np.ones(2)) > 0, True)
+    """
+    if bool(test) is not taken:
+        raise GuardFailed(f"a branch test is {not taken}, made for {taken}")
+
+
 def _described(fact: Any) -> str:
     if isinstance(fact, tuple):
         kind, shape, dtype = fact

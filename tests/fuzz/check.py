@@ -129,7 +129,7 @@ def check_compiler(loaded: Loaded, x, w, value, reference, other=None) -> Outcom
     program is shape-static); both are judged. ``other``: ``(x, w, value, reference)``
     at other values of the same shapes, for a third call (the specialized pair again,
     where a ``while`` loop may run another number of times, a helper give another
-    shape)."""
+    shape, a branch go the other way)."""
     both = None
     calls = [("first", x, w, value, reference), ("second", x, w, value, reference)]
     calls += [("third, at other values", *other)] if other else []
@@ -211,8 +211,9 @@ def check_program(
 
 
 #: Constructs whose specialized pair may meet other values in a call of the same
-#: shapes than at its probe: another number of ``while`` iterations, a helper's output.
-VALUE_DEPENDENT = {"while", "helper"}
+#: shapes than at its probe: another number of ``while`` iterations, a helper's output,
+#: a branch going the other way.
+VALUE_DEPENDENT = {"while", "helper", "if"}
 
 
 def _other_values(program: Program, loaded: Loaded, x, w) -> tuple[Any, ...] | None:
