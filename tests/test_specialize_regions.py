@@ -88,6 +88,15 @@ def prefix(x):
     return np.sum(x[:i] ** 2)  # ...decides a shape
 
 
+def running_sum(x, limit):
+    i = 0
+    s = x[0] * 0.0
+    while i < x.shape[0] and np.sum(s) < limit:  # how far the values decide
+        s = s + x[i] * x[i]  # an integer index: the shape of x[i] is that of a row
+        i = i + 1
+    return np.sum(s)
+
+
 def _halve_inputs():
     """Same shape; the loop runs 2, 1 (the probe), 0, many, 0 and 2 times."""
     base = np.array([0.3, -0.2, 0.4])
@@ -136,6 +145,16 @@ def test_a_for_loop_inside_a_while_loop():
         _, grads = both(x, w)
         _check(halve_then_for, (x, w), [0, 1], grads)
     assert _pair(halve_then_for, [0, 1], (x, w)) is not None
+
+
+def test_a_while_loop_indexing_rows_by_its_counter():
+    both = value_and_grad(running_sum)
+    x = np.array([[0.5, 1.0], [1.5, -0.5], [2.0, 0.3], [0.1, 0.2]])
+    for limit in (3.0, 3.0, 0.5, 100.0, 6.0, 1e-3):  # 2 (the probe), 1, 4, 3, 1 rows
+        _, g = both(x, limit)
+        _check(running_sum, (x, limit), [0], [g])
+    pair = _pair(running_sum, 0, (x, 3.0))
+    assert pair is not None and "while" in pair.forward_source
 
 
 @pytest.mark.parametrize("fn", [accumulate, shrink, prefix])

@@ -96,7 +96,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
-    if key is None or not shape_static(program) or shapes_vary(program):
+    if key is None or not shape_static(program):
         return None
     by_value = value_params(program)
     if any(
@@ -108,6 +108,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
     if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
         return None  # a while loop that did not run, or changed a value's shape
+    if shapes_vary(program, facts):
+        return None  # a value a while loop or a custom op changes decides a shape
     if branch_tests(program):  # the path the probe took, its tests checked (s6_paths)
         path = path_program(program, paths_of(flags))
         if path is None:

@@ -55,7 +55,7 @@ call.
 ...         x = x[1:] * 2.0
 ...         i += 1
 ...     return np.sum(x[:i])
->>> shapes_vary(front_end(f).program)
+>>> shapes_vary(front_end(f).program, {"i_2": "int"})  # x[:i]: a slice's bound
 True
 """
 
@@ -63,6 +63,8 @@ from __future__ import annotations
 
 import ast
 from typing import Any
+
+import numpy as np
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Loop, Program, loops_in
@@ -108,15 +110,39 @@ def varying(program: Program) -> set[str]:
     return found
 
 
-def shapes_vary(program: Program) -> bool:
+def shapes_vary(program: Program, facts: dict) -> bool:
     """Whether a varying value (:func:`varying`) may decide a shape: read for its value
-    by an option (an index, an axis, a shape) or by a ``for`` loop's range."""
+    by an option (an axis, a shape, a slice's bound) or by a ``for`` loop's range. An
+    index that is an integer, or an array of integers, (``x[i]``) picks elements: the
+    shape follows from its own shape, a fact the probe checks like any other.
+
+    >>> from autodiff_tutor.compiler.ir import Step
+    >>> value = ast.parse("x[i]", mode="eval").body
+    >>> options = {"index": ast.Name("i", ast.Load())}
+    >>> loop = Loop("while", [Step("y", value, "primitive", "getitem", options=options)], ["i"])
+    >>> program = Program("f", ["x"], {}, [loop], ["y"], False)
+    >>> shapes_vary(program, {"i": "int"}), shapes_vary(program, {"i": "bool"})
+    (False, True)
+    """
     names = varying(program)
     for step in program.all_steps():
-        for option in step.options.values():
-            if _value_reads(option) & names:
+        for key, option in step.options.items():
+            reads = _value_reads(option) & names
+            if key == "index" and step.op in ("getitem", "setitem"):
+                bounds = {
+                    n for s in ast.walk(option) if isinstance(s, ast.Slice) for n in _value_reads(s)
+                }
+                reads = {n for n in reads if n in bounds or not _integer(facts.get(n))}
+            if reads:
                 return True
     return any(loop.iterations in names for loop in loops_in(program.steps) if loop.kind == "for")
+
+
+def _integer(fact: Any) -> bool:
+    """A Python ``int``, or a numpy integer scalar or array."""
+    if isinstance(fact, tuple):
+        return np.dtype(fact[2]).kind in "iu"
+    return fact == "int"
 
 
 def while_counters(program: Program) -> set[str]:
