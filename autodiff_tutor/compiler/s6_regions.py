@@ -35,13 +35,17 @@ Facts are shapes and dtypes, not values, so the rule also needs the values that
 decide shapes to be the same in every call: a slice bound, an axis, a ``range``
 that a ``while`` loop changes (``i = i + 1`` then ``x[:i]``), or that a custom op
 returns, would change a shape without changing any recorded fact. Such programs are
-not specialized (:func:`shapes_vary`).
+not specialized (:func:`shapes_vary`); an integer index (``x[i]``) is fine, the shape
+it picks does not depend on its value.
 
 **A custom operation** (or a nested compiled function) computes its outputs by its
 own code: their shapes may depend on values. The specialized forward checks each
 right after the call (``expect_array(a, (16, 16), 'float64')``,
 :func:`guard_calls`), and the backward checks each gradient the op's backward
-returns that later statements read (:func:`guard_gradients`). A failed check raises
+returns that later statements read (:func:`guard_gradients`; one only returned is
+handed to the caller as any gradient is, and no rewrite read its fact). An output or
+gradient the probe saw with two facts (a call in a loop) cannot be checked against
+one: no specialization. A failed check raises
 :class:`~autodiff_tutor.runtime.guards.GuardFailed`; ``value_and_grad`` then drops
 the specialization for that key and runs the general pair for the call, so the op's
 forward (and, when the backward's check failed, its backward) ran twice on that one
