@@ -441,3 +441,27 @@ def test_show_prints_the_checked_path():
     (text,) = [t for t in texts if t.startswith("# specialized for x: float64[4]\n")]
     (check,) = [line for line in text.splitlines() if "expect_path(" in line]
     assert "# line " in check and "if np.sum(x) > 0:" in check
+
+
+# -- another array library -----------------------------------------------------------------
+
+
+def strict_halve(x):
+    while x[0] * x[0] > 1.0:  # operators only: a strict array stays strict
+        x = x * 0.5
+    if x[1] > 0:
+        x = x * x
+    return x[0] * x[1] + x[2]
+
+
+def test_a_strict_array_library_runs_the_general_pair_with_its_own_arrays():
+    import array_api_strict as xs
+
+    both = value_and_grad(strict_halve)
+    for values in ([3.0, 0.5, 1.0], [3.0, 0.5, 1.0], [0.2, -0.5, 1.0], [9.0, 2.0, -1.0]):
+        x = np.array(values)
+        value, g = both(xs.asarray(x))
+        assert type(g) is type(xs.asarray(x))
+        np.testing.assert_allclose(float(value), strict_halve(x))
+        _check(strict_halve, (x,), [0], [np.asarray(g)])
+    assert differentiable(strict_halve).derivative(0).specializations == {}  # no key
