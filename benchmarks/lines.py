@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor import differentiable
-from autodiff_tutor.api import _scalar_seed
+from autodiff_tutor.api_checks import scalar_seed
 from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
 from autodiff_tutor.compiler.s9_emit import RUNTIME
 from benchmarks.workloads import WORKLOADS
@@ -106,7 +106,7 @@ def profile_lines(name: str, size: str = "large", calls: int = 10) -> list[Part]
         forward_spent[:] = [0.0] * len(forward_spent)
         backward_spent[:] = [0.0] * len(backward_spent)
         out, memory = forward(*args)
-        backward(_scalar_seed(compiled, out), memory)
+        backward(scalar_seed(compiled, out), memory)
         forward_calls.append(list(forward_spent))
         backward_calls.append(list(backward_spent))
     return [

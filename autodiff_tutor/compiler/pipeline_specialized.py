@@ -90,7 +90,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
     leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
     with sums as methods; free dead values of a large forward early; check custom ops'
-    outputs and gradients where they are made (:mod:`.s6_regions`). ``None`` when the
+    outputs and gradients where they are made (:mod:`.s6_regions`); keep the path the
+    probe took through branches, its tests checked (:mod:`.s6_paths`). ``None`` when the
     program is not shape-static, a ``while`` loop did not settle in the probe (see
     :mod:`.s6_regions`) or ``args`` are of a kind the guard does not know (see
     :mod:`.s6_specialize`)."""
