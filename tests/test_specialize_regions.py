@@ -337,6 +337,23 @@ def test_a_nested_compiled_function_is_guarded_and_right():
     assert pair is not None and "expect_array(" in pair.forward_source
 
 
+def prelu_until_small(x, alpha):
+    while np.sum(x * x) > 1.0:  # the op runs once per iteration, checked each time
+        x = 0.5 * PRELU(x, alpha)
+    return np.sum(x * x * x)
+
+
+def test_a_custom_op_inside_a_while_loop():
+    both = value_and_grad(prelu_until_small, wrt=[0, 1])
+    alpha = np.full((1, 3), 0.3)
+    x = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -0.1]])
+    for scale in (1.0, 1.0, 0.2, 5.0, 1.0):
+        _, grads = both(scale * x, alpha)
+        _check(prelu_until_small, (scale * x, alpha), [0, 1], grads)
+    pair = _pair(prelu_until_small, [0, 1], (x, alpha))
+    assert pair is not None and "expect_array(" in pair.forward_source
+
+
 def test_show_prints_the_guard_with_its_comment():
     compiled = differentiable(srelu_net)
     both = value_and_grad(compiled, wrt=[0, 1, 2, 3, 4])
