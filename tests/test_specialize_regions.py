@@ -157,6 +157,24 @@ def test_a_while_loop_indexing_rows_by_its_counter():
     assert pair is not None and "while" in pair.forward_source
 
 
+def nested_whiles(x):
+    while np.sum(x * x) > 1.0:
+        y = x
+        while np.max(np.abs(y)) > 0.5:  # 0 or more times in each outer iteration
+            y = y * 0.5
+        x = x * 0.5 + 0.1 * y
+    return np.sum(np.sin(x))
+
+
+def test_a_while_loop_inside_a_while_loop():
+    both = value_and_grad(nested_whiles)
+    x = np.array([0.9, -0.6, 0.3])
+    for scale in (1.5, 1.5, 4.0, 0.5, 30.0, 1.2):
+        _, g = both(scale * x)
+        _check(nested_whiles, (scale * x,), [0], [g])
+    assert _pair(nested_whiles, 0, (x,)) is not None
+
+
 @pytest.mark.parametrize("fn", [accumulate, shrink, prefix])
 def test_loops_whose_shapes_change_are_not_specialized(fn):
     derivative = differentiable(fn).derivative(0)
