@@ -3,7 +3,8 @@
 Thin wrappers over the compiler: they bind arguments, check what the user asked for
 (:mod:`autodiff_tutor.api_checks`) and run the code compiled, once per function and
 ``wrt``, by a :class:`~autodiff_tutor.compiled.Differentiable` (re-exported here with
-``differentiable``).
+``differentiable``); later calls of ``value_and_grad`` take the fast path
+(:mod:`autodiff_tutor.api_fast`).
 
 >>> import numpy as np
 >>> @differentiable
@@ -24,21 +25,19 @@ import numpy as np
 from autodiff_tutor.api_checks import (
     bind_arguments,
     check_wrt,
-    is_number_like,
     located,
     numeric_array,
     owned,
+    scalar_seed,
     wrt_entries,
 )
+from autodiff_tutor.api_fast import CONTAINERS, fast_call
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
-from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
-    NonScalarOutputError,
 )
-from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
@@ -90,36 +89,6 @@ def _run_forward(
     return derivative, out, memory, values
 
 
-def _scalar_seed(f: Differentiable, out: Any) -> Any:
-    if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
-        return out.dtype.type(1)
-    if not isinstance(out, tuple) and not is_number_like(out):
-        raise located(
-            NonScalarOutputError,
-            f"{f.name} returns {type(out).__name__}"
-            + (f" of dtype {out.dtype}" if hasattr(out, "dtype") else "")
-            + "; grad needs a single scalar number (a float or a 0-d float array)",
-            hint="return the loss as a number, e.g. np.sum(...)",
-        )
-    if isinstance(out, tuple):
-        raise located(
-            NonScalarOutputError,
-            f"{f.name} returns {len(out)} values; grad needs a single scalar output",
-            hint="use vjp(f, *args) and give one seed per output",
-        )
-    size = 1
-    for n in shape_of(out):
-        size *= n
-    if size != 1:
-        raise located(
-            NonScalarOutputError,
-            f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
-            "output (or a seed saying how to weigh each element)",
-            hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
-        )
-    return ones_like(out)
-
-
 def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
     return (
         gradients[0]
@@ -151,7 +120,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         if fast and not kwargs:
-            result = _fast_call(compiled, fast[0], args)
+            result = fast_call(compiled, fast[0], args)
             if result is not None:
                 return result[0], _unpack(result[1], wrt)
         if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
@@ -159,7 +128,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
             if structured is not None:
                 return structured
         derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
-        seed = _scalar_seed(compiled, out)
+        seed = scalar_seed(compiled, out)
         gradients = owned(derivative.backward(seed, memory), [seed, *values])
         if not by_attribute and not fast:
             fast.append(derivative)  # checked once: later calls of this shape skip the checks
@@ -169,59 +138,9 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     return value_and_gradient
 
 
-_CONTAINERS = (dict, list, tuple, ObjectView)
-
-
-def _fast_call(
-    compiled: Differentiable, derivative: Derivative, args: tuple[Any, ...]
-) -> tuple[Any, tuple[Any, ...]] | None:
-    """The common call, with the checks it needs and no more: every argument by
-    position, the ones in ``wrt`` float numpy arrays, none a structure, a float numpy
-    scalar out, and gradients that are fresh arrays (else copied where needed, as
-    :func:`owned` does). It runs the pair specialized on the arguments' shapes and
-    dtypes where there is one (``f.show(specialized=True)``). ``None``, before
-    anything ran, hands the call to the general path."""
-    if len(args) != len(derivative.program.params):
-        return None
-    specialized = specialized_pair(derivative, args)
-    if specialized is not None and specialized.seed is not None:
-        out, memory = specialized.forward(*args)  # the guard key assures the checks below
-        if type(out) is type(specialized.seed):
-            return out, _fresh(specialized.backward(specialized.seed, memory), args)
-        return out, owned(specialized.backward(_scalar_seed(compiled, out), memory), args)
-    for value in args:
-        if isinstance(value, _CONTAINERS):
-            return None
-    for i in derivative.wrt_positions:
-        value = args[i]
-        if type(value) is not np.ndarray or value.dtype.kind != "f":
-            return None
-    pair = specialized or derivative
-    out, memory = pair.forward(*args)
-    if isinstance(out, np.generic) and out.dtype.kind == "f":
-        seed = out.dtype.type(1)
-    else:
-        seed = _scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
-    return out, _fresh(pair.backward(seed, memory), [seed, *args])
-
-
-def _fresh(gradients: tuple[Any, ...], others: Sequence[Any]) -> tuple[Any, ...]:
-    """``gradients`` where each is a new writable numpy array of its own, else as
-    :func:`owned` makes them (copied where needed)."""
-    for g in gradients:
-        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
-            return owned(gradients, others)
-        for value in others:
-            if g is value:
-                return owned(gradients, others)
-    if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
-        return owned(gradients, others)
-    return gradients
-
-
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """Whether an argument may be a structure (lists, tuples, dicts, objects' views)."""
-    return any(isinstance(v, _CONTAINERS) for v in (*args, *kwargs.values()))
+    return any(isinstance(v, CONTAINERS) for v in (*args, *kwargs.values()))
 
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:

@@ -22,8 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError, AutodiffError, SourceUnavailableError
-from autodiff_tutor.runtime.backend import array_module, dtype_kind
+from autodiff_tutor.errors import (
+    ArgumentError,
+    AutodiffError,
+    NonScalarOutputError,
+    SourceUnavailableError,
+)
+from autodiff_tutor.runtime.backend import array_module, dtype_kind, ones_like, shape_of
 
 
 def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
@@ -181,3 +186,39 @@ def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[
         raise located(ArgumentError, f"cannot call {f.name}{f.signature}: {exc}") from None
     bound.apply_defaults()
     return [bound.arguments[p] for p in f.params]
+
+
+def scalar_seed(f: Any, out: Any) -> Any:
+    """The seed 1 of a scalar output ``out`` of the compiled function ``f``, or a
+    located error saying why ``out`` has no gradient.
+
+    >>> scalar_seed(None, np.float64(2.5))
+    np.float64(1.0)
+    """
+    if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
+        return out.dtype.type(1)
+    if not isinstance(out, tuple) and not is_number_like(out):
+        raise located(
+            NonScalarOutputError,
+            f"{f.name} returns {type(out).__name__}"
+            + (f" of dtype {out.dtype}" if hasattr(out, "dtype") else "")
+            + "; grad needs a single scalar number (a float or a 0-d float array)",
+            hint="return the loss as a number, e.g. np.sum(...)",
+        )
+    if isinstance(out, tuple):
+        raise located(
+            NonScalarOutputError,
+            f"{f.name} returns {len(out)} values; grad needs a single scalar output",
+            hint="use vjp(f, *args) and give one seed per output",
+        )
+    size = 1
+    for n in shape_of(out):
+        size *= n
+    if size != 1:
+        raise located(
+            NonScalarOutputError,
+            f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
+            "output (or a seed saying how to weigh each element)",
+            hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
+        )
+    return ones_like(out)

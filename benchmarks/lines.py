@@ -1,10 +1,12 @@
 """Line-level timing of the code ``autodiff_tutor`` generates for a workload.
 
 ``python -m benchmarks.lines WORKLOAD [SIZE] [CALLS]`` prints the generated forward
-and backward, then the seconds spent on each of their statements (summed over the
-iterations of loops), the median over ``CALLS`` calls. It is the tool for finding which
-generated line costs what (each statement timer adds about 0.1 µs per statement run;
-use ``OPENBLAS_NUM_THREADS=1`` for steady matrix products).
+and backward (the pair specialized on the arguments' shapes where there is one: what
+``value_and_grad`` runs from its second call), then the seconds spent on each of their
+statements (summed over the iterations of loops), the median over ``CALLS`` calls. It
+is the tool for finding which generated line costs what (each statement timer adds
+about 0.1 µs per statement run; use ``OPENBLAS_NUM_THREADS=1`` for steady matrix
+products).
 
 The generated functions are recompiled from their source with a timer around every
 simple statement, in the same namespace (the runtime helpers, the user's globals and
@@ -30,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor import differentiable
-from autodiff_tutor.api import _scalar_seed
+from autodiff_tutor.api_checks import scalar_seed
+from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
 from autodiff_tutor.compiler.s9_emit import RUNTIME
 from benchmarks.workloads import WORKLOADS
 
@@ -93,21 +96,22 @@ def profile_lines(name: str, size: str = "large", calls: int = 10) -> list[Part]
     args = workload.make_args(np.random.default_rng(0), size)
     compiled = differentiable(workload.fn)
     derivative = compiled.derivative(list(workload.wrt))
-    forward, forward_lines, forward_spent = _timed(derivative.forward, derivative.forward_source)
-    backward, backward_lines, backward_spent = _timed(
-        derivative.backward, derivative.backward_source
-    )
+    # what value_and_grad runs from its second call: the pair specialized on the
+    # arguments' shapes where there is one, else the general pair
+    pair = specialized_pair(derivative, args) or derivative
+    forward, forward_lines, forward_spent = _timed(pair.forward, pair.forward_source)
+    backward, backward_lines, backward_spent = _timed(pair.backward, pair.backward_source)
     forward_calls, backward_calls = [], []
     for _ in range(calls):
         forward_spent[:] = [0.0] * len(forward_spent)
         backward_spent[:] = [0.0] * len(backward_spent)
         out, memory = forward(*args)
-        backward(_scalar_seed(compiled, out), memory)
+        backward(scalar_seed(compiled, out), memory)
         forward_calls.append(list(forward_spent))
         backward_calls.append(list(backward_spent))
     return [
-        Part("forward", derivative.forward_source, _medians(forward_lines, forward_calls)),
-        Part("backward", derivative.backward_source, _medians(backward_lines, backward_calls)),
+        Part("forward", pair.forward_source, _medians(forward_lines, forward_calls)),
+        Part("backward", pair.backward_source, _medians(backward_lines, backward_calls)),
     ]
 
 

@@ -19,6 +19,7 @@ from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, still_fails
 
 import autodiff_tutor as ad
+from autodiff_tutor.compiler.s6_specialize import guard_key
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 SLICE = 320  # seeds 0..319: the first that writes every construct kept (power_zero: 302)
@@ -58,6 +59,45 @@ def test_the_slice_checks_something_in_every_mode(summary):
 def test_the_slice_covers_every_construct_it_keeps(summary):
     used = {construct for (_, construct, _) in summary.counts}
     assert set(CONSTRUCTS) - set(KNOWN_BUG_CONSTRUCTS) - used == set()
+
+
+# -- specialized pairs of while loops and helpers ----------------------------------------
+
+#: The constructs of the specialization slice: shape-static programs (so that the second
+#: and third calls run a specialized pair) with ``while`` loops whose values decide how
+#: many iterations run, helpers and branches (which the specialized code checks).
+SPECIALIZED = frozenset({"while", "helper", "if", "elementwise", "broadcast", "reduction"})
+SPECIALIZED_SLICE = 80
+
+
+def _iterations(loaded: Loaded, x: np.ndarray, w: np.ndarray) -> tuple[list[int], ...] | None:
+    """The iteration counts a specialized pair kept in memory at ``x`` and at the third
+    call's other values (``None`` where no specialized pair ran a ``while`` loop)."""
+    both = ad.value_and_grad(loaded.f, wrt=[0, 1])
+    both(x, w), both(x, w)
+    pair = ad.differentiable(loaded.f).derivative([0, 1]).specializations.get(guard_key((x, w)))
+    if pair is None or "while" not in pair.forward_source:
+        return None
+    counts = [[v for v in pair.forward(a, w)[1] if type(v) is int] for a in (x, x * 0.6 + 0.05)]
+    return tuple(counts)
+
+
+def test_while_loops_and_helpers_are_right_when_specialized():
+    exclude = frozenset(CONSTRUCTS) - SPECIALIZED
+    bad, varied, guarded, paths = [], 0, 0, 0
+    for seed in range(SPECIALIZED_SLICE):
+        program = generate(seed, exclude)
+        bad += [(seed, o) for o in check_program(program, modes=("compiler",)) if o.kind != "right"]
+        loaded = Loaded(program.source, program.seed)
+        counts = _iterations(loaded, *program.inputs())
+        varied += counts is not None and counts[0] != counts[1]
+        pair = next(iter(ad.differentiable(loaded.f).derivative([0, 1]).specializations.values()))
+        guarded += pair is not None and "expect_array(" in pair.forward_source
+        paths += pair is not None and "expect_path(" in pair.forward_source
+        loaded.close()
+    assert not bad, bad
+    assert varied >= 4  # the third call met another iteration count than the probe
+    assert guarded >= 15 and paths >= 10  # helpers' outputs and branches' paths checked
 
 
 # -- the checker can fail ---------------------------------------------------------------

@@ -17,6 +17,7 @@ False
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +26,21 @@ import numpy as np
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
-    fact_of,
     first_writes,
     method_reductions,
     record_facts,
     scalar_seeds,
+)
+from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
+from autodiff_tutor.compiler.s6_regions import (
+    guard_calls,
+    guard_gradients,
+    loops_settled,
+    shapes_vary,
+    while_counters,
 )
 from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
 from autodiff_tutor.compiler.s6_simplify import inline, simplify
@@ -52,6 +61,7 @@ from autodiff_tutor.compiler.s9_emit import (
     render_forward,
 )
 from autodiff_tutor.runtime.backend import ones_like
+from autodiff_tutor.runtime.guards import fact_of
 
 
 @dataclass
@@ -79,9 +89,12 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
     (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
     leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
-    with sums as methods; free dead values of a large forward early. ``None`` when
-    the program is not shape-static or ``args`` are of a kind the guard does not know
-    (see :mod:`.s6_specialize`)."""
+    with sums as methods; free dead values of a large forward early; check custom ops'
+    outputs and gradients where they are made (:mod:`.s6_regions`); keep the path the
+    probe took through branches, its tests checked (:mod:`.s6_paths`). ``None`` when the
+    program is not shape-static, a ``while`` loop did not settle in the probe (see
+    :mod:`.s6_regions`) or ``args`` are of a kind the guard does not know (see
+    :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
     if key is None or not shape_static(program):
@@ -91,22 +104,22 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         hasattr(a, "shape") for p, a in zip(program.params, args, strict=False) if p in by_value
     ):
         return None  # an array whose values may decide shapes: the key does not hold them
-    probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
-    probe.forward = record_facts(probe.forward, "site_flags")
-    probe.backward = record_facts(probe.backward, "site_flags")
-    probe.params = [*probe.params, "site_flags"]
-    probe.seeds = [*probe.seeds, "site_flags"]
-    name = f"{parsed.name}_probe"
-    forward, backward = compile_sources(
-        name, [render_forward(probe), render_backward(probe)], parsed.fn
-    )
-    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
-    out, memory = forward(*args, flags)
-    seed = ones_like(out)
-    flags[probe.seeds[0]] = fact_of(seed)
-    backward(seed, flags, memory)
+    probe, flags, out = _probe(derivative, args)
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+    if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
+        return None  # a while loop that did not run, or changed a value's shape
+    if shapes_vary(program, facts):
+        return None  # a value a while loop or a custom op changes decides a shape
+    if branch_tests(program):  # the path the probe took, its tests checked (s6_paths)
+        path = path_program(program, paths_of(flags))
+        if path is None:
+            return None
+        activity = analyze(path, parsed, list(derivative.wrt))
+        derivative = dataclasses.replace(
+            derivative, program=path, activity=activity, specializations={}
+        )
+        program = path
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
 
@@ -115,9 +128,16 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         backward = first_writes(backward, facts)
         backward = simplify(rematerialize(backward, program), keep)
         backward = scalar_seeds(backward, facts, keep)
-        return simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        guarded = guard_gradients(backward, facts)  # what custom ops' backwards return
+        unknown.extend([] if guarded is not None else [True])
+        return backward if guarded is None else guarded
 
+    unknown: list[bool] = []  # a custom op's gradient of no single fact: no guard
     specialized: Generated = generate_checked(derivative, specialize)
+    guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
+    if unknown or guarded is None:
+        return None
     returned = {*specialized.outputs, *program.params}
     returned |= {
         n.id
@@ -125,7 +145,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         for n in ast.walk(specialized.memory.kept(m))
         if isinstance(n, ast.Name)
     }
-    forward = inline(specialized.forward, returned)  # one expression: numpy reuses temporaries
+    forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
     specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
@@ -140,6 +160,28 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
         seed = out.dtype.type(1)
     return Specialized(key, forward, backward, forward_src, backward_src, seed)
+
+
+def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:
+    """Run the probed pair once on ``args``: the probe's trees, what it recorded (forms
+    by site number, facts by name, paths by ``("path", test)``), and the output."""
+    program, parsed = derivative.program, derivative.parsed
+    probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
+    probe.forward = record_paths(probe.forward, branch_tests(program), "site_flags")
+    probe.forward = record_facts(probe.forward, "site_flags")
+    probe.backward = record_facts(probe.backward, "site_flags")
+    probe.params = [*probe.params, "site_flags"]
+    probe.seeds = [*probe.seeds, "site_flags"]
+    name = f"{parsed.name}_probe"
+    forward, backward = compile_sources(
+        name, [render_forward(probe), render_backward(probe)], parsed.fn
+    )
+    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
+    out, memory = forward(*args, flags)
+    seed = ones_like(out)
+    flags[probe.seeds[0]] = fact_of(seed)
+    backward(seed, flags, memory)
+    return probe, flags, out
 
 
 def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:

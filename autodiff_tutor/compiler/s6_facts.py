@@ -34,24 +34,11 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.s6_simplify import _blocks, _bound, _own_parts, _walk
-from autodiff_tutor.runtime.backend import Like
+from autodiff_tutor.runtime.guards import fact_of
 
 #: The name of the function the probe calls to record a fact.
 FACT_HELPER = "probe_fact"
 _ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div)
-
-
-def fact_of(value: Any) -> Any:
-    """The fact recorded for ``value``.
-
-    >>> fact_of(np.zeros((2, 3))), fact_of(np.float32(1.0)), fact_of([1])
-    (('array', (2, 3), 'float64'), ('scalar', (), 'float32'), 'list')
-    """
-    if type(value) is np.ndarray or type(value) is Like:  # Like: what memory keeps of one
-        return ("array", tuple(value.shape), np.dtype(value.dtype).name)
-    if isinstance(value, np.generic):
-        return ("scalar", (), value.dtype.name)
-    return type(value).__name__
 
 
 def probe_fact(flags: dict[Any, Any], name: str, value: Any) -> None:

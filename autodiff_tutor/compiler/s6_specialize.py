@@ -3,8 +3,10 @@
 ``unbroadcast(g, x)`` sums a gradient back down to the shape of ``x`` and casts it to
 ``x``'s dtype; where ``g`` already has that shape and dtype it returns ``g`` itself.
 Which calls are such no-ops depends on the shapes and dtypes of the arguments, not
-on their values, when the program is *shape-static* (:func:`shape_static`): no
-branch, no ``while``, no custom operation, no mask, only shape-determined integers.
+on their values, when the program is *shape-static* (:func:`shape_static`): no mask,
+only shape-determined integers; ``while`` loops and custom operations are checked
+after the probe or guarded where the code runs (:mod:`.s6_regions`), branches are
+specialized on the path the probe took (:mod:`.s6_paths`).
 
 At a call with shapes and dtypes not seen before, the compiled pair is *probed*: a
 copy of the backward whose helper calls record whether they returned their
@@ -33,14 +35,23 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.ir import Branch, Loop, Program, Step
+from autodiff_tutor.compiler.ir import Program, Step, loops_in
+from autodiff_tutor.compiler.s6_paths import branches_in_loops
 
 #: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
 #: return their first argument unchanged when its shape and dtype are already those
 #: of their second; ``matmul_dx``/``matmul_dy`` of matrices are one product.
 PROBED = {"unbroadcast": 2, "cast_like": 2, "matmul_dx": 3, "matmul_dy": 3}
-#: The names the probed backward uses (a user's variable of that name: no probing).
-PROBE_NAMES = ("probe_site", "site_flags")
+#: The names the probed and the specialized code use (a user's variable of that name:
+#: no specialization): the probe's helper and record, the guards of :mod:`.s6_regions`.
+PROBE_NAMES = (
+    "probe_site",
+    "site_flags",
+    "probe_path",
+    "expect_array",
+    "expect_fact",
+    "expect_path",
+)
 #: Calls a shape-static program may make in its static steps (values that are not
 #: differentiated): their results depend on shapes only.
 _STATIC_CALLS = {"range", "len", "reversed", "enumerate", "zip"}
@@ -63,15 +74,14 @@ def shape_static(program: Program) -> bool:
     """
     if set(PROBE_NAMES) & (program.defined_names() | set(program.params)):
         return False
-    for node in _regions(program.steps):
-        if isinstance(node, Branch) or (isinstance(node, Loop) and node.kind != "for"):
-            return False
-    masks: set[str] = set()  # boolean values (and values made from them)
+    if branches_in_loops(program):
+        return False  # the path may change between iterations (see :mod:`.s6_paths`)
+    masks = _masks(program)
+    if any(loop.kind == "for" and loop.iterations in masks for loop in loops_in(program.steps)):
+        return False  # a range of a boolean: a count the values decide
     for step in program.all_steps():
         if step.kind == "static":
-            if _has_compare(step.value) or _reads(step.value) & masks:
-                masks.update(step.defined())
-            elif not _static_value(step.value):
+            if not set(step.defined()) & masks and not _static_value(step.value):
                 return False
         elif step.kind == "primitive":
             if step.op in _VALUE_SHAPED:
@@ -79,8 +89,8 @@ def shape_static(program: Program) -> bool:
             for option in step.options.values():  # axes, indices, shapes
                 if not _static_value(option) or _reads(option) & masks:
                     return False
-        elif step.kind != "copy":
-            return False  # a custom operation or a helper: its shapes are its own
+        elif step.kind not in ("copy", "op_call"):
+            return False  # a helper with no rule, an escape, an effect
     return True
 
 
@@ -96,13 +106,15 @@ def value_params(program: Program) -> set[str]:
     >>> sorted(value_params(front_end(f).program))
     ['n', 'shape']
     """
-    static = {t: s for s in program.all_steps() if s.kind == "static" for t in s.defined()}
+    masks = _masks(program)  # booleans decide no shape in a shape-static program
+    statics = [s for s in program.all_steps() if s.kind == "static" and s.target not in masks]
+    static = {t: s for s in statics for t in s.defined()}
     found: set[str] = set()
     for step in program.all_steps():
         for option in step.options.values():
             found |= _value_reads(option)
-        if step.kind == "static":
-            found |= _value_reads(step.value)
+    for step in statics:
+        found |= _value_reads(step.value)
     pending = list(found)
     while pending:
         name = pending.pop()
@@ -111,6 +123,16 @@ def value_params(program: Program) -> set[str]:
                 found.add(read)
                 pending.append(read)
     return found & set(program.params)
+
+
+def _masks(program: Program) -> set[str]:
+    """Boolean static values (comparisons, a branch's test) and the values made from
+    them: a shape-static program reads none of them in an option or a range."""
+    masks: set[str] = set()
+    for step in program.all_steps():
+        if step.kind == "static" and (_has_compare(step.value) or _reads(step.value) & masks):
+            masks.update(step.defined())
+    return masks
 
 
 def _value_reads(node: ast.AST) -> set[str]:
@@ -128,15 +150,6 @@ def _value_reads(node: ast.AST) -> set[str]:
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only
     }
-
-
-def _regions(nodes: list) -> list:
-    found = []
-    for node in nodes:
-        if isinstance(node, (Branch, Loop)):
-            found.append(node)
-            found += _regions(node.body + (node.orelse if isinstance(node, Branch) else []))
-    return found
 
 
 def _has_compare(value: ast.expr) -> bool:

@@ -37,10 +37,11 @@ from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s5_tangent import Tangents
 from autodiff_tutor.compiler.s6_facts import probe_fact
+from autodiff_tutor.compiler.s6_paths import probe_path
 from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
-from autodiff_tutor.runtime import backend, helpers
+from autodiff_tutor.runtime import backend, guards, helpers
 from autodiff_tutor.runtime.stack import Stack
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
@@ -56,6 +57,10 @@ RUNTIME.update(
     differentiable=as_op,
     probe_site=probe_site,
     probe_fact=probe_fact,
+    expect_array=guards.expect_array,
+    expect_fact=guards.expect_fact,
+    expect_path=guards.expect_path,
+    probe_path=probe_path,
 )
 
 _counter = itertools.count(1)
@@ -85,6 +90,8 @@ class Line:
     code: str
     origin: str = ""
     depth: int = 0
+    #: shown with its comment even where comments are off (a guard in the forward)
+    commented: bool = False
 
 
 def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
@@ -111,7 +118,8 @@ def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
             lines.append(Line(f"while {ast.unparse(statement.test)}:", origin, depth))
             lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
         else:
-            lines.append(Line(_simple(statement), origin, depth))
+            commented = getattr(statement, "commented", False)
+            lines.append(Line(_simple(statement), origin, depth, commented))
     return lines
 
 
@@ -132,7 +140,7 @@ def render_body(lines: list[Line], comments: bool = True) -> list[str]:
     width = min(max(len(t) for t in texts), COMMENT_COLUMN)
     out = []
     for line, text in zip(lines, texts, strict=True):
-        if comments and line.origin and not line.code.endswith(":"):
+        if (comments or line.commented) and line.origin and not line.code.endswith(":"):
             out.append(f"{text.ljust(width)}  # {line.origin}".rstrip())
         else:
             out.append(text)

@@ -55,13 +55,14 @@ def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
 
 
 def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
-    from autodiff_tutor.api import _check_seed, _scalar_seed
+    from autodiff_tutor.api import _check_seed
+    from autodiff_tutor.api_checks import scalar_seed
     from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 
     outputs = out if derivative.returns_tuple else (out,)
     if seed is None:
         try:
-            return (_scalar_seed(compiled, out),)
+            return (scalar_seed(compiled, out),)
         except NonScalarOutputError as exc:
             raise NonScalarOutputError(
                 exc.message, hint="give the output gradient(s) to start from with seed=..."

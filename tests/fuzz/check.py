@@ -123,12 +123,17 @@ def _oracles_agree(exact: list[Any], reference: list[tuple[np.ndarray, np.ndarra
     return all(np.all(oracles.close(e, d)[t]) for e, (d, t) in zip(exact, reference, strict=True))
 
 
-def check_compiler(loaded: Loaded, x, w, value, reference) -> Outcome:
+def check_compiler(loaded: Loaded, x, w, value, reference, other=None) -> Outcome:
     """``value_and_grad`` w.r.t. both inputs, called twice: the first call runs the
     general pair, the second the pair specialized on the input shapes (where the
-    program is shape-static); both are judged."""
+    program is shape-static); both are judged. ``other``: ``(x, w, value, reference)``
+    at other values of the same shapes, for a third call (the specialized pair again,
+    where a ``while`` loop may run another number of times, a helper give another
+    shape, a branch go the other way)."""
     both = None
-    for call in ("first", "second"):
+    calls = [("first", x, w, value, reference), ("second", x, w, value, reference)]
+    calls += [("third, at other values", *other)] if other else []
+    for call, x, w, value, reference in calls:
         try:
             both = both or ad.value_and_grad(loaded.f, wrt=[0, 1])
             got_value, grads = both(x.copy(), w.copy())
@@ -205,6 +210,27 @@ def check_program(
         loaded.close()
 
 
+#: Constructs whose specialized pair may meet other values in a call of the same
+#: shapes than at its probe: another number of ``while`` iterations, a helper's output,
+#: a branch going the other way.
+VALUE_DEPENDENT = {"while", "helper", "if"}
+
+
+def _other_values(program: Program, loaded: Loaded, x, w) -> tuple[Any, ...] | None:
+    """``(x, w, value, reference)`` at other values of the same shapes, for programs
+    with a :data:`VALUE_DEPENDENT` construct (``None`` for the others)."""
+    if not program.constructs & VALUE_DEPENDENT:
+        return None
+    x = x * 0.6 + 0.05  # smaller: a data-dependent while loop runs another number of times
+    try:
+        value = float(loaded.f(x.copy(), w.copy()))
+    except Exception:  # noqa: BLE001 - invalid at these values: no third call
+        return None
+    if not np.isfinite(value):
+        return None
+    return x, w, value, gradient_reference(program, loaded, x, w)
+
+
 def _check_loaded(
     program: Program, loaded: Loaded, modes: tuple[str, ...], hvp_exclude: frozenset[str]
 ) -> list[Outcome]:
@@ -219,7 +245,8 @@ def _check_loaded(
     needs_reference = {"compiler", "tracing"} & set(modes)
     reference = gradient_reference(program, loaded, x, w) if needs_reference else []
     if "compiler" in modes:
-        outcomes.append(check_compiler(loaded, x, w, value, reference))
+        other = _other_values(program, loaded, x, w)
+        outcomes.append(check_compiler(loaded, x, w, value, reference, other))
     if "jvp" in modes:
         outcomes.append(check_jvp(loaded, x, w, value, program.seed))
     second_order = program.loop_free and program.autograd_ok and not program.kink_inputs

@@ -317,6 +317,11 @@ def _while(s: _State) -> None:
         f"    {name} = np.tanh({name}) + 0.5 * {u}",
         f"    {i} += 1",
     ]
+    chosen = zlib.crc32("".join(lines).encode())  # not the rng: other draws stay the same
+    if n and chosen % 3:  # the values decide how many iterations run (1 to 4): a value
+        limit = (1.0, 1.6, 2.5, 4.0)[chosen % 4]  # growing until it passes a limit
+        lines[2] = f"while {i} < 1 or {i} < 4 and np.mean({name} * {name}) < {limit}:"
+        lines[3] = f"    {name} = {name} * 1.4 + 0.1 * np.sin({u})"
     s.emit(lines, name, s.shapes[u], "while", *(["zero_trip"] if n == 0 else []))
 
 

@@ -1,0 +1,97 @@
+"""The fast call of ``value_and_grad``: the common call with only the checks it needs.
+
+Once a call of a function has gone through every check (:mod:`autodiff_tutor.api`),
+later calls with every argument by position run :func:`fast_call`: the pair
+specialized on the arguments' shapes and dtypes where there is one
+(:mod:`autodiff_tutor.compiler.pipeline_specialized`), else the general pair.
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiled import differentiable
+>>> def f(x):
+...     return np.sum(x * x)
+>>> compiled = differentiable(f)
+>>> out, (g,) = fast_call(compiled, compiled.derivative(0), (np.arange(3.0),))
+>>> float(out), g.tolist()
+(5.0, [0.0, 2.0, 4.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from autodiff_tutor.api_checks import owned, scalar_seed
+from autodiff_tutor.compiled import Differentiable
+from autodiff_tutor.compiler.pipeline import Derivative
+from autodiff_tutor.compiler.pipeline_specialized import Specialized, specialized_pair
+from autodiff_tutor.pytree import ObjectView
+from autodiff_tutor.runtime.guards import GuardFailed
+
+#: Arguments that may be structures: the general path flattens them.
+CONTAINERS = (dict, list, tuple, ObjectView)
+
+
+def fast_call(
+    compiled: Differentiable, derivative: Derivative, args: tuple[Any, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The common call, with the checks it needs and no more: every argument by
+    position, the ones in ``wrt`` float numpy arrays, none a structure, a float numpy
+    scalar out, and gradients that are fresh arrays (else copied where needed, as
+    :func:`owned` does). It runs the pair specialized on the arguments' shapes and
+    dtypes where there is one (``f.show(specialized=True)``); where one of its checks
+    fails (a custom op's output of another shape, a branch going the other way), the
+    specialization is dropped and the general pair runs the call. ``None``, before
+    anything ran, hands the call to the general path."""
+    if len(args) != len(derivative.program.params):
+        return None
+    specialized = specialized_pair(derivative, args)
+    try:
+        if specialized is not None and specialized.seed is not None:
+            out, memory = specialized.forward(*args)  # the guard key assures the checks below
+            if type(out) is type(specialized.seed):
+                return out, _fresh(specialized.backward(specialized.seed, memory), args)
+            return out, owned(specialized.backward(scalar_seed(compiled, out), memory), args)
+        return _run_pair(compiled, derivative, specialized, args)
+    except GuardFailed:  # a custom op's shape, a branch's path: not as probed
+        derivative.specializations[specialized.key] = None  # general code for this key
+        return _run_pair(compiled, derivative, None, args)
+
+
+def _run_pair(
+    compiled: Differentiable,
+    derivative: Derivative,
+    specialized: Specialized | None,
+    args: tuple[Any, ...],
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The fast call of ``specialized`` (or the general pair) where the guard key does
+    not assure the checks: they run here."""
+    for value in args:
+        if isinstance(value, CONTAINERS):
+            return None
+    for i in derivative.wrt_positions:
+        value = args[i]
+        if type(value) is not np.ndarray or value.dtype.kind != "f":
+            return None
+    pair = specialized or derivative
+    out, memory = pair.forward(*args)
+    if isinstance(out, np.generic) and out.dtype.kind == "f":
+        seed = out.dtype.type(1)
+    else:
+        seed = scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
+    return out, _fresh(pair.backward(seed, memory), [seed, *args])
+
+
+def _fresh(gradients: tuple[Any, ...], others: Sequence[Any]) -> tuple[Any, ...]:
+    """``gradients`` where each is a new writable numpy array of its own, else as
+    :func:`owned` makes them (copied where needed)."""
+    for g in gradients:
+        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
+            return owned(gradients, others)
+        for value in others:
+            if g is value:
+                return owned(gradients, others)
+    if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
+        return owned(gradients, others)
+    return gradients
