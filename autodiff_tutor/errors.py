@@ -196,6 +196,20 @@ class ForwardOutputError(AutodiffError):
     """A hand-written forward returned the wrong number of outputs and memory values."""
 
 
+class ExecutionError(AutodiffError):
+    """An exception raised while the compiled code ran, reported at the user's code;
+    the original exception is its cause (``__cause__``), with its traceback."""
+
+
+class UserCodeError(ExecutionError):
+    """The user's code failed while the compiled code ran: the function's operations on
+    these arguments, or a custom op's hand-written backward."""
+
+
+class InternalError(ExecutionError):
+    """Code autodiff_tutor generated for a derivative failed: a bug of the toolkit."""
+
+
 class TracingEscapeError(TracingError, GradientEscapeError):
     """A traced value was turned into a plain number or array (float(x), np.asarray(x))."""
 

@@ -35,6 +35,7 @@ from typing import Any
 from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s5_tangent import Tangents
 from autodiff_tutor.compiler.s6_facts import probe_fact
 from autodiff_tutor.compiler.s6_specialize import probe_site
@@ -59,6 +60,9 @@ RUNTIME.update(
 )
 
 _counter = itertools.count(1)
+#: The lines of each generated file that come from the user's code, by line number:
+#: the :class:`Line` and the column its code starts at (see :func:`_origin_table`).
+ORIGINS: dict[str, dict[int, tuple[Line, int]]] = {}
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
@@ -80,11 +84,14 @@ class Generated:
 
 @dataclass
 class Line:
-    """One rendered line: its code, the user's line it comes from, its nesting depth."""
+    """One rendered line: its code, the user's line it comes from, its nesting depth,
+    and the sub-expressions that compute another user's expression (a forward written
+    as expressions): (first column, end column in ``code``, origin)."""
 
     code: str
     origin: str = ""
     depth: int = 0
+    parts: tuple[tuple[int, int, Origin], ...] = ()
 
 
 def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
@@ -111,8 +118,39 @@ def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
             lines.append(Line(f"while {ast.unparse(statement.test)}:", origin, depth))
             lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
         else:
-            lines.append(Line(_simple(statement), origin, depth))
+            text = _simple(statement)
+            lines.append(Line(text, origin, depth, _parts(statement, text)))
     return lines
+
+
+def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...]:
+    """Where, in ``text``, the sub-expressions of ``statement`` that carry an origin of
+    their own are (found by parsing ``text`` again: ``unparse`` gives no columns).
+
+    >>> statement = ast.parse("y = np.tanh(a @ b)").body[0]
+    >>> statement.value.args[0].origin = Origin("line 3", None, None)
+    >>> _parts(statement, ast.unparse(statement))
+    ((12, 17, 'line 3'),)
+    """
+    value = getattr(statement, "value", None)
+    tagged = {
+        id(node)
+        for node in ast.walk(statement)
+        if node is not statement
+        and node is not value
+        and isinstance(getattr(node, "origin", None), Origin)
+    }
+    if not tagged:
+        return ()
+    again = ast.parse(text).body[0]
+    pairs = list(zip(ast.walk(statement), ast.walk(again), strict=False))
+    if any(type(ours) is not type(parsed) for ours, parsed in pairs):
+        return ()  # not the same tree (a negative constant parsed as a negation)
+    return tuple(
+        (parsed.col_offset, parsed.end_col_offset, ours.origin)
+        for ours, parsed in pairs
+        if id(ours) in tagged
+    )
 
 
 def _simple(statement: ast.stmt) -> str:
@@ -139,32 +177,58 @@ def render_body(lines: list[Line], comments: bool = True) -> list[str]:
     return out
 
 
-def render_forward(generated: Generated) -> str:
+class Source(str):
+    """A generated function's source that also knows each line's :class:`Line` (None
+    for a header or a return): :func:`compile_sources` keeps their origins, so that an
+    exception a line raises is reported at the user's code (:mod:`.s9_failures`).
+
+    >>> source = Source.of(["def f(x):", *rendered([Line("y = x", "line 2")]), "    return y"])
+    >>> [line.origin if line else None for line in source.lines]
+    [None, 'line 2', None]
+    """
+
+    lines: tuple[Line | None, ...]
+
+    @classmethod
+    def of(cls, parts: list[str | tuple[str, Line]]) -> Source:
+        """The source of ``parts``: lines of text, or (text, line) pairs."""
+        pairs = [(part, None) if isinstance(part, str) else part for part in parts]
+        source = cls("\n".join(text for text, _ in pairs))
+        source.lines = tuple(line for _, line in pairs)
+        return source
+
+
+def rendered(lines: list[Line], comments: bool = True) -> list[tuple[str, Line]]:
+    """:func:`render_body` 's lines, each with its :class:`Line` (for :class:`Source`)."""
+    return list(zip(render_body(lines, comments), lines, strict=True))
+
+
+def render_forward(generated: Generated) -> Source:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = render_body(lines_of(generated.forward), comments=False)
+    body = rendered(lines_of(generated.forward), comments=False)
     kept = [ast.unparse(generated.memory.kept(n)) for n in generated.memory.names]
     body.append(f"    return {outputs}, {tuple_source(kept) if kept else '()'}")
-    return "\n".join([head, *body])
+    return Source.of([head, *body])
 
 
-def render_backward(generated: Generated) -> str:
+def render_backward(generated: Generated) -> Source:
     """The backward function's source: output gradients and memory in, input gradients out."""
     head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
-    body = []
+    body: list[str | tuple[str, Line]] = []
     if generated.memory.names:
         body.append(f"    {tuple_source(generated.memory.names)} = memory")
-    body += render_body(lines_of(generated.backward))
+    body += rendered(lines_of(generated.backward))
     body.append(f"    return {tuple_source(generated.gradients)}")
-    return "\n".join([head, *body])
+    return Source.of([head, *body])
 
 
-def render_jvp(tangents: Tangents) -> str:
+def render_jvp(tangents: Tangents) -> Source:
     """The JVP function's source: values and tangents in, value and tangent out."""
     params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
-    lines = [f"def {tangents.name}_jvp({', '.join(params)}):"]
-    lines += render_body(lines_of(tangents.statements), comments=False)
+    lines: list[str | tuple[str, Line]] = [f"def {tangents.name}_jvp({', '.join(params)}):"]
+    lines += rendered(lines_of(tangents.statements), comments=False)
     dots = []
     for output in tangents.outputs:
         dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
@@ -172,7 +236,7 @@ def render_jvp(tangents: Tangents) -> str:
         lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
     else:
         lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
-    return "\n".join(lines)
+    return Source.of(lines)
 
 
 def compile_sources(
@@ -197,7 +261,27 @@ def compile_sources(
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
     functions = [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
     weakref.finalize(functions[0], linecache.cache.pop, filename, None)  # freed together
+    table = _origin_table(sources)
+    if table:  # for the errors these lines raise (see .s9_failures)
+        ORIGINS[filename] = table
+        weakref.finalize(functions[0], ORIGINS.pop, filename, None)
     return functions
+
+
+def _origin_table(sources: list[str]) -> dict[int, tuple[Line, int]]:
+    """The lines of the factory that compiles ``sources`` that come from the user's
+    code, by line number: each :class:`Line` and the column its code starts at (the
+    factory's ``def`` is line 1; each source follows, indented once)."""
+    table: dict[int, tuple[Line, int]] = {}
+    first = 2
+    for source in sources:
+        texts = source.split("\n")
+        for number, line in enumerate(getattr(source, "lines", ()), first):
+            if line is not None and isinstance(line.origin, Origin):  # not a comment of ours
+                text = texts[number - first]
+                table[number] = (line, 4 + len(text) - len(text.lstrip()))
+        first += len(texts)
+    return table
 
 
 def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Callable[..., Any]:
