@@ -29,6 +29,7 @@ forward), in a helper it calls, or in a custom op; a note then says where
 (``add_note``), so ``except ValueError`` in the user's code works as without the
 compiler. Errors of the toolkit (already located) pass through unchanged.
 
+>>> import numpy as np
 >>> from autodiff_tutor import grad
 >>> def f(x, w):
 ...     y = x @ w
@@ -169,6 +170,7 @@ def raised_on_purpose(error: Exception) -> bool:
     """Whether a ``raise`` or ``assert`` statement of the user's raised ``error``: in
     their function (which the generated code keeps) or in their code it calls.
 
+    >>> import numpy as np
     >>> try:
     ...     np.sum(np.ones(2) + np.ones(3))
     ... except ValueError as error:
