@@ -60,9 +60,17 @@ RUNTIME.update(
 )
 
 _counter = itertools.count(1)
-#: The lines of each generated file that come from the user's code, by line number:
-#: the :class:`Line` and the column its code starts at (see :func:`_origin_table`).
-ORIGINS: dict[str, dict[int, tuple[Line, int]]] = {}
+
+
+class OriginTable(dict):
+    """The lines of a generated file that come from the user's code, by line number:
+    each :class:`Line` and the column its code starts at (see :func:`_origin_table`)."""
+
+
+#: Each generated file's table, while a function compiled from it lives: the functions
+#: hold it (their origins refer to the user's function, which owns them: a table held
+#: here would keep them all alive).
+ORIGINS: weakref.WeakValueDictionary[str, OriginTable] = weakref.WeakValueDictionary()
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
@@ -264,15 +272,16 @@ def compile_sources(
     table = _origin_table(sources)
     if table:  # for the errors these lines raise (see .s9_failures)
         ORIGINS[filename] = table
-        weakref.finalize(functions[0], ORIGINS.pop, filename, None)
+        for function in functions:
+            function.origin_table = table
     return functions
 
 
-def _origin_table(sources: list[str]) -> dict[int, tuple[Line, int]]:
+def _origin_table(sources: list[str]) -> OriginTable:
     """The lines of the factory that compiles ``sources`` that come from the user's
     code, by line number: each :class:`Line` and the column its code starts at (the
     factory's ``def`` is line 1; each source follows, indented once)."""
-    table: dict[int, tuple[Line, int]] = {}
+    table = OriginTable()
     first = 2
     for source in sources:
         texts = source.split("\n")
