@@ -135,11 +135,17 @@ def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...
     """Where, in ``text``, the sub-expressions of ``statement`` that carry an origin of
     their own are (found by parsing ``text`` again: ``unparse`` gives no columns).
 
+    Only a statement that ``inline`` wrote other statements' values into
+    (``inlined``) has any.
+
     >>> statement = ast.parse("y = np.tanh(a @ b)").body[0]
     >>> statement.value.args[0].origin = Origin("line 3", None, None)
+    >>> statement.inlined = True
     >>> _parts(statement, ast.unparse(statement))
     ((12, 17, 'line 3'),)
     """
+    if not getattr(statement, "inlined", False):
+        return ()
     value = getattr(statement, "value", None)
     tagged = {
         id(node)
