@@ -133,6 +133,23 @@ class AutodiffError(Exception):
         self.hint = hint
         super().__init__(self._render())
 
+    def located_at(self, location: Location | None) -> AutodiffError:
+        """This error, located at ``location`` if it had no location yet: where the
+        user called the code that raised it (a custom op's call, for a check of what
+        its backward returned).
+
+        >>> where = Location("f.py", 2, 4, "    y = op(x)", 5)
+        >>> print(AutodiffError("bad gradient").located_at(where))
+        bad gradient
+          File "f.py", line 2, column 5
+                y = op(x)
+                ^^^^^
+        """
+        if self.location is None and location is not None:
+            self.location = location
+            self.args = (self._render(),)
+        return self
+
     @property
     def lineno(self) -> int | None:
         """The 1-based line of the located construct, if any."""

@@ -21,7 +21,14 @@ import pytest
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.compiler import s9_emit
-from autodiff_tutor.errors import AutodiffError, InternalError, UserCodeError
+from autodiff_tutor.errors import (
+    AutodiffError,
+    BackwardOutputError,
+    InternalError,
+    UserCodeError,
+)
+from autodiff_tutor.nn import Layer
+from autodiff_tutor.nn.autodiff import compiled_forward
 from autodiff_tutor.ops import DifferentiableFunction
 from autodiff_tutor.tracing import evaluate, gradient, traced
 
@@ -238,6 +245,28 @@ def test_a_custom_ops_backward_failing_is_located_at_its_call():
         assert frames[-1].name == "backward" and frames[-1].filename == __file__
 
 
+class ShortGradient(Halves):
+    def backward(self, d_y, compute_gradients, x):
+        return np.concatenate([d_y, d_y])[:-1]  # the wrong shape: the op's check says so
+
+
+short_gradient = ShortGradient()
+
+
+def wrong_shape_through_op(x):
+    return np.sum(short_gradient(x))
+
+
+def test_the_toolkits_own_errors_keep_their_type_located_at_the_users_call():
+    with pytest.raises(BackwardOutputError) as info:
+        grad(wrong_shape_through_op)(np.ones(4))
+    assert "has shape (3,), but the input has shape (4,)" in info.value.message
+    assert_at(info.value, wrong_shape_through_op, "short_gradient(x)")
+    with pytest.raises(BackwardOutputError) as info:
+        evaluate(traced_model, traced(np.ones(4)), short_gradient)
+    assert_at(info.value, traced_model, "op(y)")
+
+
 def test_a_custom_ops_backward_raising_on_purpose_keeps_its_type():
     with pytest.raises(RuntimeError, match="not written yet") as info:
         grad(through_raising_halves)(np.ones(4))
@@ -277,6 +306,30 @@ def test_a_compiled_helper_failing_is_located_in_the_helper():
     assert_at(info.value, helper_with_bug, "v[:2] + v")
     assert_the_function_itself_fails(info.value, helper_with_bug, x * 2.0)
     plain_error(calls_a_helper, x)  # and the caller fails with it
+
+
+def dict_loss(params, x):
+    h = x @ params["w"]
+    return np.sum(h + params["b"])
+
+
+def test_structured_arguments_and_layers_locate_errors_at_the_users_line():
+    args = ({"w": np.ones((3, 2)), "b": np.ones(3)}, np.ones((4, 3)))
+    with pytest.raises(UserCodeError) as info:
+        grad(dict_loss)(*args)
+    assert_at(info.value, dict_loss, 'h + params["b"]')
+    assert_the_function_itself_fails(info.value, dict_loss, *args)
+
+    class Mismatched(Layer):
+        def predict(self, X):
+            Y = X[:, :1] + X.T
+            return Y**3
+
+    layer, X = Mismatched().initialize(np.zeros((1, 2))), np.ones((3, 2))
+    with pytest.raises(UserCodeError) as info:
+        compiled_forward(layer, "predict", (X,))
+    assert_at(info.value, Mismatched.predict, "X[:, :1] + X.T")
+    assert_the_function_itself_fails(info.value, layer.predict, X)
 
 
 def test_a_second_derivative_locates_errors_at_the_users_line():

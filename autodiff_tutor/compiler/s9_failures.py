@@ -69,19 +69,21 @@ _LIBRARIES = tuple(
 
 def relocate(error: Exception) -> AutodiffError | None:
     """The located error to raise instead of ``error`` (see the module docstring), or
-    ``None``: raise ``error`` itself (the toolkit's own, not raised by a generated
-    line, or raised on purpose by the user's code: then a note says where).
+    ``None``: raise ``error`` itself (not raised by a generated line; the toolkit's
+    own, located at the generated line's user code if it had no location; raised on
+    purpose by the user's code: then a note says where).
 
     Call the generated code as ``try: ... except Exception as error:``, then
     ``located = relocate(error)``, ``if located is None: raise``, ``raise located from
     error``: nothing runs while no exception is raised."""
-    if isinstance(error, AutodiffError):
-        return None
     frames = _traceback(error.__traceback__)
     found = _innermost_generated(frames)
     if found is None:
         return None
     index, origin = found
+    if isinstance(error, AutodiffError):  # located already, or where the user called it
+        error.located_at(_user_origin(origin)[0].location())
+        return None
     if raised_on_purpose(error):
         error.add_note(_note(origin))
         return None

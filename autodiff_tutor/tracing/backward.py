@@ -168,7 +168,8 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
     name = getattr(p.op, "name", type(p.op).__name__)
     try:
         grads = p.op.op_backward(d_outputs, flags, p.saved)
-    except AutodiffError:
+    except AutodiffError as error:  # a check of what it returned: at the op's call
+        error.located_at(p.called_at)
         raise
     except Exception as error:  # the user's backward: say which call it differentiated
         from autodiff_tutor.compiler.s9_failures import op_rule_error, raised_on_purpose
@@ -182,6 +183,7 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
         count = len(grads) if isinstance(grads, (tuple, list)) else "a non-tuple"
         raise BackwardOutputError(
             f"op_backward of {name!r} returned {count} gradient(s) for {len(nodes)} input(s)",
+            p.called_at,
             hint="return a tuple with one gradient per input (None where not requested)",
         )
     for node, flag, grad, raw in zip(nodes, flags, grads, p.inputs, strict=True):
@@ -192,6 +194,7 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
             raise BackwardOutputError(
                 f"op_backward of {name!r} returned {got} for an input of shape "
                 f"{shape_of(raw)} whose gradient was requested",
+                p.called_at,
                 hint="return an array of the input's shape for every requested gradient",
             )
         _accumulate(adjoints, node, grad)
