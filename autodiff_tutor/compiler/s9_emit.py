@@ -5,7 +5,9 @@ rendered as two ordinary ``def`` s with the user's line in a comment beside each
 backward statement, compiled, and registered with ``linecache`` so that tracebacks,
 ``inspect.getsource`` and debuggers show the generated code. They run in the user's
 module globals (so later changes to a global constant are seen) with the runtime
-helpers passed in as closure values.
+helpers passed in as closure values. The origin of each line (:data:`ORIGINS`) is
+kept beside the code: an exception a line raises is reported at the user's code
+(:mod:`.s9_failures`).
 
 >>> from autodiff_tutor.compiler import code
 >>> from autodiff_tutor.compiler.s7_memory import Memory
@@ -60,6 +62,7 @@ RUNTIME.update(
 )
 
 _counter = itertools.count(1)
+COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
 class OriginTable(dict):
@@ -71,7 +74,6 @@ class OriginTable(dict):
 #: hold it (their origins refer to the user's function, which owns them: a table held
 #: here would keep them all alive).
 ORIGINS: weakref.WeakValueDictionary[str, OriginTable] = weakref.WeakValueDictionary()
-COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
 @dataclass
@@ -260,6 +262,7 @@ def compile_sources(
 
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
+    The origins of the lines of :class:`Source` s go to :data:`ORIGINS`.
     """
     closure = closure_values(user_fn)
     captured = {**RUNTIME, **closure}
