@@ -338,10 +338,14 @@ def test_a_second_derivative_locates_errors_at_the_users_line():
         return np.sum(y * w)
 
     args = (np.ones(3), np.ones(2))
-    with pytest.raises(UserCodeError) as info:
-        grad(grad(cubic))(*args)
-    assert_at(info.value, cubic, "y * w")
-    assert_the_function_itself_fails(info.value, cubic, *args)
+    for run in (
+        lambda: grad(grad(cubic))(*args),
+        lambda: jvp(grad(cubic), args, (np.ones(3), None)),  # forward over reverse
+    ):
+        with pytest.raises(UserCodeError) as info:
+            run()
+        assert_at(info.value, cubic, "y * w")  # not the generated gradient's line
+        assert_the_function_itself_fails(info.value, cubic, *args)
 
 
 CELL = "def cell_loss(x, w):\n    return np.sum(x @ w)\n"
