@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import sys
 import traceback
 
 import numpy as np
@@ -32,6 +33,10 @@ from autodiff_tutor.nn.autodiff import compiled_forward
 from autodiff_tutor.ops import DifferentiableFunction
 from autodiff_tutor.tracing import evaluate, gradient, traced
 
+#: Python 3.11+ knows the columns of each instruction: the caret under the failing
+#: sub-expression of a line (else under the whole line, where tracing finds it).
+COLUMNS = sys.version_info >= (3, 11)
+
 
 def line_of(fn, snippet: str) -> int:
     """The file line of ``fn`` 's source that contains ``snippet``."""
@@ -39,12 +44,14 @@ def line_of(fn, snippet: str) -> int:
     return first + next(i for i, line in enumerate(lines) if snippet in line)
 
 
-def assert_at(error: AutodiffError, fn, snippet: str, filename: str | None = None) -> None:
-    """``error`` is located at ``snippet`` in ``fn`` 's source, the caret under it."""
+def assert_at(error: AutodiffError, fn, snippet: str, columns: bool = True) -> None:
+    """``error`` is located at ``snippet`` in ``fn`` 's source, the caret under it
+    (where ``columns`` are known: the compiler's own; tracing's from Python 3.11)."""
     where = error.location
-    assert where.filename == (filename or inspect.getsourcefile(fn))
+    assert where.filename == inspect.getsourcefile(fn)
     assert where.line == line_of(fn, snippet)
-    assert where.text[where.column : where.column + where.length] == snippet
+    if columns:
+        assert where.text[where.column : where.column + where.length] == snippet
     assert f"    {where.text.rstrip()}\n    {where.caret()}" in str(error)
 
 
@@ -186,6 +193,8 @@ def test_the_specialized_pair_locates_errors_in_expressions_it_wrote_on_one_line
     assert isinstance(info.value.__cause__, np.linalg.LinAlgError)
     assert_the_function_itself_fails(info.value, solved, x, np.zeros((2, 2)))
 
+    if not COLUMNS:
+        return  # which part of the merged line failed: from Python 3.11
     huge = np.full(2, 1e308)
     with np.errstate(over="raise"), pytest.raises(UserCodeError) as info:
         both(huge, a)  # overflows in x * 2.0, inside the merged line
@@ -264,7 +273,7 @@ def test_the_toolkits_own_errors_keep_their_type_located_at_the_users_call():
     assert_at(info.value, wrong_shape_through_op, "short_gradient(x)")
     with pytest.raises(BackwardOutputError) as info:
         evaluate(traced_model, traced(np.ones(4)), short_gradient)
-    assert_at(info.value, traced_model, "op(y)")
+    assert_at(info.value, traced_model, "op(y)", columns=COLUMNS)
 
 
 def test_a_custom_ops_backward_raising_on_purpose_keeps_its_type():
@@ -374,7 +383,7 @@ def traced_model(x, op):
 def test_tracing_reports_a_custom_ops_failing_backward_at_its_call():
     with pytest.raises(UserCodeError) as info:
         evaluate(traced_model, traced(np.ones(4)), Halves())
-    assert_at(info.value, traced_model, "op(y)")
+    assert_at(info.value, traced_model, "op(y)", columns=COLUMNS)
     assert info.value.message.startswith("the backward of Halves raised ValueError")
     with pytest.raises(RuntimeError) as raised:
         evaluate(traced_model, traced(np.ones(4)), Halves(backward_raises=True))

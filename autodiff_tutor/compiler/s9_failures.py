@@ -85,7 +85,7 @@ def relocate(error: Exception) -> AutodiffError | None:
         error.located_at(_user_origin(origin)[0].location())
         return None
     if raised_on_purpose(error):
-        error.add_note(_note(origin))
+        add_note(error, _note(origin))
         return None
     return _located(error, origin, frames[index + 1 :])
 
@@ -135,7 +135,7 @@ def _innermost_generated(frames: list[TracebackType]) -> tuple[int, Origin] | No
 def _part(tb: TracebackType, line: Line, offset: int) -> Origin | None:
     """The smallest part of ``line`` (columns from ``offset``) holding the instruction
     that raised (Python knows its columns, as its tracebacks' carets show)."""
-    if not line.parts:
+    if not line.parts or not hasattr(tb.tb_frame.f_code, "co_positions"):  # Python 3.10
         return None
     positions = list(tb.tb_frame.f_code.co_positions())
     _, _, start, end = positions[tb.tb_lasti // 2]
@@ -182,6 +182,21 @@ def raised_on_purpose(error: Exception) -> bool:
     innermost = _traceback(error.__traceback__)[-1]
     filename = innermost.tb_frame.f_code.co_filename
     return at_raise(innermost) and (filename in ORIGINS or _is_user_file(filename))
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``; on Python 3.10, which has no notes, ``__notes__`` set
+    by hand (IPython shows them there too).
+
+    >>> error = ValueError("bad")
+    >>> add_note(error, "raised in f")
+    >>> error.__notes__
+    ['raised in f']
+    """
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:
+        error.__notes__ = [*getattr(error, "__notes__", []), note]
 
 
 def op_rule_error(

@@ -172,12 +172,12 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
         error.located_at(p.called_at)
         raise
     except Exception as error:  # the user's backward: say which call it differentiated
-        from autodiff_tutor.compiler.s9_failures import op_rule_error, raised_on_purpose
+        from autodiff_tutor.compiler.s9_failures import add_note, op_rule_error, raised_on_purpose
 
         if not raised_on_purpose(error):
             raise op_rule_error(error, name, "backward", p.called_at) from error
         where = p.called_at.render() if p.called_at else "?"
-        error.add_note(f"raised in the backward of {name}, differentiating the call at\n{where}")
+        add_note(error, f"raised in the backward of {name}, differentiating the call at\n{where}")
         raise
     if not isinstance(grads, (tuple, list)) or len(grads) != len(nodes):
         count = len(grads) if isinstance(grads, (tuple, list)) else "a non-tuple"
