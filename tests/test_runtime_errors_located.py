@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import math
 import sys
 import traceback
 
@@ -296,8 +297,24 @@ def test_an_error_in_derivative_code_of_ours_is_an_internal_error(monkeypatch):
         grad(total)(x)
     assert_at(info.value, total, "np.sum(y * x)")
     assert "internal error, please report" in info.value.hint
+    assert "total itself ran fine" in info.value.hint
     assert isinstance(info.value.__cause__, TypeError)
     total(x)  # the hint says the function ran fine: it does
+
+
+def test_an_error_in_tangent_code_of_ours_is_an_internal_error(monkeypatch):
+    # a runtime helper with a bug: the array module it gives has no array functions
+    monkeypatch.setitem(s9_emit.RUNTIME, "array_module", lambda *values: math)
+
+    def waves(x):
+        y = np.sin(x)
+        return np.sum(y * y)
+
+    x = np.ones(3)
+    with pytest.raises(InternalError) as info:
+        jvp(waves, (x,), (x,))
+    assert_at(info.value, waves, "np.sin(x)")  # its tangent needs xp.cos(x)
+    assert "waves ran fine up to here" in info.value.hint
 
 
 def helper_with_bug(v):

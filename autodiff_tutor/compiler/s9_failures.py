@@ -242,10 +242,11 @@ def _located(error: Exception, origin: Origin, below: list[TracebackType]) -> Au
     if step is not None and step.kind == "op_call" and op_code:
         rule = "backward" if role == "backward" else "jvp (forward-mode rule)"
         return op_rule_error(error, step.description, rule, location, name)
+    ran = f"{name} itself ran fine" if role == "backward" else f"{name} ran fine up to here"
     return InternalError(
         f"the generated derivative code of {name} raised {what}",
         location,
         hint=f"internal error, please report it (with {name} and its arguments' shapes): "
-        f"{name} itself ran fine, and the code autodiff_tutor generated for the "
-        "derivative of this line failed",
+        f"{ran}, and the code autodiff_tutor generated for the derivative of this line "
+        "failed",
     )
