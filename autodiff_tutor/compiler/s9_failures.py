@@ -27,7 +27,15 @@ of the original type (a broadcasting ``ValueError`` becomes a located error, not
 code raised it on purpose: a ``raise`` or an ``assert`` in the function (kept in the
 forward), in a helper it calls, or in a custom op; a note then says where
 (``add_note``), so ``except ValueError`` in the user's code works as without the
-compiler. Errors of the toolkit (already located) pass through unchanged.
+compiler. Errors of the toolkit keep their type too; one raised without a location
+(a custom op's check of what its backward returned) gets the user's line.
+
+Why not keep the original type (a ``ValueError`` subclass made for the occasion)? The
+toolkit's contract is that its failures are located ``AutodiffError`` s, which the
+course's ``explain_errors`` and the user's ``except AutodiffError`` catch; a class
+made per exception type would be a new type at each failure, and catching numpy's
+broadcasting ``ValueError`` around a gradient is not a pattern worth keeping. The
+original is one attribute away: ``error.__cause__``.
 
 >>> import numpy as np
 >>> from autodiff_tutor import grad
