@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import sys
 import types
 import weakref
 from collections.abc import Callable
@@ -271,19 +272,46 @@ def compile_sources(
     factory += "\n".join(_indent(source) for source in sources) + "\n"
     factory += f"    return {', '.join(defined)},\n"
     filename = f"<autodiff_tutor generated {name} #{next(_counter)}>"
+    forget_source()  # what was freed while linecache was busy
     lines = factory.splitlines(keepends=True)
     linecache.cache[filename] = (len(factory), None, lines, filename)
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
     functions = [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
-    weakref.finalize(functions[0], linecache.cache.pop, filename, None)  # freed together
+    weakref.finalize(functions[0], forget_source, filename)  # freed together
     table = _origin_table(sources)
     if table:  # for the errors these lines raise (see .s9_failures)
         ORIGINS[filename] = table
         for function in functions:
             function.origin_table = table
     return functions
+
+
+#: Generated files whose functions were freed while linecache's own code ran.
+_FREED: list[str] = []
+
+
+def forget_source(filename: str | None = None) -> None:
+    """Take a generated file whose functions were freed out of ``linecache`` (and any
+    freed earlier): now, unless the garbage collector freed them in the middle of
+    linecache's own code (``checkcache`` reads each of its keys in turn: one taken
+    away under it is a ``KeyError``), then at the next compile.
+
+    >>> linecache.cache["<autodiff_tutor generated doc #0>"] = (0, None, [], "")
+    >>> forget_source("<autodiff_tutor generated doc #0>")
+    >>> "<autodiff_tutor generated doc #0>" in linecache.cache
+    False
+    """
+    if filename is not None:
+        _FREED.append(filename)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == linecache.__file__:
+            return
+        frame = frame.f_back
+    while _FREED:
+        linecache.cache.pop(_FREED.pop(), None)
 
 
 def _origin_table(sources: list[str]) -> OriginTable:
