@@ -34,6 +34,7 @@ from autodiff_tutor.api_checks import (
 from autodiff_tutor.api_fast import CONTAINERS, fast_call
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
+from autodiff_tutor.compiler.s9_failures import relocate, run_located
 from autodiff_tutor.errors import (
     ArgumentError,
     NonDifferentiableInputError,
@@ -119,17 +120,23 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     fast: list[Derivative] = []  # the derivative, once a call took the fast path
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        if fast and not kwargs:
-            result = fast_call(compiled, fast[0], args)
-            if result is not None:
-                return result[0], _unpack(result[1], wrt)
-        if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
-            structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
-            if structured is not None:
-                return structured
-        derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
-        seed = scalar_seed(compiled, out)
-        gradients = owned(derivative.backward(seed, memory), [seed, *values])
+        try:  # free unless the generated code raises: then located at the user's code
+            if fast and not kwargs:
+                result = fast_call(compiled, fast[0], args)
+                if result is not None:
+                    return result[0], _unpack(result[1], wrt)
+            if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
+                structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
+                if structured is not None:
+                    return structured
+            derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
+            seed = scalar_seed(compiled, out)
+            gradients = owned(derivative.backward(seed, memory), [seed, *values])
+        except Exception as error:
+            located = relocate(error)
+            if located is None:
+                raise
+            raise located from error
         if not by_attribute and not fast:
             fast.append(derivative)  # checked once: later calls of this shape skip the checks
         return out, _unpack(gradients, wrt)
@@ -209,7 +216,7 @@ def vjp(
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
-    derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
+    derivative, out, memory, values = run_located(_run_forward, compiled, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
@@ -223,7 +230,8 @@ def vjp(
             _check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
-        return owned(derivative.backward(*checked, memory), [*seeds, *checked, *values])
+        gradients = run_located(derivative.backward, *checked, memory)
+        return owned(gradients, [*seeds, *checked, *values])
 
     return out, pullback
 
@@ -321,7 +329,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         dots.append(tangent)
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
-    out, out_dot = function.function(*values, *dots)
+    out, out_dot = run_located(function.function, *values, *dots)
     if isinstance(out_dot, tuple):
         return out, owned(out_dot, [*dots, *values])
     return out, owned([out_dot], [*dots, *values])[0]

@@ -31,9 +31,8 @@ from autodiff_tutor.compiler.pipeline import (
     front_end,
     stages,
 )
-from autodiff_tutor.errors import (
-    ArgumentError,
-)
+from autodiff_tutor.compiler.s9_failures import run_located
+from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.protocol import register_op_factory
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
 
@@ -236,7 +235,7 @@ class Differentiable:
         wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
         derivative = self.derivative(wrt)
         values = bind_arguments(self, inputs, {})
-        out, memory = derivative.forward(*values)
+        out, memory = run_located(derivative.forward, *values)
         outputs = out if derivative.returns_tuple else (out,)
         return outputs, (wrt, memory)
 
@@ -252,7 +251,7 @@ class Differentiable:
             return outputs, tuple(ones_like(o) * 0 for o in outputs)
         tangent = self.tangent(wrt)
         dots = [t for t in tangents if t is not None]
-        out, out_dot = tangent.function(*values, *dots)
+        out, out_dot = run_located(tangent.function, *values, *dots)
         if tangent.returns_tuple:
             return tuple(out), tuple(out_dot)
         return (out,), (out_dot,)
@@ -262,7 +261,8 @@ class Differentiable:
     ) -> tuple[Any, ...]:
         """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
         wrt, memory = saved
-        gradients = dict(zip(wrt, self.derivative(wrt).backward(*d_outputs, memory), strict=True))
+        backward = self.derivative(wrt).backward
+        gradients = dict(zip(wrt, run_located(backward, *d_outputs, memory), strict=True))
         flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
         return tuple(
             gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)

@@ -133,6 +133,23 @@ class AutodiffError(Exception):
         self.hint = hint
         super().__init__(self._render())
 
+    def located_at(self, location: Location | None) -> AutodiffError:
+        """This error, located at ``location`` if it had no location yet: where the
+        user called the code that raised it (a custom op's call, for a check of what
+        its backward returned).
+
+        >>> where = Location("f.py", 2, 4, "    y = op(x)", 5)
+        >>> print(AutodiffError("bad gradient").located_at(where))
+        bad gradient
+          File "f.py", line 2, column 5
+                y = op(x)
+                ^^^^^
+        """
+        if self.location is None and location is not None:
+            self.location = location
+            self.args = (self._render(),)
+        return self
+
     @property
     def lineno(self) -> int | None:
         """The 1-based line of the located construct, if any."""
@@ -194,6 +211,20 @@ class DataFormatError(AutodiffError):
 
 class ForwardOutputError(AutodiffError):
     """A hand-written forward returned the wrong number of outputs and memory values."""
+
+
+class ExecutionError(AutodiffError):
+    """An exception raised while the compiled code ran, reported at the user's code;
+    the original exception is its cause (``__cause__``), with its traceback."""
+
+
+class UserCodeError(ExecutionError):
+    """The user's code failed while the compiled code ran: the function's operations on
+    these arguments, or a custom op's hand-written backward."""
+
+
+class InternalError(ExecutionError):
+    """Code autodiff_tutor generated for a derivative failed: a bug of the toolkit."""
 
 
 class TracingEscapeError(TracingError, GradientEscapeError):

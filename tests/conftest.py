@@ -1,4 +1,4 @@
-"""Shared pytest set-up: hypothesis profiles and the ``gpu`` marker.
+"""Shared pytest set-up: hypothesis profiles, the ``gpu`` marker, a stand-in IPython kernel.
 
 Hypothesis profiles (pick one with ``HYPOTHESIS_PROFILE=<name>``):
 
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+import types
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -57,3 +59,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+class _CellCompiler:
+    """IPython's CachingCompiler as far as the toolkit asks it: cell files to counts."""
+
+    def __init__(self, cells: dict[str, int]):
+        self.cells = cells
+
+    def format_code_name(self, name: str):
+        return ("Cell", f"In[{self.cells[name]}]") if name in self.cells else None
+
+
+@pytest.fixture
+def ipython_cells(monkeypatch):
+    """A stand-in IPython kernel: ``ipython_cells({filename: 7})`` makes it say that
+    ``filename`` is the notebook cell it ran as input 7 (``Cell In[7]``)."""
+
+    def kernel(cells: dict[str, int]) -> types.SimpleNamespace:
+        shell = types.SimpleNamespace(compile=_CellCompiler(cells))
+        ipython = types.SimpleNamespace(get_ipython=lambda: shell)
+        monkeypatch.setitem(sys.modules, "IPython", ipython)
+        return shell
+
+    return kernel

@@ -4,7 +4,6 @@ IPython names them ("cell In[3], line 2"), never the kernel's temporary file."""
 from __future__ import annotations
 
 import sys
-import types
 import warnings
 
 import numpy as np
@@ -66,22 +65,10 @@ def _extraction():
     return last_tape().extractions[0]
 
 
-class _Compiler:
-    """IPython's CachingCompiler as far as the toolkit asks it: cell files to counts."""
-
-    def __init__(self, cells: dict[str, int]):
-        self.cells = cells
-
-    def format_code_name(self, name: str):
-        return ("Cell", f"In[{self.cells[name]}]") if name in self.cells else None
-
-
 @pytest.fixture
-def kernel(monkeypatch):
+def kernel(ipython_cells):
     """A stand-in IPython kernel that ran this test file as cell 7."""
-    shell = types.SimpleNamespace(compile=_Compiler({__file__: 7}))
-    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
-    return shell
+    return ipython_cells({__file__: 7})
 
 
 def test_outside_ipython_files_keep_their_names():

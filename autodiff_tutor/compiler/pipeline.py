@@ -53,6 +53,7 @@ from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
     Line,
+    Source,
     compile_sources,
     helper_names,
     lines_of,
@@ -60,6 +61,7 @@ from autodiff_tutor.compiler.s9_emit import (
     render_body,
     render_forward,
     render_jvp,
+    rendered,
 )
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -290,13 +292,15 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
     output = generated.outputs[0]
-    lines = [f"def {derivative.name}_grad({', '.join(generated.params)}):"]
-    lines += render_body(lines_of(generated.forward), comments=False)
+    lines: list[str | tuple[str, Line]] = [
+        f"def {derivative.name}_grad({', '.join(generated.params)}):"
+    ]
+    lines += rendered(lines_of(generated.forward), comments=False)
     lines.append(f"    {generated.seeds[0]} = ones_like({output})")
-    lines += render_body(lines_of(generated.backward), comments=True)
+    lines += rendered(lines_of(generated.backward), comments=True)
     gradients = generated.gradients
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
-    source = "\n".join(lines)
+    source = Source.of(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
     if list(generated.params) == list(inspect.signature(parsed.fn).parameters):

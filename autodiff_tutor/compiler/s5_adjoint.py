@@ -220,7 +220,7 @@ class _Backward:
             return
         self._zero_init(node)
         before, owned = set(self.has_adjoint), set(self.owned)
-        self.origin = origin = statement_origin(self.parsed, node.origin)
+        self.origin = origin = statement_origin(self.parsed, node.origin, "backward")
         body = self._body(node.body, origin)
         owned_in_body, self.owned = self.owned, set(owned)
         self.has_adjoint = set(before)
@@ -237,7 +237,7 @@ class _Backward:
         # a gradient the body rebinds may hold another's array when the next iteration starts
         owned = set(self.owned)
         self.owned -= {n for s in walk_steps(node.body) for n in s.defined()} | set(node.canonical)
-        self.origin = origin = statement_origin(self.parsed, node.origin)
+        self.origin = origin = statement_origin(self.parsed, node.origin, "backward")
         carried = [c for c in node.canonical if c in self.activity.active]
 
         def finish() -> None:  # each carried gradient must exist for the next iteration
@@ -257,7 +257,7 @@ class _Backward:
     # -- one step --------------------------------------------------------------------
 
     def step(self, step: Step) -> None:
-        self.origin = step_origin(self.parsed, step)
+        self.origin = step_origin(self.parsed, step, "backward")
         self.owned -= set(step.defined())  # read from now on: others may hold its array
         g = code.name(self.gradient(step.target))
         if step.kind == "copy":

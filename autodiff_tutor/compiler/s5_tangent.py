@@ -34,6 +34,7 @@ from autodiff_tutor.compiler.ir import Branch, Node, Program, Step
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import varied_names
 from autodiff_tutor.compiler.s5_inline import substitute, tangent_formula
+from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
 from autodiff_tutor.compiler.s6_optimize import fold
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
@@ -80,16 +81,29 @@ class _Writer:
         for node in nodes:
             if isinstance(node, Step):
                 out += self.step(node)
-            elif isinstance(node, Branch):
-                out.append(code.if_else(node.test, self.block(node.body), self.block(node.orelse)))
+                continue
+            origin = statement_origin(self.parsed, node.origin)
+            if isinstance(node, Branch):
+                body, orelse = self.block(node.body), self.block(node.orelse)
+                out.append(code.if_else(node.test, body, orelse, origin))
             elif node.kind == "for":
                 iterations = code.name(node.iterations)
-                out.append(code.for_loop(node.index, iterations, self.block(node.body)))
+                out.append(code.for_loop(node.index, iterations, self.block(node.body), origin))
             else:
-                out.append(code.while_loop(copy.deepcopy(node.test), self.block(node.body)))
+                test = copy.deepcopy(node.test)
+                out.append(code.while_loop(test, self.block(node.body), origin))
         return out
 
     def step(self, step: Step) -> list[ast.stmt]:
+        statements = self._step(step)
+        origin = step_origin(self.parsed, step)
+        tangent = step_origin(self.parsed, step, "tangent")
+        for statement in statements:  # the primal computes the user's operation
+            primal = statement is statements[0] and step.kind != "op_call"
+            code.with_origin(statement, origin if primal else tangent)
+        return statements
+
+    def _step(self, step: Step) -> list[ast.stmt]:
         if step.kind == "effect":
             return [copy.deepcopy(step.statement)]
         if step.targets and step.kind == "op_call":

@@ -230,6 +230,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
                         user.origin = getattr(user, "origin", "") or getattr(
                             statement, "origin", ""
                         )
+                        user.inlined = True  # computes another statement's value too
                         del block[i]
                         return True
                     break

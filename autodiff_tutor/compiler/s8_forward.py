@@ -35,7 +35,7 @@ import copy
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, regions_in, walk_steps
 from autodiff_tutor.compiler.s1_source import ParsedFunction
-from autodiff_tutor.compiler.s5_origins import step_origin
+from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
 from autodiff_tutor.compiler.s7_memory import Memory
 
 
@@ -63,9 +63,10 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
                 if _region_needed(node, needed):
                     body = block(node.body)
                     orelse = block(node.orelse)
-                    out.append(code.if_else(node.test, body, orelse))
+                    origin = statement_origin(parsed, node.origin)
+                    out.append(code.if_else(node.test, body, orelse, origin))
             elif _region_needed(node, needed):
-                out += _loop(node, block(node.body))
+                out += _loop(node, block(node.body), statement_origin(parsed, node.origin))
         pushed = memory.pushes.get(id(nodes))
         if pushed:
             saved = ast.Tuple([memory.kept(n) for n in pushed], ast.Load())
@@ -76,14 +77,14 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
     return statements + block(program.steps)
 
 
-def _loop(node: Loop, body: list[ast.stmt]) -> list[ast.stmt]:
+def _loop(node: Loop, body: list[ast.stmt], origin: str) -> list[ast.stmt]:
     if node.kind == "for":
-        return [code.for_loop(node.index, code.name(node.iterations), body)]
+        return [code.for_loop(node.index, code.name(node.iterations), body, origin)]
     count = node.counter
     body = [*body, code.assign(count, ast.BinOp(code.name(count), ast.Add(), ast.Constant(1)))]
     return [
         code.assign(count, ast.Constant(0)),
-        code.while_loop(copy.deepcopy(node.test), body),
+        code.while_loop(copy.deepcopy(node.test), body, origin),
     ]
 
 
@@ -127,6 +128,7 @@ def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
     if step.kind == "effect":  # print, assert, raise: the user's statement, once
         return code.with_origin(copy.deepcopy(step.statement), origin)
     value = copy.deepcopy(step.value)
+    value.origin = origin  # kept where inlining moves it (a specialized forward)
     if step.kind == "op_call" and f"{step.target}_memory" in kept:
         forward = ast.Attribute(value.func, "op_forward", ast.Load())
         targets = [code.targets(step.defined()), code.targets(f"{step.target}_memory")]

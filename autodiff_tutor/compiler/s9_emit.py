@@ -5,7 +5,9 @@ rendered as two ordinary ``def`` s with the user's line in a comment beside each
 backward statement, compiled, and registered with ``linecache`` so that tracebacks,
 ``inspect.getsource`` and debuggers show the generated code. They run in the user's
 module globals (so later changes to a global constant are seen) with the runtime
-helpers passed in as closure values.
+helpers passed in as closure values. The origin of each line (:data:`ORIGINS`) is
+kept beside the code: an exception a line raises is reported at the user's code
+(:mod:`.s9_failures`).
 
 >>> from autodiff_tutor.compiler import code
 >>> from autodiff_tutor.compiler.s7_memory import Memory
@@ -26,6 +28,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import sys
 import types
 import weakref
 from collections.abc import Callable
@@ -35,6 +38,7 @@ from typing import Any
 from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s5_tangent import Tangents
 from autodiff_tutor.compiler.s6_facts import probe_fact
 from autodiff_tutor.compiler.s6_paths import probe_path
@@ -67,6 +71,17 @@ _counter = itertools.count(1)
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
+class OriginTable(dict):
+    """The lines of a generated file that come from the user's code, by line number:
+    each :class:`Line` and the column its code starts at (see :func:`_origin_table`)."""
+
+
+#: Each generated file's table, while a function compiled from it lives: the functions
+#: hold it (their origins refer to the user's function, which owns them: a table held
+#: here would keep them all alive).
+ORIGINS: weakref.WeakValueDictionary[str, OriginTable] = weakref.WeakValueDictionary()
+
+
 @dataclass
 class Generated:
     """Forward and backward trees of one function, ready to emit."""
@@ -85,13 +100,16 @@ class Generated:
 
 @dataclass
 class Line:
-    """One rendered line: its code, the user's line it comes from, its nesting depth."""
+    """One rendered line: its code, the user's line it comes from, its nesting depth,
+    and the sub-expressions that compute another user's expression (a forward written
+    as expressions): (first column, end column in ``code``, origin)."""
 
     code: str
     origin: str = ""
     depth: int = 0
     #: shown with its comment even where comments are off (a guard in the forward)
     commented: bool = False
+    parts: tuple[tuple[int, int, Origin], ...] = ()
 
 
 def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
@@ -119,8 +137,45 @@ def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
             lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
         else:
             commented = getattr(statement, "commented", False)
-            lines.append(Line(_simple(statement), origin, depth, commented))
+            text = _simple(statement)
+            lines.append(Line(text, origin, depth, commented, _parts(statement, text)))
     return lines
+
+
+def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...]:
+    """Where, in ``text``, the sub-expressions of ``statement`` that carry an origin of
+    their own are (found by parsing ``text`` again: ``unparse`` gives no columns).
+
+    Only a statement that ``inline`` wrote other statements' values into
+    (``inlined``) has any.
+
+    >>> statement = ast.parse("y = np.tanh(a @ b)").body[0]
+    >>> statement.value.args[0].origin = Origin("line 3", None, None)
+    >>> statement.inlined = True
+    >>> _parts(statement, ast.unparse(statement))
+    ((12, 17, 'line 3'),)
+    """
+    if not getattr(statement, "inlined", False):
+        return ()
+    value = getattr(statement, "value", None)
+    tagged = {
+        id(node)
+        for node in ast.walk(statement)
+        if node is not statement
+        and node is not value
+        and isinstance(getattr(node, "origin", None), Origin)
+    }
+    if not tagged:
+        return ()
+    again = ast.parse(text).body[0]
+    pairs = list(zip(ast.walk(statement), ast.walk(again), strict=False))
+    if any(type(ours) is not type(parsed) for ours, parsed in pairs):
+        return ()  # not the same tree (a negative constant parsed as a negation)
+    return tuple(
+        (parsed.col_offset, parsed.end_col_offset, ours.origin)
+        for ours, parsed in pairs
+        if id(ours) in tagged
+    )
 
 
 def _simple(statement: ast.stmt) -> str:
@@ -147,32 +202,58 @@ def render_body(lines: list[Line], comments: bool = True) -> list[str]:
     return out
 
 
-def render_forward(generated: Generated) -> str:
+class Source(str):
+    """A generated function's source that also knows each line's :class:`Line` (None
+    for a header or a return): :func:`compile_sources` keeps their origins, so that an
+    exception a line raises is reported at the user's code (:mod:`.s9_failures`).
+
+    >>> source = Source.of(["def f(x):", *rendered([Line("y = x", "line 2")]), "    return y"])
+    >>> [line.origin if line else None for line in source.lines]
+    [None, 'line 2', None]
+    """
+
+    lines: tuple[Line | None, ...]
+
+    @classmethod
+    def of(cls, parts: list[str | tuple[str, Line]]) -> Source:
+        """The source of ``parts``: lines of text, or (text, line) pairs."""
+        pairs = [(part, None) if isinstance(part, str) else part for part in parts]
+        source = cls("\n".join(text for text, _ in pairs))
+        source.lines = tuple(line for _, line in pairs)
+        return source
+
+
+def rendered(lines: list[Line], comments: bool = True) -> list[tuple[str, Line]]:
+    """:func:`render_body` 's lines, each with its :class:`Line` (for :class:`Source`)."""
+    return list(zip(render_body(lines, comments), lines, strict=True))
+
+
+def render_forward(generated: Generated) -> Source:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = render_body(lines_of(generated.forward), comments=False)
+    body = rendered(lines_of(generated.forward), comments=False)
     kept = [ast.unparse(generated.memory.kept(n)) for n in generated.memory.names]
     body.append(f"    return {outputs}, {tuple_source(kept) if kept else '()'}")
-    return "\n".join([head, *body])
+    return Source.of([head, *body])
 
 
-def render_backward(generated: Generated) -> str:
+def render_backward(generated: Generated) -> Source:
     """The backward function's source: output gradients and memory in, input gradients out."""
     head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
-    body = []
+    body: list[str | tuple[str, Line]] = []
     if generated.memory.names:
         body.append(f"    {tuple_source(generated.memory.names)} = memory")
-    body += render_body(lines_of(generated.backward))
+    body += rendered(lines_of(generated.backward))
     body.append(f"    return {tuple_source(generated.gradients)}")
-    return "\n".join([head, *body])
+    return Source.of([head, *body])
 
 
-def render_jvp(tangents: Tangents) -> str:
+def render_jvp(tangents: Tangents) -> Source:
     """The JVP function's source: values and tangents in, value and tangent out."""
     params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
-    lines = [f"def {tangents.name}_jvp({', '.join(params)}):"]
-    lines += render_body(lines_of(tangents.statements), comments=False)
+    lines: list[str | tuple[str, Line]] = [f"def {tangents.name}_jvp({', '.join(params)}):"]
+    lines += rendered(lines_of(tangents.statements), comments=False)
     dots = []
     for output in tangents.outputs:
         dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
@@ -180,7 +261,7 @@ def render_jvp(tangents: Tangents) -> str:
         lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
     else:
         lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
-    return "\n".join(lines)
+    return Source.of(lines)
 
 
 def compile_sources(
@@ -190,6 +271,7 @@ def compile_sources(
 
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
+    The origins of the lines of :class:`Source` s go to :data:`ORIGINS`.
     """
     closure = closure_values(user_fn)
     captured = {**RUNTIME, **closure}
@@ -198,14 +280,62 @@ def compile_sources(
     factory += "\n".join(_indent(source) for source in sources) + "\n"
     factory += f"    return {', '.join(defined)},\n"
     filename = f"<autodiff_tutor generated {name} #{next(_counter)}>"
+    forget_source()  # what was freed while linecache was busy
     lines = factory.splitlines(keepends=True)
     linecache.cache[filename] = (len(factory), None, lines, filename)
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
     functions = [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
-    weakref.finalize(functions[0], linecache.cache.pop, filename, None)  # freed together
+    weakref.finalize(functions[0], forget_source, filename)  # freed together
+    table = _origin_table(sources)
+    if table:  # for the errors these lines raise (see .s9_failures)
+        ORIGINS[filename] = table
+        for function in functions:
+            function.origin_table = table
     return functions
+
+
+#: Generated files whose functions were freed while linecache's own code ran.
+_FREED: list[str] = []
+
+
+def forget_source(filename: str | None = None) -> None:
+    """Take a generated file whose functions were freed out of ``linecache`` (and any
+    freed earlier): now, unless the garbage collector freed them in the middle of
+    linecache's own code (``checkcache`` reads each of its keys in turn: one taken
+    away under it is a ``KeyError``), then at the next compile.
+
+    >>> linecache.cache["<autodiff_tutor generated doc #0>"] = (0, None, [], "")
+    >>> forget_source("<autodiff_tutor generated doc #0>")
+    >>> "<autodiff_tutor generated doc #0>" in linecache.cache
+    False
+    """
+    if filename is not None:
+        _FREED.append(filename)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == linecache.__file__:
+            return
+        frame = frame.f_back
+    while _FREED:
+        linecache.cache.pop(_FREED.pop(), None)
+
+
+def _origin_table(sources: list[str]) -> OriginTable:
+    """The lines of the factory that compiles ``sources`` that come from the user's
+    code, by line number: each :class:`Line` and the column its code starts at (the
+    factory's ``def`` is line 1; each source follows, indented once)."""
+    table = OriginTable()
+    first = 2
+    for source in sources:
+        texts = source.split("\n")
+        for number, line in enumerate(getattr(source, "lines", ()), first):
+            if line is not None and isinstance(line.origin, Origin):  # not a comment of ours
+                text = texts[number - first]
+                table[number] = (line, 4 + len(text) - len(text.lstrip()))
+        first += len(texts)
+    return table
 
 
 def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Callable[..., Any]:

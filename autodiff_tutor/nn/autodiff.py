@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler.s9_failures import run_located
 from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UnsupportedSyntaxError
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
@@ -126,14 +127,14 @@ def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tup
     except (UnsupportedSyntaxError, NoDerivativeRuleError) as error:
         hint = f"{error.hint}; or let tracing differentiate the layer: autodiff='tracing'"
         raise type(error)(error.message, error.location, hint=hint.lstrip("; ")) from None
-    out, memory = derivative.forward(*flat.args)
+    out, memory = run_located(derivative.forward, *flat.args)
     return as_outputs(layer, out), (layer, flat, derivative, memory)
 
 
 def compiled_backward(memory: Any, d_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """``(dX..., d_params..., d_state...)`` from the generated backward."""
     layer, flat, derivative, saved = memory
-    rebuilt = flat.rebuild(tuple(derivative.backward(*d_outputs, saved)))
+    rebuilt = flat.rebuild(tuple(run_located(derivative.backward, *d_outputs, saved)))
     rebuilt = rebuilt if isinstance(rebuilt, tuple) else (rebuilt,)
     count = layer.num_inputs
     grads = list(rebuilt[:count])

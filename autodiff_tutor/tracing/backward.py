@@ -16,7 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.errors import BackwardOutputError, TracingError
+from autodiff_tutor.errors import (
+    AutodiffError,
+    BackwardOutputError,
+    Location,
+    TracingError,
+)
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import unbroadcast
 from autodiff_tutor.tracing.array import Traced
@@ -42,6 +47,7 @@ class CustomPayload:
     saved: Any
     inputs: list[Any]
     outputs: list[Any]
+    called_at: Location | None = None  # the user's call of the op
 
 
 @dataclass
@@ -159,12 +165,25 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
     nodes = [i.node for i in record.inputs]
     flags = tuple(n is not None and n in reach for n in nodes)
     d_outputs = tuple(zeros_like(o) if g is None else g for g, o in zip(gs, p.outputs, strict=True))
-    grads = p.op.op_backward(d_outputs, flags, p.saved)
     name = getattr(p.op, "name", type(p.op).__name__)
+    try:
+        grads = p.op.op_backward(d_outputs, flags, p.saved)
+    except AutodiffError as error:  # a check of what it returned: at the op's call
+        error.located_at(p.called_at)
+        raise
+    except Exception as error:  # the user's backward: say which call it differentiated
+        from autodiff_tutor.compiler.s9_failures import add_note, op_rule_error, raised_on_purpose
+
+        if not raised_on_purpose(error):
+            raise op_rule_error(error, name, "backward", p.called_at) from error
+        where = p.called_at.render() if p.called_at else "?"
+        add_note(error, f"raised in the backward of {name}, differentiating the call at\n{where}")
+        raise
     if not isinstance(grads, (tuple, list)) or len(grads) != len(nodes):
         count = len(grads) if isinstance(grads, (tuple, list)) else "a non-tuple"
         raise BackwardOutputError(
             f"op_backward of {name!r} returned {count} gradient(s) for {len(nodes)} input(s)",
+            p.called_at,
             hint="return a tuple with one gradient per input (None where not requested)",
         )
     for node, flag, grad, raw in zip(nodes, flags, grads, p.inputs, strict=True):
@@ -175,6 +194,7 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
             raise BackwardOutputError(
                 f"op_backward of {name!r} returned {got} for an input of shape "
                 f"{shape_of(raw)} whose gradient was requested",
+                p.called_at,
                 hint="return an array of the input's shape for every requested gradient",
             )
         _accumulate(adjoints, node, grad)

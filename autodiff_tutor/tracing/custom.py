@@ -87,7 +87,9 @@ def call_op(op: Any, *inputs: Any) -> Any:
             [input_info(v, tape) for v in inputs],
             [(shape_of(o), dtype_name(o)) for o in outputs],
             here(),
-            payload=CustomPayload(op, saved, [snapshot(v) for v in raw_inputs], list(outputs)),
+            payload=CustomPayload(
+                op, saved, [snapshot(v) for v in raw_inputs], list(outputs), location()
+            ),
         )
         like = traced_leaves(list(inputs))[0]
         wrapped = [make(o, like, tape, n) for o, n in zip(outputs, record.outputs, strict=True)]

@@ -19,7 +19,7 @@ import linecache
 import os
 import sys
 import warnings
-from types import FrameType
+from types import FrameType, TracebackType
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,13 @@ for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_internal(filename: str) -> bool:
+def is_internal(filename: str) -> bool:
+    """Whether code in ``filename`` is not the user's: this toolkit's (the code it
+    generates included), Python's frozen modules, the array libraries'.
+
+    >>> is_internal(np.__file__), is_internal("/home/me/model.py")
+    (True, False)
+    """
     if filename.startswith(("<frozen", "<autodiff_tutor generated")):
         return True  # Python's own frames, and the code the compiler generated
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
@@ -53,9 +59,26 @@ def user_frame() -> FrameType | None:
     True
     """
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None and is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+def at_raise(tb: TracebackType) -> bool:
+    """Whether a traceback entry stopped at a ``raise`` or ``assert`` statement (an
+    exception raised on purpose), not at an operation that failed.
+
+    >>> try:
+    ...     raise ValueError("on purpose")
+    ... except ValueError as error:
+    ...     at_raise(error.__traceback__)
+    True
+    """
+    code = tb.tb_frame.f_code.co_code
+    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] == _RAISE
 
 
 def here() -> str:
@@ -96,7 +119,7 @@ def inside_numpy_check() -> bool:
     False
     """
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None and is_internal(frame.f_code.co_filename):
         if frame.f_globals.get("__name__", "").startswith("numpy.testing"):
             return True
         frame = frame.f_back
