@@ -141,7 +141,9 @@ def srelu_reference(X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
     """The SReLU forward as straight-line numpy with masks, for the compiler to read.
 
     No backward here: ``@differentiable`` derives one from this code, and the tests
-    compare it with :class:`SReLUFunction`'s hand-written backward.
+    compare it with :class:`SReLUFunction`'s hand-written backward. It equals
+    :class:`SReLUFunction`'s forward for ordered thresholds (``tl < tr``); if they
+    cross, two masks hold between them and both outer pieces add up.
 
     >>> import numpy as np
     >>> float(srelu_reference(np.array(2.0), -1.0, 0.1, 1.0, 0.5))
