@@ -66,6 +66,42 @@ def test_forward_at_the_thresholds_follows_the_seeds_intervals():
     np.testing.assert_array_equal(srelu(X, tl, al, tr, ar, fmt="BC"), [[-1.0], [2.0]])
 
 
+def crossed_sample(shape=(40, 3), seed=21):
+    """Data and crossed thresholds (tl > tr): the middle piece is empty, the left piece
+    reaches up to tl, the right piece starts above it. X stays away from both kinks."""
+    rng = np.random.default_rng(seed)
+    tl, tr = rng.uniform(0.2, 1.0, (1, shape[1])), rng.uniform(-1.0, -0.2, (1, shape[1]))
+    al, ar = rng.uniform(0.0, 1.0, (1, shape[1])), rng.uniform(0.0, 2.0, (1, shape[1]))
+    X = away_from_kinks(1.5 * rng.standard_normal(shape), tl, tr)
+    return X, tl, al, tr, ar
+
+
+def test_crossed_thresholds_follow_the_definition_bit_for_bit():
+    X, *params = crossed_sample()
+    X = np.concatenate([X, np.broadcast_to(params[0], (1, 3)), np.broadcast_to(params[2], (1, 3))])
+    full = [np.broadcast_to(p, X.shape) for p in params]
+    expected = np.vectorize(srelu_by_cases)(X, *full)
+    np.testing.assert_array_equal(srelu(X, *params, fmt="BC"), expected)
+    between = (full[2] < X) & (X <= full[0])  # tr < X <= tl: the left piece alone
+    assert between.any()
+    np.testing.assert_array_equal(expected[between], (full[0] + full[1] * (X - full[0]))[between])
+
+
+def test_crossed_thresholds_gradients_match_finite_differences():
+    inputs = crossed_sample()
+    d_Y = np.random.default_rng(22).standard_normal(inputs[0].shape)
+    _, grads = op_vjp(SReLUFunction("BC"), inputs, (d_Y,))
+    expected = numerical_gradient(lambda *a: srelu(*a, fmt="BC"), *inputs, d_output=d_Y)
+    by_cases = autograd.grad(lambda *a: anp.sum(d_Y * srelu_autograd(*a)), argnum=(0, 1, 2, 3, 4))(
+        *inputs
+    )
+    named = zip(("X", "tl", "al", "tr", "ar"), grads, expected, by_cases, strict=True)
+    for name, got, want, want_by_cases in named:
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-8, err_msg=name)
+        np.testing.assert_allclose(got, want_by_cases, rtol=1e-12, atol=1e-12, err_msg=name)
+    assert np.all(grads[2] != 0) and np.all(grads[4] != 0)  # both outer pieces are used
+
+
 def srelu_autograd(X, tl, al, tr, ar):
     """Written independently with autograd.numpy (where, not masks)."""
     shape = X.shape

@@ -44,8 +44,8 @@ def test_srelu_verifies_in_all_regions_for_all_five_inputs(fmt: str) -> None:
 
 
 def test_srelu_with_crossed_thresholds_is_still_the_derivative_of_its_formula() -> None:
-    """Without tl < tr a fourth region exists (tr < X < tl, both outer pieces active);
-    the mask-sum backward stays exact there too."""
+    """Without tl < tr a fourth region exists (tr < X < tl, where the definition takes
+    the left piece); the backward by cases is exact there too."""
     report = verify_symbolic(SReLUFunction("BC"))
     _all_proved(report)
     assert "tr < X < tl" in report.region_names()

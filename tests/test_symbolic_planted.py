@@ -34,7 +34,7 @@ PLANTED = [
     (
         "wrong slope in one region",
         SReLUFunction,
-        ("dY_left * al + dY * middle", "dY_left * ar + dY * middle"),
+        ("dY_left * al + dY_middle", "dY_left * ar + dY_middle"),
         SRELU,
         {("X", "X < tl")},
         {("X = tl", "X")},  # a bug inside a region also spoils the value at its edge
@@ -66,15 +66,18 @@ PLANTED = [
     (
         "boundary in the wrong place",
         SReLUFunction,
-        ("right = xp.astype(tr <= X, X.dtype)", "right = xp.astype(tl < X, X.dtype)"),
+        ("right = ~(left | (X < tr))", "right = ~(left | (X < tl))"),
         SRELU,
         {("X", "tl < X < tr"), ("tr", "tl < X < tr"), ("ar", "tl < X < tr")},
         set(),
     ),
     (
-        "boundary on the wrong side: two masks hold at X == tl",
+        "boundary on the wrong side: two pieces hold at X == tl",
         SReLUFunction,
-        ("(tl < X) & (X < tr)", "(tl <= X) & (X < tr)"),
+        (
+            "dY_middle = dY - dY_left - dY_right",
+            "dY_middle = dY * xp.astype((tl <= X) & (X < tr), X.dtype)",
+        ),
         SRELU,
         set(),
         {("X = tl", "X")},

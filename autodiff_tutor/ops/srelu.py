@@ -8,11 +8,13 @@ slopes ``al``, ``ar``::
            tr + ar (x - tr)    if tr <= x
 
 The thresholds and slopes are channel-wise: one value per channel, size 1 on every
-other axis (see :mod:`autodiff_tutor.ops.formats`). The formula is written with masks
-(one term per piece, as in the seeds), so the derivative at a threshold is the one
-of the piece that includes it: at ``x == tl`` the slope is ``al``, at ``x == tr`` it is
-``ar``. Keep ``tl < tr``: if the thresholds cross, two pieces are active at once and
-their terms add up (the backward below stays the exact derivative of that formula).
+other axis (see :mod:`autodiff_tutor.ops.formats`). The forward is written by cases,
+with ``xp.where``, in the order of the definition: the left piece where ``x <= tl``,
+else the middle piece where ``x < tr``, else the right piece. So the derivative at a
+threshold is the one of the piece that includes it: at ``x == tl`` the slope is ``al``,
+at ``x == tr`` it is ``ar``. If the thresholds cross (``tl > tr``) the middle piece is
+empty and the definition still decides every ``x``: the left piece up to ``tl``, the
+right piece above it.
 
 The backward follows the seeds' formulas, with the gradients returned in the order of
 the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing returns them in the order
@@ -64,13 +66,10 @@ class SReLUFunction(DifferentiableFunction):
         self.format = check_format(fmt)
 
     def forward(self, X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
-        """The piecewise-linear SReLU, one mask per piece."""
+        """The piecewise-linear SReLU by cases: left piece, else middle, else right."""
         check_channel_parameters(self.format, X, self.name, tl=tl, al=al, tr=tr, ar=ar)
         xp = array_module(X)
-        left = xp.astype(X <= tl, X.dtype)
-        middle = xp.astype((tl < X) & (X < tr), X.dtype)
-        right = xp.astype(tr <= X, X.dtype)
-        return left * (tl + al * (X - tl)) + middle * X + right * (tr + ar * (X - tr))
+        return xp.where(X <= tl, tl + al * (X - tl), xp.where(X < tr, X, tr + ar * (X - tr)))
 
     def backward(
         self,
@@ -84,22 +83,26 @@ class SReLUFunction(DifferentiableFunction):
     ) -> tuple[Any, ...]:
         """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis.
 
-        Only what the requested gradients need is computed. ``1 - al`` is the same for
-        every element of a channel, so ``d_tl`` sums first and multiplies the
+        The pieces are the forward's cases: ``left`` where ``X <= tl``, ``right`` where
+        neither ``X <= tl`` nor ``X < tr``, the middle piece in between. ``dY_left`` is
+        ``dY`` where the left piece is taken and 0 elsewhere (a mask as a number:
+        multiplying by it is faster than ``xp.where`` on large arrays), ``dY_right``
+        likewise. Only what the requested gradients need is computed. ``1 - al`` is the
+        same for every element of a channel, so ``d_tl`` sums first and multiplies the
         per-channel sum (``d_tr`` too): one pass over the data fewer.
         """
         want_X, want_tl, want_al, want_tr, want_ar = compute_gradients
         xp = array_module(X, dY)
         dX = d_tl = d_al = d_tr = d_ar = None
+        left = X <= tl
         if want_X or want_tl or want_al:
-            left = xp.astype(X <= tl, X.dtype)
-            dY_left = dY * left  # the gradient where the left piece is active
+            dY_left = dY * xp.astype(left, X.dtype)
         if want_X or want_tr or want_ar:
-            right = xp.astype(tr <= X, X.dtype)
-            dY_right = dY * right
+            right = ~(left | (X < tr))
+            dY_right = dY * xp.astype(right, X.dtype)
         if want_X:
-            middle = xp.astype((tl < X) & (X < tr), X.dtype)
-            dX = dY_left * al + dY * middle + dY_right * ar
+            dY_middle = dY - dY_left - dY_right  # dY where the middle piece is taken
+            dX = dY_left * al + dY_middle + dY_right * ar
         if want_tl:
             d_tl = reduce_to_channels(dY_left, self.format) * (1 - al)
         if want_al:
@@ -138,7 +141,9 @@ def srelu_reference(X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
     """The SReLU forward as straight-line numpy with masks, for the compiler to read.
 
     No backward here: ``@differentiable`` derives one from this code, and the tests
-    compare it with :class:`SReLUFunction`'s hand-written backward.
+    compare it with :class:`SReLUFunction`'s hand-written backward. It equals
+    :class:`SReLUFunction`'s forward for ordered thresholds (``tl < tr``); if they
+    cross, two masks hold between them and both outer pieces add up.
 
     >>> import numpy as np
     >>> float(srelu_reference(np.array(2.0), -1.0, 0.1, 1.0, 0.5))
