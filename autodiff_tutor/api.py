@@ -40,6 +40,12 @@ from autodiff_tutor.errors import (
 )
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
+from autodiff_tutor.structured_vjp import (
+    check_list_seed,
+    has_float_leaf,
+    leaves_of,
+    values_by_key,
+)
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
 
@@ -284,16 +290,22 @@ def vjp(
     [2.0, 4.0, 6.0]
     """
     if _has_containers(args, kwargs):
-        from autodiff_tutor.structured_calls import refuse_structured_vjp
+        from autodiff_tutor import api
+        from autodiff_tutor.structured_vjp import structured_vjp
 
-        refuse_structured_vjp(f, args)
+        structured = structured_vjp(f, args, kwargs, wrt, api)  # lists, dicts of arrays
+        if structured is not None:
+            return structured
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
     derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
+    keys = derivative.program.output_keys  # f returns a dict: its values as a list
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
+        if keys is not None and len(seeds) == 1:
+            seeds = (values_by_key(keys, seeds[0], f"the seed of {compiled.name}"),)
         if len(seeds) != len(outputs):
             raise located(
                 ArgumentError,
@@ -304,9 +316,10 @@ def vjp(
             _check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
-        return owned(derivative.backward(*checked, memory), [*seeds, *checked, *values])
+        given = [leaf for s in (*seeds, *checked) for leaf in leaves_of(s)]
+        return owned(derivative.backward(*checked, memory), [*given, *values])
 
-    return out, pullback
+    return (out if keys is None else dict(zip(keys, out, strict=True))), pullback
 
 
 def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
@@ -321,7 +334,9 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
     """
     values = bind_arguments(f, args, kwargs)
     names = [
-        p for p, v in zip(f.params, values, strict=True) if is_float_value(v) or isinstance(v, list)
+        p
+        for p, v in zip(f.params, values, strict=True)
+        if is_float_value(v) or isinstance(v, list) or has_float_leaf(v)
     ]
     if not names:
         raise located(
@@ -333,6 +348,9 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
 
 
 def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
+    if isinstance(out, list):  # a list of arrays: a list of seeds
+        where = f"the seed for output {index} of {f.name}"
+        return check_list_seed(seed, out, where, lambda s, o: _check_seed(f, index, s, o))
     xp = array_module(out)
     if seed is None:
         return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
@@ -403,6 +421,10 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
     out, out_dot = function.function(*values, *dots)
+    keys = compiled.front_end().program.output_keys  # f returns a dict
+    if keys is not None:
+        dot = owned(out_dot, [*dots, *values])
+        return dict(zip(keys, out, strict=True)), dict(zip(keys, dot, strict=True))
     if isinstance(out_dot, tuple):
         return out, owned(out_dot, [*dots, *values])
     return out, owned([out_dot], [*dots, *values])[0]

@@ -305,7 +305,8 @@ def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:
 
 
 def refuse_structure(function: str, name: str, value: Any) -> None:
-    """Where structures are not flattened (jvp, vjp, second derivatives), say so.
+    """Where structures are not flattened (jvp with an array as a structure's
+    tangent, vjp of a gradient), say so.
 
     >>> import numpy as np
     >>> refuse_structure("f", "params", {"W": np.ones(2)})
@@ -320,9 +321,11 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
         raise located(
             NonDifferentiableInputError,
             f"cannot differentiate {function} with respect to {name!r} here: it is a "
-            "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
-            "structures, jvp, vjp and second derivatives take arrays",
-            hint=f"pass the arrays of {name!r} as separate arguments",
+            "structure (a list, tuple or dict of arrays); grad, value_and_grad and vjp "
+            "take structures, jvp takes them with a tangent of the same structure, and "
+            "vjp of a gradient takes arrays",
+            hint=f"give the tangent of {name!r} the structure of {name!r}, or pass its "
+            "arrays as separate arguments",
         )
 
 

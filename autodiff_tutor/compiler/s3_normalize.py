@@ -117,6 +117,7 @@ class _Normalizer(
             namespace=self.resolver.namespace,
             list_names=self.list_names,
             static_operands=self.static_operands,
+            output_keys=getattr(self.tree, "output_keys", None),
         )
 
     def _statement(self, node: ast.stmt) -> None:
