@@ -203,3 +203,14 @@ def test_jvp_with_an_array_tangent_for_a_dict_stays_refused():
     with pytest.raises(Exception, match="tangent of the same structure") as caught:
         jvp(doubled, ({"w": np.ones(2)},), (np.ones(2),))
     assert "test_structured_vjp.py" in str(caught.value)
+
+
+def test_dict_returned_in_a_branch_is_refused_with_a_true_hint():
+    def branchy(a):
+        if np.sum(a) > 0:
+            return {"u": a}
+        return {"u": -a}
+
+    with pytest.raises(UnsupportedSyntaxError, match="inside a loop or a branch") as caught:
+        vjp(branchy, np.ones(2))
+    assert "return the dict once" in str(caught.value)

@@ -84,8 +84,14 @@ class Structures(ReadsMixin, StatementPass):
             read.ctx = ast.Load()
             value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
             return self._assign(node.target, value, node)
-        if isinstance(node, ast.Return) and node.value is not None and not self.depth:
+        if isinstance(node, ast.Return) and node.value is not None:
             value = self._fold(node.value, whole=True)
+            if isinstance(value, ast.Dict) and self.depth:
+                reject(
+                    node,
+                    "a dict is returned inside a loop or a branch",
+                    "assign its values in the branch and return the dict once, at the end",
+                )
             if isinstance(value, ast.Dict):
                 return self._return_dict(value, node)
         if isinstance(node, ast.For):
