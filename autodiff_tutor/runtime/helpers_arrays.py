@@ -260,10 +260,11 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
             hint="the einsum rule covers two operands written with letters and '...', "
-            "each letter at most once per operand; written with letters only, one operand "
-            "is also covered (the sum, transpose, np.trace 'ii' or np.diagonal 'ii->i' it "
-            "is) and three or more (two-operand einsums in turn); otherwise write "
-            "np.sum, np.transpose, np.diagonal, or two einsums in turn: np.einsum("
+            "each letter at most once per operand; one operand is also covered (the sum, "
+            "transpose, np.trace 'ii' or np.diagonal 'ii->i' it is, a letter at most twice) "
+            "and three or more (two-operand einsums in turn, each letter at most once per "
+            "operand), with '...' kept in the output when an operand has it; otherwise "
+            "write np.sum, np.transpose, np.diagonal, or two einsums in turn: np.einsum("
             "'...k,kl->...l', np.einsum('...j,jk->...k', a, b), c)",
         )
     dots = ""
