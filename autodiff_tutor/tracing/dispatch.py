@@ -189,7 +189,8 @@ def input_info(value: Any, tape: Tape) -> InputInfo:
     if is_traced(value):
         return InputInfo(None, shape_of(value._data), "untraced", origins_of(value))
     if hasattr(value, "shape"):  # arrays and numpy scalars
-        return InputInfo(None, shape_of(value), "const")
+        met_after, data_of = tape.meet_plain(value)
+        return InputInfo(None, shape_of(value), "const", met_after=met_after, data_of=data_of)
     if isinstance(value, (bool, int, float, complex)):
         return InputInfo(None, None, repr(value))
     return InputInfo(None, None, type(value).__name__)
