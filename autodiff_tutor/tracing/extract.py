@@ -12,9 +12,9 @@ from typing import Any
 
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.tracing.array import _copy
-from autodiff_tutor.tracing.dispatch import input_info, is_live, is_traced
 from autodiff_tutor.tracing.locations import here, user_frame
 from autodiff_tutor.tracing.tape import Extraction, active_tape
+from autodiff_tutor.tracing.traced_values import input_info, is_live, is_traced
 
 
 def _take_out(x: Any, op: str, intentional: bool) -> Any:

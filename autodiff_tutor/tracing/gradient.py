@@ -19,9 +19,9 @@ from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, gradient_messages
 from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.dispatch import is_traced, make, origins_of
 from autodiff_tutor.tracing.locations import argument_texts, here, location, warn
 from autodiff_tutor.tracing.tape import Tape, active_tape
+from autodiff_tutor.tracing.traced_values import is_traced, make, origins_of
 
 
 def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
