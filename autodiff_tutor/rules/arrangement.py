@@ -11,7 +11,8 @@ a move (``unpad``, ``untile``...) are in :mod:`autodiff_tutor.runtime.helpers_ar
 [1.0, 2.0, 0.0]
 """
 
-from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family
+from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import (
     constant_only,
     negated,

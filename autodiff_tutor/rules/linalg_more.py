@@ -13,7 +13,8 @@ of matrices (leading axes), as numpy's functions do.
 [[-1.0, -0.0], [-0.0, -1.0]]
 """
 
-from autodiff_tutor.rules.record import LINALG, ArrayRule, Family, Fixed, NumericOnly
+from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
     einsum_parts,

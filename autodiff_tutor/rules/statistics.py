@@ -14,7 +14,8 @@ every array library and the symbolic checker evaluate alike.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import REDUCTION, ArrayRule, Family, NumericOnly
+from autodiff_tutor.rules.record import REDUCTION, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
     size,
