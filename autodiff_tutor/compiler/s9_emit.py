@@ -59,6 +59,7 @@ RUNTIME.update(
 )
 
 _counter = itertools.count(1)
+_FREED: list[str] = []  # linecache names of generated sources whose functions were freed
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
@@ -183,6 +184,8 @@ def compile_sources(
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
     """
+    while _FREED:  # sources of functions freed since the last compile (see below)
+        linecache.cache.pop(_FREED.pop(), None)
     closure = closure_values(user_fn)
     captured = {**RUNTIME, **closure}
     defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]
@@ -196,7 +199,10 @@ def compile_sources(
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source
     functions = [_share_closure(fn, user_fn) for fn in scope["__make"](**captured)]
-    weakref.finalize(functions[0], linecache.cache.pop, filename, None)  # freed together
+    # the source leaves linecache at the next compile after the functions are freed, not
+    # in the garbage collector: linecache.checkcache() (pdb, doctest) fails if a key
+    # goes while it walks the cache
+    weakref.finalize(functions[0], _FREED.append, filename)
     return functions
 
 
