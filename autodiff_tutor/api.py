@@ -237,6 +237,13 @@ def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
     return callables.unwrap(f, wrt)
 
 
+def _unwrap_call(f: Any, wrt: Wrt, args: Any, kwargs: dict[str, Any]) -> Any:
+    """As :func:`_unwrap_callable`, ``wrt=None`` meaning the float arguments (vjp)."""
+    from autodiff_tutor import callables
+
+    return callables.unwrap_call(f, wrt, args, kwargs)
+
+
 def _structured_value_and_grad(
     compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Any, Any] | None:
@@ -289,6 +296,9 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    unwrapped = _unwrap_call(f, wrt, args, kwargs)
+    if unwrapped is not None:  # a bound method, a callable object, a functools.partial
+        return unwrapped.vjp(vjp, args, kwargs)
     if _has_containers(args, kwargs):
         from autodiff_tutor import api
         from autodiff_tutor.structured_vjp import structured_vjp
@@ -377,6 +387,9 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (np.float64(5.0), np.float64(2.0))
     """
+    unwrapped = _unwrap_callable(f, None)
+    if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
+        return unwrapped.jvp(jvp, args, tangents)
     if isinstance(args, (list, tuple)) and _has_containers(args, {}):
         from autodiff_tutor import api
         from autodiff_tutor.structured_calls import structured_jvp

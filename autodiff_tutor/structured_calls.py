@@ -239,7 +239,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
-    if not any(is_structure(a) for a in args) or any(
+    if not any(is_structure(a) or isinstance(a, ObjectView) for a in args) or any(
         is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
     ):
         return None  # an array tangent for a structure: taken as one stacked array
@@ -255,7 +255,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         return None
     flat_tangents = []
     for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if param in every and is_structure(value):
+        if isinstance(value, ObjectView) or (param in every and is_structure(value)):
             leaves = flatten(value)[0]
             dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
             if len(dots) != len(leaves):
