@@ -99,6 +99,15 @@ def _run_forward(
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
     if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
         return out.dtype.type(1)
+    if isinstance(out, list):  # returns a list, or a dict (compiled as the list of its values)
+        keys = f.front_end().program.output_keys
+        what = f"a dict with the keys {list(keys)}" if keys else f"a list of {len(out)} values"
+        raise located(
+            NonScalarOutputError,
+            f"{f.name} returns {what}; grad needs a single scalar output",
+            hint="return the loss alone, or use vjp(f, *args) and give one seed of the "
+            "same structure",
+        )
     if not isinstance(out, tuple) and not is_number_like(out):
         raise located(
             NonScalarOutputError,

@@ -8,7 +8,7 @@ import pytest
 from oracles import structured_central_difference, with_autograd_numpy
 
 from autodiff_tutor import grad, jvp, vjp
-from autodiff_tutor.errors import ArgumentError, UnsupportedSyntaxError
+from autodiff_tutor.errors import ArgumentError, NonScalarOutputError, UnsupportedSyntaxError
 from autodiff_tutor.pytree import flatten
 
 RNG = np.random.default_rng(7)
@@ -181,10 +181,12 @@ def test_seed_of_wrong_structure_is_a_located_error():
         pullback([np.ones(2), np.ones(3)])
 
 
-def test_grad_of_a_dict_output_is_refused_as_not_scalar():
-    with pytest.raises(Exception, match="scalar") as caught:
+def test_grad_of_a_dict_or_list_output_is_refused_as_not_scalar():
+    with pytest.raises(NonScalarOutputError, match="a dict with the keys") as caught:
         grad(split)(np.ones(2), np.ones(2))
     assert "test_structured_vjp.py" in str(caught.value)
+    with pytest.raises(NonScalarOutputError, match="a list of 2 values"):
+        grad(as_list)(np.ones(2))
 
 
 def test_returned_dict_of_lists_stays_refused():
