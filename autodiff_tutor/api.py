@@ -30,6 +30,7 @@ from autodiff_tutor.api_checks import (
     owned,
     wrt_entries,
 )
+from autodiff_tutor.callables import unwrap_call
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
@@ -41,10 +42,11 @@ from autodiff_tutor.errors import (
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
 from autodiff_tutor.structured_vjp import (
+    by_key,
     check_list_seed,
     has_float_leaf,
     leaves_of,
-    values_by_key,
+    refuse_structured_output,
 )
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
@@ -99,15 +101,8 @@ def _run_forward(
 def _scalar_seed(f: Differentiable, out: Any) -> Any:
     if isinstance(out, np.generic) and out.dtype.kind == "f":  # the usual scalar loss
         return out.dtype.type(1)
-    if isinstance(out, list):  # returns a list, or a dict (compiled as the list of its values)
-        keys = f.front_end().program.output_keys
-        what = f"a dict with the keys {list(keys)}" if keys else f"a list of {len(out)} values"
-        raise located(
-            NonScalarOutputError,
-            f"{f.name} returns {what}; grad needs a single scalar output",
-            hint="return the loss alone, or use vjp(f, *args) and give one seed of the "
-            "same structure",
-        )
+    if isinstance(out, list):  # a list, or a dict (compiled as the list of its values)
+        refuse_structured_output(f, out)
     if not isinstance(out, tuple) and not is_number_like(out):
         raise located(
             NonScalarOutputError,
@@ -246,13 +241,6 @@ def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
     return callables.unwrap(f, wrt)
 
 
-def _unwrap_call(f: Any, wrt: Wrt, args: Any, kwargs: dict[str, Any]) -> Any:
-    """As :func:`_unwrap_callable`, ``wrt=None`` meaning the float arguments (vjp)."""
-    from autodiff_tutor import callables
-
-    return callables.unwrap_call(f, wrt, args, kwargs)
-
-
 def _structured_value_and_grad(
     compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Any, Any] | None:
@@ -305,7 +293,7 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
-    unwrapped = _unwrap_call(f, wrt, args, kwargs)
+    unwrapped = unwrap_call(f, wrt, args, kwargs)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
     if _has_containers(args, kwargs):
@@ -320,11 +308,8 @@ def vjp(
         wrt = float_params(compiled, args, kwargs)
     derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
-    keys = derivative.program.output_keys  # f returns a dict: its values as a list
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
-        if keys is not None and len(seeds) == 1:
-            seeds = (values_by_key(keys, seeds[0], f"the seed of {compiled.name}"),)
         if len(seeds) != len(outputs):
             raise located(
                 ArgumentError,
@@ -338,7 +323,7 @@ def vjp(
         given = [leaf for s in (*seeds, *checked) for leaf in leaves_of(s)]
         return owned(derivative.backward(*checked, memory), [*given, *values])
 
-    return (out if keys is None else dict(zip(keys, out, strict=True))), pullback
+    return by_key(derivative.program.output_keys, out, pullback, compiled.name)
 
 
 def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:

@@ -144,3 +144,49 @@ def values_by_key(keys: tuple[str, ...], seed: Any, where: str) -> Any:
             hint="give a dict with one seed per returned key, shaped like its value",
         )
     return [seed[k] for k in keys]
+
+
+def by_key(
+    keys: tuple[str, ...] | None, out: Any, pullback: Callable[..., Any], name: str
+) -> tuple[Any, Callable[..., Any]]:
+    """``(out, pullback)`` of a function returning a dict (compiled as the list of its
+    values, ``keys`` in order): the dict, and a pullback taking a dict seed. As given
+    when ``keys`` is ``None``.
+
+    >>> out, pullback = by_key(("a", "b"), [1.0, 2.0], lambda seed: seed, "f")
+    >>> out, pullback({"b": 20.0, "a": 10.0})
+    ({'a': 1.0, 'b': 2.0}, [10.0, 20.0])
+    """
+    if keys is None:
+        return out, pullback
+
+    def keyed_pullback(*seeds: Any) -> Any:
+        if len(seeds) == 1:
+            seeds = (values_by_key(keys, seeds[0], f"the seed of {name}"),)
+        return pullback(*seeds)
+
+    return dict(zip(keys, out, strict=True)), keyed_pullback
+
+
+def refuse_structured_output(f: Any, out: list[Any]) -> None:
+    """``grad`` of a function returning a list, or a dict (compiled as the list of
+    its values): a located error naming what it returns.
+
+    >>> from autodiff_tutor import differentiable
+    >>> def f(a):
+    ...     return {"u": a, "v": 2 * a}
+    >>> refuse_structured_output(differentiable(f), [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.NonScalarOutputError: f returns a dict with the keys ['u', 'v']; ...
+    """
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import NonScalarOutputError
+
+    keys = f.front_end().program.output_keys
+    what = f"a dict with the keys {list(keys)}" if keys else f"a list of {len(out)} values"
+    raise located(
+        NonScalarOutputError,
+        f"{f.name} returns {what}; grad needs a single scalar output",
+        hint="return the loss alone, or use vjp(f, *args) and give one seed of the same structure",
+    )
