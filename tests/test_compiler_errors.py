@@ -280,3 +280,13 @@ def test_error_message_renders_a_caret_under_the_construct():
     assert caret.index("^") == start
     assert caret.count("^") == len("math.erf(y)")
     _ = textwrap
+
+
+def test_an_attribute_without_a_rule_is_located_with_a_hint():
+    def real_part(x):
+        return np.sum(x.real * x)
+
+    with pytest.raises(UnsupportedSyntaxError, match="'.real' is not differentiable") as err:
+        grad(real_part)(np.ones(3))
+    assert_located(err.value, real_part, 1, 22, "x.real")
+    assert "x.T" in err.value.hint and "res.eigenvalues" in err.value.hint

@@ -273,7 +273,8 @@ class _Normalizer(
             if op is None:
                 index = self._result_field(base, node.attr)
                 if index is None:
-                    self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                    what = f"the attribute '.{node.attr}' is not differentiable"
+                    self._refuse(node, what, opnames.attribute_hint())
                 item = ast.Subscript(base, index, ast.Load())  # res.eigenvalues is res[0]
                 return self._primitive(target, item, "getitem", [base], {"index": index}, node)
             return self._primitive(target, value, op, [base], {}, node)

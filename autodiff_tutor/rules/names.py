@@ -194,3 +194,16 @@ def op_of_attribute(name: str) -> str | None:
     True
     """
     return ATTRIBUTES.get(name)
+
+
+def attribute_hint() -> str:
+    """What to say when an attribute read has no derivative rule.
+
+    >>> attribute_hint().split(";")[0]
+    'the attributes an array has here are x.T, x.shape, x.ndim, x.size, x.dtype'
+    """
+    listed = ", ".join(f"x.{name}" for name in ATTRIBUTES)
+    return (
+        f"the attributes an array has here are {listed}; a np.linalg result also has its "
+        "named fields (res.eigenvalues); compute with functions instead"
+    )
