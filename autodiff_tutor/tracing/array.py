@@ -232,7 +232,11 @@ class Traced(TracedValue):
         bound = binding.bind(getattr(np, name, None), rule, (self, *args), kwargs)
         if bound is None:
             forward()  # a wrong call raises the library's own error
-            raise messages.unsupported_call(f"x.{name}(...) with these arguments")
+            raise messages.unsupported_call(
+                f"x.{name}(...) with these arguments",
+                f"call np.{name}(x, ...) with the arguments its rule takes: "
+                f"{', '.join(rule.signature_parameters())}",
+            )
         if bound.unsupported and traced_values.is_live(self):
             raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
         result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)

@@ -163,7 +163,8 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
     live = any(is_live(t) for t in leaves)
     if method != "__call__":
         if live:
-            raise messages.unsupported_call(f"{name}.{method}(...)")
+            hint = messages.ufunc_method_hint(ufunc.__name__, method)
+            raise messages.unsupported_call(f"{name}.{method}(...)", hint)
         return wrap_untraced(getattr(ufunc, method)(*unwrap(inputs), **unwrap(kwargs)), leaves)
     extra = [k for k, v in kwargs.items() if v is not None and k != "out"]
     if live and extra:
@@ -171,7 +172,10 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
     op = canonical(ufunc.__name__)
     rule = registry.lookup(op)
     if live and rule is not None and len(rule.inputs) != len(inputs):
-        raise messages.unsupported_call(f"{name} with {len(inputs)} inputs")
+        raise messages.unsupported_call(
+            f"{name} with {len(inputs)} inputs",
+            f"call {name} with {len(rule.inputs)} input(s), as its derivative rule takes",
+        )
     kwargs = unwrap({k: v for k, v in kwargs.items() if v is not None})
     return apply(op, name, lambda: ufunc(*unwrap(inputs), **kwargs), list(inputs), {})
 
