@@ -290,3 +290,25 @@ def test_an_attribute_without_a_rule_is_located_with_a_hint():
         grad(real_part)(np.ones(3))
     assert_located(err.value, real_part, 1, 22, "x.real")
     assert "x.T" in err.value.hint and "res.eigenvalues" in err.value.hint
+
+
+def test_a_ufunc_method_names_its_function_form():
+    def summed(x):
+        return np.add.reduce(x * x)
+
+    with pytest.raises(NoDerivativeRuleError) as err:
+        grad(summed)(np.ones(3))
+    assert_located(err.value, summed, 1, 15, "np.add.reduce")
+    assert "np.sum(x, axis=0) rather than np.add.reduce" in err.value.hint
+    np.testing.assert_allclose(grad(lambda_free_sum)(np.arange(3.0)), [0.0, 2.0, 4.0])
+
+    def running_max(x):
+        return np.sum(np.maximum.accumulate(x))
+
+    with pytest.raises(NoDerivativeRuleError) as err:
+        grad(running_max)(np.ones(3))
+    assert "has no function form" in err.value.hint
+
+
+def lambda_free_sum(x):  # the function form the hint names
+    return np.sum(x * x, axis=0)

@@ -24,7 +24,7 @@ import numpy as np
 
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import registry
-from autodiff_tutor.rules.names import canonical, op_of_callable
+from autodiff_tutor.rules.names import canonical, op_of_callable, ufunc_method_hint
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
@@ -163,7 +163,7 @@ def call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: di
     live = any(is_live(t) for t in leaves)
     if method != "__call__":
         if live:
-            hint = messages.ufunc_method_hint(ufunc.__name__, method)
+            hint = ufunc_method_hint(ufunc.__name__, method)
             raise messages.unsupported_call(f"{name}.{method}(...)", hint)
         return wrap_untraced(getattr(ufunc, method)(*unwrap(inputs), **unwrap(kwargs)), leaves)
     extra = [k for k, v in kwargs.items() if v is not None and k != "out"]
