@@ -153,6 +153,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
         if missing:
             raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
+    if not flat_wrt:
+        _refuse_no_float(compiled.name, names)
 
     def rebuild(gradients: tuple[Any, ...]) -> Any:
         by_name = {}
@@ -171,6 +173,19 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         return ordered[0] if single else tuple(ordered)
 
     return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+
+
+def _refuse_no_float(function: str, names: Sequence[str]) -> None:
+    """Structures asked for in ``wrt`` that hold no floating-point array."""
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import NonDifferentiableInputError
+
+    raise located(
+        NonDifferentiableInputError,
+        f"cannot differentiate {function} with respect to {', '.join(map(repr, names))}: "
+        "there is no floating-point array in it, and only those have gradients",
+        hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
+    )
 
 
 def _top_keys(tree: Treedef) -> list[Any]:

@@ -8,7 +8,12 @@ import pytest
 from oracles import structured_central_difference, with_autograd_numpy
 
 from autodiff_tutor import grad, jvp, vjp
-from autodiff_tutor.errors import ArgumentError, NonScalarOutputError, UnsupportedSyntaxError
+from autodiff_tutor.errors import (
+    ArgumentError,
+    NonDifferentiableInputError,
+    NonScalarOutputError,
+    UnsupportedSyntaxError,
+)
 from autodiff_tutor.pytree import flatten
 
 RNG = np.random.default_rng(7)
@@ -216,3 +221,21 @@ def test_dict_returned_in_a_branch_is_refused_with_a_true_hint():
     with pytest.raises(UnsupportedSyntaxError, match="inside a loop or a branch") as caught:
         vjp(branchy, np.ones(2))
     assert "return the dict once" in str(caught.value)
+
+
+def test_a_structure_without_float_arrays_is_refused_in_wrt():
+    def counted(p, x):
+        return x * p["n"]
+
+    p = {"n": np.array([1, 2])}
+    for call in (
+        lambda: vjp(counted, p, np.ones(2), wrt="p"),
+        lambda: grad(lambda_free_counted, wrt="p")(p, np.ones(2)),
+    ):
+        with pytest.raises(NonDifferentiableInputError, match="no floating-point array") as caught:
+            call()
+        assert "test_structured_vjp.py" in str(caught.value)
+
+
+def lambda_free_counted(p, x):
+    return np.sum(x * p["n"])
