@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from rule_cases_numerical import numerical_cases
 
 
 def spd(n: int) -> Any:
@@ -130,6 +131,7 @@ def breadth_cases() -> dict[str, list[Any]]:
     cases.update(arrangement_cases())
     cases.update(linalg_cases())
     cases.update(scipy_cases())
+    cases.update(numerical_cases())
     del fixed, reductions
     return cases
 

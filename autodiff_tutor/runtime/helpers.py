@@ -16,6 +16,7 @@ import numpy as np
 from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
+from autodiff_tutor.runtime import helpers_numerical as _numerical
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     constant_only,
@@ -50,12 +51,19 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     svd_grad,
     svd_tangent,
 )
+from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
+    convolve_operand,
+    cross_operand,
+    polyval_operand,
+    trapezoid_weights,
+)
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
     *_arrays.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
+    *_numerical.__all__,
     "digamma",
     "trigamma",
     "add_lists",

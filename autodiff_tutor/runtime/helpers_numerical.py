@@ -1,0 +1,111 @@
+"""Helpers for the rules of numpy's numerical routines (:mod:`autodiff_tutor.rules.
+numerical`): the cross product, 1-D convolution, the trapezoid rule and polynomial
+evaluation. Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so
+generated code can call them), each takes its array module from its arguments.
+
+>>> import numpy as np
+>>> trapezoid_weights(np.ones(4)).tolist()
+[0.5, 1.0, 1.0, 0.5]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autodiff_tutor.runtime.backend import array_module, cast_like
+
+__all__ = ["convolve_operand", "cross_operand", "polyval_operand", "trapezoid_weights"]
+
+
+def cross_operand(g: Any, x: Any, y: Any, which: int, axis: int | None = None) -> Any:
+    """The gradient of ``np.cross(x, y, axis=axis)`` for operand ``which``, before
+    summing over broadcast axes: ``<g, x × y> = <x, y × g> = <y, g × x>``. A 2-vector
+    is the 3-vector with a zero third component (two 2-vectors give the third
+    component of their product, as numpy computes it).
+
+    >>> import numpy as np
+    >>> e1, e2, e3 = np.eye(3)
+    >>> cross_operand(e3, e1, e2, 1).tolist()
+    [0.0, 1.0, 0.0]
+    >>> cross_operand(np.float64(1.0), np.array([1.0, 2.0]), np.array([3.0, 4.0]), 0).tolist()
+    [4.0, -3.0]
+    """
+    xp = array_module(g)
+    x, y = xp.asarray(x), xp.asarray(y)  # a constant operand may be a list
+    a = -1 if axis is None else axis
+    xs, ys = xp.moveaxis(x, a, -1), xp.moveaxis(y, a, -1)
+    if xs.shape[-1] == 2 and ys.shape[-1] == 2:  # g is the third component only
+        gs = xp.asarray(g)[..., None] * xp.asarray([0.0, 0.0, 1.0], dtype=g.dtype)
+    else:
+        gs = xp.moveaxis(g, a, -1)
+    xs, ys = (xp.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, 3 - v.shape[-1])]) for v in (xs, ys))
+    d = xp.cross(ys, gs) if which == 0 else xp.cross(gs, xs)
+    operand = x if which == 0 else y
+    return cast_like(xp.moveaxis(d[..., : operand.shape[a]], -1, a), operand)
+
+
+def convolve_operand(g: Any, x: Any, y: Any, which: int, mode: str = "full") -> Any:
+    """The gradient of ``np.convolve(x, y, mode)`` for operand ``which``: ``g`` placed
+    where its entries sit in the full convolution, correlated with the other operand.
+
+    >>> import numpy as np
+    >>> convolve_operand(np.ones(4), np.ones(2), np.array([1.0, 2.0, 3.0]), 0).tolist()
+    [6.0, 6.0]
+    """
+    xp = array_module(g)
+    x, y = xp.asarray(x), xp.asarray(y)  # a constant operand may be a list
+    n, m = x.shape[0], y.shape[0]
+    full = n + m - 1
+    offset = {"full": 0, "same": (min(n, m) - 1) // 2, "valid": min(n, m) - 1}[mode]
+    placed = xp.pad(g, (offset, full - offset - g.shape[0]))
+    other, operand = (y, x) if which == 0 else (x, y)
+    return cast_like(xp.correlate(placed, other, "valid"), operand)
+
+
+def trapezoid_weights(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    """The weight of each ``y`` value in ``np.trapezoid(y, x, dx, axis)``: half the
+    widths of the intervals on either side (shaped to broadcast along ``axis``).
+
+    >>> import numpy as np
+    >>> trapezoid_weights(np.ones(3), x=np.array([0.0, 1.0, 3.0])).tolist()
+    [0.5, 1.5, 1.0]
+    """
+    xp = array_module(y)
+    n = y.shape[axis]
+    if n < 2:  # no interval: the integral is 0 whatever y is
+        return xp.zeros_like(y)
+    if x is None:
+        widths = xp.full((n - 1,), dx, dtype=y.dtype)
+    else:
+        x = xp.asarray(x)
+        widths = xp.diff(x, axis=axis if x.ndim > 1 else -1)
+    if widths.ndim == 1:  # one row of sample points, laid along axis
+        shape = [1] * y.ndim
+        shape[axis] = n - 1
+        widths = xp.reshape(widths, tuple(shape))
+    edge = list(widths.shape)
+    edge[axis] = 1
+    zero = xp.zeros(tuple(edge), dtype=widths.dtype)
+    before = xp.concatenate([zero, widths], axis=axis)
+    after = xp.concatenate([widths, zero], axis=axis)
+    return cast_like((before + after) / 2, y)
+
+
+def polyval_operand(g: Any, p: Any, x: Any, which: int) -> Any:
+    """The gradient of ``np.polyval(p, x)`` (``p`` 1-D, highest power first) for
+    operand ``which``: the powers of ``x`` weighed by ``g`` for ``p``, ``g`` times the
+    derivative polynomial for ``x``.
+
+    >>> import numpy as np
+    >>> polyval_operand(np.float64(1.0), np.array([1.0, 0.0, 0.0]), np.float64(3.0), 1)
+    np.float64(6.0)
+    """
+    xp = array_module(g)
+    p, x_array = xp.asarray(p), xp.asarray(x)  # a constant operand may be a list
+    n = p.shape[0]
+    if which == 0:
+        powers = x_array[..., None] ** xp.arange(n - 1, -1, -1, dtype=x_array.dtype)
+        return cast_like(xp.tensordot(g, powers, axes=xp.ndim(g)), p)
+    slopes = p[:-1] * xp.arange(n - 1, 0, -1, dtype=p.dtype)
+    powers = x_array[..., None] ** xp.arange(n - 2, -1, -1, dtype=x_array.dtype)
+    return cast_like(g * xp.sum(slopes * powers, axis=-1), x)

@@ -1,0 +1,45 @@
+"""Finite-difference cases of numpy's numerical routines (cross, convolve, trapezoid,
+polyval; :mod:`autodiff_tutor.rules.numerical`), merged into ``CASES`` of
+``tests/test_rules_numeric.py`` through :func:`rule_cases_breadth.breadth_cases`."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+
+def cross_2d(x: Any, y: Any) -> Any:
+    """np.cross of 2-vectors (numpy deprecates them, and warns)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return np.cross(x, y)
+
+
+def numerical_cases() -> dict[str, list[Any]]:
+    from test_rules_numeric import Case, inputs, normal
+
+    return {
+        "cross": [
+            Case(np.cross, inputs(normal(3), normal(3)), {}, "3-vectors"),
+            Case(np.cross, inputs(normal(4, 3), normal(3)), {}, "broadcast"),
+            Case(np.cross, inputs(normal(3, 2), normal(3, 2)), {"axis": 0}, "axis=0"),
+            Case(cross_2d, inputs(normal(2, 2), normal(2)), {}, "2-vectors"),
+        ],
+        "convolve": [
+            Case(np.convolve, inputs(normal(5), normal(3)), {}, "full"),
+            Case(np.convolve, inputs(normal(3), normal(5)), {"mode": "same"}, "same"),
+            Case(np.convolve, inputs(normal(6), normal(2)), {"mode": "valid"}, "valid"),
+        ],
+        "trapezoid": [
+            Case(np.trapezoid, inputs(normal(5)), {}, "unit spacing"),
+            Case(np.trapezoid, inputs(normal(2, 4)), {"axis": 0, "dx": 0.5}, "axis=0, dx"),
+            Case(np.trapezoid, inputs(normal(2, 4)), {"x": np.array([0.0, 0.5, 2.0, 2.5])}, "x"),
+        ],
+        "polyval": [
+            Case(np.polyval, inputs(normal(4), normal(3)), {}, "vector x"),
+            Case(np.polyval, inputs(normal(3), normal(2, 2)), {}, "matrix x"),
+            Case(np.polyval, inputs(normal(2), normal()), {}, "scalar x"),
+        ],
+    }
