@@ -1,20 +1,14 @@
 """Finite-difference cases of numpy's numerical routines (cross, convolve, trapezoid,
 polyval; :mod:`autodiff_tutor.rules.numerical`), merged into ``CASES`` of
-``tests/test_rules_numeric.py`` through :func:`rule_cases_breadth.breadth_cases`."""
+``tests/test_rules_numeric.py`` through :func:`rule_cases_breadth.breadth_cases`.
+``np.cross`` of 2-vectors, which numpy deprecates (and warns about in every call), is
+tested in ``tests/test_rules_numerical_programs.py``."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
-
-
-def cross_2d(x: Any, y: Any) -> Any:
-    """np.cross of 2-vectors (numpy deprecates them, and warns)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return np.cross(x, y)
 
 
 def numerical_cases() -> dict[str, list[Any]]:
@@ -25,7 +19,6 @@ def numerical_cases() -> dict[str, list[Any]]:
             Case(np.cross, inputs(normal(3), normal(3)), {}, "3-vectors"),
             Case(np.cross, inputs(normal(4, 3), normal(3)), {}, "broadcast"),
             Case(np.cross, inputs(normal(3, 2), normal(3, 2)), {"axis": 0}, "axis=0"),
-            Case(cross_2d, inputs(normal(2, 2), normal(2)), {}, "2-vectors"),
         ],
         "convolve": [
             Case(np.convolve, inputs(normal(5), normal(3)), {}, "full"),

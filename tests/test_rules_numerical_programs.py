@@ -63,3 +63,20 @@ def test_numerical_routines_in_both_modes(fn):
     np.testing.assert_allclose(value_and_gradient(fn, X)[1], want, rtol=1e-6, atol=1e-9)
     direction = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(jvp(fn, (X,), (direction,))[1], want @ direction, rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+def test_cross_of_2_vectors_in_both_modes():
+    def area(x):
+        return np.sum(np.cross(x[:2], x[1:]) ** 2) + np.sum(np.cross(x[None, :2], [1.0, 0.5]))
+
+    def area_twin(x):
+        return (x[0] * x[2] - x[1] * x[1]) ** 2 + (x[0] * 0.5 - x[1])
+
+    want = central_difference(area, [X], 0)
+    np.testing.assert_allclose(area(X), area_twin(X), rtol=1e-12)
+    np.testing.assert_allclose(autograd_gradient(area_twin, [X], 0), want, rtol=1e-6)
+    np.testing.assert_allclose(grad(area)(X), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(value_and_gradient(area, X)[1], want, rtol=1e-6, atol=1e-9)
+    direction = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(jvp(area, (X,), (direction,))[1], want @ direction, rtol=1e-6)
