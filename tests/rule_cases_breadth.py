@@ -196,6 +196,10 @@ def arrangement_cases() -> dict[str, list[Any]]:
             [
                 ({"pad_width": 1}, "1"),
                 ({"pad_width": ((0, 1), (2, 0)), "constant_values": 3.0}, "pairs"),
+                ({"pad_width": ((2, 1), (3, 4)), "mode": "reflect"}, "reflect"),
+                ({"pad_width": 2, "mode": "edge"}, "edge"),
+                ({"pad_width": ((1, 3), (4, 0)), "mode": "symmetric"}, "symmetric"),
+                ({"pad_width": ((3, 1), (2, 5)), "mode": "wrap"}, "wrap"),
             ],
         ),
         "triu": each(np.triu, normal(3, 4), [({}, "k=0"), ({"k": -1}, "k=-1")]),

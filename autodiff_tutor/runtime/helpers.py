@@ -19,12 +19,12 @@ from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime import helpers_numerical as _numerical
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
-    constant_only,
     einsum_operand,
     einsum_parts,
     embed_diagonal,
     kron_operand,
     negated,
+    pad_mode_covered,
     pad_widths,
     tensordot_operand,
     undo_diff,

@@ -21,13 +21,15 @@ import numpy as np
 
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
+PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")  # those np.pad's rule covers
+
 __all__ = [
-    "constant_only",
     "einsum_operand",
     "einsum_parts",
     "embed_diagonal",
     "kron_operand",
     "negated",
+    "pad_mode_covered",
     "pad_widths",
     "tensordot_operand",
     "undo_diff",
@@ -63,11 +65,25 @@ def pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
 
 
 def unpad(g: Any, pad_width: Any, mode: str = "constant") -> Any:
-    """The part of ``g`` that is not padding (the gradient of ``np.pad``; other modes
-    than ``"constant"`` are refused)."""
-    constant_only(mode)
+    """The gradient of ``np.pad(x, pad_width, mode)``: the part of ``g`` that is not
+    padding, plus, for the modes that copy ``x``'s values outward (``"edge"``,
+    ``"reflect"``, ``"symmetric"``, ``"wrap"``), the padding added back onto the
+    values it copies, one axis at a time.
+
+    >>> unpad(np.ones(5), 1, "edge").tolist()
+    [2.0, 1.0, 2.0]
+    """
+    pad_mode_covered(mode)
     widths = pad_widths(pad_width, len(g.shape))
-    return g[tuple(slice(a, n - b) for (a, b), n in zip(widths, g.shape, strict=True))]
+    if mode == "constant":
+        return g[tuple(slice(a, n - b) for (a, b), n in zip(widths, g.shape, strict=True))]
+    xp = array_module(g)
+    for axis, (a, b) in enumerate(widths):
+        n = g.shape[axis] - a - b
+        source = np.pad(np.arange(n), (a, b), mode=mode)  # where each entry was copied from
+        copies = cast_like(xp.asarray((source[:, None] == np.arange(n)).astype(np.int8)), g)
+        g = xp.moveaxis(xp.tensordot(g, copies, axes=([axis], [0])), -1, axis)
+    return g
 
 
 def untile(g: Any, x: Any, reps: Any) -> Any:
@@ -137,19 +153,20 @@ def weights_like(weights: Any, x: Any, axis: Any = None) -> Any:
     return xp.broadcast_to(weights, x.shape)
 
 
-def constant_only(mode: str) -> str:
-    """``np.pad``'s mode when the pad rule covers it (``"constant"``), else a refusal.
+def pad_mode_covered(mode: str = "constant") -> str:
+    """``np.pad``'s mode when the pad rule covers it, else a refusal (at the call: the
+    rule's check).
 
-    >>> constant_only("constant")
-    'constant'
+    >>> pad_mode_covered("wrap")
+    'wrap'
     """
-    if mode != "constant":
+    if mode not in PAD_MODES:
         from autodiff_tutor.errors import NoDerivativeRuleError
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.pad with mode={mode!r}",
-            hint="the pad rule covers mode='constant' (any constant_values); pad by hand "
-            "with np.concatenate and slices for the other modes",
+            hint=f"the pad rule covers the modes {', '.join(map(repr, PAD_MODES))}; pad "
+            "by hand with np.concatenate and slices for the others",
         )
     return mode
 
