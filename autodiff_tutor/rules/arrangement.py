@@ -4,7 +4,8 @@ repeating, padding, triangles and diagonals, picking by index, and stacking.
 Like :mod:`~autodiff_tutor.rules.shapes`, each moves values without changing them, so
 its gradient moves ``g`` back (flip it again, roll it the other way, cut the padding
 off, add the copies up) and its tangent moves as the values do. The helpers that undo
-a move (``unpad``, ``untile``...) are in :mod:`autodiff_tutor.runtime.helpers_arrays`.
+a move (``untile``, ``unrepeat``...) are in :mod:`autodiff_tutor.runtime.helpers_arrays`
+(``unpad`` in :mod:`autodiff_tutor.runtime.helpers_pad`).
 
 >>> import numpy as np
 >>> roll(np.arange(3.0), np, np.zeros(3), shift=1).tolist()
