@@ -123,6 +123,14 @@ def breadth_cases() -> dict[str, list[Any]]:
                 ({"n": 3, "axis": 1}, "n=3"),
             ]
         ],
+        "median": [
+            Case(np.median, inputs(distinct(3, 4)), o, label)
+            for o, label in [
+                ({}, "all"),
+                ({"axis": 0}, "odd"),
+                ({"axis": 1, "keepdims": True}, "even"),
+            ]
+        ],
         "sort": [
             Case(np.sort, inputs(distinct(3, 4)), o, label)
             for o, label in [({}, "last axis"), ({"axis": 0}, "axis=0"), ({"axis": None}, "flat")]

@@ -1,5 +1,5 @@
 """numpy's numerical routines in user programs (``np.cross``, ``np.convolve``,
-``np.trapezoid``, ``np.polyval``; refused before for want of a rule), in both modes
+``np.trapezoid``, ``np.polyval``, ``np.median``; refused before for want of a rule), in both modes
 and forward mode, against central differences (float64); autograd too where it has a
 rule (``cross``), else its twin written with the routine's definition. The rules
 themselves are also walked by the registry tests (numeric, tangents, symbolic, empty
@@ -8,6 +8,8 @@ inputs) through ``tests/rule_cases_numerical.py``."""
 import numpy as np
 import pytest
 from program_checks import assert_gradient_in_every_mode
+
+from autodiff_tutor import grad
 
 X = np.array([0.3, -1.2, 0.8])
 
@@ -43,11 +45,20 @@ def polynomial_twin(x):
     return np.sum(x**2 - 2 * x + 0.5) + x[0] * 0.49 + x[1] * 0.7 + x[2]
 
 
+def robust(x):
+    return np.median(x) * np.sum(np.median(np.stack([x, x**2]), axis=1))
+
+
+def robust_twin(x):  # near X: x[1] < x[0] < x[2], so the median is x[0]
+    return x[0] * (x[0] + np.sort(x**2)[1])
+
+
 PROGRAMS = {
     torque: torque,
     smoothed: smoothed_twin,
     integral: integral_twin,
     polynomial: polynomial_twin,
+    robust: robust_twin,
 }
 
 
@@ -65,3 +76,15 @@ def test_cross_of_2_vectors_in_both_modes():
         return (x[0] * x[2] - x[1] * x[1]) ** 2 + (x[0] * 0.5 - x[1])
 
     assert_gradient_in_every_mode(area, area_twin, X, np.array([0.5, -1.0, 2.0]))
+
+
+def test_median_over_several_axes_is_refused_at_the_call():
+    from autodiff_tutor.errors import NoDerivativeRuleError
+
+    def middle(x):
+        return np.median(x.reshape(1, 3), axis=(0, 1))
+
+    with pytest.raises(NoDerivativeRuleError, match="axis=") as caught:
+        grad(middle)(X)
+    assert caught.value.location.filename == __file__
+    assert "reshape" in caught.value.hint

@@ -1,5 +1,5 @@
-"""Statistics and scans: var, std, ptp, nansum, nanmean, average, cumsum, cumprod,
-diff and sort (its values).
+"""Statistics and scans: var, std, ptp, nansum, nanmean, average, median, cumsum,
+cumprod, diff and sort (its values).
 
 Each rule reads like its formula, with ``unreduce`` putting back the axes a reduction
 removed (as in :mod:`~autodiff_tutor.rules.reductions`); ``ddof``, ``axis`` and
@@ -18,6 +18,7 @@ from autodiff_tutor.rules.record import REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
+    median_weights,
     size,
     tie_share,
     undo_diff,
@@ -229,3 +230,33 @@ def sort(g, xp, x, axis=-1, kind=None):
 def sort_tangent(xp, x, axis=-1, kind=None, *, d_x):
     order = xp.argsort(x, axis=axis, kind="stable")
     return xp.take_along_axis(xp.reshape(d_x, order.shape), order, axis=axis)
+
+
+def _median_axis(axis=None):
+    """The median rule covers ``axis=None`` or one axis (not a tuple of axes)."""
+    if isinstance(axis, (tuple, list)):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.median with axis={axis!r}",
+            hint="give one axis (or none); for several, move them together and reshape "
+            "first: np.median(x.reshape(n, -1), axis=1)",
+        )
+
+
+@defvjp(
+    "median",
+    math="the middle value of x (the mean of the two middle ones for an even count)",
+    latex=r"\operatorname{median}(x)",
+    convention="ties: the gradient goes to the values numpy's stable order puts in the "
+    "middle; axis is None or one axis",
+    check=_median_axis,
+    symbolic=NumericOnly("sympy cannot order symbols: the median needs numbers"),
+)
+def median(g, x, axis=None, keepdims=False):
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * median_weights(x, axis)
+
+
+@defjvp("median")
+def median_tangent(xp, x, axis=None, keepdims=False, *, d_x):
+    return xp.sum(median_weights(x, axis) * d_x, axis=axis, keepdims=keepdims)

@@ -52,6 +52,7 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
 from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
     convolve_operand,
     cross_operand,
+    median_weights,
     polyval_operand,
     trapezoid_weights,
 )

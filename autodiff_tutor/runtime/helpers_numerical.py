@@ -1,6 +1,7 @@
 """Helpers for the rules of numpy's numerical routines (:mod:`autodiff_tutor.rules.
-numerical`): the cross product, 1-D convolution, the trapezoid rule and polynomial
-evaluation. Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so
+numerical` and ``statistics``): the cross product, 1-D convolution, the trapezoid
+rule, polynomial evaluation and the median. Like
+:mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so
 generated code can call them), each takes its array module from its arguments.
 
 >>> import numpy as np
@@ -14,7 +15,13 @@ from typing import Any
 
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
-__all__ = ["convolve_operand", "cross_operand", "polyval_operand", "trapezoid_weights"]
+__all__ = [
+    "convolve_operand",
+    "cross_operand",
+    "median_weights",
+    "polyval_operand",
+    "trapezoid_weights",
+]
 
 
 def cross_operand(g: Any, x: Any, y: Any, which: int, axis: int | None = None) -> Any:
@@ -109,3 +116,27 @@ def polyval_operand(g: Any, p: Any, x: Any, which: int) -> Any:
     slopes = p[:-1] * xp.arange(n - 1, 0, -1, dtype=p.dtype)
     powers = x_array[..., None] ** xp.arange(n - 2, -1, -1, dtype=x_array.dtype)
     return cast_like(g * xp.sum(slopes * powers, axis=-1), x)
+
+
+def median_weights(x: Any, axis: int | None = None) -> Any:
+    """The weight of each value of ``x`` in ``np.median(x, axis)``: 1 for the middle
+    one in sorted order, 1/2 for each of the two middle ones of an even count, 0
+    elsewhere (ties: numpy's stable order picks which).
+
+    >>> import numpy as np
+    >>> median_weights(np.array([3.0, 1.0, 2.0])).tolist()
+    [0.0, 0.0, 1.0]
+    >>> median_weights(np.array([[4.0, 1.0, 3.0, 2.0]]), axis=1).tolist()
+    [[0.0, 0.0, 0.5, 0.5]]
+    """
+    xp = array_module(x)
+    values = xp.reshape(x, (-1,)) if axis is None else xp.moveaxis(x, axis, -1)
+    n = values.shape[-1]
+    if n == 0:
+        return xp.zeros_like(x)
+    middle = xp.zeros(n, dtype=x.dtype)
+    middle[(n - 1) // 2] += 0.5
+    middle[n // 2] += 0.5
+    rank = xp.argsort(xp.argsort(values, axis=-1, kind="stable"), axis=-1, kind="stable")
+    weights = middle[rank]
+    return xp.reshape(weights, x.shape) if axis is None else xp.moveaxis(weights, -1, axis)
