@@ -239,3 +239,27 @@ def test_a_structure_without_float_arrays_is_refused_in_wrt():
 
 def lambda_free_counted(p, x):
     return np.sum(x * p["n"])
+
+
+def test_a_dict_inside_a_returned_tuple_is_refused_with_a_true_hint():
+    def loss_and_parts(a):
+        return np.sum(a), {"u": a * 2}
+
+    with pytest.raises(UnsupportedSyntaxError, match="a dict inside a returned tuple") as caught:
+        vjp(loss_and_parts, np.ones(2))
+    assert "return the dict alone" in caught.value.hint
+    assert "test_structured_vjp.py" in str(caught.value)
+
+
+def test_a_nested_list_output_takes_a_nested_seed():
+    def nested(a):
+        return [a, [a * 2, np.sin(a)]]
+
+    a = np.array([0.5, -0.3])
+    out, pullback = vjp(nested, a)
+    seed = [np.array([1.0, 2.0]), [np.array([0.5, 0.5]), np.array([-1.0, 3.0])]]
+    (d_a,) = pullback(seed)
+    expected = structured_central_difference(_weighted(nested, seed), [a], 0)[0]
+    np.testing.assert_allclose(d_a, expected, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ArgumentError, match="element 1"):
+        pullback([np.ones(2), np.ones(2)])

@@ -94,6 +94,13 @@ class Structures(ReadsMixin, StatementPass):
                 )
             if isinstance(value, ast.Dict):
                 return self._return_dict(value, node)
+            if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Dict) for e in value.elts):
+                reject(
+                    node,
+                    "a dict inside a returned tuple is not supported",
+                    "return the dict alone (vjp and jvp give it back as a dict; put the "
+                    "other values in it), or return a tuple of arrays",
+                )
         if isinstance(node, ast.For):
             unrolled = self._unroll(node)
             if unrolled is not None:
