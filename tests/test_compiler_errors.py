@@ -312,3 +312,14 @@ def test_a_ufunc_method_names_its_function_form():
 
 def lambda_free_sum(x):  # the function form the hint names
     return np.sum(x * x, axis=0)
+
+
+def test_a_refusal_that_only_the_run_can_see_points_at_the_users_line():
+    def repeated(x):
+        y = x.copy()
+        y[[0, 0]] = x[1:3]  # the indices are values: only the run sees they repeat
+        return np.sum(y)
+
+    with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
+        grad(repeated)(np.arange(1.0, 5.0))
+    assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import re
 import types
 import weakref
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, helpers
+from autodiff_tutor.runtime import generated as generated_sources
 from autodiff_tutor.runtime.stack import Stack
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
@@ -60,6 +62,8 @@ RUNTIME.update(
 
 _counter = itertools.count(1)
 _FREED: list[str] = []  # linecache names of generated sources whose functions were freed
+_ORIGIN = re.compile(r"line (\d+):")  # the user's line in a generated line's origin
+_ORIGINS: dict[str, dict[int, int]] = {}  # rendered source -> {its line: the user's line}
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
 
@@ -144,10 +148,11 @@ def render_forward(generated: Generated) -> str:
     """The forward function's source: the outputs, then the memory for backward."""
     head = f"def {generated.name}_forward({', '.join(generated.params)}):"
     outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = render_body(lines_of(generated.forward), comments=False)
+    lines = lines_of(generated.forward)
+    body = render_body(lines, comments=False)
     kept = [ast.unparse(generated.memory.kept(n)) for n in generated.memory.names]
     body.append(f"    return {outputs}, {tuple_source(kept) if kept else '()'}")
-    return "\n".join([head, *body])
+    return _noted("\n".join([head, *body]), lines, first=2)
 
 
 def render_backward(generated: Generated) -> str:
@@ -156,16 +161,19 @@ def render_backward(generated: Generated) -> str:
     body = []
     if generated.memory.names:
         body.append(f"    {tuple_source(generated.memory.names)} = memory")
-    body += render_body(lines_of(generated.backward))
+    first = len(body) + 2
+    lines = lines_of(generated.backward)
+    body += render_body(lines)
     body.append(f"    return {tuple_source(generated.gradients)}")
-    return "\n".join([head, *body])
+    return _noted("\n".join([head, *body]), lines, first)
 
 
 def render_jvp(tangents: Tangents) -> str:
     """The JVP function's source: values and tangents in, value and tangent out."""
     params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
+    rendered = lines_of(tangents.statements)
     lines = [f"def {tangents.name}_jvp({', '.join(params)}):"]
-    lines += render_body(lines_of(tangents.statements), comments=False)
+    lines += render_body(rendered, comments=False)
     dots = []
     for output in tangents.outputs:
         dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
@@ -173,7 +181,18 @@ def render_jvp(tangents: Tangents) -> str:
         lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
     else:
         lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
-    return "\n".join(lines)
+    return _noted("\n".join(lines), rendered, first=2)
+
+
+def _noted(source: str, lines: list[Line], first: int) -> str:
+    """``source``, with the user's line of each of its lines noted (``lines`` start at
+    its line ``first``) for :func:`compile_sources` to register: a runtime helper's
+    error then points at the user's line (:mod:`autodiff_tutor.runtime.generated`)."""
+    numbers = {first + k: _ORIGIN.match(line.origin) for k, line in enumerate(lines)}
+    _ORIGINS[source] = {k: int(m.group(1)) for k, m in numbers.items() if m}
+    while len(_ORIGINS) > 256:  # sources rendered but never compiled (shown only)
+        del _ORIGINS[next(iter(_ORIGINS))]
+    return source
 
 
 def compile_sources(
@@ -185,7 +204,9 @@ def compile_sources(
     function, so the generated code sees them without touching the user's module.
     """
     while _FREED:  # sources of functions freed since the last compile (see below)
-        linecache.cache.pop(_FREED.pop(), None)
+        freed = _FREED.pop()
+        linecache.cache.pop(freed, None)
+        generated_sources.forget(freed)
     closure = closure_values(user_fn)
     captured = {**RUNTIME, **closure}
     defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]
@@ -195,6 +216,11 @@ def compile_sources(
     filename = f"<autodiff_tutor generated {name} #{next(_counter)}>"
     lines = factory.splitlines(keepends=True)
     linecache.cache[filename] = (len(factory), None, lines, filename)
+    origins, offset = {}, 1  # the factory's first line is 'def __make(...):'
+    for source in sources:
+        origins.update({offset + k: n for k, n in _ORIGINS.pop(source, {}).items()})
+        offset += source.count("\n") + 1
+    generated_sources.register(filename, user_fn.__code__.co_filename, origins)
     code = compile(factory, filename, "exec")
     scope: dict[str, Any] = {}
     exec(code, user_fn.__globals__, scope)  # noqa: S102 - our own generated source

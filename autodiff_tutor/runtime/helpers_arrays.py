@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.generated import user_location
 
 __all__ = [
     "einsum_operand",
@@ -219,6 +220,7 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
     if len(operands) != 2 or any("." in o or len(set(o)) != len(o) for o in letters):
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
+            user_location(),
             hint="the einsum rule covers two operands written with letters and '...', "
             "each letter at most once per operand; one operand is also covered (the sum, "
             "transpose, np.trace 'ii' or np.diagonal 'ii->i' it is, a letter at most twice) "
@@ -320,6 +322,7 @@ def vector_norm_grad(
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
+            user_location(),
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "
             "rows or columns of a matrix) and the Frobenius norm (ord=None or 'fro')",
         )

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
+from autodiff_tutor.runtime.generated import user_location
 
 __all__ = ["add_at", "assign_at", "at", "overwritten", "scatter"]
 
@@ -121,6 +122,7 @@ def _check_distinct(index: Any) -> None:
         raise NoDerivativeRuleError(
             "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
             "written, so its gradient is not supported",
+            user_location(),
             hint="write each element once, or add the values first (np.add.at is not "
             "differentiable either: sum them with np.bincount or a loop)",
         )

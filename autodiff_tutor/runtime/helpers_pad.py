@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.generated import user_location
 
 PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")  # those np.pad's rule covers
 
@@ -65,6 +66,7 @@ def pad_mode_covered(mode: str = "constant") -> str:
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.pad with mode={mode!r}",
+            user_location(),
             hint=f"the pad rule covers the modes {', '.join(map(repr, PAD_MODES))}; pad "
             "by hand with np.concatenate and slices for the others",
         )
