@@ -323,3 +323,16 @@ def test_a_refusal_that_only_the_run_can_see_points_at_the_users_line():
     with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
         grad(repeated)(np.arange(1.0, 5.0))
     assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")
+
+
+def test_the_same_refusal_in_forward_mode_points_at_the_users_line():
+    from autodiff_tutor.api import jvp
+
+    def repeated(x):
+        y = x.copy()
+        y[[0, 0]] = x[1:3]
+        return np.sum(y)
+
+    with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
+        jvp(repeated, (np.arange(1.0, 5.0),), (np.ones(4),))
+    assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")

@@ -34,6 +34,7 @@ from autodiff_tutor.compiler.ir import Branch, Node, Program, Step
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import varied_names
 from autodiff_tutor.compiler.s5_inline import substitute, tangent_formula
+from autodiff_tutor.compiler.s5_origins import step_origin
 from autodiff_tutor.compiler.s6_optimize import fold
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
@@ -90,6 +91,16 @@ class _Writer:
         return out
 
     def step(self, step: Step) -> list[ast.stmt]:
+        """The step and its tangent, each remembering the user's line it comes from
+        (not shown, but a runtime helper's refusal points there)."""
+        statements = self._statements(step)
+        origin = step_origin(self.parsed, step)
+        for statement in statements:
+            if not code.origin_of(statement):
+                code.with_origin(statement, origin)
+        return statements
+
+    def _statements(self, step: Step) -> list[ast.stmt]:
         if step.kind == "effect":
             return [copy.deepcopy(step.statement)]
         if step.targets and step.kind == "op_call":
