@@ -131,6 +131,14 @@ def breadth_cases() -> dict[str, list[Any]]:
                 ({"axis": 1, "keepdims": True}, "even"),
             ]
         ],
+        "quantile": [
+            Case(np.quantile, inputs(distinct(3, 4)), o, label)
+            for o, label in [({"q": 0.3}, "all"), ({"q": 0.8, "axis": 1, "keepdims": True}, "rows")]
+        ],
+        "percentile": [
+            Case(np.percentile, inputs(distinct(3, 4)), o, label)
+            for o, label in [({"q": 30.0}, "all"), ({"q": 90, "axis": 0}, "columns")]
+        ],
         "sort": [
             Case(np.sort, inputs(distinct(3, 4)), o, label)
             for o, label in [({}, "last axis"), ({"axis": 0}, "axis=0"), ({"axis": None}, "flat")]

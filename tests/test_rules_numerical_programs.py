@@ -1,5 +1,6 @@
 """numpy's numerical routines in user programs (``np.cross``, ``np.convolve``,
-``np.trapezoid``, ``np.polyval``, ``np.median``; refused before for want of a rule), in both modes
+``np.trapezoid``, ``np.polyval``, ``np.median``, ``np.quantile``, ``np.percentile``;
+refused before for want of a rule), in both modes
 and forward mode, against central differences (float64); autograd too where it has a
 rule (``cross``), else its twin written with the routine's definition. The rules
 themselves are also walked by the registry tests (numeric, tangents, symbolic, empty
@@ -53,12 +54,22 @@ def robust_twin(x):  # near X: x[1] < x[0] < x[2], so the median is x[0]
     return x[0] * (x[0] + np.sort(x**2)[1])
 
 
+def spread(x):
+    q = 0.75
+    return np.quantile(x, q) - np.percentile(x, 10)
+
+
+def spread_twin(x):  # near X: sorted x[1] < x[0] < x[2]; positions 1.5 and 0.2
+    return (0.5 * x[0] + 0.5 * x[2]) - (0.8 * x[1] + 0.2 * x[0])
+
+
 PROGRAMS = {
     torque: torque,
     smoothed: smoothed_twin,
     integral: integral_twin,
     polynomial: polynomial_twin,
     robust: robust_twin,
+    spread: spread_twin,
 }
 
 
@@ -88,3 +99,17 @@ def test_median_over_several_axes_is_refused_at_the_call():
         grad(middle)(X)
     assert caught.value.location.filename == __file__
     assert "reshape" in caught.value.hint
+
+
+def test_a_quantile_at_several_q_is_refused_in_both_modes():
+    from autodiff_tutor.errors import NoDerivativeRuleError
+    from autodiff_tutor.tracing import value_and_gradient
+
+    def deciles(x):
+        return np.sum(np.percentile(x, [10, 90]))
+
+    for call in (lambda: grad(deciles)(X), lambda: value_and_gradient(deciles, X)):
+        with pytest.raises(NoDerivativeRuleError, match="several q") as caught:
+            call()
+        assert caught.value.location.filename == __file__
+        assert "once per q" in caught.value.hint

@@ -1,5 +1,5 @@
-"""Statistics and scans: var, std, ptp, nansum, nanmean, average, median, cumsum,
-cumprod, diff and sort (its values).
+"""Statistics and scans: var, std, ptp, nansum, nanmean, average, median, quantile,
+percentile, cumsum, cumprod, diff and sort (its values).
 
 Each rule reads like its formula, with ``unreduce`` putting back the axes a reduction
 removed (as in :mod:`~autodiff_tutor.rules.reductions`); ``ddof``, ``axis`` and
@@ -260,3 +260,52 @@ def median(g, x, axis=None, keepdims=False):
 @defjvp("median")
 def median_tangent(xp, x, axis=None, keepdims=False, *, d_x):
     return xp.sum(median_weights(x, axis) * d_x, axis=axis, keepdims=keepdims)
+
+
+def _quantile_method(method="linear"):
+    """The quantile rules cover numpy's default 'linear' method."""
+    if method != "linear":
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no derivative rule for a quantile with method={method!r}",
+            hint="the quantile and percentile rules cover method='linear' (numpy's default)",
+        )
+
+
+QUANTILE = dict(
+    convention="method='linear' (between the two values around the position q (n - 1) "
+    "in sorted order); ties: numpy's stable order; q one number, axis None or one axis",
+    check=_quantile_method,
+    symbolic=NumericOnly("sympy cannot order symbols: a quantile needs numbers"),
+)
+
+
+@defvjp(
+    "quantile",
+    math="the value a fraction q of the way through sorted x",
+    latex=r"x_{(q (n - 1))} \text{ in sorted order}",
+    **QUANTILE,
+)
+def quantile(g, x, q=0.5, axis=None, keepdims=False, method="linear"):
+    return median_weights(x, axis, q) * unreduce(g, x, axis=axis, keepdims=keepdims)
+
+
+@defjvp("quantile")
+def quantile_tangent(xp, x, q=0.5, axis=None, keepdims=False, method="linear", *, d_x):
+    return xp.sum(median_weights(x, axis, q) * d_x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "percentile",
+    math="the quantile at q / 100",
+    latex=r"x_{(q (n - 1) / 100)} \text{ in sorted order}",
+    **QUANTILE,
+)
+def percentile(g, x, q=50.0, axis=None, keepdims=False, method="linear"):
+    return median_weights(x, axis, q, 100) * unreduce(g, x, axis=axis, keepdims=keepdims)
+
+
+@defjvp("percentile")
+def percentile_tangent(xp, x, q=50.0, axis=None, keepdims=False, method="linear", *, d_x):
+    return xp.sum(median_weights(x, axis, q, 100) * d_x, axis=axis, keepdims=keepdims)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.generated import user_location
 
 __all__ = [
     "convolve_operand",
@@ -118,25 +121,41 @@ def polyval_operand(g: Any, p: Any, x: Any, which: int) -> Any:
     return cast_like(g * xp.sum(slopes * powers, axis=-1), x)
 
 
-def median_weights(x: Any, axis: int | None = None) -> Any:
+def median_weights(x: Any, axis: int | None = None, q: float = 0.5, scale: float = 1) -> Any:
     """The weight of each value of ``x`` in ``np.median(x, axis)``: 1 for the middle
     one in sorted order, 1/2 for each of the two middle ones of an even count, 0
-    elsewhere (ties: numpy's stable order picks which).
+    elsewhere (ties: numpy's stable order picks which). With ``q``, the weights of
+    ``np.quantile(x, q, axis)`` (numpy's 'linear' method: the two values around the
+    position ``q (n - 1)`` in sorted order, weighed by how near it they are); ``q`` is
+    in ``[0, scale]`` (100 for ``np.percentile``).
 
     >>> import numpy as np
     >>> median_weights(np.array([3.0, 1.0, 2.0])).tolist()
     [0.0, 0.0, 1.0]
     >>> median_weights(np.array([[4.0, 1.0, 3.0, 2.0]]), axis=1).tolist()
     [[0.0, 0.0, 0.5, 0.5]]
+    >>> median_weights(np.array([0.0, 10.0, 20.0]), q=0.25).tolist()
+    [0.5, 0.5, 0.0]
     """
     xp = array_module(x)
+    if np.ndim(q) != 0:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no derivative rule for a quantile at several q ({q!r})",
+            user_location(),
+            hint="call np.quantile (or np.percentile) once per q",
+        )
     values = xp.reshape(x, (-1,)) if axis is None else xp.moveaxis(x, axis, -1)
     n = values.shape[-1]
     if n == 0:
         return xp.zeros_like(x)
+    position = float(q) / scale * (n - 1)
+    low = min(int(position // 1), n - 1)
+    high = min(low + 1, n - 1)
     middle = xp.zeros(n, dtype=x.dtype)
-    middle[(n - 1) // 2] += 0.5
-    middle[n // 2] += 0.5
+    middle[low] += 1 - (position - low)
+    middle[high] += position - low
     rank = xp.argsort(xp.argsort(values, axis=-1, kind="stable"), axis=-1, kind="stable")
     weights = middle[rank]
     return xp.reshape(weights, x.shape) if axis is None else xp.moveaxis(weights, -1, axis)
