@@ -1,5 +1,6 @@
 """numpy's numerical routines in user programs (``np.cross``, ``np.convolve``,
-``np.trapezoid``, ``np.polyval``, ``np.median``, ``np.quantile``, ``np.percentile``;
+``np.trapezoid``, ``np.polyval``, ``np.median``, ``np.quantile``, ``np.percentile``,
+``np.interp``;
 refused before for want of a rule), in both modes
 and forward mode, against central differences (float64); autograd too where it has a
 rule (``cross``), else its twin written with the routine's definition. The rules
@@ -63,6 +64,23 @@ def spread_twin(x):  # near X: sorted x[1] < x[0] < x[2]; positions 1.5 and 0.2
     return (0.5 * x[0] + 0.5 * x[2]) - (0.8 * x[1] + 0.2 * x[0])
 
 
+def lookup_table(x):
+    knots = np.array([0.0, 1.0, 2.0]) + 0.1 * x  # sample points that move with x
+    return np.sum(np.interp(np.array([0.3, 1.4, -1.0]), knots, x**2) * np.interp(x, knots, x))
+
+
+def lookup_table_twin(x):  # near X: knots 0.03, 0.88, 2.08; 0.3 and 1.4 inside, -1 below
+    knots, values = np.array([0.0, 1.0, 2.0]) + 0.1 * x, x**2
+    at_03 = values[0] + (0.3 - knots[0]) * (values[1] - values[0]) / (knots[1] - knots[0])
+    at_14 = values[1] + (1.4 - knots[1]) * (values[2] - values[1]) / (knots[2] - knots[1])
+    inner = [  # x = 0.3, -1.2, 0.8: in the first segment, below, in the first segment
+        x[0] + (x[0] - knots[0]) * (x[1] - x[0]) / (knots[1] - knots[0]),
+        x[0],
+        x[0] + (x[2] - knots[0]) * (x[1] - x[0]) / (knots[1] - knots[0]),
+    ]
+    return at_03 * inner[0] + at_14 * inner[1] + values[0] * inner[2]
+
+
 PROGRAMS = {
     torque: torque,
     smoothed: smoothed_twin,
@@ -70,6 +88,7 @@ PROGRAMS = {
     polynomial: polynomial_twin,
     robust: robust_twin,
     spread: spread_twin,
+    lookup_table: lookup_table_twin,
 }
 
 

@@ -1,5 +1,5 @@
-"""numpy's numerical routines: the cross product, 1-D convolution, the trapezoid rule
-and polynomial evaluation.
+"""numpy's numerical routines: the cross product, 1-D convolution, the trapezoid rule,
+polynomial evaluation and linear interpolation.
 
 Each is linear in each operand, so its vjp is the transposed map (the helpers in
 :mod:`autodiff_tutor.runtime.helpers_numerical`) and its jvp the routine applied to
@@ -14,10 +14,12 @@ along ``axis``; ``np.trapezoid``'s sample points ``x`` and spacing ``dx`` are op
 """
 
 from autodiff_tutor.rules.record import Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     convolve_operand,
     cross_operand,
+    interp_knots_tangent,
+    interp_operand,
     polyval_operand,
     trapezoid_weights,
     unbroadcast,
@@ -102,3 +104,40 @@ def polyval(g, p, x):
 @defjvp("polyval")
 def polyval_tangent(xp, p, x, *, d_p, d_x):
     return xp.polyval(d_p, x) + polyval_operand(d_x, p, x, 1)
+
+
+def _no_period(period=None):
+    """The interp rule covers non-periodic interpolation."""
+    if period is not None:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.interp with period=",
+            hint="wrap x into one period first (np.mod(x - x0, period) + x0), then interpolate",
+        )
+
+
+@defvjp(
+    "interp",
+    math="piecewise linear through (xp, fp), at x",
+    latex=r"f_i + (x - x_i) \frac{f_{i+1} - f_i}{x_{i+1} - x_i}",
+    convention="at a sample point, the segment that starts there; outside xp's range the "
+    "value is constant (fp's end, or left/right): no gradient for x and xp there",
+    check=_no_period,
+    symbolic=NumericOnly("np.interp finds each x's segment by comparing numbers"),
+)
+def interp(g, x, knots, fp, left=None, right=None, period=None):
+    return (
+        interp_operand(g, x, knots, fp, 0, left, right),
+        interp_operand(g, x, knots, fp, 1, left, right),
+        interp_operand(g, x, knots, fp, 2, left, right),
+    )
+
+
+@defjvp("interp")
+def interp_tangent(xp, x, knots, fp, left=None, right=None, period=None, *, d_x, d_knots, d_fp):
+    return (
+        interp_operand(d_x, x, knots, fp, 0, left, right)
+        + interp_knots_tangent(x, knots, fp, d_knots)
+        + xp.interp(x, knots, d_fp, None if left is None else 0.0, None if right is None else 0.0)
+    )

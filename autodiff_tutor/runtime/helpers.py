@@ -52,6 +52,8 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
 from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
     convolve_operand,
     cross_operand,
+    interp_knots_tangent,
+    interp_operand,
     median_weights,
     polyval_operand,
     trapezoid_weights,

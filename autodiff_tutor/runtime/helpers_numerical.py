@@ -21,6 +21,8 @@ from autodiff_tutor.runtime.generated import user_location
 __all__ = [
     "convolve_operand",
     "cross_operand",
+    "interp_knots_tangent",
+    "interp_operand",
     "median_weights",
     "polyval_operand",
     "trapezoid_weights",
@@ -159,3 +161,74 @@ def median_weights(x: Any, axis: int | None = None, q: float = 0.5, scale: float
     rank = xp.argsort(xp.argsort(values, axis=-1, kind="stable"), axis=-1, kind="stable")
     weights = middle[rank]
     return xp.reshape(weights, x.shape) if axis is None else xp.moveaxis(weights, -1, axis)
+
+
+def _segments(x: Any, knots: Any, values: Any) -> tuple[Any, ...]:
+    """For each ``x``: its segment's start index, the next index, the fraction ``t``
+    of the way through, the slope, and whether it lies below or above the knots."""
+    xp = array_module(x, knots)
+    n = knots.shape[0]
+    segment = xp.clip(xp.searchsorted(knots, x, side="right") - 1, 0, max(n - 2, 0))
+    following = xp.minimum(segment + 1, n - 1)
+    start, end = knots[segment], knots[following]
+    width = xp.where(end > start, end - start, 1)
+    t = xp.clip((x - start) / width, 0, 1)
+    slope = (values[following] - values[segment]) / width
+    return segment, following, t, slope, x < knots[0], x > knots[-1]
+
+
+def interp_operand(
+    g: Any, x: Any, xp_: Any, fp: Any, which: int, left: Any = None, right: Any = None
+) -> Any:
+    """The gradient of ``np.interp(x, xp_, fp, left, right)`` for ``x`` (``which`` 0:
+    ``g`` times the slope of the segment ``x`` falls in), for the sample points
+    ``xp_`` (1: moving an end of the segment moves the line through it) or for ``fp``
+    (2: ``g`` shared between the two ends of the segment by how near ``x`` is to
+    each). Outside ``xp_``'s range the value is constant: no gradient for ``x`` and
+    ``xp_``, all of it to the end value of ``fp`` unless ``left``/``right`` replace it.
+    At a sample point, the segment that starts there.
+
+    >>> import numpy as np
+    >>> knots, values = np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, 3.0])
+    >>> interp_operand(np.ones(2), np.array([0.5, 2.0]), knots, values, 0).tolist()
+    [2.0, 0.5]
+    >>> interp_operand(np.ones(2), np.array([0.5, 2.0]), knots, values, 2).tolist()
+    [0.5, 1.0, 0.5]
+    """
+    xp = array_module(g)
+    x, knots, values = xp.asarray(x), xp.asarray(xp_), xp.asarray(fp)
+    segment, following, t, slope, below, above = _segments(x, knots, values)
+    outside = below | above
+    if which == 0:
+        return cast_like(g * xp.where(outside, 0, slope), x)
+    if which == 1:  # f = f_i + t (f_i+1 - f_i), t = (x - x_i) / (x_i+1 - x_i)
+        low, high = g * slope * (t - 1), -g * slope * t
+        low, high = xp.where(outside, 0, low), xp.where(outside, 0, high)
+        target = knots
+    else:
+        low, high = g * (1 - t), g * t
+        if left is not None:
+            low, high = xp.where(below, 0, low), xp.where(below, 0, high)
+        if right is not None:
+            low, high = xp.where(above, 0, low), xp.where(above, 0, high)
+        target = values
+    n = target.shape[0]
+    d = xp.bincount(xp.reshape(segment, (-1,)), xp.reshape(low, (-1,)), minlength=n)
+    d = d + xp.bincount(xp.reshape(following, (-1,)), xp.reshape(high, (-1,)), minlength=n)
+    return cast_like(d, target)
+
+
+def interp_knots_tangent(x: Any, xp_: Any, fp: Any, d_knots: Any) -> Any:
+    """The tangent of ``np.interp(x, xp_, fp)`` along ``d_knots``, a move of the
+    sample points (the transpose of :func:`interp_operand` for them).
+
+    >>> import numpy as np
+    >>> knots, values = np.array([0.0, 1.0]), np.array([0.0, 2.0])
+    >>> interp_knots_tangent(np.array([0.5]), knots, values, np.array([1.0, 1.0])).tolist()
+    [-2.0]
+    """
+    xp = array_module(d_knots)
+    x, knots, values = xp.asarray(x), xp.asarray(xp_), xp.asarray(fp)
+    segment, following, t, slope, below, above = _segments(x, knots, values)
+    moved = slope * ((t - 1) * d_knots[segment] - t * d_knots[following])
+    return xp.where(below | above, 0, moved)
