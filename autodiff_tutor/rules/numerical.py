@@ -13,6 +13,7 @@ along ``axis``; ``np.trapezoid``'s sample points ``x`` and spacing ``dx`` are op
 [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
 """
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
@@ -109,8 +110,6 @@ def polyval_tangent(xp, p, x, *, d_p, d_x):
 def _no_period(period=None):
     """The interp rule covers non-periodic interpolation."""
     if period is not None:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "no derivative rule for np.interp with period=",
             hint="wrap x into one period first (np.mod(x - x0, period) + x0), then interpolate",

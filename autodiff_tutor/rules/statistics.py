@@ -14,6 +14,7 @@ every array library and the symbolic checker evaluate alike.
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
@@ -235,8 +236,6 @@ def sort_tangent(xp, x, axis=-1, kind=None, *, d_x):
 def _median_axis(axis=None):
     """The median rule covers ``axis=None`` or one axis (not a tuple of axes)."""
     if isinstance(axis, (tuple, list)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for np.median with axis={axis!r}",
             hint="give one axis (or none); for several, move them together and reshape "
@@ -265,8 +264,6 @@ def median_tangent(xp, x, axis=None, keepdims=False, *, d_x):
 def _quantile_method(method="linear"):
     """The quantile rules cover numpy's default 'linear' method."""
     if method != "linear":
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for a quantile with method={method!r}",
             hint="the quantile and percentile rules cover method='linear' (numpy's default)",
