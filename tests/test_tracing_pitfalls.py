@@ -392,23 +392,3 @@ def test_integer_data_cannot_be_traced():
     with pytest.raises(NonDifferentiableInputError, match=wrapped("needs floating-point data")):
         traced(np.array([1, 2]))
     assert traced([1, 2]).dtype == np.float64  # Python numbers become float64
-
-
-def test_a_ufunc_method_names_its_function_form_or_says_there_is_none():
-    def summed(x):
-        return gradient(np.add.reduce(x * x), x)
-
-    error = raised(summed, traced([1.0, 2.0]))
-    assert "np.sum(x, axis=0) rather than np.add.reduce" in error.hint
-    assert error.location.filename == __file__
-    # the function form it names keeps the gradient
-    got = evaluate(lambda x: gradient(np.sum(x * x, axis=0), x), traced([1.0, 2.0]))
-    np.testing.assert_allclose(
-        got, central_difference(lambda v: np.sum(v * v), [np.array([1.0, 2.0])], 0)
-    )
-
-    def running_max(x):
-        return gradient(np.sum(np.maximum.accumulate(x)), x)
-
-    error = raised(running_max, traced([1.0, 2.0]))
-    assert "has no function form" in error.hint and "np.sum" not in error.hint
