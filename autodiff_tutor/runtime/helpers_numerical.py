@@ -220,7 +220,7 @@ def interp_operand(
 
 def interp_knots_tangent(x: Any, xp_: Any, fp: Any, d_knots: Any) -> Any:
     """The tangent of ``np.interp(x, xp_, fp)`` along ``d_knots``, a move of the
-    sample points (the transpose of :func:`interp_operand` for them).
+    sample points (the transpose of interp_operand for them).
 
     >>> import numpy as np
     >>> knots, values = np.array([0.0, 1.0]), np.array([0.0, 2.0])
