@@ -32,6 +32,7 @@ from autodiff_tutor.api_checks import (
     wrt_entries,
 )
 from autodiff_tutor.api_fast import CONTAINERS, fast_call
+from autodiff_tutor.callables import unwrap_call
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.compiler.s9_failures import relocate, run_located
@@ -40,6 +41,13 @@ from autodiff_tutor.errors import (
     NonDifferentiableInputError,
 )
 from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
+from autodiff_tutor.structured_vjp import (
+    by_key,
+    check_list_seed,
+    has_float_leaf,
+    leaves_of,
+    refuse_structured_output,
+)
 
 __all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
 
@@ -130,6 +138,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
                 if structured is not None:
                     return structured
             derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
+            if isinstance(out, list):  # a list, or a dict (compiled as its values)
+                refuse_structured_output(compiled, out)
             seed = scalar_seed(compiled, out)
             gradients = owned(derivative.backward(seed, memory), [seed, *values])
         except Exception as error:
@@ -209,10 +219,16 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    unwrapped = unwrap_call(f, wrt, args, kwargs)
+    if unwrapped is not None:  # a bound method, a callable object, a functools.partial
+        return unwrapped.vjp(vjp, args, kwargs)
     if _has_containers(args, kwargs):
-        from autodiff_tutor.structured_calls import refuse_structured_vjp
+        from autodiff_tutor import api
+        from autodiff_tutor.structured_vjp import structured_vjp
 
-        refuse_structured_vjp(f, args)
+        structured = structured_vjp(f, args, kwargs, wrt, api)  # lists, dicts of arrays
+        if structured is not None:
+            return structured
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
@@ -230,10 +246,10 @@ def vjp(
             _check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
-        gradients = run_located(derivative.backward, *checked, memory)
-        return owned(gradients, [*seeds, *checked, *values])
+        given = [leaf for s in (*seeds, *checked) for leaf in leaves_of(s)]
+        return owned(run_located(derivative.backward, *checked, memory), [*given, *values])
 
-    return out, pullback
+    return by_key(derivative.program.output_keys, out, pullback, compiled.name)
 
 
 def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
@@ -248,7 +264,9 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
     """
     values = bind_arguments(f, args, kwargs)
     names = [
-        p for p, v in zip(f.params, values, strict=True) if is_float_value(v) or isinstance(v, list)
+        p
+        for p, v in zip(f.params, values, strict=True)
+        if is_float_value(v) or isinstance(v, list) or has_float_leaf(v)
     ]
     if not names:
         raise located(
@@ -260,6 +278,9 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
 
 
 def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
+    if isinstance(out, list):  # a list of arrays: a list of seeds
+        where = f"the seed for output {index} of {f.name}"
+        return check_list_seed(seed, out, where, lambda s, o: _check_seed(f, index, s, o))
     xp = array_module(out)
     if seed is None:
         return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
@@ -286,6 +307,9 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (np.float64(5.0), np.float64(2.0))
     """
+    unwrapped = _unwrap_callable(f, None)
+    if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
+        return unwrapped.jvp(jvp, args, tangents)
     if isinstance(args, (list, tuple)) and _has_containers(args, {}):
         from autodiff_tutor import api
         from autodiff_tutor.structured_calls import structured_jvp
@@ -330,6 +354,10 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
     out, out_dot = run_located(function.function, *values, *dots)
+    keys = compiled.front_end().program.output_keys  # f returns a dict
+    if keys is not None:
+        dot = owned(out_dot, [*dots, *values])
+        return dict(zip(keys, out, strict=True)), dict(zip(keys, dot, strict=True))
     if isinstance(out_dot, tuple):
         return out, owned(out_dot, [*dots, *values])
     return out, owned([out_dot], [*dots, *values])[0]

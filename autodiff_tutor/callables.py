@@ -53,6 +53,71 @@ class Unwrapped:
         value_and_gradient.__name__ = f"value_and_grad_{self.name}"
         return value_and_gradient
 
+    def vjp(self, vjp: Callable, args: Any, kwargs: dict[str, Any]) -> tuple[Any, Callable]:
+        """``vjp`` of the underlying function, the object's attributes a structure."""
+        return vjp(self.fn, *self.prefix, *args, wrt=self.wrt, **{**self.keywords, **kwargs})
+
+    def jvp(self, jvp: Callable, args: Any, tangents: Any) -> tuple[Any, Any]:
+        """``jvp`` of the underlying function; the stored arguments held fixed (a
+        partial's keywords are passed in their parameters' places)."""
+        from autodiff_tutor.api_checks import located
+        from autodiff_tutor.errors import ArgumentError
+
+        parameters = inspect.signature(self.fn).parameters
+        names = list(parameters)
+        given = dict(zip(names, self.prefix, strict=False))
+        mine = dict(zip(names[len(self.prefix) :], zip(args, tangents, strict=False), strict=False))
+        given.update({n: value for n, (value, _) in mine.items()})
+        given.update(self.keywords)
+        values, dots = [], []
+        for name in names:
+            if name not in given or parameters[name].kind not in (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            ):
+                break
+            values.append(given[name])
+            dots.append(mine[name][1] if name in mine else None)
+        if len(values) != len(given) or len(args) != len(tangents):
+            raise located(
+                ArgumentError,
+                f"jvp of {self.name}: the stored and given arguments do not fill its "
+                f"parameters {names} in order, or the tangents do not match the arguments",
+                hint="give one tangent per argument, or call jvp on a def that takes "
+                "every argument by position",
+            )
+        return jvp(self.fn, tuple(values), tuple(dots))
+
+
+def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrapped | None:
+    """:func:`unwrap` for ``vjp``, whose ``wrt=None`` means every argument given a
+    floating-point value (or a structure holding one) in this call.
+
+    >>> import numpy as np
+    >>> class Scaled:
+    ...     def __init__(self):
+    ...         self.s = np.ones(2)
+    ...     def apply(self, x, n):
+    ...         return self.s * x * n
+    >>> unwrap_call(Scaled().apply, None, (np.ones(2), 3), {}).wrt
+    ['x']
+    """
+    from autodiff_tutor.runtime.backend import is_float_value
+    from autodiff_tutor.structured_vjp import has_float_leaf
+
+    if wrt is not None or unwrap(f, None) is None:
+        return unwrap(f, wrt)
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except TypeError:
+        return unwrap(f, None)  # the call's own check says what is wrong
+    floats = [
+        name
+        for name, value in bound.arguments.items()
+        if is_float_value(value) or isinstance(value, list) or has_float_leaf(value)
+    ]
+    return unwrap(f, floats or None)
+
 
 def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
     """``None`` for a plain function; else how to call its underlying function."""

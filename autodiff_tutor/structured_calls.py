@@ -153,6 +153,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
         if missing:
             raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
+    if not flat_wrt:
+        _refuse_no_float(compiled.name, names)
 
     def rebuild(gradients: tuple[Any, ...]) -> Any:
         by_name = {}
@@ -171,6 +173,19 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         return ordered[0] if single else tuple(ordered)
 
     return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+
+
+def _refuse_no_float(function: str, names: Sequence[str]) -> None:
+    """Structures asked for in ``wrt`` that hold no floating-point array."""
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import NonDifferentiableInputError
+
+    raise located(
+        NonDifferentiableInputError,
+        f"cannot differentiate {function} with respect to {', '.join(map(repr, names))}: "
+        "there is no floating-point array in it, and only those have gradients",
+        hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
+    )
 
 
 def _top_keys(tree: Treedef) -> list[Any]:
@@ -239,7 +254,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
-    if not any(is_structure(a) for a in args) or any(
+    if not any(is_structure(a) or isinstance(a, ObjectView) for a in args) or any(
         is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
     ):
         return None  # an array tangent for a structure: taken as one stacked array
@@ -255,7 +270,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         return None
     flat_tangents = []
     for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if param in every and is_structure(value):
+        if isinstance(value, ObjectView) or (param in every and is_structure(value)):
             leaves = flatten(value)[0]
             dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
             if len(dots) != len(leaves):
@@ -305,7 +320,8 @@ def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:
 
 
 def refuse_structure(function: str, name: str, value: Any) -> None:
-    """Where structures are not flattened (jvp, vjp, second derivatives), say so.
+    """Where structures are not flattened (jvp with an array as a structure's
+    tangent, vjp of a gradient), say so.
 
     >>> import numpy as np
     >>> refuse_structure("f", "params", {"W": np.ones(2)})
@@ -320,9 +336,11 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
         raise located(
             NonDifferentiableInputError,
             f"cannot differentiate {function} with respect to {name!r} here: it is a "
-            "structure (a list, tuple or dict of arrays); grad and value_and_grad take "
-            "structures, jvp, vjp and second derivatives take arrays",
-            hint=f"pass the arrays of {name!r} as separate arguments",
+            "structure (a list, tuple or dict of arrays); grad, value_and_grad and vjp "
+            "take structures, jvp takes them with a tangent of the same structure, and "
+            "vjp of a gradient takes arrays",
+            hint=f"give the tangent of {name!r} the structure of {name!r}, or pass its "
+            "arrays as separate arguments",
         )
 
 

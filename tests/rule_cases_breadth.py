@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from rule_cases_numerical import numerical_cases
 
 
 def spd(n: int) -> Any:
@@ -122,6 +123,22 @@ def breadth_cases() -> dict[str, list[Any]]:
                 ({"n": 3, "axis": 1}, "n=3"),
             ]
         ],
+        "median": [
+            Case(np.median, inputs(distinct(3, 4)), o, label)
+            for o, label in [
+                ({}, "all"),
+                ({"axis": 0}, "odd"),
+                ({"axis": 1, "keepdims": True}, "even"),
+            ]
+        ],
+        "quantile": [
+            Case(np.quantile, inputs(distinct(3, 4)), o, label)
+            for o, label in [({"q": 0.3}, "all"), ({"q": 0.8, "axis": 1, "keepdims": True}, "rows")]
+        ],
+        "percentile": [
+            Case(np.percentile, inputs(distinct(3, 4)), o, label)
+            for o, label in [({"q": 30.0}, "all"), ({"q": 90, "axis": 0}, "columns")]
+        ],
         "sort": [
             Case(np.sort, inputs(distinct(3, 4)), o, label)
             for o, label in [({}, "last axis"), ({"axis": 0}, "axis=0"), ({"axis": None}, "flat")]
@@ -130,6 +147,7 @@ def breadth_cases() -> dict[str, list[Any]]:
     cases.update(arrangement_cases())
     cases.update(linalg_cases())
     cases.update(scipy_cases())
+    cases.update(numerical_cases())
     del fixed, reductions
     return cases
 
@@ -194,6 +212,10 @@ def arrangement_cases() -> dict[str, list[Any]]:
             [
                 ({"pad_width": 1}, "1"),
                 ({"pad_width": ((0, 1), (2, 0)), "constant_values": 3.0}, "pairs"),
+                ({"pad_width": ((2, 1), (3, 4)), "mode": "reflect"}, "reflect"),
+                ({"pad_width": 2, "mode": "edge"}, "edge"),
+                ({"pad_width": ((1, 3), (4, 0)), "mode": "symmetric"}, "symmetric"),
+                ({"pad_width": ((3, 1), (2, 5)), "mode": "wrap"}, "wrap"),
             ],
         ),
         "triu": each(np.triu, normal(3, 4), [({}, "k=0"), ({"k": -1}, "k=-1")]),

@@ -280,3 +280,59 @@ def test_error_message_renders_a_caret_under_the_construct():
     assert caret.index("^") == start
     assert caret.count("^") == len("math.erf(y)")
     _ = textwrap
+
+
+def test_an_attribute_without_a_rule_is_located_with_a_hint():
+    def real_part(x):
+        return np.sum(x.real * x)
+
+    with pytest.raises(UnsupportedSyntaxError, match="'.real' is not differentiable") as err:
+        grad(real_part)(np.ones(3))
+    assert_located(err.value, real_part, 1, 22, "x.real")
+    assert "x.T" in err.value.hint and "res.eigenvalues" in err.value.hint
+
+
+def test_a_ufunc_method_names_its_function_form():
+    def summed(x):
+        return np.add.reduce(x * x)
+
+    with pytest.raises(NoDerivativeRuleError) as err:
+        grad(summed)(np.ones(3))
+    assert_located(err.value, summed, 1, 15, "np.add.reduce")
+    assert "np.sum(x, axis=0) rather than np.add.reduce" in err.value.hint
+    np.testing.assert_allclose(grad(lambda_free_sum)(np.arange(3.0)), [0.0, 2.0, 4.0])
+
+    def running_max(x):
+        return np.sum(np.maximum.accumulate(x))
+
+    with pytest.raises(NoDerivativeRuleError) as err:
+        grad(running_max)(np.ones(3))
+    assert "has no function form" in err.value.hint
+
+
+def lambda_free_sum(x):  # the function form the hint names
+    return np.sum(x * x, axis=0)
+
+
+def test_a_refusal_that_only_the_run_can_see_points_at_the_users_line():
+    def repeated(x):
+        y = x.copy()
+        y[[0, 0]] = x[1:3]  # the indices are values: only the run sees they repeat
+        return np.sum(y)
+
+    with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
+        grad(repeated)(np.arange(1.0, 5.0))
+    assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")
+
+
+def test_the_same_refusal_in_forward_mode_points_at_the_users_line():
+    from autodiff_tutor.api import jvp
+
+    def repeated(x):
+        y = x.copy()
+        y[[0, 0]] = x[1:3]
+        return np.sum(y)
+
+    with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
+        jvp(repeated, (np.arange(1.0, 5.0),), (np.ones(4),))
+    assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")

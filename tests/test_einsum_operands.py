@@ -1,9 +1,10 @@
 """``np.einsum`` beyond the two-operand rule, in both modes, against central
 differences and autograd: three or more operands as two-operand einsums in turn (one
-step per pair, at the user's line); one operand as the sum, transpose, trace or
-diagonal it is. ``...`` with three operands and other diagonals (``'iij->'``) are
-refused at the call in both modes, with the rule's own message and a hint whose
-rewrite keeps the gradient."""
+step per pair, at the user's line), also with ``...``; one operand as the sum,
+transpose, trace, diagonal or axis move it is, also with ``...`` and with any letter
+written twice (``'iij->j'``). A letter three times, and ``...`` left out of the
+output, are refused at the call in both modes, with the rule's own message and a hint
+whose rewrite keeps the gradient."""
 
 from __future__ import annotations
 
@@ -106,15 +107,15 @@ def test_the_generated_code_has_one_einsum_per_pair() -> None:
 
 
 def three_equal(a):
-    return np.einsum("iij->j", a[None] * a[:, None])
+    return np.sum(np.einsum("iii->i", a[None] * a[:, None]))
 
 
-def dots_and_three(a):
-    return np.sum(np.einsum("...j,jk,kl->...l", a, B, C))
+def dots_dropped(a):
+    return np.sum(np.einsum("...j->j", a))
 
 
-def implicit_diagonal(a):
-    return np.sum(np.einsum("iij", a[None] * a[:, None]))
+def diagonal_in_three(a):
+    return np.sum(np.einsum("ii,ij,jk->k", a, a, a))
 
 
 def three_in_turn(a):  # the hint's rewrite, written by hand
@@ -125,7 +126,7 @@ SQUARE = np.array([[1.0, 2.0], [-0.5, 0.3]])
 
 
 @pytest.mark.parametrize(
-    ("fn", "x"), [(three_equal, SQUARE), (dots_and_three, A), (implicit_diagonal, SQUARE)]
+    ("fn", "x"), [(three_equal, SQUARE), (dots_dropped, V), (diagonal_in_three, SQUARE)]
 )
 def test_refused_at_the_call_in_both_modes(fn, x) -> None:
     with pytest.raises(NoDerivativeRuleError) as compiled:
@@ -142,3 +143,88 @@ def test_the_rewrite_the_hint_names_keeps_the_gradient() -> None:
     want = central_difference(three_in_turn, [SQUARE], 0)
     np.testing.assert_allclose(grad(three_in_turn)(SQUARE), want, rtol=1e-6)
     np.testing.assert_allclose(value_and_gradient(three_in_turn, SQUARE)[1], want, rtol=1e-6)
+
+
+STACK = RNG.normal(size=(2, 3, 3))
+CUBE = RNG.normal(size=(3, 3, 2))
+ROWS = [RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3)), RNG.normal(size=3)]
+
+
+def stacked_diagonal(a):
+    return np.sum(np.einsum("...ii->...i", a) ** 3)
+
+
+def stacked_trace(a):
+    return np.sum(np.sin(np.einsum("...ii->...", a)))
+
+
+def stacked_transpose(a):
+    return np.sum(np.einsum("...ij->...ji", a) * np.arange(9.0).reshape(3, 3))
+
+
+def letters_around_dots(a):
+    return np.sum(np.einsum("i...j->j...i", a) * np.arange(18.0).reshape(2, 3, 3))
+
+
+def diagonal_then_sum(a):
+    return np.sum(np.einsum("iij->j", a) ** 2)
+
+
+def dots_in_three(a, b, c):
+    return np.sum(np.einsum("...i,...i,...i->...", a, b, c) ** 2)
+
+
+def dots_implicit(a, b, c):
+    return np.sum(np.tanh(np.einsum("...i,...i,i", a, b, c)))
+
+
+def stacked_diagonal_twin(a):  # autograd's einsum has no diagonal rule
+    return np.sum(np.diagonal(a, axis1=-1, axis2=-2) ** 3)
+
+
+def stacked_trace_twin(a):
+    return np.sum(np.sin(np.sum(np.diagonal(a, axis1=-1, axis2=-2), axis=-1)))
+
+
+def diagonal_then_sum_twin(a):
+    return np.sum(np.sum(np.diagonal(np.moveaxis(a, 2, 0), axis1=-1, axis2=-2), axis=-1) ** 2)
+
+
+ONE_OPERAND = {
+    stacked_diagonal: (STACK, stacked_diagonal_twin),
+    stacked_trace: (STACK, stacked_trace_twin),
+    stacked_transpose: (STACK, stacked_transpose),
+    letters_around_dots: (CUBE, letters_around_dots),
+    diagonal_then_sum: (CUBE, diagonal_then_sum_twin),
+}
+
+
+@pytest.mark.parametrize("fn", list(ONE_OPERAND), ids=lambda f: f.__name__)
+def test_one_operand_with_dots_or_a_diagonal_in_both_modes(fn) -> None:
+    x, twin = ONE_OPERAND[fn]
+    want = central_difference(fn, [x], 0)
+    np.testing.assert_allclose(autograd_gradient(twin, [x], 0), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(grad(fn)(x), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(value_and_gradient(fn, x)[1], want, rtol=1e-6, atol=1e-9)
+    tangent = RNG.normal(size=x.shape)
+    np.testing.assert_allclose(jvp(fn, (x,), (tangent,))[1], np.sum(want * tangent), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [dots_in_three, dots_implicit], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_three_operands_with_dots_in_both_modes(fn, index) -> None:
+    want = central_difference(fn, list(ROWS), index)
+    np.testing.assert_allclose(autograd_gradient(fn, list(ROWS), index), want, rtol=1e-6)
+    np.testing.assert_allclose(grad(fn, wrt=index)(*ROWS), want, rtol=1e-6, atol=1e-9)
+
+    def one(x):
+        return fn(*ROWS[:index], x, *ROWS[index + 1 :])
+
+    np.testing.assert_allclose(value_and_gradient(one, ROWS[index])[1], want, rtol=1e-6)
+
+
+def test_the_generated_code_of_dots_is_the_primitives() -> None:
+    assert "np.diagonal(a, axis1=-2, axis2=-1)" in differentiable(stacked_diagonal).source()
+    source = differentiable(dots_in_three).source()
+    assert "np.einsum('...i,...i->...i', a, b)" in source
+    assert "np.einsum('...i,...i->...', t1, c)" in source

@@ -286,6 +286,8 @@ def test_generated_sources_leave_linecache_with_their_function():
     assert generated
     del loss
     gc.collect()
+    linecache.checkcache()  # no KeyError, whenever the collector took the source away
+    ad.grad(_make_loss())(np.ones(2))  # gone at the latest at the next compile
     assert not set(generated) & set(linecache.cache)
 
 

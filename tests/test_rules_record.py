@@ -14,8 +14,9 @@ import pytest
 from autodiff_tutor.rules import names
 from autodiff_tutor.rules.catalog import FAMILIES
 from autodiff_tutor.rules.formula import parse
-from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family, ScalarRule
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
 from autodiff_tutor.rules.registry import all_rules, is_nondifferentiable, lookup
+from autodiff_tutor.rules.symbolic_spec import ScalarRule
 from autodiff_tutor.tracing.rule_parts import _parts, input_gradients
 from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 

@@ -172,6 +172,8 @@ class Program:
 
     list_names: set[str] = field(default_factory=set)
     static_operands: list[StaticOperand] = field(default_factory=list)
+    #: a function returning a dict returns the list of its values; these are the keys
+    output_keys: tuple[str, ...] | None = None
 
     def all_steps(self) -> list[Step]:
         """Every step, including those inside branches and loops."""

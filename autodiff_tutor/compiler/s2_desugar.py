@@ -69,7 +69,9 @@ def desugar(
         names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
     tree.body = InlineNested(names).run(lambdas_to_defs(tree.body))
     tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(tree.body)
-    tree.body = Structures(names, structures or {}).run(tree.body)
+    structured = Structures(names, structures or {})
+    tree.body = structured.run(tree.body)
+    tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)

@@ -70,6 +70,7 @@ class Structures(ReadsMixin, StatementPass):
         }
         self.depth = 0  # inside a loop or branch that is not unrolled
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
+        self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
 
     # -- statements ------------------------------------------------------------------
 
@@ -83,6 +84,23 @@ class Structures(ReadsMixin, StatementPass):
             read.ctx = ast.Load()
             value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
             return self._assign(node.target, value, node)
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = self._fold(node.value, whole=True)
+            if isinstance(value, ast.Dict) and self.depth:
+                reject(
+                    node,
+                    "a dict is returned inside a loop or a branch",
+                    "assign its values in the branch and return the dict once, at the end",
+                )
+            if isinstance(value, ast.Dict):
+                return self._return_dict(value, node)
+            if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Dict) for e in value.elts):
+                reject(
+                    node,
+                    "a dict inside a returned tuple is not supported",
+                    "return the dict alone (vjp and jvp give it back as a dict; put the "
+                    "other values in it), or return a tuple of arrays",
+                )
         if isinstance(node, ast.For):
             unrolled = self._unroll(node)
             if unrolled is not None:
@@ -100,6 +118,23 @@ class Structures(ReadsMixin, StatementPass):
             if isinstance(getattr(node, field, None), ast.expr):
                 setattr(node, field, self._fold(getattr(node, field)))
         return [node]
+
+    def _return_dict(self, value: ast.Dict, at: ast.Return) -> list[ast.stmt]:
+        """``return {"loss": l, "y": y}``: the function returns the list of the values,
+        and ``output_keys`` says which key each has (the API gives a dict back)."""
+        for key, item in zip(value.keys, value.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                reject(value, "a returned dict must have string keys", "use strings as keys")
+            if isinstance(item, DISPLAYS) or isinstance(item, ast.Constant):
+                reject(
+                    item,
+                    "a returned dict must hold arrays (not lists, dicts or constants)",
+                    "return one array per key, or return a tuple",
+                )
+        statements, literal = self._hold(value, "out", at)
+        self.output_keys = tuple(k.value for k in literal.keys)
+        returned = ast.copy_location(ast.Return(ast.List(literal.values, ast.Load())), at)
+        return [*statements, returned]
 
     def _enter(self, node: ast.stmt) -> None:
         """Names assigned in a region that is not unrolled must not be structures."""

@@ -117,6 +117,7 @@ class _Normalizer(
             namespace=self.resolver.namespace,
             list_names=self.list_names,
             static_operands=self.static_operands,
+            output_keys=getattr(self.tree, "output_keys", None),
         )
 
     def _statement(self, node: ast.stmt) -> None:
@@ -272,7 +273,8 @@ class _Normalizer(
             if op is None:
                 index = self._result_field(base, node.attr)
                 if index is None:
-                    self._refuse(node, f"the attribute '.{node.attr}' is not differentiable", "")
+                    what = f"the attribute '.{node.attr}' is not differentiable"
+                    self._refuse(node, what, opnames.attribute_hint())
                 item = ast.Subscript(base, index, ast.Load())  # res.eigenvalues is res[0]
                 return self._primitive(target, item, "getitem", [base], {"index": index}, node)
             return self._primitive(target, value, op, [base], {}, node)

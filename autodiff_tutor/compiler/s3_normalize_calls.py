@@ -16,6 +16,7 @@ from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
+from autodiff_tutor.rules.record import HELPER
 from autodiff_tutor.rules.registry import Rule, is_nondifferentiable, lookup
 
 
@@ -189,6 +190,9 @@ class CallsMixin:
         if missing:
             self._refuse(node, f"{callee.description} is missing {', '.join(missing)}", "")
         self._check_options(node, rule, bound)
+        for p in rule.inputs if not (rule.sequence or rule.shape == HELPER) else ():
+            if self._is_list_value(bound[p]) and self._carries_gradient(bound[p]):
+                bound[p] = self._stacked(bound[p], node, callee)  # numpy would stack it
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
         options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
         lowered = {**inputs, **options}

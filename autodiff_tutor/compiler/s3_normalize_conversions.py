@@ -1,5 +1,7 @@
 """Normalization of conversions to arrays: ``np.array(x)``, ``np.asarray(x)``,
-``np.asanyarray(x)`` and ``np.ascontiguousarray(x)`` of a value that carries gradient.
+``np.asanyarray(x)`` and ``np.ascontiguousarray(x)`` of a value that carries gradient,
+and the conversion numpy makes of a list passed where one array goes
+(``np.sum([a, b])`` is ``np.sum(np.stack([a, b]))``).
 
 The compiler reads the source, so it can follow them (tracing cannot: numpy converts
 a traced value through ``__array__``, which must return a plain array). Each is a
@@ -22,6 +24,8 @@ False
 from __future__ import annotations
 
 import ast
+import copy as copying
+from typing import Any
 
 CONVERSIONS = {"array", "asarray", "asanyarray", "ascontiguousarray"}
 # the keywords each conversion takes besides its array (numpy 2); the rest are refused
@@ -102,3 +106,24 @@ class ConversionsMixin:
         if dtype is None:
             return self._primitive(target, value, "copy", [source], {}, node, inputs)
         return self._primitive(target, value, "astype", [source], {"dtype": dtype}, node, inputs)
+
+    def _stacked(self, value: ast.expr, node: ast.Call, callee: Any) -> ast.expr:
+        """``np.stack(value)`` for a list of values with gradient passed where the rule
+        takes one array (``np.sum([a, b])``, ``np.linalg.norm([a, b])``: numpy converts
+        the list by stacking it); the module is the call's own (``np``, ``xp``)."""
+        module = node.func.value if isinstance(node.func, ast.Attribute) else None
+        while isinstance(module, ast.Attribute):  # np.linalg.norm: np
+            module = module.value
+        if isinstance(getattr(node.func, "value", None), ast.Attribute) and not (
+            isinstance(module, ast.Name)
+            and hasattr(self.resolver.namespace.get(module.id), "stack")
+        ):
+            module = None
+        if not isinstance(module, ast.Name) or callee.receiver is not None:
+            self._refuse(
+                value,
+                f"a list of values with gradient passed to {callee.description}",
+                "stack it first: np.stack([...])",
+            )
+        stack = ast.Attribute(copying.deepcopy(module), "stack", ast.Load())
+        return ast.copy_location(ast.Call(stack, [value], []), value)

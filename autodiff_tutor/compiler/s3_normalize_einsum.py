@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.s3_resolve import Callee
-from autodiff_tutor.rules.linalg_more import einsum_in_pairs, einsum_of_one
+from autodiff_tutor.rules.einsum_plans import einsum_in_pairs, einsum_of_one
 from autodiff_tutor.rules.registry import lookup
 
 

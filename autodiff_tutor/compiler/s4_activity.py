@@ -31,6 +31,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     UnsupportedSyntaxError,
 )
+from autodiff_tutor.rules.names import ufunc_method_hint
 from autodiff_tutor.rules.registry import lookup
 
 DIFFERENTIABLE_KINDS = ("primitive", "copy", "op_call")  # user calls become op_call
@@ -169,6 +170,9 @@ def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) ->
         "use a numpy function with a rule, write a DifferentiableFunction with "
         "a backward, or cut the gradient with stop_gradient(...)"
     )
+    ufunc_method = re.fullmatch(r"np\.(\w+)\.(reduce|accumulate|reduceat|outer)", what)
+    if ufunc_method is not None:  # np.add.reduce: np.sum, when there is a function form
+        hint = ufunc_method_hint(*ufunc_method.groups())
     if "random" in what:
         hint = (
             "a random draw has no derivative with respect to its parameters; "

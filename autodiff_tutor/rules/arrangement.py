@@ -4,17 +4,19 @@ repeating, padding, triangles and diagonals, picking by index, and stacking.
 Like :mod:`~autodiff_tutor.rules.shapes`, each moves values without changing them, so
 its gradient moves ``g`` back (flip it again, roll it the other way, cut the padding
 off, add the copies up) and its tangent moves as the values do. The helpers that undo
-a move (``unpad``, ``untile``...) are in :mod:`autodiff_tutor.runtime.helpers_arrays`.
+a move (``untile``, ``unrepeat``...) are in :mod:`autodiff_tutor.runtime.helpers_arrays`
+(``unpad`` in :mod:`autodiff_tutor.runtime.helpers_pad`).
 
 >>> import numpy as np
 >>> roll(np.arange(3.0), np, np.zeros(3), shift=1).tolist()
 [1.0, 2.0, 0.0]
 """
 
-from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family
+from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import (
-    constant_only,
     negated,
+    pad_mode_covered,
     unbroadcast,
     unpad,
     unrepeat,
@@ -269,13 +271,20 @@ def repeat_tangent(xp, x, repeats=1, axis=None, *, d_x):
 
 @defvjp(
     "pad",
-    math="x surrounded by constant_values",
-    latex=r"x \text{ surrounded by constant values}",
-    convention="mode='constant' only (other modes are refused); the constant gets no gradient",
+    math="x surrounded by constant_values, or by copies of its own values",
+    latex=r"x \text{ surrounded by padding}",
+    convention="modes 'constant' (the constant gets no gradient), 'edge', 'reflect', "
+    "'symmetric' and 'wrap' (a copied value's gradient goes back to it); the others are "
+    "refused at the call",
+    check=pad_mode_covered,
     symbolic=cases(
         lambda xp, x, **o: xp.pad(x, **o),
         (((2, 2),), {"pad_width": 1}),
         (((2, 3),), {"pad_width": ((0, 1), (2, 0)), "constant_values": 5}),
+        (((3, 2),), {"pad_width": ((2, 1), (1, 1)), "mode": "reflect"}),
+        (((3,),), {"pad_width": (2, 3), "mode": "wrap"}),
+        (((2, 2),), {"pad_width": 1, "mode": "edge"}),
+        (((3,),), {"pad_width": (3, 1), "mode": "symmetric"}),
     ),
 )
 def pad(g, x, pad_width=0, mode="constant", constant_values=0):
@@ -284,4 +293,4 @@ def pad(g, x, pad_width=0, mode="constant", constant_values=0):
 
 @defjvp("pad")
 def pad_tangent(xp, x, pad_width=0, mode="constant", constant_values=0, *, d_x):
-    return xp.pad(d_x, pad_width, mode=constant_only(mode))
+    return xp.pad(d_x, pad_width, mode=mode)

@@ -16,7 +16,8 @@ and the transpose identity of vjp and jvp).
 """
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import LINALG, Family, NumericOnly
+from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import NumericOnly
 from autodiff_tutor.runtime.helpers import eigh_grad, eigh_tangent, svd_grad, svd_tangent
 
 family = Family("decompositions", shape=LINALG)

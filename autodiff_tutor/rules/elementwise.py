@@ -16,7 +16,8 @@ output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTIO
 
 import builtins
 
-from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family, ScalarRule
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
+from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 family = Family("elementwise", shape=ELEMENTWISE)
 defvjp, defjvp = family.defvjp, family.defjvp

@@ -26,7 +26,8 @@ are declared non-differentiable.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import HELPER, ArrayRule, Family, Fixed
+from autodiff_tutor.rules.record import HELPER, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (

@@ -10,7 +10,8 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.rules.record import LINALG, ArrayRule, Family
+from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import (
     dot_dx,
     dot_dy,

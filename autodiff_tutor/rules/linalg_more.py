@@ -1,4 +1,4 @@
-"""More linear algebra: outer and inner products, einsum (in pairs), tensordot, kron,
+"""More linear algebra: outer and inner products, einsum, tensordot, kron,
 and the matrix functions of ``np.linalg`` (solve, inv, det, cholesky, eigvalsh, pinv).
 
 The matrix rules are the textbook ones (as in Giles, *An extended collection of matrix
@@ -13,7 +13,8 @@ of matrices (leading axes), as numpy's functions do.
 [[-1.0, -0.0], [-0.0, -1.0]]
 """
 
-from autodiff_tutor.rules.record import LINALG, ArrayRule, Family, Fixed, NumericOnly
+from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
     einsum_parts,
@@ -73,9 +74,10 @@ def _letters_only(subscripts):
     math="sum over the repeated letters of x y",
     latex=r"\sum_{\text{repeated letters}} x\, y",
     convention="two operands written with letters and '...' (numpy's broadcasting); "
-    "written with letters only, one operand as the sum, transpose, trace ('ii') or "
-    "diagonal ('ii->i') it is, and three or more as two-operand einsums in turn; other "
-    "diagonals, and '...' with one or three operands, are refused",
+    "one operand as the sum, transpose, trace ('ii'), diagonal ('ii->i') or axis move "
+    "it is, and three or more as two-operand einsums in turn, also with '...'; a letter "
+    "three times in one operand, a letter twice with three or more operands, and '...' "
+    "left out of the output are refused",
     check=_letters_only,
     symbolic=ArrayRule(
         lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
@@ -93,70 +95,6 @@ def einsum(g, subscripts, x, y):
 @defjvp("einsum")
 def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
     return xp.einsum(str(subscripts), d_x, y) + xp.einsum(str(subscripts), x, d_y)
-
-
-def einsum_in_pairs(subscripts: str) -> list[str] | None:
-    """The two-operand einsums that compute an einsum of three or more operands in
-    turn (each pair's result keeps the letters still needed later), or ``None`` when
-    the rule covers no such split (``...``, a letter twice in one operand, fewer than
-    three operands). Summing a letter as soon as no later operand has it is exact.
-
-    >>> einsum_in_pairs("ij,jk,kl->il")
-    ['ij,jk->ik', 'ik,kl->il']
-    >>> einsum_in_pairs("i,i,i")
-    ['i,i->i', 'i,i->']
-    """
-    spec = str(subscripts).replace(" ", "")
-    inputs, arrow, output = spec.partition("->")
-    operands = inputs.split(",")
-    if len(operands) < 3 or "." in spec or any(len(set(o)) != len(o) for o in operands):
-        return None
-    if not arrow:
-        output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
-    pairs, left = [], operands[0]
-    for k, right in enumerate(operands[1:], start=1):
-        later = "".join(operands[k + 1 :]) + output
-        last = k == len(operands) - 1
-        kept = output if last else "".join(c for c in dict.fromkeys(left + right) if c in later)
-        pairs.append(f"{left},{right}->{kept}")
-        left = kept
-    return pairs
-
-
-def einsum_of_one(subscripts: str) -> list[tuple[str, dict]] | None:
-    """An einsum of one operand as the primitives it is: ``np.sum`` over the letters
-    left out, then ``np.transpose`` into the output's order; ``'ii->'`` is
-    ``np.trace`` and ``'ii->i'`` ``np.diagonal``. ``None`` for what these do not
-    cover (``...``, other repeated letters).
-
-    >>> einsum_of_one("ij->ji")
-    [('transpose', {'axes': (1, 0)})]
-    >>> einsum_of_one("ijk->ki")
-    [('sum', {'axis': (1,)}), ('transpose', {'axes': (1, 0)})]
-    >>> einsum_of_one("ii")
-    [('trace', {})]
-    """
-    spec = str(subscripts).replace(" ", "")
-    letters, arrow, output = spec.partition("->")
-    if "," in letters or "." in spec or not letters.isalpha():
-        return None
-    if not arrow:
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if not set(output) <= set(letters) or len(set(output)) != len(output):
-        return None  # numpy refuses it
-    if len(set(letters)) != len(letters):
-        if len(letters) == 2 and output in ("", letters[0]):
-            return [("diagonal" if output else "trace", {})]
-        return None
-    steps: list[tuple[str, dict]] = []
-    summed = tuple(i for i, c in enumerate(letters) if c not in output)
-    if summed:
-        steps.append(("sum", {"axis": summed}))
-    kept = [c for c in letters if c in output]
-    order = tuple(kept.index(c) for c in output)
-    if order != tuple(range(len(order))) or not steps:
-        steps.append(("transpose", {"axes": order}))
-    return steps
 
 
 @defvjp(

@@ -194,3 +194,45 @@ def op_of_attribute(name: str) -> str | None:
     True
     """
     return ATTRIBUTES.get(name)
+
+
+def attribute_hint() -> str:
+    """What to say when an attribute read has no derivative rule.
+
+    >>> attribute_hint().split(";")[0]
+    'the attributes an array has here are x.T, x.shape, x.ndim, x.size, x.dtype'
+    """
+    listed = ", ".join(f"x.{name}" for name in ATTRIBUTES)
+    return (
+        f"the attributes an array has here are {listed}; a np.linalg result also has its "
+        "named fields (res.eigenvalues); compute with functions instead"
+    )
+
+
+# ufunc methods that are a numpy function with a derivative rule
+PLAIN_FORMS = {
+    ("add", "reduce"): "np.sum(x, axis=0)",
+    ("multiply", "reduce"): "np.prod(x, axis=0)",
+    ("maximum", "reduce"): "np.max(x, axis=0)",
+    ("minimum", "reduce"): "np.min(x, axis=0)",
+    ("add", "accumulate"): "np.cumsum(x, axis=0)",
+    ("multiply", "accumulate"): "np.cumprod(x, axis=0)",
+}
+
+
+def ufunc_method_hint(ufunc: str, method: str) -> str:
+    """What to write instead of ``np.<ufunc>.<method>(x)`` on a traced value.
+
+    >>> ufunc_method_hint("add", "reduce")
+    'write the function form: np.sum(x, axis=0) rather than np.add.reduce(x, axis=0)'
+    >>> ufunc_method_hint("maximum", "accumulate").split(";")[0]
+    'np.maximum.accumulate has no function form with a derivative rule'
+    """
+    plain = PLAIN_FORMS.get((ufunc, method))
+    if plain is not None:
+        return f"write the function form: {plain} rather than np.{ufunc}.{method}(x, axis=0)"
+    return (
+        f"np.{ufunc}.{method} has no function form with a derivative rule; write it with "
+        f"operations that have rules (np.{ufunc} step by step along the axis), or as a "
+        "custom op with a hand-written backward (autodiff_tutor.ops.DifferentiableFunction)"
+    )

@@ -9,8 +9,10 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
 - ``shape``: its shape class (:data:`ELEMENTWISE`, :data:`REDUCTION`, ...), which the
   compiler reads to know when a gradient needs no ``unbroadcast``;
 - ``sympy``: its value on sympy scalars, which the symbolic checker differentiates,
-  and ``symbolic``: how that check runs it (a :class:`ScalarRule` or an
-  :class:`ArrayRule`);
+  and ``symbolic``: how that check runs it (a
+  :class:`~autodiff_tutor.rules.symbolic_spec.ScalarRule` or an
+  :class:`~autodiff_tutor.rules.symbolic_spec.ArrayRule`, from
+  :mod:`autodiff_tutor.rules.symbolic_spec`);
 - ``convention``: the value it takes at kinks (listed in the book);
 - ``math`` and ``latex``: its formula as text (``"max_i x_i"``) and, where the sympy
   form would not say it as well (a kink's ``Piecewise``, a reduction), in LaTeX
@@ -74,6 +76,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
+
 SPECIAL_PARAMETERS = ("g", "out", "xp")
 
 # --- shape classes: what the compiler may assume about the output's shape -------------
@@ -92,75 +96,6 @@ SHAPE = "shape"
 HELPER = "helper"
 """A runtime helper that generated backward code calls (second derivatives)."""
 OTHER = "other"
-
-
-# --- how the symbolic checker runs a rule ------------------------------------------------
-
-
-@dataclass
-class ScalarRule:
-    """Symbolic check of an elementwise rule: ``primal(xp, *inputs)`` on scalars.
-
-    ``primal`` defaults to the record's own sympy form (``xp.<op>(*inputs)``);
-    ``positive`` names inputs that are positive symbols (domains of log, sqrt, power's
-    base; the numeric tests draw them from ``[0.2, 3]``); ``condition`` names inputs
-    that are masks (``where``'s condition, passed as ``c > 0`` for a real symbol
-    ``c``); ``assume(symbols)`` returns extra assumptions (``a_min < a_max``).
-
-    >>> ScalarRule(positive=("x",)).positive
-    ('x',)
-    """
-
-    primal: Callable[..., Any] | None = None
-    positive: tuple[str, ...] = ()
-    condition: tuple[str, ...] = ()
-    assume: Callable[[dict[str, Any]], list[Any]] | None = None
-
-
-@dataclass
-class ArrayRule:
-    """Symbolic check of a rule on arrays: ``primal(xp, *inputs, **options)`` on numpy
-    object arrays of symbols.
-
-    ``cases`` lists ``(input shapes, options)``; a shape that is a list of shapes is a
-    sequence input (``concatenate``), a :class:`Fixed` is a value given as is.
-    ``ordered`` marks max/min: the inputs are then ordered representatives and ties
-    are checked as subgradients; ``at_zero`` checks the subgradient at 0 (``norm``);
-    ``wrap`` runs on ``SymValue`` elements (code that multiplies by bool arrays).
-
-    >>> ArrayRule(lambda xp, x, **o: xp.sum(x, **o), [(((2, 3),), {"axis": 0})]).ordered
-    False
-    """
-
-    primal: Callable[..., Any]
-    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
-    ordered: bool = False
-    at_zero: bool = False
-    wrap: bool = False
-
-
-@dataclass(frozen=True)
-class NumericOnly:
-    """No symbolic check, and why (``sort``: sympy cannot order symbols; the linear
-    algebra of decompositions): the rule is checked numerically only, in both modes.
-
-    >>> NumericOnly("argsort needs numbers").reason
-    'argsort needs numbers'
-    """
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """An input given as a fixed value in a case (an index passed as an input): it
-    carries no gradient, so the rule must return ``None`` for it.
-
-    >>> Fixed(1).value
-    1
-    """
-
-    value: Any
 
 
 # --- the record ------------------------------------------------------------------------

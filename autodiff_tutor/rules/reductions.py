@@ -12,7 +12,8 @@ settings of :data:`REDUCTION_CASES` (max and min on ordered elements, and at tie
 [2.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import REDUCTION, ArrayRule, Family
+from autodiff_tutor.rules.record import REDUCTION, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import prod_others, size, tie_share, unreduce
 
 family = Family("reductions", shape=REDUCTION)

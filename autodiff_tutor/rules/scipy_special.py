@@ -18,15 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.rules.record import (
-    ELEMENTWISE,
-    OTHER,
-    REDUCTION,
-    ArrayRule,
-    Family,
-    NumericOnly,
-    ScalarRule,
-)
+from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
 
 family = Family("scipy_special", shape=ELEMENTWISE)

@@ -14,7 +14,8 @@ import operator
 
 import numpy as np
 
-from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family, ScalarRule
+from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, ScalarRule
 from autodiff_tutor.runtime.backend import has_float_dtype, zeros_like
 from autodiff_tutor.runtime.helpers import (
     assign_at,

@@ -11,7 +11,8 @@ tangent split the same way.
 [1.0, 1.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import SHAPE, ArrayRule, Family
+from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule
 
 family = Family("splits", shape=SHAPE)
 defvjp, defjvp = family.defvjp, family.defjvp

@@ -1,5 +1,5 @@
-"""Statistics and scans: var, std, ptp, nansum, nanmean, average, cumsum, cumprod,
-diff and sort (its values).
+"""Statistics and scans: var, std, ptp, nansum, nanmean, average, median, quantile,
+percentile, cumsum, cumprod, diff and sort (its values).
 
 Each rule reads like its formula, with ``unreduce`` putting back the axes a reduction
 removed (as in :mod:`~autodiff_tutor.rules.reductions`); ``ddof``, ``axis`` and
@@ -14,9 +14,12 @@ every array library and the symbolic checker evaluate alike.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import REDUCTION, ArrayRule, Family, NumericOnly
+from autodiff_tutor.errors import NoDerivativeRuleError
+from autodiff_tutor.rules.record import REDUCTION, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
+    median_weights,
     size,
     tie_share,
     undo_diff,
@@ -228,3 +231,78 @@ def sort(g, xp, x, axis=-1, kind=None):
 def sort_tangent(xp, x, axis=-1, kind=None, *, d_x):
     order = xp.argsort(x, axis=axis, kind="stable")
     return xp.take_along_axis(xp.reshape(d_x, order.shape), order, axis=axis)
+
+
+def _median_axis(axis=None):
+    """The median rule covers ``axis=None`` or one axis (not a tuple of axes)."""
+    if isinstance(axis, (tuple, list)):
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.median with axis={axis!r}",
+            hint="give one axis (or none); for several, move them together and reshape "
+            "first: np.median(x.reshape(n, -1), axis=1)",
+        )
+
+
+@defvjp(
+    "median",
+    math="the middle value of x (the mean of the two middle ones for an even count)",
+    latex=r"\operatorname{median}(x)",
+    convention="ties: the gradient goes to the values numpy's stable order puts in the "
+    "middle; axis is None or one axis",
+    check=_median_axis,
+    symbolic=NumericOnly("sympy cannot order symbols: the median needs numbers"),
+)
+def median(g, x, axis=None, keepdims=False):
+    return unreduce(g, x, axis=axis, keepdims=keepdims) * median_weights(x, axis)
+
+
+@defjvp("median")
+def median_tangent(xp, x, axis=None, keepdims=False, *, d_x):
+    return xp.sum(median_weights(x, axis) * d_x, axis=axis, keepdims=keepdims)
+
+
+def _quantile_method(method="linear"):
+    """The quantile rules cover numpy's default 'linear' method."""
+    if method != "linear":
+        raise NoDerivativeRuleError(
+            f"no derivative rule for a quantile with method={method!r}",
+            hint="the quantile and percentile rules cover method='linear' (numpy's default)",
+        )
+
+
+QUANTILE = dict(
+    convention="method='linear' (between the two values around the position q (n - 1) "
+    "in sorted order); ties: numpy's stable order; q one number, axis None or one axis",
+    check=_quantile_method,
+    symbolic=NumericOnly("sympy cannot order symbols: a quantile needs numbers"),
+)
+
+
+@defvjp(
+    "quantile",
+    math="the value a fraction q of the way through sorted x",
+    latex=r"x_{(q (n - 1))} \text{ in sorted order}",
+    **QUANTILE,
+)
+def quantile(g, x, q=0.5, axis=None, keepdims=False, method="linear"):
+    return median_weights(x, axis, q) * unreduce(g, x, axis=axis, keepdims=keepdims)
+
+
+@defjvp("quantile")
+def quantile_tangent(xp, x, q=0.5, axis=None, keepdims=False, method="linear", *, d_x):
+    return xp.sum(median_weights(x, axis, q) * d_x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "percentile",
+    math="the quantile at q / 100",
+    latex=r"x_{(q (n - 1) / 100)} \text{ in sorted order}",
+    **QUANTILE,
+)
+def percentile(g, x, q=50.0, axis=None, keepdims=False, method="linear"):
+    return median_weights(x, axis, q, 100) * unreduce(g, x, axis=axis, keepdims=keepdims)
+
+
+@defjvp("percentile")
+def percentile_tangent(xp, x, q=50.0, axis=None, keepdims=False, method="linear", *, d_x):
+    return xp.sum(median_weights(x, axis, q, 100) * d_x, axis=axis, keepdims=keepdims)

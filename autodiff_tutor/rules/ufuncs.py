@@ -10,7 +10,8 @@ short. Poles and kinks are written in each record's ``convention``.
 0.72...
 """
 
-from autodiff_tutor.rules.record import ELEMENTWISE, Family, ScalarRule
+from autodiff_tutor.rules.record import ELEMENTWISE, Family
+from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 # ln 2 is written ``xp.log(x * 0 + 2)``: exact for sympy, and in x's dtype for numpy
 # (a numpy float64 constant would turn float32 gradients into float64)

@@ -16,19 +16,18 @@ import numpy as np
 from autodiff_tutor.runtime import helpers_arrays as _arrays
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
+from autodiff_tutor.runtime import helpers_numerical as _numerical
+from autodiff_tutor.runtime import helpers_pad as _pad
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
-    constant_only,
     einsum_operand,
     einsum_parts,
     embed_diagonal,
     kron_operand,
     negated,
-    pad_widths,
     tensordot_operand,
     undo_diff,
     unjoin,
-    unpad,
     unrepeat,
     untake_along_axis,
     untile,
@@ -50,12 +49,28 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     svd_grad,
     svd_tangent,
 )
+from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
+    convolve_operand,
+    cross_operand,
+    interp_knots_tangent,
+    interp_operand,
+    median_weights,
+    polyval_operand,
+    trapezoid_weights,
+)
+from autodiff_tutor.runtime.helpers_pad import (  # noqa: F401 - re-exported
+    pad_mode_covered,
+    pad_widths,
+    unpad,
+)
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
     *_arrays.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
+    *_numerical.__all__,
+    *_pad.__all__,
     "digamma",
     "trigamma",
     "add_lists",

@@ -2,13 +2,11 @@
 
 Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so generated code
 can call them), each takes its array module from its arguments. Most undo a
-rearrangement: :func:`unpad` cuts the padding off a gradient, :func:`untile` and
+rearrangement: :func:`untile` and
 :func:`unrepeat` add the copies back up, :func:`embed_diagonal` puts a diagonal back
 into a matrix of zeros.
 
 >>> import numpy as np
->>> unpad(np.arange(5.0), 1).tolist()
-[1.0, 2.0, 3.0]
 >>> untile(np.ones(6), np.zeros(3), 2).tolist()
 [2.0, 2.0, 2.0]
 """
@@ -22,16 +20,13 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
 __all__ = [
-    "constant_only",
     "einsum_operand",
     "einsum_parts",
     "embed_diagonal",
     "kron_operand",
     "negated",
-    "pad_widths",
     "tensordot_operand",
     "undo_diff",
-    "unpad",
     "unjoin",
     "unrepeat",
     "untake_along_axis",
@@ -50,24 +45,6 @@ def negated(shift: Any) -> Any:
     if isinstance(shift, (tuple, list)):
         return tuple(-int(s) for s in shift)
     return -shift
-
-
-def pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
-    """``np.pad``'s ``pad_width`` as one ``(before, after)`` pair per axis.
-
-    >>> pad_widths(1, 2), pad_widths(((1, 2),), 2), pad_widths((1, 2), 1)
-    ([(1, 1), (1, 1)], [(1, 2), (1, 2)], [(1, 2)])
-    """
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
-    return [(int(a), int(b)) for a, b in widths]
-
-
-def unpad(g: Any, pad_width: Any, mode: str = "constant") -> Any:
-    """The part of ``g`` that is not padding (the gradient of ``np.pad``; other modes
-    than ``"constant"`` are refused)."""
-    constant_only(mode)
-    widths = pad_widths(pad_width, len(g.shape))
-    return g[tuple(slice(a, n - b) for (a, b), n in zip(widths, g.shape, strict=True))]
 
 
 def untile(g: Any, x: Any, reps: Any) -> Any:
@@ -135,23 +112,6 @@ def weights_like(weights: Any, x: Any, axis: Any = None) -> Any:
         shape[axis % x.ndim] = weights.shape[0]
         weights = xp.reshape(weights, tuple(shape))
     return xp.broadcast_to(weights, x.shape)
-
-
-def constant_only(mode: str) -> str:
-    """``np.pad``'s mode when the pad rule covers it (``"constant"``), else a refusal.
-
-    >>> constant_only("constant")
-    'constant'
-    """
-    if mode != "constant":
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
-        raise NoDerivativeRuleError(
-            f"no derivative rule for np.pad with mode={mode!r}",
-            hint="the pad rule covers mode='constant' (any constant_values); pad by hand "
-            "with np.concatenate and slices for the other modes",
-        )
-    return mode
 
 
 def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
@@ -259,11 +219,13 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
     if len(operands) != 2 or any("." in o or len(set(o)) != len(o) for o in letters):
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
+            None,  # located at the user's line where generated code called it (s9_failures)
             hint="the einsum rule covers two operands written with letters and '...', "
-            "each letter at most once per operand; written with letters only, one operand "
-            "is also covered (the sum, transpose, np.trace 'ii' or np.diagonal 'ii->i' it "
-            "is) and three or more (two-operand einsums in turn); otherwise write "
-            "np.sum, np.transpose, np.diagonal, or two einsums in turn: np.einsum("
+            "each letter at most once per operand; one operand is also covered (the sum, "
+            "transpose, np.trace 'ii' or np.diagonal 'ii->i' it is, a letter at most twice) "
+            "and three or more (two-operand einsums in turn, each letter at most once per "
+            "operand), with '...' kept in the output when an operand has it; otherwise "
+            "write np.sum, np.transpose, np.diagonal, or two einsums in turn: np.einsum("
             "'...k,kl->...l', np.einsum('...j,jk->...k', a, b), c)",
         )
     dots = ""
@@ -359,6 +321,7 @@ def vector_norm_grad(
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
+            None,  # located at the user's line where generated code called it (s9_failures)
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "
             "rows or columns of a matrix) and the Frobenius norm (ord=None or 'fro')",
         )

@@ -21,12 +21,12 @@ purpose. The tape is data: ``last_tape()`` shows what tracing saw.
 from autodiff_tutor.ops.formatted import dims, find_dims, strip_dims
 from autodiff_tutor.tracing.array import Traced, traced
 from autodiff_tutor.tracing.custom import call_op
-from autodiff_tutor.tracing.dispatch import is_live, is_traced
 from autodiff_tutor.tracing.evaluate import evaluate, new_variables
 from autodiff_tutor.tracing.extract import extract_data, stop_gradient
 from autodiff_tutor.tracing.gradient import gradient
 from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.tape import Tape, active_tape, last_tape, tape_of
+from autodiff_tutor.tracing.traced_values import is_live, is_traced
 from autodiff_tutor.tracing.value_and_gradient import value_and_gradient
 
 __all__ = [

@@ -30,7 +30,7 @@ from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
 from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.tracing import binding, dispatch, messages
+from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
 from autodiff_tutor.tracing.locations import here, inside_numpy_check, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
@@ -80,7 +80,7 @@ class Traced(TracedValue):
         return note_view(result, self, lambda base: base.T)
 
     def _state(self) -> str:
-        if dispatch.is_live(self):
+        if traced_values.is_live(self):
             return f"{self._tape.nodes[self._node].label} on {self._tape.describe()}"
         if self._tape is not None:
             return f"{self._tape.describe()} has ended"
@@ -114,7 +114,7 @@ class Traced(TracedValue):
     # -- conversions that would drop the trace ---------------------------------
 
     def _escapes(self) -> bool:
-        live = dispatch.is_live(self) and self._tape.released_at is None
+        live = traced_values.is_live(self) and self._tape.released_at is None
         return live and not inside_numpy_check()
 
     def _number(self, convert: Any, what: str) -> Any:
@@ -201,9 +201,9 @@ class Traced(TracedValue):
     # -- indexing and methods --------------------------------------------------
 
     def __getitem__(self, index: Any) -> Any:
-        if any(dispatch.is_live(t) for t in dispatch.traced_leaves([index])):
+        if any(traced_values.is_live(t) for t in traced_values.traced_leaves([index])):
             raise messages.escape("Using a traced value as an index")
-        raw_index = dispatch.unwrap(index)
+        raw_index = traced_values.unwrap(index)
         result = dispatch.apply(
             "getitem", "x[...]", lambda: self._data[raw_index], [self], {"index": raw_index}
         )
@@ -218,20 +218,26 @@ class Traced(TracedValue):
         if hasattr(raw, name):
 
             def forward() -> Any:
-                return getattr(raw, name)(*dispatch.unwrap(args), **dispatch.unwrap(kwargs))
+                return getattr(raw, name)(
+                    *traced_values.unwrap(args), **traced_values.unwrap(kwargs)
+                )
 
         else:
 
             def forward() -> Any:
-                raw_inputs = dispatch.unwrap(bound.inputs)
+                raw_inputs = traced_values.unwrap(bound.inputs)
                 return method_fallback(array_module(raw), op, raw_inputs, bound.options)
 
         rule = lookup(op)
         bound = binding.bind(getattr(np, name, None), rule, (self, *args), kwargs)
         if bound is None:
             forward()  # a wrong call raises the library's own error
-            raise messages.unsupported_call(f"x.{name}(...) with these arguments")
-        if bound.unsupported and dispatch.is_live(self):
+            raise messages.unsupported_call(
+                f"x.{name}(...) with these arguments",
+                f"call np.{name}(x, ...) with the arguments its rule takes: "
+                f"{', '.join(rule.signature_parameters())}",
+            )
+        if bound.unsupported and traced_values.is_live(self):
             raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
         result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
         return note_view(result, self, lambda base: base._method(name, args, kwargs))
@@ -259,7 +265,7 @@ class Traced(TracedValue):
             raise messages.in_place(f"x.{name}()")
         if op_of_method(name) is not None:
             return lambda *args, **kwargs: self._method(name, args, kwargs)
-        if name in PLAIN_ATTRIBUTES or not dispatch.is_live(self):
+        if name in PLAIN_ATTRIBUTES or not traced_values.is_live(self):
             return getattr(raw, name)
         raise messages.no_rule(f"x.{name}")
 
@@ -344,8 +350,8 @@ def traced(x: Any, fmt: str | None = None) -> Any:
 
 def _unlabelled(x: Any) -> Traced:
     tape = active_tape()
-    if dispatch.is_traced(x):
-        if dispatch.is_live(x, tape):
+    if traced_values.is_traced(x):
+        if traced_values.is_live(x, tape):
             return x
         x = x._data
     if isinstance(x, (bool, int, float, complex, list, tuple)):

@@ -30,6 +30,7 @@ from autodiff_tutor.tracing.higher import (
     higher_through_rule,
     traced_unbroadcast,
 )
+from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.rule_parts import input_gradients
 from autodiff_tutor.tracing.tape import Origin, Record, Tape
@@ -234,7 +235,13 @@ def backpropagate(
         else:
             g = gs if record.payload.rule.list_result else gs[0]
             if not higher:
-                _rule_step(record, g, reach, adjoints, None)
+                try:
+                    _rule_step(record, g, reach, adjoints, None)
+                except AutodiffError as error:  # a refusal only the values show
+                    if error.location is not None:
+                        raise
+                    message = f"{error.message} (the operation at {record.where})"
+                    raise type(error)(message, location(), error.hint) from None
             else:
                 try:
                     _rule_step(record, g, reach, adjoints, tape)

@@ -26,7 +26,9 @@ from autodiff_tutor.errors import TracingError
 from autodiff_tutor.ops.formatted import strip_dims
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing.backward import CustomPayload
-from autodiff_tutor.tracing.dispatch import (
+from autodiff_tutor.tracing.locations import here, location
+from autodiff_tutor.tracing.tape import active_tape
+from autodiff_tutor.tracing.traced_values import (
     dtype_name,
     input_info,
     is_live,
@@ -36,8 +38,6 @@ from autodiff_tutor.tracing.dispatch import (
     unwrap,
     wrap_untraced,
 )
-from autodiff_tutor.tracing.locations import here, location
-from autodiff_tutor.tracing.tape import active_tape
 
 
 def call_op(op: Any, *inputs: Any) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autodiff_tutor.rules.linalg_more import einsum_in_pairs, einsum_of_one
+from autodiff_tutor.rules.einsum_plans import einsum_in_pairs, einsum_of_one
 from autodiff_tutor.runtime.backend import array_module
 
 

@@ -25,9 +25,9 @@ from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import gradient_messages
 from autodiff_tutor.tracing.array import traced
-from autodiff_tutor.tracing.dispatch import is_traced, make
 from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
+from autodiff_tutor.tracing.traced_values import is_traced, make
 
 
 def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
@@ -125,6 +125,21 @@ def check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         ) from None
 
 
+def _meet_constants(fn: Any, values: tuple[Any, ...], tape: Tape) -> None:
+    """The plain arrays that exist before ``fn`` runs, met first: its arguments (also
+    inside structures), and the globals and closure values it names. None of them can
+    be computed from data that ``extract_data`` takes out later."""
+    seen = [leaf for value in values for leaf in flatten(value)[0]]
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        names = getattr(fn, "__globals__", {})
+        seen += [names[n] for n in code.co_names if n in names]
+        seen += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or ()]
+    for value in seen:
+        if hasattr(value, "shape") and not is_traced(value) and not is_formatted(value):
+            tape.meet_plain(value)
+
+
 def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``fn(*args, **kwargs)`` with tracing on, and return what it returns.
 
@@ -144,6 +159,7 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     labels = parameter_labels(fn, len(args))
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
+    _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:
         result = fn(*args, **kwargs)

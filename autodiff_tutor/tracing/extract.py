@@ -12,9 +12,9 @@ from typing import Any
 
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.tracing.array import _copy
-from autodiff_tutor.tracing.dispatch import input_info, is_live, is_traced
-from autodiff_tutor.tracing.locations import here
+from autodiff_tutor.tracing.locations import here, user_frame
 from autodiff_tutor.tracing.tape import Extraction, active_tape
+from autodiff_tutor.tracing.traced_values import input_info, is_live, is_traced
 
 
 def _take_out(x: Any, op: str, intentional: bool) -> Any:
@@ -33,12 +33,23 @@ def _take_out(x: Any, op: str, intentional: bool) -> Any:
     if not is_live(x, tape):
         return x._data
     where = here()
+    _meet_locals(tape)
     record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
     extraction = Extraction(x._node, where, record.index, intentional)
     tape.extractions.append(extraction)
     data = _copy(x._data)
     tape.extracted[id(data)] = (data, extraction)
     return data
+
+
+def _meet_locals(tape: Any) -> None:
+    """The plain arrays the user's function holds when it extracts: they exist before
+    the extracted data, so they cannot be computed from it (see ``gradient``'s
+    "extracted and continued" warning)."""
+    frame = user_frame()
+    for value in list(frame.f_locals.values()) if frame is not None else ():
+        if hasattr(value, "shape") and not is_traced(value) and not is_formatted(value):
+            tape.meet_plain(value)
 
 
 def extract_data(x: Any) -> Any:

@@ -19,9 +19,9 @@ from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, gradient_messages
 from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.dispatch import is_traced, make, origins_of
 from autodiff_tutor.tracing.locations import argument_texts, here, location, warn
 from autodiff_tutor.tracing.tape import Tape, active_tape
+from autodiff_tutor.tracing.traced_values import is_traced, make, origins_of
 
 
 def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
@@ -160,20 +160,14 @@ def take_gradient(
 def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> None:
     """Errors and warnings for outputs that lost (part of) their dependence on x.
 
-    "Extracted and continued" is a heuristic: after an ``extract_data`` of a value
-    computed from ``x``, an operation on the way to ``y`` took a plain array as an
-    input (the extracted data, or something computed from it, may have come back).
-    Reading a value (printing, logging) then computing on with traced values only
-    does not warn.
+    "Extracted and continued" warns when, after an ``extract_data`` of a value
+    computed from ``x``, an operation on the way to ``y`` took as an input a plain
+    array that is the extracted data (or a view of it), or one the trace first met
+    after the extraction (it may have been computed from that data). Plain arrays met
+    before (the arguments of ``evaluate``, constants the function names, arrays used
+    earlier) cannot come from it; nor can the data of another extraction. Reading a
+    value (printing, logging, a test in an ``if``) then computing on does not warn.
     """
-    latest = max(
-        (
-            r.index
-            for r in found.records
-            if any(i.node is None and i.shape is not None and not i.origins for i in r.inputs)
-        ),
-        default=-1,
-    )
     warned = set()
     for x, name in leaves:
         depending = backward.dependents(tape, {x._node})
@@ -185,11 +179,25 @@ def _diagnose(tape: Tape, found: Any, leaves: list, call: str, y_name: str) -> N
             warn(gradient_messages.unused_variable(call, y_name, name))
             continue
         for cut in cuts:
-            if not cut.intentional and cut.after < latest and id(cut) not in warned:
+            if cut.intentional or id(cut) in warned:
+                continue
+            k = next(i for i, e in enumerate(tape.extractions) if e is cut)
+            if any(
+                r.index > cut.after and any(_may_come_from(i, k) for i in r.inputs)
+                for r in found.records
+            ):
                 warned.add(id(cut))
                 warn(gradient_messages.extracted_and_continued(call, name, cut))
     if found.hidden:
         warn(gradient_messages.untraced_portion(call, y_name, found.hidden))
+
+
+def _may_come_from(info: Any, k: int) -> bool:
+    """Whether a record's input may hold data of the ``k``-th extraction: it is that
+    data (or a view of it), or a plain array first met after it."""
+    if info.node is not None or info.shape is None or info.origins or info.met_after is None:
+        return False
+    return info.data_of == k or (info.data_of is None and info.met_after > k)
 
 
 __all__ = ["gradient"]

@@ -54,17 +54,17 @@ def unsupported_arguments(name: str, names: Iterable[str], known: Iterable[str])
     )
 
 
-def unsupported_call(what: str) -> TracingError:
+def unsupported_call(what: str, hint: str) -> TracingError:
     """A form of call that tracing does not follow (``np.add.reduce``, odd arity).
 
-    >>> unsupported_call("np.add.reduce(...)").hint.split(" (")[0]
-    'use the plain function form'
+    >>> unsupported_call("np.add.reduce(...)", "write np.sum(x, axis=0)").hint
+    'write np.sum(x, axis=0)'
     """
     return TracingError(
         f"{what} on a traced value is not supported by tracing: it would have to drop "
         "the gradient.",
         location(),
-        hint="use the plain function form (np.sum(x, axis=0) rather than np.add.reduce(x, axis=0))",
+        hint=hint,
     )
 
 

@@ -25,7 +25,7 @@ import functools
 from typing import Any
 
 from autodiff_tutor.rules.names import is_array_module
-from autodiff_tutor.tracing import dispatch
+from autodiff_tutor.tracing import dispatch, traced_values
 
 
 class TracedNamespace:
@@ -66,7 +66,7 @@ def numpy_like(xp: Any) -> TracedNamespace:
 def _traced_function(fn: Any, name: str) -> Any:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if not dispatch.traced_leaves([args, kwargs]):
+        if not traced_values.traced_leaves([args, kwargs]):
             return fn(*args, **kwargs)
         return dispatch.call_function(fn, args, kwargs, name)
 

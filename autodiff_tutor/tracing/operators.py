@@ -27,7 +27,7 @@ from autodiff_tutor.errors import AutodiffError, TracingError
 from autodiff_tutor.ops.formatted import is_formatted
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.runtime.helpers import assign_at
-from autodiff_tutor.tracing import dispatch, messages
+from autodiff_tutor.tracing import dispatch, messages, traced_values
 from autodiff_tutor.tracing.locations import location, stores_back
 from autodiff_tutor.tracing.through_view import follows, put_back
 from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
@@ -60,7 +60,7 @@ def binary(op: str, function: Any, reflected: bool = False) -> Any:
         name = f"the {_SYMBOLS[op]} operator"
 
         def forward() -> Any:
-            return function(dispatch.unwrap(a), dispatch.unwrap(b))
+            return function(traced_values.unwrap(a), traced_values.unwrap(b))
 
         return dispatch.apply(op, name, forward, [a, b], {})
 
@@ -90,7 +90,7 @@ def in_place(op: str, function: Any) -> Any:
         if through and not follows(self, shared):
             raise messages.in_place_shared(f"y {symbol} ...")
         result = compute(self, other)
-        if not dispatch.is_traced(result) or result.shape != self.shape:
+        if not traced_values.is_traced(result) or result.shape != self.shape:
             raise messages.in_place_shape(f"y {symbol} ...", self.shape, shape_of(result))
         if result.dtype != self.dtype:  # numpy keeps the dtype of the updated array
             result = result.astype(self.dtype)
@@ -111,7 +111,7 @@ def in_place(op: str, function: Any) -> Any:
 
 def set_item(y: Any, index: Any, value: Any) -> None:
     """``y[index] = value`` on traced ``y``: ``y`` becomes a recorded copy with the write."""
-    raw_index, raw_value = dispatch.unwrap(index), dispatch.unwrap(value)
+    raw_index, raw_value = traced_values.unwrap(index), traced_values.unwrap(value)
     if isinstance(y._data, np.generic):
         raise TracingError(
             f"y[...] = ... on a numpy scalar ({y._data.dtype}): numpy scalars cannot "

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import inspector
 
 _ACTIVE: ContextVar[Tape | None] = ContextVar("autodiff_tutor_tracing_tape", default=None)
@@ -100,6 +101,11 @@ class InputInfo:
     shape: tuple[int, ...] | None
     label: str
     origins: frozenset[Origin] = frozenset()
+    #: a plain array: how many extractions the trace had made when it first met it
+    #: (one met earlier cannot be computed from a later extraction's data) ...
+    met_after: int | None = None
+    #: ... and the extraction whose data it is, or a view of, if any
+    data_of: int | None = None
 
 
 @dataclass
@@ -188,6 +194,32 @@ class Tape:
     # id -> (array, its extraction): the data extract_data handed out on this trace, so
     # traced() of it starts a new variable (kept alive until the trace ends)
     extracted: dict[int, tuple[Any, Extraction]] = field(default_factory=dict, repr=False)
+    # id -> (plain array, extractions made when the trace first met it), kept alive
+    # until the trace ends: see InputInfo.met_after
+    plain: dict[int, tuple[Any, int]] = field(default_factory=dict, repr=False)
+
+    def meet_plain(self, value: Any) -> tuple[int, int | None]:
+        """A plain array the trace meets (an argument, an operation's input): how many
+        extractions came before its first meeting, and which extraction's data it is
+        (or views), if any.
+
+        >>> import numpy as np
+        >>> tape = Tape("f")
+        >>> c = np.ones(2)
+        >>> tape.meet_plain(c)
+        (0, None)
+        >>> tape.extractions.append(Extraction(0, "f.py:2", 0, False))
+        >>> tape.meet_plain(c), tape.meet_plain(np.zeros(2))
+        ((0, None), (1, None))
+        """
+        known = self.plain.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, len(self.extractions))
+            self.plain[id(value)] = known
+        for data, extraction in self.extracted.values():
+            if data is value or _may_share_memory(value, data):
+                return known[1], next(k for k, e in enumerate(self.extractions) if e is extraction)
+        return known[1], None
 
     def defer(self, error: Exception) -> None:
         """Keep ``error`` to raise at the next step (where it cannot be raised now).
@@ -256,6 +288,7 @@ class Tape:
         """Mark the evaluation finished and free its arrays; keep the records."""
         self.ended = True
         self.extracted.clear()
+        self.plain.clear()
         for record in self.records:
             record.payload = None
         _LAST[:] = [self]
@@ -281,6 +314,15 @@ class Tape:
 
     def _repr_html_(self) -> str:
         return inspector.html_table(self)
+
+
+def _may_share_memory(a: Any, b: Any) -> bool:
+    """Whether two arrays may overlap in memory (a view of extracted data)."""
+    overlap = getattr(array_module(b), "may_share_memory", None)
+    try:
+        return bool(overlap(a, b)) if overlap is not None else False
+    except (TypeError, ValueError):
+        return False
 
 
 def activate(tape: Tape) -> Any:

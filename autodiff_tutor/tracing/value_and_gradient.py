@@ -19,11 +19,11 @@ from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
 from autodiff_tutor.runtime.backend import is_float_value
 from autodiff_tutor.tracing.array import traced
-from autodiff_tutor.tracing.dispatch import is_traced
 from autodiff_tutor.tracing.evaluate import check_call, evaluate, parameter_labels
 from autodiff_tutor.tracing.extract import extract_data
 from autodiff_tutor.tracing.gradient import take_gradient
 from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.traced_values import is_traced
 
 
 def value_and_gradient(

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from autodiff_tutor.rules.record import ArrayRule, NumericOnly, Rule, ScalarRule
+from autodiff_tutor.rules.record import Rule
 from autodiff_tutor.rules.registry import all_rules
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.verify.symbolic.check import Problem, check_regions
 from autodiff_tutor.verify.symbolic.kinks import kink_checks
 from autodiff_tutor.verify.symbolic.report import SymbolicReport

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from autodiff_tutor.rules.record import ArrayRule, Fixed, Rule
+from autodiff_tutor.rules.record import Rule
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.verify.symbolic.check import prove_equal
 from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
 from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap

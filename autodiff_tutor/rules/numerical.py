@@ -1,0 +1,142 @@
+"""numpy's numerical routines: the cross product, 1-D convolution, the trapezoid rule,
+polynomial evaluation and linear interpolation.
+
+Each is linear in each operand, so its vjp is the transposed map (the helpers in
+:mod:`autodiff_tutor.runtime.helpers_numerical`) and its jvp the routine applied to
+the tangents. ``np.cross`` takes 3-vectors and 2-vectors (numpy's, deprecated there)
+along ``axis``; ``np.trapezoid``'s sample points ``x`` and spacing ``dx`` are options
+(no gradient).
+
+>>> import numpy as np
+>>> e1, e2, e3 = np.eye(3)
+>>> [d.tolist() for d in cross(e3, np, e1, e2)]  # <e3, e1 x e2> = 1
+[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+"""
+
+from autodiff_tutor.errors import NoDerivativeRuleError
+from autodiff_tutor.rules.record import Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
+from autodiff_tutor.runtime.helpers import (
+    convolve_operand,
+    cross_operand,
+    interp_knots_tangent,
+    interp_operand,
+    polyval_operand,
+    trapezoid_weights,
+    unbroadcast,
+)
+
+family = Family("numerical")
+defvjp, defjvp = family.defvjp, family.defjvp
+
+
+@defvjp(
+    "cross",
+    math="x × y",
+    latex=r"x \times y",
+    convention="along axis (the same for both operands and the result); a 2-vector has "
+    "a zero third component",
+    symbolic=ArrayRule(
+        lambda xp, x, y, **o: xp.cross(x, y, **o),
+        [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})],
+    ),
+)
+def cross(g, xp, x, y, axis=None):
+    return (
+        unbroadcast(cross_operand(g, x, y, 0, axis), x),
+        unbroadcast(cross_operand(g, x, y, 1, axis), y),
+    )
+
+
+@defjvp("cross")
+def cross_tangent(xp, x, y, axis=None, *, d_x, d_y):
+    return xp.cross(d_x, y, axis=axis) + xp.cross(x, d_y, axis=axis)
+
+
+@defvjp(
+    "convolve",
+    math="sum_k x_k y_(n-k)",
+    latex=r"\sum_k x_k\, y_{n-k}",
+    convention="1-D operands, as numpy's; mode 'full', 'same' or 'valid'",
+    symbolic=ArrayRule(
+        lambda xp, x, y, **o: xp.convolve(x, y, **o),
+        [(((3,), (2,)), {}), (((4,), (2,)), {"mode": "same"}), (((2,), (4,)), {"mode": "valid"})],
+    ),
+)
+def convolve(g, x, y, mode="full"):
+    return convolve_operand(g, x, y, 0, mode), convolve_operand(g, x, y, 1, mode)
+
+
+@defjvp("convolve")
+def convolve_tangent(xp, x, y, mode="full", *, d_x, d_y):
+    return xp.convolve(d_x, y, mode) + xp.convolve(x, d_y, mode)
+
+
+@defvjp(
+    "trapezoid",
+    math="sum_i (y_i + y_(i+1)) (x_(i+1) - x_i) / 2",
+    latex=r"\sum_i \tfrac{1}{2} (y_i + y_{i+1}) (x_{i+1} - x_i)",
+    convention="the sample points x and the spacing dx carry no gradient",
+    symbolic=ArrayRule(
+        lambda xp, y, **o: xp.trapezoid(y, **o),
+        [(((4,),), {}), (((2, 3),), {"axis": 0, "dx": 0.5})],
+    ),
+)
+def trapezoid(g, xp, y, x=None, dx=1.0, axis=-1):
+    return xp.expand_dims(g, axis) * trapezoid_weights(y, x, dx, axis)
+
+
+@defjvp("trapezoid")
+def trapezoid_tangent(xp, y, x=None, dx=1.0, axis=-1, *, d_y):
+    return xp.trapezoid(d_y, x=x, dx=dx, axis=axis)
+
+
+@defvjp(
+    "polyval",
+    math="sum_k p_k x^(n-1-k)",
+    latex=r"\sum_k p_k\, x^{n-1-k}",
+    convention="p is 1-D, highest power first, as numpy's",
+    symbolic=ArrayRule(lambda xp, p, x: xp.polyval(p, x), [(((2,), (3,)), {}), (((3,), (2,)), {})]),
+)
+def polyval(g, p, x):
+    return polyval_operand(g, p, x, 0), polyval_operand(g, p, x, 1)
+
+
+@defjvp("polyval")
+def polyval_tangent(xp, p, x, *, d_p, d_x):
+    return xp.polyval(d_p, x) + polyval_operand(d_x, p, x, 1)
+
+
+def _no_period(period=None):
+    """The interp rule covers non-periodic interpolation."""
+    if period is not None:
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.interp with period=",
+            hint="wrap x into one period first (np.mod(x - x0, period) + x0), then interpolate",
+        )
+
+
+@defvjp(
+    "interp",
+    math="piecewise linear through (xp, fp), at x",
+    latex=r"f_i + (x - x_i) \frac{f_{i+1} - f_i}{x_{i+1} - x_i}",
+    convention="at a sample point, the segment that starts there; outside xp's range the "
+    "value is constant (fp's end, or left/right): no gradient for x and xp there",
+    check=_no_period,
+    symbolic=NumericOnly("np.interp finds each x's segment by comparing numbers"),
+)
+def interp(g, x, knots, fp, left=None, right=None, period=None):
+    return (
+        interp_operand(g, x, knots, fp, 0, left, right),
+        interp_operand(g, x, knots, fp, 1, left, right),
+        interp_operand(g, x, knots, fp, 2, left, right),
+    )
+
+
+@defjvp("interp")
+def interp_tangent(xp, x, knots, fp, left=None, right=None, period=None, *, d_x, d_knots, d_fp):
+    return (
+        interp_operand(d_x, x, knots, fp, 0, left, right)
+        + interp_knots_tangent(x, knots, fp, d_knots)
+        + xp.interp(x, knots, d_fp, None if left is None else 0.0, None if right is None else 0.0)
+    )

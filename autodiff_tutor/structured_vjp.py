@@ -1,0 +1,192 @@
+"""``vjp`` with structures: arguments that are lists, tuples or dicts of arrays, and
+outputs that are lists of arrays.
+
+A structured argument is flattened as ``grad`` flattens it
+(:func:`autodiff_tutor.structured_calls.flatten_call`: one parameter per leaf, one
+compilation per structure), and its gradient comes back in its structure. An output
+that is a list takes a seed that is a list of the same length, one array per element
+shaped like it.
+
+>>> import numpy as np
+>>> from autodiff_tutor import vjp
+>>> def layer(p, x):
+...     return np.tanh(x @ p["W"] + p["b"])
+>>> p = {"W": np.eye(2), "b": np.zeros(2)}
+>>> out, pullback = vjp(layer, p, np.zeros((1, 2)), wrt="p")
+>>> (d_p,) = pullback(np.ones((1, 2)))
+>>> d_p["b"].tolist()
+[1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from autodiff_tutor.pytree import ObjectView, flatten, is_structure
+
+
+def has_float_leaf(value: Any) -> bool:
+    """Whether a structure holds a floating-point array or number (its leaves are
+    differentiated by default, as a float argument is).
+
+    >>> import numpy as np
+    >>> has_float_leaf({"W": np.ones(2), "n": 3}), has_float_leaf([np.arange(2)])
+    (True, False)
+    """
+    from autodiff_tutor.runtime.backend import is_float_value
+
+    return is_structure(value) and any(is_float_value(leaf) for leaf in flatten(value)[0])
+
+
+def structured_vjp(
+    f: Any, args: Sequence[Any], kwargs: dict[str, Any], wrt: Any, api: Any
+) -> tuple[Any, Callable[..., tuple[Any, ...]]] | None:
+    """``vjp(f, *args, wrt=wrt, **kwargs)`` where an argument in ``wrt`` is a
+    structure: the call flattened, and each gradient in its argument's structure
+    (``None`` for leaves that are not floating-point). ``None`` when no argument in
+    ``wrt`` is a structure. ``api`` gives ``differentiable`` and ``vjp``.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import api
+    >>> def f(ws):
+    ...     return ws[0] * ws[1]
+    >>> out, pullback = structured_vjp(f, [[np.ones(2), 3 * np.ones(2)]], {}, None, api)
+    >>> [g.tolist() for g in pullback(np.ones(2))[0]]
+    [[3.0, 3.0], [1.0, 1.0]]
+    """
+    from autodiff_tutor.structured_calls import flatten_call, refuse_structured_vjp
+
+    refuse_structured_vjp(f, args)
+    if getattr(f, "_gradient_of", None) is not None:
+        return None
+    compiled = api.differentiable(f)
+    entries = api.float_params(compiled, args, kwargs) if wrt is None else wrt
+    entries = [entries] if isinstance(entries, (int, str)) else list(entries)
+    flat = flatten_call(compiled, entries, args, kwargs)
+    if flat is None:
+        return None
+    out, pullback = api.vjp(flat.function, *flat.args, wrt=list(flat.wrt))
+
+    def structured_pullback(*seeds: Any) -> tuple[Any, ...]:
+        return flat.rebuild(pullback(*seeds))
+
+    return out, structured_pullback
+
+
+def check_list_seed(
+    seed: Any, out: list[Any], where: str, check: Callable[[Any, Any], Any]
+) -> list[Any]:
+    """The seed of an output that is a list: a list or tuple of the same length,
+    each element checked against the output's element by ``check`` (nested lists
+    likewise).
+
+    >>> import numpy as np
+    >>> check_list_seed([1.0, 2.0], [np.ones(()), np.ones(())], "the seed", lambda s, o: s)
+    [1.0, 2.0]
+    >>> check_list_seed(np.ones(2), [np.ones(2)], "the seed", lambda s, o: s)
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.ArgumentError: the seed is an array, but that output is a list ...
+    """
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import ArgumentError
+
+    if not isinstance(seed, (list, tuple)) or isinstance(seed, ObjectView):
+        kind = "an array" if hasattr(seed, "shape") else f"a {type(seed).__name__}"
+        raise located(
+            ArgumentError,
+            f"{where} is {kind}, but that output is a list of {len(out)} arrays",
+            hint="give a list with one seed per element, each shaped like that element",
+        )
+    if len(seed) != len(out):
+        raise located(
+            ArgumentError,
+            f"{where} has {len(seed)} elements, but that output is a list of {len(out)}",
+            hint="give one seed per element of the list",
+        )
+    checked = []
+    for i, (s, o) in enumerate(zip(seed, out, strict=True)):
+        if isinstance(o, list):
+            checked.append(check_list_seed(s, o, f"{where}, element {i},", check))
+        else:
+            checked.append(check(s, o))
+    return checked
+
+
+def leaves_of(value: Any) -> list[Any]:
+    """The arrays of a value that may be a list (for checks on every element).
+
+    >>> leaves_of([1.0, [2.0, 3.0]])
+    [1.0, 2.0, 3.0]
+    """
+    return flatten(value)[0] if isinstance(value, list) else [value]
+
+
+def values_by_key(keys: tuple[str, ...], seed: Any, where: str) -> Any:
+    """The seed of a function returning a dict, as the list of its values in the
+    order of ``keys`` (how the compiled function returns them). A seed that is not a
+    dict is passed on as it is, for the list checks to judge.
+
+    >>> values_by_key(("y", "loss"), {"loss": 1.0, "y": 2.0}, "the seed")
+    [2.0, 1.0]
+    """
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import ArgumentError
+
+    if not isinstance(seed, dict):
+        return seed
+    if set(seed) != set(keys):
+        raise located(
+            ArgumentError,
+            f"{where} has the keys {sorted(seed)}, but the function returns the keys "
+            f"{sorted(keys)}",
+            hint="give a dict with one seed per returned key, shaped like its value",
+        )
+    return [seed[k] for k in keys]
+
+
+def by_key(
+    keys: tuple[str, ...] | None, out: Any, pullback: Callable[..., Any], name: str
+) -> tuple[Any, Callable[..., Any]]:
+    """``(out, pullback)`` of a function returning a dict (compiled as the list of its
+    values, ``keys`` in order): the dict, and a pullback taking a dict seed. As given
+    when ``keys`` is ``None``.
+
+    >>> out, pullback = by_key(("a", "b"), [1.0, 2.0], lambda seed: seed, "f")
+    >>> out, pullback({"b": 20.0, "a": 10.0})
+    ({'a': 1.0, 'b': 2.0}, [10.0, 20.0])
+    """
+    if keys is None:
+        return out, pullback
+
+    def keyed_pullback(*seeds: Any) -> Any:
+        if len(seeds) == 1:
+            seeds = (values_by_key(keys, seeds[0], f"the seed of {name}"),)
+        return pullback(*seeds)
+
+    return dict(zip(keys, out, strict=True)), keyed_pullback
+
+
+def refuse_structured_output(f: Any, out: list[Any]) -> None:
+    """``grad`` of a function returning a list, or a dict (compiled as the list of
+    its values): a located error naming what it returns.
+
+    >>> from autodiff_tutor import differentiable
+    >>> def f(a):
+    ...     return {"u": a, "v": 2 * a}
+    >>> refuse_structured_output(differentiable(f), [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.NonScalarOutputError: f returns a dict with the keys ['u', 'v']; ...
+    """
+    from autodiff_tutor.api_checks import located
+    from autodiff_tutor.errors import NonScalarOutputError
+
+    keys = f.front_end().program.output_keys
+    what = f"a dict with the keys {list(keys)}" if keys else f"a list of {len(out)} values"
+    raise located(
+        NonScalarOutputError,
+        f"{f.name} returns {what}; grad needs a single scalar output",
+        hint="return the loss alone, or use vjp(f, *args) and give one seed of the same structure",
+    )
