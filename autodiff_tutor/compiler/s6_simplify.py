@@ -9,12 +9,15 @@ Three rewrites, each keeping what the code computes (to float rounding):
   ``d_t2 = d_t2 + e`` becomes ``d_t2 = e - d_b``), unless a statement in between
   writes a name it reads;
 - *signs and constants*: ``a + -b`` is ``a - b``, ``-a + b`` is ``b - a``,
-  ``-a * 2`` is ``a * -2``, ``a * 2 * 3`` is ``a * 6``.
+  ``-a * 2`` is ``a * -2``, ``a * 2 * 3`` is ``a * 6``, ``a + -b * c / d`` is
+  ``a - b * c / d`` (negation is exact: the same bits).
 
 >>> tree = ast.parse("d_t5 = d_t7\\nd_t3 = -d_a\\nd_t2 = -d_b\\n"
 ...                  "d_t2 = d_t2 + d_t3 * 2 * t2\\nd_x = d_t5 * d_t2").body
 >>> for s in simplify(tree, {"d_x", "d_t7"}): print(ast.unparse(s))
 d_x = d_t7 * (d_a * -2 * t2 - d_b)
+>>> print(ast.unparse(simplify(ast.parse("d_y = d_t + -d_t * t1 / y").body, {"d_y"})[0]))
+d_y = d_t - d_t * t1 / y
 """
 
 from __future__ import annotations
@@ -296,6 +299,11 @@ class _Signs(ast.NodeTransformer):
             return ast.BinOp(left, ast.Sub(), _flip(right))
         if isinstance(op, ast.Sub) and _negative_product(right):
             return ast.BinOp(left, ast.Add(), _flip(right))
+        if isinstance(op, (ast.Add, ast.Sub)) and _leading_negation(right):
+            other = ast.Sub() if isinstance(op, ast.Add) else ast.Add()  # a + -b * c -> a - b * c
+            return ast.BinOp(left, other, _without_leading_negation(right))
+        if isinstance(op, ast.Add) and _leading_negation(left):  # -b * c + a -> a - b * c
+            return ast.BinOp(right, ast.Sub(), _without_leading_negation(left))
         return node
 
 
@@ -391,6 +399,23 @@ def _negative_product(node: ast.expr) -> bool:
             return True
         node = node.left
     return False
+
+
+def _leading_negation(node: ast.expr) -> bool:
+    """``-b * c / d``: a product or quotient whose first factor is negated (negation is
+    exact and commutes with the rounding of ``*`` and ``/``, so it can move out)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))):
+        return False
+    while isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        node = node.left
+    return _negated(node)
+
+
+def _without_leading_negation(node: ast.expr) -> ast.expr:
+    """``-b * c / d`` -> ``b * c / d``."""
+    if isinstance(node, ast.BinOp):
+        return ast.BinOp(_without_leading_negation(node.left), node.op, node.right)
+    return node.operand
 
 
 def _flip(node: ast.BinOp) -> ast.BinOp:
