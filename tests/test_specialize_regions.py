@@ -467,6 +467,33 @@ def test_branches_inside_loops_are_not_specialized(fn):
         _check(fn, (y,), [0], [both(y)[1]])
 
 
+def branch_before_broadcasting(x, w):
+    v = w * 0.5 * x  # (4,) times (3, 4): the gradient of w * 0.5 is summed over rows
+    if np.max(v) > 0.5:
+        u = np.sin(v) * 2.0  # an arm with helper calls of its own...
+    else:
+        u = v * v
+    u = u + 0.0
+    u *= np.sin(v)
+    return np.sum(u * u)
+
+
+def test_sites_after_a_branch_are_those_of_the_path_taken():
+    # found by the fuzzer (seed 11756): the probe numbered the helper calls of both arms,
+    # the path's backward has fewer, so a later call's number named another call and
+    # w's gradient kept the shape (3, 4)
+    rng = np.random.default_rng(3)
+    x, w = rng.uniform(-1.5, 1.5, (3, 4)), rng.uniform(-1.5, 1.5, 4)
+    x[0] = np.abs(x[0]) + 2.0  # the first arm
+    both = value_and_grad(branch_before_broadcasting, wrt=[0, 1])
+    for y in (x, x, x * 0.01, x):  # x * 0.01: the other arm
+        _, grads = both(y, w)
+        assert grads[1].shape == w.shape
+        _check(branch_before_broadcasting, (y, w), [0, 1], grads)
+        expected = autograd_gradient(branch_before_broadcasting, (y, w), 1)
+        np.testing.assert_allclose(grads[1], expected, rtol=1e-12)
+
+
 def test_show_prints_the_checked_path():
     compiled = differentiable(branchy)
     both = value_and_grad(compiled)

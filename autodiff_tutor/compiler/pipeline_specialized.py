@@ -105,12 +105,6 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     ):
         return None  # an array whose values may decide shapes: the key does not hold them
     probe, flags, out = _probe(derivative, args)
-    forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
-    facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
-    if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
-        return None  # a while loop that did not run, or changed a value's shape
-    if shapes_vary(program, facts):
-        return None  # a value a while loop or a custom op changes decides a shape
     if branch_tests(program):  # the path the probe took, its tests checked (s6_paths)
         path = path_program(program, paths_of(flags))
         if path is None:
@@ -120,6 +114,15 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
             derivative, program=path, activity=activity, specializations={}
         )
         program = path
+        # probed again: the sites are numbered in the path's own backward, not in the
+        # backward of both arms (the same number names another call there)
+        probe, flags, out = _probe(derivative, args)
+    forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
+    facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+    if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
+        return None  # a while loop that did not run, or changed a value's shape
+    if shapes_vary(program, facts):
+        return None  # a value a while loop or a custom op changes decides a shape
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
 
