@@ -9,17 +9,18 @@ slopes ``al``, ``ar``::
 
 The thresholds and slopes are channel-wise: one value per channel, size 1 on every
 other axis (see :mod:`autodiff_tutor.ops.formats`). The forward is written by cases,
-with ``xp.where``, in the order of the definition: the left piece where ``x <= tl``,
-else the middle piece where ``x < tr``, else the right piece. So the derivative at a
-threshold is the one of the piece that includes it: at ``x == tl`` the slope is ``al``,
-at ``x == tr`` it is ``ar``. If the thresholds cross (``tl > tr``) the middle piece is
+with ``xp.where``, as the definition reads: the left piece where ``x <= tl``, else the
+right piece where ``x >= tr``, else the middle piece. So the derivative at a threshold
+is the one of the piece that includes it: at ``x == tl`` the slope is ``al``, at
+``x == tr`` it is ``ar``. If the thresholds cross (``tl > tr``) the middle piece is
 empty and the definition still decides every ``x``: the left piece up to ``tl``, the
 right piece above it.
 
-The backward follows the seeds' formulas, with the gradients returned in the order of
-the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing returns them in the order
-``X, tl, tr, al, ar``, which does not match their ``computeGradients`` flags; here the
-order is the inputs' order, always).
+The forward returns the cases it took (two boolean masks) as memory values, so the
+backward does not compare again. It follows the seeds' formulas, with the gradients
+returned in the order of the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing
+returns them in the order ``X, tl, tr, al, ar``, which does not match their
+``computeGradients`` flags; here the order is the inputs' order, always).
 
 >>> import numpy as np
 >>> X = np.array([[-2.0, 0.5, 3.0]])                      # one observation, 3 channels
