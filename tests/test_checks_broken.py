@@ -31,13 +31,13 @@ def failed(report):
 class WrongRightSlope(SReLUFunction):
     """dX uses the left slope al on the right piece too."""
 
-    def backward(self, dY, compute_gradients, X, tl, al, tr, ar):
-        grads = list(super().backward(dY, compute_gradients, X, tl, al, tr, ar))
+    def backward(self, dY, compute_gradients, X, tl, al, tr, ar, left, right):
+        grads = list(super().backward(dY, compute_gradients, X, tl, al, tr, ar, left, right))
         if compute_gradients[0]:
             xp = array_module(X)
-            left, right = xp.astype(X <= tl, X.dtype), xp.astype(tr <= X, X.dtype)
-            middle = 1 - left - right
-            grads[0] = dY * (left * al + middle + right * al)
+            on_left, on_right = xp.astype(left, X.dtype), xp.astype(right, X.dtype)
+            middle = 1 - on_left - on_right
+            grads[0] = dY * (on_left * al + middle + on_right * al)
         return tuple(grads)
 
 
@@ -55,8 +55,8 @@ class NotSummedOverBatch(PReLUFunction):
 class WrongDtype(SReLUFunction):
     """A float64 numpy constant promotes the float32 gradient to float64."""
 
-    def backward(self, dY, compute_gradients, X, tl, al, tr, ar):
-        grads = list(super().backward(dY, compute_gradients, X, tl, al, tr, ar))
+    def backward(self, dY, compute_gradients, X, tl, al, tr, ar, left, right):
+        grads = list(super().backward(dY, compute_gradients, X, tl, al, tr, ar, left, right))
         if grads[0] is not None:
             grads[0] = grads[0] * np.array(1.0)
         return tuple(grads)
@@ -73,30 +73,33 @@ class WrongShape(PReLUFunction):
 class IgnoresComputeGradients(SReLUFunction):
     """Computes every gradient, whatever was asked for."""
 
-    def backward(self, dY, compute_gradients, X, tl, al, tr, ar):
-        return super().backward(dY, (True,) * 5, X, tl, al, tr, ar)
+    def backward(self, dY, compute_gradients, X, tl, al, tr, ar, left, right):
+        return super().backward(dY, (True,) * 5, X, tl, al, tr, ar, left, right)
 
 
 class SeedsListingOrder(SReLUFunction):
     """Returns (dX, dtl, dtr, dal, dar) as the seeds' listing does, for inputs X, tl, al, tr, ar."""
 
-    def backward(self, dY, compute_gradients, X, tl, al, tr, ar):
-        dX, d_tl, d_al, d_tr, d_ar = super().backward(dY, compute_gradients, X, tl, al, tr, ar)
+    def backward(self, dY, compute_gradients, X, tl, al, tr, ar, left, right):
+        dX, d_tl, d_al, d_tr, d_ar = super().backward(
+            dY, compute_gradients, X, tl, al, tr, ar, left, right
+        )
         return dX, d_tl, d_tr, d_al, d_ar
 
 
 class UsesAnUnsetVariable(SReLUFunction):
     """The input gradient's mask is only computed when dX is requested."""
 
-    def backward(self, dY, compute_gradients, X, tl, al, tr, ar):
+    def backward(self, dY, compute_gradients, X, tl, al, tr, ar, left, right):
         if compute_gradients[0]:
-            left = (X <= tl).astype(X.dtype)
+            on_left = (X <= tl).astype(X.dtype)
         d_tl = (
-            reduce_to_channels(dY * left * (1 - al), self.format) if compute_gradients[1] else None
+            reduce_to_channels(dY * on_left * (1 - al), self.format)
+            if compute_gradients[1]
+            else None
         )
-        others = super().backward(
-            dY, (compute_gradients[0], False) + compute_gradients[2:], X, tl, al, tr, ar
-        )
+        flags = (compute_gradients[0], False) + compute_gradients[2:]
+        others = super().backward(dY, flags, X, tl, al, tr, ar, left, right)
         return others[0], d_tl, *others[2:]
 
 

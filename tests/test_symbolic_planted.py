@@ -28,7 +28,7 @@ BC = (1, 1)  # one observation, one channel: the shape of every input at a point
 SRELU = {"assume": ["tl < tr"], "shape": BC, "args": ("BC",)}
 PRELU = {"shape": BC, "args": ("BC",)}
 
-# (kind of bug, op class, mutation (old, new), options,
+# (kind of bug, op class, mutation (old, new[, method: "backward" by default]), options,
 #  failing (input, region) pairs, failing kinks (boundary, input))
 PLANTED = [
     (
@@ -66,7 +66,7 @@ PLANTED = [
     (
         "boundary in the wrong place",
         SReLUFunction,
-        ("right = ~(left | (X < tr))", "right = ~(left | (X < tl))"),
+        ("dY * xp.astype(right, dY.dtype)", "dY * xp.astype(tl < X, dY.dtype)"),
         SRELU,
         {("X", "tl < X < tr"), ("tr", "tl < X < tr"), ("ar", "tl < X < tr")},
         set(),
@@ -81,6 +81,14 @@ PLANTED = [
         SRELU,
         set(),
         {("X = tl", "X")},
+    ),
+    (
+        "memory values that are not the forward's cases (a bug in the forward)",
+        SReLUFunction,
+        ("return Y, left, right", "return Y, left, ~left", "forward"),
+        SRELU,
+        {("X", "tl < X < tr"), ("tr", "tl < X < tr"), ("ar", "tl < X < tr")},
+        set(),
     ),
     (
         "mask of the wrong region",
@@ -125,7 +133,7 @@ PLANTED = [
 ]
 
 
-def _make(index: int, base: type, mutation: tuple[str, str], options: dict):
+def _make(index: int, base: type, mutation: tuple[str, ...], options: dict):
     cls = mutant(base, f"Planted{index}{base.__name__}", *mutation)
     return cls(*options.get("args", ()))
 
@@ -168,7 +176,8 @@ def test_there_are_at_least_eight_planted_bugs() -> None:
 
 def test_the_counterexample_of_a_missing_seed_has_a_seed_other_than_one() -> None:
     """With dY = 1 the missing factor would not show: the counterexample avoids it."""
-    report = verify_symbolic(_make(7, *PLANTED[7][1:4]))
+    index = next(i for i, case in enumerate(PLANTED) if case[0].startswith("incoming gradient"))
+    report = verify_symbolic(_make(index, *PLANTED[index][1:4]))
     check = report.entry("X", "X > 0")
     assert check.counterexample["dY"] != 1.0
     assert check.expected_value != check.got_value

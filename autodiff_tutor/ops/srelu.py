@@ -9,17 +9,18 @@ slopes ``al``, ``ar``::
 
 The thresholds and slopes are channel-wise: one value per channel, size 1 on every
 other axis (see :mod:`autodiff_tutor.ops.formats`). The forward is written by cases,
-with ``xp.where``, in the order of the definition: the left piece where ``x <= tl``,
-else the middle piece where ``x < tr``, else the right piece. So the derivative at a
-threshold is the one of the piece that includes it: at ``x == tl`` the slope is ``al``,
-at ``x == tr`` it is ``ar``. If the thresholds cross (``tl > tr``) the middle piece is
+with ``xp.where``, as the definition reads: the left piece where ``x <= tl``, else the
+right piece where ``x >= tr``, else the middle piece. So the derivative at a threshold
+is the one of the piece that includes it: at ``x == tl`` the slope is ``al``, at
+``x == tr`` it is ``ar``. If the thresholds cross (``tl > tr``) the middle piece is
 empty and the definition still decides every ``x``: the left piece up to ``tl``, the
 right piece above it.
 
-The backward follows the seeds' formulas, with the gradients returned in the order of
-the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing returns them in the order
-``X, tl, tr, al, ar``, which does not match their ``computeGradients`` flags; here the
-order is the inputs' order, always).
+The forward returns the cases it took (two boolean masks) as memory values, so the
+backward does not compare again. It follows the seeds' formulas, with the gradients
+returned in the order of the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing
+returns them in the order ``X, tl, tr, al, ar``, which does not match their
+``computeGradients`` flags; here the order is the inputs' order, always).
 
 >>> import numpy as np
 >>> X = np.array([[-2.0, 0.5, 3.0]])                      # one observation, 3 channels
@@ -49,27 +50,39 @@ SRELU_PARAMETERS = ("tl", "al", "tr", "ar")
 class SReLUFunction(DifferentiableFunction):
     """SReLU as a :class:`DifferentiableFunction` for data in format ``fmt``.
 
-    ``SReLUFunction(fmt)(X, tl, al, tr, ar)``; the backward needs the inputs only.
+    ``SReLUFunction(fmt)(X, tl, al, tr, ar)``. The backward gets the inputs and two
+    memory values: the forward's cases, as masks (one byte per element).
 
     >>> import numpy as np
     >>> op = SReLUFunction("BC")
     >>> X = np.array([[-2.0, 0.5]])
     >>> p = [np.array([[v, v]]) for v in (-1.0, 0.1, 1.0, 0.5)]
     >>> outputs, saved = op.op_forward(X, *p)
+    >>> [mask.tolist() for mask in saved.memory]      # left, right
+    [[[True, False]], [[False, False]]]
     >>> d_X, d_tl, d_al, d_tr, d_ar = op.op_backward((np.ones((1, 2)),), (True,) * 5, saved)
     >>> d_X.tolist(), d_tl.tolist(), d_al.tolist()
     ([[0.1, 1.0]], [[0.9, 0.0]], [[-1.0, 0.0]])
     """
 
     def __init__(self, fmt: str) -> None:
-        super().__init__(num_outputs=1, save_inputs_for_backward=True, name="srelu")
+        super().__init__(
+            num_outputs=1, save_inputs_for_backward=True, num_memory_values=2, name="srelu"
+        )
         self.format = check_format(fmt)
 
-    def forward(self, X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> Any:
-        """The piecewise-linear SReLU by cases: left piece, else middle, else right."""
+    def forward(self, X: Any, tl: Any, al: Any, tr: Any, ar: Any) -> tuple[Any, Any, Any]:
+        """SReLU by cases (left piece, else right piece, else middle), then the cases.
+
+        ``left`` is where ``X <= tl``; ``right`` where ``X >= tr`` and the left piece is
+        not taken (both hold only when the thresholds cross: the left piece wins).
+        """
         check_channel_parameters(self.format, X, self.name, tl=tl, al=al, tr=tr, ar=ar)
         xp = array_module(X)
-        return xp.where(X <= tl, tl + al * (X - tl), xp.where(X < tr, X, tr + ar * (X - tr)))
+        left = X <= tl
+        right = (tr <= X) & ~left
+        Y = xp.where(left, tl + al * (X - tl), xp.where(right, tr + ar * (X - tr), X))
+        return Y, left, right  # the output, then the memory values
 
     def backward(
         self,
@@ -80,26 +93,26 @@ class SReLUFunction(DifferentiableFunction):
         al: Any,
         tr: Any,
         ar: Any,
+        left: Any,
+        right: Any,
     ) -> tuple[Any, ...]:
         """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis.
 
-        The pieces are the forward's cases: ``left`` where ``X <= tl``, ``right`` where
-        neither ``X <= tl`` nor ``X < tr``, the middle piece in between. ``dY_left`` is
-        ``dY`` where the left piece is taken and 0 elsewhere (a mask as a number:
-        multiplying by it is faster than ``xp.where`` on large arrays), ``dY_right``
-        likewise. Only what the requested gradients need is computed. ``1 - al`` is the
-        same for every element of a channel, so ``d_tl`` sums first and multiplies the
-        per-channel sum (``d_tr`` too): one pass over the data fewer.
+        ``left`` and ``right`` are the forward's cases (its memory values): nothing is
+        compared again. ``dY_left`` is ``dY`` where the left piece is taken and 0
+        elsewhere (a mask as a number: multiplying by it is faster than ``xp.where`` on
+        large arrays), ``dY_right`` likewise. Only what the requested gradients need is
+        computed. ``1 - al`` is the same for every element of a channel, so ``d_tl``
+        sums first and multiplies the per-channel sum (``d_tr`` too): one pass over the
+        data fewer.
         """
         want_X, want_tl, want_al, want_tr, want_ar = compute_gradients
         xp = array_module(X, dY)
         dX = d_tl = d_al = d_tr = d_ar = None
-        left = X <= tl
         if want_X or want_tl or want_al:
-            dY_left = dY * xp.astype(left, X.dtype)
+            dY_left = dY * xp.astype(left, dY.dtype)
         if want_X or want_tr or want_ar:
-            right = ~(left | (X < tr))
-            dY_right = dY * xp.astype(right, X.dtype)
+            dY_right = dY * xp.astype(right, dY.dtype)
         if want_X:
             dY_middle = dY - dY_left - dY_right  # dY where the middle piece is taken
             dX = dY_left * al + dY_middle + dY_right * ar
