@@ -139,11 +139,12 @@ class AutodiffError(Exception):
         its backward returned).
 
         >>> where = Location("f.py", 2, 4, "    y = op(x)", 5)
-        >>> print(AutodiffError("bad gradient").located_at(where))
+        >>> print(AutodiffError("bad gradient", hint="see its backward").located_at(where))
         bad gradient
           File "f.py", line 2, column 5
                 y = op(x)
                 ^^^^^
+          hint: see its backward
         """
         if self.location is None and location is not None:
             self.location = location
