@@ -28,7 +28,8 @@ code raised it on purpose: a ``raise`` or an ``assert`` in the function (kept in
 forward), in a helper it calls, or in a custom op; a note then says where
 (``add_note``), so ``except ValueError`` in the user's code works as without the
 compiler. Errors of the toolkit keep their type too; one raised without a location
-(a custom op's check of what its backward returned) gets the user's line.
+(a custom op's check of what its backward returned, a runtime helper's refusal that
+only the values show, such as ``x[[0, 0]] = v``) gets the user's line.
 
 Why not keep the original type (a ``ValueError`` subclass made for the occasion)? The
 toolkit's contract is that its failures are located ``AutodiffError`` s, which the

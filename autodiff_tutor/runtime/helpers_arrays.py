@@ -219,7 +219,6 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
     if len(operands) != 2 or any("." in o or len(set(o)) != len(o) for o in letters):
         raise NoDerivativeRuleError(
             f"no derivative rule for np.einsum({subscripts!r}, ...)",
-            None,  # located at the user's line where generated code called it (s9_failures)
             hint="the einsum rule covers two operands written with letters and '...', "
             "each letter at most once per operand; one operand is also covered (the sum, "
             "transpose, np.trace 'ii' or np.diagonal 'ii->i' it is, a letter at most twice) "
@@ -321,7 +320,6 @@ def vector_norm_grad(
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
-            None,  # located at the user's line where generated code called it (s9_failures)
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "
             "rows or columns of a matrix) and the Frobenius norm (ord=None or 'fro')",
         )

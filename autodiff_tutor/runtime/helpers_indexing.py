@@ -121,7 +121,6 @@ def _check_distinct(index: Any) -> None:
         raise NoDerivativeRuleError(
             "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
             "written, so its gradient is not supported",
-            None,  # located at the user's line where generated code called it (s9_failures)
             hint="write each element once, or add the values first (np.add.at is not "
             "differentiable either: sum them with np.bincount or a loop)",
         )

@@ -144,7 +144,6 @@ def median_weights(x: Any, axis: int | None = None, q: float = 0.5, scale: float
 
         raise NoDerivativeRuleError(
             f"no derivative rule for a quantile at several q ({q!r})",
-            None,  # located at the user's line where generated code called it (s9_failures)
             hint="call np.quantile (or np.percentile) once per q",
         )
     values = xp.reshape(x, (-1,)) if axis is None else xp.moveaxis(x, axis, -1)

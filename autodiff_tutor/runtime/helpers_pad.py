@@ -65,7 +65,6 @@ def pad_mode_covered(mode: str = "constant") -> str:
 
         raise NoDerivativeRuleError(
             f"no derivative rule for np.pad with mode={mode!r}",
-            None,  # located at the user's line where generated code called it (s9_failures)
             hint=f"the pad rule covers the modes {', '.join(map(repr, PAD_MODES))}; pad "
             "by hand with np.concatenate and slices for the others",
         )
