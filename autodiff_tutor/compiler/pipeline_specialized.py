@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
-from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
@@ -149,12 +149,13 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         if isinstance(n, ast.Name)
     }
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
-    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
+    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
+    forward_src, backward_src = forward.generated_source, backward.generated_source
     seed = None
     out_fact = fact_of(out)
     wrt_floats = all(
@@ -177,7 +178,7 @@ def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict
     probe.seeds = [*probe.seeds, "site_flags"]
     name = f"{parsed.name}_probe"
     forward, backward = compile_sources(
-        name, [render_forward(probe), render_backward(probe)], parsed.fn
+        name, [render_forward(probe), render_backward(probe)], parsed
     )
     flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
     out, memory = forward(*args, flags)
@@ -187,10 +188,11 @@ def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict
     return probe, flags, out
 
 
-def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:
+def _scope(parsed: ParsedFunction, program: Any) -> dict[str, Any]:
     """What the generated forward's free names refer to: the user function's closure
-    values and globals, less the names the function binds itself."""
-    scope = {**fn.__globals__, **closure_values(fn)}
+    values and globals (and stand-ins, :mod:`.s1_names`), less the names the function
+    binds itself."""
+    scope = parsed.namespace()
     for name in program.defined_names() | set(program.params):
         scope.pop(name, None)
     return scope
