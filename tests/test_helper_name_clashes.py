@@ -133,3 +133,47 @@ def test_an_undefined_name_fails_as_in_python():
         grad(differentiable(h))(X)
     assert "NameError" in str(caught.value)
     assert "x * at" in str(caught.value)  # located at the user's line
+
+
+# -- the function's own variables with those names -----------------------------------
+
+
+def own_variables(x):
+    like = np.sum(x * x)
+    stack = []
+    for i in range(x.shape[0]):
+        stack.append(np.sin(x[i]) * like)
+    memory = np.stack(stack)
+    size_2 = 2.0  # a name the renamed versions of 'size' could take
+    size = x * size_2
+    like = like * size_2 + np.sum(memory) + np.sum(size * size)
+    return like
+
+
+def own_module_alias(x):
+    xp = np
+    scale = lambda at: at * 2.0  # noqa: E731 - a lambda's parameter with a helper's name
+    return xp.sum(xp.tanh(scale(x)) * x)
+
+
+@pytest.mark.parametrize("fn", [own_variables, own_module_alias])
+def test_variables_named_like_helpers(fn):
+    f = differentiable(fn)
+    expected = central_difference(fn, [X], 0)
+    both = value_and_grad(f)
+    for _ in range(3):
+        value, gradient = both(X)
+        np.testing.assert_allclose(value, fn(X), rtol=1e-13)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-7, atol=1e-8)
+    shown = f.forward_source() + f.backward_source()
+    assert "__user" not in shown
+
+
+def test_a_parameter_named_like_a_helper_it_needs_is_refused_with_a_true_hint():
+    def g(x, like):
+        return np.sum(x * like * x)
+
+    with pytest.raises(AutodiffError, match="rename your variable 'like'") as caught:
+        grad(differentiable(g))(X, 2.0)
+    assert caught.value.location is not None
+    assert "def g(x, like)" in caught.value.location.text

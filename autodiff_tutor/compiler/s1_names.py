@@ -26,7 +26,9 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import io
 import re
+import tokenize
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,44 +39,47 @@ STAND_IN = "__user"
 
 
 def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> ParsedFunction:
-    """``parsed`` reading each free name that is also a helper's name through a
-    stand-in (recorded in ``aliases``); ``parsed`` itself when there is none.
+    """``parsed`` with each name that is also a helper's (a free name read, or a
+    variable the function binds) replaced by a stand-in, recorded in ``aliases``;
+    ``parsed`` itself when there is none.
 
-    A name the function binds itself (a parameter, a variable) is not a free name:
-    the pipeline refuses those with a located error and a rename hint. A free name
-    bound to the helper itself needs no stand-in.
+    The function's own parameters keep their names (the pipeline refuses one that
+    the generated code needs, with a rename hint): callers name them in ``wrt`` and
+    keywords. A free name bound to the helper itself needs no stand-in.
     """
     tree = parsed.tree
-    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    params = {a.arg for a in _top_arguments(tree)}
+    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} - params
     bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
     namespace = parsed.namespace()
 
-    def clashes(node: ast.AST) -> bool:
-        return (
-            isinstance(node, ast.Name)
-            and _loads(node)
-            and node.id in helpers
-            and node.id not in bound
-            and namespace.get(node.id) is not helpers[node.id]
-        )
+    def clashes(name: str) -> bool:
+        if name not in helpers or name in params:
+            return False
+        return name in bound or namespace.get(name) is not helpers[name]
 
-    if not any(clashes(node) for node in ast.walk(tree)):
+    def named(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name | ast.arg) and clashes(_name(node))
+
+    if not any(named(node) for node in ast.walk(tree)):
         return parsed
     stand_ins = {name: alias for alias, name in parsed.aliases.items()}
     taken = _names_in(tree) | set(namespace) | set(helpers)
     tree = copy.deepcopy(tree)
+    top = set(map(id, _top_arguments(tree)))
     for node in ast.walk(tree):
-        if clashes(node):
-            if node.id not in stand_ins:
-                stand_ins[node.id] = _unused(node.id + STAND_IN, taken)
-            node.id = stand_ins[node.id]
+        if id(node) not in top and named(node):
+            name = _name(node)
+            if name not in stand_ins:
+                stand_ins[name] = _unused(name + STAND_IN, taken)
+            setattr(node, "id" if isinstance(node, ast.Name) else "arg", stand_ins[name])
     aliases = {alias: name for name, alias in stand_ins.items()}
     return dataclasses.replace(parsed, tree=tree, aliases=aliases)
 
 
 def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[str, str]:
     """The renames that emission makes: each stand-in back to the user's name, and
-    each helper whose name the user's code reads to a new name (its name and ``_``).
+    each helper whose name the user's code uses to a new name (its name and ``_``).
     Empty for a function with no such name (nearly every one)."""
     if not parsed.aliases:
         return {}
@@ -85,11 +90,36 @@ def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[s
     return renames
 
 
+def identifier_renames(sources: list[str], renames: Mapping[str, str]) -> dict[str, str] | None:
+    """``renames`` (:func:`emission_names`) and the generated names made from a
+    stand-in (``d_size__user`` becomes ``d_size``), unless two identifiers of
+    ``sources`` would then share a name (then those keep their stand-in: unique,
+    correct, less readable). ``None`` when even ``renames`` would merge two names.
+    """
+    if not renames:
+        return {}
+    stand_ins = sorted((a for a in renames if a.endswith(STAND_IN)), key=len, reverse=True)
+    identifiers = {_name(n) for s in sources for n in ast.walk(ast.parse(s)) if _identifier(n)}
+    derived = {}
+    for name in identifiers - renames.keys():
+        alias = next((a for a in stand_ins if a in name), None)
+        if alias is not None:
+            derived[name] = name.replace(alias, renames[alias])
+    for candidate in ({**renames, **derived}, dict(renames)):
+        if _injective(identifiers, candidate):
+            return candidate
+    return None
+
+
+def _injective(identifiers: set[str], renames: Mapping[str, str]) -> bool:
+    return len({renames.get(n, n) for n in identifiers}) == len(identifiers)
+
+
 def renamed_source(source: str, renames: Mapping[str, str]) -> str:
-    """``source`` (generated Python) with the names in ``renames`` renamed: a helper's
-    name where it is a variable or parameter (not an attribute, a keyword or in a
-    comment), a stand-in everywhere (it appears in comments that quote the user's
-    code). The layout of every line is kept.
+    """``source`` (generated Python) with its identifiers (variables, parameters; not
+    attributes or keywords) renamed by ``renames`` (:func:`identifier_renames`), and
+    the stand-ins in its comments (they quote the user's code) given the user's
+    names. The layout of every line is kept.
     """
     if not renames:
         return source
@@ -97,16 +127,42 @@ def renamed_source(source: str, renames: Mapping[str, str]) -> str:
     spots = [
         (n.lineno - 1, n.col_offset, n.end_col_offset, renames[_name(n)])
         for n in ast.walk(ast.parse(source))
-        if isinstance(n, ast.Name | ast.arg) and _name(n) in renames
+        if _identifier(n) and _name(n) in renames
     ]
+    comments = _comment_columns(source)
     for row, start, end, name in sorted(spots, reverse=True):  # right to left in a line
         lines[row] = lines[row][:start] + name.encode() + lines[row][end:]
-    text = "\n".join(line.decode() for line in lines)
-    stand_ins = [alias for alias in renames if alias.endswith(STAND_IN)]
+    texts = [line.decode() for line in lines]
+    column = min((c for c, _ in comments.values()), default=0)  # where comments line up
+    for row, (_, comment) in comments.items():
+        code = texts[row][: texts[row].rindex(comment)].rstrip()
+        texts[row] = code.ljust(column - 2) + "  " + comment
+    text = "\n".join(texts)
+    stand_ins = [alias for alias in renames if alias.endswith(STAND_IN) and alias in text]
     if not stand_ins:
         return text
-    pattern = r"\b(" + "|".join(re.escape(alias) for alias in stand_ins) + r")\b"
+    pattern = "|".join(re.escape(alias) for alias in sorted(stand_ins, key=len, reverse=True))
     return re.sub(pattern, lambda match: renames[match.group(0)], text)
+
+
+def _comment_columns(source: str) -> dict[int, tuple[int, str]]:
+    """Each comment that follows code: its column and text, by row (from 0)."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {
+        t.start[0] - 1: (t.start[1], t.string)
+        for t in tokens
+        if t.type == tokenize.COMMENT and t.line[: t.start[1]].strip()
+    }
+
+
+def _top_arguments(tree: ast.FunctionDef) -> list[ast.arg]:
+    arguments = tree.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return every + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+
+
+def _identifier(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.arg)
 
 
 def _name(node: ast.Name | ast.arg) -> str:

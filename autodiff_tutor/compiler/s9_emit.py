@@ -37,7 +37,7 @@ from typing import Any
 
 from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
-from autodiff_tutor.compiler.s1_names import emission_names, renamed_source
+from autodiff_tutor.compiler.s1_names import emission_names, identifier_renames, renamed_source
 from autodiff_tutor.compiler.s1_source import ParsedFunction, closure_values
 from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s5_tangent import Tangents
@@ -45,6 +45,7 @@ from autodiff_tutor.compiler.s6_facts import probe_fact
 from autodiff_tutor.compiler.s6_paths import probe_path
 from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
+from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, guards, helpers
 from autodiff_tutor.runtime.stack import Stack
@@ -281,7 +282,14 @@ def compile_sources(
     function's final source is its ``generated_source``.
     """
     user_fn = parsed.fn
-    renames = emission_names(parsed, GENERATED_NAMES)
+    renames = identifier_renames(sources, emission_names(parsed, GENERATED_NAMES))
+    if renames is None:
+        raise UnsupportedSyntaxError(
+            f"the names {sorted(set(parsed.aliases.values()))} of {parsed.name!r} are also "
+            "used by the generated code, and could not be told apart from its own",
+            parsed.location(parsed.tree),
+            hint="rename those variables (for example with a trailing '_')",
+        )
     sources = [_renamed(source, renames) for source in sources]
     captured = {renames.get(n, n): value for n, value in RUNTIME.items()}
     captured.update(closure_values(user_fn))

@@ -352,16 +352,27 @@ def _helper(s: _State) -> None:
 
 
 #: Module constants named like names the generated code uses itself (its helpers,
-#: its ``memory`` parameter): the compiled code must read the user's value.
+#: its ``memory`` parameter): the compiled code must read the user's value; and
+#: variables of ``f`` with such names.
 GLOBAL_NAMES = ("size", "like", "scatter", "negated", "memory", "stack")
 
 
+#: Variables of ``f`` named like the generated code's own names (never module
+#: constants too: a function that assigns a name reads it as its own).
+LOCAL_NAMES = ("at", "overwritten", "unstack", "xp")
+
+
 def _global_name(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    if s.rng.random() < 0.5:
+        local = s.rng.choice(LOCAL_NAMES)
+        lines = [f"{local} = np.cos({u}) * {u}", f"{name} = {local} + {local} * {u}"]
+        s.emit(lines, name, s.shapes[u], "global_name")
+        return
     constant = s.rng.choice(GLOBAL_NAMES)
     definition = f"{constant} = {s.rng.choice(['0.7', '1.5', '-0.4'])}"
     if not any(h.startswith(f"{constant} = ") for h in s.helpers):
         s.helpers.append(definition)
-    u, name = s.pick(), s.fresh()
     s.emit([f"{name} = {u} * {constant}"], name, s.shapes[u], "global_name")
 
 
