@@ -179,7 +179,7 @@ def _generate(
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
-    memory = plan_memory(program, backward, adjoint.seeds, in_place)
+    memory = plan_memory(program, backward, adjoint.seeds, in_place, parsed)
     generated = Generated(
         program.name,
         program.params,
