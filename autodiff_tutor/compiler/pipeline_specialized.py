@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler.ir import Program, counted_loops
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import closure_values
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
-    first_writes,
     method_reductions,
     record_facts,
     scalar_seeds,
@@ -53,6 +53,9 @@ from autodiff_tutor.compiler.s6_specialize import (
     value_params,
 )
 from autodiff_tutor.compiler.s6_unit_seed import unit_seed
+from autodiff_tutor.compiler.s6_writes import first_writes
+from autodiff_tutor.compiler.s7_memory import Memory
+from autodiff_tutor.compiler.s7_slots import slot_numbers
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
@@ -119,16 +122,20 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         probe, flags, out = _probe(derivative, args)
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+    kinds = {
+        key[1]: seen for key, seen in flags.items() if isinstance(key, tuple) and key[0] == "kinds"
+    }
     if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
         return None  # a while loop that did not run, or changed a value's shape
     if shapes_vary(program, facts):
         return None  # a value a while loop or a custom op changes decides a shape
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
+    counted = {loop.iterations for loop in counted_loops(program)}
 
     def specialize(backward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
         backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
-        backward = first_writes(backward, facts)
+        backward = first_writes(backward, facts, counted)
         backward = simplify(rematerialize(backward, program), keep)
         backward = scalar_seeds(backward, facts, keep)
         backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
@@ -137,7 +144,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         return backward if guarded is None else guarded
 
     unknown: list[bool] = []  # a custom op's gradient of no single fact: no guard
-    specialized: Generated = generate_checked(derivative, specialize)
+
+    def slots(program: Program, backward: list[ast.stmt], memory: Memory) -> None:
+        slot_numbers(program, backward, memory, facts, kinds)  # numbers of counted loops
+
+    specialized: Generated = generate_checked(derivative, specialize, slots)
     guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
     if unknown or guarded is None:
         return None

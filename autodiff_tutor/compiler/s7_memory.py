@@ -36,12 +36,33 @@ SHAPE_READERS = {"unbroadcast": 1, "unreduce": 1, "cast_like": 1, "scatter": 1, 
 
 
 @dataclass
+class Slots:
+    """Numbers a counted loop keeps in arrays, one slot per iteration at its index
+    (a specialized pair, see :mod:`.s7_slots`)."""
+
+    index: str
+    iterations: str
+    dtypes: dict[str, str]  # name -> the dtype of its array
+
+    @staticmethod
+    def array(name: str) -> str:
+        """The name of the array of ``name`` 's slots.
+
+        >>> Slots.array("t3")
+        't3_all'
+        """
+        return f"{name}_all"
+
+
+@dataclass
 class Memory:
     """What the forward keeps: returned names, shape-only names, and stack pushes."""
 
     names: list[str]  # returned by the forward, in program order
     shape_only: set[str] = field(default_factory=set)  # kept as like(t): shape and dtype
     pushes: dict[int, list[str]] = field(default_factory=dict)  # id(body) -> names pushed
+    pops: dict[int, ast.Assign] = field(default_factory=dict)  # id(body) -> its pop
+    slots: dict[int, Slots] = field(default_factory=dict)  # id(loop body) -> its slots
 
     def kept(self, name: str) -> ast.expr:
         """What the forward stores for ``name``: the value, or only its shape."""
@@ -52,7 +73,9 @@ class Memory:
         kept = [ast.unparse(self.kept(n)) for n in self.names]
         text = f"memory: {', '.join(kept) or '(nothing)'}"
         pushed = sorted({n for names in self.pushes.values() for n in names})
-        return text + (f"; pushed per iteration or path: {', '.join(pushed)}" if pushed else "")
+        text += f"; pushed per iteration or path: {', '.join(pushed)}" if pushed else ""
+        slotted = sorted({n for slots in self.slots.values() for n in slots.dtypes})
+        return text + (f"; in slots per iteration: {', '.join(slotted)}" if slotted else "")
 
 
 def plan_memory(
@@ -68,16 +91,17 @@ def plan_memory(
     never shapes alone, and pushes what it reads again elsewhere; ``parsed``: the
     user's function, for the line comments of the values read again (none without).
     """
-    pushes: dict[int, list[str]] = {}
+    memory = Memory([])
     again = rereads(program) if in_place and parsed is not None else Rereads()
-    _fill_pops(backward, pushes, again, set(), parsed)
+    _fill_pops(backward, memory, again, set(), parsed)
     free = code.free_reads(backward, bound=seeds)
     top = defined_every_run(program.steps, program.params) | {"stack"}
     order = program.params + [n for s in program.all_steps() for n in kept_names(s)]
     order += [n for loop in loops_in(program.steps) for n in (loop.index, loop.counter) if n]
     names = [n for n in dict.fromkeys([*order, "stack"]) if n in free & top]
-    shape_only = _shape_only(backward) - program.list_names if in_place else set()
-    return Memory(names, shape_only, pushes)
+    memory.names = names
+    memory.shape_only = _shape_only(backward) - program.list_names if in_place else set()
+    return memory
 
 
 def kept_names(step: Step) -> list[str]:
@@ -171,7 +195,7 @@ def _plain_index(index: ast.expr) -> bool:
 
 def _fill_pops(
     statements: list[ast.stmt],
-    pushes: dict[int, list[str]],
+    memory: Memory,
     again: Rereads,
     indices: set[str],
     parsed: ParsedFunction | None,
@@ -188,8 +212,8 @@ def _fill_pops(
                 inside = inside | code.bound_names(statement.target)
         for body in (getattr(statement, "body", None), getattr(statement, "orelse", None)):
             if body:
-                _fill_pops(body, pushes, again, inside, parsed)
-                _fill_pop(body, pushes, again, inside, parsed)
+                _fill_pops(body, memory, again, inside, parsed)
+                _fill_pop(body, memory, again, inside, parsed)
 
 
 def _replays_for(statement: ast.For, loops: set[tuple[str, str]]) -> bool:
@@ -207,7 +231,7 @@ def _replays_for(statement: ast.For, loops: set[tuple[str, str]]) -> bool:
 
 def _fill_pop(
     body: list[ast.stmt],
-    pushes: dict[int, list[str]],
+    memory: Memory,
     again: Rereads,
     indices: set[str],
     parsed: ParsedFunction | None,
@@ -239,7 +263,8 @@ def _fill_pop(
     ]
     pushed = [n for n in needed if n not in {s.target for s in reread}]
     if pushed:
-        pushes[id(replays)] = pushed
+        memory.pushes[id(replays)] = pushed
+        memory.pops[id(replays)] = first
         first.targets = [code.targets(pushed)]
     body[:1] = [first, *statements] if pushed else statements
 
