@@ -8,8 +8,8 @@ Reverse mode (``compile_derivative``)::
 
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
 pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
-backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward ->
-emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
+backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> slots ->
+forward -> emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
 
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,

@@ -3,7 +3,7 @@
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before
 (:func:`specialized_pair`), a shape-static program's pair is probed and compiled again
 (:func:`compile_specialized`): ``adjoint -> optimize -> specialize -> simplify -> memory
--> forward -> emit``. See :mod:`.s6_specialize` for what is probed and guarded.
+-> slots -> forward -> emit``. See :mod:`.s6_specialize` for what is probed and guarded.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import compile_derivative
@@ -90,8 +90,10 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
     ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
     probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
-    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
-    leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
+    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices and
+    the elements a counted loop's replay writes once (:mod:`.s6_writes`), leave out
+    the unit seed (:mod:`.s6_unit_seed`); keep the numbers counted loops save in
+    per-iteration arrays (:mod:`.s7_slots`); write the forward as expressions
     with sums as methods; free dead values of a large forward early; check custom ops'
     outputs and gradients where they are made (:mod:`.s6_regions`); keep the path the
     probe took through branches, its tests checked (:mod:`.s6_paths`). ``None`` when the

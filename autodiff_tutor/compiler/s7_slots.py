@@ -21,6 +21,13 @@ read of it in the backward is an operand of ``+ - * /`` whose other operand is f
 numpy (numpy computes it either way); otherwise it stays on the stack, as do arrays,
 Python numbers and what a loop nested in another saves.
 
+The dtypes hold for every call with the pair's guard key, as the facts the other
+rewrites use do: in a shape-static program a numpy scalar's dtype follows from the
+dtypes it is computed from (numpy 2 has no value-based casting), a custom op's outputs
+are checked where they are made (:mod:`.s6_regions`), and Python floats come only from
+constants and shapes (``float(x)`` is not shape-static). The arrays are made at each
+call for the number of iterations of that call.
+
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import compile_derivative
 >>> from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
