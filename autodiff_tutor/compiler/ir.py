@@ -152,6 +152,36 @@ def loops_in(nodes: list[Node]) -> list[Loop]:
     return [region for region in regions_in(nodes) if isinstance(region, Loop)]
 
 
+def counted_loops(program: Program) -> list[Loop]:
+    """The ``for`` loops at the top level of ``program`` whose index counts their
+    iterations from 0: over ``range(n)`` (one argument), made once at the top level,
+    the index bound by the loop header alone. Their indices differ from one iteration
+    to the next and are never negative.
+
+    >>> body = [Step("t2", ast.parse("x[i]", mode="eval").body, "primitive", "getitem")]
+    >>> steps = [Step("t1", ast.parse("range(n)", mode="eval").body, "static"),
+    ...          Loop("for", body, [], index="i", iterations="t1")]
+    >>> [loop.iterations for loop in counted_loops(Program("f", ["x", "n"], {}, steps, [], False))]
+    ['t1']
+    """
+    steps = program.all_steps()
+    found = []
+    for loop in program.steps:
+        if not (isinstance(loop, Loop) and loop.kind == "for"):
+            continue
+        definitions = [s for s in steps if loop.iterations in s.defined()]
+        if len(definitions) != 1 or definitions[0] not in program.steps:
+            continue
+        value = definitions[0].value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            continue
+        if value.func.id != "range" or len(value.args) != 1 or value.keywords:
+            continue
+        if not any(loop.index in s.defined() for s in steps):
+            found.append(loop)
+    return found
+
+
 def has_regions(nodes: list[Node]) -> bool:
     """Whether any branch or loop occurs in ``nodes``."""
     return any(not isinstance(n, Step) for n in nodes)

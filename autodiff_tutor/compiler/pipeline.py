@@ -8,8 +8,8 @@ Reverse mode (``compile_derivative``)::
 
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
 pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
-backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> forward ->
-emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
+backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> slots ->
+forward -> emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
 
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
@@ -49,7 +49,7 @@ from autodiff_tutor.compiler.s4_activity import Activity, analyze
 from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
 from autodiff_tutor.compiler.s6_optimize import optimize
-from autodiff_tutor.compiler.s7_memory import plan_memory
+from autodiff_tutor.compiler.s7_memory import Memory, plan_memory
 from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
     GENERATED_NAMES,
@@ -176,14 +176,18 @@ def _generate(
     in_place: bool,
     record: dict[str, str] | None,
     transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
+    slots: Callable[[Program, list[ast.stmt], Memory], None] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory -> forward."""
+    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory ->
+    (``slots``: what counted loops keep in arrays, a specialized pair) -> forward."""
     adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
     backward = optimize(adjoint.backward, adjoint.seeds[0])
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
-    memory = plan_memory(program, backward, adjoint.seeds, in_place)
+    memory = plan_memory(program, backward, adjoint.seeds, in_place, parsed)
+    if slots is not None:
+        slots(program, backward, memory)
     generated = Generated(
         program.name,
         program.params,
@@ -210,12 +214,14 @@ def _generate(
 def generate_checked(
     derivative: Derivative,
     transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]],
+    slots: Callable[[Program, list[ast.stmt], Memory], None] | None = None,
 ) -> Generated:
     """The derivative's trees generated again with ``transform`` between optimize and
-    memory (the specialized pipeline's probe and specialization), names checked."""
+    memory (the specialized pipeline's probe and specialization) and ``slots`` after
+    memory, names checked."""
     program, parsed = derivative.program, derivative.parsed
     wrt = list(derivative.wrt)
-    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform)
+    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform, slots)
     _avoid_helper_clashes(generated, program, parsed)
     return generated
 
@@ -345,6 +351,7 @@ def _avoid_helper_clashes(generated: Generated, program: Program, parsed: Parsed
 def _forward_helpers(generated: Generated, program: Program) -> set[str]:
     """Runtime names the generated forward uses besides the user's own code."""
     names = {"stack", "Stack"} if generated.memory.pushes else set()
+    names |= {"iteration_slots"} if generated.memory.slots else set()
     for step in program.all_steps():
         if step.op == "setitem":
             names |= {"assign_at", "at"}

@@ -3,7 +3,7 @@
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before
 (:func:`specialized_pair`), a shape-static program's pair is probed and compiled again
 (:func:`compile_specialized`): ``adjoint -> optimize -> specialize -> simplify -> memory
--> forward -> emit``. See :mod:`.s6_specialize` for what is probed and guarded.
+-> slots -> forward -> emit``. See :mod:`.s6_specialize` for what is probed and guarded.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import compile_derivative
@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler.ir import Program, counted_loops
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
-    first_writes,
     method_reductions,
     record_facts,
     scalar_seeds,
@@ -53,6 +53,9 @@ from autodiff_tutor.compiler.s6_specialize import (
     value_params,
 )
 from autodiff_tutor.compiler.s6_unit_seed import unit_seed
+from autodiff_tutor.compiler.s6_writes import first_writes
+from autodiff_tutor.compiler.s7_memory import Memory
+from autodiff_tutor.compiler.s7_slots import slot_numbers
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     Generated,
@@ -87,8 +90,10 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
     ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
     probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
-    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices,
-    leave out the unit seed (:mod:`.s6_unit_seed`); write the forward as expressions
+    (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices and
+    the elements a counted loop's replay writes once (:mod:`.s6_writes`), leave out
+    the unit seed (:mod:`.s6_unit_seed`); keep the numbers counted loops save in
+    per-iteration arrays (:mod:`.s7_slots`); write the forward as expressions
     with sums as methods; free dead values of a large forward early; check custom ops'
     outputs and gradients where they are made (:mod:`.s6_regions`); keep the path the
     probe took through branches, its tests checked (:mod:`.s6_paths`). ``None`` when the
@@ -119,16 +124,20 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         probe, flags, out = _probe(derivative, args)
     forms = {site: form for site, form in flags.items() if isinstance(site, int) and form}
     facts = {name: fact for name, fact in flags.items() if isinstance(name, str)}
+    kinds = {
+        key[1]: seen for key, seen in flags.items() if isinstance(key, tuple) and key[0] == "kinds"
+    }
     if not loops_settled(probe.forward, probe.backward, while_counters(program), facts):
         return None  # a while loop that did not run, or changed a value's shape
     if shapes_vary(program, facts):
         return None  # a value a while loop or a custom op changes decides a shape
 
     shifts, prefix = shift_names(program), gradient_prefix(program)
+    counted = {loop.iterations for loop in counted_loops(program)}
 
     def specialize(backward: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
         backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
-        backward = first_writes(backward, facts)
+        backward = first_writes(backward, facts, counted)
         backward = simplify(rematerialize(backward, program), keep)
         backward = scalar_seeds(backward, facts, keep)
         backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
@@ -137,7 +146,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         return backward if guarded is None else guarded
 
     unknown: list[bool] = []  # a custom op's gradient of no single fact: no guard
-    specialized: Generated = generate_checked(derivative, specialize)
+
+    def slots(program: Program, backward: list[ast.stmt], memory: Memory) -> None:
+        slot_numbers(program, backward, memory, facts, kinds)  # numbers of counted loops
+
+    specialized: Generated = generate_checked(derivative, specialize, slots)
     guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
     if unknown or guarded is None:
         return None

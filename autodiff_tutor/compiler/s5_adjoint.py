@@ -96,6 +96,7 @@ class _Backward:
         loops = loops_in(program.steps)
         self.counters = {loop.index for loop in loops if loop.index}
         self.loop_canonicals = {c for loop in loops for c in loop.canonical}
+        self.unused = _unused_name(program.defined_names() | set(program.params) | self.counters)
 
     def gradient(self, name: str) -> str:
         return f"{self.prefix}{name}"
@@ -252,7 +253,8 @@ class _Backward:
             iterations = code.call("reversed", code.name(node.iterations))
             self.emit(code.for_loop(node.index, iterations, body, origin))
         else:
-            self.emit(code.for_loop("_", code.call("range", code.name(node.counter)), body, origin))
+            replays = code.call("range", code.name(node.counter))
+            self.emit(code.for_loop(self.unused, replays, body, origin))
 
     # -- one step --------------------------------------------------------------------
 
@@ -340,7 +342,7 @@ class _Backward:
         targets, seen = [], set()
         for i, (atom, flag) in enumerate(zip(atoms, flags, strict=True)):
             if not flag:
-                targets.append("_")
+                targets.append(self.unused)
             elif atom.id in self.has_adjoint or atom.id in seen:
                 targets.append(f"{self.gradient(atom.id)}_part{i + 1}")
             else:
@@ -352,8 +354,20 @@ class _Backward:
         for atom, target in zip(atoms, targets, strict=True):
             if "_part" in target:
                 self.contribute(atom.id, code.name(target))
-            elif target != "_":
+            elif target != self.unused:
                 self.has_adjoint.add(atom.id)
+
+
+def _unused_name(names: set[str]) -> str:
+    """``_`` for a value the backward does not read (a ``while`` loop's replay counter,
+    a gradient an op returns for an input that needs none), unless the program binds
+    it (``for _ in range(n)`` around a ``while`` loop, whose replay would change it).
+
+    >>> _unused_name({"x"}), _unused_name({"_", "_1"})
+    ('_', '_2')
+    """
+    candidates = ("_", *(f"_{n}" for n in range(1, len(names) + 2)))
+    return next(c for c in candidates if c not in names)
 
 
 def _same(a: ast.expr, b: ast.expr) -> bool:

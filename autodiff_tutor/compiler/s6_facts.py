@@ -5,14 +5,13 @@ backward bind, its *fact*: ``("array", shape, dtype)`` for a numpy array,
 ``("scalar", (), dtype)`` for a numpy scalar, the type's name for anything else, and
 ``None`` for a name that held values of two facts (a loop changing its shape). The
 facts hold for every call with the same guard key, as the forms of the probed sites
-do (a shape-static program). Three rewrites use them:
+do (a shape-static program). Two rewrites use them here (and *first writes*,
+:mod:`.s6_writes`):
 
 - *scalar seeds*: ``d_t = unreduce(d_out, t)`` of a whole-array sum spreads the scalar
   ``d_out`` over an array of ``t``'s shape; where every read of ``d_t`` is an operand
   of elementwise arithmetic whose result keeps its shape through another operand,
   ``d_out`` is read instead (numpy broadcasts it): no array, no pass;
-- *first writes*: ``d_x = zeros_like(x)`` followed by ``d_x[:-1] += g`` writes
-  ``d_x[:-1] = g`` (adding to zeros is writing);
 - *method reductions* (forward): ``np.sum(t)`` of a numpy array is ``t.sum()``, the
   same reduction without the function's dispatch.
 
@@ -42,14 +41,17 @@ _ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
 def probe_fact(flags: dict[Any, Any], name: str, value: Any) -> None:
-    """Record the fact of ``value`` under ``name`` (``None`` once two differ).
+    """Record the fact of ``value`` under ``name`` (``None`` once two differ), and
+    every fact seen under ``("kinds", name)``.
 
     >>> flags = {}
-    >>> probe_fact(flags, "a", np.ones(2)); probe_fact(flags, "a", np.ones(3)); flags
-    {'a': None}
+    >>> probe_fact(flags, "a", np.ones(2)); probe_fact(flags, "a", np.ones(3))
+    >>> flags["a"], sorted(flags["kinds", "a"])
+    (None, [('array', (2,), 'float64'), ('array', (3,), 'float64')])
     """
     fact = fact_of(value)
     flags[name] = fact if flags.get(name, fact) == fact else None
+    flags.setdefault(("kinds", name), set()).add(fact)
 
 
 def record_facts(statements: list[ast.stmt], flags: str) -> list[ast.stmt]:
@@ -287,47 +289,6 @@ class _Swap(ast.NodeTransformer):
 
     def visit(self, node: ast.AST) -> ast.AST:
         return self.new if node is self.old else super().visit(node)
-
-
-# -- first writes ------------------------------------------------------------------------
-
-
-def first_writes(statements: list[ast.stmt], facts: dict[str, Any]) -> list[ast.stmt]:
-    """``d_x = zeros_like(x)`` then ``d_x[s] += g`` (the next statement of the block
-    that reads ``d_x``): ``d_x[s] = g``. Only where every recorded value is real (an
-    assignment of a complex value to a real array would drop its imaginary part where
-    ``+=`` fails loudly).
-
-    >>> tree = ast.parse("d_x = zeros_like(x)\\nd_x[1:] += g\\nd_x[:-1] += h").body
-    >>> print(ast.unparse(first_writes(tree, {"d_x": ("array", (3,), "float64")})))
-    d_x = zeros_like(x)
-    d_x[1:] = g
-    d_x[:-1] += h
-    """
-    if any(isinstance(f, tuple) and np.dtype(f[2] or "f8").kind == "c" for f in facts.values()):
-        return statements
-    for i, statement in enumerate(statements):
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-            continue
-        target, value = statement.targets[0], statement.value
-        fresh = isinstance(value, ast.Call) and ast.unparse(value.func) == "zeros_like"
-        if not (isinstance(target, ast.Name) and fresh and _shape(facts.get(target.id))):
-            continue  # an array (a list of zeros would alias what is written into it)
-        follower = next((s for s in statements[i + 1 :] if _reads(s, target.id)), None)
-        if (
-            isinstance(follower, ast.AugAssign)
-            and isinstance(follower.op, ast.Add)
-            and isinstance(follower.target, ast.Subscript)
-            and _is(follower.target.value, target.id)
-            and not _reads(follower.value, target.id)
-            and not _reads(follower.target.slice, target.id)
-        ):
-            write = ast.Assign([follower.target], follower.value)
-            write.origin = getattr(follower, "origin", "")
-            statements[statements.index(follower)] = ast.fix_missing_locations(
-                ast.copy_location(write, follower)
-            )
-    return statements
 
 
 # -- method reductions -------------------------------------------------------------------

@@ -102,7 +102,9 @@ def record_paths(statements: list[ast.stmt], tests: set[str], flags: str) -> lis
 
 def paths_of(flags: dict[Any, Any]) -> dict[str, Any]:
     """The way each branch went, by test name, from the probe's record."""
-    return {key[1]: way for key, way in flags.items() if isinstance(key, tuple)}
+    return {
+        key[1]: way for key, way in flags.items() if isinstance(key, tuple) and key[0] == "path"
+    }
 
 
 def path_program(program: Program, paths: dict[str, Any]) -> Program | None:

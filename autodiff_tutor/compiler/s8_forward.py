@@ -22,7 +22,7 @@ def f_forward(x, n):
         t2 = x[i]
         t3 = t2 * t2
         s_3 = s_2 + t3
-        stack.push((t2, like(t3), like(s_2)))
+        stack.push((like(t3), like(s_2)))
         s_2 = s_3
     return s_2, (x, t1, stack)
 """
@@ -36,13 +36,14 @@ from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, regions_in, walk_steps
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
-from autodiff_tutor.compiler.s7_memory import Memory
+from autodiff_tutor.compiler.s7_memory import Memory, Slots
 
 
 def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> list[ast.stmt]:
     """The forward's statements, with stack pushes (the return is added by ``emit``)."""
     needed = _needed(program, memory)
     kept = set(memory.names) | {n for names in memory.pushes.values() for n in names}
+    kept |= {n for slots in memory.slots.values() for n in slots.dtypes}
     statements: list[ast.stmt] = []
     if memory.pushes:
         origin = "values that branches and loops overwrite"
@@ -66,15 +67,40 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
                     origin = statement_origin(parsed, node.origin)
                     out.append(code.if_else(node.test, body, orelse, origin))
             elif _region_needed(node, needed):
+                slots = memory.slots.get(id(node.body))
+                out += _allocations(slots) if slots else []
                 out += _loop(node, block(node.body), statement_origin(parsed, node.origin))
         pushed = memory.pushes.get(id(nodes))
         if pushed:
             saved = ast.Tuple([memory.kept(n) for n in pushed], ast.Load())
             out.append(code.expression(code.method("stack", "push", saved)))
+        slots = memory.slots.get(id(nodes))
+        out += _slot_writes(slots) if slots else []
         out += [code.assign(s.target, copy.deepcopy(s.value)) for s in trailing_copies]
         return out
 
     return statements + block(program.steps)
+
+
+def _allocations(slots: Slots) -> list[ast.stmt]:
+    """``t3_all = iteration_slots(t1, 'float64')``: before the loop, for each number it
+    keeps in slots."""
+    return [
+        code.assign(
+            Slots.array(name),
+            code.call("iteration_slots", code.name(slots.iterations), ast.Constant(dtype)),
+        )
+        for name, dtype in slots.dtypes.items()
+    ]
+
+
+def _slot_writes(slots: Slots) -> list[ast.stmt]:
+    """``t3_all[i] = t3``: at the end of the body, where a push would be."""
+    writes = []
+    for name in slots.dtypes:
+        slot = ast.Subscript(code.name(Slots.array(name)), code.name(slots.index), ast.Store())
+        writes.append(code.with_origin(ast.Assign([slot], code.name(name))))
+    return writes
 
 
 def _loop(node: Loop, body: list[ast.stmt], origin: str) -> list[ast.stmt]:
@@ -93,6 +119,7 @@ def _needed(program: Program, memory: Memory) -> set[str]:
     needed = set(program.outputs) | {m.removesuffix("_memory") for m in memory.names}
     needed |= {s.target for s in program.all_steps() if s.kind == "effect"}
     needed |= {n.removesuffix("_memory") for names in memory.pushes.values() for n in names}
+    needed |= {n for slots in memory.slots.values() for n in slots.dtypes}
     steps = program.all_steps()
     regions = regions_in(program.steps)
     changed = True

@@ -48,7 +48,7 @@ from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, guards, helpers
-from autodiff_tutor.runtime.stack import Stack
+from autodiff_tutor.runtime.stack import Stack, iteration_slots
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
 RUNTIME.update(
@@ -60,6 +60,7 @@ RUNTIME.update(
     shape_of=backend.shape_of,
     unbound=backend.unbound,
     Stack=Stack,
+    iteration_slots=iteration_slots,
     differentiable=as_op,
     probe_site=probe_site,
     probe_fact=probe_fact,
@@ -135,7 +136,9 @@ def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
                 lines.append(Line("else:", origin, depth))
                 lines += lines_of(statement.orelse, depth + 1)
         elif isinstance(statement, ast.For):
-            header = f"for {ast.unparse(statement.target)} in {ast.unparse(statement.iter)}:"
+            target = statement.target
+            names = target.elts if isinstance(target, ast.Tuple) and target.elts else [target]
+            header = f"for {', '.join(map(ast.unparse, names))} in {ast.unparse(statement.iter)}:"
             lines.append(Line(header, origin, depth))
             lines += lines_of(statement.body, depth + 1) or [Line("pass", "", depth + 1)]
         elif isinstance(statement, ast.While):

@@ -1,6 +1,11 @@
 """The memory stack of generated code: each loop iteration or branch path of the
 forward pushes the memory its backward needs; the backward pops it, in reverse order.
 
+A pair specialized on argument shapes and dtypes keeps the numbers of known dtype
+that a counted loop saves in arrays instead, one slot per iteration
+(:func:`iteration_slots`): 8 bytes for a float, where a tuple on the stack holds
+objects.
+
 (Not to be confused with the tracing mode's *tape*, the record of operations.)
 
 >>> stack = Stack()
@@ -12,7 +17,10 @@ forward pushes the memory its backward needs; the backward pops it, in reverse o
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from typing import Any
+
+import numpy as np
 
 
 class Stack:
@@ -38,3 +46,15 @@ class Stack:
 
     def __repr__(self) -> str:
         return f"Stack({len(self._items)} entries)"
+
+
+def iteration_slots(iterations: Sized, dtype: str) -> np.ndarray:
+    """An empty array with one slot per iteration of a loop over ``iterations``: the
+    forward writes a number of ``dtype`` at the loop's index, the backward reads it.
+
+    >>> slots = iteration_slots(range(3), "float64")
+    >>> slots[2] = 1.5
+    >>> slots.shape, slots[2]
+    ((3,), np.float64(1.5))
+    """
+    return np.empty(len(iterations), dtype)
