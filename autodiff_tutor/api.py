@@ -38,9 +38,16 @@ from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.compiler.s9_failures import relocate, run_located
 from autodiff_tutor.errors import (
     ArgumentError,
+    NoDerivativeRuleError,
     NonDifferentiableInputError,
 )
-from autodiff_tutor.runtime.backend import array_module, is_float_value, ones_like, shape_of
+from autodiff_tutor.runtime.backend import (
+    array_module,
+    dtype_kind,
+    is_float_value,
+    ones_like,
+    shape_of,
+)
 from autodiff_tutor.structured_vjp import (
     by_key,
     check_list_seed,
@@ -70,9 +77,16 @@ def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
             ) from None
     elif isinstance(value, float):
         value = np.float64(value)
-    if is_float_value(value):
+    if is_float_value(value) and dtype_kind(value) != "c":
         return value
     kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+    if dtype_kind(value) == "c":
+        raise located(
+            NonDifferentiableInputError,
+            f"cannot differentiate {f.name} with respect to {name!r}: its value is complex "
+            f"({kind}), and gradients through complex numbers are not supported",
+            hint=f"pass the real and imaginary parts of {name!r} as two float arrays",
+        )
     raise located(
         NonDifferentiableInputError,
         f"cannot differentiate {f.name} with respect to {name!r}: its value is of type {kind}, "
@@ -295,6 +309,21 @@ def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
     return seed
 
 
+def _refuse_complex_tangents(out: Any, out_dot: Any) -> None:
+    """A complex tangent of a real output passed through complex values, which the
+    rules (written for real numbers) do not differentiate: refused, never returned."""
+    pairs = zip(out, out_dot, strict=False) if isinstance(out_dot, tuple) else [(out, out_dot)]
+    for value, dot in pairs:
+        if dtype_kind(dot) == "c" and dtype_kind(value) != "c":
+            raise located(
+                NoDerivativeRuleError,
+                "the tangent of a real output passed through complex values: "
+                "differentiating through complex numbers is not supported",
+                hint="keep the differentiated computation real (np.cos and np.sin instead "
+                "of np.exp(1j * x); np.sqrt(a**2 + b**2) instead of np.abs(a + 1j * b))",
+            )
+
+
 def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``(f(*args), tangent of the output)``: forward mode along ``tangents``.
 
@@ -354,6 +383,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         values[compiled.params.index(name)] = value
     function = compiled.tangent(wrt)
     out, out_dot = run_located(function.function, *values, *dots)
+    _refuse_complex_tangents(out, out_dot)
     keys = compiled.front_end().program.output_keys  # f returns a dict
     if keys is not None:
         dot = owned(out_dot, [*dots, *values])

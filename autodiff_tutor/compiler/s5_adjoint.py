@@ -292,9 +292,8 @@ class _Backward:
                 continue
             expr = inline(rule, index, bindings)
             others = [a for p, a in step.inputs.items() if p != param]
-            same_shape = all(
-                isinstance(a, ast.Constant) or _same(a, atom) or self.shapes.same(a, atom)
-                for a in others
+            same_shape = all(  # a complex constant changes the dtype: cast back
+                _real_number(a) or _same(a, atom) or self.shapes.same(a, atom) for a in others
             )
             if rule.broadcasting and not same_shape:
                 expr = code.call("unbroadcast", expr, atom)
@@ -372,3 +371,7 @@ def _unused_name(names: set[str]) -> str:
 
 def _same(a: ast.expr, b: ast.expr) -> bool:
     return ast.dump(a) == ast.dump(b)
+
+
+def _real_number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (bool, int, float)

@@ -157,9 +157,34 @@ def cast_like(g: Any, x: Any) -> Any:
     dtype = getattr(x, "dtype", None)
     if dtype is None or getattr(g, "dtype", None) == dtype:
         return g
+    if dtype_kind(g) == "c" and dtype_kind(x) != "c":
+        refuse_complex_gradient()
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
     return array_module(g).astype(g, dtype)
+
+
+def refuse_complex_gradient() -> None:
+    """Raise the error of a complex gradient meeting a real value.
+
+    Complex values carried the gradient on its way (``np.abs(x * 1j)``,
+    ``np.exp(1j * x)``): the rules are written for real numbers, so the result
+    would be wrong; it is refused instead.
+
+    >>> refuse_complex_gradient()
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.NoDerivativeRuleError: a gradient passed through complex values...
+    """
+    from autodiff_tutor.errors import NoDerivativeRuleError
+
+    raise NoDerivativeRuleError(
+        "a gradient passed through complex values on its way to a real one: "
+        "differentiating through complex numbers is not supported",
+        hint="keep the differentiated computation real: for |z| with z = a + ib, write "
+        "np.sqrt(a**2 + b**2) with real a and b; for cos and sin, np.cos(x) and np.sin(x) "
+        "instead of np.exp(1j * x)",
+    )
 
 
 class Unbound:

@@ -311,10 +311,12 @@ def _unpickle(data: Any) -> Traced:
 
 
 def _is_floating(raw: Any) -> bool:
+    """Real floating point: complex data is refused (the rules are written for real
+    numbers, and a gradient through complex values would be wrong)."""
     kind = getattr(raw.dtype, "kind", None)
     if kind is not None:
-        return kind in "fc"
-    return bool(array_module(raw).isdtype(raw.dtype, ("real floating", "complex floating")))
+        return kind == "f"
+    return bool(array_module(raw).isdtype(raw.dtype, "real floating"))
 
 
 def _copy(raw: Any) -> Any:
@@ -361,7 +363,7 @@ def _unlabelled(x: Any) -> Traced:
             raw = np.asarray(None)
         if raw.dtype.kind in "biu":
             raw = raw.astype(np.float64)
-        if raw.dtype.kind not in "fc":
+        if raw.dtype.kind != "f":
             raise NonDifferentiableInputError(
                 f"traced() takes numbers, not {x!r}"[:200],
                 location(),
@@ -370,11 +372,17 @@ def _unlabelled(x: Any) -> Traced:
             )
     elif hasattr(x, "shape") and hasattr(x, "dtype"):
         if not _is_floating(x):
+            why, hint = (
+                ("gradients through complex numbers are not supported", "trace the real "
+                 "and imaginary parts as two arrays")
+                if "complex" in str(x.dtype)
+                else ("integers and booleans have no gradient", "convert first, e.g. "
+                      "traced(x.astype(np.float64))")
+            )  # fmt: skip
             raise NonDifferentiableInputError(
-                f"traced() needs floating-point data; got dtype {x.dtype}: integers and "
-                "booleans have no gradient.",
+                f"traced() needs real floating-point data; got dtype {x.dtype}: {why}.",
                 location(),
-                hint="convert first, e.g. traced(x.astype(np.float64))",
+                hint=hint,
             )
         raw = _copy(x)
     else:
