@@ -155,10 +155,13 @@ def cast_like(g: Any, x: Any) -> Any:
     dtype('float32')
     """
     dtype = getattr(x, "dtype", None)
-    if dtype is None or getattr(g, "dtype", None) == dtype:
+    g_dtype = getattr(g, "dtype", None)
+    if dtype is None or (type(g_dtype) is type(dtype) and g_dtype == dtype):
         return g
     if dtype_kind(g) == "c" and dtype_kind(x) != "c":
         refuse_complex_gradient()
+    if not isinstance(dtype, np.dtype):  # another library's input: its array, its dtype
+        return (getattr(x, "namespace", None) or array_module(x)).asarray(g, dtype=dtype)
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
     return array_module(g).astype(g, dtype)
@@ -229,11 +232,12 @@ class Like:
     ((200, 300), dtype('float32'), 2)
     """
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "namespace")
 
-    def __init__(self, shape: tuple[int, ...], dtype: Any):
+    def __init__(self, shape: tuple[int, ...], dtype: Any, namespace: Any = None):
         self.shape = shape
         self.dtype = dtype
+        self.namespace = namespace  # the array library, where it is not numpy
 
     @property
     def ndim(self) -> int:
@@ -262,7 +266,7 @@ def like(x: Any) -> Any:
     dtype = getattr(x, "dtype", None)
     if dtype is None or isinstance(x, np.generic):
         return x  # Python numbers and numpy scalars are small: keep them
-    return Like(tuple(x.shape), dtype)
+    return Like(tuple(x.shape), dtype, array_module(x))
 
 
 _KEEP_BELOW = 4096  # elements
