@@ -34,6 +34,7 @@ FACTS = {
     "v": _array(64),
     "i": _array(64, 64, dtype="int64"),
     "s": ("scalar", (), "float64"),
+    "f": _array(64, 64, dtype="float32"),
 }
 
 
@@ -74,10 +75,15 @@ def test_a_loop_body_is_rewritten_too():
         ("y = q @ A + b", "a name without a fact"),
         ("y = A.T", "nothing fresh"),
         ("y = A ** 2 + h", "a power is left alone"),
+        ("y = np.tanh(f @ f) * s", "a float64 numpy scalar makes float32 float64: a cast"),
     ],
 )
 def test_refusals_leave_the_statement_as_it_was(source, why):
     assert _rewritten(source) == ast.unparse(ast.parse(source)), why
+
+
+def test_a_python_number_keeps_float32():
+    assert _rewritten("y = np.tanh(f @ f) * 2.0") == "y = f @ f\nnp.tanh(y, out=y)\ny *= 2.0"
 
 
 def test_small_arrays_keep_their_one_line():
@@ -134,7 +140,7 @@ def _pair(fn, wrt, args):
 
 def _run(pair, args):
     out, memory = pair.forward(*args)
-    return out, pair.backward(np.float64(1.0), memory)
+    return out, pair.backward(out.dtype.type(1), memory)  # the seed 1 of the output's dtype
 
 
 @pytest.mark.parametrize("fn, make, wrt, expected", CASES)
@@ -166,3 +172,25 @@ def test_large_arrays_through_value_and_grad_agree_with_autograd(fn, make, wrt, 
     assert np.isclose(value, fn(*args), rtol=1e-12)
     for position, g in zip(wrt, gradients, strict=True):
         np.testing.assert_allclose(g, autograd_gradient(fn, args, position), rtol=1e-10)
+
+
+def scaled(x, w):
+    # float32 arrays, a float32 numpy scalar, Python floats: float32 throughout
+    s = np.sum(w * w)
+    return np.sum(np.tanh(x * w) * s + x * 0.5)
+
+
+def test_float32_arguments_are_updated_in_place_in_float32(monkeypatch):
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32))
+    before = _run(_pair(scaled, [0, 1], args), args)
+    monkeypatch.setattr(pipeline_specialized, "IN_PLACE_FROM", 1)
+    pair = _pair(scaled, [0, 1], args)
+    assert "out=" in pair.forward_source  # np.tanh(x * w) stays float32: in place
+    value, gradients = _run(pair, args)
+    assert value == before[0]
+    for position, g, g_before in zip([0, 1], gradients, before[1], strict=True):
+        np.testing.assert_array_equal(g, g_before)
+        assert g.dtype == np.float32
+        expected = autograd_gradient(scaled, tuple(a.astype(np.float64) for a in args), position)
+        np.testing.assert_allclose(g, expected, rtol=2e-4, atol=1e-5)
