@@ -107,9 +107,8 @@ def main(argv: list[str] | None = None) -> None:
         row = compare(name, size)
         hand = row.seconds["hand-written"]
         ratio = {k: f"{v / hand:.3f}" for k, v in row.seconds.items()}
-        print(
-            f"| {row.name} | {ratio['before']} | {ratio['after']} | {ratio.get('torch', '-')} | |"
-        )
+        torch = ratio.get("torch", "not installed")
+        print(f"| {row.name} | {ratio['before']} | {ratio['after']} | {torch} |")
 
 
 if __name__ == "__main__":
