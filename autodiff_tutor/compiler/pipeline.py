@@ -39,6 +39,7 @@ from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Branch, Loop, Program
 from autodiff_tutor.compiler.pipeline_second_order import ORIGIN_ATTRIBUTE, at_users_line
 from autodiff_tutor.compiler.s1_fence import check_supported
+from autodiff_tutor.compiler.s1_names import with_helper_names_aliased
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
 from autodiff_tutor.compiler.s2_desugar_nested import inlinable, with_helpers_nested
@@ -51,6 +52,7 @@ from autodiff_tutor.compiler.s6_optimize import optimize
 from autodiff_tutor.compiler.s7_memory import plan_memory
 from autodiff_tutor.compiler.s8_forward import build_forward
 from autodiff_tutor.compiler.s9_emit import (
+    GENERATED_NAMES,
     Generated,
     Line,
     Source,
@@ -83,6 +85,7 @@ def front_end(fn: Callable[..., Any]) -> FrontEnd:
 def front_end_of(parsed: ParsedFunction) -> FrontEnd:
     """fence -> desugar -> normalize, on an already parsed function (structured
     parameters flattened into leaves, see :mod:`autodiff_tutor.pytree`)."""
+    parsed = with_helper_names_aliased(parsed, GENERATED_NAMES)
     check_supported(parsed)
     return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 
@@ -147,7 +150,8 @@ def compile_derivative(
     generated = _generate(program, activity, parsed, list(wrt), True, record)
     _avoid_helper_clashes(generated, program, parsed)
     forward_src, backward_src = render_forward(generated), render_backward(generated)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
+    forward_src, backward_src = forward.generated_source, backward.generated_source
     if record is not None:
         record["emit"] = f"{forward_src}\n\n{backward_src}"
     return Derivative(
@@ -245,8 +249,10 @@ def compile_tangent(
     analyze(program, parsed, list(wrt))  # rejects gradients that would vanish
     tangents = build_jvp(program, parsed, list(wrt))
     source = render_jvp(tangents)
-    (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed.fn)
-    return TangentFunction(parsed.name, tuple(wrt), function, source, program.returns_tuple)
+    (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed)
+    return TangentFunction(
+        parsed.name, tuple(wrt), function, function.generated_source, program.returns_tuple
+    )
 
 
 def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
@@ -261,7 +267,8 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     if helpers and all(inlinable(h) for h in helpers):
         nested = with_helpers_nested(parsed, helpers)  # the helpers' operations in place
         if nested is not None:
-            parsed, program = nested, front_end_of(nested).program
+            nested_front = front_end_of(nested)
+            parsed, program = nested_front.parsed, nested_front.program
             activity = analyze(program, parsed, wrt)
     generated = _generate(program, activity, parsed, wrt, False, None)
     if generated.memory.pushes:
@@ -301,7 +308,7 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     gradients = generated.gradients
     lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
     source = Source.of(lines)
-    (function,) = compile_sources(f"{derivative.name}_grad", [source], derivative.parsed.fn)
+    (function,) = compile_sources(f"{derivative.name}_grad", [source], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
     if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
         function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
-from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
 from autodiff_tutor.compiler.s6_facts import (
@@ -153,17 +153,18 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         if isinstance(n, ast.Name)
     }
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
-    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed.fn, program))
+    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed, program))
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
     if _largest(args) >= IN_PLACE_FROM:  # large temporaries updated in place (s6_inplace)
         facts = _facts_of(specialized, derivative, args)
-        scope = {**_scope(derivative.parsed.fn, program), **RUNTIME}
+        scope = {**_scope(derivative.parsed, program), **RUNTIME}
         specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
         specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed.fn)
+    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
+    forward_src, backward_src = forward.generated_source, backward.generated_source
     seed = None
     out_fact = fact_of(out)
     wrt_floats = all(
@@ -202,7 +203,7 @@ def _recorded_run(
     pair.seeds = [*pair.seeds, "site_flags"]
     sources = [render_forward(pair), render_backward(pair)]
     name = f"{derivative.parsed.name}_{suffix}"
-    forward, backward = compile_sources(name, sources, derivative.parsed.fn)
+    forward, backward = compile_sources(name, sources, derivative.parsed)
     flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(params, args, strict=False)}
     out, memory = forward(*args, flags)
     seed = ones_like(out)
@@ -211,10 +212,11 @@ def _recorded_run(
     return flags, out
 
 
-def _scope(fn: Callable[..., Any], program: Any) -> dict[str, Any]:
+def _scope(parsed: ParsedFunction, program: Any) -> dict[str, Any]:
     """What the generated forward's free names refer to: the user function's closure
-    values and globals, less the names the function binds itself."""
-    scope = {**fn.__globals__, **closure_values(fn)}
+    values and globals (and stand-ins, :mod:`.s1_names`), less the names the function
+    binds itself."""
+    scope = parsed.namespace()
     for name in program.defined_names() | set(program.params):
         scope.pop(name, None)
     return scope

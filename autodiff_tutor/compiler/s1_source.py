@@ -21,7 +21,7 @@ import copy
 import inspect
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.errors import Location, SourceUnavailableError
@@ -37,6 +37,9 @@ class ParsedFunction:
     first_line: int  # file line of the tree's line 1
     lines: list[str]  # the dedented source lines
     indent: int  # columns removed by dedenting
+    #: stand-ins for the user's free names that the generated code also uses for its
+    #: helpers (stand-in -> the user's name), see :mod:`.s1_names`
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -72,6 +75,9 @@ class ParsedFunction:
         names: dict[str, Any] = dict(vars(builtins))
         names.update(self.fn.__globals__)
         names.update(closure_values(self.fn))
+        for alias, name in self.aliases.items():
+            if name in names:
+                names[alias] = names[name]
         return names
 
 

@@ -322,8 +322,8 @@ class _Normalizer(
         if names & self.layout_unsure:
             self.layout_unsure.update(step.defined())
         self._note_view(step)
-        if step.kind == "static" and step.callee is None and self.resolver.makes_module(step.value):
-            self.resolver.module_locals.add(step.target)
+        if step.kind == "static" and step.callee is None:
+            self.resolver.note_module_local(step.target, step.value)
         return ast.Name(step.target, ast.Load())
 
     def _version_name(self, name: str) -> str:

@@ -21,6 +21,7 @@ import ast
 import builtins
 import inspect
 import math
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,8 @@ class Resolver:
         self.parsed = parsed
         self.namespace = parsed.namespace()
         self.current = current  # the normalizer's live map of local names
-        self.module_locals: set[str] = set()
+        self.module_locals: set[str] = set()  # xp = array_module(x): the values' module
+        self.module_values: dict[str, Any] = {}  # mod = np: a module under a local name
         self.locals = {
             n.id
             for n in ast.walk(parsed.tree)
@@ -92,6 +94,9 @@ class Resolver:
                 version = self.current.get(root, root)
                 if version in self.module_locals:
                     return Callee("module_call", attr=func.attr, description=description)
+                if version in self.module_values:  # mod.tanh(x) where mod = np
+                    obj = self.evaluate(func, {root: self.module_values[version]})
+                    return self._resolved(node, obj, description)
                 return self._method(func, description)
             if root is None:
                 return self._method(func, description)
@@ -107,7 +112,10 @@ class Resolver:
                 self.parsed.location(func),
                 hint="call the function by its global name",
             )
-        obj = self.evaluate(func)
+        return self._resolved(node, self.evaluate(func), description)
+
+    def _resolved(self, node: ast.Call, obj: Any, description: str) -> Callee:
+        """Classify a call of the object ``obj`` that the call's name refers to."""
         pair = PAIRWISE.get(id(obj))
         if pair is not None and len(node.args) == 2 and not node.keywords:
             # max(a, b) of two values: the maximum rule (ties split the gradient)
@@ -116,18 +124,20 @@ class Resolver:
             return Callee("primitive", op=SCALAR_MATH[id(obj)], obj=obj, description=description)
         return self._object(obj, description)
 
-    def evaluate(self, node: ast.expr) -> Any:
-        """The value of a global dotted name such as ``np.linalg.norm``."""
+    def evaluate(self, node: ast.expr, names: dict[str, Any] | None = None) -> Any:
+        """The value of a global dotted name such as ``np.linalg.norm`` (its first name
+        looked up in ``names`` when given, else in the function's namespace)."""
+        names = self.namespace if names is None else names
         if isinstance(node, ast.Name):
-            if node.id not in self.namespace:
+            if node.id not in names:
                 raise UnsupportedSyntaxError(
                     f"name {node.id!r} is not defined",
                     self.parsed.location(node),
                     hint="define it (or import it) before compiling the function",
                 )
-            return self.namespace[node.id]
+            return names[node.id]
         if isinstance(node, ast.Attribute):
-            base = self.evaluate(node.value)
+            base = self.evaluate(node.value, names)
             try:
                 return getattr(base, node.attr)
             except AttributeError:
@@ -151,6 +161,28 @@ class Resolver:
         return (
             callee.kind == "primitive" and callee.op is not None and is_nondifferentiable(callee.op)
         )
+
+    def note_module_local(self, target: str, value: ast.expr) -> None:
+        """Remember ``target`` if ``value`` (a static value) is a module: the values'
+        (``array_module(x)``), or a module by another name (``mod = np``)."""
+        if self.makes_module(value):
+            self.module_locals.add(target)
+            return
+        root = _root_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if root is None:
+            return
+        names = None
+        if not self.is_global(root):
+            version = self.current.get(root, root)
+            if version not in self.module_values:
+                return
+            names = {root: self.module_values[version]}
+        try:
+            obj = self.evaluate(value, names)
+        except UnsupportedSyntaxError:
+            return
+        if isinstance(obj, types.ModuleType):
+            self.module_values[target] = obj
 
     def makes_module(self, value: ast.expr) -> bool:
         """Whether ``value`` is a call like ``array_module(x)`` that returns a module."""

@@ -37,13 +37,15 @@ from typing import Any
 
 from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.ir import tuple_source
-from autodiff_tutor.compiler.s1_source import closure_values
+from autodiff_tutor.compiler.s1_names import emission_names, identifier_renames, renamed_source
+from autodiff_tutor.compiler.s1_source import ParsedFunction, closure_values
 from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s5_tangent import Tangents
 from autodiff_tutor.compiler.s6_facts import probe_fact
 from autodiff_tutor.compiler.s6_paths import probe_path
 from autodiff_tutor.compiler.s6_specialize import probe_site
 from autodiff_tutor.compiler.s7_memory import Memory
+from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, guards, helpers
 from autodiff_tutor.runtime.stack import Stack
@@ -66,6 +68,10 @@ RUNTIME.update(
     expect_path=guards.expect_path,
     probe_path=probe_path,
 )
+
+#: Every name the generated code gives a meaning of its own: the helpers, and the
+#: variables it makes itself (a user's global of one of these names is renamed).
+GENERATED_NAMES: dict[str, Any] = {**RUNTIME, **dict.fromkeys(("memory", "stack", "xp"), object())}
 
 _counter = itertools.count(1)
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
@@ -265,16 +271,28 @@ def render_jvp(tangents: Tangents) -> Source:
 
 
 def compile_sources(
-    name: str, sources: list[str], user_fn: Callable[..., Any]
+    name: str, sources: list[str], parsed: ParsedFunction
 ) -> list[Callable[..., Any]]:
     """Compile generated function definitions in the user's module globals.
 
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
-    The origins of the lines of :class:`Source` s go to :data:`ORIGINS`.
+    The origins of the lines of :class:`Source` s go to :data:`ORIGINS`. A name the
+    user's code and a helper share gets its meanings back (:mod:`.s1_names`); each
+    function's final source is its ``generated_source``.
     """
-    closure = closure_values(user_fn)
-    captured = {**RUNTIME, **closure}
+    user_fn = parsed.fn
+    renames = identifier_renames(sources, emission_names(parsed, GENERATED_NAMES))
+    if renames is None:
+        raise UnsupportedSyntaxError(
+            f"the names {sorted(set(parsed.aliases.values()))} of {parsed.name!r} are also "
+            "used by the generated code, and could not be told apart from its own",
+            parsed.location(parsed.tree),
+            hint="rename those variables (for example with a trailing '_')",
+        )
+    sources = [_renamed(source, renames) for source in sources]
+    captured = {renames.get(n, n): value for n, value in RUNTIME.items()}
+    captured.update(closure_values(user_fn))
     defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]
     factory = f"def __make({', '.join(captured)}):\n"
     factory += "\n".join(_indent(source) for source in sources) + "\n"
@@ -293,7 +311,18 @@ def compile_sources(
         ORIGINS[filename] = table
         for function in functions:
             function.origin_table = table
+    for function, source in zip(functions, sources, strict=True):
+        function.generated_source = source
     return functions
+
+
+def _renamed(source: str, renames: dict[str, str]) -> str:
+    """``source`` with ``renames`` made, its lines' origins kept."""
+    if not renames:
+        return source
+    result = Source(renamed_source(source, renames))
+    result.lines = getattr(source, "lines", ())
+    return result
 
 
 #: Generated files whose functions were freed while linecache's own code ran.

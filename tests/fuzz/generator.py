@@ -44,6 +44,7 @@ CONSTRUCTS = (
     "cast_int",
     "power_zero",
     "prod_axes",
+    "global_name",
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
@@ -350,6 +351,31 @@ def _helper(s: _State) -> None:
     s.emit([f"{name} = h{index}({a}, {b})"], name, s.shapes[a], "helper")
 
 
+#: Module constants named like names the generated code uses itself (its helpers,
+#: its ``memory`` parameter): the compiled code must read the user's value; and
+#: variables of ``f`` with such names.
+GLOBAL_NAMES = ("size", "like", "scatter", "negated", "memory", "stack")
+
+
+#: Variables of ``f`` named like the generated code's own names (never module
+#: constants too: a function that assigns a name reads it as its own).
+LOCAL_NAMES = ("at", "overwritten", "unstack", "xp")
+
+
+def _global_name(s: _State) -> None:
+    u, name = s.pick(), s.fresh()
+    if s.rng.random() < 0.5:
+        local = s.rng.choice(LOCAL_NAMES)
+        lines = [f"{local} = np.cos({u}) * {u}", f"{name} = {local} + {local} * {u}"]
+        s.emit(lines, name, s.shapes[u], "global_name")
+        return
+    constant = s.rng.choice(GLOBAL_NAMES)
+    definition = f"{constant} = {s.rng.choice(['0.7', '1.5', '-0.4'])}"
+    if not any(h.startswith(f"{constant} = ") for h in s.helpers):
+        s.helpers.append(definition)
+    s.emit([f"{name} = {u} * {constant}"], name, s.shapes[u], "global_name")
+
+
 def _list_stack(s: _State) -> None:
     u = s.pick(2)
     shape = s.shapes[u]
@@ -392,6 +418,7 @@ MAKERS = {
     "helper": _helper,
     "list_stack": _list_stack,
     "cast": _cast,
+    "global_name": _global_name,
 }
 
 
