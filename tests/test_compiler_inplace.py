@@ -194,3 +194,26 @@ def test_float32_arguments_are_updated_in_place_in_float32(monkeypatch):
         assert g.dtype == np.float32
         expected = autograd_gradient(scaled, tuple(a.astype(np.float64) for a in args), position)
         np.testing.assert_allclose(g, expected, rtol=2e-4, atol=1e-5)
+
+
+like = np.tanh  # a user's global named like a runtime helper (given back at emission)
+
+
+def clashing(W, b, X):
+    h = like(X @ W + b)
+    return np.sum(1.0 - h * h)
+
+
+def test_a_ufunc_under_a_helper_name_is_updated_in_place_under_the_users_name(monkeypatch):
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(6, 3)))
+    before = _run(_pair(clashing, [0, 1], args), args)
+    monkeypatch.setattr(pipeline_specialized, "IN_PLACE_FROM", 1)
+    pair = _pair(clashing, [0, 1], args)
+    assert "like(h, out=h)" in pair.forward_source
+    value, gradients = _run(pair, args)
+    assert value == before[0]
+    for position, g, g_before in zip([0, 1], gradients, before[1], strict=True):
+        np.testing.assert_array_equal(g, g_before)
+        expected = central_difference(clashing, args, position)
+        np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-7)
