@@ -389,6 +389,8 @@ def test_an_unused_variable_warns_and_gets_zeros():
 
 
 def test_integer_data_cannot_be_traced():
-    with pytest.raises(NonDifferentiableInputError, match=wrapped("needs real floating-point data")):
+    with pytest.raises(
+        NonDifferentiableInputError, match=wrapped("needs real floating-point data")
+    ):
         traced(np.array([1, 2]))
     assert traced([1, 2]).dtype == np.float64  # Python numbers become float64

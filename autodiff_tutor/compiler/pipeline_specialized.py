@@ -17,6 +17,7 @@ False
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from autodiff_tutor.compiler.s6_facts import (
     record_facts,
     scalar_seeds,
 )
+from autodiff_tutor.compiler.s6_inplace import IN_PLACE_FROM, in_place
 from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
 from autodiff_tutor.compiler.s6_regions import (
     guard_calls,
@@ -58,6 +60,7 @@ from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.compiler.s7_slots import slot_numbers
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
+    RUNTIME,
     Generated,
     compile_sources,
     render_backward,
@@ -94,12 +97,13 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     the elements a counted loop's replay writes once (:mod:`.s6_writes`), leave out
     the unit seed (:mod:`.s6_unit_seed`); keep the numbers counted loops save in
     per-iteration arrays (:mod:`.s7_slots`); write the forward as expressions
-    with sums as methods; free dead values of a large forward early; check custom ops'
-    outputs and gradients where they are made (:mod:`.s6_regions`); keep the path the
-    probe took through branches, its tests checked (:mod:`.s6_paths`). ``None`` when the
-    program is not shape-static, a ``while`` loop did not settle in the probe (see
-    :mod:`.s6_regions`) or ``args`` are of a kind the guard does not know (see
-    :mod:`.s6_specialize`)."""
+    with sums as methods; free dead values of a large forward early; update large
+    temporaries in place (:mod:`.s6_inplace`, with the facts of one run of the pair);
+    check custom ops' outputs and gradients where they are made (:mod:`.s6_regions`);
+    keep the path the probe took through branches, its tests checked (:mod:`.s6_paths`).
+    ``None`` when the program is not shape-static, a ``while`` loop did not settle in
+    the probe (see :mod:`.s6_regions`) or ``args`` are of a kind the guard does not know
+    (see :mod:`.s6_specialize`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
     if key is None or not shape_static(program):
@@ -166,6 +170,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
+    if _largest(args) >= IN_PLACE_FROM:  # large temporaries updated in place (s6_inplace)
+        facts = _facts_of(specialized, derivative, args)
+        scope = {**_scope(derivative.parsed, program), **RUNTIME}
+        specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
+        specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
@@ -182,23 +191,38 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
 def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:
     """Run the probed pair once on ``args``: the probe's trees, what it recorded (forms
     by site number, facts by name, paths by ``("path", test)``), and the output."""
-    program, parsed = derivative.program, derivative.parsed
+    program = derivative.program
     probe = generate_checked(derivative, lambda backward, keep: probe_sites(backward))
     probe.forward = record_paths(probe.forward, branch_tests(program), "site_flags")
-    probe.forward = record_facts(probe.forward, "site_flags")
-    probe.backward = record_facts(probe.backward, "site_flags")
-    probe.params = [*probe.params, "site_flags"]
-    probe.seeds = [*probe.seeds, "site_flags"]
-    name = f"{parsed.name}_probe"
-    forward, backward = compile_sources(
-        name, [render_forward(probe), render_backward(probe)], parsed
-    )
-    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(program.params, args, strict=False)}
+    flags, out = _recorded_run(probe, derivative, "probe", args)
+    return probe, flags, out
+
+
+def _facts_of(pair: Generated, derivative: Derivative, args: Sequence[Any]) -> dict[str, Any]:
+    """The fact of every name ``pair`` binds, from running a copy of it once on
+    ``args`` (the facts of the code that runs, after every rewrite of the probed one)."""
+    return _recorded_run(copy.deepcopy(pair), derivative, "facts", args)[0]
+
+
+def _recorded_run(
+    pair: Generated, derivative: Derivative, suffix: str, args: Sequence[Any]
+) -> tuple[dict[Any, Any], Any]:
+    """Run ``pair`` (changed in place: it records the fact of every name it binds into
+    ``site_flags``) once on ``args`` with the seed 1: what it recorded, and the output."""
+    params = list(pair.params)
+    pair.forward = record_facts(pair.forward, "site_flags")
+    pair.backward = record_facts(pair.backward, "site_flags")
+    pair.params = [*params, "site_flags"]
+    pair.seeds = [*pair.seeds, "site_flags"]
+    sources = [render_forward(pair), render_backward(pair)]
+    name = f"{derivative.parsed.name}_{suffix}"
+    forward, backward = compile_sources(name, sources, derivative.parsed)
+    flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(params, args, strict=False)}
     out, memory = forward(*args, flags)
     seed = ones_like(out)
-    flags[probe.seeds[0]] = fact_of(seed)
+    flags[pair.seeds[0]] = fact_of(seed)
     backward(seed, flags, memory)
-    return probe, flags, out
+    return flags, out
 
 
 def _scope(parsed: ParsedFunction, program: Any) -> dict[str, Any]:

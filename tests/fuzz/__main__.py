@@ -32,6 +32,13 @@ def main(argv: list[str] | None = None) -> int:
         "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
     )
     parser.add_argument(
+        "--in-place-from",
+        type=int,
+        default=None,
+        help="arrays of this many elements and more are updated in place by specialized "
+        "pairs (1: every array, to fuzz that rewrite on small programs)",
+    )
+    parser.add_argument(
         "--hvp-exclude", default="", help="comma-separated constructs whose programs skip hvp"
     )
     args = parser.parse_args(argv)
@@ -44,7 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     seeds = range(args.start, args.start + args.n)
     summary = run(
-        seeds, exclude, modes, progress=True, hvp_exclude=hvp_exclude, workers=args.workers
+        seeds,
+        exclude,
+        modes,
+        progress=True,
+        hvp_exclude=hvp_exclude,
+        workers=args.workers,
+        in_place_from=args.in_place_from,
     )
     elapsed = time.perf_counter() - began
     print(summary.table())

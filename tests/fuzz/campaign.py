@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autodiff_tutor.compiler import pipeline_specialized
 from fuzz.check import MODES, Outcome, check_program
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, signature, simplify_result, still_fails
@@ -94,9 +95,17 @@ def _new_kind(program: Program, kept: list[tuple[Program, Outcome]]) -> bool:
 
 
 def check_seed(
-    seed: int, exclude: frozenset[str], modes: tuple[str, ...], hvp_exclude: frozenset[str]
+    seed: int,
+    exclude: frozenset[str],
+    modes: tuple[str, ...],
+    hvp_exclude: frozenset[str],
+    in_place_from: int | None = None,
 ) -> tuple[Program, list[Outcome]]:
-    """The program of ``seed`` and its outcomes (what a worker process computes)."""
+    """The program of ``seed`` and its outcomes (what a worker process computes).
+    ``in_place_from``: the size from which specialized pairs update arrays in place
+    (``1``: every array, so that the fuzz's small programs exercise that rewrite)."""
+    if in_place_from is not None:
+        pipeline_specialized.IN_PLACE_FROM = in_place_from
     program = generate(seed, exclude)
     return program, check_program(program, modes, hvp_exclude)
 
@@ -108,6 +117,7 @@ def run(
     progress: bool = False,
     hvp_exclude: frozenset[str] = frozenset(),
     workers: int = 0,
+    in_place_from: int | None = None,
 ) -> Summary:
     """Check the program of every seed; ``progress`` shows a tqdm bar.
 
@@ -117,7 +127,13 @@ def run(
     one process would grow by about 150 KB per program.
     """
     seeds = list(seeds)
-    check = functools.partial(check_seed, exclude=exclude, modes=modes, hvp_exclude=hvp_exclude)
+    check = functools.partial(
+        check_seed,
+        exclude=exclude,
+        modes=modes,
+        hvp_exclude=hvp_exclude,
+        in_place_from=in_place_from,
+    )
     if workers:
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(workers, maxtasksperchild=PROGRAMS_PER_WORKER // CHUNK)
