@@ -158,10 +158,12 @@ def cast_like(g: Any, x: Any) -> Any:
     g_dtype = getattr(g, "dtype", None)
     if dtype is None or (type(g_dtype) is type(dtype) and g_dtype == dtype):
         return g
-    if dtype_kind(g) == "c" and dtype_kind(x) != "c":
+    if (dtype_kind(g) == "c" or isinstance(g, complex)) and dtype_kind(x) != "c":
         refuse_complex_gradient()
     if not isinstance(dtype, np.dtype):  # another library's input: its array, its dtype
         return (getattr(x, "namespace", None) or array_module(x)).asarray(g, dtype=dtype)
+    if g_dtype is None:  # a Python number: float64 as it is, else a numpy scalar
+        return g if dtype == np.float64 else dtype.type(g)
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
     return array_module(g).astype(g, dtype)
