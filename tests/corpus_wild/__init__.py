@@ -79,25 +79,14 @@ KEYS = (
 STAR_CALL = "'*' unpacking in a call (np.random.rand(*x.shape)) is refused"
 VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
 NO_LSTSQ = "np.linalg.lstsq has no derivative rule (refused at the call)"
-FRESH_SHARED = (
-    "writing into a fresh array (np.zeros(n), np.empty_like(x)) is refused as if it were "
-    "shared with a parameter"
-)
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
-SQRT_ZERO = (
-    "pairwise distances np.sqrt(sum(d**2)) include sqrt(0) on the unused diagonal: the "
-    "gradient came out nan (0 / 0 in sqrt's rule)"
-)
 TRACING_PLAIN_DOT = (
-    "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself "
-    "(refused at the call; X @ W and np.dot(X, W) trace)"
+    "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself, in "
+    "C (refused at the call, the hint says X @ W or np.dot(X, W), which trace)"
 )
 TRACING_WRITES = (
     "writes a traced value into a plain np.zeros array: the tracing pitfall the course "
     "teaches (refused with a located error; collect values in a list and np.stack them)"
-)
-TRACING_EMPTY_LIKE = (
-    "np.empty_like of a traced value is refused (then written into: the pitfall above)"
 )
 TRACING_ASARRAY = (
     "np.asarray(x) of a traced value (scipy's rosen does it) is refused: the documented limit"

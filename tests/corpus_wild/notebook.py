@@ -11,11 +11,10 @@ import numpy as np
 
 from corpus_wild import (
     AUX_DICT,
-    FRESH_SHARED,
     MATH_ON_BOXES,
     PLAIN_DOT,
-    TRACING_EMPTY_LIKE,
     TRACING_MATH,
+    TRACING_WRITES,
     WRITES,
     wild,
 )
@@ -235,8 +234,7 @@ def python_builtins_on_arrays(X):
 @wild(
     lambda rng: (rng.normal(size=4),),
     autograd=WRITES,
-    compiler=FRESH_SHARED,
-    tracing=TRACING_EMPTY_LIKE,
+    tracing=TRACING_WRITES,
 )
 def running_stats_in_loop(x):
     out = np.empty_like(x)

@@ -10,10 +10,8 @@ import numpy as np
 from scipy.special import expit, gammaln, logsumexp
 
 from corpus_wild import (
-    FRESH_SHARED,
     MATH_ON_BOXES,
     NO_LSTSQ,
-    SQRT_ZERO,
     TRACING_ARRAY_OF_LIST,
     TRACING_ASARRAY,
     TRACING_NO_LSTSQ,
@@ -147,7 +145,6 @@ def rk4_pendulum_fit(params, y0):
 @wild(
     lambda rng: (rng.normal(size=2),),
     autograd=WRITES,
-    compiler=FRESH_SHARED,
     tracing=TRACING_WRITES,
 )
 def euler_into_preallocated(theta, n_steps=20):
@@ -168,8 +165,6 @@ def _positions(rng):
 @wild(
     _positions,
     autograd="autograd gives nan: 0 * inf at sqrt(0) on the unused diagonal",
-    compiler=SQRT_ZERO,
-    tracing=SQRT_ZERO,
 )
 def lennard_jones_triu(pos, epsilon=1.0, sigma=1.0):
     n = pos.shape[0]

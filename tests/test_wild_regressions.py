@@ -1,0 +1,120 @@
+"""What the wild corpus (``tests/corpus_wild``) found, each pinned here.
+
+- Pairwise distances written ``np.sqrt(np.sum(d**2, axis=-1))`` take sqrt(0) on the
+  diagonal, which the objective never uses (``r[np.triu_indices(n, 1)]``): the zero
+  gradient reaching it was divided by 2 * sqrt(0), and the whole gradient came out nan
+  in both modes (autograd's too). A zero incoming gradient now gives 0 there.
+- Writing into a fresh array made from a parameter's shape or size (``np.zeros(n + 1)``
+  with ``n`` a parameter, ``np.empty_like(x)``) was refused as if the array were
+  shared with a parameter (a false hint); tracing called ``np.empty_like`` a function
+  without a rule.
+- Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
+  ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
+
+Every gradient is checked against central differences in float64.
+"""
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import grad, jvp, value_and_grad
+from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.tracing import value_and_gradient
+
+POSITIONS = np.array([[0.0, 0.1, 0.0], [1.1, 0.0, 0.2], [0.1, 1.0, -0.1], [1.0, 1.2, 0.9]])
+
+
+def lennard_jones(pos):
+    diff = pos[:, np.newaxis, :] - pos[np.newaxis, :, :]
+    r = np.sqrt(np.sum(diff**2, axis=-1))  # 0 on the diagonal
+    i, j = np.triu_indices(pos.shape[0], k=1)
+    sr6 = (1.0 / r[i, j]) ** 6
+    return np.sum(4 * (sr6**2 - sr6))
+
+
+def masked_sqrt(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+
+def test_unused_sqrt_of_zero_gives_a_finite_gradient_in_both_modes():
+    want = central_difference(lennard_jones, [POSITIONS], 0)
+    both = value_and_grad(lennard_jones)
+    for _ in range(3):  # checked, then the specialized fast path
+        np.testing.assert_allclose(both(POSITIONS)[1], want, rtol=1e-6, atol=1e-8)
+    _, traced = value_and_gradient(lennard_jones, POSITIONS)
+    np.testing.assert_allclose(traced, want, rtol=1e-6, atol=1e-8)
+
+
+def test_unused_sqrt_of_zero_in_forward_mode():
+    direction = np.random.default_rng(0).normal(size=POSITIONS.shape)
+    _, tangent = jvp(lennard_jones, (POSITIONS,), (direction,))
+    assert np.isclose(
+        tangent, np.sum(central_difference(lennard_jones, [POSITIONS], 0) * direction)
+    )
+
+
+def sum_sqrt(x):
+    return np.sum(np.sqrt(x))
+
+
+def test_masked_sqrt_at_zero_is_zero_and_a_used_sqrt_of_zero_stays_infinite():
+    x = np.array([0.0, 0.25, 4.0])
+    np.testing.assert_allclose(grad(masked_sqrt)(x), [0.0, 1.0, 0.25])
+    np.testing.assert_allclose(value_and_gradient(masked_sqrt, x)[1], [0.0, 1.0, 0.25])
+    with np.errstate(divide="ignore"):
+        used = grad(sum_sqrt)(x)  # sqrt'(0) = inf, the convention
+    assert used[0] == np.inf and np.allclose(used[1:], [1.0, 0.25])
+
+
+def euler_into_zeros(theta, n_steps=6):
+    a, b = theta
+    x = np.zeros(n_steps + 1)  # fresh, though its size comes from a parameter
+    x[0] = 1.0
+    for i in range(n_steps):
+        x[i + 1] = x[i] + 0.1 * (a * x[i] - b * x[i] ** 3)
+    return np.sum(x)
+
+
+def running_mean(x):
+    out = np.empty_like(x)
+    mean = 0.0
+    for i in range(x.shape[0]):
+        mean = mean + (x[i] - mean) / (i + 1)
+        out[i] = mean
+    return np.sum(out**2)
+
+
+def ones_and_eye(x, n=3):
+    m = np.eye(n) * 2.0
+    m[0, :] = x
+    v = np.ones(n)
+    v[1] = x[1] ** 2
+    return np.sum(m @ v)
+
+
+@pytest.mark.parametrize("fn", [euler_into_zeros, running_mean, ones_and_eye])
+def test_writes_into_fresh_arrays_are_differentiated(fn):
+    x = np.array([0.7, -0.4, 1.3])[: 2 if fn is euler_into_zeros else 3]
+    np.testing.assert_allclose(grad(fn)(x), central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_tracing_refuses_empty_like_then_write_as_the_writing_pitfall():
+    with pytest.raises(AutodiffError, match="plain \\(untraced\\) numpy array") as raised:
+        value_and_gradient(running_mean, np.array([0.7, -0.4, 1.3]))
+    assert raised.value.location.text.strip() == "out[i] = mean"
+
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+def plain_dot(W):
+    return np.sum(np.tanh(X.dot(W)))
+
+
+def test_tracing_hint_for_a_plain_arrays_dot_method_is_the_operator():
+    with pytest.raises(AutodiffError) as raised:
+        value_and_gradient(plain_dot, np.ones((3, 2)))
+    assert raised.value.location.text.strip() == "return np.sum(np.tanh(X.dot(W)))"
+    assert "X @ W or np.dot(X, W)" in raised.value.hint
+    assert "np.asarray" not in raised.value.hint
