@@ -8,6 +8,10 @@
   with ``n`` a parameter, ``np.empty_like(x)``) was refused as if the array were
   shared with a parameter (a false hint); tracing called ``np.empty_like`` a function
   without a rule.
+- ``np.random.rand(*x.shape)`` (a dropout mask, as course assignments write it) was
+  refused ('*' unpacking); ``*y.shape`` in a call is now let through where the result
+  carries no gradient, ``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``, and a call
+  that would carry gradient through it is still refused, at the star.
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -118,3 +122,42 @@ def test_tracing_hint_for_a_plain_arrays_dot_method_is_the_operator():
     assert raised.value.location.text.strip() == "return np.sum(np.tanh(X.dot(W)))"
     assert "X @ W or np.dot(X, W)" in raised.value.hint
     assert "np.asarray" not in raised.value.hint
+
+
+def dropout(x, p=0.5):
+    np.random.seed(0)
+    mask = (np.random.rand(*x.shape) < p) / p
+    return np.sum(np.tanh(x * mask) ** 2)
+
+
+def reshape_to(x):
+    return np.sum(np.tanh(x.reshape(*Y_LIKE.shape)) @ np.arange(2.0))
+
+
+Y_LIKE = np.zeros((3, 2))
+
+
+def scale(a, n, m):
+    return a * n * m
+
+
+def spread_into_helper(x):
+    return np.sum(scale(x, *Y_LIKE.shape))
+
+
+@pytest.mark.parametrize("fn", [dropout, reshape_to])
+def test_a_shape_spread_into_a_call_is_differentiated(fn):
+    x = np.linspace(-1.0, 1.2, 6)
+    want = central_difference(fn, [x], 0)
+    both = value_and_grad(fn)
+    for _ in range(3):
+        np.testing.assert_allclose(both(x)[1], want, rtol=1e-6, atol=1e-8)
+    _, tangent = jvp(fn, (x,), (np.ones(6),))
+    assert np.isclose(tangent, want.sum())
+
+
+def test_a_shape_spread_into_a_call_that_carries_gradient_is_refused_at_the_star():
+    with pytest.raises(AutodiffError, match="'\\*' unpacking into a call that carries") as raised:
+        grad(spread_into_helper)(np.ones(6))
+    location = raised.value.location
+    assert location.text[location.column :].startswith("*Y_LIKE.shape")

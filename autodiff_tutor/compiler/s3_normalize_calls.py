@@ -34,12 +34,14 @@ class CallsMixin:
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
             )
         if callee.kind == "primitive" and callee.op is not None:
+            if is_nondifferentiable(callee.op) and lookup(callee.op) is None:
+                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
+            node = self._spread_shape(node, callee)
             rule = lookup(callee.op)
             if rule is not None:
                 return self._rule_call(node, target, callee, rule)
-            if is_nondifferentiable(callee.op):
-                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
             callee = Callee("opaque", obj=callee.obj, description=callee.description)
+        self._spread_shape(node, callee)
         if callee.kind in ("op_call", "user_call", "op_factory"):
             return self._op_call(node, target, callee)
         args = [self._operand(a) for a in node.args]
@@ -55,6 +57,22 @@ class CallsMixin:
         step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _spread_shape(self, node: ast.Call, callee: Callee) -> ast.Call:
+        """``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``; any other ``f(*y.shape)``
+        whose result may carry gradient is refused (the fence lets ``*y.shape`` through
+        for calls like ``np.random.rand(*x.shape)``, whose results are constants)."""
+        spread = [a for a in node.args if isinstance(a, ast.Starred)]
+        if not spread:
+            return node
+        if callee.op == "reshape" and callee.receiver is not None and len(node.args) == 1:
+            return ast.copy_location(ast.Call(node.func, [spread[0].value], node.keywords), node)
+        self._refuse(
+            spread[0],
+            "'*' unpacking into a call that carries gradient is not supported",
+            "pass the arguments one by one (x.reshape(y.shape) rather than x.reshape(*y.shape))",
+        )
+        return node
 
     def _op_call(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
         """A call to a differentiable operation: a custom op, or a user function compiled

@@ -76,7 +76,6 @@ KEYS = (
     "a dict key computed at run time ('W%d' % i, 'W' + str(i)) is refused: the compiler "
     "needs every key of a dict parameter known when it reads the source"
 )
-STAR_CALL = "'*' unpacking in a call (np.random.rand(*x.shape)) is refused"
 VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
 NO_LSTSQ = "np.linalg.lstsq has no derivative rule (refused at the call)"
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"

@@ -8,7 +8,6 @@ import numpy as np
 from corpus_wild import (
     KEYS,
     PLAIN_DOT,
-    STAR_CALL,
     TRACING_PLAIN_DOT,
     TRACING_WRITES,
     WRITES,
@@ -151,7 +150,7 @@ def fully_connected_net_string_keys(params, X, num_layers=3, reg=0.01):
     return loss
 
 
-@wild(lambda rng: (rng.normal(size=(4, 5)),), compiler=STAR_CALL)
+@wild(lambda rng: (rng.normal(size=(4, 5)),))
 def dropout_forward_train(x, p=0.5):
     np.random.seed(0)
     mask = (np.random.rand(*x.shape) < p) / p
