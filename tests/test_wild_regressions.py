@@ -12,6 +12,11 @@
   refused ('*' unpacking); ``*y.shape`` in a call is now let through where the result
   carries no gradient, ``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``, and a call
   that would carry gradient through it is still refused, at the star.
+- A helper returning a dict (``return {"loss": l, "margin": m}``) read as
+  ``helper(w)["loss"]`` crashed inside the generated code ("list indices must be
+  integers"), with the false hint that the user's function itself fails on these
+  arguments; the key now reads the value at its position, and a key the helper does
+  not return is refused at the key.
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -161,3 +166,36 @@ def test_a_shape_spread_into_a_call_that_carries_gradient_is_refused_at_the_star
         grad(spread_into_helper)(np.ones(6))
     location = raised.value.location
     assert location.text[location.column :].startswith("*Y_LIKE.shape")
+
+
+def metrics_of(w):
+    scores = np.tanh(POSITIONS[:, :2] @ w)
+    return {"loss": np.sum(scores**2), "peak": np.max(scores)}
+
+
+def reads_metrics(w):
+    metrics = metrics_of(w)
+    return metrics["loss"] + 0.5 * metrics_of(w)["peak"]
+
+
+def reads_a_missing_key(w):
+    return metrics_of(w)["accuracy"]
+
+
+def test_a_helpers_dict_read_by_key_is_differentiated():
+    w = np.array([0.4, -0.9])
+    want = central_difference(reads_metrics, [w], 0)
+    both = value_and_grad(reads_metrics)
+    for _ in range(3):
+        value, gradient = both(w)
+        assert np.isclose(value, reads_metrics(w))
+        np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+    _, tangent = jvp(reads_metrics, (w,), (np.array([1.0, 2.0]),))
+    assert np.isclose(tangent, want @ np.array([1.0, 2.0]))
+
+
+def test_a_key_the_helper_does_not_return_is_refused_at_the_key():
+    with pytest.raises(AutodiffError, match="returns a dict with the keys loss, peak") as raised:
+        grad(reads_a_missing_key)(np.array([0.4, -0.9]))
+    location = raised.value.location
+    assert location.text[location.column :].startswith('"accuracy"')

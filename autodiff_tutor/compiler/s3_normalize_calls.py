@@ -8,10 +8,13 @@ Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.ir import StaticOperand, Step, ValueRefusal
+from autodiff_tutor.compiler.s1_source import parse_function
+from autodiff_tutor.compiler.s2_desugar import desugar_function
 from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
@@ -130,6 +133,25 @@ class CallsMixin:
         step = Step(target, value, "op_call", inputs=inputs, callee=obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _returned_key(self, base: ast.expr, key: ast.expr) -> ast.Constant | None:
+        """The position of ``key`` in the dict a user's helper returns, when ``base`` was
+        made here by calling that helper (its compiled form returns the dict's values,
+        in order): ``helper(x)["loss"]`` reads the value at that position."""
+        made = [s for s in self.emitted if isinstance(base, ast.Name) and s.target == base.id]
+        if not made or made[-1].kind != "op_call" or not inspect.isfunction(made[-1].callee):
+            return None
+        keys = returned_keys(made[-1].callee)
+        if keys is None:
+            return None
+        if not (isinstance(key, ast.Constant) and key.value in keys):
+            self._reject(
+                key,
+                f"{made[-1].description} returns a dict with the keys {', '.join(keys)}: "
+                "read one of them, by its name written out",
+                f"write {ast.unparse(base)}[{keys[0]!r}]",
+            )
+        return ast.Constant(keys.index(key.value))
 
     def _check_recursion(self, node: ast.Call, fn) -> None:
         if fn is self.parsed.fn:
@@ -406,3 +428,14 @@ def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
 
 def _is_literal(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+@functools.cache
+def returned_keys(fn: Any) -> tuple[str, ...] | None:
+    """The keys of the dict ``fn`` returns (``return {"loss": l, "acc": a}``), in order;
+    ``None`` when it returns no dict, or when its source does not compile (its own
+    compilation reports that, at its line)."""
+    try:
+        return desugar_function(parse_function(fn)).output_keys
+    except AutodiffError:
+        return None

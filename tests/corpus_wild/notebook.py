@@ -120,6 +120,18 @@ def tuple_return_indexed(w):
     return loss_and_accuracy(w)[0] + 0.1 * np.sum(w**2)
 
 
+def forward_with_metrics(w):
+    scores = DATA @ w
+    margins = scores * np.sign(TARGETS)
+    return {"loss": np.mean(np.log1p(np.exp(-margins))), "margin": np.min(margins)}
+
+
+@wild(lambda rng: (rng.normal(size=2),))
+def helper_returning_dict(w):
+    metrics = forward_with_metrics(w)
+    return metrics["loss"] + 0.01 * metrics["margin"] + 0.0 * forward_with_metrics(w)["loss"]
+
+
 def make_loss(data, targets, l2=0.1):
     def loss(w):
         residual = data @ w - targets
