@@ -17,6 +17,10 @@
   integers"), with the false hint that the user's function itself fails on these
   arguments; the key now reads the value at its position, and a key the helper does
   not return is refused at the key.
+- Keys made in a loop (``params["W%d" % i]``, ``params[f"b{i}"]``,
+  ``params["W" + str(i)]``) over a range with numbers written out are read while
+  compiling (the loop is unrolled); a key known only at run time is refused with a
+  hint that says what compiles (it pointed at "the book's compiler page").
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -25,7 +29,7 @@ Every gradient is checked against central differences in float64.
 
 import numpy as np
 import pytest
-from oracles import central_difference
+from oracles import central_difference, structured_central_difference
 
 from autodiff_tutor import grad, jvp, value_and_grad
 from autodiff_tutor.errors import AutodiffError
@@ -199,3 +203,40 @@ def test_a_key_the_helper_does_not_return_is_refused_at_the_key():
         grad(reads_a_missing_key)(np.array([0.4, -0.9]))
     location = raised.value.location
     assert location.text[location.column :].startswith('"accuracy"')
+
+
+LAYERS = {
+    "W1": np.array([[0.5, -0.3], [0.8, 0.1]]),
+    "b1": np.array([0.1, -0.2]),
+    "W2": np.array([[0.7, 0.2], [-0.4, 0.9]]),
+    "b2": np.array([0.0, 0.3]),
+}
+
+
+def keys_from_a_range(params, X):
+    out = X
+    for i in range(1, 3):
+        out = np.tanh(out @ params["W%d" % i] + params[f"b{i}"])  # noqa: UP031 (course style)
+    return np.sum(out**2) + 0.1 * sum(np.sum(params["W" + str(i)] ** 2) for i in (1, 2))
+
+
+def keys_from_a_parameter(params, X, layers=2):
+    out = X
+    for i in range(1, layers + 1):
+        out = np.tanh(out @ params[f"W{i}"])
+    return np.sum(out)
+
+
+def test_dict_keys_made_in_a_loop_over_a_written_range():
+    X = POSITIONS[:, :2]
+    gradient = grad(keys_from_a_range)(LAYERS, X)
+    want = structured_central_difference(keys_from_a_range, [LAYERS, X], 0)
+    for key, expected in zip(LAYERS, want, strict=True):
+        np.testing.assert_allclose(gradient[key], expected, rtol=1e-6, atol=1e-8)
+
+
+def test_dict_keys_known_only_at_run_time_are_refused_with_what_compiles():
+    with pytest.raises(AutodiffError, match="known only at run time") as raised:
+        grad(keys_from_a_parameter)(LAYERS, POSITIONS[:, :2])
+    assert "range(1, 3)" in raised.value.hint
+    assert raised.value.location.text.strip() == 'out = np.tanh(out @ params[f"W{i}"])'

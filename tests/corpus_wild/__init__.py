@@ -73,8 +73,9 @@ def load_all() -> list[Wild]:
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
 KEYS = (
-    "a dict key computed at run time ('W%d' % i, 'W' + str(i)) is refused: the compiler "
-    "needs every key of a dict parameter known when it reads the source"
+    "dict keys made from range(1, num_layers) with num_layers a parameter are known only "
+    "at run time: refused, the hint says to write the keys out or the range's numbers "
+    "(range(1, 3) compiles)"
 )
 VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
 NO_LSTSQ = "np.linalg.lstsq has no derivative rule (refused at the call)"

@@ -150,6 +150,18 @@ def fully_connected_net_string_keys(params, X, num_layers=3, reg=0.01):
     return loss
 
 
+@wild(_fc)
+def fully_connected_net_literal_range(params, X, reg=0.01):
+    out = X
+    for i in range(1, 3):
+        out = np.maximum(0, out @ params["W%d" % i] + params["b" + str(i)])
+    scores = out @ params["W3"] + params["b3"]
+    loss = np.sum(scores**2) / X.shape[0]
+    for i in range(1, 4):
+        loss += 0.5 * reg * np.sum(params[f"W{i}"] ** 2)
+    return loss
+
+
 @wild(lambda rng: (rng.normal(size=(4, 5)),))
 def dropout_forward_train(x, p=0.5):
     np.random.seed(0)
