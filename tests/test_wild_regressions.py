@@ -21,6 +21,9 @@
   ``params["W" + str(i)]``) over a range with numbers written out are read while
   compiling (the loop is unrolled); a key known only at run time is refused with a
   hint that says what compiles (it pointed at "the book's compiler page").
+- ``np.linalg.lstsq`` had no derivative rule (refused in both modes): it has one now,
+  for a matrix of full column rank (solution, residuals and singular values; the
+  rank is a constant), refused at the call otherwise.
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -240,3 +243,37 @@ def test_dict_keys_known_only_at_run_time_are_refused_with_what_compiles():
         grad(keys_from_a_parameter)(LAYERS, POSITIONS[:, :2])
     assert "range(1, 3)" in raised.value.hint
     assert raised.value.location.text.strip() == 'out = np.tanh(out @ params[f"W{i}"])'
+
+
+def least_squares(A, b):
+    coef, residuals, rank, sv = np.linalg.lstsq(A, b, rcond=None)
+    return np.sum(coef**2) + np.sum(residuals) + 0.1 * np.sum(sv)
+
+
+def rank_deficient_fit(A, b):
+    doubled = np.concatenate([A, A[:, :1]], axis=1)
+    return np.sum(np.linalg.lstsq(doubled, b)[0])
+
+
+@pytest.mark.parametrize("b_shape", [(6,), (6, 2)])
+def test_lstsq_in_both_modes_and_forward(b_shape):
+    rng = np.random.default_rng(3)
+    A, b = rng.normal(size=(6, 3)), rng.normal(size=b_shape)
+    want = [central_difference(least_squares, [A, b], i) for i in (0, 1)]
+    both = value_and_grad(least_squares, wrt=[0, 1])
+    for _ in range(3):
+        for got, expected in zip(both(A, b)[1], want, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    traced = value_and_gradient(least_squares, A, b, wrt=[0, 1])[1]
+    for got, expected in zip(traced, want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    dA, db = rng.normal(size=A.shape), rng.normal(size=b.shape)
+    _, tangent = jvp(least_squares, (A, b), (dA, db))
+    assert np.isclose(tangent, np.sum(want[0] * dA) + np.sum(want[1] * db))
+
+
+def test_lstsq_of_a_rank_deficient_matrix_is_refused_at_the_call():
+    rng = np.random.default_rng(4)
+    with pytest.raises(AutodiffError, match="rank 3 with 4 columns") as raised:
+        grad(rank_deficient_fit)(rng.normal(size=(6, 3)), rng.normal(size=6))
+    assert "np.linalg.lstsq(doubled, b)" in raised.value.location.text

@@ -78,7 +78,6 @@ KEYS = (
     "(range(1, 3) compiles)"
 )
 VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
-NO_LSTSQ = "np.linalg.lstsq has no derivative rule (refused at the call)"
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
 TRACING_PLAIN_DOT = (
     "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself, in "
@@ -92,6 +91,4 @@ TRACING_ASARRAY = (
     "np.asarray(x) of a traced value (scipy's rosen does it) is refused: the documented limit"
 )
 TRACING_ARRAY_OF_LIST = "np.array([...]) of traced scalars is refused (np.stack is the hint)"
-TRACING_SCIPY = "scipy.special.logsumexp converts the traced array (refused at the user's call)"
-TRACING_NO_LSTSQ = "np.linalg.lstsq has no derivative rule (refused at the call)"
 TRACING_MATH = "math.exp of a traced scalar is refused (float() of a traced value)"

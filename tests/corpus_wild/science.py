@@ -11,11 +11,8 @@ from scipy.special import expit, gammaln, logsumexp
 
 from corpus_wild import (
     MATH_ON_BOXES,
-    NO_LSTSQ,
     TRACING_ARRAY_OF_LIST,
     TRACING_ASARRAY,
-    TRACING_NO_LSTSQ,
-    TRACING_SCIPY,
     TRACING_WRITES,
     VARARGS,
     WRITES,
@@ -88,8 +85,6 @@ def ridge_by_solve(X, y, lam=0.3):
     _ridge,
     wrt=(0, 1),
     autograd="autograd has no vjp for np.linalg.lstsq",
-    compiler=NO_LSTSQ,
-    tracing=TRACING_NO_LSTSQ,
 )
 def least_squares_by_lstsq(A, b):
     coef, residuals, rank, sv = np.linalg.lstsq(A, b, rcond=None)
@@ -207,7 +202,7 @@ def two_gaussian_mixture_logaddexp(p, data):
     return -np.sum(np.logaddexp(lp1, lp2))
 
 
-@wild(_mixture, tracing=TRACING_SCIPY)
+@wild(_mixture, tracing=TRACING_ARRAY_OF_LIST)
 def mixture_with_scipy_logsumexp(p, data):
     means = p[1:3]
     log_sd = p[3:5]
