@@ -24,6 +24,12 @@
 - ``np.linalg.lstsq`` had no derivative rule (refused in both modes): it has one now,
   for a matrix of full column rank (solution, residuals and singular values; the
   rank is a constant), refused at the call otherwise.
+- A nested helper (``act = lambda z: ...`` or a ``def`` inside the function) called in
+  a comprehension (``sum(act(xi) for xi in x)``) was inlined before the statement,
+  outside the loop the comprehension becomes: a NameError blamed on the user's code
+  with a false hint, or, when a name like the loop variable was bound before, a
+  silently wrong value and gradient. Comprehensions are lowered to loops first now;
+  a helper called in a dict comprehension (lowered later) is refused at the call.
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -277,3 +283,49 @@ def test_lstsq_of_a_rank_deficient_matrix_is_refused_at_the_call():
     with pytest.raises(AutodiffError, match="rank 3 with 4 columns") as raised:
         grad(rank_deficient_fit)(rng.normal(size=(6, 3)), rng.normal(size=6))
     assert "np.linalg.lstsq(doubled, b)" in raised.value.location.text
+
+
+def softplus(z):
+    return np.logaddexp(0, z)
+
+
+def helper_in_a_generator(x):
+    act = lambda z: softplus(z) - 0.5 * z  # noqa: E731
+    return sum(act(xi) for xi in x)
+
+
+def loop_name_bound_before(x):
+    xi = x[0]  # the comprehension's own xi is another variable (Python 3 scoping)
+    square = lambda z: z * z  # noqa: E731
+    return sum([square(xi) for xi in x]) + xi
+
+
+def def_helper_in_a_list_comprehension(x):
+    def total(v):
+        return sum([t * t for t in v])
+
+    return total(x) + np.sum(np.stack([total(x[i:]) for i in range(2)]))
+
+
+def helper_in_a_dict_comprehension(x):
+    scale = lambda z: 2.0 * z  # noqa: E731
+    return sum({k: scale(v) for k, v in zip("ab", x, strict=False)}.values())
+
+
+@pytest.mark.parametrize(
+    "fn", [helper_in_a_generator, loop_name_bound_before, def_helper_in_a_list_comprehension]
+)
+def test_nested_helpers_called_in_comprehensions(fn):
+    x = np.array([0.3, -1.1, 2.0])
+    both = value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        assert np.isclose(value, fn(x))  # the value too was wrong
+        np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_a_nested_helper_in_a_dict_comprehension_is_refused_at_the_call():
+    with pytest.raises(AutodiffError, match="called inside a dict\\s+comprehension") as raised:
+        grad(helper_in_a_dict_comprehension)(np.array([0.3, -1.1]))
+    location = raised.value.location
+    assert location.text[location.column :].startswith("scale(v)")

@@ -255,3 +255,55 @@ def running_stats_in_loop(x):
         mean = mean + (xi - mean) / (i + 1)
         out[i] = mean
     return np.sum(out**2)
+
+
+@wild(lambda rng: (rng.normal(size=(10, 2)), rng.normal(size=2)), wrt=(1,))
+def minibatch_loop_with_step(X, w, batch_size=4):
+    N = X.shape[0]
+    total = 0.0
+    for start in range(0, N, batch_size):
+        xb = X[start : start + batch_size]
+        total += np.sum(np.tanh(xb @ w)) / len(xb)
+    return total
+
+
+@wild(lambda rng: (rng.normal(size=(3, 4)),))
+def method_chains_and_keepdims(x):
+    centered = x - x.mean(axis=1, keepdims=True)
+    scaled = centered / (x.std(axis=1, keepdims=True) + 1e-6)
+    return (scaled**2).sum(axis=0).max() + np.abs(x).sum() * 0.1 + x.T.ravel()[3]
+
+
+@wild(lambda rng: (rng.normal(size=5),))
+def sort_and_topk(x):
+    s = np.sort(x)[::-1]
+    top = s[:3]
+    idx = np.argsort(x)
+    return np.sum(top**2) + x[idx[0]] * 2.0
+
+
+@wild(lambda rng: (rng.normal(size=(2, 3)), rng.normal(size=(3, 2))), wrt=(0, 1))
+def einsum_kron_outer(A, B):
+    c = np.einsum("ij,jk->ik", A, B)
+    k = np.kron(c, np.eye(2))
+    o = np.outer(A[0], B[:, 1])
+    return np.sum(k**2) + np.trace(o) + np.sum(np.tril(A @ A.T))
+
+
+def softplus(z):
+    return np.logaddexp(0, z)
+
+
+@wild(lambda rng: (rng.normal(size=4),))
+def nested_helpers_and_lambda(x):
+    act = lambda z: softplus(z) - 0.5 * z  # noqa: E731
+    square = lambda z: z * z  # noqa: E731
+    return np.sum(square(act(x))) + sum(act(xi) for xi in x)
+
+
+@wild(lambda rng: (rng.random(6) * 0.8 + 0.1,))
+def entropy_with_where(p):
+    p = p / p.sum()
+    q = np.array([0.0, 0.2, 0.2, 0.2, 0.2, 0.2])
+    kl = np.sum(np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0) / p), 0.0))
+    return -np.sum(p * np.log(p)) + kl

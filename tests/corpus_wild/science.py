@@ -276,3 +276,39 @@ def heat_equation_explicit(u0, alpha=0.2, steps=10):
         u_new[1:-1] = u[1:-1] + alpha * (u[2:] - 2 * u[1:-1] + u[:-2])
         u = u_new
     return np.sum(u**2)
+
+
+@wild(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
+def log_det_and_inverse_quadratic(S):
+    v = np.array([1.0, -0.5, 2.0])
+    sign, logdet = np.linalg.slogdet(S)
+    Sinv = np.linalg.inv(S)
+    return logdet + v @ Sinv @ v + 0.1 * np.trace(S @ S.T)
+
+
+@wild(lambda rng: (np.sort(rng.random(6)) * 2,), autograd="autograd has no np.trapezoid")
+def trapezoid_and_cumsum(y):
+    t = np.linspace(0, 1, 6)
+    area = np.trapezoid(y**2, t)
+    running = np.cumsum(y) / np.arange(1, 7)
+    return area + np.sum(running**2) + np.interp(0.35, t, y)
+
+
+@wild(
+    lambda rng: (np.array([0.5, -1.0, 2.0]) + 0.1 * rng.normal(size=3),),
+    autograd="autograd's polyval fails on a box",
+)
+def polynomial_fit_residual(coeffs):
+    x = np.linspace(-1, 1, 9)
+    y = np.cos(2 * x)
+    return np.sum((np.polyval(coeffs, x) - y) ** 2)
+
+
+@wild(lambda rng: (rng.normal(size=(4, 3)),))
+def gram_kernel_rbf(X, length=0.8):
+    sq = np.sum(X**2, axis=1)
+    d2 = sq[:, None] + sq[None, :] - 2 * X @ X.T
+    K = np.exp(-0.5 * np.maximum(d2, 0) / length**2) + 1e-3 * np.eye(len(X))
+    y = np.arange(4.0)
+    alpha = np.linalg.solve(K, y)
+    return y @ alpha + np.sum(np.log(np.diag(np.linalg.cholesky(K))))
