@@ -30,6 +30,8 @@
   with a false hint, or, when a name like the loop variable was bound before, a
   silently wrong value and gradient. Comprehensions are lowered to loops first now;
   a helper called in a dict comprehension (lowered later) is refused at the call.
+  A helper called in a loop's iterable (``for v in rows(x):``) was refused with a
+  false hint (call it by its global name); it is inlined before the loop.
 - Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
   ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
 
@@ -329,3 +331,24 @@ def test_a_nested_helper_in_a_dict_comprehension_is_refused_at_the_call():
         grad(helper_in_a_dict_comprehension)(np.array([0.3, -1.1]))
     location = raised.value.location
     assert location.text[location.column :].startswith("scale(v)")
+
+
+def helper_in_a_loops_iterable(x):
+    def rows(m):
+        return m.reshape(2, -1)
+
+    s = 0.0
+    for r in rows(x):
+        for v in rows(r * 2.0).reshape(-1):
+            s = s + np.sin(v)
+    return s
+
+
+def test_a_nested_helper_in_a_loops_iterable():
+    x = np.array([0.5, 1.5, -2.0, 0.3])
+    np.testing.assert_allclose(
+        grad(helper_in_a_loops_iterable)(x),
+        central_difference(helper_in_a_loops_iterable, [x], 0),
+        rtol=1e-6,
+        atol=1e-8,
+    )

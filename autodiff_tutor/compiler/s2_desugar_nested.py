@@ -97,12 +97,12 @@ class InlineNested:
                     return ast.copy_location(name_node(out_name), call)
                 return call
 
-        targets = [node.test] if isinstance(node, (ast.If, ast.While)) else [node]
         if isinstance(node, (ast.If, ast.While)):
             node.test = Replace().visit(node.test)
-        elif not isinstance(node, (ast.For,)):
+        elif isinstance(node, ast.For):  # the iterable is computed once, before the loop
+            node.iter = Replace().visit(node.iter)
+        else:
             Replace().visit(node)
-        _ = targets
         return [*before, node]
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
