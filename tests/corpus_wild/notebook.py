@@ -8,6 +8,7 @@ closures, a seeded generator inside, early returns, ``while`` with a tolerance,
 import math
 
 import numpy as np
+from scipy.special import softmax
 
 from corpus_wild import (
     AUX_DICT,
@@ -19,6 +20,7 @@ from corpus_wild import (
     wild,
 )
 
+FLAT = "x.flat has no derivative rule (refused at the attribute; x.reshape(-1)[3] works)"
 LEARNING_RATE = 0.1
 HIDDEN = 4
 DATA = np.linspace(-1, 1, 6).reshape(3, 2)
@@ -307,3 +309,66 @@ def entropy_with_where(p):
     q = np.array([0.0, 0.2, 0.2, 0.2, 0.2, 0.2])
     kl = np.sum(np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0) / p), 0.0))
     return -np.sum(p * np.log(p)) + kl
+
+
+@wild(lambda rng: (rng.normal(size=6),), autograd=WRITES)
+def boolean_mask_assignment(x):
+    y = x.copy()
+    y[y < 0] = 0.0
+    y[np.abs(x) > 1.5] *= 0.5
+    return np.sum(y**2) + np.sum(x[x > 0])
+
+
+@wild(
+    lambda rng: (rng.normal(size=5),),
+    compiler="np.add.at writes into an array in place (refused with a true hint)",
+    tracing="np.bincount has no derivative rule (refused at the call)",
+    autograd="autograd has no bincount weights nor add.at",
+)
+def bincount_and_add_at(x):
+    groups = np.array([0, 1, 0, 2, 1])
+    sums = np.bincount(groups, weights=x, minlength=3)
+    acc = np.zeros(3)
+    np.add.at(acc, groups, x**2)
+    return np.sum(sums**2) + np.sum(acc * np.arange(1.0, 4.0))
+
+
+@wild(
+    lambda rng: (rng.normal(size=(2, 5)),),
+    compiler=FLAT,
+    tracing=FLAT,
+    autograd="autograd has no vjp for np.flip",
+)
+def unpack_rows_flip_roll(x):
+    a, b = x
+    return np.sum(a[::-1] * b) + np.sum(np.roll(a, 2) * np.flip(b)) + x.flat[3] * 2.0
+
+
+@wild(
+    lambda rng: (rng.normal(size=(3, 4)),),
+    autograd=WRITES,
+    tracing="h[:, t] += ... writes a traced value into a plain np.zeros: the tracing pitfall",
+)
+def slice_augassign_in_loop(x):
+    h = np.zeros((3, 4))
+    for t in range(4):
+        h[:, t] += np.tanh(x[:, t]) * (t + 1)
+        if t > 0:
+            h[:, t] += 0.5 * h[:, t - 1]
+    return np.sum(h**2)
+
+
+@wild(lambda rng: (rng.normal(size=4).astype(np.float32),))
+def float32_input(x):
+    return np.sum(np.exp(x) * x)
+
+
+@wild(
+    lambda rng: (rng.normal(size=(3, 4)),),
+    autograd="autograd has no scipy.special.softmax",
+    tracing="scipy.special.softmax converts the traced array (np.asarray): refused at the call",
+)
+def scipy_softmax_cross_entropy(z):
+    from_scipy = softmax(z, axis=1)
+    labels = np.array([1, 0, 3])
+    return -np.mean(np.log(from_scipy[np.arange(3), labels]))
