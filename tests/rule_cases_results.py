@@ -26,6 +26,12 @@ def slogdet_list(a: Any) -> list[Any]:
     return [sign, logdet]
 
 
+def lstsq_list(a: Any, b: Any, rcond: Any = None) -> list[Any]:
+    """Least squares with the rank as a float (a constant: its gradient is zero)."""
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    return [x, residuals, np.float64(rank), s]
+
+
 def reduced_svd(a: Any, full_matrices: bool = False) -> list[Any]:
     """The reduced SVD, the rule's form (the walk passes the rule's option as well)."""
     u, s, vh = np.linalg.svd(a, full_matrices=False)
@@ -86,6 +92,11 @@ def results_cases() -> dict[str, list[Any]]:
             Case(slogdet_list, inputs(well_conditioned(3, 3)), {}, "3x3"),
             Case(slogdet_list, inputs(well_conditioned(2, 3, 3)), {}, "stacked"),
             Case(slogdet_list, inputs(lambda rng: -well_conditioned(3, 3)(rng)), {}, "negative"),
+        ],
+        "lstsq": [
+            Case(lstsq_list, inputs(normal(5, 3), normal(5)), {}, "tall, vector b"),
+            Case(lstsq_list, inputs(normal(5, 2), normal(5, 3)), {}, "tall, matrix b"),
+            Case(lstsq_list, inputs(well_conditioned(3, 3), normal(3)), {}, "square"),
         ],
         "eigh": [
             Case(sym_eigh, inputs(normal(3, 3)), {}, "3x3"),

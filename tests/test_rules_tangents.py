@@ -43,6 +43,7 @@ SPECIAL = ("out", "xp")
 ZERO_FILLED = {
     "list_append": "a list output: [*d_xs, d_x]",
     "add_lists": "lists of tangents, added element by element",
+    "lstsq": "a list of tangents (solution, residuals, rank, singular values) from one helper",
 }
 
 

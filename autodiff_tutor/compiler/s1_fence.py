@@ -113,8 +113,17 @@ def check_supported(parsed: ParsedFunction) -> None:
             and len(call.args) == 1
             for arg in call.args
         }
+        spread = {  # np.random.rand(*x.shape): a shape's integers, never a gradient
+            id(arg)
+            for call in ast.walk(statement)
+            if isinstance(call, ast.Call)
+            for arg in call.args
+            if isinstance(arg, ast.Starred)
+            and isinstance(arg.value, ast.Attribute)
+            and arg.value.attr == "shape"
+        }
         for node in ast.walk(statement):
-            if id(node) not in transposed:
+            if id(node) not in transposed | spread:
                 _check_node(parsed, node, namespace)
 
 

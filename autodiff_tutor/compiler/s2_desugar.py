@@ -67,8 +67,10 @@ def desugar(
     names = Names(tree)
     for literal in (structures or {}).values():
         names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
-    tree.body = InlineNested(names).run(lambdas_to_defs(tree.body))
-    tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(tree.body)
+    # comprehensions become loops first, so that a nested helper called in one is
+    # inlined inside the loop, where its loop variable is bound
+    tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(lambdas_to_defs(tree.body))
+    tree.body = InlineNested(names).run(tree.body)
     structured = Structures(names, structures or {})
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order

@@ -27,6 +27,13 @@ from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
 from autodiff_tutor.errors import AutodiffError
 
+_COMPREHENSIONS = {
+    ast.DictComp: "dict comprehension",
+    ast.SetComp: "set comprehension",
+    ast.ListComp: "list comprehension",
+    ast.GeneratorExp: "generator expression",
+}
+
 
 class InlineNested:
     """Inline calls to functions defined inside the differentiated function."""
@@ -63,6 +70,23 @@ class InlineNested:
         helpers = self
 
         class Replace(ast.NodeTransformer):
+            def visit_DictComp(self, comprehension: ast.expr) -> ast.expr:
+                """Not lowered to a loop yet (a dict comprehension): the helper's body
+                cannot go before the statement, where the loop variables are unbound."""
+                for call in ast.walk(comprehension):
+                    name = getattr(call.func, "id", "") if isinstance(call, ast.Call) else ""
+                    if name in helpers.helpers:
+                        reject(
+                            call,
+                            f"the nested helper {name!r} is called inside a "
+                            f"{_COMPREHENSIONS[type(comprehension)]}, which the compiler "
+                            "cannot inline it into",
+                            "build it with a for loop, or call the helper on the values first",
+                        )
+                return comprehension
+
+            visit_SetComp = visit_ListComp = visit_GeneratorExp = visit_DictComp
+
             def visit_Call(self, call: ast.Call) -> ast.expr:
                 self.generic_visit(call)
                 if isinstance(call.func, ast.Name) and call.func.id in helpers.helpers:
@@ -73,12 +97,12 @@ class InlineNested:
                     return ast.copy_location(name_node(out_name), call)
                 return call
 
-        targets = [node.test] if isinstance(node, (ast.If, ast.While)) else [node]
         if isinstance(node, (ast.If, ast.While)):
             node.test = Replace().visit(node.test)
-        elif not isinstance(node, (ast.For,)):
+        elif isinstance(node, ast.For):  # the iterable is computed once, before the loop
+            node.iter = Replace().visit(node.iter)
+        else:
             Replace().visit(node)
-        _ = targets
         return [*before, node]
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:

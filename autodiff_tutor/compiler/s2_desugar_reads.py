@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import operator
 
 from autodiff_tutor.compiler.s2_desugar_base import reject
 
@@ -71,6 +72,7 @@ class ReadsMixin:
                 self.generic_visit(node)
                 if not isinstance(node.value, DISPLAYS):
                     return node
+                node.slice = folded_key(node.slice)  # params["W%d" % i], i known: "W1"
                 return pass_._subscript(node)
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
@@ -139,7 +141,16 @@ class ReadsMixin:
             keys = [k.value for k in structure.keys]
             if isinstance(key, ast.Constant) and key.value in keys:
                 return copy.deepcopy(structure.values[keys.index(key.value)])
-            reject(node, "this key is not known statically, or not in the dict")
+            if isinstance(key, ast.Constant):
+                reject(node, f"the dict has no key {key.value!r} (its keys: {keys})")
+            reject(
+                node,
+                "this key is known only at run time: the compiler reads a dict's keys "
+                "while compiling",
+                "write the key out (params['W1']), loop over the dict (for name, W in "
+                "params.items()), or make the key from a range with numbers written out "
+                "(for i in range(1, 3): params[f'W{i}'])",
+            )
         if isinstance(key, ast.Constant) and type(key.value) is int:
             if -len(structure.elts) <= key.value < len(structure.elts):
                 return copy.deepcopy(structure.elts[key.value])
@@ -185,3 +196,49 @@ def substitute(expr: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
             return copy.deepcopy(bound[node.id]) if node.id in bound else node
 
     return Replace().visit(copy.deepcopy(expr))
+
+
+_KEY_OPERATORS = {ast.Add: operator.add, ast.Mod: operator.mod, ast.Sub: operator.sub,
+                  ast.Mult: operator.mul}  # fmt: skip
+
+
+def folded_key(node: ast.expr) -> ast.expr:
+    """A key made of constants computed (``"W%d" % 1``, ``f"W{1}"``, ``"W" + str(1)``:
+    ``"W1"``); any other expression as it is.
+
+    >>> ast.unparse(folded_key(ast.parse('f"b{2}"', mode="eval").body))
+    "'b2'"
+    >>> ast.unparse(folded_key(ast.parse('"W%d" % (1 + 1)', mode="eval").body))
+    "'W2'"
+    """
+    value = _key_value(node)
+    return node if value is None else ast.copy_location(ast.Constant(value), node)
+
+
+def _key_value(node: ast.expr) -> str | int | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _KEY_OPERATORS:
+        left, right = _key_value(node.left), _key_value(node.right)
+        if left is None or right is None or (type(left) is str and type(node.op) is ast.Sub):
+            return None
+        try:
+            return _KEY_OPERATORS[type(node.op)](left, right)
+        except TypeError:  # "W" + 1: Python raises it when the function runs
+            return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
+        inner = _key_value(node.args[0]) if len(node.args) == 1 and not node.keywords else None
+        return None if inner is None else str(inner)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                if part.conversion != -1 or part.format_spec is not None:
+                    return None
+                part = part.value
+            value = _key_value(part)
+            if value is None:
+                return None
+            parts.append(str(value))
+        return "".join(parts)
+    return None

@@ -264,8 +264,9 @@ class Structures(ReadsMixin, StatementPass):
     # -- loops -----------------------------------------------------------------------
 
     def _unroll(self, node: ast.For) -> list[ast.stmt] | None:
-        """One copy of the body per element, when the loop goes over a structure."""
-        sequence = self._elements(node.iter)
+        """One copy of the body per element, when the loop goes over a structure, or
+        over a constant range whose index makes a structure's keys (``params[f"W{i}"]``)."""
+        sequence = self._elements(node.iter) or self._key_range(node)
         if sequence is None:
             return None
         if node.orelse:
@@ -322,6 +323,43 @@ class Structures(ReadsMixin, StatementPass):
         if isinstance(value, (ast.List, ast.Tuple)) and self._is_structure(value):
             return list(value.elts)
         return None
+
+    def _key_range(self, node: ast.For) -> list[ast.expr] | None:
+        """``for i in range(1, 3)`` (or ``in (1, 2)``) whose body reads
+        ``params["W%d" % i]`` of a dict parameter (or a dict built here): the indices,
+        when they are numbers or strings written out (a key that is not in the dict is
+        refused at the read)."""
+        index = node.target
+        keyed = isinstance(index, ast.Name) and any(
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and isinstance(self.env.get(n.value.id), ast.Dict)
+            and any(isinstance(m, ast.Name) and m.id == index.id for m in ast.walk(n.slice))
+            for s in node.body
+            for n in ast.walk(s)
+        )
+        if not keyed:
+            return None
+        call = node.iter
+        if isinstance(call, (ast.Tuple, ast.List)):
+            items = call.elts
+            written = all(
+                isinstance(e, ast.Constant) and type(e.value) in (int, str) for e in items
+            )
+            return [copy.deepcopy(e) for e in items] if written else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "range"
+            and not call.keywords
+        ):
+            return None
+        bounds = [self._fold(copy.deepcopy(a)) for a in call.args]
+        if not 1 <= len(bounds) <= 3 or not all(
+            isinstance(b, ast.Constant) and type(b.value) is int for b in bounds
+        ):
+            return None
+        return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
 
     def _indexes_structure(self, call: ast.Call) -> bool:
         """``range(len(s))`` of a structure ``s``: its index reads ``s[i]``."""

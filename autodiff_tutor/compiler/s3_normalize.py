@@ -280,7 +280,8 @@ class _Normalizer(
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
             base = self._atom(node.value)
-            index = self._static_operand(node.slice, "an index")
+            index = self._returned_key(base, node.slice)  # helper(x)["loss"]: a position
+            index = index or self._static_operand(node.slice, "an index")
             value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
             return self._primitive(target, value, "getitem", [base], {"index": index}, node)
         if isinstance(node, ast.Call):

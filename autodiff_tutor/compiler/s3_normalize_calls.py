@@ -8,10 +8,13 @@ Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.ir import StaticOperand, Step, ValueRefusal
+from autodiff_tutor.compiler.s1_source import parse_function
+from autodiff_tutor.compiler.s2_desugar import desugar_function
 from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
@@ -34,12 +37,14 @@ class CallsMixin:
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
             )
         if callee.kind == "primitive" and callee.op is not None:
+            if is_nondifferentiable(callee.op) and lookup(callee.op) is None:
+                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
+            node = self._spread_shape(node, callee)
             rule = lookup(callee.op)
             if rule is not None:
                 return self._rule_call(node, target, callee, rule)
-            if is_nondifferentiable(callee.op):
-                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
             callee = Callee("opaque", obj=callee.obj, description=callee.description)
+        self._spread_shape(node, callee)
         if callee.kind in ("op_call", "user_call", "op_factory"):
             return self._op_call(node, target, callee)
         args = [self._operand(a) for a in node.args]
@@ -55,6 +60,22 @@ class CallsMixin:
         step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _spread_shape(self, node: ast.Call, callee: Callee) -> ast.Call:
+        """``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``; any other ``f(*y.shape)``
+        whose result may carry gradient is refused (the fence lets ``*y.shape`` through
+        for calls like ``np.random.rand(*x.shape)``, whose results are constants)."""
+        spread = [a for a in node.args if isinstance(a, ast.Starred)]
+        if not spread:
+            return node
+        if callee.op == "reshape" and callee.receiver is not None and len(node.args) == 1:
+            return ast.copy_location(ast.Call(node.func, [spread[0].value], node.keywords), node)
+        self._refuse(
+            spread[0],
+            "'*' unpacking into a call that carries gradient is not supported",
+            "pass the arguments one by one (x.reshape(y.shape) rather than x.reshape(*y.shape))",
+        )
+        return node
 
     def _op_call(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
         """A call to a differentiable operation: a custom op, or a user function compiled
@@ -112,6 +133,25 @@ class CallsMixin:
         step = Step(target, value, "op_call", inputs=inputs, callee=obj)
         step.description = callee.description
         return self._emit(step, node)
+
+    def _returned_key(self, base: ast.expr, key: ast.expr) -> ast.Constant | None:
+        """The position of ``key`` in the dict a user's helper returns, when ``base`` was
+        made here by calling that helper (its compiled form returns the dict's values,
+        in order): ``helper(x)["loss"]`` reads the value at that position."""
+        made = [s for s in self.emitted if isinstance(base, ast.Name) and s.target == base.id]
+        if not made or made[-1].kind != "op_call" or not inspect.isfunction(made[-1].callee):
+            return None
+        keys = returned_keys(made[-1].callee)
+        if keys is None:
+            return None
+        if not (isinstance(key, ast.Constant) and key.value in keys):
+            self._reject(
+                key,
+                f"{made[-1].description} returns a dict with the keys {', '.join(keys)}: "
+                "read one of them, by its name written out",
+                f"write {ast.unparse(base)}[{keys[0]!r}]",
+            )
+        return ast.Constant(keys.index(key.value))
 
     def _check_recursion(self, node: ast.Call, fn) -> None:
         if fn is self.parsed.fn:
@@ -388,3 +428,14 @@ def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
 
 def _is_literal(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+@functools.cache
+def returned_keys(fn: Any) -> tuple[str, ...] | None:
+    """The keys of the dict ``fn`` returns (``return {"loss": l, "acc": a}``), in order;
+    ``None`` when it returns no dict, or when its source does not compile (its own
+    compilation reports that, at its line)."""
+    try:
+        return desugar_function(parse_function(fn)).output_keys
+    except AutodiffError:
+        return None

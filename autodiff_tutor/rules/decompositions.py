@@ -1,6 +1,7 @@
 """Matrix functions of ``np.linalg`` that return several arrays: ``slogdet`` (sign and
 log-determinant), ``eigh`` (eigenvalues and eigenvectors of a symmetric matrix) and
-``svd`` (with ``full_matrices=False``, or the singular values alone).
+``svd`` (with ``full_matrices=False``, or the singular values alone), and ``lstsq``
+(least squares: solution, residuals, rank, singular values).
 
 Their results are tuples (``list_result``), read by unpacking, by index or by numpy's
 field names (``fields``: ``res.eigenvalues`` is ``res[0]``): the rule's ``g`` holds one
@@ -18,7 +19,14 @@ and the transpose identity of vjp and jvp).
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import LINALG, Family
 from autodiff_tutor.rules.symbolic_spec import NumericOnly
-from autodiff_tutor.runtime.helpers import eigh_grad, eigh_tangent, svd_grad, svd_tangent
+from autodiff_tutor.runtime.helpers import (
+    eigh_grad,
+    eigh_tangent,
+    lstsq_grad,
+    lstsq_tangent,
+    svd_grad,
+    svd_tangent,
+)
 
 family = Family("decompositions", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -123,3 +131,21 @@ def svdvals(g, x):
 @defjvp("svdvals")
 def svdvals_tangent(xp, x, *, d_x):
     return svd_tangent(d_x, xp.linalg.svd(x, full_matrices=False), compute_uv=False)
+
+
+@defvjp(
+    "lstsq",
+    list_result=True,
+    math="(x, |A x - b|^2, rank A, s) with x minimizing |A x - b|",
+    latex=r"x = \operatorname{arg\,min}_x \lVert A x - b \rVert^2",
+    convention="A of full column rank (one solution; refused otherwise, where it is "
+    "used); the rank has no gradient; the residuals' uses A^T r = 0 at the solution",
+    symbolic=NUMBERS_ONLY,
+)
+def lstsq(g, out, a, b, rcond=None):
+    return lstsq_grad(g, out, a, b, "a"), lstsq_grad(g, out, a, b, "b")
+
+
+@defjvp("lstsq")
+def lstsq_tangent_(out, a, b, rcond=None, *, d_a, d_b):
+    return lstsq_tangent(d_a, d_b, out, a, b)

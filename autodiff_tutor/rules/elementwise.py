@@ -179,17 +179,18 @@ def log1p_tangent(x, *, d_x):
 @defvjp(
     "sqrt",
     math="sqrt(x)",
-    convention="sqrt'(0) = inf",
+    convention="sqrt'(0) = inf; where the incoming gradient is 0 the result is 0, also at "
+    "x = 0 (an unused sqrt(0), as on the diagonal of pairwise distances, gives 0, not 0/0)",
     sympy=lambda sp, x: sp.sqrt(x),
     symbolic=ScalarRule(positive=("x",)),
 )
-def sqrt(g, out, x):
-    return g / (2 * out)
+def sqrt(g, out, xp, x):
+    return g / (2 * xp.where(g == 0, 1, out))
 
 
 @defjvp("sqrt")
-def sqrt_tangent(out, x, *, d_x):
-    return d_x / (2 * out)
+def sqrt_tangent(out, xp, x, *, d_x):
+    return d_x / (2 * xp.where(d_x == 0, 1, out))
 
 
 @defvjp(

@@ -53,8 +53,15 @@ family.declare_nondifferentiable(
     "size",
     "dtype",
     "len",
+    # new arrays whose values do not depend on the arguments' values (only on shapes)
     "zeros_like",
     "ones_like",
+    "empty_like",
+    "zeros",
+    "ones",
+    "empty",
+    "eye",
+    "identity",
     # integer results: indices and counts carry no gradient
     "argmax",
     "argmin",

@@ -44,6 +44,8 @@ from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exporte
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     eigh_grad,
     eigh_tangent,
+    lstsq_grad,
+    lstsq_tangent,
     matrix_norm_grad,
     norm_grad,
     svd_grad,

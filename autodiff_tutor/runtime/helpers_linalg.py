@@ -1,5 +1,6 @@
-"""Runtime helpers of the matrix decompositions' rules (``eigh``, ``svd``) and of
-matrix norms: the formulas are too long to be one readable expression in a rule.
+"""Runtime helpers of the matrix decompositions' rules (``eigh``, ``svd``), of least
+squares (``lstsq``) and of matrix norms: the formulas are too long to be one readable
+expression in a rule.
 
 All work on stacks of matrices (leading axes) and take the array module from their
 arguments. The formulas are the textbook ones (Giles, *An extended collection of
@@ -24,6 +25,8 @@ from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
 __all__ = [
     "eigh_grad",
     "eigh_tangent",
+    "lstsq_grad",
+    "lstsq_tangent",
     "matrix_norm_grad",
     "norm_grad",
     "svd_grad",
@@ -192,3 +195,70 @@ def norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any = None, keepdims: bo
     if pair or (axis is None and x.ndim == 2):
         return matrix_norm_grad(g, out, x, ord, axis, keepdims)
     return vector_norm_grad(g, out, x, ord, axis, keepdims)
+
+
+def _least_squares(out: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """``x`` and ``b`` as columns, and the residual ``r = b - a x``, of a least-squares
+    solution; refused unless ``a`` has full column rank (its solution is then
+    ``(a^T a)^-1 a^T b``, the one the formulas differentiate)."""
+    if int(out[2]) < a.shape[-1]:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"np.linalg.lstsq of a matrix of rank {int(out[2])} with {a.shape[-1]} "
+            "columns: the derivative is covered for full column rank only (one solution)",
+            hint="regularize: np.linalg.solve(A.T @ A + lam * np.eye(n), A.T @ b)",
+        )
+    x = out[0][:, None] if b.ndim == 1 else out[0]
+    b = b[:, None] if b.ndim == 1 else b
+    return x, b, b - a @ x
+
+
+def lstsq_grad(g: Any, out: Any, a: Any, b: Any, of: str) -> Any:
+    """The gradient with respect to ``a`` (``of="a"``) or ``b`` (``of="b"``) of
+    ``x, residuals, rank, s = np.linalg.lstsq(a, b)`` for ``a`` of full column rank,
+    given one gradient per result: with ``z = (a^T a)^-1 gx`` and ``r = b - a x``,
+    ``ga = r z^T - a z x^T`` and ``gb = a z``; the residuals ``|r|^2`` add ``2 r gres``
+    to ``gb`` and ``-2 r gres x^T`` to ``ga`` (``a^T r = 0`` at the solution); the
+    singular values add ``u diag(gs) vh`` to ``ga``; the rank has none.
+
+    >>> a, b = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]), np.array([1.0, 1.0, 1.0])
+    >>> g = [np.array([0.0, 1.0]), np.zeros(1), 0, np.zeros(2)]
+    >>> lstsq_grad(g, np.linalg.lstsq(a, b), a, b, "b").tolist()  # x[1] = b[1] / 2
+    [0.0, 0.5, 0.0]
+    """
+    xp = array_module(a, b)
+    x, _, r = _least_squares(out, a, b)
+    gx = xp.asarray(g[0])
+    z = xp.linalg.solve(_t(a) @ a, gx[:, None] if gx.ndim == 1 else gx)
+    gb = a @ z
+    if out[1].size:  # a tall matrix of full rank: the squared residual of each column
+        gb = gb + 2 * r * xp.asarray(g[1])
+    if of == "b":
+        return gb[:, 0] if b.ndim == 1 else gb
+    ga = r @ _t(z) - gb @ _t(x)
+    gs = xp.asarray(g[3])
+    if xp.any(gs != 0):
+        u, _, vh = xp.linalg.svd(a, full_matrices=False)
+        ga = ga + (u * gs) @ vh
+    return ga
+
+
+def lstsq_tangent(d_a: Any, d_b: Any, out: Any, a: Any, b: Any) -> list[Any]:
+    """The tangents ``[dx, dres, drank, ds]`` of ``np.linalg.lstsq(a, b)`` along
+    ``(d_a, d_b)``, ``a`` of full column rank: ``dx = (a^T a)^-1 (d_a^T r - a^T d_a x
+    + a^T d_b)``, ``dres = 2 sum(r (d_b - d_a x))`` per column, ``ds = diag(u^T d_a v)``.
+
+    >>> a, b = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]), np.array([1.0, 1.0, 1.0])
+    >>> d_b = np.array([0.0, 1.0, 0.0])
+    >>> lstsq_tangent(np.zeros((3, 2)), d_b, np.linalg.lstsq(a, b), a, b)[0].tolist()
+    [0.0, 0.5]
+    """
+    xp = array_module(a, b, d_a, d_b)
+    x, _, r = _least_squares(out, a, b)
+    d_b2 = d_b[:, None] if b.ndim == 1 else d_b
+    dx = xp.linalg.solve(_t(a) @ a, _t(d_a) @ r - _t(a) @ (d_a @ x) + _t(a) @ d_b2)
+    dres = 2 * xp.sum(r * (d_b2 - d_a @ x), axis=0) if out[1].size else xp.zeros_like(out[1])
+    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    ds = xp.sum(u * (d_a @ _t(vh)), axis=0)
+    return [dx[:, 0] if b.ndim == 1 else dx, dres, xp.zeros_like(out[2]), ds]

@@ -182,6 +182,8 @@ def _escape_hint(call: str, general: str = "") -> str:
     'math.exp works on Python floats only: write np.exp(...), which tracing follows'
     >>> _escape_hint("np.array([a, b])").split(",")[0]
     'np.array([...]) of traced values cannot be followed (numpy builds it in C)'
+    >>> _escape_hint("X[i].dot(W)").split(";")[1]
+    ' write X[i] @ W or np.dot(X[i], W), which tracing follows'
     """
     head, _, arguments = call.partition("(")
     module, _, function = head.strip().rpartition(".")
@@ -194,6 +196,13 @@ def _escape_hint(call: str, general: str = "") -> str:
         instead = (
             f"{module}.{function}([...]) of traced values cannot be followed (numpy builds "
             "it in C), but np.stack([...]) can: write np.stack([a, b, ...])"
+        )
+    elif function == "dot" and module and module not in ("np", "numpy"):
+        argument = arguments.rstrip().removesuffix(")").strip() or "w"
+        instead = (
+            f"{module}.dot(...) with {module} a plain numpy array: numpy's ndarray.dot "
+            "converts the traced argument itself (in C) and drops the trace; write "
+            f"{module} @ {argument} or np.dot({module}, {argument}), which tracing follows"
         )
     elif general:
         return general

@@ -45,11 +45,12 @@ CONSTRUCTS = (
     "power_zero",
     "prod_axes",
     "global_name",
+    "nested_comprehension",
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
-LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack"}
+LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 
 SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
 UNARY = [
@@ -391,6 +392,25 @@ def _list_stack(s: _State) -> None:
     s.emit(lines, name, shape, "list_stack")
 
 
+def _nested_comprehension(s: _State) -> None:
+    """A helper defined in ``f`` (a lambda or a def) called in a comprehension over the
+    rows, whose variable shadows a name of ``f`` read afterwards (Python 3 scoping: the
+    comprehension's variable is its own)."""
+    u = s.pick(2)
+    shape = s.shapes[u]
+    if len(shape) != 2:
+        return _unary(s)
+    name, row, act = s.fresh(), s.fresh(), f"act{s.count}"
+    definition = s.rng.choice(
+        [[f"{act} = lambda r: np.tanh(r) * r"], [f"def {act}(r):", "    return np.sin(r) + r * r"]]
+    )
+    call = s.rng.choice(
+        [f"np.stack([{act}({row}) for {row} in {u}])", f"sum({act}({row}) for {row} in {u})"]
+    )
+    lines = [f"{row} = {u}[0] * 2.0", *definition, f"{name} = {call} + 0.5 * {row}"]
+    s.emit(lines, name, shape if call.startswith("np.stack") else shape[1:], "nested_comprehension")
+
+
 def _cast(s: _State) -> None:
     u, name = s.pick(), s.fresh()
     casts = ["np.floor({u})", "({u} > 0).astype(float)"]
@@ -419,6 +439,7 @@ MAKERS = {
     "list_stack": _list_stack,
     "cast": _cast,
     "global_name": _global_name,
+    "nested_comprehension": _nested_comprehension,
 }
 
 

@@ -1,0 +1,94 @@
+"""A corpus of objective functions written as people write them in public code, not
+for this project: course assignments (``course``), scientific objectives for
+``scipy.optimize`` (``science``) and notebook habits (``notebook``). Written here; no
+code copied.
+
+Each module registers its objectives with :func:`wild`; :func:`load_all` gathers them
+for ``tests/test_corpus_wild.py``, which differentiates each in both modes (the
+compiler's ``value_and_grad``, called three times so the specialized pair runs, and
+tracing's ``value_and_gradient``) against central differences and autograd.
+
+An objective one mode cannot do today carries the reason (``compiler=`` /
+``tracing=``): the test marks it ``xfail(strict=True)``, so a fix shows up until the
+mark goes. ``autograd=`` says why autograd cannot run it as written (finite
+differences alone then).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MODULES = ("course", "science", "notebook")
+
+MATH_ON_BOXES = "math.* on autograd's boxes fails (autograd traces numpy only)"
+WRITES = "autograd cannot write into an array (x[i] = ...)"
+PLAIN_DOT = "autograd cannot run ndarray.dot on a box (X.dot(W) with X plain, or W.dot)"
+
+
+@dataclass
+class Wild:
+    """An objective: ``fn(*sample(rng))`` is a scalar; ``wrt`` are the differentiated
+    argument positions (an argument may be a dict or list of arrays)."""
+
+    fn: Callable[..., Any]
+    sample: Callable[[Any], tuple[Any, ...]]
+    wrt: tuple[int, ...] = (0,)
+    compiler: str | None = None
+    tracing: str | None = None
+    autograd: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+REGISTRY: list[Wild] = []
+
+
+def wild(
+    sample: Callable[[Any], tuple[Any, ...]],
+    wrt: tuple[int, ...] = (0,),
+    compiler: str | None = None,
+    tracing: str | None = None,
+    autograd: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as a corpus objective."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        REGISTRY.append(Wild(fn, sample, wrt, compiler, tracing, autograd))
+        return fn
+
+    return register
+
+
+def load_all() -> list[Wild]:
+    """Every objective of every corpus module."""
+    for name in MODULES:
+        importlib.import_module(f"corpus_wild.{name}")
+    return list(REGISTRY)
+
+
+# Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
+KEYS = (
+    "dict keys made from range(1, num_layers) with num_layers a parameter are known only "
+    "at run time: refused, the hint says to write the keys out or the range's numbers "
+    "(range(1, 3) compiles)"
+)
+VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
+AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
+TRACING_PLAIN_DOT = (
+    "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself, in "
+    "C (refused at the call, the hint says X @ W or np.dot(X, W), which trace)"
+)
+TRACING_WRITES = (
+    "writes a traced value into a plain np.zeros array: the tracing pitfall the course "
+    "teaches (refused with a located error; collect values in a list and np.stack them)"
+)
+TRACING_ASARRAY = (
+    "np.asarray(x) of a traced value (scipy's rosen does it) is refused: the documented limit"
+)
+TRACING_ARRAY_OF_LIST = "np.array([...]) of traced scalars is refused (np.stack is the hint)"
+TRACING_MATH = "math.exp of a traced scalar is refused (float() of a traced value)"
