@@ -16,7 +16,8 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad, value_and_grad
-from autodiff_tutor.compiler.pipeline_specialized import compile_specialized
+from autodiff_tutor.compiler.pipeline import compile_derivative
+from autodiff_tutor.compiler.pipeline_specialized import compile_specialized, specialized_pair
 from autodiff_tutor.compiler.s6_specialize import guard_key
 
 
@@ -316,3 +317,25 @@ def test_a_sum_in_a_loop_reads_its_gradient_unspread():
     args = (rng.uniform(-0.5, 0.5, (3, 3)), rng.uniform(-1.0, 1.0, (2, 3)))
     pair = _checked_pair(_loop_of_sums, args)
     assert "unreduce" not in pair.backward_source and "like(" not in pair.forward_source
+
+
+# --- the lookup: the common call by its arrays' shapes and dtypes, else the full key ---
+
+
+def _square_sum(x):
+    return np.sum(x * x)
+
+
+def test_a_numpy_scalar_does_not_take_the_specialization_of_a_0d_array():
+    derivative = compile_derivative(_square_sum, ["x"])
+    pair = specialized_pair(derivative, (np.asarray(3.0),))
+    assert pair is not None
+    assert specialized_pair(derivative, (np.asarray(5.0),)) is pair  # the same key
+    assert specialized_pair(derivative, (np.float64(3.0),)) is not pair
+
+
+def test_a_boolean_array_runs_the_general_code():
+    derivative = compile_derivative(_square_sum, ["x"])
+    assert specialized_pair(derivative, (np.ones(3),)) is not None
+    assert specialized_pair(derivative, (np.ones(3, bool),)) is None
+    assert specialized_pair(derivative, (np.ones(3, np.float32),)) is not None

@@ -253,3 +253,17 @@ def test_srelu_gradients_after_many_calls_match_the_first_call(dtype):
     for a, b in zip(first, again, strict=True):
         assert a.dtype == dtype
         np.testing.assert_array_equal(a, b)
+
+
+def test_check_channel_parameters_refuses_after_a_remembered_pass():
+    """A pass is remembered by (format, data shape): other dtypes, another format of
+    the same shape and a format that is not a string still get the full check."""
+    data, right = np.ones((5, 3)), np.ones((1, 3))
+    for _ in range(2):
+        check_channel_parameters("BC", data, "srelu", tl=right, al=right)
+    with pytest.raises(DataFormatError, match=wrapped(r"'al' has dtype float32")):
+        check_channel_parameters("BC", data, "srelu", tl=right, al=right.astype(np.float32))
+    with pytest.raises(DataFormatError, match=wrapped(r"needs a channel-wise shape \(5, 1\)")):
+        check_channel_parameters("CB", data, "srelu", tl=right, al=right)
+    with pytest.raises(DataFormatError, match="must be a string"):
+        check_channel_parameters(["B", "C"], data, "srelu", tl=right)

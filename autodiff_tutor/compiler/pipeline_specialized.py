@@ -250,7 +250,17 @@ MAX_SPECIALIZATIONS = 8
 
 def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The specialized pair for the shapes and dtypes of ``args`` (made at the first
-    call with them), or ``None``: run the general pair."""
+    call with them), or ``None``: run the general pair.
+
+    The common call (numpy arrays only, shapes and dtypes seen before) is found by
+    its arrays' shapes and dtypes alone: that is the key :func:`guard_key` made for
+    them, and no other argument's key entry looks like it. Any other call (a new
+    key, another kind of argument) takes the full :func:`guard_key`."""
+    found = derivative.specializations.get(
+        tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args]), False
+    )
+    if found is not False:
+        return found
     key = guard_key(tuple(args))
     if key is None:
         return None

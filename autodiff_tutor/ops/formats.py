@@ -246,8 +246,9 @@ def check_channel_parameters(fmt: str, data: Any, op: str, **params: Any) -> Non
     """:func:`check_channel_parameter` for each of ``params`` (name=value), and that
     ``fmt`` labels every axis of ``data``: what an op checks on every call.
 
-    numpy parameters of exactly the right shape and dtype pass after a few attribute
-    comparisons; anything else gets the full check (and its error).
+    Once ``fmt`` passed for numpy data of a shape, numpy parameters of exactly the
+    right shape and dtype pass after a few attribute comparisons; anything else gets
+    the full check (and its error).
 
     >>> import numpy as np
     >>> X = np.ones((5, 3))
@@ -257,10 +258,26 @@ def check_channel_parameters(fmt: str, data: Any, op: str, **params: Any) -> Non
         ...
     autodiff_tutor.errors.DataFormatError: srelu: parameter 'al' has shape (3, 1), ...
     """
+    numpy_data = type(data) is np.ndarray and type(fmt) is str
+    if numpy_data:  # the common case: a few comparisons per parameter
+        expected = _CHANNEL_SHAPES.get((fmt, data.shape))
+        if expected is not None:
+            dtype = data.dtype
+            for param in params.values():
+                if type(param) is not np.ndarray or param.shape != expected:
+                    break
+                if param.dtype != dtype:
+                    break
+            else:
+                return
     expected = channel_shape(fmt, shape_of(data))
-    numpy_data = type(data) is np.ndarray
     for name, param in params.items():
-        if numpy_data and type(param) is np.ndarray:
-            if param.shape == expected and param.dtype == data.dtype:
-                continue
         check_channel_parameter(param, data, fmt, name, op)
+    if numpy_data:  # a checked format and shape, for the next call
+        if len(_CHANNEL_SHAPES) >= 256:
+            _CHANNEL_SHAPES.clear()
+        _CHANNEL_SHAPES[fmt, data.shape] = expected
+
+
+#: ``(fmt, data shape) -> channel shape`` for formats checked against numpy data.
+_CHANNEL_SHAPES: dict[tuple[str, tuple[int, ...]], tuple[int, ...]] = {}

@@ -63,7 +63,7 @@ from autodiff_tutor.runtime.backend import ones_like
 __all__ = ["DifferentiableFunction", "Saved", "op_vjp"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Saved:
     """What an op keeps between forward and backward: exactly what it declared.
 
@@ -163,16 +163,20 @@ class DifferentiableFunction:
 
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Saved]:
         """Run ``forward``; return ``(outputs, saved)`` as the protocol asks."""
-        bind_arguments(self.forward, inputs, "forward", self, lambda: "the op's inputs")
+        bind_arguments(self.forward, inputs, "forward", self, _inputs_layout)
         result = self.forward(*inputs)
-        expected = self.num_outputs + self.num_memory_values
-        values = self._split_forward_result(result, expected)
-        outputs = values[: self.num_outputs]
+        num_outputs = self.num_outputs
+        expected = num_outputs + self.num_memory_values
+        if expected > 1 and type(result) is tuple and len(result) == expected:
+            values = result  # the common case: outputs and memory values as declared
+        else:
+            values = self._split_forward_result(result, expected)
+        outputs = values[:num_outputs]
         saved = Saved(
-            specs=self._describe(inputs),
-            inputs=tuple(inputs) if self.save_inputs_for_backward else (),
-            outputs=outputs if self.save_outputs_for_backward else (),
-            memory=values[self.num_outputs :],
+            self._describe(inputs),
+            inputs if self.save_inputs_for_backward else (),
+            outputs if self.save_outputs_for_backward else (),
+            values[num_outputs:],
         )
         return outputs, saved
 
@@ -218,7 +222,7 @@ class DifferentiableFunction:
         backward is not called at all.
         """
         d_outputs = self._d_outputs(d_outputs)
-        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        flags = _flags(compute_gradients, len(saved.specs), self)
         return self._run_backward(d_outputs, flags, saved)
 
     def _d_outputs(self, d_outputs: Any) -> tuple[Any, ...]:
@@ -244,8 +248,9 @@ class DifferentiableFunction:
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
     ) -> tuple[Any, ...]:
         """Run the user's ``backward`` and validate its result (one gradient per input)."""
-        d_outputs = self._d_outputs(d_outputs)
-        flags = _flags(compute_gradients, len(saved.specs), self.name)
+        if type(d_outputs) is not tuple or len(d_outputs) != self.num_outputs:
+            d_outputs = self._d_outputs(d_outputs)  # converted, or a clear error
+        flags = _flags(compute_gradients, len(saved.specs), self)
         result = self._run_backward(d_outputs, flags, saved)
         if type(result) is tuple and numpy_gradients_fine(saved.specs, flags, result):
             return result  # checked with a few comparisons: the common case
@@ -338,7 +343,11 @@ class DifferentiableFunction:
         )
 
 
-def _flags(compute_gradients: Any, num_inputs: int, name: str) -> tuple[bool, ...]:
+def _inputs_layout() -> str:
+    return "the op's inputs"
+
+
+def _flags(compute_gradients: Any, num_inputs: int, op: Any) -> tuple[bool, ...]:
     if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
         for f in compute_gradients:
             if type(f) is not bool:
@@ -350,7 +359,7 @@ def _flags(compute_gradients: Any, num_inputs: int, name: str) -> tuple[bool, ..
     flags = tuple(bool(f) for f in compute_gradients)
     if len(flags) != num_inputs:
         raise ArgumentError(
-            f"compute_gradients for {name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
+            f"compute_gradients for {op.name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
             hint="pass one bool per input",
         )
     return flags
