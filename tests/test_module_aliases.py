@@ -1,6 +1,7 @@
-"""A module under a local name (``mod = np``, ``la = np.linalg``, ``m = math``): its
-functions are the module's, with their derivative rules. Before, ``mod.sum(y)`` was
-read as a method call on a value and refused with a false hint about ``axis``."""
+"""A module under a local name (``mod = np``, ``la = np.linalg``, ``m = math``) or as a
+parameter's default (``def f(x, xp=np)``): its functions are the module's, with their
+derivative rules. Before, ``mod.sum(y)`` was read as a method call on a value and
+refused with a false hint about ``axis``."""
 
 import math
 
@@ -37,3 +38,24 @@ def test_gradients_through_module_aliases_match_differences(fn):
         value, gradient = both(x)
         np.testing.assert_allclose(value, fn(x), rtol=1e-13)
         np.testing.assert_allclose(gradient, expected, rtol=1e-7, atol=1e-8)
+
+
+def array_api_parameter(w, X, xp=np):  # the array-API habit: the module as a parameter
+    return xp.sum(xp.tanh(X @ w) ** 2)
+
+
+def test_a_module_parameter_is_the_module_passed():
+    import array_api_strict as xs
+
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(4, 3)), np.array([0.3, -0.2, 0.5])
+    expected = central_difference(array_api_parameter, [w, X], 0)
+    both = value_and_grad(differentiable(array_api_parameter))
+    for _ in range(3):
+        np.testing.assert_allclose(both(w, X)[1], expected, rtol=1e-7)
+    np.testing.assert_allclose(both(w, X, np)[1], expected, rtol=1e-7)
+    strict = value_and_grad(differentiable(array_api_parameter))(xs.asarray(w), xs.asarray(X), xs)[
+        1
+    ]
+    assert type(strict) is type(xs.asarray(w))  # computed by the module passed in
+    np.testing.assert_allclose(np.asarray(strict), expected, rtol=1e-7)

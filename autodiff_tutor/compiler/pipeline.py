@@ -44,7 +44,7 @@ from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
 from autodiff_tutor.compiler.s2_desugar_nested import inlinable, with_helpers_nested
 from autodiff_tutor.compiler.s3_normalize import normalize
-from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES
+from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES, module_parameters
 from autodiff_tutor.compiler.s4_activity import Activity, analyze
 from autodiff_tutor.compiler.s5_adjoint import build_adjoint
 from autodiff_tutor.compiler.s5_tangent import build_jvp
@@ -332,6 +332,7 @@ def _avoid_helper_clashes(generated: Generated, program: Program, parsed: Parsed
         for s in program.all_steps()
         if isinstance(s.value, ast.Call) and ast.unparse(s.value.func) in MODULE_FACTORIES
     }
+    modules |= set(module_parameters(parsed))  # def f(x, xp=np)
     clashes = (used | {"memory"}) & user
     clashes -= modules & {"xp"}  # 'xp = array_module(...)': the same module either way
     if clashes:

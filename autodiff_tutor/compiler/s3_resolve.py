@@ -72,7 +72,8 @@ class Resolver:
         self.namespace = parsed.namespace()
         self.current = current  # the normalizer's live map of local names
         self.module_locals: set[str] = set()  # xp = array_module(x): the values' module
-        self.module_values: dict[str, Any] = {}  # mod = np: a module under a local name
+        # mod = np: a module under a local name; def f(x, xp=np): a module parameter
+        self.module_values: dict[str, Any] = module_parameters(parsed)
         self.locals = {
             n.id
             for n in ast.walk(parsed.tree)
@@ -234,6 +235,27 @@ def _is_user_function(obj: Any) -> bool:
         and not module.startswith("autodiff_tutor")
         and not opnames.is_array_library_object(obj)
     )
+
+
+def module_parameters(parsed: ParsedFunction) -> dict[str, Any]:
+    """The parameters whose default is a module (``def f(x, xp=np)``, the array-API
+    habit), with that module: a call such as ``xp.sum(y)`` is the module's function
+    (another array module passed in has functions of the same names and meanings).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.compiler.s1_source import parse_function
+    >>> def f(x, xp=np):
+    ...     return xp.sum(x)
+    >>> module_parameters(parse_function(f))["xp"] is np
+    True
+    """
+    try:
+        parameters = inspect.signature(parsed.fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {
+        name: p.default for name, p in parameters.items() if isinstance(p.default, types.ModuleType)
+    }
 
 
 def _root_name(node: ast.expr) -> str | None:
