@@ -59,3 +59,16 @@ def test_a_module_parameter_is_the_module_passed():
     ]
     assert type(strict) is type(xs.asarray(w))  # computed by the module passed in
     np.testing.assert_allclose(np.asarray(strict), expected, rtol=1e-7)
+
+
+def test_a_module_parameter_without_default_gets_a_true_hint():
+    from autodiff_tutor.errors import UnsupportedSyntaxError
+
+    def no_default(w, X, xp):
+        return xp.sum(xp.tanh(X @ w) ** 2)
+
+    X, w = np.ones((4, 3)), np.ones(3)
+    with pytest.raises(UnsupportedSyntaxError, match="read as an array method") as caught:
+        value_and_grad(differentiable(no_default))(w, X, np)
+    assert "give the parameter a default (xp=np)" in caught.value.hint
+    assert "xp.sum(xp.tanh(X @ w) ** 2)" in caught.value.location.text

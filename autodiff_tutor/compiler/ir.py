@@ -117,6 +117,7 @@ class StaticOperand:
     what: str  # 'an index', "'axis'"
     node: ast.AST  # the user's expression (for the error's location)
     reads: set[str]  # the names it reads that may carry gradient
+    hint: str = "compute it from values you do not differentiate (shapes, integers)"
 
 
 def walk_steps(nodes: list[Node]) -> list[Step]:

@@ -234,7 +234,10 @@ class CallsMixin:
             if self._is_list_value(bound[p]) and self._carries_gradient(bound[p]):
                 bound[p] = self._stacked(bound[p], node, callee)  # numpy would stack it
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
+        kept = len(self.static_operands)
         options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
+        if isinstance(receiver, ast.Name) and len(self.static_operands) > kept:
+            self._read_as_method(receiver, node.func.attr)
         lowered = {**inputs, **options}
         value = self._rebuild_call(node, callee, lowered, params, receiver is not None)
         return self._primitive(target, value, rule.op, list(inputs.values()), options, node, inputs)
@@ -334,6 +337,16 @@ class CallsMixin:
                 "write [a, b, ...] or build a list with append",
             )
         return self._atom(node)
+
+    def _read_as_method(self, receiver: ast.Name, method: str) -> None:
+        """The refused option of ``r.method(...)`` just kept: ``r`` was read as an array,
+        and may be a module the compiler could not see."""
+        operand = self.static_operands[-1]
+        operand.what += f" of {receiver.id}.{method}(...), read as an array method,"
+        operand.hint = (
+            f"if {receiver.id!r} is a module, give the parameter a default ({receiver.id}=np) "
+            f"or call np.{method}(...); else compute it from values you do not differentiate"
+        )
 
     def _static_operand(self, node: ast.expr, what: str) -> ast.expr:
         """An operand kept whole (an index, an option); activity checks, for the ``wrt``

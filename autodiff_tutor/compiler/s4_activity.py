@@ -84,7 +84,7 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
             raise UnsupportedSyntaxError(
                 f"{operand.what} must not depend on a differentiated value",
                 parsed.location(operand.node),
-                hint="compute it from values you do not differentiate (shapes, integers)",
+                hint=operand.hint,
             )
     return Activity(varied, useful)
 
