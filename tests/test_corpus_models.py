@@ -19,6 +19,7 @@ import autograd.scipy.stats as astats
 import numpy as np
 import pytest
 from corpus_models import Model, load_all
+from corpus_params import marked
 from oracles import central_difference
 
 from autodiff_tutor import grad
@@ -63,12 +64,7 @@ def _names(m: Model) -> list[str]:
 
 
 def _marked(mode: str) -> list[Any]:
-    params = []
-    for m in MODELS:
-        reason = getattr(m, mode)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(m.name, id=m.name, marks=marks))
-    return params
+    return marked(MODELS, mode)
 
 
 def _check(m: Model, got: Any) -> None:

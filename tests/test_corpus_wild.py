@@ -21,6 +21,7 @@ import autograd.numpy as anp
 import autograd.scipy.special as aspecial
 import numpy as np
 import pytest
+from corpus_params import marked
 from corpus_wild import Wild, load_all
 from oracles import structured_central_difference
 
@@ -48,12 +49,7 @@ def _leaves(value: Any) -> list[np.ndarray]:
 
 
 def _marked(mode: str) -> list[Any]:
-    params = []
-    for w in WILD:
-        reason = getattr(w, mode)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(w.name, id=w.name, marks=marks))
-    return params
+    return marked(WILD, mode)
 
 
 def _check(w: Wild, args: tuple[Any, ...], value: Any, gradients: tuple[Any, ...]) -> None:
