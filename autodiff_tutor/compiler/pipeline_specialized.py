@@ -36,6 +36,7 @@ from autodiff_tutor.compiler.s6_facts import (
     scalar_seeds,
 )
 from autodiff_tutor.compiler.s6_inplace import IN_PLACE_FROM, in_place
+from autodiff_tutor.compiler.s6_owned import owned_before_updates
 from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
 from autodiff_tutor.compiler.s6_regions import (
     guard_calls,
@@ -95,7 +96,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     probe recorded (:mod:`.s6_facts`), drop the gradient of a log-sum-exp's shift
     (:mod:`.s6_shifts`), read reductions' gradients unspread, write first slices and
     the elements a counted loop's replay writes once (:mod:`.s6_writes`), leave out
-    the unit seed (:mod:`.s6_unit_seed`); keep the numbers counted loops save in
+    the unit seed (:mod:`.s6_unit_seed`); copy what a gradient updated in place
+    would share (:mod:`.s6_owned`); keep the numbers counted loops save in
     per-iteration arrays (:mod:`.s7_slots`); write the forward as expressions
     with sums as methods; free dead values of a large forward early; update large
     temporaries in place (:mod:`.s6_inplace`, with the facts of one run of the pair);
@@ -145,6 +147,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         backward = simplify(rematerialize(backward, program), keep)
         backward = scalar_seeds(backward, facts, keep)
         backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        backward = owned_before_updates(backward, facts)  # d += e never changes another
         guarded = guard_gradients(backward, facts)  # what custom ops' backwards return
         unknown.extend([] if guarded is not None else [True])
         return backward if guarded is None else guarded

@@ -1,0 +1,48 @@
+"""A gradient the specialized backward updates in place owns its array (s6_owned).
+
+Found by the fuzzer (seed 60718): ``v7 = v3 * 0.5 * v3`` gives ``d_v3 = 0.5 * v3 +
+v3 * 0.5``, which simplification folds to ``d_v3 = v3``; a ``while`` loop then adds
+into ``d_v3`` in place, changing ``v3``, which the loop still reads: the second call
+(the specialized pair) was off by 1.16 from central differences.
+"""
+
+import numpy as np
+from oracles import central_difference
+
+from autodiff_tutor import differentiable, value_and_grad
+
+
+def folded_to_an_alias(x, w):
+    v2 = []
+    for k in range(3):
+        v2.append(np.sin(x[k]) * x[k])
+    v3 = np.stack(v2)[:, 3]
+    v4 = v3 + 0.0
+    n = 0
+    while n < 1 or n < 4 and np.mean(v4 * v4) < 4.0:
+        v4 = v4 * 1.4 + 0.1 * np.sin(v3)
+        n += 1
+    v7 = v3 * 0.5 * v3
+    return np.sum(v4 * v4) + np.sum(v7) + 0.1 * np.sum(x * x) + np.sum(w)
+
+
+def square_halves(x):
+    v = np.tanh(x)
+    s = v * 0.5 * v  # d_v folds to v itself
+    for _ in range(3):
+        s = s + np.sin(v)  # then gains in place, in a loop
+    return np.sum(s)
+
+
+def test_specialized_pairs_match_differences_when_a_gradient_folds_to_a_value():
+    rng = np.random.default_rng(60718)
+    x, w = rng.normal(size=(3, 4)), rng.normal(size=4)
+    expected = central_difference(folded_to_an_alias, [x, w], 0)
+    both = value_and_grad(differentiable(folded_to_an_alias), wrt=[0, 1])
+    for _ in range(3):  # the general pair, then the specialized one
+        np.testing.assert_allclose(both(x, w)[1][0], expected, rtol=1e-6, atol=1e-7)
+    y = rng.normal(size=5)
+    expected = central_difference(square_halves, [y], 0)
+    both = value_and_grad(differentiable(square_halves))
+    for _ in range(3):
+        np.testing.assert_allclose(both(y)[1], expected, rtol=1e-6, atol=1e-7)
