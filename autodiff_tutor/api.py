@@ -42,6 +42,7 @@ from autodiff_tutor.errors import (
     NonDifferentiableInputError,
 )
 from autodiff_tutor.runtime.backend import (
+    COMPLEX_HINT,
     array_module,
     dtype_kind,
     is_float_value,
@@ -319,8 +320,7 @@ def _refuse_complex_tangents(out: Any, out_dot: Any) -> None:
                 NoDerivativeRuleError,
                 "the tangent of a real output passed through complex values: "
                 "differentiating through complex numbers is not supported",
-                hint="keep the differentiated computation real (np.cos and np.sin instead "
-                "of np.exp(1j * x); np.sqrt(a**2 + b**2) instead of np.abs(a + 1j * b))",
+                hint=COMPLEX_HINT,
             )
 
 

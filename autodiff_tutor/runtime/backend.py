@@ -169,6 +169,14 @@ def cast_like(g: Any, x: Any) -> Any:
     return array_module(g).astype(g, dtype)
 
 
+#: What to write instead of a computation through complex numbers (every mode's refusal).
+COMPLEX_HINT = (
+    "keep the differentiated computation real: for |z| with z = a + ib, write "
+    "np.sqrt(a**2 + b**2) with real a and b; for cos and sin, np.cos(x) and np.sin(x) "
+    "instead of np.exp(1j * x)"
+)
+
+
 def refuse_complex_gradient() -> None:
     """Raise the error of a complex gradient meeting a real value.
 
@@ -186,9 +194,7 @@ def refuse_complex_gradient() -> None:
     raise NoDerivativeRuleError(
         "a gradient passed through complex values on its way to a real one: "
         "differentiating through complex numbers is not supported",
-        hint="keep the differentiated computation real: for |z| with z = a + ib, write "
-        "np.sqrt(a**2 + b**2) with real a and b; for cos and sin, np.cos(x) and np.sin(x) "
-        "instead of np.exp(1j * x)",
+        hint=COMPLEX_HINT,
     )
 
 
