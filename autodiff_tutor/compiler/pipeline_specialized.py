@@ -30,6 +30,7 @@ from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
+from autodiff_tutor.compiler.s6_direct_ops import direct_op_calls
 from autodiff_tutor.compiler.s6_facts import (
     method_reductions,
     record_facts,
@@ -161,6 +162,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
     if unknown or guarded is None:
         return None
+    scope = _scope(derivative.parsed, program)
+    memory = specialized.memory
+    guarded, specialized.backward, memory.names = direct_op_calls(
+        guarded, specialized.backward, memory.names, scope, facts
+    )
     returned = {*specialized.outputs, *program.params}
     returned |= {
         n.id
@@ -169,13 +175,13 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         if isinstance(n, ast.Name)
     }
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
-    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed, program))
+    specialized.forward = method_reductions(forward, facts, scope)
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
     if _largest(args) >= IN_PLACE_FROM:  # large temporaries updated in place (s6_inplace)
         facts = _facts_of(specialized, derivative, args)
-        scope = {**_scope(derivative.parsed, program), **RUNTIME}
+        scope = {**scope, **RUNTIME}
         specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
         specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)

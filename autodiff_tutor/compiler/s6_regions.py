@@ -260,11 +260,11 @@ def _guarded(statements: list[ast.stmt], names_of, facts: dict) -> list[ast.stmt
             fact = facts.get(name)
             if fact is None:
                 return None
-            out.append(_guard(name, fact, code.origin_of(statement)))
+            out.append(guard(name, fact, code.origin_of(statement)))
     return out
 
 
-def _guard(name: str, fact: Any, origin: str) -> ast.stmt:
+def guard(name: str, fact: Any, origin: str) -> ast.stmt:
     """``expect_array(a, (16, 16), 'float64')`` (an array), else ``expect_fact(a, fact)``."""
     value = ast.Name(name, ast.Load())
     if isinstance(fact, tuple) and fact[0] == "array":

@@ -180,6 +180,29 @@ class DifferentiableFunction:
         )
         return outputs, saved
 
+    def direct_calls(self, num_inputs: int) -> tuple[str, ...] | None:
+        """The names of the memory values, for a caller that has checked one call through
+        the protocol and calls ``forward``/``backward`` itself from then on (the
+        compiler's pair specialized on shapes, which checks every output and gradient
+        against the probed call); ``None`` where ``op_forward``/``op_backward`` are
+        overridden or ``backward``'s signature does not name them.
+
+        >>> from autodiff_tutor.ops.srelu import SReLUFunction
+        >>> SReLUFunction("BC").direct_calls(5)
+        ('left', 'right')
+        """
+        cls = type(self)
+        if cls.op_forward is not DifferentiableFunction.op_forward or (
+            cls.op_backward is not DifferentiableFunction.op_backward
+        ):
+            return None
+        names = positional_names(self.backward)
+        saved = num_inputs if self.save_inputs_for_backward else 0
+        saved += self.num_outputs if self.save_outputs_for_backward else 0
+        if len(names) != self.num_outputs + 1 + saved + self.num_memory_values:
+            return None  # *args, defaults: the protocol call binds them
+        return names[len(names) - self.num_memory_values :]
+
     def _describe(self, inputs: tuple[Any, ...]) -> tuple[InputSpec, ...]:
         """The inputs' specs: the last call's when the numpy inputs have the same shapes
         and dtypes (an op is called again and again on the same signature)."""
