@@ -46,6 +46,7 @@ from autodiff_tutor.compiler.s6_regions import (
     shapes_vary,
     while_counters,
 )
+from autodiff_tutor.compiler.s6_scalars import scalars_first, sizes_known
 from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
 from autodiff_tutor.compiler.s6_simplify import inline, simplify
 from autodiff_tutor.compiler.s6_specialize import (
@@ -146,8 +147,9 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
         backward = first_writes(backward, facts, counted)
         backward = simplify(rematerialize(backward, program), keep)
-        backward = scalar_seeds(backward, facts, keep)
+        backward = scalar_seeds(sizes_known(backward, facts), facts, keep)
         backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        backward = scalars_first(backward, facts)  # 2 * d_out / n * r: one pass
         backward = owned_before_updates(backward, facts)  # d += e never changes another
         guarded = guard_gradients(backward, facts)  # what custom ops' backwards return
         unknown.extend([] if guarded is not None else [True])

@@ -1,4 +1,4 @@
-"""Stage 6h, direct ops — a specialized pair calls custom ops' own forward and backward.
+"""Stage 6 (specialized pair), direct ops — custom ops called by their own methods.
 
 Through the protocol (:mod:`autodiff_tutor.protocol`) every call of a custom op is
 checked: ``op_forward`` binds the arguments and wraps the memory in a record,

@@ -264,7 +264,16 @@ _WRITE = {
     "same": lambda g, x: g,
     "matrix_dx": lambda g, x, y: ast.BinOp(g, ast.MatMult(), _transpose(y)),
     "matrix_dy": lambda g, x, y: ast.BinOp(_transpose(x), ast.MatMult(), g),
+    "outer_dx": lambda g, x, y: ast.BinOp(_column(g), ast.Mult(), y),
+    "vector_dx": lambda g, x, y: ast.BinOp(y, ast.MatMult(), g),
+    "outer_dy": lambda g, x, y: ast.BinOp(_column(x), ast.Mult(), g),
 }
+
+
+def _column(node: ast.expr) -> ast.expr:
+    """``v[:, None]``: a vector as a column, for an outer product."""
+    index = ast.Tuple([ast.Slice(), ast.Constant(None)], ast.Load())
+    return ast.Subscript(node, index, ast.Load())
 
 
 def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> list[ast.stmt]:
@@ -318,10 +327,23 @@ def _form(helper: str, args: tuple[Any, ...], result: Any) -> Any:
         if result is args[0]:
             return "same"
         return _sum_form(*args) if helper == "unbroadcast" else None
-    matrices = all(type(a) is np.ndarray and a.ndim == 2 for a in args)
-    if matrices and len({a.dtype for a in (*args, result)}) == 1:
-        return "matrix_" + helper.removeprefix("matmul_")
-    return None
+    arrays = all(type(a) is np.ndarray for a in (*args, result))
+    if not arrays or len({a.dtype for a in (*args, result)}) != 1:
+        return None
+    return _PRODUCTS.get((helper, *(a.ndim for a in args)))
+
+
+#: The forms of a matmul gradient ``(helper, g.ndim, x.ndim, y.ndim)``: matrices, and a
+#: matrix times a vector (``X @ w``, ``v @ W``), whose gradients are a product or an
+#: outer product of one dtype.
+_PRODUCTS = {
+    ("matmul_dx", 2, 2, 2): "matrix_dx",  # g @ y.T
+    ("matmul_dy", 2, 2, 2): "matrix_dy",  # x.T @ g
+    ("matmul_dx", 1, 2, 1): "outer_dx",  # g[:, None] * y
+    ("matmul_dy", 1, 2, 1): "matrix_dy",  # x.T @ g
+    ("matmul_dx", 1, 1, 2): "vector_dx",  # y @ g
+    ("matmul_dy", 1, 1, 2): "outer_dy",  # x[:, None] * g
+}
 
 
 def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt]:
