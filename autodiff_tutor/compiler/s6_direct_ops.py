@@ -35,7 +35,7 @@ a, a_left, a_right = op.forward(x, tl, al, tr, ar)
 >>> print(ast.unparse(bwd[0]).replace("False", "F"))
 d_x, d_tl, _, _, _ = op.backward(d_a, (True, True, F, F, F), x, tl, al, tr, ar, a_left, a_right)
 >>> [ast.unparse(s) for s in bwd[1:]]
-["expect_array(d_x, (1, 2), 'float64')", "expect_array(d_tl, (1, 2), 'float64')"]
+["expect_arrays((d_x, d_tl), ((1, 2), (1, 2)), 'float64')"]
 >>> kept
 ['x', 'tl', 'al', 'tr', 'ar', 'a_left', 'a_right']
 """
@@ -167,7 +167,22 @@ def _backward_call(
     origin = code.origin_of(statement)
     call = code.call(ast.Attribute(func, "backward"), *seeds.elts, flags, *saved)
     direct = code.with_origin(ast.Assign([target], call), origin)
+    arrays = [facts[name] for name in asked if facts[name][0] == "array"]
+    if len(arrays) > 1 and len(arrays) == len(asked) and len({f[2] for f in arrays}) == 1:
+        return [direct, _one_guard(asked, arrays, origin)]
     return [direct, *(guard(name, facts[name], origin) for name in asked)]
+
+
+def _one_guard(names: list[str], facts: list[Any], origin: str) -> ast.stmt:
+    """``expect_arrays((d_x, d_w), ((4, 3), (1, 3)), 'float64')``: several gradients of
+    one dtype checked in one line."""
+    shapes = ast.Tuple([ast.Constant(f[1]) for f in facts], ast.Load())
+    call = code.call(GUARD_NAMES[2], code.tuple_of(names), shapes, ast.Constant(facts[0][2]))
+    statement = code.with_origin(
+        ast.Expr(call), f"{origin}: shapes checked, else the general code runs"
+    )
+    statement.commented = True
+    return statement
 
 
 def _resolve(func: ast.expr, scope: dict[str, Any]) -> Any:

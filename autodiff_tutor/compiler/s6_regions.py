@@ -75,7 +75,7 @@ from autodiff_tutor.compiler.ir import Loop, Program, loops_in
 from autodiff_tutor.compiler.s6_specialize import _value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
-GUARD_NAMES = ("expect_array", "expect_fact")
+GUARD_NAMES = ("expect_array", "expect_fact", "expect_arrays")
 
 
 def varying(program: Program) -> set[str]:

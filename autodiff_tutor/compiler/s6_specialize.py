@@ -49,6 +49,7 @@ PROBE_NAMES = (
     "site_flags",
     "probe_path",
     "expect_array",
+    "expect_arrays",
     "expect_fact",
     "expect_path",
 )
