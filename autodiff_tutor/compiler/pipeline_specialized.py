@@ -61,6 +61,7 @@ from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s6_writes import first_writes
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.compiler.s7_slots import slot_numbers
+from autodiff_tutor.compiler.s7_stacked import stacked_products
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     RUNTIME,
@@ -169,6 +170,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     guarded, specialized.backward, memory.names = direct_op_calls(
         guarded, specialized.backward, memory.names, scope, facts
     )
+    specialized.backward = stacked_products(specialized.backward, counted, facts)
     returned = {*specialized.outputs, *program.params}
     returned |= {
         n.id
