@@ -21,7 +21,7 @@ from autodiff_tutor.compiler.s6_specialize import guard_key
 def rnn(Wh, Wx, b, xs, h0):
     h = h0
     total = 0.0
-    for t in range(xs.shape[0]):
+    for t in range(xs.shape[0]):  # the data as one array of steps
         h = np.tanh(h @ Wh + xs[t] @ Wx + b)
         total = total + np.sum(h * h)
     return total

@@ -82,7 +82,7 @@ def direct_op_calls(
             continue
         if op.save_outputs_for_backward and not set(outputs) <= steady:
             continue
-        values = [_fresh(f"{outputs[0]}_{n}", taken) for n in names]
+        values = [code.fresh_name(f"{outputs[0]}_{n}", taken) for n in names]
         saved = [a for a in args if op.save_inputs_for_backward]
         saved += [code.name(o) for o in outputs if op.save_outputs_for_backward]
         saved += [code.name(v) for v in values]
@@ -222,13 +222,3 @@ def _is_guard(statement: ast.stmt) -> bool:
 
 def _all_names(statements: list[ast.stmt]) -> set[str]:
     return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    """``name``, or ``name2``, ``name3``... where it is taken; then taken."""
-    fresh, k = name, 1
-    while fresh in taken:
-        k += 1
-        fresh = f"{name}{k}"
-    taken.add(fresh)
-    return fresh

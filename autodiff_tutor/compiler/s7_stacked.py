@@ -136,7 +136,7 @@ def _stack(
                     code.name(source), ast.Slice(None, length), ast.Load()
                 )
             else:
-                slots = _fresh(f"{name}_all", taken)
+                slots = code.fresh_name(f"{name}_all", taken)
                 _, shape, dtype = facts[name]
                 make = code.call(
                     SLOTS, code.name(iterations), ast.Constant(dtype), ast.Constant(shape)
@@ -301,12 +301,3 @@ def _array(fact: Any) -> bool:
 
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    fresh, k = name, 1
-    while fresh in taken:
-        k += 1
-        fresh = f"{name}{k}"
-    taken.add(fresh)
-    return fresh
