@@ -117,3 +117,21 @@ def test_float32_stays_float32():
     expected = value_and_grad(rnn, wrt=[0, 1, 2])  # a fresh wrapper: the general pair
     for got, general in zip(grads, expected(*args)[1], strict=True):
         np.testing.assert_allclose(got, general, rtol=1e-4, atol=1e-5)
+
+
+def test_large_steps_are_made_in_their_slots():
+    # 64 x 128 states: the in-place rewrite (s6_inplace) makes each step's gradient,
+    # in its slot (np.multiply(..., out=d_t6) on d_t6_all[t]), not copied there
+    rng = np.random.default_rng(6)
+    shapes = ((128, 128), (8, 128), (128,), (3, 64, 8), (64, 128))
+    args = tuple(0.1 * rng.normal(size=s) for s in shapes)
+    both = value_and_grad(rnn, wrt=[0, 1, 2])
+    general = both(*args)[1]
+    for _ in range(2):
+        _, grads = both(*args)
+    for position, got, first in zip([0, 1, 2], grads, general, strict=True):
+        np.testing.assert_allclose(got, first, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(got, autograd_gradient(rnn, args, position), rtol=1e-9)
+    backward = _pair(rnn, [0, 1, 2], args).backward_source
+    assert "d_t6 = d_t6_all[t]" in backward and "out=d_t6)" in backward, backward
+    assert "d_t6_all[t] = d_t6" not in backward

@@ -61,7 +61,7 @@ from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s6_writes import first_writes
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.compiler.s7_slots import slot_numbers
-from autodiff_tutor.compiler.s7_stacked import stacked_products
+from autodiff_tutor.compiler.s7_stacked import into_slots, stacked_products
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     RUNTIME,
@@ -188,6 +188,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         scope = {**scope, **RUNTIME}
         specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
         specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
+        specialized.backward = into_slots(specialized.backward, scope)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
