@@ -59,9 +59,10 @@ from autodiff_tutor.compiler.s6_specialize import (
 )
 from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s6_writes import first_writes
+from autodiff_tutor.compiler.s7_into_slots import into_slots
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.compiler.s7_slots import slot_numbers
-from autodiff_tutor.compiler.s7_stacked import into_slots, stacked_products
+from autodiff_tutor.compiler.s7_stacked import stacked_products
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     RUNTIME,

@@ -64,8 +64,6 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from autodiff_tutor.compiler import code
 
 SLOTS = "iteration_slots"
@@ -177,105 +175,6 @@ def _stack(
     _drop_dead_reads(loop, index)
     ast.fix_missing_locations(loop)
     return before, after
-
-
-#: The ufunc of each operator a first in-place step may start with.
-_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.MatMult: "matmul"}
-
-
-def into_slots(backward: list[ast.stmt], scope: dict[str, Any]) -> list[ast.stmt]:
-    """Where a large gradient is made in place (:mod:`.s6_inplace`: ``d = 2 * h``,
-    ``d += g``, ...) and then copied into its slot (``d_all[t] = d``), it is made in
-    the slot instead: ``d = d_all[t]``, ``np.multiply(2, h, out=d)``, ``d += g``, ...
-    (the same ufunc loop into other memory: the same values, one fresh array and one
-    copy fewer a step). Changes the loops in place; needs a name of numpy in ``scope``.
-
-    >>> body = ast.parse("for t in r:\\n d = 2 * h\\n d += g\\n d_all[t] = d").body
-    >>> print(ast.unparse(into_slots(body, {"np": np})))
-    for t in r:
-        d = d_all[t]
-        np.multiply(2, h, out=d)
-        d += g
-    """
-    numpy = next((k for k, v in scope.items() if v is np), None)
-    for loop in backward:
-        if numpy is None or not isinstance(loop, ast.For):
-            continue
-        body = loop.body
-        for statement in list(body):
-            found = _slot_copy(statement)
-            if found is None:
-                continue
-            name, slot = found
-            at = body.index(statement)
-            first = _chain_start(body, name, at)
-            if first is None or any(_changes(later, name) for later in body[at + 1 :]):
-                continue  # the slot would see a later change
-            made = body[first].value
-            ufunc = ast.Attribute(code.name(numpy), _UFUNCS[type(made.op)], ast.Load())
-            write = ast.Expr(
-                ast.Call(ufunc, [made.left, made.right], [ast.keyword("out", code.name(name))])
-            )
-            origin = code.origin_of(body[first])
-            body[first : first + 1] = [
-                code.with_origin(ast.Assign([code.targets(name)], slot), origin),
-                code.with_origin(write, origin),
-            ]
-            body.remove(statement)
-    return backward
-
-
-def _slot_copy(statement: ast.stmt) -> tuple[str, ast.expr] | None:
-    """``(d, d_all[t])`` of ``d_all[t] = d``."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-        return None
-    target, value = statement.targets[0], statement.value
-    if isinstance(target, ast.Subscript) and isinstance(value, ast.Name):
-        slot = ast.Subscript(target.value, target.slice, ast.Load())
-        return value.id, slot
-    return None
-
-
-def _chain_start(body: list[ast.stmt], name: str, end: int) -> int | None:
-    """The index of ``name = a <op> b``, followed up to ``end`` only by statements that
-    update ``name`` in place (``name += ...``, ``np.tanh(name, out=name)``) and do not
-    read it otherwise."""
-    for i in range(end - 1, -1, -1):
-        statement = body[i]
-        if isinstance(statement, ast.Assign) and name in code.writes(statement):
-            value = statement.value
-            simple = isinstance(value, ast.BinOp) and type(value.op) in _UFUNCS
-            return i if simple and not _reads_name(value, name) else None
-        if isinstance(statement, ast.AugAssign) and _is_name(statement.target, name):
-            continue
-        if isinstance(statement, ast.Expr) and _updates_with_out(statement.value, name):
-            continue
-        if _reads_name(statement, name):
-            return None
-    return None
-
-
-def _changes(statement: ast.stmt, name: str) -> bool:
-    """Whether ``statement`` changes the array ``name`` holds (``name += ``, ``out=name``,
-    ``name[...] = ``)."""
-    if isinstance(statement, ast.AugAssign) and _is_name(statement.target, name):
-        return True
-    stores = (
-        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _is_name(n.value, name)
-        for n in ast.walk(statement)
-    )
-    calls = (_updates_with_out(n, name) for n in ast.walk(statement))
-    return any(stores) or any(calls)
-
-
-def _updates_with_out(value: ast.expr, name: str) -> bool:
-    return isinstance(value, ast.Call) and any(
-        k.arg == "out" and _is_name(k.value, name) for k in value.keywords
-    )
-
-
-def _reads_name(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
 def _sum_of(statement: ast.stmt, body: list[ast.stmt], facts: dict) -> _Sum | None:
