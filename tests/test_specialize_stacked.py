@@ -135,3 +135,43 @@ def test_large_steps_are_made_in_their_slots():
     backward = _pair(rnn, [0, 1, 2], args).backward_source
     assert "d_t6 = d_t6_all[t]" in backward and "out=d_t6)" in backward, backward
     assert "d_t6_all[t] = d_t6" not in backward
+
+
+def gru_like(Wz, Wh, Uz, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        x = xs[t]
+        z = 1.0 / (1.0 + np.exp(-(x @ Wz + h @ Uz)))
+        c = np.tanh(x @ Wh + (z * h) @ Uz)
+        h = (1.0 - z) * h + z * c
+    return np.sum(h**2)
+
+
+def outputs_each_step(W, V, xs, h0):
+    h = h0
+    loss = 0.0
+    for t in range(xs.shape[0]):
+        h = np.sin(xs[t] @ W + h)
+        y = h @ V
+        loss = loss + np.mean(y * y)
+    return loss
+
+
+def sum_of_steps(W, b, xs):
+    total = 0.0
+    for t in range(xs.shape[0]):
+        total = total + np.sum(np.tanh(xs[t] @ W + b))
+    return total
+
+
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (gru_like, ((3, 4), (3, 4), (4, 4), (5, 2, 3), (2, 4))),
+        (outputs_each_step, ((3, 4), (4, 2), (6, 5, 3), (5, 4))),
+        (sum_of_steps, ((3, 4), (4,), (4, 2, 3))),
+    ],
+)
+def test_other_recurrences_stay_right(fn, shapes):
+    args = tuple(0.5 * np.random.default_rng(len(shapes)).normal(size=s) for s in shapes)
+    _right(fn, args, list(range(len(shapes))))
