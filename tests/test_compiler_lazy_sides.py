@@ -1,6 +1,8 @@
 """A helper called in a side Python may skip (``a if c else b``, the right side of
-``and``/``or``) runs only when Python evaluates that side: a helper that raises, warns,
-asserts or prints on the skipped path must not do so in the compiled function either.
+``and``/``or``, an assert's message) runs only when Python evaluates that side: a
+helper that raises, warns, asserts or prints on the skipped path must not do so in the
+compiled function either. The same holds for a comprehension or ``sum(...)`` there
+(lowered to a loop, which runs only on its side).
 
 Each program is compiled with ``@differentiable`` and compared with the plain Python
 call (the value), central differences (the gradient) and tracing mode, which runs
@@ -118,6 +120,20 @@ def chain_of_three(x):
     return np.sum(x * x)
 
 
+def comprehension_in_else(x):  # its loop reads x[3]: only on the side Python takes
+    return np.sum(x * x) if x.size < 4 else np.sum(np.stack([v * x[3] for v in x]))
+
+
+def sum_of_a_generator_in_else(x):
+    return np.sum(np.sin(x)) if np.min(x) <= 0 else sum(np.log(v) for v in x)
+
+
+def sum_after_and(x):
+    if x.size > 3 and sum([x[3] * v for v in x]) > 1:
+        return np.sum(x * x)
+    return np.sum(np.cos(x))
+
+
 SHORT, LONG = np.array([0.3, -1.2]), np.array([0.5, 0.7, 1.5, 2.0])
 CASES = [
     (module_helper_in_else, [np.zeros((2, 2)), np.array([[2.0, 0.5], [0.3, 1.0]])]),
@@ -131,6 +147,9 @@ CASES = [
     (helper_after_or, [np.array([0.0, 2.0]), np.array([0.5, 4.0]), np.array([4.0, 5.0])]),
     (helper_in_elif, [SHORT, LONG, -LONG, np.arange(1.0, 8.0)]),
     (chain_of_three, [SHORT, -LONG, np.array([1.5, 0.5, 2.0, 0.5]), LONG]),
+    (comprehension_in_else, [SHORT, LONG]),
+    (sum_of_a_generator_in_else, [np.array([-0.5, 2.0]), np.array([0.5, 2.0])]),
+    (sum_after_and, [SHORT, LONG, -LONG]),
 ]
 ARGUMENTS = [(fn, x) for fn, xs in CASES for x in xs]
 IDS = [f"{fn.__name__}-{k}" for fn, xs in CASES for k in range(len(xs))]

@@ -147,22 +147,19 @@ class _Replace(ast.NodeTransformer):
     def visit_IfExp(self, expr: ast.IfExp) -> ast.expr:
         expr.test = self.visit(expr.test)
         body, orelse = self._side(expr.body), self._side(expr.orelse)
-        if not (body[0] or orelse[0]):
-            expr.body, expr.orelse = body[1], orelse[1]
-            return expr
-        target = self.inliner.names.fresh("choice")
-        self.before += lazy.if_expression(target, expr.test, body, orelse, expr)
-        return ast.copy_location(name_node(target), expr)
+        statements, value = lazy.if_expression(expr, body, orelse, self._fresh)
+        self.before += statements
+        return value
 
     def visit_BoolOp(self, expr: ast.BoolOp) -> ast.expr:
         operands = [([], self.visit(expr.values[0]))]
         operands += [self._side(value) for value in expr.values[1:]]
-        if not any(statements for statements, _ in operands):
-            expr.values = [value for _, value in operands]
-            return expr
-        target = self.inliner.names.fresh("choice")
-        self.before += lazy.bool_operation(target, expr.op, operands, expr)
-        return ast.copy_location(name_node(target), expr)
+        statements, value = lazy.bool_operation(expr, operands, self._fresh)
+        self.before += statements
+        return value
+
+    def _fresh(self) -> str:
+        return self.inliner.names.fresh("choice")
 
     def visit_DictComp(self, comprehension: ast.expr) -> ast.expr:
         """Not lowered to a loop yet (a dict comprehension): the helper's body
