@@ -108,6 +108,13 @@ def test_numpy_given_a_strict_array_is_a_located_error_about_mixing_libraries():
     assert (location.filename, location.line) == (__file__, first + 3)
     assert location.text[location.column :].startswith("np.cos(x)")
     assert isinstance(error.__cause__, TypeError)
+    both = value_and_grad(differentiable(numpy_on_a_strict_array))
+    for _ in range(3):  # numpy arrays: general, then specialized on the shapes
+        np.testing.assert_allclose(
+            both(X)[1], central_difference(numpy_on_a_strict_array, [X], 0), rtol=1e-7
+        )
+    with pytest.raises(UserCodeError, match="mixes array libraries"):
+        both(x)  # the same shapes, a strict array
 
 
 def own_namespace(x):  # what the hint above says to write
