@@ -120,6 +120,24 @@ def chain_of_three(x):
     return np.sum(x * x)
 
 
+def helper_calling_a_helper_in_a_side(x):
+    def logs(v):
+        return np.log(v)
+
+    def total(v):  # its own conditional expression, inlined in the caller's side
+        return np.sum(logs(v)) if np.all(v > 0) else np.sum(v * v)
+
+    return total(x) if x.size > 1 else x[0] * 3.0
+
+
+def pair_in_a_side(x):
+    def pair(v):
+        return v[0] * 2.0, v[1] * 3.0
+
+    a, b = pair(x) if x.size > 1 else (x[0], x[0])
+    return a * b
+
+
 def comprehension_in_else(x):  # its loop reads x[3]: only on the side Python takes
     return np.sum(x * x) if x.size < 4 else np.sum(np.stack([v * x[3] for v in x]))
 
@@ -147,6 +165,8 @@ CASES = [
     (helper_after_or, [np.array([0.0, 2.0]), np.array([0.5, 4.0]), np.array([4.0, 5.0])]),
     (helper_in_elif, [SHORT, LONG, -LONG, np.arange(1.0, 8.0)]),
     (chain_of_three, [SHORT, -LONG, np.array([1.5, 0.5, 2.0, 0.5]), LONG]),
+    (helper_calling_a_helper_in_a_side, [LONG, SHORT, np.array([-2.0])]),
+    (pair_in_a_side, [SHORT, np.array([1.5])]),
     (comprehension_in_else, [SHORT, LONG]),
     (sum_of_a_generator_in_else, [np.array([-0.5, 2.0]), np.array([0.5, 2.0])]),
     (sum_after_and, [SHORT, LONG, -LONG]),
