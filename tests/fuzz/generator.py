@@ -55,7 +55,7 @@ CONSTRUCTS = (
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
-LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break"}
+LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 
 SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
 UNARY = [

@@ -4,7 +4,8 @@ Shape unpacking (``n, m = u.shape``), loops over pairs (``for i, (a, b) in
 enumerate(pairs)``, ``zip``), ``sum()`` of a comprehension, ``np.var``/``np.std``,
 slices with steps (``u[::-1]``, ``u[1::2, ::-2]``), element writes in loops (a
 recurrence ``y[i] = y[i - 1] * c + y[i]``, the ``y = y.copy()`` habit) and
-``while True`` loops left by ``break``, products (``u @ v``, ``np.dot``, ``np.einsum``).
+``while True`` loops left by ``break``, products (``u @ v``, ``np.dot``, ``np.einsum``),
+augmented assignments in loops (``acc += ...``, ``p -= 0.1 * g``).
 
 Each maker takes the generator's state (``rng``, ``shapes``, ``pick``, ``fresh``,
 ``emit``) and returns ``False`` when the state has no operand it fits (the generator
@@ -179,6 +180,40 @@ def while_break(s: Any) -> bool:
     return True
 
 
+def loop_inplace(s: Any) -> bool:
+    """Augmented assignments in loops: an accumulator (``acc += ...``, a number or an
+    array), or descent steps (``p -= 0.1 * g``) reading the updated array."""
+    u = s.pick()
+    shape = s.shapes[u]
+    name, g = s.fresh(), s.fresh()
+    start = s.rng.choice([f"{u} * 0.0", f"np.zeros_like({u})", f"{u} + 0.0"])
+    variants = [
+        [f"{name} = {start}", "for i in range(3):", f"    {name} += np.tanh({u}) * (i + 1)"],
+        [
+            f"{name} = {u} + 0.0",
+            "for _ in range(3):",
+            f"    {g} = 2.0 * {name} - np.sin({u})",
+            f"    {name} -= 0.1 * {g}",
+        ],
+        [
+            f"{name} = {start}",
+            "for i in range(2):",
+            f"    {name} *= np.cos({u})",
+            f"    {name} += 0.5",
+        ],
+    ]
+    new = shape
+    if shape:
+        variants.append(
+            [f"{name} = 0.0", f"for r in {u}:", f"    {name} += np.sum(r * r) + np.sin(r[0])"]
+        )
+    lines = s.rng.choice(variants)
+    if lines[0] == f"{name} = 0.0":
+        new = ()
+    s.emit(lines, name, new, "loop_inplace", "inplace")
+    return True
+
+
 def matmul(s: Any) -> bool:
     """Products of matrices and vectors: ``@``, ``np.dot``, ``np.outer``, ``np.einsum``."""
     u, shape = _matrix(s)
@@ -222,4 +257,5 @@ IDIOMS = {
     "loop_write": loop_write,
     "while_break": while_break,
     "matmul": matmul,
+    "loop_inplace": loop_inplace,
 }
