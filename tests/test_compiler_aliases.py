@@ -101,6 +101,19 @@ def scalar_element_is_a_copy_twin(w):
     return w[0] * np.sum(y)
 
 
+def alias_without_gradient(x):
+    m = np.zeros_like(x)  # no gradient flows through m, n (fuzz seed 206313: refused)
+    n = m
+    n += 1.0
+    n[0] = 3.0
+    return np.sum(m * x) + np.sum(n * np.sin(x))
+
+
+def alias_without_gradient_twin(x):
+    m = np.where(np.arange(3)[:, None] == 0, 3.0, np.ones((3, 3)))
+    return np.sum(m * x) + np.sum(m * np.sin(x))
+
+
 CASES = [
     (alias_add, alias_add_twin, X),
     (write_through_transpose, write_through_transpose_twin, X),
@@ -108,6 +121,7 @@ CASES = [
     (view_of_a_view, view_of_a_view_twin, X),
     (two_writes_in_turn, two_writes_in_turn_twin, X),
     (scalar_element_is_a_copy, scalar_element_is_a_copy_twin, X[0]),
+    (alias_without_gradient, alias_without_gradient_twin, X),
 ]
 
 

@@ -48,6 +48,7 @@ class AliasesMixin:
             or step.synthetic
             or step.targets
             or step.kind not in ("primitive", "copy")
+            and not _is_alias(step)
         ):
             return
         base = view_base(step)
@@ -158,7 +159,7 @@ class AliasesMixin:
     def _put_back(step: Step, base: str, view: str) -> Step:
         """The step computing ``base`` with the written ``view`` put back where ``step``
         took it from."""
-        if step.kind == "copy" or step.op == "copy":  # an alias; np.asarray(y) is y itself
+        if _is_alias(step) or step.op == "copy":  # an alias; np.asarray(y) is y itself
             return Step(None, _name(view), "copy")
         if step.op == "getitem":
             index = copy.deepcopy(step.options["index"])
@@ -200,6 +201,11 @@ class AliasesMixin:
         )
 
 
+def _is_alias(step: Step) -> bool:
+    """``z = y``: a copy of a name, or the same without gradient (a static step)."""
+    return step.kind == "copy" or (step.kind == "static" and isinstance(step.value, ast.Name))
+
+
 def _layout_decides(step: Step) -> bool:
     """Whether numpy's choice of a view or a copy for ``step`` depends on the memory
     layout of its operand (``reshape`` and ``ravel`` copy a transposed array)."""
@@ -209,7 +215,7 @@ def _layout_decides(step: Step) -> bool:
 def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
     if (
-        step.kind == "copy"
+        _is_alias(step)
         or step.op in ("copy", "getitem", "transpose", "swapaxes")
         or step.op in RESHAPES
     ):
@@ -219,7 +225,7 @@ def _can_put_back(step: Step) -> bool:
 
 def _retaken(step: Step, base: str, new_base: str) -> Step:
     """``step`` again, taking its view of ``new_base`` instead of ``base``."""
-    if step.kind == "copy":
+    if _is_alias(step):
         return Step(None, _name(new_base), "copy")
 
     def renamed(node: ast.expr) -> ast.expr:
