@@ -205,7 +205,7 @@ def loop_inplace(s: Any) -> bool:
     new = shape
     if shape:
         variants.append(
-            [f"{name} = 0.0", f"for r in {u}:", f"    {name} += np.sum(r * r) + np.sin(r[0])"]
+            [f"{name} = 0.0", f"for r in {u}:", f"    {name} += np.sum(r * r) + np.sum(np.sin(r))"]
         )
     lines = s.rng.choice(variants)
     if lines[0] == f"{name} = 0.0":
