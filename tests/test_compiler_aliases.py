@@ -368,3 +368,25 @@ def test_a_reshape_whose_layout_the_compiled_code_may_not_share_is_refused():
     assert info.value.location.line == (
         reshaped_after_an_update_with_another_layout.__code__.co_firstlineno + 4
     )
+    # the message names the update whose layout decides, and the hint's rewrite compiles
+    first = reshaped_after_an_update_with_another_layout.__code__.co_firstlineno
+    text = flat(info.value.message)
+    assert f"memory layout that 'v1 += ...' (line {first + 2}) leaves" in text
+    assert f"write 'v1 += ...' on line {first + 2} as 'v1 = v1 + ...'" in flat(info.value.hint)
+
+
+def reshaped_after_the_hints_rewrite(x, w):
+    v1 = np.transpose(x) + 0.0
+    v1 = v1 + np.sin(np.ones((4, 3)) * w[0])  # the hint's rewrite: numpy's own layout
+    v2 = v1.reshape(-1)
+    v1 *= 2.0
+    return np.sum(v2 * v2)
+
+
+def test_the_layout_hints_rewrite_is_differentiated():
+    x, w = np.random.default_rng(0).normal(size=(3, 4)), np.array([0.4, 1.0, 1.0])
+    value, (dx, dw) = ad.value_and_grad(reshaped_after_the_hints_rewrite, wrt=[0, 1])(x, w)
+    assert np.isclose(value, reshaped_after_the_hints_rewrite(x.copy(), w.copy()), rtol=1e-12)
+    fn = reshaped_after_the_hints_rewrite
+    np.testing.assert_allclose(dx, central_difference(fn, [x, w], 0), atol=1e-6)
+    np.testing.assert_allclose(dw, central_difference(fn, [x, w], 1), atol=1e-6)

@@ -76,8 +76,11 @@ class AliasesMixin:
         if not up and not members:
             return
         down = [(v, *self.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]]
-        if any(_layout_decides(step) and base in self.layout_unsure for _, base, step in up + down):
-            return  # numpy's view-or-copy depends on a layout the compiled code may not have
+        for _, base, step in up + down:
+            if _layout_decides(step) and base in self.layout_unsure:
+                # numpy's view-or-copy depends on a layout the compiled code may not have
+                self.layout_blocked[old] = self.layout_unsure[base]
+                return
         renamed = {old: new}
         for version, base, step in up:
             test = self._shares_test(version, base, node)

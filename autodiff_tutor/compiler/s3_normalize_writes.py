@@ -109,10 +109,29 @@ class WritesMixin:
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
     def _in_place_error(
-        self, node: ast.AST, what: str, fix: str, seen_by: str = "", element: str = ""
+        self,
+        node: ast.AST,
+        what: str,
+        fix: str,
+        seen_by: str = "",
+        element: str = "",
+        layout: ast.AugAssign | None = None,
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
+        if layout is not None:  # the spread was given up (s3_normalize_aliases)
+            name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
+            line = self.parsed.location(layout).line
+            later = (
+                f", and {seen_by!r} is read after the write: whether it shares the array in "
+                f"numpy depends on the memory layout that '{name} {symbol}= ...' (line {line}) "
+                "leaves, which the compiled code cannot follow"
+            )
+            hint = (
+                f"write '{name} {symbol}= ...' on line {line} as '{name} = {name} {symbol} ...' "
+                "(a new array, laid out as numpy lays it out), or copy what you read before "
+                "the write"
+            )
         if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
             later = (
                 f", and {seen_by!r} may share it (an element read is a view unless it is a "
@@ -155,7 +174,8 @@ class WritesMixin:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         seen_by, element = _described(name, definer), _element(name, definer)
-                        self._in_place_error(node, what, fix, seen_by, element)
+                        layout = self.layout_blocked.get(version)
+                        self._in_place_error(node, what, fix, seen_by, element, layout)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
