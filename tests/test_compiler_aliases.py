@@ -390,3 +390,36 @@ def test_the_layout_hints_rewrite_is_differentiated():
     fn = reshaped_after_the_hints_rewrite
     np.testing.assert_allclose(dx, central_difference(fn, [x, w], 0), atol=1e-6)
     np.testing.assert_allclose(dw, central_difference(fn, [x, w], 1), atol=1e-6)
+
+
+def written_through_a_function_view(x):
+    c = np.ones_like(x) * 2.0  # no gradient: the step keeps the call np.reshape(c, ...)
+    v = np.reshape(c, (-1,))
+    v *= 2.0
+    return np.sum(v[:3] * x[0, :3]) + np.sum(np.tanh(x))
+
+
+def test_a_function_view_without_gradient_written_is_differentiated():
+    """Was refused with a false message, ''np' shares it and is read after the write'
+    (fuzz seed 303985): np.reshape(c, ...) was read as a method of the array 'np'."""
+    fn = written_through_a_function_view
+    value, gradient = ad.value_and_grad(fn)(X.copy())
+    assert np.isclose(value, fn(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)
+
+
+def base_of_a_function_view_read_after_the_write(x):
+    c = np.ones_like(x)
+    v = np.expand_dims(c, 0)
+    v *= 2.0
+    return np.sum(c * x)
+
+
+def test_a_function_view_without_gradient_written_then_its_base_read_is_refused():
+    """Was a silent wrong value (half of numpy's) and gradient: the write through
+    np.expand_dims(c, 0) was not seen by c. Now refused at the write, naming c."""
+    fn = base_of_a_function_view_read_after_the_write
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(fn)(X.copy())
+    assert info.value.location.line == fn.__code__.co_firstlineno + 3
+    assert "'c' shares it and is read after the write" in flat(info.value.message)

@@ -51,7 +51,7 @@ class AliasesMixin:
             and not _is_alias(step)
         ):
             return
-        base = view_base(step)
+        base = view_base(step, self._is_module)
         if base is None or base in self.list_names or base == step.target:
             return
         self.view_of[step.target] = (base, step)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
+import types
+from collections.abc import Callable
 
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.compiler.s3_normalize_conversions import shares_input
+from autodiff_tutor.errors import UnsupportedSyntaxError
 
 # Operations whose result can share memory with their input in numpy.
 # primitives whose result may be a view of their first input (numpy returns views for
@@ -189,7 +192,7 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                for seer, seen in _memory_edges(step, self.list_names):
+                for seer, seen in _memory_edges(step, self.list_names, self._is_module):
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
                         changed = True
@@ -206,6 +209,19 @@ class WritesMixin:
             if p < position and not step.synthetic and shared <= set(step.loops)
         ]
         return not fresh
+
+    def _is_module(self, name: str) -> bool:
+        """Whether ``name`` (in a step without gradient) is a module, not an array."""
+        resolver = self.resolver
+        version = self.current.get(name, name)
+        if version in resolver.module_locals or version in resolver.module_values:
+            return True
+        if not resolver.is_global(name):
+            return False
+        try:
+            return isinstance(resolver.evaluate(ast.Name(name, ast.Load())), types.ModuleType)
+        except UnsupportedSyntaxError:
+            return False
 
     def _same_variable_copy(self, step: Step) -> bool:
         """A copy the compiler made between two versions of one user variable (a loop's
@@ -276,13 +292,23 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
 
 
-def view_base(step: Step) -> str | None:
+def _no_module(name: str) -> bool:
+    return False
+
+
+def view_base(step: Step, is_module: Callable[[str], bool] = _no_module) -> str | None:
     """The name whose array ``step``'s result may share (an alias or a view), if any.
+
+    ``is_module`` tells a module (``np``) from an array: a step without gradient keeps
+    the user's call, ``np.reshape(c, ...)`` (a view of ``c``) or ``c.reshape(...)``.
 
     >>> t = ast.Name("t", ast.Load())
     >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
     't'
     >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
+    >>> call = ast.parse("np.expand_dims(c, 0)").body[0].value
+    >>> view_base(Step("v", call, "static"), is_module=lambda name: name == "np")
+    'c'
     """
     value = step.value
     if isinstance(value, ast.Name):
@@ -302,6 +328,10 @@ def view_base(step: Step) -> str | None:
             return value.value.id
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         receiver = value.func.value
+        if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
+            first = value.args[0] if value.args else None
+            view = value.func.attr in VIEW_OPS | VIEW_METHODS and isinstance(first, ast.Name)
+            return first.id if view else None
         if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
             return receiver.id
     return None
@@ -313,7 +343,9 @@ def _is_copying_index(index: ast.expr | None) -> bool:
     return isinstance(index, (ast.List, ast.Compare))
 
 
-def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
+def _memory_edges(
+    step: Step, lists: set[str], is_module: Callable[[str], bool] = _no_module
+) -> list[tuple[str, str]]:
     """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
 
     A view and its base see each other; a list sees the arrays it holds (and an item
@@ -332,7 +364,7 @@ def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
             if isinstance(item, ast.Name):
                 edges += [(target, item.id) for target in step.defined()]
         return edges
-    base = view_base(step)
+    base = view_base(step, is_module)
     if base is None:
         return edges
     for target in step.defined():
