@@ -5,7 +5,8 @@ enumerate(pairs)``, ``zip``), ``sum()`` of a comprehension, ``np.var``/``np.std`
 slices with steps (``u[::-1]``, ``u[1::2, ::-2]``), element writes in loops (a
 recurrence ``y[i] = y[i - 1] * c + y[i]``, the ``y = y.copy()`` habit) and
 ``while True`` loops left by ``break``, products (``u @ v``, ``np.dot``, ``np.einsum``),
-augmented assignments in loops (``acc += ...``, ``p -= 0.1 * g``).
+augmented assignments in loops (``acc += ...``, ``p -= 0.1 * g``), writes into an
+array without gradient through an alias or a view.
 
 Each maker takes the generator's state (``rng``, ``shapes``, ``pick``, ``fresh``,
 ``emit``) and returns ``False`` when the state has no operand it fits (the generator
@@ -214,6 +215,27 @@ def loop_inplace(s: Any) -> bool:
     return True
 
 
+def constant_write(s: Any) -> bool:
+    """An array without gradient (``np.ones_like(u)``) written through an alias or a
+    view made by a method or a module function; then it or the view is read, times u."""
+    u, shape = _matrix(s)
+    if not u:
+        return False
+    name, c, v = s.fresh(), s.fresh(), s.fresh()
+    maker = s.rng.choice(
+        ["{c}", "{c}.T", "np.transpose({c})", "np.reshape({c}, (-1,))", "{c}[1:]", "{c}[0]"]
+    )
+    write = s.rng.choice([" *= 2.0", " += 0.5", "[0] = 3.0"])
+    lines = [
+        f"{c} = np.ones_like({u}) * 0.5",
+        f"{v} = " + maker.format(c=c),
+        f"{v}{write}",
+    ]
+    read = f"{u} * {c}" if s.rng.random() < 0.5 else f"np.sum({v}) * {u}"  # array or view
+    s.emit([*lines, f"{name} = {read}"], name, shape, "constant_write")
+    return True
+
+
 def matmul(s: Any) -> bool:
     """Products of matrices and vectors: ``@``, ``np.dot``, ``np.outer``, ``np.einsum``."""
     u, shape = _matrix(s)
@@ -258,4 +280,5 @@ IDIOMS = {
     "while_break": while_break,
     "matmul": matmul,
     "loop_inplace": loop_inplace,
+    "constant_write": constant_write,
 }
