@@ -18,10 +18,15 @@ compiled arrays have the user's layouts, except after ``z += v`` (compiled
 ``z_2 = z + v``: numpy lays a new array out as it likes), and what is computed from
 it: a reshape of those (``layout_unsure``) is left to the final check.
 
+Arrays without gradient take part too: their steps keep the user's expression whole,
+and an alias or a single view of one (``c.T``, ``c[1:]``, ``np.reshape(c, ...)``) is
+read as the primitive it is.
+
 Left to the final check of :mod:`s3_normalize_writes` (refused when a stale name is
 read): writes inside loops, arrays shared through lists or branches, views that cannot
-be put back (``np.transpose(y, axes)``, ``broadcast_to``), and writes reaching a
-parameter (the caller's array, refused as in PyTorch and JAX).
+be put back (``np.transpose(y, axes)``, ``broadcast_to``, a view of a view in one
+expression without gradient, ``c.T[0]``), and writes reaching a parameter (the
+caller's array, refused as in PyTorch and JAX).
 
 Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 """
@@ -47,13 +52,16 @@ class AliasesMixin:
             self.loop_stack
             or step.synthetic
             or step.targets
-            or step.kind not in ("primitive", "copy")
-            and not _is_alias(step)
+            or step.kind not in ("primitive", "copy", "static")
         ):
             return
         base = view_base(step, self._is_module)
         if base is None or base in self.list_names or base == step.target:
             return
+        if step.kind == "static" and not _is_alias(step):
+            step = _static_view(step, base)  # without gradient: the user's call as it is
+            if step is None:
+                return  # not one that can be put back: the final check decides
         self.view_of[step.target] = (base, step)
 
     def _spread_write(self, old: str, new: str, node: ast.AST) -> None:
@@ -202,6 +210,39 @@ class AliasesMixin:
             inputs={"x": _name(view)},
             options={"shape": shape},
         )
+
+
+def _static_view(step: Step, base: str) -> Step | None:
+    """The view ``step`` (a step without gradient, the user's expression as it is) as
+    the primitive it is, for the spread of writes: ``c[1:]``, ``c.T``, ``np.transpose(c)``,
+    ``c.reshape(-1)``, ``np.reshape(c, (-1,))``... (``None`` for other views, and views
+    of views such as ``c.T[0]``: the final check decides).
+
+    >>> call = ast.parse("np.reshape(c, (-1,))").body[0].value
+    >>> view = _static_view(Step("v", call, "static"), "c")
+    >>> view.op, ast.unparse(view.inputs["x"])
+    ('reshape', 'c')
+    """
+    value, x = step.value, _name(base)
+    if isinstance(value, (ast.Subscript, ast.Attribute)):
+        if not (isinstance(value.value, ast.Name) and value.value.id == base):
+            return None
+        if isinstance(value, ast.Subscript):
+            return Step(step.target, value, "static", "getitem", {"x": x}, {"index": value.slice})
+        return Step(step.target, value, "static", "transpose", {"x": x})  # c.T
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    receiver = value.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == base:  # c.reshape(-1)
+        rest = value.args
+    elif value.args and isinstance(value.args[0], ast.Name) and value.args[0].id == base:
+        rest = value.args[1:]  # np.reshape(c, (-1,))
+    else:
+        return None
+    op = value.func.attr
+    if op == "transpose" and not rest and not value.keywords:
+        return Step(step.target, value, "static", "transpose", {"x": x})
+    return Step(step.target, value, "static", op, {"x": x}) if op in RESHAPES else None
 
 
 def _is_alias(step: Step) -> bool:

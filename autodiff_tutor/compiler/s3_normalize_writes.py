@@ -323,18 +323,26 @@ def view_base(step: Step, is_module: Callable[[str], bool] = _no_module) -> str 
         return first.id if isinstance(first, ast.Name) else None
     if step.op is not None:
         return None  # another primitive: numpy gives a new array
-    if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
-        if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
-            return value.value.id
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        receiver = value.func.value
-        if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
-            first = value.args[0] if value.args else None
-            view = value.func.attr in VIEW_OPS | VIEW_METHODS and isinstance(first, ast.Name)
-            return first.id if view else None
-        if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
-            return receiver.id
-    return None
+    taken = _viewed(value, is_module)  # a step without gradient: the user's expression
+    while taken is not None and not isinstance(taken, ast.Name):
+        taken = _viewed(taken, is_module)  # a view of a view: c.T[0], c.reshape(-1)[:3]
+    return taken.id if taken is not None else None
+
+
+def _viewed(node: ast.expr, is_module: Callable[[str], bool]) -> ast.expr | None:
+    """What the view expression ``node`` is taken from (``c`` of ``c[1:]``, ``c.T``,
+    ``c.reshape(-1)``, ``np.expand_dims(c, 0)``), or ``None`` if it is not a view."""
+    if isinstance(node, ast.Subscript) or (
+        isinstance(node, ast.Attribute) and node.attr in VIEW_METHODS
+    ):
+        return node.value
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    receiver = node.func.value
+    if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
+        view = node.func.attr in VIEW_OPS | VIEW_METHODS and node.args
+        return node.args[0] if view else None
+    return receiver if node.func.attr in VIEW_METHODS else None
 
 
 def _is_copying_index(index: ast.expr | None) -> bool:
