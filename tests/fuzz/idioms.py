@@ -217,13 +217,15 @@ def loop_inplace(s: Any) -> bool:
 
 def constant_write(s: Any) -> bool:
     """An array without gradient (``np.ones_like(u)``) written through an alias or a
-    view made by a method or a module function; then it or the view is read, times u."""
+    view made by a method or a module function (or a view of a view); then it or the
+    view is read, times u."""
     u, shape = _matrix(s)
     if not u:
         return False
     name, c, v = s.fresh(), s.fresh(), s.fresh()
     maker = s.rng.choice(
         ["{c}", "{c}.T", "np.transpose({c})", "np.reshape({c}, (-1,))", "{c}[1:]", "{c}[0]"]
+        + ["{c}.T[1:]", "np.reshape({c}, (-1,))[:3]"]  # a view of a view
     )
     write = s.rng.choice([" *= 2.0", " += 0.5", "[0] = 3.0"])
     lines = [
