@@ -37,7 +37,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler.ir import Branch, Step
-from autodiff_tutor.compiler.s3_normalize_writes import view_base
+from autodiff_tutor.compiler.s3_normalize_memory import view_base
 
 # views whose array is the view reshaped back (same elements, same order)
 RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d"}

@@ -12,33 +12,11 @@ from __future__ import annotations
 import ast
 import re
 import types
-from collections.abc import Callable
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.s3_normalize_conversions import shares_input
+from autodiff_tutor.compiler.s3_normalize_memory import list_items, memory_edges
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
-# Operations whose result can share memory with their input in numpy.
-# primitives whose result may be a view of their first input (numpy returns views for
-# these whenever it can; a write through either is then seen by the other)
-VIEW_OPS = {
-    "getitem",
-    "reshape",
-    "transpose",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    "swapaxes",
-    "moveaxis",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "diagonal",
-    "real",
-    "imag",
-}
-VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
 _AUG_SYMBOL = {
     ast.Add: "+",
     ast.Sub: "-",
@@ -184,6 +162,7 @@ class WritesMixin:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
+        held = self._held_items()
         changed = True
         while changed:
             changed = False
@@ -192,7 +171,8 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                for seer, seen in _memory_edges(step, self.list_names, self._is_module):
+                edges = memory_edges(step, self.list_names, self._is_module, held)
+                for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
                         changed = True
@@ -209,6 +189,21 @@ class WritesMixin:
             if p < position and not step.synthetic and shared <= set(step.loops)
         ]
         return not fresh
+
+    def _held_items(self) -> dict[str, set[str]]:
+        """Each list version -> the arrays it holds (its own items and its earlier
+        versions'; a copy the compiler made of a list holds the same)."""
+        held: dict[str, set[str]] = {}
+        for step in self.emitted:
+            items = list_items(step, self._is_module)
+            if items is not None:
+                old = step.inputs.get("xs")
+                before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
+                held.update(dict.fromkeys(step.defined(), before | set(items)))
+            elif step.synthetic and isinstance(step.value, ast.Name) and step.value.id in held:
+                for target in step.defined():
+                    held.setdefault(target, set()).update(held[step.value.id])
+        return held
 
     def _is_module(self, name: str) -> bool:
         """Whether ``name`` (in a step without gradient) is a module, not an array."""
@@ -290,93 +285,3 @@ def _element(name: str, definer: dict) -> str:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
-
-
-def _no_module(name: str) -> bool:
-    return False
-
-
-def view_base(step: Step, is_module: Callable[[str], bool] = _no_module) -> str | None:
-    """The name whose array ``step``'s result may share (an alias or a view), if any.
-
-    ``is_module`` tells a module (``np``) from an array: a step without gradient keeps
-    the user's call, ``np.reshape(c, ...)`` (a view of ``c``) or ``c.reshape(...)``.
-
-    >>> t = ast.Name("t", ast.Load())
-    >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
-    't'
-    >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
-    >>> call = ast.parse("np.expand_dims(c, 0)").body[0].value
-    >>> view_base(Step("v", call, "static"), is_module=lambda name: name == "np")
-    'c'
-    """
-    value = step.value
-    if isinstance(value, ast.Name):
-        return value.id
-    if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
-        if step.op == "getitem" and _is_copying_index(step.options.get("index")):
-            return None
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if isinstance(value, ast.Call) and shares_input(value) and step.inputs:  # np.asarray(t)
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if step.op is not None:
-        return None  # another primitive: numpy gives a new array
-    taken = _viewed(value, is_module)  # a step without gradient: the user's expression
-    while taken is not None and not isinstance(taken, ast.Name):
-        taken = _viewed(taken, is_module)  # a view of a view: c.T[0], c.reshape(-1)[:3]
-    return taken.id if taken is not None else None
-
-
-def _viewed(node: ast.expr, is_module: Callable[[str], bool]) -> ast.expr | None:
-    """What the view expression ``node`` is taken from (``c`` of ``c[1:]``, ``c.T``,
-    ``c.reshape(-1)``, ``np.expand_dims(c, 0)``), or ``None`` if it is not a view."""
-    if isinstance(node, ast.Subscript) or (
-        isinstance(node, ast.Attribute) and node.attr in VIEW_METHODS
-    ):
-        return node.value
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return None
-    receiver = node.func.value
-    if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
-        view = node.func.attr in VIEW_OPS | VIEW_METHODS and node.args
-        return node.args[0] if view else None
-    return receiver if node.func.attr in VIEW_METHODS else None
-
-
-def _is_copying_index(index: ast.expr | None) -> bool:
-    """An index that always makes a copy: a list of positions or a boolean mask
-    (``y[[1, 0]]``, ``y[y > 0]``), never a view."""
-    return isinstance(index, (ast.List, ast.Compare))
-
-
-def _memory_edges(
-    step: Step, lists: set[str], is_module: Callable[[str], bool] = _no_module
-) -> list[tuple[str, str]]:
-    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
-
-    A view and its base see each other; a list sees the arrays it holds (and an item
-    read from a list sees what the list holds), but an item does not see the list. The
-    compiler's join of two paths (``u = s`` on one, ``u = x`` on the other) sees each
-    of them, but they do not see each other through it.
-    """
-    edges = []
-    if step.synthetic and isinstance(step.value, ast.Name):
-        return [(target, step.value.id) for target in step.defined()]
-    if step.op in ("list_append", "make_list"):
-        items = []
-        for atom in step.inputs.values():
-            items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
-        for item in items:
-            if isinstance(item, ast.Name):
-                edges += [(target, item.id) for target in step.defined()]
-        return edges
-    base = view_base(step, is_module)
-    if base is None:
-        return edges
-    for target in step.defined():
-        edges.append((target, base))
-        if base not in lists:  # an array view: writes through either are seen by the other
-            edges.append((base, target))
-    return edges
