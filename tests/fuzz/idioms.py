@@ -6,7 +6,7 @@ slices with steps (``u[::-1]``, ``u[1::2, ::-2]``), element writes in loops (a
 recurrence ``y[i] = y[i - 1] * c + y[i]``, the ``y = y.copy()`` habit) and
 ``while True`` loops left by ``break``, products (``u @ v``, ``np.dot``, ``np.einsum``),
 augmented assignments in loops (``acc += ...``, ``p -= 0.1 * g``), writes into an
-array without gradient through an alias or a view.
+array without gradient through an alias or a view, writes through items of a list of views.
 
 Each maker takes the generator's state (``rng``, ``shapes``, ``pick``, ``fresh``,
 ``emit``) and returns ``False`` when the state has no operand it fits (the generator
@@ -238,6 +238,24 @@ def constant_write(s: Any) -> bool:
     return True
 
 
+def list_item_write(s: Any) -> bool:
+    """A list of views of an array (``[b[0], b[-1]]``), written through an item read
+    from it (``for r in rows: r *= ...`` or ``r = rows[0]``); then the array is read."""
+    u, shape = _matrix(s)
+    if not u:
+        return False
+    name, b, rows = s.fresh(), s.fresh(), s.fresh()
+    start = s.rng.choice([f"{u} * 1.0", f"np.ones_like({u}) * 0.5"])
+    lines = [f"{b} = {start}", f"{rows} = [{b}[0], {b}[-1]]"]
+    if s.rng.random() < 0.5:
+        lines += [f"for r in {rows}:", "    r *= 2.0"]
+    else:
+        lines += [f"r = {rows}[0]", f"r += np.sin({u}[0])"]
+    read = f"{b} * {u}" if s.rng.random() < 0.7 else f"np.sum(r) * {u}"
+    s.emit([*lines, f"{name} = {read}"], name, shape, "list_item_write")
+    return True
+
+
 def matmul(s: Any) -> bool:
     """Products of matrices and vectors: ``@``, ``np.dot``, ``np.outer``, ``np.einsum``."""
     u, shape = _matrix(s)
@@ -283,4 +301,5 @@ IDIOMS = {
     "matmul": matmul,
     "loop_inplace": loop_inplace,
     "constant_write": constant_write,
+    "list_item_write": list_item_write,
 }
