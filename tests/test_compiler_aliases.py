@@ -448,35 +448,3 @@ def test_a_view_of_a_view_without_gradient_written_is_refused(view):
         ad.value_and_grad(loaded.f)(X.copy())
     assert info.value.location.line == 7
     assert "'y' shares it and is read after the write" in flat(info.value.message)
-
-
-@pytest.mark.parametrize("start", ["x * 1.0", "np.zeros_like(x)"])
-@pytest.mark.parametrize("read", ["r = rows[0]\n    r += 1.0", "for r in rows:\n        r += 1.0"])
-def test_a_write_through_an_item_of_a_list_of_views_is_refused(start, read):
-    """Was a silent wrong value (and gradient): rows = [acc[0], acc[1]] holds views of
-    acc, and r += 1.0 on an item read from it changed acc in numpy but not in the
-    compiled code (an item was not seen by the arrays the list holds)."""
-    source = (
-        "import numpy as np\n\n\ndef f(x):\n"
-        f"    acc = {start}\n    rows = [acc[0], acc[1]]\n    {read}\n"
-        "    return np.sum(acc * x)\n"
-    )
-    loaded = Loaded(source, seed=0)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        ad.value_and_grad(loaded.f)(X.copy())
-    assert "r += 1.0" in info.value.location.text
-    loaded.close()
-
-
-def item_of_a_list_written(x):
-    parts = [x * 1.0, x * 2.0]
-    p = parts[0]
-    p += np.sin(x)  # writes into parts[0]; neither the list nor its arrays read afterwards
-    return np.sum(p * p) + np.sum(x)
-
-
-def test_a_write_through_an_item_of_a_list_nothing_reads_after_is_differentiated():
-    value, gradient = ad.value_and_grad(item_of_a_list_written)(X.copy())
-    assert np.isclose(value, item_of_a_list_written(X.copy()), rtol=1e-12)
-    expected = central_difference(item_of_a_list_written, [X], 0)
-    np.testing.assert_allclose(gradient, expected, atol=1e-6)

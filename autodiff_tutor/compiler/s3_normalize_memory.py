@@ -40,6 +40,10 @@ VIEW_OPS = {
     "imag",
 }
 VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
+# primitives whose result is a list of views of their first input
+SPLITS = {"split", "array_split", "hsplit", "vsplit", "dsplit"}
+# builtins whose result holds the items of their argument (the rows of an array: views)
+CONTAINERS = {"list", "tuple", "sorted", "reversed", "iter"}
 
 
 def _no_module(name: str) -> bool:
@@ -81,16 +85,19 @@ def view_base(step: Step, is_module: Callable[[str], bool] = _no_module) -> str 
 
 def _viewed(node: ast.expr, is_module: Callable[[str], bool]) -> ast.expr | None:
     """What the view expression ``node`` is taken from (``c`` of ``c[1:]``, ``c.T``,
-    ``c.reshape(-1)``, ``np.expand_dims(c, 0)``), or ``None`` if it is not a view."""
+    ``c.reshape(-1)``, ``np.expand_dims(c, 0)``, and of the containers of views
+    ``list(c)``, ``np.split(c, 3)``), or ``None`` if it is not a view."""
     if isinstance(node, ast.Subscript) or (
         isinstance(node, ast.Attribute) and node.attr in VIEW_METHODS
     ):
         return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.args[0] if node.func.id in CONTAINERS and node.args else None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
     receiver = node.func.value
     if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
-        view = node.func.attr in VIEW_OPS | VIEW_METHODS and node.args
+        view = node.func.attr in VIEW_OPS | VIEW_METHODS | SPLITS and node.args
         return node.args[0] if view else None
     return receiver if node.func.attr in VIEW_METHODS else None
 
@@ -106,6 +113,7 @@ def memory_edges(
     lists: set[str],
     is_module: Callable[[str], bool] = _no_module,
     held: dict[str, set[str]] | None = None,
+    values: set[str] | frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
 
@@ -113,24 +121,51 @@ def memory_edges(
     -> those arrays); an item read from a list is one of them, so it sees them and they
     see it (``r = rows[0]; r += 1.0`` writes into ``rows[0]``), but it does not see the
     list. The compiler's join of two paths (``u = s`` on one, ``u = x`` on the other)
-    sees each of them, but they do not see each other through it.
+    is one of them: each sees it and it sees each. A step without gradient keeps the
+    user's expression, which may hold several (``a[0] if c else b``, ``[a[0], b][i]``);
+    a call the compiler cannot see into may return its operands (``values``: the names
+    that hold values), or views of them.
     """
-    edges = []
+    targets = step.defined()
     if step.synthetic and isinstance(step.value, ast.Name):
-        return [(target, step.value.id) for target in step.defined()]
+        source = step.value.id
+        return [(target, source) for target in targets] + [(source, t) for t in targets]
     items = list_items(step, is_module)
     if items is not None:
-        return [(target, item) for target in step.defined() for item in items]
-    base = view_base(step, is_module)
-    if base is None:
-        return edges
-    for target in step.defined():
-        edges.append((target, base))
-        if base not in lists:  # an array view: writes through either are seen by the other
-            edges.append((base, target))
-        for item in (held or {}).get(base, ()):  # an item read from a list
-            edges += [(target, item), (item, target)]
+        return [(target, item) for target in targets for item in items]
+    if step.kind in ("opaque", "op_call", "escape"):
+        operands = step.operand_names() & set(values)
+        return [pair for t in targets for o in operands for pair in ((t, o), (o, t))]
+    if step.kind == "static" and step.op is None:
+        bases = _roots(step.value, is_module)
+    else:
+        base = view_base(step, is_module)
+        bases = set() if base is None else {base}
+    edges = []
+    for target in targets:
+        for base in sorted(bases):
+            edges.append((target, base))
+            if base not in lists:  # an array view: writes through either are seen by the other
+                edges.append((base, target))
+            for item in (held or {}).get(base, ()):  # an item read from a list
+                edges += [(target, item), (item, target)]
     return edges
+
+
+def _roots(node: ast.expr, is_module: Callable[[str], bool]) -> set[str]:
+    """The names whose memory the value of the expression ``node`` may share.
+
+    >>> sorted(_roots(ast.parse("a[0] if c else [b.T, d + 1][i]").body[0].value, str.isupper))
+    ['a', 'b']
+    """
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.IfExp):
+        return _roots(node.body, is_module) | _roots(node.orelse, is_module)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return set().union(*(_roots(e, is_module) for e in node.elts))
+    inner = _viewed(node, is_module)
+    return set() if inner is None else _roots(inner, is_module)
 
 
 def list_items(step: Step, is_module: Callable[[str], bool]) -> list[str] | None:
@@ -145,7 +180,9 @@ def list_items(step: Step, is_module: Callable[[str], bool]) -> list[str] | None
         for atom in step.inputs.values():
             atoms += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
         return [atom.id for atom in atoms if isinstance(atom, ast.Name)]
+    if step.op in SPLITS:  # views of the array split
+        first = next(iter(step.inputs.values()), None)
+        return [first.id] if isinstance(first, ast.Name) else []
     if step.kind != "static" or not isinstance(step.value, (ast.List, ast.Tuple)):
         return None
-    roots = [view_base(Step(None, e, "static"), is_module) for e in step.value.elts]
-    return [root for root in roots if root is not None]
+    return sorted(_roots(step.value, is_module))

@@ -163,6 +163,7 @@ class WritesMixin:
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
         held = self._held_items()
+        values = {n for step in self.emitted for n in step.defined()} | set(self.params)
         changed = True
         while changed:
             changed = False
@@ -171,7 +172,7 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                edges = memory_edges(step, self.list_names, self._is_module, held)
+                edges = memory_edges(step, self.list_names, self._is_module, held, values)
                 for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
@@ -192,7 +193,7 @@ class WritesMixin:
 
     def _held_items(self) -> dict[str, set[str]]:
         """Each list version -> the arrays it holds (its own items and its earlier
-        versions'; a copy the compiler made of a list holds the same)."""
+        versions'; a copy of a list holds the same)."""
         held: dict[str, set[str]] = {}
         for step in self.emitted:
             items = list_items(step, self._is_module)
@@ -200,7 +201,7 @@ class WritesMixin:
                 old = step.inputs.get("xs")
                 before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
                 held.update(dict.fromkeys(step.defined(), before | set(items)))
-            elif step.synthetic and isinstance(step.value, ast.Name) and step.value.id in held:
+            elif isinstance(step.value, ast.Name) and step.value.id in held:  # a copy
                 for target in step.defined():
                     held.setdefault(target, set()).update(held[step.value.id])
         return held
