@@ -251,7 +251,7 @@ def list_item_write(s: Any) -> bool:
         lines += [f"for r in {rows}:", "    r *= 2.0"]
     else:
         lines += [f"r = {rows}[0]", f"r += np.sin({u}[0])"]
-    read = f"{b} * {u}" if s.rng.random() < 0.7 else f"np.sum(r) * {u}"
+    read = f"{b} * {u}" if s.rng.random() < 0.3 else f"np.sum(r) * {u}"  # b: refused
     s.emit([*lines, f"{name} = {read}"], name, shape, "list_item_write")
     return True
 
