@@ -66,3 +66,22 @@ def test_a_write_through_an_item_of_a_list_nothing_reads_after_is_differentiated
     assert np.isclose(value, item_of_a_list_written(X.copy()), rtol=1e-12)
     expected = central_difference(item_of_a_list_written, [X], 0)
     np.testing.assert_allclose(gradient, expected, atol=1e-6)
+
+
+def written_by_name_and_index(x):
+    acc = x * 1.0
+    for i in range(2):
+        acc[i] += 1.0  # the hint's rewrite of: for r in rows: r += 1.0 (SHARED[1])
+    return np.sum(acc * x)
+
+
+def test_the_hint_says_how_to_write_so_that_the_array_sees_it():
+    loaded = _program(SHARED[1], "x * 1.0")
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(loaded.f)(X.copy())
+    assert "should see the write, write into" in " ".join(info.value.hint.split())
+    loaded.close()
+    fn = written_by_name_and_index
+    value, gradient = ad.value_and_grad(fn)(X.copy())
+    assert np.isclose(value, fn(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)

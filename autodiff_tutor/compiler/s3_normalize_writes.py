@@ -97,9 +97,16 @@ class WritesMixin:
         seen_by: str = "",
         element: str = "",
         layout: ast.AugAssign | None = None,
+        listed: bool = False,
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
+        if seen_by:  # a copy keeps what seen_by holds: say how to change it instead
+            into = "the arrays it holds" if listed else "it"
+            hint = (
+                f"make a copy first ({fix}) if {seen_by!r} should keep its values; if it "
+                f"should see the write, write into {into} directly (by name and index)"
+            )
         if layout is not None:  # the spread was given up (s3_normalize_aliases)
             name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
             line = self.parsed.location(layout).line
@@ -156,7 +163,8 @@ class WritesMixin:
                     if stale:
                         seen_by, element = _described(name, definer), _element(name, definer)
                         layout = self.layout_blocked.get(version)
-                        self._in_place_error(node, what, fix, seen_by, element, layout)
+                        listed = name in self.list_names
+                        self._in_place_error(node, what, fix, seen_by, element, layout, listed)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
