@@ -247,7 +247,7 @@ def list_item_write(s: Any) -> bool:
     name, b, rows = s.fresh(), s.fresh(), s.fresh()
     start = s.rng.choice([f"{u} * 1.0", f"np.ones_like({u}) * 0.5"])
     lines = [f"{b} = {start}", f"{rows} = [{b}[0], {b}[-1]]"]
-    if s.rng.random() < 0.5:
+    if s.rng.random() < 0.3:  # refused (rows is read after a write through an item)
         lines += [f"for r in {rows}:", "    r *= 2.0"]
     else:
         lines += [f"r = {rows}[0]", f"r += np.sin({u}[0])"]
