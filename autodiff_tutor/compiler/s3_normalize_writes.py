@@ -11,31 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.s3_normalize_conversions import shares_input
+from autodiff_tutor.compiler.s3_normalize_memory import list_items, memory_edges
+from autodiff_tutor.errors import UnsupportedSyntaxError
 
-# Operations whose result can share memory with their input in numpy.
-# primitives whose result may be a view of their first input (numpy returns views for
-# these whenever it can; a write through either is then seen by the other)
-VIEW_OPS = {
-    "getitem",
-    "reshape",
-    "transpose",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    "swapaxes",
-    "moveaxis",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "diagonal",
-    "real",
-    "imag",
-}
-VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
 _AUG_SYMBOL = {
     ast.Add: "+",
     ast.Sub: "-",
@@ -109,10 +90,36 @@ class WritesMixin:
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
     def _in_place_error(
-        self, node: ast.AST, what: str, fix: str, seen_by: str = "", element: str = ""
+        self,
+        node: ast.AST,
+        what: str,
+        fix: str,
+        seen_by: str = "",
+        element: str = "",
+        layout: ast.AugAssign | None = None,
+        listed: bool = False,
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
+        if seen_by:  # a copy keeps what seen_by holds: say how to change it instead
+            into = "the arrays it holds" if listed else "it"
+            hint = (
+                f"make a copy first ({fix}) if {seen_by!r} should keep its values; if it "
+                f"should see the write, write into {into} directly (by name and index)"
+            )
+        if layout is not None:  # the spread was given up (s3_normalize_aliases)
+            name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
+            line = self.parsed.location(layout).line
+            later = (
+                f", and {seen_by!r} is read after the write: whether it shares the array in "
+                f"numpy depends on the memory layout that '{name} {symbol}= ...' (line {line}) "
+                "leaves, which the compiled code cannot follow"
+            )
+            hint = (
+                f"write '{name} {symbol}= ...' on line {line} as '{name} = {name} {symbol} ...' "
+                "(a new array, laid out as numpy lays it out), or copy what you read before "
+                "the write"
+            )
         if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
             later = (
                 f", and {seen_by!r} may share it (an element read is a view unless it is a "
@@ -155,12 +162,16 @@ class WritesMixin:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         seen_by, element = _described(name, definer), _element(name, definer)
-                        self._in_place_error(node, what, fix, seen_by, element)
+                        layout = self.layout_blocked.get(version)
+                        listed = name in self.list_names
+                        self._in_place_error(node, what, fix, seen_by, element, layout, listed)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
+        held = self._held_items()
+        values = {n for step in self.emitted for n in step.defined()} | set(self.params)
         changed = True
         while changed:
             changed = False
@@ -169,7 +180,8 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                for seer, seen in _memory_edges(step, self.list_names):
+                edges = memory_edges(step, self.list_names, self._is_module, held, values)
+                for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
                         changed = True
@@ -186,6 +198,34 @@ class WritesMixin:
             if p < position and not step.synthetic and shared <= set(step.loops)
         ]
         return not fresh
+
+    def _held_items(self) -> dict[str, set[str]]:
+        """Each list version -> the arrays it holds (its own items and its earlier
+        versions'; a copy of a list holds the same)."""
+        held: dict[str, set[str]] = {}
+        for step in self.emitted:
+            items = list_items(step, self._is_module)
+            if items is not None:
+                old = step.inputs.get("xs")
+                before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
+                held.update(dict.fromkeys(step.defined(), before | set(items)))
+            elif isinstance(step.value, ast.Name) and step.value.id in held:  # a copy
+                for target in step.defined():
+                    held.setdefault(target, set()).update(held[step.value.id])
+        return held
+
+    def _is_module(self, name: str) -> bool:
+        """Whether ``name`` (in a step without gradient) is a module, not an array."""
+        resolver = self.resolver
+        version = self.current.get(name, name)
+        if version in resolver.module_locals or version in resolver.module_values:
+            return True
+        if not resolver.is_global(name):
+            return False
+        try:
+            return isinstance(resolver.evaluate(ast.Name(name, ast.Load())), types.ModuleType)
+        except UnsupportedSyntaxError:
+            return False
 
     def _same_variable_copy(self, step: Step) -> bool:
         """A copy the compiler made between two versions of one user variable (a loop's
@@ -254,69 +294,3 @@ def _element(name: str, definer: dict) -> str:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
-
-
-def view_base(step: Step) -> str | None:
-    """The name whose array ``step``'s result may share (an alias or a view), if any.
-
-    >>> t = ast.Name("t", ast.Load())
-    >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
-    't'
-    >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
-    """
-    value = step.value
-    if isinstance(value, ast.Name):
-        return value.id
-    if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
-        if step.op == "getitem" and _is_copying_index(step.options.get("index")):
-            return None
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if isinstance(value, ast.Call) and shares_input(value) and step.inputs:  # np.asarray(t)
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if step.op is not None:
-        return None  # another primitive: numpy gives a new array
-    if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
-        if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
-            return value.value.id
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        receiver = value.func.value
-        if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
-            return receiver.id
-    return None
-
-
-def _is_copying_index(index: ast.expr | None) -> bool:
-    """An index that always makes a copy: a list of positions or a boolean mask
-    (``y[[1, 0]]``, ``y[y > 0]``), never a view."""
-    return isinstance(index, (ast.List, ast.Compare))
-
-
-def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
-    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
-
-    A view and its base see each other; a list sees the arrays it holds (and an item
-    read from a list sees what the list holds), but an item does not see the list. The
-    compiler's join of two paths (``u = s`` on one, ``u = x`` on the other) sees each
-    of them, but they do not see each other through it.
-    """
-    edges = []
-    if step.synthetic and isinstance(step.value, ast.Name):
-        return [(target, step.value.id) for target in step.defined()]
-    if step.op in ("list_append", "make_list"):
-        items = []
-        for atom in step.inputs.values():
-            items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
-        for item in items:
-            if isinstance(item, ast.Name):
-                edges += [(target, item.id) for target in step.defined()]
-        return edges
-    base = view_base(step)
-    if base is None:
-        return edges
-    for target in step.defined():
-        edges.append((target, base))
-        if base not in lists:  # an array view: writes through either are seen by the other
-            edges.append((base, target))
-    return edges
