@@ -163,9 +163,7 @@ class Traced(TracedValue):
         if self._escapes():
             if storing_item():
                 raise messages.element_into_plain()
-            raise messages.escape(
-                "np.asarray() (or np.array(), or another conversion to numpy)", messages.COPY_HINT
-            )
+            raise messages.conversion()
         return np.asarray(self._data, dtype=dtype)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:

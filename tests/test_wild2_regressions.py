@@ -1,0 +1,153 @@
+"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) found, each
+against central differences (or, for a refusal, its located message and hint):
+
+- ``np.concatenate([[0.0], x, [1.0]])``, a Python list of numbers among the arrays,
+  crashed from inside in both modes (the concatenation's gradient read the shape of
+  the list as ``()``);
+- a helper with keyword-only parameters (``def pen(w, *, lam=0.1)``) called from a
+  compiled function was refused as "too many positional arguments", located at the
+  outer call;
+- ``enumerate(zip(a, b, strict=True))`` was refused as "no derivative rule for zip";
+- in tracing, a scipy function that converts its argument (``logsumexp(x)``) was
+  refused with the hint of ``np.asarray(x)``, a call the user never wrote.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracles import central_difference
+from scipy.linalg import cho_factor
+from scipy.special import logsumexp
+
+import autodiff_tutor as ad
+from autodiff_tutor import tracing
+from autodiff_tutor.errors import TracingEscapeError
+
+
+def padded_cable(h):
+    ys = np.concatenate(([0.0], h, [0.0]))
+    return np.sum(np.hypot(np.diff(ys), 0.5)) + ys @ ys
+
+
+def joined_flat(h):
+    both = np.concatenate([np.tanh(h).reshape(2, 2), [[1.0, 2.0]]], axis=None)
+    return np.sum(both**3)
+
+
+def joined_rows(h):
+    both = np.concatenate([[[1.0, -1.0]], h.reshape(2, 2)], axis=0)
+    return np.sum(np.sin(both) * np.arange(6.0).reshape(3, 2))
+
+
+CONCATENATIONS = [padded_cable, joined_flat, joined_rows]
+H = np.array([0.4, -0.3, 0.8, 0.1])
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_compiler(fn):
+    expected = central_difference(fn, [H], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):  # compiled, then the specialized fast path
+        value, gradient = both(H)
+        np.testing.assert_allclose(value, fn(H), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_tracing(fn):
+    value, gradient = tracing.value_and_gradient(fn, H)
+    np.testing.assert_allclose(value, fn(H), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [H], 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_jvp(fn):
+    direction = np.array([1.0, -2.0, 0.5, 0.25])
+    _, tangent = ad.jvp(fn, (H,), (direction,))
+    expected = central_difference(fn, [H], 0) @ direction
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+
+
+def penalty(w, *, lam=0.1, power=2):
+    return lam * np.sum(np.abs(w) ** power)
+
+
+def keyword_only_calls(w, lam):
+    return penalty(w, lam=lam) + penalty(w, power=4, lam=0.01) + penalty(w)
+
+
+W, LAM = np.array([0.7, -1.3, 0.2]), np.array(0.3)
+
+
+def test_helper_with_keyword_only_parameters_compiler():
+    expected = [central_difference(keyword_only_calls, [W, LAM], k) for k in (0, 1)]
+    both = ad.value_and_grad(keyword_only_calls, wrt=("w", "lam"))
+    for _ in range(3):
+        value, (d_w, d_lam) = both(W, LAM)
+        np.testing.assert_allclose(value, keyword_only_calls(W, LAM), rtol=1e-12)
+        np.testing.assert_allclose(d_w, expected[0], rtol=1e-6)
+        np.testing.assert_allclose(d_lam, expected[1], rtol=1e-6)
+
+
+def test_helper_with_keyword_only_parameters_jvp():
+    direction = np.array([1.0, 0.5, -1.0])
+    _, tangent = ad.jvp(keyword_only_calls, (W, LAM), (direction, np.array(2.0)))
+    expected = central_difference(keyword_only_calls, [W, LAM], 0) @ direction
+    expected += 2.0 * central_difference(keyword_only_calls, [W, LAM], 1)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+
+
+def enumerate_zip_strict(a, b):
+    total = 0.0
+    for i, (u, v) in enumerate(zip(a, b, strict=True)):
+        total = total + (i + 1) * u * np.sin(v)
+    return total
+
+
+def test_enumerate_of_zip_strict_compiler():
+    a, b = np.array([0.3, 0.5, -0.2]), np.array([1.0, 2.0, 0.5])
+    gradients = ad.grad(enumerate_zip_strict, wrt=("a", "b"))(a, b)
+    for k, gradient in enumerate(gradients):
+        expected = central_difference(enumerate_zip_strict, [a, b], k)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="different lengths"):
+        ad.grad(enumerate_zip_strict, wrt=("a", "b"))(a, b[:2])
+
+
+def log_normalizer(z):
+    return logsumexp(z) + np.sum(z**2)
+
+
+def cholesky_log_det(a):
+    c, _ = cho_factor(a @ a.T + np.eye(2))
+    return np.sum(np.log(np.diag(c)))
+
+
+@pytest.mark.parametrize(
+    ("fn", "arg", "name", "compiler_rule"),
+    [
+        (log_normalizer, np.array([0.1, 0.5]), "logsumexp", True),
+        (cholesky_log_det, np.eye(2), "cho_factor", False),
+    ],
+)
+def test_tracing_names_the_scipy_function_that_converts(fn, arg, name, compiler_rule):
+    with pytest.raises(TracingEscapeError) as info:
+        tracing.value_and_gradient(fn, arg)
+    error = info.value
+    assert error.message.startswith(f"{name} (scipy's: it converts its arguments")
+    assert error.location.filename == __file__
+    assert error.location.text[error.location.column :].startswith(f"{name}(")
+    assert f"write {name} with numpy functions" in error.hint
+    assert ("the compiler (@differentiable) has a rule" in error.hint) is compiler_rule
+    assert "np.array(x) and np.asarray(x)" not in error.hint
+
+
+def test_tracing_conversion_written_by_the_user_keeps_its_hint():
+    def converts(x):
+        return np.sum(np.asarray(x) ** 2)
+
+    with pytest.raises(TracingEscapeError) as info:
+        tracing.value_and_gradient(converts, np.ones(2))
+    assert info.value.message.startswith("np.asarray() (or np.array()")
+    assert "x.copy()" in info.value.hint
