@@ -9,7 +9,12 @@ against central differences (or, for a refusal, its located message and hint):
   outer call;
 - ``enumerate(zip(a, b, strict=True))`` was refused as "no derivative rule for zip";
 - in tracing, a scipy function that converts its argument (``logsumexp(x)``) was
-  refused with the hint of ``np.asarray(x)``, a call the user never wrote.
+  refused with the hint of ``np.asarray(x)``, a call the user never wrote;
+- a WRONG gradient: a helper defined inside the function (or a lambda), called with
+  ``**opts``, an unknown keyword or an extra argument, was inlined with those arguments
+  dropped (its defaults in their place), a silently wrong value and gradient; they are
+  refused now, and ``**opts`` into a module-level helper, ``opts`` a dict written in
+  the function, is spread into keywords as Python does.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from scipy.special import logsumexp
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
-from autodiff_tutor.errors import TracingEscapeError
+from autodiff_tutor.errors import TracingEscapeError, UnsupportedSyntaxError
 
 
 def padded_cable(h):
@@ -151,3 +156,72 @@ def test_tracing_conversion_written_by_the_user_keeps_its_hint():
         tracing.value_and_gradient(converts, np.ones(2))
     assert info.value.message.startswith("np.asarray() (or np.array()")
     assert "x.copy()" in info.value.hint
+
+
+def nested_double_star(x):
+    def scaled(v, scale=1.0, shift=0.0):
+        return scale * v + shift
+
+    opts = {"scale": 2.0, "shift": 0.5}
+    return np.sum(scaled(x, **opts) ** 2)
+
+
+def nested_unknown_keyword(x):
+    def scaled(v, scale=1.0):
+        return scale * v
+
+    return np.sum(scaled(x, scal=2.0) ** 2)
+
+
+def lambda_extra_argument(x):
+    act = lambda z, k=1.0: np.tanh(k * z)  # noqa: E731
+    return np.sum(act(x, 3.0, 0.5))
+
+
+def nested_star_args(x):
+    def scaled(v, scale=1.0):
+        return scale * v
+
+    extra = (2.0,)
+    return np.sum(scaled(x, *extra) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("fn", "words", "caret"),
+    [
+        (nested_double_star, "'**' unpacking into the nested helper 'scaled'", "opts"),
+        (nested_unknown_keyword, "scaled has no parameter 'scal'", "2.0"),
+        (lambda_extra_argument, "too many arguments for", "0.5"),
+        (nested_star_args, "'*' unpacking", "*extra"),
+    ],
+)
+def test_nested_helper_arguments_python_binds_otherwise_are_refused(fn, words, caret):
+    """Python binds ``**opts`` and ``*extra`` (and raises TypeError for the other two);
+    the compiler once dropped all four: its value and gradient were the defaults'."""
+    x = np.array([1.0, -2.0, 0.5])
+    with pytest.raises(UnsupportedSyntaxError, match=words.replace("*", r"\*")) as info:
+        ad.value_and_grad(fn)(x)
+    location = info.value.location
+    assert location.filename == __file__
+    assert location.text[location.column :].startswith(caret)
+
+
+def scaled_shifted(v, scale=1.0, shift=0.0):
+    return scale * v + shift
+
+
+def module_helper_double_star(x, y):
+    opts = {"scale": y[0], "shift": y[1]}
+    total = np.sum(scaled_shifted(x, **opts) ** 2)
+    return total + np.sum(np.sum(np.outer(x, y), **{"axis": 0, "keepdims": True}) ** 2)
+
+
+def test_double_star_of_a_dict_written_here_is_spread_into_keywords():
+    x, y = np.array([1.0, -2.0, 0.5]), np.array([2.0, 0.5])
+    both = ad.value_and_grad(module_helper_double_star, wrt=("x", "y"))
+    for _ in range(3):
+        value, gradients = both(x, y)
+        np.testing.assert_allclose(value, module_helper_double_star(x, y), rtol=1e-12)
+        for k, gradient in enumerate(gradients):
+            expected = central_difference(module_helper_double_star, [x, y], k)
+            np.testing.assert_allclose(gradient, expected, rtol=1e-6)

@@ -112,9 +112,7 @@ class InlineNested:
                 params[len(params) - len(helper.args.defaults) :], helper.args.defaults, strict=True
             )
         )
-        values = dict(zip(params, call.args, strict=False))
-        for keyword in call.keywords:
-            values[keyword.arg] = keyword.value
+        values = _nested_arguments(helper, params, call)
         assigned = {
             n.id
             for n in ast.walk(helper)
@@ -151,6 +149,29 @@ class InlineNested:
             statements.extend(self._statement(statement))
         self.inlining.pop()
         return result, statements
+
+
+def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
+    """The call's arguments by parameter name; anything Python would bind otherwise
+    (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
+    dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
+    name = helper.name  # (a '*' argument is refused before, by LowerPython)
+    if len(call.args) > len(params):
+        reject(call.args[len(params)], f"too many arguments for {name} ({len(params)} parameters)")
+    values = dict(zip(params, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            reject(
+                keyword.value,
+                f"'**' unpacking into the nested helper {name!r} is not supported",
+                f"pass the entries by name: {name}(..., key=opts['key'])",
+            )
+        if keyword.arg not in params:
+            reject(keyword.value, f"{name} has no parameter {keyword.arg!r}")
+        if keyword.arg in values:
+            reject(keyword.value, f"{name} got two values for its parameter {keyword.arg!r}")
+        values[keyword.arg] = keyword.value
+    return values
 
 
 def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:

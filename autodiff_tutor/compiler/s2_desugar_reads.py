@@ -77,6 +77,7 @@ class ReadsMixin:
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
                 self.generic_visit(node)
+                node.keywords = spread_keywords(node)  # f(x, **opts), opts a dict known here
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
                     if isinstance(node.args[0], DISPLAYS):
@@ -242,3 +243,28 @@ def _key_value(node: ast.expr) -> str | int | None:
             parts.append(str(value))
         return "".join(parts)
     return None
+
+
+def spread_keywords(call: ast.Call) -> list[ast.keyword]:
+    """The call's keywords with ``**{"scale": 2.0}`` (a dict whose keys are known while
+    compiling) spread into ``scale=2.0``, as Python binds them.
+
+    >>> call = ast.parse("f(x, **{'scale': s, 'shift': 0.5})", mode="eval").body
+    >>> [ast.unparse(k) for k in spread_keywords(call)]
+    ['scale=s', 'shift=0.5']
+    """
+    keywords: list[ast.keyword] = []
+    for keyword in call.keywords:
+        entries = keyword.value
+        if keyword.arg is not None or not isinstance(entries, ast.Dict):
+            keywords.append(keyword)
+            continue
+        for key, value in zip(entries.keys, entries.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                reject(keyword.value, "'**' unpacks a dict whose keys are not all strings")
+            keywords.append(ast.copy_location(ast.keyword(key.value, value), keyword.value))
+    names = [k.arg for k in keywords if k.arg is not None]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        reject(call, f"the call gets several values for the keyword {repeated[0]!r}")
+    return keywords

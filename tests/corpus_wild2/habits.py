@@ -188,3 +188,15 @@ def tuple_axis_and_methods(x):
     centered = x - x.mean(axis=(0, 1))
     peak = np.abs(centered).max(axis=0)
     return np.sum(centered**2, axis=(0, 1)) + peak.sum() + x.prod(axis=1).sum() + x.size * 0.1
+
+
+def scaled_shifted(v, scale=1.0, shift=0.0):
+    return scale * v + shift
+
+
+@wild(lambda rng: (rng.normal(size=4), rng.normal(size=2)), wrt=(0, 1))
+def double_star_options_into_helper(x, y):
+    opts = {"scale": y[0], "shift": 0.5}
+    reduce = {"axis": 0, "keepdims": True}
+    out = scaled_shifted(x, **opts)
+    return np.sum(out**2) + np.sum(np.sum(np.outer(x, y), **reduce) ** 2)
