@@ -14,10 +14,20 @@ against central differences (or, for a refusal, its located message and hint):
   ``**opts``, an unknown keyword or an extra argument, was inlined with those arguments
   dropped (its defaults in their place), a silently wrong value and gradient; they are
   refused now, and ``**opts`` into a module-level helper, ``opts`` a dict written in
-  the function, is spread into keywords as Python does.
+  the function, is spread into keywords as Python does;
+- two WRONG gradients, older than this corpus: an array read from a list built here
+  and changed in place (``for h in hs: h += 1.0``, ``y0 = ys[0]; y0[0] = 5.0``) was
+  compiled as if the list still held the old values (the list did not see its item);
+  refused now, located, with a copy as the hint;
+- writing into a list built here (``params = [W, b]; params[0] = params[0] - lr * g``)
+  crashed from inside with the false hint that the function itself failed (the list
+  was written as an array); now a list primitive (``list_setitem``), and ``list(ys)``
+  copies a list built here (the hint the alias check gives).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -225,3 +235,78 @@ def test_double_star_of_a_dict_written_here_is_spread_into_keywords():
         for k, gradient in enumerate(gradients):
             expected = central_difference(module_helper_double_star, [x, y], k)
             np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def sgd_on_a_list(W, b):
+    params = [W, b]
+    X = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    for _ in range(3):
+        out = np.tanh(X @ params[0] + params[1])
+        params[0] = params[0] - 0.1 * X.T @ (1 - out**2) / 4
+        params[-1] = params[-1] - 0.1 * (1 - out**2).mean(axis=0)
+    return np.sum(params[0] ** 2) + np.sum(np.tanh(X @ params[0] + params[1]))
+
+
+def copied_before_written(W, b):
+    ys = [W[0], b]
+    for k in range(2):
+        ys[k] = np.sin(ys[k]) * (k + 1)
+    before = list(ys)
+    ys[0] = ys[1] * ys[0]
+    return np.sum(np.stack(ys) ** 2) + np.sum(np.stack(before))
+
+
+WB = (np.array([[0.3, -0.5], [1.2, 0.4], [-0.7, 0.9]]), np.array([0.2, -0.1]))
+
+
+@pytest.mark.parametrize("fn", [sgd_on_a_list, copied_before_written])
+def test_writes_into_a_list_built_here(fn):
+    expected = [central_difference(fn, list(WB), k) for k in (0, 1)]
+    both = ad.value_and_grad(fn, wrt=("W", "b"))
+    for _ in range(3):
+        value, gradients = both(*WB)
+        np.testing.assert_allclose(value, fn(*WB), rtol=1e-12)
+        for gradient, want in zip(gradients, expected, strict=True):
+            np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-9)
+    directions = (np.ones_like(WB[0]), np.array([0.5, -2.0]))
+    _, tangent = ad.jvp(fn, WB, directions)
+    want = sum(np.sum(e * d) for e, d in zip(expected, directions, strict=True))
+    np.testing.assert_allclose(tangent, want, rtol=1e-6)
+
+
+def item_changed_in_a_loop(W, b):
+    hs = [W[0] * 1.0, W[1] * 2.0, b * 1.0]
+    for h in hs:
+        h += 1.0
+    return np.sum(np.stack(hs) ** 2)
+
+
+def item_changed_by_index(W, b):
+    ys = [b.copy(), W[0]]
+    y0 = ys[0]
+    y0[0] = 5.0
+    return np.sum(np.stack(ys) ** 2)
+
+
+def slice_of_a_list_written(W, b):
+    ys = [W[0], W[1], b]
+    ys[0:2] = [b, b]
+    return np.sum(np.stack(ys))
+
+
+@pytest.mark.parametrize(
+    ("fn", "words", "caret"),
+    [
+        (item_changed_in_a_loop, "'h += ...' would change, in place", "h += 1.0"),
+        (item_changed_by_index, "'y0[...] = ...' would change, in place", "y0[0]"),
+        (slice_of_a_list_written, "a slice write into the list 'ys'", "0:2"),
+    ],
+)
+def test_writes_python_shows_through_a_list_are_refused(fn, words, caret):
+    """The first two were compiled with the list unchanged: value and gradient silently
+    wrong (python shows the write through the list)."""
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape(words)) as info:
+        ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
+    location = info.value.location
+    assert location.filename == __file__
+    assert location.text[location.column :].startswith(caret)

@@ -32,6 +32,8 @@ class CallsMixin:
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
         if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
             return self._conversion(node, target)
+        if callee.obj is list and len(node.args) == 1 and self._is_list_value(node.args[0]):
+            return self._list_copy(node, target)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -180,6 +182,17 @@ class CallsMixin:
         if not node.args or self._is_list_value(node.args[0]):  # np.asarray(ys): an escape
             return False
         return self._carries_gradient(node.args[0])
+
+    def _list_copy(self, node: ast.Call, target: str | None) -> ast.Name:
+        """``list(ys)`` of a list built here: a new list of the same items (its
+        gradient is the copy's), so that ``ys[0] = v`` later leaves the copy as it was."""
+        items = node.args[0]
+        if isinstance(items, (ast.List, ast.Tuple)):
+            items = ast.List([self._atom(e) for e in items.elts], ast.Load())
+        else:
+            items = ast.Name(self.current[items.id], ast.Load())
+        value = ast.Call(ast.Name("list", ast.Load()), [items], [])
+        return self._primitive(target, value, "make_list", [], {}, node, {"xs": items})
 
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""

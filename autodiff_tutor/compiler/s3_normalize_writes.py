@@ -52,15 +52,27 @@ class WritesMixin:
     def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
         name = target.value.id
+        is_list = self.current.get(name) in self.list_names  # params = [W, b]; params[0] = v
+        if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self._reject(
+                target.slice,
+                f"a slice write into the list {name!r} is not supported",
+                f"write its items one by one ({name}[0] = ...), or build a new list",
+            )
         item = self._atom(value)  # the right side is read before the write
         index = self._static_operand(target.slice, "an index")
-        self._check_unshared(name, target, f"{name}[...] = ...", f"{name} = {name}.copy()")
+        fix = f"{name} = list({name})" if is_list else f"{name} = {name}.copy()"
+        self._check_unshared(name, target, f"{name}[...] = ...", fix)
         base = ast.Name(self.current[name], ast.Load())
         at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
         version = self._version_name(name)
-        inputs = {"x": base, "value": item}
-        self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
+        if is_list:  # a new version of the list (list_result: it is a list name)
+            inputs = {"xs": base, "x": item}
+            self._primitive(version, call, "list_setitem", [], {"index": index}, target, inputs)
+        else:
+            inputs = {"x": base, "value": item}
+            self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
         self.current[name] = version
         self._spread_write(base.id, version, target)  # views and aliases see the write
 
@@ -161,6 +173,7 @@ class WritesMixin:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
+        list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
         changed = True
         while changed:
             changed = False
@@ -169,6 +182,8 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
+                if list_write and _list_copy(step):
+                    continue  # list(ys) is a new list: it shares ys's items, not ys
                 for seer, seen in _memory_edges(step, self.list_names):
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
@@ -205,7 +220,7 @@ class WritesMixin:
             for step in self.emitted:
                 if self._same_variable_copy(step):
                     pair = {step.target, step.value.id}
-                elif step.op == "list_append":  # append changes the list object itself
+                elif step.op in ("list_append", "list_setitem"):  # the list object itself
                     pair = {step.target, step.inputs["xs"].id}
                 else:
                     continue
@@ -252,6 +267,11 @@ def _element(name: str, definer: dict) -> str:
     return ast.unparse(steps[0].expression)
 
 
+def _list_copy(step: Step) -> bool:
+    """Whether ``step`` is ``list(ys)`` of a list (a new list object)."""
+    return step.op == "make_list" and isinstance(step.inputs.get("xs"), ast.Name)
+
+
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
 
@@ -296,15 +316,17 @@ def _is_copying_index(index: ast.expr | None) -> bool:
 def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
     """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
 
-    A view and its base see each other; a list sees the arrays it holds (and an item
-    read from a list sees what the list holds), but an item does not see the list. The
-    compiler's join of two paths (``u = s`` on one, ``u = x`` on the other) sees each
-    of them, but they do not see each other through it.
+    A view and its base see each other; a list sees the arrays it holds, and an item
+    read from a list and the list see each other (``y0 = ys[0]; y0[0] = 5.0`` changes
+    the array ``ys`` holds, and Python shows it through ``ys``: once compiled as if it
+    did not, a silently wrong value and gradient). The compiler's join of two paths
+    (``u = s`` on one, ``u = x`` on the other) sees each of them, but they do not see
+    each other through it.
     """
     edges = []
     if step.synthetic and isinstance(step.value, ast.Name):
         return [(target, step.value.id) for target in step.defined()]
-    if step.op in ("list_append", "make_list"):
+    if step.op in ("list_append", "list_setitem", "make_list"):
         items = []
         for atom in step.inputs.values():
             items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
@@ -315,8 +337,6 @@ def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
     base = view_base(step)
     if base is None:
         return edges
-    for target in step.defined():
-        edges.append((target, base))
-        if base not in lists:  # an array view: writes through either are seen by the other
-            edges.append((base, target))
+    for target in step.defined():  # a view, or an item of a list: writes through either
+        edges += [(target, base), (base, target)]  # are seen by the other
     return edges

@@ -86,9 +86,18 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
     The copy keeps ``x``'s memory layout, as the write in place would: whether a later
     ``reshape`` is a view or a copy depends on it.
 
+    A Python list made in the function (``params = [W, b]; params[0] = v``) is copied
+    as a list, its item replaced.
+
     >>> assign_at(np.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
+    >>> assign_at([1.0, 2.0], 0, 5.0)
+    [5.0, 2.0]
     """
+    if isinstance(x, list):
+        result = list(x)
+        result[index] = value
+        return result
     _check_distinct(index)
     if hasattr(x, "flags"):  # numpy, cupy
         result = x.copy(order="K")

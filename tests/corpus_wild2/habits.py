@@ -200,3 +200,33 @@ def double_star_options_into_helper(x, y):
     reduce = {"axis": 0, "keepdims": True}
     out = scaled_shifted(x, **opts)
     return np.sum(out**2) + np.sum(np.sum(np.outer(x, y), **reduce) ** 2)
+
+
+def _wb(rng):
+    return 0.5 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=2)
+
+
+@wild(_wb, wrt=(0, 1))
+def params_list_updated_in_loop(W, b, lr=0.1):
+    params = [W, b]
+    X = np.linspace(-1, 1, 12).reshape(4, 3)
+    for _ in range(3):
+        out = np.tanh(X @ params[0] + params[1])
+        params[0] = params[0] - lr * X.T @ (1 - out**2) / len(X)
+        params[1] = params[1] - lr * (1 - out**2).mean(axis=0)
+    return np.sum(np.tanh(X @ params[0] + params[1]) ** 2)
+
+
+@wild(
+    _wb,
+    wrt=(0, 1),
+    autograd="autograd is wrong here: h += 1.0 on a box makes a new box and hs keeps the old "
+    "one (numpy changes the array hs holds)",
+    compiler="h += 1.0 on an array the list hs holds changes hs too: refused (the hint says "
+    "h = h + ..., which leaves hs as it is)",
+)
+def loop_items_changed_in_place(W, b):
+    hs = [W[0] * 1.0, W[1] * 2.0, b * 3.0]
+    for h in hs:
+        h += 1.0
+    return np.sum(np.stack(hs) ** 2)
