@@ -22,7 +22,11 @@ against central differences (or, for a refusal, its located message and hint):
 - writing into a list built here (``params = [W, b]; params[0] = params[0] - lr * g``)
   crashed from inside with the false hint that the function itself failed (the list
   was written as an array); now a list primitive (``list_setitem``), and ``list(ys)``
-  copies a list built here (the hint the alias check gives).
+  copies a list built here (the hint the alias check gives), and so does ``ys.copy()``;
+- reading a slice of a list built here (``ys[1:]``, ``for y in ys[::2]``,
+  ``ys[-2:]`` in a generator) crashed from inside (the gradient of the slice was added
+  to a list of zeros as a list, ``+`` concatenating), or was refused with the false
+  hint "stack needs a list here".
 """
 
 from __future__ import annotations
@@ -310,3 +314,32 @@ def test_writes_python_shows_through_a_list_are_refused(fn, words, caret):
     location = info.value.location
     assert location.filename == __file__
     assert location.text[location.column :].startswith(caret)
+
+
+def list_slices(W, b):
+    ys = []
+    for k in range(4):
+        ys.append(np.sin(W[k % 3] * (k + 1)) + b)
+    rest = ys[1:]
+    total = np.sum(np.stack(rest) ** 2) + np.sum(rest[0] * rest[-1])
+    for y in ys[::2]:
+        total = total + np.sum(y**3)
+    return total + sum(np.sum(y) for y in ys[-2:])
+
+
+def list_copy_method(W, b):
+    ys = [W[0] * b, W[1] - b]
+    zs = ys.copy()
+    zs[0] = zs[0] * 5.0
+    return np.sum(np.stack(zs) ** 2) + np.sum(np.stack(ys))
+
+
+@pytest.mark.parametrize("fn", [list_slices, list_copy_method])
+def test_slices_and_copies_of_a_list_built_here(fn):
+    expected = [central_difference(fn, list(WB), k) for k in (0, 1)]
+    both = ad.value_and_grad(fn, wrt=("W", "b"))
+    for _ in range(3):
+        value, gradients = both(*WB)
+        np.testing.assert_allclose(value, fn(*WB), rtol=1e-12)
+        for gradient, want in zip(gradients, expected, strict=True):
+            np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-9)

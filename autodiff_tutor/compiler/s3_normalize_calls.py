@@ -33,7 +33,9 @@ class CallsMixin:
         if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
             return self._conversion(node, target)
         if callee.obj is list and len(node.args) == 1 and self._is_list_value(node.args[0]):
-            return self._list_copy(node, target)
+            return self._list_copy(node.args[0], node, target)
+        if self._is_list_copy_method(node):  # ys.copy() of a list built here
+            return self._list_copy(node.func.value, node, target)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -183,10 +185,20 @@ class CallsMixin:
             return False
         return self._carries_gradient(node.args[0])
 
-    def _list_copy(self, node: ast.Call, target: str | None) -> ast.Name:
-        """``list(ys)`` of a list built here: a new list of the same items (its
-        gradient is the copy's), so that ``ys[0] = v`` later leaves the copy as it was."""
-        items = node.args[0]
+    def _is_list_copy_method(self, node: ast.Call) -> bool:
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == "copy"
+            and not (node.args or node.keywords)
+            and isinstance(func.value, ast.Name)
+            and self._is_list_value(func.value)
+        )
+
+    def _list_copy(self, items: ast.expr, node: ast.Call, target: str | None) -> ast.Name:
+        """``list(ys)`` or ``ys.copy()`` of a list built here: a new list of the same
+        items (its gradient is the copy's), so that ``ys[0] = v`` later leaves the copy
+        as it was."""
         if isinstance(items, (ast.List, ast.Tuple)):
             items = ast.List([self._atom(e) for e in items.elts], ast.Load())
         else:

@@ -44,7 +44,11 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
     """
     if isinstance(x, (list, tuple)):  # an item of a list (or of a tuple of results)
         result = [zeros_like(item) for item in x]
-        result[index] = result[index] + g
+        if isinstance(index, slice):  # ys[1:]: g is the list of its items' gradients
+            for k, item in zip(range(len(x))[index], g, strict=True):
+                result[k] = result[k] + item
+        else:
+            result[index] = result[index] + g
         return result
     xp = array_module(g, x)
     result = xp.zeros(shape_of(x), dtype=x.dtype)
