@@ -263,8 +263,9 @@ def copied_before_written(W, b):
 WB = (np.array([[0.3, -0.5], [1.2, 0.4], [-0.7, 0.9]]), np.array([0.2, -0.1]))
 
 
-@pytest.mark.parametrize("fn", [sgd_on_a_list, copied_before_written])
-def test_writes_into_a_list_built_here(fn):
+def _matches_differences_at_wb(fn) -> list[np.ndarray]:
+    """``value_and_grad`` three times (compiled, then the fast path) against central
+    differences at ``WB``; the expected gradients."""
     expected = [central_difference(fn, list(WB), k) for k in (0, 1)]
     both = ad.value_and_grad(fn, wrt=("W", "b"))
     for _ in range(3):
@@ -272,6 +273,12 @@ def test_writes_into_a_list_built_here(fn):
         np.testing.assert_allclose(value, fn(*WB), rtol=1e-12)
         for gradient, want in zip(gradients, expected, strict=True):
             np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-9)
+    return expected
+
+
+@pytest.mark.parametrize("fn", [sgd_on_a_list, copied_before_written])
+def test_writes_into_a_list_built_here(fn):
+    expected = _matches_differences_at_wb(fn)
     directions = (np.ones_like(WB[0]), np.array([0.5, -2.0]))
     _, tangent = ad.jvp(fn, WB, directions)
     want = sum(np.sum(e * d) for e, d in zip(expected, directions, strict=True))
@@ -336,10 +343,4 @@ def list_copy_method(W, b):
 
 @pytest.mark.parametrize("fn", [list_slices, list_copy_method])
 def test_slices_and_copies_of_a_list_built_here(fn):
-    expected = [central_difference(fn, list(WB), k) for k in (0, 1)]
-    both = ad.value_and_grad(fn, wrt=("W", "b"))
-    for _ in range(3):
-        value, gradients = both(*WB)
-        np.testing.assert_allclose(value, fn(*WB), rtol=1e-12)
-        for gradient, want in zip(gradients, expected, strict=True):
-            np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-9)
+    _matches_differences_at_wb(fn)
