@@ -26,7 +26,12 @@ against central differences (or, for a refusal, its located message and hint):
 - reading a slice of a list built here (``ys[1:]``, ``for y in ys[::2]``,
   ``ys[-2:]`` in a generator) crashed from inside (the gradient of the slice was added
   to a list of zeros as a list, ``+`` concatenating), or was refused with the false
-  hint "stack needs a list here".
+  hint "stack needs a list here";
+- two more WRONG gradients of the same family: an array reached again through a list
+  (``box = [y]; z = box[0]; z[1] = 3.0``) or through a choice (``z = y if flag else
+  w``, or an ``if`` statement) and written in place was compiled as if ``y`` did not
+  change (a list did not let its items see each other through it; a joined path did
+  not let ``y`` see ``z``); refused now, located.
 """
 
 from __future__ import annotations
@@ -344,3 +349,40 @@ def list_copy_method(W, b):
 @pytest.mark.parametrize("fn", [list_slices, list_copy_method])
 def test_slices_and_copies_of_a_list_built_here(fn):
     _matches_differences_at_wb(fn)
+
+
+def written_through_a_list(x):
+    y = x * 1.0
+    box = [y]
+    z = box[0]
+    z[1] = 3.0
+    return np.sum(y**2)
+
+
+def written_through_a_choice(x, flag=True):
+    y = x * 1.0
+    z = y if flag else x * 2.0
+    z[0] = 9.0
+    return np.sum(y**2)
+
+
+def written_through_a_branch(x, flag=True):
+    y = x * 1.0
+    if flag:
+        z = y
+    else:
+        z = x * 2.0
+    z[0] = 9.0
+    return np.sum(y**2)
+
+
+@pytest.mark.parametrize(
+    "fn", [written_through_a_list, written_through_a_choice, written_through_a_branch]
+)
+def test_writes_through_another_name_of_the_array_are_refused(fn):
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(UnsupportedSyntaxError, match="would change, in place") as info:
+        ad.value_and_grad(fn)(x)
+    location = info.value.location
+    assert location.filename == __file__
+    assert location.text[location.column :].startswith("z[")

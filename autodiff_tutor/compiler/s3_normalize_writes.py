@@ -182,9 +182,7 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                if list_write and _list_copy(step):
-                    continue  # list(ys) is a new list: it shares ys's items, not ys
-                for seer, seen in _memory_edges(step, self.list_names):
+                for seer, seen in _memory_edges(step, self.list_names, list_write):
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
                         changed = True
@@ -313,27 +311,41 @@ def _is_copying_index(index: ast.expr | None) -> bool:
     return isinstance(index, (ast.List, ast.Compare))
 
 
-def _memory_edges(step: Step, lists: set[str]) -> list[tuple[str, str]]:
-    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
+def _memory_edges(step: Step, lists: set[str], list_write: bool) -> list[tuple[str, str]]:
+    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``, for a
+    write into an array, or (``list_write``) into a list object (``ys[i] = v``,
+    ``ys.append(v)``).
 
-    A view and its base see each other; a list sees the arrays it holds, and an item
-    read from a list and the list see each other (``y0 = ys[0]; y0[0] = 5.0`` changes
-    the array ``ys`` holds, and Python shows it through ``ys``: once compiled as if it
-    did not, a silently wrong value and gradient). The compiler's join of two paths
-    (``u = s`` on one, ``u = x`` on the other) sees each of them, but they do not see
-    each other through it.
+    A view and its base see each other, and so do a name and the name it was set to on
+    one of the compiler's joined paths (``u = s`` on one path, ``u = x`` on another: a
+    write through ``u`` changes ``s`` or ``x``). For an array write, a list and the
+    arrays it holds see each other, and so do a list and an item read from it
+    (``y0 = ys[0]; y0[0] = 5.0`` changes what ``ys`` holds, and ``box = [y]; z =
+    box[0]`` makes ``z`` the array ``y``). For a list write, only what holds the list
+    object sees it: a list that holds it, an alias; not the items read from it, nor a
+    copy (``list(ys)`` is a new list).
     """
-    edges = []
     if step.synthetic and isinstance(step.value, ast.Name):
-        return [(target, step.value.id) for target in step.defined()]
+        return [(t, step.value.id) for t in step.defined()] + [
+            (step.value.id, t) for t in step.defined()
+        ]
     if step.op in ("list_append", "list_setitem", "make_list"):
+        if list_write and _list_copy(step):
+            return []
         items = []
         for atom in step.inputs.values():
             items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
-        for item in items:
-            if isinstance(item, ast.Name):
-                edges += [(target, item.id) for target in step.defined()]
-        return edges
+        edges = [(t, i.id) for i in items if isinstance(i, ast.Name) for t in step.defined()]
+        return edges if list_write else edges + [(seen, seer) for seer, seen in edges]
+    base = view_base(step)
+    if base is None:
+        return []
+    edges = []
+    for target in step.defined():
+        edges.append((target, base))
+        if not (list_write and base in lists):  # an item read from a list: not the list
+            edges.append((base, target))
+    return edges
     base = view_base(step)
     if base is None:
         return edges
