@@ -31,7 +31,10 @@ against central differences (or, for a refusal, its located message and hint):
   (``box = [y]; z = box[0]; z[1] = 3.0``) or through a choice (``z = y if flag else
   w``, or an ``if`` statement) and written in place was compiled as if ``y`` did not
   change (a list did not let its items see each other through it; a joined path did
-  not let ``y`` see ``z``); refused now, located.
+  not let ``y`` see ``z``); refused now, located;
+- the options-dict habit (``def f(x, config=None): config = config or {}``) was refused
+  with the hint "use its parts: params['W']"; the hint now says what compiles (a dict
+  default, or keyword parameters).
 """
 
 from __future__ import annotations
@@ -386,3 +389,33 @@ def test_writes_through_another_name_of_the_array_are_refused(fn):
     location = info.value.location
     assert location.filename == __file__
     assert location.text[location.column :].startswith("z[")
+
+
+def options_or_empty(x, config=None):
+    config = config or {}
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+def options_if_none(x, config=None):
+    if config is None:
+        config = {}
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+def options_dict_default(x, config={}):  # noqa: B006 - the habit the hint offers
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+@pytest.mark.parametrize("fn", [options_or_empty, options_if_none])
+def test_options_dict_defaulting_to_none_hints_what_compiles(fn):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(fn)(np.array([1.0, -2.0]))
+    assert "def f(x, config={})" in info.value.hint
+    assert info.value.location.filename == __file__
+    x = np.array([1.0, -2.0])  # the hint's own advice compiles, caller's dict or not
+    for options in ({}, {"scale": 3.0}):
+        value, gradient = ad.value_and_grad(options_dict_default)(x, options)
+        np.testing.assert_allclose(value, options_dict_default(x, options))
+        np.testing.assert_allclose(
+            gradient, central_difference(options_dict_default, [x, options], 0)
+        )

@@ -22,6 +22,12 @@ import operator
 from autodiff_tutor.compiler.s2_desugar_base import reject
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
+# the options-dict habit (def f(x, config=None): config = config or {}) and what works
+OPTIONS_HINT = (
+    "a choice between structures is made while compiling, not while running: for a dict "
+    "of options give the parameter a dict default (def f(x, config={}), then "
+    "config.get('scale', 2.0)) or keyword parameters (def f(x, scale=2.0))"
+)
 
 
 class ReadsMixin:
@@ -129,10 +135,11 @@ class ReadsMixin:
             nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
             tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
             if nested and (tracked or isinstance(node, ast.Dict)):
+                choice = isinstance(expr, (ast.BoolOp, ast.IfExp))  # config = config or {}
                 reject(
                     expr,
                     "a structure (a dict or a nested list) is used whole here",
-                    "use its parts: params['W'], or loop over it",
+                    OPTIONS_HINT if choice else "use its parts: params['W'], or loop over it",
                 )
         return folded
 

@@ -49,6 +49,7 @@ from autodiff_tutor.compiler.s2_desugar_base import (
 )
 from autodiff_tutor.compiler.s2_desugar_reads import (
     DISPLAYS,
+    OPTIONS_HINT,
     ReadsMixin,
     bind_target,
     items_of,
@@ -188,10 +189,11 @@ class Structures(ReadsMixin, StatementPass):
                 reject(target, f"the structured parameter {target.id!r} is reassigned")
             if self._is_structure(value):
                 if self.depth:
+                    empty = isinstance(value, ast.Dict) and not value.keys  # config = {}
                     reject(
                         at,
                         "a structure (a dict or a nested list) is made inside a loop or a branch",
-                        "make it before the loop or branch",
+                        OPTIONS_HINT if empty else "make it before the loop or branch",
                     )
                 statements, literal = self._hold(value, target.id, at)
                 self.env[target.id] = literal

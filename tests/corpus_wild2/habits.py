@@ -172,7 +172,8 @@ def np_sum_of_python_list(a, b):
 
 @wild(
     lambda rng: (rng.normal(size=(3, 2)),),
-    compiler="config = config or {} (an options dict defaulting to None) is refused",
+    compiler="config = config or {} (an options dict defaulting to None) is refused; the hint "
+    "says what compiles: a dict default (config={}) or keyword parameters",
 )
 def conditional_expression_and_dict_get(x, config=None):
     config = config or {}
