@@ -34,7 +34,11 @@ against central differences (or, for a refusal, its located message and hint):
   not let ``y`` see ``z``); refused now, located;
 - the options-dict habit (``def f(x, config=None): config = config or {}``) was refused
   with the hint "use its parts: params['W']"; the hint now says what compiles (a dict
-  default, or keyword parameters).
+  default, or keyword parameters);
+- ``scipy.stats.norm.cdf`` had no rule (Black-Scholes, probit), and ``norm.pdf(x)``,
+  ``norm.logpdf(x)`` without ``loc`` and ``scale`` were refused with an empty hint:
+  a rule ``norm_cdf``, and scipy's defaults (0 and 1) for inputs a call leaves out; a
+  call that still misses an input (``t.logpdf(x)``) says how to write it.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import pytest
 from oracles import central_difference
 from scipy.linalg import cho_factor
 from scipy.special import logsumexp
+from scipy.stats import norm, t
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
@@ -419,3 +424,35 @@ def test_options_dict_defaulting_to_none_hints_what_compiles(fn):
         np.testing.assert_allclose(
             gradient, central_difference(options_dict_default, [x, options], 0)
         )
+
+
+def standard_normal_calls(x):
+    return np.sum(norm.cdf(x) * norm.pdf(2.0 * x)) + np.sum(norm.logpdf(x))
+
+
+def normal_cdf_with_loc_scale(x):
+    return np.sum(norm.cdf(x[:2], x[2], np.exp(x[3])) ** 2)
+
+
+@pytest.mark.parametrize("fn", [standard_normal_calls, normal_cdf_with_loc_scale])
+def test_scipy_normal_with_and_without_loc_and_scale(fn):
+    x = np.array([0.3, -1.1, 0.4, -0.2])
+    expected = central_difference(fn, [x], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+    direction = np.array([1.0, -0.5, 2.0, 0.25])
+    _, tangent = ad.jvp(fn, (x,), (direction,))
+    np.testing.assert_allclose(tangent, expected @ direction, rtol=1e-6)
+
+
+def student_t_without_df(x):
+    return np.sum(t.logpdf(x))
+
+
+def test_a_call_missing_an_input_says_how_to_write_it():
+    with pytest.raises(UnsupportedSyntaxError, match="is missing df") as info:
+        ad.grad(student_t_without_df)(np.array([0.3, -1.1]))
+    assert "t.logpdf(x, df, loc, scale)" in info.value.hint

@@ -251,9 +251,16 @@ class CallsMixin:
                     f"supported arguments: {', '.join(params)}",
                 )
             bound[keyword.arg] = keyword.value
+        for param, default in rule.defaults.items():  # norm.cdf(x): loc=0.0, scale=1.0
+            bound.setdefault(param, ast.Constant(default))
         missing = [p for p in rule.inputs if p not in bound]
         if missing:
-            self._refuse(node, f"{callee.description} is missing {', '.join(missing)}", "")
+            self._refuse(
+                node,
+                f"{callee.description} is missing {', '.join(missing)}",
+                f"write them in the call, by position: {callee.description}"
+                f"({', '.join(rule.inputs)})",
+            )
         self._check_options(node, rule, bound)
         for p in rule.inputs if not (rule.sequence or rule.shape == HELPER) else ():
             if self._is_list_value(bound[p]) and self._carries_gradient(bound[p]):
