@@ -38,7 +38,11 @@ against central differences (or, for a refusal, its located message and hint):
 - ``scipy.stats.norm.cdf`` had no rule (Black-Scholes, probit), and ``norm.pdf(x)``,
   ``norm.logpdf(x)`` without ``loc`` and ``scale`` were refused with an empty hint:
   a rule ``norm_cdf``, and scipy's defaults (0 and 1) for inputs a call leaves out; a
-  call that still misses an input (``t.logpdf(x)``) says how to write it.
+  call that still misses an input (``t.logpdf(x)``) says how to write it;
+- a WRONG gradient in tracing: ``value_and_gradient`` of a function that writes into
+  its own argument (``x[0] = 5.0``, ``x += 1``, through a view ``x.reshape(...)``) was
+  taken with respect to the written ``x`` (``2 * x`` for ``np.sum(x**2)``); it is now
+  with respect to the argument as given (the compiler refuses these writes).
 """
 
 from __future__ import annotations
@@ -456,3 +460,32 @@ def test_a_call_missing_an_input_says_how_to_write_it():
     with pytest.raises(UnsupportedSyntaxError, match="is missing df") as info:
         ad.grad(student_t_without_df)(np.array([0.3, -1.1]))
     assert "t.logpdf(x, df, loc, scale)" in info.value.hint
+
+
+def writes_its_argument(x):
+    x[0] = 5.0
+    return np.sum(x**2)
+
+
+def adds_into_its_argument(x):
+    x += 1.0
+    x *= x
+    return np.sum(x * np.arange(4.0))
+
+
+def writes_through_a_view_of_its_argument(x):
+    y = x.reshape(2, 2)
+    y[0] = y[1] * 3.0
+    return np.sum(x**2)
+
+
+@pytest.mark.parametrize(
+    "fn", [writes_its_argument, adds_into_its_argument, writes_through_a_view_of_its_argument]
+)
+def test_tracing_differentiates_an_argument_as_given_when_written(fn):
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    value, gradient = tracing.value_and_gradient(fn, x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0, 4.0])  # tracing works on a copy
+    np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+    expected = central_difference(fn, [x], 0)  # it passes copies, as fn changes them
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
