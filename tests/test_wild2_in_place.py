@@ -22,7 +22,10 @@ differences (or, for a refusal, its located message):
 - a WRONG gradient in tracing: ``value_and_gradient`` of a function that writes into
   its own argument (``x[0] = 5.0``, ``x += 1``, through a view ``x.reshape(...)``) was
   taken with respect to the written ``x`` (``2 * x`` for ``np.sum(x**2)``); it is now
-  with respect to the argument as given (the compiler refuses these writes).
+  with respect to the argument as given (the compiler refuses these writes);
+- ``np.fill_diagonal(K, 0.0)`` (t-SNE, kernel and distance matrices) was refused in
+  both modes; it is the write ``K[k, k] = 0.0`` now, followed as any write (refused
+  into a parameter by the compiler, as ``A[...] = ...`` is).
 """
 
 from __future__ import annotations
@@ -207,3 +210,45 @@ def test_tracing_differentiates_an_argument_as_given_when_written(fn):
     np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
     expected = central_difference(fn, [x], 0)  # it passes copies, as fn changes them
     np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+def kernel_without_diagonal(X):
+    D = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
+    K = np.exp(-D)
+    np.fill_diagonal(K, 0.0)
+    return np.sum(K * np.arange(16.0).reshape(4, 4))
+
+
+def rectangular_diagonal(x):
+    M = np.outer(x, x[:2]) * 1.0
+    np.fill_diagonal(M, x[:2] ** 2)
+    return np.sum(M**2)
+
+
+@pytest.mark.parametrize(
+    ("fn", "x"),
+    [
+        (kernel_without_diagonal, np.linspace(-1.0, 1.2, 8).reshape(4, 2)),
+        (rectangular_diagonal, np.array([0.3, -1.0, 2.0])),
+    ],
+)
+def test_fill_diagonal_in_both_modes(fn, x):
+    expected = central_difference(fn, [x], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+    value, gradient = tracing.value_and_gradient(fn, x)
+    np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+
+
+def fills_its_argument(A):
+    np.fill_diagonal(A, 1.0)
+    return np.sum(A**2)
+
+
+def test_fill_diagonal_of_a_parameter_is_refused_by_the_compiler():
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape("'np.fill_diagonal(A, ...)'")):
+        ad.grad(fills_its_argument)(np.eye(2))

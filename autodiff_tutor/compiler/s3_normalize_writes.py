@@ -62,7 +62,8 @@ class WritesMixin:
         item = self._atom(value)  # the right side is read before the write
         index = self._static_operand(target.slice, "an index")
         fix = f"{name} = list({name})" if is_list else f"{name} = {name}.copy()"
-        self._check_unshared(name, target, f"{name}[...] = ...", fix)
+        what = getattr(target, "described_as", f"{name}[...] = ...")  # np.fill_diagonal(a, v)
+        self._check_unshared(name, target, what, fix)
         base = ast.Name(self.current[name], ast.Load())
         at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
