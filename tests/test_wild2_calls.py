@@ -22,7 +22,10 @@ message and hint); the in-place ones are in ``tests/test_wild2_in_place.py``:
 - ``scipy.stats.norm.cdf`` had no rule (Black-Scholes, probit), and ``norm.pdf(x)``,
   ``norm.logpdf(x)`` without ``loc`` and ``scale`` were refused with an empty hint:
   a rule ``norm_cdf``, and scipy's defaults (0 and 1) for inputs a call leaves out; a
-  call that still misses an input (``t.logpdf(x)``) says how to write it.
+  call that still misses an input (``t.logpdf(x)``) says how to write it;
+- ``self.cache = h`` in a differentiated method was refused with the hint "build a new
+  list or dict instead"; the message now says an attribute would be set on the
+  caller's object, and the hint to keep the value in a local variable.
 """
 
 from __future__ import annotations
@@ -296,3 +299,21 @@ def test_a_call_missing_an_input_says_how_to_write_it():
     with pytest.raises(UnsupportedSyntaxError, match="is missing df") as info:
         ad.grad(student_t_without_df)(np.array([0.3, -1.1]))
     assert "t.logpdf(x, df, loc, scale)" in info.value.hint
+
+
+class CachingModel:
+    def __init__(self):
+        self.W = np.array([[0.5, -0.3], [0.2, 0.8]])
+
+    def loss(self, X):
+        h = np.tanh(X @ self.W)
+        self.cache = h
+        return np.sum(h**2)
+
+
+def test_a_method_storing_a_cache_on_self_gets_a_true_hint():
+    model = CachingModel()
+    with pytest.raises(UnsupportedSyntaxError, match="sets the attribute self.cache") as info:
+        ad.value_and_grad(model.loss, wrt="self.W")(np.ones((3, 2)))
+    assert "local variable" in info.value.hint and "list or dict" not in info.value.hint
+    assert info.value.location.text[info.value.location.column :].startswith("self.cache")

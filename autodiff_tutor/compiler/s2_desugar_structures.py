@@ -162,6 +162,14 @@ class Structures(ReadsMixin, StatementPass):
             self._refuse_write(call.func.value.id, call)
 
     def _refuse_write(self, name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):  # self.cache = h in a differentiated method
+            reject(
+                node,
+                f"this sets the attribute {name}.{node.attr} of the object, which would change "
+                "the caller's object: a differentiated method only reads its attributes",
+                "keep the value in a local variable, or compute it again after the gradient "
+                "(a cache of the forward pass is what the generated code keeps for you)",
+            )
         if name in self.parameters:
             reject(
                 node,
