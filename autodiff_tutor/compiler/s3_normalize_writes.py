@@ -347,9 +347,3 @@ def _memory_edges(step: Step, lists: set[str], list_write: bool) -> list[tuple[s
         if not (list_write and base in lists):  # an item read from a list: not the list
             edges.append((base, target))
     return edges
-    base = view_base(step)
-    if base is None:
-        return edges
-    for target in step.defined():  # a view, or an item of a list: writes through either
-        edges += [(target, base), (base, target)]  # are seen by the other
-    return edges
