@@ -25,7 +25,12 @@ differences (or, for a refusal, its located message):
   with respect to the argument as given (the compiler refuses these writes);
 - ``np.fill_diagonal(K, 0.0)`` (t-SNE, kernel and distance matrices) was refused in
   both modes; it is the write ``K[k, k] = 0.0`` now, followed as any write (refused
-  into a parameter by the compiler, as ``A[...] = ...`` is).
+  into a parameter by the compiler, as ``A[...] = ...`` is);
+- ``ys.append(h.copy())`` in a loop that then updates ``h += 1.0`` was refused as "the
+  gradient flow of this loop could not be resolved", with no hint (``h += v`` was not
+  seen to carry ``h``'s gradient into the next iteration); ``old = ys[0]; ys[0] = v``
+  then reading ``old`` was refused (a slot write leaves the item read before as it
+  was); an alias ``q = ys`` still sees the write, and is refused when read after.
 """
 
 from __future__ import annotations
@@ -252,3 +257,57 @@ def fills_its_argument(A):
 def test_fill_diagonal_of_a_parameter_is_refused_by_the_compiler():
     with pytest.raises(UnsupportedSyntaxError, match=re.escape("'np.fill_diagonal(A, ...)'")):
         ad.grad(fills_its_argument)(np.eye(2))
+
+
+def appended_copies_of_an_updated_array(W, b):
+    ys = []
+    h = W[0] * b
+    for _ in range(3):
+        ys.append(h.copy())
+        h += 1.0
+    return np.sum(np.stack(ys) ** 2) + np.sum(h * b)
+
+
+def item_read_before_its_slot_is_written(W, b):
+    ys = [W[0] * 1.0, W[1] * 2.0]
+    old = ys[0]
+    ys[0] = old * 3.0 + b
+    return np.sum(old**2) + np.sum(ys[0] * ys[1])
+
+
+@pytest.mark.parametrize(
+    "fn", [appended_copies_of_an_updated_array, item_read_before_its_slot_is_written]
+)
+def test_list_habits_that_were_refused(fn):
+    _matches_differences_at_wb(fn)
+
+
+def appended_then_updated_in_place(W, b):
+    ys = []
+    h = W[0] * b
+    for _ in range(3):
+        ys.append(h)
+        h += 1.0
+    return np.sum(np.stack(ys) ** 2)
+
+
+def alias_of_a_list_read_after_a_slot_write(W, b):
+    params = [W, b]
+    q = params
+    params[0] = W * 3.0
+    return np.sum(q[0]) + np.sum(params[1])
+
+
+@pytest.mark.parametrize(
+    ("fn", "caret"),
+    [
+        (appended_then_updated_in_place, "h += 1.0"),
+        (alias_of_a_list_read_after_a_slot_write, "params[0]"),
+    ],
+)
+def test_writes_a_list_shows_are_still_refused(fn, caret):
+    """Python shows these writes through the list (``ys`` holds ``h`` itself; ``q`` is
+    ``params``): compiled as if not, value and gradient would be wrong."""
+    with pytest.raises(UnsupportedSyntaxError, match="would change, in place") as info:
+        ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
+    assert info.value.location.text[info.value.location.column :].startswith(caret)

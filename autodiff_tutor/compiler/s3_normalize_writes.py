@@ -323,8 +323,8 @@ def _memory_edges(step: Step, lists: set[str], list_write: bool) -> list[tuple[s
     arrays it holds see each other, and so do a list and an item read from it
     (``y0 = ys[0]; y0[0] = 5.0`` changes what ``ys`` holds, and ``box = [y]; z =
     box[0]`` makes ``z`` the array ``y``). For a list write, only what holds the list
-    object sees it: a list that holds it, an alias; not the items read from it, nor a
-    copy (``list(ys)`` is a new list).
+    object sees it: a list that holds it, an alias; not an item read from it before
+    (``old = ys[0]; ys[0] = v`` leaves ``old`` as it was), nor a copy (``list(ys)``).
     """
     if step.synthetic and isinstance(step.value, ast.Name):
         return [(t, step.value.id) for t in step.defined()] + [
@@ -341,9 +341,10 @@ def _memory_edges(step: Step, lists: set[str], list_write: bool) -> list[tuple[s
     base = view_base(step)
     if base is None:
         return []
+    item_read = base in lists and not isinstance(step.value, ast.Name)  # not q = ys
     edges = []
     for target in step.defined():
-        edges.append((target, base))
-        if not (list_write and base in lists):  # an item read from a list: not the list
-            edges.append((base, target))
+        if not (list_write and item_read):  # ys[0] = v leaves old = ys[0] as it was
+            edges.append((target, base))
+        edges.append((base, target))
     return edges
