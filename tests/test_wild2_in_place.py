@@ -30,7 +30,10 @@ differences (or, for a refusal, its located message):
   gradient flow of this loop could not be resolved", with no hint (``h += v`` was not
   seen to carry ``h``'s gradient into the next iteration); ``old = ys[0]; ys[0] = v``
   then reading ``old`` was refused (a slot write leaves the item read before as it
-  was); an alias ``q = ys`` still sees the write, and is refused when read after.
+  was); an alias ``q = ys`` still sees the write, and is refused when read after;
+- ``hist["loss"].append(v)`` on a dict built here was refused as "this index is out of
+  range" (the append was not seen) or at the ``def`` line; it is located at the call,
+  and the hint (a list of its own, put in the dict afterwards) compiles.
 """
 
 from __future__ import annotations
@@ -311,3 +314,26 @@ def test_writes_a_list_shows_are_still_refused(fn, caret):
     with pytest.raises(UnsupportedSyntaxError, match="would change, in place") as info:
         ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
     assert info.value.location.text[info.value.location.column :].startswith(caret)
+
+
+def history_in_a_dict(W, b):
+    hist = {"loss": []}
+    for k in range(3):
+        hist["loss"].append(np.sum(W[k] * b))
+    return hist["loss"][0] + sum(hist["loss"])
+
+
+def history_in_its_own_list(W, b):
+    losses = []
+    for k in range(3):
+        losses.append(np.sum(W[k] * b))
+    hist = {"loss": losses}
+    return hist["loss"][0] + sum(hist["loss"])
+
+
+def test_appending_to_an_entry_of_a_dict_is_located_and_the_hint_compiles():
+    with pytest.raises(UnsupportedSyntaxError, match="changes an entry of the structure") as info:
+        ad.value_and_grad(history_in_a_dict, wrt=("W", "b"))(*WB)
+    assert info.value.location.text[info.value.location.column :].startswith('hist["loss"]')
+    assert "losses = []" in info.value.hint
+    _matches_differences_at_wb(history_in_its_own_list)

@@ -152,14 +152,25 @@ class Structures(ReadsMixin, StatementPass):
 
     def _check_mutation(self, node: ast.stmt) -> None:
         call = node.value if isinstance(node, ast.Expr) else None
-        if (
+        if not (
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in self.env
             and call.func.attr in MUTATING
         ):
-            self._refuse_write(call.func.value.id, call)
+            return
+        root = call.func.value
+        while isinstance(root, ast.Subscript):  # hist["loss"].append(v): hist changes
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in self.env):
+            return
+        if root is not call.func.value and root.id not in self.parameters:
+            reject(
+                call,
+                f"this changes an entry of the structure {root.id!r} in place",
+                f"keep that list in a name of its own (losses = []; losses.{call.func.attr}"
+                "(...)), and put it in the structure afterwards",
+            )
+        self._refuse_write(root.id, call)
 
     def _refuse_write(self, name: str, node: ast.AST) -> None:
         if isinstance(node, ast.Attribute):  # self.cache = h in a differentiated method
