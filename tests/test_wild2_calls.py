@@ -25,7 +25,10 @@ message and hint); the in-place ones are in ``tests/test_wild2_in_place.py``:
   call that still misses an input (``t.logpdf(x)``) says how to write it;
 - ``self.cache = h`` in a differentiated method was refused with the hint "build a new
   list or dict instead"; the message now says an attribute would be set on the
-  caller's object, and the hint to keep the value in a local variable.
+  caller's object, and the hint to keep the value in a local variable;
+- a WRONG gradient: the default of a helper defined inside the function (``def g(v,
+  k=k)``, the closure-in-a-loop idiom) was read where the helper was called, not where
+  it was defined (``k = 5.0`` in between changed it); it is read at the ``def`` now.
 """
 
 from __future__ import annotations
@@ -317,3 +320,34 @@ def test_a_method_storing_a_cache_on_self_gets_a_true_hint():
         ad.value_and_grad(model.loss, wrt="self.W")(np.ones((3, 2)))
     assert "local variable" in info.value.hint and "list or dict" not in info.value.hint
     assert info.value.location.text[info.value.location.column :].startswith("self.cache")
+
+
+def default_read_at_the_def(x):
+    k = 2.0
+    w = x * 1.0
+
+    def g(v, k=k, w=w):
+        return k * v + w
+
+    k = 5.0
+    w = x * 3.0
+    return np.sum(g(x) ** 2) + np.sum(w)
+
+
+def defaults_in_a_loop(x):
+    total = 0.0
+    for k in range(3):
+        f = lambda z, k=k: z * (k + 1)  # noqa: E731
+        total = total + np.sum(f(x) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("fn", [default_read_at_the_def, defaults_in_a_loop])
+def test_nested_helper_defaults_are_read_where_defined(fn):
+    x = np.array([0.5, -1.0, 2.0])
+    expected = central_difference(fn, [x], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6)

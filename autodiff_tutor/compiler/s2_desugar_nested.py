@@ -48,10 +48,29 @@ class InlineNested:
         for node in body:
             if isinstance(node, ast.FunctionDef):
                 self._check_helper(node)
+                out.extend(self._defaults_now(node))
                 self.helpers[node.name] = node
                 continue
             out.extend(self._statement(node))
         return out
+
+    def _defaults_now(self, node: ast.FunctionDef) -> list[ast.stmt]:
+        """Python evaluates a helper's defaults where the ``def`` runs (``def g(v, k=k)``
+        keeps the ``k`` of that moment): each default that is not a constant is read
+        into a name of its own there, and the inlined calls read that name (once read
+        at each call: a later ``k = 5.0`` changed the value, silently)."""
+        params = [a.arg for a in node.args.args]
+        defaults = node.args.defaults
+        taken = []
+        for index, (param, default) in enumerate(
+            zip(params[len(params) - len(defaults) :], defaults, strict=True)
+        ):
+            if isinstance(default, ast.Constant):
+                continue
+            held = self.names.fresh(f"{node.name}_{param}_default")
+            taken.append(assign_like(held, default, node))
+            defaults[index] = ast.copy_location(name_node(held), default)
+        return taken
 
     def _check_helper(self, node: ast.FunctionDef) -> None:
         if node.decorator_list or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
