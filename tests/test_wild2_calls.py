@@ -28,7 +28,9 @@ message and hint); the in-place ones are in ``tests/test_wild2_in_place.py``:
   caller's object, and the hint to keep the value in a local variable;
 - a WRONG gradient: the default of a helper defined inside the function (``def g(v,
   k=k)``, the closure-in-a-loop idiom) was read where the helper was called, not where
-  it was defined (``k = 5.0`` in between changed it); it is read at the ``def`` now.
+  it was defined (``k = 5.0`` in between changed it); it is read at the ``def`` now;
+- a helper defined inside the function with an early return (``if kind == "tanh":
+  return ...``) or keyword-only parameters was refused without a hint; both compile.
 """
 
 from __future__ import annotations
@@ -342,8 +344,9 @@ def defaults_in_a_loop(x):
     return total
 
 
-@pytest.mark.parametrize("fn", [default_read_at_the_def, defaults_in_a_loop])
-def test_nested_helper_defaults_are_read_where_defined(fn):
+def _matches_differences(fn):
+    """``value_and_grad`` three times (compiled, then the fast path) against central
+    differences at one point."""
     x = np.array([0.5, -1.0, 2.0])
     expected = central_difference(fn, [x], 0)
     both = ad.value_and_grad(fn)
@@ -351,3 +354,41 @@ def test_nested_helper_defaults_are_read_where_defined(fn):
         value, gradient = both(x)
         np.testing.assert_allclose(value, fn(x), rtol=1e-12)
         np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def nested_early_return(x):
+    def act(v, kind="relu"):
+        if kind == "tanh":
+            return np.tanh(v)
+        return np.maximum(v, 0.1 * v)
+
+    return np.sum(act(x) ** 2) + np.sum(act(x, kind="tanh"))
+
+
+def nested_keyword_only(x):
+    def pen(w, *, lam=0.1, p=2):
+        return lam * np.sum(np.abs(w) ** p)
+
+    return pen(x) + pen(x, lam=0.5, p=3)
+
+
+@pytest.mark.parametrize("fn", [default_read_at_the_def, defaults_in_a_loop])
+def test_nested_helper_defaults_are_read_where_defined(fn):
+    _matches_differences(fn)
+
+
+@pytest.mark.parametrize("fn", [nested_early_return, nested_keyword_only])
+def test_nested_helpers_with_early_returns_or_keyword_only_parameters(fn):
+    _matches_differences(fn)
+
+
+def nested_keyword_only_given_by_position(x):
+    def pen(w, *, lam=0.1):
+        return lam * np.sum(w**2)
+
+    return pen(x, 0.5)
+
+
+def test_a_keyword_only_parameter_given_by_position_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="too many arguments for pen"):
+        ad.grad(nested_keyword_only_given_by_position)(np.ones(2))

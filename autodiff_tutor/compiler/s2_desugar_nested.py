@@ -25,6 +25,7 @@ from typing import Any
 
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
+from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
 from autodiff_tutor.errors import AutodiffError
 
 _COMPREHENSIONS = {
@@ -59,25 +60,25 @@ class InlineNested:
         keeps the ``k`` of that moment): each default that is not a constant is read
         into a name of its own there, and the inlined calls read that name (once read
         at each call: a later ``k = 5.0`` changed the value, silently)."""
-        params = [a.arg for a in node.args.args]
-        defaults = node.args.defaults
         taken = []
-        for index, (param, default) in enumerate(
-            zip(params[len(params) - len(defaults) :], defaults, strict=True)
-        ):
+        for param, default in _defaults(node).items():
             if isinstance(default, ast.Constant):
                 continue
             held = self.names.fresh(f"{node.name}_{param}_default")
             taken.append(assign_like(held, default, node))
-            defaults[index] = ast.copy_location(name_node(held), default)
+            node.held_defaults = {**getattr(node, "held_defaults", {}), param: name_node(held)}
         return taken
 
     def _check_helper(self, node: ast.FunctionDef) -> None:
-        if node.decorator_list or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-            reject(node, "nested helpers must be plain functions with positional parameters")
+        if node.decorator_list or node.args.vararg or node.args.kwarg:
+            reject(
+                node,
+                "nested helpers take named parameters only (no decorators, *args or **kwargs)",
+                "pass the values one by one, or define the helper at module level",
+            )
         returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-        if len(returns) != 1 or node.body[-1] is not returns[0]:
-            reject(node, "a nested helper must end with its only return statement")
+        if len(returns) != 1 or node.body[-1] is not returns[0]:  # early returns
+            node.body = rewrite_returns(node.body, self.names)
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
         for field in ("body", "orelse"):
@@ -125,12 +126,8 @@ class InlineNested:
         return [*before, node]
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
-        params = [a.arg for a in helper.args.args]
-        defaults = dict(
-            zip(
-                params[len(params) - len(helper.args.defaults) :], helper.args.defaults, strict=True
-            )
-        )
+        params = [a.arg for a in helper.args.args + helper.args.kwonlyargs]
+        defaults = {**_defaults(helper), **getattr(helper, "held_defaults", {})}
         values = _nested_arguments(helper, params, call)
         assigned = {
             n.id
@@ -170,13 +167,25 @@ class InlineNested:
         return result, statements
 
 
+def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The default of each parameter that has one, keyword-only ones included."""
+    params = [a.arg for a in helper.args.args]
+    positional = params[len(params) - len(helper.args.defaults) :]
+    keywords = [a.arg for a in helper.args.kwonlyargs]
+    return {
+        **dict(zip(positional, helper.args.defaults, strict=True)),
+        **{k: d for k, d in zip(keywords, helper.args.kw_defaults, strict=True) if d is not None},
+    }
+
+
 def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
     """The call's arguments by parameter name; anything Python would bind otherwise
     (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
     dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
     name = helper.name  # (a '*' argument is refused before, by LowerPython)
-    if len(call.args) > len(params):
-        reject(call.args[len(params)], f"too many arguments for {name} ({len(params)} parameters)")
+    positional = len(helper.args.args)  # then the keyword-only ones (def g(v, *, k=1.0))
+    if len(call.args) > positional:
+        reject(call.args[positional], f"too many arguments for {name} ({positional} positional)")
     values = dict(zip(params, call.args, strict=False))
     for keyword in call.keywords:
         if keyword.arg is None:
