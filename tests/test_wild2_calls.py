@@ -30,7 +30,9 @@ message and hint); the in-place ones are in ``tests/test_wild2_in_place.py``:
   k=k)``, the closure-in-a-loop idiom) was read where the helper was called, not where
   it was defined (``k = 5.0`` in between changed it); it is read at the ``def`` now;
 - a helper defined inside the function with an early return (``if kind == "tanh":
-  return ...``) or keyword-only parameters was refused without a hint; both compile.
+  return ...``) or keyword-only parameters was refused without a hint; both compile;
+  one with a bare ``return`` crashed from inside (AttributeError), and one with no
+  return was refused without a hint: both are refused, located, with a hint.
 """
 
 from __future__ import annotations
@@ -392,3 +394,34 @@ def nested_keyword_only_given_by_position(x):
 def test_a_keyword_only_parameter_given_by_position_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="too many arguments for pen"):
         ad.grad(nested_keyword_only_given_by_position)(np.ones(2))
+
+
+def nested_bare_return(x):
+    out = []
+
+    def push(v):
+        out.append(v * 2.0)
+        return
+
+    push(x)
+    return np.sum(out[0])
+
+
+def nested_without_return(x):
+    hist = []
+
+    def log(v):
+        hist.append(v)
+
+    log(np.sum(x**2))
+    return hist[0]
+
+
+@pytest.mark.parametrize(
+    ("fn", "caret"), [(nested_bare_return, "return"), (nested_without_return, "def log")]
+)
+def test_a_nested_helper_without_a_value_is_refused_with_a_hint(fn, caret):
+    with pytest.raises(UnsupportedSyntaxError, match="must return a value") as info:
+        ad.grad(fn)(np.array([0.5, -1.0]))
+    assert info.value.location.text[info.value.location.column :].startswith(caret)
+    assert "return v" in info.value.hint

@@ -77,6 +77,13 @@ class InlineNested:
                 "pass the values one by one, or define the helper at module level",
             )
         returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+        if not returns or any(r.value is None for r in returns):
+            reject(
+                next((r for r in returns if r.value is None), node),
+                f"the nested helper {node.name!r} must return a value: the compiler inlines "
+                "its result where it is called",
+                "return what it computes (return v), or write its statements in place of the call",
+            )
         if len(returns) != 1 or node.body[-1] is not returns[0]:  # early returns
             node.body = rewrite_returns(node.body, self.names)
 
