@@ -21,7 +21,11 @@ message and hint); helpers defined inside the function are in
   call that still misses an input (``t.logpdf(x)``) says how to write it;
 - ``self.cache = h`` in a differentiated method was refused with the hint "build a new
   list or dict instead"; the message now says an attribute would be set on the
-  caller's object, and the hint to keep the value in a local variable.
+  caller's object, and the hint to keep the value in a local variable;
+- ``for lam in (0.1, 0.01, 1.0)`` and ``for w in [x, x**2, np.sin(x)]``, loops over a
+  tuple or list written out, were refused ("loops must go over range(...)..."): the
+  sequence is held in a name and indexed, as a computed one is (corpus_wild2 habit
+  ``loop_over_literal_values``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ a refusal, its located message and hint):
 - a helper defined inside the function with an early return (``if kind == "tanh":
   return ...``) or keyword-only parameters was refused without a hint; both compile;
   one with a bare ``return`` crashed from inside (AttributeError), and one with no
-  return was refused without a hint: both are refused, located, with a hint.
+  return was refused without a hint: both are refused, located, with a hint; one
+  defined inside another was refused as "name 'inner' is not defined" (a false hint:
+  define it before compiling), located at the outer call; it is refused at the inner
+  ``def``, with a hint that works.
 """
 
 from __future__ import annotations
@@ -174,3 +177,30 @@ def test_a_nested_helper_without_a_value_is_refused_with_a_hint(fn, caret):
         ad.grad(fn)(np.array([0.5, -1.0]))
     assert info.value.location.text[info.value.location.column :].startswith(caret)
     assert "return v" in info.value.hint
+
+
+def helper_inside_a_helper(x):
+    def outer(v):
+        def inner(u):
+            return u * 3.0
+
+        return inner(v) + 1.0
+
+    return np.sum(outer(x) ** 2)
+
+
+def helpers_side_by_side(x):
+    def inner(u):
+        return u * 3.0
+
+    def outer(v):
+        return inner(v) + 1.0
+
+    return np.sum(outer(x) ** 2)
+
+
+def test_a_helper_inside_a_helper_is_refused_and_the_hint_compiles():
+    with pytest.raises(UnsupportedSyntaxError, match="inside the nested helper 'outer'") as info:
+        ad.grad(helper_inside_a_helper)(np.array([0.5, -1.0]))
+    assert info.value.location.text[info.value.location.column :].startswith("def inner")
+    _matches_differences(helpers_side_by_side)

@@ -144,7 +144,7 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
             return _reversed(node, iterable.args[0], names)
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
-    if isinstance(iterable, ast.Call):  # sorted(keys), x.T, ...: computed once, then indexed
+    if isinstance(iterable, (ast.Call, ast.Tuple, ast.List)):  # sorted(keys), (0.1, 0.01), x.T
         held = names.fresh("sequence")
         loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
         return [assign_like(held, iterable, node), loop]

@@ -76,6 +76,16 @@ class InlineNested:
                 "nested helpers take named parameters only (no decorators, *args or **kwargs)",
                 "pass the values one by one, or define the helper at module level",
             )
+        inner = next(
+            (n for n in ast.walk(node) if isinstance(n, ast.FunctionDef) and n is not node), None
+        )
+        if inner is not None:
+            reject(
+                inner,
+                f"a helper defined inside the nested helper {node.name!r} is not supported",
+                f"define {inner.name!r} next to {node.name!r} (in the function), or at module "
+                "level",
+            )
         returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
         if not returns or any(r.value is None for r in returns):
             reject(

@@ -231,3 +231,13 @@ def loop_items_changed_in_place(W, b):
     for h in hs:
         h += 1.0
     return np.sum(np.stack(hs) ** 2)
+
+
+@wild(lambda rng: (rng.normal(size=3),))
+def loop_over_literal_values(x):
+    total = 0.0
+    for lam in (0.1, 0.01, 1.0):
+        total = total + lam * np.sum(x**2)
+    for w in [x, x**2, np.sin(x)]:
+        total = total + np.sum(w * x)
+    return total
