@@ -25,7 +25,10 @@ message and hint); helpers defined inside the function are in
 - ``for lam in (0.1, 0.01, 1.0)`` and ``for w in [x, x**2, np.sin(x)]``, loops over a
   tuple or list written out, were refused ("loops must go over range(...)..."): the
   sequence is held in a name and indexed, as a computed one is (corpus_wild2 habit
-  ``loop_over_literal_values``).
+  ``loop_over_literal_values``);
+- ``d.get("b", x**2)`` of a dict built in the function was refused ("a structure is
+  used whole here", hint "use its parts"): the entry, or the default, as
+  ``dict.get``.
 """
 
 from __future__ import annotations
@@ -269,3 +272,18 @@ def test_a_method_storing_a_cache_on_self_gets_a_true_hint():
         ad.value_and_grad(model.loss, wrt="self.W")(np.ones((3, 2)))
     assert "local variable" in info.value.hint and "list or dict" not in info.value.hint
     assert info.value.location.text[info.value.location.column :].startswith("self.cache")
+
+
+def dict_get_with_defaults(x):
+    d = {"a": x * 2.0}
+    b = d.get("b", x**2)
+    c = d.get("c")
+    return np.sum(d.get("a") * b) + (0.0 if c is None else np.sum(c))
+
+
+def test_get_of_a_dict_built_here():
+    x = np.array([0.5, -1.0, 2.0])
+    value, gradient = ad.value_and_grad(dict_get_with_defaults)(x)
+    np.testing.assert_allclose(value, dict_get_with_defaults(x), rtol=1e-12)
+    expected = central_difference(dict_get_with_defaults, [x], 0)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)

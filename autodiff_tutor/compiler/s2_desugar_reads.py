@@ -117,6 +117,8 @@ class ReadsMixin:
                     return ast.List([ast.Constant(k) for k in keys], ast.Load())
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Dict):
                     entries = func.value
+                    if func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant):
+                        return entry_or_default(entries, node)  # d.get("k", default)
                     if func.attr == "values":
                         return ast.List(entries.values, ast.Load())
                     if func.attr == "keys":
@@ -275,3 +277,19 @@ def spread_keywords(call: ast.Call) -> list[ast.keyword]:
     if repeated:
         reject(call, f"the call gets several values for the keyword {repeated[0]!r}")
     return keywords
+
+
+def entry_or_default(entries: ast.Dict, call: ast.Call) -> ast.expr:
+    """``d.get(key, default)`` of a dict known while compiling: the entry, else the
+    default (``None`` when none is given), as Python's ``dict.get``.
+
+    >>> d = ast.parse("{'a': x}", mode="eval").body
+    >>> [ast.unparse(entry_or_default(d, ast.parse(c, mode="eval").body))
+    ...  for c in ("d.get('a')", "d.get('b', y)", "d.get('b')")]
+    ['x', 'y', 'None']
+    """
+    keys = [k.value if isinstance(k, ast.Constant) else None for k in entries.keys]
+    key = call.args[0].value
+    if key in keys:
+        return copy.deepcopy(entries.values[keys.index(key)])
+    return copy.deepcopy(call.args[1]) if len(call.args) > 1 else ast.Constant(None)
