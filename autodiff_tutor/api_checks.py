@@ -178,6 +178,23 @@ def numeric_array(value: Any, like: Any, what: str) -> Any:
     return value
 
 
+def bind_in_order(f: Any, inputs: Sequence[Any]) -> list[Any]:
+    """The values of every parameter from ``inputs`` given in the order of ``f.params``,
+    keyword-only parameters included (the compiler calls a helper
+    ``def pen(w, *, lam=0.1)`` as ``op_forward(w, lam)``); missing ones take defaults.
+
+    >>> import inspect
+    >>> class F:
+    ...     name, signature = "pen", inspect.signature(lambda w, *, lam=0.1, p=2: None)
+    ...     params = list(signature.parameters)
+    >>> bind_in_order(F(), (1.0, 0.5))
+    [1.0, 0.5, 2]
+    """
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    n = sum(p.kind in kinds for p in f.signature.parameters.values())
+    return bind_arguments(f, inputs[:n], dict(zip(f.params[n:], inputs[n:], strict=False)))
+
+
 def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
     """The values of every parameter, in order, from a call's arguments."""
     try:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autodiff_tutor.api_checks import (
-    bind_arguments,
+    bind_in_order,
     check_function,
     check_wrt,
     located,
@@ -234,7 +234,7 @@ class Differentiable:
         """Run the generated forward; the saved memory remembers which inputs it serves."""
         wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
         derivative = self.derivative(wrt)
-        values = bind_arguments(self, inputs, {})
+        values = bind_in_order(self, inputs)
         out, memory = run_located(derivative.forward, *values)
         outputs = out if derivative.returns_tuple else (out,)
         return outputs, (wrt, memory)
@@ -243,7 +243,7 @@ class Differentiable:
         self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """Values and tangents of the outputs (forward mode through this function)."""
-        values = bind_arguments(self, inputs, {})
+        values = bind_in_order(self, inputs)
         wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
         if not wrt:
             outputs = self.fn(*values)

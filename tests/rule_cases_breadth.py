@@ -381,4 +381,8 @@ def scipy_cases() -> dict[str, list[Any]]:
         "norm_pdf": [
             Case(norm.pdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
         ],
+        "norm_cdf": [
+            Case(norm.cdf, inputs(normal(3, 2), normal(2), positive(3, 1)), {}, "broadcast"),
+            Case(norm.cdf, inputs(normal(4), normal(), positive()), {}, "scalars"),
+        ],
     }

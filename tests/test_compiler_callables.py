@@ -113,7 +113,7 @@ def test_partial_of_a_method(model):
     ("method", "message"),
     [
         ("calls_a_method", "not an attribute of the object's instance"),
-        ("writes_itself", "in place"),
+        ("writes_itself", "sets the attribute self.W of the object"),
     ],
 )
 def test_refused_uses_of_self_are_located(model, method, message):

@@ -354,13 +354,31 @@ def zip_strict_loop(x, y):
     return s
 
 
-def test_zip_strict_is_refused_with_a_rewrite_hint():
+def test_zip_strict_is_differentiated_and_checks_lengths():
+    """Once refused (B12); ``strict=True`` (the linters' advice) now checks the lengths
+    before the loop, as Python does, and the loop is differentiated."""
+    x, y = np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.7])
+    for k in (0, 1):
+        expected = central_difference(zip_strict_loop, [x, y], k)
+        np.testing.assert_allclose(grad(zip_strict_loop, wrt=[k])(x, y)[0], expected, rtol=1e-7)
+    with pytest.raises(ValueError, match="different lengths"):
+        grad(zip_strict_loop, wrt=[0, 1])(x, y[:2])
+
+
+def zip_strict_flag_loop(x, y, flag=True):
+    s = 0.0
+    for a, b in zip(x, y, strict=flag):
+        s = s + a * np.exp(b)
+    return s
+
+
+def test_zip_strict_not_a_literal_is_refused_with_a_rewrite_hint():
     with pytest.raises(UnsupportedSyntaxError, match=r"zip\(\.\.\., strict=\.\.\.\)") as info:
-        grad(zip_strict_loop, wrt=[0, 1])(np.ones(2), np.ones(2))
+        grad(zip_strict_flag_loop, wrt=[0, 1])(np.ones(2), np.ones(2))
     location = info.value.location
-    assert location.line == zip_strict_loop.__code__.co_firstlineno + 2
-    assert location.text[location.column :].startswith("strict=True")
-    assert "range(len(a))" in info.value.hint
+    assert location.line == zip_strict_flag_loop.__code__.co_firstlineno + 2
+    assert location.text[location.column :].startswith("strict=flag")
+    assert "strict=True" in info.value.hint and "range(len(a))" in info.value.hint
 
 
 def sort_copy_in_loop(x):

@@ -327,6 +327,15 @@ CASES: dict[str, list[Case]] = {
     "make_list": [
         Case(lambda xs: list(xs), sequence(normal(2), normal(3, 1)), label="two arrays"),
     ],
+    "list_setitem": [
+        Case(
+            lambda xs, x, index: [x if i == index % len(xs) else v for i, v in enumerate(xs)],
+            lambda rng: [[rng.normal(size=2), rng.normal(size=(3, 1))], rng.normal(size=4)],
+            {"index": index},
+            label=label,
+        )
+        for index, label in [(0, "first"), (-1, "last")]
+    ],
     # --- the runtime helpers of generated code, as primitives (second derivatives) ---
     # Their shape-only parameters (x in unbroadcast(grad, x)...) carry no gradient.
     "unbroadcast": [

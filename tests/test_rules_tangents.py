@@ -42,6 +42,7 @@ SPECIAL = ("out", "xp")
 # replaced by zeros (lists, writes into arrays).
 ZERO_FILLED = {
     "list_append": "a list output: [*d_xs, d_x]",
+    "list_setitem": "a list output: d_xs with its item replaced by d_x",
     "add_lists": "lists of tangents, added element by element",
     "lstsq": "a list of tangents (solution, residuals, rank, singular values) from one helper",
 }

@@ -354,7 +354,7 @@ def _forward_helpers(generated: Generated, program: Program) -> set[str]:
     names = {"stack", "Stack"} if generated.memory.pushes else set()
     names |= {"iteration_slots"} if generated.memory.slots else set()
     for step in program.all_steps():
-        if step.op == "setitem":
+        if step.op in ("setitem", "list_setitem"):
             names |= {"assign_at", "at"}
         if step.op == "shares_memory":
             names.add("shares_memory")

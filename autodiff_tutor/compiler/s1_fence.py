@@ -174,11 +174,29 @@ def _in_place_call(node: ast.AST, namespace: dict | None = None) -> str | None:
         return "out="
     if isinstance(node.func, ast.Attribute):
         name = node.func.attr
-        if name in IN_PLACE_FUNCTIONS:
+        if name in IN_PLACE_FUNCTIONS and not is_fill_diagonal(node, namespace):
             return name
         if name in IN_PLACE_METHODS and not _is_module(node.func.value, namespace):
             return name  # y.sort() sorts y in place; np.sort(y) makes a sorted copy
     return None
+
+
+def is_fill_diagonal(node: ast.expr, namespace: dict | None = None) -> bool:
+    """``np.fill_diagonal(a, v)`` of a name ``a`` (without ``wrap``): the write
+    ``a[k, k] = v``, which the compiler follows as any write into an array made here.
+
+    >>> is_fill_diagonal(ast.parse("np.fill_diagonal(K, 0.0)", mode="eval").body)
+    True
+    """
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "fill_diagonal"
+        and (namespace is None or _is_module(node.func.value, namespace))
+        and len(node.args) == 2
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+    )
 
 
 def _is_module(node: ast.expr, namespace: dict | None) -> bool:

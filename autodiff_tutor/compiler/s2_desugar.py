@@ -133,28 +133,52 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
         if iterable.func.id == "enumerate":
             return _enumerate(node, iterable, names)
         if iterable.func.id == "zip" and iterable.args:
-            for keyword in iterable.keywords:
-                strict = keyword.arg == "strict" and isinstance(keyword.value, ast.Constant)
-                if not strict or keyword.value.value is not False:
-                    reject(
-                        keyword,
-                        f"zip(..., {keyword.arg}=...) is not supported in a differentiated loop",
-                        "loop over indices: 'for k in range(len(a)):' and read a[k], b[k]",
-                    )
+            strict = _zip_strict(iterable)
             if not (
                 isinstance(node.target, ast.Tuple) and len(node.target.elts) == len(iterable.args)
             ):
                 reject(node.target, "unpack zip into one name per sequence")
-            return _indexed(node, names.fresh("k"), node.target.elts, iterable.args)
+            loop = _indexed(node, names.fresh("k"), node.target.elts, iterable.args)
+            return [_same_lengths(iterable.args, node), loop] if strict else loop
         if iterable.func.id == "reversed" and len(iterable.args) == 1:
             return _reversed(node, iterable.args[0], names)
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
-    if isinstance(iterable, ast.Call):  # sorted(keys), x.T, ...: computed once, then indexed
+    if isinstance(iterable, (ast.Call, ast.Tuple, ast.List)):  # sorted(keys), (0.1, 0.01), x.T
         held = names.fresh("sequence")
         loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
         return [assign_like(held, iterable, node), loop]
     reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+
+
+def _zip_strict(call: ast.Call) -> bool:
+    """``zip(a, b, strict=True)`` (the linters' advice, ruff's B905) or ``strict=False``."""
+    strict = False
+    for keyword in call.keywords:
+        if not (
+            keyword.arg == "strict"
+            and isinstance(keyword.value, ast.Constant)
+            and isinstance(keyword.value.value, bool)
+        ):
+            reject(
+                keyword,
+                f"zip(..., {keyword.arg}=...) is not supported in a differentiated loop",
+                "write strict=True or strict=False, or loop over indices: "
+                "'for k in range(len(a)):' and read a[k], b[k]",
+            )
+        strict = keyword.value.value
+    return strict
+
+
+def _same_lengths(sequences: list[ast.expr], like: ast.AST) -> ast.If:
+    """``zip(..., strict=True)``'s check, before the loop: ``if len(a) != len(b) or ...:
+    raise ValueError(...)``."""
+    lengths = [ast.Call(name_node("len"), [copy.deepcopy(s)], []) for s in sequences]
+    differ = [ast.Compare(lengths[0], [ast.NotEq()], [n]) for n in lengths[1:]]
+    test = differ[0] if len(differ) == 1 else ast.BoolOp(ast.Or(), differ)
+    message = ast.Constant("zip() arguments have different lengths (strict=True)")
+    error = ast.Raise(ast.Call(name_node("ValueError"), [message], []), None)
+    return ast.copy_location(ast.If(test, [ast.copy_location(error, like)], []), like)
 
 
 def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> list[ast.stmt]:
@@ -171,7 +195,7 @@ def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> list[ast.stmt]
     return [assign_like(count, length, node), ast.copy_location(loop, node)]
 
 
-def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For:
+def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For | list[ast.stmt]:
     """``for i, v in enumerate(X, start)`` -> a loop over ``range(len(X))`` reading ``X[k]``."""
     start: ast.expr | None = iterable.args[1] if len(iterable.args) == 2 else None
     for keyword in iterable.keywords:
@@ -188,13 +212,13 @@ def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For:
         isinstance(sequence, ast.Call)
         and isinstance(sequence.func, ast.Name)
         and sequence.func.id == "zip"
-        and not sequence.keywords
         and isinstance(value, ast.Tuple)
         and len(value.elts) == len(sequence.args)
         and start is None
         and isinstance(index, ast.Name)
     ):
-        return _indexed(node, index.id, value.elts, sequence.args)
+        loop = _indexed(node, index.id, value.elts, sequence.args)
+        return [_same_lengths(sequence.args, node), loop] if _zip_strict(sequence) else loop
     if not isinstance(index, ast.Name):
         reject(index, "the index of enumerate must be a name")
     if start is None:

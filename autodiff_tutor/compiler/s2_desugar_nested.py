@@ -26,6 +26,7 @@ from typing import Any
 from autodiff_tutor.compiler import s2_desugar_lazy as lazy
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
+from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
 from autodiff_tutor.errors import AutodiffError
 
 _COMPREHENSIONS = {
@@ -49,17 +50,53 @@ class InlineNested:
         for node in body:
             if isinstance(node, ast.FunctionDef):
                 self._check_helper(node)
+                out.extend(self._defaults_now(node))
                 self.helpers[node.name] = node
                 continue
             out.extend(self._statement(node))
         return out
 
+    def _defaults_now(self, node: ast.FunctionDef) -> list[ast.stmt]:
+        """Python evaluates a helper's defaults where the ``def`` runs (``def g(v, k=k)``
+        keeps the ``k`` of that moment): each default that is not a constant is read
+        into a name of its own there, and the inlined calls read that name (once read
+        at each call: a later ``k = 5.0`` changed the value, silently)."""
+        taken = []
+        for param, default in _defaults(node).items():
+            if isinstance(default, ast.Constant):
+                continue
+            held = self.names.fresh(f"{node.name}_{param}_default")
+            taken.append(assign_like(held, default, node))
+            node.held_defaults = {**getattr(node, "held_defaults", {}), param: name_node(held)}
+        return taken
+
     def _check_helper(self, node: ast.FunctionDef) -> None:
-        if node.decorator_list or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-            reject(node, "nested helpers must be plain functions with positional parameters")
+        if node.decorator_list or node.args.vararg or node.args.kwarg:
+            reject(
+                node,
+                "nested helpers take named parameters only (no decorators, *args or **kwargs)",
+                "pass the values one by one, or define the helper at module level",
+            )
+        inner = next(
+            (n for n in ast.walk(node) if isinstance(n, ast.FunctionDef) and n is not node), None
+        )
+        if inner is not None:
+            reject(
+                inner,
+                f"a helper defined inside the nested helper {node.name!r} is not supported",
+                f"define {inner.name!r} next to {node.name!r} (in the function), or at module "
+                "level",
+            )
         returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-        if len(returns) != 1 or node.body[-1] is not returns[0]:
-            reject(node, "a nested helper must end with its only return statement")
+        if not returns or any(r.value is None for r in returns):
+            reject(
+                next((r for r in returns if r.value is None), node),
+                f"the nested helper {node.name!r} must return a value: the compiler inlines "
+                "its result where it is called",
+                "return what it computes (return v), or write its statements in place of the call",
+            )
+        if len(returns) != 1 or node.body[-1] is not returns[0]:  # early returns
+            node.body = rewrite_returns(node.body, self.names)
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
         for field in ("body", "orelse"):
@@ -81,15 +118,9 @@ class InlineNested:
         return [*replace.before, node]
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
-        params = [a.arg for a in helper.args.args]
-        defaults = dict(
-            zip(
-                params[len(params) - len(helper.args.defaults) :], helper.args.defaults, strict=True
-            )
-        )
-        values = dict(zip(params, call.args, strict=False))
-        for keyword in call.keywords:
-            values[keyword.arg] = keyword.value
+        params = [a.arg for a in helper.args.args + helper.args.kwonlyargs]
+        defaults = {**_defaults(helper), **getattr(helper, "held_defaults", {})}
+        values = _nested_arguments(helper, params, call)
         assigned = {
             n.id
             for n in ast.walk(helper)
@@ -188,6 +219,41 @@ class _Replace(ast.NodeTransformer):
             self.before.extend(statements)
             return ast.copy_location(name_node(out_name), call)
         return call
+
+
+def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The default of each parameter that has one, keyword-only ones included."""
+    params = [a.arg for a in helper.args.args]
+    positional = params[len(params) - len(helper.args.defaults) :]
+    keywords = [a.arg for a in helper.args.kwonlyargs]
+    return {
+        **dict(zip(positional, helper.args.defaults, strict=True)),
+        **{k: d for k, d in zip(keywords, helper.args.kw_defaults, strict=True) if d is not None},
+    }
+
+
+def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
+    """The call's arguments by parameter name; anything Python would bind otherwise
+    (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
+    dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
+    name = helper.name  # (a '*' argument is refused before, by LowerPython)
+    positional = len(helper.args.args)  # then the keyword-only ones (def g(v, *, k=1.0))
+    if len(call.args) > positional:
+        reject(call.args[positional], f"too many arguments for {name} ({positional} positional)")
+    values = dict(zip(params, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            reject(
+                keyword.value,
+                f"'**' unpacking into the nested helper {name!r} is not supported",
+                f"pass the entries by name: {name}(..., key=opts['key'])",
+            )
+        if keyword.arg not in params:
+            reject(keyword.value, f"{name} has no parameter {keyword.arg!r}")
+        if keyword.arg in values:
+            reject(keyword.value, f"{name} got two values for its parameter {keyword.arg!r}")
+        values[keyword.arg] = keyword.value
+    return values
 
 
 def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:

@@ -34,7 +34,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler import s2_desugar_lazy as lazy
-from autodiff_tutor.compiler.s1_fence import is_list_append
+from autodiff_tutor.compiler.s1_fence import is_fill_diagonal, is_list_append
 from autodiff_tutor.compiler.s2_desugar_base import (
     Names,
     StatementPass,
@@ -71,6 +71,23 @@ def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def _diagonal_write(node: ast.Expr) -> ast.Assign:
+    """``np.fill_diagonal(a, v)`` -> ``a[np.diag_indices(min(a.shape), a.ndim)] = v``:
+    numpy's diagonal (``k < min(a.shape)``, without ``wrap``), as a write."""
+    call = node.value
+    array, value = call.args
+    module = call.func.value
+    shape = ast.Attribute(copy.deepcopy(array), "shape", ast.Load())
+    size = ast.Call(name_node("min"), [shape], [])
+    ndim = ast.Attribute(copy.deepcopy(array), "ndim", ast.Load())
+    index = ast.Call(
+        ast.Attribute(copy.deepcopy(module), "diag_indices", ast.Load()), [size, ndim], []
+    )
+    target = ast.Subscript(copy.deepcopy(array), index, ast.Store())
+    target.described_as = f"{ast.unparse(call.func)}({array.id}, ...)"  # in messages
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([target], value), node))
+
+
 class LowerPython(StatementPass):
     """Lower ``with``, comprehensions and sequence builtins, statement by statement."""
 
@@ -81,6 +98,8 @@ class LowerPython(StatementPass):
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
         if isinstance(node, ast.With):
             return self._with(node)
+        if isinstance(node, ast.Expr) and is_fill_diagonal(node.value):
+            return self._statement(_diagonal_write(node))
         if isinstance(node, EFFECTS) and not (
             isinstance(node, ast.Expr) and is_list_append(node.value)
         ):

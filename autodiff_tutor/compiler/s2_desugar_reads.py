@@ -22,6 +22,12 @@ import operator
 from autodiff_tutor.compiler.s2_desugar_base import reject
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
+# the options-dict habit (def f(x, config=None): config = config or {}) and what works
+OPTIONS_HINT = (
+    "a choice between structures is made while compiling, not while running: for a dict "
+    "of options give the parameter a dict default (def f(x, config={}), then "
+    "config.get('scale', 2.0)) or keyword parameters (def f(x, scale=2.0))"
+)
 
 
 class ReadsMixin:
@@ -77,6 +83,7 @@ class ReadsMixin:
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
                 self.generic_visit(node)
+                node.keywords = spread_keywords(node)  # f(x, **opts), opts a dict known here
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
                     if isinstance(node.args[0], DISPLAYS):
@@ -110,6 +117,8 @@ class ReadsMixin:
                     return ast.List([ast.Constant(k) for k in keys], ast.Load())
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Dict):
                     entries = func.value
+                    if func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant):
+                        return entry_or_default(entries, node)  # d.get("k", default)
                     if func.attr == "values":
                         return ast.List(entries.values, ast.Load())
                     if func.attr == "keys":
@@ -128,10 +137,11 @@ class ReadsMixin:
             nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
             tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
             if nested and (tracked or isinstance(node, ast.Dict)):
+                choice = isinstance(expr, (ast.BoolOp, ast.IfExp))  # config = config or {}
                 reject(
                     expr,
                     "a structure (a dict or a nested list) is used whole here",
-                    "use its parts: params['W'], or loop over it",
+                    OPTIONS_HINT if choice else "use its parts: params['W'], or loop over it",
                 )
         return folded
 
@@ -242,3 +252,44 @@ def _key_value(node: ast.expr) -> str | int | None:
             parts.append(str(value))
         return "".join(parts)
     return None
+
+
+def spread_keywords(call: ast.Call) -> list[ast.keyword]:
+    """The call's keywords with ``**{"scale": 2.0}`` (a dict whose keys are known while
+    compiling) spread into ``scale=2.0``, as Python binds them.
+
+    >>> call = ast.parse("f(x, **{'scale': s, 'shift': 0.5})", mode="eval").body
+    >>> [ast.unparse(k) for k in spread_keywords(call)]
+    ['scale=s', 'shift=0.5']
+    """
+    keywords: list[ast.keyword] = []
+    for keyword in call.keywords:
+        entries = keyword.value
+        if keyword.arg is not None or not isinstance(entries, ast.Dict):
+            keywords.append(keyword)
+            continue
+        for key, value in zip(entries.keys, entries.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                reject(keyword.value, "'**' unpacks a dict whose keys are not all strings")
+            keywords.append(ast.copy_location(ast.keyword(key.value, value), keyword.value))
+    names = [k.arg for k in keywords if k.arg is not None]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        reject(call, f"the call gets several values for the keyword {repeated[0]!r}")
+    return keywords
+
+
+def entry_or_default(entries: ast.Dict, call: ast.Call) -> ast.expr:
+    """``d.get(key, default)`` of a dict known while compiling: the entry, else the
+    default (``None`` when none is given), as Python's ``dict.get``.
+
+    >>> d = ast.parse("{'a': x}", mode="eval").body
+    >>> [ast.unparse(entry_or_default(d, ast.parse(c, mode="eval").body))
+    ...  for c in ("d.get('a')", "d.get('b', y)", "d.get('b')")]
+    ['x', 'y', 'None']
+    """
+    keys = [k.value if isinstance(k, ast.Constant) else None for k in entries.keys]
+    key = call.args[0].value
+    if key in keys:
+        return copy.deepcopy(entries.values[keys.index(key)])
+    return copy.deepcopy(call.args[1]) if len(call.args) > 1 else ast.Constant(None)

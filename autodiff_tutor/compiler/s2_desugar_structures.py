@@ -49,6 +49,7 @@ from autodiff_tutor.compiler.s2_desugar_base import (
 )
 from autodiff_tutor.compiler.s2_desugar_reads import (
     DISPLAYS,
+    OPTIONS_HINT,
     ReadsMixin,
     bind_target,
     items_of,
@@ -151,16 +152,35 @@ class Structures(ReadsMixin, StatementPass):
 
     def _check_mutation(self, node: ast.stmt) -> None:
         call = node.value if isinstance(node, ast.Expr) else None
-        if (
+        if not (
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in self.env
             and call.func.attr in MUTATING
         ):
-            self._refuse_write(call.func.value.id, call)
+            return
+        root = call.func.value
+        while isinstance(root, ast.Subscript):  # hist["loss"].append(v): hist changes
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in self.env):
+            return
+        if root is not call.func.value and root.id not in self.parameters:
+            reject(
+                call,
+                f"this changes an entry of the structure {root.id!r} in place",
+                f"keep that list in a name of its own (losses = []; losses.{call.func.attr}"
+                "(...)), and put it in the structure afterwards",
+            )
+        self._refuse_write(root.id, call)
 
     def _refuse_write(self, name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):  # self.cache = h in a differentiated method
+            reject(
+                node,
+                f"this sets the attribute {name}.{node.attr} of the object, which would change "
+                "the caller's object: a differentiated method only reads its attributes",
+                "keep the value in a local variable, or compute it again after the gradient "
+                "(a cache of the forward pass is what the generated code keeps for you)",
+            )
         if name in self.parameters:
             reject(
                 node,
@@ -188,10 +208,11 @@ class Structures(ReadsMixin, StatementPass):
                 reject(target, f"the structured parameter {target.id!r} is reassigned")
             if self._is_structure(value):
                 if self.depth:
+                    empty = isinstance(value, ast.Dict) and not value.keys  # config = {}
                     reject(
                         at,
                         "a structure (a dict or a nested list) is made inside a loop or a branch",
-                        "make it before the loop or branch",
+                        OPTIONS_HINT if empty else "make it before the loop or branch",
                     )
                 statements, literal = self._hold(value, target.id, at)
                 self.env[target.id] = literal

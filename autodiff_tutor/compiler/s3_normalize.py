@@ -161,9 +161,7 @@ class _Normalizer(
         if isinstance(target, ast.Name):
             version = self._version_name(target.id)
             self._lower(value, target=version)  # the right side reads the old versions
-            if isinstance(value, ast.List) or (
-                isinstance(value, ast.Name) and self.current.get(value.id) in self.list_names
-            ):
+            if isinstance(value, ast.List) or self._is_list_read(value):
                 self.list_names.add(version)
             self.current[target.id] = version
         elif (
@@ -304,6 +302,12 @@ class _Normalizer(
             self.list_names.add(name.id)
             return name
         self._refuse(node, f"{type(node).__name__} cannot be differentiated here", "")
+
+    def _is_list_read(self, value: ast.expr) -> bool:
+        """``ys`` or a slice ``ys[1:]`` of a list built here: a list too."""
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            value = value.value
+        return isinstance(value, ast.Name) and self.current.get(value.id) in self.list_names
 
     def _emit(self, step: Step, node: ast.AST | None = None) -> ast.Name:
         if step.target is None:  # temporaries are named after their operands, in order

@@ -32,6 +32,10 @@ class CallsMixin:
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
         if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
             return self._conversion(node, target)
+        if callee.obj is list and len(node.args) == 1 and self._is_list_value(node.args[0]):
+            return self._list_copy(node.args[0], node, target)
+        if self._is_list_copy_method(node):  # ys.copy() of a list built here
+            return self._list_copy(node.func.value, node, target)
         if callee.kind == "module_call":  # xp.tanh(x) where xp = array_module(x)
             callee = Callee(
                 "primitive", op=opnames.canonical(callee.attr), description=callee.description
@@ -181,6 +185,27 @@ class CallsMixin:
             return False
         return self._carries_gradient(node.args[0])
 
+    def _is_list_copy_method(self, node: ast.Call) -> bool:
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == "copy"
+            and not (node.args or node.keywords)
+            and isinstance(func.value, ast.Name)
+            and self._is_list_value(func.value)
+        )
+
+    def _list_copy(self, items: ast.expr, node: ast.Call, target: str | None) -> ast.Name:
+        """``list(ys)`` or ``ys.copy()`` of a list built here: a new list of the same
+        items (its gradient is the copy's), so that ``ys[0] = v`` later leaves the copy
+        as it was."""
+        if isinstance(items, (ast.List, ast.Tuple)):
+            items = ast.List([self._atom(e) for e in items.elts], ast.Load())
+        else:
+            items = ast.Name(self.current[items.id], ast.Load())
+        value = ast.Call(ast.Name("list", ast.Load()), [items], [])
+        return self._primitive(target, value, "make_list", [], {}, node, {"xs": items})
+
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -226,9 +251,16 @@ class CallsMixin:
                     f"supported arguments: {', '.join(params)}",
                 )
             bound[keyword.arg] = keyword.value
+        for param, default in rule.defaults.items():  # norm.cdf(x): loc=0.0, scale=1.0
+            bound.setdefault(param, ast.Constant(default))
         missing = [p for p in rule.inputs if p not in bound]
         if missing:
-            self._refuse(node, f"{callee.description} is missing {', '.join(missing)}", "")
+            self._refuse(
+                node,
+                f"{callee.description} is missing {', '.join(missing)}",
+                f"write them in the call, by position: {callee.description}"
+                f"({', '.join(rule.inputs)})",
+            )
         self._check_options(node, rule, bound)
         for p in rule.inputs if not (rule.sequence or rule.shape == HELPER) else ():
             if self._is_list_value(bound[p]) and self._carries_gradient(bound[p]):

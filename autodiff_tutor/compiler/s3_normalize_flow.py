@@ -11,6 +11,7 @@ Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
+import copy
 
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 from autodiff_tutor.compiler.s1_fence import is_list_append
@@ -210,7 +211,12 @@ def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                 }
                 names |= {t.value.id for t in targets if _is_element(t)}
-                found.append((node.value, names))
+                value = node.value
+                if isinstance(node, ast.AugAssign):  # h += v reads h too: h = h + v
+                    read = copy.deepcopy(node.target)
+                    read.ctx = ast.Load()
+                    value = ast.BinOp(read, node.op, value)
+                found.append((value, names))
             elif isinstance(node, ast.expr) and is_list_append(node):
                 found.append((node.args[0], {node.func.value.id}))
     return found

@@ -152,6 +152,46 @@ def memory_edges(
     return edges
 
 
+def list_write_edges(
+    step: Step, lists: set[str], is_module: Callable[[str], bool] = _no_module
+) -> list[tuple[str, str]]:
+    """(seer, seen) pairs for a write into a list object (``ys[i] = v``,
+    ``ys.append(v)``): only what holds the list object sees it: an alias, the
+    compiler's joined path, a list that holds it. Not an item read from it before
+    (``old = ys[0]; ys[0] = v`` leaves ``old`` as it was), nor a copy (``list(ys)``).
+
+    >>> ys = ast.Name("ys", ast.Load())
+    >>> old = Step("old", ast.Subscript(ys, ast.Constant(0), ast.Load()), "primitive",
+    ...            "getitem", {"x": ys})
+    >>> list_write_edges(old, {"ys"})
+    [('ys', 'old')]
+    """
+    targets = step.defined()
+    if step.synthetic and isinstance(step.value, ast.Name):
+        source = step.value.id
+        return [(target, source) for target in targets] + [(source, t) for t in targets]
+    if step.op in ("list_append", "list_setitem", "make_list"):
+        if _list_copy(step):
+            return []
+        items = list_items(step, is_module) or []
+        return [(target, item) for target in targets for item in items]
+    base = view_base(step, is_module)
+    if base is None:
+        return []
+    item_read = base in lists and not isinstance(step.value, ast.Name)
+    edges = []
+    for target in targets:
+        if not item_read:
+            edges.append((target, base))
+        edges.append((base, target))
+    return edges
+
+
+def _list_copy(step: Step) -> bool:
+    """Whether ``step`` is ``list(ys)`` of a list (a new list object)."""
+    return step.op == "make_list" and isinstance(step.inputs.get("xs"), ast.Name)
+
+
 def _roots(node: ast.expr, is_module: Callable[[str], bool]) -> set[str]:
     """The names whose memory the value of the expression ``node`` may share.
 
@@ -175,7 +215,7 @@ def list_items(step: Step, is_module: Callable[[str], bool]) -> list[str] | None
     >>> list_items(Step("rows", ast.parse("[acc[0], b]").body[0].value, "static"), str.isupper)
     ['acc', 'b']
     """
-    if step.op in ("list_append", "make_list"):
+    if step.op in ("list_append", "list_setitem", "make_list"):
         atoms = []
         for atom in step.inputs.values():
             atoms += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]

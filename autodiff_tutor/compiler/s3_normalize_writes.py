@@ -14,7 +14,7 @@ import re
 import types
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.s3_normalize_memory import list_items, memory_edges
+from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_write_edges, memory_edges
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 _AUG_SYMBOL = {
@@ -33,15 +33,28 @@ class WritesMixin:
     def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
         name = target.value.id
+        is_list = self.current.get(name) in self.list_names  # params = [W, b]; params[0] = v
+        if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self._reject(
+                target.slice,
+                f"a slice write into the list {name!r} is not supported",
+                f"write its items one by one ({name}[0] = ...), or build a new list",
+            )
         item = self._atom(value)  # the right side is read before the write
         index = self._static_operand(target.slice, "an index")
-        self._check_unshared(name, target, f"{name}[...] = ...", f"{name} = {name}.copy()")
+        fix = f"{name} = list({name})" if is_list else f"{name} = {name}.copy()"
+        what = getattr(target, "described_as", f"{name}[...] = ...")  # np.fill_diagonal(a, v)
+        self._check_unshared(name, target, what, fix)
         base = ast.Name(self.current[name], ast.Load())
         at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
         version = self._version_name(name)
-        inputs = {"x": base, "value": item}
-        self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
+        if is_list:  # a new version of the list (list_result: it is a list name)
+            inputs = {"xs": base, "x": item}
+            self._primitive(version, call, "list_setitem", [], {"index": index}, target, inputs)
+        else:
+            inputs = {"x": base, "value": item}
+            self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
         self.current[name] = version
         self._spread_write(base.id, version, target)  # views and aliases see the write
 
@@ -170,6 +183,7 @@ class WritesMixin:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
+        list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
         held = self._held_items()
         values = {n for step in self.emitted for n in step.defined()} | set(self.params)
         changed = True
@@ -180,7 +194,10 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                edges = memory_edges(step, self.list_names, self._is_module, held, values)
+                if list_write:
+                    edges = list_write_edges(step, self.list_names, self._is_module)
+                else:
+                    edges = memory_edges(step, self.list_names, self._is_module, held, values)
                 for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
@@ -245,7 +262,7 @@ class WritesMixin:
             for step in self.emitted:
                 if self._same_variable_copy(step):
                     pair = {step.target, step.value.id}
-                elif step.op == "list_append":  # append changes the list object itself
+                elif step.op in ("list_append", "list_setitem"):  # the list object itself
                     pair = {step.target, step.inputs["xs"].id}
                 else:
                     continue

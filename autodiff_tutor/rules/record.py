@@ -131,6 +131,7 @@ class Rule:
     aliases: tuple[Any, ...] = ()
     method: bool = False
     attribute: str | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Raise a clear error if the rule does not cover these option values (and the
@@ -201,6 +202,7 @@ class Family:
         aliases: tuple[Any, ...] = (),
         method: bool = False,
         attribute: str | None = None,
+        defaults: dict[str, Any] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
 
@@ -221,6 +223,8 @@ class Family:
         numpy's ``where`` and comparisons); ``symbolic`` says how to check it (default
         for a rule with a sympy form: on scalars). ``aliases`` are other names
         (``"absolute"``) or objects (``builtins.abs``) for the same primitive.
+        ``defaults`` are the values of inputs a call may leave out (``norm.cdf(x)``:
+        ``loc=0.0, scale=1.0``); a call that gives them differentiates them.
 
         >>> family = Family("example")
         >>> @family.defvjp("twice", math="2 x", aliases=("double",))
@@ -266,6 +270,7 @@ class Family:
                 aliases=tuple(aliases),
                 method=method,
                 attribute=attribute,
+                defaults=dict(defaults or {}),
             )
             return fn
 

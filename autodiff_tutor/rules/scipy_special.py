@@ -1,13 +1,14 @@
 """scipy's special functions and the normal log-density: ``expit logit erf erfc
 gammaln digamma xlogy logsumexp softmax log_softmax``, ``scipy.stats.norm``'s
-``logpdf`` and ``pdf``, ``scipy.stats.t``'s and ``multivariate_normal``'s ``logpdf``.
+``logpdf``, ``pdf`` and ``cdf``, ``scipy.stats.t``'s and ``multivariate_normal``'s
+``logpdf``.
 
 scipy is an optional extra (``pip install autodiff-tutor[scipy]``). The rules name
 scipy's objects as aliases only when scipy is installed; a scipy function without a
 rule is refused at the user's call (see :func:`autodiff_tutor.rules.names.op_of_callable`),
 never compiled from scipy's own source. ``scipy.stats.norm.logpdf`` is the primitive
-``norm_logpdf``, with ``loc`` and ``scale`` as inputs (write them in the call:
-``norm.logpdf(x, mu, sigma)``).
+``norm_logpdf``, with ``loc`` and ``scale`` as inputs (by position:
+``norm.logpdf(x, mu, sigma)``; left out, they are scipy's 0 and 1).
 
 >>> import numpy as np
 >>> expit(np.float64(1.0), np.float64(0.5), 0.0).item()  # sigma'(0) = 1/4
@@ -213,10 +214,13 @@ def log_softmax_tangent(out, xp, x, axis=None, *, d_x):
 
 # --- the normal density (scipy.stats.norm) ---------------------------------------------------
 
+_NORMAL = {"loc": 0.0, "scale": 1.0}  # scipy.stats.norm's standard normal, when left out
+
 
 @defvjp(
     "norm_logpdf",
     broadcasting=True,
+    defaults=_NORMAL,
     shape=OTHER,  # elementwise in three inputs
     math="-((x - loc)/scale)^2 / 2 - ln scale - ln(2 pi) / 2",
     convention="scale > 0 (numpy gives nan otherwise)",
@@ -243,6 +247,7 @@ def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
 @defvjp(
     "norm_pdf",
     broadcasting=True,
+    defaults=_NORMAL,
     shape=OTHER,
     math="e^(-((x - loc)/scale)^2 / 2) / (scale sqrt(2 pi))",
     convention="scale > 0",
@@ -260,6 +265,33 @@ def norm_pdf(g, out, x, loc, scale):
 def norm_pdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
     z = (x - loc) / scale
     return -d_x * out * z / scale + d_loc * out * z / scale + d_scale * out * (z * z - 1) / scale
+
+
+@defvjp(
+    "norm_cdf",
+    broadcasting=True,
+    shape=OTHER,
+    defaults=_NORMAL,
+    math="(1 + erf((x - loc)/(scale sqrt 2))) / 2",
+    convention="scale > 0",
+    sympy=lambda sp, x, loc, scale: (1 + sp.erf((x - loc) / (scale * sp.sqrt(2)))) / 2,
+    symbolic=ScalarRule(positive=("scale",)),
+)
+def norm_cdf(g, xp, x, loc, scale):
+    z = (x - loc) / scale
+    density = xp.exp(-z * z / 2) / (scale * xp.sqrt(2 * xp.pi))
+    return g * density, -g * density, -g * density * z
+
+
+@defjvp("norm_cdf")
+def norm_cdf_tangent(out, xp, x, loc, scale, *, d_x, d_loc, d_scale):
+    z = (x - loc) / scale  # each term in the output's dtype (scipy computes in float64)
+    density = xp.exp(-z * z / 2) / (scale * xp.sqrt(2 * xp.pi))
+    return (
+        cast_like(d_x * density, out)
+        - cast_like(d_loc * density, out)
+        - cast_like(d_scale * density * z, out)
+    )
 
 
 # --- Student's t density (scipy.stats.t) -------------------------------------------------

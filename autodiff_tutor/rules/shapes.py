@@ -212,6 +212,35 @@ def list_append_tangent(xs, x, *, d_xs, d_x):
     return [*d_xs, d_x]
 
 
+def _list_setitem(xp, xs, x, index=0):
+    ys = list(xs)
+    ys[index] = x
+    return ys
+
+
+@defvjp(
+    "list_setitem",
+    list_result=True,
+    math="xs with xs[i] = x",
+    latex=r"xs \text{ with } xs[i] = x",
+    convention="the replaced item gets no gradient",
+    symbolic=ArrayRule(
+        _list_setitem,
+        [
+            (([(2,), (1, 2)], (3,)), {"index": 0}),
+            (([(2,), (3,), (1,)], (2, 2)), {"index": -1}),
+        ],
+    ),
+)
+def list_setitem(g, xs, x, index=0):
+    return assign_at(g, at[index], zeros_like(xs[index])), g[index]
+
+
+@defjvp("list_setitem")
+def list_setitem_tangent(xs, x, index=0, *, d_xs, d_x):
+    return assign_at(d_xs, at[index], d_x)
+
+
 @defvjp(
     "make_list",
     sequence=True,

@@ -310,16 +310,26 @@ def untranspose(g: Any, axes: Any) -> Any:
 def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     """Cut the gradient of a concatenation into one piece per input.
 
+    An input may be a Python list of numbers (``np.concatenate([[0.0], x, [0.0]])``),
+    whose shape numpy reads from its nesting.
+
     >>> [p.shape for p in split_like(np.ones(5), [np.ones(2), np.ones(3)])]
     [(2,), (3,)]
+    >>> [p.shape for p in split_like(np.ones(4), [[0.0], np.ones(2), [1.0]])]
+    [(1,), (2,), (1,)]
     """
+    shapes = [shape_of(x) if hasattr(x, "shape") else np.shape(x) for x in xs]
     if axis is None:  # np.concatenate(xs, axis=None) joins the flattened inputs
         xp = array_module(g)
-        flat = [xp.reshape(x, (-1,)) for x in xs]
-        return [xp.reshape(p, shape_of(x)) for p, x in zip(split_like(g, flat), xs, strict=True)]
+        flat = _cut(g, [int(np.prod(shape)) for shape in shapes], 0)
+        return [xp.reshape(p, shape) for p, shape in zip(flat, shapes, strict=True)]
+    return _cut(g, [shape[axis] for shape in shapes], axis)
+
+
+def _cut(g: Any, lengths: list[int], axis: int) -> list[Any]:
+    """Consecutive slices of ``g`` along ``axis``, of the given lengths."""
     pieces, start = [], 0
-    for x in xs:
-        n = shape_of(x)[axis]
+    for n in lengths:
         index = [slice(None)] * len(shape_of(g))
         index[axis] = slice(start, start + n)
         pieces.append(g[tuple(index)])

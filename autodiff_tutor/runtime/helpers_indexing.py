@@ -44,7 +44,11 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
     """
     if isinstance(x, (list, tuple)):  # an item of a list (or of a tuple of results)
         result = [zeros_like(item) for item in x]
-        result[index] = result[index] + g
+        if isinstance(index, slice):  # ys[1:]: g is the list of its items' gradients
+            for k, item in zip(range(len(x))[index], g, strict=True):
+                result[k] = result[k] + item
+        else:
+            result[index] = result[index] + g
         return result
     xp = array_module(g, x)
     result = xp.zeros(shape_of(x), dtype=x.dtype)
@@ -86,9 +90,18 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
     The copy keeps ``x``'s memory layout, as the write in place would: whether a later
     ``reshape`` is a view or a copy depends on it.
 
+    A Python list made in the function (``params = [W, b]; params[0] = v``) is copied
+    as a list, its item replaced.
+
     >>> assign_at(np.zeros(3), 1, 5.0).tolist()
     [0.0, 5.0, 0.0]
+    >>> assign_at([1.0, 2.0], 0, 5.0)
+    [5.0, 2.0]
     """
+    if isinstance(x, list):
+        result = list(x)
+        result[index] = value
+        return result
     _check_distinct(index)
     if hasattr(x, "flags"):  # numpy, cupy
         result = x.copy(order="K")

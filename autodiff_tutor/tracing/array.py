@@ -33,7 +33,7 @@ from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
 from autodiff_tutor.tracing.locations import here, inside_numpy_check, location, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
-from autodiff_tutor.tracing.operators import binary, in_place, set_item, unary
+from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
 from autodiff_tutor.tracing.tape import Origin, active_tape
 from autodiff_tutor.tracing.value import TracedValue, note_view
 
@@ -163,9 +163,7 @@ class Traced(TracedValue):
         if self._escapes():
             if storing_item():
                 raise messages.element_into_plain()
-            raise messages.escape(
-                "np.asarray() (or np.array(), or another conversion to numpy)", messages.COPY_HINT
-            )
+            raise messages.conversion()
         return np.asarray(self._data, dtype=dtype)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -196,6 +194,8 @@ class Traced(TracedValue):
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if FormattedArray in types:
             return NotImplemented
+        if func is np.fill_diagonal:  # a write in place, as y[k, k] = v
+            return fill_diagonal(*args, **kwargs)
         return dispatch.call_function(func, args, kwargs)
 
     # -- indexing and methods --------------------------------------------------

@@ -64,6 +64,20 @@ def user_frame() -> FrameType | None:
     return frame
 
 
+def in_scipy() -> bool:
+    """Whether the innermost call the user's frame made is running scipy's code (scipy
+    converts its arguments with ``np.asarray``, which tracing cannot follow).
+
+    >>> in_scipy()
+    False
+    """
+    frame, user, inside = sys._getframe(1), user_frame(), False
+    while frame is not None and frame is not user:
+        inside = inside or f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename
+        frame = frame.f_back
+    return inside
+
+
 _RAISE = dis.opmap["RAISE_VARARGS"]
 
 

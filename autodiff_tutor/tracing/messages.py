@@ -19,7 +19,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from autodiff_tutor.errors import TracingError, TracingEscapeError
-from autodiff_tutor.tracing.locations import call_source, location
+from autodiff_tutor.rules import registry
+from autodiff_tutor.rules.names import op_of_callable
+from autodiff_tutor.tracing.locations import call_source, in_scipy, location, user_frame
 
 
 def no_rule(name: str) -> TracingError:
@@ -159,6 +161,40 @@ COPY_HINT = (
     "call extract_data() after gradient()"
 )
 """The hint of a conversion to a numpy array (``np.array(x)``, ``np.asarray(x)``)."""
+
+
+def conversion() -> TracingEscapeError:
+    """``np.asarray(x)`` of a traced value: written by the user, or made by a scipy
+    function the user's line calls (``logsumexp(x)``, ``norm.cdf(x)``), which the
+    message then names, saying whether the compiler has a rule for it.
+
+    >>> conversion().message.split(" turns")[0]
+    'np.asarray() (or np.array(), or another conversion to numpy)'
+    """
+    call = call_source() or ""
+    if not in_scipy():
+        return escape("np.asarray() (or np.array(), or another conversion to numpy)", COPY_HINT)
+    name = call.partition("(")[0].strip() or "this scipy function"
+    compiled = f"; the compiler (@differentiable) has a rule for {name}" if _has_rule(name) else ""
+    return escape(
+        f"{name} (scipy's: it converts its arguments with np.asarray())",
+        f"tracing cannot follow inside scipy's functions: write {name} with numpy "
+        f"functions, which tracing follows{compiled}; if a constant is meant, say so with "
+        "stop_gradient(x)",
+    )
+
+
+def _has_rule(name: str) -> bool:
+    """Whether the dotted ``name`` in the user's frame is a callable with a rule."""
+    frame = user_frame()
+    head, *attributes = name.split(".")
+    if frame is None or not all(part.isidentifier() for part in (head, *attributes)):
+        return False
+    obj = frame.f_locals.get(head, frame.f_globals.get(head))
+    for attribute in attributes:
+        obj = getattr(obj, attribute, None)
+    op = op_of_callable(obj) if obj is not None else None
+    return op is not None and registry.lookup(op) is not None
 
 
 def escape(what: str, hint: str = "") -> TracingEscapeError:

@@ -138,6 +138,25 @@ def set_item(y: Any, index: Any, value: Any) -> None:
         raise messages.in_place_shared("y[...] = ...")
 
 
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
+    """``np.fill_diagonal(a, val)`` with traced values: the write ``a[k, k] = val`` for
+    ``k < min(a.shape)`` (numpy's, without ``wrap``), recorded as ``y[...] = ...`` is.
+
+    >>> from autodiff_tutor.tracing import evaluate, traced
+    >>> evaluate(lambda a: (fill_diagonal(a, 0.0), a)[1], traced(np.ones((2, 2))))
+    traced(array([[0., 1.],
+           [1., 0.]]), trace ... (evaluate(<lambda>)) has ended)
+    """
+    if wrap:
+        raise messages.unsupported_arguments("np.fill_diagonal", ["wrap"], ())
+    if not isinstance(a, TracedValue):
+        raise messages.element_into_plain()
+    shape = shape_of(a._data)
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) > 1):
+        np.fill_diagonal(np.empty(shape), 0.0)  # numpy's own error for this shape
+    set_item(a, np.diag_indices(min(shape), len(shape)), val)
+
+
 def _unknown_sharers(y: TracedValue, index: Any = None) -> list[TracedValue]:
     """Traced values sharing ``y``'s memory (at ``index``) that are not views tracing
     made of ``y``: an update of ``y`` would change them in numpy, invisibly to tracing."""

@@ -64,11 +64,12 @@ def wild(
     return register
 
 
-def load_all() -> list[Wild]:
-    """Every objective of every corpus module."""
-    for name in MODULES:
-        importlib.import_module(f"corpus_wild.{name}")
-    return list(REGISTRY)
+def load_all(package: str = "corpus_wild", modules: tuple[str, ...] = MODULES) -> list[Wild]:
+    """Every objective of every module of a corpus package (``corpus_wild`` or
+    ``corpus_wild2``, which registers with :func:`wild` too)."""
+    for name in modules:
+        importlib.import_module(f"{package}.{name}")
+    return [w for w in REGISTRY if w.fn.__module__.startswith(f"{package}.")]
 
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
@@ -92,3 +93,12 @@ TRACING_ASARRAY = (
 )
 TRACING_ARRAY_OF_LIST = "np.array([...]) of traced scalars is refused (np.stack is the hint)"
 TRACING_MATH = "math.exp of a traced scalar is refused (float() of a traced value)"
+TRACING_SCIPY = (
+    "a scipy function written in Python (logsumexp, norm.cdf, cho_factor) converts the traced "
+    "array with np.asarray: refused at the user's call, the message names the scipy function "
+    "and says whether the compiler has a rule for it"
+)
+FLOAT_CAST = (
+    "float() of a value that carries gradient is refused in both modes by design (the book's "
+    "'a value that escapes' row): the hint says to keep it an array or call stop_gradient"
+)

@@ -1,0 +1,289 @@
+"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) found in calls
+and their arguments, each against central differences (or, for a refusal, its located
+message and hint); helpers defined inside the function are in
+``tests/test_wild2_nested_helpers.py``, writes in place in ``tests/test_wild2_in_place.py``:
+
+- ``np.concatenate([[0.0], x, [1.0]])``, a Python list of numbers among the arrays,
+  crashed from inside in both modes (the concatenation's gradient read the shape of
+  the list as ``()``);
+- a helper with keyword-only parameters (``def pen(w, *, lam=0.1)``) called from a
+  compiled function was refused as "too many positional arguments", located at the
+  outer call;
+- ``enumerate(zip(a, b, strict=True))`` was refused as "no derivative rule for zip";
+- in tracing, a scipy function that converts its argument (``logsumexp(x)``) was
+  refused with the hint of ``np.asarray(x)``, a call the user never wrote;
+- the options-dict habit (``def f(x, config=None): config = config or {}``) was refused
+  with the hint "use its parts: params['W']"; the hint now says what compiles (a dict
+  default, or keyword parameters);
+- ``scipy.stats.norm.cdf`` had no rule (Black-Scholes, probit), and ``norm.pdf(x)``,
+  ``norm.logpdf(x)`` without ``loc`` and ``scale`` were refused with an empty hint:
+  a rule ``norm_cdf``, and scipy's defaults (0 and 1) for inputs a call leaves out; a
+  call that still misses an input (``t.logpdf(x)``) says how to write it;
+- ``self.cache = h`` in a differentiated method was refused with the hint "build a new
+  list or dict instead"; the message now says an attribute would be set on the
+  caller's object, and the hint to keep the value in a local variable;
+- ``for lam in (0.1, 0.01, 1.0)`` and ``for w in [x, x**2, np.sin(x)]``, loops over a
+  tuple or list written out, were refused ("loops must go over range(...)..."): the
+  sequence is held in a name and indexed, as a computed one is (corpus_wild2 habit
+  ``loop_over_literal_values``);
+- ``d.get("b", x**2)`` of a dict built in the function was refused ("a structure is
+  used whole here", hint "use its parts"): the entry, or the default, as
+  ``dict.get``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracles import central_difference
+from scipy.linalg import cho_factor
+from scipy.special import logsumexp
+from scipy.stats import norm, t
+
+import autodiff_tutor as ad
+from autodiff_tutor import tracing
+from autodiff_tutor.errors import TracingEscapeError, UnsupportedSyntaxError
+
+
+def padded_cable(h):
+    ys = np.concatenate(([0.0], h, [0.0]))
+    return np.sum(np.hypot(np.diff(ys), 0.5)) + ys @ ys
+
+
+def joined_flat(h):
+    both = np.concatenate([np.tanh(h).reshape(2, 2), [[1.0, 2.0]]], axis=None)
+    return np.sum(both**3)
+
+
+def joined_rows(h):
+    both = np.concatenate([[[1.0, -1.0]], h.reshape(2, 2)], axis=0)
+    return np.sum(np.sin(both) * np.arange(6.0).reshape(3, 2))
+
+
+CONCATENATIONS = [padded_cable, joined_flat, joined_rows]
+H = np.array([0.4, -0.3, 0.8, 0.1])
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_compiler(fn):
+    expected = central_difference(fn, [H], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):  # compiled, then the specialized fast path
+        value, gradient = both(H)
+        np.testing.assert_allclose(value, fn(H), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_tracing(fn):
+    value, gradient = tracing.value_and_gradient(fn, H)
+    np.testing.assert_allclose(value, fn(H), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [H], 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", CONCATENATIONS)
+def test_concatenate_with_a_list_of_numbers_jvp(fn):
+    direction = np.array([1.0, -2.0, 0.5, 0.25])
+    _, tangent = ad.jvp(fn, (H,), (direction,))
+    expected = central_difference(fn, [H], 0) @ direction
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+
+
+def penalty(w, *, lam=0.1, power=2):
+    return lam * np.sum(np.abs(w) ** power)
+
+
+def keyword_only_calls(w, lam):
+    return penalty(w, lam=lam) + penalty(w, power=4, lam=0.01) + penalty(w)
+
+
+W, LAM = np.array([0.7, -1.3, 0.2]), np.array(0.3)
+
+
+def test_helper_with_keyword_only_parameters_compiler():
+    expected = [central_difference(keyword_only_calls, [W, LAM], k) for k in (0, 1)]
+    both = ad.value_and_grad(keyword_only_calls, wrt=("w", "lam"))
+    for _ in range(3):
+        value, (d_w, d_lam) = both(W, LAM)
+        np.testing.assert_allclose(value, keyword_only_calls(W, LAM), rtol=1e-12)
+        np.testing.assert_allclose(d_w, expected[0], rtol=1e-6)
+        np.testing.assert_allclose(d_lam, expected[1], rtol=1e-6)
+
+
+def test_helper_with_keyword_only_parameters_jvp():
+    direction = np.array([1.0, 0.5, -1.0])
+    _, tangent = ad.jvp(keyword_only_calls, (W, LAM), (direction, np.array(2.0)))
+    expected = central_difference(keyword_only_calls, [W, LAM], 0) @ direction
+    expected += 2.0 * central_difference(keyword_only_calls, [W, LAM], 1)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+
+
+def enumerate_zip_strict(a, b):
+    total = 0.0
+    for i, (u, v) in enumerate(zip(a, b, strict=True)):
+        total = total + (i + 1) * u * np.sin(v)
+    return total
+
+
+def test_enumerate_of_zip_strict_compiler():
+    a, b = np.array([0.3, 0.5, -0.2]), np.array([1.0, 2.0, 0.5])
+    gradients = ad.grad(enumerate_zip_strict, wrt=("a", "b"))(a, b)
+    for k, gradient in enumerate(gradients):
+        expected = central_difference(enumerate_zip_strict, [a, b], k)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="different lengths"):
+        ad.grad(enumerate_zip_strict, wrt=("a", "b"))(a, b[:2])
+
+
+def log_normalizer(z):
+    return logsumexp(z) + np.sum(z**2)
+
+
+def cholesky_log_det(a):
+    c, _ = cho_factor(a @ a.T + np.eye(2))
+    return np.sum(np.log(np.diag(c)))
+
+
+@pytest.mark.parametrize(
+    ("fn", "arg", "name", "compiler_rule"),
+    [
+        (log_normalizer, np.array([0.1, 0.5]), "logsumexp", True),
+        (cholesky_log_det, np.eye(2), "cho_factor", False),
+    ],
+)
+def test_tracing_names_the_scipy_function_that_converts(fn, arg, name, compiler_rule):
+    with pytest.raises(TracingEscapeError) as info:
+        tracing.value_and_gradient(fn, arg)
+    error = info.value
+    assert error.message.startswith(f"{name} (scipy's: it converts its arguments")
+    assert error.location.filename == __file__
+    assert error.location.text[error.location.column :].startswith(f"{name}(")
+    assert f"write {name} with numpy functions" in error.hint
+    assert ("the compiler (@differentiable) has a rule" in error.hint) is compiler_rule
+    assert "np.array(x) and np.asarray(x)" not in error.hint
+
+
+def test_tracing_conversion_written_by_the_user_keeps_its_hint():
+    def converts(x):
+        return np.sum(np.asarray(x) ** 2)
+
+    with pytest.raises(TracingEscapeError) as info:
+        tracing.value_and_gradient(converts, np.ones(2))
+    assert info.value.message.startswith("np.asarray() (or np.array()")
+    assert "x.copy()" in info.value.hint
+
+
+def scaled_shifted(v, scale=1.0, shift=0.0):
+    return scale * v + shift
+
+
+def module_helper_double_star(x, y):
+    opts = {"scale": y[0], "shift": y[1]}
+    total = np.sum(scaled_shifted(x, **opts) ** 2)
+    return total + np.sum(np.sum(np.outer(x, y), **{"axis": 0, "keepdims": True}) ** 2)
+
+
+def test_double_star_of_a_dict_written_here_is_spread_into_keywords():
+    x, y = np.array([1.0, -2.0, 0.5]), np.array([2.0, 0.5])
+    both = ad.value_and_grad(module_helper_double_star, wrt=("x", "y"))
+    for _ in range(3):
+        value, gradients = both(x, y)
+        np.testing.assert_allclose(value, module_helper_double_star(x, y), rtol=1e-12)
+        for k, gradient in enumerate(gradients):
+            expected = central_difference(module_helper_double_star, [x, y], k)
+            np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
+def options_or_empty(x, config=None):
+    config = config or {}
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+def options_if_none(x, config=None):
+    if config is None:
+        config = {}
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+def options_dict_default(x, config={}):  # noqa: B006 - the habit the hint offers
+    return config.get("scale", 2.0) * np.sum(x**2)
+
+
+@pytest.mark.parametrize("fn", [options_or_empty, options_if_none])
+def test_options_dict_defaulting_to_none_hints_what_compiles(fn):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(fn)(np.array([1.0, -2.0]))
+    assert "def f(x, config={})" in info.value.hint
+    assert info.value.location.filename == __file__
+    x = np.array([1.0, -2.0])  # the hint's own advice compiles, caller's dict or not
+    for options in ({}, {"scale": 3.0}):
+        value, gradient = ad.value_and_grad(options_dict_default)(x, options)
+        np.testing.assert_allclose(value, options_dict_default(x, options))
+        np.testing.assert_allclose(
+            gradient, central_difference(options_dict_default, [x, options], 0)
+        )
+
+
+def standard_normal_calls(x):
+    return np.sum(norm.cdf(x) * norm.pdf(2.0 * x)) + np.sum(norm.logpdf(x))
+
+
+def normal_cdf_with_loc_scale(x):
+    return np.sum(norm.cdf(x[:2], x[2], np.exp(x[3])) ** 2)
+
+
+@pytest.mark.parametrize("fn", [standard_normal_calls, normal_cdf_with_loc_scale])
+def test_scipy_normal_with_and_without_loc_and_scale(fn):
+    x = np.array([0.3, -1.1, 0.4, -0.2])
+    expected = central_difference(fn, [x], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+    direction = np.array([1.0, -0.5, 2.0, 0.25])
+    _, tangent = ad.jvp(fn, (x,), (direction,))
+    np.testing.assert_allclose(tangent, expected @ direction, rtol=1e-6)
+
+
+def student_t_without_df(x):
+    return np.sum(t.logpdf(x))
+
+
+def test_a_call_missing_an_input_says_how_to_write_it():
+    with pytest.raises(UnsupportedSyntaxError, match="is missing df") as info:
+        ad.grad(student_t_without_df)(np.array([0.3, -1.1]))
+    assert "t.logpdf(x, df, loc, scale)" in info.value.hint
+
+
+class CachingModel:
+    def __init__(self):
+        self.W = np.array([[0.5, -0.3], [0.2, 0.8]])
+
+    def loss(self, X):
+        h = np.tanh(X @ self.W)
+        self.cache = h
+        return np.sum(h**2)
+
+
+def test_a_method_storing_a_cache_on_self_gets_a_true_hint():
+    model = CachingModel()
+    with pytest.raises(UnsupportedSyntaxError, match="sets the attribute self.cache") as info:
+        ad.value_and_grad(model.loss, wrt="self.W")(np.ones((3, 2)))
+    assert "local variable" in info.value.hint and "list or dict" not in info.value.hint
+    assert info.value.location.text[info.value.location.column :].startswith("self.cache")
+
+
+def dict_get_with_defaults(x):
+    d = {"a": x * 2.0}
+    b = d.get("b", x**2)
+    c = d.get("c")
+    return np.sum(d.get("a") * b) + (0.0 if c is None else np.sum(c))
+
+
+def test_get_of_a_dict_built_here():
+    x = np.array([0.5, -1.0, 2.0])
+    value, gradient = ad.value_and_grad(dict_get_with_defaults)(x)
+    np.testing.assert_allclose(value, dict_get_with_defaults(x), rtol=1e-12)
+    expected = central_difference(dict_get_with_defaults, [x], 0)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)

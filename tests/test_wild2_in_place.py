@@ -1,0 +1,339 @@
+"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) and its stress
+runs found in writes, in place, into arrays and lists, each against central
+differences (or, for a refusal, its located message):
+
+- two WRONG gradients, older than this corpus: an array read from a list built here
+  and changed in place (``for h in hs: h += 1.0``, ``y0 = ys[0]; y0[0] = 5.0``) was
+  compiled as if the list still held the old values (the list did not see its item);
+  refused now, located, with a copy as the hint;
+- writing into a list built here (``params = [W, b]; params[0] = params[0] - lr * g``)
+  crashed from inside with the false hint that the function itself failed (the list
+  was written as an array); now a list primitive (``list_setitem``), and ``list(ys)``
+  copies a list built here (the hint the alias check gives), and so does ``ys.copy()``;
+- reading a slice of a list built here (``ys[1:]``, ``for y in ys[::2]``,
+  ``ys[-2:]`` in a generator) crashed from inside (the gradient of the slice was added
+  to a list of zeros as a list, ``+`` concatenating), or was refused with the false
+  hint "stack needs a list here";
+- two more WRONG gradients of the same family: an array reached again through a list
+  (``box = [y]; z = box[0]; z[1] = 3.0``) or through a choice (``z = y if flag else
+  w``, or an ``if`` statement) and written in place was compiled as if ``y`` did not
+  change (a list did not let its items see each other through it; a joined path did
+  not let ``y`` see ``z``); refused now, located;
+- a WRONG gradient in tracing: ``value_and_gradient`` of a function that writes into
+  its own argument (``x[0] = 5.0``, ``x += 1``, through a view ``x.reshape(...)``) was
+  taken with respect to the written ``x`` (``2 * x`` for ``np.sum(x**2)``); it is now
+  with respect to the argument as given (the compiler refuses these writes);
+- ``np.fill_diagonal(K, 0.0)`` (t-SNE, kernel and distance matrices) was refused in
+  both modes; it is the write ``K[k, k] = 0.0`` now, followed as any write (refused
+  into a parameter by the compiler, as ``A[...] = ...`` is);
+- ``ys.append(h.copy())`` in a loop that then updates ``h += 1.0`` was refused as "the
+  gradient flow of this loop could not be resolved", with no hint (``h += v`` was not
+  seen to carry ``h``'s gradient into the next iteration); ``old = ys[0]; ys[0] = v``
+  then reading ``old`` was refused (a slot write leaves the item read before as it
+  was); an alias ``q = ys`` still sees the write, and is refused when read after;
+- ``hist["loss"].append(v)`` on a dict built here was refused as "this index is out of
+  range" (the append was not seen) or at the ``def`` line; it is located at the call,
+  and the hint (a list of its own, put in the dict afterwards) compiles.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+import autodiff_tutor as ad
+from autodiff_tutor import tracing
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+
+def sgd_on_a_list(W, b):
+    params = [W, b]
+    X = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    for _ in range(3):
+        out = np.tanh(X @ params[0] + params[1])
+        params[0] = params[0] - 0.1 * X.T @ (1 - out**2) / 4
+        params[-1] = params[-1] - 0.1 * (1 - out**2).mean(axis=0)
+    return np.sum(params[0] ** 2) + np.sum(np.tanh(X @ params[0] + params[1]))
+
+
+def copied_before_written(W, b):
+    ys = [W[0], b]
+    for k in range(2):
+        ys[k] = np.sin(ys[k]) * (k + 1)
+    before = list(ys)
+    ys[0] = ys[1] * ys[0]
+    return np.sum(np.stack(ys) ** 2) + np.sum(np.stack(before))
+
+
+WB = (np.array([[0.3, -0.5], [1.2, 0.4], [-0.7, 0.9]]), np.array([0.2, -0.1]))
+
+
+def _matches_differences_at_wb(fn) -> list[np.ndarray]:
+    """``value_and_grad`` three times (compiled, then the fast path) against central
+    differences at ``WB``; the expected gradients."""
+    expected = [central_difference(fn, list(WB), k) for k in (0, 1)]
+    both = ad.value_and_grad(fn, wrt=("W", "b"))
+    for _ in range(3):
+        value, gradients = both(*WB)
+        np.testing.assert_allclose(value, fn(*WB), rtol=1e-12)
+        for gradient, want in zip(gradients, expected, strict=True):
+            np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-9)
+    return expected
+
+
+@pytest.mark.parametrize("fn", [sgd_on_a_list, copied_before_written])
+def test_writes_into_a_list_built_here(fn):
+    expected = _matches_differences_at_wb(fn)
+    directions = (np.ones_like(WB[0]), np.array([0.5, -2.0]))
+    _, tangent = ad.jvp(fn, WB, directions)
+    want = sum(np.sum(e * d) for e, d in zip(expected, directions, strict=True))
+    np.testing.assert_allclose(tangent, want, rtol=1e-6)
+
+
+def item_changed_in_a_loop(W, b):
+    hs = [W[0] * 1.0, W[1] * 2.0, b * 1.0]
+    for h in hs:
+        h += 1.0
+    return np.sum(np.stack(hs) ** 2)
+
+
+def item_changed_by_index(W, b):
+    ys = [b.copy(), W[0]]
+    y0 = ys[0]
+    y0[0] = 5.0
+    return np.sum(np.stack(ys) ** 2)
+
+
+def slice_of_a_list_written(W, b):
+    ys = [W[0], W[1], b]
+    ys[0:2] = [b, b]
+    return np.sum(np.stack(ys))
+
+
+@pytest.mark.parametrize(
+    ("fn", "words", "caret"),
+    [
+        (item_changed_in_a_loop, "'h += ...' would change, in place", "h += 1.0"),
+        (item_changed_by_index, "'y0[...] = ...' would change, in place", "y0[0]"),
+        (slice_of_a_list_written, "a slice write into the list 'ys'", "0:2"),
+    ],
+)
+def test_writes_python_shows_through_a_list_are_refused(fn, words, caret):
+    """The first two were compiled with the list unchanged: value and gradient silently
+    wrong (python shows the write through the list)."""
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape(words)) as info:
+        ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
+    location = info.value.location
+    assert location.filename == __file__
+    assert location.text[location.column :].startswith(caret)
+
+
+def list_slices(W, b):
+    ys = []
+    for k in range(4):
+        ys.append(np.sin(W[k % 3] * (k + 1)) + b)
+    rest = ys[1:]
+    total = np.sum(np.stack(rest) ** 2) + np.sum(rest[0] * rest[-1])
+    for y in ys[::2]:
+        total = total + np.sum(y**3)
+    return total + sum(np.sum(y) for y in ys[-2:])
+
+
+def list_copy_method(W, b):
+    ys = [W[0] * b, W[1] - b]
+    zs = ys.copy()
+    zs[0] = zs[0] * 5.0
+    return np.sum(np.stack(zs) ** 2) + np.sum(np.stack(ys))
+
+
+@pytest.mark.parametrize("fn", [list_slices, list_copy_method])
+def test_slices_and_copies_of_a_list_built_here(fn):
+    _matches_differences_at_wb(fn)
+
+
+def written_through_a_list(x):
+    y = x * 1.0
+    box = [y]
+    z = box[0]
+    z[1] = 3.0
+    return np.sum(y**2)
+
+
+def written_through_a_choice(x, flag=True):
+    y = x * 1.0
+    z = y if flag else x * 2.0
+    z[0] = 9.0
+    return np.sum(y**2)
+
+
+def written_through_a_branch(x, flag=True):
+    y = x * 1.0
+    if flag:
+        z = y
+    else:
+        z = x * 2.0
+    z[0] = 9.0
+    return np.sum(y**2)
+
+
+@pytest.mark.parametrize(
+    "fn", [written_through_a_list, written_through_a_choice, written_through_a_branch]
+)
+def test_writes_through_another_name_of_the_array_are_refused(fn):
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(UnsupportedSyntaxError, match="would change, in place") as info:
+        ad.value_and_grad(fn)(x)
+    location = info.value.location
+    assert location.filename == __file__
+    assert location.text[location.column :].startswith("z[")
+
+
+def writes_its_argument(x):
+    x[0] = 5.0
+    return np.sum(x**2)
+
+
+def adds_into_its_argument(x):
+    x += 1.0
+    x *= x
+    return np.sum(x * np.arange(4.0))
+
+
+def writes_through_a_view_of_its_argument(x):
+    y = x.reshape(2, 2)
+    y[0] = y[1] * 3.0
+    return np.sum(x**2)
+
+
+@pytest.mark.parametrize(
+    "fn", [writes_its_argument, adds_into_its_argument, writes_through_a_view_of_its_argument]
+)
+def test_tracing_differentiates_an_argument_as_given_when_written(fn):
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    value, gradient = tracing.value_and_gradient(fn, x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0, 4.0])  # tracing works on a copy
+    np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+    expected = central_difference(fn, [x], 0)  # it passes copies, as fn changes them
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+def kernel_without_diagonal(X):
+    D = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
+    K = np.exp(-D)
+    np.fill_diagonal(K, 0.0)
+    return np.sum(K * np.arange(16.0).reshape(4, 4))
+
+
+def rectangular_diagonal(x):
+    M = np.outer(x, x[:2]) * 1.0
+    np.fill_diagonal(M, x[:2] ** 2)
+    return np.sum(M**2)
+
+
+@pytest.mark.parametrize(
+    ("fn", "x"),
+    [
+        (kernel_without_diagonal, np.linspace(-1.0, 1.2, 8).reshape(4, 2)),
+        (rectangular_diagonal, np.array([0.3, -1.0, 2.0])),
+    ],
+)
+def test_fill_diagonal_in_both_modes(fn, x):
+    expected = central_difference(fn, [x], 0)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+    value, gradient = tracing.value_and_gradient(fn, x)
+    np.testing.assert_allclose(value, fn(x.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+
+
+def fills_its_argument(A):
+    np.fill_diagonal(A, 1.0)
+    return np.sum(A**2)
+
+
+def test_fill_diagonal_of_a_parameter_is_refused_by_the_compiler():
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape("'np.fill_diagonal(A, ...)'")):
+        ad.grad(fills_its_argument)(np.eye(2))
+
+
+def appended_copies_of_an_updated_array(W, b):
+    ys = []
+    h = W[0] * b
+    for _ in range(3):
+        ys.append(h.copy())
+        h += 1.0
+    return np.sum(np.stack(ys) ** 2) + np.sum(h * b)
+
+
+def item_read_before_its_slot_is_written(W, b):
+    ys = [W[0] * 1.0, W[1] * 2.0]
+    old = ys[0]
+    ys[0] = old * 3.0 + b
+    return np.sum(old**2) + np.sum(ys[0] * ys[1])
+
+
+@pytest.mark.parametrize(
+    "fn", [appended_copies_of_an_updated_array, item_read_before_its_slot_is_written]
+)
+def test_list_habits_that_were_refused(fn):
+    _matches_differences_at_wb(fn)
+
+
+def appended_then_updated_in_place(W, b):
+    ys = []
+    h = W[0] * b
+    for _ in range(3):
+        ys.append(h)
+        h += 1.0
+    return np.sum(np.stack(ys) ** 2)
+
+
+def alias_of_a_list_read_after_a_slot_write(W, b):
+    params = [W, b]
+    q = params
+    params[0] = W * 3.0
+    return np.sum(q[0]) + np.sum(params[1])
+
+
+@pytest.mark.parametrize(
+    ("fn", "caret"),
+    [
+        (appended_then_updated_in_place, "h += 1.0"),
+        (alias_of_a_list_read_after_a_slot_write, "params[0]"),
+    ],
+)
+def test_writes_a_list_shows_are_still_refused(fn, caret):
+    """Python shows these writes through the list (``ys`` holds ``h`` itself; ``q`` is
+    ``params``): compiled as if not, value and gradient would be wrong."""
+    with pytest.raises(UnsupportedSyntaxError, match="would change, in place") as info:
+        ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
+    assert info.value.location.text[info.value.location.column :].startswith(caret)
+
+
+def history_in_a_dict(W, b):
+    hist = {"loss": []}
+    for k in range(3):
+        hist["loss"].append(np.sum(W[k] * b))
+    return hist["loss"][0] + sum(hist["loss"])
+
+
+def history_in_its_own_list(W, b):
+    losses = []
+    for k in range(3):
+        losses.append(np.sum(W[k] * b))
+    hist = {"loss": losses}
+    return hist["loss"][0] + sum(hist["loss"])
+
+
+def test_appending_to_an_entry_of_a_dict_is_located_and_the_hint_compiles():
+    with pytest.raises(UnsupportedSyntaxError, match="changes an entry of the structure") as info:
+        ad.value_and_grad(history_in_a_dict, wrt=("W", "b"))(*WB)
+    assert info.value.location.text[info.value.location.column :].startswith('hist["loss"]')
+    assert "losses = []" in info.value.hint
+    _matches_differences_at_wb(history_in_its_own_list)
