@@ -95,6 +95,8 @@ def _viewed(node: ast.expr, is_module: Callable[[str], bool]) -> ast.expr | None
         return node.args[0] if node.func.id in CONTAINERS and node.args else None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
+    if shares_input(node) and node.args:  # np.asarray(c): c itself
+        return node.args[0]
     receiver = node.func.value
     if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
         view = node.func.attr in VIEW_OPS | VIEW_METHODS | SPLITS and node.args
