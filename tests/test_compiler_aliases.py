@@ -439,7 +439,9 @@ def test_a_view_of_an_array_without_gradient_sees_writes_both_ways(view, write):
     loaded.close()
 
 
-@pytest.mark.parametrize("view", ["np.expand_dims(y, 0)[0]", "y.T[0]", "y.reshape(-1)[:3]"])
+@pytest.mark.parametrize(
+    "view", ["np.expand_dims(y, 0)[0]", "y.T[0]", "y.reshape(-1)[:3]", "np.asarray(y)[0]"]
+)
 def test_a_view_of_a_view_without_gradient_written_is_refused(view):
     """Was a silent wrong value and gradient (the view of a view, one expression without
     gradient, was not seen as sharing y's memory). Now refused at the write, naming y."""

@@ -85,3 +85,23 @@ def test_the_hint_says_how_to_write_so_that_the_array_sees_it():
     value, gradient = ad.value_and_grad(fn)(X.copy())
     assert np.isclose(value, fn(X.copy()), rtol=1e-12)
     np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)
+
+
+def first_row(m):
+    return m[0]
+
+
+def written_through_a_helpers_view(x):
+    acc = np.ones_like(x)  # no gradient: the helper call is kept as it is, not inlined
+    r = first_row(acc)
+    r += 1.0
+    return np.sum(acc * x)
+
+
+def test_a_write_through_a_view_a_helper_returns_is_refused():
+    """Was a silent wrong value: a helper called on an array without gradient is not
+    inlined, and the view it returns was not seen as sharing the array; a call of a
+    function of the user's may now return any of its arguments or a view of one."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(written_through_a_helpers_view)(X.copy())
+    assert info.value.location.text.strip() == "r += 1.0"

@@ -95,6 +95,8 @@ def _viewed(node: ast.expr, is_module: Callable[[str], bool]) -> ast.expr | None
         return node.args[0] if node.func.id in CONTAINERS and node.args else None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return None
+    if shares_input(node) and node.args:  # np.asarray(c): c itself
+        return node.args[0]
     receiver = node.func.value
     if isinstance(receiver, ast.Name) and is_module(receiver.id):  # np.reshape(c, ...)
         view = node.func.attr in VIEW_OPS | VIEW_METHODS | SPLITS and node.args
@@ -114,6 +116,7 @@ def memory_edges(
     is_module: Callable[[str], bool] = _no_module,
     held: dict[str, set[str]] | None = None,
     values: set[str] | frozenset[str] = frozenset(),
+    is_helper: Callable[[str], bool] = _no_module,
 ) -> list[tuple[str, str]]:
     """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``.
 
@@ -130,14 +133,14 @@ def memory_edges(
     if step.synthetic and isinstance(step.value, ast.Name):
         source = step.value.id
         return [(target, source) for target in targets] + [(source, t) for t in targets]
-    items = list_items(step, is_module)
+    items = list_items(step, is_module, is_helper)
     if items is not None:
         return [(target, item) for target in targets for item in items]
     if step.kind in ("opaque", "op_call", "escape"):
         operands = step.operand_names() & set(values)
         return [pair for t in targets for o in operands for pair in ((t, o), (o, t))]
     if step.kind == "static" and step.op is None:
-        bases = _roots(step.value, is_module)
+        bases = _roots(step.value, is_module, is_helper)
     else:
         base = view_base(step, is_module)
         bases = set() if base is None else {base}
@@ -192,23 +195,33 @@ def _list_copy(step: Step) -> bool:
     return step.op == "make_list" and isinstance(step.inputs.get("xs"), ast.Name)
 
 
-def _roots(node: ast.expr, is_module: Callable[[str], bool]) -> set[str]:
-    """The names whose memory the value of the expression ``node`` may share.
+def _roots(
+    node: ast.expr, is_module: Callable[[str], bool], is_helper: Callable[[str], bool] = _no_module
+) -> set[str]:
+    """The names whose memory the value of the expression ``node`` may share; a call of
+    a function of the user's (``is_helper``) may return any of its arguments or a view.
 
     >>> sorted(_roots(ast.parse("a[0] if c else [b.T, d + 1][i]").body[0].value, str.isupper))
     ['a', 'b']
+    >>> sorted(_roots(ast.parse("first(m, 2)").body[0].value, str.isupper, "first".__eq__))
+    ['m']
     """
     if isinstance(node, ast.Name):
         return {node.id}
     if isinstance(node, ast.IfExp):
-        return _roots(node.body, is_module) | _roots(node.orelse, is_module)
+        return _roots(node.body, is_module, is_helper) | _roots(node.orelse, is_module, is_helper)
     if isinstance(node, (ast.List, ast.Tuple)):
-        return set().union(*(_roots(e, is_module) for e in node.elts))
+        return set().union(*(_roots(e, is_module, is_helper) for e in node.elts))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and is_helper(node.func.id):
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        return set().union(*(_roots(a, is_module, is_helper) for a in arguments))
     inner = _viewed(node, is_module)
-    return set() if inner is None else _roots(inner, is_module)
+    return set() if inner is None else _roots(inner, is_module, is_helper)
 
 
-def list_items(step: Step, is_module: Callable[[str], bool]) -> list[str] | None:
+def list_items(
+    step: Step, is_module: Callable[[str], bool], is_helper: Callable[[str], bool] = _no_module
+) -> list[str] | None:
     """The names of the arrays the list ``step`` makes holds (for ``[acc[0], acc[1]]``
     without gradient, the array ``acc`` they view), or ``None`` if it makes no list.
 
@@ -225,4 +238,4 @@ def list_items(step: Step, is_module: Callable[[str], bool]) -> list[str] | None
         return [first.id] if isinstance(first, ast.Name) else []
     if step.kind != "static" or not isinstance(step.value, (ast.List, ast.Tuple)):
         return None
-    return sorted(_roots(step.value, is_module))
+    return sorted(_roots(step.value, is_module, is_helper))

@@ -15,6 +15,7 @@ import types
 
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_write_edges, memory_edges
+from autodiff_tutor.compiler.s3_resolve import is_user_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 _AUG_SYMBOL = {
@@ -197,7 +198,9 @@ class WritesMixin:
                 if list_write:
                     edges = list_write_edges(step, self.list_names, self._is_module)
                 else:
-                    edges = memory_edges(step, self.list_names, self._is_module, held, values)
+                    edges = memory_edges(
+                        step, self.list_names, self._is_module, held, values, self._is_helper
+                    )
                 for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
@@ -221,7 +224,7 @@ class WritesMixin:
         versions'; a copy of a list holds the same)."""
         held: dict[str, set[str]] = {}
         for step in self.emitted:
-            items = list_items(step, self._is_module)
+            items = list_items(step, self._is_module, self._is_helper)
             if items is not None:
                 old = step.inputs.get("xs")
                 before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
@@ -230,6 +233,16 @@ class WritesMixin:
                 for target in step.defined():
                     held.setdefault(target, set()).update(held[step.value.id])
         return held
+
+    def _is_helper(self, name: str) -> bool:
+        """Whether ``name`` is a function of the user's (called without gradient, it is
+        not inlined: it may return its arguments or views of them)."""
+        if not self.resolver.is_global(name):
+            return False
+        try:
+            return is_user_function(self.resolver.evaluate(ast.Name(name, ast.Load())))
+        except UnsupportedSyntaxError:
+            return False
 
     def _is_module(self, name: str) -> bool:
         """Whether ``name`` (in a step without gradient) is a module, not an array."""

@@ -224,12 +224,20 @@ class Resolver:
         op = opnames.op_of_callable(obj)
         if op is not None:
             return Callee("primitive", op=op, obj=obj, description=description)
-        if _is_user_function(obj):  # another function of the user's: compiled in turn
+        if is_user_function(obj):  # another function of the user's: compiled in turn
             return Callee("user_call", obj=obj, description=description)
         return Callee("opaque", obj=obj, description=description)
 
 
-def _is_user_function(obj: Any) -> bool:
+def is_user_function(obj: Any) -> bool:
+    """Whether ``obj`` is a function of the user's (compiled in turn when called).
+
+    >>> def h(a):
+    ...     return a[0]
+    >>> h.__module__ = "course"  # as if written in the user's module
+    >>> is_user_function(h), is_user_function(math.tanh), is_user_function(len)
+    (True, False, False)
+    """
     module = getattr(obj, "__module__", "") or ""
     return (
         inspect.isfunction(obj)
