@@ -141,13 +141,14 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     check_wrt(wrt)
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     fast: list[Derivative] = []  # the derivative, once a call took the fast path
+    one = isinstance(wrt, (int, str))  # one input: its gradient alone
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
             if fast and not kwargs:
                 result = fast_call(compiled, fast[0], args)
                 if result is not None:
-                    return result[0], _unpack(result[1], wrt)
+                    return result[0], result[1][0] if one else _unpack(result[1], wrt)
             if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:

@@ -89,9 +89,14 @@ def _fresh(gradients: tuple[Any, ...], others: Sequence[Any]) -> tuple[Any, ...]
     for g in gradients:
         if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
             return owned(gradients, others)
+    if len(gradients) == 1:  # the common case: one gradient, not an argument
         for value in others:
-            if g is value:
+            if value is g:
                 return owned(gradients, others)
-    if len(gradients) > 1 and len({id(g) for g in gradients}) != len(gradients):
+        return gradients
+    distinct = set(map(id, others))
+    count = len(distinct) + len(gradients)
+    distinct.update(map(id, gradients))
+    if len(distinct) != count:  # a gradient is an argument, or two are one array
         return owned(gradients, others)
     return gradients

@@ -101,6 +101,19 @@ def scalar_element_is_a_copy_twin(w):
     return w[0] * np.sum(y)
 
 
+def alias_without_gradient(x):
+    m = np.zeros_like(x)  # no gradient flows through m, n (fuzz seed 206313: refused)
+    n = m
+    n += 1.0
+    n[0] = 3.0
+    return np.sum(m * x) + np.sum(n * np.sin(x))
+
+
+def alias_without_gradient_twin(x):
+    m = np.where(np.arange(3)[:, None] == 0, 3.0, np.ones((3, 3)))
+    return np.sum(m * x) + np.sum(m * np.sin(x))
+
+
 CASES = [
     (alias_add, alias_add_twin, X),
     (write_through_transpose, write_through_transpose_twin, X),
@@ -108,6 +121,7 @@ CASES = [
     (view_of_a_view, view_of_a_view_twin, X),
     (two_writes_in_turn, two_writes_in_turn_twin, X),
     (scalar_element_is_a_copy, scalar_element_is_a_copy_twin, X[0]),
+    (alias_without_gradient, alias_without_gradient_twin, X),
 ]
 
 
@@ -278,13 +292,15 @@ VIEWS = [
 WRITES = ["y *= x", "y[0] = x[1] * 2.0", "v[0] = np.sin(x[0, 0])", "v *= 2.0"]
 
 
-def _program(view: str, write: str) -> Loaded:
+def _program(
+    view: str, write: str, start: str = "x * 1.0", result: str = "np.sum(v * v) + np.sum(y * x)"
+) -> Loaded:
     source = (
         "import numpy as np\n\n\ndef f(x):\n"
-        "    y = x * 1.0\n"
+        f"    y = {start}\n"
         f"    v = {view}\n"
         f"    {write}\n"
-        "    return np.sum(v * v) + np.sum(y * x)\n"
+        f"    return {result}\n"
     )
     return Loaded(source, seed=0)
 
@@ -354,3 +370,81 @@ def test_a_reshape_whose_layout_the_compiled_code_may_not_share_is_refused():
     assert info.value.location.line == (
         reshaped_after_an_update_with_another_layout.__code__.co_firstlineno + 4
     )
+    # the message names the update whose layout decides, and the hint's rewrite compiles
+    first = reshaped_after_an_update_with_another_layout.__code__.co_firstlineno
+    text = flat(info.value.message)
+    assert f"memory layout that 'v1 += ...' (line {first + 2}) leaves" in text
+    assert f"write 'v1 += ...' on line {first + 2} as 'v1 = v1 + ...'" in flat(info.value.hint)
+
+
+def reshaped_after_the_hints_rewrite(x, w):
+    v1 = np.transpose(x) + 0.0
+    v1 = v1 + np.sin(np.ones((4, 3)) * w[0])  # the hint's rewrite: numpy's own layout
+    v2 = v1.reshape(-1)
+    v1 *= 2.0
+    return np.sum(v2 * v2)
+
+
+def test_the_layout_hints_rewrite_is_differentiated():
+    x, w = np.random.default_rng(0).normal(size=(3, 4)), np.array([0.4, 1.0, 1.0])
+    value, (dx, dw) = ad.value_and_grad(reshaped_after_the_hints_rewrite, wrt=[0, 1])(x, w)
+    assert np.isclose(value, reshaped_after_the_hints_rewrite(x.copy(), w.copy()), rtol=1e-12)
+    fn = reshaped_after_the_hints_rewrite
+    np.testing.assert_allclose(dx, central_difference(fn, [x, w], 0), atol=1e-6)
+    np.testing.assert_allclose(dw, central_difference(fn, [x, w], 1), atol=1e-6)
+
+
+def written_through_a_function_view(x):
+    c = np.ones_like(x) * 2.0  # no gradient: the step keeps the call np.reshape(c, ...)
+    v = np.reshape(c, (-1,))
+    v *= 2.0
+    return np.sum(v[:3] * x[0, :3]) + np.sum(np.tanh(x))
+
+
+def test_a_function_view_without_gradient_written_is_differentiated():
+    """Was refused with a false message, ''np' shares it and is read after the write'
+    (fuzz seed 303985): np.reshape(c, ...) was read as a method of the array 'np'."""
+    fn = written_through_a_function_view
+    value, gradient = ad.value_and_grad(fn)(X.copy())
+    assert np.isclose(value, fn(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)
+
+
+VIEWS_WITHOUT_GRADIENT = [
+    "y.T",
+    "np.transpose(y)",
+    "np.reshape(y, (-1,))",
+    "y.reshape(-1)",
+    "np.expand_dims(y, 0)",
+    "y[1:]",
+    "y[0]",
+    "y[[0, 1]]",  # a copy: the write is not seen (shares_memory says so at run time)
+]
+
+
+@pytest.mark.parametrize("write", ["v *= 2.0", "v[0] = 3.0", "y += 1.0"])
+@pytest.mark.parametrize("view", VIEWS_WITHOUT_GRADIENT)
+def test_a_view_of_an_array_without_gradient_sees_writes_both_ways(view, write):
+    """The array and its view carry no gradient, so the compiler keeps the user's
+    expression (a step without gradient); a write through either is spread to the other
+    as for arrays with gradient. Was refused, or for np.expand_dims(y, 0) a silent
+    wrong value (the write never reached y)."""
+    loaded = _program(view, write, start="np.ones_like(x) * 0.5")
+    fn = loaded.f
+    both = ad.value_and_grad(fn)
+    for _ in range(2):  # the general pair, then the pair specialized on the shapes
+        value, gradient = both(X.copy())
+        assert np.isclose(value, fn(X.copy()), rtol=1e-12)
+        np.testing.assert_allclose(gradient, central_difference(fn, [X], 0), atol=1e-6)
+    loaded.close()
+
+
+@pytest.mark.parametrize("view", ["np.expand_dims(y, 0)[0]", "y.T[0]", "y.reshape(-1)[:3]"])
+def test_a_view_of_a_view_without_gradient_written_is_refused(view):
+    """Was a silent wrong value and gradient (the view of a view, one expression without
+    gradient, was not seen as sharing y's memory). Now refused at the write, naming y."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        loaded = _program(view, "v *= 2.0", "np.ones_like(x) * 0.5", "np.sum(y * x)")
+        ad.value_and_grad(loaded.f)(X.copy())
+    assert info.value.location.line == 7
+    assert "'y' shares it and is read after the write" in flat(info.value.message)

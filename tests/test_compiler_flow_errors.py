@@ -165,12 +165,6 @@ def lambda_argument_in_loop(x):
     return s
 
 
-def comprehension_in_conditional_value(x):
-    if x[0] > 0:
-        return np.sum(x) if x[1] > 0 else np.sum(np.stack([v * v for v in x]))
-    return np.sum(x)
-
-
 def set_comprehension_in_loop(x):
     s = 0.0
     for v in x:
@@ -263,14 +257,6 @@ CASES = [
     (for_else, UnsupportedSyntaxError, "'else' on a loop is not supported", 7, 8, "s = s * 2"),
     (while_else, UnsupportedSyntaxError, "'else' on a loop is not supported", 5, 8, "s = s + 1"),
     (lambda_argument_in_loop, UnsupportedSyntaxError, "lambdas are not supported", 3, 37, "lambda"),
-    (
-        comprehension_in_conditional_value,
-        UnsupportedSyntaxError,
-        "comprehension .* in one side of 'x if c else y'",
-        2,
-        58,
-        "[v * v for v in x]",
-    ),
     (set_comprehension_in_loop, UnsupportedSyntaxError, "set comprehensions", 3, 20, "{round"),
     (walrus_in_while, UnsupportedSyntaxError, "':=' is not supported", 3, 11, "k := k - 1"),
     (del_in_loop, UnsupportedSyntaxError, "'del' is not supported", 5, 8, "del t"),

@@ -163,8 +163,11 @@ def lambda_passed(x):
     return np.sum(sorted(x, key=lambda v: -v))
 
 
-def sum_in_conditional(x):
-    return np.sum(x) if x[0] > 0 else sum(v for v in x)
+def sum_in_while_condition(x):
+    s = x
+    while sum(v for v in s) < 10:
+        s = s * 2
+    return np.sum(s)
 
 
 def returns_generator(x):
@@ -204,7 +207,7 @@ REFUSED = [
     (try_block, (np.ones(2),), "'try' is not supported", "try:"),
     (set_literal, (np.ones(2),), "set literals are not supported", "{1, 2}"),
     (lambda_passed, (np.ones(2),), "lambdas are not supported here", "lambda"),
-    (sum_in_conditional, (np.ones(2),), "one side of 'x if c else y'", "sum(v for v in x)"),
+    (sum_in_while_condition, (np.ones(2),), "the condition of a while loop", "sum(v for v in s)"),
     (returns_generator, (np.ones(2),), "generator expressions are supported inside", "("),
     (recursive, (np.ones(2),), "recursion is not supported", "recursive(x[1:])"),
     (with_class, (np.ones(2),), "classes defined inside the function", "class Box"),

@@ -254,3 +254,33 @@ def test_an_element_write_into_a_numpy_scalar_is_a_located_error():
         return s
 
     _refused(fun, X, line_text="s[...] = 1.0")
+
+
+def _accumulated(x):
+    acc = np.zeros_like(x)
+    for i in range(3):
+        acc += np.tanh(x) * (i + 1)
+    return np.sum(acc * acc)
+
+
+def _recurrence(x):
+    y = np.ones_like(x)
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * 0.5 + np.sin(x[i])
+    return np.sum(y * y)
+
+
+def _aliased(x):
+    acc = np.zeros_like(x)
+    seen = acc  # an alias sees the update, as in numpy
+    acc += x * x
+    acc[0] = np.cos(x[1])
+    return np.sum(seen * x)
+
+
+@pytest.mark.parametrize("fn", [_accumulated, _recurrence, _aliased])
+def test_an_array_made_like_a_traced_one_takes_traced_updates(fn):
+    # np.zeros_like/ones_like/empty_like(x) of a traced x is traced (a constant): the
+    # updates keep their trace (they were refused as writes into a plain array; fuzz
+    # idioms loop_inplace and loop_write)
+    _check_like_numpy(fn, X)

@@ -206,3 +206,18 @@ def _as_store(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Subscript):
         return ast.Subscript(target.value, target.slice, ast.Store())
     return target
+
+
+def fresh_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name2``, ``name3``... where it is taken; then taken.
+
+    >>> taken = {"a_all"}
+    >>> fresh_name("a_all", taken), fresh_name("b_all", taken)
+    ('a_all2', 'b_all')
+    """
+    fresh, k = name, 1
+    while fresh in taken:
+        k += 1
+        fresh = f"{name}{k}"
+    taken.add(fresh)
+    return fresh

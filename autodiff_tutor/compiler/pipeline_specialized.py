@@ -30,6 +30,7 @@ from autodiff_tutor.compiler.pipeline import Derivative, generate_checked
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import analyze
 from autodiff_tutor.compiler.s5_adjoint import gradient_prefix
+from autodiff_tutor.compiler.s6_direct_ops import direct_op_calls
 from autodiff_tutor.compiler.s6_facts import (
     method_reductions,
     record_facts,
@@ -45,6 +46,7 @@ from autodiff_tutor.compiler.s6_regions import (
     shapes_vary,
     while_counters,
 )
+from autodiff_tutor.compiler.s6_scalars import scalars_first, sizes_known
 from autodiff_tutor.compiler.s6_shifts import drop_shift_gradients, shift_names
 from autodiff_tutor.compiler.s6_simplify import inline, simplify
 from autodiff_tutor.compiler.s6_specialize import (
@@ -57,8 +59,10 @@ from autodiff_tutor.compiler.s6_specialize import (
 )
 from autodiff_tutor.compiler.s6_unit_seed import unit_seed
 from autodiff_tutor.compiler.s6_writes import first_writes
+from autodiff_tutor.compiler.s7_into_slots import into_slots
 from autodiff_tutor.compiler.s7_memory import Memory
 from autodiff_tutor.compiler.s7_slots import slot_numbers
+from autodiff_tutor.compiler.s7_stacked import stacked_products
 from autodiff_tutor.compiler.s8_forward import release_dead
 from autodiff_tutor.compiler.s9_emit import (
     RUNTIME,
@@ -145,8 +149,9 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         backward = drop_shift_gradients(drop_sites(backward, forms), shifts, prefix)
         backward = first_writes(backward, facts, counted)
         backward = simplify(rematerialize(backward, program), keep)
-        backward = scalar_seeds(backward, facts, keep)
+        backward = scalar_seeds(sizes_known(backward, facts), facts, keep)
         backward = simplify(unit_seed(backward, probe.seeds[0], facts), keep)
+        backward = scalars_first(backward, facts)  # 2 * d_out / n * r: one pass
         backward = owned_before_updates(backward, facts)  # d += e never changes another
         guarded = guard_gradients(backward, facts)  # what custom ops' backwards return
         unknown.extend([] if guarded is not None else [True])
@@ -161,6 +166,13 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
     if unknown or guarded is None:
         return None
+    scope = _scope(derivative.parsed, program)
+    memory = specialized.memory
+    guarded, specialized.backward, memory.names = direct_op_calls(
+        guarded, specialized.backward, memory.names, scope, facts
+    )
+    if _largest(args) < RELEASE_FROM:  # small steps: one product after a loop (s7_stacked)
+        specialized.backward = stacked_products(specialized.backward, counted, facts)
     returned = {*specialized.outputs, *program.params}
     returned |= {
         n.id
@@ -169,15 +181,16 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         if isinstance(n, ast.Name)
     }
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
-    specialized.forward = method_reductions(forward, facts, _scope(derivative.parsed, program))
+    specialized.forward = method_reductions(forward, facts, scope)
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
     if _largest(args) >= IN_PLACE_FROM:  # large temporaries updated in place (s6_inplace)
         facts = _facts_of(specialized, derivative, args)
-        scope = {**_scope(derivative.parsed, program), **RUNTIME}
+        scope = {**scope, **RUNTIME}
         specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
         specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
+        specialized.backward = into_slots(specialized.backward, scope)
     forward_src, backward_src = render_forward(specialized), render_backward(specialized)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source

@@ -23,6 +23,7 @@ import dataclasses
 import inspect
 from typing import Any
 
+from autodiff_tutor.compiler import s2_desugar_lazy as lazy
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
@@ -103,44 +104,18 @@ class InlineNested:
                 setattr(node, field, self.run(getattr(node, field)))
         if not self.helpers:
             return [node]
-        before: list[ast.stmt] = []
-        helpers = self
-
-        class Replace(ast.NodeTransformer):
-            def visit_DictComp(self, comprehension: ast.expr) -> ast.expr:
-                """Not lowered to a loop yet (a dict comprehension): the helper's body
-                cannot go before the statement, where the loop variables are unbound."""
-                for call in ast.walk(comprehension):
-                    name = getattr(call.func, "id", "") if isinstance(call, ast.Call) else ""
-                    if name in helpers.helpers:
-                        reject(
-                            call,
-                            f"the nested helper {name!r} is called inside a "
-                            f"{_COMPREHENSIONS[type(comprehension)]}, which the compiler "
-                            "cannot inline it into",
-                            "build it with a for loop, or call the helper on the values first",
-                        )
-                return comprehension
-
-            visit_SetComp = visit_ListComp = visit_GeneratorExp = visit_DictComp
-
-            def visit_Call(self, call: ast.Call) -> ast.expr:
-                self.generic_visit(call)
-                if isinstance(call.func, ast.Name) and call.func.id in helpers.helpers:
-                    if isinstance(node, ast.While):
-                        reject(call, "call nested helpers before the loop, not in its condition")
-                    out_name, statements = helpers._inline(helpers.helpers[call.func.id], call)
-                    before.extend(statements)
-                    return ast.copy_location(name_node(out_name), call)
-                return call
-
+        replace = _Replace(self, node)
         if isinstance(node, (ast.If, ast.While)):
-            node.test = Replace().visit(node.test)
+            node.test = replace.visit(node.test)
         elif isinstance(node, ast.For):  # the iterable is computed once, before the loop
-            node.iter = Replace().visit(node.iter)
+            node.iter = replace.visit(node.iter)
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            node.test = replace.visit(node.test)
+            message = replace._side(node.msg)  # evaluated only when the assertion fails
+            return [*replace.before, *lazy.assertion(node.test, message, node)]
         else:
-            Replace().visit(node)
-        return [*before, node]
+            replace.visit(node)
+        return [*replace.before, node]
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call) -> tuple[str, list[ast.stmt]]:
         params = [a.arg for a in helper.args.args + helper.args.kwonlyargs]
@@ -217,6 +192,68 @@ def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call
             reject(keyword.value, f"{name} got two values for its parameter {keyword.arg!r}")
         values[keyword.arg] = keyword.value
     return values
+
+
+class _Replace(ast.NodeTransformer):
+    """Each call of a nested helper in one statement becomes the name of its result;
+    the helper's body is collected in ``before``, to run before the statement. A side
+    Python may skip (of ``a if c else b``, ``and``, ``or``) keeps its helpers' bodies:
+    they run only when Python evaluates that side (:mod:`.s2_desugar_lazy`)."""
+
+    def __init__(self, inliner: InlineNested, statement: ast.stmt):
+        self.inliner = inliner
+        self.statement = statement
+        self.before: list[ast.stmt] = []
+
+    def _side(self, expr: ast.expr) -> lazy.Side:
+        inner = _Replace(self.inliner, self.statement)
+        value = inner.visit(expr)
+        return inner.before, value
+
+    def visit_IfExp(self, expr: ast.IfExp) -> ast.expr:
+        expr.test = self.visit(expr.test)
+        body, orelse = self._side(expr.body), self._side(expr.orelse)
+        statements, value = lazy.if_expression(expr, body, orelse, self._fresh)
+        self.before += statements
+        return value
+
+    def visit_BoolOp(self, expr: ast.BoolOp) -> ast.expr:
+        operands = [([], self.visit(expr.values[0]))]
+        operands += [self._side(value) for value in expr.values[1:]]
+        statements, value = lazy.bool_operation(expr, operands, self._fresh)
+        self.before += statements
+        return value
+
+    def _fresh(self) -> str:
+        return self.inliner.names.fresh("choice")
+
+    def visit_DictComp(self, comprehension: ast.expr) -> ast.expr:
+        """Not lowered to a loop yet (a dict comprehension): the helper's body
+        cannot go before the statement, where the loop variables are unbound."""
+        for call in ast.walk(comprehension):
+            name = getattr(call.func, "id", "") if isinstance(call, ast.Call) else ""
+            if name in self.inliner.helpers:
+                reject(
+                    call,
+                    f"the nested helper {name!r} is called inside a "
+                    f"{_COMPREHENSIONS[type(comprehension)]}, which the compiler "
+                    "cannot inline it into",
+                    "build it with a for loop, or call the helper on the values first",
+                )
+        return comprehension
+
+    visit_SetComp = visit_ListComp = visit_GeneratorExp = visit_DictComp
+
+    def visit_Call(self, call: ast.Call) -> ast.expr:
+        self.generic_visit(call)
+        if isinstance(call.func, ast.Name) and call.func.id in self.inliner.helpers:
+            if isinstance(self.statement, ast.While):
+                reject(call, "call nested helpers before the loop, not in its condition")
+            helper = self.inliner.helpers[call.func.id]
+            out_name, statements = self.inliner._inline(helper, call)
+            self.before.extend(statements)
+            return ast.copy_location(name_node(out_name), call)
+        return call
 
 
 def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:

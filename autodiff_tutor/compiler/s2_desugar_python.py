@@ -7,6 +7,8 @@
   a loop keeping the best so far (ties split the gradient, as ``np.maximum`` does);
 - ``sum(xs)``, ``max(xs)``, ``min(xs)`` of a sequence become the same loops, and
   ``max(a, b, c)`` becomes ``max(max(a, b), c)`` (two values: the ``maximum`` rule).
+- such a loop in a side Python may skip (``x if c else y``, after ``and``/``or``) goes
+  inside an ``if`` that runs it only on that side (:mod:`.s2_desugar_lazy`).
 
 Comprehension variables get fresh names, so they never overwrite the function's own
 (as in Python 3). Statements kept for their effect (``print``, ``assert``) are left
@@ -31,6 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from autodiff_tutor.compiler import s2_desugar_lazy as lazy
 from autodiff_tutor.compiler.s1_fence import is_fill_diagonal, is_list_append
 from autodiff_tutor.compiler.s2_desugar_base import (
     Names,
@@ -141,15 +144,17 @@ class LowerPython(StatementPass):
         class Lower(ast.NodeTransformer):
             def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
                 node.test = self.visit(node.test)
-                lower._refuse_inside(node.body, "one side of 'x if c else y'")
-                lower._refuse_inside(node.orelse, "one side of 'x if c else y'")
-                return node
+                body, orelse = lower._side(node.body, at), lower._side(node.orelse, at)
+                statements, value = lazy.if_expression(node, body, orelse, lower._fresh)
+                before.extend(statements)  # each side's loops run on its path only
+                return value
 
             def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-                node.values[0] = self.visit(node.values[0])
-                for value in node.values[1:]:
-                    lower._refuse_inside(value, "the right side of 'and'/'or'")
-                return node
+                operands = [([], self.visit(node.values[0]))]
+                operands += [lower._side(value, at) for value in node.values[1:]]
+                statements, value = lazy.bool_operation(node, operands, lower._fresh)
+                before.extend(statements)
+                return value
 
             def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
                 reject(node, "lambdas are not supported here", "assign it to a name: f = lambda")
@@ -189,6 +194,15 @@ class LowerPython(StatementPass):
                 reject(node, "set comprehensions are not supported", "use a list or an array")
 
         return Lower().visit(expr)
+
+    def _side(self, expr: ast.expr, at: ast.stmt) -> lazy.Side:
+        """A side Python may skip, lowered on its own: (its statements, its value)."""
+        statements: list[ast.stmt] = []
+        value = self._expression(expr, statements, at)
+        return statements, value
+
+    def _fresh(self) -> str:
+        return self.names.fresh("choice")
 
     def _refuse_inside(self, expr: ast.expr, where: str) -> None:
         for node in ast.walk(expr):

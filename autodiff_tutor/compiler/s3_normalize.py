@@ -77,7 +77,9 @@ class _Normalizer(
         self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
         self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
         self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
-        self.layout_unsure: set[str] = set()  # may be laid out unlike the user's (z += v)
+        # version -> the update (z += v) after which it may be laid out unlike the user's
+        self.layout_unsure: dict[str, ast.AugAssign] = {}
+        self.layout_blocked: dict[str, ast.AugAssign] = {}  # write -> update that kept it
         self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
         self.variable_of: dict[str, str] = {p: p for p in self.params}  # version -> user name
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
@@ -147,7 +149,7 @@ class _Normalizer(
             self._assign(node.target, ast.copy_location(value, node))
             if old is not None:  # views and aliases see the write
                 if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
-                    self.layout_unsure.add(self.current[node.target.id])
+                    self.layout_unsure[self.current[node.target.id]] = node
                 self._spread_write(old, self.current[node.target.id], node)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -324,8 +326,9 @@ class _Normalizer(
         self.steps.append(step)
         self.emitted.append(step)
         self.taken.add(step.target)
-        if names & self.layout_unsure:
-            self.layout_unsure.update(step.defined())
+        unsure = [self.layout_unsure[n] for n in sorted(names & self.layout_unsure.keys())]
+        if unsure:
+            self.layout_unsure.update(dict.fromkeys(step.defined(), unsure[0]))
         self._note_view(step)
         if step.kind == "static" and step.callee is None:
             self.resolver.note_module_local(step.target, step.value)

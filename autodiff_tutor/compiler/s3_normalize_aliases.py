@@ -18,10 +18,15 @@ compiled arrays have the user's layouts, except after ``z += v`` (compiled
 ``z_2 = z + v``: numpy lays a new array out as it likes), and what is computed from
 it: a reshape of those (``layout_unsure``) is left to the final check.
 
+Arrays without gradient take part too: their steps keep the user's expression whole,
+and an alias or a single view of one (``c.T``, ``c[1:]``, ``np.reshape(c, ...)``) is
+read as the primitive it is.
+
 Left to the final check of :mod:`s3_normalize_writes` (refused when a stale name is
 read): writes inside loops, arrays shared through lists or branches, views that cannot
-be put back (``np.transpose(y, axes)``, ``broadcast_to``), and writes reaching a
-parameter (the caller's array, refused as in PyTorch and JAX).
+be put back (``np.transpose(y, axes)``, ``broadcast_to``, a view of a view in one
+expression without gradient, ``c.T[0]``), and writes reaching a parameter (the
+caller's array, refused as in PyTorch and JAX).
 
 Part of :mod:`autodiff_tutor.compiler.s3_normalize` (a mixin of its normalizer).
 """
@@ -32,7 +37,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler.ir import Branch, Step
-from autodiff_tutor.compiler.s3_normalize_writes import view_base
+from autodiff_tutor.compiler.s3_normalize_memory import view_base
 
 # views whose array is the view reshaped back (same elements, same order)
 RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d"}
@@ -47,12 +52,16 @@ class AliasesMixin:
             self.loop_stack
             or step.synthetic
             or step.targets
-            or step.kind not in ("primitive", "copy")
+            or step.kind not in ("primitive", "copy", "static")
         ):
             return
-        base = view_base(step)
+        base = view_base(step, self._is_module)
         if base is None or base in self.list_names or base == step.target:
             return
+        if step.kind == "static" and not _is_alias(step):
+            step = _static_view(step, base)  # without gradient: the user's call as it is
+            if step is None:
+                return  # not one that can be put back: the final check decides
         self.view_of[step.target] = (base, step)
 
     def _spread_write(self, old: str, new: str, node: ast.AST) -> None:
@@ -75,8 +84,11 @@ class AliasesMixin:
         if not up and not members:
             return
         down = [(v, *self.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]]
-        if any(_layout_decides(step) and base in self.layout_unsure for _, base, step in up + down):
-            return  # numpy's view-or-copy depends on a layout the compiled code may not have
+        for _, base, step in up + down:
+            if _layout_decides(step) and base in self.layout_unsure:
+                # numpy's view-or-copy depends on a layout the compiled code may not have
+                self.layout_blocked[old] = self.layout_unsure[base]
+                return
         renamed = {old: new}
         for version, base, step in up:
             test = self._shares_test(version, base, node)
@@ -158,7 +170,7 @@ class AliasesMixin:
     def _put_back(step: Step, base: str, view: str) -> Step:
         """The step computing ``base`` with the written ``view`` put back where ``step``
         took it from."""
-        if step.kind == "copy" or step.op == "copy":  # an alias; np.asarray(y) is y itself
+        if _is_alias(step) or step.op == "copy":  # an alias; np.asarray(y) is y itself
             return Step(None, _name(view), "copy")
         if step.op == "getitem":
             index = copy.deepcopy(step.options["index"])
@@ -200,6 +212,44 @@ class AliasesMixin:
         )
 
 
+def _static_view(step: Step, base: str) -> Step | None:
+    """The view ``step`` (a step without gradient, the user's expression as it is) as
+    the primitive it is, for the spread of writes: ``c[1:]``, ``c.T``, ``np.transpose(c)``,
+    ``c.reshape(-1)``, ``np.reshape(c, (-1,))``... (``None`` for other views, and views
+    of views such as ``c.T[0]``: the final check decides).
+
+    >>> call = ast.parse("np.reshape(c, (-1,))").body[0].value
+    >>> view = _static_view(Step("v", call, "static"), "c")
+    >>> view.op, ast.unparse(view.inputs["x"])
+    ('reshape', 'c')
+    """
+    value, x = step.value, _name(base)
+    if isinstance(value, (ast.Subscript, ast.Attribute)):
+        if not (isinstance(value.value, ast.Name) and value.value.id == base):
+            return None
+        if isinstance(value, ast.Subscript):
+            return Step(step.target, value, "static", "getitem", {"x": x}, {"index": value.slice})
+        return Step(step.target, value, "static", "transpose", {"x": x})  # c.T
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    receiver = value.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == base:  # c.reshape(-1)
+        rest = value.args
+    elif value.args and isinstance(value.args[0], ast.Name) and value.args[0].id == base:
+        rest = value.args[1:]  # np.reshape(c, (-1,))
+    else:
+        return None
+    op = value.func.attr
+    if op == "transpose" and not rest and not value.keywords:
+        return Step(step.target, value, "static", "transpose", {"x": x})
+    return Step(step.target, value, "static", op, {"x": x}) if op in RESHAPES else None
+
+
+def _is_alias(step: Step) -> bool:
+    """``z = y``: a copy of a name, or the same without gradient (a static step)."""
+    return step.kind == "copy" or (step.kind == "static" and isinstance(step.value, ast.Name))
+
+
 def _layout_decides(step: Step) -> bool:
     """Whether numpy's choice of a view or a copy for ``step`` depends on the memory
     layout of its operand (``reshape`` and ``ravel`` copy a transposed array)."""
@@ -209,7 +259,7 @@ def _layout_decides(step: Step) -> bool:
 def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
     if (
-        step.kind == "copy"
+        _is_alias(step)
         or step.op in ("copy", "getitem", "transpose", "swapaxes")
         or step.op in RESHAPES
     ):
@@ -219,7 +269,7 @@ def _can_put_back(step: Step) -> bool:
 
 def _retaken(step: Step, base: str, new_base: str) -> Step:
     """``step`` again, taking its view of ``new_base`` instead of ``base``."""
-    if step.kind == "copy":
+    if _is_alias(step):
         return Step(None, _name(new_base), "copy")
 
     def renamed(node: ast.expr) -> ast.expr:

@@ -77,7 +77,7 @@ class FlowMixin:
         if source in self.list_names:
             self.list_names.add(target)
         if source in self.layout_unsure:
-            self.layout_unsure.add(target)
+            self.layout_unsure[target] = self.layout_unsure[source]
         block.append(step)
         self.emitted.append(step)
         if kind == "copy":

@@ -11,31 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.s3_normalize_conversions import shares_input
+from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_read, memory_edges
+from autodiff_tutor.errors import UnsupportedSyntaxError
 
-# Operations whose result can share memory with their input in numpy.
-# primitives whose result may be a view of their first input (numpy returns views for
-# these whenever it can; a write through either is then seen by the other)
-VIEW_OPS = {
-    "getitem",
-    "reshape",
-    "transpose",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    "swapaxes",
-    "moveaxis",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "diagonal",
-    "real",
-    "imag",
-}
-VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
 _AUG_SYMBOL = {
     ast.Add: "+",
     ast.Sub: "-",
@@ -122,10 +103,36 @@ class WritesMixin:
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
 
     def _in_place_error(
-        self, node: ast.AST, what: str, fix: str, seen_by: str = "", element: str = ""
+        self,
+        node: ast.AST,
+        what: str,
+        fix: str,
+        seen_by: str = "",
+        element: str = "",
+        layout: ast.AugAssign | None = None,
+        listed: bool = False,
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
+        if seen_by:  # a copy keeps what seen_by holds: say how to change it instead
+            into = "the arrays it holds" if listed else "it"
+            hint = (
+                f"make a copy first ({fix}) if {seen_by!r} should keep its values; if it "
+                f"should see the write, write into {into} directly (by name and index)"
+            )
+        if layout is not None:  # the spread was given up (s3_normalize_aliases)
+            name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
+            line = self.parsed.location(layout).line
+            later = (
+                f", and {seen_by!r} is read after the write: whether it shares the array in "
+                f"numpy depends on the memory layout that '{name} {symbol}= ...' (line {line}) "
+                "leaves, which the compiled code cannot follow"
+            )
+            hint = (
+                f"write '{name} {symbol}= ...' on line {line} as '{name} = {name} {symbol} ...' "
+                "(a new array, laid out as numpy lays it out), or copy what you read before "
+                "the write"
+            )
         if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
             later = (
                 f", and {seen_by!r} may share it (an element read is a view unless it is a "
@@ -168,13 +175,17 @@ class WritesMixin:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         seen_by, element = _described(name, definer), _element(name, definer)
-                        self._in_place_error(node, what, fix, seen_by, element)
+                        layout = self.layout_blocked.get(version)
+                        listed = name in self.list_names
+                        self._in_place_error(node, what, fix, seen_by, element, layout, listed)
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
         list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
+        held = {} if list_write else self._held_items()
+        values = {n for step in self.emitted for n in step.defined()} | set(self.params)
         changed = True
         while changed:
             changed = False
@@ -183,7 +194,10 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                for seer, seen in _memory_edges(step, self.list_names, list_write):
+                if list_write and list_read(step, self.list_names):
+                    continue  # list(ys), old = ys[0]: a slot write leaves them as they were
+                edges = memory_edges(step, self.list_names, self._is_module, held, values)
+                for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
                         changed = True
@@ -200,6 +214,34 @@ class WritesMixin:
             if p < position and not step.synthetic and shared <= set(step.loops)
         ]
         return not fresh
+
+    def _held_items(self) -> dict[str, set[str]]:
+        """Each list version -> the arrays it holds (its own items and its earlier
+        versions'; a copy of a list holds the same)."""
+        held: dict[str, set[str]] = {}
+        for step in self.emitted:
+            items = list_items(step, self._is_module)
+            if items is not None:
+                old = step.inputs.get("xs")
+                before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
+                held.update(dict.fromkeys(step.defined(), before | set(items)))
+            elif isinstance(step.value, ast.Name) and step.value.id in held:  # a copy
+                for target in step.defined():
+                    held.setdefault(target, set()).update(held[step.value.id])
+        return held
+
+    def _is_module(self, name: str) -> bool:
+        """Whether ``name`` (in a step without gradient) is a module, not an array."""
+        resolver = self.resolver
+        version = self.current.get(name, name)
+        if version in resolver.module_locals or version in resolver.module_values:
+            return True
+        if not resolver.is_global(name):
+            return False
+        try:
+            return isinstance(resolver.evaluate(ast.Name(name, ast.Load())), types.ModuleType)
+        except UnsupportedSyntaxError:
+            return False
 
     def _same_variable_copy(self, step: Step) -> bool:
         """A copy the compiler made between two versions of one user variable (a loop's
@@ -266,85 +308,5 @@ def _element(name: str, definer: dict) -> str:
     return ast.unparse(steps[0].expression)
 
 
-def _list_copy(step: Step) -> bool:
-    """Whether ``step`` is ``list(ys)`` of a list (a new list object)."""
-    return step.op == "make_list" and isinstance(step.inputs.get("xs"), ast.Name)
-
-
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
-
-
-def view_base(step: Step) -> str | None:
-    """The name whose array ``step``'s result may share (an alias or a view), if any.
-
-    >>> t = ast.Name("t", ast.Load())
-    >>> view_base(Step("v", ast.Attribute(t, "T", ast.Load()), "primitive", "transpose", {"x": t}))
-    't'
-    >>> view_base(Step("v", ast.BinOp(t, ast.Add(), t), "primitive", "add", {"x": t, "y": t}))
-    """
-    value = step.value
-    if isinstance(value, ast.Name):
-        return value.id
-    if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
-        if step.op == "getitem" and _is_copying_index(step.options.get("index")):
-            return None
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if isinstance(value, ast.Call) and shares_input(value) and step.inputs:  # np.asarray(t)
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if step.op is not None:
-        return None  # another primitive: numpy gives a new array
-    if isinstance(value, (ast.Subscript, ast.Attribute)) and isinstance(value.value, ast.Name):
-        if isinstance(value, ast.Subscript) or value.attr in VIEW_METHODS:
-            return value.value.id
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        receiver = value.func.value
-        if value.func.attr in VIEW_METHODS and isinstance(receiver, ast.Name):
-            return receiver.id
-    return None
-
-
-def _is_copying_index(index: ast.expr | None) -> bool:
-    """An index that always makes a copy: a list of positions or a boolean mask
-    (``y[[1, 0]]``, ``y[y > 0]``), never a view."""
-    return isinstance(index, (ast.List, ast.Compare))
-
-
-def _memory_edges(step: Step, lists: set[str], list_write: bool) -> list[tuple[str, str]]:
-    """(seer, seen) pairs: after ``step``, ``seer`` sees the memory of ``seen``, for a
-    write into an array, or (``list_write``) into a list object (``ys[i] = v``,
-    ``ys.append(v)``).
-
-    A view and its base see each other, and so do a name and the name it was set to on
-    one of the compiler's joined paths (``u = s`` on one path, ``u = x`` on another: a
-    write through ``u`` changes ``s`` or ``x``). For an array write, a list and the
-    arrays it holds see each other, and so do a list and an item read from it
-    (``y0 = ys[0]; y0[0] = 5.0`` changes what ``ys`` holds, and ``box = [y]; z =
-    box[0]`` makes ``z`` the array ``y``). For a list write, only what holds the list
-    object sees it: a list that holds it, an alias; not an item read from it before
-    (``old = ys[0]; ys[0] = v`` leaves ``old`` as it was), nor a copy (``list(ys)``).
-    """
-    if step.synthetic and isinstance(step.value, ast.Name):
-        return [(t, step.value.id) for t in step.defined()] + [
-            (step.value.id, t) for t in step.defined()
-        ]
-    if step.op in ("list_append", "list_setitem", "make_list"):
-        if list_write and _list_copy(step):
-            return []
-        items = []
-        for atom in step.inputs.values():
-            items += atom.elts if isinstance(atom, (ast.List, ast.Tuple)) else [atom]
-        edges = [(t, i.id) for i in items if isinstance(i, ast.Name) for t in step.defined()]
-        return edges if list_write else edges + [(seen, seer) for seer, seen in edges]
-    base = view_base(step)
-    if base is None:
-        return []
-    item_read = base in lists and not isinstance(step.value, ast.Name)  # not q = ys
-    edges = []
-    for target in step.defined():
-        if not (list_write and item_read):  # ys[0] = v leaves old = ys[0] as it was
-            edges.append((target, base))
-        edges.append((base, target))
-    return edges

@@ -196,6 +196,8 @@ class Resolver:
         return callee.kind == "static" and callee.attr == "module"
 
     def _method(self, func: ast.Attribute, description: str) -> Callee:
+        if func.attr == "__array_namespace__":  # xp = x.__array_namespace__(): x's module
+            return Callee("static", attr="module", receiver=func.value, description=description)
         if func.attr in ESCAPE_METHODS:
             return Callee("escape", attr=func.attr, receiver=func.value, description=description)
         op = opnames.op_of_method(func.attr)

@@ -105,7 +105,10 @@ def scalar_seeds(
             name, small, shape = found
             readers = _later_readers(statements, block, statement, small, name)
             is_name = functools.partial(_is, name=name)
-            if readers and all(_broadcasts(s, is_name, shape, facts) for s in readers):
+            if readers and all(
+                _broadcasts(s, is_name, shape, facts) or _kept_by_others(s, name, small, facts)
+                for s in readers
+            ):
                 block.remove(statement)
                 for reader in readers:
                     _Replace(name, small).visit(reader)
@@ -162,6 +165,26 @@ def _named_spread(statement: ast.stmt, facts: dict[str, Any]) -> Any:
 
 
 def _spread(node: ast.expr, facts: dict[str, Any]) -> Any:
+    """:func:`_spread_alone`, or ``(g * c, shape)`` for ``unreduce(g, t, ...) * c``
+    with ``c`` made of Python numbers (a mean's ``1 / n``, :mod:`.s6_scalars`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and _numbers(node.right):
+        found = _spread_alone(node.left, facts)
+        if found is not None:
+            return ast.BinOp(found[0], ast.Mult(), node.right), found[1]
+        return None
+    return _spread_alone(node, facts)
+
+
+def _numbers(node: ast.expr) -> bool:
+    """Arithmetic of Python numbers only (``1 / 8``)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE):
+        return _numbers(node.left) and _numbers(node.right)
+    return False
+
+
+def _spread_alone(node: ast.expr, facts: dict[str, Any]) -> Any:
     """``(g, shape)`` for ``unreduce(g, t, ...)`` over a float array ``t`` of ``shape``
     where ``g`` broadcasts to ``t`` as it is: a numpy scalar (``g`` made of numpy
     values, of Python numbers at most partly), or an array of ``t``'s dimensions
@@ -242,6 +265,35 @@ def _broadcasts(statement: ast.stmt, spread: Any, shape: tuple[int, ...], facts:
     if _shape(facts.get(target.id)) != shape:
         return False
     return any(isinstance(o, ast.Name) and _shape(facts.get(o.id)) == shape for o in others)
+
+
+def _kept_by_others(statement: ast.stmt, name: str, small: ast.expr, facts: dict) -> bool:
+    """Whether every read of ``name`` in ``statement`` is an operand of elementwise
+    arithmetic whose shape stays the same with ``small`` in its place (``X.T @ (2 *
+    (d_t * r))``: ``r`` has the shape, ``d_t`` only repeats a number over it)."""
+    reads = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
+    covered = 0
+    for root in _elementwise_roots(statement):
+        hits = [leaf for leaf in _leaves(root) if _is(leaf, name)]
+        if hits:
+            before = _shape_of(root, facts)
+            after = _shape_of(_Replace(name, small).visit(copy.deepcopy(root)), facts)
+            if before in (None, "weak") or before != after:
+                return False
+            covered += len(hits)
+    return 0 < covered == len(reads)
+
+
+def _elementwise_roots(node: ast.AST):
+    """The largest trees of ``+ - * /`` and negations in ``node``, outermost first."""
+    if _operands(node) is not None:
+        yield node
+        for leaf in _leaves(node):
+            for child in ast.iter_child_nodes(leaf):
+                yield from _elementwise_roots(child)
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _elementwise_roots(child)
 
 
 def _operands(node: ast.expr) -> list[ast.expr] | None:

@@ -75,7 +75,7 @@ from autodiff_tutor.compiler.ir import Loop, Program, loops_in
 from autodiff_tutor.compiler.s6_specialize import _value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
-GUARD_NAMES = ("expect_array", "expect_fact")
+GUARD_NAMES = ("expect_array", "expect_fact", "expect_arrays")
 
 
 def varying(program: Program) -> set[str]:
@@ -260,11 +260,11 @@ def _guarded(statements: list[ast.stmt], names_of, facts: dict) -> list[ast.stmt
             fact = facts.get(name)
             if fact is None:
                 return None
-            out.append(_guard(name, fact, code.origin_of(statement)))
+            out.append(guard(name, fact, code.origin_of(statement)))
     return out
 
 
-def _guard(name: str, fact: Any, origin: str) -> ast.stmt:
+def guard(name: str, fact: Any, origin: str) -> ast.stmt:
     """``expect_array(a, (16, 16), 'float64')`` (an array), else ``expect_fact(a, fact)``."""
     value = ast.Name(name, ast.Load())
     if isinstance(fact, tuple) and fact[0] == "array":

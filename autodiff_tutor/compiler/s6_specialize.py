@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.ir import Program, Step, loops_in
+from autodiff_tutor.compiler.s6_forms import form_of, written
 from autodiff_tutor.compiler.s6_paths import branches_in_loops
 
 #: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
@@ -49,6 +50,7 @@ PROBE_NAMES = (
     "site_flags",
     "probe_path",
     "expect_array",
+    "expect_arrays",
     "expect_fact",
     "expect_path",
 )
@@ -239,32 +241,7 @@ class _Sites(ast.NodeTransformer):
         form = self.forms.get(site)
         if form is None:
             return node
-        if isinstance(form, tuple):  # ("sum", axes, keepdims): unbroadcast as one sum
-            return _sum_call(node.args[0], form[1], form[2])
-        return _WRITE[form](*node.args)
-
-
-def _sum_call(g: ast.expr, axes: tuple[int, ...] | None, keepdims: bool) -> ast.expr:
-    """``g.sum()``, ``g.sum(axis=0)``, ``g.sum(axis=1, keepdims=True)``."""
-    keywords = []
-    if axes is not None:
-        axis = ast.Constant(axes[0]) if len(axes) == 1 else ast.Constant(axes)
-        keywords.append(ast.keyword("axis", axis))
-    if keepdims:
-        keywords.append(ast.keyword("keepdims", ast.Constant(True)))
-    return ast.Call(ast.Attribute(g, "sum", ast.Load()), [], keywords)
-
-
-def _transpose(node: ast.expr) -> ast.expr:
-    return ast.Attribute(node, "T", ast.Load())
-
-
-#: How a site that always took one form is written.
-_WRITE = {
-    "same": lambda g, x: g,
-    "matrix_dx": lambda g, x, y: ast.BinOp(g, ast.MatMult(), _transpose(y)),
-    "matrix_dy": lambda g, x, y: ast.BinOp(_transpose(x), ast.MatMult(), g),
-}
+        return written(form, node.args)
 
 
 def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> list[ast.stmt]:
@@ -295,9 +272,8 @@ def drop_sites(statements: list[ast.stmt], forms: dict[int, str]) -> list[ast.st
 
 def probe_site(flags: dict[int, Any], site: int, helper: Any, *args: Any) -> Any:
     """Run ``helper(*args)`` and record at ``site`` the form it took: ``same`` (it gave
-    its gradient back), one sum (:func:`_sum_form`), ``matrix_dx``/``matrix_dy`` (a
-    product of float matrices of one dtype), or ``None``; a site that took two forms
-    gets ``None``.
+    its gradient back), one sum, one product (:mod:`.s6_forms`), or ``None``; a site
+    that took two forms gets ``None``.
 
     >>> flags = {}
     >>> from autodiff_tutor.runtime.helpers import unbroadcast
@@ -308,20 +284,9 @@ def probe_site(flags: dict[int, Any], site: int, helper: Any, *args: Any) -> Any
     {0: 'same', 1: ('sum', (0,), False), 2: None}
     """
     result = helper(*args)
-    form = _form(helper.__name__, args, result)
+    form = form_of(helper.__name__, args, result)
     flags[site] = form if flags.get(site, form) == form else None
     return result
-
-
-def _form(helper: str, args: tuple[Any, ...], result: Any) -> Any:
-    if helper in ("unbroadcast", "cast_like"):
-        if result is args[0]:
-            return "same"
-        return _sum_form(*args) if helper == "unbroadcast" else None
-    matrices = all(type(a) is np.ndarray and a.ndim == 2 for a in args)
-    if matrices and len({a.dtype for a in (*args, result)}) == 1:
-        return "matrix_" + helper.removeprefix("matmul_")
-    return None
 
 
 def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt]:
@@ -367,26 +332,3 @@ class _Scaled(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and node.id in self.scaled:
             return copy.deepcopy(self.scaled[node.id])
         return node
-
-
-def _sum_form(g: Any, x: Any) -> tuple[str, tuple[int, ...] | None, bool] | None:
-    """How ``unbroadcast(g, x)`` summed, as one ``g.sum(...)``: over the leading axes
-    numpy added (``axis=0``), over stretched axes kept (``keepdims=True``), or all of
-    ``g`` for a numpy scalar ``x``; ``None`` for anything else (a dtype cast, both).
-
-    >>> _sum_form(np.ones((4, 3)), np.zeros(3)), _sum_form(np.ones((4, 3)), np.zeros((4, 1)))
-    (('sum', (0,), False), ('sum', (1,), True))
-    """
-    if type(g) is not np.ndarray or getattr(x, "dtype", None) != g.dtype:
-        return None
-    if isinstance(x, np.generic):
-        return ("sum", None, False)
-    if type(x) is not np.ndarray or g.ndim < x.ndim:
-        return None
-    lead = g.ndim - x.ndim
-    stretched = tuple(i for i, n in enumerate(x.shape) if n == 1 and g.shape[lead + i] != 1)
-    if lead and not stretched:
-        return ("sum", tuple(range(lead)), False)
-    if stretched and not lead:
-        return ("sum", stretched, True)
-    return None

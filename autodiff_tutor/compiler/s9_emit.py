@@ -65,6 +65,7 @@ RUNTIME.update(
     probe_site=probe_site,
     probe_fact=probe_fact,
     expect_array=guards.expect_array,
+    expect_arrays=guards.expect_arrays,
     expect_fact=guards.expect_fact,
     expect_path=guards.expect_path,
     probe_path=probe_path,

@@ -17,6 +17,8 @@ code:
   these arguments (calling it directly raises the same exception);
 - a custom op's backward (or jvp), the user's code, failed: an
   :class:`UserCodeError` located at the op's call;
+- a line of derivative code failed on values of two array libraries (the user's
+  function mixes them, :mod:`~.s9_mixed_arrays`): an :class:`UserCodeError` saying so;
 - any other line of derivative code failed: an :class:`InternalError` (a bug of
   autodiff_tutor) located at the user's line it was differentiating.
 
@@ -64,6 +66,7 @@ from typing import Any, TypeVar
 
 from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s9_emit import ORIGINS, Line
+from autodiff_tutor.compiler.s9_mixed_arrays import mixed_arrays_error
 from autodiff_tutor.errors import AutodiffError, InternalError, Location, UserCodeError
 from autodiff_tutor.tracing.locations import at_raise, is_internal
 
@@ -96,7 +99,7 @@ def relocate(error: Exception) -> AutodiffError | None:
     if raised_on_purpose(error):
         add_note(error, _note(origin))
         return None
-    return _located(error, origin, frames[index + 1 :])
+    return _located(error, origin, frames[index + 1 :], frames[index].tb_frame.f_locals)
 
 
 def run_located(function: Callable[..., T], *args: Any) -> T:
@@ -234,7 +237,9 @@ def _note(origin: Origin) -> str:
     )
 
 
-def _located(error: Exception, origin: Origin, below: list[TracebackType]) -> AutodiffError:
+def _located(
+    error: Exception, origin: Origin, below: list[TracebackType], values: dict[str, Any]
+) -> AutodiffError:
     user, role = _user_origin(origin)
     name, what = user.parsed.name, f"{type(error).__name__}: {error}"
     location: Location = user.location()
@@ -251,6 +256,9 @@ def _located(error: Exception, origin: Origin, below: list[TracebackType]) -> Au
     if step is not None and step.kind == "op_call" and op_code:
         rule = "backward" if role == "backward" else "jvp (forward-mode rule)"
         return op_rule_error(error, step.description, rule, location, name)
+    mixed = mixed_arrays_error(values, user, what)  # the failed frame's values tell
+    if mixed is not None:
+        return mixed
     ran = f"{name} itself ran fine" if role == "backward" else f"{name} ran fine up to here"
     return InternalError(
         f"the generated derivative code of {name} raised {what}",

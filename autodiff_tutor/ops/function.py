@@ -49,7 +49,7 @@ from autodiff_tutor.errors import (
     SourceUnavailableError,
 )
 from autodiff_tutor.ops.formatted import strip_dims
-from autodiff_tutor.ops.signatures import bind_arguments, positional_names
+from autodiff_tutor.ops.signatures import bind_arguments, gradient_flags, positional_names
 from autodiff_tutor.ops.validate import (
     InputSpec,
     as_gradient_tuple,
@@ -180,6 +180,29 @@ class DifferentiableFunction:
         )
         return outputs, saved
 
+    def direct_calls(self, num_inputs: int) -> tuple[str, ...] | None:
+        """The names of the memory values, for a caller that has checked one call through
+        the protocol and calls ``forward``/``backward`` itself from then on (the
+        compiler's pair specialized on shapes, which checks every output and gradient
+        against the probed call); ``None`` where ``op_forward``/``op_backward`` are
+        overridden or ``backward``'s signature does not name them.
+
+        >>> from autodiff_tutor.ops.srelu import SReLUFunction
+        >>> SReLUFunction("BC").direct_calls(5)
+        ('left', 'right')
+        """
+        cls = type(self)
+        if cls.op_forward is not DifferentiableFunction.op_forward or (
+            cls.op_backward is not DifferentiableFunction.op_backward
+        ):
+            return None
+        names = positional_names(self.backward)
+        saved = num_inputs if self.save_inputs_for_backward else 0
+        saved += self.num_outputs if self.save_outputs_for_backward else 0
+        if len(names) != self.num_outputs + 1 + saved + self.num_memory_values:
+            return None  # *args, defaults: the protocol call binds them
+        return names[len(names) - self.num_memory_values :]
+
     def _describe(self, inputs: tuple[Any, ...]) -> tuple[InputSpec, ...]:
         """The inputs' specs: the last call's when the numpy inputs have the same shapes
         and dtypes (an op is called again and again on the same signature)."""
@@ -222,7 +245,7 @@ class DifferentiableFunction:
         backward is not called at all.
         """
         d_outputs = self._d_outputs(d_outputs)
-        flags = _flags(compute_gradients, len(saved.specs), self)
+        flags = gradient_flags(compute_gradients, len(saved.specs), self)
         return self._run_backward(d_outputs, flags, saved)
 
     def _d_outputs(self, d_outputs: Any) -> tuple[Any, ...]:
@@ -250,7 +273,7 @@ class DifferentiableFunction:
         """Run the user's ``backward`` and validate its result (one gradient per input)."""
         if type(d_outputs) is not tuple or len(d_outputs) != self.num_outputs:
             d_outputs = self._d_outputs(d_outputs)  # converted, or a clear error
-        flags = _flags(compute_gradients, len(saved.specs), self)
+        flags = gradient_flags(compute_gradients, len(saved.specs), self)
         result = self._run_backward(d_outputs, flags, saved)
         if type(result) is tuple and numpy_gradients_fine(saved.specs, flags, result):
             return result  # checked with a few comparisons: the common case
@@ -345,24 +368,6 @@ class DifferentiableFunction:
 
 def _inputs_layout() -> str:
     return "the op's inputs"
-
-
-def _flags(compute_gradients: Any, num_inputs: int, op: Any) -> tuple[bool, ...]:
-    if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
-        for f in compute_gradients:
-            if type(f) is not bool:
-                break
-        else:
-            return compute_gradients  # the generated code's literal tuple: nothing to convert
-    if isinstance(compute_gradients, bool):
-        compute_gradients = (compute_gradients,)
-    flags = tuple(bool(f) for f in compute_gradients)
-    if len(flags) != num_inputs:
-        raise ArgumentError(
-            f"compute_gradients for {op.name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
-            hint="pass one bool per input",
-        )
-    return flags
 
 
 def op_vjp(

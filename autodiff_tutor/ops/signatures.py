@@ -21,7 +21,7 @@ from typing import Any
 
 from autodiff_tutor.errors import ArgumentError
 
-__all__ = ["bind_arguments", "positional_names", "signature_of"]
+__all__ = ["bind_arguments", "gradient_flags", "positional_names", "signature_of"]
 
 _SIGNATURES: dict[Any, inspect.Signature] = {}
 
@@ -104,3 +104,29 @@ def positional_names(fn: Any) -> tuple[str, ...]:
     )
     _NAMES[key] = names
     return names
+
+
+def gradient_flags(compute_gradients: Any, num_inputs: int, op: Any) -> tuple[bool, ...]:
+    """``compute_gradients`` as a tuple of one bool per input of ``op`` (a clear error
+    for another count).
+
+    >>> class Op:
+    ...     name = "op"
+    >>> gradient_flags((True, 0), 2, Op()), gradient_flags(True, 1, Op())
+    ((True, False), (True,))
+    """
+    if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
+        for f in compute_gradients:
+            if type(f) is not bool:
+                break
+        else:
+            return compute_gradients  # the generated code's literal tuple: nothing to convert
+    if isinstance(compute_gradients, bool):
+        compute_gradients = (compute_gradients,)
+    flags = tuple(bool(f) for f in compute_gradients)
+    if len(flags) != num_inputs:
+        raise ArgumentError(
+            f"compute_gradients for {op.name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
+            hint="pass one bool per input",
+        )
+    return flags

@@ -53,6 +53,17 @@ def expect_array(value: Any, shape: tuple[int, ...], dtype: str) -> None:
         raise GuardFailed(f"{_described(fact_of(value))}, made for {made_for}")
 
 
+def expect_arrays(values: tuple[Any, ...], shapes: tuple[Any, ...], dtype: str) -> None:
+    """:func:`expect_array` for each of ``values`` with its shape in ``shapes`` and one
+    ``dtype`` (the gradients a custom op's backward returns, checked in one line).
+
+    >>> expect_arrays((np.ones(2), np.ones((1, 3))), ((2,), (1, 3)), "float64")
+    """
+    for value, shape in zip(values, shapes, strict=True):
+        if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
+            expect_array(value, shape, dtype)
+
+
 def expect_fact(value: Any, fact: Any) -> None:
     """Raise :class:`GuardFailed` unless ``value`` has the fact ``fact`` (any kind).
 

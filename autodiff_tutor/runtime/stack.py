@@ -48,13 +48,16 @@ class Stack:
         return f"Stack({len(self._items)} entries)"
 
 
-def iteration_slots(iterations: Sized, dtype: str) -> np.ndarray:
+def iteration_slots(iterations: Sized, dtype: str, shape: tuple[int, ...] = ()) -> np.ndarray:
     """An empty array with one slot per iteration of a loop over ``iterations``: the
-    forward writes a number of ``dtype`` at the loop's index, the backward reads it.
+    forward writes a number of ``dtype`` at the loop's index, the backward reads it (or
+    an array of ``shape``: the steps of a loop stacked, see ``compiler/s7_stacked``).
 
     >>> slots = iteration_slots(range(3), "float64")
     >>> slots[2] = 1.5
     >>> slots.shape, slots[2]
     ((3,), np.float64(1.5))
+    >>> iteration_slots(range(3), "float32", (4, 2)).shape
+    (3, 4, 2)
     """
-    return np.empty(len(iterations), dtype)
+    return np.empty((len(iterations), *shape), dtype)

@@ -5,12 +5,16 @@ methods, the traced namespace) ends in :func:`apply`. It computes the result wit
 the array library of the data, and, when an input is on the running trace, appends
 a record with what the backward pass needs. Operations without a derivative rule
 raise :class:`~autodiff_tutor.errors.TracingError` instead of dropping the gradient;
-non-differentiable ones (comparisons, ``sign``) give plain, untraced results.
+non-differentiable ones (comparisons, ``sign``) give plain, untraced results, except
+``np.zeros_like``/``ones_like``/``empty_like``: traced constants, which the values
+written into them later keep their trace in.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import evaluate, traced
 >>> evaluate(lambda x: np.tanh(x) > 0, traced([-1.0, 1.0]))
 array([False,  True])
+>>> evaluate(lambda x: type(np.zeros_like(x)).__name__, traced([-1.0, 1.0]))
+'Traced'
 """
 
 from __future__ import annotations
@@ -46,6 +50,10 @@ from autodiff_tutor.tracing.traced_values import (
 from autodiff_tutor.tracing.value import note_view
 
 ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
+#: new arrays shaped like a traced one: traced constants (off the trace), so that the
+#: numbers written or added into them later keep their trace (acc = np.zeros_like(x);
+#: acc += t; y[i] = t), as MATLAB's zeros(size(x), "like", x) gives a dlarray
+LIKE_FUNCTIONS = {"zeros_like", "ones_like", "empty_like"}
 
 
 @dataclass
@@ -106,7 +114,7 @@ def apply(
         if live:
             infos = flat_infos(inputs, tape)
             tape.add_record(op, "cut", infos, [], here(), detail(op, options))
-        return result
+        return wrap_untraced(result, leaves) if op in LIKE_FUNCTIONS else result
     if not live:
         return wrap_untraced(forward(), leaves)
     out = forward()

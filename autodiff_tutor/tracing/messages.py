@@ -90,7 +90,7 @@ def in_place(what: str) -> TracingError:
 def write_into_plain(what: str) -> TracingError:
     """A traced result written into a plain array (``a += t`` on an ndarray ``a``).
 
-    >>> write_into_plain("a += t").hint
+    >>> write_into_plain("a += t").hint.split(" (")[0]
     'make a new array instead of writing into one: a = a + t'
     """
     return TracingError(
@@ -98,7 +98,8 @@ def write_into_plain(what: str) -> TracingError:
         "numbers but drops the trace: everything computed from it would silently get "
         "no gradient.",
         location(),
-        hint="make a new array instead of writing into one: a = a + t",
+        hint="make a new array instead of writing into one: a = a + t (or start it from a "
+        "traced array: a = np.zeros_like(x) of a traced x is traced)",
     )
 
 
@@ -144,8 +145,9 @@ def element_into_plain() -> TracingError:
         "the numbers but drops the trace: everything computed from that array would "
         "silently get no gradient.",
         location(),
-        hint="collect the traced pieces in a list and np.stack them, or build the array "
-        "with np.where / np.concatenate",
+        hint="collect the traced pieces in a list and np.stack them, build the array "
+        "with np.where / np.concatenate, or start it from a traced array "
+        "(out = np.zeros_like(x) of a traced x is traced)",
     )
 
 

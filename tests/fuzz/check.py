@@ -188,8 +188,11 @@ def check_hvp(loaded: Loaded, x, w, seed: int) -> Outcome:
         return np.asarray(oracles.autograd_gradients(loaded.namespace, (x + t * v, w))[0])
 
     h1, h2 = oracles.STEPS
-    coarse = (gradient_along(h1) - gradient_along(-h1)) / (2 * h1)
-    expected = (gradient_along(h2) - gradient_along(-h2)) / (2 * h2)
+    try:
+        coarse = (gradient_along(h1) - gradient_along(-h1)) / (2 * h1)
+        expected = (gradient_along(h2) - gradient_along(-h2)) / (2 * h2)
+    except Exception as error:  # noqa: BLE001 - autograd cannot follow it: no oracle
+        return Outcome("hvp", "unchecked", f"autograd failed: {type(error).__name__}")
     trusted = oracles.close(coarse, expected, 10 * oracles.AGREE)
     return _judge_gradients("hvp", [hv], [(expected, trusted)], ["Hv"])
 

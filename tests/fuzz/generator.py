@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from fuzz.idioms import IDIOMS
 
 #: Every construct the generator can use (the keys of the summary tables).
 CONSTRUCTS = (
@@ -46,11 +49,14 @@ CONSTRUCTS = (
     "prod_axes",
     "global_name",
     "nested_comprehension",
+    *IDIOMS,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
+NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
+LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 
 SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
 UNARY = [
@@ -421,6 +427,16 @@ def _cast(s: _State) -> None:
     s.emit([f"{name} = {u} * " + cast.format(u=u)], name, s.shapes[u], *tags)
 
 
+def _or_unary(maker: Callable[[_State], bool]) -> Callable[[_State], None]:
+    """An idiom's maker, writing an elementwise block where the idiom does not fit."""
+
+    def make(s: _State) -> None:
+        if not maker(s):
+            _unary(s)
+
+    return make
+
+
 MAKERS = {
     "broadcast": _broadcast,
     "elementwise": _unary,
@@ -440,6 +456,7 @@ MAKERS = {
     "cast": _cast,
     "global_name": _global_name,
     "nested_comprehension": _nested_comprehension,
+    **{construct: _or_unary(maker) for construct, maker in IDIOMS.items()},
 }
 
 
