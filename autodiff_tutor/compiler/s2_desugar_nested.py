@@ -159,6 +159,41 @@ class InlineNested:
         return result, statements
 
 
+def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
+    """The default of each parameter that has one, keyword-only ones included."""
+    params = [a.arg for a in helper.args.args]
+    positional = params[len(params) - len(helper.args.defaults) :]
+    keywords = [a.arg for a in helper.args.kwonlyargs]
+    return {
+        **dict(zip(positional, helper.args.defaults, strict=True)),
+        **{k: d for k, d in zip(keywords, helper.args.kw_defaults, strict=True) if d is not None},
+    }
+
+
+def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
+    """The call's arguments by parameter name; anything Python would bind otherwise
+    (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
+    dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
+    name = helper.name  # (a '*' argument is refused before, by LowerPython)
+    positional = len(helper.args.args)  # then the keyword-only ones (def g(v, *, k=1.0))
+    if len(call.args) > positional:
+        reject(call.args[positional], f"too many arguments for {name} ({positional} positional)")
+    values = dict(zip(params, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            reject(
+                keyword.value,
+                f"'**' unpacking into the nested helper {name!r} is not supported",
+                f"pass the entries by name: {name}(..., key=opts['key'])",
+            )
+        if keyword.arg not in params:
+            reject(keyword.value, f"{name} has no parameter {keyword.arg!r}")
+        if keyword.arg in values:
+            reject(keyword.value, f"{name} got two values for its parameter {keyword.arg!r}")
+        values[keyword.arg] = keyword.value
+    return values
+
+
 class _Replace(ast.NodeTransformer):
     """Each call of a nested helper in one statement becomes the name of its result;
     the helper's body is collected in ``before``, to run before the statement. A side
@@ -219,41 +254,6 @@ class _Replace(ast.NodeTransformer):
             self.before.extend(statements)
             return ast.copy_location(name_node(out_name), call)
         return call
-
-
-def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
-    """The default of each parameter that has one, keyword-only ones included."""
-    params = [a.arg for a in helper.args.args]
-    positional = params[len(params) - len(helper.args.defaults) :]
-    keywords = [a.arg for a in helper.args.kwonlyargs]
-    return {
-        **dict(zip(positional, helper.args.defaults, strict=True)),
-        **{k: d for k, d in zip(keywords, helper.args.kw_defaults, strict=True) if d is not None},
-    }
-
-
-def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
-    """The call's arguments by parameter name; anything Python would bind otherwise
-    (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
-    dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
-    name = helper.name  # (a '*' argument is refused before, by LowerPython)
-    positional = len(helper.args.args)  # then the keyword-only ones (def g(v, *, k=1.0))
-    if len(call.args) > positional:
-        reject(call.args[positional], f"too many arguments for {name} ({positional} positional)")
-    values = dict(zip(params, call.args, strict=False))
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            reject(
-                keyword.value,
-                f"'**' unpacking into the nested helper {name!r} is not supported",
-                f"pass the entries by name: {name}(..., key=opts['key'])",
-            )
-        if keyword.arg not in params:
-            reject(keyword.value, f"{name} has no parameter {keyword.arg!r}")
-        if keyword.arg in values:
-            reject(keyword.value, f"{name} got two values for its parameter {keyword.arg!r}")
-        values[keyword.arg] = keyword.value
-    return values
 
 
 def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:

@@ -155,46 +155,6 @@ def memory_edges(
     return edges
 
 
-def list_write_edges(
-    step: Step, lists: set[str], is_module: Callable[[str], bool] = _no_module
-) -> list[tuple[str, str]]:
-    """(seer, seen) pairs for a write into a list object (``ys[i] = v``,
-    ``ys.append(v)``): only what holds the list object sees it: an alias, the
-    compiler's joined path, a list that holds it. Not an item read from it before
-    (``old = ys[0]; ys[0] = v`` leaves ``old`` as it was), nor a copy (``list(ys)``).
-
-    >>> ys = ast.Name("ys", ast.Load())
-    >>> old = Step("old", ast.Subscript(ys, ast.Constant(0), ast.Load()), "primitive",
-    ...            "getitem", {"x": ys})
-    >>> list_write_edges(old, {"ys"})
-    [('ys', 'old')]
-    """
-    targets = step.defined()
-    if step.synthetic and isinstance(step.value, ast.Name):
-        source = step.value.id
-        return [(target, source) for target in targets] + [(source, t) for t in targets]
-    if step.op in ("list_append", "list_setitem", "make_list"):
-        if _list_copy(step):
-            return []
-        items = list_items(step, is_module) or []
-        return [(target, item) for target in targets for item in items]
-    base = view_base(step, is_module)
-    if base is None:
-        return []
-    item_read = base in lists and not isinstance(step.value, ast.Name)
-    edges = []
-    for target in targets:
-        if not item_read:
-            edges.append((target, base))
-        edges.append((base, target))
-    return edges
-
-
-def _list_copy(step: Step) -> bool:
-    """Whether ``step`` is ``list(ys)`` of a list (a new list object)."""
-    return step.op == "make_list" and isinstance(step.inputs.get("xs"), ast.Name)
-
-
 def _roots(
     node: ast.expr, is_module: Callable[[str], bool], is_helper: Callable[[str], bool] = _no_module
 ) -> set[str]:
@@ -239,3 +199,23 @@ def list_items(
     if step.kind != "static" or not isinstance(step.value, (ast.List, ast.Tuple)):
         return None
     return sorted(_roots(step.value, is_module, is_helper))
+
+
+def list_read(step: Step, lists: set[str]) -> bool:
+    """Whether ``step`` reads a list built here into a new value: a copy (``list(ys)``,
+    ``ys.copy()``, ``ys[1:]``) or an item (``old = ys[0]``), not an alias (``q = ys``).
+    A write into a slot of the list (``ys[0] = v``, ``ys.append(v)``) changes the list
+    object only: what was read from it before keeps its values, as in Python.
+
+    >>> ys = ast.Name("ys", ast.Load())
+    >>> list_read(Step("c", ast.Call(ys, [], []), "primitive", "make_list", {"xs": ys}), {"ys"})
+    True
+    >>> list_read(Step("q", ys, "static"), {"ys"})
+    False
+    """
+    if step.op == "make_list":
+        return isinstance(step.inputs.get("xs"), ast.Name)
+    if isinstance(step.value, ast.Name):
+        return False
+    base = view_base(step)
+    return base is not None and base in lists

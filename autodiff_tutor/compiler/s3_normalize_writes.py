@@ -14,7 +14,7 @@ import re
 import types
 
 from autodiff_tutor.compiler.ir import Step
-from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_write_edges, memory_edges
+from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_read, memory_edges
 from autodiff_tutor.compiler.s3_resolve import is_user_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -185,7 +185,7 @@ class WritesMixin:
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
         list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
-        held = self._held_items()
+        held = {} if list_write else self._held_items()
         values = {n for step in self.emitted for n in step.defined()} | set(self.params)
         changed = True
         while changed:
@@ -195,12 +195,11 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
-                if list_write:
-                    edges = list_write_edges(step, self.list_names, self._is_module)
-                else:
-                    edges = memory_edges(
-                        step, self.list_names, self._is_module, held, values, self._is_helper
-                    )
+                if list_write and list_read(step, self.list_names):
+                    continue  # list(ys), old = ys[0]: a slot write leaves them as they were
+                edges = memory_edges(
+                    step, self.list_names, self._is_module, held, values, self._is_helper
+                )
                 for seer, seen in edges:
                     if seen in related and seer not in related:
                         related |= self._same_array(seer)
