@@ -148,7 +148,9 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
             if fast and not kwargs:
                 result = fast_call(compiled, fast[0], args)
                 if result is not None:
-                    return result[0], result[1][0] if one else _unpack(result[1], wrt)
+                    if one or wrt is None:
+                        return result[0], result[1][0] if one else _unpack(result[1], wrt)
+                    return result  # a list of inputs: the tuple of their gradients
             if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:
