@@ -51,7 +51,8 @@ def fast_call(
         if specialized is not None and specialized.seed is not None:
             out, memory = specialized.forward(*args)  # the guard key assures the checks below
             if type(out) is type(specialized.seed):
-                return out, _fresh(specialized.backward(specialized.seed, memory), args)
+                gradients = specialized.backward(specialized.seed, memory)
+                return out, gradients if specialized.fresh else _fresh(gradients, args)
             return out, owned(specialized.backward(scalar_seed(compiled, out), memory), args)
         return _run_pair(compiled, derivative, specialized, args)
     except GuardFailed:  # a custom op's shape, a branch's path: not as probed

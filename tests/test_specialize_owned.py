@@ -46,3 +46,39 @@ def test_specialized_pairs_match_differences_when_a_gradient_folds_to_a_value():
     both = value_and_grad(differentiable(square_halves))
     for _ in range(3):
         np.testing.assert_allclose(both(y)[1], expected, rtol=1e-6, atol=1e-7)
+
+
+def product(x, y):
+    return np.sum(x * y)  # d_x is y, d_y is x
+
+
+def total(x, y):
+    return np.sum(x + y)  # both gradients are ones
+
+
+def shifted(x, W):
+    return np.sum(x @ W) + np.sum(x)
+
+
+def test_returned_gradients_are_arrays_of_their_own_on_every_call():
+    # the specialized backward's gradients are not checked when it makes each of them
+    # (all_made_here); where simplification leaves an argument or a shared array, the
+    # check copies: never an argument, never one array for two gradients, writable
+    rng = np.random.default_rng(3)
+    cases = [
+        (product, (rng.normal(size=4), rng.normal(size=4))),
+        (total, (rng.normal(size=4), rng.normal(size=4))),
+        (shifted, (rng.normal(size=3), rng.normal(size=(3, 2)))),
+    ]
+    for fn, args in cases:
+        both = value_and_grad(fn, wrt=[0, 1])
+        for _ in range(3):
+            _, grads = both(*args)
+            for position, g in enumerate(grads):
+                assert g.flags.writeable and g.base is None
+                assert not any(np.shares_memory(g, a) for a in args)
+                np.testing.assert_allclose(g, central_difference(fn, args, position))
+            assert not np.shares_memory(grads[0], grads[1])
+            grads[0][...] = 7.0  # the caller owns it: the next call is unaffected
+        pair = differentiable(fn).derivative([0, 1]).specializations
+        assert any(p is not None for p in pair.values())

@@ -37,7 +37,7 @@ from autodiff_tutor.compiler.s6_facts import (
     scalar_seeds,
 )
 from autodiff_tutor.compiler.s6_inplace import IN_PLACE_FROM, in_place
-from autodiff_tutor.compiler.s6_owned import owned_before_updates
+from autodiff_tutor.compiler.s6_owned import all_made_here, owned_before_updates
 from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
 from autodiff_tutor.compiler.s6_regions import (
     guard_calls,
@@ -90,6 +90,9 @@ class Specialized:
     #: assures what ``value_and_grad``'s fast call checks (float arrays for ``wrt``, a
     #: float numpy scalar out); ``None``: the call checks them.
     seed: Any = None
+    #: Whether the backward makes every gradient it returns as a new array of its own
+    #: (:func:`.s6_owned.all_made_here`): the call need not check them.
+    fresh: bool = False
 
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
@@ -201,7 +204,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     )
     if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
         seed = out.dtype.type(1)
-    return Specialized(key, forward, backward, forward_src, backward_src, seed)
+    fresh = all_made_here(specialized.backward, specialized.gradients, facts)
+    return Specialized(key, forward, backward, forward_src, backward_src, seed, fresh)
 
 
 def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:

@@ -85,3 +85,67 @@ def _may_be_another_array(value: ast.expr) -> bool:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         return name in VIEW_CALLS
     return False
+
+
+def all_made_here(statements: list[ast.stmt], gradients: list[str], facts: dict) -> bool:
+    """Whether every returned gradient is an array the backward itself makes, so the
+    caller need not check that it is fresh (its own, writable, not an argument and not
+    another gradient): each name, distinct, an array by the probe's facts, bound only by
+    arithmetic or a matrix product (``a * b``, ``-a``, ``X.T @ g``), a reduction along
+    an axis (``g.sum(axis=0)``) or ``zeros_like(x)``, and otherwise only updated in
+    place (``d += e``, ``d[i] = e``). A gradient returned by a custom op's backward, a
+    name copied, a view: not made here.
+
+    >>> tree = ast.parse("d_x = zeros_like(x)\\nd_x[1:] += g\\nd_w = X.T @ g").body
+    >>> facts = {"d_x": ("array", (3,), "float64"), "d_w": ("array", (2,), "float64")}
+    >>> all_made_here(tree, ["d_x", "d_w"], facts)
+    True
+    >>> all_made_here(tree + ast.parse("d_w = d_x").body, ["d_x", "d_w"], facts)
+    False
+    """
+    if len(set(gradients)) != len(gradients):
+        return False
+    for name in gradients:
+        fact = facts.get(name)
+        if not (isinstance(fact, tuple) and fact[0] == "array"):
+            return False
+        for statement in _walk(statements):
+            if isinstance(statement, ast.For) and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
+            ):
+                return False  # a loop's target: whatever the loop walks
+            if isinstance(statement, ast.Assign) and _binds(statement, name):
+                if not (len(statement.targets) == 1 and _makes_array(statement.value)):
+                    return False
+    return True
+
+
+def _binds(statement: ast.Assign, name: str) -> bool:
+    """``name = ...`` (in a tuple too); not ``name[i] = ...`` (an update in place)."""
+    for target in statement.targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(target, ast.Name):
+                return True
+            if isinstance(target, ast.Tuple) and isinstance(node, ast.Name) and node.id == name:
+                return True
+    return False
+
+
+def _makes_array(value: ast.expr) -> bool:
+    if isinstance(value, ast.BinOp) or (
+        isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub)
+    ):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name):
+        return value.func.id == "zeros_like"
+    reduction = isinstance(value.func, ast.Attribute) and value.func.attr == "sum"
+    return reduction and any(k.arg == "axis" for k in value.keywords)
+
+
+def _walk(statements: list[ast.stmt]):
+    for statement in statements:
+        yield statement
+        for field in ("body", "orelse"):
+            yield from _walk(getattr(statement, field, []) or [])
