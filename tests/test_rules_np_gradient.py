@@ -13,7 +13,7 @@ from oracles import autograd_gradient, central_difference
 from program_checks import assert_gradient_in_every_mode
 
 from autodiff_tutor import grad, value_and_grad
-from autodiff_tutor.errors import NoDerivativeRuleError
+from autodiff_tutor.errors import AutodiffError, NoDerivativeRuleError
 from autodiff_tutor.runtime.helpers import gradient_operand
 from autodiff_tutor.tracing import value_and_gradient
 
@@ -104,3 +104,20 @@ def test_what_the_rule_does_not_cover_is_refused(fn, words, hint):
         assert words in caught.value.message
         assert hint in caught.value.hint
         assert caught.value.location.filename == __file__
+
+
+def test_a_spacing_with_gradient_is_refused_in_both_modes():
+    def stretched(x, h):
+        return np.sum(np.gradient(x, h) ** 2)
+
+    calls = (
+        lambda: grad(stretched, wrt=(0, 1))(X, 0.5),
+        lambda: value_and_gradient(stretched, X, 0.5, wrt=(0, 1)),
+    )
+    for call in calls:  # the rule gives h no gradient: it would be lost, not zero
+        with pytest.raises(AutodiffError, match="spacing") as caught:
+            call()
+        assert caught.value.location.filename == __file__
+    np.testing.assert_allclose(  # h without gradient is an ordinary option
+        grad(stretched)(X, 0.5), central_difference(lambda x: stretched(x, 0.5), [X], 0), 1e-6
+    )
