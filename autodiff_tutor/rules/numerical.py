@@ -148,8 +148,8 @@ def _one_spacing(more_spacing=None, axis=None, edge_order=1):
     """The gradient rule covers one axis, one spacing and first-order edges."""
     if more_spacing is not None or isinstance(axis, (tuple, list)):
         raise NoDerivativeRuleError(
-            "no derivative rule for np.gradient along several axes (numpy returns one "
-            "array per axis)",
+            "no derivative rule for np.gradient along several axes, or a tuple of axes "
+            "(numpy returns one array per axis)",
             hint="differentiate along one axis per call, with one spacing: "
             "np.gradient(f, h, axis=0)",
         )
