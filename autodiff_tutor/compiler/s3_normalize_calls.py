@@ -457,7 +457,9 @@ def _call_signature(callee: Callee) -> inspect.Signature:
 
 def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
     """The (name, default) of each parameter ``function`` takes by position, when its
-    signature can be read (numpy's functions), else None."""
+    signature can be read (numpy's functions), else None; None too when named
+    parameters are followed by ``*varargs`` (``np.gradient(f, *varargs)``): its rule's
+    options then take the positions, and its check refuses what they do not cover."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
@@ -465,6 +467,8 @@ def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     names = []
     for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL and names:
+            return None
         if parameter.kind not in positional:
             break
         names.append((parameter.name, parameter.default))

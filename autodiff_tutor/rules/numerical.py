@@ -1,5 +1,5 @@
 """numpy's numerical routines: the cross product, 1-D convolution, the trapezoid rule,
-polynomial evaluation and linear interpolation.
+polynomial evaluation, linear interpolation and ``np.gradient``.
 
 Each is linear in each operand, so its vjp is the transposed map (the helpers in
 :mod:`autodiff_tutor.runtime.helpers_numerical`) and its jvp the routine applied to
@@ -19,6 +19,8 @@ from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     convolve_operand,
     cross_operand,
+    gradient_axis,
+    gradient_operand,
     interp_knots_tangent,
     interp_operand,
     polyval_operand,
@@ -140,3 +142,51 @@ def interp_tangent(xp, x, knots, fp, left=None, right=None, period=None, *, d_x,
         + interp_knots_tangent(x, knots, fp, d_knots)
         + xp.interp(x, knots, d_fp, None if left is None else 0.0, None if right is None else 0.0)
     )
+
+
+def _one_spacing(more_spacing=None, axis=None, edge_order=1):
+    """The gradient rule covers one axis, one spacing and first-order edges."""
+    if more_spacing is not None or isinstance(axis, (tuple, list)):
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.gradient along several axes, or a tuple of axes "
+            "(numpy returns one array per axis)",
+            hint="differentiate along one axis per call, with one spacing: "
+            "np.gradient(f, h, axis=0)",
+        )
+    if edge_order != 1:
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.gradient with edge_order={edge_order!r}",
+            hint="leave edge_order at 1 (one-sided first differences at the edges)",
+        )
+
+
+def _gradient_by_definition(xp, f, h=1.0, axis=None):
+    """np.gradient written out with slices (the symbolic check's primal: numpy's own
+    computes in floating point and does not run on symbols)."""
+    m = xp.moveaxis(f, 0 if axis is None else axis, -1)
+    first, last = m[..., 1:2] - m[..., :1], m[..., -1:] - m[..., -2:-1]
+    y = xp.concatenate([first, (m[..., 2:] - m[..., :-2]) / 2, last], axis=-1) / h
+    return xp.moveaxis(y, -1, 0 if axis is None else axis)
+
+
+@defvjp(
+    "gradient",
+    math="y_i = (f_(i+1) - f_(i-1)) / 2h inside; (f_1 - f_0) / h, (f_(n-1) - f_(n-2)) / h "
+    "at the edges",
+    latex=r"y_i = \frac{f_{i+1} - f_{i-1}}{2h}",
+    convention="one scalar spacing h (no gradient), one axis (given, or the only one), "
+    "edge_order=1",
+    check=_one_spacing,
+    symbolic=ArrayRule(
+        lambda xp, f, spacing=1.0, axis=None: _gradient_by_definition(xp, f, spacing, axis),
+        [(((4,),), {}), (((2,),), {"spacing": 0.5}), (((3, 4),), {"axis": 1, "spacing": 2.0})],
+    ),
+)
+def gradient(g, f, spacing=1.0, more_spacing=None, axis=None, edge_order=1):
+    # more_spacing: a second positional spacing (numpy's *varargs), refused by the check
+    return gradient_operand(g, f, spacing, axis)
+
+
+@defjvp("gradient")
+def gradient_tangent(xp, f, spacing=1.0, more_spacing=None, axis=None, edge_order=1, *, d_f):
+    return xp.gradient(d_f, spacing, axis=gradient_axis(f, spacing, axis))

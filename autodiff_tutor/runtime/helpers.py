@@ -54,6 +54,8 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
 from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
     convolve_operand,
     cross_operand,
+    gradient_axis,
+    gradient_operand,
     interp_knots_tangent,
     interp_operand,
     median_weights,

@@ -1,6 +1,6 @@
 """Helpers for the rules of numpy's numerical routines (:mod:`autodiff_tutor.rules.
 numerical` and ``statistics``): the cross product, 1-D convolution, the trapezoid
-rule, polynomial evaluation and the median. Like
+rule, polynomial evaluation, ``np.gradient`` and the median. Like
 :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so
 generated code can call them), each takes its array module from its arguments.
 
@@ -20,6 +20,8 @@ from autodiff_tutor.runtime.backend import array_module, cast_like
 __all__ = [
     "convolve_operand",
     "cross_operand",
+    "gradient_axis",
+    "gradient_operand",
     "interp_knots_tangent",
     "interp_operand",
     "median_weights",
@@ -230,3 +232,63 @@ def interp_knots_tangent(x: Any, xp_: Any, fp: Any, d_knots: Any) -> Any:
     segment, following, t, slope, below, above = _segments(x, knots, values)
     moved = slope * ((t - 1) * d_knots[segment] - t * d_knots[following])
     return xp.where(below | above, 0, moved)
+
+
+def gradient_operand(g: Any, f: Any, spacing: Any = 1.0, axis: int | None = None) -> Any:
+    """The gradient of ``np.gradient(f, spacing, axis=axis)`` (``edge_order=1``) for
+    ``f``: the transpose of its linear map. Inside, ``y_i = (f_(i+1) - f_(i-1)) / 2h``
+    sends ``g_i / 2h`` to ``f_(i+1)`` and minus it to ``f_(i-1)``; at the edges,
+    ``y_0 = (f_1 - f_0) / h`` and ``y_(n-1) = (f_(n-1) - f_(n-2)) / h``.
+
+    >>> import numpy as np
+    >>> gradient_operand(np.array([0.0, 1.0, 0.0, 0.0]), np.zeros(4), 0.5).tolist()
+    [-1.0, 0.0, 1.0, 0.0]
+    >>> gradient_operand(np.ones((2, 3)), np.zeros((2, 3)), axis=1).tolist()
+    [[-1.5, 0.0, 1.5], [-1.5, 0.0, 1.5]]
+    """
+    xp = array_module(g)
+    a = gradient_axis(f, spacing, axis)
+    rows = xp.moveaxis(g, a, -1) / spacing
+    n = rows.shape[-1]
+    middle = rows[..., 1:-1] / 2
+    first, last = rows[..., :1], rows[..., -1:]
+
+    def placed(part: Any, before: int) -> Any:  # part at positions before.. along the axis
+        def zeros(k: int) -> Any:
+            return xp.zeros((*part.shape[:-1], k), dtype=part.dtype)
+
+        return xp.concatenate([zeros(before), part, zeros(n - before - part.shape[-1])], axis=-1)
+
+    moved = placed(middle, 2) - placed(middle, 0)  # f_(i+1) gets +, f_(i-1) gets -
+    moved = moved + placed(xp.concatenate([-first, first], axis=-1), 0)
+    moved = moved + placed(xp.concatenate([-last, last], axis=-1), n - 2)
+    return cast_like(xp.moveaxis(moved, -1, a), f)
+
+
+def gradient_axis(f: Any, spacing: Any = 1.0, axis: int | None = None) -> int:
+    """The one axis ``np.gradient(f, spacing, axis=axis)`` differentiates along, when
+    its rule covers the call: one axis (given, or the only one), one scalar spacing.
+
+    >>> import numpy as np
+    >>> gradient_axis(np.zeros((2, 3)), axis=-1)
+    1
+    >>> gradient_axis(np.zeros((2, 3)))
+    Traceback (most recent call last):
+    autodiff_tutor.errors.NoDerivativeRuleError: no derivative rule for np.gradient of a 2-D...
+    """
+    from autodiff_tutor.errors import NoDerivativeRuleError
+
+    ndim = np.ndim(f)
+    if axis is None and ndim != 1:
+        raise NoDerivativeRuleError(
+            f"no derivative rule for np.gradient of a {ndim}-D array without axis= "
+            "(numpy returns one array per axis)",
+            hint="differentiate along one axis per call: np.gradient(f, h, axis=0)",
+        )
+    if np.ndim(spacing) != 0:
+        raise NoDerivativeRuleError(
+            "no derivative rule for np.gradient with sample coordinates as spacing",
+            hint="give one scalar spacing (uniform samples); for uneven samples, the "
+            "one-sided quotients np.diff(f) / np.diff(x) have a rule",
+        )
+    return 0 if axis is None else int(axis) % ndim

@@ -238,6 +238,9 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
+    for option, value in bound.options.items():  # np.gradient(x, h): h has no gradient
+        if any(is_live(t) for t in traced_leaves([value])):
+            raise messages.option_with_gradient(name, option)
     try:
         given = {**dict(zip(rule.inputs, bound.inputs, strict=True)), **bound.options}
         rule.check_options({**rule.options, **unwrap(given)})

@@ -40,6 +40,22 @@ def no_rule(name: str) -> TracingError:
     )
 
 
+def option_with_gradient(name: str, option: str) -> TracingError:
+    """A call's option (a spacing, a bound) is a traced value: its rule gives it no
+    gradient, so the gradient through it would be silently zero.
+
+    >>> option_with_gradient("np.gradient", "spacing").message.split(":")[0]
+    'np.gradient(..., spacing=) on a traced value'
+    """
+    return TracingError(
+        f"{name}(..., {option}=) on a traced value: the derivative rule of {name} gives "
+        f"'{option}' no gradient, so its gradient through '{option}' would be lost",
+        location(),
+        hint=f"compute '{option}' from values you do not differentiate, or write "
+        f"{name} with operations whose rules differentiate it",
+    )
+
+
 def unsupported_arguments(name: str, names: Iterable[str], known: Iterable[str]) -> TracingError:
     """A call passed keyword arguments the derivative rule does not know.
 
