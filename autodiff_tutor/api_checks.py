@@ -137,7 +137,7 @@ def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
     if isinstance(g, np.generic) or not hasattr(g, "shape"):
         return False  # numpy scalars and numbers are immutable
     flags = getattr(g, "flags", None)
-    if flags is not None and not flags.writeable:
+    if flags is not None and not getattr(flags, "writeable", True):  # cupy's: no such flag
         return True
     if type(g) is np.ndarray and flags.owndata:  # a new array: only itself can alias it
         return any(other is g for other in others)

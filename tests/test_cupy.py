@@ -88,3 +88,55 @@ def test_formatted_cupy_arrays_keep_their_labels_and_module():
     d_X_np = evaluate(lambda X: gradient(srelu(X, *inputs[1:]).sum(), X), traced(inputs[0], "SSCB"))
     assert dims(d_X) == "SSCB" and isinstance(strip_dims(d_X), cupy.ndarray)
     np.testing.assert_allclose(cupy.asnumpy(strip_dims(d_X)), strip_dims(d_X_np))
+
+
+def _net(W1, b1, tl, al, tr, ar, W2, X, Y):
+    a = SRELU_BC(X @ W1 + b1, tl, al, tr, ar)
+    r = a @ W2 - Y
+    return np.sum(r * r) / X.shape[0]
+
+
+SRELU_BC = SReLUFunction("BC")
+
+
+def _rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ Wh + xs[t] @ Wx + b)
+        total = total + (h * h).sum()
+    return total
+
+
+def test_compiled_gradients_on_cupy_match_numpy():
+    # value_and_grad of compiled functions (a custom op's network, a loop of matrix
+    # products) on cupy arrays, three calls: cupy gradients, numpy's numbers
+    from autodiff_tutor import value_and_grad
+
+    rng = np.random.default_rng(4)
+    net = (
+        rng.normal(size=(3, 4)),
+        rng.normal(size=4),
+        np.full((1, 4), -0.4),
+        np.full((1, 4), 0.2),
+        np.full((1, 4), 0.5),
+        np.full((1, 4), 1.5),
+        rng.normal(size=(4, 2)),
+        rng.normal(size=(6, 3)),
+        rng.normal(size=(6, 2)),
+    )
+    rnn = (
+        0.4 * rng.normal(size=(5, 5)),
+        rng.normal(size=(3, 5)),
+        rng.normal(size=5),
+        rng.normal(size=(4, 2, 3)),
+        rng.normal(size=(2, 5)),
+    )
+    for fn, args, wrt in ((_net, net, list(range(7))), (_rnn, rnn, [0, 1, 2])):
+        expected = value_and_grad(fn, wrt=wrt)(*args)[1]
+        both = value_and_grad(fn, wrt=wrt)
+        for _ in range(3):
+            _, grads = both(*(cupy.asarray(a) for a in args))
+        for g, g_np in zip(grads, expected, strict=True):
+            assert isinstance(g, cupy.ndarray)
+            np.testing.assert_allclose(cupy.asnumpy(g), g_np, rtol=1e-10, atol=1e-12)

@@ -25,7 +25,7 @@ import numpy as np
 
 from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.errors import UserCodeError
-from autodiff_tutor.runtime.backend import Like
+from autodiff_tutor.runtime.backend import Like, has_array_namespace
 
 
 def array_library(value: Any) -> str | None:
@@ -36,7 +36,7 @@ def array_library(value: Any) -> str | None:
         return "numpy"
     if isinstance(value, Like):  # an array saved by its shape and dtype
         return "numpy" if value.namespace is None else _top(value.namespace.__name__)
-    if isinstance(value, np.generic) or not hasattr(value, "__array_namespace__"):
+    if isinstance(value, np.generic) or not has_array_namespace(value):
         return None
     return _top(type(value).__module__)
 

@@ -18,8 +18,8 @@ import numpy as np
 def array_module(*values: Any) -> Any:
     """The array module (numpy, cupy, ...) of the first array among ``values``.
 
-    Python and numpy scalars count as numpy; a value with ``__array_namespace__``
-    (cupy, array-API libraries) gives its own namespace.
+    Python and numpy scalars count as numpy; a cupy array gives cupy, a value with
+    ``__array_namespace__`` (array-API libraries) its namespace.
 
     >>> import numpy as np
     >>> array_module(2.0, np.float32(1)) is np
@@ -28,21 +28,29 @@ def array_module(*values: Any) -> Any:
     for value in values:
         if isinstance(value, (np.ndarray, np.generic)):
             continue
+        if _is_cupy(value):  # cupy's ndarray (cupy 14 has no __array_namespace__ on it)
+            import cupy
+
+            return cupy
         namespace = getattr(value, "__array_namespace__", None)
         if namespace is not None:
-            module = namespace()
-            # cupy's namespace is a compat module; prefer cupy itself when it is there
-            return _prefer_native(value, module)
+            return namespace()
     return np
 
 
-def _prefer_native(value: Any, module: Any) -> Any:
-    top = type(value).__module__.split(".")[0]
-    if top == "cupy":
-        import cupy
+def _is_cupy(value: Any) -> bool:
+    return type(value).__module__.split(".", 1)[0] == "cupy"
 
-        return cupy
-    return module
+
+def has_array_namespace(value: Any) -> bool:
+    """Whether ``value`` is an array of an array library: one with
+    ``__array_namespace__`` (numpy's, array-API libraries'), or a cupy array (cupy 14's
+    ndarray has no ``__array_namespace__``). numpy scalars have one too; numbers do not.
+
+    >>> has_array_namespace(np.ones(2)), has_array_namespace(2.0)
+    (True, False)
+    """
+    return hasattr(value, "__array_namespace__") or _is_cupy(value)
 
 
 def zeros_like(x: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.runtime.backend import shape_of
+from autodiff_tutor.runtime.backend import has_array_namespace, shape_of
 from autodiff_tutor.tracing.locations import here
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue
@@ -117,7 +117,7 @@ def snapshot(value: Any) -> Any:
         return [snapshot(v) for v in value]
     if isinstance(value, np.ndarray):
         return value.copy()
-    if is_traced(value) or isinstance(value, type) or not hasattr(value, "__array_namespace__"):
+    if is_traced(value) or isinstance(value, type) or not has_array_namespace(value):
         return value  # numbers, dtypes, options; traced data is never written in place
     copy = getattr(value, "copy", None)  # cupy arrays (array-API arrays are not mutable here)
     return copy() if callable(copy) else value
