@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 Statement = ast.stmt
 
@@ -221,3 +222,40 @@ def fresh_name(name: str, taken: set[str]) -> str:
         fresh = f"{name}{k}"
     taken.add(fresh)
     return fresh
+
+
+def is_name(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` is the name ``name``."""
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def mentions(node: ast.AST, name: str) -> bool:
+    """Whether ``name`` occurs anywhere in ``node`` (read or bound).
+
+    >>> mentions(ast.parse("y = f(x)"), "x"), mentions(ast.parse("y = 1"), "x")
+    (True, False)
+    """
+    return any(is_name(n, name) for n in ast.walk(node))
+
+
+def resolve(func: ast.expr, scope: dict[str, Any]) -> Any:
+    """The object ``func`` (a name or a dotted attribute, ``np.linalg.norm``) names in
+    ``scope``; ``None`` where it is unknown.
+
+    >>> import math
+    >>> resolve(ast.parse("m.pi", mode="eval").body, {"m": math}) == math.pi
+    True
+    """
+    if isinstance(func, ast.Name):
+        return scope.get(func.id)
+    if isinstance(func, ast.Attribute):
+        owner = resolve(func.value, scope)
+        return None if owner is None else getattr(owner, func.attr, None)
+    return None
+
+
+def numpy_name(scope: dict[str, Any]) -> str | None:
+    """A name ``scope`` gives numpy (``np``), for generated calls with ``out=``."""
+    import numpy
+
+    return next((k for k, v in scope.items() if v is numpy), None)

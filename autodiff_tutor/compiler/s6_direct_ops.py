@@ -69,7 +69,7 @@ def direct_op_calls(
             continue
         outputs, record, func, args = call
         j = _backward_of(backward, record)
-        op = _resolve(func, scope)
+        op = code.resolve(func, scope)
         layout = getattr(op, "direct_calls", None)
         if j is None or not callable(layout) or len(args) < 2 or record not in memory:
             continue
@@ -183,16 +183,6 @@ def _one_guard(names: list[str], facts: list[Any], origin: str) -> ast.stmt:
     )
     statement.commented = True
     return statement
-
-
-def _resolve(func: ast.expr, scope: dict[str, Any]) -> Any:
-    """The object ``func`` (a name or ``a.b.c``) names in ``scope``, else ``None``."""
-    if isinstance(func, ast.Name):
-        return scope.get(func.id)
-    if isinstance(func, ast.Attribute):
-        owner = _resolve(func.value, scope)
-        return None if owner is None else getattr(owner, func.attr, None)
-    return None
 
 
 def _steady_at(forward: list[ast.stmt], i: int) -> set[str]:

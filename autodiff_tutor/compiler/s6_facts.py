@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.s6_simplify import _blocks, _bound, _own_parts, _walk
 from autodiff_tutor.runtime.guards import fact_of
 
@@ -104,7 +105,7 @@ def scalar_seeds(
                 continue
             name, small, shape = found
             readers = _later_readers(statements, block, statement, small, name)
-            is_name = functools.partial(_is, name=name)
+            is_name = functools.partial(code.is_name, name=name)
             if readers and all(
                 _broadcasts(s, is_name, shape, facts) or _kept_by_others(s, name, small, facts)
                 for s in readers
@@ -138,10 +139,10 @@ def _later_readers(
     everywhere = [
         s
         for s in _walk(statements)
-        if s is not statement and any(_reads(part, name) for part in _own_parts(s))
+        if s is not statement and any(code.mentions(part, name) for part in _own_parts(s))
     ]
     start = block.index(statement) + 1
-    positions = [i for i in range(start, len(block)) if _reads(block[i], name)]
+    positions = [i for i in range(start, len(block)) if code.mentions(block[i], name)]
     if not positions or len(everywhere) != len(positions):
         return None
     if any(isinstance(block[i], (ast.For, ast.While, ast.If)) for i in positions):
@@ -274,7 +275,7 @@ def _kept_by_others(statement: ast.stmt, name: str, small: ast.expr, facts: dict
     reads = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
     covered = 0
     for root in _elementwise_roots(statement):
-        hits = [leaf for leaf in _leaves(root) if _is(leaf, name)]
+        hits = [leaf for leaf in _leaves(root) if code.is_name(leaf, name)]
         if hits:
             before = _shape_of(root, facts)
             after = _shape_of(_Replace(name, small).visit(copy.deepcopy(root)), facts)
@@ -313,14 +314,6 @@ def _leaves(node: ast.expr) -> list[ast.expr]:
 
 def _shape(fact: Any) -> Any:
     return fact[1] if isinstance(fact, tuple) and fact[0] == "array" else None
-
-
-def _is(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
 class _Replace(ast.NodeTransformer):

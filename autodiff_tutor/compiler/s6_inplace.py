@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler import code
+
 #: Arrays of at least this many elements are updated in place (64 KiB of float64).
 IN_PLACE_FROM = 1 << 13
 
@@ -70,7 +72,7 @@ def in_place(
 class _Rewriter:
     def __init__(self, facts: dict[str, Any], scope: dict[str, Any], smallest: int):
         self.facts, self.scope, self.smallest = facts, scope, smallest
-        self.numpy = next((k for k, v in scope.items() if v is np), None)
+        self.numpy = code.numpy_name(scope)
 
     def block(self, statements: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -137,7 +139,7 @@ class _Rewriter:
         """The one-input numpy ufunc ``value`` calls with one argument, or ``None``."""
         if len(value.args) != 1 or value.keywords or isinstance(value.args[0], ast.Starred):
             return None
-        found = _resolve(value.func, self.scope)
+        found = code.resolve(value.func, self.scope)
         if isinstance(found, np.ufunc) and found.nin == 1 and found.nout == 1:
             return found
         return None
@@ -215,16 +217,6 @@ def _combine(op: ast.operator, left: Any, right: Any) -> _Abstract | None:
     operate = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply}
     dtype = operate.get(type(op), np.true_divide)(a, b).dtype
     return _Abstract(tuple(shape), dtype)
-
-
-def _resolve(func: ast.expr, scope: dict[str, Any]) -> Any:
-    """What ``func`` (a name or a dotted attribute) names in ``scope`` (``None``: unknown)."""
-    if isinstance(func, ast.Name):
-        return scope.get(func.id)
-    if isinstance(func, ast.Attribute):
-        owner = _resolve(func.value, scope)
-        return getattr(owner, func.attr, None) if owner is not None else None
-    return None
 
 
 def _names(value: ast.expr) -> set[str]:

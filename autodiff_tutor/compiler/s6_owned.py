@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler import code
+
 #: Calls that may return their argument or a view of it.
 VIEW_CALLS = {
     "reshape",
@@ -109,7 +111,7 @@ def all_made_here(statements: list[ast.stmt], gradients: list[str], facts: dict)
         fact = facts.get(name)
         if not (isinstance(fact, tuple) and fact[0] == "array"):
             return False
-        for statement in _walk(statements):
+        for statement in code.walk_statements(statements):
             if isinstance(statement, ast.For) and any(
                 isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
             ):
@@ -142,10 +144,3 @@ def _makes_array(value: ast.expr) -> bool:
         return value.func.id == "zeros_like"
     reduction = isinstance(value.func, ast.Attribute) and value.func.attr == "sum"
     return reduction and any(k.arg == "axis" for k in value.keywords)
-
-
-def _walk(statements: list[ast.stmt]):
-    for statement in statements:
-        yield statement
-        for field in ("body", "orelse"):
-            yield from _walk(getattr(statement, field, []) or [])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Program, Step
 
 _SPREADS = ("unreduce", "unbroadcast")
@@ -108,7 +109,7 @@ def drop_shift_gradients(
     for name in names:
         gradient = prefix + name
         kept = [s for s in statements if not (_binds(s, gradient) or _adds_product_of(s, gradient))]
-        if not any(_reads(s, gradient) for s in kept):
+        if not any(code.mentions(s, gradient) for s in kept):
             statements = kept
     return statements
 
@@ -124,7 +125,7 @@ def _adds_product_of(statement: ast.stmt, name: str) -> bool:
     """``x += <a product with the factor name>`` (zero when ``name`` is zero)."""
     if not (isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)):
         return False
-    if _reads(statement.target, name):
+    if code.mentions(statement.target, name):
         return False
     return any(_is_factor(f, name) for f in _factors(statement.value))
 
@@ -142,7 +143,3 @@ def _is_factor(node: ast.expr, name: str) -> bool:
     if spread and node.func.id in _SPREADS and node.args:
         return isinstance(node.args[0], ast.Name) and node.args[0].id == name
     return False
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))

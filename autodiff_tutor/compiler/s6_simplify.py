@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.s6_signs import signs_and_constants
 
 _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
@@ -191,7 +192,9 @@ def _final(block: list[ast.stmt], i: int, name: str) -> bool:
     """Whether no statement after ``block[i]`` binds or changes ``name``."""
     for statement in block[i + 1 :]:
         for inner in _walk([statement]):
-            if name in _bound(inner) or (isinstance(inner, ast.Expr) and _reads_name(inner, name)):
+            if name in _bound(inner) or (
+                isinstance(inner, ast.Expr) and code.mentions(inner, name)
+            ):
                 return False
     return True
 
@@ -226,7 +229,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
             inputs = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             for j in range(i + 1, len(block)):
                 user = block[j]
-                if _reads_name(user, target):
+                if code.mentions(user, target):
                     if isinstance(user, (ast.Assign, ast.AugAssign)):
                         _Rename(target, value).visit(user)
                         user.origin = getattr(user, "origin", "") or getattr(
@@ -245,7 +248,7 @@ def _rebound_next(block: list[ast.stmt], i: int, target: str) -> bool:
     """``t = a`` whose first reader is ``t = t + b`` (reading ``t`` once): the value of
     the first statement is read there only."""
     for user in block[i + 1 :]:
-        if _reads_name(user, target):
+        if code.mentions(user, target):
             found = _single_name_assign(user)
             reads = sum(
                 isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)
@@ -253,10 +256,6 @@ def _rebound_next(block: list[ast.stmt], i: int, target: str) -> bool:
             )
             return found is not None and found[0] == target and reads == 1
     return False
-
-
-def _reads_name(statement: ast.stmt, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement))
 
 
 def _changes(statement: ast.stmt, names: set[str]) -> bool:

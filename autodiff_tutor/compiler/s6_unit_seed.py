@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autodiff_tutor.compiler import code
+
 
 def unit_seed(statements: list[ast.stmt], seed: str, facts: dict[str, Any]) -> list[ast.stmt]:
     """The backward for the seed 1 (``value_and_grad``'s, the only one a specialized
@@ -38,7 +40,7 @@ class _UnitSeed(ast.NodeTransformer):
         if not isinstance(node.op, ast.Mult):
             return node
         factors = _product_factors(node)
-        rest = [f for f in factors if not _is(f, self.seed)]
+        rest = [f for f in factors if not code.is_name(f, self.seed)]
         if len(rest) == len(factors) or not any(self._typed(f) for f in rest):
             return node
         product = rest[0]
@@ -55,7 +57,3 @@ def _product_factors(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _product_factors(node.left) + _product_factors(node.right)
     return [node]
-
-
-def _is(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name

@@ -52,7 +52,7 @@ def first_writes(
         fresh = isinstance(value, ast.Call) and ast.unparse(value.func) == "zeros_like"
         if not (isinstance(target, ast.Name) and fresh and _array(facts.get(target.id))):
             continue  # an array (a list of zeros would alias what is written into it)
-        follower = next((s for s in statements[i + 1 :] if _reads(s, target.id)), None)
+        follower = next((s for s in statements[i + 1 :] if code.mentions(s, target.id)), None)
         if isinstance(follower, ast.For):
             body, follower = follower.body, _only_write(follower, target.id, counted)
         else:
@@ -81,7 +81,7 @@ def _only_write(loop: ast.For, name: str, counted: set[str]) -> ast.stmt | None:
     inner = list(code.walk_statements(loop.body))
     if any(index.id in _binds(s) for s in inner):
         return None
-    touching = [s for s in inner if _reads(s, name)]
+    touching = [s for s in inner if code.mentions(s, name)]
     if len(touching) != 1 or touching[0] not in loop.body:
         return None
     write = touching[0]
@@ -98,8 +98,8 @@ def _adds_into(statement: ast.stmt, name: str) -> bool:
         and isinstance(statement.target, ast.Subscript)
         and isinstance(statement.target.value, ast.Name)
         and statement.target.value.id == name
-        and not _reads(statement.value, name)
-        and not _reads(statement.target.slice, name)
+        and not code.mentions(statement.value, name)
+        and not code.mentions(statement.target.slice, name)
     )
 
 
@@ -112,7 +112,3 @@ def _binds(statement: ast.stmt) -> set[str]:
 def _array(fact: Any) -> bool:
     """An array of at least one axis."""
     return isinstance(fact, tuple) and fact[0] == "array" and bool(fact[1])
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))

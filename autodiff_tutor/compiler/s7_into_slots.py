@@ -25,8 +25,6 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-import numpy as np
-
 from autodiff_tutor.compiler import code
 
 #: The ufunc of each operator a first in-place step may start with.
@@ -40,6 +38,7 @@ def into_slots(backward: list[ast.stmt], scope: dict[str, Any]) -> list[ast.stmt
     (the same ufunc loop into other memory: the same values, one fresh array and one
     copy fewer a step). Changes the loops in place; needs a name of numpy in ``scope``.
 
+    >>> import numpy as np
     >>> body = ast.parse("for t in r:\\n d = 2 * h\\n d += g\\n d_all[t] = d").body
     >>> print(ast.unparse(into_slots(body, {"np": np})))
     for t in r:
@@ -47,7 +46,7 @@ def into_slots(backward: list[ast.stmt], scope: dict[str, Any]) -> list[ast.stmt
         np.multiply(2, h, out=d)
         d += g
     """
-    numpy = next((k for k, v in scope.items() if v is np), None)
+    numpy = code.numpy_name(scope)
     for loop in backward:
         if numpy is None or not isinstance(loop, ast.For):
             continue
@@ -95,12 +94,12 @@ def _chain_start(body: list[ast.stmt], name: str, end: int) -> int | None:
         if isinstance(statement, ast.Assign) and name in code.writes(statement):
             value = statement.value
             simple = isinstance(value, ast.BinOp) and type(value.op) in _UFUNCS
-            return i if simple and not _reads_name(value, name) else None
-        if isinstance(statement, ast.AugAssign) and _is_name(statement.target, name):
+            return i if simple and not code.mentions(value, name) else None
+        if isinstance(statement, ast.AugAssign) and code.is_name(statement.target, name):
             continue
         if isinstance(statement, ast.Expr) and _updates_with_out(statement.value, name):
             continue
-        if _reads_name(statement, name):
+        if code.mentions(statement, name):
             return None
     return None
 
@@ -108,10 +107,12 @@ def _chain_start(body: list[ast.stmt], name: str, end: int) -> int | None:
 def _changes(statement: ast.stmt, name: str) -> bool:
     """Whether ``statement`` changes the array ``name`` holds (``name += ``, ``out=name``,
     ``name[...] = ``)."""
-    if isinstance(statement, ast.AugAssign) and _is_name(statement.target, name):
+    if isinstance(statement, ast.AugAssign) and code.is_name(statement.target, name):
         return True
     stores = (
-        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _is_name(n.value, name)
+        isinstance(n, ast.Subscript)
+        and isinstance(n.ctx, ast.Store)
+        and code.is_name(n.value, name)
         for n in ast.walk(statement)
     )
     calls = (_updates_with_out(n, name) for n in ast.walk(statement))
@@ -120,13 +121,5 @@ def _changes(statement: ast.stmt, name: str) -> bool:
 
 def _updates_with_out(value: ast.expr, name: str) -> bool:
     return isinstance(value, ast.Call) and any(
-        k.arg == "out" and _is_name(k.value, name) for k in value.keywords
+        k.arg == "out" and code.is_name(k.value, name) for k in value.keywords
     )
-
-
-def _reads_name(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name

@@ -121,7 +121,7 @@ def _float64_reads(name: str, backward: list[ast.stmt], facts: dict) -> bool:
                     reads += isinstance(node.ctx, ast.Load)
                 if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
                     for mine, other in ((node.left, node.right), (node.right, node.left)):
-                        if _is(mine, name) and _float64(other, facts):
+                        if code.is_name(mine, name) and _float64(other, facts):
                             settled += 1
     return reads == settled
 
@@ -146,10 +146,6 @@ def _python_number(node: ast.expr, facts: dict) -> bool:
     if isinstance(node, ast.Constant):
         return type(node.value) in (int, float)
     return isinstance(node, ast.Name) and facts.get(node.id) in ("int", "float")
-
-
-def _is(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
 
 
 def _keep_in_slots(loop: Loop, slots: Slots, memory: Memory, backward: list[ast.stmt]) -> None:

@@ -102,12 +102,12 @@ def _counted_replay(statement: ast.stmt, counted: set[str]) -> tuple[str, str] |
     if not isinstance(statement, ast.For) or statement.orelse:
         return None
     walk, target = statement.iter, statement.target
-    if isinstance(walk, ast.Call) and _is_name(walk.func, "zip") and walk.args:
+    if isinstance(walk, ast.Call) and code.is_name(walk.func, "zip") and walk.args:
         walk = walk.args[0]
         target = target.elts[0] if isinstance(target, ast.Tuple) else None
     if not (
         isinstance(walk, ast.Call)
-        and _is_name(walk.func, "reversed")
+        and code.is_name(walk.func, "reversed")
         and len(walk.args) == 1
         and isinstance(walk.args[0], ast.Name)
         and walk.args[0].id in counted
@@ -256,12 +256,12 @@ def _read_of_index(name: str, body: list[ast.stmt], index: str, facts: dict) -> 
     (not a list) and nothing in the loop binds it."""
     row = facts[name][1]
     for statement in body:
-        if isinstance(statement, ast.Assign) and _is_name(statement.targets[0], name):
+        if isinstance(statement, ast.Assign) and code.is_name(statement.targets[0], name):
             value = statement.value
             if (
                 isinstance(value, ast.Subscript)
                 and isinstance(value.value, ast.Name)
-                and _is_name(value.slice, index)
+                and code.is_name(value.slice, index)
                 and not any(value.value.id in code.writes(s) for s in body)
             ):
                 whole = facts.get(value.value.id)
@@ -304,7 +304,3 @@ def _matrix(fact: Any) -> bool:
 
 def _array(fact: Any) -> bool:
     return isinstance(fact, tuple) and fact[0] == "array" and fact[2].startswith("float")
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
