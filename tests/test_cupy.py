@@ -28,18 +28,21 @@ def srelu_inputs(seed=0):
     )
 
 
-def test_srelu_and_prelu_on_cupy_match_numpy():
-    inputs = srelu_inputs()
-    d_Y = np.random.default_rng(1).standard_normal((2, 3, 4, 5))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_srelu_and_prelu_on_cupy_match_numpy(dtype):
+    # op_vjp checks each gradient's dtype against its input's: float32 stays float32
+    inputs = tuple(a.astype(dtype) for a in srelu_inputs())
+    d_Y = np.random.default_rng(1).standard_normal((2, 3, 4, 5)).astype(dtype)
     gpu = tuple(cupy.asarray(a) for a in inputs)
+    tolerance = {"rtol": 1e-10, "atol": 1e-12} if dtype == np.float64 else {"rtol": 1e-5}
     for op, n in ((SReLUFunction("SSCB"), 5), (PReLUFunction("SSCB"), 2)):
         (Y,), grads = op_vjp(op, gpu[:n], (cupy.asarray(d_Y),))
         (Y_np,), grads_np = op_vjp(op, inputs[:n], (d_Y,))
-        assert isinstance(Y, cupy.ndarray)
-        np.testing.assert_allclose(cupy.asnumpy(Y), Y_np, rtol=1e-12)
+        assert isinstance(Y, cupy.ndarray) and Y.dtype == dtype
+        np.testing.assert_allclose(cupy.asnumpy(Y), Y_np, **tolerance)
         for g, g_np in zip(grads, grads_np, strict=True):
-            assert isinstance(g, cupy.ndarray)
-            np.testing.assert_allclose(cupy.asnumpy(g), g_np, rtol=1e-10, atol=1e-12)
+            assert isinstance(g, cupy.ndarray) and g.dtype == dtype
+            np.testing.assert_allclose(cupy.asnumpy(g), g_np, **tolerance)
 
 
 def test_check_op_and_check_layer_run_their_gpu_pass():

@@ -242,3 +242,63 @@ def test_an_op_with_two_saved_outputs_and_a_memory_value():
     pair = _pair(two_out_net, [0, 1], (x, w))
     assert "TWO.forward(x, w)" in pair.forward_source
     assert "TWO.backward(" in pair.backward_source
+
+
+class Shared(DifferentiableFunction):
+    """``x * (a + b)`` whose backward hands back a view (``d_x``) and one array for two
+    gradients (``d_a`` is ``d_b``): right numbers, not arrays of their own."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x, a, b):
+        return x * (a + b)
+
+    def backward(self, d_y, compute_gradients, x, a, b):
+        d_ab = np.sum(d_y * x, axis=0, keepdims=True)
+        return (d_y * (a + b)).T.T, d_ab, d_ab
+
+
+SHARED = Shared()
+
+
+def shared_net(x, a, b):
+    return np.sum(np.sin(SHARED(x, a, b)))
+
+
+def test_gradients_an_op_hands_back_are_copied_where_they_are_not_the_callers_own():
+    rng = np.random.default_rng(7)
+    args = (rng.normal(size=(4, 3)), rng.normal(size=(1, 3)), rng.normal(size=(1, 3)))
+    both = _calls(shared_net, [0, 1, 2], args)
+    pair = _pair(shared_net, [0, 1, 2], args)
+    assert "SHARED.backward(" in pair.backward_source
+    assert pair.unsure == (0, 1, 2)  # the op's: checked at each call
+    for _ in range(2):
+        d_x, d_a, d_b = both(*args)[1]
+        for g in (d_x, d_a, d_b):
+            assert g.flags.writeable and not any(np.shares_memory(g, a) for a in args)
+        assert not np.shares_memory(d_a, d_b)
+        d_a[...] = 0.0  # the caller's own: the other gradient keeps its values
+        _right(shared_net, args, [2], [d_b])
+
+
+def test_srelu_and_prelu_keep_their_promise_of_new_gradient_arrays():
+    # returns_new_arrays: the fast path hands their gradients over unchecked
+    rng = np.random.default_rng(8)
+    X, dY = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    params = [np.full((1, 4), v) for v in (-0.4, 0.2, 0.5, 1.5)]
+    for op, inputs in ((SRELU, (X, *params)), (PRELU, (X, params[1]))):
+        assert op.returns_new_arrays
+        for flags in np.ndindex(*(2,) * len(inputs)):
+            wanted = tuple(bool(f) for f in flags)
+            _, saved = op.op_forward(*inputs)
+            seen = [X, dY, *inputs, *saved.memory]
+            for g in op.op_backward((dY,), wanted, saved):
+                if g is None:
+                    continue
+                assert type(g) is np.ndarray and g.base is None and g.flags.writeable
+                assert not any(np.shares_memory(g, other) for other in seen)
+                seen.append(g)
+    args = _srelu_args(rng)
+    _calls(srelu_mse, [0, 1, 2, 3, 4, 5], args)
+    assert _pair(srelu_mse, [0, 1, 2, 3, 4, 5], args).unsure == ()

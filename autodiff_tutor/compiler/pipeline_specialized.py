@@ -37,7 +37,7 @@ from autodiff_tutor.compiler.s6_facts import (
     scalar_seeds,
 )
 from autodiff_tutor.compiler.s6_inplace import IN_PLACE_FROM, in_place
-from autodiff_tutor.compiler.s6_owned import all_made_here, owned_before_updates
+from autodiff_tutor.compiler.s6_owned import not_made_here, owned_before_updates
 from autodiff_tutor.compiler.s6_paths import branch_tests, path_program, paths_of, record_paths
 from autodiff_tutor.compiler.s6_regions import (
     guard_calls,
@@ -89,10 +89,11 @@ class Specialized:
     #: The seed of the output (a float numpy scalar's 1) where the guard key alone
     #: assures what ``value_and_grad``'s fast call checks (float arrays for ``wrt``, a
     #: float numpy scalar out); ``None``: the call checks them.
-    seed: Any = None
-    #: Whether the backward makes every gradient it returns as a new array of its own
-    #: (:func:`.s6_owned.all_made_here`): the call need not check them.
-    fresh: bool = False
+    seed: Any
+    #: The positions of the returned gradients the backward does not make as new arrays
+    #: of its own (:func:`.s6_owned.not_made_here`, a custom op's for one): the call
+    #: checks those alone.
+    unsure: tuple[int, ...]
 
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
@@ -204,8 +205,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     )
     if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
         seed = out.dtype.type(1)
-    fresh = all_made_here(specialized.backward, specialized.gradients, facts)
-    return Specialized(key, forward, backward, forward_src, backward_src, seed, fresh)
+    unsure = not_made_here(specialized.backward, specialized.gradients, facts, scope)
+    return Specialized(key, forward, backward, forward_src, backward_src, seed, unsure)
 
 
 def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:
@@ -268,6 +269,17 @@ def _largest(args: Sequence[Any]) -> int:
 MAX_SPECIALIZATIONS = 8
 
 
+def array_key(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The key of a call's numpy arrays alone: each one's shape and dtype (``None`` for
+    any other argument). Where every argument is a numpy array it is the key
+    :func:`guard_key` makes; no other call's guard key looks like it.
+
+    >>> array_key((np.ones((2, 3)), 1.0))
+    (((2, 3), dtype('float64')), None)
+    """
+    return tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args])
+
+
 def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The specialized pair for the shapes and dtypes of ``args`` (made at the first
     call with them), or ``None``: run the general pair.
@@ -276,9 +288,7 @@ def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized
     its arrays' shapes and dtypes alone: that is the key :func:`guard_key` made for
     them, and no other argument's key entry looks like it. Any other call (a new
     key, another kind of argument) takes the full :func:`guard_key`."""
-    found = derivative.specializations.get(
-        tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args]), False
-    )
+    found = derivative.specializations.get(array_key(args), False)
     if found is not False:
         return found
     key = guard_key(tuple(args))

@@ -89,37 +89,58 @@ def _may_be_another_array(value: ast.expr) -> bool:
     return False
 
 
-def all_made_here(statements: list[ast.stmt], gradients: list[str], facts: dict) -> bool:
-    """Whether every returned gradient is an array the backward itself makes, so the
-    caller need not check that it is fresh (its own, writable, not an argument and not
-    another gradient): each name, distinct, an array by the probe's facts, bound only by
-    arithmetic or a matrix product (``a * b``, ``-a``, ``X.T @ g``), a reduction along
-    an axis (``g.sum(axis=0)``) or ``zeros_like(x)``, and otherwise only updated in
-    place (``d += e``, ``d[i] = e``). A gradient returned by a custom op's backward, a
-    name copied, a view: not made here.
+def not_made_here(
+    statements: list[ast.stmt], gradients: list[str], facts: dict, scope: dict | None = None
+) -> tuple[int, ...]:
+    """The positions of the returned gradients the backward does not itself make as
+    new arrays, which the caller checks are fresh (their own, writable, not an argument,
+    not another gradient). A gradient is made here when it is returned once, an array by
+    the probe's facts, bound only by arithmetic or a matrix product (``a * b``, ``-a``,
+    ``X.T @ g``), a reduction along an axis (``g.sum(axis=0)``), ``zeros_like(x)`` or
+    the backward of a custom op in ``scope`` that promises new arrays
+    (``returns_new_arrays``, as SReLU does), and otherwise only updated in place
+    (``d += e``, ``d[i] = e``). A gradient returned by another op's backward, a name
+    copied, a view: not made here.
 
     >>> tree = ast.parse("d_x = zeros_like(x)\\nd_x[1:] += g\\nd_w = X.T @ g").body
     >>> facts = {"d_x": ("array", (3,), "float64"), "d_w": ("array", (2,), "float64")}
-    >>> all_made_here(tree, ["d_x", "d_w"], facts)
-    True
-    >>> all_made_here(tree + ast.parse("d_w = d_x").body, ["d_x", "d_w"], facts)
-    False
+    >>> not_made_here(tree, ["d_x", "d_w"], facts)
+    ()
+    >>> not_made_here(tree + ast.parse("d_w = d_x").body, ["d_x", "d_w"], facts)
+    (1,)
     """
-    if len(set(gradients)) != len(gradients):
+    return tuple(
+        position
+        for position, name in enumerate(gradients)
+        if gradients.count(name) > 1 or not _made_here(statements, name, facts, scope or {})
+    )
+
+
+def _made_here(statements: list[ast.stmt], name: str, facts: dict, scope: dict) -> bool:
+    fact = facts.get(name)
+    if not (isinstance(fact, tuple) and fact[0] == "array"):
         return False
-    for name in gradients:
-        fact = facts.get(name)
-        if not (isinstance(fact, tuple) and fact[0] == "array"):
-            return False
-        for statement in code.walk_statements(statements):
-            if isinstance(statement, ast.For) and any(
-                isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
-            ):
-                return False  # a loop's target: whatever the loop walks
-            if isinstance(statement, ast.Assign) and _binds(statement, name):
-                if not (len(statement.targets) == 1 and _makes_array(statement.value)):
-                    return False
+    for statement in code.walk_statements(statements):
+        if isinstance(statement, ast.For) and any(
+            isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
+        ):
+            return False  # a loop's target: whatever the loop walks
+        if isinstance(statement, ast.Assign) and _binds(statement, name):
+            if len(statement.targets) != 1:
+                return False
+            if not (_makes_array(statement.value) or _new_from_op(statement.value, scope)):
+                return False
     return True
+
+
+def _new_from_op(value: ast.expr, scope: dict) -> bool:
+    """``op.backward(...)`` of an op that promises new arrays (``returns_new_arrays``)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    op = value.func.value
+    if value.func.attr != "backward" or not isinstance(op, ast.Name) or op.id not in scope:
+        return False
+    return getattr(scope[op.id], "returns_new_arrays", False) is True
 
 
 def _binds(statement: ast.Assign, name: str) -> bool:

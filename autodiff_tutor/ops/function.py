@@ -110,6 +110,11 @@ class DifferentiableFunction:
     save_inputs_for_backward: bool = False
     save_outputs_for_backward: bool = False
     num_memory_values: int = 0
+    #: ``True`` promises that ``backward`` returns each gradient as a new array of its
+    #: own on every call: not an input, not a view, not one array for two gradients.
+    #: ``value_and_grad``'s compiled fast path then hands them to the caller without
+    #: checking (it checks, and copies where needed, when this is ``False``).
+    returns_new_arrays: bool = False
 
     def __init__(
         self,

@@ -42,6 +42,9 @@ class PReLUFunction(DifferentiableFunction):
     ([0.5, 1.0], [-1.0])
     """
 
+    #: every gradient is a product or a sum made in ``backward``: a new array
+    returns_new_arrays = True
+
     def __init__(self, fmt: str) -> None:
         super().__init__(num_outputs=1, save_inputs_for_backward=True, name="prelu")
         self.format = check_format(fmt)

@@ -65,6 +65,9 @@ class SReLUFunction(DifferentiableFunction):
     ([[0.1, 1.0]], [[0.9, 0.0]], [[-1.0, 0.0]])
     """
 
+    #: every gradient is a product or a sum made in ``backward``: a new array
+    returns_new_arrays = True
+
     def __init__(self, fmt: str) -> None:
         super().__init__(
             num_outputs=1, save_inputs_for_backward=True, num_memory_values=2, name="srelu"
@@ -99,23 +102,23 @@ class SReLUFunction(DifferentiableFunction):
         """Gradients for ``X, tl, al, tr, ar``; parameters sum over all but the channel axis.
 
         ``left`` and ``right`` are the forward's cases (its memory values): nothing is
-        compared again. ``dY_left`` is ``dY`` where the left piece is taken and 0
-        elsewhere (a mask as a number: multiplying by it is faster than ``xp.where`` on
-        large arrays), ``dY_right`` likewise. Only what the requested gradients need is
-        computed. ``1 - al`` is the same for every element of a channel, so ``d_tl``
-        sums first and multiplies the per-channel sum (``d_tr`` too): one pass over the
-        data fewer.
+        compared again. ``dX`` is ``dY`` times the slope of the piece each element took
+        (picked per element, then one product). ``dY_left`` is ``dY`` where the left
+        piece is taken and 0 elsewhere (a mask as a number: multiplying by it is faster
+        than ``xp.where`` on large arrays), ``dY_right`` likewise. Only what the
+        requested gradients need is computed. ``1 - al`` is the same for every element
+        of a channel, so ``d_tl`` sums first and multiplies the per-channel sum
+        (``d_tr`` too): one pass over the data fewer.
         """
         want_X, want_tl, want_al, want_tr, want_ar = compute_gradients
         xp = array_module(X, dY)
         dX = d_tl = d_al = d_tr = d_ar = None
-        if want_X or want_tl or want_al:
+        if want_X:  # the slope of the piece each element took
+            dX = dY * xp.where(left, al, xp.where(right, ar, 1.0))
+        if want_tl or want_al:
             dY_left = dY * xp.astype(left, dY.dtype)
-        if want_X or want_tr or want_ar:
+        if want_tr or want_ar:
             dY_right = dY * xp.astype(right, dY.dtype)
-        if want_X:
-            dY_middle = dY - dY_left - dY_right  # dY where the middle piece is taken
-            dX = dY_left * al + dY_middle + dY_right * ar
         if want_tl:
             d_tl = reduce_to_channels(dY_left, self.format) * (1 - al)
         if want_al:

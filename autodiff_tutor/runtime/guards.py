@@ -48,7 +48,7 @@ def fact_of(value: Any) -> Any:
 def expect_array(value: Any, shape: tuple[int, ...], dtype: str) -> None:
     """Raise :class:`GuardFailed` unless ``value`` is a numpy array of ``shape`` and
     ``dtype`` (the cheap check of the common fact)."""
-    if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
+    if type(value) is not np.ndarray or value.shape != shape or value.dtype != _dtype(dtype):
         made_for = _described(("array", shape, dtype))
         raise GuardFailed(f"{_described(fact_of(value))}, made for {made_for}")
 
@@ -59,8 +59,11 @@ def expect_arrays(values: tuple[Any, ...], shapes: tuple[Any, ...], dtype: str) 
 
     >>> expect_arrays((np.ones(2), np.ones((1, 3))), ((2,), (1, 3)), "float64")
     """
-    for value, shape in zip(values, shapes, strict=True):
-        if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
+    if len(values) != len(shapes):
+        raise GuardFailed(f"{len(values)} values, made for {len(shapes)}")
+    expected = _dtype(dtype)
+    for value, shape in zip(values, shapes, strict=False):  # lengths checked above
+        if type(value) is not np.ndarray or value.shape != shape or value.dtype != expected:
             expect_array(value, shape, dtype)
 
 
@@ -85,6 +88,18 @@ def expect_path(test: Any, taken: bool) -> None:
     """
     if bool(test) is not taken:
         raise GuardFailed(f"a branch test is {not taken}, made for {taken}")
+
+
+def _dtype(name: str) -> np.dtype:
+    """The dtype named ``name``, made once: comparing with a dtype costs half of
+    comparing with its name (which numpy parses on each comparison)."""
+    found = _DTYPES.get(name)
+    if found is None:
+        found = _DTYPES[name] = np.dtype(name)
+    return found
+
+
+_DTYPES: dict[str, np.dtype] = {}
 
 
 def _described(fact: Any) -> str:
