@@ -302,3 +302,26 @@ def test_srelu_and_prelu_keep_their_promise_of_new_gradient_arrays():
     args = _srelu_args(rng)
     _calls(srelu_mse, [0, 1, 2, 3, 4, 5], args)
     assert _pair(srelu_mse, [0, 1, 2, 3, 4, 5], args).unsure == ()
+
+
+class LeakySReLU(SReLUFunction):
+    """Overrides SReLU's backward (its ``d_al`` now a view): SReLU's promise of new
+    arrays is not inherited, so the fast call checks (and copies) again."""
+
+    def backward(self, *args):
+        d_x, d_tl, d_al, d_tr, d_ar = super().backward(*args)
+        return d_x, d_tl, d_al.T.T, d_tr, d_ar
+
+
+LEAKY = LeakySReLU("BC")
+
+
+def leaky_mse(W, b, tl, al, tr, ar, X, Y):
+    r = LEAKY(X @ W + b, tl, al, tr, ar) - Y
+    return np.sum(r * r)
+
+
+def test_a_subclass_that_overrides_backward_does_not_inherit_the_promise():
+    args = _srelu_args(np.random.default_rng(9))
+    _calls(leaky_mse, [0, 1, 2, 3, 4, 5], args)
+    assert _pair(leaky_mse, [0, 1, 2, 3, 4, 5], args).unsure == (2, 3, 4, 5)

@@ -134,13 +134,15 @@ def _made_here(statements: list[ast.stmt], name: str, facts: dict, scope: dict) 
 
 
 def _new_from_op(value: ast.expr, scope: dict) -> bool:
-    """``op.backward(...)`` of an op that promises new arrays (``returns_new_arrays``)."""
+    """``op.backward(...)`` of an op that promises new arrays (``returns_new_arrays``,
+    set by the class whose ``backward`` runs: ``op.promises_new_arrays()``)."""
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
         return False
     op = value.func.value
     if value.func.attr != "backward" or not isinstance(op, ast.Name) or op.id not in scope:
         return False
-    return getattr(scope[op.id], "returns_new_arrays", False) is True
+    promises = getattr(scope[op.id], "promises_new_arrays", None)
+    return callable(promises) and promises() is True
 
 
 def _binds(statement: ast.Assign, name: str) -> bool:

@@ -113,7 +113,8 @@ class DifferentiableFunction:
     #: ``True`` promises that ``backward`` returns each gradient as a new array of its
     #: own on every call: not an input, not a view, not one array for two gradients.
     #: ``value_and_grad``'s compiled fast path then hands them to the caller without
-    #: checking (it checks, and copies where needed, when this is ``False``).
+    #: checking (it checks, and copies where needed, when this is ``False``). Set it on
+    #: the class that defines ``backward``: see :meth:`promises_new_arrays`.
     returns_new_arrays: bool = False
 
     def __init__(
@@ -184,6 +185,20 @@ class DifferentiableFunction:
             values[num_outputs:],
         )
         return outputs, saved
+
+    def promises_new_arrays(self) -> bool:
+        """Whether ``returns_new_arrays`` is promised by the class whose ``backward``
+        runs: a subclass that overrides ``backward`` does not inherit the promise.
+
+        >>> from autodiff_tutor.ops.srelu import SReLUFunction
+        >>> class Mine(SReLUFunction):
+        ...     def backward(self, *args):
+        ...         return super().backward(*args)
+        >>> SReLUFunction("BC").promises_new_arrays(), Mine("BC").promises_new_arrays()
+        (True, False)
+        """
+        owner = next(c for c in type(self).__mro__ if "backward" in c.__dict__)
+        return owner.__dict__.get("returns_new_arrays") is True
 
     def direct_calls(self, num_inputs: int) -> tuple[str, ...] | None:
         """The names of the memory values, for a caller that has checked one call through
