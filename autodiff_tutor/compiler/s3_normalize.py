@@ -40,6 +40,7 @@ from autodiff_tutor.compiler.s3_normalize_conversions import ConversionsMixin
 from autodiff_tutor.compiler.s3_normalize_effects import EffectsMixin
 from autodiff_tutor.compiler.s3_normalize_einsum import EinsumMixin
 from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
+from autodiff_tutor.compiler.s3_normalize_rule_calls import RuleCallsMixin
 from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -59,7 +60,14 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
 
 
 class _Normalizer(
-    CallsMixin, ConversionsMixin, EinsumMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
+    CallsMixin,
+    RuleCallsMixin,
+    ConversionsMixin,
+    EinsumMixin,
+    FlowMixin,
+    WritesMixin,
+    AliasesMixin,
+    EffectsMixin,
 ):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
