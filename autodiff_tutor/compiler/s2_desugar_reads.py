@@ -105,6 +105,15 @@ class ReadsMixin:
                         )
                     columns = zip(*[r.elts for r in rows.elts], strict=False)
                     return ast.List([ast.Tuple(list(c), ast.Load()) for c in columns], ast.Load())
+                if (  # list(zip(Ws, bs)), tuple(enumerate(layers)) of structures: written out
+                    isinstance(func, ast.Name)
+                    and func.id in ("list", "tuple")
+                    and len(node.args) == 1
+                    and not node.keywords
+                ):
+                    elements = iterated(node.args[0])
+                    if elements is not None:
+                        return (ast.List if func.id == "list" else ast.Tuple)(elements, ast.Load())
                 if (  # sorted(d), list(d) of a dict: its keys
                     isinstance(func, ast.Name)
                     and func.id in ("sorted", "list")
@@ -178,6 +187,50 @@ class ReadsMixin:
             "this index into a structured value is known only at run time",
             "loop over the structure directly: for W, b in params",
         )
+
+
+def iterated(node: ast.expr) -> list[ast.expr] | None:
+    """The items that iterating ``node`` gives, when ``node`` is a list or tuple written
+    out, or ``zip`` (``strict=`` of equal lengths), ``enumerate`` or ``reversed`` of such; else
+    ``None``. (Only where the iterator is consumed at once, by ``list(...)``: a
+    ``zip(...)`` kept in a name is exhausted by its first loop, a list is not.)
+
+    >>> pairs = iterated(ast.parse("zip([a, b], (c, d))", mode="eval").body)
+    >>> [ast.unparse(p) for p in pairs]
+    ['(a, c)', '(b, d)']
+    >>> [ast.unparse(p) for p in iterated(ast.parse("enumerate(reversed([a, b]))").body[0].value)]
+    ['(0, b)', '(1, a)']
+    """
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [copy.deepcopy(e) for e in node.elts]
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.keywords and node.func.id != "zip":
+        return None
+    parts = [iterated(a) for a in node.args]
+    if not parts or any(p is None for p in parts):
+        return None
+    if node.func.id == "zip" and zipped_as_written(node, parts):
+        return [ast.Tuple(list(items), ast.Load()) for items in zip(*parts, strict=False)]
+    if node.func.id == "enumerate" and len(parts) == 1:
+        return [ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])]
+    if node.func.id == "reversed" and len(parts) == 1:
+        return parts[0][::-1]
+    return None
+
+
+def zipped_as_written(call: ast.Call, parts: list[list[ast.expr]]) -> bool:
+    """Whether ``zip(...)`` of sequences known while compiling (``parts``) gives the
+    pairs that ``zip(..., strict=False)`` gives: no keyword, ``strict=False``, or
+    ``strict=True`` (the linters' advice) of sequences of one length."""
+    if not call.keywords:
+        return True
+    if len(call.keywords) != 1 or call.keywords[0].arg != "strict":
+        return False
+    strict = call.keywords[0].value
+    if not (isinstance(strict, ast.Constant) and isinstance(strict.value, bool)):
+        return False
+    return not strict.value or len({len(p) for p in parts}) == 1
 
 
 def items_of(value: ast.expr) -> list[ast.expr]:

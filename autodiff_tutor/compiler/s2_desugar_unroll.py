@@ -40,6 +40,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler.s2_desugar_base import reject
+from autodiff_tutor.compiler.s2_desugar_reads import zipped_as_written
 
 
 class UnrollMixin:
@@ -96,7 +97,9 @@ class UnrollMixin:
                     return [
                         ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])
                     ]
-                if name == "zip" and all(p is not None for p in parts) and not iterable.keywords:
+                if name == "zip" and all(p is not None for p in parts):
+                    if not zipped_as_written(iterable, parts):
+                        return None  # zip(a, b, strict=True) of lengths that differ
                     return [ast.Tuple(list(es), ast.Load()) for es in zip(*parts, strict=False)]
             return None
         value = self._fold(copy.deepcopy(iterable), whole=True)

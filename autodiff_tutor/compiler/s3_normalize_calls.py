@@ -31,7 +31,11 @@ class CallsMixin:
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
         if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
             return self._conversion(node, target)
-        if callee.obj is list and len(node.args) == 1 and self._is_list_value(node.args[0]):
+        if (
+            callee.obj in (list, tuple)
+            and len(node.args) == 1
+            and self._is_list_value(node.args[0])
+        ):
             return self._list_copy(node.args[0], node, target)
         if self._is_list_copy_method(node):  # ys.copy() of a list built here
             return self._list_copy(node.func.value, node, target)
@@ -195,9 +199,9 @@ class CallsMixin:
         )
 
     def _list_copy(self, items: ast.expr, node: ast.Call, target: str | None) -> ast.Name:
-        """``list(ys)`` or ``ys.copy()`` of a list built here: a new list of the same
-        items (its gradient is the copy's), so that ``ys[0] = v`` later leaves the copy
-        as it was."""
+        """``list(ys)``, ``tuple(ys)`` or ``ys.copy()`` of a list built here: a new list
+        of the same items (its gradient is the copy's), so that ``ys[0] = v`` later
+        leaves the copy as it was (a tuple is a list here, as tuples written out are)."""
         if isinstance(items, (ast.List, ast.Tuple)):
             items = ast.List([self._atom(e) for e in items.elts], ast.Load())
         else:

@@ -132,6 +132,8 @@ def memory_edges(
     targets = step.defined()
     if step.synthetic and isinstance(step.value, ast.Name):
         source = step.value.id
+        if source == "unbound" and source not in values:
+            return []  # the marker of a name not yet bound (loop copy-in, join): no array
         return [(target, source) for target in targets] + [(source, t) for t in targets]
     items = list_items(step, is_module, is_helper)
     if items is not None:
