@@ -126,9 +126,9 @@ def uses_del(x):
 
 
 def uses_walrus(x):
-    if (s := np.sum(x)) > 0:
+    if x[0] > 0 and (s := np.sum(x)) > 0:  # after 'and': not always evaluated
         return s
-    return -s
+    return -np.sum(x)
 
 
 def uses_lambda(x):

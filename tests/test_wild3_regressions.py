@@ -13,6 +13,9 @@ differentiated by the compiler and checked against central differences and autog
 - ``pairs = list(zip(Ws, bs, strict=True))`` (then ``pairs[::2]``) was refused as "no derivative
   rule for zip"; ``list``/``tuple`` of ``zip``/``enumerate``/``reversed`` of
   structures are now written out while compiling;
+- the walrus operator was refused everywhere; in an ``if`` test (``elif`` too) or a
+  comprehension's condition it is now an assignment before the test, where that is
+  what Python does (always evaluated, its name read nowhere else in the test);
 - a loop over an iterator (``itertools.combinations(range(n), 2)``, ``map(...)``,
   ``d.items()``) crashed from inside (the indexed loop called ``len`` of the iterator)
   with the false hint that the function itself fails on these arguments; its items are
@@ -110,3 +113,43 @@ def test_a_variable_named_like_the_marker_keeps_its_aliases() -> None:
     # the marker ties no names together; a user's variable of that name still does
     with pytest.raises(UnsupportedSyntaxError, match="'seen' shares it"):
         ad.grad(aliased_user_variable_named_unbound)(np.array([0.5, -1.0]))
+
+
+def walrus_in_tests(x):
+    if (n := np.sum(x**2)) > 10.0:
+        y = np.log(n)
+    elif (m := np.max(x)) > 0.5:
+        y = m * n
+    else:
+        y = n
+    kept = [v for xi in x if (v := np.tanh(xi)) > -0.5]
+    return y + sum(kept) + v * 2.0
+
+
+@pytest.mark.parametrize("x", [[0.3, -0.8, 0.9], [0.3, -0.8, 0.2], [3.0, 2.0, -2.5]])
+def test_a_walrus_in_a_test_is_an_assignment_before_it(x) -> None:
+    x = np.array(x)
+    value, gradient = ad.value_and_grad(walrus_in_tests)(x)
+    np.testing.assert_allclose(value, walrus_in_tests(x), rtol=1e-12)
+    want = central_difference(walrus_in_tests, [x], 0)
+    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gradient, autograd_gradient(walrus_in_tests, [x], 0), rtol=1e-10)
+
+
+def walrus_after_and(x):
+    if x[0] > 0 and (s := np.sum(x)) > 0:
+        return s
+    return -np.sum(x)
+
+
+def walrus_read_again_in_the_test(x):
+    if (s := np.sum(x)) > 0 and s < 2:
+        return s
+    return -np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [walrus_after_and, walrus_read_again_in_the_test])
+def test_a_walrus_not_always_evaluated_stays_refused(fn) -> None:
+    with pytest.raises(UnsupportedSyntaxError, match="':=' is not supported here") as caught:
+        ad.grad(fn)(np.array([0.5, 1.0]))
+    assert "(s := np.sum(x))" in str(caught.value)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.s2_desugar_walrus import hoistable
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 # Numpy code with structured control flow: one expression language, these statements.
@@ -85,7 +86,12 @@ HINTS: dict[type[ast.AST], tuple[str, str]] = {
     ast.Delete: ("'del' is not supported", "let the value go out of scope"),
     ast.Import: ("imports inside the function are not supported", "import at module level"),
     ast.ImportFrom: ("imports inside the function are not supported", "import at module level"),
-    ast.NamedExpr: ("':=' is not supported", "use a separate assignment"),
+    ast.NamedExpr: (
+        "':=' is not supported here (only in an 'if' test or a comprehension's condition, "
+        "where it always runs and its name is read nowhere else in the test)",
+        "assign it in a statement of its own (before the 'if'; for a 'while', before the "
+        "loop and again at the end of its body)",
+    ),
     ast.Starred: ("'*' unpacking is not supported", "pass the arguments one by one"),
     ast.Set: ("set literals are not supported", "use arrays"),
 }
@@ -122,9 +128,22 @@ def check_supported(parsed: ParsedFunction) -> None:
             and isinstance(arg.value, ast.Attribute)
             and arg.value.attr == "shape"
         }
+        hoisted = {  # if (n := f(x)) > 1: an assignment before the test (s2_desugar_walrus)
+            id(walrus)
+            for node in ast.walk(statement)
+            for test in _tests(node)
+            for walrus in hoistable(test)
+        }
         for node in ast.walk(statement):
-            if id(node) not in transposed | spread:
+            if id(node) not in transposed | spread | hoisted:
                 _check_node(parsed, node, namespace)
+
+
+def _tests(node: ast.AST) -> list[ast.expr]:
+    """The tests of an ``if`` statement or a comprehension's conditions."""
+    if isinstance(node, ast.If):
+        return [node.test]
+    return list(node.ifs) if isinstance(node, ast.comprehension) else []
 
 
 def _check_signature(parsed: ParsedFunction) -> None:

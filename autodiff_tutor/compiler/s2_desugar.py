@@ -50,6 +50,7 @@ from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
+from autodiff_tutor.compiler.s2_desugar_walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
@@ -70,6 +71,7 @@ def desugar(
     # comprehensions become loops first, so that a nested helper called in one is
     # inlined inside the loop, where its loop variable is bound
     tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(lambdas_to_defs(tree.body))
+    tree.body = hoist_walrus(tree.body)  # after the comprehensions' conditions became ifs
     tree.body = InlineNested(names).run(tree.body)
     structured = Structures(names, structures or {})
     tree.body = structured.run(tree.body)

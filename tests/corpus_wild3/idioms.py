@@ -138,11 +138,7 @@ def early_return_inside_loop(w, X=None, tol=1e-3):
     return loss
 
 
-@wild(
-    lambda rng: (rng.normal(size=5),),
-    compiler="the walrus operator (:=) is refused, located, with the true hint of a separate "
-    "assignment",
-)
+@wild(lambda rng: (rng.normal(size=5),))
 def walrus_in_condition(x):
     total = 0.0
     if (n := np.sum(x**2)) > 1.0:
