@@ -206,7 +206,7 @@ REFUSED = [
     (write_into_parameter, ({"W": np.ones(2)},), "changes the parameter 'params'", "params"),
     (try_block, (np.ones(2),), "'try' is not supported", "try:"),
     (set_literal, (np.ones(2),), "set literals are not supported", "{1, 2}"),
-    (lambda_passed, (np.ones(2),), "lambdas are not supported here", "lambda"),
+    (lambda_passed, (np.ones(2),), "a lambda is supported only assigned to a name", "lambda"),
     (sum_in_while_condition, (np.ones(2),), "the condition of a while loop", "sum(v for v in s)"),
     (returns_generator, (np.ones(2),), "generator expressions are supported inside", "("),
     (recursive, (np.ones(2),), "recursion is not supported", "recursive(x[1:])"),

@@ -16,6 +16,10 @@ differentiated by the compiler and checked against central differences and autog
 - the walrus operator was refused everywhere; in an ``if`` test (``elif`` too) or a
   comprehension's condition it is now an assignment before the test, where that is
   what Python does (always evaluated, its name read nowhere else in the test);
+- a list of lambdas (``fns.append(lambda v, k=k: ...)``) was refused with the hint
+  "assign it to a name", which the next refusal contradicted ("calling the local
+  variable 'f_2'", a name the user never wrote, "call the function by its global
+  name"); both now say what compiles, with the user's name;
 - a loop over an iterator (``itertools.combinations(range(n), 2)``, ``map(...)``,
   ``d.items()``) crashed from inside (the indexed loop called ``len`` of the iterator)
   with the false hint that the function itself fails on these arguments; its items are
@@ -153,3 +157,29 @@ def test_a_walrus_not_always_evaluated_stays_refused(fn) -> None:
     with pytest.raises(UnsupportedSyntaxError, match="':=' is not supported here") as caught:
         ad.grad(fn)(np.array([0.5, 1.0]))
     assert "(s := np.sum(x))" in str(caught.value)
+
+
+def lambdas_in_a_list(w):
+    fns = []
+    for k in range(3):
+        fns.append(lambda v, k=k: np.sin(v * (k + 1)))
+    return sum(np.sum(f(w)) for f in fns)
+
+
+def named_lambdas_in_a_list(w):
+    fns = []
+    for k in range(3):
+        g = lambda v, k=k: np.sin(v * (k + 1))  # noqa: E731
+        fns.append(g)
+    return sum(np.sum(f(w)) for f in fns)
+
+
+def test_a_list_of_functions_is_refused_with_hints_that_agree() -> None:
+    with pytest.raises(UnsupportedSyntaxError) as caught:
+        ad.grad(lambdas_in_a_list)(np.ones(3))
+    assert "a lambda is supported only assigned to a name" in caught.value.message
+    assert "a list of functions cannot be compiled" in caught.value.hint
+    with pytest.raises(UnsupportedSyntaxError) as caught:
+        ad.grad(named_lambdas_in_a_list)(np.ones(3))
+    assert "calling the local variable 'f' is not supported" in caught.value.message
+    assert "not through a variable that holds one of several" in caught.value.hint

@@ -157,7 +157,12 @@ class LowerPython(StatementPass):
                 return value
 
             def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
-                reject(node, "lambdas are not supported here", "assign it to a name: f = lambda")
+                reject(
+                    node,
+                    "a lambda is supported only assigned to a name and called by that name",
+                    "write f = lambda v: ... and call f(...); a list of functions cannot be "
+                    "compiled: call each function by its name, or make what varies a parameter",
+                )
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
                 name = node.func.id if isinstance(node.func, ast.Name) else None

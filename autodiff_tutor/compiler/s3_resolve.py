@@ -21,6 +21,7 @@ import ast
 import builtins
 import inspect
 import math
+import re
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -108,10 +109,12 @@ class Resolver:
                 hint="call a function by its name",
             )
         elif not self.is_global(func.id):
+            user = re.sub(r"_\d+$", "", func.id)  # the user's name, not its version
             raise UnsupportedSyntaxError(
-                f"calling the local variable {func.id!r} is not supported",
+                f"calling the local variable {user!r} is not supported",
                 self.parsed.location(func),
-                hint="call the function by its global name",
+                hint="call a function by the name it is defined with (def f, f = lambda, "
+                "or a global), not through a variable that holds one of several",
             )
         return self._resolved(node, self.evaluate(func), description)
 

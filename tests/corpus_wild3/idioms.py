@@ -12,7 +12,7 @@ import itertools
 import math
 
 import numpy as np
-from corpus_wild import TRACING_PLAIN_DOT, wild
+from corpus_wild import TRACING_PLAIN_DOT, WRITES, wild
 
 BOX_DOT = "autograd's boxes have no .dot method (x.T.dot(x))"
 
@@ -249,3 +249,67 @@ def beale(x, y):
 )
 def helper_called_with_star_params(p):
     return beale(*p) + np.hypot(*p)
+
+
+@wild(lambda rng: (rng.normal(size=(4, 3)),), autograd=WRITES)
+def zeros_like_filled_row_by_row(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.tanh(x[i]) * (i + 1)
+    out[:, 0] += x[:, -1]
+    out[1:] *= 2.0
+    return np.sum(out**2)
+
+
+@wild(lambda rng: (rng.normal(size=5),), autograd="autograd's boxes have no .copy method")
+def copy_then_reverse_slice_write(x):
+    y = x.copy()
+    y[::-1] = y * 2.0
+    y[1:3] = y[1:3] ** 2
+    z = y[::2]
+    return np.sum(z) + np.sum(y * x)
+
+
+def poly_recursive(coeffs, t):
+    if len(coeffs) == 1:
+        return coeffs[0]
+    return coeffs[0] + t * poly_recursive(coeffs[1:], t)
+
+
+@wild(
+    lambda rng: (rng.normal(size=4),),
+    compiler="a recursive helper is refused, located, with the true hint to write the "
+    "recursion as a loop",
+)
+def recursive_helper(coeffs):
+    return poly_recursive(coeffs, 0.7) ** 2 + poly_recursive(coeffs[::-1], -0.3)
+
+
+@wild(
+    lambda rng: (rng.normal(size=3),),
+    compiler="a list of lambdas is refused, located: a lambda compiles assigned to a name and "
+    "called by it (the hint says so, and that a list of functions cannot be compiled)",
+)
+def closures_over_loop_variable(w):
+    fns = []
+    for k in range(3):
+        fns.append(lambda v, k=k: np.sin(v * (k + 1)))
+    return sum(np.sum(f(w)) for f in fns)
+
+
+@wild(
+    lambda rng: (rng.normal(size=(3, 4)),),
+    autograd="autograd has no gradient of np.linalg.norm(X, ord=1) of a matrix",
+)
+def norm_orders_and_axes(X):
+    return (
+        np.linalg.norm(X, ord=1)
+        + np.linalg.norm(X, 2)
+        + np.sum(np.linalg.norm(X, ord=np.inf, axis=1))
+        + np.linalg.norm(X.ravel(), 3)
+    )
+
+
+@wild(lambda rng: (rng.normal(size=6),))
+def integer_and_negative_powers(x):
+    return np.sum(x**3) + np.sum(x ** (-2)) + np.sum(np.abs(x) ** 0.5) + np.sum(np.power(x, 4))

@@ -211,3 +211,43 @@ def goldstein_price(p):
     first = 1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x**2 - 14 * y + 6 * x * y + 3 * y**2)
     second = 30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x**2 + 48 * y - 36 * x * y + 27 * y**2)
     return np.log(first * second)
+
+
+@wild(lambda rng: (rng.normal(size=(3, 3)),))
+def eigh_spectrum_penalty(A):
+    S = 0.5 * (A + A.T)
+    w, V = np.linalg.eigh(S)
+    return np.sum(w**2) + w[-1] - w[0] + np.sum(V[:, -1] ** 4)
+
+
+@wild(lambda rng: (rng.normal(size=(4, 3)),))
+def svd_low_rank_residual(M):
+    U, s, Vt = np.linalg.svd(M, full_matrices=False)
+    approx = (U[:, :2] * s[:2]) @ Vt[:2]
+    return np.sum((M - approx) ** 2) + s[0]
+
+
+@wild(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
+def slogdet_and_kron(A):
+    sign, logabs = np.linalg.slogdet(A)
+    K = np.kron(A, np.eye(2))
+    return sign * logabs + np.sum(np.tensordot(A, A, axes=([1], [0])) ** 2) / 50 + np.trace(K)
+
+
+@wild(lambda rng: (rng.normal(size=8),), autograd="autograd has no vjp for np.cumprod")
+def second_differences_and_cumprod(x):
+    d2 = np.diff(x, n=2)
+    growth = np.cumprod(1 + 0.1 * np.tanh(x))
+    return np.sum(d2**2) + growth[-1] + np.sum(np.cumsum(x)[::2])
+
+
+@wild(
+    lambda rng: (rng.normal(size=(4, 5)),),
+    autograd="autograd has no vjp for np.take_along_axis",
+)
+def argmax_selection_take_along_axis(scores):
+    best = np.argmax(scores, axis=1)
+    picked = np.take_along_axis(scores, best[:, None], axis=1)
+    top = scores[np.arange(scores.shape[0]), best]
+    s = np.sort(scores, axis=1)
+    return np.sum(picked**2) + np.sum(top) + np.sum(s[:, -2:] - s[:, :2])
