@@ -20,6 +20,10 @@ differentiated by the compiler and checked against central differences and autog
   "assign it to a name", which the next refusal contradicted ("calling the local
   variable 'f_2'", a name the user never wrote, "call the function by its global
   name"); both now say what compiles, with the user's name;
+- ``model(t, *p)``, ``beale(*p)``, ``np.hypot(*v)`` (scipy.optimize's habit) were
+  refused; a ``*p`` into a function with a fixed number of positional parameters (a
+  global function of the user's without defaults, or a ufunc) is now ``p[0], p[1],
+  ...`` after a check of ``len(p)`` that raises ``TypeError`` as Python would;
 - a loop over an iterator (``itertools.combinations(range(n), 2)``, ``map(...)``,
   ``d.items()``) crashed from inside (the indexed loop called ``len`` of the iterator)
   with the false hint that the function itself fails on these arguments; its items are
@@ -178,8 +182,48 @@ def test_a_list_of_functions_is_refused_with_hints_that_agree() -> None:
     with pytest.raises(UnsupportedSyntaxError) as caught:
         ad.grad(lambdas_in_a_list)(np.ones(3))
     assert "a lambda is supported only assigned to a name" in caught.value.message
-    assert "a list of functions cannot be compiled" in caught.value.hint
+    assert "kept in a list of functions is not compiled" in caught.value.hint
     with pytest.raises(UnsupportedSyntaxError) as caught:
         ad.grad(named_lambdas_in_a_list)(np.ones(3))
     assert "calling the local variable 'f' is not supported" in caught.value.message
     assert "not through a variable that holds one of several" in caught.value.hint
+
+
+def decay(t, a, b, c):
+    return a * np.exp(-b * t) + c
+
+
+def curve_fit_residual(p):
+    t = np.linspace(0.0, 2.0, 7)
+    return np.sum((decay(t, *p) - np.cos(t)) ** 2) + np.hypot(*p[:2]) + np.sum(decay(*p, 0.5))
+
+
+def with_defaults(x, y=2.0):
+    return x * y
+
+
+def star_into_defaults(p):
+    return np.sum(with_defaults(*p))
+
+
+def test_star_arguments_into_a_fixed_number_of_parameters_are_spread() -> None:
+    p = np.array([1.2, 0.7, -0.3])
+    value, gradient = ad.value_and_grad(curve_fit_residual)(p)
+    np.testing.assert_allclose(value, curve_fit_residual(p), rtol=1e-12)
+    want = central_difference(curve_fit_residual, [p], 0)
+    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gradient, autograd_gradient(curve_fit_residual, [p], 0), rtol=1e-10)
+
+
+def test_star_arguments_of_the_wrong_length_raise_as_python_does() -> None:
+    with pytest.raises(TypeError):
+        curve_fit_residual(np.ones(4))
+    with pytest.raises(TypeError, match=r"decay\(t, \*p\): p must have 3 items") as caught:
+        ad.grad(curve_fit_residual)(np.ones(4))
+    assert "raised in curve_fit_residual" in caught.value.__notes__[0]  # at the user's line
+
+
+def test_star_arguments_into_parameters_with_defaults_stay_refused() -> None:
+    # how many items *p fills depends on its length: not known while compiling
+    with pytest.raises(UnsupportedSyntaxError, match="'\\*' unpacking is not supported"):
+        ad.grad(star_into_defaults)(np.ones(2))

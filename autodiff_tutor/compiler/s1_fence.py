@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.s2_desugar_spread import assigned_names, spread_count
 from autodiff_tutor.compiler.s2_desugar_walrus import hoistable
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -107,6 +108,7 @@ def check_supported(parsed: ParsedFunction) -> None:
     """
     _check_signature(parsed)
     namespace = parsed.namespace()
+    local = assigned_names(parsed.tree)
     for statement in parsed.tree.body:
         if _is_docstring(statement):
             continue
@@ -125,8 +127,10 @@ def check_supported(parsed: ParsedFunction) -> None:
             if isinstance(call, ast.Call)
             for arg in call.args
             if isinstance(arg, ast.Starred)
-            and isinstance(arg.value, ast.Attribute)
-            and arg.value.attr == "shape"
+            and (
+                (isinstance(arg.value, ast.Attribute) and arg.value.attr == "shape")
+                or spread_count(call, namespace, local) is not None  # model(t, *p)
+            )
         }
         hoisted = {  # if (n := f(x)) > 1: an assignment before the test (s2_desugar_walrus)
             id(walrus)

@@ -49,6 +49,7 @@ from autodiff_tutor.compiler.s2_desugar_base import (
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
+from autodiff_tutor.compiler.s2_desugar_spread import assigned_names
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.compiler.s2_desugar_walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -70,7 +71,8 @@ def desugar(
         names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
     # comprehensions become loops first, so that a nested helper called in one is
     # inlined inside the loop, where its loop variable is bound
-    tree.body = LowerPython(names, _builtin_test(tree, namespace)).run(lambdas_to_defs(tree.body))
+    lower = LowerPython(names, _builtin_test(tree, namespace), namespace, assigned_names(tree))
+    tree.body = lower.run(lambdas_to_defs(tree.body))
     tree.body = hoist_walrus(tree.body)  # after the comprehensions' conditions became ifs
     tree.body = InlineNested(names).run(tree.body)
     structured = Structures(names, structures or {})
@@ -83,12 +85,10 @@ def desugar(
 
 def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
     """Whether a name (``sum``, ``max``) means the Python builtin inside ``tree``."""
-    stored = {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    local = assigned_names(tree)
 
     def builtin(name: str) -> bool:
-        if name in stored or name in {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}:
+        if name in local:
             return False
         value = (namespace or {}).get(name, getattr(builtins, name, None))
         return value is getattr(builtins, name, None)

@@ -42,6 +42,7 @@ from autodiff_tutor.compiler.s2_desugar_base import (
     name_node,
     reject,
 )
+from autodiff_tutor.compiler.s2_desugar_spread import spread_call, spread_count
 
 COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 # functions that consume a generator expression at once (so a list gives the same result)
@@ -91,9 +92,11 @@ def _diagonal_write(node: ast.Expr) -> ast.Assign:
 class LowerPython(StatementPass):
     """Lower ``with``, comprehensions and sequence builtins, statement by statement."""
 
-    def __init__(self, names: Names, builtin=lambda name: True):
+    def __init__(self, names: Names, builtin=lambda name: True, namespace=None, local=()):
         self.names = names
         self.builtin = builtin  # whether a name means the Python builtin here
+        self.namespace = namespace  # the function's globals (model(t, *p): model's arity)
+        self.local = set(local)  # the names the function assigns (they hide globals)
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
         if isinstance(node, ast.With):
@@ -160,11 +163,15 @@ class LowerPython(StatementPass):
                 reject(
                     node,
                     "a lambda is supported only assigned to a name and called by that name",
-                    "write f = lambda v: ... and call f(...); a list of functions cannot be "
-                    "compiled: call each function by its name, or make what varies a parameter",
+                    "write f = lambda v: ... and call f(...); one passed on (sorted(key=...)) "
+                    "or kept in a list of functions is not compiled: call each function by "
+                    "its name, or make what varies a parameter",
                 )
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
+                count = spread_count(node, lower.namespace, lower.local)
+                if count is not None:  # model(t, *p): model(t, p[0], p[1]), p's length checked
+                    node = spread_call(node, count, before, at, lower.names.fresh)
                 name = node.func.id if isinstance(node.func, ast.Name) else None
                 if name is not None and not lower.builtin(name):
                     name = None

@@ -242,11 +242,7 @@ def beale(x, y):
     return (1.5 - x + x * y) ** 2 + (2.25 - x + x * y**2) ** 2
 
 
-@wild(
-    lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),),
-    compiler="a call with *p (star-unpacking an array into arguments) is refused, located, "
-    "with the true hint to pass the arguments one by one (beale(p[0], p[1]))",
-)
+@wild(lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),))
 def helper_called_with_star_params(p):
     return beale(*p) + np.hypot(*p)
 

@@ -1,0 +1,120 @@
+"""Desugaring of ``*p`` in a call of a function with a fixed number of parameters, as
+``scipy.optimize`` code writes it: ``model(t, *p)``, ``beale(*p)``, ``np.hypot(*v)``
+become ``model(t, p[0], p[1], p[2])``..., after a check that ``p`` has as many items
+as the function takes (Python's ``TypeError`` otherwise, as calling it would raise).
+
+Only for a global function of the user's whose positional parameters have no
+defaults (and no ``*args``), or a numpy ufunc: there, how many items ``*p`` passes is
+known while compiling. The fence (:mod:`.s1_fence`) refuses the other ``*``, located.
+
+>>> import numpy as np
+>>> def model(t, a, b):
+...     return a * t + b
+>>> call = ast.parse("model(t, *p)").body[0].value
+>>> spread_count(call, {"model": model, "np": np}, set())
+2
+>>> spread_count(ast.parse("np.hypot(*v)").body[0].value, {"np": np}, set())
+2
+>>> before = []
+>>> print(ast.unparse(spread_call(call, 2, before, call, lambda stem: stem + "_1")))
+model(t, p[0], p[1])
+>>> print(ast.unparse(before[0]))
+if len(p) != 2:
+    raise TypeError('model(t, *p): p must have 2 items, as many as the parameters it fills')
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def spread_count(call: ast.Call, namespace: dict | None, local: set[str]) -> int | None:
+    """How many values the one ``*p`` of ``call`` passes, when the function called is
+    known while compiling and takes a fixed number of positional parameters; else
+    ``None``. (``local``: the names the function assigns, which hide its globals.)"""
+    starred = [a for a in call.args if isinstance(a, ast.Starred)]
+    if len(starred) != 1 or call.keywords or namespace is None:
+        return None
+    if isinstance(starred[0].value, ast.Attribute) and starred[0].value.attr == "shape":
+        return None  # np.random.rand(*x.shape): the fence's own case
+    callee = _global(call.func, namespace, local)
+    if isinstance(callee, np.ufunc):
+        total = callee.nin
+    elif inspect.isfunction(callee):
+        parameters = list(inspect.signature(callee).parameters.values())
+        positional = [p for p in parameters if p.kind in _POSITIONAL]
+        if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters) or any(
+            p.default is not inspect.Parameter.empty for p in positional
+        ):
+            return None
+        if any(
+            p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+            for p in parameters
+        ):
+            return None
+        total = len(positional)
+    else:
+        return None
+    count = total - (len(call.args) - 1)
+    return count if count >= 0 else None
+
+
+def spread_call(
+    call: ast.Call, count: int, before: list[ast.stmt], at: ast.AST, fresh: Callable[[str], str]
+) -> ast.Call:
+    """``call`` with its ``*p`` written as ``p[0], ..., p[count - 1]``; ``before``
+    gets the check of ``len(p)`` (and ``p`` held in a name, computed once)."""
+    index = next(i for i, a in enumerate(call.args) if isinstance(a, ast.Starred))
+    value = call.args[index].value
+    said = ast.unparse(call)
+    if not isinstance(value, ast.Name):
+        held = fresh("spread")
+        before.append(_located(ast.Assign([ast.Name(held, ast.Store())], value), at))
+        value = ast.Name(held, ast.Load())
+    length = ast.Call(ast.Name("len", ast.Load()), [copy.deepcopy(value)], [])
+    differs = ast.Compare(length, [ast.NotEq()], [ast.Constant(count)])
+    message = (
+        f"{said}: {ast.unparse(call.args[index].value)} must have {count} items, as many as "
+        "the parameters it fills"
+    )
+    error = ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(message)], [])
+    before.append(_located(ast.If(differs, [_located(ast.Raise(error, None), at)], []), at))
+    items = [ast.Subscript(copy.deepcopy(value), ast.Constant(k), ast.Load()) for k in range(count)]
+    args = [*call.args[:index], *items, *call.args[index + 1 :]]
+    return ast.copy_location(ast.Call(call.func, args, []), call)
+
+
+def assigned_names(tree: ast.AST) -> set[str]:
+    """The names a function assigns or takes as parameters (they hide its globals)."""
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    return stored | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+
+
+def _global(func: ast.expr, namespace: dict, local: set[str]) -> Any:
+    """The object a call's ``f`` or ``module.f`` names among the function's globals."""
+    path = []
+    while isinstance(func, ast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id in local:
+        return None
+    value = namespace.get(func.id)
+    for attr in reversed(path):
+        if not inspect.ismodule(value):
+            return None
+        value = getattr(value, attr, None)
+    return value
+
+
+def _located(node: ast.stmt, at: ast.AST) -> ast.stmt:
+    return ast.fix_missing_locations(ast.copy_location(node, at))
