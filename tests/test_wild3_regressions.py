@@ -86,8 +86,16 @@ def test_list_of_zip_of_list_parameters_is_written_out() -> None:
             np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
 
 
+def pairs_of(n):
+    for i in range(n):
+        for j in range(i + 1, n):
+            yield i, j
+
+
 def loop_over_combinations(x):
     energy = 0.0
+    for i, j in pairs_of(len(x)):  # a generator function of the user's
+        energy = energy + x[i] * x[j]
     for i, j in itertools.combinations(range(len(x)), 2):
         energy = energy + (x[i] - x[j]) ** 2 * (i + 1)
     for a in map(np.sin, [1.0, 2.0]):

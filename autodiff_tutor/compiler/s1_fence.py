@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.s1_source import ParsedFunction
-from autodiff_tutor.compiler.s2_desugar_spread import assigned_names, spread_count
+from autodiff_tutor.compiler.s2_desugar_callees import assigned_names, spread_count
 from autodiff_tutor.compiler.s2_desugar_walrus import hoistable
 from autodiff_tutor.errors import UnsupportedSyntaxError
 

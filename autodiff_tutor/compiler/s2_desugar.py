@@ -46,10 +46,10 @@ from autodiff_tutor.compiler.s2_desugar_base import (
     negation,
     reject,
 )
+from autodiff_tutor.compiler.s2_desugar_callees import assigned_names
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
-from autodiff_tutor.compiler.s2_desugar_spread import assigned_names
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.compiler.s2_desugar_walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -147,7 +147,7 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
     if isinstance(iterable, (ast.Call, ast.Tuple, ast.List)):  # sorted(keys), (0.1, 0.01), x.T
-        if _gives_iterator(iterable):  # indexed below: its items, in a list
+        if _gives_view(iterable):  # indexed below: its items, in a list
             iterable = ast.copy_location(ast.Call(name_node("list"), [iterable], []), iterable)
         held = names.fresh("sequence")
         loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
@@ -155,28 +155,21 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
     reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
 
 
-# calls that give an iterator (no len, no indexing): itertools' and the builtins'
-ITERATORS = {"map", "filter", "iter", "combinations", "combinations_with_replacement",
-             "permutations", "pairwise", "zip_longest", "starmap", "islice"}  # fmt: skip
+def _gives_view(call: ast.expr) -> bool:
+    """Whether the loop's ``call`` gives a dict view (``d.items()``, ``d.keys()``,
+    ``d.values()``), which the indexed loop cannot index (iterators of functions known
+    while compiling, ``itertools.combinations(...)``, became lists in
+    :mod:`.s2_desugar_python`).
 
-
-def _gives_iterator(call: ast.expr) -> bool:
-    """Whether the loop's ``call`` gives an iterator or a dict view, which the indexed
-    loop cannot index: ``itertools.combinations(...)``, ``map(...)``, ``d.items()``.
-
-    >>> [_gives_iterator(ast.parse(c).body[0].value)
-    ...  for c in ("itertools.product(a, b)", "combinations(r, 2)", "d.items()", "sorted(k)")]
-    [True, True, True, False]
+    >>> [_gives_view(ast.parse(c).body[0].value) for c in ("d.items()", "sorted(k)")]
+    [True, False]
     """
-    if not isinstance(call, ast.Call):
-        return False
-    func = call.func
-    if isinstance(func, ast.Name):
-        return func.id in ITERATORS
-    if isinstance(func, ast.Attribute):
-        module = isinstance(func.value, ast.Name) and func.value.id == "itertools"
-        return module or func.attr in ("items", "keys", "values")
-    return False
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("items", "keys", "values")
+        and not call.args
+    )
 
 
 def _zip_strict(call: ast.Call) -> bool:

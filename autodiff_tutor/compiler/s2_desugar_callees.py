@@ -1,7 +1,11 @@
-"""Desugaring of ``*p`` in a call of a function with a fixed number of parameters, as
+"""What calls of functions known while compiling (the function's globals) mean for
+desugaring: ``*p`` in a call of a function with a fixed number of parameters, as
 ``scipy.optimize`` code writes it: ``model(t, *p)``, ``beale(*p)``, ``np.hypot(*v)``
 become ``model(t, p[0], p[1], p[2])``..., after a check that ``p`` has as many items
-as the function takes (Python's ``TypeError`` otherwise, as calling it would raise).
+as the function takes (Python's ``TypeError`` otherwise, as calling it would raise);
+and a loop over an iterator (``itertools.combinations(...)``, ``map(...)``, a
+generator function), whose items the indexed loop holds in a list
+(:func:`gives_iterator`).
 
 Only for a global function of the user's whose positional parameters have no
 defaults (and no ``*args``), or a numpy ufunc: there, how many items ``*p`` passes is
@@ -26,6 +30,7 @@ if len(p) != 2:
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import inspect
 from collections.abc import Callable
@@ -98,6 +103,28 @@ def assigned_names(tree: ast.AST) -> set[str]:
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     return stored | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+
+
+def gives_iterator(call: ast.expr, namespace: dict | None, local: set[str]) -> bool:
+    """Whether ``call`` (a loop's iterable) calls a function known while compiling that
+    gives an iterator, which has no ``len`` and no indexing (the indexed loop needs
+    both): ``map``, ``filter``, ``iter``, ``itertools``' functions, a generator function.
+
+    >>> import itertools
+    >>> calls = ("itertools.combinations(r, 2)", "map(f, xs)", "sorted(xs)")
+    >>> [gives_iterator(ast.parse(c).body[0].value, {"itertools": itertools}, set()) for c in calls]
+    [True, True, False]
+    """
+    if not isinstance(call, ast.Call) or namespace is None:
+        return False
+    callee = _global(call.func, namespace, local)
+    if callee is None and isinstance(call.func, ast.Name) and call.func.id not in local:
+        callee = getattr(builtins, call.func.id, None)
+    return (
+        callee in (map, filter, iter)
+        or getattr(callee, "__module__", None) == "itertools"
+        or inspect.isgeneratorfunction(callee)
+    )
 
 
 def _global(func: ast.expr, namespace: dict, local: set[str]) -> Any:
