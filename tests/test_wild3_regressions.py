@@ -2,6 +2,15 @@
 differentiated by the compiler and checked against central differences and autograd
 (the same function with autograd's numpy):
 
+- a WRONG value and gradient, silently: a loop over a dict that is no structure of
+  the function (a global ``SCALES = {1: 10.0, 0: 20.0}``, an attribute
+  ``cfg.scales``, a dict passed as an argument not differentiated) was compiled as a
+  loop over positions, ``SCALES[0], SCALES[1]`` (its values) where Python gives its
+  keys; and a loop over a global set crashed with the false hint that the function
+  itself fails. A global (or a global's attribute) that is a dict, a set or an
+  iterator is now looped over as ``list(...)`` (its keys); any other sequence named in
+  a loop is checked, before the loop, to have positions (``TypeError`` otherwise,
+  saying to write ``list(d)`` or ``d.items()``);
 - a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
   ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
   names share, and 'j' shares it": every name first bound inside a loop started from
@@ -40,6 +49,13 @@ from oracles import autograd_gradient, central_difference, structured_central_di
 
 import autodiff_tutor as ad
 from autodiff_tutor.errors import UnsupportedSyntaxError
+
+SCALES = {1: 10.0, 0: 20.0}  # a loop gives its keys, 1 then 0
+WEIGHTS = {0.5, 2.0}
+
+
+class Config:
+    scales = {3: 1.0, 2: 5.0}
 
 
 def nested_list_building(x):
@@ -235,3 +251,52 @@ def test_star_arguments_into_parameters_with_defaults_stay_refused() -> None:
     # how many items *p fills depends on its length: not known while compiling
     with pytest.raises(UnsupportedSyntaxError, match="'\\*' unpacking is not supported"):
         ad.grad(star_into_defaults)(np.ones(2))
+
+
+def loop_over_global_dict_and_set(x):
+    s = 0.0
+    for k in SCALES:
+        s = s + k * np.sum(x**2)
+    for w in WEIGHTS:
+        s = s + w * np.sum(np.sin(x))
+    for i, k in enumerate(Config.scales):
+        s = s + (i + k) * x[0]
+    return s
+
+
+def loop_over_dict_argument_keys(x, scales):
+    s = 0.0
+    for k in list(scales):
+        s = s + k * np.sum(x**2)
+    for k, v in scales.items():
+        s = s + v * x[k]
+    return s
+
+
+def loop_over_dict_argument(x, scales):
+    s = 0.0
+    for k in scales:
+        s = s + k * np.sum(x**2)
+    return s
+
+
+def test_a_loop_over_a_dict_or_set_gives_its_keys_as_in_python() -> None:
+    x = np.array([0.3, -0.8, 0.5])
+    value, gradient = ad.value_and_grad(loop_over_global_dict_and_set)(x)
+    np.testing.assert_allclose(value, loop_over_global_dict_and_set(x), rtol=1e-12)
+    want = central_difference(loop_over_global_dict_and_set, [x], 0)
+    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+    scales = {1: 10.0, 0: 20.0}
+    value, gradient = ad.value_and_grad(loop_over_dict_argument_keys)(x, scales)
+    np.testing.assert_allclose(value, loop_over_dict_argument_keys(x, scales), rtol=1e-12)
+    want = central_difference(loop_over_dict_argument_keys, [x, scales], 0)
+    np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_loop_over_a_dict_argument_by_position_raises_saying_what_to_write() -> None:
+    x = np.array([0.3, -0.8, 0.5])
+    with pytest.raises(TypeError, match=r"loop over list\(scales\) \(a dict's keys\)"):
+        ad.value_and_grad(loop_over_dict_argument)(x, {1: 10.0, 0: 20.0})
+    value, gradient = ad.value_and_grad(loop_over_dict_argument)(x, [1, 0])  # a list: fine
+    np.testing.assert_allclose(value, loop_over_dict_argument(x, [1, 0]), rtol=1e-12)
+    np.testing.assert_allclose(gradient, 2 * x, rtol=1e-12)

@@ -101,10 +101,11 @@ def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
 
 def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt]:
     if isinstance(node, ast.For):
+        checks = [_by_position(s, node) for s in _indexed_sequences(node.iter)]
         indexed = _index_loop(node, names)
         if isinstance(indexed, list):  # the sequence is computed once, before the loop
-            return [indexed[0], *_rewrite_loop(indexed[1], names)]
-        return _rewrite_loop(indexed, names)
+            return [*checks, *indexed[:-1], *_rewrite_loop(indexed[-1], names)]
+        return [*checks, *_rewrite_loop(indexed, names)]
     if isinstance(node, ast.While):
         return _rewrite_loop(node, names)
     if isinstance(node, ast.If):
@@ -153,6 +154,37 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
         loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
         return [assign_like(held, iterable, node), loop]
     reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
+
+
+def _indexed_sequences(iterable: ast.expr) -> list[ast.expr]:
+    """The sequences, given by name, that the indexed loop over ``iterable`` reads by
+    position: ``X`` of ``for v in X``, of ``zip(X, Y)``, ``enumerate(X)``,
+    ``reversed(X)``."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+        if iterable.func.id in ("zip", "enumerate", "reversed"):
+            inner = iterable.args[:1] if iterable.func.id == "enumerate" else iterable.args
+            return [s for a in inner for s in _indexed_sequences(a)]
+        return []
+    return [iterable] if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)) else []
+
+
+def _by_position(sequence: ast.expr, loop: ast.For) -> ast.If:
+    """The check, before a loop that reads ``sequence`` by position, that it has
+    positions: a dict (its keys, in Python's loop) or a set would give other values,
+    silently, so ``TypeError`` instead, saying what to write."""
+    said = ast.unparse(sequence)
+    keys = ast.Call(name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("keys")], [])
+    index = ast.Call(
+        name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("__getitem__")], []
+    )
+    test = ast.BoolOp(ast.Or(), [keys, ast.UnaryOp(ast.Not(), index)])
+    message = ast.Constant(
+        f"the compiled loop over {said} reads it by position ({said}[0], {said}[1], ...), "
+        f"and {said} is a dict or has no positions (a set, an iterator): loop over "
+        f"list({said}) (a dict's keys) or {said}.items()"
+    )
+    error = ast.Raise(ast.Call(name_node("TypeError"), [message], []), None)
+    return ast.copy_location(ast.If(test, [ast.copy_location(error, loop)], []), loop)
 
 
 def _gives_view(call: ast.expr) -> bool:

@@ -127,8 +127,46 @@ def gives_iterator(call: ast.expr, namespace: dict | None, local: set[str]) -> b
     )
 
 
-def _global(func: ast.expr, namespace: dict, local: set[str]) -> Any:
-    """The object a call's ``f`` or ``module.f`` names among the function's globals."""
+def listed(iterable: ast.expr, namespace: dict | None, local: set[str]) -> ast.expr:
+    """A loop's ``iterable`` with what the indexed loop cannot read by position held
+    in ``list(...)``: an iterator of a known function, or a global dict or set, alone
+    or inside ``zip``/``enumerate``/``reversed``.
+
+    >>> print(ast.unparse(listed(ast.parse("enumerate(S)").body[0].value, {"S": {2, 3}}, set())))
+    enumerate(list(S))
+    """
+    if gives_iterator(iterable, namespace, local) or unordered_global(iterable, namespace, local):
+        return ast.copy_location(ast.Call(ast.Name("list", ast.Load()), [iterable], []), iterable)
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id in ("zip", "enumerate", "reversed")
+        and iterable.func.id not in local
+    ):
+        iterable.args = [listed(a, namespace, local) for a in iterable.args]
+    return iterable
+
+
+def unordered_global(iterable: ast.expr, namespace: dict | None, local: set[str]) -> bool:
+    """Whether a loop's ``iterable`` is a global (``SCALES``, ``config.SCALES``) that
+    is not read by position: a dict (a loop gives its keys), a set, an iterator.
+
+    >>> unordered_global(ast.parse("SCALES").body[0].value, {"SCALES": {1: 0.5}}, set())
+    True
+    >>> unordered_global(ast.parse("WS").body[0].value, {"WS": [0.5, 2.0]}, set())
+    False
+    """
+    if namespace is None or not isinstance(iterable, (ast.Name, ast.Attribute)):
+        return False
+    value = _global(iterable, namespace, local, modules_only=False)
+    if value is None or isinstance(value, (list, tuple, range, str)) or hasattr(value, "shape"):
+        return False
+    return hasattr(value, "keys") or not hasattr(value, "__getitem__")
+
+
+def _global(func: ast.expr, namespace: dict, local: set[str], modules_only: bool = True) -> Any:
+    """The object that ``f`` or ``module.f`` (``obj.attr`` too, unless ``modules_only``)
+    names among the function's globals, now."""
     path = []
     while isinstance(func, ast.Attribute):
         path.append(func.attr)
@@ -137,7 +175,7 @@ def _global(func: ast.expr, namespace: dict, local: set[str]) -> Any:
         return None
     value = namespace.get(func.id)
     for attr in reversed(path):
-        if not inspect.ismodule(value):
+        if modules_only and not inspect.ismodule(value):
             return None
         value = getattr(value, attr, None)
     return value

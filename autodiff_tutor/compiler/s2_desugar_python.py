@@ -42,7 +42,7 @@ from autodiff_tutor.compiler.s2_desugar_base import (
     name_node,
     reject,
 )
-from autodiff_tutor.compiler.s2_desugar_callees import gives_iterator, spread_call, spread_count
+from autodiff_tutor.compiler.s2_desugar_callees import listed, spread_call, spread_count
 
 COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 # functions that consume a generator expression at once (so a list gives the same result)
@@ -111,8 +111,8 @@ class LowerPython(StatementPass):
             if isinstance(getattr(node, field, None), list):
                 setattr(node, field, self.run(getattr(node, field)))
         before: list[ast.stmt] = []
-        if isinstance(node, ast.For) and gives_iterator(node.iter, self.namespace, self.local):
-            node.iter = ast.copy_location(ast.Call(name_node("list"), [node.iter], []), node.iter)
+        if isinstance(node, ast.For):  # map(...), a global dict or set: its items, in a list
+            node.iter = listed(node.iter, self.namespace, self.local)
         if isinstance(node, ast.While):
             self._refuse_inside(node.test, "the condition of a while loop")
             return [node]
