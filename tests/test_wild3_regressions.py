@@ -11,6 +11,13 @@ differentiated by the compiler and checked against central differences and autog
   iterator is now looped over as ``list(...)`` (its keys); any other sequence named in
   a loop is checked, before the loop, to have positions (``TypeError`` otherwise,
   saying to write ``list(d)`` or ``d.items()``);
+- a WRONG value and gradient, silently: a loop whose body assigns the name of the
+  sequence it loops over (``for v in x: x = x * 2``, ``for y in ys: ys = [...]``,
+  ``for i, v in enumerate(x): x = x + 1.0``) read the new value at each step, where
+  Python loops over the sequence it read once, before the loop; the sequence is now
+  held in a fresh name before the loop;
+- the hint of a write into the array a loop reads (``for v in y: y += 1.0``) said
+  to copy ``y[k_1]``, a name the user never wrote; it says ``v = v.copy()`` now;
 - a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
   ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
   names share, and 'j' shares it": every name first bound inside a loop started from
@@ -300,3 +307,74 @@ def test_a_loop_over_a_dict_argument_by_position_raises_saying_what_to_write() -
     value, gradient = ad.value_and_grad(loop_over_dict_argument)(x, [1, 0])  # a list: fine
     np.testing.assert_allclose(value, loop_over_dict_argument(x, [1, 0]), rtol=1e-12)
     np.testing.assert_allclose(gradient, 2 * x, rtol=1e-12)
+
+
+def rebinds_the_array_it_loops_over(x):
+    s = 0.0
+    for v in x:
+        s = s + v**2
+        x = x * 2
+    return s + np.sum(x)
+
+
+def rebinds_the_list_it_loops_over(x):
+    s = 0.0
+    ys = [x[0], x[1]]
+    for y in ys:
+        s = s + y
+        ys = [y * 3, y * 4, y]
+    return s + ys[0]
+
+
+def rebinds_in_enumerate_and_reversed(x):
+    s = 0.0
+    for i, v in enumerate(x):
+        x = x + 1.0
+        s = s + v * x[i]
+    for v in reversed(x):
+        x = x * 0.5
+        s = s + v * np.sum(x)
+    return s
+
+
+def changes_in_place_the_array_it_loops_over(x):
+    y = x * 1.0
+    s = 0.0
+    for v in y:
+        v = v.copy()  # what the refusal below says to write
+        y += 1.0  # the same array: Python's loop sees the change
+        s = s + v * 2.0
+    return s
+
+
+def changes_in_place_without_a_copy(x):
+    y = x * 1.0
+    s = 0.0
+    for v in y:
+        y += 1.0
+        s = s + v * 2.0
+    return s
+
+
+def test_a_write_into_the_array_a_loop_reads_names_the_loop_variable() -> None:
+    # the hint said "v = y[k_1].copy()", a name the user never wrote
+    with pytest.raises(UnsupportedSyntaxError) as caught:
+        ad.grad(changes_in_place_without_a_copy)(np.array([1.0, -2.0, 0.5]))
+    assert "'v' may share it" in caught.value.message
+    assert "v = v.copy()" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        rebinds_the_array_it_loops_over,
+        rebinds_the_list_it_loops_over,
+        rebinds_in_enumerate_and_reversed,
+        changes_in_place_the_array_it_loops_over,
+    ],
+)
+def test_a_loop_reads_its_sequence_once_as_python_does(fn) -> None:
+    x = np.array([1.0, -2.0, 0.5])
+    value, gradient = ad.value_and_grad(fn)(x)
+    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)

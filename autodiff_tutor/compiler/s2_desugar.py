@@ -50,6 +50,12 @@ from autodiff_tutor.compiler.s2_desugar_callees import assigned_names
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
+from autodiff_tutor.compiler.s2_desugar_sequences import (
+    by_position,
+    gives_view,
+    hold_rebound,
+    indexed_sequences,
+)
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.compiler.s2_desugar_walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -101,11 +107,12 @@ def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
 
 def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt]:
     if isinstance(node, ast.For):
-        checks = [_by_position(s, node) for s in _indexed_sequences(node.iter)]
+        held = hold_rebound(node, names)  # for v in x: x = x * 2 (Python keeps the old x)
+        checks = [by_position(s, node) for s in indexed_sequences(node.iter)]
         indexed = _index_loop(node, names)
         if isinstance(indexed, list):  # the sequence is computed once, before the loop
-            return [*checks, *indexed[:-1], *_rewrite_loop(indexed[-1], names)]
-        return [*checks, *_rewrite_loop(indexed, names)]
+            return [*held, *checks, *indexed[:-1], *_rewrite_loop(indexed[-1], names)]
+        return [*held, *checks, *_rewrite_loop(indexed, names)]
     if isinstance(node, ast.While):
         return _rewrite_loop(node, names)
     if isinstance(node, ast.If):
@@ -148,60 +155,12 @@ def _index_loop(node: ast.For, names: Names) -> ast.For | list[ast.stmt]:
     if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)):
         return _indexed(node, names.fresh("k"), [node.target], [iterable])
     if isinstance(iterable, (ast.Call, ast.Tuple, ast.List)):  # sorted(keys), (0.1, 0.01), x.T
-        if _gives_view(iterable):  # indexed below: its items, in a list
+        if gives_view(iterable):  # indexed below: its items, in a list
             iterable = ast.copy_location(ast.Call(name_node("list"), [iterable], []), iterable)
         held = names.fresh("sequence")
         loop = _indexed(node, names.fresh("k"), [node.target], [name_node(held)])
         return [assign_like(held, iterable, node), loop]
     reject(iterable, "loops must go over range(...), an array, zip(...) or enumerate(...)")
-
-
-def _indexed_sequences(iterable: ast.expr) -> list[ast.expr]:
-    """The sequences, given by name, that the indexed loop over ``iterable`` reads by
-    position: ``X`` of ``for v in X``, of ``zip(X, Y)``, ``enumerate(X)``,
-    ``reversed(X)``."""
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
-        if iterable.func.id in ("zip", "enumerate", "reversed"):
-            inner = iterable.args[:1] if iterable.func.id == "enumerate" else iterable.args
-            return [s for a in inner for s in _indexed_sequences(a)]
-        return []
-    return [iterable] if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)) else []
-
-
-def _by_position(sequence: ast.expr, loop: ast.For) -> ast.If:
-    """The check, before a loop that reads ``sequence`` by position, that it has
-    positions: a dict (its keys, in Python's loop) or a set would give other values,
-    silently, so ``TypeError`` instead, saying what to write."""
-    said = ast.unparse(sequence)
-    keys = ast.Call(name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("keys")], [])
-    index = ast.Call(
-        name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("__getitem__")], []
-    )
-    test = ast.BoolOp(ast.Or(), [keys, ast.UnaryOp(ast.Not(), index)])
-    message = ast.Constant(
-        f"the compiled loop over {said} reads it by position ({said}[0], {said}[1], ...), "
-        f"and {said} is a dict or has no positions (a set, an iterator): loop over "
-        f"list({said}) (a dict's keys) or {said}.items()"
-    )
-    error = ast.Raise(ast.Call(name_node("TypeError"), [message], []), None)
-    return ast.copy_location(ast.If(test, [ast.copy_location(error, loop)], []), loop)
-
-
-def _gives_view(call: ast.expr) -> bool:
-    """Whether the loop's ``call`` gives a dict view (``d.items()``, ``d.keys()``,
-    ``d.values()``), which the indexed loop cannot index (iterators of functions known
-    while compiling, ``itertools.combinations(...)``, became lists in
-    :mod:`.s2_desugar_python`).
-
-    >>> [_gives_view(ast.parse(c).body[0].value) for c in ("d.items()", "sorted(k)")]
-    [True, False]
-    """
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr in ("items", "keys", "values")
-        and not call.args
-    )
 
 
 def _zip_strict(call: ast.Call) -> bool:
@@ -242,6 +201,7 @@ def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> list[ast.stmt]
         ast.BinOp(name_node(count), ast.Sub(), ast.Constant(1)), ast.Sub(), name_node(counter)
     )
     element = ast.Subscript(copy.deepcopy(sequence), last, ast.Load())
+    element.loop_item = True
     read = ast.copy_location(ast.Assign([node.target], element), node)
     bound = ast.Call(name_node("range"), [name_node(count)], [])
     loop = ast.For(name_node(counter, True), bound, [read, *node.body], node.orelse)
@@ -293,6 +253,7 @@ def _indexed(
         if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
             reject(target, "loop variables must be names or tuples of names")
         element = ast.Subscript(copy.deepcopy(sequence), name_node(index), ast.Load())
+        element.loop_item = True  # for v in X: the user wrote no X[k] (said so in messages)
         reads.append(ast.copy_location(ast.Assign([target], element), node))
     loop = ast.For(
         name_node(index, True),

@@ -98,7 +98,11 @@ def spread_call(
 
 
 def assigned_names(tree: ast.AST) -> set[str]:
-    """The names a function assigns or takes as parameters (they hide its globals)."""
+    """The names a function assigns or takes as parameters (they hide its globals).
+
+    >>> sorted(assigned_names(ast.parse("def f(x):\\n    y = x").body[0]))
+    ['x', 'y']
+    """
     stored = {
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }

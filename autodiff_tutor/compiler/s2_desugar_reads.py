@@ -222,7 +222,12 @@ def iterated(node: ast.expr) -> list[ast.expr] | None:
 def zipped_as_written(call: ast.Call, parts: list[list[ast.expr]]) -> bool:
     """Whether ``zip(...)`` of sequences known while compiling (``parts``) gives the
     pairs that ``zip(..., strict=False)`` gives: no keyword, ``strict=False``, or
-    ``strict=True`` (the linters' advice) of sequences of one length."""
+    ``strict=True`` (the linters' advice) of sequences of one length.
+
+    >>> call = ast.parse("zip(a, b, strict=True)").body[0].value
+    >>> zipped_as_written(call, [[1, 2], [3, 4]]), zipped_as_written(call, [[1], [3, 4]])
+    (True, False)
+    """
     if not call.keywords:
         return True
     if len(call.keywords) != 1 or call.keywords[0].arg != "strict":

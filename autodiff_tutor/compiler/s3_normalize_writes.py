@@ -314,6 +314,8 @@ def _element(name: str, definer: dict) -> str:
     steps = [step for _, step in definer.get(name, [])]
     if len(steps) != 1 or steps[0].op != "getitem" or steps[0].expression is None:
         return ""
+    if getattr(steps[0].expression, "loop_item", False):  # for v in y: v itself
+        return re.sub(r"_\d+$", "", name)
     index = steps[0].options["index"]
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
