@@ -309,3 +309,36 @@ def norm_orders_and_axes(X):
 @wild(lambda rng: (rng.normal(size=6),))
 def integer_and_negative_powers(x):
     return np.sum(x**3) + np.sum(x ** (-2)) + np.sum(np.abs(x) ** 0.5) + np.sum(np.power(x, 4))
+
+
+LOSS_WEIGHTS = {"mse": 1.0, "l1": 0.1, "smooth": 0.01}
+LAMBDAS = {0.1, 1.0}
+
+
+@wild(
+    lambda rng: (rng.normal(size=5), rng.normal(size=5)),
+    compiler="terms[name] of a dict made here, with name from a loop over a global dict: "
+    "refused, located (a global's keys may change after compiling); the true hint says to "
+    "loop over the dict indexed (for name, term in terms.items())",
+)
+def weighted_terms_from_global_dict(pred, target):
+    terms = {
+        "mse": np.mean((pred - target) ** 2),
+        "l1": np.mean(np.abs(pred - target)),
+        "smooth": np.sum(np.diff(pred) ** 2),
+    }
+    total = 0.0
+    for name in LOSS_WEIGHTS:
+        total = total + LOSS_WEIGHTS[name] * terms[name]
+    for lam in LAMBDAS:
+        total = total + lam * np.sum(pred**2)
+    return total
+
+
+@wild(lambda rng: (rng.normal(size=4),))
+def loop_rebinds_its_sequence(x):
+    total = 0.0
+    for v in x:
+        total = total + v * np.sum(x)
+        x = np.roll(x, 1) * 0.9
+    return total
