@@ -18,6 +18,9 @@ differentiated by the compiler and checked against central differences and autog
   held in a fresh name before the loop;
 - the hint of a write into the array a loop reads (``for v in y: y += 1.0``) said
   to copy ``y[k_1]``, a name the user never wrote; it says ``v = v.copy()`` now;
+- a swap of two elements (``y[0], y[2] = y[2], y[0]``) is refused (whether the right
+  side holds copies or views depends on ``y``'s dimensions), with a hint that said to
+  copy ``y`` first, which does not help; it says to swap with lists of indices now;
 - a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
   ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
   names share, and 'j' shares it": every name first bound inside a loop started from
@@ -378,3 +381,25 @@ def test_a_loop_reads_its_sequence_once_as_python_does(fn) -> None:
     value, gradient = ad.value_and_grad(fn)(x)
     np.testing.assert_allclose(value, fn(x), rtol=1e-12)
     np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def swap_in_place(x):
+    y = x * 1.0
+    y[0], y[2] = y[2], y[0]
+    return np.sum(y * np.arange(1.0, 5.0))
+
+
+def swap_by_lists_of_indices(x):
+    y = x * 1.0
+    y[[0, 2]] = y[[2, 0]]  # what the refusal of swap_in_place says to write
+    return np.sum(y * np.arange(1.0, 5.0))
+
+
+def test_a_swap_is_refused_with_a_hint_that_works() -> None:
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    with pytest.raises(UnsupportedSyntaxError) as caught:
+        ad.grad(swap_in_place)(x)
+    assert "y[[i, j]] = y[[j, i]]" in caught.value.hint
+    value, gradient = ad.value_and_grad(swap_by_lists_of_indices)(x)
+    np.testing.assert_allclose(value, swap_in_place(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(swap_in_place, [x], 0), atol=1e-8)

@@ -134,6 +134,13 @@ class WritesMixin:
                 "(a new array, laid out as numpy lays it out), or copy what you read before "
                 "the write"
             )
+        if _is_swap(node, seen_by):  # y[0], y[2] = y[2], y[0]: the right side reads y
+            name = node.value.id
+            hint = (
+                f"a swap reads the array it writes: write it with lists of indices, "
+                f"{name}[[i, j]] = {name}[[j, i]] (the right side is then a copy), or build "
+                "a new array"
+            )
         if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
             later = (
                 f", and {seen_by!r} may share it (an element read is a view unless it is a "
@@ -321,6 +328,27 @@ def _element(name: str, definer: dict) -> str:
     if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
         return ""
     return ast.unparse(steps[0].expression)
+
+
+def _is_swap(target: ast.AST, seen_by: str) -> bool:
+    """Whether the write into ``target`` (``y[0]``) is seen by a tuple of reads of the
+    same array (``(y[2], y[0])``): a swap, ``y[0], y[2] = y[2], y[0]``.
+
+    >>> _is_swap(ast.parse("y[0]").body[0].value, "(y[2], y[0])")
+    True
+    """
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+        return False
+    try:
+        reads = ast.parse(seen_by, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(reads, ast.Tuple) and all(
+        isinstance(e, ast.Subscript)
+        and isinstance(e.value, ast.Name)
+        and e.value.id == target.value.id
+        for e in reads.elts
+    )
 
 
 def _is_none(node: ast.expr) -> bool:
