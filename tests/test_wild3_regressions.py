@@ -8,9 +8,9 @@ differentiated by the compiler and checked against central differences and autog
   loop over positions, ``SCALES[0], SCALES[1]`` (its values) where Python gives its
   keys; and a loop over a global set crashed with the false hint that the function
   itself fails. A global (or a global's attribute) that is a dict, a set or an
-  iterator is now looped over as ``list(...)`` (its keys); any other sequence named in
-  a loop is checked, before the loop, to have positions (``TypeError`` otherwise,
-  saying to write ``list(d)`` or ``d.items()``);
+  iterator is now looped over as ``list(...)`` (its keys); the length of any other
+  sequence a compiled loop reads by position is ``indexed_len(xs)``, which refuses a
+  dict or a set, located at the loop (saying to write ``list(d)`` or ``d.items()``);
 - a WRONG value and gradient, silently: a loop whose body assigns the name of the
   sequence it loops over (``for v in x: x = x * 2``, ``for y in ys: ys = [...]``,
   ``for i, v in enumerate(x): x = x + 1.0``) read the new value at each step, where
@@ -21,6 +21,13 @@ differentiated by the compiler and checked against central differences and autog
 - a swap of two elements (``y[0], y[2] = y[2], y[0]``) is refused (whether the right
   side holds copies or views depends on ``y``'s dimensions), with a hint that said to
   copy ``y`` first, which does not help; it says to swap with lists of indices now;
+- WRONG gradients, silently, older than this corpus: the gradient of a list that
+  holds lists (``rows.append(cols)``, ``rows = [a, a]`` with ``a`` a list built here)
+  was joined with ``+`` (``[0, 0] + [g, 0]`` is ``[0, 0, g, 0]``) where it must be
+  added item by item (``scatter``, ``add_lists``, and in-place ``d_r[0] += g`` into
+  the gradient of a list read from a list); and a nested comprehension (``[[f(i, j)
+  for j in ...] for i in ...]``) was refused as "'items_3.append(...)' would change an
+  array that 'items_1' shares", though each outer iteration makes its inner list anew;
 - a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
   ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
   names share, and 'j' shares it": every name first bound inside a loop started from
@@ -305,8 +312,10 @@ def test_a_loop_over_a_dict_or_set_gives_its_keys_as_in_python() -> None:
 
 def test_a_loop_over_a_dict_argument_by_position_raises_saying_what_to_write() -> None:
     x = np.array([0.3, -0.8, 0.5])
-    with pytest.raises(TypeError, match=r"loop over list\(scales\) \(a dict's keys\)"):
+    with pytest.raises(ad.AutodiffError, match="this one is a dict") as caught:
         ad.value_and_grad(loop_over_dict_argument)(x, {1: 10.0, 0: 20.0})
+    assert "for k in scales" in str(caught.value)  # located at the user's loop
+    assert "list(xs) (a dict's keys" in caught.value.hint
     value, gradient = ad.value_and_grad(loop_over_dict_argument)(x, [1, 0])  # a list: fine
     np.testing.assert_allclose(value, loop_over_dict_argument(x, [1, 0]), rtol=1e-12)
     np.testing.assert_allclose(gradient, 2 * x, rtol=1e-12)
@@ -403,3 +412,45 @@ def test_a_swap_is_refused_with_a_hint_that_works() -> None:
     value, gradient = ad.value_and_grad(swap_by_lists_of_indices)(x)
     np.testing.assert_allclose(value, swap_in_place(x), rtol=1e-12)
     np.testing.assert_allclose(gradient, central_difference(swap_in_place, [x], 0), atol=1e-8)
+
+
+def lists_appended_into_a_list(x):
+    a = []
+    a.append(x[0] * 2)
+    a.append(x[1])
+    b = [x[2] * 3, x[3]]
+    rows = []
+    rows.append(a)
+    rows.append(b)
+    twice = [a, a]
+    return rows[1][1] + rows[0][0] * rows[1][0] + twice[1][0] + twice[0][0]
+
+
+def nested_comprehension(x):
+    rows = [[x[i] * (j + 1) for j in range(3)] for i in range(2)]
+    return sum(sum(r) for r in rows) + rows[1][2] * rows[0][1] + np.sum(np.array(rows) ** 2)
+
+
+def three_levels_in_loops(x):
+    cube = []
+    for i in range(2):
+        plane = []
+        for j in range(2):
+            line = []
+            for k in range(2):
+                line.append(x[i] * x[j] + k * x[k])
+            plane.append(line)
+        cube.append(plane)
+    pair = [cube[0], cube[0], cube[1]]
+    return cube[0][1][0] + cube[1][1][1] * cube[1][0][1] + pair[0][0][1] * pair[1][1][1]
+
+
+@pytest.mark.parametrize(
+    "fn", [lists_appended_into_a_list, nested_comprehension, three_levels_in_loops]
+)
+def test_the_gradient_of_a_list_of_lists_is_added_item_by_item(fn) -> None:
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    value, gradient = ad.value_and_grad(fn)(x)
+    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gradient, autograd_gradient(fn, [x], 0), rtol=1e-10)

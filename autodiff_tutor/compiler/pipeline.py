@@ -360,6 +360,8 @@ def _forward_helpers(generated: Generated, program: Program) -> set[str]:
             names.add("shares_memory")
         if step.synthetic and isinstance(step.value, ast.Name) and step.value.id == "unbound":
             names.add("unbound")
+        if step.kind == "static" and "indexed_len" in code.reads(step.value):  # for v in xs
+            names.add("indexed_len")
         if step.kind == "op_call" and isinstance(step.value.func, ast.Call):
             names.add("differentiable")
     return names

@@ -50,12 +50,7 @@ from autodiff_tutor.compiler.s2_desugar_callees import assigned_names
 from autodiff_tutor.compiler.s2_desugar_nested import InlineNested
 from autodiff_tutor.compiler.s2_desugar_python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
-from autodiff_tutor.compiler.s2_desugar_sequences import (
-    by_position,
-    gives_view,
-    hold_rebound,
-    indexed_sequences,
-)
+from autodiff_tutor.compiler.s2_desugar_sequences import gives_view, hold_rebound
 from autodiff_tutor.compiler.s2_desugar_structures import Structures
 from autodiff_tutor.compiler.s2_desugar_walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -108,11 +103,10 @@ def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):
 def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt]:
     if isinstance(node, ast.For):
         held = hold_rebound(node, names)  # for v in x: x = x * 2 (Python keeps the old x)
-        checks = [by_position(s, node) for s in indexed_sequences(node.iter)]
         indexed = _index_loop(node, names)
         if isinstance(indexed, list):  # the sequence is computed once, before the loop
-            return [*held, *checks, *indexed[:-1], *_rewrite_loop(indexed[-1], names)]
-        return [*held, *checks, *_rewrite_loop(indexed, names)]
+            return [*held, *indexed[:-1], *_rewrite_loop(indexed[-1], names)]
+        return [*held, *_rewrite_loop(indexed, names)]
     if isinstance(node, ast.While):
         return _rewrite_loop(node, names)
     if isinstance(node, ast.If):
@@ -193,19 +187,17 @@ def _same_lengths(sequences: list[ast.expr], like: ast.AST) -> ast.If:
     return ast.copy_location(ast.If(test, [ast.copy_location(error, like)], []), like)
 
 
-def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> list[ast.stmt]:
-    """``for v in reversed(X)`` -> ``n = len(X)``, ``for k in range(n): v = X[n - 1 - k]``."""
-    counter, count = names.fresh("k"), names.fresh("n")
-    length = ast.Call(name_node("len"), [copy.deepcopy(sequence)], [])
-    last = ast.BinOp(
-        ast.BinOp(name_node(count), ast.Sub(), ast.Constant(1)), ast.Sub(), name_node(counter)
-    )
+def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> ast.For:
+    """``for v in reversed(X)`` -> ``for k in range(indexed_len(X)): v = X[-1 - k]``."""
+    counter = names.fresh("k")
+    length = ast.Call(name_node("indexed_len"), [copy.deepcopy(sequence)], [])
+    last = ast.BinOp(ast.Constant(-1), ast.Sub(), name_node(counter))
     element = ast.Subscript(copy.deepcopy(sequence), last, ast.Load())
     element.loop_item = True
     read = ast.copy_location(ast.Assign([node.target], element), node)
-    bound = ast.Call(name_node("range"), [name_node(count)], [])
+    bound = ast.Call(name_node("range"), [length], [])
     loop = ast.For(name_node(counter, True), bound, [read, *node.body], node.orelse)
-    return [assign_like(count, length, node), ast.copy_location(loop, node)]
+    return ast.copy_location(loop, node)
 
 
 def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For | list[ast.stmt]:
@@ -246,7 +238,7 @@ def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For | lis
 def _indexed(
     node: ast.For, index: str, targets: list[ast.expr], sequences: list[ast.expr]
 ) -> ast.For:
-    lengths = [ast.Call(name_node("len"), [copy.deepcopy(s)], []) for s in sequences]
+    lengths = [ast.Call(name_node("indexed_len"), [copy.deepcopy(s)], []) for s in sequences]
     bound = lengths[0] if len(lengths) == 1 else ast.Call(name_node("min"), lengths, [])
     reads = []
     for target, sequence in zip(targets, sequences, strict=True):

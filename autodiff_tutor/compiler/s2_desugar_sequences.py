@@ -2,9 +2,9 @@
 reads of a loop's sequence, made to mean what Python's loop means: Python reads the
 sequence once, before the loop, and iterates over it; the indexed loop reads ``X[k]``
 at each step. So a sequence whose name the body assigns is held in a fresh name
-first (:func:`hold_rebound`), a dict view is held in a list, and a sequence read by
-position is checked, before the loop, to have positions (:func:`by_position`: a dict
-would give its values where Python gives its keys).
+first (:func:`hold_rebound`), and a dict view is held in a list (:func:`gives_view`).
+The indexed loop's ``indexed_len(X)`` (a runtime helper) checks that ``X`` has
+positions: a dict would give its values where Python's loop gives its keys.
 
 >>> import ast
 >>> from autodiff_tutor.compiler.s2_desugar_base import Names
@@ -83,29 +83,6 @@ def indexed_sequences(iterable: ast.expr) -> list[ast.expr]:
             return [s for a in inner for s in indexed_sequences(a)]
         return []
     return [iterable] if isinstance(iterable, (ast.Name, ast.Attribute, ast.Subscript)) else []
-
-
-def by_position(sequence: ast.expr, loop: ast.For) -> ast.If:
-    """The check, before a loop that reads ``sequence`` by position, that it has
-    positions: a dict (its keys, in Python's loop) or a set would give other values,
-    silently, so ``TypeError`` instead, saying what to write.
-    >>> loop = ast.parse("for k in d:\\n    pass").body[0]
-    >>> print(ast.unparse(by_position(loop.iter, loop)).splitlines()[0])
-    if hasattr(d, 'keys') or not hasattr(d, '__getitem__'):
-    """
-    said = ast.unparse(sequence)
-    keys = ast.Call(name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("keys")], [])
-    index = ast.Call(
-        name_node("hasattr"), [copy.deepcopy(sequence), ast.Constant("__getitem__")], []
-    )
-    test = ast.BoolOp(ast.Or(), [keys, ast.UnaryOp(ast.Not(), index)])
-    message = ast.Constant(
-        f"the compiled loop over {said} reads it by position ({said}[0], {said}[1], ...), "
-        f"and {said} is a dict or has no positions (a set, an iterator): loop over "
-        f"list({said}) (a dict's keys) or {said}.items()"
-    )
-    error = ast.Raise(ast.Call(name_node("TypeError"), [message], []), None)
-    return ast.copy_location(ast.If(test, [ast.copy_location(error, loop)], []), loop)
 
 
 def gives_view(call: ast.expr) -> bool:

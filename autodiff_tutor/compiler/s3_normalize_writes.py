@@ -13,7 +13,7 @@ import ast
 import re
 import types
 
-from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.compiler.ir import Branch, Loop, Step
 from autodiff_tutor.compiler.s3_normalize_memory import list_items, list_read, memory_edges
 from autodiff_tutor.compiler.s3_resolve import is_user_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -194,6 +194,7 @@ class WritesMixin:
         list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
         held = {} if list_write else self._held_items()
         values = {n for step in self.emitted for n in step.defined()} | set(self.params)
+        fresh = self._made_afresh(family, index) if list_write else set()
         changed = True
         while changed:
             changed = False
@@ -202,6 +203,8 @@ class WritesMixin:
                     position < index or set(step.loops) & loops
                 ):
                     continue
+                if position > index and _innermost_shared(step.loops, loops) in fresh:
+                    continue  # an earlier iteration's list: this one writes a new list
                 if list_write and list_read(step, self.list_names):
                     continue  # list(ys), old = ys[0]: a slot write leaves them as they were
                 edges = memory_edges(
@@ -212,6 +215,32 @@ class WritesMixin:
                         related |= self._same_array(seer)
                         changed = True
         return related
+
+    def _made_afresh(self, family: set[str], index: int) -> set[int]:
+        """The loops whose every iteration makes the written list anew before the write
+        (``cols = []`` directly in the loop's body, not in a branch or an inner loop):
+        what a later step of an earlier iteration holds is another list."""
+        made = {
+            id(step)
+            for step in self.emitted[:index]
+            if not step.synthetic
+            and isinstance(step.value, ast.List)
+            and set(step.defined()) & family
+        }
+        loops: set[int] = set()
+
+        def visit(nodes: list, loop: int | None) -> None:
+            for node in nodes:
+                if isinstance(node, Loop):
+                    visit(node.body, id(node.origin))
+                elif isinstance(node, Branch):
+                    visit(node.body, None)
+                    visit(node.orelse, None)
+                elif loop is not None and id(node) in made:
+                    loops.add(loop)
+
+        visit(self.steps, None)
+        return loops
 
     @staticmethod
     def _stale_in_loop(name: str, position: int, reader: Step, loops: set, definer: dict) -> bool:
@@ -289,6 +318,12 @@ class WritesMixin:
                     family |= pair
                     changed = True
         return family
+
+
+def _innermost_shared(inner: tuple[int, ...], loops: set[int]) -> int | None:
+    """The innermost of the loops ``inner`` (outermost first) that are in ``loops``."""
+    shared = [loop for loop in inner if loop in loops]
+    return shared[-1] if shared else None
 
 
 def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str]) -> bool:

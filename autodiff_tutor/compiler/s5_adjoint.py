@@ -29,6 +29,7 @@ from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, loops_
 from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s4_activity import Activity
 from autodiff_tutor.compiler.s5_inline import inline, inline_all, is_none_gradient
+from autodiff_tutor.compiler.s5_lists import may_be_lists
 from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
 from autodiff_tutor.compiler.s5_shapes import ShapeClasses
 from autodiff_tutor.rules.registry import Rule, lookup
@@ -97,6 +98,7 @@ class _Backward:
         self.counters = {loop.index for loop in loops if loop.index}
         self.loop_canonicals = {c for loop in loops for c in loop.canonical}
         self.unused = _unused_name(program.defined_names() | set(program.params) | self.counters)
+        self.lists = may_be_lists(program)  # their gradients are lists: added item by item
 
     def gradient(self, name: str) -> str:
         return f"{self.prefix}{name}"
@@ -119,7 +121,7 @@ class _Backward:
             return
         if name in self.has_adjoint:
             current = code.name(target)
-            if name in self.program.list_names:
+            if name in self.lists:
                 expr = code.call("add_lists", current, expr)
             else:
                 expr = ast.BinOp(current, ast.Add(), expr)
@@ -134,7 +136,7 @@ class _Backward:
         """The gradient of reading ``name[index]``: added in place into an owned buffer."""
         target = self.gradient(name)
         at_index = ast.Subscript(code.name("at"), index, ast.Load())
-        if name in self.program.list_names or not self.in_place:
+        if name in self.lists or not self.in_place:
             self.contribute(name, code.call("scatter", gradient, code.name(name), at_index))
             return
         if name not in self.owned:
@@ -189,7 +191,7 @@ class _Backward:
             code.assign(self.gradient(name), code.call("zeros_like", code.name(name)), origin)
         )
         self.has_adjoint.add(name)
-        if self.in_place and name not in self.program.list_names:
+        if self.in_place and name not in self.lists:
             self.owned.add(name)
 
     def _zero_init(self, region: Branch | Loop) -> None:

@@ -56,7 +56,7 @@ PROBE_NAMES = (
 )
 #: Calls a shape-static program may make in its static steps (values that are not
 #: differentiated): their results depend on shapes only.
-_STATIC_CALLS = {"range", "len", "reversed", "enumerate", "zip"}
+_STATIC_CALLS = {"range", "len", "indexed_len", "reversed", "enumerate", "zip"}
 _SHAPE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "T"}
 #: Operations whose output shape depends on the values of an integer operand.
 _VALUE_SHAPED = {"repeat"}
@@ -145,7 +145,7 @@ def _value_reads(node: ast.AST) -> set[str]:
         if isinstance(inner, ast.Attribute) and inner.attr in _SHAPE_ATTRIBUTES - {"T"}:
             shape_only.add(id(inner.value))
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
-            if inner.func.id == "len":
+            if inner.func.id in ("len", "indexed_len"):
                 shape_only.update(id(a) for a in inner.args)
     return {
         n.id

@@ -53,6 +53,18 @@ def has_array_namespace(value: Any) -> bool:
     return hasattr(value, "__array_namespace__") or _is_cupy(value)
 
 
+def add_gradients(a: Any, b: Any) -> Any:
+    """``a + b`` of two gradients; of two lists (the gradient of a list, of a list of
+    lists) or tuples, item by item, where ``+`` would join them.
+
+    >>> add_gradients([[1.0, 2.0], 3.0], [[10.0, 20.0], 30.0])
+    [[11.0, 22.0], 33.0]
+    """
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return [add_gradients(x, y) for x, y in zip(a, b, strict=True)]
+    return a + b
+
+
 def zeros_like(x: Any) -> Any:
     """A zero gradient with the shape and (floating) dtype of ``x``.
 

@@ -18,7 +18,14 @@ from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime import helpers_numerical as _numerical
 from autodiff_tutor.runtime import helpers_pad as _pad
-from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
+from autodiff_tutor.runtime.backend import (
+    add_gradients,
+    array_module,
+    cast_like,
+    shape_of,
+    shares_memory,
+    size,
+)
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     einsum_operand,
     einsum_parts,
@@ -38,6 +45,7 @@ from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exporte
     add_at,
     assign_at,
     at,
+    indexed_len,
     overwritten,
     scatter,
 )
@@ -361,10 +369,12 @@ def broadcast_like(value: Any, like: Any) -> Any:
     return array_module(value, like).broadcast_to(value, shape_of(like))
 
 
-def add_lists(xs: Any, ys: Any) -> list[Any]:
-    """Element-wise sum of two lists of gradients (the gradient of a list used twice).
+def add_lists(xs: Any, ys: Any) -> Any:
+    """Element-wise sum of two lists of gradients (the gradient of a list used twice),
+    lists in them item by item too; of two arrays (what may be a list, read from a
+    list), their sum.
 
     >>> add_lists([1.0, 2.0], [10.0, 20.0])
     [11.0, 22.0]
     """
-    return [x + y for x, y in zip(xs, ys, strict=True)]
+    return add_gradients(xs, ys)

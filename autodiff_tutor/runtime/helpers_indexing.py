@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
+from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
 
-__all__ = ["add_at", "assign_at", "at", "overwritten", "scatter"]
+__all__ = ["add_at", "assign_at", "at", "indexed_len", "overwritten", "scatter"]
 
 
 class _IndexBuilder:
@@ -34,6 +35,29 @@ class _IndexBuilder:
 at = _IndexBuilder()
 
 
+def indexed_len(sequence: Any) -> int:
+    """``len(sequence)`` for a loop the compiled code runs by position
+    (``for v in xs`` reads ``xs[0], xs[1], ...``); :class:`ArgumentError` for what has
+    no positions, where reading by position would give other values than Python's
+    loop: a dict (whose loop gives its keys), a set, an iterator.
+
+    >>> indexed_len([4.0, 5.0])
+    2
+    >>> indexed_len({1: 10.0, 0: 20.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.ArgumentError: the compiled loop reads its sequence by position ...
+    """
+    if hasattr(sequence, "keys") or not hasattr(sequence, "__getitem__"):
+        kind = type(sequence).__name__
+        raise ArgumentError(
+            f"the compiled loop reads its sequence by position (xs[0], xs[1], ...), and "
+            f"this one is a {kind}, which has no positions (a dict's loop gives its keys)",
+            hint="loop over list(xs) (a dict's keys, a set's items) or xs.items()",
+        )
+    return len(sequence)
+
+
 def scatter(g: Any, x: Any, index: Any) -> Any:
     """Zeros shaped like ``x`` with ``g`` added at ``x[index]``: the gradient of reading.
 
@@ -46,9 +70,9 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
         result = [zeros_like(item) for item in x]
         if isinstance(index, slice):  # ys[1:]: g is the list of its items' gradients
             for k, item in zip(range(len(x))[index], g, strict=True):
-                result[k] = result[k] + item
-        else:
-            result[index] = result[index] + g
+                result[k] = add_gradients(result[k], item)
+        else:  # a list in a list: its gradient is added item by item, not joined
+            result[index] = add_gradients(result[index], g)
         return result
     xp = array_module(g, x)
     result = xp.zeros(shape_of(x), dtype=x.dtype)
