@@ -447,3 +447,20 @@ def three_levels_in_loops(x):
 def test_the_gradient_of_a_list_of_lists_is_added_item_by_item(fn) -> None:
     x = np.array([0.3, -0.7, 1.1, 0.4])
     compiled_matches_oracles(fn, x)
+
+
+def list_made_anew_on_one_path(x):
+    rows = []
+    cols = []
+    for i in range(2):
+        if x[0] > 0:
+            cols = []
+        cols.append(x[i] * 2)  # into the list rows holds, when x[0] <= 0
+        rows.append(cols)
+    return rows[0][-1] * 3 + rows[1][0]
+
+
+def test_a_list_made_anew_on_one_path_only_stays_refused() -> None:
+    # only a list made at the top of each iteration is known to be another list
+    with pytest.raises(UnsupportedSyntaxError, match="'rows' shares it"):
+        ad.grad(list_made_anew_on_one_path)(np.array([0.5, -0.7]))
