@@ -27,7 +27,15 @@ differentiated by the compiler and checked against central differences and autog
   added item by item (``scatter``, ``add_lists``, and in-place ``d_r[0] += g`` into
   the gradient of a list read from a list); and a nested comprehension (``[[f(i, j)
   for j in ...] for i in ...]``) was refused as "'items_3.append(...)' would change an
-  array that 'items_1' shares", though each outer iteration makes its inner list anew;
+  array that 'items_1' shares", though each outer iteration makes its inner list anew,
+  and ``np.stack(r) for r in rows`` of such a list as "stack needs a list here" (a
+  row read from a list of lists is a list now);
+- a WRONG gradient, silently, older than this corpus: an array read from a list built
+  here and changed in place (``r = rows[1]; r += 1.0``), then read from the list
+  again (``rows[1]``), was compiled with the second read reusing the first (one value
+  for ``rows[1]`` read twice), so the change was lost; a value read before an in-place
+  write is no longer reused after it, and the write is refused, located, as the
+  writes the alias check sees are;
 - a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
   ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
   names share, and 'j' shares it": every name first bound inside a loop started from
@@ -427,6 +435,11 @@ def nested_comprehension(x):
     return sum(sum(r) for r in rows) + rows[1][2] * rows[0][1] + np.sum(np.array(rows) ** 2)
 
 
+def rows_stacked_from_a_list_of_lists(x):
+    rows = [[x[i] * (j + 1) for j in range(3)] for i in range(2)]
+    return np.sum(np.stack([np.stack(r) for r in rows]) ** 2) + np.sum(np.array(rows[0]))
+
+
 def three_levels_in_loops(x):
     cube = []
     for i in range(2):
@@ -442,7 +455,13 @@ def three_levels_in_loops(x):
 
 
 @pytest.mark.parametrize(
-    "fn", [lists_appended_into_a_list, nested_comprehension, three_levels_in_loops]
+    "fn",
+    [
+        lists_appended_into_a_list,
+        nested_comprehension,
+        rows_stacked_from_a_list_of_lists,
+        three_levels_in_loops,
+    ],
 )
 def test_the_gradient_of_a_list_of_lists_is_added_item_by_item(fn) -> None:
     x = np.array([0.3, -0.7, 1.1, 0.4])
@@ -464,3 +483,30 @@ def test_a_list_made_anew_on_one_path_only_stays_refused() -> None:
     # only a list made at the top of each iteration is known to be another list
     with pytest.raises(UnsupportedSyntaxError, match="'rows' shares it"):
         ad.grad(list_made_anew_on_one_path)(np.array([0.5, -0.7]))
+
+
+def item_of_a_list_changed_then_read_again(x):
+    rows = [x * 2.0, x * 3.0]
+    r = rows[1]
+    r += 1.0
+    return np.sum(rows[1] * x)
+
+
+def item_changed_in_a_loop_then_read_again(x):
+    rows = [x * 2.0, x * 3.0]
+    r = rows[1]
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(rows[1])
+        r += 1.0
+    return s + np.sum(rows[1] * x)
+
+
+@pytest.mark.parametrize(
+    "fn", [item_of_a_list_changed_then_read_again, item_changed_in_a_loop_then_read_again]
+)
+def test_an_item_of_a_list_changed_in_place_and_read_again_is_refused(fn) -> None:
+    with pytest.raises(UnsupportedSyntaxError) as caught:
+        ad.value_and_grad(fn)(np.array([0.3, -0.7, 1.1]))
+    assert "'rows' shares it and is read after the write" in caught.value.message
+    assert caught.value.location.text.strip() == "r += 1.0"

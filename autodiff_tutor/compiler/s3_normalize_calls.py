@@ -16,6 +16,7 @@ from autodiff_tutor.compiler.ir import StaticOperand, Step
 from autodiff_tutor.compiler.s1_source import parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
 from autodiff_tutor.compiler.s3_normalize_conversions import conversion_name
+from autodiff_tutor.compiler.s3_normalize_memory import only_lists
 from autodiff_tutor.compiler.s3_resolve import Callee
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules import names as opnames
@@ -208,6 +209,13 @@ class CallsMixin:
             items = ast.Name(self.current[items.id], ast.Load())
         value = ast.Call(ast.Name("list", ast.Load()), [items], [])
         return self._primitive(target, value, "make_list", [], {}, node, {"xs": items})
+
+    def _holds_lists(self, base: ast.expr) -> bool:
+        """Whether ``base`` is a list built here that holds lists only (``rows`` of
+        ``rows.append(cols)``, of a nested comprehension): what is read from it is one."""
+        if not (isinstance(base, ast.Name) and base.id in self.list_names):
+            return False
+        return only_lists(base.id, self.emitted, self.list_names)
 
     def _is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""

@@ -103,7 +103,10 @@ class ExpressionsMixin:
             index = self._returned_key(base, node.slice)  # helper(x)["loss"]: a position
             index = index or self._static_operand(node.slice, "an index")
             value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
-            return self._primitive(target, value, "getitem", [base], {"index": index}, node)
+            name = self._primitive(target, value, "getitem", [base], {"index": index}, node)
+            if self._holds_lists(base):  # rows[i] of rows.append(cols): a list itself
+                self.list_names.add(name.id)
+            return name
         if isinstance(node, ast.Call):
             return self._call(node, target)
         if isinstance(node, ast.IfExp):

@@ -22,6 +22,9 @@ class FlowMixin:
 
     def _block(self, statements: list[ast.stmt]) -> list[Node]:
         outer, computed = self.steps, dict(self.computed)
+        if _writes_in_place(statements):  # r += v may change what an earlier rows[1] read:
+            computed.clear()  # no value read before is reused in the block or after it
+            self.computed.clear()
         self.steps = []
         for statement in statements:
             self._statement(statement)
@@ -220,6 +223,24 @@ def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
             elif isinstance(node, ast.expr) and is_list_append(node):
                 found.append((node.args[0], {node.func.value.id}))
     return found
+
+
+def _writes_in_place(statements: list[ast.stmt]) -> bool:
+    """Whether a block may change an array or a list in place: ``z += v``,
+    ``y[i] = v``, ``ys.append(v)``.
+
+    >>> _writes_in_place(ast.parse("r += 1.0").body), _writes_in_place(ast.parse("r = r + 1").body)
+    (True, False)
+    """
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.AugAssign) or (
+                isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+            ):
+                return True
+            if isinstance(node, ast.expr) and is_list_append(node):
+                return True
+    return False
 
 
 def _is_element(target: ast.expr) -> bool:

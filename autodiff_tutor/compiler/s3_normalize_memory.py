@@ -221,3 +221,68 @@ def list_read(step: Step, lists: set[str]) -> bool:
         return False
     base = view_base(step)
     return base is not None and base in lists
+
+
+def list_holders(steps: list[Step], lists: set[str]) -> set[str]:
+    """The lists (of ``lists``, the names holding lists) that hold lists: made with
+    one (``[a, cols]``), given one (``rows.append(cols)``, ``rows[0] = cols``), or
+    versions and copies of such a list.
+
+    >>> cols, rows = ast.Name("cols", ast.Load()), ast.Name("rows", ast.Load())
+    >>> put = Step("rows_2", ast.List([]), "primitive", "list_append", {"xs": rows, "x": cols})
+    >>> sorted(list_holders([put], {"cols", "rows", "rows_2"}))
+    ['rows_2']
+    """
+    holders: set[str] = set()
+    changed = True
+    while changed:
+        size = len(holders)
+        for step in steps:
+            xs = step.inputs.get("xs")
+            if step.op in ("list_append", "list_setitem"):  # ys + [item]: a list item?
+                holds = _named(step.inputs.get("x"), lists) or _named(xs, holders)
+            elif step.op == "make_list":  # [a, cols], or list(ys) of a holder
+                elements = xs.elts if isinstance(xs, (ast.List, ast.Tuple)) else []
+                holds = any(_named(e, lists) for e in elements) or _named(xs, holders)
+            else:  # a copy of a holder
+                holds = step.kind in ("copy", "static") and _named(step.value, holders)
+            if holds:
+                holders.update(step.defined())
+        changed = len(holders) != size
+    return holders
+
+
+def only_lists(name: str, steps: list[Step], lists: set[str]) -> bool:
+    """Whether the list ``name`` holds lists and nothing else: every item that its
+    versions were made with or given (``[a, b]``, ``ys.append(v)``, ``ys[0] = v``) is
+    one of ``lists``, and so is an item of a list it copies.
+
+    >>> cols, rows = ast.Name("cols", ast.Load()), ast.Name("rows", ast.Load())
+    >>> put = Step("rows_2", ast.List([]), "primitive", "list_append", {"xs": rows, "x": cols})
+    >>> only_lists("rows_2", [put], {"cols", "rows", "rows_2"})
+    True
+    """
+    by_target = {t: step for step in steps for t in step.defined()}
+    seen, todo, items = set(), [name], []
+    while todo:
+        step = by_target.get(todo.pop())
+        if step is None or id(step) in seen:
+            continue
+        seen.add(id(step))
+        xs = step.inputs.get("xs")
+        if step.op in ("list_append", "list_setitem"):
+            items.append(step.inputs.get("x"))
+            todo.append(xs.id if isinstance(xs, ast.Name) else "")
+        elif step.op == "make_list" and isinstance(xs, (ast.List, ast.Tuple)):
+            items += xs.elts
+        elif isinstance(step.value, ast.Name) or (step.op == "make_list" and _named(xs, lists)):
+            todo.append(step.value.id if isinstance(step.value, ast.Name) else xs.id)
+        elif not (
+            step.kind == "static" and isinstance(step.value, ast.List) and not step.value.elts
+        ):
+            return False  # made some other way: its items are not known here
+    return bool(items) and all(_named(item, lists) for item in items)
+
+
+def _named(node: ast.AST | None, names: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names

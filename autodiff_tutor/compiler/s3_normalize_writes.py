@@ -102,6 +102,7 @@ class WritesMixin:
             self._in_place_error(node, what, fix)
         loops = set(self.loop_stack)
         self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
+        self.computed.clear()  # r += v may change what an earlier rows[1] read: read again
 
     def _in_place_error(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.s3_normalize_memory import list_holders
 
 
 def may_be_lists(program: Program) -> set[str]:
@@ -25,33 +26,20 @@ def may_be_lists(program: Program) -> set[str]:
     >>> sorted(may_be_lists(program))
     ['cols', 'r', 'rows_2']
     """
-    lists, holders = set(program.list_names), set()
+    lists = set(program.list_names)
     steps = program.all_steps()
-    changed = True
-    while changed:
-        size = len(lists) + len(holders)
-        for step in steps:
-            inputs = step.inputs
-            xs = inputs.get("xs")
-            if step.op in ("list_append", "list_setitem"):  # ys + [item]: a list item?
-                if _named(inputs.get("x"), lists) or _named(xs, holders):
-                    holders.add(step.target)
-            elif step.op == "make_list":  # [a, cols] or list(ys)
-                elements = xs.elts if isinstance(xs, (ast.List, ast.Tuple)) else []
-                if any(_named(e, lists) for e in elements) or _named(xs, holders):
-                    holders.add(step.target)
-            source = step.value if isinstance(step.value, ast.Name) else None
-            if step.op == "getitem" and isinstance(inputs.get("x"), ast.Name):
-                if inputs["x"].id in holders:
-                    lists.add(step.target)
-            elif source is not None and step.kind in ("copy", "static"):
-                if source.id in lists:
-                    lists.add(step.target)
-                if source.id in holders:
-                    holders.add(step.target)
-        changed = len(lists) + len(holders) != size
-    return lists
+    while True:
+        holders = list_holders(steps, lists)
+        more = {
+            step.target
+            for step in steps
+            if (step.op == "getitem" and _named(step.inputs.get("x"), holders))
+            or (step.kind in ("copy", "static") and _named(step.value, lists))
+        }
+        if more <= lists:
+            return lists
+        lists |= more
 
 
-def _named(node: ast.expr | None, names: set[str]) -> bool:
+def _named(node: ast.AST | None, names: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id in names
