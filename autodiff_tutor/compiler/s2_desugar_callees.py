@@ -76,7 +76,15 @@ def spread_call(
     call: ast.Call, count: int, before: list[ast.stmt], at: ast.AST, fresh: Callable[[str], str]
 ) -> ast.Call:
     """``call`` with its ``*p`` written as ``p[0], ..., p[count - 1]``; ``before``
-    gets the check of ``len(p)`` (and ``p`` held in a name, computed once)."""
+    gets the check of ``len(p)`` (and ``p`` held in a name, computed once).
+
+    >>> before = []
+    >>> call = ast.parse("f(*np.exp(q))").body[0].value
+    >>> print(ast.unparse(spread_call(call, 2, before, call, lambda stem: stem + "_1")))
+    f(spread_1[0], spread_1[1])
+    >>> print(ast.unparse(before[0]))
+    spread_1 = np.exp(q)
+    """
     index = next(i for i, a in enumerate(call.args) if isinstance(a, ast.Starred))
     value = call.args[index].value
     said = ast.unparse(call)

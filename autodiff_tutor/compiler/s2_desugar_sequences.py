@@ -26,7 +26,13 @@ def hold_rebound(loop: ast.For, names: Names) -> list[ast.stmt]:
     """Python reads a loop's sequence once, before the loop; the indexed loop reads
     ``X[k]`` at each step. When the body assigns the name the sequence is read from
     (``for v in x: x = x * 2``), the sequence is held in a fresh name first (and the
-    loop reads that): the assignments, ``[held = x]``."""
+    loop reads that): the assignments, ``[held = x]``.
+
+    >>> from autodiff_tutor.compiler.s2_desugar_base import Names
+    >>> loop = ast.parse("for v in xs:\\n    ys = xs").body[0]  # xs is not assigned
+    >>> hold_rebound(loop, Names(loop))
+    []
+    """
     rebound = {
         target.id
         for statement in loop.body

@@ -63,7 +63,12 @@ def hoistable(test: ast.expr) -> list[ast.NamedExpr]:
 
 def hoist_walrus(body: list[ast.stmt]) -> list[ast.stmt]:
     """``body`` with each ``if`` test's hoistable walruses assigned before it (at any
-    depth, helpers defined inside included)."""
+    depth, helpers defined inside included).
+
+    >>> body = hoist_walrus(ast.parse("if (n := len(x)) > 2:\\n    y = n").body)
+    >>> [ast.unparse(s).splitlines()[0] for s in body]
+    ['n = len(x)', 'if n > 2:']
+    """
     out: list[ast.stmt] = []
     for node in body:
         for field in ("body", "orelse"):
