@@ -5,7 +5,10 @@ a lambda assigned to a name, comprehensions with ``if``, ``sum(w * w for w in Ws
 ``x.T.dot(y)`` and column vectors from a course in Python (``np.c_``,
 ``theta.reshape(-1, 1)``), ``np.multiply``/``np.power``/``np.divide``, ``x[..., None]``,
 ``np.clip`` inside the loss, ``np.where`` on a computed mask, ``np.tile``/``np.repeat``,
-``while True`` with ``break``, ``x[::-1]``, ``np.hypot``/``np.arctan2``/``np.log1p``."""
+``while True`` with ``break``, ``x[::-1]``, ``np.hypot``/``np.arctan2``/``np.log1p``,
+``beale(*p)``, an array filled row by row, a recursive helper, lambdas kept in a list,
+``np.linalg.norm`` orders, a global dict of loss weights, a loop that rebinds the
+sequence it loops over."""
 
 import functools
 import itertools

@@ -5,7 +5,9 @@ Kepler's equation by Newton steps, an implicit heat step by ``np.linalg.solve``,
 matrix exponential by its series, a Gaussian KL with ``inv``/``det``/``trace``, a 1-D
 finite-element stiffness assembled by slices, a Morse potential over
 ``i, j = np.triu_indices(n, 1)``, a reprojection error with ``np.cross``, and the
-test functions of optimization courses written ``x, y = p``."""
+test functions of optimization courses written ``x, y = p``, and spectra and
+factorizations (``eigh``, ``svd``, ``slogdet``, ``kron``, ``cumprod``,
+``take_along_axis``)."""
 
 import numpy as np
 from corpus_wild import TRACING_WRITES, WRITES, wild
