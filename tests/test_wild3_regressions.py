@@ -58,6 +58,10 @@ differentiated by the compiler and checked against central differences and autog
   refused; a ``*p`` into a function with a fixed number of positional parameters (a
   global function of the user's without defaults, or a ufunc) is now ``p[0], p[1],
   ...`` after a check of ``len(p)`` that raises ``TypeError`` as Python would;
+- the hint of a failure in the compiled forward said "calling f directly raises the
+  same error here" without checking; it is checked now (the function is called with
+  the arguments the forward was given): where it runs, the failure is an internal
+  error, said so;
 - a loop over an iterator (``itertools.combinations(range(n), 2)``, ``map(...)``,
   ``d.items()``) crashed from inside (the indexed loop called ``len`` of the iterator)
   with the false hint that the function itself fails on these arguments; its items are
@@ -70,6 +74,7 @@ import itertools
 
 import numpy as np
 import pytest
+from corpus_python.structures import l2_over_list
 from oracles import autograd_gradient, central_difference, structured_central_difference
 
 import autodiff_tutor as ad
@@ -510,3 +515,17 @@ def test_an_item_of_a_list_changed_in_place_and_read_again_is_refused(fn) -> Non
         ad.value_and_grad(fn)(np.array([0.3, -0.7, 1.1]))
     assert "'rows' shares it and is read after the write" in caught.value.message
     assert caught.value.location.text.strip() == "r += 1.0"
+
+
+def test_a_compiled_forward_failing_where_the_function_runs_is_an_internal_error(monkeypatch):
+    # the hint "calling f directly raises the same error" is checked before it is given
+    from autodiff_tutor.compiler import s9_emit
+
+    def broken(sequence):
+        return sequence.no_such_attribute  # a helper of the generated code failing
+
+    monkeypatch.setitem(s9_emit.RUNTIME, "indexed_len", broken)
+    with pytest.raises(ad.AutodiffError) as caught:
+        ad.grad(l2_over_list)(np.ones((2, 3)))  # a loop over the rows of an array
+    assert type(caught.value).__name__ == "InternalError"
+    assert "l2_over_list itself runs on these arguments (checked)" in caught.value.hint

@@ -22,9 +22,9 @@ known while compiling. The fence (:mod:`.s1_fence`) refuses the other ``*``, loc
 >>> before = []
 >>> print(ast.unparse(spread_call(call, 2, before, call, lambda stem: stem + "_1")))
 model(t, p[0], p[1])
->>> print(ast.unparse(before[0]))
+>>> print(ast.unparse(before[0]))  # doctest: +ELLIPSIS
 if len(p) != 2:
-    raise TypeError('model(t, *p): p must have 2 items, as many as the parameters it fills')
+    raise TypeError('model(t, *p): p must have 2 items, as many as the parameters it ...')
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def spread_call(
     differs = ast.Compare(length, [ast.NotEq()], [ast.Constant(count)])
     message = (
         f"{said}: {ast.unparse(call.args[index].value)} must have {count} items, as many as "
-        "the parameters it fills"
+        "the parameters it fills when this function was compiled"
     )
     error = ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(message)], [])
     before.append(_located(ast.If(differs, [_located(ast.Raise(error, None), at)], []), at))

@@ -58,12 +58,16 @@ return np.sum(y * x)
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sysconfig
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
+from autodiff_tutor.compiler.s1_source import ParsedFunction
 from autodiff_tutor.compiler.s5_origins import Origin
 from autodiff_tutor.compiler.s9_emit import ORIGINS, Line
 from autodiff_tutor.compiler.s9_mixed_arrays import mixed_arrays_error
@@ -175,6 +179,35 @@ def _user_origin(origin: Origin) -> tuple[Origin, str]:
     return origin, role
 
 
+def runs_directly(parsed: ParsedFunction, values: dict[str, Any]) -> bool:
+    """Whether the user's function, called itself with the arguments the failed
+    compiled forward was given (its frame's ``values``: the generated code never
+    rebinds a parameter), returns: then a failure of the compiled forward is not the
+    function's own. ``False`` where the arguments cannot be told (keyword-only
+    parameters, ``*args``, a structure flattened into its leaves). Its printing is
+    silenced.
+
+    >>> from autodiff_tutor.compiler.s1_source import parse_function
+    >>> def half(x):
+    ...     return x / 2
+    >>> runs_directly(parse_function(half), {"x": 1.0}), runs_directly(parse_function(half), {})
+    (True, False)
+    """
+    arguments = parsed.tree.args
+    names = [a.arg for a in arguments.posonlyargs + arguments.args]
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
+        return False
+    if any(name not in values for name in names):
+        return False
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed.fn(*[values[name] for name in names])
+    except Exception:
+        return False
+    return True
+
+
 def _is_user_file(filename: str) -> bool:
     """Code the user wrote: not the toolkit's (nor generated), not a library's."""
     return not is_internal(filename) and not os.path.abspath(filename).startswith(_LIBRARIES)
@@ -244,6 +277,14 @@ def _located(
     name, what = user.parsed.name, f"{type(error).__name__}: {error}"
     location: Location = user.location()
     step = user.step if user.step is not None else origin.step
+    if role == "forward" and user is origin and runs_directly(user.parsed, values):
+        return InternalError(  # the hint below would be false: say what is true
+            f"the compiled forward of {name} raised {what}",
+            location,
+            hint=f"internal error, please report it (with {name} and its arguments' shapes): "
+            f"{name} itself runs on these arguments (checked), so the compiled code differs "
+            "from yours at this line (was a function it calls redefined since it compiled?)",
+        )
     if role == "forward":
         return UserCodeError(
             f"{name} raised {what}",
