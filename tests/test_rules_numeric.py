@@ -486,6 +486,10 @@ CASES: dict[str, list[Case]] = {
         Case(helpers.prod_others, inputs(uniform(0.5, 1.5, 2, 3)), {"axis": 1}, "axis=1"),
         Case(helpers.prod_others, inputs(fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}, "zeros"),
     ],
+    "cumprod_grad": [
+        Case(helpers.cumprod_grad, inputs(normal(2, 3), uniform(0.5, 1.5, 2, 3)), {"axis": 1}),
+        Case(helpers.cumprod_grad, inputs(normal(4), fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}),
+    ],
 }
 
 

@@ -18,6 +18,7 @@ from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime import helpers_numerical as _numerical
 from autodiff_tutor.runtime import helpers_pad as _pad
+from autodiff_tutor.runtime import helpers_scans as _scans
 from autodiff_tutor.runtime.backend import array_module, cast_like, shape_of, shares_memory, size
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
     einsum_operand,
@@ -67,6 +68,11 @@ from autodiff_tutor.runtime.helpers_pad import (  # noqa: F401 - re-exported
     pad_widths,
     unpad,
 )
+from autodiff_tutor.runtime.helpers_scans import (  # noqa: F401 - re-exported
+    cumprod_grad,
+    cumprod_grad_cross,
+    cumprod_jvp,
+)
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
@@ -75,6 +81,7 @@ __all__ = [
     *_linalg.__all__,
     *_numerical.__all__,
     *_pad.__all__,
+    *_scans.__all__,
     "digamma",
     "trigamma",
     "add_lists",
