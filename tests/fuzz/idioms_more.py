@@ -3,7 +3,8 @@
 
 Custom ops inside programs (SReLU/PReLU from :mod:`autodiff_tutor.ops`, and
 ``DifferentiableFunction`` subclasses written in the program with a hand-written
-backward: one input or two, inputs, outputs or memory values saved), ``np.linalg.norm``
+backward: one input or two, inputs, outputs or memory values saved, or none and
+``dy`` itself returned for both inputs), ``np.linalg.norm``
 with an axis, ``np.cumsum``/``np.cumprod``, ``u.reshape(-1, k)`` then a reduction,
 matrices from ``np.outer``, ``np.einsum`` with two operands, ``while`` loops with
 ``break`` and ``continue`` in the middle, helpers with default arguments (called with
@@ -81,17 +82,30 @@ class Gate(ad.DifferentiableFunction):
 
 
 GATE = Gate()""",
+    "PLUS": """import autodiff_tutor as ad
+
+
+class Plus(ad.DifferentiableFunction):
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, dy, compute_gradients):
+        return dy, dy
+
+
+PLUS = Plus()""",
 }
 
 
 def custom_op(s: Any) -> bool:
     """A custom op called on operands of the program: PReLU/SReLU on a matrix with
     channel parameters made from a vector (or constants), ops written in the program
-    (one input, or two of one shape), once or in a loop."""
+    (one input, or two of one shape; a backward that returns ``dy`` itself for both
+    inputs), once or in a loop."""
     u = s.pick()
     shape = s.shapes[u]
     name = s.fresh()
-    ops = ["SOFTSIGN", "BUMP", "GATE"] + (["PRELU", "SRELU"] if len(shape) == 2 else [])
+    ops = ["SOFTSIGN", "BUMP", "GATE", "PLUS"] + (["PRELU", "SRELU"] if len(shape) == 2 else [])
     op = s.rng.choice(ops)
     if OP_DEFINITIONS[op] not in s.helpers:
         s.helpers.append(OP_DEFINITIONS[op])
@@ -103,9 +117,9 @@ def custom_op(s: Any) -> bool:
         high = s.rng.choice([f"np.abs({channel}) + 0.3", f"np.full((1, {shape[-1]}), 0.4)"])
         call = f"SRELU({{z}}, {low}, {{slope}} + 0.0 * {channel}, {high}, 0.5 + 0.0 * {channel})"
         call = call.replace("{slope}", slope)
-    elif op == "GATE":
+    elif op in ("GATE", "PLUS"):
         partners = [n for n, sh in s.shapes.items() if sh == shape]
-        call = f"GATE({{z}}, {s.rng.choice(partners)} * 0.7)"
+        call = f"{op}({{z}}, {s.rng.choice(partners)} * 0.7)"
     else:
         call = f"{op}({{z}})"
     if s.rng.random() < 0.3:  # in a loop, the op's output fed back
