@@ -206,6 +206,23 @@ HELPER_CASES: dict[str, list[Case]] = {
         prod_case(fixed(np.array([[0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])), {"axis": 1}, "zeros"),
         prod_case(fixed(np.array([[0.0, 2.0], [0.0, 0.5], [4.0, 0.0]])), {"axis": 0}, "two zeros"),
     ],
+    "einsum_operand": [  # the gradient of a two-operand einsum, for operand 0 or 1
+        Case(
+            helpers.einsum_operand,
+            inputs(fixed(s), normal(*g), normal(*a), normal(*b), fixed(which)),
+            {},
+            f"{s} {which}",
+            (1, 2, 3),
+        )
+        for s, g, a, b, which in [
+            ("ij,jk->ik", (2, 4), (2, 3), (3, 4), 0),
+            ("ij,jk->ik", (2, 4), (2, 3), (3, 4), 1),
+            ("ij,j->i", (3,), (3, 4), (4,), 1),
+            ("i,i->", (), (3,), (3,), 0),
+            ("...j,j", (2,), (2, 3), (3,), 0),
+            ("ij,kj->ik", (1, 2), (1, 3), (2, 3), 1),
+        ]
+    ],
     "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
         Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)
         for o, label in [({"axis": 1}, "axis=1"), ({"axis": 0}, "axis=0")]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
+from autodiff_tutor.runtime import helpers_einsum as _einsum
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime import helpers_numerical as _numerical
@@ -34,6 +35,11 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     untile,
     vector_norm_grad,
     weights_like,
+)
+from autodiff_tutor.runtime.helpers_einsum import (  # noqa: F401 - re-exported
+    einsum_along,
+    einsum_partner,
+    einsum_replaced,
 )
 from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exported
     add_at,
@@ -77,6 +83,7 @@ from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-
 
 __all__ = [
     *_arrays.__all__,
+    *_einsum.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
     *_numerical.__all__,
