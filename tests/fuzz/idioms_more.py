@@ -143,8 +143,9 @@ def _channel_parameter(s: Any, channels: int) -> str:
 
 
 def norm_cumulative(s: Any) -> bool:
-    """``np.linalg.norm`` (all, or an axis, ``keepdims``, ``ord=1``), ``np.cumsum`` and
-    ``np.cumprod`` (an axis, or flattened; function or method)."""
+    """``np.linalg.norm`` (all, an axis or both, ``keepdims``, ``ord=1``/``np.inf``/
+    ``'fro'``), ``np.cumsum`` and ``np.cumprod`` (an axis, negative too, or flattened;
+    function, method, or ``np.add``/``np.multiply.accumulate``)."""
     u = s.pick()
     shape = s.shapes[u]
     if not shape:
@@ -164,8 +165,15 @@ def norm_cumulative(s: Any) -> bool:
         (f"np.cumprod(np.tanh({u}) + 1.0, axis={k})", shape),
         (f"{u}.cumprod()", (size,)),
     ]
+    options += [
+        (f"np.multiply.accumulate({u}, axis={k})", shape),
+        (f"np.add.accumulate({u}, axis={k - len(shape)})", shape),
+        (f"np.cumsum({u}, axis={k - len(shape)})", shape),
+    ]
     if len(shape) == 1:
-        options.append((f"np.linalg.norm({u}, ord=1)", ()))
+        options += [(f"np.linalg.norm({u}, ord=1)", ()), (f"np.linalg.norm({u}, ord=np.inf)", ())]
+    if len(shape) == 2:
+        options += [(f"np.linalg.norm({u}, axis=(0, 1))", ()), (f"np.linalg.norm({u}, 'fro')", ())]
     text, new = s.rng.choice(options)
     name = s.fresh()
     s.emit([f"{name} = {text}"], name, new, "norm_cumulative")
