@@ -307,8 +307,9 @@ def helper_defaults(s: Any) -> bool:
 
 
 def param_dict(s: Any) -> bool:
-    """A dict of parameters: read by key, by a helper taking the dict, summed over its
-    keys or items, or updated by key."""
+    """A dict of parameters: read by key, by a helper taking the dict (or one passing
+    it on to another), summed over its keys or items, or updated by key; or a list of
+    pairs, to a helper that loops over it."""
     u = s.pick()
     shape = s.shapes[u]
     fits = [n for n, sh in s.shapes.items() if _fits_into(sh, shape)]
@@ -316,7 +317,7 @@ def param_dict(s: Any) -> bool:
     name, p = s.fresh(), s.fresh()
     lines = [f'{p} = {{"scale": {u} * 0.5, "bias": {b}}}']
     tags = ["param_dict"]
-    variant = s.rng.randrange(5)
+    variant = s.rng.randrange(7)
     if variant == 0:
         lines.append(f'{name} = np.tanh({u} * {p}["scale"] + {p}["bias"])')
     elif variant == 1:
@@ -336,9 +337,29 @@ def param_dict(s: Any) -> bool:
             f"    {name} = {name} * np.cos(value)",
         ]
         tags.append("for")
-    else:
+    elif variant == 4:
         lines += [f'{p}["bias"] = {p}["bias"] * 2.0 + {p}.get("shift", 0.5)']
         lines.append(f'{name} = {p}["scale"] * np.sin({p}["bias"])')
+    elif variant == 5:  # a list of pairs, to a helper that loops over it
+        index = len(s.helpers) + 1
+        s.helpers.append(
+            f"def stack{index}(pairs, z):\n"
+            "    for a, c in pairs:\n"
+            "        z = np.tanh(z * a + c)\n"
+            "    return z"
+        )
+        lines = [f"{p} = [({u} * 0.5, {b}), (np.cos({u}), 0.1 * {b})]"]
+        lines.append(f"{name} = stack{index}({p}, {u})")
+        tags.append("for")
+    else:  # the dict through two helpers
+        index = len(s.helpers) + 1
+        s.helpers.append(
+            f"def layer{index}(params, z):\n"
+            '    return np.tanh(z * params["scale"] + params["bias"])\n\n\n'
+            f"def model{index}(params, z):\n"
+            f'    return layer{index}(params, z) * 2.0 + params["bias"]'
+        )
+        lines.append(f"{name} = model{index}({p}, {u})")
     s.emit(lines, name, shape, *tags)
     return True
 
