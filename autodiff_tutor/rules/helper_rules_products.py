@@ -38,7 +38,8 @@ PRODUCT_HELPER_OPS = ("cumprod_grad", "einsum_operand")
 
 @defvjp(
     "cumprod_grad",
-    math="d/dx sum(grad * cumprod(x))",
+    math="d/dx_i sum_j grad_j prod_{l <= j} x_l",
+    latex=r"\sum_{j \ge i} g_j \prod_{l \le j,\, l \ne i} x_l",
     convention="exact at zeros; builds the n x n matrix of pair products along the axis",
     symbolic=NumericOnly("the helper picks the first zero of each scan: it needs numbers"),
 )
@@ -53,7 +54,8 @@ def cumprod_grad_tangent(xp, grad, x, axis=None, *, d_grad, d_x):
 
 @defvjp(
     "einsum_operand",
-    math="A_y^T grad, for E(x, y) = A_y x (operand 0; likewise operand 1)",
+    math="A_y^T grad, for einsum(x, y) = A_y x (operand 0; likewise operand 1)",
+    latex=r"A_y^{\top} g, \; \mathrm{einsum}(x, y) = A_y x",
     convention="linear in grad and in the partner; the operand itself gives only a shape",
     symbolic=ArrayRule(
         lambda xp, subscripts, grad, x, y, which: einsum_operand(subscripts, grad, x, y, which),
