@@ -56,7 +56,7 @@ CONSTRUCTS = (
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
-NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op"}
+NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op", "layout_write"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 LOOPS |= {"while_continue"}

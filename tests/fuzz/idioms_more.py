@@ -8,7 +8,8 @@ backward: one input or two, inputs, outputs or memory values saved, or none and
 with an axis, ``np.cumsum``/``np.cumprod``, ``u.reshape(-1, k)`` then a reduction,
 matrices from ``np.outer``, ``np.einsum`` with two operands, ``while`` loops with
 ``break`` and ``continue`` in the middle, helpers with default arguments (called with
-keywords, nested in ``f`` reading its names) and dicts of parameters.
+keywords, nested in ``f`` reading its names), dicts of parameters, and writes into
+arrays whose memory layout decides whether a reshape is a view.
 
 Each maker takes the generator's state and returns ``False`` where it does not fit.
 
@@ -364,6 +365,28 @@ def param_dict(s: Any) -> bool:
     return True
 
 
+def layout_write(s: Any) -> bool:
+    """An array in Fortran's memory layout (made from a transpose: numpy keeps its
+    layout; or C's, by ``.copy()``), written into (directly or through a view), then
+    reshaped (a copy of the first, a view of the second) and written into again; then
+    the reshaped array is read (fuzz seed 1005206: tracing changed the layout on a
+    write through a view, so the reshape was a view where numpy's is a copy)."""
+    u = s.pick(2)
+    shape = s.shapes[u]
+    if len(shape) != 2:
+        return False
+    name, t, flat = s.fresh(), s.fresh(), s.fresh()
+    make = s.rng.choice([f"{u}.T + 0.0", f"np.sin({u}.T)", f"{u}.T.copy()", f"np.copy({u}.T)"])
+    first = s.rng.choice([f"{t}[1:] *= 0.5", f"{t} += 1.0"])
+    if s.rng.random() < 0.6:  # through a view of the array
+        first = s.rng.choice([f"{t}_rows = {t}[1:]", f"{t}_rows = {t}.T"]) + f"\n{t}_rows *= 0.5"
+    write = s.rng.choice([f"{t}[0] = 1.5", f"{t} *= 2.0", f"{t}[-1] *= 0.5"])
+    lines = [f"{t} = {make}", *first.split("\n"), f"{flat} = {t}.reshape(-1)", write]
+    lines.append(f"{name} = {flat} * np.sum({t})")
+    s.emit(lines, name, (shape[0] * shape[1],), "layout_write")
+    return True
+
+
 #: construct -> its maker, in a fixed order (the seeded stream depends on it)
 MORE_IDIOMS = {
     "custom_op": custom_op,
@@ -374,4 +397,5 @@ MORE_IDIOMS = {
     "while_continue": while_continue,
     "helper_defaults": helper_defaults,
     "param_dict": param_dict,
+    "layout_write": layout_write,
 }
