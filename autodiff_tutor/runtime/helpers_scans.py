@@ -47,13 +47,14 @@ def cumprod_jvp(x: Any, d_x: Any, axis: int | None = None) -> Any:
     """
     xp = array_module(x, d_x)
     moved, d_moved = _last(xp, x, axis), _last(xp, d_x, axis)
+    if not bool(xp.any(moved == 0)):
+        tangent = _cumprod(xp, moved) * xp.cumsum(d_moved / moved, axis=-1)
+        return _scan_layout(xp, tangent, x, axis)
     first = _first_zero(xp, moved)
     before = _cumprod(xp, moved) * xp.cumsum(d_moved / _nonzero(xp, moved), axis=-1)
     on_zero = _cumprod(xp, xp.where(first, 1, moved)) * xp.cumsum(xp.where(first, d_moved, 0), -1)
     tangent = before + on_zero  # before: 0 from the first zero on (the products are 0)
-    return (
-        xp.reshape(tangent, _scan_shape(x, axis)) if axis is None else _back(xp, tangent, x, axis)
-    )
+    return _scan_layout(xp, tangent, x, axis)
 
 
 def cumprod_grad_cross(
@@ -90,7 +91,9 @@ def cumprod_grad_cross(
 
 
 def _scan_grad(xp: Any, g: Any, x: Any) -> Any:
-    """``cumprod_grad`` along the last axis."""
+    """``cumprod_grad`` along the last axis (without zeros: ``y_j / x_i``, summed)."""
+    if not bool(xp.any(x == 0)):
+        return _from_end(xp, g * _cumprod(xp, x)) / x
     first = _first_zero(xp, x)
     later = _from_end(xp, g * _cumprod(xp, x))  # 0 from the first zero on
     on_zero = _from_end(xp, g * _cumprod(xp, xp.where(first, 1, x)))
@@ -122,6 +125,11 @@ def _scan_shape(x: Any, axis: int | None) -> tuple[int, ...]:
 def _last(xp: Any, a: Any, axis: int | None) -> Any:
     """``a`` with the scanned axis last (flattened for ``axis=None``)."""
     return xp.reshape(a, (-1,)) if axis is None else xp.moveaxis(a, axis, -1)
+
+
+def _scan_layout(xp: Any, a: Any, x: Any, axis: int | None) -> Any:
+    """``a`` (scanned axis last) in the layout of the scan's output."""
+    return xp.reshape(a, _scan_shape(x, axis)) if axis is None else _back(xp, a, x, axis)
 
 
 def _back(xp: Any, a: Any, x: Any, axis: int | None) -> Any:
