@@ -7,7 +7,8 @@ which operands are its rule's inputs and which are options (``axis=1``).
 
 Names the user assigns twice get a fresh version (``x``, then ``x_2``), so every
 value the backward pass needs still has a name. Expressions that never carry
-gradient (``x.shape[0]``, ``x > 0``) stay whole.
+gradient (``x.shape[0]``, ``x > 0``) stay whole; the others are lowered step by step
+(:mod:`.s3_normalize_expressions`, calls in :mod:`.s3_normalize_calls`).
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -31,7 +32,7 @@ import copy
 import inspect
 from typing import Any
 
-from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step, ValueRefusal
+from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
 from autodiff_tutor.compiler.s1_fence import is_list_append
 from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load
 from autodiff_tutor.compiler.s3_normalize_aliases import AliasesMixin
@@ -39,12 +40,12 @@ from autodiff_tutor.compiler.s3_normalize_calls import CallsMixin
 from autodiff_tutor.compiler.s3_normalize_conversions import ConversionsMixin
 from autodiff_tutor.compiler.s3_normalize_effects import EffectsMixin
 from autodiff_tutor.compiler.s3_normalize_einsum import EinsumMixin
+from autodiff_tutor.compiler.s3_normalize_expressions import ExpressionsMixin
 from autodiff_tutor.compiler.s3_normalize_flow import FlowMixin
+from autodiff_tutor.compiler.s3_normalize_rule_calls import RuleCallsMixin
 from autodiff_tutor.compiler.s3_normalize_writes import WritesMixin
 from autodiff_tutor.compiler.s3_resolve import Resolver
 from autodiff_tutor.errors import UnsupportedSyntaxError
-from autodiff_tutor.rules import names as opnames
-from autodiff_tutor.rules.registry import lookup
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 
@@ -59,7 +60,15 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
 
 
 class _Normalizer(
-    CallsMixin, ConversionsMixin, EinsumMixin, FlowMixin, WritesMixin, AliasesMixin, EffectsMixin
+    ExpressionsMixin,
+    CallsMixin,
+    RuleCallsMixin,
+    ConversionsMixin,
+    EinsumMixin,
+    FlowMixin,
+    WritesMixin,
+    AliasesMixin,
+    EffectsMixin,
 ):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
@@ -218,90 +227,6 @@ class _Normalizer(
         if isinstance(node, ast.Name) and not self.resolver.is_global(node.id):
             return ast.Name(self.current.get(node.id, node.id), ast.Load())
         return self._lower(node, target=name)
-
-    def _result_field(self, base: ast.expr, attr: str) -> ast.Constant | None:
-        """The index of a named field of a primitive's tuple result (``.eigenvalues`` of
-        ``np.linalg.eigh(a)``: 0), when ``base`` was made by that primitive here."""
-        made = [s for s in self.emitted if isinstance(base, ast.Name) and s.target == base.id]
-        rule = lookup(made[-1].op) if made and made[-1].kind == "primitive" else None
-        fields = rule.fields if rule is not None else ()
-        return ast.Constant(fields.index(attr)) if attr in fields else None
-
-    def _lower(self, node: ast.expr, target: str | None) -> ast.Name:
-        """Emit the steps computing ``node`` into the name ``target``."""
-        if isinstance(node, (ast.Name, ast.Constant)):
-            value = self._rename(node)
-            kind = "copy" if self._is_varied(value) else "static"
-            return self._emit(Step(target, value, kind))
-        if not self._carries_gradient(node):
-            return self._emit(Step(target, self._rename(node), "static"))
-        try:
-            return self._lower_carrying(node, target)
-        except ValueRefusal as refusal:  # an error only if this wrt makes it carry gradient
-            return self._refused(node, target, refusal)
-
-    def _refused(self, node: ast.expr, target: str | None, refusal: ValueRefusal) -> ast.Name:
-        """The user's expression computed as it is, with the refusal activity raises when
-        a value it reads carries gradient for the ``wrt`` asked."""
-        value = self._rename(node)
-        reads = sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & self.may_carry)
-        inputs = {f"arg{i}": ast.Name(name, ast.Load()) for i, name in enumerate(reads)}
-        step = Step(target, value, "opaque", inputs=inputs, refusal=refusal.error)
-        step.description = ast.unparse(node)
-        return self._emit(step, node)
-
-    def _refuse(self, node: ast.AST, message: str, hint: str) -> None:
-        """Refuse a value the compiler cannot differentiate (deferred to activity)."""
-        raise ValueRefusal(UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint))
-
-    def _lower_carrying(self, node: ast.expr, target: str | None) -> ast.Name:
-        """The steps of an expression that may carry gradient."""
-        if isinstance(node, ast.BinOp):
-            left, right = self._atom(node.left), self._atom(node.right)
-            op = opnames.BINARY_OPERATORS.get(type(node.op), type(node.op).__name__)
-            value = ast.BinOp(left=left, op=node.op, right=right)
-            return self._primitive(target, value, op, [left, right], {}, node)
-        if isinstance(node, ast.UnaryOp):
-            operand = self._atom(node.operand)
-            op = opnames.UNARY_OPERATORS[type(node.op)]
-            value = ast.UnaryOp(op=node.op, operand=operand)
-            return self._primitive(target, value, op, [operand], {}, node)
-        if isinstance(node, ast.Attribute):
-            base = self._atom(node.value)
-            op = opnames.op_of_attribute(node.attr)
-            value = ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
-            if op is None:
-                index = self._result_field(base, node.attr)
-                if index is None:
-                    what = f"the attribute '.{node.attr}' is not differentiable"
-                    self._refuse(node, what, opnames.attribute_hint())
-                item = ast.Subscript(base, index, ast.Load())  # res.eigenvalues is res[0]
-                return self._primitive(target, item, "getitem", [base], {"index": index}, node)
-            return self._primitive(target, value, op, [base], {}, node)
-        if isinstance(node, ast.Subscript):
-            base = self._atom(node.value)
-            index = self._returned_key(base, node.slice)  # helper(x)["loss"]: a position
-            index = index or self._static_operand(node.slice, "an index")
-            value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
-            return self._primitive(target, value, "getitem", [base], {"index": index}, node)
-        if isinstance(node, ast.Call):
-            return self._call(node, target)
-        if isinstance(node, ast.IfExp):
-            return self._if_expression(node, target)
-        if isinstance(node, ast.BoolOp):
-            word = "or" if isinstance(node.op, ast.Or) else "and"
-            self._refuse(
-                node,
-                f"'{word}' used as a value picks one of its operands: its gradient is not "
-                "differentiated here",
-                "write the choice explicitly, e.g. 'x if x else y' for 'x or y'",
-            )
-        if isinstance(node, (ast.List, ast.Tuple)):
-            items = ast.List([self._atom(e) for e in node.elts], ast.Load())
-            name = self._primitive(target, items, "make_list", [], {}, node, {"xs": items})
-            self.list_names.add(name.id)
-            return name
-        self._refuse(node, f"{type(node).__name__} cannot be differentiated here", "")
 
     def _is_list_read(self, value: ast.expr) -> bool:
         """``ys`` or a slice ``ys[1:]`` of a list built here: a list too."""

@@ -24,7 +24,8 @@ from autodiff_tutor.ops.formatted import (
     is_formatted,
     strip_dims,
 )
-from autodiff_tutor.ops.function import DifferentiableFunction, Saved, op_vjp
+from autodiff_tutor.ops.function import DifferentiableFunction, op_vjp
+from autodiff_tutor.ops.function_backward import Saved
 from autodiff_tutor.ops.prelu import PReLUFunction, prelu, prelu_reference
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction, srelu, srelu_reference
 from autodiff_tutor.ops.validate import GradientProblem, InputSpec, gradient_problems

@@ -19,10 +19,11 @@ purpose. The tape is data: ``last_tape()`` shows what tracing saw.
 """
 
 from autodiff_tutor.ops.formatted import dims, find_dims, strip_dims
-from autodiff_tutor.tracing.array import Traced, traced
+from autodiff_tutor.tracing.array import Traced
 from autodiff_tutor.tracing.custom import call_op
 from autodiff_tutor.tracing.evaluate import evaluate, new_variables
 from autodiff_tutor.tracing.extract import extract_data, stop_gradient
+from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.gradient import gradient
 from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.tape import Tape, active_tape, last_tape, tape_of

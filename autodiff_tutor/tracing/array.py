@@ -10,6 +10,7 @@ traced array into a Python number or a plain array while it is being traced is a
 error that says why (it would silently lose the gradient).
 
 >>> import numpy as np
+>>> from autodiff_tutor.tracing import traced
 >>> x = traced([-1.0, 2.0])
 >>> x
 traced(array([-1.,  2.]), not on a trace)
@@ -25,16 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import NonDifferentiableInputError
-from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
+from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
-from autodiff_tutor.tracing.locations import here, inside_numpy_check, location, storing_item
+from autodiff_tutor.tracing.locations import inside_numpy_check, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
-from autodiff_tutor.tracing.tape import Origin, active_tape
+from autodiff_tutor.tracing.tape import Origin
 from autodiff_tutor.tracing.value import TracedValue, note_view
 
 IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
@@ -53,9 +53,10 @@ def _array_method(name: str) -> Any:
 class Traced(TracedValue):
     """An array whose operations are recorded on the running trace (see the module).
 
-    Make one with :func:`traced`; ``evaluate`` traces the ones passed to it.
+    Make one with :func:`~autodiff_tutor.tracing.from_data.traced`; ``evaluate`` traces
+    the ones passed to it.
 
-    >>> from autodiff_tutor.tracing import evaluate
+    >>> from autodiff_tutor.tracing import evaluate, traced
     >>> evaluate(lambda x: x * 2, traced([1.0]))
     traced(array([2.]), trace ... (evaluate(<lambda>)) has ended)
     """
@@ -308,99 +309,3 @@ class Traced(TracedValue):
 
 def _unpickle(data: Any) -> Traced:
     return Traced(data, None, None, frozenset({Origin("pickled", "")}))
-
-
-def _is_floating(raw: Any) -> bool:
-    """Real floating point: complex data is refused (the rules are written for real
-    numbers, and a gradient through complex values would be wrong)."""
-    kind = getattr(raw.dtype, "kind", None)
-    if kind is not None:
-        return kind == "f"
-    return bool(array_module(raw).isdtype(raw.dtype, "real floating"))
-
-
-def _copy(raw: Any) -> Any:
-    if hasattr(raw, "copy"):
-        return raw.copy()
-    return array_module(raw).asarray(raw, copy=True)
-
-
-def traced(x: Any, fmt: str | None = None) -> Any:
-    """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``, and with a
-    data format ``fmt`` such as ``"SSCB"``, like ``dlarray(x, fmt)``: a formatted array,
-    see :mod:`autodiff_tutor.ops.formatted`; a formatted ``x`` keeps its labels).
-
-    ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
-    (integers become float64). Pass it to ``evaluate`` to trace it; made inside the
-    evaluated function, it is *not* on the trace (the pitfall of the course), except
-    from data that ``extract_data`` took out of the running trace:
-    ``traced(extract_data(y))`` starts a new independent variable on it.
-
-    >>> traced(3)
-    traced(array(3.), not on a trace)
-    >>> traced(np.ones((1, 2)), "CB").format
-    'CB'
-    """
-    if is_formatted(x):
-        if fmt is not None:
-            formatted(x, fmt)  # a located error unless the labels agree
-        return FormattedArray(_unlabelled(x.data), x.format)
-    if fmt is not None:
-        return formatted(_unlabelled(x), fmt)
-    return _unlabelled(x)
-
-
-def _unlabelled(x: Any) -> Traced:
-    tape = active_tape()
-    if traced_values.is_traced(x):
-        if traced_values.is_live(x, tape):
-            return x
-        x = x._data
-    if isinstance(x, (bool, int, float, complex, list, tuple)):
-        try:
-            raw = np.asarray(x)
-        except (TypeError, ValueError):  # ragged lists
-            raw = np.asarray(None)
-        if raw.dtype.kind in "biu":
-            raw = raw.astype(np.float64)
-        if raw.dtype.kind != "f":
-            raise NonDifferentiableInputError(
-                f"traced() takes numbers, not {x!r}"[:200],
-                location(),
-                hint="pass a numpy array of floating point, or (nested, rectangular) lists "
-                "of numbers",
-            )
-    elif hasattr(x, "shape") and hasattr(x, "dtype"):
-        if not _is_floating(x):
-            why, hint = (
-                ("gradients through complex numbers are not supported", "trace the real "
-                 "and imaginary parts as two arrays")
-                if "complex" in str(x.dtype)
-                else ("integers and booleans have no gradient", "convert first, e.g. "
-                      "traced(x.astype(np.float64))")
-            )  # fmt: skip
-            raise NonDifferentiableInputError(
-                f"traced() needs real floating-point data; got dtype {x.dtype}: {why}.",
-                location(),
-                hint=hint,
-            )
-        raw = _copy(x)
-    else:
-        raise NonDifferentiableInputError(
-            f"traced() takes an array or Python numbers, not {type(x).__name__}",
-            location(),
-            hint="pass a numpy (or cupy, or array-API) array of floating point",
-        )
-    if tape is not None and tape.extracted.get(id(x), (None,))[0] is x:
-        return _new_variable(raw, tape, tape.extracted[id(x)][1])
-    origin = Origin("inside" if tape is not None else "outside", here())
-    return Traced(raw, None, None, frozenset({origin}))
-
-
-def _new_variable(raw: Any, tape: Any, extraction: Any) -> Traced:
-    """A new variable on the running trace, from data ``extract_data`` handed out
-    (nothing flows back through the extraction: the error for a cut path says so)."""
-    extraction.new_variable = True
-    label = f"extract_data({tape.nodes[extraction.node].label})"
-    node = tape.new_leaf(shape_of(raw), str(raw.dtype), label, here())
-    return Traced(raw, tape, node, frozenset())

@@ -24,7 +24,7 @@ from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import gradient_messages
-from autodiff_tutor.tracing.array import traced
+from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make
