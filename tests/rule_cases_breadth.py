@@ -46,6 +46,12 @@ def einsum_primal(subscripts: Any, x: Any, y: Any) -> Any:
     return np.einsum(str(subscripts), x, y)  # the table passes the string as a 0-d array
 
 
+#: rows with one zero inside, two zeros, a zero first, none (cumprod's zero cases)
+SCAN_ZEROS = np.array(
+    [[0.7, 0.0, -1.2, 0.9], [1.1, 0.0, 0.8, 0.0], [0.0, -0.6, 1.3, 0.5], [0.9, -1.4, 0.6, 1.2]]
+)
+
+
 def breadth_cases() -> dict[str, list[Any]]:
     """The table (built on the helpers of test_rules_numeric)."""
     from test_rules_numeric import Case, distinct, fixed, inputs, normal, reductions, uniform
@@ -113,6 +119,11 @@ def breadth_cases() -> dict[str, list[Any]]:
         "cumprod": [
             Case(np.cumprod, inputs(uniform(0.5, 1.5, 3, 4)), o, label)
             for o, label in [({}, "flat"), ({"axis": 0}, "axis=0"), ({"axis": -1}, "axis=-1")]
+        ]
+        + [  # exact at zeros: one in a scan, two, one first, none (fuzz seed 900221)
+            Case(np.cumprod, inputs(fixed(SCAN_ZEROS)), o, label)
+            for o, label in [({"axis": 1}, "zeros axis=1"), ({"axis": 0}, "zeros axis=0")]
+            + [({}, "zeros flat")]
         ],
         "diff": [
             Case(np.diff, inputs(normal(3, 5)), o, label)

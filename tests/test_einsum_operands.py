@@ -13,7 +13,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad
-from autodiff_tutor.api import jvp
+from autodiff_tutor.api import jvp, vjp
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.tracing import value_and_gradient
 
@@ -228,3 +228,30 @@ def test_the_generated_code_of_dots_is_the_primitives() -> None:
     source = differentiable(dots_in_three).source()
     assert "np.einsum('...i,...i->...i', a, b)" in source
     assert "np.einsum('...i,...i->...', t1, c)" in source
+
+
+# -- second derivatives: einsum_operand (the gradient's helper) has rules of its own -----
+
+
+def quadratic_form(x, a):
+    return np.einsum("i,ij,j", x, a, x) + np.sum(np.tanh(np.einsum("ij,j->i", a.T, x)))
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_hessian_vector_products_through_einsum(index) -> None:
+    """``vjp`` of the gradient (Hv) against central differences of autograd's gradient;
+    before, the second derivative was refused (no rule for einsum_operand; fuzz)."""
+    x, a, v = V, RNG.normal(size=(3, 3)), RNG.normal(size=(3,) if index == 0 else (3, 3))
+    args = [x, a]
+    _, pullback = vjp(grad(quadratic_form, wrt=index), x, a, wrt=[index])
+    (hv,) = pullback(v)
+    h = 1e-5
+
+    def along(t):
+        moved = [arg + t * v if i == index else arg for i, arg in enumerate(args)]
+        return autograd_gradient(quadratic_form, moved, index)
+
+    np.testing.assert_allclose(hv, (along(h) - along(-h)) / (2 * h), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(  # the first derivative, against central differences too
+        grad(quadratic_form, wrt=index)(x, a), central_difference(quadratic_form, args, index)
+    )

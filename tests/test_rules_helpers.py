@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rule_cases_breadth import SCAN_ZEROS
 from test_rules_numeric import (
     CASES,
     GETITEM_INDICES,
@@ -204,6 +205,38 @@ HELPER_CASES: dict[str, list[Case]] = {
         prod_case(fixed(np.array([2.0, 0.0, -1.5, 0.7])), {}, "one zero"),
         prod_case(fixed(np.array([[0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])), {"axis": 1}, "zeros"),
         prod_case(fixed(np.array([[0.0, 2.0], [0.0, 0.5], [4.0, 0.0]])), {"axis": 0}, "two zeros"),
+    ],
+    "einsum_operand": [  # the gradient of a two-operand einsum, for operand 0 or 1
+        Case(
+            helpers.einsum_operand,
+            inputs(fixed(s), normal(*g), normal(*a), normal(*b), fixed(which)),
+            {},
+            f"{s} {which}",
+            (1, 2, 3),
+        )
+        for s, g, a, b, which in [
+            ("ij,jk->ik", (2, 4), (2, 3), (3, 4), 0),
+            ("ij,jk->ik", (2, 4), (2, 3), (3, 4), 1),
+            ("ij,j->i", (3,), (3, 4), (4,), 1),
+            ("i,i->", (), (3,), (3,), 0),
+            ("...j,j", (2,), (2, 3), (3,), 0),
+            ("ij,kj->ik", (1, 2), (1, 3), (2, 3), 1),
+        ]
+    ],
+    "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
+        Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)
+        for o, label in [({"axis": 1}, "axis=1"), ({"axis": 0}, "axis=0")]
+    ]
+    + [
+        Case(helpers.cumprod_grad, inputs(normal(12), uniform(-1.5, 1.5, 3, 4)), {}, "flat"),
+        Case(  # rows: two zeros, one zero first, one zero inside, none (fuzz seed 900221)
+            helpers.cumprod_grad,
+            inputs(normal(4, 4), fixed(SCAN_ZEROS)),
+            {"axis": 1},
+            "zeros axis=1",
+        ),
+        Case(helpers.cumprod_grad, inputs(normal(4, 4), fixed(SCAN_ZEROS)), {"axis": 0}, "zeros 0"),
+        Case(helpers.cumprod_grad, inputs(normal(16), fixed(SCAN_ZEROS)), {}, "zeros flat"),
     ],
 }
 

@@ -486,6 +486,17 @@ CASES: dict[str, list[Case]] = {
         Case(helpers.prod_others, inputs(uniform(0.5, 1.5, 2, 3)), {"axis": 1}, "axis=1"),
         Case(helpers.prod_others, inputs(fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}, "zeros"),
     ],
+    "einsum_operand": [
+        Case(
+            helpers.einsum_operand,
+            inputs(fixed("ij,jk->ik"), normal(2, 4), normal(2, 3), normal(3, 4), fixed(1)),
+            differentiable=(1, 2, 3),
+        ),
+    ],
+    "cumprod_grad": [
+        Case(helpers.cumprod_grad, inputs(normal(2, 3), uniform(0.5, 1.5, 2, 3)), {"axis": 1}),
+        Case(helpers.cumprod_grad, inputs(normal(4), fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}),
+    ],
 }
 
 

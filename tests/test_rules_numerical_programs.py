@@ -9,9 +9,10 @@ inputs) through ``tests/rule_cases_numerical.py``."""
 
 import numpy as np
 import pytest
+from oracles import autograd_gradient
 from program_checks import assert_gradient_in_every_mode
 
-from autodiff_tutor import grad
+from autodiff_tutor import grad, vjp
 
 X = np.array([0.3, -1.2, 0.8])
 
@@ -132,3 +133,28 @@ def test_a_quantile_at_several_q_is_refused_in_both_modes():
             call()
         assert caught.value.location.filename == __file__
         assert "once per q" in caught.value.hint
+
+
+def scan(x):
+    return np.sum(np.cumprod(x) * np.cos(x)) + np.sum(x.cumprod()[::2])
+
+
+def scan_twin(x):  # the products written out
+    y = [x[0]]
+    for value in x[1:]:
+        y.append(y[-1] * value)
+    y = np.stack(y)
+    return np.sum(y * np.cos(x)) + np.sum(y[::2])
+
+
+def test_cumprod_is_exact_at_zeros_in_every_mode():
+    """The scan's first zero gets the product of the others, a later one 0 (the rule
+    divided by x before: nan at every zero; fuzz seed 900221)."""
+    x = np.array([0.7, 0.0, -1.2, 0.0, 0.9])
+    assert_gradient_in_every_mode(scan, scan_twin, x, np.array([0.5, -1.0, 2.0, 0.3, -0.7]))
+    v = np.array([0.3, -0.8, 0.5, 1.1, -0.4])
+    _, pullback = vjp(grad(scan), x)
+    (hv,) = pullback(v)
+    h = 1e-5  # the twin's gradient (autograd) differenced along v
+    along = [autograd_gradient(scan_twin, [x + t * v], 0) for t in (h, -h)]
+    np.testing.assert_allclose(hv, (along[0] - along[1]) / (2 * h), rtol=1e-6, atol=1e-8)

@@ -284,3 +284,35 @@ def test_an_array_made_like_a_traced_one_takes_traced_updates(fn):
     # updates keep their trace (they were refused as writes into a plain array; fuzz
     # idioms loop_inplace and loop_write)
     _check_like_numpy(fn, X)
+
+
+# -- an update through a view keeps the array's memory layout ----------------------------
+
+
+def write_through_a_row_of_a_transposed_copy(x):
+    t = x.T + 0.0  # numpy keeps x.T's layout: t is Fortran-ordered
+    rows = t[1:]
+    rows *= 2.0  # through the view: t changes, and stays Fortran-ordered
+    flat = t.reshape(-1)  # so this is a copy, not a view
+    t[0] = 5.0  # and does not change flat
+    return np.sum(flat * flat) + np.sum(t * x.T)
+
+
+def write_through_a_transpose_then_reshape(x):
+    t = x.T + 0.0
+    u = np.transpose(t)
+    u *= 2.0
+    s = t + 0.0  # Fortran-ordered as t is, in numpy
+    flat = s.reshape(-1)  # a copy
+    s[-1] *= 0.5
+    return np.sum(flat * flat)
+
+
+@pytest.mark.parametrize(
+    "fn", [write_through_a_row_of_a_transposed_copy, write_through_a_transpose_then_reshape]
+)
+def test_an_update_through_a_view_keeps_the_memory_layout(fn):
+    """A write through a view put back into a Fortran-ordered array made it C-ordered,
+    so a later reshape was a view in tracing (a copy in numpy) and took later writes:
+    a silently wrong value (fuzz seed 1005206, in-place campaign)."""
+    _check_like_numpy(fn, X)

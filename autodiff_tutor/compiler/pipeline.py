@@ -42,7 +42,11 @@ from autodiff_tutor.compiler.s1_fence import check_supported
 from autodiff_tutor.compiler.s1_names import with_helper_names_aliased
 from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar import desugar_function
-from autodiff_tutor.compiler.s2_desugar_nested import inlinable, with_helpers_nested
+from autodiff_tutor.compiler.s2_helpers_nested import (
+    inlinable,
+    with_helpers_nested,
+    with_structure_helpers_nested,
+)
 from autodiff_tutor.compiler.s3_normalize import normalize
 from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES, module_parameters
 from autodiff_tutor.compiler.s4_activity import Activity, analyze
@@ -86,6 +90,7 @@ def front_end_of(parsed: ParsedFunction) -> FrontEnd:
     """fence -> desugar -> normalize, on an already parsed function (structured
     parameters flattened into leaves, see :mod:`autodiff_tutor.pytree`)."""
     parsed = with_helper_names_aliased(parsed, GENERATED_NAMES)
+    parsed = with_structure_helpers_nested(parsed)  # layer(params, x): inlined
     check_supported(parsed)
     return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 

@@ -19,15 +19,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import dataclasses
-import inspect
-from typing import Any
 
 from autodiff_tutor.compiler import s2_desugar_lazy as lazy
-from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.s2_desugar_base import Names, assign_like, name_node, reject
 from autodiff_tutor.compiler.s2_desugar_returns import rewrite_returns
-from autodiff_tutor.errors import AutodiffError
 
 _COMPREHENSIONS = {
     ast.DictComp: "dict comprehension",
@@ -254,103 +249,3 @@ class _Replace(ast.NodeTransformer):
             self.before.extend(statements)
             return ast.copy_location(name_node(out_name), call)
         return call
-
-
-def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:
-    """``parsed`` with the user functions it calls (``called``, and those they call;
-    ``@differentiable`` ones by their function)
-    defined inside it, so that they are inlined like nested helpers; ``None`` when one
-    of them cannot be (another module's names, several returns, no source...).
-
-    First derivatives call a helper as a compiled operation (its own forward and
-    backward); a second derivative differentiates the gradient's code again, which
-    needs the helper's operations in place (see ``compile_gradient_function``).
-
-    >>> import numpy as np
-    >>> from autodiff_tutor.compiler.s1_source import parse_function
-    >>> def _double(v):
-    ...     return 2.0 * v
-    >>> def f(x):
-    ...     return np.sum(_double(x))
-    >>> nested = with_helpers_nested(parse_function(f), [_double])
-    >>> [type(s).__name__ for s in nested.tree.body]
-    ['FunctionDef', 'Return']
-    """
-    namespace = parsed.namespace()
-    user_locals = {a.arg for a in ast.walk(parsed.tree) if isinstance(a, ast.arg)}
-    user_locals |= {
-        n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and not _loads(n)
-    }
-    definitions: dict[str, ast.FunctionDef] = {}
-    pending = list(called)
-    while pending:
-        helper = pending.pop()
-        name = getattr(helper, "__name__", "")
-        if name in definitions:
-            continue
-        if namespace.get(name) is not helper or name in user_locals:
-            return None  # not reachable by its name from the user's function
-        try:
-            source = parse_function(helper)
-        except AutodiffError:
-            return None
-        tree = source.tree
-        reads = _free_reads(tree)
-        helper_names = source.namespace()
-        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
-            return None  # a name that means something else where the helper is inlined
-        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
-            return None
-        definitions[name] = tree
-        pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
-    tree = copy.deepcopy(parsed.tree)
-    first_call = next(
-        (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
-        tree,
-    )
-    nested = []
-    for definition in definitions.values():
-        definition = copy.deepcopy(definition)
-        for child in ast.walk(definition):  # errors point at the user's call
-            if hasattr(child, "lineno"):
-                ast.copy_location(child, first_call)
-        nested.append(definition)
-    tree.body = nested + tree.body
-    return dataclasses.replace(parsed, tree=tree)
-
-
-def _loads(name: ast.Name) -> bool:
-    return isinstance(name.ctx, ast.Load)
-
-
-def _called(call: ast.Call) -> str | None:
-    return call.func.id if isinstance(call.func, ast.Name) else None
-
-
-def _free_reads(tree: ast.FunctionDef) -> set[str]:
-    """The names a function reads that it does not bind itself."""
-    bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - bound
-
-
-def _plain_signature(tree: ast.FunctionDef) -> bool:
-    arguments = tree.args
-    return not (arguments.vararg or arguments.kwarg or arguments.kwonlyargs)
-
-
-def _one_final_return(tree: ast.FunctionDef) -> bool:
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-    nested = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
-    return len(returns) == 1 and tree.body[-1] is returns[0] and nested == [tree]
-
-
-def inlinable(obj: Any) -> bool:
-    """Whether ``obj`` is a function of the user's (or ``@differentiable`` one) whose
-    body can be inlined; custom ops (a hand-written backward) are not.
-
-    >>> inlinable(_called), inlinable(len), inlinable(lambda v: v)
-    (True, False, False)
-    """
-    fn = inspect.unwrap(obj) if obj is not None else None
-    return inspect.isfunction(fn) and fn.__name__ != "<lambda>"

@@ -12,6 +12,7 @@ from autodiff_tutor.rules import (
     decompositions,
     elementwise,
     helper_rules,
+    helper_rules_products,
     linalg,
     linalg_more,
     nondifferentiable,
@@ -43,5 +44,6 @@ FAMILIES: tuple[Family, ...] = (
     picking.family,
     scipy_special.family,
     helper_rules.family,
+    helper_rules_products.family,
     nondifferentiable.family,
 )

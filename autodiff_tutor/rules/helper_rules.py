@@ -26,6 +26,7 @@ are declared non-differentiable.
 
 import numpy as np
 
+from autodiff_tutor.rules.helper_rules_products import PRODUCT_HELPER_OPS
 from autodiff_tutor.rules.record import HELPER, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime import helpers
@@ -379,5 +380,7 @@ HELPER_OPS = (
     "untranspose",
     "add_lists",
     "prod_others",
+    *PRODUCT_HELPER_OPS,
 )
-"""The ops of this module: checked by ``tests/test_rules_helpers.py``."""
+"""The ops of this module and of :mod:`~autodiff_tutor.rules.helper_rules_products`:
+checked by ``tests/test_rules_helpers.py``."""

@@ -19,6 +19,8 @@ from autodiff_tutor.rules.record import REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
+    cumprod_grad,
+    cumprod_jvp,
     median_weights,
     size,
     tie_share,
@@ -184,18 +186,17 @@ def cumsum_tangent(xp, x, axis=None, *, d_x):
     "cumprod",
     math="y_i = prod_{j <= i} x_j",
     latex=r"y_i = \prod_{j \le i} x_j",
-    convention="divides by x: nan where x has a zero (use a product of others by hand there)",
+    convention="exact at zeros (no division by x: see runtime.helpers_scans)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.cumprod(x, **o), SCAN_CASES),
     method=True,
 )
 def cumprod(g, out, xp, x, axis=None):
-    later = xp.flip(xp.cumsum(xp.flip(g * out, axis), axis), axis)
-    return xp.reshape(later / xp.reshape(x, out.shape), x.shape)
+    return cumprod_grad(g, x, axis)
 
 
 @defjvp("cumprod")
 def cumprod_tangent(out, xp, x, axis=None, *, d_x):
-    return out * xp.cumsum(xp.reshape(d_x / x, out.shape), axis=axis)
+    return cumprod_jvp(x, d_x, axis)
 
 
 @defvjp(

@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
+from autodiff_tutor.runtime import helpers_einsum as _einsum
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
 from autodiff_tutor.runtime import helpers_numerical as _numerical
 from autodiff_tutor.runtime import helpers_pad as _pad
+from autodiff_tutor.runtime import helpers_scans as _scans
 from autodiff_tutor.runtime.backend import (
     add_gradients,
     array_module,
@@ -40,6 +42,11 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     untile,
     vector_norm_grad,
     weights_like,
+)
+from autodiff_tutor.runtime.helpers_einsum import (  # noqa: F401 - re-exported
+    einsum_along,
+    einsum_partner,
+    einsum_replaced,
 )
 from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exported
     add_at,
@@ -75,14 +82,21 @@ from autodiff_tutor.runtime.helpers_pad import (  # noqa: F401 - re-exported
     pad_widths,
     unpad,
 )
+from autodiff_tutor.runtime.helpers_scans import (  # noqa: F401 - re-exported
+    cumprod_grad,
+    cumprod_grad_cross,
+    cumprod_jvp,
+)
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [
     *_arrays.__all__,
+    *_einsum.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
     *_numerical.__all__,
     *_pad.__all__,
+    *_scans.__all__,
     "digamma",
     "trigamma",
     "add_lists",

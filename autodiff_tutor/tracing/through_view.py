@@ -70,16 +70,15 @@ def put_back(view: TracedValue, result: TracedValue, update: Any) -> bool:
     where = positions(view._data, parent._data)
     if where is None:
         return False
-    flat = dispatch.call_function(np.reshape, (parent, (-1,)), {})
-    value = dispatch.call_function(np.reshape, (result, (-1,)), {})
-    index, raw_flat, raw_value = where.reshape(-1), flat._data, value._data
+    # each element of view, as an index into parent: assign_at then keeps parent's
+    # memory layout, as numpy's write does (a later reshape is a view or a copy by it)
+    index = tuple(array_module(where).unravel_index(where, parent.shape))
+    raw_parent, raw_value = parent._data, result._data
 
     def forward() -> Any:
-        return assign_at(raw_flat, index, raw_value)
+        return assign_at(raw_parent, index, raw_value)
 
-    written = dispatch.apply("assign_at", "y[...] = ...", forward, [flat, index, value], {})
-    new_parent = dispatch.call_function(np.reshape, (written, parent.shape), {})
-    del flat, value, written  # not views to rebuild after the update
+    new_parent = dispatch.apply("assign_at", "y[...] = ...", forward, [parent, index, result], {})
     if parent_of(parent) is not None:
         return put_back(parent, new_parent, update)
     update(parent, new_parent)

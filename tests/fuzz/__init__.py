@@ -1,7 +1,9 @@
 """The standing differential fuzzer: random numpy programs against independent oracles.
 
 - :mod:`fuzz.generator` writes seeded random programs (Python source text) over
-  ``x`` (3x4) and ``w`` (4,), each tagged with the constructs it uses;
+  ``x`` (3x4) and ``w`` (4,), each tagged with the constructs it uses (the blocks of
+  everyday idioms in :mod:`fuzz.idioms` and :mod:`fuzz.idioms_more`: custom ops, dicts
+  of parameters, helpers with defaults, scans, norms, ...);
 - :mod:`fuzz.oracles` holds the references no code of autodiff_tutor controls: plain
   execution, central finite differences in float64 (trusted only where two step
   sizes agree), autograd, directional differences for jvp;

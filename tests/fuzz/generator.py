@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuzz.idioms import IDIOMS
+from fuzz.idioms_more import MORE_IDIOMS
 
 #: Every construct the generator can use (the keys of the summary tables).
 CONSTRUCTS = (
@@ -50,13 +51,15 @@ CONSTRUCTS = (
     "global_name",
     "nested_comprehension",
     *IDIOMS,
+    *MORE_IDIOMS,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
-NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write"}
+NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op", "layout_write"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
+LOOPS |= {"while_continue"}
 
 SHAPES_2D = [(3, 4), (4, 3), (3, 1), (1, 4)]
 UNARY = [
@@ -457,6 +460,7 @@ MAKERS = {
     "global_name": _global_name,
     "nested_comprehension": _nested_comprehension,
     **{construct: _or_unary(maker) for construct, maker in IDIOMS.items()},
+    **{construct: _or_unary(maker) for construct, maker in MORE_IDIOMS.items()},
 }
 
 

@@ -90,23 +90,26 @@ def sum_comprehension(s: Any) -> bool:
 
 
 def var_std(s: Any) -> bool:
-    """``np.var``/``np.std`` (function or method), over an axis or all, ``ddof``."""
+    """``np.var``/``np.std`` (function or method), over an axis (negative too), both axes
+    or all, ``ddof`` (1 or 2)."""
     u = s.pick()
     shape = s.shapes[u]
     fn = s.rng.choice(["var", "std"])
-    axis = s.rng.choice([None, *range(len(shape))])
+    axis = s.rng.choice([None, *range(len(shape))] + ([(0, 1), -1] if len(shape) == 2 else []))
+    axes = range(len(shape)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    axes = {a % len(shape) for a in axes}
     keepdims = axis is not None and s.rng.random() < 0.3
-    count = int(np.prod(shape)) if axis is None else shape[axis]
-    ddof = 1 if count > 1 and s.rng.random() < 0.3 else 0
-    args = ([] if axis is None else [f"axis={axis}"]) + (["ddof=1"] if ddof else [])
+    count = int(np.prod([shape[a] for a in axes]))
+    ddof = s.rng.choice([1, 1, 2]) if count > 2 and s.rng.random() < 0.3 else 0
+    args = ([] if axis is None else [f"axis={axis}"]) + ([f"ddof={ddof}"] if ddof else [])
     args += ["keepdims=True"] if keepdims else []
     text = ", ".join(args)
     call = s.rng.choice([f"np.{fn}({u}{', ' + text if text else ''})", f"{u}.{fn}({text})"])
     name = s.fresh()
     if keepdims:
-        new = tuple(1 if i == axis else n for i, n in enumerate(shape))
+        new = tuple(1 if i in axes else n for i, n in enumerate(shape))
     else:
-        new = () if axis is None else tuple(n for i, n in enumerate(shape) if i != axis)
+        new = tuple(n for i, n in enumerate(shape) if i not in axes)
     s.emit([f"{name} = {call}"], name, new, "var_std")
     return True
 
