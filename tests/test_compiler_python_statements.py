@@ -226,3 +226,42 @@ def test_what_stays_refused_is_located(fn, args, message, snippet):
     assert location is not None and location.filename.endswith(".py")
     assert snippet in location.text[location.column :]
     assert info.value.hint
+
+
+def joined(x):
+    a = [x[0], x[1]]
+    parts = a + [x[2]]
+    return sum(p * p for p in parts)
+
+
+def repeated(x):
+    parts = [x[0]] * 3
+    return sum(p * p for p in parts)
+
+
+def appended(x):
+    parts = [x[0], x[1]]
+    parts.append(x[2])
+    return sum(p * p for p in parts)
+
+
+def comprehended(x):
+    parts = [x[0] for _ in range(3)]
+    return sum(p * p for p in parts)
+
+
+def constants_joined(x):
+    weights = [1.0, 2.0] + [3.0]  # no gradient in the items: compiles
+    return np.sum(x * np.array(weights))
+
+
+def test_lists_joined_or_repeated_with_gradient_are_refused_where_written():
+    # the backward crashed from inside before (it took list + list for numpy's sum)
+    x = np.array([1.0, -2.0, 0.5])
+    for fn, what, column in ((joined, "joining lists", 12), (repeated, "repeating a list", 12)):
+        with pytest.raises(UnsupportedSyntaxError, match=what) as raised:
+            grad(fn)(x)
+        assert raised.value.location.column == column
+    # what the hints say works, and lists of constants joined
+    for fn in (appended, comprehended, constants_joined):
+        np.testing.assert_allclose(grad(fn)(x), central_difference(fn, [x], 0), rtol=1e-7)

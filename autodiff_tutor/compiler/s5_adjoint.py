@@ -32,6 +32,7 @@ from autodiff_tutor.compiler.s5_inline import inline, inline_all, is_none_gradie
 from autodiff_tutor.compiler.s5_lists import may_be_lists
 from autodiff_tutor.compiler.s5_origins import statement_origin, step_origin
 from autodiff_tutor.compiler.s5_shapes import ShapeClasses
+from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules.registry import Rule, lookup
 
 
@@ -58,6 +59,7 @@ def build_adjoint(
     backward is then itself differentiable (second derivatives compile it again).
     """
     writer = _Backward(program, activity, parsed, in_place)
+    _refuse_joined_lists(program, activity, parsed, writer.lists)
     writer.block(program.steps)
     for name in wrt:
         if name not in writer.has_adjoint:
@@ -68,6 +70,38 @@ def build_adjoint(
     seeds = [writer.gradient(name) for name in program.outputs]
     gradients = [writer.gradient(n) for n in wrt]
     return Adjoint(writer.statements, gradients, writer.prefix, seeds)
+
+
+def _refuse_joined_lists(
+    program: Program, activity: Activity, parsed: ParsedFunction, lists: set[str]
+) -> None:
+    """Lists joined with ``+`` or repeated with ``* n`` whose items carry gradient are
+    refused, located: the backward knows ``+`` and ``*`` of arrays only (the forward,
+    plain Python, joins and repeats; forward mode's tangents do the same, and are
+    right). An array plus a list is numpy's sum, and stays."""
+    steps = program.all_steps()
+    lists = lists | {s.target for s in steps if isinstance(s.value, ast.List | ast.ListComp)}
+    for step in steps:
+        if step.op not in ("add", "multiply") or step.target not in activity.useful:
+            continue
+        operands = [step.inputs.get(key) for key in ("x", "y")]
+        names = [o.id if isinstance(o, ast.Name) else None for o in operands]
+        if not any(n in lists and n in activity.varied for n in names):
+            continue
+        if step.op == "add" and all(n in lists for n in names):
+            what, hint = "joining lists with '+'", "build one list: [a, b, c], or append each item"
+        elif step.op == "multiply" and any(
+            isinstance(o, ast.Constant) and type(o.value) is int for o in operands
+        ):
+            what, hint = "repeating a list with '*'", "build it with [v for _ in range(n)]"
+        else:
+            continue
+        node = step.expression or step.origin
+        raise UnsupportedSyntaxError(
+            f"{what} is not supported where the items carry gradient",
+            parsed.location(node) if node is not None else None,
+            hint=hint,
+        )
 
 
 def gradient_prefix(program: Program) -> str:
