@@ -21,7 +21,15 @@ from typing import Any
 
 _TIMER_NAMES = {"wall": "time.perf_counter (wall)", "cpu": "time.process_time (CPU)"}
 TARGET = 1.2  # autodiff_tutor within 1.2x of the hand-written value-and-gradient
-GRADIENT_SYSTEMS = ("hand-written", "autodiff_tutor", "tracing", "autograd", "jax", "torch")
+GRADIENT_SYSTEMS = (
+    "hand-written",
+    "autodiff_tutor",
+    "tracing",
+    "tangent-ad",
+    "autograd",
+    "jax",
+    "torch",
+)
 
 
 def format_seconds(seconds: float) -> str:

@@ -9,7 +9,7 @@ returns, as numpy. Libraries that are not installed are *missing*, not failed.
 - ``hand-written``: :mod:`benchmarks.handwritten`, the speed to reach;
 - ``autodiff_tutor``: the compiler's ``value_and_grad`` (compiled once, cached call);
 - ``tracing``: ``autodiff_tutor.tracing.value_and_gradient`` (operator overloading);
-- ``autograd``, ``jax``, ``torch``: when importable (jax with ``jax.jit`` where the
+- ``tangent-ad``, ``autograd``, ``jax``, ``torch``: when importable (jax with ``jax.jit`` where the
   workload allows it, float64 everywhere). A system that cannot sensibly run a
   workload raises :class:`Skipped` with the reason.
 
@@ -131,6 +131,34 @@ class Autograd(System):
         return Prepared(lambda: both(*args), _plain, mode="traced")
 
 
+class TangentAD(System):
+    """tangent-ad: source-to-source AD like ours, through its own generated code (the
+    gradient with the value kept, ``preserve_result=True``); functions with a custom op
+    are outside what it reads."""
+
+    name = "tangent-ad"
+    module = "tangent"
+
+    def version(self) -> str | None:
+        try:
+            return metadata.version("tangent-ad")
+        except metadata.PackageNotFoundError:
+            return None
+
+    def prepare(self, workload: Workload, args: tuple[Any, ...]) -> Prepared:
+        import tangent
+
+        if workload.name == "srelu_net":
+            raise Skipped("a custom op (DifferentiableFunction) has no tangent-ad rule")
+        both = tangent.grad(workload.fn, wrt=tuple(workload.wrt), preserve_result=True, verbose=0)
+
+        def unpack(result: Any) -> Result:
+            *gradients, value = result
+            return value, tuple(gradients)
+
+        return Prepared(lambda: both(*args), unpack, mode="compiled")
+
+
 class Jax(System):
     name = "jax"
     module = "jax"
@@ -202,5 +230,15 @@ class Torch(System):
 
 
 SYSTEMS: dict[str, System] = {
-    s.name: s for s in [Forward(), HandWritten(), Compiled(), Tracing(), Autograd(), Jax(), Torch()]
+    s.name: s
+    for s in [
+        Forward(),
+        HandWritten(),
+        Compiled(),
+        Tracing(),
+        TangentAD(),
+        Autograd(),
+        Jax(),
+        Torch(),
+    ]
 }
