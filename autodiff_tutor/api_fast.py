@@ -25,7 +25,7 @@ import numpy as np
 from autodiff_tutor.api_checks import owned, scalar_seed
 from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
-from autodiff_tutor.compiler.pipeline_specialized import Specialized, array_key, specialized_pair
+from autodiff_tutor.compiler.pipeline_specialized import Specialized, specialized_pair
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.guards import GuardFailed
 
@@ -46,16 +46,14 @@ def fast_call(
     anything ran, hands the call to the general path."""
     if len(args) != len(derivative.program.params):
         return None
-    specialized = derivative.specializations.get(array_key(args), False)  # shapes seen
-    if specialized is False:
-        specialized = specialized_pair(derivative, args)
+    specialized = specialized_pair(derivative, args)
     try:
         if specialized is not None and specialized.seed is not None:
             out, memory = specialized.forward(*args)  # the guard key assures the checks below
             if type(out) is type(specialized.seed):
                 gradients = specialized.backward(specialized.seed, memory)
                 if specialized.unsure:  # a custom op's gradients: are they fresh?
-                    return out, _fresh_at(gradients, specialized.unsure, args)
+                    return out, _fresh(gradients, args, specialized.unsure)
                 return out, gradients
             return out, owned(specialized.backward(scalar_seed(compiled, out), memory), args)
         return _run_pair(compiled, derivative, specialized, args)
@@ -88,36 +86,18 @@ def _run_pair(
     return out, _fresh(pair.backward(seed, memory), [seed, *args])
 
 
-def _fresh_at(
-    gradients: tuple[Any, ...], positions: tuple[int, ...], args: Sequence[Any]
+def _fresh(
+    gradients: tuple[Any, ...], others: Sequence[Any], positions: Sequence[int] | None = None
 ) -> tuple[Any, ...]:
-    """``gradients`` where those at ``positions`` (the others are new arrays the
-    backward made) are new writable numpy arrays, none an argument or another; else
-    as :func:`owned` makes them (copied where needed)."""
-    unsure = [gradients[i] for i in positions]
+    """``gradients`` where each at ``positions`` (every one where ``None``; the others
+    are new arrays the backward made) is a new writable numpy array of its own, none
+    one of ``others`` or another gradient; else as :func:`owned` makes them (copied
+    where needed)."""
+    unsure = gradients if positions is None else [gradients[i] for i in positions]
     for g in unsure:
         if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
-            return owned(gradients, args)
-    ids = set(map(id, unsure))
-    if len(ids) != len(unsure) or not ids.isdisjoint(map(id, args)):
-        return owned(gradients, args)
-    return gradients
-
-
-def _fresh(gradients: tuple[Any, ...], others: Sequence[Any]) -> tuple[Any, ...]:
-    """``gradients`` where each is a new writable numpy array of its own, else as
-    :func:`owned` makes them (copied where needed)."""
-    for g in gradients:
-        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
             return owned(gradients, others)
-    if len(gradients) == 1:  # the common case: one gradient, not an argument
-        for value in others:
-            if value is g:
-                return owned(gradients, others)
-        return gradients
-    distinct = set(map(id, others))
-    count = len(distinct) + len(gradients)
-    distinct.update(map(id, gradients))
-    if len(distinct) != count:  # a gradient is an argument, or two are one array
-        return owned(gradients, others)
+    ids = set(map(id, unsure))
+    if len(ids) != len(unsure) or not ids.isdisjoint(map(id, others)):
+        return owned(gradients, others)  # a gradient is an argument, or two are one array
     return gradients

@@ -62,7 +62,7 @@ def shifted(x, W):
 
 def test_returned_gradients_are_arrays_of_their_own_on_every_call():
     # the specialized backward's gradients are not checked when it makes each of them
-    # (all_made_here); where simplification leaves an argument or a shared array, the
+    # (not_made_here); where simplification leaves an argument or a shared array, the
     # check copies: never an argument, never one array for two gradients, writable
     rng = np.random.default_rng(3)
     cases = [
