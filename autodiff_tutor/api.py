@@ -145,6 +145,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
+            if fast and not compiled.current():
+                fast.clear()  # a name it reads was rebound: compiled again below
             if fast and not kwargs:
                 result = fast_call(compiled, fast[0], args)
                 if result is not None:
