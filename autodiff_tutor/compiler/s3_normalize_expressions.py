@@ -99,6 +99,15 @@ class ExpressionsMixin:
                 return self._primitive(target, item, "getitem", [base], {"index": index}, node)
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
+            if self.resolver.computes_from_index(node.value):  # np.r_[x, c]: a call
+                obj = self.resolver.evaluate(node.value)
+                what = f"{ast.unparse(node.value)}[...]"
+                self._refuse(
+                    node,
+                    f"{what} computes a value from its index, which carries gradient here; "
+                    "the compiler does not differentiate it",
+                    opnames.index_object_hint(obj, node.slice),
+                )
             base = self._atom(node.value)
             index = self._returned_key(base, node.slice)  # helper(x)["loss"]: a position
             index = index or self._static_operand(node.slice, "an index")
