@@ -197,8 +197,18 @@ def out_of_scope(label: str) -> str | None:
     """
     if label in OUT_OF_SCOPE:
         return OUT_OF_SCOPE[label]
+    return OUT_OF_SCOPE.get(label.partition(".")[0]) if ufunc_method(label) else None
+
+
+def ufunc_method(label: str) -> bool:
+    """Whether ``label`` names a method of a numpy ufunc (``add.reduce``, not the
+    function ``linalg.outer``).
+
+    >>> ufunc_method("add.outer"), ufunc_method("linalg.outer")
+    (True, False)
+    """
     ufunc, _, method = label.partition(".")
-    return OUT_OF_SCOPE.get(ufunc) if method in UFUNC_METHODS else None
+    return isinstance(getattr(np, ufunc, None), np.ufunc) and method in UFUNC_METHODS
 
 
 def optional(label: str) -> bool:
@@ -209,11 +219,7 @@ def optional(label: str) -> bool:
     >>> optional("add.reduce"), optional("constant.dot"), optional("add")
     (True, True, False)
     """
-    return (
-        label.startswith("constant.")
-        or label.endswith(AS_VALUE)
-        or label.partition(".")[2] in UFUNC_METHODS
-    )
+    return label.startswith("constant.") or label.endswith(AS_VALUE) or ufunc_method(label)
 
 
 @dataclass
@@ -300,7 +306,7 @@ def probe_programs(label: str, reached: str, obj: object) -> list[tuple[str, lis
         return [(label, [f"y = {reached}"])]
     if label.startswith("ndarray."):
         return [(label, [f"y = {reached}({a})" for a in METHOD_GENERIC])]
-    if label.partition(".")[2] in UFUNC_METHODS:
+    if ufunc_method(label):
         arguments = {"outer": "x, x", "reduceat": "x, [0, 2]"}.get(label.partition(".")[2], "x")
         return [(label, [f"y = {reached}({arguments})"])]
     return [(label, [f"y = {reached}({a})" for a in GENERIC])]

@@ -170,8 +170,9 @@ class Resolver:
     def computes_from_index(self, node: ast.expr) -> bool:
         """Whether subscripting ``node`` calls a function of the index (``np.r_[x, c]``,
         ``np.s_[...]``, an object with its own ``__getitem__``), rather than picking an
-        item of an array, list, tuple or dict: a global such object's result may then
-        depend on the index differentiably.
+        item of an array, list, tuple or dict: such an object's result may then depend
+        on the index differentiably. ``node`` is a global, or an attribute of a module
+        (``mod.r_`` with ``mod = np``, ``xp.r_`` with ``xp = array_module(x)``).
 
         >>> import numpy as np
         >>> from autodiff_tutor.compiler.s1_source import parse_function
@@ -182,14 +183,28 @@ class Resolver:
         >>> resolver.computes_from_index(node), resolver.computes_from_index(ast.Name("x"))
         (True, False)
         """
+        known, obj = self.subscripted(node)
+        return known and not is_container(obj)
+
+    def subscripted(self, node: ast.expr) -> tuple[bool, Any]:
+        """Whether the value of a subscripted ``node`` is known while compiling, and that
+        value (``None`` for an attribute of the values' module, known at run time only:
+        never a container)."""
         root = _root_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
-        if root is None or not self.is_global(root):
-            return False
+        if root is None:
+            return False, None
+        names = None
+        if not self.is_global(root):
+            version = self.current.get(root, root)
+            if version in self.module_locals and isinstance(node, ast.Attribute):
+                return True, None  # xp.r_ with xp = array_module(x)
+            if version not in self.module_values:
+                return False, None
+            names = {root: self.module_values[version]}
         try:
-            obj = self.evaluate(node)
+            return True, self.evaluate(node, names)
         except UnsupportedSyntaxError:
-            return False
-        return not is_container(obj)
+            return False, None
 
     def note_module_local(self, target: str, value: ast.expr) -> None:
         """Remember ``target`` if ``value`` (a static value) is a module: the values'

@@ -233,17 +233,25 @@ def attribute_hint() -> str:
     )
 
 
-def index_object_hint(obj: Any, index: ast.expr) -> str:
+INDEX_OBJECTS = ("r_", "c_", "s_", "index_exp", "mgrid", "ogrid")
+
+
+def index_object_hint(obj: Any, index: ast.expr, attribute: str = "") -> str:
     """What to write instead of subscripting ``obj`` (numpy's ``np.r_``, ``np.c_``,
     ``np.s_``, ``np.index_exp``, ``np.mgrid``, ``np.ogrid``, or another object with its
-    own ``__getitem__``) with ``index``, whose values carry gradient.
+    own ``__getitem__``) with ``index``, whose values carry gradient. ``obj`` is
+    ``None`` for ``xp.r_`` with ``xp`` the values' module, known by its ``attribute``.
 
     >>> index = ast.parse("np.r_[x, 1.0, x]", mode="eval").body.slice
     >>> index_object_hint(np.r_, index).split(" (")[0]
     'write np.concatenate([x, [1.0], x])'
-    >>> index_object_hint(np.c_, ast.Tuple([ast.Name("x"), ast.Name("c")])).split(" (")[0]
+    >>> index_object_hint(None, ast.Tuple([ast.Name("x"), ast.Name("c")]), "c_").split(" (")[0]
     'write np.column_stack([x, c]) for 1-D and 2-D values'
     """
+    if obj is None:
+        name = attribute if attribute in INDEX_OBJECTS else None
+    else:
+        name = next((n for n in INDEX_OBJECTS if getattr(np, n) is obj), None)
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     numbers = [isinstance(i, ast.Constant) and isinstance(i.value, (int, float)) for i in items]
     plain = not any(
@@ -254,30 +262,30 @@ def index_object_hint(obj: Any, index: ast.expr) -> str:
         f"[{ast.unparse(i)}]" if number else ast.unparse(i)
         for i, number in zip(items, numbers, strict=True)
     )
-    if obj is np.r_ and plain:
+    if name == "r_" and plain:
         return (
             f"write np.concatenate([{listed}]) (np.r_ joins its items along the first axis, as "
             "np.concatenate does; a number s is [s] there)"
         )
-    if obj is np.c_ and plain:
+    if name == "c_" and plain:
         return (
             f"write np.column_stack([{listed}]) for 1-D and 2-D values (np.c_ joins columns "
             "along the last axis: np.concatenate([...], axis=-1) for more dimensions)"
         )
-    if obj is np.r_ or obj is np.c_:
+    if name in ("r_", "c_"):
         return (
             "make the ranges with np.arange or np.linspace of constants, then join the parts "
             "with np.concatenate (np.r_) or np.column_stack (np.c_)"
         )
-    if obj is np.s_ or obj is np.index_exp:
+    if name in ("s_", "index_exp"):
         return (
             "it only builds an index (np.s_[x] is x itself): index with values that carry "
             "no gradient (integers, slices), or use the value directly"
         )
-    if obj is np.mgrid or obj is np.ogrid:
+    if name in ("mgrid", "ogrid"):
         return (
             "np.mgrid[a:b:nj] is a + (b - a) * np.linspace(0.0, 1.0, n) (np.meshgrid of such "
-            "axes for several): write it so where a or b carries gradient"
+            "axes for several): write the grid that way where a or b carries gradient"
         )
     return (
         "the compiler does not read its __getitem__: compute the value with numpy functions "
