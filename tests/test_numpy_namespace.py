@@ -30,6 +30,7 @@ from autodiff_tutor.errors import (
     UnsupportedSyntaxError,
 )
 from autodiff_tutor.rules.registry import is_nondifferentiable, lookup
+from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import value_and_gradient
 
 PROBES, MISSING, PROGRAMS = build()
@@ -222,6 +223,15 @@ def grid_from_linspace(x):  # the hint's rewrite of grid_from_x
     return np.sum((x[0] + (2.0 - x[0]) * np.linspace(0.0, 1.0, 3)) ** 2)
 
 
+def joined_by_a_module_default(x, xp=np):
+    return np.sum(xp.r_[x, C, x] ** 2)
+
+
+def joined_by_the_values_module(x):
+    xp = array_module(x)
+    return np.sum(xp.r_[x, C, x] ** 2)
+
+
 def polynomial_made_from_x(x):
     return np.poly1d(x)(0.5)
 
@@ -230,6 +240,8 @@ def polynomial_made_from_x(x):
     ("fn", "hint"),
     [
         (joined_by_r, "np.concatenate([x, C, x])"),
+        (joined_by_a_module_default, "np.concatenate([x, C, x])"),
+        (joined_by_the_values_module, "np.concatenate([x, C, x])"),
         (columns_by_c, "np.column_stack([x, C])"),
         (number_joined_by_r, "np.concatenate([x, [1.0]])"),
         (index_of_x, "np.s_[x] is x itself"),
