@@ -138,9 +138,14 @@ def check_supported(parsed: ParsedFunction) -> None:
             for test in _tests(node)
             for walrus in hoistable(test)
         }
+        writes = frozenset(  # a statement np.fill_diagonal(a, v) is a[k, k] = v; a value is not
+            id(node.value)
+            for node in ast.walk(statement)
+            if isinstance(node, ast.Expr) and is_fill_diagonal(node.value, namespace)
+        )
         for node in ast.walk(statement):
             if id(node) not in transposed | spread | hoisted:
-                _check_node(parsed, node, namespace)
+                _check_node(parsed, node, namespace, writes)
 
 
 def _tests(node: ast.AST) -> list[ast.expr]:
@@ -186,18 +191,23 @@ IN_PLACE_METHODS = {
     "__imatmul__",
     "setflags",
 }
-IN_PLACE_FUNCTIONS = {"copyto", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
+IN_PLACE_FUNCTIONS = {
+    "copyto", "place", "put", "putmask", "fill_diagonal", "put_along_axis", "at", "shuffle"
+}  # fmt: skip
 
 
-def _in_place_call(node: ast.AST, namespace: dict | None = None) -> str | None:
-    """The name of an in-place array operation this call makes, if any."""
+def _in_place_call(
+    node: ast.AST, namespace: dict | None = None, writes: frozenset[int] = frozenset()
+) -> str | None:
+    """The name of an in-place array operation this call makes, if any; ``writes``: the
+    calls compiled as writes (``np.fill_diagonal(a, v)`` as a statement)."""
     if not isinstance(node, ast.Call):
         return None
     if any(keyword.arg == "out" for keyword in node.keywords):
         return "out="
     if isinstance(node.func, ast.Attribute):
         name = node.func.attr
-        if name in IN_PLACE_FUNCTIONS and not is_fill_diagonal(node, namespace):
+        if name in IN_PLACE_FUNCTIONS and id(node) not in writes:
             return name
         if name in IN_PLACE_METHODS and not _is_module(node.func.value, namespace):
             return name  # y.sort() sorts y in place; np.sort(y) makes a sorted copy
@@ -231,14 +241,24 @@ def _is_module(node: ast.expr, namespace: dict | None) -> bool:
     return type(namespace.get(root.id)).__name__ == "module"
 
 
-def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
-    in_place = _in_place_call(node, namespace)
+def _check_node(
+    parsed: ParsedFunction, node: ast.AST, namespace: dict, writes: frozenset[int]
+) -> None:
+    in_place = _in_place_call(node, namespace, writes)
     if in_place is not None:
+        hint = (
+            "compute a new array instead (np.sort(x), np.where(...), y = y + v, "
+            "y[i] = v on an array made in this function)"
+        )
+        if in_place == "fill_diagonal" and is_fill_diagonal(node, namespace):  # as a value
+            hint = (
+                "write np.fill_diagonal(a, v) as a statement of its own (it returns None): "
+                "the compiler follows it as the write a[k, k] = v"
+            )
         raise UnsupportedSyntaxError(
             f"'{in_place}' changes an array in place, which the compiler does not differentiate",
             parsed.location(node),
-            hint="compute a new array instead (np.sort(x), np.where(...), y = y + v, "
-            "y[i] = v on an array made in this function)",
+            hint=hint,
         )
     if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Store):
         return  # first, *rest = values
@@ -251,7 +271,7 @@ def _check_node(parsed: ParsedFunction, node: ast.AST, namespace: dict) -> None:
             )
         if isinstance(node, ast.Expr) and not (
             isinstance(node.value, (ast.Constant, ast.Call, *HINTS))
-            or _in_place_call(node.value, namespace)  # reported by name when the walk gets there
+            or _in_place_call(node.value, namespace, writes)  # reported when the walk gets there
         ):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",

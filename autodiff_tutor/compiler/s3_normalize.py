@@ -309,13 +309,16 @@ class _Normalizer(
                 return False
             return self._carries_gradient(node.value, also)
         if isinstance(node, ast.Subscript):
-            return self._carries_gradient(node.value, also)
+            if self._carries_gradient(node.value, also):
+                return True
+            # np.r_[x, c] calls a function of its index; an array's item only picks one
+            computes = self.resolver.computes_from_index(node.value)
+            return computes and self._carries_gradient(node.slice, also)
         if isinstance(node, ast.Call):
             if self.resolver.is_nondifferentiable_call(node):
                 return False
-            parts = list(node.args) + [k.value for k in node.keywords]
-            if isinstance(node.func, ast.Attribute):
-                parts.append(node.func.value)
+            # the function called is a value too: np.poly1d(x)(0.5) is made from x
+            parts = [*node.args, *(k.value for k in node.keywords), node.func]
             return any(self._carries_gradient(p, also) for p in parts)
         return any(
             self._carries_gradient(c, also)

@@ -29,6 +29,7 @@ def f(a, i):
 from __future__ import annotations
 
 import ast
+import re
 
 from autodiff_tutor.compiler.ir import Step, ValueRefusal
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -70,6 +71,14 @@ class ExpressionsMixin:
         step.description = ast.unparse(node)
         return self._emit(step, node)
 
+    def _as_written(self, node: ast.expr) -> str:
+        """``node`` as the user wrote it (a name the compiler reads through a stand-in,
+        such as ``xp__user``, gets its own name back)."""
+        text = ast.unparse(node)
+        for alias, name in self.parsed.aliases.items():
+            text = re.sub(rf"\b{re.escape(alias)}\b", name, text)
+        return text
+
     def _refuse(self, node: ast.AST, message: str, hint: str) -> None:
         """Refuse a value the compiler cannot differentiate (deferred to activity)."""
         raise ValueRefusal(UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint))
@@ -99,6 +108,15 @@ class ExpressionsMixin:
                 return self._primitive(target, item, "getitem", [base], {"index": index}, node)
             return self._primitive(target, value, op, [base], {}, node)
         if isinstance(node, ast.Subscript):
+            if self.resolver.computes_from_index(node.value):  # np.r_[x, c]: a call
+                obj = self.resolver.subscripted(node.value)[1]
+                what = f"{self._as_written(node.value)}[...]"
+                self._refuse(
+                    node,
+                    f"{what} computes a value from its index, which carries gradient here; "
+                    "the compiler does not differentiate it",
+                    opnames.index_object_hint(obj, node.slice, getattr(node.value, "attr", "")),
+                )
             base = self._atom(node.value)
             index = self._returned_key(base, node.slice)  # helper(x)["loss"]: a position
             index = index or self._static_operand(node.slice, "an index")

@@ -102,10 +102,16 @@ class RuleCallsMixin:
         positions (``np.mean(x, 1, None, None, True)``: ``axis=1, keepdims=True``; dtype
         and out at their defaults are dropped)."""
         keywords = list(node.keywords)
-        for index, arg in enumerate(node.args[len(rule.inputs) :], start=len(rule.inputs)):
+        params = rule.signature_parameters()
+        kept = len(rule.inputs)  # np.astype(x, dtype, /): a positional-only option stays
+        while kept < min(len(node.args), len(names), len(params)) and (
+            names[kept][2] is inspect.Parameter.POSITIONAL_ONLY and names[kept][0] == params[kept]
+        ):
+            kept += 1
+        for index, arg in enumerate(node.args[kept:], start=kept):
             if index >= len(names):
                 self._refuse(arg, f"too many arguments for {callee.description}", "")
-            name, default = names[index]
+            name, default, _ = names[index]
             if name in rule.options:
                 keywords.append(ast.keyword(name, arg))
             elif not (isinstance(arg, ast.Constant) and arg.value is default):
@@ -114,7 +120,7 @@ class RuleCallsMixin:
                     f"the argument {name!r} of {callee.description} is not supported here",
                     f"supported arguments: {', '.join(rule.signature_parameters())}",
                 )
-        call = ast.Call(node.func, list(node.args[: len(rule.inputs)]), keywords)
+        call = ast.Call(node.func, list(node.args[:kept]), keywords)
         return ast.copy_location(call, node)
 
     def _check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
@@ -202,8 +208,8 @@ class RuleCallsMixin:
         )
 
 
-def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
-    """The (name, default) of each parameter ``function`` takes by position, when its
+def _positional_names(function: Any) -> list[tuple[str, Any, Any]] | None:
+    """The (name, default, kind) of each parameter ``function`` takes by position, when its
     signature can be read (numpy's functions), else None; None too when named
     parameters are followed by ``*varargs`` (``np.gradient(f, *varargs)``): its rule's
     options then take the positions, and its check refuses what they do not cover."""
@@ -218,5 +224,5 @@ def _positional_names(function: Any) -> list[tuple[str, Any]] | None:
             return None
         if parameter.kind not in positional:
             break
-        names.append((parameter.name, parameter.default))
+        names.append((parameter.name, parameter.default, parameter.kind))
     return names

@@ -23,6 +23,7 @@ import inspect
 import math
 import re
 import types
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,6 +167,45 @@ class Resolver:
             callee.kind == "primitive" and callee.op is not None and is_nondifferentiable(callee.op)
         )
 
+    def computes_from_index(self, node: ast.expr) -> bool:
+        """Whether subscripting ``node`` calls a function of the index (``np.r_[x, c]``,
+        ``np.s_[...]``, an object with its own ``__getitem__``), rather than picking an
+        item of an array, list, tuple or dict: such an object's result may then depend
+        on the index differentiably. ``node`` is a global, or an attribute of a module
+        (``mod.r_`` with ``mod = np``, ``xp.r_`` with ``xp = array_module(x)``).
+
+        >>> import numpy as np
+        >>> from autodiff_tutor.compiler.s1_source import parse_function
+        >>> def f(x):
+        ...     return np.r_[x, x]
+        >>> resolver = Resolver(parse_function(f), {"x": "x"})
+        >>> node = ast.parse("np.r_", mode="eval").body
+        >>> resolver.computes_from_index(node), resolver.computes_from_index(ast.Name("x"))
+        (True, False)
+        """
+        known, obj = self.subscripted(node)
+        return known and not is_container(obj)
+
+    def subscripted(self, node: ast.expr) -> tuple[bool, Any]:
+        """Whether the value of a subscripted ``node`` is known while compiling, and that
+        value (``None`` for an attribute of the values' module, known at run time only:
+        never a container)."""
+        root = _root_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
+        if root is None:
+            return False, None
+        names = None
+        if not self.is_global(root):
+            version = self.current.get(root, root)
+            if version in self.module_locals and isinstance(node, ast.Attribute):
+                return True, None  # xp.r_ with xp = array_module(x)
+            if version not in self.module_values:
+                return False, None
+            names = {root: self.module_values[version]}
+        try:
+            return True, self.evaluate(node, names)
+        except UnsupportedSyntaxError:
+            return False, None
+
     def note_module_local(self, target: str, value: ast.expr) -> None:
         """Remember ``target`` if ``value`` (a static value) is a module: the values'
         (``array_module(x)``), or a module by another name (``mod = np``)."""
@@ -248,6 +288,19 @@ def is_user_function(obj: Any) -> bool:
         and not module.startswith("autodiff_tutor")
         and not opnames.is_array_library_object(obj)
     )
+
+
+def is_container(obj: Any) -> bool:
+    """Whether subscripting ``obj`` picks one of its items, which the index selects but
+    does not compute: an array of any library, a sequence, a mapping, or a class
+    (``list[int]``).
+
+    >>> import numpy as np
+    >>> is_container(np.ones(2)), is_container({"a": 1}), is_container(np.r_)
+    (True, True, False)
+    """
+    array_like = hasattr(obj, "shape") and hasattr(obj, "dtype")
+    return array_like or isinstance(obj, Sequence | Mapping | type)
 
 
 def module_parameters(parsed: ParsedFunction) -> dict[str, Any]:

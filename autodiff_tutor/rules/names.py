@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,12 @@ def _spellings() -> tuple[dict[str, str], dict[int, str], set[str], dict[str, st
 ALIASES, _BY_OBJECT, METHODS, ATTRIBUTES = _spellings()
 
 ARRAY_MODULE_ROOTS = ("numpy", "cupy", "cupyx", "array_api_strict", "array_api_compat")
+# namespaces besides a library's top one and its linalg whose functions are named for
+# what they compute
+EXTRA_HOMES = (
+    "cupyx.scipy.special",
+    *(f"array_api_compat.{xp}{sub}" for xp in ("numpy", "cupy") for sub in ("", ".linalg")),
+)
 
 
 def canonical(name: str) -> str:
@@ -117,11 +124,28 @@ def op_of_callable(fn: Any) -> str | None:
         return scipy_op(fn)
     if getattr(operator, getattr(fn, "__name__", ""), None) is fn:
         return canonical(fn.__name__)
-    if is_array_library_object(fn):
+    if isinstance(fn, np.ufunc) or (is_array_library_object(fn) and _in_home_module(fn)):
         return canonical(getattr(fn, "__name__", ""))
     if (getattr(fn, "__module__", None) or "").startswith("autodiff_tutor.runtime"):
         return fn.__name__  # helpers in generated code are primitives too (higher order)
     return None
+
+
+def _in_home_module(fn: Any) -> bool:
+    """Whether ``fn`` is its library's own function of its name: found under that name
+    in the library's top namespace or its ``linalg`` (``np.sum``, ``cupy.linalg.norm``).
+    Its name then says what it computes; a function of the same name elsewhere may
+    compute something else (``np.polynomial.polynomial.polyval(x, c)`` takes its
+    coefficients in the other order than ``np.polyval(p, x)``).
+
+    >>> from numpy.polynomial import polynomial
+    >>> _in_home_module(np.polyval), _in_home_module(polynomial.polyval)
+    (True, False)
+    """
+    name = getattr(fn, "__name__", "")
+    root = sys.modules.get((getattr(fn, "__module__", None) or "").split(".")[0])
+    homes = (root, getattr(root, "linalg", None), *(sys.modules.get(m) for m in EXTRA_HOMES))
+    return any(home is not None and getattr(home, name, None) is fn for home in homes)
 
 
 def _from_scipy(fn: Any) -> bool:
@@ -206,6 +230,66 @@ def attribute_hint() -> str:
     return (
         f"the attributes an array has here are {listed}; a np.linalg result also has its "
         "named fields (res.eigenvalues); compute with functions instead"
+    )
+
+
+INDEX_OBJECTS = ("r_", "c_", "s_", "index_exp", "mgrid", "ogrid")
+
+
+def index_object_hint(obj: Any, index: ast.expr, attribute: str = "") -> str:
+    """What to write instead of subscripting ``obj`` (numpy's ``np.r_``, ``np.c_``,
+    ``np.s_``, ``np.index_exp``, ``np.mgrid``, ``np.ogrid``, or another object with its
+    own ``__getitem__``) with ``index``, whose values carry gradient. ``obj`` is
+    ``None`` for ``xp.r_`` with ``xp`` the values' module, known by its ``attribute``.
+
+    >>> index = ast.parse("np.r_[x, 1.0, x]", mode="eval").body.slice
+    >>> index_object_hint(np.r_, index).split(" (")[0]
+    'write np.concatenate([x, [1.0], x])'
+    >>> index_object_hint(None, ast.Tuple([ast.Name("x"), ast.Name("c")]), "c_").split(" (")[0]
+    'write np.column_stack([x, c]) for 1-D and 2-D values'
+    """
+    if obj is None:
+        name = attribute if attribute in INDEX_OBJECTS else None
+    else:
+        name = next((n for n in INDEX_OBJECTS if getattr(np, n) is obj), None)
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    numbers = [isinstance(i, ast.Constant) and isinstance(i.value, (int, float)) for i in items]
+    plain = not any(
+        isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and isinstance(i.value, str))
+        for i in items
+    )
+    listed = ", ".join(
+        f"[{ast.unparse(i)}]" if number else ast.unparse(i)
+        for i, number in zip(items, numbers, strict=True)
+    )
+    if name == "r_" and plain:
+        return (
+            f"write np.concatenate([{listed}]) (np.r_ joins its items along the first axis, as "
+            "np.concatenate does; a number s is [s] there)"
+        )
+    if name == "c_" and plain:
+        return (
+            f"write np.column_stack([{listed}]) for 1-D and 2-D values (np.c_ joins columns "
+            "along the last axis: np.concatenate([...], axis=-1) for more dimensions)"
+        )
+    if name in ("r_", "c_"):
+        return (
+            "make the ranges with np.arange or np.linspace of constants, then join the parts "
+            "with np.concatenate (np.r_) or np.column_stack (np.c_)"
+        )
+    if name in ("s_", "index_exp"):
+        return (
+            "it only builds an index (np.s_[x] is x itself): index with values that carry "
+            "no gradient (integers, slices), or use the value directly"
+        )
+    if name in ("mgrid", "ogrid"):
+        return (
+            "np.mgrid[a:b:nj] is a + (b - a) * np.linspace(0.0, 1.0, n) (np.meshgrid of such "
+            "axes for several): write the grid that way where a or b carries gradient"
+        )
+    return (
+        "the compiler does not read its __getitem__: compute the value with numpy functions "
+        "that have derivative rules, or cut the gradient with stop_gradient(...)"
     )
 
 

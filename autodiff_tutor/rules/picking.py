@@ -14,7 +14,14 @@ import numpy as np
 
 from autodiff_tutor.rules.arrangement import cases
 from autodiff_tutor.rules.record import SHAPE, Family
-from autodiff_tutor.runtime.helpers import at, embed_diagonal, scatter, unjoin, untake_along_axis
+from autodiff_tutor.runtime.helpers import (
+    at,
+    embed_diagonal,
+    scatter,
+    unbroadcast,
+    unjoin,
+    untake_along_axis,
+)
 
 family = Family("picking", shape=SHAPE)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -26,10 +33,12 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp(
     "triu",
     math="upper triangle of x",
-    symbolic=cases(lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1})),
+    symbolic=cases(
+        lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})
+    ),
 )
 def triu(g, xp, x, k=0):
-    return xp.triu(g, k)
+    return unbroadcast(xp.triu(g, k), x)  # a 1-D x is repeated into the rows of a square
 
 
 @defjvp("triu")
@@ -40,10 +49,12 @@ def triu_tangent(xp, x, k=0, *, d_x):
 @defvjp(
     "tril",
     math="lower triangle of x",
-    symbolic=cases(lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1})),
+    symbolic=cases(
+        lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})
+    ),
 )
 def tril(g, xp, x, k=0):
-    return xp.tril(g, k)
+    return unbroadcast(xp.tril(g, k), x)  # a 1-D x is repeated into the rows of a square
 
 
 @defjvp("tril")

@@ -168,6 +168,14 @@ class Traced(TracedValue):
             raise messages.conversion()
         return np.asarray(self._data, dtype=dtype)
 
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._escapes():
+            raise messages.escape("np.from_dlpack() (or another DLPack exchange)")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _unpickle, (self._data,)
 
@@ -265,6 +273,7 @@ class Traced(TracedValue):
             )
         if bound.unsupported and traced_values.is_live(self):
             raise messages.unsupported_arguments(f"x.{name}", bound.unsupported, rule.options)
+        dispatch.check_untraced_options(f"x.{name}", bound.options)  # x.take(t): t is no index
         result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
         return note_view(result, self, lambda base: base._method(name, args, kwargs))
 

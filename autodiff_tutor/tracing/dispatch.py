@@ -219,7 +219,7 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     traced(np.float64(3.0), not on a trace)
     """
     name = name or _qualified(fn)
-    op = op_of_callable(fn) or canonical(getattr(fn, "__name__", ""))
+    op = op_of_callable(fn)  # np.emath.sqrt is no np.sqrt: only a function's own name counts
     leaves = traced_leaves([args, kwargs])
     live = any(is_live(t) for t in leaves)
     if kwargs.get("out") is not None:
@@ -247,15 +247,26 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
         raise messages.unsupported_arguments(name, ["<this combination of arguments>"], ())
     if bound.unsupported:
         raise messages.unsupported_arguments(name, bound.unsupported, rule.options)
-    for option, value in bound.options.items():  # np.gradient(x, h): h has no gradient
-        if any(is_live(t) for t in traced_leaves([value])):
-            raise messages.option_with_gradient(name, option)
+    check_untraced_options(name, bound.options)
+    if rule.sequence and is_traced(bound.inputs[0]):  # np.concatenate(m): m's rows, in order
+        bound.inputs[0] = list(bound.inputs[0])
     try:
         given = {**dict(zip(rule.inputs, bound.inputs, strict=True)), **bound.options}
         rule.check_options({**rule.options, **unwrap(given)})
     except AutodiffError as error:  # an option the rule does not cover: at the call
         raise type(error)(error.message, location(), error.hint) from None
     return _views_noted(apply(op, name, forward, bound.inputs, bound.options), fn, args, kwargs)
+
+
+def check_untraced_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse an option that is a traced value (``np.gradient(x, h)``: its rule gives
+    ``h`` no gradient, which would be silently lost).
+
+    >>> check_untraced_options("np.gradient", {"spacing": 0.5})
+    """
+    for option, value in options.items():
+        if any(is_live(t) for t in traced_leaves([value])):
+            raise messages.option_with_gradient(name, option)
 
 
 def _check_leading(rule: Any, args: tuple[Any, ...]) -> None:
