@@ -169,6 +169,8 @@ class Traced(TracedValue):
         return np.asarray(self._data, dtype=dtype)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """The data, exported to another array library (``torch.tensor(x)``,
+        ``np.from_dlpack(x)``): refused while it is being traced, like ``__array__``."""
         if self._escapes():
             raise messages.escape("np.from_dlpack() (or another DLPack exchange)")
         return self._data.__dlpack__(*args, **kwargs)
@@ -221,16 +223,6 @@ class Traced(TracedValue):
         """JAX looks this up on every value it does not know: a traced value is refused
         at the user's line (JAX cannot follow a trace)."""
         raise foreign_call("JAX")
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        """The data, exported to another array library (``torch.tensor(x)``,
-        ``np.from_dlpack(x)``): refused while it is being traced, like ``__array__``."""
-        if self._escapes():
-            raise messages.escape("Exporting to another array library (__dlpack__)")
-        return self._data.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> Any:
-        return self._data.__dlpack_device__()
 
     # -- indexing and methods --------------------------------------------------
 
