@@ -35,8 +35,8 @@ from autodiff_tutor.api_checks import (
 from autodiff_tutor.api_fast import CONTAINERS, fast_call
 from autodiff_tutor.callables import unwrap_call
 from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
+from autodiff_tutor.compiler.failures import relocate, run_located
 from autodiff_tutor.compiler.pipeline import Derivative
-from autodiff_tutor.compiler.s9_failures import relocate, run_located
 from autodiff_tutor.errors import (
     ArgumentError,
     NoDerivativeRuleError,

@@ -3,7 +3,7 @@
 Once a call of a function has gone through every check (:mod:`autodiff_tutor.api`),
 later calls with every argument by position run :func:`fast_call`: the pair
 specialized on the arguments' shapes and dtypes where there is one
-(:mod:`autodiff_tutor.compiler.pipeline_specialized`), else the general pair.
+(:mod:`.specialized`), else the general pair.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiled import differentiable
@@ -25,7 +25,7 @@ import numpy as np
 from autodiff_tutor.api_checks import owned, scalar_seed
 from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
-from autodiff_tutor.compiler.pipeline_specialized import Specialized, specialized_pair
+from autodiff_tutor.compiler.specialized import Specialized, specialized_pair
 from autodiff_tutor.foreign_libraries import library_of
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.guards import GuardFailed

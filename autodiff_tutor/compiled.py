@@ -22,6 +22,7 @@ from autodiff_tutor.api_checks import (
     located,
 )
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
+from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     FrontEnd,
@@ -32,7 +33,6 @@ from autodiff_tutor.compiler.pipeline import (
     front_end,
     stages,
 )
-from autodiff_tutor.compiler.s9_failures import run_located
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.protocol import register_op_factory
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
@@ -88,7 +88,7 @@ class Differentiable:
 
     def current(self) -> bool:
         """Whether what was compiled still fits the names the function reads (see
-        :mod:`autodiff_tutor.compiler.assumptions`); where it does not, every compiled
+        :mod:`.assumptions`); where it does not, every compiled
         pair is dropped, to be compiled again on the names' new values.
 
         >>> import numpy as np

@@ -6,7 +6,7 @@ the structured argument is *flattened* into its leaves, and the compiler sees a
 function with one parameter per leaf and the structure as a literal of those names
 (``params = [(params_0_0, params_0_1), ...]``): reads such as ``params[0]``,
 ``p["W"]`` and loops such as ``for W, b in params`` are resolved while compiling
-(:mod:`autodiff_tutor.compiler.s2_desugar_structures`). One compilation per structure.
+(:mod:`.front.desugar.structures`). One compilation per structure.
 This module is the structures themselves (flatten, unflatten, leaf paths);
 :mod:`autodiff_tutor.structured_calls` is how a call with structures is compiled.
 

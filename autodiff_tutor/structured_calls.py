@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from autodiff_tutor.compiler.s1_source import ParsedFunction
+from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.pytree import (
     ObjectView,
     Treedef,
@@ -198,8 +198,8 @@ def _top_keys(tree: Treedef) -> list[Any]:
 
 def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:
     """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
+    from autodiff_tutor.compiler.front.source import parse_function
     from autodiff_tutor.compiler.pipeline import front_end_of
-    from autodiff_tutor.compiler.s1_source import parse_function
 
     parsed = parse_function(compiled.fn)
     tree = copy.deepcopy(parsed.tree)

@@ -96,7 +96,7 @@ def main(size: str = "small", repeats: int = 25) -> None:
 
 
 def _key(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    from autodiff_tutor.compiler.s6_specialize import guard_key
+    from autodiff_tutor.compiler.specialize.probe import guard_key
 
     return guard_key(args)
 

@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.in_place [WORKLOAD:SIZE ...]`` (default ``mlp:large rnn:large
 mlp:issue-large``) compiles a workload's specialized pair twice, once with the in-place
-rewrite off (:mod:`autodiff_tutor.compiler.s6_inplace`) and once as ``value_and_grad``
+rewrite off (:mod:`autodiff_tutor.compiler.specialize.inplace`) and once as ``value_and_grad``
 runs it, checks that both give the same numbers bit for bit, and times them
 interleaved with the hand-written code (and torch eager where it is installed): on a
 shared machine, only an interleaved comparison in one process is steady enough for a
@@ -40,16 +40,16 @@ def _specialized_call(workload: Any, args: tuple[Any, ...], smallest: int) -> Ca
     """The specialized pair of ``workload`` compiled with in-place updates from
     ``smallest`` elements, as a call of forward then backward."""
     from autodiff_tutor import differentiable
-    from autodiff_tutor.compiler import pipeline_specialized
+    from autodiff_tutor.compiler import specialized
 
-    saved = pipeline_specialized.IN_PLACE_FROM
-    pipeline_specialized.IN_PLACE_FROM = smallest
+    saved = specialized.IN_PLACE_FROM
+    specialized.IN_PLACE_FROM = smallest
     try:
         derivative = differentiable(workload.fn).derivative(list(workload.wrt))
         derivative.specializations.clear()
-        pair = pipeline_specialized.specialized_pair(derivative, args)
+        pair = specialized.specialized_pair(derivative, args)
     finally:
-        pipeline_specialized.IN_PLACE_FROM = saved
+        specialized.IN_PLACE_FROM = saved
 
     def call() -> Any:
         out, memory = pair.forward(*args)
@@ -64,7 +64,7 @@ def compare(name: str, size: str, repeat: int = 30, smallest: int | None = None)
     hand-written code and torch (where installed), interleaved."""
     import numpy as np
 
-    from autodiff_tutor.compiler.s6_inplace import IN_PLACE_FROM
+    from autodiff_tutor.compiler.specialize.inplace import IN_PLACE_FROM
     from benchmarks.systems import SYSTEMS
     from benchmarks.workloads import WORKLOADS
 

@@ -33,8 +33,8 @@ import numpy as np
 
 from autodiff_tutor import differentiable
 from autodiff_tutor.api_checks import scalar_seed
-from autodiff_tutor.compiler.pipeline_specialized import specialized_pair
-from autodiff_tutor.compiler.s9_emit import RUNTIME
+from autodiff_tutor.compiler.emit import RUNTIME
+from autodiff_tutor.compiler.specialized import specialized_pair
 from benchmarks.workloads import WORKLOADS
 
 _COMPOUND = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.Return, ast.FunctionDef)

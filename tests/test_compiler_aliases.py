@@ -2,7 +2,7 @@
 
 Each program writes in place into a local array that an alias (``z = y``) or a view
 (``y.T``, ``y[1:]``, ``y.reshape(-1)``) shares, then reads the others. The compiler
-gives them all new versions (``s3_normalize_aliases``); the value must be numpy's and
+gives them all new versions (``front.normalize.aliases``); the value must be numpy's and
 the gradient must agree with central differences and with autograd on a *twin*: the
 same function written without in-place writes (autograd cannot follow writes).
 Writes that reach a parameter stay refused, at the user's line.

@@ -1,4 +1,4 @@
-"""Large temporaries updated in place in the specialized pair (s6_inplace).
+"""Large temporaries updated in place in the specialized pair (specialize.inplace).
 
 ``h = np.tanh(X @ W1 + b1)`` becomes ``h = X @ W1; h += b1; np.tanh(h, out=h)`` where
 the facts say every step keeps ``h``'s shape and dtype. Checked here: the rewrite and
@@ -16,8 +16,8 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, value_and_grad
-from autodiff_tutor.compiler import pipeline_specialized
-from autodiff_tutor.compiler.s6_inplace import in_place
+from autodiff_tutor.compiler import specialized
+from autodiff_tutor.compiler.specialize.inplace import in_place
 from benchmarks.workloads import rnn  # a loop of products and tanh
 
 
@@ -135,7 +135,7 @@ CASES = [
 def _pair(fn, wrt, args):
     derivative = differentiable(fn).derivative(wrt)
     derivative.specializations.clear()
-    return pipeline_specialized.specialized_pair(derivative, args)
+    return specialized.specialized_pair(derivative, args)
 
 
 def _run(pair, args):
@@ -147,7 +147,7 @@ def _run(pair, args):
 def test_small_threshold_same_numbers_and_finite_differences(fn, make, wrt, expected, monkeypatch):
     args = make(np.random.default_rng(0), 6)
     before = _run(_pair(fn, wrt, args), args)
-    monkeypatch.setattr(pipeline_specialized, "IN_PLACE_FROM", 1)  # every array in place
+    monkeypatch.setattr(specialized, "IN_PLACE_FROM", 1)  # every array in place
     pair = _pair(fn, wrt, args)
     assert expected in pair.forward_source + pair.backward_source
     value, gradients = _run(pair, args)
@@ -184,7 +184,7 @@ def test_float32_arguments_are_updated_in_place_in_float32(monkeypatch):
     rng = np.random.default_rng(3)
     args = (rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32))
     before = _run(_pair(scaled, [0, 1], args), args)
-    monkeypatch.setattr(pipeline_specialized, "IN_PLACE_FROM", 1)
+    monkeypatch.setattr(specialized, "IN_PLACE_FROM", 1)
     pair = _pair(scaled, [0, 1], args)
     assert "out=" in pair.forward_source  # np.tanh(x * w) stays float32: in place
     value, gradients = _run(pair, args)
@@ -208,7 +208,7 @@ def test_a_ufunc_under_a_helper_name_is_updated_in_place_under_the_users_name(mo
     rng = np.random.default_rng(4)
     args = (rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(6, 3)))
     before = _run(_pair(clashing, [0, 1], args), args)
-    monkeypatch.setattr(pipeline_specialized, "IN_PLACE_FROM", 1)
+    monkeypatch.setattr(specialized, "IN_PLACE_FROM", 1)
     pair = _pair(clashing, [0, 1], args)
     assert "like(h, out=h)" in pair.forward_source
     value, gradients = _run(pair, args)

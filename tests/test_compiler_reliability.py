@@ -42,7 +42,7 @@ def squeezed_view(x):
 @pytest.mark.parametrize("fn", [transposed_view, reshaped_view, squeezed_view])
 def test_a_write_into_the_base_of_a_numpy_view_is_seen_by_the_view(fn):
     """Once a silent wrong gradient (1 instead of 2): the view was taken for a copy; then
-    refused; now the view sees the write (``s3_normalize_aliases``): d/dx sum(2 x) = 2."""
+    refused; now the view sees the write (``front.normalize.aliases``): d/dx sum(2 x) = 2."""
     value, gradient = value_and_grad(fn)(X.copy())
     assert value == fn(X.copy()) == 2 * np.sum(X)
     np.testing.assert_allclose(gradient, central_difference(fn, [X], 0))

@@ -17,8 +17,8 @@ from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, grad, value_and_grad
 from autodiff_tutor.compiler.pipeline import compile_derivative
-from autodiff_tutor.compiler.pipeline_specialized import compile_specialized, specialized_pair
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
+from autodiff_tutor.compiler.specialized import compile_specialized, specialized_pair
 
 
 def rosenbrock(x):
@@ -289,7 +289,7 @@ def test_the_stabilizing_max_of_a_log_sum_exp_sends_no_gradient(fn):
     no ``tie_share``); where the max is read elsewhere, or the axes differ, it keeps
     its gradient. Checked against central differences, ties included (equal entries)."""
     from autodiff_tutor.compiler.pipeline import front_end
-    from autodiff_tutor.compiler.s6_shifts import shift_names
+    from autodiff_tutor.compiler.specialize.shifts import shift_names
 
     dropped = fn is _log_softmax_loss
     assert shift_names(front_end(fn).program) == ({"m"} if dropped else set())

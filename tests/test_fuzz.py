@@ -19,7 +19,7 @@ from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, still_fails
 
 import autodiff_tutor as ad
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 SLICE = 320  # seeds 0..319

@@ -170,7 +170,7 @@ def test_imports_are_resolved_to_modules(tmp_path: Path) -> None:
     [
         ("autodiff_tutor.rules.registry", True),
         ("autodiff_tutor.verify", True),
-        ("autodiff_tutor.compiler.s5_adjoint", True),
+        ("autodiff_tutor.compiler.reverse.adjoint", True),
         ("autodiff_tutor.api", True),
         ("autodiff_tutor.tracing.array", True),
     ],

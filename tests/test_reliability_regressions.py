@@ -19,7 +19,7 @@ from oracles import autograd_gradient, central_difference, with_autograd_numpy
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
-from autodiff_tutor.compiler.s9_emit import forget_source
+from autodiff_tutor.compiler.emit import forget_source
 from autodiff_tutor.errors import AutodiffError
 
 X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])

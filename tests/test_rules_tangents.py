@@ -32,7 +32,7 @@ import pytest
 from test_nn_backend import numpy_conversion_forbidden
 from test_rules_numeric import CASES, Case, _prepare, call_rule, fixed, inputs
 
-from autodiff_tutor.compiler.s5_inline import _formula, is_none_gradient
+from autodiff_tutor.compiler.rule_inline import _formula, is_none_gradient
 from autodiff_tutor.rules.helper_rules import HELPER_OPS
 from autodiff_tutor.rules.registry import Rule, all_rules
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
-from autodiff_tutor.compiler import s9_emit
+from autodiff_tutor.compiler import emit
 from autodiff_tutor.errors import (
     AutodiffError,
     BackwardOutputError,
@@ -286,7 +286,7 @@ def test_a_custom_ops_backward_raising_on_purpose_keeps_its_type():
 
 def test_an_error_in_derivative_code_of_ours_is_an_internal_error(monkeypatch):
     # a runtime helper with a bug: it calls numpy wrongly (inv takes one argument)
-    monkeypatch.setitem(s9_emit.RUNTIME, "unreduce", np.linalg.inv)
+    monkeypatch.setitem(emit.RUNTIME, "unreduce", np.linalg.inv)
 
     def total(x):  # a function of its own: compiled now, with the broken helper
         y = np.sin(x)
@@ -304,7 +304,7 @@ def test_an_error_in_derivative_code_of_ours_is_an_internal_error(monkeypatch):
 
 def test_an_error_in_tangent_code_of_ours_is_an_internal_error(monkeypatch):
     # a runtime helper with a bug: the array module it gives has no array functions
-    monkeypatch.setitem(s9_emit.RUNTIME, "array_module", lambda *values: math)
+    monkeypatch.setitem(emit.RUNTIME, "array_module", lambda *values: math)
 
     def waves(x):
         y = np.sin(x)

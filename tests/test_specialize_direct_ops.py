@@ -1,6 +1,6 @@
 """A specialized pair calls a custom op's own ``forward`` and ``backward`` (issue 18).
 
-``compiler/s6_direct_ops``: after the probe's checked call through the protocol, the
+``compiler/specialize.direct_ops``: after the probe's checked call through the protocol, the
 pair specialized on argument shapes calls ``op.forward`` / ``op.backward`` itself and
 checks every output and gradient against the probed facts. Judged here: gradients
 against central differences and the general pair, over calls that run the
@@ -23,7 +23,7 @@ from autodiff_tutor import (
     differentiable,
     value_and_grad,
 )
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 from autodiff_tutor.errors import AutodiffError
 
 SRELU = SReLUFunction("BC")

@@ -1,4 +1,4 @@
-"""Matrix-vector products written out in a specialized backward (``compiler/s6_forms``).
+"""Matrix-vector products written out in a specialized backward (``compiler/specialize.forms``).
 
 ``X @ w`` and ``v @ W`` take gradients that are one product or an outer product; the
 pair specialized on shapes writes them (``X.T @ g``, ``g[:, None] * w``, ``W @ g``,
@@ -13,7 +13,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, value_and_grad
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 
 
 def matrix_vector(X, w):

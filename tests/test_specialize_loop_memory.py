@@ -21,7 +21,7 @@ from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, value_and_grad
 from autodiff_tutor.compiler.pipeline import compile_derivative
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 from autodiff_tutor.errors import NoDerivativeRuleError
 
 

@@ -1,4 +1,4 @@
-"""A gradient the specialized backward updates in place owns its array (s6_owned).
+"""A gradient the specialized backward updates in place owns its array (specialize.owned).
 
 Found by the fuzzer (seed 60718): ``v7 = v3 * 0.5 * v3`` gives ``d_v3 = 0.5 * v3 +
 v3 * 0.5``, which simplification folds to ``d_v3 = v3``; a ``while`` loop then adds

@@ -2,10 +2,10 @@
 (issue 18).
 
 A ``while`` loop is specialized when the probe ran it and every name it binds kept
-one shape and dtype (``s6_regions.loops_settled``); a custom op's outputs and the
+one shape and dtype (``specialize.regions.loops_settled``); a custom op's outputs and the
 gradients its backward returns are checked where the specialized code runs; a branch
 outside loops is specialized on the path the probe took, its test checked
-(``s6_paths``). A failed check drops the specialization and runs the general pair for
+(``specialize.paths``). A failed check drops the specialization and runs the general pair for
 the call. Every gradient here is judged by central differences (and autograd where it
 applies), on calls that run the specialized pair with loops that run 0, 1 or many
 times and branches going either way.
@@ -24,8 +24,8 @@ from autodiff_tutor import (
     differentiable,
     value_and_grad,
 )
-from autodiff_tutor.compiler.pipeline_specialized import compile_specialized
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
+from autodiff_tutor.compiler.specialized import compile_specialized
 
 
 def _check(fn, args, wrt, gradients, rtol=1e-6):

@@ -1,4 +1,4 @@
-"""Scalars first in a specialized backward (``compiler/s6_scalars``, issue 18).
+"""Scalars first in a specialized backward (``compiler/specialize.scalars``, issue 18).
 
 ``2 * (d_out / n * r)`` is written ``2 * d_out / n * r``: one pass over the array.
 Judged: the gradients against central differences, the dtype against the general
@@ -13,7 +13,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import differentiable, value_and_grad
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 
 
 def mse(W, X, Y):

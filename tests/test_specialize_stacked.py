@@ -1,5 +1,5 @@
 """A counted loop's weight gradients as one product of the steps stacked
-(``compiler/s7_stacked``, issue 18).
+(``compiler/specialize.stacked``, issue 18).
 
 The backward of a recurrence adds ``A_t.T @ G_t`` into a weight's gradient at every
 step; the specialized pair keeps the steps' ``G_t`` (and ``A_t``) in slots and makes
@@ -15,7 +15,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor import differentiable, value_and_grad
-from autodiff_tutor.compiler.s6_specialize import guard_key
+from autodiff_tutor.compiler.specialize.probe import guard_key
 
 
 def rnn(Wh, Wx, b, xs, h0):
@@ -120,7 +120,7 @@ def test_float32_stays_float32():
 
 
 def test_large_steps_are_made_in_their_slots():
-    # 64 x 128 states: the in-place rewrite (s6_inplace) makes each step's gradient,
+    # 64 x 128 states: the in-place rewrite (specialize.inplace) makes each step's gradient,
     # in its slot (np.multiply(..., out=d_t6) on d_t6_all[t]), not copied there
     rng = np.random.default_rng(6)
     shapes = ((128, 128), (8, 128), (128,), (3, 64, 8), (64, 128))

@@ -519,12 +519,12 @@ def test_an_item_of_a_list_changed_in_place_and_read_again_is_refused(fn) -> Non
 
 def test_a_compiled_forward_failing_where_the_function_runs_is_an_internal_error(monkeypatch):
     # the hint "calling f directly raises the same error" is checked before it is given
-    from autodiff_tutor.compiler import s9_emit
+    from autodiff_tutor.compiler import emit
 
     def broken(sequence):
         return sequence.no_such_attribute  # a helper of the generated code failing
 
-    monkeypatch.setitem(s9_emit.RUNTIME, "indexed_len", broken)
+    monkeypatch.setitem(emit.RUNTIME, "indexed_len", broken)
     with pytest.raises(ad.AutodiffError) as caught:
         ad.grad(l2_over_list)(np.ones((2, 3)))  # a loop over the rows of an array
     assert type(caught.value).__name__ == "InternalError"

@@ -1,16 +1,18 @@
-"""The source-to-source compiler. Its stages, in the order ``pipeline.py`` runs them
-(the file names carry the numbers, so a listing of this folder reads in that order):
+"""The source-to-source compiler. ``pipeline.py`` runs its passes in order; the folders
+hold the phases:
 
-1. ``s1_source``, ``s1_names``, ``s1_fence``: read the function's source (a free name
-   that is also a helper's is read through a stand-in); reject what is not supported.
-2. ``s2_desugar``: loop forms, jumps and nested helpers made structured.
-3. ``s3_normalize``: one operation per statement (``ir.Program``), for any ``wrt``.
-4. ``s4_activity``: which values carry gradient, for the ``wrt`` asked.
-5. ``s5_adjoint``: the backward as a tree of statements (``code``);
-   forward mode instead: ``s5_tangent``.
-6. ``s6_optimize``: fold what is known at compile time, in the backward tree.
-7. ``s7_memory``: what the forward keeps for the backward (read off the final backward).
-8. ``s8_forward``: the forward as a tree.
-9. ``s9_emit``: the trees as source text (the user's names given back), compiled into
-   Python functions.
+1. ``front/``: ``source`` (read the function; ``names``: a free name the generated code
+   also uses gets a stand-in), ``fence`` (refuse what is not supported, located),
+   ``desugar/`` (loop forms, jumps, helpers and structures made structured),
+   ``normalize/`` (one operation per statement, an ``ir.Program``, for any ``wrt``).
+2. ``activity``: which values carry gradient, for the ``wrt`` asked.
+3. ``reverse/``: ``adjoint`` (the backward as a tree of ``code`` statements),
+   ``optimize``, ``memory`` (what the forward keeps), ``forward`` (the forward as a
+   tree); forward mode instead: ``forward_mode/tangent``.
+4. ``emit``: the trees as source text, compiled into Python functions.
+
+Beside the main line: ``specialized`` (a pair compiled again for a call's shapes, with
+the passes of ``specialize/``), ``second_order`` (what second derivatives refuse),
+``assumptions`` (what compiled code assumed of the names it reads), and ``failures``
+(an error raised while generated code runs, located at the user's line).
 """

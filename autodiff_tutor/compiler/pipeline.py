@@ -7,9 +7,9 @@ Reverse mode (``compile_derivative``)::
            -> adjoint -> optimize -> memory -> forward -> emit
 
 At a ``value_and_grad`` call with argument shapes and dtypes not seen before, the
-pair is specialized on them (:mod:`.pipeline_specialized`: a probe run of the
+pair is specialized on them (:mod:`.specialized`: a probe run of the
 backward, then ``adjoint -> optimize -> specialize -> simplify -> memory -> slots ->
-forward -> emit`` again), where the program is shape-static (:mod:`.s6_specialize`).
+forward -> emit`` again), where the program is shape-static (:mod:`.specialize.probe`).
 
 Forward mode (``compile_tangent``) shares the front end and activity, then runs
 ``tangent -> emit``. Every stage's result can be shown (:func:`stages`,
@@ -36,26 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.ir import Branch, Loop, Program
-from autodiff_tutor.compiler.pipeline_second_order import ORIGIN_ATTRIBUTE, at_users_line
-from autodiff_tutor.compiler.s1_fence import check_supported
-from autodiff_tutor.compiler.s1_names import with_helper_names_aliased
-from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
-from autodiff_tutor.compiler.s2_desugar import desugar_function
-from autodiff_tutor.compiler.s2_helpers_nested import (
-    inlinable,
-    with_helpers_nested,
-    with_structure_helpers_nested,
-)
-from autodiff_tutor.compiler.s3_normalize import normalize
-from autodiff_tutor.compiler.s3_resolve import MODULE_FACTORIES, module_parameters
-from autodiff_tutor.compiler.s4_activity import Activity, analyze
-from autodiff_tutor.compiler.s5_adjoint import build_adjoint
-from autodiff_tutor.compiler.s5_tangent import build_jvp
-from autodiff_tutor.compiler.s6_optimize import optimize
-from autodiff_tutor.compiler.s7_memory import Memory, plan_memory
-from autodiff_tutor.compiler.s8_forward import build_forward
-from autodiff_tutor.compiler.s9_emit import (
+from autodiff_tutor.compiler.activity import Activity, analyze
+from autodiff_tutor.compiler.emit import (
     GENERATED_NAMES,
     Generated,
     Line,
@@ -69,6 +51,24 @@ from autodiff_tutor.compiler.s9_emit import (
     render_jvp,
     rendered,
 )
+from autodiff_tutor.compiler.forward_mode.tangent import build_jvp
+from autodiff_tutor.compiler.front.desugar.desugar import desugar_function
+from autodiff_tutor.compiler.front.desugar.module_helpers import (
+    inlinable,
+    with_helpers_nested,
+    with_structure_helpers_nested,
+)
+from autodiff_tutor.compiler.front.fence import check_supported
+from autodiff_tutor.compiler.front.names import with_helper_names_aliased
+from autodiff_tutor.compiler.front.normalize.normalize import normalize
+from autodiff_tutor.compiler.front.normalize.resolve import MODULE_FACTORIES, module_parameters
+from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
+from autodiff_tutor.compiler.ir import Branch, Loop, Program
+from autodiff_tutor.compiler.reverse.adjoint import build_adjoint
+from autodiff_tutor.compiler.reverse.forward import build_forward
+from autodiff_tutor.compiler.reverse.memory import Memory, plan_memory
+from autodiff_tutor.compiler.reverse.optimize import optimize
+from autodiff_tutor.compiler.second_order import ORIGIN_ATTRIBUTE, at_users_line
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
@@ -110,7 +110,7 @@ class Derivative:
     generated: Generated
     parsed: ParsedFunction
     #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
-    #: general pair serves that key); see :mod:`.pipeline_specialized`
+    #: general pair serves that key); see :mod:`.specialized`
     specializations: dict[Any, Any] = field(default_factory=dict)
 
     @functools.cached_property

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.s9_failures import run_located
+from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UnsupportedSyntaxError
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like

@@ -3,7 +3,7 @@
 A rule (see :mod:`~autodiff_tutor.rules.record`) is a tiny function: optional local
 assignments, then one ``return`` of a formula, or of a tuple with one formula per
 input. :func:`parse` reads that body once; the compiler's inliner substitutes the
-formulas into generated code (:mod:`autodiff_tutor.compiler.s5_inline`), and tracing
+formulas into generated code (:mod:`.rule_inline`), and tracing
 compiles one small function per formula (:mod:`autodiff_tutor.tracing.rule_parts`),
 so both modes evaluate the same expressions.
 

@@ -1,7 +1,7 @@
 """Facts and guards: what a specialized pair assumes of a value, checked where it runs.
 
 A pair specialized on the argument shapes and dtypes (see
-``autodiff_tutor.compiler.pipeline_specialized``) knows the *fact* of every value
+``autodiff_tutor.compiler.specialized``) knows the *fact* of every value
 (:func:`fact_of`) from one probe run. Where a value's fact may depend on values, not
 only on the argument shapes (the outputs of a custom operation, the gradients it
 returns), the specialized code checks it right after the call that made it:

@@ -51,7 +51,7 @@ class Stack:
 def iteration_slots(iterations: Sized, dtype: str, shape: tuple[int, ...] = ()) -> np.ndarray:
     """An empty array with one slot per iteration of a loop over ``iterations``: the
     forward writes a number of ``dtype`` at the loop's index, the backward reads it (or
-    an array of ``shape``: the steps of a loop stacked, see ``compiler/s7_stacked``).
+    an array of ``shape``: the steps of a loop stacked, see ``compiler/specialize.stacked``).
 
     >>> slots = iteration_slots(range(3), "float64")
     >>> slots[2] = 1.5

@@ -173,7 +173,7 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
         error.located_at(p.called_at)
         raise
     except Exception as error:  # the user's backward: say which call it differentiated
-        from autodiff_tutor.compiler.s9_failures import add_note, op_rule_error, raised_on_purpose
+        from autodiff_tutor.compiler.failures import add_note, op_rule_error, raised_on_purpose
 
         if not raised_on_purpose(error):
             raise op_rule_error(error, name, "backward", p.called_at) from error

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autodiff_tutor.compiler import pipeline_specialized
+from autodiff_tutor.compiler import specialized
 from fuzz.check import MODES, Outcome, check_program
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, signature, simplify_result, still_fails
@@ -105,7 +105,7 @@ def check_seed(
     ``in_place_from``: the size from which specialized pairs update arrays in place
     (``1``: every array, so that the fuzz's small programs exercise that rewrite)."""
     if in_place_from is not None:
-        pipeline_specialized.IN_PLACE_FROM = in_place_from
+        specialized.IN_PLACE_FROM = in_place_from
     program = generate(seed, exclude)
     return program, check_program(program, modes, hvp_exclude)
 

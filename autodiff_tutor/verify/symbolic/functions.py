@@ -29,7 +29,7 @@ from typing import Any
 
 import sympy as sp
 
-from autodiff_tutor.compiler.s1_source import ParsedFunction, parse_function
+from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import ArgumentError, TranslationError
 from autodiff_tutor.verify.symbolic.check import Problem, check_regions
 from autodiff_tutor.verify.symbolic.kinks import kink_checks

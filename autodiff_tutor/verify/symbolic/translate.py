@@ -37,7 +37,7 @@ from typing import Any
 
 import sympy as sp
 
-from autodiff_tutor.compiler.s1_source import ParsedFunction, as_load, parse_function
+from autodiff_tutor.compiler.front.source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 from autodiff_tutor.verify.symbolic.translate_calls import (

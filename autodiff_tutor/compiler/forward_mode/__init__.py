@@ -1,0 +1,1 @@
+"""Forward mode: ``tangent`` writes a JVP function beside the primal steps."""

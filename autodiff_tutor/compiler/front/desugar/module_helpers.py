@@ -1,0 +1,167 @@
+"""Module-level helpers nested into the differentiated function, so that
+:class:`~.front.desugar.nested.InlineNested` inlines them where they are called: for
+second derivatives (the gradient's code differentiated again needs the helpers'
+operations in place) and for calls with a structure (``layer(params, x)``: the
+structure's reads fold into its leaves only where the helper's body is inlined).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import inspect
+from typing import Any
+
+from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
+from autodiff_tutor.errors import AutodiffError
+
+
+def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:
+    """``parsed`` with the user functions it calls (``called``, and those they call;
+    ``@differentiable`` ones by their function)
+    defined inside it, so that they are inlined like nested helpers; ``None`` when one
+    of them cannot be (another module's names, several returns, no source...).
+
+    First derivatives call a helper as a compiled operation (its own forward and
+    backward); a second derivative differentiates the gradient's code again, which
+    needs the helper's operations in place (see ``compile_gradient_function``).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.compiler.front.source import parse_function
+    >>> def _double(v):
+    ...     return 2.0 * v
+    >>> def f(x):
+    ...     return np.sum(_double(x))
+    >>> nested = with_helpers_nested(parse_function(f), [_double])
+    >>> [type(s).__name__ for s in nested.tree.body]
+    ['FunctionDef', 'Return']
+    """
+    namespace = parsed.namespace()
+    user_locals = {a.arg for a in ast.walk(parsed.tree) if isinstance(a, ast.arg)}
+    user_locals |= {
+        n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and not _loads(n)
+    }
+    definitions: dict[str, ast.FunctionDef] = {}
+    pending = list(called)
+    while pending:
+        helper = pending.pop()
+        name = getattr(helper, "__name__", "")
+        if name in definitions:
+            continue
+        if namespace.get(name) is not helper or name in user_locals:
+            return None  # not reachable by its name from the user's function
+        try:
+            source = parse_function(helper)
+        except AutodiffError:
+            return None
+        tree = source.tree
+        reads = _free_reads(tree)
+        helper_names = source.namespace()
+        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
+            return None  # a name that means something else where the helper is inlined
+        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
+            return None
+        definitions[name] = tree
+        pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
+    tree = copy.deepcopy(parsed.tree)
+    first_call = next(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
+        tree,
+    )
+    nested = []
+    for definition in definitions.values():
+        definition = copy.deepcopy(definition)
+        for child in ast.walk(definition):  # errors point at the user's call
+            if hasattr(child, "lineno"):
+                ast.copy_location(child, first_call)
+        nested.append(definition)
+    tree.body = nested + tree.body
+    return dataclasses.replace(parsed, tree=tree)
+
+
+def with_structure_helpers_nested(parsed: ParsedFunction) -> ParsedFunction:
+    """``parsed`` with the user functions it calls with a structure (a dict, or a list
+    or tuple of lists or tuples: ``layer(params, x)``) defined inside it, so that they
+    are inlined like nested helpers and the structure's reads (``params["W"]``) fold
+    into its leaves; unchanged where there is no such call, or where a helper cannot
+    be nested (see :func:`with_helpers_nested`: the call is then refused as before,
+    "a structure is used whole here"). A dict spread into keywords (``**opts``) is no
+    structure argument: it is spread where the call is compiled.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.compiler.front.source import parse_function
+    >>> def _layer(p, z):
+    ...     return np.tanh(z * p["W"])
+    >>> def f(x):
+    ...     p = {"W": x}
+    ...     return np.sum(_layer(p, x))
+    >>> nested = with_structure_helpers_nested(parse_function(f))
+    >>> [type(s).__name__ for s in nested.tree.body]
+    ['FunctionDef', 'Assign', 'Return']
+    """
+    namespace = parsed.namespace()
+    tree = parsed.tree
+    structures = set(getattr(parsed, "structures", {}))
+    for node in ast.walk(tree):  # names the function binds to a structure it writes
+        if isinstance(node, ast.Assign) and _is_structure(node.value, set()):
+            structures |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    called: list[Any] = []
+    for call in ast.walk(tree):
+        helper = namespace.get(_called(call)) if isinstance(call, ast.Call) else None
+        if not inspect.isfunction(helper) or helper in called:
+            continue
+        arguments = call.args + [k.value for k in call.keywords if k.arg is not None]
+        if any(_is_structure(a, structures) for a in arguments):
+            called.append(helper)
+    if not called:
+        return parsed
+    return with_helpers_nested(parsed, called) or parsed
+
+
+def _is_structure(value: ast.expr, names: set[str]) -> bool:
+    """A dict (display or comprehension), a list or tuple holding lists or tuples, or a
+    name of one of ``names``."""
+    if isinstance(value, ast.Name):
+        return value.id in names
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return True
+    nested = (ast.List, ast.Tuple)
+    return isinstance(value, nested) and any(isinstance(e, nested) for e in value.elts)
+
+
+def _loads(name: ast.Name) -> bool:
+    return isinstance(name.ctx, ast.Load)
+
+
+def _called(call: ast.Call) -> str | None:
+    return call.func.id if isinstance(call.func, ast.Name) else None
+
+
+def _free_reads(tree: ast.FunctionDef) -> set[str]:
+    """The names a function reads that it does not bind itself."""
+    bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - bound
+
+
+def _plain_signature(tree: ast.FunctionDef) -> bool:
+    arguments = tree.args
+    return not (arguments.vararg or arguments.kwarg or arguments.kwonlyargs)
+
+
+def _one_final_return(tree: ast.FunctionDef) -> bool:
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    nested = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
+    return len(returns) == 1 and tree.body[-1] is returns[0] and nested == [tree]
+
+
+def inlinable(obj: Any) -> bool:
+    """Whether ``obj`` is a function of the user's (or ``@differentiable`` one) whose
+    body can be inlined; custom ops (a hand-written backward) are not.
+
+    >>> inlinable(_called), inlinable(len), inlinable(lambda v: v)
+    (True, False, False)
+    """
+    fn = inspect.unwrap(obj) if obj is not None else None
+    return inspect.isfunction(fn) and fn.__name__ != "<lambda>"

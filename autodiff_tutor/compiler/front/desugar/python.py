@@ -1,0 +1,334 @@
+"""Desugaring of everyday Python into loops and calls the compiler knows.
+
+- ``f = lambda v: ...`` becomes a nested ``def`` (then inlined like any helper);
+- ``with cm: body`` becomes ``cm.__enter__()``, the body, ``cm.__exit__(None, None, None)``;
+- list comprehensions become a loop appending to a fresh list; a generator or list
+  comprehension inside ``sum`` becomes a loop adding to a total, inside ``max``/``min``
+  a loop keeping the best so far (ties split the gradient, as ``np.maximum`` does);
+- ``sum(xs)``, ``max(xs)``, ``min(xs)`` of a sequence become the same loops, and
+  ``max(a, b, c)`` becomes ``max(max(a, b), c)`` (two values: the ``maximum`` rule).
+- such a loop in a side Python may skip (``x if c else y``, after ``and``/``or``) goes
+  inside an ``if`` that runs it only on that side (:mod:`.front.desugar.lazy`).
+
+Comprehension variables get fresh names, so they never overwrite the function's own
+(as in Python 3). Statements kept for their effect (``print``, ``assert``) are left
+whole: Python runs them in the forward.
+
+>>> import ast
+>>> tree = ast.parse('''
+... def f(ws):
+...     return sum(np.sum(w ** 2) for w in ws if w.ndim == 2)
+... ''').body[0]
+>>> names = Names(tree)
+>>> print(ast.unparse(ast.Module(LowerPython(names).run(tree.body), [])))
+total_1 = 0
+for w_2 in ws:
+    if w_2.ndim == 2:
+        total_1 = total_1 + np.sum(w_2 ** 2)
+return total_1
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.front.desugar import lazy as lazy
+from autodiff_tutor.compiler.front.desugar.base import (
+    Names,
+    StatementPass,
+    assign_like,
+    name_node,
+    reject,
+)
+from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
+from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
+
+COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+# functions that consume a generator expression at once (so a list gives the same result)
+CONSUMERS = {"sum", "max", "min", "any", "all", "list", "tuple", "sorted", "len"}
+EFFECTS = (ast.Expr, ast.Assert, ast.Raise)
+
+
+def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``name = lambda args: expr`` -> ``def name(args): return expr`` (at any depth)."""
+    out: list[ast.stmt] = []
+    for node in body:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(node, field, None), list):
+                setattr(node, field, lambdas_to_defs(getattr(node, field)))
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Lambda)
+        ):
+            value = node.value
+            returned = ast.copy_location(ast.Return(value.body), value.body)
+            helper = ast.FunctionDef(node.targets[0].id, value.args, [returned], [], None)
+            out.append(ast.copy_location(helper, node))
+            continue
+        out.append(node)
+    return out
+
+
+def _diagonal_write(node: ast.Expr) -> ast.Assign:
+    """``np.fill_diagonal(a, v)`` -> ``a[np.diag_indices(min(a.shape), a.ndim)] = v``:
+    numpy's diagonal (``k < min(a.shape)``, without ``wrap``), as a write."""
+    call = node.value
+    array, value = call.args
+    module = call.func.value
+    shape = ast.Attribute(copy.deepcopy(array), "shape", ast.Load())
+    size = ast.Call(name_node("min"), [shape], [])
+    ndim = ast.Attribute(copy.deepcopy(array), "ndim", ast.Load())
+    index = ast.Call(
+        ast.Attribute(copy.deepcopy(module), "diag_indices", ast.Load()), [size, ndim], []
+    )
+    target = ast.Subscript(copy.deepcopy(array), index, ast.Store())
+    target.described_as = f"{ast.unparse(call.func)}({array.id}, ...)"  # in messages
+    return ast.fix_missing_locations(ast.copy_location(ast.Assign([target], value), node))
+
+
+class LowerPython(StatementPass):
+    """Lower ``with``, comprehensions and sequence builtins, statement by statement."""
+
+    def __init__(self, names: Names, builtin=lambda name: True, namespace=None, local=()):
+        self.names = names
+        self.builtin = builtin  # whether a name means the Python builtin here
+        self.namespace = namespace  # the function's globals (model(t, *p): model's arity)
+        self.local = set(local)  # the names the function assigns (they hide globals)
+
+    def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        if isinstance(node, ast.With):
+            return self._with(node)
+        if isinstance(node, ast.Expr) and is_fill_diagonal(node.value):
+            return self._statement(_diagonal_write(node))
+        if isinstance(node, EFFECTS) and not (
+            isinstance(node, ast.Expr) and is_list_append(node.value)
+        ):
+            return [node]  # Python itself runs it in the forward
+        for field in ("body", "orelse"):
+            if isinstance(getattr(node, field, None), list):
+                setattr(node, field, self.run(getattr(node, field)))
+        before: list[ast.stmt] = []
+        if isinstance(node, ast.For):  # map(...), a global dict or set: its items, in a list
+            node.iter = listed(node.iter, self.namespace, self.local)
+        if isinstance(node, ast.While):
+            self._refuse_inside(node.test, "the condition of a while loop")
+            return [node]
+        if isinstance(node, ast.Expr):  # items.append(element)
+            node.value.args[0] = self._expression(node.value.args[0], before, node)
+            return [*before, node]
+        for field in ("value", "test", "iter"):
+            expr = getattr(node, field, None)
+            if isinstance(expr, ast.expr):
+                setattr(node, field, self._expression(expr, before, node))
+        return [*before, node]
+
+    def _with(self, node: ast.With) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        exits: list[ast.stmt] = []
+        for item in node.items:
+            manager = self.names.fresh("context")
+            out.append(assign_like(manager, item.context_expr, node))
+            enter = ast.Call(ast.Attribute(name_node(manager), "__enter__", ast.Load()), [], [])
+            if item.optional_vars is not None:
+                out.append(ast.copy_location(ast.Assign([item.optional_vars], enter), node))
+            else:
+                out.append(ast.copy_location(ast.Expr(enter), node))
+            nones = [ast.Constant(None)] * 3
+            leave = ast.Call(ast.Attribute(name_node(manager), "__exit__", ast.Load()), nones, [])
+            exits.insert(0, ast.copy_location(ast.Expr(leave), node))
+        return [*out, *self.run(node.body), *exits]
+
+    # -- expressions -----------------------------------------------------------------
+
+    def _expression(self, expr: ast.expr, before: list[ast.stmt], at: ast.stmt) -> ast.expr:
+        lower = self
+
+        class Lower(ast.NodeTransformer):
+            def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+                node.test = self.visit(node.test)
+                body, orelse = lower._side(node.body, at), lower._side(node.orelse, at)
+                statements, value = lazy.if_expression(node, body, orelse, lower._fresh)
+                before.extend(statements)  # each side's loops run on its path only
+                return value
+
+            def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+                operands = [([], self.visit(node.values[0]))]
+                operands += [lower._side(value, at) for value in node.values[1:]]
+                statements, value = lazy.bool_operation(node, operands, lower._fresh)
+                before.extend(statements)
+                return value
+
+            def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+                reject(
+                    node,
+                    "a lambda is supported only assigned to a name and called by that name",
+                    "write f = lambda v: ... and call f(...); one passed on (sorted(key=...)) "
+                    "or kept in a list of functions is not compiled: call each function by "
+                    "its name, or make what varies a parameter",
+                )
+
+            def visit_Call(self, node: ast.Call) -> ast.expr:
+                count = spread_count(node, lower.namespace, lower.local)
+                if count is not None:  # model(t, *p): model(t, p[0], p[1]), p's length checked
+                    node = spread_call(node, count, before, at, lower.names.fresh)
+                name = node.func.id if isinstance(node.func, ast.Name) else None
+                if name is not None and not lower.builtin(name):
+                    name = None
+                if name in ("sum", "max", "min") and len(node.args) == 1:
+                    return lower._reduce(name, node, before, at)
+                if name == "sum" and len(node.args) == 2 and not node.keywords:  # a start
+                    start = ast.keyword("start", node.args[1])
+                    call = ast.Call(node.func, node.args[:1], [start])
+                    return lower._reduce(name, ast.copy_location(call, node), before, at)
+                if name in ("max", "min") and len(node.args) > 2 and not node.keywords:
+                    pair = ast.Call(node.func, node.args[:2], [])
+                    for arg in node.args[2:]:
+                        pair = ast.Call(copy.deepcopy(node.func), [pair, arg], [])
+                    return self.visit(ast.copy_location(pair, node))
+                if name in CONSUMERS and node.args and isinstance(node.args[0], ast.GeneratorExp):
+                    node.args[0] = lower._list(node.args[0], before, at)
+                self.generic_visit(node)
+                return node
+
+            def visit_ListComp(self, node: ast.ListComp) -> ast.expr:
+                return lower._list(node, before, at)
+
+            def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.expr:
+                reject(
+                    node,
+                    "generator expressions are supported inside sum, max, min, any, all, "
+                    "list, tuple and sorted",
+                    "write a list comprehension [...] instead",
+                )
+
+            def visit_SetComp(self, node: ast.SetComp) -> ast.expr:
+                reject(node, "set comprehensions are not supported", "use a list or an array")
+
+        return Lower().visit(expr)
+
+    def _side(self, expr: ast.expr, at: ast.stmt) -> lazy.Side:
+        """A side Python may skip, lowered on its own: (its statements, its value)."""
+        statements: list[ast.stmt] = []
+        value = self._expression(expr, statements, at)
+        return statements, value
+
+    def _fresh(self) -> str:
+        return self.names.fresh("choice")
+
+    def _refuse_inside(self, expr: ast.expr, where: str) -> None:
+        for node in ast.walk(expr):
+            if isinstance(node, COMPREHENSIONS) or (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("sum", "max", "min")
+                and len(node.args) == 1
+            ):
+                reject(
+                    node,
+                    f"a comprehension or sum/max/min of a sequence is not supported in {where}",
+                    "compute it on its own line first",
+                )
+
+    def _loops(
+        self, generators: list[ast.comprehension], inner: list[ast.stmt], at: ast.AST
+    ) -> tuple[list[ast.stmt], list[ast.stmt]]:
+        """Nested loops for ``generators`` around ``inner``; (statements before, loops).
+
+        Each target is renamed fresh in the conditions, the later iterables and ``inner``.
+        """
+        renames: dict[str, str] = {}
+        before: list[ast.stmt] = []
+        levels = []
+        for generator in generators:
+            if generator.is_async:
+                reject(generator.iter, "async comprehensions are not supported")
+            iterable = _renamed(generator.iter, renames)
+            for target in ast.walk(generator.target):
+                if isinstance(target, ast.Name):
+                    renames[target.id] = self.names.fresh(target.id)
+            target = _renamed(generator.target, renames)
+            conditions = [_renamed(c, renames) for c in generator.ifs]
+            levels.append((target, iterable, conditions))
+        body = [_renamed(s, renames) for s in inner]
+        for target, iterable, conditions in reversed(levels):
+            for condition in reversed(conditions):
+                body = [ast.copy_location(ast.If(condition, body, []), at)]
+            body = [ast.copy_location(ast.For(target, iterable, body, []), at)]
+        # the first iterable is read outside the loops; inner ones may use outer targets
+        loop = body[0]
+        loop.iter = self._expression(loop.iter, before, at)
+        return before, body
+
+    def _list(self, node: ast.ListComp | ast.GeneratorExp, before: list, at) -> ast.Name:
+        items = self.names.fresh("items")
+        append = ast.Call(ast.Attribute(name_node(items), "append", ast.Load()), [node.elt], [])
+        inner = [ast.copy_location(ast.Expr(append), at)]
+        first, loops = self._loops(node.generators, inner, at)
+        loops = self._lower_bodies(loops)
+        before += [*first, assign_like(items, ast.List([], ast.Load()), at), *loops]
+        return ast.copy_location(name_node(items), node)
+
+    def _reduce(self, name: str, node: ast.Call, before: list, at) -> ast.expr:
+        """``sum(...)``, ``max(...)``, ``min(...)`` of one sequence, as a loop."""
+        allowed = {"start"} if name == "sum" else set()
+        if any(k.arg not in allowed for k in node.keywords):
+            reject(node, f"{name}(..., {node.keywords[0].arg}=...) is not supported here")
+        argument = node.args[0]
+        if name == "sum":
+            total = self.names.fresh("total")
+            start = node.keywords[0].value if node.keywords else ast.Constant(0)
+            before.append(assign_like(total, start, at))
+            if isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
+                add = ast.BinOp(name_node(total), ast.Add(), argument.elt)
+                inner = [assign_like(total, add, at)]
+                first, loops = self._loops(argument.generators, inner, at)
+                before += [*first, *self._lower_bodies(loops)]
+                return ast.copy_location(name_node(total), node)
+            sequence = self._sequence(argument, before, at)
+            item = self.names.fresh("item")
+            add = ast.BinOp(name_node(total), ast.Add(), name_node(item))
+            loop = ast.For(name_node(item, True), sequence, [assign_like(total, add, at)], [])
+            before.append(ast.copy_location(loop, at))
+            return ast.copy_location(name_node(total), node)
+        if isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
+            sequence: ast.expr = self._list(argument, before, at)
+        else:
+            sequence = self._sequence(argument, before, at)
+        best, k = self.names.fresh(f"{name}imum"), self.names.fresh("k")
+        before.append(assign_like(best, ast.Subscript(sequence, ast.Constant(0), ast.Load()), at))
+        bound = ast.Call(name_node("range"), [ast.Constant(1), _len(sequence)], [])
+        item = ast.Subscript(copy.deepcopy(sequence), name_node(k), ast.Load())
+        pair = ast.Call(name_node(name), [name_node(best), item], [])
+        loop = ast.For(name_node(k, True), bound, [assign_like(best, pair, at)], [])
+        before.append(ast.copy_location(loop, at))
+        return ast.copy_location(name_node(best), node)
+
+    def _sequence(self, argument: ast.expr, before: list, at) -> ast.expr:
+        """A name or subscript holding ``argument`` (computed once, before the loop)."""
+        argument = self._expression(argument, before, at)
+        if isinstance(argument, (ast.Name, ast.Subscript, ast.Attribute)):
+            return argument
+        held = self.names.fresh("sequence")
+        before.append(assign_like(held, argument, at))
+        return name_node(held)
+
+    def _lower_bodies(self, loops: list[ast.stmt]) -> list[ast.stmt]:
+        """Comprehensions nested in the element are lowered inside the loops."""
+        for loop in loops:
+            loop.body = self.run(loop.body)
+        return loops
+
+
+def _len(sequence: ast.expr) -> ast.Call:
+    return ast.Call(name_node("len"), [copy.deepcopy(sequence)], [])
+
+
+def _renamed(node: ast.AST, renames: dict[str, str]) -> ast.AST:
+    node = copy.deepcopy(node)
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and child.id in renames:
+            child.id = renames[child.id]
+    return node

@@ -1,0 +1,353 @@
+"""Reads of structures, for :mod:`.front.desugar.structures`:
+``self.W`` of an object parameter, ``params[1][0]``, ``p["W"]``, ``len(params)``,
+``d.items()``, ``sorted(d)``, each replaced by the leaf or constant it denotes.
+
+Part of the structures pass (a mixin of :class:`~.desugar_structures.Structures`).
+
+>>> import ast
+>>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.front.desugar.structures import Structures
+>>> literal = ast.parse("{'W': p_W, 'b': [p_b_0, p_b_1]}", mode="eval").body
+>>> structures = Structures(Names(literal), {"p": literal})
+>>> ast.unparse(structures._fold(ast.parse("p['b'][1] * len(p)", mode="eval").body))
+'p_b_1 * 2'
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import operator
+
+from autodiff_tutor.compiler.front.desugar.base import reject
+
+DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
+# the options-dict habit (def f(x, config=None): config = config or {}) and what works
+OPTIONS_HINT = (
+    "a choice between structures is made while compiling, not while running: for a dict "
+    "of options give the parameter a dict default (def f(x, config={}), then "
+    "config.get('scale', 2.0)) or keyword parameters (def f(x, scale=2.0))"
+)
+
+
+class ReadsMixin:
+    """Folding of reads of structures (``self.env`` maps names to their literals)."""
+
+    def _attributes(self, node: ast.stmt) -> ast.stmt:
+        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes are
+        refused (the caller's object would change)."""
+        objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
+        if not objects:
+            return node
+        pass_ = self
+
+        class Attributes(ast.NodeTransformer):
+            def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                self.generic_visit(attribute)
+                value = attribute.value
+                if not (isinstance(value, ast.Name) and value.id in objects):
+                    return attribute
+                if not isinstance(attribute.ctx, ast.Load):
+                    pass_._refuse_write(value.id, attribute)
+                keys = [k.value for k in pass_.env[value.id].keys]
+                if attribute.attr not in keys:
+                    reject(
+                        attribute,
+                        f"{value.id}.{attribute.attr} is not an attribute of the object's "
+                        "instance (methods and class attributes are not compiled)",
+                        "read array attributes only, or call a plain function",
+                    )
+                key = ast.Constant(attribute.attr)
+                return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
+
+        return Attributes().visit(node)
+
+    def _fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
+        """``expr`` with structures replaced and reads of them resolved."""
+        pass_ = self
+
+        class Fold(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                if isinstance(node.ctx, ast.Load) and node.id in pass_.constants:
+                    return copy.deepcopy(pass_.constants[node.id])
+                if isinstance(node.ctx, ast.Load) and node.id in pass_.env:
+                    return ast.copy_location(copy.deepcopy(pass_.env[node.id]), node)
+                return node
+
+            def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+                self.generic_visit(node)
+                if not isinstance(node.value, DISPLAYS):
+                    return node
+                node.slice = folded_key(node.slice)  # params["W%d" % i], i known: "W1"
+                return pass_._subscript(node)
+
+            def visit_Call(self, node: ast.Call) -> ast.expr:
+                self.generic_visit(node)
+                node.keywords = spread_keywords(node)  # f(x, **opts), opts a dict known here
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
+                    if isinstance(node.args[0], DISPLAYS):
+                        return ast.Constant(len(items_of(node.args[0])))
+                if (  # zip(*pairs) of a structure: its transpose
+                    isinstance(func, ast.Name)
+                    and func.id == "zip"
+                    and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Starred)
+                ):
+                    rows = node.args[0].value
+                    if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
+                        isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
+                    ):
+                        reject(
+                            node,
+                            "zip(*...) needs a structure known while compiling",
+                            "zip the sequences by name: zip(a, b)",
+                        )
+                    columns = zip(*[r.elts for r in rows.elts], strict=False)
+                    return ast.List([ast.Tuple(list(c), ast.Load()) for c in columns], ast.Load())
+                if (  # list(zip(Ws, bs)), tuple(enumerate(layers)) of structures: written out
+                    isinstance(func, ast.Name)
+                    and func.id in ("list", "tuple")
+                    and len(node.args) == 1
+                    and not node.keywords
+                ):
+                    elements = iterated(node.args[0])
+                    if elements is not None:
+                        return (ast.List if func.id == "list" else ast.Tuple)(elements, ast.Load())
+                if (  # sorted(d), list(d) of a dict: its keys
+                    isinstance(func, ast.Name)
+                    and func.id in ("sorted", "list")
+                    and len(node.args) == 1
+                    and not node.keywords
+                    and isinstance(node.args[0], ast.Dict)
+                ):
+                    keys = [k.value for k in node.args[0].keys]
+                    keys = sorted(keys) if func.id == "sorted" else keys
+                    return ast.List([ast.Constant(k) for k in keys], ast.Load())
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Dict):
+                    entries = func.value
+                    if func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant):
+                        return entry_or_default(entries, node)  # d.get("k", default)
+                    if func.attr == "values":
+                        return ast.List(entries.values, ast.Load())
+                    if func.attr == "keys":
+                        return ast.List(entries.keys, ast.Load())
+                    if func.attr == "items":
+                        pairs = zip(entries.keys, entries.values, strict=True)
+                        return ast.List([ast.Tuple(list(p), ast.Load()) for p in pairs], ast.Load())
+                return node
+
+        folded = Fold().visit(copy.deepcopy(expr))
+        if whole and isinstance(folded, DISPLAYS):
+            return folded  # assigned to a name or unpacked: the caller takes it apart
+        for node in ast.walk(folded):  # what is left must be plain values for the compiler
+            if not isinstance(node, DISPLAYS):
+                continue
+            nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
+            tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
+            if nested and (tracked or isinstance(node, ast.Dict)):
+                choice = isinstance(expr, (ast.BoolOp, ast.IfExp))  # config = config or {}
+                reject(
+                    expr,
+                    "a structure (a dict or a nested list) is used whole here",
+                    OPTIONS_HINT if choice else "use its parts: params['W'], or loop over it",
+                )
+        return folded
+
+    def _subscript(self, node: ast.Subscript) -> ast.expr:
+        structure, key = node.value, node.slice
+        if isinstance(structure, ast.Dict):
+            keys = [k.value for k in structure.keys]
+            if isinstance(key, ast.Constant) and key.value in keys:
+                return copy.deepcopy(structure.values[keys.index(key.value)])
+            if isinstance(key, ast.Constant):
+                reject(node, f"the dict has no key {key.value!r} (its keys: {keys})")
+            reject(
+                node,
+                "this key is known only at run time: the compiler reads a dict's keys "
+                "while compiling",
+                "write the key out (params['W1']), loop over the dict (for name, W in "
+                "params.items()), or make the key from a range with numbers written out "
+                "(for i in range(1, 3): params[f'W{i}'])",
+            )
+        if isinstance(key, ast.Constant) and type(key.value) is int:
+            if -len(structure.elts) <= key.value < len(structure.elts):
+                return copy.deepcopy(structure.elts[key.value])
+            reject(node, "this index is out of range")
+        if isinstance(key, ast.Slice) and all(
+            part is None or (isinstance(part, ast.Constant) and type(part.value) is int)
+            for part in (key.lower, key.upper, key.step)
+        ):
+            bounds = [p.value if p is not None else None for p in (key.lower, key.upper, key.step)]
+            return type(structure)(structure.elts[slice(*bounds)], ast.Load())
+        if not self._is_structure(structure):
+            return node  # a flat list of plain values: the compiler reads it at run time
+        reject(
+            node,
+            "this index into a structured value is known only at run time",
+            "loop over the structure directly: for W, b in params",
+        )
+
+
+def iterated(node: ast.expr) -> list[ast.expr] | None:
+    """The items that iterating ``node`` gives, when ``node`` is a list or tuple written
+    out, or ``zip`` (``strict=`` of equal lengths), ``enumerate`` or ``reversed`` of such; else
+    ``None``. (Only where the iterator is consumed at once, by ``list(...)``: a
+    ``zip(...)`` kept in a name is exhausted by its first loop, a list is not.)
+
+    >>> pairs = iterated(ast.parse("zip([a, b], (c, d))", mode="eval").body)
+    >>> [ast.unparse(p) for p in pairs]
+    ['(a, c)', '(b, d)']
+    >>> [ast.unparse(p) for p in iterated(ast.parse("enumerate(reversed([a, b]))").body[0].value)]
+    ['(0, b)', '(1, a)']
+    """
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [copy.deepcopy(e) for e in node.elts]
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.keywords and node.func.id != "zip":
+        return None
+    parts = [iterated(a) for a in node.args]
+    if not parts or any(p is None for p in parts):
+        return None
+    if node.func.id == "zip" and zipped_as_written(node, parts):
+        return [ast.Tuple(list(items), ast.Load()) for items in zip(*parts, strict=False)]
+    if node.func.id == "enumerate" and len(parts) == 1:
+        return [ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])]
+    if node.func.id == "reversed" and len(parts) == 1:
+        return parts[0][::-1]
+    return None
+
+
+def zipped_as_written(call: ast.Call, parts: list[list[ast.expr]]) -> bool:
+    """Whether ``zip(...)`` of sequences known while compiling (``parts``) gives the
+    pairs that ``zip(..., strict=False)`` gives: no keyword, ``strict=False``, or
+    ``strict=True`` (the linters' advice) of sequences of one length.
+
+    >>> call = ast.parse("zip(a, b, strict=True)").body[0].value
+    >>> zipped_as_written(call, [[1, 2], [3, 4]]), zipped_as_written(call, [[1], [3, 4]])
+    (True, False)
+    """
+    if not call.keywords:
+        return True
+    if len(call.keywords) != 1 or call.keywords[0].arg != "strict":
+        return False
+    strict = call.keywords[0].value
+    if not (isinstance(strict, ast.Constant) and isinstance(strict.value, bool)):
+        return False
+    return not strict.value or len({len(p) for p in parts}) == 1
+
+
+def items_of(value: ast.expr) -> list[ast.expr]:
+    return list(value.keys) if isinstance(value, ast.Dict) else list(value.elts)
+
+
+def bind_target(target: ast.expr, element: ast.expr) -> dict[str, ast.expr] | None:
+    if isinstance(target, ast.Name):
+        return {target.id: element}
+    if isinstance(target, ast.Tuple) and isinstance(element, (ast.Tuple, ast.List)):
+        if len(target.elts) != len(element.elts):
+            return None
+        bound: dict[str, ast.expr] = {}
+        for t, e in zip(target.elts, element.elts, strict=True):
+            inner = bind_target(t, e)
+            if inner is None:
+                return None
+            bound.update(inner)
+        return bound
+    return None
+
+
+def substitute(expr: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
+    class Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return copy.deepcopy(bound[node.id]) if node.id in bound else node
+
+    return Replace().visit(copy.deepcopy(expr))
+
+
+_KEY_OPERATORS = {ast.Add: operator.add, ast.Mod: operator.mod, ast.Sub: operator.sub,
+                  ast.Mult: operator.mul}  # fmt: skip
+
+
+def folded_key(node: ast.expr) -> ast.expr:
+    """A key made of constants computed (``"W%d" % 1``, ``f"W{1}"``, ``"W" + str(1)``:
+    ``"W1"``); any other expression as it is.
+
+    >>> ast.unparse(folded_key(ast.parse('f"b{2}"', mode="eval").body))
+    "'b2'"
+    >>> ast.unparse(folded_key(ast.parse('"W%d" % (1 + 1)', mode="eval").body))
+    "'W2'"
+    """
+    value = _key_value(node)
+    return node if value is None else ast.copy_location(ast.Constant(value), node)
+
+
+def _key_value(node: ast.expr) -> str | int | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _KEY_OPERATORS:
+        left, right = _key_value(node.left), _key_value(node.right)
+        if left is None or right is None or (type(left) is str and type(node.op) is ast.Sub):
+            return None
+        try:
+            return _KEY_OPERATORS[type(node.op)](left, right)
+        except TypeError:  # "W" + 1: Python raises it when the function runs
+            return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
+        inner = _key_value(node.args[0]) if len(node.args) == 1 and not node.keywords else None
+        return None if inner is None else str(inner)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                if part.conversion != -1 or part.format_spec is not None:
+                    return None
+                part = part.value
+            value = _key_value(part)
+            if value is None:
+                return None
+            parts.append(str(value))
+        return "".join(parts)
+    return None
+
+
+def spread_keywords(call: ast.Call) -> list[ast.keyword]:
+    """The call's keywords with ``**{"scale": 2.0}`` (a dict whose keys are known while
+    compiling) spread into ``scale=2.0``, as Python binds them.
+
+    >>> call = ast.parse("f(x, **{'scale': s, 'shift': 0.5})", mode="eval").body
+    >>> [ast.unparse(k) for k in spread_keywords(call)]
+    ['scale=s', 'shift=0.5']
+    """
+    keywords: list[ast.keyword] = []
+    for keyword in call.keywords:
+        entries = keyword.value
+        if keyword.arg is not None or not isinstance(entries, ast.Dict):
+            keywords.append(keyword)
+            continue
+        for key, value in zip(entries.keys, entries.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                reject(keyword.value, "'**' unpacks a dict whose keys are not all strings")
+            keywords.append(ast.copy_location(ast.keyword(key.value, value), keyword.value))
+    names = [k.arg for k in keywords if k.arg is not None]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        reject(call, f"the call gets several values for the keyword {repeated[0]!r}")
+    return keywords
+
+
+def entry_or_default(entries: ast.Dict, call: ast.Call) -> ast.expr:
+    """``d.get(key, default)`` of a dict known while compiling: the entry, else the
+    default (``None`` when none is given), as Python's ``dict.get``.
+
+    >>> d = ast.parse("{'a': x}", mode="eval").body
+    >>> [ast.unparse(entry_or_default(d, ast.parse(c, mode="eval").body))
+    ...  for c in ("d.get('a')", "d.get('b', y)", "d.get('b')")]
+    ['x', 'y', 'None']
+    """
+    keys = [k.value if isinstance(k, ast.Constant) else None for k in entries.keys]
+    key = call.args[0].value
+    if key in keys:
+        return copy.deepcopy(entries.values[keys.index(key)])
+    return copy.deepcopy(call.args[1]) if len(call.args) > 1 else ast.Constant(None)

@@ -1,0 +1,337 @@
+"""Desugaring of structures known at compile time: dicts, nested lists and tuples.
+
+A structured parameter (``params = [(W1, b1), (W2, b2)]``, ``p = {"W": W, "b": b}``)
+reaches the compiler as its leaves, one parameter each (``params_0_0``...), with the
+structure as a literal of those names. Local dict literals and nested literals are
+structures too. This pass makes every structure disappear before normalization:
+
+- a read ``params[1][0]``, ``p["W"]``, ``len(params)`` is replaced by the leaf or the
+  constant it denotes;
+- ``for W, b in params``, ``for k, v in p.items()``, ``zip``/``enumerate``/``reversed``
+  of structures, and ``for i in range(len(params))`` are unrolled, one copy of the body
+  per element (the copies keep the user's line numbers; :mod:`.front.desugar.unroll`);
+- ``W, b = layer`` assigns leaf by leaf; ``d["k"] = v`` on a local dict names a new leaf;
+- a dict comprehension over a structure becomes one leaf per key.
+
+What it cannot resolve statically (an index known only at run time, a structure
+reassigned in a loop, a write into a parameter) is refused with a located error.
+
+>>> import ast
+>>> tree = ast.parse('''
+... def f(p, X):
+...     for W, b in p:
+...         X = X @ W + b
+...     return X
+... ''').body[0]
+>>> literal = ast.parse("[(p_0_0, p_0_1), (p_1_0, p_1_1)]", mode="eval").body
+>>> body = Structures(Names(tree), {"p": literal}).run(tree.body)
+>>> print(ast.unparse(ast.Module(body, [])))
+W = p_0_0
+b = p_0_1
+X = X @ W + b
+W = p_1_0
+b = p_1_1
+X = X @ W + b
+return X
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.front.desugar.base import (
+    Names,
+    StatementPass,
+    assign_like,
+    name_node,
+    reject,
+)
+from autodiff_tutor.compiler.front.desugar.reads import (
+    DISPLAYS,
+    OPTIONS_HINT,
+    ReadsMixin,
+    bind_target,
+    items_of,
+    substitute,
+)
+from autodiff_tutor.compiler.front.desugar.unroll import UnrollMixin
+
+MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "setdefault"}
+
+
+class Structures(ReadsMixin, UnrollMixin, StatementPass):
+    """Replace structures by their leaves (see the module docstring)."""
+
+    def __init__(self, names: Names, seeds: dict[str, ast.expr]):
+        self.names = names
+        self.env: dict[str, ast.expr] = dict(seeds)  # name -> its structure, as a literal
+        self.parameters = set(seeds)
+        self.leaves: set[str] = {
+            n.id for s in seeds.values() for n in ast.walk(s) if isinstance(n, ast.Name)
+        }
+        self.depth = 0  # inside a loop or branch that is not unrolled
+        self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
+        self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
+
+    # -- statements ------------------------------------------------------------------
+
+    def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        self._check_mutation(node)
+        node = self._attributes(node)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            return self._assign(node.targets[0], node.value, node)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+            read = copy.deepcopy(node.target)
+            read.ctx = ast.Load()
+            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+            return self._assign(node.target, value, node)
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = self._fold(node.value, whole=True)
+            if isinstance(value, ast.Dict) and self.depth:
+                reject(
+                    node,
+                    "a dict is returned inside a loop or a branch",
+                    "assign its values in the branch and return the dict once, at the end",
+                )
+            if isinstance(value, ast.Dict):
+                return self._return_dict(value, node)
+            if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Dict) for e in value.elts):
+                reject(
+                    node,
+                    "a dict inside a returned tuple is not supported",
+                    "return the dict alone (vjp and jvp give it back as a dict; put the "
+                    "other values in it), or return a tuple of arrays",
+                )
+        if isinstance(node, ast.For):
+            unrolled = self._unroll(node)
+            if unrolled is not None:
+                return unrolled
+        if isinstance(node, (ast.For, ast.While, ast.If)):
+            for field in ("iter", "test"):
+                if hasattr(node, field):
+                    setattr(node, field, self._fold(getattr(node, field)))
+            self._enter(node)
+            node.body = self.run(node.body)
+            node.orelse = self.run(node.orelse)
+            self.depth -= 1
+            return [node]
+        for field in ("value", "test", "msg", "exc"):
+            if isinstance(getattr(node, field, None), ast.expr):
+                setattr(node, field, self._fold(getattr(node, field)))
+        return [node]
+
+    def _return_dict(self, value: ast.Dict, at: ast.Return) -> list[ast.stmt]:
+        """``return {"loss": l, "y": y}``: the function returns the list of the values,
+        and ``output_keys`` says which key each has (the API gives a dict back)."""
+        for key, item in zip(value.keys, value.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                reject(value, "a returned dict must have string keys", "use strings as keys")
+            if isinstance(item, DISPLAYS) or isinstance(item, ast.Constant):
+                reject(
+                    item,
+                    "a returned dict must hold arrays (not lists, dicts or constants)",
+                    "return one array per key, or return a tuple",
+                )
+        statements, literal = self._hold(value, "out", at)
+        self.output_keys = tuple(k.value for k in literal.keys)
+        returned = ast.copy_location(ast.Return(ast.List(literal.values, ast.Load())), at)
+        return [*statements, returned]
+
+    def _enter(self, node: ast.stmt) -> None:
+        """Names assigned in a region that is not unrolled must not be structures."""
+        self.depth += 1
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                if child.id in self.env:
+                    reject(
+                        child,
+                        f"{child.id!r} holds a structure (a dict or a nested list) and is "
+                        "assigned inside a loop or a branch",
+                        "assign it once, before the loop or branch",
+                    )
+
+    def _check_mutation(self, node: ast.stmt) -> None:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in MUTATING
+        ):
+            return
+        root = call.func.value
+        while isinstance(root, ast.Subscript):  # hist["loss"].append(v): hist changes
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in self.env):
+            return
+        if root is not call.func.value and root.id not in self.parameters:
+            reject(
+                call,
+                f"this changes an entry of the structure {root.id!r} in place",
+                f"keep that list in a name of its own (losses = []; losses.{call.func.attr}"
+                "(...)), and put it in the structure afterwards",
+            )
+        self._refuse_write(root.id, call)
+
+    def _refuse_write(self, name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):  # self.cache = h in a differentiated method
+            reject(
+                node,
+                f"this sets the attribute {name}.{node.attr} of the object, which would change "
+                "the caller's object: a differentiated method only reads its attributes",
+                "keep the value in a local variable, or compute it again after the gradient "
+                "(a cache of the forward pass is what the generated code keeps for you)",
+            )
+        if name in self.parameters:
+            reject(
+                node,
+                f"this changes the parameter {name!r} in place, which is not differentiated",
+                "build a new list or dict instead",
+            )
+        reject(node, f"this changes the structure {name!r} in place", "build a new one instead")
+
+    def _assign(self, target: ast.expr, value: ast.expr, at: ast.stmt) -> list[ast.stmt]:
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if target.value.id in self.env:
+                return self._write_item(target, value, at)
+        if isinstance(value, ast.DictComp):
+            value = self._dict_comprehension(value)
+        else:
+            value = self._fold(value, whole=True)
+        if isinstance(target, (ast.Tuple, ast.List)) and self._is_structure(value):
+            out: list[ast.stmt] = []
+            for element, item in _pair_up(target, items_of(value), value):
+                out += self._assign(element, item, at)
+            return out
+        if isinstance(target, ast.Name):
+            self.env.pop(target.id, None)
+            if target.id in self.parameters:
+                reject(target, f"the structured parameter {target.id!r} is reassigned")
+            if self._is_structure(value):
+                if self.depth:
+                    empty = isinstance(value, ast.Dict) and not value.keys  # config = {}
+                    reject(
+                        at,
+                        "a structure (a dict or a nested list) is made inside a loop or a branch",
+                        OPTIONS_HINT if empty else "make it before the loop or branch",
+                    )
+                statements, literal = self._hold(value, target.id, at)
+                self.env[target.id] = literal
+                return statements
+        elif self._is_structure(value) and isinstance(value, ast.Dict):
+            reject(value, "a dict can only be assigned to a name here")
+        return [ast.copy_location(ast.Assign([target], value), at)]
+
+    def _write_item(self, target: ast.Subscript, value: ast.expr, at: ast.stmt) -> list:
+        name = target.value.id
+        key = self._fold(target.slice)
+        if name in self.parameters or self.depth or not isinstance(key, ast.Constant):
+            self._refuse_write(name, target)
+        statements, leaf = self._hold(self._fold(value, whole=True), f"{name}_{key.value}", at)
+        structure = copy.deepcopy(self.env[name])
+        if isinstance(structure, ast.Dict):
+            keys = [k.value for k in structure.keys]
+            if key.value in keys:
+                structure.values[keys.index(key.value)] = leaf
+            else:
+                structure.keys.append(ast.Constant(key.value))
+                structure.values.append(leaf)
+        elif isinstance(key.value, int) and -len(structure.elts) <= key.value < len(structure.elts):
+            if isinstance(structure, ast.Tuple):
+                reject(target, "tuples cannot be changed")
+            structure.elts[key.value] = leaf
+        else:
+            reject(target, "this index is out of range")
+        self.env[name] = structure
+        return statements
+
+    def _hold(self, value: ast.expr, stem: str, at: ast.stmt) -> tuple[list, ast.expr]:
+        """Copy each leaf of ``value`` that is not already a leaf into a fresh name."""
+        if isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Name) and value.id in self.leaves
+        ):
+            return [], value
+        if isinstance(value, ast.Dict):
+            out, values = [], []
+            for key, item in zip(value.keys, value.values, strict=True):
+                if not isinstance(key, ast.Constant):
+                    reject(value, "dict keys must be constants here", "use strings as keys")
+                statements, leaf = self._hold(item, f"{stem}_{key.value}", at)
+                out += statements
+                values.append(leaf)
+            return out, unique_keys([copy.deepcopy(k) for k in value.keys], values)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            out, elements = [], []
+            for i, item in enumerate(value.elts):
+                statements, leaf = self._hold(item, f"{stem}_{i}", at)
+                out += statements
+                elements.append(leaf)
+            return out, type(value)(elements, ast.Load())
+        leaf = self.names.fresh(stem.replace("-", "_")) if not stem.isidentifier() else None
+        leaf = leaf or self.names.exact(stem)
+        self.leaves.add(leaf)
+        return [assign_like(leaf, value, at)], name_node(leaf)
+
+    def _is_structure(self, value: ast.expr) -> bool:
+        """A literal the pass keeps track of: a dict, nested, or holding tracked leaves."""
+        if isinstance(value, ast.Dict):
+            return True
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            return False
+        return any(
+            isinstance(e, DISPLAYS) or (isinstance(e, ast.Name) and e.id in self.leaves)
+            for e in value.elts
+        )
+
+    def _dict_comprehension(self, node: ast.DictComp) -> ast.Dict:
+        if len(node.generators) != 1 or node.generators[0].ifs:
+            reject(node, "dict comprehensions take one 'for' without 'if' here")
+        generator = node.generators[0]
+        elements = self._elements(generator.iter)
+        if elements is None:
+            reject(generator.iter, "a dict comprehension must go over a dict or a structure")
+        keys, values = [], []
+        for element in elements:
+            bound = bind_target(generator.target, element)
+            if bound is None:
+                reject(generator.target, "cannot unpack this element here")
+            key = self._fold(substitute(node.key, bound))
+            if not isinstance(key, ast.Constant):
+                reject(node.key, "the keys of a dict comprehension must be known statically")
+            keys.append(key)
+            values.append(self._fold(substitute(node.value, bound), whole=True))
+        return unique_keys(keys, values)
+
+
+def _pair_up(target, items: list[ast.expr], value: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
+    """Each target with its item; a starred target takes a list of the middle items."""
+    elements = target.elts
+    starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
+    if len(starred) > 1:
+        reject(target, "only one starred name per unpacking")
+    if not starred:
+        if len(items) != len(elements):
+            reject(target, f"cannot unpack {len(items)} values into {len(elements)} names")
+        return list(zip(elements, items, strict=True))
+    star, after = starred[0], len(elements) - starred[0] - 1
+    if len(items) < len(elements) - 1:
+        reject(target, f"cannot unpack {len(items)} values into {len(elements) - 1} or more")
+    middle = ast.List(items[star : len(items) - after], ast.Load())
+    return [
+        *zip(elements[:star], items[:star], strict=True),
+        (elements[star].value, middle),
+        *zip(elements[star + 1 :], items[len(items) - after :], strict=True),
+    ]
+
+
+def unique_keys(keys: list[ast.Constant], values: list[ast.expr]) -> ast.Dict:
+    """A dict display where a repeated key keeps its last value, as in Python.
+
+    >>> keys = [ast.Constant("a"), ast.Constant("a")]
+    >>> ast.unparse(unique_keys(keys, [ast.Name("x"), ast.Name("y")]))
+    "{'a': y}"
+    """
+    entries: dict = {}
+    for key, value in zip(keys, values, strict=True):
+        entries[key.value] = value
+    return ast.Dict([ast.Constant(k) for k in entries], list(entries.values()))

@@ -1,0 +1,153 @@
+"""Unrolling of loops over structures known at compile time, for
+:mod:`.front.desugar.structures`: ``for W, b in params``,
+``for k, v in p.items()``, ``zip``/``enumerate``/``reversed``/``sorted`` of structures,
+``for i in range(len(params))``, and a constant range whose index makes a dict's keys
+(``params[f"W{i}"]``) become one copy of the body per element (the copies keep the
+user's line numbers).
+
+Part of the structures pass (a mixin of :class:`~.front.desugar.structures.Structures`).
+
+>>> import ast
+>>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.front.desugar.structures import Structures
+>>> tree = ast.parse('''
+... def f(p, s):
+...     for k, v in p.items():
+...         s = s + v
+...     for i in range(1, 3):
+...         s = s * p[f"W{i}"]
+...     return s
+... ''').body[0]
+>>> literal = ast.parse("{'W1': p_W1, 'W2': p_W2}", mode="eval").body
+>>> body = Structures(Names(tree), {"p": literal}).run(tree.body)
+>>> print(ast.unparse(ast.Module(body, [])))
+k = 'W1'
+v = p_W1
+s = s + v
+k = 'W2'
+v = p_W2
+s = s + v
+i = 1
+s = s * p_W1
+i = 2
+s = s * p_W2
+return s
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.front.desugar.base import reject
+from autodiff_tutor.compiler.front.desugar.reads import zipped_as_written
+
+
+class UnrollMixin:
+    """Loops over structures, one copy of the body per element."""
+
+    def _unroll(self, node: ast.For) -> list[ast.stmt] | None:
+        """One copy of the body per element, when the loop goes over a structure, or
+        over a constant range whose index makes a structure's keys (``params[f"W{i}"]``)."""
+        sequence = self._elements(node.iter) or self._key_range(node)
+        if sequence is None:
+            return None
+        if node.orelse:
+            reject(node.orelse[0], "'else' on a loop is not supported")
+        for child in ast.walk(ast.Module(node.body, [])):
+            if isinstance(child, (ast.Break, ast.Continue, ast.Return)):
+                reject(
+                    child,
+                    f"'{type(child).__name__.lower()}' in a loop over a structure is not supported",
+                    "the loop is unrolled: compute a mask instead",
+                )
+        out: list[ast.stmt] = []
+        for element in sequence:
+            index = node.target.id if isinstance(node.target, ast.Name) else None
+            stored = {
+                n.id
+                for s in node.body
+                for n in ast.walk(s)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            if index is not None and index not in stored and isinstance(element, ast.Constant):
+                self.constants[index] = element
+            out += self._assign(copy.deepcopy(node.target), copy.deepcopy(element), node)
+            out += self.run(copy.deepcopy(node.body))
+            self.constants.pop(index, None)
+        return out
+
+    def _elements(self, iterable: ast.expr) -> list[ast.expr] | None:
+        """The elements a loop goes over, when they are known statically."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+            name, args = iterable.func.id, iterable.args
+            if name == "range" and self._indexes_structure(iterable):
+                bounds = [self._fold(a) for a in args]
+                if all(isinstance(b, ast.Constant) and type(b.value) is int for b in bounds):
+                    return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
+            if name in ("sorted", "list") and len(args) == 1 and not iterable.keywords:
+                folded = self._fold(copy.deepcopy(iterable))  # sorted(d): d's keys, in order
+                if isinstance(folded, ast.List) and isinstance(self._fold(args[0], True), ast.Dict):
+                    return list(folded.elts)
+            parts = [self._elements(a) for a in args]
+            if name in ("zip", "enumerate", "reversed") and parts and parts[0] is not None:
+                if name == "reversed" and len(parts) == 1:
+                    return parts[0][::-1]
+                if name == "enumerate" and len(parts) == 1 and not iterable.keywords:
+                    return [
+                        ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])
+                    ]
+                if name == "zip" and all(p is not None for p in parts):
+                    if not zipped_as_written(iterable, parts):
+                        return None  # zip(a, b, strict=True) of lengths that differ
+                    return [ast.Tuple(list(es), ast.Load()) for es in zip(*parts, strict=False)]
+            return None
+        value = self._fold(copy.deepcopy(iterable), whole=True)
+        if isinstance(value, ast.Dict):
+            return list(value.keys)
+        if isinstance(value, (ast.List, ast.Tuple)) and self._is_structure(value):
+            return list(value.elts)
+        return None
+
+    def _key_range(self, node: ast.For) -> list[ast.expr] | None:
+        """``for i in range(1, 3)`` (or ``in (1, 2)``) whose body reads
+        ``params["W%d" % i]`` of a dict parameter (or a dict built here): the indices,
+        when they are numbers or strings written out (a key that is not in the dict is
+        refused at the read)."""
+        index = node.target
+        keyed = isinstance(index, ast.Name) and any(
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and isinstance(self.env.get(n.value.id), ast.Dict)
+            and any(isinstance(m, ast.Name) and m.id == index.id for m in ast.walk(n.slice))
+            for s in node.body
+            for n in ast.walk(s)
+        )
+        if not keyed:
+            return None
+        call = node.iter
+        if isinstance(call, (ast.Tuple, ast.List)):
+            items = call.elts
+            written = all(
+                isinstance(e, ast.Constant) and type(e.value) in (int, str) for e in items
+            )
+            return [copy.deepcopy(e) for e in items] if written else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "range"
+            and not call.keywords
+        ):
+            return None
+        bounds = [self._fold(copy.deepcopy(a)) for a in call.args]
+        if not 1 <= len(bounds) <= 3 or not all(
+            isinstance(b, ast.Constant) and type(b.value) is int for b in bounds
+        ):
+            return None
+        return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
+
+    def _indexes_structure(self, call: ast.Call) -> bool:
+        """``range(len(s))`` of a structure ``s``: its index reads ``s[i]``."""
+        return any(
+            isinstance(n, ast.Name) and n.id in self.env for a in call.args for n in ast.walk(a)
+        )

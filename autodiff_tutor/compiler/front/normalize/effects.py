@@ -1,0 +1,181 @@
+"""Normalization of unpacking and of statements kept for their side effects.
+
+- ``N, D = x.shape``, ``a, (b, c) = v``, ``first, *rest = v``: the right side is
+  computed once into a name, then each target reads its item by position (a starred
+  target reads a slice). A value that may carry gradient is read with ``getitem``
+  steps, so gradients flow back into the unpacked value.
+- ``print(...)``, ``assert ...``, ``raise ...`` and calls whose result is thrown away
+  become *effect* steps: the user's statement runs once in the forward (reading the
+  forward's values) and never in the backward.
+
+Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.pipeline import front_end
+>>> def f(x):
+...     N, D = x.shape
+...     print("rows", N)
+...     return np.sum(x) / (N * D)
+>>> print(front_end(f).program.source())
+def f(x):
+    t1 = x.shape
+    N = t1[0]
+    D = t1[1]
+    print('rows', N)
+    t2 = np.sum(x)
+    t3 = N * D
+    out = t2 / t3
+    return out
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import logging
+import warnings
+
+from autodiff_tutor.compiler.ir import Step
+
+# calls whose only effect is to report: they may read any value, gradient or not
+REPORTING = {id(builtins.print), id(warnings.warn)}
+REPORTING_MODULES = ("numpy.testing", "logging")
+CONTEXT_METHODS = {"__enter__", "__exit__"}  # 'with' desugared into these two calls
+
+
+class EffectsMixin:
+    """Lowering of unpacking assignments and of effect statements."""
+
+    # -- unpacking -------------------------------------------------------------------
+
+    def _unpack_value(self, target: ast.Tuple | ast.List, value: ast.expr) -> None:
+        """``a, b = value`` for any value: compute it once, then read item by item."""
+        whole = self._atom(value)
+        if not isinstance(whole, ast.Name):
+            self._reject(value, "this value cannot be unpacked", "unpack a tuple, list or array")
+        listed = len(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else None
+        self._unpack_from(target, whole, value, listed)
+
+    def _unpack_from(
+        self,
+        target: ast.Tuple | ast.List,
+        whole: ast.Name,
+        node: ast.AST,
+        listed: int | None = None,
+    ) -> None:
+        """``listed``: the length of a value written out here (a starred name gets a list of
+        its middle items, as in Python; from an array Python gives a list of rows, which
+        is not compiled)."""
+        elements = target.elts
+        starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
+        if len(starred) > 1:
+            self._reject(target, "only one starred name per unpacking", "")
+        if starred and listed is None:
+            self._reject(
+                elements[starred[0]],
+                "a starred name needs a value of known length (a tuple or list written out, "
+                "or a structured parameter)",
+                "for an array, read its parts: first, rest = x[0], x[1:]",
+            )
+        count = len(elements)
+        for i, element in enumerate(elements):
+            if isinstance(element, ast.Starred):
+                if listed < count - 1:
+                    self._reject(
+                        target, f"cannot unpack {listed} values into {count - 1} or more", ""
+                    )
+                self.resolver.locals.add(whole.id)
+                middle = range(i, listed - (count - 1 - i))
+                items = [ast.Subscript(whole, ast.Constant(j), ast.Load()) for j in middle]
+                self._assign(element.value, ast.List(items, ast.Load()))
+                continue
+            elif starred and i > starred[0]:
+                index = ast.Constant(i - count)
+            else:
+                index = ast.Constant(i)
+            if isinstance(element, ast.Name):
+                version = self._version_name(element.id)
+                self._item(version, whole, index, node)
+                self.current[element.id] = version
+            elif isinstance(element, (ast.Tuple, ast.List)):
+                inner = self._item(None, whole, index, node)
+                self._unpack_from(element, inner, node)
+            else:  # y[i], obj.attr: read the item into a name, then assign it
+                item = self._item(None, whole, index, node)
+                self.resolver.locals.add(item.id)
+                self._assign(element, item)
+
+    def _item(self, target: str | None, whole: ast.Name, index: ast.expr, node) -> ast.Name:
+        item = ast.Subscript(whole, index, ast.Load())
+        if whole.id in self.may_carry:
+            return self._primitive(target, item, "getitem", [whole], {"index": index}, node)
+        return self._emit(Step(target, item, "static"))
+
+    # -- effects ---------------------------------------------------------------------
+
+    def _effect(self, node: ast.stmt) -> None:
+        """A statement run once in the forward for its effect (print, assert, raise)."""
+        if isinstance(node, ast.Expr):
+            self._check_effect_call(node.value)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Lambda):  # its parameters would not be renamed
+                self._reject(
+                    inner,
+                    "a lambda inside print/assert/raise is not supported",
+                    "define the function before this line",
+                )
+        statement = self._rename(node)
+        reads = sorted(
+            {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} - set(vars(builtins))
+        )
+        value = ast.Tuple([ast.Name(n, ast.Load()) for n in reads], ast.Load())
+        self._emit(Step(self._fresh("effect"), value, "effect", statement=statement))
+
+    def _check_effect_call(self, call: ast.expr) -> None:
+        """A call kept for its effect must not change a local value in place."""
+        if not isinstance(call, ast.Call):
+            self._reject(
+                call,
+                "an expression statement is not supported: its value would be thrown away",
+                "assign the result to a name, or remove the line",
+            )
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in CONTEXT_METHODS:
+            return
+        if self._is_reporting(func):
+            return
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        local_method = isinstance(root, ast.Name) and not self.resolver.is_global(root.id)
+        reads_local = any(
+            isinstance(n, ast.Name) and not self.resolver.is_global(n.id)
+            for arg in [*call.args, *(k.value for k in call.keywords)]
+            for n in ast.walk(arg)
+        )
+        if local_method or reads_local:
+            self._reject(
+                call,
+                "an expression statement is not supported: its value would be thrown away, "
+                "and the call may change a value of this function in place",
+                "assign the result to a name; in-place methods (x.sort(), x.fill(), "
+                "ys.extend(...)) are not differentiable; print, warnings.warn and "
+                "np.testing checks are fine",
+            )
+
+    def _is_reporting(self, func: ast.expr) -> bool:
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or not self.resolver.is_global(root.id):
+            return False
+        try:
+            obj = self.resolver.evaluate(func)
+        except Exception:  # a local's method, or a name the resolver cannot see
+            return False
+        module = getattr(obj, "__module__", "") or ""
+        return (
+            id(obj) in REPORTING
+            or module.startswith(REPORTING_MODULES)
+            or (isinstance(getattr(obj, "__self__", None), logging.Logger))
+        )

@@ -1,0 +1,247 @@
+"""Normalization of control flow: branches, loops and conditional expressions.
+
+Inside a branch or a loop body the usual versions apply; at the end of each body
+*copy-backs* assign one canonical version per changed name, so that after the join
+(or at the next iteration) every path agrees on the name. A loop is lowered once:
+which of its carried names may carry gradient is found first, on the user's syntax.
+
+Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.front.fence import is_list_append
+from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
+
+
+class FlowMixin:
+    """Lowering of ``if``, ``for``, ``while`` and ``a if c else b``."""
+
+    def _block(self, statements: list[ast.stmt]) -> list[Node]:
+        outer, computed = self.steps, dict(self.computed)
+        if _writes_in_place(statements):  # r += v may change what an earlier rows[1] read:
+            computed.clear()  # no value read before is reused in the block or after it
+            self.computed.clear()
+        self.steps = []
+        for statement in statements:
+            self._statement(statement)
+        block, self.steps = self.steps, outer
+        self.computed = computed  # values computed in the block are not there after it
+        return block
+
+    def _restore(self, versions: dict[str, str]) -> None:
+        self.current.clear()  # in place: the resolver holds this dict
+        self.current.update(versions)
+
+    def _if(self, node: ast.If) -> None:
+        test = self._condition(node.test)
+        entry = dict(self.current)
+        body = self._block(node.body)
+        after_body = dict(self.current)
+        self._restore(entry)
+        orelse = self._block(node.orelse)
+        after_else = dict(self.current)
+        self._restore(entry)
+        canonical = self._merge(node, [(body, after_body), (orelse, after_else)], entry)
+        self.steps.append(Branch(test, body, orelse, canonical, node))
+
+    def _merge(self, node: ast.AST, paths: list, entry: dict[str, str]) -> list[str]:
+        """Give each name a path changed one version after the join (copy-backs)."""
+        names = [
+            n
+            for n in dict.fromkeys(k for _, v in paths for k in v)
+            if any(v.get(n) != entry.get(n) for _, v in paths)
+        ]
+        canonical = []
+        for name in names:
+            version = self._version_name(name)
+            for block, versions in paths:
+                if name in versions:
+                    self._copy_back(block, version, versions[name], node)
+                else:  # never assigned on this path: reading it would fail, as in Python
+                    self._unbound(block, version, node)
+            self.current[name] = version
+            canonical.append(version)
+        return canonical
+
+    def _unbound(self, block: list[Node], target: str, node: ast.AST) -> None:
+        step = Step(target, ast.Name("unbound", ast.Load()), "static", copy_back=True, origin=node)
+        step.synthetic = True
+        block.append(step)
+        self.emitted.append(step)
+
+    def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
+        kind = "copy" if source in self.may_carry else "static"
+        step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
+        step.synthetic = True
+        if source in self.list_names:
+            self.list_names.add(target)
+        if source in self.layout_unsure:
+            self.layout_unsure[target] = self.layout_unsure[source]
+        block.append(step)
+        self.emitted.append(step)
+        if kind == "copy":
+            self.may_carry.add(target)
+
+    def _condition(self, test: ast.expr) -> str:
+        return self._emit(Step(None, self._rename(test), "static"), test).id
+
+    def _if_expression(self, node: ast.IfExp, target: str | None) -> ast.Name:
+        """``a if c else b``: a branch whose two paths assign one name."""
+        test = self._condition(node.test)
+        target = target or self._fresh()
+        paths = []
+        for value in (node.body, node.orelse):
+            outer, computed, self.steps = self.steps, dict(self.computed), []
+            atom = self._atom(value)
+            block, self.steps, self.computed = self.steps, outer, computed
+            paths.append((block, atom))
+        for block, atom in paths:
+            if isinstance(atom, ast.Constant):
+                step = Step(target, atom, "static", copy_back=True, origin=self.origin)
+                step.synthetic = True
+                block.append(step)
+                self.emitted.append(step)
+            else:
+                self._copy_back(block, target, atom.id, node)
+        self.taken.add(target)
+        self.steps.append(Branch(test, paths[0][0], paths[1][0], [target], node))
+        return ast.Name(target, ast.Load())
+
+    def _loop(self, node: ast.For | ast.While) -> None:
+        """A loop, lowered once: the names it carries from one iteration to the next that
+        may carry gradient are known before its body is normalized (:meth:`_carried`)."""
+        assigned = _assigned_names(node.body)
+        if isinstance(node, ast.For):
+            assigned.discard(node.target.id)
+        may_carry = self._carried(node.body, assigned)
+        self._loop_once(node, assigned, may_carry)
+
+    def _carried(self, body: list[ast.stmt], assigned: set[str]) -> frozenset[str]:
+        """The user names assigned in ``body`` that may carry gradient in some iteration:
+        a fixpoint over the body's assignments (a value computed late in one iteration
+        is read early in the next)."""
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for value, targets in _assignments(body):
+                new = (targets & assigned) - found
+                if new and self._carries_gradient(value, frozenset(found)):
+                    found |= new
+                    changed = True
+        return frozenset(found)
+
+    def _loop_once(
+        self, node: ast.For | ast.While, assigned: set[str], may_carry: frozenset[str]
+    ) -> None:
+        entry = dict(self.current)
+        carried: dict[str, str] = {}
+        for name in sorted(assigned):  # copy-in: the version a body iteration starts from
+            version = self._version_name(name)
+            if name in entry:
+                self._lower(ast.Name(entry[name], ast.Load()), target=version)
+                self.emitted[-1].synthetic = True
+                if entry[name] in self.list_names:
+                    self.list_names.add(version)
+            else:  # first assigned in the body: unbound before the first iteration
+                step = Step(version, ast.Name("unbound", ast.Load()), "static", origin=node)
+                step.synthetic = True
+                self._emit(step)
+            carried[name] = version
+            self.current[name] = version
+            if name in may_carry:
+                self.may_carry.add(version)
+        loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
+        if isinstance(node, ast.For):
+            if not isinstance(node.target, ast.Name):
+                self._reject(node.target, "the loop variable must be a name", "")
+            loop.iterations = self._emit(
+                Step(None, self._rename(node.iter), "static"), node.iter
+            ).id
+            loop.index = self._version_name(node.target.id)
+            self.current[node.target.id] = loop.index
+        else:
+            loop.test = self._rename(node.test)
+            loop.counter = self._fresh("count")
+        self.loop_stack.append(id(node))
+        body = self._block(node.body)
+        self.loop_stack.pop()
+        after = dict(self.current)
+        for name in sorted(assigned):
+            if name in after and after[name] != carried[name]:
+                if after[name] in self.may_carry and name not in may_carry:
+                    self._reject(node, "the gradient flow of this loop could not be resolved", "")
+                self._copy_back(body, carried[name], after[name], node)
+        loop.body = body
+        loop.canonical = [carried[n] for n in sorted(carried)]
+        self._restore({**entry, **carried})
+        if loop.index is not None:
+            self.current[node.target.id] = loop.index
+        self.steps.append(loop)
+
+
+def _assigned_names(statements: list[ast.stmt]) -> set[str]:
+    """User names a block assigns (including by append and y[i] = ...)."""
+    names = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name):
+                    names.add(node.value.id)
+            elif is_list_append(node) if isinstance(node, ast.expr) else False:
+                names.add(node.func.value.id)
+    return names
+
+
+def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
+    """(value, user names it is stored in) for every assignment in a block, nested ones
+    included: ``x = v``, ``x += v``, ``y[i] = v``, ``ys.append(v)``, ``a, b = v``."""
+    found = []
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {
+                    n.id
+                    for t in targets
+                    for n in ast.walk(t)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                }
+                names |= {t.value.id for t in targets if _is_element(t)}
+                value = node.value
+                if isinstance(node, ast.AugAssign):  # h += v reads h too: h = h + v
+                    read = copy.deepcopy(node.target)
+                    read.ctx = ast.Load()
+                    value = ast.BinOp(read, node.op, value)
+                found.append((value, names))
+            elif isinstance(node, ast.expr) and is_list_append(node):
+                found.append((node.args[0], {node.func.value.id}))
+    return found
+
+
+def _writes_in_place(statements: list[ast.stmt]) -> bool:
+    """Whether a block may change an array or a list in place: ``z += v``,
+    ``y[i] = v``, ``ys.append(v)``.
+
+    >>> _writes_in_place(ast.parse("r += 1.0").body), _writes_in_place(ast.parse("r = r + 1").body)
+    (True, False)
+    """
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.AugAssign) or (
+                isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+            ):
+                return True
+            if isinstance(node, ast.expr) and is_list_append(node):
+                return True
+    return False
+
+
+def _is_element(target: ast.expr) -> bool:
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)

@@ -1,0 +1,340 @@
+"""Stage 3, normalize: one operation per statement, with readable names.
+
+``h = np.tanh(X @ W + b)`` becomes ``t1 = X @ W``, ``t2 = t1 + b``,
+``h = np.tanh(t2)``. Each step records which primitive it is (resolved through the
+function's globals, so ``np.tanh``, ``xp.tanh`` and ``cupy.tanh`` are all ``tanh``),
+which operands are its rule's inputs and which are options (``axis=1``).
+
+Names the user assigns twice get a fresh version (``x``, then ``x_2``), so every
+value the backward pass needs still has a name. Expressions that never carry
+gradient (``x.shape[0]``, ``x > 0``) stay whole; the others are lowered step by step
+(:mod:`.front.normalize.expressions`, calls in :mod:`.front.normalize.calls`).
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.pipeline import front_end
+>>> def f(X, W, b):
+...     h = np.tanh(X @ W + b)
+...     return np.sum(h * h)
+>>> print(front_end(f).program.source())
+def f(X, W, b):
+    t1 = X @ W
+    t2 = t1 + b
+    h = np.tanh(t2)
+    t3 = h * h
+    out = np.sum(t3)
+    return out
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+from typing import Any
+
+from autodiff_tutor.compiler.front.fence import is_list_append
+from autodiff_tutor.compiler.front.normalize.aliases import AliasesMixin
+from autodiff_tutor.compiler.front.normalize.calls import CallsMixin
+from autodiff_tutor.compiler.front.normalize.conversions import ConversionsMixin
+from autodiff_tutor.compiler.front.normalize.effects import EffectsMixin
+from autodiff_tutor.compiler.front.normalize.einsum import EinsumMixin
+from autodiff_tutor.compiler.front.normalize.expressions import ExpressionsMixin
+from autodiff_tutor.compiler.front.normalize.flow import FlowMixin
+from autodiff_tutor.compiler.front.normalize.resolve import Resolver
+from autodiff_tutor.compiler.front.normalize.rule_calls import RuleCallsMixin
+from autodiff_tutor.compiler.front.normalize.writes import WritesMixin
+from autodiff_tutor.compiler.front.source import ParsedFunction, as_load
+from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
+
+
+def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
+    """Normalize the desugared ``tree`` of ``parsed``, for any choice of ``wrt``.
+
+    Which values *may* carry gradient is decided from the parameters alone (any of
+    them might be differentiated); activity analysis later picks the ones that do.
+    """
+    return _Normalizer(parsed, tree).run()
+
+
+class _Normalizer(
+    ExpressionsMixin,
+    CallsMixin,
+    RuleCallsMixin,
+    ConversionsMixin,
+    EinsumMixin,
+    FlowMixin,
+    WritesMixin,
+    AliasesMixin,
+    EffectsMixin,
+):
+    def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
+        self.parsed = parsed
+        self.tree = tree
+        self.params = [a.arg for a in self.tree.args.posonlyargs + self.tree.args.args]
+        self.params += [a.arg for a in self.tree.args.kwonlyargs]
+        self.current: dict[str, str] = {p: p for p in self.params}  # user name -> version
+        # names that may carry gradient for some wrt: every parameter, and what they reach
+        self.may_carry: set[str] = set(self.params)
+        self.static_operands: list[StaticOperand] = []  # checked by activity, per wrt
+        self.steps: list[Node] = []  # the block being filled (a body of a branch or loop)
+        self.emitted: list[Step] = []  # every step so far, in order
+        self.list_names: set[str] = set()
+        self.pending_writes: list[tuple] = []  # in-place writes to check at the end
+        self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
+        self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
+        self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
+        # version -> the update (z += v) after which it may be laid out unlike the user's
+        self.layout_unsure: dict[str, ast.AugAssign] = {}
+        self.layout_blocked: dict[str, ast.AugAssign] = {}  # write -> update that kept it
+        self.computed: dict[tuple, str] = {}  # (op, value) -> the temporary holding it
+        self.variable_of: dict[str, str] = {p: p for p in self.params}  # version -> user name
+        self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
+        self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
+        self.taken |= set(self.params)
+        self.resolver = Resolver(parsed, self.current)
+        self.origin: ast.AST = self.tree
+        self.temp_count = 0
+
+    def run(self) -> Program:
+        outputs: list[str] | None = None
+        returns_tuple, return_node = False, None
+        body = self.tree.body
+        self.taken |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        for statement in body:
+            self.origin = statement
+            if isinstance(statement, ast.Return):
+                outputs, returns_tuple = self._return(statement)
+                return_node = statement
+                break
+            self._statement(statement)
+        if outputs is None:
+            raise UnsupportedSyntaxError(
+                f"{self.tree.name!r} has no return statement",
+                self.parsed.location(self.tree),
+                hint="return the value to differentiate",
+            )
+        self._check_writes()
+        return Program(
+            name=self.tree.name,
+            params=self.params,
+            defaults=_defaults(self.parsed),
+            steps=self.steps,
+            outputs=outputs,
+            returns_tuple=returns_tuple,
+            origin_of_return=return_node,
+            namespace=self.resolver.namespace,
+            list_names=self.list_names,
+            static_operands=self.static_operands,
+            output_keys=getattr(self.tree, "output_keys", None),
+        )
+
+    def _statement(self, node: ast.stmt) -> None:
+        self.origin = node
+        if isinstance(node, ast.If):
+            self._if(node)
+        elif isinstance(node, (ast.For, ast.While)):
+            self._loop(node)
+        elif isinstance(node, ast.Expr) and is_list_append(node.value):
+            self._append(node.value)
+        elif isinstance(node, ast.Pass) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            return  # a docstring or 'pass'
+        elif isinstance(node, (ast.Expr, ast.Assert, ast.Raise)):
+            self._effect(node)  # print(...), assert, raise: run in the forward only
+        elif isinstance(node, ast.Return):
+            self._reject(node, "a return here is not supported", "return at the end")
+        elif isinstance(node, ast.AugAssign):
+            right = node.value
+            old = None
+            if isinstance(node.target, ast.Name):
+                right = self._atom(node.value)  # the right side is read before the write
+                self._check_in_place(node)
+                old = self.current[node.target.id]
+            value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
+            self._assign(node.target, ast.copy_location(value, node))
+            if old is not None:  # views and aliases see the write
+                if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
+                    self.layout_unsure[self.current[node.target.id]] = node
+                self._spread_write(old, self.current[node.target.id], node)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self._assign(node.target, node.value)
+        elif isinstance(node, ast.Assign):
+            self._assign(node.targets[0], node.value)
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            version = self._version_name(target.id)
+            self._lower(value, target=version)  # the right side reads the old versions
+            if isinstance(value, ast.List) or self._is_list_read(value):
+                self.list_names.add(version)
+            self.current[target.id] = version
+        elif (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            if len(target.elts) != len(value.elts):
+                self._reject(target, "the two sides of this assignment differ in length", "")
+            atoms = [self._atom(v) for v in value.elts]  # right side first, like Python
+            for name_node, atom in zip(target.elts, atoms, strict=True):
+                if not isinstance(name_node, ast.Name):
+                    self._reject(name_node, "only names can be unpacked into", "")
+                version = self._version_name(name_node.id)
+                # the atom already names a version: copy it as it is (s, t = t, s)
+                kind = "copy" if self._is_varied(atom) else "static"
+                self._emit(Step(version, atom, kind), value)
+                self.current[name_node.id] = version
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self._setitem(target, value)
+        elif (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Call)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            self._unpack_call(target, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._unpack_value(target, value)  # N, D = x.shape; a, (b, c) = v; a, *r = v
+        else:
+            self._reject(
+                target,
+                "this assignment target is not supported",
+                "assign to a name, a tuple of names, or an element of an array (y[i] = ...)",
+            )
+
+    def _return(self, node: ast.Return) -> tuple[list[str], bool]:
+        if node.value is None:
+            self._reject(node, "the function returns nothing", "return the value to differentiate")
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        is_tuple = isinstance(node.value, ast.Tuple)
+        outputs: list[str] = []
+        for i, value in enumerate(values):
+            name = self._fresh("out" if not is_tuple else f"out{i + 1}")
+            atom = self._atom(value, name=name)
+            if not isinstance(atom, ast.Name) or atom.id in outputs or atom.id in self.params:
+                atom = self._lower(atom, target=name)
+            outputs.append(atom.id)
+        return outputs, is_tuple
+
+    def _atom(self, node: ast.expr, name: str | None = None) -> ast.expr:
+        """A name or constant holding ``node``'s value (emitting steps as needed)."""
+        if isinstance(node, ast.Constant):
+            return node
+        if isinstance(node, ast.Name) and not self.resolver.is_global(node.id):
+            return ast.Name(self.current.get(node.id, node.id), ast.Load())
+        return self._lower(node, target=name)
+
+    def _is_list_read(self, value: ast.expr) -> bool:
+        """``ys`` or a slice ``ys[1:]`` of a list built here: a list too."""
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            value = value.value
+        return isinstance(value, ast.Name) and self.current.get(value.id) in self.list_names
+
+    def _emit(self, step: Step, node: ast.AST | None = None) -> ast.Name:
+        if step.target is None:  # temporaries are named after their operands, in order
+            step.target = self._fresh()
+        step.origin = self.origin
+        if isinstance(node, ast.expr):
+            step.expression = node
+        names = step.operand_names()
+        if (
+            step.kind in ("primitive", "copy", "op_call", "opaque", "escape")
+            and names & self.may_carry
+        ):
+            if step.kind in ("primitive", "copy", "op_call"):
+                self.may_carry.add(step.target)
+        step.loops = tuple(self.loop_stack)
+        self.steps.append(step)
+        self.emitted.append(step)
+        self.taken.add(step.target)
+        unsure = [self.layout_unsure[n] for n in sorted(names & self.layout_unsure.keys())]
+        if unsure:
+            self.layout_unsure.update(dict.fromkeys(step.defined(), unsure[0]))
+        self._note_view(step)
+        if step.kind == "static" and step.callee is None:
+            self.resolver.note_module_local(step.target, step.value)
+        return ast.Name(step.target, ast.Load())
+
+    def _version_name(self, name: str) -> str:
+        """The name of the next value assigned to the user's ``name`` (x, then x_2...)."""
+        taken_before = name in self.current or any(name in s.defined() for s in self.emitted)
+        version = name if not taken_before else self._fresh(name + "_")
+        self.taken.add(version)
+        self.variable_of[version] = name
+        return version
+
+    def _fresh(self, stem: str = "t") -> str:
+        if stem not in ("t",) and not stem.endswith("_") and stem not in self.taken:
+            self.taken.add(stem)
+            return stem
+        n = 1 if stem == "t" else 2
+        if stem == "t":
+            self.temp_count += 1
+            n = self.temp_count
+        while f"{stem}{n}" in self.taken:
+            n += 1
+            if stem == "t":
+                self.temp_count = n
+        self.taken.add(f"{stem}{n}")
+        return f"{stem}{n}"
+
+    def _rename(self, node: ast.expr) -> ast.expr:
+        """A copy of ``node`` reading each local name's current version."""
+        node = copy.deepcopy(node)
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and child.id in self.current:
+                child.id = self.current[child.id]
+        return node
+
+    def _is_varied(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.may_carry
+
+    def _carries_gradient(self, node: ast.expr, also: frozenset[str] = frozenset()) -> bool:
+        """Whether ``node``'s value may depend differentiably on a parameter.
+
+        ``also``: user names to count as carrying gradient too (a loop's carried names).
+        """
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in also or self.current.get(node.id, node.id) in self.may_carry
+        if isinstance(node, (ast.Compare, ast.JoinedStr)):
+            return False
+        if isinstance(node, ast.Attribute):
+            if node.attr in NO_GRADIENT_ATTRIBUTES:
+                return False
+            return self._carries_gradient(node.value, also)
+        if isinstance(node, ast.Subscript):
+            if self._carries_gradient(node.value, also):
+                return True
+            # np.r_[x, c] calls a function of its index; an array's item only picks one
+            computes = self.resolver.computes_from_index(node.value)
+            return computes and self._carries_gradient(node.slice, also)
+        if isinstance(node, ast.Call):
+            if self.resolver.is_nondifferentiable_call(node):
+                return False
+            # the function called is a value too: np.poly1d(x)(0.5) is made from x
+            parts = [*node.args, *(k.value for k in node.keywords), node.func]
+            return any(self._carries_gradient(p, also) for p in parts)
+        return any(
+            self._carries_gradient(c, also)
+            for c in ast.iter_child_nodes(node)
+            if isinstance(c, ast.expr)
+        )
+
+    def _reject(self, node: ast.AST, message: str, hint: str) -> None:
+        raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)
+
+
+def _defaults(parsed: ParsedFunction) -> dict[str, Any]:
+
+    signature = inspect.signature(parsed.fn)
+    return {
+        name: p.default
+        for name, p in signature.parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }

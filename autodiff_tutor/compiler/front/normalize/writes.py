@@ -1,0 +1,391 @@
+"""Normalization of in-place writes: ``y[i] = v``, ``ys.append(v)``, ``z += v``.
+
+Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i],
+v)``), which is exact when no other name sees the old array: writes into parameters
+are rejected, and views or aliases of a written array may not be read afterwards.
+
+Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import types
+
+from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
+from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
+from autodiff_tutor.compiler.ir import Branch, Loop, Step
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+_AUG_SYMBOL = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
+
+
+class WritesMixin:
+    """Array writes and list appends as new versions; checks that they are exact."""
+
+    def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
+        name = target.value.id
+        is_list = self.current.get(name) in self.list_names  # params = [W, b]; params[0] = v
+        if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            self._reject(
+                target.slice,
+                f"a slice write into the list {name!r} is not supported",
+                f"write its items one by one ({name}[0] = ...), or build a new list",
+            )
+        item = self._atom(value)  # the right side is read before the write
+        index = self._static_operand(target.slice, "an index")
+        fix = f"{name} = list({name})" if is_list else f"{name} = {name}.copy()"
+        what = getattr(target, "described_as", f"{name}[...] = ...")  # np.fill_diagonal(a, v)
+        self._check_unshared(name, target, what, fix)
+        base = ast.Name(self.current[name], ast.Load())
+        at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
+        call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
+        version = self._version_name(name)
+        if is_list:  # a new version of the list (list_result: it is a list name)
+            inputs = {"xs": base, "x": item}
+            self._primitive(version, call, "list_setitem", [], {"index": index}, target, inputs)
+        else:
+            inputs = {"x": base, "value": item}
+            self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
+        self.current[name] = version
+        self._spread_write(base.id, version, target)  # views and aliases see the write
+
+    def _append(self, call: ast.Call) -> None:
+        """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
+        name = call.func.value.id
+        if self.current.get(name) not in self.list_names:
+            self._reject(call, f"{name!r} is not a list built in this function", "start it with []")
+        item = self._atom(call.args[0])
+        self._check_unshared(name, call, f"{name}.append(...)", f"{name} = list({name})")
+        base = ast.Name(self.current[name], ast.Load())
+        value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
+        version = self._version_name(name)
+        self._primitive(version, value, "list_append", [], {}, call, {"xs": base, "x": item})
+        self.list_names.add(version)
+        self.current[name] = version
+
+    def _check_in_place(self, node: ast.AugAssign) -> None:
+        """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
+        name = node.target.id
+        symbol = _AUG_SYMBOL.get(type(node.op), "?")
+        self._check_unshared(
+            name, node, f"{name} {symbol}= ...", f"write '{name} = {name} {symbol} ...'"
+        )
+
+    def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
+        """An in-place write is compiled as a new version of the array: exact only when
+        no other name that sees the old array is read afterwards (Python would show
+        them the change).
+
+        Rejected at once: parameters (the caller's array) and arrays returned by calls
+        the compiler cannot see into. Views and aliases (``r = y``, ``x[1:]``, ``x.T``)
+        are rejected only when one of them is read after the write (checked at the end).
+        """
+        version = self.current.get(name)
+        if version is None:
+            self._reject(node, f"{name!r} is not defined yet", "")
+        family = self._same_array(version)
+        problem = bool(family & set(self.params))
+        for step in self.emitted:  # made by a call we cannot see into: it may alias anything
+            if set(step.defined()) & family and step.kind in ("opaque", "op_call", "escape"):
+                problem = True
+        if problem:
+            self._in_place_error(node, what, fix)
+        loops = set(self.loop_stack)
+        self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
+        self.computed.clear()  # r += v may change what an earlier rows[1] read: read again
+
+    def _in_place_error(
+        self,
+        node: ast.AST,
+        what: str,
+        fix: str,
+        seen_by: str = "",
+        element: str = "",
+        layout: ast.AugAssign | None = None,
+        listed: bool = False,
+    ) -> None:
+        later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
+        hint = f"make a copy first ({fix}), or build a new array"
+        if seen_by:  # a copy keeps what seen_by holds: say how to change it instead
+            into = "the arrays it holds" if listed else "it"
+            hint = (
+                f"make a copy first ({fix}) if {seen_by!r} should keep its values; if it "
+                f"should see the write, write into {into} directly (by name and index)"
+            )
+        if layout is not None:  # the spread was given up (front.normalize.aliases)
+            name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
+            line = self.parsed.location(layout).line
+            later = (
+                f", and {seen_by!r} is read after the write: whether it shares the array in "
+                f"numpy depends on the memory layout that '{name} {symbol}= ...' (line {line}) "
+                "leaves, which the compiled code cannot follow"
+            )
+            hint = (
+                f"write '{name} {symbol}= ...' on line {line} as '{name} = {name} {symbol} ...' "
+                "(a new array, laid out as numpy lays it out), or copy what you read before "
+                "the write"
+            )
+        if _is_swap(node, seen_by):  # y[0], y[2] = y[2], y[0]: the right side reads y
+            name = node.value.id
+            hint = (
+                f"a swap reads the array it writes: write it with lists of indices, "
+                f"{name}[[i, j]] = {name}[[j, i]] (the right side is then a copy), or build "
+                "a new array"
+            )
+        if element:  # y[0]: a view of a 2-D y, a copy of one element of a 1-D y
+            later = (
+                f", and {seen_by!r} may share it (an element read is a view unless it is a "
+                "single number) and is read after the write"
+            )
+            hint = f"copy what you read ({seen_by} = {element}.copy()) or the array ({fix})"
+        self._reject(
+            node,
+            f"'{what}' would change, in place, an array that other names share "
+            f"(a parameter, an alias or a view){later}",
+            hint,
+        )
+
+    def _check_writes(self) -> None:
+        """Views and aliases of a written array must not be read after the write.
+
+        In a loop that writes, a read earlier in the body is also after the write (of the
+        previous iteration), unless the body made that view afresh before reading it.
+        """
+        definer = {}
+        for position, step in enumerate(self.emitted):
+            for name in step.defined():
+                definer.setdefault(name, []).append((position, step))
+        for index, version, node, what, fix, loops in self.pending_writes:
+            family = self._same_array(version)
+            related = self._sharing(family, index, loops)
+            if related & set(self.params):
+                self._in_place_error(node, what, fix)
+            watched = related - family
+            for position, step in enumerate(self.emitted):
+                if step.synthetic:
+                    continue
+                for name in step.operand_names() & watched:
+                    if position == index:
+                        stale = False  # the write itself reads the values before it
+                    elif position > index:
+                        fresh = self.spread_versions
+                        stale = not _made_between(name, index, position, definer, fresh)
+                    else:
+                        stale = self._stale_in_loop(name, position, step, loops, definer)
+                    if stale:
+                        seen_by, element = _described(name, definer), _element(name, definer)
+                        layout = self.layout_blocked.get(version)
+                        listed = name in self.list_names
+                        self._in_place_error(node, what, fix, seen_by, element, layout, listed)
+
+    def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
+        """Names that see the memory of the written array when the write happens: made
+        before the write, or anywhere in a loop around it (the next iteration's write)."""
+        related = set(family)
+        list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
+        held = {} if list_write else self._held_items()
+        values = {n for step in self.emitted for n in step.defined()} | set(self.params)
+        fresh = self._made_afresh(family, index) if list_write else set()
+        changed = True
+        while changed:
+            changed = False
+            for position, step in enumerate(self.emitted):
+                if self._same_variable_copy(step) or not (
+                    position < index or set(step.loops) & loops
+                ):
+                    continue
+                if position > index and _innermost_shared(step.loops, loops) in fresh:
+                    continue  # an earlier iteration's list: this one writes a new list
+                if list_write and list_read(step, self.list_names):
+                    continue  # list(ys), old = ys[0]: a slot write leaves them as they were
+                edges = memory_edges(
+                    step, self.list_names, self._is_module, held, values, self._is_helper
+                )
+                for seer, seen in edges:
+                    if seen in related and seer not in related:
+                        related |= self._same_array(seer)
+                        changed = True
+        return related
+
+    def _made_afresh(self, family: set[str], index: int) -> set[int]:
+        """The loops whose every iteration makes the written list anew before the write
+        (``cols = []`` directly in the loop's body, not in a branch or an inner loop):
+        what a later step of an earlier iteration holds is another list."""
+        made = {
+            id(step)
+            for step in self.emitted[:index]
+            if not step.synthetic
+            and isinstance(step.value, ast.List)
+            and set(step.defined()) & family
+        }
+        loops: set[int] = set()
+
+        def visit(nodes: list, loop: int | None) -> None:
+            for node in nodes:
+                if isinstance(node, Loop):
+                    visit(node.body, id(node.origin))
+                elif isinstance(node, Branch):
+                    visit(node.body, None)
+                    visit(node.orelse, None)
+                elif loop is not None and id(node) in made:
+                    loops.add(loop)
+
+        visit(self.steps, None)
+        return loops
+
+    @staticmethod
+    def _stale_in_loop(name: str, position: int, reader: Step, loops: set, definer: dict) -> bool:
+        shared = set(reader.loops) & loops
+        if not shared:
+            return False
+        fresh = [
+            p
+            for p, step in definer.get(name, [])
+            if p < position and not step.synthetic and shared <= set(step.loops)
+        ]
+        return not fresh
+
+    def _held_items(self) -> dict[str, set[str]]:
+        """Each list version -> the arrays it holds (its own items and its earlier
+        versions'; a copy of a list holds the same)."""
+        held: dict[str, set[str]] = {}
+        for step in self.emitted:
+            items = list_items(step, self._is_module, self._is_helper)
+            if items is not None:
+                old = step.inputs.get("xs")
+                before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
+                held.update(dict.fromkeys(step.defined(), before | set(items)))
+            elif isinstance(step.value, ast.Name) and step.value.id in held:  # a copy
+                for target in step.defined():
+                    held.setdefault(target, set()).update(held[step.value.id])
+        return held
+
+    def _is_helper(self, name: str) -> bool:
+        """Whether ``name`` is a function of the user's (called without gradient, it is
+        not inlined: it may return its arguments or views of them)."""
+        if not self.resolver.is_global(name):
+            return False
+        try:
+            return is_user_function(self.resolver.evaluate(ast.Name(name, ast.Load())))
+        except UnsupportedSyntaxError:
+            return False
+
+    def _is_module(self, name: str) -> bool:
+        """Whether ``name`` (in a step without gradient) is a module, not an array."""
+        resolver = self.resolver
+        version = self.current.get(name, name)
+        if version in resolver.module_locals or version in resolver.module_values:
+            return True
+        if not resolver.is_global(name):
+            return False
+        try:
+            return isinstance(resolver.evaluate(ast.Name(name, ast.Load())), types.ModuleType)
+        except UnsupportedSyntaxError:
+            return False
+
+    def _same_variable_copy(self, step: Step) -> bool:
+        """A copy the compiler made between two versions of one user variable (a loop's
+        copy-in or copy-back): the same object, as the user sees it."""
+        if not (step.synthetic and isinstance(step.value, ast.Name)):
+            return False
+        variable = self.variable_of.get(step.target)
+        return variable is not None and variable == self.variable_of.get(step.value.id)
+
+    def _same_array(self, version: str) -> set[str]:
+        """``version`` and the other versions of the same object: those the compiler's own
+        copies tie to it, and for a list, its versions before and after each append."""
+        family = {version}
+        changed = True
+        while changed:
+            changed = False
+            for step in self.emitted:
+                if self._same_variable_copy(step):
+                    pair = {step.target, step.value.id}
+                elif step.op in ("list_append", "list_setitem"):  # the list object itself
+                    pair = {step.target, step.inputs["xs"].id}
+                else:
+                    continue
+                if pair & family and not pair <= family:
+                    family |= pair
+                    changed = True
+        return family
+
+
+def _innermost_shared(inner: tuple[int, ...], loops: set[int]) -> int | None:
+    """The innermost of the loops ``inner`` (outermost first) that are in ``loops``."""
+    shared = [loop for loop in inner if loop in loops]
+    return shared[-1] if shared else None
+
+
+def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str]) -> bool:
+    """Whether ``name`` was made afresh after the write and before the read: by the
+    user's code (a view taken after a write sees the written array, as the compiled code
+    does), as a version that a write gave its views and aliases (``fresh``), or as the
+    compiler's copy (a branch's or loop's join) of names all made afresh so."""
+    steps = [(p, step) for p, step in definer.get(name, []) if start <= p < end]
+    if any(not step.synthetic or name in fresh for _, step in steps):
+        return True
+    return bool(steps) and all(
+        isinstance(step.value, ast.Name)
+        and step.value.id != name
+        and _made_between(step.value.id, start, p, definer, fresh)
+        for p, step in steps
+    )
+
+
+def _described(name: str, definer: dict) -> str:
+    """A name the user wrote, or the expression a temporary holds (``x[i - 1]``)."""
+    steps = [step for _, step in definer.get(name, []) if step.expression is not None]
+    if name.startswith("t") and name[1:].isdigit() and steps:
+        return ast.unparse(steps[0].expression)
+    return re.sub(r"_\d+$", "", name)  # the user's name, not its version
+
+
+def _element(name: str, definer: dict) -> str:
+    """The user's ``y[i]`` or ``y[i, j]`` if ``name`` was read so (integers only: a view
+    of ``y`` or a copy of one number, depending on ``y``'s dimensions), else ``""``."""
+    steps = [step for _, step in definer.get(name, [])]
+    if len(steps) != 1 or steps[0].op != "getitem" or steps[0].expression is None:
+        return ""
+    if getattr(steps[0].expression, "loop_item", False):  # for v in y: v itself
+        return re.sub(r"_\d+$", "", name)
+    index = steps[0].options["index"]
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
+        return ""
+    return ast.unparse(steps[0].expression)
+
+
+def _is_swap(target: ast.AST, seen_by: str) -> bool:
+    """Whether the write into ``target`` (``y[0]``) is seen by a tuple of reads of the
+    same array (``(y[2], y[0])``): a swap, ``y[0], y[2] = y[2], y[0]``.
+
+    >>> _is_swap(ast.parse("y[0]").body[0].value, "(y[2], y[0])")
+    True
+    """
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+        return False
+    try:
+        reads = ast.parse(seen_by, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(reads, ast.Tuple) and all(
+        isinstance(e, ast.Subscript)
+        and isinstance(e.value, ast.Name)
+        and e.value.id == target.value.id
+        for e in reads.elts
+    )
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)

@@ -1,0 +1,172 @@
+"""Stage 1: get a function's source, its syntax tree and the names it can see.
+
+Works for functions in files and in Jupyter/IPython cells (both register their
+source with ``linecache``). Anything without source (a built-in, a function made
+by ``exec`` from a string, a lambda typed at the plain REPL) gets a
+:class:`SourceUnavailableError` that says why and what to do.
+
+>>> import numpy as np
+>>> def f(x):
+...     return np.tanh(x)
+>>> parsed = parse_function(f)
+>>> parsed.tree.name, parsed.first_line > 0
+('f', True)
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from autodiff_tutor.errors import Location, SourceUnavailableError
+
+
+@dataclass
+class ParsedFunction:
+    """A user function's syntax tree, with what is needed to locate and resolve names."""
+
+    fn: Callable[..., Any]
+    tree: ast.FunctionDef
+    filename: str
+    first_line: int  # file line of the tree's line 1
+    lines: list[str]  # the dedented source lines
+    indent: int  # columns removed by dedenting
+    #: stand-ins for the user's free names that the generated code also uses for its
+    #: helpers (stand-in -> the user's name), see :mod:`.front.names`
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.tree.name
+
+    def location(self, node: ast.AST) -> Location:
+        """Where ``node`` is in the user's file, with its line text and span."""
+        line = getattr(node, "lineno", self.tree.lineno)
+        column = getattr(node, "col_offset", 0)
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        end = getattr(node, "end_col_offset", None)
+        same_line = getattr(node, "end_lineno", line) == line
+        length = (end - column) if (end is not None and same_line) else len(text) - column
+        return Location(
+            self.filename,
+            self.first_line + line - 1,
+            column + self.indent,
+            " " * self.indent + text,
+            max(1, length),
+        )
+
+    def line_text(self, node: ast.AST) -> str:
+        """The user's source line of ``node``, stripped: used in generated comments."""
+        line = getattr(node, "lineno", 0)
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+    def file_line(self, node: ast.AST) -> int:
+        """The line number of ``node`` in the user's file."""
+        return self.first_line + getattr(node, "lineno", 1) - 1
+
+    def namespace(self) -> dict[str, Any]:
+        """The names the function can see: closure cells over globals over builtins."""
+        names: dict[str, Any] = dict(vars(builtins))
+        names.update(self.fn.__globals__)
+        names.update(closure_values(self.fn))
+        for alias, name in self.aliases.items():
+            if name in names:
+                names[alias] = names[name]
+        return names
+
+
+def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The current values of ``fn``'s closure variables (unset cells are skipped).
+
+    >>> def outer():
+    ...     scale = 3.0
+    ...     def inner(x):
+    ...         return scale * x
+    ...     return inner
+    >>> closure_values(outer())
+    {'scale': 3.0}
+    """
+    values = {}
+    cells = fn.__closure__ or ()
+    for name, cell in zip(fn.__code__.co_freevars, cells, strict=True):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # a cell not assigned yet
+            continue
+    return values
+
+
+def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
+    """Parse ``fn``'s source into a :class:`ParsedFunction`.
+
+    >>> parse_function(len)
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.SourceUnavailableError: cannot differentiate 'len': ...
+    """
+    fn = inspect.unwrap(fn)
+    name = getattr(fn, "__name__", repr(fn))
+    if not inspect.isfunction(fn):
+        raise SourceUnavailableError(
+            f"cannot differentiate {name!r}: it is not a Python function "
+            f"({type(fn).__name__}), so it has no source to read",
+            hint="wrap it in a def in a file or notebook cell, or give it a derivative "
+            "rule as a DifferentiableFunction",
+        )
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailableError(
+            f"cannot differentiate {name!r}: its source code is not available ({exc})",
+            hint="functions created with exec() from a string or typed at the plain "
+            "Python prompt keep no source; define it in a .py file or a notebook cell",
+        ) from None
+    source = "".join(lines)
+    dedented = textwrap.dedent(source)
+    indent = _indent_removed(source, dedented)
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    if name == "<lambda>":
+        raise SourceUnavailableError(
+            "cannot differentiate a lambda: its source is part of a larger expression",
+            Location(filename, first_line, indent, lines[0].rstrip("\n"), 6),
+            hint="write it as a def, e.g. 'def f(x): return ...'",
+        )
+    module = ast.parse(dedented)
+    tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    if tree is None or tree.name != fn.__name__:
+        raise SourceUnavailableError(
+            f"cannot find the definition of {name!r} in its source",
+            hint="async functions and functions defined by decorators that replace "
+            "the source are not supported",
+        )
+    tree.decorator_list = []
+    return ParsedFunction(fn, tree, filename, first_line, dedented.splitlines(), indent)
+
+
+def as_load(target: ast.expr) -> ast.expr:
+    """A copy of an assignment target read as a value (``y[i] += v`` reads ``y[i]``).
+
+    >>> target = ast.parse("y[i] = 1").body[0].targets[0]
+    >>> type(as_load(target).ctx).__name__, type(target.ctx).__name__
+    ('Load', 'Store')
+    """
+    loaded = copy.deepcopy(target)
+    for child in ast.walk(loaded):
+        if hasattr(child, "ctx"):
+            child.ctx = ast.Load()
+    return loaded
+
+
+def _indent_removed(source: str, dedented: str) -> int:
+    first = source.splitlines()[0]
+    return (
+        len(first)
+        - len(first.lstrip())
+        - (len(dedented.splitlines()[0]) - len(dedented.splitlines()[0].lstrip()))
+    )
