@@ -30,12 +30,12 @@ from autodiff_tutor.errors import (
     SourceUnavailableError,
 )
 from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign
+from autodiff_tutor.locations import location
 from autodiff_tutor.runtime.backend import array_module, dtype_kind, ones_like, shape_of
 
 
 def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
     """An error about how the API was called, located at the user's call."""
-    from autodiff_tutor.tracing.locations import location
 
     return kind(message, location(), hint=hint)
 

@@ -34,7 +34,7 @@ from autodiff_tutor.compiler.pipeline import (
     stages,
 )
 from autodiff_tutor.errors import ArgumentError
-from autodiff_tutor.protocol import register_op_factory
+from autodiff_tutor.protocol import call_if_traced, register_op_factory
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
 
 Wrt = int | str | Sequence[int | str] | None
@@ -73,12 +73,10 @@ class Differentiable:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from autodiff_tutor.tracing import call_op, is_traced, strip_dims
-
-        if not kwargs and any(is_traced(value) for value in strip_dims(args)):
-            # in tracing mode, the generated backward is used (formatted inputs lose
-            # their labels, as they do going into any op)
-            return call_op(self, *args)
+        if not kwargs:  # in tracing mode, the generated backward is used
+            traced, outputs = call_if_traced(self, args)
+            if traced:
+                return outputs
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:

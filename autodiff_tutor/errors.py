@@ -247,3 +247,36 @@ class TracingWarning(UserWarning):
 
 class TranslationError(AutodiffError):
     """Code the symbolic verifier cannot translate to sympy (names the construct and line)."""
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``; on Python 3.10, which has no notes, ``__notes__`` set
+    by hand (IPython shows them there too).
+
+    >>> error = ValueError("bad")
+    >>> add_note(error, "raised in f")
+    >>> error.__notes__
+    ['raised in f']
+    """
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    else:
+        error.__notes__ = [*getattr(error, "__notes__", []), note]
+
+
+def op_rule_error(
+    error: Exception, op: str, rule: str, location: Location | None, caller: str = ""
+) -> UserCodeError:
+    """The error to raise when the ``rule`` (backward, jvp) written for the custom op
+    ``op`` raised ``error``, differentiating the call at ``location`` (in ``caller``).
+
+    >>> op_rule_error(ValueError("bad"), "Cube", "backward", None).message
+    'the backward of Cube raised ValueError: bad'
+    """
+    ran = f"{caller} ran fine; " if caller else ""
+    return UserCodeError(
+        f"the {rule} of {op} raised {type(error).__name__}: {error}",
+        location,
+        hint=f"{ran}the {rule} you wrote for {op} failed while differentiating this call "
+        "(the traceback of the cause shows where)",
+    )

@@ -65,6 +65,28 @@ def is_differentiable_op(obj: Any) -> bool:
     )
 
 
+#: How an operation runs when one of its inputs is traced: the tracing mode sets it when
+#: it is imported (no value is traced before that), so operations need not import it.
+_traced_calls: list[Callable[[Any, tuple[Any, ...]], tuple[bool, Any]]] = []
+
+
+def register_traced_call(call: Callable[[Any, tuple[Any, ...]], tuple[bool, Any]]) -> None:
+    """Set how an operation runs on traced inputs (``autodiff_tutor.tracing`` registers
+    its ``call_op``): ``call(op, inputs)`` gives ``(True, outputs)`` when an input is
+    traced, else ``(False, None)``."""
+    _traced_calls[:] = [call]
+
+
+def call_if_traced(op: Any, inputs: tuple[Any, ...]) -> tuple[bool, Any]:
+    """``(True, outputs)``: ``op`` ran on ``inputs`` recorded on their trace, because one
+    of them is traced; else ``(False, None)``: the caller runs ``op`` itself.
+
+    >>> call_if_traced(None, (1.0, 2.0))
+    (False, None)
+    """
+    return _traced_calls[0](op, inputs) if _traced_calls else (False, None)
+
+
 def register_op_factory(factory: Callable[[Callable[..., Any]], Any]) -> None:
     """Set how a plain function becomes an operation (``autodiff_tutor.api`` registers
     ``differentiable``): generated code calls :func:`as_op` without importing the API."""

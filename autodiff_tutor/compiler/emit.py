@@ -5,7 +5,7 @@ rendered as two ordinary ``def`` s with the user's line in a comment beside each
 backward statement, compiled, and registered with ``linecache`` so that tracebacks,
 ``inspect.getsource`` and debuggers show the generated code. They run in the user's
 module globals (so later changes to a global constant are seen) with the runtime
-helpers passed in as closure values. The origin of each line (:data:`ORIGINS`) is
+helpers passed in as closure values. The origin of each line (:data:`.locations.ORIGINS`) is
 kept beside the code: an exception a line raises is reported at the user's code
 (:mod:`.failures`).
 
@@ -46,6 +46,7 @@ from autodiff_tutor.compiler.specialize.facts import probe_fact
 from autodiff_tutor.compiler.specialize.paths import probe_path
 from autodiff_tutor.compiler.specialize.probe import probe_site
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.locations import ORIGINS
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, guards, helpers
 from autodiff_tutor.runtime.stack import Stack, iteration_slots
@@ -77,17 +78,6 @@ GENERATED_NAMES: dict[str, Any] = {**RUNTIME, **dict.fromkeys(("memory", "stack"
 
 _counter = itertools.count(1)
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
-
-
-class OriginTable(dict):
-    """The lines of a generated file that come from the user's code, by line number:
-    each :class:`Line` and the column its code starts at (see :func:`_origin_table`)."""
-
-
-#: Each generated file's table, while a function compiled from it lives: the functions
-#: hold it (their origins refer to the user's function, which owns them: a table held
-#: here would keep them all alive).
-ORIGINS: weakref.WeakValueDictionary[str, OriginTable] = weakref.WeakValueDictionary()
 
 
 @dataclass
@@ -281,7 +271,7 @@ def compile_sources(
 
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
-    The origins of the lines of :class:`Source` s go to :data:`ORIGINS`. A name the
+    The origins of the lines of :class:`Source` s go to :data:`.locations.ORIGINS`. A name the
     user's code and a helper share gets its meanings back (:mod:`.front.names`); each
     function's final source is its ``generated_source``.
     """
@@ -353,6 +343,11 @@ def forget_source(filename: str | None = None) -> None:
         frame = frame.f_back
     while _FREED:
         linecache.cache.pop(_FREED.pop(), None)
+
+
+class OriginTable(dict):
+    """The lines of a generated file that come from the user's code, by line number:
+    each :class:`Line` and the column its code starts at (see :func:`_origin_table`)."""
 
 
 def _origin_table(sources: list[str]) -> OriginTable:

@@ -60,27 +60,26 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
-import sysconfig
 import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from autodiff_tutor.compiler.emit import ORIGINS, Line
+from autodiff_tutor.compiler.emit import Line
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.mixed_arrays import mixed_arrays_error
 from autodiff_tutor.compiler.origins import Origin
-from autodiff_tutor.errors import AutodiffError, InternalError, Location, UserCodeError
-from autodiff_tutor.tracing.locations import at_raise, is_internal
+from autodiff_tutor.errors import (
+    AutodiffError,
+    InternalError,
+    Location,
+    UserCodeError,
+    add_note,
+    op_rule_error,
+)
+from autodiff_tutor.locations import ORIGINS, is_user_file, raised_on_purpose
 
 T = TypeVar("T")
-_LIBRARIES = tuple(
-    {
-        sysconfig.get_paths()[kind] + os.sep
-        for kind in ("stdlib", "platstdlib", "purelib", "platlib")
-    }
-)
 
 
 def relocate(error: Exception) -> AutodiffError | None:
@@ -208,60 +207,6 @@ def runs_directly(parsed: ParsedFunction, values: dict[str, Any]) -> bool:
     return True
 
 
-def _is_user_file(filename: str) -> bool:
-    """Code the user wrote: not the toolkit's (nor generated), not a library's."""
-    return not is_internal(filename) and not os.path.abspath(filename).startswith(_LIBRARIES)
-
-
-def raised_on_purpose(error: Exception) -> bool:
-    """Whether a ``raise`` or ``assert`` statement of the user's raised ``error``: in
-    their function (which the generated code keeps) or in their code it calls.
-
-    >>> import numpy as np
-    >>> try:
-    ...     np.sum(np.ones(2) + np.ones(3))
-    ... except ValueError as error:
-    ...     raised_on_purpose(error)
-    False
-    """
-    innermost = _traceback(error.__traceback__)[-1]
-    filename = innermost.tb_frame.f_code.co_filename
-    return at_raise(innermost) and (filename in ORIGINS or _is_user_file(filename))
-
-
-def add_note(error: BaseException, note: str) -> None:
-    """``error.add_note(note)``; on Python 3.10, which has no notes, ``__notes__`` set
-    by hand (IPython shows them there too).
-
-    >>> error = ValueError("bad")
-    >>> add_note(error, "raised in f")
-    >>> error.__notes__
-    ['raised in f']
-    """
-    if hasattr(error, "add_note"):
-        error.add_note(note)
-    else:
-        error.__notes__ = [*getattr(error, "__notes__", []), note]
-
-
-def op_rule_error(
-    error: Exception, op: str, rule: str, location: Location | None, caller: str = ""
-) -> UserCodeError:
-    """The error to raise when the ``rule`` (backward, jvp) written for the custom op
-    ``op`` raised ``error``, differentiating the call at ``location`` (in ``caller``).
-
-    >>> op_rule_error(ValueError("bad"), "Cube", "backward", None).message
-    'the backward of Cube raised ValueError: bad'
-    """
-    ran = f"{caller} ran fine; " if caller else ""
-    return UserCodeError(
-        f"the {rule} of {op} raised {type(error).__name__}: {error}",
-        location,
-        hint=f"{ran}the {rule} you wrote for {op} failed while differentiating this call "
-        "(the traceback of the cause shows where)",
-    )
-
-
 def _note(origin: Origin) -> str:
     user, _ = _user_origin(origin)
     name = user.parsed.name
@@ -293,7 +238,7 @@ def _located(
             "directly raises the same error here (the compiled forward runs your "
             "operations as written)",
         )
-    op_code = any(_is_user_file(tb.tb_frame.f_code.co_filename) for tb in below)
+    op_code = any(is_user_file(tb.tb_frame.f_code.co_filename) for tb in below)
     if step is not None and step.kind == "op_call" and op_code:
         rule = "backward" if role == "backward" else "jvp (forward-mode rule)"
         return op_rule_error(error, step.description, rule, location, name)

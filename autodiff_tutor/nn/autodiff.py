@@ -36,9 +36,9 @@ import numpy as np
 
 from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UnsupportedSyntaxError
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
-from autodiff_tutor.tracing.locations import location
 
 __all__ = [
     "AUTODIFF_MODES",

@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.errors import ArgumentError, DataFormatError
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.layer import Layer
 from autodiff_tutor.ops.formats import channel_axis
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Addition", "Concatenation"]
 

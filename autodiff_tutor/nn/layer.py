@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError, DataFormatError
+from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formats import check_format
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Layer", "Layout", "as_outputs"]
 

@@ -21,6 +21,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.errors import ArgumentError, BackwardOutputError
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.autodiff import (
     check_autodiff,
     compiled_backward,
@@ -30,7 +31,6 @@ from autodiff_tutor.nn.autodiff import (
 )
 from autodiff_tutor.nn.layer import Layer, as_outputs
 from autodiff_tutor.ops.validate import as_gradient_tuple, describe_inputs, gradient_problems
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["LayerOp", "input_names"]
 

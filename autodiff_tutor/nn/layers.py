@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError, DataFormatError
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.layer import Layer, Layout
 from autodiff_tutor.ops.formats import channel_axis, channel_shape
 from autodiff_tutor.ops.prelu import PReLUFunction
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Dropout", "FullyConnected", "PReLULayer", "SReLULayer", "Softmax"]
 

@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.autodiff import check_autodiff
 from autodiff_tutor.nn.layer import Layer, Layout, as_outputs
 from autodiff_tutor.nn.layer_op import LayerOp
 from autodiff_tutor.runtime.backend import zeros_like
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["Network", "Sequential"]
 

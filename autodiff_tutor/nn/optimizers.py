@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.locations import location
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.tracing.locations import location
 
 __all__ = ["SGD", "Adam", "Optimizer"]
 

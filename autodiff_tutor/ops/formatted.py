@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import DataFormatError
+from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formats import check_format, find_dims
 from autodiff_tutor.runtime.backend import array_module, shape_of
 
@@ -68,7 +69,6 @@ _ELEMENTWISE = {"where", "clip", "copy", "zeros_like", "ones_like", "full_like",
 
 
 def _located_error(message: str, hint: str) -> DataFormatError:
-    from autodiff_tutor.tracing.locations import location  # the user's line
 
     return DataFormatError(message, location(), hint=hint)
 

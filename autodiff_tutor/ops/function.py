@@ -46,6 +46,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     SourceUnavailableError,
 )
+from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import strip_dims
 from autodiff_tutor.ops.function_backward import BackwardCalls, Saved
 from autodiff_tutor.ops.signatures import bind_arguments, positional_names
@@ -54,6 +55,7 @@ from autodiff_tutor.ops.validate import (
     describe_inputs,
     same_numpy_inputs,
 )
+from autodiff_tutor.protocol import call_if_traced
 from autodiff_tutor.runtime.backend import ones_like
 
 __all__ = ["DifferentiableFunction", "op_vjp"]
@@ -240,7 +242,6 @@ class DifferentiableFunction(BackwardCalls):
         rule, so ``jvp`` cannot go through it; the error names the op and points at
         the user's call.
         """
-        from autodiff_tutor.tracing.locations import location
 
         raise NoDerivativeRuleError(
             f"jvp cannot go through the custom op {self.name!r}: it has a hand-written "
@@ -260,12 +261,10 @@ class DifferentiableFunction(BackwardCalls):
         labels (as in the seeds: the op works on the data; an interface function such
         as :func:`~autodiff_tutor.ops.srelu.srelu` labels the output again).
         """
-        from autodiff_tutor.tracing import call_op, is_traced
-
-        inputs = strip_dims(inputs)
-        if any(is_traced(value) for value in inputs):
-            return call_op(self, *inputs)
-        outputs, _ = self.op_forward(*inputs)
+        traced, outputs = call_if_traced(self, inputs)
+        if traced:
+            return outputs
+        outputs, _ = self.op_forward(*strip_dims(inputs))
         return outputs[0] if self.num_outputs == 1 else outputs
 
     def source(self) -> str:

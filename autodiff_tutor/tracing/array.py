@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.locations import inside_numpy_check, storing_item
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.rules.names import op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
-from autodiff_tutor.tracing.locations import inside_numpy_check, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
 from autodiff_tutor.tracing.other_libraries import foreign_call

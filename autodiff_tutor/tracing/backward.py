@@ -21,7 +21,10 @@ from autodiff_tutor.errors import (
     BackwardOutputError,
     Location,
     TracingError,
+    add_note,
+    op_rule_error,
 )
+from autodiff_tutor.locations import location, raised_on_purpose
 from autodiff_tutor.runtime.backend import array_module, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import unbroadcast
 from autodiff_tutor.tracing.array import Traced
@@ -30,7 +33,6 @@ from autodiff_tutor.tracing.higher import (
     higher_through_rule,
     traced_unbroadcast,
 )
-from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.rule_parts import input_gradients
 from autodiff_tutor.tracing.tape import Origin, Record, Tape
@@ -173,8 +175,6 @@ def _custom_step(record: Record, gs: list[Any], reach: set[int], adjoints: dict)
         error.located_at(p.called_at)
         raise
     except Exception as error:  # the user's backward: say which call it differentiated
-        from autodiff_tutor.compiler.failures import add_note, op_rule_error, raised_on_purpose
-
         if not raised_on_purpose(error):
             raise op_rule_error(error, name, "backward", p.called_at) from error
         where = p.called_at.render() if p.called_at else "?"

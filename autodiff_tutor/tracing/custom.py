@@ -23,15 +23,17 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.errors import TracingError
+from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import strip_dims
+from autodiff_tutor.protocol import register_traced_call
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing.backward import CustomPayload
-from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.tape import active_tape
 from autodiff_tutor.tracing.traced_values import (
     dtype_name,
     input_info,
     is_live,
+    is_traced,
     make,
     snapshot,
     traced_leaves,
@@ -94,3 +96,14 @@ def call_op(op: Any, *inputs: Any) -> Any:
         like = traced_leaves(list(inputs))[0]
         wrapped = [make(o, like, tape, n) for o, n in zip(outputs, record.outputs, strict=True)]
     return wrapped[0] if count == 1 else tuple(wrapped)
+
+
+def _call_if_traced(op: Any, inputs: tuple[Any, ...]) -> tuple[bool, Any]:
+    """:func:`call_op` where an input is traced (see
+    :func:`autodiff_tutor.protocol.call_if_traced`)."""
+    if any(is_traced(value) for value in strip_dims(inputs)):
+        return True, call_op(op, *inputs)
+    return False, None
+
+
+register_traced_call(_call_if_traced)  # ops and compiled functions call back through it

@@ -28,13 +28,13 @@ import numpy as np
 
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.foreign_libraries import first_foreign
+from autodiff_tutor.locations import here, location
 from autodiff_tutor.rules import registry
 from autodiff_tutor.rules.names import canonical, op_of_callable, ufunc_method_hint
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
 from autodiff_tutor.tracing.einsum_steps import einsum_steps
-from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.other_libraries import foreign_operand
 from autodiff_tutor.tracing.tape import active_tape
 from autodiff_tutor.tracing.traced_values import (

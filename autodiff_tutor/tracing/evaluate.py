@@ -20,12 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 from autodiff_tutor.errors import ArgumentError, TracingError
+from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import gradient_messages
 from autodiff_tutor.tracing.from_data import traced
-from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make

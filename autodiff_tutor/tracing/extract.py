@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from autodiff_tutor.locations import here, user_frame
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.tracing.from_data import _copy
-from autodiff_tutor.tracing.locations import here, user_frame
 from autodiff_tutor.tracing.tape import Extraction, active_tape
 from autodiff_tutor.tracing.traced_values import input_info, is_live, is_traced
 

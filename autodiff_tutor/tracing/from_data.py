@@ -24,11 +24,11 @@ import numpy as np
 
 from autodiff_tutor.errors import NonDifferentiableInputError
 from autodiff_tutor.foreign_libraries import first_foreign
+from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import traced_values
 from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.locations import here, location
 from autodiff_tutor.tracing.other_libraries import foreign_input
 from autodiff_tutor.tracing.tape import Origin, active_tape
 

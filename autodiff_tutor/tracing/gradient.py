@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.locations import argument_texts, here, location, warn
 from autodiff_tutor.ops.formatted import labelled_like, strip_dims
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import cast_like, ones_like, shape_of, size, zeros_like
 from autodiff_tutor.tracing import backward, gradient_messages
 from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.locations import argument_texts, here, location, warn
 from autodiff_tutor.tracing.tape import Tape, active_tape
 from autodiff_tutor.tracing.traced_values import is_traced, make, origins_of
 

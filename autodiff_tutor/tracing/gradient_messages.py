@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from autodiff_tutor.errors import NonScalarOutputError, TracingError
-from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.locations import location
 from autodiff_tutor.tracing.tape import Extraction, Origin, Tape
 
 EVALUATE_EXAMPLE = (

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autodiff_tutor.errors import TracingError
+from autodiff_tutor.locations import location
 from autodiff_tutor.runtime import helpers, helpers_indexing
-from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.namespace import numpy_like
 
 traced_unbroadcast = numpy_like(helpers).unbroadcast  # broadcasting undone, recorded

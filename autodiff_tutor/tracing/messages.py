@@ -19,9 +19,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from autodiff_tutor.errors import TracingError, TracingEscapeError
+from autodiff_tutor.locations import call_source, in_scipy, location, user_frame
 from autodiff_tutor.rules import registry
 from autodiff_tutor.rules.names import op_of_callable
-from autodiff_tutor.tracing.locations import call_source, in_scipy, location, user_frame
 
 
 def no_rule(name: str) -> TracingError:

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.locations import location, stores_back
 from autodiff_tutor.ops.formatted import is_formatted
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages, traced_values
-from autodiff_tutor.tracing.locations import location, stores_back
 from autodiff_tutor.tracing.through_view import follows, put_back
 from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
 

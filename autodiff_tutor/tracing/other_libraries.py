@@ -35,7 +35,7 @@ from autodiff_tutor.foreign_libraries import (
     library_of,
     library_of_code,
 )
-from autodiff_tutor.tracing.locations import call_source, is_users, location
+from autodiff_tutor.locations import call_source, is_users, location
 from autodiff_tutor.tracing.value import TracedValue
 
 

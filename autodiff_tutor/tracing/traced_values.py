@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.locations import here
 from autodiff_tutor.runtime.backend import has_array_namespace, shape_of
-from autodiff_tutor.tracing.locations import here
 from autodiff_tutor.tracing.tape import InputInfo, Origin, Tape, active_tape
 from autodiff_tutor.tracing.value import TracedValue
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np  # noqa: F401 - doctests
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.locations import location
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
 from autodiff_tutor.runtime.backend import is_float_value
 from autodiff_tutor.tracing.array import Traced
@@ -23,7 +24,6 @@ from autodiff_tutor.tracing.evaluate import check_call, evaluate, parameter_labe
 from autodiff_tutor.tracing.extract import extract_data
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.gradient import take_gradient
-from autodiff_tutor.tracing.locations import location
 from autodiff_tutor.tracing.traced_values import is_traced
 
 

@@ -1,9 +1,12 @@
-"""Where in the user's code something happened: the frame that called into tracing.
+"""Where in the user's code something happened: the frame that called the toolkit.
 
-Tracing errors point at the user's line, not at the toolkit's internals: the first
-frame outside ``autodiff_tutor``, the array libraries and other autodiff libraries
-(autograd calling the user's function calls it from its own code) is the user's, and
-Python's instruction positions give the exact column of the call that went wrong.
+Errors point at the user's line, not at the toolkit's internals: the first frame
+outside ``autodiff_tutor``, the array libraries and other autodiff libraries (autograd
+calling the user's function calls it from its own code) is the user's, and Python's
+instruction positions give the exact column of the call that went wrong. Generated
+code registers the origin of its lines here (:data:`ORIGINS`), so an error raised in
+it can be told apart from the user's own ``raise``. Tracing, the compiler, custom ops
+and the front door all locate their errors with this module.
 
 >>> def where_am_i():
 ...     return here()
@@ -19,7 +22,9 @@ import functools
 import linecache
 import os
 import sys
+import sysconfig
 import warnings
+import weakref
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -28,12 +33,27 @@ import numpy as np
 from autodiff_tutor.errors import Location, TracingWarning, cell_name, place, wrap
 from autodiff_tutor.foreign_libraries import library_of_code
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _SKIPPED = [_PACKAGE_DIR + os.sep, os.path.dirname(np.__file__) + os.sep]
 for _name in ("cupy", "cupyx", "array_api_strict", "array_api_compat"):
     _module = sys.modules.get(_name)
     if _module is not None and getattr(_module, "__file__", None):
         _SKIPPED.append(os.path.dirname(_module.__file__) + os.sep)
+
+
+#: Each generated file's table of origins (its lines that come from the user's code, by
+#: line number), while a function compiled from it lives: the functions hold the table
+#: (its origins refer to the user's function, which owns them: a table held here would
+#: keep them all alive).
+ORIGINS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+#: Where Python's own and installed libraries live (not the user's code).
+_LIBRARIES = tuple(
+    {
+        sysconfig.get_paths()[kind] + os.sep
+        for kind in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -299,3 +319,31 @@ def warn(message: str, category: type[Warning] = TracingWarning) -> None:
         module=target.f_globals.get("__name__"),
         registry=target.f_globals.setdefault("__warningregistry__", {}),
     )
+
+
+def is_user_file(filename: str) -> bool:
+    """Code the user wrote: not the toolkit's (nor generated), not a library's.
+
+    >>> is_user_file(np.__file__), is_user_file("/home/me/train.py")
+    (False, True)
+    """
+    return not is_internal(filename) and not os.path.abspath(filename).startswith(_LIBRARIES)
+
+
+def raised_on_purpose(error: BaseException) -> bool:
+    """Whether a ``raise`` or ``assert`` statement of the user's raised ``error``: in
+    their function (which the generated code keeps) or in their code it calls.
+
+    >>> try:
+    ...     np.sum(np.ones(2) + np.ones(3))
+    ... except ValueError as error:
+    ...     raised_on_purpose(error)
+    False
+    """
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    filename = tb.tb_frame.f_code.co_filename
+    return at_raise(tb) and (filename in ORIGINS or is_user_file(filename))
