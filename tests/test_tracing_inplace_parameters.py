@@ -15,6 +15,7 @@ followed, as before (``tests/test_tracing_inplace.py``).
 
 from __future__ import annotations
 
+import array_api_strict as xs
 import numpy as np
 import pytest
 from oracles import autograd_gradient, central_difference
@@ -333,6 +334,30 @@ def test_a_new_variable_of_extracted_data_is_a_variable_too():
         evaluate(fun, traced(np.ones(2)))
     assert "the traced variable 'extract_data(x)'" in info.value.message
     assert "c = restart.copy()" in info.value.hint
+
+
+def strict_row_written(x):
+    xp = x.__array_namespace__()
+    row = x[0, :]  # a view: array_api_strict wraps numpy
+    row[0] = 0.5
+    return xp.sum(x * x)
+
+
+def strict_reshape_written(x):
+    xp = x.__array_namespace__()
+    rows = xp.reshape(x, (3, 2))
+    rows[1, 0] = 0.5
+    return xp.sum(x * x)
+
+
+@pytest.mark.parametrize("fn", [strict_row_written, strict_reshape_written])
+def test_a_write_through_a_view_is_refused_in_array_api_strict_too(fn):
+    """Its views share memory with the argument, which tracing sees through DLPack
+    (the library has no may_share_memory): the write was not seen, a silently wrong
+    value and gradient."""
+    with pytest.raises(TracingError) as info:
+        value_and_gradient(fn, xs.asarray(X.copy()))
+    assert "writes in place into the traced variable 'x'" in info.value.message
 
 
 def test_after_the_trace_ended_the_values_are_plain_to_write():

@@ -41,6 +41,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import numpy as np
+
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import messages
 from autodiff_tutor.tracing.locations import call_source
@@ -50,14 +52,33 @@ from autodiff_tutor.tracing.value import TracedValue
 def register(tape: Any, value: TracedValue, label: str, argument: bool) -> None:
     """``value`` (just put on ``tape`` as a leaf) is a variable of the trace, shown to
     the user as ``label``; ``argument``: an argument of the traced function (the
-    others are made while it runs: ``new_variables``, ``traced(extract_data(y))``)."""
+    others are made while it runs: ``new_variables``, ``traced(extract_data(y))``).
+
+    >>> from autodiff_tutor.tracing.tape import Tape
+    >>> tape = Tape("f")
+    >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
+    >>> register(tape, x, "x", argument=True)
+    >>> [label for _, _, label, _ in tape.variables]
+    ['x']
+    """
     tape.variables.append((value, value._data, label, argument))
 
 
 def refuse_write(target: TracedValue, what: str) -> None:
     """Raise the located refusal if writing into ``target`` would change a variable of
     its running trace (``target`` is one, or a view of one); ``what`` describes the
-    write (``"y += ..."``) where its source cannot be read."""
+    write (``"y += ..."``) where its source cannot be read.
+
+    >>> from autodiff_tutor.tracing.tape import Tape
+    >>> tape = Tape("f")
+    >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
+    >>> register(tape, x, "x", argument=True)
+    >>> refuse_write(TracedValue(np.zeros(3), tape), "y[...] = ...")  # its own array
+    >>> refuse_write(TracedValue(x._data[1:], tape), "y[...] = ...")  # a view of x
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.TracingError: ...
+    """
     found = written_variable(target)
     if found is None:
         return
@@ -74,7 +95,17 @@ def refuse_write(target: TracedValue, what: str) -> None:
 def written_variable(target: TracedValue) -> tuple[Any, str, bool] | None:
     """``(tape, label, argument)`` of the variable whose memory ``target`` shares while
     its trace runs (``target`` itself, a view tracing made of it, or a view numpy
-    made), else ``None``."""
+    made), else ``None``.
+
+    >>> from autodiff_tutor.tracing.tape import Tape
+    >>> tape = Tape("f")
+    >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
+    >>> register(tape, x, "x", argument=True)
+    >>> written_variable(TracedValue(x._data[::2], tape))[1:]
+    ('x', True)
+    >>> written_variable(TracedValue(np.zeros(3), tape)) is None
+    True
+    """
     tape = target._tape
     if tape is None or tape.ended or not tape.variables:
         return None
@@ -88,13 +119,18 @@ def written_variable(target: TracedValue) -> tuple[Any, str, bool] | None:
 
 
 def _may_share_memory(a: Any, b: Any) -> bool:
+    """Whether two arrays may overlap: the library's ``may_share_memory`` (numpy, cupy),
+    else numpy's on their memory seen through DLPack (array-API libraries on the CPU,
+    such as ``array_api_strict``, whose views tracing does not see made)."""
     try:
         overlap = getattr(array_module(a, b), "may_share_memory", None)
     except TypeError:
         return False
     try:
-        return bool(overlap(a, b)) if overlap is not None else False
-    except (TypeError, ValueError):
+        if overlap is not None:
+            return bool(overlap(a, b))
+        return bool(np.may_share_memory(np.from_dlpack(a), np.from_dlpack(b)))
+    except (TypeError, ValueError, AttributeError, BufferError, RuntimeError):
         return False
 
 
