@@ -10,6 +10,7 @@ The example is on :class:`Differentiable`.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -129,11 +130,25 @@ class Differentiable:
         return self._cache[names]
 
     def front_end(self) -> FrontEnd:
-        """The parsed and normalized function: compiled once, whatever ``wrt``."""
+        """The parsed and normalized function: compiled once, whatever ``wrt`` (while
+        :meth:`current`).
+
+        The functions of yours it calls are read now too: the compiled code calls one
+        as the plain function where no gradient flows through it (its result unused,
+        or without gradient), so a write into its arguments that it would refuse
+        (``a *= 2`` on its parameter ``a``) must be refused here, or the caller's
+        compiled code would silently read its arrays as if unchanged."""
         self.current()
         if self._front is None:
             self._assumptions = assumed(self.fn)  # taken before reading the names
-            self._front = front_end(self.fn)
+            self._front = front_end(self.fn)  # first: a helper calling back finds it
+            try:
+                for step in self._front.program.all_steps():
+                    if _calls_a_function_of_yours(step):
+                        differentiable(step.callee).front_end()
+            except BaseException:
+                self._front = None
+                raise
         return self._front
 
     def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
@@ -312,6 +327,18 @@ def _describe(key: Any) -> str:
 # The compiled wrapper is kept on the function itself: the two refer to each other
 # and are freed together (a cache keyed by the function would keep it alive).
 _WRAPPER = "_autodiff_tutor_differentiable"
+
+
+def _calls_a_function_of_yours(step: Any) -> bool:
+    """A step ``differentiable(helper)(...)``: a function of the user's, compiled in turn
+    (not a custom op, nor an op factory such as ``srelu``)."""
+    func = getattr(step.value, "func", None) if step.kind == "op_call" else None
+    return (
+        isinstance(func, ast.Call)
+        and isinstance(func.func, ast.Name)
+        and func.func.id == "differentiable"
+        and inspect.isfunction(step.callee)
+    )
 
 
 def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable:

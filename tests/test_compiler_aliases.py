@@ -202,6 +202,73 @@ def test_a_write_reaching_a_parameter_is_refused_at_its_line(fn):
     assert "a parameter" in flat(str(info.value))
 
 
+def scale_in_place(a, b):
+    a *= b
+    return a
+
+
+def first_element_set(a):
+    r = a.reshape(-1)
+    r[0] = 0.5
+    return a
+
+
+def helper_writes_the_parameter_result_unused(x):
+    s = scale_in_place(x, np.cos(x))  # noqa: F841 - a result nobody reads
+    return np.sum(x * x)
+
+
+def helper_writes_a_view_of_the_parameter_result_unused(x):
+    r = first_element_set(x[0])  # noqa: F841 - a result nobody reads
+    return np.sum(x * x)
+
+
+def helper_writes_a_local_result_unused(x):
+    y = x * 1.0
+    s = scale_in_place(y, np.cos(x))  # noqa: F841 - a result nobody reads
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize(
+    ("fn", "write"),
+    [
+        (helper_writes_the_parameter_result_unused, "a *= b"),
+        (helper_writes_a_view_of_the_parameter_result_unused, "r[0] = 0.5"),
+        (helper_writes_a_local_result_unused, "a *= b"),
+    ],
+)
+def test_a_helper_writing_into_its_argument_is_refused_when_its_result_is_unused(fn, write):
+    """The compiled code called the helper as the plain function (no gradient flows
+    through its unused result): it wrote into the caller's array, which the compiled
+    code read as unchanged, a silently wrong value and gradient (fuzz construct
+    param_helper_write). The helper is read when the caller is compiled: refused there,
+    at the helper's line, in reverse and forward mode."""
+    for call in (
+        lambda: ad.value_and_grad(fn)(X.copy()),
+        lambda: ad.jvp(fn, (X.copy(),), (np.ones_like(X),)),
+    ):
+        with pytest.raises(UnsupportedSyntaxError) as info:
+            call()
+        assert info.value.location.filename == __file__
+        assert write in info.value.location.text
+        assert "would change, in place" in flat(str(info.value))
+
+
+def result_of_a_clean_helper_unused(x):
+    s = scale_by_two(x)  # noqa: F841 - a result nobody reads
+    return np.sum(x * x)
+
+
+def scale_by_two(a):
+    return a * 2.0
+
+
+def test_a_helper_whose_result_is_unused_still_compiles():
+    value, gradient = ad.value_and_grad(result_of_a_clean_helper_unused)(X.copy())
+    assert np.isclose(value, np.sum(X * X))
+    np.testing.assert_allclose(gradient, 2 * X)
+
+
 # -- what is not followed yet stays refused (never a stale value) ---------------------------
 
 

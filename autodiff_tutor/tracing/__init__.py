@@ -7,6 +7,16 @@ backward pass with the same derivative rules as the compiler. ``extract_data``
 takes the plain data out (and stops the trace); ``stop_gradient`` says so on
 purpose. The tape is data: ``last_tape()`` shows what tracing saw.
 
+Writes in place follow numpy in arrays the function computes (``y = x * 2; y[0] = 1``,
+``y += 1``, through views of ``y`` too). Writes into a *variable* of the trace (an
+argument it traces, or ``new_variables``), or into a view of one (``x[0, 0] = 0``,
+``x *= 2``, ``v = x.T; v[0] = 1``, a helper writing into the argument it was given),
+are refused with a located error, in ``evaluate`` + ``gradient`` and in
+``value_and_gradient`` alike, as the compiler refuses writes into a parameter: the
+gradient would be ambiguous (with respect to the value passed in, or to the written
+one). The hint, ``x = x.copy()`` where the function starts, keeps the program's meaning
+(:mod:`~autodiff_tutor.tracing.variable_writes`).
+
 >>> import numpy as np
 >>> def loss(w, x):
 ...     y = np.sum(np.tanh(x @ w) ** 2)

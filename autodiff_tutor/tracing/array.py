@@ -5,9 +5,11 @@ Operators, numpy ufuncs and functions, indexing and the usual methods all work a
 are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``,
 ``y[0] += v``) and in-place operators (``y += v``) record a new value that every
 name of ``y`` sees, as in numpy, unless another traced array is a view of the same
-memory (numpy would change it too, which tracing cannot follow: that is refused). Turning a
-traced array into a Python number or a plain array while it is being traced is an
-error that says why (it would silently lose the gradient).
+memory (numpy would change it too, which tracing cannot follow: that is refused). A
+write into a variable of the trace (an argument it traces) or a view of one is refused
+(:mod:`~autodiff_tutor.tracing.variable_writes`). Turning a traced array into a Python
+number or a plain array while it is being traced is an error that says why (it would
+silently lose the gradient).
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced

@@ -24,7 +24,7 @@ from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
-from autodiff_tutor.tracing import gradient_messages
+from autodiff_tutor.tracing import gradient_messages, variable_writes
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
@@ -52,22 +52,26 @@ def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
     return labels
 
 
-def _bind_leaves(value: Any, tape: Tape, label: str) -> Any:
-    """``value`` with its traced arrays (also inside lists, tuples, dicts) put on ``tape``."""
+def _bind_leaves(value: Any, tape: Tape, label: str, argument: bool = True) -> Any:
+    """``value`` with its traced arrays (also inside lists, tuples, dicts) put on ``tape``
+    as its variables (``argument``: arguments of the traced function)."""
     leaves, tree = flatten(value)
     bound = [
-        _bind_leaf(v, tape, path) for v, path in zip(leaves, leaf_paths(label, tree), strict=True)
+        _bind_leaf(v, tape, path, argument)
+        for v, path in zip(leaves, leaf_paths(label, tree), strict=True)
     ]
     return unflatten(tree, bound)
 
 
-def _bind_leaf(value: Any, tape: Tape, label: str) -> Any:
+def _bind_leaf(value: Any, tape: Tape, label: str, argument: bool) -> Any:
     if is_formatted(value):
-        return FormattedArray(_bind_leaf(value.data, tape, label), value.format)
+        return FormattedArray(_bind_leaf(value.data, tape, label, argument), value.format)
     if not is_traced(value):
         return value
     node = tape.new_leaf(shape_of(value._data), str(value._data.dtype), label)
-    return make(value._data, value, tape, node)
+    variable = make(value._data, value, tape, node)
+    variable_writes.register(tape, variable, label, argument)
+    return variable
 
 
 def new_variables(value: Any, label: str) -> Any:
@@ -92,9 +96,8 @@ def new_variables(value: Any, label: str) -> Any:
             hint="call it inside the function that evaluate() runs",
         )
     leaves, tree = flatten(value)
-    return _bind_leaves(
-        unflatten(tree, [v if is_traced(v) else traced(v) for v in leaves]), tape, label
-    )
+    values = unflatten(tree, [v if is_traced(v) else traced(v) for v in leaves])
+    return _bind_leaves(values, tape, label, argument=False)
 
 
 def check_call(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -153,11 +156,28 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     >>> evaluate(lambda x, c: gradient(x * c, x), traced(2.0), 3.0)
     np.float64(3.0)
     """
+    labels = parameter_labels(fn, len(args))
+    return trace_call(fn, args, kwargs, getattr(fn, "__name__", type(fn).__name__), labels)
+
+
+def trace_call(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+    labels: list[str],
+) -> Any:
+    """``evaluate``'s work: the trace is called ``evaluate(name)``, and the traced arrays
+    of ``args`` are its variables ``labels`` (``value_and_gradient`` runs a wrapper of
+    the user's function, and names the trace and the variables after that function).
+
+    >>> trace_call(lambda v: v * 2, (traced(1.0),), {}, "double", ["x"])
+    traced(np.float64(2.0), trace ... (evaluate(double)) has ended)
+    """
     if active_tape() is not None:
         raise gradient_messages.nested_evaluate()
     check_call(fn, args, kwargs)
-    tape = Tape(getattr(fn, "__name__", type(fn).__name__))
-    labels = parameter_labels(fn, len(args))
+    tape = Tape(name)
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
     _meet_constants(fn, (*args, *kwargs.values()), tape)
@@ -178,4 +198,4 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         tape.end()
 
 
-__all__ = ["evaluate", "new_variables"]
+__all__ = ["evaluate", "new_variables", "trace_call"]

@@ -27,7 +27,7 @@ from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.tracing import traced_values
+from autodiff_tutor.tracing import traced_values, variable_writes
 from autodiff_tutor.tracing.array import Traced
 from autodiff_tutor.tracing.other_libraries import foreign_input
 from autodiff_tutor.tracing.tape import Origin, active_tape
@@ -129,4 +129,6 @@ def _new_variable(raw: Any, tape: Any, extraction: Any) -> Traced:
     extraction.new_variable = True
     label = f"extract_data({tape.nodes[extraction.node].label})"
     node = tape.new_leaf(shape_of(raw), str(raw.dtype), label, here())
-    return Traced(raw, tape, node, frozenset())
+    variable = Traced(raw, tape, node, frozenset())
+    variable_writes.register(tape, variable, label, argument=False)
+    return variable

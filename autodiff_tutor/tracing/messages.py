@@ -136,6 +136,63 @@ def in_place_shared(what: str) -> TracingError:
     )
 
 
+def write_into_variable(what: str, label: str, through: str, hint: str) -> TracingError:
+    """A write into a variable of the running trace, or through ``through``, a name that
+    shares its memory (:mod:`~autodiff_tutor.tracing.variable_writes`).
+
+    >>> error = write_into_variable("v[0] = ...", "x", "v", copy_hint("x", "f"))
+    >>> error.message.split(" (")[0]
+    "'v[0] = ...' writes in place into the traced variable 'x'"
+    """
+    via = f" (through {through!r}, which shares its memory)" if through else ""
+    return TracingError(
+        f"{what!r} writes in place into the traced variable {label!r}{via}: "
+        f"gradient(y, {label}) would be ambiguous (with respect to the value passed in, or "
+        f"to the written {label}?), so tracing refuses writes into its variables and their "
+        "views, as the compiler refuses writes into a parameter (and PyTorch in-place "
+        "updates of a leaf that requires grad).",
+        location(),
+        hint=hint,
+    )
+
+
+def copy_hint(label: str, function: str) -> str:
+    """The hint for a write into an argument: copy it where the function starts, so that
+    the function writes into its own array, as numpy would write into the argument (an
+    attribute, ``self.W``, is copied into a local name, so that the object keeps its own
+    array).
+
+    >>> copy_hint("x", "loss").split(", before")[0]
+    'make a copy first (x = x.copy(), where loss starts'
+    >>> copy_hint("self.W", "loss").split(", then")[0]
+    'make a copy first (W = self.W.copy(), where loss starts'
+    """
+    if label.startswith("self."):
+        local = label[len("self.") :]
+        return (
+            f"make a copy first ({local} = {label}.copy(), where {function} starts, then use "
+            f"{local}), or build a new array"
+        )
+    return (
+        f"make a copy first ({label} = {label}.copy(), where {function} starts, before any "
+        f"view of {label} is taken), or build a new array"
+    )
+
+
+def copy_aside_hint(label: str) -> str:
+    """The hint for a write into a variable made while the function runs
+    (``new_variables``, ``traced(extract_data(y))``): write into a copy, and keep the
+    variable to differentiate with respect to.
+
+    >>> copy_aside_hint("v").split(" and ")[0]
+    'write into a copy of v (c = v.copy(), then write into c)'
+    """
+    return (
+        f"write into a copy of {label} (c = {label}.copy(), then write into c) and keep "
+        f"{label} for gradient(), or build a new array"
+    )
+
+
 def in_place_shape(what: str, shape: tuple[int, ...], result: tuple[int, ...]) -> TracingError:
     """An in-place update whose result does not fit the array (numpy refuses it too).
 

@@ -6,7 +6,9 @@ In-place updates follow numpy: every name of the updated array sees the new valu
 and so do the views tracing made of it (they are rebuilt from the new value). An
 update *through* such a view (``v = t[0]; v += 1``) is put back into ``t``
 (:mod:`~autodiff_tutor.tracing.through_view`). An update of memory another traced
-array shares in a way tracing did not make is refused with a located error.
+array shares in a way tracing did not make is refused with a located error, and so is
+a write into a variable of the trace or a view of one
+(:mod:`~autodiff_tutor.tracing.variable_writes`).
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced
@@ -31,6 +33,7 @@ from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages, traced_values
 from autodiff_tutor.tracing.through_view import follows, put_back
 from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
+from autodiff_tutor.tracing.variable_writes import refuse_write
 
 _SYMBOLS = {
     "add": "+",
@@ -85,6 +88,8 @@ def in_place(op: str, function: Any) -> Any:
     symbol = _SYMBOLS[op] + "="
 
     def method(self: TracedValue, other: Any) -> Any:
+        if not isinstance(self._data, np.generic):  # numpy scalars are rebound, not written
+            refuse_write(self, f"y {symbol} ...")
         shared = _unknown_sharers(self)
         through = bool(shared) and not stores_back()  # v += 1 on a view: written back
         if through and not follows(self, shared):
@@ -119,6 +124,7 @@ def set_item(y: Any, index: Any, value: Any) -> None:
             location(),
             hint="write y = new_value, or make y an array (np.asarray is fine before tracing)",
         )
+    refuse_write(y, "y[...] = ...")
     shared = _unknown_sharers(y, raw_index)
     if shared and not follows(y, shared):
         raise messages.in_place_shared("y[...] = ...")
@@ -143,9 +149,13 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     ``k < min(a.shape)`` (numpy's, without ``wrap``), recorded as ``y[...] = ...`` is.
 
     >>> from autodiff_tutor.tracing import evaluate, traced
-    >>> evaluate(lambda a: (fill_diagonal(a, 0.0), a)[1], traced(np.ones((2, 2))))
+    >>> def zero_diagonal(x):
+    ...     a = x * 1.0  # an array of its own: a write into x itself is refused
+    ...     fill_diagonal(a, 0.0)
+    ...     return a
+    >>> evaluate(zero_diagonal, traced(np.ones((2, 2))))
     traced(array([[0., 1.],
-           [1., 0.]]), trace ... (evaluate(<lambda>)) has ended)
+           [1., 0.]]), trace ... (evaluate(zero_diagonal)) has ended)
     """
     if wrap:
         raise messages.unsupported_arguments("np.fill_diagonal", ["wrap"], ())

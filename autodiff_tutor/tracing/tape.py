@@ -197,6 +197,9 @@ class Tape:
     # id -> (plain array, extractions made when the trace first met it), kept alive
     # until the trace ends: see InputInfo.met_after
     plain: dict[int, tuple[Any, int]] = field(default_factory=dict, repr=False)
+    # (value, its data, label, whether an argument) of each variable: writes into them
+    # are refused (tracing/variable_writes.py); kept until the trace ends
+    variables: list[tuple[Any, Any, str, bool]] = field(default_factory=list, repr=False)
 
     def meet_plain(self, value: Any) -> tuple[int, int | None]:
         """A plain array the trace meets (an argument, an operation's input): how many
@@ -289,6 +292,7 @@ class Tape:
         self.ended = True
         self.extracted.clear()
         self.plain.clear()
+        self.variables.clear()
         for record in self.records:
             record.payload = None
         _LAST[:] = [self]

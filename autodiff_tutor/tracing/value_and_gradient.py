@@ -19,8 +19,7 @@ from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.locations import location
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
 from autodiff_tutor.runtime.backend import is_float_value
-from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.evaluate import check_call, evaluate, parameter_labels
+from autodiff_tutor.tracing.evaluate import check_call, parameter_labels, trace_call
 from autodiff_tutor.tracing.extract import extract_data
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.gradient import take_gradient
@@ -56,14 +55,14 @@ def value_and_gradient(
 
     def run(*inner: Any) -> tuple[Any, Any]:
         variables = [inner[i] for i in positions] + list(inner[count:])
-        given = [_as_given(v) for v in variables]
         with _set_attributes(owner, dict(zip(attributes, inner[count:], strict=True))):
             y = fn(*inner[:count])
-        variables = [g() for g in given]  # the arguments as given, even if fn wrote into them
         grads = take_gradient(y, variables, names, False, untraced_none=True)
         return y, grads if len(variables) > 1 else (grads,)
 
-    value, grads = evaluate(run, *args, *learnables)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    variable_labels = labels + [f"self.{a}" for a in attributes]
+    value, grads = trace_call(run, (*args, *learnables), {}, name, variable_labels)
     order = [("arg", i) for i in positions] + [("attribute", a) for a in attributes]
     entries = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
     by_entry = dict(zip(order, grads, strict=True))
@@ -115,26 +114,6 @@ def _set_attributes(owner: Any, values: dict[str, Any]) -> Iterator[None]:
         for name, value in values.items():
             if getattr(owner, name) is value:
                 setattr(owner, name, saved[name])
-
-
-def _as_given(value: Any) -> Callable[[], Any]:
-    """What ``value`` (an argument, a structure of them) is now, to differentiate with
-    respect to it after ``fn`` ran: ``x[0] = 5.0`` or ``x += 1`` on a traced argument
-    makes ``x`` a new node of the trace (numpy would change the caller's array), and the
-    gradient is still that of the value with respect to the argument as it was given
-    (once taken with respect to the written ``x``: ``2 * x`` for ``np.sum(x**2)``, a
-    silently wrong gradient)."""
-    leaves, tree = flatten(value)
-    nodes = [(v._data, v._node, v._origins) if type(v) is Traced else None for v in leaves]
-
-    def given() -> Any:
-        stand_ins = [
-            v if kept is None or v._node == kept[1] else Traced(kept[0], v._tape, *kept[1:])
-            for v, kept in zip(leaves, nodes, strict=True)
-        ]
-        return unflatten(tree, stand_ins) if is_structure(value) else stand_ins[0]
-
-    return given
 
 
 def _traced_leaves(value: Any) -> Any:

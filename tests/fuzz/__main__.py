@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
         "--exclude", default="", help=f"comma-separated constructs to leave out: {CONSTRUCTS}"
     )
     parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated constructs to draw from, leaving out every other (a family "
+        "on its own, e.g. param_inplace,param_view_write,param_helper_write,view)",
+    )
+    parser.add_argument(
         "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
     )
     parser.add_argument(
@@ -43,8 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     exclude = frozenset(c for c in args.exclude.split(",") if c)
+    only = frozenset(c for c in args.only.split(",") if c)
+    if only:
+        exclude |= frozenset(CONSTRUCTS) - only
     hvp_exclude = frozenset(c for c in args.hvp_exclude.split(",") if c)
-    unknown = (exclude | hvp_exclude) - set(CONSTRUCTS)
+    unknown = (exclude | hvp_exclude | only) - set(CONSTRUCTS)
     if unknown:
         parser.error(f"unknown constructs: {sorted(unknown)}")
     modes = tuple(m for m in args.modes.split(",") if m)

@@ -3,7 +3,8 @@
 Modes: ``compiler`` (``value_and_grad`` w.r.t. ``x`` and ``w``), ``jvp`` (the
 compiler's forward mode against a directional difference), ``hvp`` (second order on
 loop-free programs: the compiled gradient's vjp against differences of the
-gradient) and ``tracing`` (``tracing.value_and_gradient``).
+gradient) and ``tracing`` (``tracing.value_and_gradient``, and ``evaluate`` with
+``gradient`` inside: both must give the same kind of answer).
 
 Kinds: ``right`` (value and every checkable gradient element agree with the
 oracles), ``refused`` (an ``AutodiffError`` located in the program's own source),
@@ -152,14 +153,44 @@ def check_compiler(loaded: Loaded, x, w, value, reference, other=None) -> Outcom
 
 
 def check_tracing(loaded: Loaded, x, w, value, reference) -> Outcome:
-    """``tracing.value_and_gradient`` w.r.t. both inputs."""
+    """Both entry points of tracing w.r.t. both inputs: ``value_and_gradient``, and
+    ``evaluate`` of a function that asks ``gradient(y, x, w)`` inside. Each is judged
+    against the oracles, and they must agree (both right, or both refused)."""
+    first = _judge_tracing(loaded, x, w, value, reference, _value_and_gradient)
+    second = _judge_tracing(loaded, x, w, value, reference, _evaluate_and_gradient)
+    if second.kind in ("wrong", "crash"):
+        return Outcome("tracing", second.kind, f"evaluate+gradient: {second.detail}")
+    answered = {first.kind, second.kind} & {"right", "unchecked"}
+    if first.kind in ("wrong", "crash") or not answered or first.kind == second.kind:
+        return first
+    if "refused" in (first.kind, second.kind):  # one entry point refuses what the other takes
+        detail = f"entry points differ: value_and_gradient {first.kind}, evaluate {second.kind}"
+        return Outcome("tracing", "wrong", f"{detail} ({first.detail or second.detail})")
+    return first
+
+
+def _value_and_gradient(f: Callable[..., Any], x, w) -> tuple[Any, list[Any]]:
+    got_value, grads = tracing.value_and_gradient(f, x, w, wrt=[0, 1])
+    return got_value, list(grads)
+
+
+def _evaluate_and_gradient(f: Callable[..., Any], x, w) -> tuple[Any, list[Any]]:
+    def run(x, w):
+        y = f(x, w)
+        return y, tracing.gradient(y, x, w)
+
+    y, grads = tracing.evaluate(run, tracing.traced(x), tracing.traced(w))
+    return tracing.extract_data(y), list(grads)
+
+
+def _judge_tracing(loaded: Loaded, x, w, value, reference, entry) -> Outcome:
     try:
-        got_value, grads = tracing.value_and_gradient(loaded.f, x.copy(), w.copy(), wrt=[0, 1])
+        got_value, grads = entry(loaded.f, x.copy(), w.copy())
     except Exception as error:  # noqa: BLE001
         return _failure("tracing", error, loaded.filename)
     if not oracles.close(got_value, value, VALUE_TOLERANCE):
         return Outcome("tracing", "wrong", f"value {got_value!r}, expected {value!r}")
-    return _judge_gradients("tracing", list(grads), reference, ["x", "w"])
+    return _judge_gradients("tracing", grads, reference, ["x", "w"])
 
 
 def check_jvp(loaded: Loaded, x, w, value, seed: int) -> Outcome:

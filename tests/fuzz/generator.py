@@ -23,6 +23,7 @@ import numpy as np
 
 from fuzz.idioms import IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
+from fuzz.idioms_params import PARAM_IDIOMS
 
 #: Every construct the generator can use (the keys of the summary tables).
 CONSTRUCTS = (
@@ -52,11 +53,13 @@ CONSTRUCTS = (
     "nested_comprehension",
     *IDIOMS,
     *MORE_IDIOMS,
+    *PARAM_IDIOMS,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
 NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op", "layout_write"}
+NOT_FOR_AUTOGRAD |= set(PARAM_IDIOMS)
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 LOOPS |= {"while_continue"}
@@ -461,6 +464,7 @@ MAKERS = {
     "nested_comprehension": _nested_comprehension,
     **{construct: _or_unary(maker) for construct, maker in IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in MORE_IDIOMS.items()},
+    **{construct: _or_unary(maker) for construct, maker in PARAM_IDIOMS.items()},
 }
 
 
