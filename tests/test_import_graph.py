@@ -1,4 +1,4 @@
-"""The package's import graph has no cycles (issue 12).
+"""The package's import graph: no cycles, and dependencies that run one way.
 
 The graph is built statically with ``ast`` over every module of ``autodiff_tutor/``:
 an edge ``a -> b`` for each ``import`` of a package module in ``a`` (relative imports
@@ -9,7 +9,10 @@ otherwise to ``package`` (its ``__init__``).
 
 Every cycle is reported, and the test fails on every one: the whole package is
 checked (:data:`NOT_YET_CHECKED` names a subpackage while a known cycle in it is being
-removed; it is empty).
+removed; it is empty). Between packages (the compiler counted as one) the graph has no
+cycle either, so tracing, ops and the compiler never import each other in a circle;
+inside the compiler no pass imports a later one (:data:`STAGES`, with the exceptions
+:data:`EARLIER_ASKS_LATER` names and says why).
 """
 
 from __future__ import annotations
@@ -128,6 +131,57 @@ def describe(component: list[str], graph: dict[str, set[str]]) -> str:
     return "cycle among " + ", ".join(component) + ":\n    " + "\n    ".join(edges)
 
 
+def package_of(module: str) -> str:
+    """The unit of the one-way rule: ``autodiff_tutor.tracing.array`` is ``tracing``,
+    ``autodiff_tutor.compiler.front.fence`` is ``compiler``, a top module is itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else module
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges = packages.setdefault(package_of(module), set())
+        edges.update(package_of(t) for t in targets if package_of(t) != package_of(module))
+    return packages
+
+
+#: The compiler's modules by stage, in the order the pipeline runs them (a module
+#: may import its own stage or earlier ones). Shared data structures come first;
+#: the drivers that run the passes last.
+STAGES: list[tuple[str, ...]] = [
+    ("ir", "code", "rule_inline", "assumptions"),
+    ("front.source", "front.names", "origins"),
+    ("front.fence",),
+    ("front.desugar",),
+    ("front.normalize",),
+    ("activity", "reverse.optimize"),  # optimize folds both modes' trees
+    ("reverse.adjoint", "reverse.lists", "reverse.shapes", "forward_mode"),
+    ("specialize",),
+    ("reverse.memory", "reverse.slots"),
+    ("reverse.forward",),
+    ("emit",),
+    ("failures", "mixed_arrays"),
+    ("pipeline", "specialized", "second_order"),
+]
+
+#: Earlier stages that ask a later one a question (not a pass run out of order).
+EARLIER_ASKS_LATER = {
+    # the fence accepts the forms desugaring rewrites: it asks desugar which they are
+    ("front.fence", "front.desugar.callees"),
+    ("front.fence", "front.desugar.walrus"),
+}
+
+
+def stage_of(module: str) -> int:
+    """The index in :data:`STAGES` of a compiler module (by its longest listed prefix)."""
+    name = module.removeprefix("autodiff_tutor.compiler.")
+    for index, members in enumerate(STAGES):
+        if any(name == m or name.startswith(m + ".") for m in members):
+            return index
+    raise AssertionError(f"{module} is in no stage of STAGES: add it where it runs")
+
+
 def test_no_import_cycles() -> None:
     graph = import_graph()
     found = cycles(graph)
@@ -137,7 +191,43 @@ def test_no_import_cycles() -> None:
     assert not failing, "\n".join(describe(c, graph) for c in failing)
 
 
+def test_packages_depend_one_way() -> None:
+    """No cycle between packages: tracing, ops, the compiler and the front door import
+    each other in one direction only."""
+    packages = package_graph(import_graph())
+    found = cycles(packages)
+    assert not found, "\n".join(describe(c, packages) for c in found)
+    assert "compiler" not in packages["tracing"] and "tracing" not in packages["compiler"]
+    assert "tracing" not in packages["ops"]
+
+
+def test_no_compiler_stage_imports_a_later_one() -> None:
+    graph = import_graph()
+    compiler = "autodiff_tutor.compiler."
+    later = []
+    for module, targets in graph.items():
+        if not module.startswith(compiler):
+            continue
+        for target in targets:
+            if not target.startswith(compiler) or target == "autodiff_tutor.compiler":
+                continue
+            pair = (module.removeprefix(compiler), target.removeprefix(compiler))
+            if stage_of(target) > stage_of(module) and pair not in EARLIER_ASKS_LATER:
+                later.append(f"{module} -> {target}")
+    assert not later, "stages importing later ones:\n    " + "\n    ".join(sorted(later))
+
+
 # --- the checks can fail ------------------------------------------------------------------
+
+
+def test_a_later_stage_is_told_from_an_earlier_one() -> None:
+    assert stage_of("autodiff_tutor.compiler.front.normalize.calls") < stage_of(
+        "autodiff_tutor.compiler.emit"
+    )
+    with pytest.raises(AssertionError, match="in no stage"):
+        stage_of("autodiff_tutor.compiler.not_a_stage")
+    graph = {"autodiff_tutor.a.x": {"autodiff_tutor.b.y"}, "autodiff_tutor.b.y": set()}
+    assert package_graph(graph) == {"a": {"b"}, "b": set()}
 
 
 def test_a_cycle_is_found_with_its_edges() -> None:
