@@ -79,11 +79,14 @@ def check_list_seed(
 ) -> list[Any]:
     """The seed of an output that is a list: a list or tuple of the same length,
     each element checked against the output's element by ``check`` (nested lists
-    likewise).
+    likewise); ``None`` sends no gradient through any element (a zero seed each, as
+    PyTorch's backward takes ``None``), as for the cache of ``(out, cache)``.
 
     >>> import numpy as np
     >>> check_list_seed([1.0, 2.0], [np.ones(()), np.ones(())], "the seed", lambda s, o: s)
     [1.0, 2.0]
+    >>> check_list_seed(None, [np.ones(()), [np.ones(())]], "the seed", lambda s, o: s)
+    [None, [None]]
     >>> check_list_seed(np.ones(2), [np.ones(2)], "the seed", lambda s, o: s)
     Traceback (most recent call last):
     ...
@@ -92,6 +95,8 @@ def check_list_seed(
     from autodiff_tutor.api_checks import located
     from autodiff_tutor.errors import ArgumentError
 
+    if seed is None:
+        seed = [None] * len(out)
     if not isinstance(seed, (list, tuple)) or isinstance(seed, ObjectView):
         kind = "an array" if hasattr(seed, "shape") else f"a {type(seed).__name__}"
         raise located(
