@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.api_checks import wrt_entries
+from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.pytree import ObjectView
 
 
@@ -121,8 +122,8 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
 
 def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
     """``None`` for a plain function; else how to call its underlying function."""
-    if inspect.isfunction(f) or hasattr(f, "op_forward"):
-        return None
+    if inspect.isfunction(f) or (hasattr(f, "op_forward") and not inspect.ismethod(f)):
+        return None  # (a method of a @differentiable def has its op_forward too)
     if isinstance(f, functools.partial):
         fn, prefix, keywords = f.func, tuple(f.args), dict(f.keywords)
         inner = unwrap(fn, None)
@@ -130,6 +131,8 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
             fn, prefix = inner.fn, inner.prefix + prefix
     elif inspect.ismethod(f):
         fn, prefix, keywords = f.__func__, (ObjectView(f.__self__),), {}
+        if isinstance(fn, Differentiable):  # a method decorated with @differentiable
+            fn = fn.fn
     elif inspect.isfunction(inspect.getattr_static(type(f), "__call__", None)):
         fn, prefix, keywords = inspect.getattr_static(type(f), "__call__"), (ObjectView(f),), {}
     else:

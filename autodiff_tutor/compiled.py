@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,6 +80,21 @@ class Differentiable:
             if traced:
                 return outputs
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        """``@differentiable`` on a method: ``model.loss`` is a bound method of it, so
+        ``model.loss(X)`` runs it and ``grad(model.loss, wrt="self.W")`` differentiates it.
+
+        >>> import numpy as np
+        >>> class Model:
+        ...     W = np.ones(2)
+        ...     @differentiable
+        ...     def loss(self, x):
+        ...         return np.sum(self.W * x * x)
+        >>> Model().loss(np.ones(2))
+        np.float64(2.0)
+        """
+        return self if obj is None else types.MethodType(self, obj)
 
     def __repr__(self) -> str:
         return f"<differentiable {self.name}{self.signature}>"

@@ -1,5 +1,6 @@
-"""Issue 13: bound methods, callable objects and functools.partial, with gradients of
-attributes (``wrt="self.W"``), against finite differences."""
+"""Bound methods, callable objects, functools.partial and methods decorated with
+``@differentiable``, with gradients of attributes (``wrt="self.W"``), against finite
+differences."""
 
 import functools
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import grad, value_and_grad
+from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
@@ -120,3 +121,35 @@ def test_refused_uses_of_self_are_located(model, method, message):
     with pytest.raises(UnsupportedSyntaxError, match=message) as info:
         grad(getattr(model, method))(data()[0])
     assert "self." in info.value.location.text
+
+
+class Decorated:
+    def __init__(self):
+        self.W = np.array([[1.0, 0.5], [-0.3, 2.0]])
+
+    @differentiable
+    def loss(self, x):
+        return np.sum(np.tanh(x @ self.W))
+
+
+def test_a_method_decorated_with_differentiable_is_a_method():
+    """``@differentiable`` in a class body: ``model.loss(x)`` runs it, and grad,
+    value_and_grad, vjp and jvp of ``model.loss`` differentiate w.r.t. its argument or
+    an attribute, against central differences."""
+    model, x = Decorated(), np.array([[0.3, 0.5], [-1.0, 0.2]])
+    assert model.loss(x) == np.sum(np.tanh(x @ model.W))
+    expected_x = central_difference(lambda v: model.loss(v), [x], 0)
+
+    def of_W(W):
+        return np.sum(np.tanh(x @ W))
+
+    expected_W = central_difference(of_W, [model.W], 0)
+    np.testing.assert_allclose(grad(model.loss)(x), expected_x, atol=1e-6)
+    np.testing.assert_allclose(grad(model.loss, wrt="self.W")(x), expected_W, atol=1e-6)
+    value, (dx, dW) = value_and_grad(model.loss, wrt=["x", "self.W"])(x)
+    assert value == model.loss(x)
+    np.testing.assert_allclose(dx, expected_x, atol=1e-6)
+    np.testing.assert_allclose(dW, expected_W, atol=1e-6)
+    np.testing.assert_allclose(vjp(model.loss, x)[1](1.0)[0], expected_x, atol=1e-6)
+    direction = np.ones_like(x)
+    assert np.isclose(jvp(model.loss, (x,), (direction,))[1], np.sum(expected_x * direction))
