@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autodiff_tutor.compiler import pipeline_specialized
 from fuzz.check import MODES, Outcome, check_program
+from fuzz.check_forms import driver
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, signature, simplify_result, still_fails
 
@@ -100,13 +101,15 @@ def check_seed(
     modes: tuple[str, ...],
     hvp_exclude: frozenset[str],
     in_place_from: int | None = None,
+    require: frozenset[str] = frozenset(),
 ) -> tuple[Program, list[Outcome]]:
     """The program of ``seed`` and its outcomes (what a worker process computes).
     ``in_place_from``: the size from which specialized pairs update arrays in place
-    (``1``: every array, so that the fuzz's small programs exercise that rewrite)."""
+    (``1``: every array, so that the fuzz's small programs exercise that rewrite);
+    ``require``: constructs one of which every program uses."""
     if in_place_from is not None:
         pipeline_specialized.IN_PLACE_FROM = in_place_from
-    program = generate(seed, exclude)
+    program = generate(seed, exclude, require)
     return program, check_program(program, modes, hvp_exclude)
 
 
@@ -118,8 +121,10 @@ def run(
     hvp_exclude: frozenset[str] = frozenset(),
     workers: int = 0,
     in_place_from: int | None = None,
+    require: frozenset[str] = frozenset(),
 ) -> Summary:
-    """Check the program of every seed; ``progress`` shows a tqdm bar.
+    """Check the program of every seed; ``progress`` shows a tqdm bar; ``require``:
+    every program uses one of these constructs (see :func:`fuzz.generator.generate`).
 
     ``workers=0`` checks in this process. ``workers=n`` uses ``n`` worker processes,
     each replaced after ``PROGRAMS_PER_WORKER`` programs: compiled functions are never
@@ -133,6 +138,7 @@ def run(
         modes=modes,
         hvp_exclude=hvp_exclude,
         in_place_from=in_place_from,
+        require=require,
     )
     if workers:
         context = multiprocessing.get_context("spawn")
@@ -200,11 +206,12 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
 
 def _reproducer(mode: str, kind: str, program: Program, small: Program, outcome: Outcome) -> str:
     x, w = small.inputs()
+    inputs = f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
     return (
         f"# mode={mode} kind={kind} seed={program.seed} kink_inputs={program.kink_inputs}\n"
         f"# constructs: {sorted(small.constructs)}\n# detail: {outcome.detail}\n"
         + small.source
-        + f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
+        + (driver(small, mode, inputs) if small.form is not None else inputs)
     )
 
 
