@@ -28,6 +28,7 @@ from autodiff_tutor.api_checks import (
     located,
     numeric_array,
     owned,
+    refuse_foreign,
     scalar_seed,
     wrt_entries,
 )
@@ -105,6 +106,9 @@ def _run_forward(
         values = list(args)  # the common call: every argument by position
     else:
         values = bind_arguments(f, args, kwargs)
+    for name, value in zip(f.params, values, strict=True):
+        if type(value) is not np.ndarray:  # an autograd ArrayBox, a torch tensor: refused
+            refuse_foreign(f"the argument {name!r} of {f.name}", value)
     for i in derivative.wrt_positions:
         value = values[i]
         if not (type(value) is np.ndarray and value.dtype.kind == "f"):  # the fast path
@@ -145,6 +149,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
+            if fast and not compiled.current():
+                fast.clear()  # a name it reads was rebound: compiled again below
             if fast and not kwargs:
                 result = fast_call(compiled, fast[0], args)
                 if result is not None:
@@ -370,6 +376,8 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
     values = bind_arguments(compiled, args, {})
+    for name, value in zip(compiled.params, values, strict=True):
+        refuse_foreign(f"the argument {name!r} of {compiled.name}", value)
     dots = []
     for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
         if tangent is None:

@@ -25,9 +25,11 @@ import numpy as np
 from autodiff_tutor.errors import (
     ArgumentError,
     AutodiffError,
+    ForeignLibraryError,
     NonScalarOutputError,
     SourceUnavailableError,
 )
+from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign
 from autodiff_tutor.runtime.backend import array_module, dtype_kind, ones_like, shape_of
 
 
@@ -156,8 +158,35 @@ def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
     return False
 
 
+def refuse_foreign(what: str, value: Any) -> None:
+    """A located :class:`ForeignLibraryError` if ``value`` (or a value in it: lists,
+    tuples, dicts) belongs to another autodiff library (an autograd ``ArrayBox``
+    inside ``autograd.grad``, a JAX tracer, a torch tensor): the compiled code cannot
+    follow that library's gradient, nor that library the compiled derivative.
+
+    >>> refuse_foreign("the argument 'x' of f", np.ones(2))
+    >>> Tensor = type("Tensor", (), {"__module__": "torch"})
+    >>> refuse_foreign("the argument 'x' of f", Tensor())
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.ForeignLibraryError: the argument 'x' of f is a PyTorch Tensor: ...
+    """
+    found = first_foreign(value)
+    if found is None:
+        return
+    library, foreign = found
+    raise located(
+        ForeignLibraryError,
+        f"{what} is {describe(foreign)}: autodiff_tutor's compiled code and {library} "
+        "cannot follow each other's gradients, so the result would be an error deep "
+        "inside or a silently wrong gradient.",
+        hint=f"{advice(library)}; {conversion(library)}",
+    )
+
+
 def numeric_array(value: Any, like: Any, what: str) -> Any:
     """``value`` (a seed or a tangent) as an array of ``like``'s floating dtype."""
+    refuse_foreign(what, value)
     xp = array_module(like)
     dtype = getattr(like, "dtype", None) if dtype_kind(like) in ("f", "c") else xp.float64
     if isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool):

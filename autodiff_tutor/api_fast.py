@@ -26,6 +26,7 @@ from autodiff_tutor.api_checks import owned, scalar_seed
 from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.compiler.pipeline_specialized import Specialized, specialized_pair
+from autodiff_tutor.foreign_libraries import library_of
 from autodiff_tutor.pytree import ObjectView
 from autodiff_tutor.runtime.guards import GuardFailed
 
@@ -71,8 +72,10 @@ def _run_pair(
     """The fast call of ``specialized`` (or the general pair) where the guard key does
     not assure the checks: they run here."""
     for value in args:
-        if isinstance(value, CONTAINERS):
-            return None
+        if type(value) is not np.ndarray and (
+            isinstance(value, CONTAINERS) or library_of(value) is not None
+        ):
+            return None  # a structure, or another autodiff library's value: the general path
     for i in derivative.wrt_positions:
         value = args[i]
         if type(value) is not np.ndarray or value.dtype.kind != "f":

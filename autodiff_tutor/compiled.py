@@ -21,6 +21,7 @@ from autodiff_tutor.api_checks import (
     check_wrt,
     located,
 )
+from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     FrontEnd,
@@ -67,6 +68,8 @@ class Differentiable:
         self._by_request: dict[Any, Derivative] = {}  # wrt as the caller wrote it
         self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
         self._front: FrontEnd | None = None
+        self._assumptions: Assumptions | None = None
+        self.made_from: Derivative | None = None  # the pair a gradient function comes from
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -83,8 +86,36 @@ class Differentiable:
 
     # -- compiled code ---------------------------------------------------------
 
+    def current(self) -> bool:
+        """Whether what was compiled still fits the names the function reads (see
+        :mod:`autodiff_tutor.compiler.assumptions`); where it does not, every compiled
+        pair is dropped, to be compiled again on the names' new values.
+
+        >>> import numpy as np
+        >>> act = np.tanh
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(act(x))
+        >>> f.derivative() is f.derivative(), f.current()
+        (True, True)
+        >>> first = f.derivative()
+        >>> act = np.sin
+        >>> f.current(), f.derivative() is first
+        (False, False)
+        """
+        if self._assumptions is None or self._assumptions.hold():
+            return True
+        self._cache.clear()
+        self._by_request.clear()
+        self._tangent_cache.clear()
+        self._front = None
+        self._assumptions = None
+        return False
+
     def derivative(self, wrt: Wrt = None) -> Derivative:
-        """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached)."""
+        """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached
+        while :meth:`current`)."""
+        self.current()
         key = tuple(wrt) if isinstance(wrt, list) else wrt
         try:
             found = self._by_request.get(key)
@@ -101,7 +132,9 @@ class Differentiable:
 
     def front_end(self) -> FrontEnd:
         """The parsed and normalized function: compiled once, whatever ``wrt``."""
+        self.current()
         if self._front is None:
+            self._assumptions = assumed(self.fn)  # taken before reading the names
             self._front = front_end(self.fn)
         return self._front
 
@@ -140,6 +173,7 @@ class Differentiable:
 
     def tangent(self, wrt: Wrt = None) -> TangentFunction:
         """The compiled forward-mode (JVP) function for tangents along ``wrt`` (cached)."""
+        self.current()
         names = self.wrt_names(wrt)
         if names not in self._tangent_cache:
             self._tangent_cache[names] = compile_tangent(self.fn, names, self.front_end())
@@ -237,7 +271,7 @@ class Differentiable:
         values = bind_in_order(self, inputs)
         out, memory = run_located(derivative.forward, *values)
         outputs = out if derivative.returns_tuple else (out,)
-        return outputs, (wrt, memory)
+        return outputs, (wrt, derivative, memory)
 
     def op_jvp(
         self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
@@ -260,8 +294,8 @@ class Differentiable:
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
     ) -> tuple[Any, ...]:
         """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
-        wrt, memory = saved
-        backward = self.derivative(wrt).backward
+        wrt, derivative, memory = saved  # the pair that made memory, even if since recompiled
+        backward = derivative.backward
         gradients = dict(zip(wrt, run_located(backward, *d_outputs, memory), strict=True))
         flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
         return tuple(
@@ -304,15 +338,19 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
         return fn
     check_function(fn)
     known = getattr(fn, "__dict__", {}).get(_WRAPPER)
-    if known is not None:
-        return known
     gradient_of = getattr(fn, "_gradient_of", None)
-    if gradient_of is not None:  # grad(f): differentiate its generated gradient function
-        compiled, wrt = gradient_of
-        single = isinstance(wrt, (int, str))
-        plain = compile_gradient_function(compiled.derivative(wrt), single)
-        return _remember(fn, Differentiable(plain))
-    return _remember(fn, Differentiable(fn))
+    if gradient_of is None:
+        return known or _remember(fn, Differentiable(fn))
+    # grad(f): differentiate its generated gradient function, made again where f's
+    # own pair was (a name f reads was rebound)
+    compiled, wrt = gradient_of
+    derivative = compiled.derivative(wrt)
+    if known is not None and known.made_from is derivative:
+        return known
+    plain = compile_gradient_function(derivative, isinstance(wrt, (int, str)))
+    wrapper = Differentiable(plain)
+    wrapper.made_from = derivative
+    return _remember(fn, wrapper)
 
 
 register_op_factory(differentiable)  # generated code calls user helpers through it

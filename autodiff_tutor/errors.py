@@ -232,6 +232,15 @@ class TracingEscapeError(TracingError, GradientEscapeError):
     """A traced value was turned into a plain number or array (float(x), np.asarray(x))."""
 
 
+class ForeignLibraryError(AutodiffError):
+    """A value or the code of another autodiff library (autograd, JAX, PyTorch,
+    TensorFlow) met this toolkit's: two libraries cannot follow each other's gradients."""
+
+
+class TracingForeignLibraryError(TracingError, ForeignLibraryError):
+    """A traced value reached another autodiff library's code, or met its values."""
+
+
 class TracingWarning(UserWarning):
     """Tracing ran, but part of the computation is invisible to the gradient."""
 

@@ -32,11 +32,25 @@ Treedef = tuple  # ("leaf",) | ("list" | "tuple", type, children) | ("dict", key
 
 class ObjectView:
     """An object seen as the structure of its attributes (``self.W`` is ``self["W"]``);
-    its gradient is a dict from attribute names to gradients."""
+    its gradient is a dict from attribute names to gradients. The attributes are read
+    anew at every use, so a call made after ``model.W = ...`` sees the new ``W``.
+
+    >>> class Model:
+    ...     pass
+    >>> model = Model()
+    >>> model.W = 1.0
+    >>> view = ObjectView(model)
+    >>> model.W = 2.0
+    >>> view.attributes
+    {'W': 2.0}
+    """
 
     def __init__(self, obj: Any):
         self.obj = obj
-        self.attributes = dict(vars(obj))
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        return dict(vars(self.obj))
 
 
 def is_structure(value: Any) -> bool:

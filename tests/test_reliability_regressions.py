@@ -1,13 +1,10 @@
-"""Minimal reproducers of the compiler and rules bugs the fuzzer and the bad-input
-corpus found (issue 15). Those still open are strict xfails: each turns into a
-failure when its fix lands in ``compiler/`` or ``rules/``, and is then made a plain
-test (as the views, casts, power at zero, empty means, zero-trip loops and the ``xp``
-parameter are now).
+"""Minimal programs that were once wrong numbers, found by the fuzzer and the
+bad-input corpus: views then in-place updates, casts to integers, the power rule at
+zero, products over axes, empty means, second order through a helper, zero-trip loops,
+a parameter named like a generated helper, memory and layouts.
 
-The property each checks is the fuzzer's: the value is numpy's and the derivative
-agrees with central finite differences in float64, or the program is refused with an
-``AutodiffError`` located in its source. The fuzz slice of ``make test`` leaves the
-constructs of these bugs out by name (``tests/test_fuzz.py``); each name points here.
+Each must compile now (a refusal fails the test), give numpy's value, and a derivative
+that agrees with central finite differences in float64 (and autograd where noted).
 """
 
 from __future__ import annotations
@@ -32,20 +29,21 @@ def _located_here(error: AutodiffError) -> bool:
     return error.location is not None and error.location.filename in (__file__, "<regression>")
 
 
-def result_or_refusal(call):
-    """``call()``'s result, or ``None`` when it is refused with a located error (any
-    other exception, or an error without a location here, fails the test)."""
+def compiled_result(call):
+    """``call()``'s result; a refusal fails the test, saying where it was located
+    (every program here compiles: each was a wrong number once, and is right now)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
             return call()
         except AutodiffError as error:
-            assert _located_here(error), f"refused without a location in the source:\n{error}"
-            return None
+            located = "located here" if _located_here(error) else "NOT located here"
+            pytest.fail(f"refused ({located}), where it must compile:\n{error}")
 
 
-def right_or_refused(mode: str, fn, x: np.ndarray) -> None:
-    """Assert the property for ``fn`` at ``x`` in ``mode`` (compiler, jvp or tracing)."""
+def assert_right(mode: str, fn, x: np.ndarray) -> None:
+    """``fn`` at ``x`` in ``mode`` (compiler, jvp or tracing) compiles, its value is
+    numpy's and its derivative agrees with central differences."""
     expected_value = fn(x.copy())
     expected = central_difference(fn, [x.copy()], 0)
     direction = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
@@ -56,10 +54,7 @@ def right_or_refused(mode: str, fn, x: np.ndarray) -> None:
         "tracing": lambda: tracing.value_and_gradient(fn, x.copy()),
         "jvp": lambda: ad.jvp(fn, (x.copy(),), (direction,)),
     }
-    result = result_or_refusal(calls[mode])
-    if result is None:
-        return
-    value, got = result
+    value, got = compiled_result(calls[mode])
     assert np.allclose(value, expected_value, rtol=1e-12), (value, expected_value)
     assert np.allclose(got, expected, atol=1e-6), (got, expected)
 
@@ -100,7 +95,7 @@ def squeeze_view(x):
     "fn", [transpose_view, reshape_view, squeeze_view, transpose_view_element_write]
 )
 def test_view_then_in_place_update(mode, fn):
-    right_or_refused(mode, fn, X)
+    assert_right(mode, fn, X)
 
 
 # -- casts to integers or booleans pass a gradient --------------------------------------
@@ -120,13 +115,13 @@ def mask_as_float(x):
 
 @pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
 def test_cast_to_int_has_no_gradient(mode):
-    right_or_refused(mode, cast_to_int, X * 3.0)
+    assert_right(mode, cast_to_int, X * 3.0)
 
 
 @pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
 @pytest.mark.parametrize("fn", [floor_as_data, mask_as_float])
 def test_other_integer_valued_data_is_already_right(mode, fn):
-    right_or_refused(mode, fn, X * 3.0)
+    assert_right(mode, fn, X * 3.0)
 
 
 # -- the power rule at a zero base -------------------------------------------------------
@@ -146,7 +141,7 @@ def polynomial(x):
 @pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
 @pytest.mark.parametrize("fn", [power_zero, polynomial])
 def test_power_rule_at_zero(mode, fn):
-    right_or_refused(mode, fn, np.array([0.0, -1.0, 2.0]))
+    assert_right(mode, fn, np.array([0.0, -1.0, 2.0]))
 
 
 # -- prod over a tuple of axes -----------------------------------------------------------
@@ -158,7 +153,7 @@ def prod_over_axes(x):
 
 @pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
 def test_prod_over_a_tuple_of_axes(mode):
-    right_or_refused(mode, prod_over_axes, X)
+    assert_right(mode, prod_over_axes, X)
 
 
 # -- np.mean of an empty array ------------------------------------------------------------
@@ -171,12 +166,10 @@ def mean_of(x):
 @pytest.mark.parametrize("mode", ["compiler", "tracing"])
 def test_mean_of_an_empty_array(mode):
     if mode == "compiler":
-        result = result_or_refusal(lambda: ad.value_and_grad(mean_of)(np.zeros(0)))
+        value, got = compiled_result(lambda: ad.value_and_grad(mean_of)(np.zeros(0)))
     else:
-        result = result_or_refusal(lambda: tracing.value_and_gradient(mean_of, np.zeros(0)))
-    if result is not None:
-        value, got = result
-        assert np.isnan(value) and got.shape == (0,)
+        value, got = compiled_result(lambda: tracing.value_and_gradient(mean_of, np.zeros(0)))
+    assert np.isnan(value) and got.shape == (0,)
 
 
 # -- second order through a helper ------------------------------------------------------
@@ -193,14 +186,13 @@ def calls_helper(x):
 def test_second_order_through_a_helper():
     x = np.array([0.3, -0.8])
     v = np.array([1.0, 0.5])
-    result = result_or_refusal(lambda: ad.vjp(ad.grad(calls_helper), x)[1](v))
-    if result is not None:
+    result = compiled_result(lambda: ad.vjp(ad.grad(calls_helper), x)[1](v))
 
-        def gradient_along(t):
-            return ad.grad(calls_helper)(x + t * v)
+    def gradient_along(t):
+        return ad.grad(calls_helper)(x + t * v)
 
-        expected = (gradient_along(1e-5) - gradient_along(-1e-5)) / 2e-5
-        assert np.allclose(result[0], expected, atol=1e-6)
+    expected = (gradient_along(1e-5) - gradient_along(-1e-5)) / 2e-5
+    assert np.allclose(result[0], expected, atol=1e-6)
 
 
 # -- a helper whose module is unknown ------------------------------------------------------
@@ -214,7 +206,7 @@ def test_helper_without_a_module_name():
     linecache.cache["<regression>"] = (len(source), None, source.splitlines(True), "<regression>")
     namespace: dict = {}
     exec(compile(source, "<regression>", "exec"), namespace)
-    right_or_refused("compiler", namespace["f"], np.array([0.2, -0.4]))
+    assert_right("compiler", namespace["f"], np.array([0.2, -0.4]))
 
 
 # -- found by the bad-input corpus ----------------------------------------------------
@@ -226,7 +218,7 @@ def concatenate_flat(x):
 
 @pytest.mark.parametrize("mode", ["compiler", "tracing"])
 def test_concatenate_with_axis_none(mode):
-    right_or_refused(mode, concatenate_flat, X)
+    assert_right(mode, concatenate_flat, X)
 
 
 def loop_variable_after_zero_trips(x):
@@ -238,19 +230,26 @@ def loop_variable_after_zero_trips(x):
 
 
 def test_a_loop_that_runs_zero_times():
-    right_or_refused("compiler", loop_variable_after_zero_trips, X)
+    assert_right("compiler", loop_variable_after_zero_trips, X)
 
 
 def parameter_named_xp(x, xp):
     return np.sum(x * xp)
 
 
-def test_a_parameter_named_xp():
-    result = result_or_refusal(lambda: ad.value_and_grad(parameter_named_xp, wrt=[0, 1])(X, 2 * X))
-    if result is not None:
-        value, grads = result
-        assert np.isclose(value, np.sum(2 * X * X))
-        assert np.allclose(grads[0], 2 * X) and np.allclose(grads[1], X)
+def test_a_parameter_named_xp_is_refused_at_the_parameter():
+    """A parameter named ``xp`` (a name the generated code uses) is refused, located at
+    the parameter, with a rename hint; the same function renamed compiles and is right."""
+    with pytest.raises(AutodiffError, match="'xp' is also used by the generated") as refused:
+        ad.value_and_grad(parameter_named_xp, wrt=[0, 1])(X, 2 * X)
+    assert _located_here(refused.value) and "rename your variable 'xp'" in str(refused.value)
+
+    def renamed(x, xp_):
+        return np.sum(x * xp_)
+
+    value, grads = compiled_result(lambda: ad.value_and_grad(renamed, wrt=[0, 1])(X, 2 * X))
+    assert np.isclose(value, np.sum(2 * X * X))
+    assert np.allclose(grads[0], 2 * X) and np.allclose(grads[1], X)
 
 
 # -- found by the long fuzz run: memory --------------------------------------------------
@@ -377,4 +376,4 @@ def test_tracing_view_after_element_write_sees_a_later_update():
     assert np.isclose(traced_view_twin(x), fn(x.copy()), rtol=1e-12)
     np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), atol=1e-6)
     np.testing.assert_allclose(gradient, autograd_gradient(traced_view_twin, [x], 0))
-    right_or_refused("compiler", fn, x)
+    assert_right("compiler", fn, x)

@@ -34,6 +34,7 @@ from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
 from autodiff_tutor.tracing.locations import inside_numpy_check, storing_item
 from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
 from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
+from autodiff_tutor.tracing.other_libraries import foreign_call
 from autodiff_tutor.tracing.tape import Origin
 from autodiff_tutor.tracing.value import TracedValue, note_view
 
@@ -198,6 +199,30 @@ class Traced(TracedValue):
         if func is np.fill_diagonal:  # a write in place, as y[k, k] = v
             return fill_diagonal(*args, **kwargs)
         return dispatch.call_function(func, args, kwargs)
+
+    # -- other autodiff libraries ask first -------------------------------------
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        """PyTorch's functions and tensor operators ask their arguments' types first:
+        a traced value is refused at the user's line (PyTorch cannot follow a trace)."""
+        raise foreign_call("PyTorch", getattr(func, "__name__", None))
+
+    @property
+    def __jax_array__(self) -> Any:
+        """JAX looks this up on every value it does not know: a traced value is refused
+        at the user's line (JAX cannot follow a trace)."""
+        raise foreign_call("JAX")
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """The data, exported to another array library (``torch.tensor(x)``,
+        ``np.from_dlpack(x)``): refused while it is being traced, like ``__array__``."""
+        if self._escapes():
+            raise messages.escape("Exporting to another array library (__dlpack__)")
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
 
     # -- indexing and methods --------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.rules import registry
 from autodiff_tutor.rules.names import canonical, op_of_callable, ufunc_method_hint
 from autodiff_tutor.runtime.backend import shape_of
@@ -34,6 +35,7 @@ from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
 from autodiff_tutor.tracing.einsum_steps import einsum_steps
 from autodiff_tutor.tracing.locations import here, location
+from autodiff_tutor.tracing.other_libraries import foreign_operand
 from autodiff_tutor.tracing.tape import active_tape
 from autodiff_tutor.tracing.traced_values import (
     dtype_name,
@@ -47,13 +49,15 @@ from autodiff_tutor.tracing.traced_values import (
     unwrap,
     wrap_untraced,
 )
-from autodiff_tutor.tracing.value import note_view
+from autodiff_tutor.tracing.value import TracedValue, note_view
 
 ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
 #: new arrays shaped like a traced one: traced constants (off the trace), so that the
 #: numbers written or added into them later keep their trace (acc = np.zeros_like(x);
 #: acc += t; y[i] = t), as MATLAB's zeros(size(x), "like", x) gives a dlarray
 LIKE_FUNCTIONS = {"zeros_like", "ones_like", "empty_like"}
+#: inputs that are no other autodiff library's (the common ones, told apart at once)
+_PLAIN_INPUTS = (TracedValue, np.ndarray, float, int)
 
 
 @dataclass
@@ -104,6 +108,11 @@ def apply(
     tape = active_tape()
     if tape is not None:
         tape.raise_pending()
+    for value in inputs:
+        if not isinstance(value, _PLAIN_INPUTS):  # autograd's, JAX's, PyTorch's values?
+            foreign = first_foreign(value)
+            if foreign is not None:  # neither library can follow the other
+                raise foreign_operand(name, foreign[1])
     leaves = traced_leaves(inputs)
     live = tape is not None and any(t._tape is tape for t in leaves)
     kind = status(op)

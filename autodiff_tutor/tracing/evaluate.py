@@ -26,6 +26,7 @@ from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import gradient_messages
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.locations import location
+from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make
 
@@ -168,6 +169,9 @@ def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except Exception as error:
         if tape.pending is not None and error is not tape.pending:
             tape.raise_pending()  # the first mistake, not what it led to
+        foreign = reached_foreign_code(error)  # autograd's flatten(params) of traced values
+        if foreign is not None:
+            raise foreign from error
         raise
     finally:
         deactivate(token)

@@ -23,11 +23,13 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
 from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.tracing import traced_values
 from autodiff_tutor.tracing.array import Traced
 from autodiff_tutor.tracing.locations import here, location
+from autodiff_tutor.tracing.other_libraries import foreign_input
 from autodiff_tutor.tracing.tape import Origin, active_tape
 
 
@@ -77,6 +79,9 @@ def _unlabelled(x: Any) -> Traced:
         if traced_values.is_live(x, tape):
             return x
         x = x._data
+    foreign = first_foreign(x)  # an autograd ArrayBox, a JAX tracer, a torch tensor
+    if foreign is not None:
+        raise foreign_input(foreign[1])
     if isinstance(x, (bool, int, float, complex, list, tuple)):
         try:
             raw = np.asarray(x)

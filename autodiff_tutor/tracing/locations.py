@@ -1,8 +1,9 @@
 """Where in the user's code something happened: the frame that called into tracing.
 
 Tracing errors point at the user's line, not at the toolkit's internals: the first
-frame outside ``autodiff_tutor`` and the array libraries is the user's, and Python's
-instruction positions give the exact column of the call that went wrong.
+frame outside ``autodiff_tutor``, the array libraries and other autodiff libraries
+(autograd calling the user's function calls it from its own code) is the user's, and
+Python's instruction positions give the exact column of the call that went wrong.
 
 >>> def where_am_i():
 ...     return here()
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import Location, TracingWarning, cell_name, place, wrap
+from autodiff_tutor.foreign_libraries import library_of_code
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIPPED = [_PACKAGE_DIR + os.sep, os.path.dirname(np.__file__) + os.sep]
@@ -52,14 +54,28 @@ def is_internal(filename: str) -> bool:
     )
 
 
+def is_users(frame: FrameType) -> bool:
+    """Whether ``frame`` runs the user's code: not this toolkit's or an array library's
+    (:func:`is_internal`), nor another autodiff library's (autograd's ``grad`` calling
+    the user's function).
+
+    >>> import sys
+    >>> is_users(sys._getframe())
+    True
+    """
+    return not is_internal(frame.f_code.co_filename) and library_of_code(frame) is None
+
+
 def user_frame() -> FrameType | None:
-    """The innermost frame that belongs to the user's code (not this toolkit's).
+    """The innermost frame that belongs to the user's code (:func:`is_users`).
 
     >>> user_frame().f_code.co_filename.startswith("<doctest")
     True
     """
     frame = sys._getframe(1)
-    while frame is not None and is_internal(frame.f_code.co_filename):
+    while frame is not None and (  # is_users, inlined: every traced operation asks
+        is_internal(frame.f_code.co_filename) or library_of_code(frame) is not None
+    ):
         frame = frame.f_back
     return frame
 

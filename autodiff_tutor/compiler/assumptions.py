@@ -1,0 +1,167 @@
+"""What compiled code assumed of the names it reads, and the check that it still holds.
+
+The compiler resolves a function's free names while compiling: ``act(x)`` with the
+global ``act = np.tanh`` becomes the rule of ``tanh``, a helper's source is read, a
+global array's shape is baked into a specialized pair. The generated code reads the
+*values* again at every call, but these decisions would go stale if the user rebinds
+the name (``act = np.sin``, a helper redefined in a later notebook cell, a global
+array of another shape). :func:`assumed` records, for every global and closure name
+the function and the helpers it reaches read, what the compiled code depends on:
+
+- the object itself for modules, classes and anything callable (identity);
+- the type, shape and dtype for arrays;
+- the type for every other value (a float rebound to another float is read anew at
+  the call, nothing about it was compiled in).
+
+:meth:`Assumptions.hold` checks them in a few dictionary reads; where one fails, the
+compiled function drops what it compiled and compiles again, so nothing is stale.
+
+>>> import numpy as np
+>>> act = np.tanh
+>>> def f(x):
+...     return np.sum(act(x))
+>>> assumptions = assumed(f)
+>>> assumptions.hold()
+True
+>>> act = np.sin
+>>> assumptions.hold()
+False
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import inspect
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Where a name is read: a namespace dict (globals, then builtins) or a closure cell.
+_MISSING = object()
+
+#: Modules whose functions are the library's, not the user's: their own names are
+#: not followed (numpy does not rebind ``np.sum`` under the user).
+_LIBRARIES = ("numpy", "scipy", "autodiff_tutor", "cupy", "builtins", "math", "functools")
+
+
+def token(value: Any) -> Any:
+    """What compiled code depends on in ``value`` (compared with ``==``; objects
+    compared by identity are wrapped in :class:`_Same`).
+
+    >>> token(2.0), token(np.zeros((2, 3)))
+    (<class 'float'>, (<class 'numpy.ndarray'>, (2, 3), dtype('float64')))
+    """
+    kind = type(value)
+    if kind is np.ndarray:
+        return (kind, value.shape, value.dtype)
+    if kind in (float, int, bool, str, type(None), dict, list, tuple, np.float64):
+        return kind
+    if isinstance(value, (types.ModuleType, type)) or callable(value):
+        return _Same(value)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:  # a cupy array, a numpy scalar
+        return (kind, tuple(shape), dtype)
+    return kind
+
+
+class _Same:
+    """Equal only to a token of the very same object (held, so its id is not reused)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The names a compiled function reads, where each is read from, and its token
+    when the function was compiled."""
+
+    globals_read: tuple[tuple[dict[str, Any], str, Any], ...]
+    cells_read: tuple[tuple[Any, Any], ...]
+
+    def hold(self) -> bool:
+        """Whether every name still has the token it had when compiled."""
+        for namespace, name, expected in self.globals_read:
+            value = namespace.get(name, _MISSING)
+            if value is _MISSING:
+                value = getattr(builtins, name, _MISSING)
+            if not _matches(value, expected):
+                return False
+        return all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read)
+
+
+def _matches(value: Any, expected: Any) -> bool:
+    if type(expected) is _Same:  # the common case (np, a helper): no token made
+        return value is expected.value
+    return token(value) == expected
+
+
+def assumed(fn: Callable[..., Any]) -> Assumptions:
+    """The :class:`Assumptions` of ``fn`` now: its free names and those of the user
+    functions it reaches through them (helpers, helpers of helpers)."""
+    globals_read: dict[tuple[int, str], tuple[dict[str, Any], str, Any]] = {}
+    cells_read: dict[int, tuple[Any, Any]] = {}
+    seen: set[int] = set()
+    pending = [fn]
+    while pending:
+        function = pending.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        namespace = function.__globals__
+        for name in _global_names(function.__code__):
+            value = namespace.get(name, _MISSING)
+            if value is _MISSING and not hasattr(builtins, name):
+                continue  # an attribute's name, or a global not yet defined
+            if value is _MISSING:
+                value = getattr(builtins, name)
+            globals_read[(id(namespace), name)] = (namespace, name, token(value))
+            pending += _user_functions(value)
+        for cell in function.__closure__ or ():
+            value = _cell_value(cell)
+            cells_read[id(cell)] = (cell, token(value))
+            pending += _user_functions(value)
+    return Assumptions(tuple(globals_read.values()), tuple(cells_read.values()))
+
+
+def _global_names(code: types.CodeType) -> Iterator[str]:
+    """Every name ``code`` and the code nested in it (comprehensions, lambdas, inner
+    functions) reads from the globals."""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            yield instruction.argval
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _global_names(constant)
+
+
+def _user_functions(value: Any) -> list[Any]:
+    """The Python functions behind ``value`` whose free names compiled code may depend
+    on: a user's function, the function of a bound method or a partial, a function
+    made differentiable (its ``fn``)."""
+    value = getattr(value, "fn", value)  # a Differentiable: its function
+    value = getattr(value, "func", value)  # a functools.partial
+    value = getattr(value, "__func__", value)  # a bound method
+    if not inspect.isfunction(value):
+        return []
+    module = getattr(value, "__module__", None) or ""
+    return [] if module.split(".")[0] in _LIBRARIES else [value]
+
+
+def _cell_value(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet set
+        return _MISSING
