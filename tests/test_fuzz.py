@@ -35,7 +35,6 @@ RARE_SEEDS = (325, 969)
 
 #: construct left out of the slice -> the strict xfail of the bug it hits
 KNOWN_BUG_CONSTRUCTS: dict[str, str] = {
-    "state_across_calls": "test_a_method_compiled_once_is_right_after_its_object_changes",
     "index_tricks": "test_values_joined_by_r_and_c_are_right_or_refused",
 }
 #: construct whose programs skip only the second-order check -> its strict xfail
@@ -278,7 +277,6 @@ def test_a_stale_compiled_function_is_caught(monkeypatch):
 STALE_SEEDS = (9_000_005, 9_000_014, 9_000_019, 9_000_023, 9_000_028)
 
 
-@pytest.mark.xfail(strict=True, reason="a bound method compiled once keeps its first attributes")
 def test_a_method_compiled_once_is_right_after_its_object_changes():
     """``value_and_grad(model.loss, wrt=...)`` made once, called after ``model.W = ...``,
     a list or dict attribute replaced, a number, loop bound or flag rebound: each call
