@@ -181,12 +181,14 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
             fails = still_fails(outcome)
             small = minimize(simplify_result(minimize(program, fails), fails), fails)
             distinct.setdefault((*key, small.constructs), (program, small, outcome))
-    written = []
-    for n, ((mode, kind, _word, constructs), (program, small, outcome)) in enumerate(
-        distinct.items()
-    ):
+    written, details = [], {}
+    for n, (key, (program, small, outcome)) in enumerate(distinct.items()):
+        mode, kind, _word, constructs = key
+        # the minimized program fails the same way, not always for the same reason
+        same = [o for o in check_program(small, (mode,)) if signature(o) == signature(outcome)]
+        details[key] = same[0].detail if same else ""
         path = folder / f"{n:03d}_{mode}_{kind}_{_slug('_'.join(sorted(constructs)))}.py"
-        path.write_text(_reproducer(mode, kind, program, small, outcome))
+        path.write_text(_reproducer(mode, kind, program, small, outcome, details[key]))
         written.append(path)
     (folder / "summary.txt").write_text(summary.table() + "\n")
     rows = [
@@ -197,6 +199,7 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
             "constructs": sorted(k[3]),
             "seed": p.seed,
             "detail": o.detail,
+            "minimized_detail": details[k],
         }
         for k, (p, _, o) in distinct.items()
     ]
@@ -204,12 +207,15 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
     return written
 
 
-def _reproducer(mode: str, kind: str, program: Program, small: Program, outcome: Outcome) -> str:
+def _reproducer(
+    mode: str, kind: str, program: Program, small: Program, outcome: Outcome, small_detail=""
+) -> str:
     x, w = small.inputs()
     inputs = f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
     return (
         f"# mode={mode} kind={kind} seed={program.seed} kink_inputs={program.kink_inputs}\n"
         f"# constructs: {sorted(small.constructs)}\n# detail: {outcome.detail}\n"
+        + (f"# detail of the minimized program: {small_detail}\n" if small_detail else "")
         + small.source
         + (driver(small, mode, inputs) if small.form is not None else inputs)
     )
