@@ -3,17 +3,24 @@ every mode or refused with a located error (``make fuzz N=...`` runs a long camp
 
 The seeds are ``0 .. SLICE - 1``, all of them, and ``RARE_SEEDS``. Constructs that hit a
 known compiler or rules bug are left out of the generator by name, and each name points
-at the strict xfail that reproduces the bug (``tests/test_reliability_regressions.py``):
-when the fix lands, that xfail fails, and the construct comes back into the slice here.
+at the strict xfail that reproduces the bug (``tests/test_reliability_regressions.py``,
+or here for the bugs the fuzz families found): when the fix lands, that xfail fails, and
+the construct comes back into the slice here.
+
+The families ``object_method``, ``state_across_calls`` and ``index_tricks`` are checked
+below on a few seeds each (``--only``): their programs are written, run, and are right
+in the modes no known bug touches.
 """
 
 from __future__ import annotations
 
+import runpy
+
 import numpy as np
 import pytest
 import test_reliability_regressions as regressions
-from fuzz import check
-from fuzz.campaign import run
+from fuzz import check, check_forms
+from fuzz.campaign import KINDS, _reproducer, run
 from fuzz.check import Loaded, Outcome, check_program
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, still_fails
@@ -27,7 +34,9 @@ SLICE = 320  # seeds 0..319
 RARE_SEEDS = (749,)
 
 #: construct left out of the slice -> the strict xfail of the bug it hits
-KNOWN_BUG_CONSTRUCTS: dict[str, str] = {}  # none left out at present
+KNOWN_BUG_CONSTRUCTS: dict[str, str] = {
+    "index_tricks": "test_values_joined_by_r_and_c_are_right_or_refused",
+}
 #: construct whose programs skip only the second-order check -> its strict xfail
 KNOWN_BUG_HVP: dict[str, str] = {}  # none at present
 
@@ -35,7 +44,8 @@ KNOWN_BUG_HVP: dict[str, str] = {}  # none at present
 def test_every_left_out_construct_has_its_strict_xfail():
     for construct, name in {**KNOWN_BUG_CONSTRUCTS, **KNOWN_BUG_HVP}.items():
         assert construct in CONSTRUCTS
-        marks = getattr(getattr(regressions, name), "pytestmark", [])
+        test = getattr(regressions, name, None) or globals()[name]
+        marks = getattr(test, "pytestmark", [])
         assert any(m.name == "xfail" and m.kwargs.get("strict") for m in marks), name
 
 
@@ -167,8 +177,9 @@ def test_a_located_refusal_is_accepted():
 
 
 def test_programs_are_seeded_and_load_with_their_source():
-    program = generate(11)
-    assert generate(11).source == program.source
+    program = generate(11, frozenset({"object_method", "state_across_calls"}))
+    assert program.form is None and generate(11).blocks == program.blocks  # its own rng
+    assert generate(11).source == generate(11).source
     loaded = Loaded(program.source, program.seed)
     x, w = program.inputs()
     assert np.isfinite(loaded.f(x, w))
@@ -204,3 +215,106 @@ def test_a_kink_of_the_directional_difference_is_not_trusted():
         assert check_program(program, modes=("jvp",)) == [Outcome("jvp", "unchecked")]
         smooth = Program(seed, [], ["    v1 = w * np.sin(w)\n"], [frozenset()], result, True)
         assert check_program(smooth, modes=("jvp",)) == [Outcome("jvp", "right")]
+
+
+# -- the families: objects, state changed between calls, index tricks -------------------
+
+FAMILIES = ("object_method", "state_across_calls", "index_tricks")
+FAMILY_SEEDS = range(9_000_000, 9_000_004)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_writes_programs_that_run(family, tmp_path, capsys):
+    """With ``--only`` a family, every program belongs to it, runs under plain numpy (at
+    each of its states), and is checked in the modes that apply; a reproducer of an
+    object or a program called across changes, where the compiler does not refuse it,
+    runs as a script of its own."""
+    for seed in FAMILY_SEEDS:
+        program = generate(seed, require=frozenset({family}))
+        assert family in program.constructs
+        outcomes = check_program(program)
+        assert {"compiler", "jvp", "tracing"} <= {o.mode for o in outcomes}, program.source
+        assert all(o.kind in KINDS for o in outcomes)
+        if program.form is not None and outcomes[0].kind != "refused":
+            path = tmp_path / f"reproducer_{seed}.py"
+            path.write_text(_reproducer("compiler", "right", program, program, outcomes[0]))
+            runpy.run_path(str(path), run_name="__main__")
+            assert "plain value:" in capsys.readouterr().out
+
+
+def test_objects_are_right_or_refused_in_every_mode():
+    """Bound methods and callable objects (``wrt="self.W"``, ``"self"``, the method's
+    argument, ``grad(model)``) through the compiler, jvp and tracing, called twice."""
+    exclude = frozenset({"state_across_calls", "index_tricks"})
+    bad, right = [], set()
+    for seed in range(9_000_000, 9_000_012):
+        program = generate(seed, exclude, frozenset({"object_method"}))
+        for outcome in check_program(program):
+            bad += [(seed, outcome)] if outcome.kind not in ("right", "refused") else []
+            if outcome.kind == "right" and outcome.mode == "compiler":
+                right.add(repr(program.form.wrt))
+    assert not bad, bad
+    assert {"'self'", "'self.W'", "None", "0"} <= right  # each way of asking was checked
+
+
+#: programs of functions and closures called across changes of globals, cells and helpers
+FUNCTION_STATE_SEEDS = (9_000_008, 9_000_012, 9_000_016, 9_000_022, 9_000_042, 9_000_045)
+
+
+def test_functions_are_right_after_globals_cells_and_helpers_change():
+    """Between calls of one compiled function: a closure cell rebound (a loop bound, an
+    array), a helper redefined, global arrays changed in place and rebound, a global
+    float, list and dict rebound or changed: each call equals a fresh compile and the
+    differences, in every mode."""
+    for seed in FUNCTION_STATE_SEEDS:
+        program = generate(seed, frozenset({"index_tricks"}), frozenset({"state_across_calls"}))
+        assert program.form.holder in ("function", "closure") and program.form.made == "once"
+        outcomes = check_program(program)
+        assert [o.kind for o in outcomes] == ["right"] * 3, outcomes
+
+
+def test_a_stale_compiled_function_is_caught(monkeypatch):
+    """A compiled function that keeps giving its first result is wrong after the first
+    change of state, and the detail starts with that change's kind."""
+    real = ad.value_and_grad
+
+    def stale(fn, wrt=0):
+        both, first = real(fn, wrt), []
+
+        def call(*args):
+            first[:] = first or [both(*args)]
+            return first[0]
+
+        return call
+
+    monkeypatch.setattr(check_forms.ad, "value_and_grad", stale)
+    program = generate(9_000_016, frozenset({"index_tricks"}), frozenset({"state_across_calls"}))
+    (outcome,) = check_program(program, modes=("compiler",))
+    assert outcome.kind == "wrong"
+    assert outcome.detail.startswith(program.form.changes[0].kind + ": ")
+
+
+#: programs whose object has an attribute rebound between calls of one compiled method
+STALE_SEEDS = (9_000_005, 9_000_014, 9_000_019, 9_000_023, 9_000_028)
+
+
+def test_a_method_compiled_once_is_right_after_its_object_changes():
+    """``value_and_grad(model.loss, wrt=...)`` made once, called after ``model.W = ...``,
+    a list or dict attribute replaced, a number, loop bound or flag rebound: each call
+    equals a fresh compile and the differences."""
+    for seed in STALE_SEEDS:
+        program = generate(seed, frozenset({"index_tricks"}), frozenset({"state_across_calls"}))
+        assert program.form.holder == "object" and program.form.made == "once"
+        (outcome,) = check_program(program, modes=("compiler",))
+        assert outcome.kind == "right", (seed, outcome)
+
+
+@pytest.mark.xfail(strict=True, reason="np.r_ and np.c_ of values with gradient: a zero gradient")
+def test_values_joined_by_r_and_c_are_right_or_refused():
+    """``np.r_[a, b]``, ``np.r_[a, 0.5, b]``, ``np.c_[a, b]``, ``np.c_[m, np.ones(n)]`` of
+    values that carry gradient: right, or refused where they are written (the fix
+    decides which); never the silent zero gradient of the joined values."""
+    for join in ("np.r_[w, np.sin(w)]", "np.r_[w, 0.5, w * w]", "np.c_[x, np.ones(3)]"):
+        program = _program(f"    v1 = {join}\n")
+        for outcome in check_program(program, modes=("compiler", "jvp", "tracing")):
+            assert outcome.kind in ("right", "refused"), (join, outcome)

@@ -3,7 +3,9 @@
 Checks the programs of seeds ``start .. start+N-1`` in every mode, shows a progress
 bar, prints the summary (counts per mode and construct, refusal rates, distinct
 failures) and writes minimized reproducers and the summary to ``--out``. Exits 1
-when anything was wrong or crashed.
+when anything was wrong or crashed. ``--exclude`` leaves constructs out (the families
+``object_method``, ``state_across_calls`` and ``index_tricks`` too); ``--only`` makes
+every program use one of the constructs named (``--only state_across_calls``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pathlib import Path
 
 from fuzz.campaign import run, write_reproducers
 from fuzz.check import MODES
-from fuzz.generator import CONSTRUCTS
+from fuzz.forms import FAMILIES
+from fuzz.generator import CONSTRUCTS, MAKERS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated constructs to draw from, leaving out every other (a family "
-        "on its own, e.g. param_inplace,param_view_write,param_helper_write,view)",
+        help="comma-separated constructs (those with a maker, or the families "
+        f"{', '.join(FAMILIES)}): every program uses one of them",
     )
     parser.add_argument(
         "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
@@ -49,13 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     exclude = frozenset(c for c in args.exclude.split(",") if c)
-    only = frozenset(c for c in args.only.split(",") if c)
-    if only:
-        exclude |= frozenset(CONSTRUCTS) - only
     hvp_exclude = frozenset(c for c in args.hvp_exclude.split(",") if c)
-    unknown = (exclude | hvp_exclude | only) - set(CONSTRUCTS)
+    require = frozenset(c for c in args.only.split(",") if c)
+    unknown = (exclude | hvp_exclude) - set(CONSTRUCTS)
     if unknown:
         parser.error(f"unknown constructs: {sorted(unknown)}")
+    if require - set(MAKERS) - set(FAMILIES) or require & exclude:
+        parser.error(f"--only takes constructs with a maker, or families, not excluded: {require}")
     modes = tuple(m for m in args.modes.split(",") if m)
     began = time.perf_counter()
     seeds = range(args.start, args.start + args.n)
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         hvp_exclude=hvp_exclude,
         workers=args.workers,
         in_place_from=args.in_place_from,
+        require=require,
     )
     elapsed = time.perf_counter() - began
     print(summary.table())

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autodiff_tutor.compiler import specialized
 from fuzz.check import MODES, Outcome, check_program
+from fuzz.check_forms import driver
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, signature, simplify_result, still_fails
 
@@ -100,13 +101,15 @@ def check_seed(
     modes: tuple[str, ...],
     hvp_exclude: frozenset[str],
     in_place_from: int | None = None,
+    require: frozenset[str] = frozenset(),
 ) -> tuple[Program, list[Outcome]]:
     """The program of ``seed`` and its outcomes (what a worker process computes).
     ``in_place_from``: the size from which specialized pairs update arrays in place
-    (``1``: every array, so that the fuzz's small programs exercise that rewrite)."""
+    (``1``: every array, so that the fuzz's small programs exercise that rewrite);
+    ``require``: constructs one of which every program uses."""
     if in_place_from is not None:
         specialized.IN_PLACE_FROM = in_place_from
-    program = generate(seed, exclude)
+    program = generate(seed, exclude, require)
     return program, check_program(program, modes, hvp_exclude)
 
 
@@ -118,8 +121,10 @@ def run(
     hvp_exclude: frozenset[str] = frozenset(),
     workers: int = 0,
     in_place_from: int | None = None,
+    require: frozenset[str] = frozenset(),
 ) -> Summary:
-    """Check the program of every seed; ``progress`` shows a tqdm bar.
+    """Check the program of every seed; ``progress`` shows a tqdm bar; ``require``:
+    every program uses one of these constructs (see :func:`fuzz.generator.generate`).
 
     ``workers=0`` checks in this process. ``workers=n`` uses ``n`` worker processes,
     each replaced after ``PROGRAMS_PER_WORKER`` programs: compiled functions are never
@@ -133,6 +138,7 @@ def run(
         modes=modes,
         hvp_exclude=hvp_exclude,
         in_place_from=in_place_from,
+        require=require,
     )
     if workers:
         context = multiprocessing.get_context("spawn")
@@ -175,12 +181,14 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
             fails = still_fails(outcome)
             small = minimize(simplify_result(minimize(program, fails), fails), fails)
             distinct.setdefault((*key, small.constructs), (program, small, outcome))
-    written = []
-    for n, ((mode, kind, _word, constructs), (program, small, outcome)) in enumerate(
-        distinct.items()
-    ):
+    written, details = [], {}
+    for n, (key, (program, small, outcome)) in enumerate(distinct.items()):
+        mode, kind, _word, constructs = key
+        # the minimized program fails the same way, not always for the same reason
+        same = [o for o in check_program(small, (mode,)) if signature(o) == signature(outcome)]
+        details[key] = same[0].detail if same else ""
         path = folder / f"{n:03d}_{mode}_{kind}_{_slug('_'.join(sorted(constructs)))}.py"
-        path.write_text(_reproducer(mode, kind, program, small, outcome))
+        path.write_text(_reproducer(mode, kind, program, small, outcome, details[key]))
         written.append(path)
     (folder / "summary.txt").write_text(summary.table() + "\n")
     rows = [
@@ -191,6 +199,7 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
             "constructs": sorted(k[3]),
             "seed": p.seed,
             "detail": o.detail,
+            "minimized_detail": details[k],
         }
         for k, (p, _, o) in distinct.items()
     ]
@@ -198,13 +207,17 @@ def write_reproducers(summary: Summary, folder: Path) -> list[Path]:
     return written
 
 
-def _reproducer(mode: str, kind: str, program: Program, small: Program, outcome: Outcome) -> str:
+def _reproducer(
+    mode: str, kind: str, program: Program, small: Program, outcome: Outcome, small_detail=""
+) -> str:
     x, w = small.inputs()
+    inputs = f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
     return (
         f"# mode={mode} kind={kind} seed={program.seed} kink_inputs={program.kink_inputs}\n"
         f"# constructs: {sorted(small.constructs)}\n# detail: {outcome.detail}\n"
+        + (f"# detail of the minimized program: {small_detail}\n" if small_detail else "")
         + small.source
-        + f"\n\nx = np.array({x.tolist()!r})\nw = np.array({w.tolist()!r})\n"
+        + (driver(small, mode, inputs) if small.form is not None else inputs)
     )
 
 

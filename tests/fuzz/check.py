@@ -6,6 +6,9 @@ loop-free programs: the compiled gradient's vjp against differences of the
 gradient) and ``tracing`` (``tracing.value_and_gradient``, and ``evaluate`` with
 ``gradient`` inside: both must give the same kind of answer).
 
+Programs that are objects, or whose state changes between calls, are checked by
+:mod:`fuzz.check_forms` (compiler, jvp and tracing, through every state).
+
 Kinds: ``right`` (value and every checkable gradient element agree with the
 oracles), ``refused`` (an ``AutodiffError`` located in the program's own source),
 ``wrong`` (a value or derivative that disagrees), ``crash`` (any other exception, or
@@ -15,74 +18,22 @@ but no oracle could judge any derivative element).
 
 from __future__ import annotations
 
-import hashlib
-import linecache
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
-from autodiff_tutor.errors import AutodiffError
-from fuzz import oracles
+from fuzz import check_forms, oracles
 from fuzz.generator import Program
+from fuzz.outcome import Loaded, Outcome, failure, located
+
+__all__ = ["Loaded", "Outcome", "check_program", "located"]
 
 MODES = ("compiler", "jvp", "hvp", "tracing")
 VALUE_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How one mode did on one program."""
-
-    mode: str
-    kind: str  # right, refused, wrong, crash, unchecked
-    detail: str = ""
-
-
-class Loaded:
-    """A program exec'd from its source text, registered with ``linecache`` so that
-    the compiler can read it and errors can point into it."""
-
-    def __init__(self, source: str, seed: int):
-        digest = hashlib.sha1(source.encode()).hexdigest()[:10]
-        self.filename = f"<fuzz seed={seed} {digest}>"
-        self.source = source
-        lines = source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
-        self.namespace: dict[str, Any] = {
-            "__name__": "fuzz_program",
-            "__file__": self.filename,
-            "__source__": source,
-        }
-        exec(compile(source, self.filename, "exec"), self.namespace)
-        self.f: Callable[..., Any] = self.namespace["f"]
-
-    def close(self) -> None:
-        """Forget the source (long runs would otherwise keep every program)."""
-        linecache.cache.pop(self.filename, None)
-
-
-def located(error: BaseException, filename: str) -> bool:
-    """An ``AutodiffError`` whose location is a line of the program ``filename``."""
-    location = getattr(error, "location", None)
-    return (
-        isinstance(error, AutodiffError)
-        and location is not None
-        and location.filename == filename
-        and location.line >= 1
-    )
-
-
-def _failure(mode: str, error: BaseException, filename: str) -> Outcome:
-    if located(error, filename):
-        return Outcome(mode, "refused", f"{type(error).__name__}: {error.message}")
-    what = "unlocated " if isinstance(error, AutodiffError) else ""
-    first = str(error).splitlines()[0] if str(error) else ""
-    return Outcome(mode, "crash", f"{what}{type(error).__name__}: {first}"[:300])
 
 
 def _judge_gradients(
@@ -142,7 +93,7 @@ def check_compiler(loaded: Loaded, x, w, value, reference, other=None) -> Outcom
             both = both or ad.value_and_grad(loaded.f, wrt=[0, 1])
             got_value, grads = both(x.copy(), w.copy())
         except Exception as error:  # noqa: BLE001 - classifying every exception is the point
-            return _failure("compiler", error, loaded.filename)
+            return failure("compiler", error, loaded.filename)
         if not oracles.close(got_value, value, VALUE_TOLERANCE):
             detail = f"value {got_value!r}, expected {value!r} ({call} call)"
             return Outcome("compiler", "wrong", detail)
@@ -187,7 +138,7 @@ def _judge_tracing(loaded: Loaded, x, w, value, reference, entry) -> Outcome:
     try:
         got_value, grads = entry(loaded.f, x.copy(), w.copy())
     except Exception as error:  # noqa: BLE001
-        return _failure("tracing", error, loaded.filename)
+        return failure("tracing", error, loaded.filename)
     if not oracles.close(got_value, value, VALUE_TOLERANCE):
         return Outcome("tracing", "wrong", f"value {got_value!r}, expected {value!r}")
     return _judge_gradients("tracing", grads, reference, ["x", "w"])
@@ -200,7 +151,7 @@ def check_jvp(loaded: Loaded, x, w, value, seed: int) -> Outcome:
     try:
         got_value, tangent = ad.jvp(loaded.f, (x.copy(), w.copy()), (dx, dw))
     except Exception as error:  # noqa: BLE001
-        return _failure("jvp", error, loaded.filename)
+        return failure("jvp", error, loaded.filename)
     if not oracles.close(got_value, value, VALUE_TOLERANCE):
         return Outcome("jvp", "wrong", f"value {got_value!r}, expected {value!r}")
     expected, trusted = oracles.directional(loaded.f, (x, w), (dx, dw))
@@ -216,7 +167,7 @@ def check_hvp(loaded: Loaded, x, w, seed: int) -> Outcome:
         _, pullback = ad.vjp(ad.grad(loaded.f, wrt=0), x.copy(), w.copy(), wrt=[0])
         (hv,) = pullback(v.copy())
     except Exception as error:  # noqa: BLE001
-        return _failure("hvp", error, loaded.filename)
+        return failure("hvp", error, loaded.filename)
 
     def gradient_along(t: float) -> np.ndarray:
         return np.asarray(oracles.autograd_gradients(loaded.namespace, (x + t * v, w))[0])
@@ -238,10 +189,15 @@ def check_program(
 
     ``hvp_exclude``: constructs whose programs skip the second-order check.
     """
-    loaded = Loaded(program.source, program.seed)
+    try:
+        loaded = Loaded(program.source, program.seed)
+    except Exception:  # noqa: BLE001 - an invalid program (a minimizer's candidate): skipped
+        return []
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
+            if program.form is not None:
+                return check_forms.check_form_program(program, loaded, modes)
             return _check_loaded(program, loaded, modes, hvp_exclude)
     finally:
         loaded.close()

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fuzz.forms import FAMILIES, Form, draw_form
 from fuzz.idioms import IDIOMS
+from fuzz.idioms_index import INDEX_IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
 from fuzz.idioms_params import PARAM_IDIOMS
 
@@ -54,6 +56,8 @@ CONSTRUCTS = (
     *IDIOMS,
     *MORE_IDIOMS,
     *PARAM_IDIOMS,
+    *INDEX_IDIOMS,
+    *FAMILIES,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
@@ -94,15 +98,18 @@ class Program:
     tags: list[frozenset[str]]  # the constructs of each block
     result: str
     kink_inputs: bool
+    form: Form | None = None  # None: ``def f(x, w)``; else an object, state changed between calls
 
     @property
     def constructs(self) -> frozenset[str]:
         """Every construct the program uses."""
-        return frozenset().union(*self.tags)
+        return frozenset().union(*self.tags, self.form.tags if self.form else ())
 
     @property
     def source(self) -> str:
-        """The module text: imports, helper functions, then ``f``."""
+        """The module text: imports, helper functions, then ``f`` (or the form's text)."""
+        if self.form is not None:
+            return self.form.render(self.helpers, self.blocks, self.result)
         return render(self.helpers, self.blocks, self.result)
 
     @property
@@ -465,27 +472,44 @@ MAKERS = {
     **{construct: _or_unary(maker) for construct, maker in IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in MORE_IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in PARAM_IDIOMS.items()},
+    **{construct: _or_unary(maker) for construct, maker in INDEX_IDIOMS.items()},
 }
 
 
-def generate(seed: int, exclude: frozenset[str] = frozenset()) -> Program:
+def generate(
+    seed: int, exclude: frozenset[str] = frozenset(), require: frozenset[str] = frozenset()
+) -> Program:
     """The program of ``seed``: 2 to 6 blocks, constructs in ``exclude`` left out.
 
     Excluding ``kink`` also turns off the planted exact zeros and ties; excluding
-    ``zero_trip`` makes every loop run at least once.
+    ``zero_trip`` makes every loop run at least once. The program's form (a plain
+    ``def f(x, w)``, an object, state changed between calls: :mod:`fuzz.forms`) is
+    drawn from a generator of its own, so that the blocks stay those of the seed.
+    ``require``: the program uses one of these constructs (its first block is written
+    by one of their makers, or its form is one of these families).
+
+    >>> "object_method" in generate(3, require=frozenset({"object_method"})).constructs
+    True
     """
     rng = random.Random(seed)
     state = _State(rng, exclude, {"x": (3, 4), "w": (4,)})
     makers = [m for c, m in MAKERS.items() if c not in exclude]
-    for _ in range(rng.randint(2, 6)):
-        rng.choice(makers)(state)
+    form_rng = random.Random(f"form {seed}")
+    first = sorted(require & MAKERS.keys() - exclude)
+    form = draw_form(form_rng, exclude, require)
+    for i in range(rng.randint(2, 6)):
+        maker = MAKERS[form_rng.choice(first)] if i == 0 and first and not form else None
+        (maker or rng.choice(makers))(state)
     result = _result(state)
     if "zero_trip" in exclude and "zero_trip" in state.used:
-        return generate(seed + 10**9, exclude)  # a different, honest draw
+        return generate(seed + 10**9, exclude, require)  # a different, honest draw
     if state.used & exclude:
-        return generate(seed + 10**9, exclude)
+        return generate(seed + 10**9, exclude, require)
     kink = "kink" not in exclude and rng.random() < 0.3
-    return Program(seed, state.helpers, state.blocks, state.tags, result, kink)
+    program = Program(seed, state.helpers, state.blocks, state.tags, result, kink, form)
+    if require and not program.constructs & require:
+        return generate(seed + 10**9, exclude, require)
+    return program
 
 
 def _result(s: _State) -> str:

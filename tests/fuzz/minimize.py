@@ -1,4 +1,5 @@
-"""Shrink a failing program: drop blocks (and helpers) while the same failure remains.
+"""Shrink a failing program: drop blocks (helpers, and the changes and pieces of
+state of an object or a program called across changes) while the same failure remains.
 
 A failure is the same when the same mode fails with the same kind and the same
 first words of its detail (the exception type, or "value"/"dx..." for a wrong
@@ -15,7 +16,7 @@ returns no outcome for them).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from fuzz.check import Outcome, check_program
@@ -40,27 +41,33 @@ def still_fails(target: Outcome) -> Callable[[Program], bool]:
 
 
 def minimize(program: Program, fails: Callable[[Program], bool]) -> Program:
-    """The smallest program (by dropping whole blocks and helpers) that still fails."""
+    """The smallest program (by dropping whole blocks, helpers, and the changes and
+    pieces of state of its form) that still fails."""
     current = program
     changed = True
     while changed:
         changed = False
-        for i in range(len(current.blocks)):
-            candidate = replace(
-                current,
-                blocks=current.blocks[:i] + current.blocks[i + 1 :],
-                tags=current.tags[:i] + current.tags[i + 1 :],
-            )
+        for candidate in _smaller(current):
             if fails(candidate):
                 current, changed = candidate, True
                 break
-        else:
-            for i in range(len(current.helpers)):
-                candidate = replace(current, helpers=current.helpers[:i] + current.helpers[i + 1 :])
-                if fails(candidate):
-                    current, changed = candidate, True
-                    break
     return current
+
+
+def _smaller(program: Program) -> Iterator[Program]:
+    """The program less one block, one helper, one change or one piece of state."""
+    for i in range(len(program.blocks)):
+        yield replace(
+            program,
+            blocks=program.blocks[:i] + program.blocks[i + 1 :],
+            tags=program.tags[:i] + program.tags[i + 1 :],
+        )
+    for i in range(len(program.helpers)):
+        yield replace(program, helpers=program.helpers[:i] + program.helpers[i + 1 :])
+    form = program.form
+    if form is not None:
+        yield from (replace(program, form=form.without(change=i)) for i in range(len(form.changes)))
+        yield from (replace(program, form=form.without(knob=i)) for i in range(len(form.knobs)))
 
 
 def simplify_result(program: Program, fails: Callable[[Program], bool]) -> Program:

@@ -73,17 +73,33 @@ def trusted_gradient(
     fn: Callable[..., float], args: Sequence[np.ndarray], index: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Central differences of scalar ``fn`` w.r.t. ``args[index]``, and a trust mask."""
-    x = np.asarray(args[index], dtype=np.float64)
-    estimate = np.zeros(x.shape)
-    trusted = np.zeros(x.shape, dtype=bool)
-    for i in np.ndindex(x.shape):
+
+    def value_at(moved: np.ndarray) -> float:
+        call = list(args)
+        call[index] = moved
+        return float(fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in call]))
+
+    return trusted_leaf_gradient(value_at, np.asarray(args[index], dtype=np.float64))
+
+
+def trusted_leaf_gradient(
+    value_at: Callable[[np.ndarray], float], leaf: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Central differences of ``value_at`` (a program's value with one array of it,
+    ``leaf``, replaced) w.r.t. that array, and a trust mask.
+
+    >>> estimate, trusted = trusted_leaf_gradient(lambda a: float(np.sum(a * a)), np.ones(2))
+    >>> np.round(estimate, 6).tolist(), trusted.tolist()
+    ([2.0, 2.0], [True, True])
+    """
+    estimate = np.zeros(leaf.shape)
+    trusted = np.zeros(leaf.shape, dtype=bool)
+    for i in np.ndindex(leaf.shape):
 
         def along(t: float, i: tuple[int, ...] = i) -> float:
-            moved = x.copy()
+            moved = leaf.copy()
             moved[i] += t
-            call = list(args)
-            call[index] = moved
-            return float(fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in call]))
+            return float(value_at(moved))
 
         estimate[i], trusted[i] = trusted_difference(along)
     return estimate, trusted
@@ -100,6 +116,20 @@ def directional(
     return trusted_difference(along)
 
 
+class _AutogradNumpy:
+    """``autograd.numpy``, with numpy's index helpers it lacks (``np.s_`` makes slices,
+    never values, so autograd needs no rule for it)."""
+
+    s_ = np.s_
+    index_exp = np.index_exp
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(anp, name)
+
+
+AUTOGRAD_NUMPY = _AutogradNumpy()
+
+
 def autograd_gradients(namespace: dict[str, Any], args: Sequence[np.ndarray]) -> list[Any]:
     """Gradients of ``namespace["f"]`` w.r.t. every argument, by autograd.
 
@@ -107,9 +137,9 @@ def autograd_gradients(namespace: dict[str, Any], args: Sequence[np.ndarray]) ->
     ``autograd.numpy`` so that ``f`` and its helpers run on autograd's boxes.
     """
     ported = dict(namespace)
-    ported["np"] = anp
+    ported["np"] = AUTOGRAD_NUMPY
     exec(compile(namespace["__source__"], namespace["__file__"], "exec"), ported)
-    ported["np"] = anp
+    ported["np"] = AUTOGRAD_NUMPY
     return [autograd.grad(ported["f"], i)(*[a.copy() for a in args]) for i in range(len(args))]
 
 

@@ -1,0 +1,119 @@
+"""Generator blocks for numpy's index tricks (part of the generator, after
+:mod:`fuzz.idioms_more`): the family ``index_tricks``.
+
+``np.r_[...]`` joining values that carry gradient (vectors, rows of matrices, numbers
+between them), ``np.c_[...]`` making columns of them (a bias column of ones too),
+index arrays made by ``np.r_`` (``u[np.r_[0, 2]]``, ``u[np.r_[0:2, 3]]``), slices made
+by ``np.s_`` (inline or kept in a variable), ``np.ix_`` picking a block of rows and
+columns, read or written into a copy, and ``np.r_[a:b:nj]`` (a constant grid) times a
+value. Each maker takes the generator's state and returns ``False`` where it does not
+fit.
+
+>>> import random
+>>> from fuzz.generator import _State
+>>> state = _State(random.Random(2), frozenset(), {"x": (3, 4), "w": (4,)})
+>>> index_tricks(state)
+True
+>>> any(t in state.blocks[0] for t in ("np.r_[", "np.c_[", "np.s_[", "np.ix_("))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def index_tricks(s: Any) -> bool:
+    """One use of ``np.r_``, ``np.c_``, ``np.s_`` or ``np.ix_`` on values of the program."""
+    name = s.fresh()
+    options = _joins(s) + _indexes(s, name)
+    lines, shape, *tags = s.rng.choice(options)
+    s.emit([line.replace("{name}", name) for line in lines], name, shape, "index_tricks", *tags)
+    return True
+
+
+def _joins(s: Any) -> list[tuple]:
+    """``np.r_`` and ``np.c_`` joining values that carry gradient."""
+    vectors = [n for n, sh in s.shapes.items() if len(sh) == 1]
+    matrices = [n for n, sh in s.shapes.items() if len(sh) == 2]
+    options: list[tuple] = []
+    if vectors:
+        a, b = s.rng.choice(vectors), s.rng.choice(vectors)
+        na, nb = s.shapes[a][0], s.shapes[b][0]
+        options += [
+            ([f"{{name}} = np.r_[{a}, {b}]"], (na + nb,)),
+            ([f"{{name}} = np.r_[{a}, 0.5, np.tanh({b})] * 1.5"], (na + 1 + nb,)),
+            ([f"{{name}} = np.r_[np.sum({a} * {a}), {b}]"], (1 + nb,)),
+        ]
+        same = [n for n in vectors if s.shapes[n] == s.shapes[a]]
+        options += [
+            ([f"{{name}} = np.c_[{a}, np.sin({s.rng.choice(same)})]"], (na, 2)),
+            ([f"{{name}} = np.c_[{a}, np.ones({na})] * 2.0"], (na, 2)),
+        ]
+    if matrices:
+        m = s.rng.choice(matrices)
+        r, c = s.shapes[m]
+        rows = [n for n in matrices if s.shapes[n][1] == c]
+        cols = [n for n in matrices if s.shapes[n][0] == r]
+        other_rows, other_cols = s.rng.choice(rows), s.rng.choice(cols)
+        options += [
+            ([f"{{name}} = np.r_[{m}, np.cos({other_rows})]"], (r + s.shapes[other_rows][0], c)),
+            ([f"{{name}} = np.r_[{m}[:1], {m}] * 0.5"], (r + 1, c)),
+            ([f"{{name}} = np.c_[{m}, {other_cols} * 0.5]"], (r, c + s.shapes[other_cols][1])),
+            ([f"{{name}} = np.c_[{m}, np.ones({r})]"], (r, c + 1)),
+        ]
+        column = [n for n in vectors if s.shapes[n] == (r,)]
+        if column:
+            options.append(([f"{{name}} = np.c_[np.tanh({m}), {column[0]}]"], (r, c + 1)))
+    return options
+
+
+def _indexes(s: Any, name: str) -> list[tuple]:
+    """Indexes made by ``np.r_``, ``np.s_`` and ``np.ix_``: read, or written into a copy."""
+    u = s.pick()
+    shape = s.shapes[u]
+    if not shape:
+        return []
+    n, rest = shape[0], shape[1:]
+    sl = f"{name}_at"
+    options: list[tuple] = [
+        ([f"{{name}} = {u}[np.r_[0, {n - 1}]] * 1.0"], (2, *rest)),
+        ([f"{{name}} = np.sin({u}[np.s_[::2]])"], ((n + 1) // 2, *rest)),
+        ([f"{sl} = np.s_[::-1]", f"{{name}} = {u}[{sl}] * {u}"], shape),
+        ([f"{{name}} = {u} * np.r_[0.5:1.5:{shape[-1]}j]"], shape),
+    ]
+    if n >= 3:
+        options.append(([f"{{name}} = {u}[np.r_[0:2, {n - 1}]] * 2.0"], (3, *rest)))
+    if n >= 2:
+        options.append(
+            (
+                [f"{{name}} = {u} * 1.0", f"{{name}}[np.s_[1:]] += np.sin({u}[np.s_[:-1]])"],
+                shape,
+                "index_write",
+            )
+        )
+    if len(shape) == 2:
+        r, c = shape
+        block = f"np.ix_({_ends(r)}, {_ends(c)})"  # no index twice: a write is then defined
+        options += [
+            ([f"{{name}} = np.tanh({u}[{block}])"], (min(r, 2), min(c, 2))),
+            ([f"{{name}} = {u}[np.ix_(np.r_[0, {r - 1}], np.arange({c}))] * {u}[0]"], (2, c)),
+            (
+                [f"{{name}} = {u} * 1.0", f"{{name}}[{block}] = np.tanh({u}[{block}]) + 0.5"],
+                shape,
+                "index_write",
+            ),
+            ([f"{{name}} = {u} * 1.0", f"{{name}}[{block}] *= 2.0"], shape, "index_write"),
+        ]
+        if c >= 2:
+            options.append(([f"{sl} = np.s_[:, 1:{c}]", f"{{name}} = {u}[{sl}] * 1.0"], (r, c - 1)))
+    return options
+
+
+def _ends(n: int) -> str:
+    """The first and last index of an axis of length ``n``, as a list's text."""
+    return f"[0, {n - 1}]" if n > 1 else "[0]"
+
+
+#: construct -> its maker (after the others: the seeded stream depends on the order)
+INDEX_IDIOMS = {"index_tricks": index_tricks}
