@@ -25,6 +25,7 @@ from autodiff_tutor.api_checks import (
 )
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.failures import run_located
+from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     FrontEnd,
@@ -33,6 +34,7 @@ from autodiff_tutor.compiler.pipeline import (
     compile_gradient_function,
     compile_tangent,
     front_end,
+    front_end_of,
     stages,
 )
 from autodiff_tutor.errors import ArgumentError
@@ -72,6 +74,9 @@ class Differentiable:
         self._front: FrontEnd | None = None
         self._assumptions: Assumptions | None = None
         self.made_from: Derivative | None = None  # the pair a gradient function comes from
+        #: the tree to compile where it is not ``fn``'s own source (structured parameters
+        #: made leaves: :mod:`autodiff_tutor.structured_calls`)
+        self.parsed: ParsedFunction | None = None
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -123,6 +128,7 @@ class Differentiable:
         self._cache.clear()
         self._by_request.clear()
         self._tangent_cache.clear()
+        self.__dict__.pop("_structured", None)  # the flattened functions made from it
         self._front = None
         self._assumptions = None
         return False
@@ -157,7 +163,8 @@ class Differentiable:
         self.current()
         if self._front is None:
             self._assumptions = assumed(self.fn)  # taken before reading the names
-            self._front = front_end(self.fn)  # first: a helper calling back finds it
+            # first: a helper calling back finds it
+            self._front = front_end(self.fn) if self.parsed is None else front_end_of(self.parsed)
             try:
                 for step in self._front.program.all_steps():
                     if _calls_a_function_of_yours(step):

@@ -199,7 +199,6 @@ def _top_keys(tree: Treedef) -> list[Any]:
 def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:
     """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
     from autodiff_tutor.compiler.front.source import parse_function
-    from autodiff_tutor.compiler.pipeline import front_end_of
 
     parsed = parse_function(compiled.fn)
     tree = copy.deepcopy(parsed.tree)
@@ -230,7 +229,7 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     flat.signature = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in flat.params]
     )
-    flat._front = front_end_of(flat_parsed)
+    flat.parsed = flat_parsed  # compiled, checked and guarded as any function
     return flat, leaves_of
 
 

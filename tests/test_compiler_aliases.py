@@ -517,3 +517,28 @@ def test_a_view_of_a_view_without_gradient_written_is_refused(view):
         ad.value_and_grad(loaded.f)(X.copy())
     assert info.value.location.line == 7
     assert "'y' shares it and is read after the write" in flat(info.value.message)
+
+
+def _scale_in_place(a, b):
+    a *= b
+    return np.sin(a) + a
+
+
+class _WritesThroughAHelper:
+    def __init__(self):
+        self.params = {"w": np.linspace(0.2, 0.9, 4)}
+
+    def loss(self, x):
+        w = self.params["w"]
+        unused = _scale_in_place(x, 0.1 * np.sum(np.sin(w)))  # noqa: F841 - its write counts
+        return 0.1 * np.sum(x * x) + np.sum(w)
+
+
+@pytest.mark.parametrize("wrt", ["x", "self.params"])
+def test_a_method_whose_helper_writes_into_its_argument_is_refused(wrt):
+    """A method compiled with its object's attributes as leaves reads the helpers it
+    calls like any function: the helper's write into the caller's array (a value the
+    compiled code would not see) is refused at the helper's line."""
+    model = _WritesThroughAHelper()
+    with pytest.raises(UnsupportedSyntaxError, match="would change, in place"):
+        ad.value_and_grad(model.loss, wrt=wrt)(np.linspace(-1.0, 1.0, 4))

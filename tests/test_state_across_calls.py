@@ -286,3 +286,30 @@ def test_a_rebound_name_makes_the_function_compile_again_and_only_then():
     assert second is not first
     run_cell(namespace, "A = np.zeros((2, 3))")
     assert compiled.derivative() is not second
+
+
+def test_a_method_and_a_structured_call_follow_a_rebound_global():
+    """The flattened function a bound method or a structured argument is compiled as
+    is guarded like the function itself: a global function rebound between calls is
+    seen (the flattened pair was reused before)."""
+    namespace = notebook(
+        "act = np.tanh\n"
+        "class Model:\n"
+        "    def __init__(self):\n"
+        "        self.W = np.array([[1.0, 0.5], [-0.3, 2.0]])\n"
+        "    def loss(self, x):\n"
+        "        return np.sum(act(x @ self.W))\n"
+        "def f(params, x):\n"
+        "    return np.sum(act(x @ params[0]))\n"
+    )
+    model, x = namespace["Model"](), np.array([[0.3, 0.5]])
+    method = ad.value_and_grad(model.loss, wrt="self.W")
+    structured = ad.grad(namespace["f"])
+    for change in ["", "act = np.sin", "act = np.exp"]:
+        run_cell(namespace, change)
+        for _ in range(2):
+            value, gradient = method(x)
+            expected_value, expected = tracing.value_and_gradient(model.loss, x, wrt="self.W")
+            assert_same((value, gradient), (expected_value, expected), f"method, {change!r}")
+            (got,) = structured([model.W], x)
+            np.testing.assert_allclose(got, expected, rtol=1e-10, err_msg=f"params, {change!r}")
