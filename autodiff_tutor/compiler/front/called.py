@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler.front.fence import in_place_call
-from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
+from autodiff_tutor.compiler.front.normalize.resolve import classify, is_user_function
 from autodiff_tutor.compiler.front.source import parse_function
 from autodiff_tutor.compiler.ir import Loop, Program, Step, expressions_in
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.locations import is_user_file
 
 # methods that change a list or dict in place (an argument's, if it is one)
 CONTAINER_WRITES = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"}
@@ -137,11 +138,18 @@ def _value_of(func: ast.expr, namespace: dict[str, Any]) -> Any:
 
 def _function_of_yours(obj: Any) -> Callable[..., Any] | None:
     """The function of the user's that calling ``obj`` runs: itself, or the function of a
-    ``@differentiable`` one. (A method is not read: the compiler calls methods as it
-    calls a library's, as operations it does not see into.)"""
-    if not is_user_function(obj) and callable(getattr(obj, "op_forward", None)):
-        obj = getattr(obj, "fn", None)  # a compiled function of yours: what it compiled
-    return obj if is_user_function(obj) else None
+    ``@differentiable`` one; ``None`` for what the compiler calls otherwise (a primitive
+    with a rule, a library's function, a method: operations it does not see into)."""
+    try:
+        kind = classify(obj).kind if callable(obj) else None
+    except TypeError:  # an unhashable callable object: not a function
+        return None
+    if kind == "op_call":  # a compiled function of yours: what it compiled
+        obj = getattr(obj, "fn", None)
+    elif kind != "user_call":
+        return None
+    code = getattr(obj, "__code__", None)
+    return obj if is_user_function(obj) and code and is_user_file(code.co_filename) else None
 
 
 def _stored(node: ast.AST) -> bool:
