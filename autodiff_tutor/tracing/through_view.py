@@ -30,7 +30,7 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch
-from autodiff_tutor.tracing.value import TracedValue, views_of
+from autodiff_tutor.tracing.value import TracedValue, base_of, views_of
 
 
 def parent_of(value: TracedValue) -> TracedValue | None:
@@ -42,7 +42,7 @@ def parent_of(value: TracedValue) -> TracedValue | None:
     >>> parent_of(view) is base, parent_of(base)
     (True, None)
     """
-    return value._base() if value._base is not None else None
+    return base_of(value)
 
 
 def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:

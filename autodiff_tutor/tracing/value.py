@@ -50,6 +50,7 @@ class TracedValue:
         "_views",
         "_rebuild",
         "_base",
+        "_unchecked",
         "__weakref__",
     )
 
@@ -61,6 +62,7 @@ class TracedValue:
         self._views: list[weakref.ref[TracedValue]] = []  # traced views of this value
         self._rebuild: Callable[[TracedValue], TracedValue] | None = None  # view from base
         self._base: weakref.ref[TracedValue] | None = None  # the array this is a view of
+        self._unchecked = False  # a view whose memory is not checked yet (see note_view)
         _registry(tape)[id(self)] = self
 
     def _become(self, other: TracedValue) -> None:
@@ -78,21 +80,58 @@ def note_view(result: Any, base: TracedValue, rebuild: Callable[[Any], Any]) -> 
     in-place update of ``base``, its views are rebuilt, as numpy's views see the
     update. Returns ``result``.
 
-    Views are remembered where numpy sees the memory: numpy's, and those of array-API
-    libraries on the CPU (``array_api_strict``, through DLPack). A view on a GPU (cupy)
-    is not: the arrays sharing its memory are found by cupy's ``may_share_memory``,
-    and a write into either is refused.
+    Views are remembered where numpy sees the memory: numpy's at once; those of an
+    array-API library on the CPU (``array_api_strict``, whose slices, transposes and
+    reshapes are views) as candidates whose memory is read through DLPack only when a
+    write needs it (:func:`base_of`), so that tracing that writes nothing never converts
+    its arrays. A view on a GPU (cupy) is not remembered: the arrays sharing its memory
+    are found by cupy's ``may_share_memory``, and a write into either is refused.
     """
     if not isinstance(result, TracedValue) or result is base:
         return result
-    memory, base_memory = numpy_memory(result._data), numpy_memory(base._data)
-    if memory is not None and base_memory is not None and np.may_share_memory(memory, base_memory):
-        result._rebuild = rebuild
-        result._base = weakref.ref(base)
-        if len(base._views) >= 64:  # a loop making views of one array: drop the dead ones
-            base._views = [ref for ref in base._views if ref() is not None]
-        base._views.append(weakref.ref(result))
+    if isinstance(result._data, np.ndarray) and isinstance(base._data, np.ndarray):
+        if not np.may_share_memory(result._data, base._data):
+            return result
+    elif _memory_seen_later(result._data) and _memory_seen_later(base._data):
+        result._unchecked = True
+    else:
+        return result
+    result._rebuild = rebuild
+    result._base = weakref.ref(base)
+    if len(base._views) >= 64:  # a loop making views of one array: drop the dead ones
+        base._views = [ref for ref in base._views if ref() is not None]
+    base._views.append(weakref.ref(result))
     return result
+
+
+def base_of(value: TracedValue) -> TracedValue | None:
+    """The traced array ``value`` is a view of (:func:`note_view`), while both are alive
+    and, for a view noted unchecked, share memory now that it is checked.
+
+    >>> import array_api_strict as xs
+    >>> base = TracedValue(xs.asarray([1.0, 2.0, 3.0]))
+    >>> view = note_view(TracedValue(base._data[0:2]), base, lambda b: b)
+    >>> element = note_view(TracedValue(base._data[0]), base, lambda b: b)  # a copy
+    >>> base_of(view) is base, base_of(element)
+    (True, None)
+    """
+    base = value._base() if value._base is not None else None
+    if base is not None and value._unchecked:
+        value._unchecked = False
+        if not may_share_memory(value._data, base._data):
+            value._base, base = None, None
+    return base
+
+
+def _memory_seen_later(data: Any) -> bool:
+    """Whether ``data``'s memory can be seen through DLPack, its library having no
+    ``may_share_memory`` of its own (array-API libraries)."""
+    if not hasattr(data, "__dlpack__") or not hasattr(data, "shape"):
+        return False
+    try:
+        return getattr(array_module(data), "may_share_memory", None) is None
+    except TypeError:
+        return False
 
 
 def views_of(value: TracedValue) -> list[tuple[TracedValue, TracedValue]]:
@@ -110,6 +149,7 @@ def views_of(value: TracedValue) -> list[tuple[TracedValue, TracedValue]]:
     while queue:
         parent = queue.pop(0)
         alive = [v for v in (ref() for ref in parent._views) if v is not None]
+        alive = [v for v in alive if base_of(v) is parent]
         parent._views = [weakref.ref(v) for v in alive]
         for view in alive:
             if view is not value and all(view is not v for _, v in found):

@@ -43,7 +43,7 @@ from typing import Any
 
 from autodiff_tutor.locations import call_source
 from autodiff_tutor.tracing import messages
-from autodiff_tutor.tracing.value import TracedValue, may_share_memory
+from autodiff_tutor.tracing.value import TracedValue, base_of, may_share_memory
 
 
 def register(tape: Any, value: TracedValue, label: str, argument: bool) -> None:
@@ -110,8 +110,8 @@ def written_variable(target: TracedValue) -> tuple[Any, str, bool] | None:
     if tape is None or tape.ended or not tape.variables:
         return None
     root = target
-    while root._base is not None and root._base() is not None:
-        root = root._base()
+    while base_of(root) is not None:
+        root = base_of(root)
     for variable, data, label, argument in tape.variables:
         if root is variable or target is variable or may_share_memory(target._data, data):
             return tape, label, argument
