@@ -21,6 +21,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.special
 from oracles import autograd_gradient, central_difference
 from wrapped_text import flat
 
@@ -225,6 +226,21 @@ def test_a_helper_that_leaves_its_arguments_compiles_in_a_test(clean, monkeypatc
         assert np.isclose(value, program(X.copy(), w.copy()))
         np.testing.assert_allclose(gradient, central_difference(program, [X, w], 0), atol=1e-8)
         np.testing.assert_allclose(gradient, autograd_gradient(program, [X, w], 0), atol=1e-12)
+
+
+def calls_a_library_function_in_a_test(x, w):
+    if np.sum(scipy.special.softmax(x * w)) > 0.5:
+        return np.sum(x * x)
+    return np.sum(x)
+
+
+def test_a_library_function_in_a_test_runs_as_it_is():
+    """A library's function (scipy's softmax: its source calls helpers with ``*args``) is
+    not the user's: the compiler does not read it, wherever it is called."""
+    value, gradient = ad.value_and_grad(calls_a_library_function_in_a_test)(X.copy(), W.copy())
+    assert np.isclose(value, calls_a_library_function_in_a_test(X.copy(), W.copy()))
+    expected = central_difference(calls_a_library_function_in_a_test, [X, W], 0)
+    np.testing.assert_allclose(gradient, expected, atol=1e-8)
 
 
 @pytest.mark.parametrize(
