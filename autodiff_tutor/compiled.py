@@ -10,9 +10,9 @@ The example is on :class:`Differentiable`.
 
 from __future__ import annotations
 
-import ast
 import functools
 import inspect
+import re
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,6 +25,7 @@ from autodiff_tutor.api_checks import (
 )
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.failures import run_located
+from autodiff_tutor.compiler.front.called import Call, calls_of_yours, may_write_in_place
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
@@ -37,7 +38,7 @@ from autodiff_tutor.compiler.pipeline import (
     front_end_of,
     stages,
 )
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, AutodiffError, UnsupportedSyntaxError, add_note
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
 
@@ -155,20 +156,21 @@ class Differentiable:
         """The parsed and normalized function: compiled once, whatever ``wrt`` (while
         :meth:`current`).
 
-        The functions of yours it calls are read now too: the compiled code calls one
-        as the plain function where no gradient flows through it (its result unused,
-        or without gradient), so a write into its arguments that it would refuse
-        (``a *= 2`` on its parameter ``a``) must be refused here, or the caller's
-        compiled code would silently read its arrays as if unchanged."""
+        The functions of yours it calls are read now too (see
+        :mod:`.compiler.front.called`): the compiled code calls one as the plain
+        function where no gradient flows through it (its result unused or without
+        gradient, in an ``if`` or ``while`` test, a range, an index, an ``assert``), so
+        a write into its arguments that it would refuse (``a *= 2`` on its parameter
+        ``a``) must be refused here, or the caller's compiled code would silently read
+        its arrays as if unchanged."""
         self.current()
         if self._front is None:
             self._assumptions = assumed(self.fn)  # taken before reading the names
             # first: a helper calling back finds it
             self._front = front_end(self.fn) if self.parsed is None else front_end_of(self.parsed)
             try:
-                for step in self._front.program.all_steps():
-                    if _calls_a_function_of_yours(step):
-                        differentiable(step.callee).front_end()
+                for call in calls_of_yours(self._front.program):
+                    _read_called(self._front, call)
             except BaseException:
                 self._front = None
                 raise
@@ -352,16 +354,32 @@ def _describe(key: Any) -> str:
 _WRAPPER = "_autodiff_tutor_differentiable"
 
 
-def _calls_a_function_of_yours(step: Any) -> bool:
-    """A step ``differentiable(helper)(...)``: a function of the user's, compiled in turn
-    (not a custom op, nor an op factory such as ``srelu``)."""
-    func = getattr(step.value, "func", None) if step.kind == "op_call" else None
-    return (
-        isinstance(func, ast.Call)
-        and isinstance(func.func, ast.Name)
-        and func.func.id == "differentiable"
-        and inspect.isfunction(step.callee)
-    )
+def _read_called(front: FrontEnd, call: Call) -> None:
+    """Read a function of yours that ``front``'s program calls: compiled in turn, or run
+    as the plain function where it may write into its arguments. Its refusal is raised
+    with a note that says where it is called."""
+    node = call.node if hasattr(call.node, "lineno") else call.keeper.origin
+    where = front.parsed.location(node)
+    if call.function is None:  # h(x) with h a parameter: nothing to read
+        name = re.sub(r"_\d+$", "", call.node.func.id)  # the user's name, not its version
+        raise UnsupportedSyntaxError(
+            f"calling the local variable {name!r} is not supported: the compiler cannot "
+            "read the function it holds, which may change your arrays in place",
+            where,
+            hint="call a function by the name it is defined with (def f, or a global), "
+            "not through a variable that holds one",
+        )
+    if not (call.compiled or may_write_in_place(call.function)):
+        return  # run as the plain function, it leaves its arguments as they were
+    try:
+        differentiable(call.function).front_end()
+    except AutodiffError as error:
+        how = "" if call.compiled else ", which runs it as the plain function"
+        add_note(
+            error,
+            f"{call.function.__name__} is called by {front.program.name}{how}:\n{where.render()}",
+        )
+        raise
 
 
 def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable:

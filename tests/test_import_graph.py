@@ -154,7 +154,7 @@ STAGES: list[tuple[str, ...]] = [
     ("front.source", "front.names", "origins"),
     ("front.fence",),
     ("front.desugar",),
-    ("front.normalize",),
+    ("front.normalize", "front.called"),  # called: the user functions a program calls
     ("activity", "reverse.optimize"),  # optimize folds both modes' trees
     ("reverse.adjoint", "reverse.lists", "reverse.shapes", "forward_mode"),
     ("specialize",),

@@ -137,6 +137,29 @@ def walk_steps(nodes: list[Node]) -> list[Step]:
     return steps
 
 
+def expressions_in(nodes: list[Node]) -> list[tuple[ast.AST, Step | Loop]]:
+    """Every expression ``nodes`` keep, with the step or loop that keeps it: each step's
+    value and options, an effect's statement, a ``while`` loop's test. What the program
+    keeps whole (a condition, a value no gradient flows through) is found here too.
+
+    >>> test = ast.parse("n < 3", mode="eval").body
+    >>> body = [Step("n", ast.parse("n + 1", mode="eval").body, "static")]
+    >>> [ast.unparse(e) for e, _ in expressions_in([Loop("while", body, ["n"], test=test)])]
+    ['n < 3', 'n + 1']
+    """
+    found: list[tuple[ast.AST, Step | Loop]] = []
+    for node in nodes:
+        if isinstance(node, Step):
+            kept = [node.value, *node.options.values(), node.statement]
+            found += [(expression, node) for expression in kept if expression is not None]
+        elif isinstance(node, Branch):
+            found += expressions_in(node.body) + expressions_in(node.orelse)
+        else:
+            found += [(node.test, node)] if node.test is not None else []
+            found += expressions_in(node.body)
+    return found
+
+
 def regions_in(nodes: list[Node]) -> list[Branch | Loop]:
     """Every branch and loop in ``nodes``, nested ones included, outer ones first."""
     found: list[Branch | Loop] = []

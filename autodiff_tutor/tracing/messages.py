@@ -136,6 +136,30 @@ def in_place_shared(what: str) -> TracingError:
     )
 
 
+def through_view_not_followed(what: str, library: str) -> TracingError:
+    """A write through a view of a traced array of ``library``, which tracing cannot put
+    back into the array the view was taken from (``v = t[0:2]; v[...] = 0.0`` on
+    ``array_api_strict`` arrays).
+
+    >>> error = through_view_not_followed("v[...] = ...", "array_api_strict")
+    >>> error.hint.split(" (")[0]
+    'write into the array the view was taken from, with the index that made the view'
+    """
+    return TracingError(
+        f"{what} writes through a view of another traced array (a slice, a transpose, a "
+        f"reshape, ...): {library} arrays share memory with their views, as numpy's do, so "
+        "the array the view was taken from changes too. Tracing follows such a write for "
+        "numpy and cupy arrays only (it puts the view's elements back at their positions "
+        f"in that array, a write by integer index arrays that {library} does not have): "
+        "the value and the gradient would silently differ.",
+        location(),
+        hint="write into the array the view was taken from, with the index that made the "
+        "view (t[0:2] = 0.0 rather than v = t[0:2]; v[...] = 0.0, and t[0:2] *= 2 rather "
+        "than v *= 2); or make the view a new array (v = t[0:2] * 1.0) if that array should "
+        "keep its values",
+    )
+
+
 def write_into_variable(what: str, label: str, through: str, hint: str) -> TracingError:
     """A write into a variable of the running trace, or through ``through``, a name that
     shares its memory (:mod:`~autodiff_tutor.tracing.variable_writes`).

@@ -28,10 +28,10 @@ import numpy as np
 from autodiff_tutor.errors import AutodiffError, TracingError
 from autodiff_tutor.locations import location, stores_back
 from autodiff_tutor.ops.formatted import is_formatted
-from autodiff_tutor.runtime.backend import shape_of
+from autodiff_tutor.runtime.backend import array_module, shape_of
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch, messages, traced_values
-from autodiff_tutor.tracing.through_view import follows, put_back
+from autodiff_tutor.tracing.through_view import follows, put_back, puts_back
 from autodiff_tutor.tracing.value import TracedValue, sharing_memory, views_of
 from autodiff_tutor.tracing.variable_writes import refuse_write
 
@@ -101,7 +101,7 @@ def in_place(op: str, function: Any) -> Any:
             result = result.astype(self.dtype)
         if through:
             if not put_back(self, result, update):
-                raise messages.in_place_shared(f"y {symbol} ...")
+                raise _not_put_back(self, f"y {symbol} ...")
             return self
         if shared or isinstance(self._data, np.generic):
             # y[i] += v: the store that follows writes the new y[i] into y; and numpy
@@ -141,7 +141,7 @@ def set_item(y: Any, index: Any, value: Any) -> None:
     if not shared:
         update(y, result)
     elif not put_back(y, result, update):  # a write through a view: its array sees it
-        raise messages.in_place_shared("y[...] = ...")
+        raise _not_put_back(y, "y[...] = ...")
 
 
 def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
@@ -172,6 +172,13 @@ def _unknown_sharers(y: TracedValue, index: Any = None) -> list[TracedValue]:
     made of ``y``: an update of ``y`` would change them in numpy, invisibly to tracing."""
     known = [view for _, view in views_of(y)]
     return [o for o in sharing_memory(y, index) if all(o is not k for k in known)]
+
+
+def _not_put_back(view: TracedValue, what: str) -> TracingError:
+    """The refusal of a write through ``view`` that could not be put back."""
+    if puts_back(view._data):  # an integer array, memory it cannot number...
+        return messages.in_place_shared(what)
+    return messages.through_view_not_followed(what, array_module(view._data).__name__)
 
 
 def update(y: TracedValue, result: TracedValue) -> None:

@@ -9,7 +9,10 @@ Then ``t``'s views are rebuilt from it, as after any update of ``t``
 (:func:`~autodiff_tutor.tracing.operators.update`).
 
 A write through memory that tracing did not see shared (a view made outside the
-trace, or through numpy functions it does not know) stays refused.
+trace, or through numpy functions it does not know) stays refused, and so does a write
+through a view of an array whose library cannot write at positions
+(``array_api_strict``, which has no integer-array writes: :func:`puts_back`); writes
+into the array a view was taken from are followed there too (its views are rebuilt).
 
 >>> import numpy as np
 >>> positions(np.zeros((2, 3)).T[1], np.zeros((2, 3)))  # unrelated arrays
@@ -27,7 +30,7 @@ import numpy as np
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.runtime.helpers import assign_at
 from autodiff_tutor.tracing import dispatch
-from autodiff_tutor.tracing.value import TracedValue, views_of
+from autodiff_tutor.tracing.value import TracedValue, base_of, views_of
 
 
 def parent_of(value: TracedValue) -> TracedValue | None:
@@ -39,7 +42,7 @@ def parent_of(value: TracedValue) -> TracedValue | None:
     >>> parent_of(view) is base, parent_of(base)
     (True, None)
     """
-    return value._base() if value._base is not None else None
+    return base_of(value)
 
 
 def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:
@@ -85,14 +88,30 @@ def put_back(view: TracedValue, result: TracedValue, update: Any) -> bool:
     return True
 
 
+def puts_back(data: Any) -> bool:
+    """Whether a write through a view of ``data`` can be put back: its library tells
+    which memory arrays share and writes by integer index arrays (numpy, cupy; not
+    ``array_api_strict``, whose views tracing still sees, through DLPack).
+
+    >>> import array_api_strict as xs
+    >>> puts_back(np.zeros(2)), puts_back(xs.zeros(2))
+    (True, False)
+    """
+    try:
+        return getattr(array_module(data), "may_share_memory", None) is not None
+    except TypeError:
+        return False
+
+
 def positions(view: Any, base: Any) -> Any:
     """For each element of ``view``, its position in ``base`` flattened (C order), read
     from memory; ``None`` unless ``view`` lies inside ``base`` and both are writable
     real floating arrays with exact positions."""
+    if not puts_back(base):
+        return None
     xp = array_module(view, base)
-    overlap = getattr(xp, "may_share_memory", None)
     kind = getattr(getattr(base, "dtype", None), "kind", "")
-    if overlap is None or kind != "f" or not hasattr(view, "shape") or not overlap(view, base):
+    if kind != "f" or not hasattr(view, "shape") or not xp.may_share_memory(view, base):
         return None
     if base.size >= 2 ** (np.finfo(base.dtype).nmant + 1):
         return None  # positions would not be exact in this precision

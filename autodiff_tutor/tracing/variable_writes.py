@@ -41,12 +41,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-import numpy as np
-
 from autodiff_tutor.locations import call_source
-from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.tracing import messages
-from autodiff_tutor.tracing.value import TracedValue
+from autodiff_tutor.tracing.value import TracedValue, base_of, may_share_memory
 
 
 def register(tape: Any, value: TracedValue, label: str, argument: bool) -> None:
@@ -54,6 +51,7 @@ def register(tape: Any, value: TracedValue, label: str, argument: bool) -> None:
     the user as ``label``; ``argument``: an argument of the traced function (the
     others are made while it runs: ``new_variables``, ``traced(extract_data(y))``).
 
+    >>> import numpy as np
     >>> from autodiff_tutor.tracing.tape import Tape
     >>> tape = Tape("f")
     >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
@@ -69,6 +67,7 @@ def refuse_write(target: TracedValue, what: str) -> None:
     its running trace (``target`` is one, or a view of one); ``what`` describes the
     write (``"y += ..."``) where its source cannot be read.
 
+    >>> import numpy as np
     >>> from autodiff_tutor.tracing.tape import Tape
     >>> tape = Tape("f")
     >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
@@ -97,6 +96,7 @@ def written_variable(target: TracedValue) -> tuple[Any, str, bool] | None:
     its trace runs (``target`` itself, a view tracing made of it, or a view numpy
     made), else ``None``.
 
+    >>> import numpy as np
     >>> from autodiff_tutor.tracing.tape import Tape
     >>> tape = Tape("f")
     >>> x = TracedValue(np.zeros(3), tape, tape.new_leaf((3,), "float64", "x"))
@@ -110,28 +110,12 @@ def written_variable(target: TracedValue) -> tuple[Any, str, bool] | None:
     if tape is None or tape.ended or not tape.variables:
         return None
     root = target
-    while root._base is not None and root._base() is not None:
-        root = root._base()
+    while base_of(root) is not None:
+        root = base_of(root)
     for variable, data, label, argument in tape.variables:
-        if root is variable or target is variable or _may_share_memory(target._data, data):
+        if root is variable or target is variable or may_share_memory(target._data, data):
             return tape, label, argument
     return None
-
-
-def _may_share_memory(a: Any, b: Any) -> bool:
-    """Whether two arrays may overlap: the library's ``may_share_memory`` (numpy, cupy),
-    else numpy's on their memory seen through DLPack (array-API libraries on the CPU,
-    such as ``array_api_strict``, whose views tracing does not see made)."""
-    try:
-        overlap = getattr(array_module(a, b), "may_share_memory", None)
-    except TypeError:
-        return False
-    try:
-        if overlap is not None:
-            return bool(overlap(a, b))
-        return bool(np.may_share_memory(np.from_dlpack(a), np.from_dlpack(b)))
-    except (TypeError, ValueError, AttributeError, BufferError, RuntimeError):
-        return False
 
 
 def _written_here() -> tuple[str | None, str | None]:

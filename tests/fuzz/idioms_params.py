@@ -6,9 +6,10 @@ slice writes (``x[0, 0] = v``, ``x[:, 1:] *= v``, ``x[[0, 2]] += v``, ``x[...] =
 ufuncs with ``out=`` (``np.add(x, v, out=x)``); directly in ``f``, through a view of
 the parameter (``x.reshape(-1, 1)``, ``x.T``, ``x[1:]``, ``x.ravel()``, a view of a
 view) then reading the parameter or the view, or inside a helper given the parameter
-or a view of it. The parameter is often read before the write, and later blocks read
-it as written. Some blocks copy the parameter first (``x = x.copy()``, the hint of
-the refusal), after which the writes are into a local array and must be followed.
+or a view of it (called half the time in an ``if`` test). The parameter is often read
+before the write, and later blocks read it as written. Some blocks copy the parameter
+first (``x = x.copy()``, the hint of the refusal), after which the writes are into a
+local array and must be followed.
 
 The compiler refuses writes into a parameter; tracing refuses them too (see
 :mod:`autodiff_tutor.tracing.parameters`). Nothing may differ silently from numpy.
@@ -25,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
@@ -157,7 +159,7 @@ def param_view_write(s: Any) -> bool:
 def param_helper_write(s: Any) -> bool:
     """A helper that writes into its own argument (directly, through a view of it, or
     with ``out=``), given a parameter or a view of one; the helper returns the argument
-    itself or a new array."""
+    itself or a new array. The call is in an ``if`` test half the time."""
     p = s.rng.choice(PARAMETERS)
     shape = s.shapes[p]
     given = p
@@ -183,7 +185,18 @@ def param_helper_write(s: Any) -> bool:
     operand = _operand(s, given_shape)
     if "b.reshape" in body and _shape_of(operand, s.shapes) == ():
         operand = f"np.ones({given_shape}) * {operand}"  # b.reshape needs an array
-    lines.append(f"{name} = pw{index}({given}, {operand}){pre}")
+    call = f"pw{index}({given}, {operand})"
+    # half the calls are in an if test, where the compiled code runs the helper as the
+    # plain function (drawn from the text, so that the seeded stream stays what it was)
+    if zlib.crc32(call.encode()) % 2:
+        lines += [
+            f"if np.sum({call}) > -1e30:",
+            f"    {name} = np.sin({given}){pre}",
+            "else:",
+            f"    {name} = {given} * 0.5",
+        ]
+    else:
+        lines.append(f"{name} = {call}{pre}")
     s.emit(lines, name, given_shape, "param_helper_write")
     return True
 

@@ -196,7 +196,7 @@ IN_PLACE_FUNCTIONS = {
 }  # fmt: skip
 
 
-def _in_place_call(
+def in_place_call(
     node: ast.AST, namespace: dict | None = None, writes: frozenset[int] = frozenset()
 ) -> str | None:
     """The name of an in-place array operation this call makes, if any; ``writes``: the
@@ -244,7 +244,7 @@ def _is_module(node: ast.expr, namespace: dict | None) -> bool:
 def _check_node(
     parsed: ParsedFunction, node: ast.AST, namespace: dict, writes: frozenset[int]
 ) -> None:
-    in_place = _in_place_call(node, namespace, writes)
+    in_place = in_place_call(node, namespace, writes)
     if in_place is not None:
         hint = (
             "compute a new array instead (np.sort(x), np.where(...), y = y + v, "
@@ -271,7 +271,7 @@ def _check_node(
             )
         if isinstance(node, ast.Expr) and not (
             isinstance(node.value, (ast.Constant, ast.Call, *HINTS))
-            or _in_place_call(node.value, namespace, writes)  # reported when the walk gets there
+            or in_place_call(node.value, namespace, writes)  # reported when the walk gets there
         ):
             raise UnsupportedSyntaxError(
                 "an expression statement is not supported: its value would be thrown away",

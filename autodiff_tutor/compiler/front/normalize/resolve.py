@@ -127,7 +127,7 @@ class Resolver:
             return Callee("primitive", op=pair, obj=obj, description=description)
         if MATH_ON_SCALARS and id(obj) in SCALAR_MATH:  # math.exp(x): the numpy rule
             return Callee("primitive", op=SCALAR_MATH[id(obj)], obj=obj, description=description)
-        return self._object(obj, description)
+        return classify(obj, description)
 
     def evaluate(self, node: ast.expr, names: dict[str, Any] | None = None) -> Any:
         """The value of a global dotted name such as ``np.linalg.norm`` (its first name
@@ -248,28 +248,35 @@ class Resolver:
             return Callee("opaque", attr=func.attr, receiver=func.value, description=description)
         return Callee("primitive", op=op, receiver=func.value, description=description)
 
-    def _object(self, obj: Any, description: str) -> Callee:
-        if is_differentiable_op(obj):
-            return Callee("op_call", obj=obj, description=description)
-        if callable(getattr(obj, "make_op", None)):  # an interface function of a custom op
-            return Callee("op_factory", obj=obj, description=description)
-        if getattr(obj, "__name__", "") == "stop_gradient":
-            return Callee("static", obj=obj, attr="stop_gradient", description=description)
-        if obj is array_module or getattr(obj, "__name__", "") in MODULE_FACTORIES:
-            return Callee("static", obj=obj, attr="module", description=description)
-        if obj in ESCAPE_BUILTINS or (
-            getattr(obj, "__name__", "") in ESCAPE_FUNCTIONS
-            and (
-                opnames.is_array_library_object(obj) or "tracing" in getattr(obj, "__module__", "")
-            )
-        ):
-            return Callee("escape", obj=obj, description=description)
-        op = opnames.op_of_callable(obj)
-        if op is not None:
-            return Callee("primitive", op=op, obj=obj, description=description)
-        if is_user_function(obj):  # another function of the user's: compiled in turn
-            return Callee("user_call", obj=obj, description=description)
-        return Callee("opaque", obj=obj, description=description)
+
+def classify(obj: Any, description: str = "") -> Callee:
+    """What calling ``obj`` is for the compiler: a custom op or a compiled function
+    (``op_call``), a primitive with a rule, a function of the user's (``user_call``,
+    compiled in turn), a call leaving the differentiable world (``escape``), ...
+
+    >>> import numpy as np
+    >>> classify(np.tanh).op, classify(float).kind, classify(print).kind
+    ('tanh', 'escape', 'opaque')
+    """
+    if is_differentiable_op(obj):
+        return Callee("op_call", obj=obj, description=description)
+    if callable(getattr(obj, "make_op", None)):  # an interface function of a custom op
+        return Callee("op_factory", obj=obj, description=description)
+    if getattr(obj, "__name__", "") == "stop_gradient":
+        return Callee("static", obj=obj, attr="stop_gradient", description=description)
+    if obj is array_module or getattr(obj, "__name__", "") in MODULE_FACTORIES:
+        return Callee("static", obj=obj, attr="module", description=description)
+    if obj in ESCAPE_BUILTINS or (
+        getattr(obj, "__name__", "") in ESCAPE_FUNCTIONS
+        and (opnames.is_array_library_object(obj) or "tracing" in getattr(obj, "__module__", ""))
+    ):
+        return Callee("escape", obj=obj, description=description)
+    op = opnames.op_of_callable(obj)
+    if op is not None:
+        return Callee("primitive", op=op, obj=obj, description=description)
+    if is_user_function(obj):  # another function of the user's: compiled in turn
+        return Callee("user_call", obj=obj, description=description)
+    return Callee("opaque", obj=obj, description=description)
 
 
 def is_user_function(obj: Any) -> bool:
