@@ -315,3 +315,20 @@ def test_values_joined_by_r_and_c_are_refused_where_written():
         program = _program(f"    v1 = {join}\n")
         for outcome in check_program(program, modes=("compiler", "jvp", "tracing")):
             assert outcome.kind == "refused", (join, outcome)
+
+
+#: programs whose method writes into its own attribute at every call (tracing follows
+#: the write, as Python does; the compiler refuses it)
+STATEFUL_SEEDS = (40_002_900, 40_006_719)
+
+
+def test_every_call_of_a_stateful_method_starts_from_the_same_state():
+    """A method that changes ``self.W`` in place at every call has a value that drifts
+    call after call: the references and each mode are judged at the same state (each
+    call puts the object's attributes back), so tracing, which follows the write as
+    Python does, is right, and the compiler refuses the write into its parameter."""
+    for seed in STATEFUL_SEEDS:
+        program = generate(seed)
+        assert program.form.holder == "object" and "object_method" in program.constructs
+        kinds = {o.mode: o.kind for o in check_program(program)}
+        assert kinds == {"compiler": "refused", "jvp": "refused", "tracing": "right"}, seed

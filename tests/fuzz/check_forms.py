@@ -26,6 +26,9 @@ kind (``attr_rebound: dself.W[1] = ...``): the first word of distinct failures.
 
 from __future__ import annotations
 
+import contextlib
+import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,9 +78,22 @@ class Run:
         self.changes += 1
         self.namespace[f"change_{self.changes}"](self.model, grads)
 
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        """Make one call at this state, then put the state back: a method may write into
+        its object's attributes at every call (``self.W[0] *= 0.5``, as Python lets it),
+        and every call, the references' and each mode's, starts from the same state."""
+        saved = copy.deepcopy(vars(self.model)) if hasattr(self.model, "__dict__") else None
+        try:
+            yield
+        finally:
+            if saved is not None:
+                vars(self.model).update(saved)
+
     def value(self, args: tuple[Any, ...] | None = None) -> float:
         """The plain value at this state (at ``args``, else the program's inputs)."""
-        return float(self.target(*[a.copy() for a in (args or self.args)]))
+        with self.kept():
+            return float(self.target(*[a.copy() for a in (args or self.args)]))
 
     def copies(self) -> tuple[np.ndarray, ...]:
         """The program's inputs, copied for one call."""
@@ -169,6 +185,11 @@ def compiled(run: Run) -> Any:
 def tracing_call(run: Run, reference: Any) -> tuple[Any, Any]:
     """``tracing.value_and_gradient`` asked for what the compiler is asked, the result
     in the compiler's shape (``"self"``: the attributes with a gradient, by name)."""
+    with run.kept():
+        return _tracing_call(run, reference)
+
+
+def _tracing_call(run: Run, reference: Any) -> tuple[Any, Any]:
     wrt = run.form.wrt
     if wrt != "self":
         return tracing.value_and_gradient(run.target, *run.copies(), wrt=0 if wrt is None else wrt)
@@ -182,7 +203,8 @@ def tracing_call(run: Run, reference: Any) -> tuple[Any, Any]:
 
 def jvp_call(run: Run, seed: int) -> tuple[Any, Any]:
     """``jvp`` of the target along the seeded direction."""
-    return ad.jvp(run.target, run.copies(), direction(run, seed))
+    with run.kept():
+        return ad.jvp(run.target, run.copies(), direction(run, seed))
 
 
 def check_form_program(program: Any, loaded: Loaded, modes: tuple[str, ...]) -> list[Outcome]:
@@ -241,7 +263,8 @@ def _compiler(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
             fn = made[0] if made else compiled(run)
             if form.made == "once":
                 made[:1] = [fn]
-            value, grads = fn(*run.copies())
+            with run.kept():
+                value, grads = fn(*run.copies())
             if value is not None and not oracles.close(value, state.value, VALUE_TOLERANCE):
                 return f"value {value!r}, expected {state.value!r}", 0
             detail, count = judge_gradients(grads, state.reference, form.wrt, oracles.TOLERANCE)
@@ -251,7 +274,8 @@ def _compiler(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
         if k:  # a fresh compile on this state must agree, where the differences cannot say
             try:
                 fresh_run = _fresh(loaded, program, found, k)
-                fresh_value, fresh = compiled(fresh_run)(*fresh_run.copies())
+                with fresh_run.kept():
+                    fresh_value, fresh = compiled(fresh_run)(*fresh_run.copies())
             except Exception:  # noqa: BLE001 - the fresh compile refuses: the differences judge
                 return "", checked
             if value is not None and not oracles.close(value, fresh_value, VALUE_TOLERANCE):
