@@ -109,8 +109,8 @@ class Differentiable:
 
     def current(self) -> bool:
         """Whether what was compiled still fits the names the function reads (see
-        :mod:`.assumptions`); where it does not, every compiled
-        pair is dropped, to be compiled again on the names' new values.
+        :mod:`.assumptions`); where it does not, every compiled pair is dropped, to be
+        compiled again on the names' new values.
 
         >>> import numpy as np
         >>> act = np.tanh

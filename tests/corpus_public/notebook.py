@@ -10,13 +10,13 @@ import math
 import numpy as np
 from scipy.special import softmax
 
-from corpus_wild import (
+from corpus_public import (
     AUX_DICT,
     MATH_ON_BOXES,
     PLAIN_DOT,
     TRACING_MATH,
     WRITES,
-    wild,
+    objective,
 )
 
 FLAT = "x.flat has no derivative rule (refused at the attribute; x.reshape(-1)[3] works)"
@@ -35,7 +35,7 @@ def mse(pred, target):
     return np.mean((pred - target) ** 2)
 
 
-@wild(lambda rng: (rng.normal(size=2),), autograd="an f-string cannot format a box")
+@objective(lambda rng: (rng.normal(size=2),), autograd="an f-string cannot format a box")
 def printing_and_asserting(w):
     pred = DATA @ w
     loss = mse(pred, TARGETS)
@@ -46,7 +46,7 @@ def printing_and_asserting(w):
     return loss
 
 
-@wild(lambda rng: (rng.normal(size=3),), autograd=MATH_ON_BOXES, tracing=TRACING_MATH)
+@objective(lambda rng: (rng.normal(size=3),), autograd=MATH_ON_BOXES, tracing=TRACING_MATH)
 def math_on_scalars(p):
     a, b, c = p[0], p[1], p[2]
     return (
@@ -64,7 +64,7 @@ def _layers(rng):
     )
 
 
-@wild(_layers)
+@objective(_layers)
 def enumerate_layers(layers):
     h = DATA
     for i, (W, b) in enumerate(layers):
@@ -80,7 +80,7 @@ def _weights_biases(rng):
     return weights, biases
 
 
-@wild(_weights_biases, wrt=(0, 1))
+@objective(_weights_biases, wrt=(0, 1))
 def zip_weights_biases(weights, biases):
     a = DATA
     for W, b in zip(weights, biases):
@@ -88,13 +88,13 @@ def zip_weights_biases(weights, biases):
     return mse(a[:, 0], TARGETS)
 
 
-@wild(lambda rng: ([rng.normal(size=(2, 2)), rng.normal(size=3), rng.normal(size=(1, 4))],))
+@objective(lambda rng: ([rng.normal(size=(2, 2)), rng.normal(size=3), rng.normal(size=(1, 4))],))
 def list_comprehension_penalty(ws, lam=0.01):
     norms = [np.sum(w**2) for w in ws]
     return lam * sum(norms) + sum(np.sum(np.abs(w)) for w in ws)
 
 
-@wild(lambda rng: ({"w": rng.normal(size=2), "b": rng.normal(size=1)},))
+@objective(lambda rng: ({"w": rng.normal(size=2), "b": rng.normal(size=1)},))
 def dict_comprehension_step(params):
     stepped = {k: v - LEARNING_RATE * 2 * v for k, v in params.items()}
     pred = DATA @ stepped["w"] + stepped["b"]
@@ -108,7 +108,7 @@ def loss_and_accuracy(w):
     return loss, {"accuracy": accuracy}
 
 
-@wild(lambda rng: (rng.normal(size=2),), compiler=AUX_DICT)
+@objective(lambda rng: (rng.normal(size=2),), compiler=AUX_DICT)
 def tuple_return_aux_unpacked(w):
     loss, aux = loss_and_accuracy(w)
     if aux["accuracy"] > 2:  # never: a value the training loop would log
@@ -116,7 +116,7 @@ def tuple_return_aux_unpacked(w):
     return loss
 
 
-@wild(lambda rng: (rng.normal(size=2),), compiler=AUX_DICT)
+@objective(lambda rng: (rng.normal(size=2),), compiler=AUX_DICT)
 def tuple_return_indexed(w):
     return loss_and_accuracy(w)[0] + 0.1 * np.sum(w**2)
 
@@ -127,7 +127,7 @@ def forward_with_metrics(w):
     return {"loss": np.mean(np.log1p(np.exp(-margins))), "margin": np.min(margins)}
 
 
-@wild(lambda rng: (rng.normal(size=2),))
+@objective(lambda rng: (rng.normal(size=2),))
 def helper_returning_dict(w):
     metrics = forward_with_metrics(w)
     return metrics["loss"] + 0.01 * metrics["margin"] + 0.0 * forward_with_metrics(w)["loss"]
@@ -142,16 +142,16 @@ def make_loss(data, targets, l2=0.1):
 
 
 closure_loss = make_loss(DATA, TARGETS)
-wild(lambda rng: (rng.normal(size=2),), autograd=PLAIN_DOT)(closure_loss)
+objective(lambda rng: (rng.normal(size=2),), autograd=PLAIN_DOT)(closure_loss)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 2)),))
+@objective(lambda rng: (rng.normal(size=(3, 2)),))
 def keyword_defaults(x, scale=2.0, eps=1e-8, axis=0):
     norm = np.sqrt(np.sum(x**2, axis=axis, keepdims=True) + eps)
     return scale * np.sum(x / norm)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 2)),))
+@objective(lambda rng: (rng.normal(size=(3, 2)),))
 def default_rng_noise_inside(x):
     rng = np.random.default_rng(0)
     noise = rng.normal(size=x.shape)
@@ -159,7 +159,7 @@ def default_rng_noise_inside(x):
     return np.sum((x + 0.1 * noise) ** 2) * (1 + jitter)
 
 
-@wild(lambda rng: (rng.normal(size=4),))
+@objective(lambda rng: (rng.normal(size=4),))
 def early_return_branches(x, kind="l2"):
     if kind == "l1":
         return np.sum(np.abs(x))
@@ -168,7 +168,7 @@ def early_return_branches(x, kind="l2"):
     return np.max(x)
 
 
-@wild(lambda rng: (rng.normal(size=4) + 0.5,))
+@objective(lambda rng: (rng.normal(size=4) + 0.5,))
 def early_return_on_value(x):
     s = np.sum(x)
     if s > 0:
@@ -178,7 +178,7 @@ def early_return_on_value(x):
     return 0.0 * s
 
 
-@wild(lambda rng: (rng.normal(size=3),))
+@objective(lambda rng: (rng.normal(size=3),))
 def while_tolerance_gradient_descent(x0, tol=1e-6):
     x = x0
     step = 1.0
@@ -191,7 +191,7 @@ def while_tolerance_gradient_descent(x0, tol=1e-6):
     return np.sum(x**3)
 
 
-@wild(lambda rng: (rng.normal(size=5),), autograd=WRITES)
+@objective(lambda rng: (rng.normal(size=5),), autograd=WRITES)
 def copy_then_assign(x):
     x = x.copy()
     x[0] = x[0] * 2
@@ -200,7 +200,7 @@ def copy_then_assign(x):
     return np.sum(x**2)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(4, 2))), wrt=(0, 1), autograd=PLAIN_DOT
 )
 def matmul_three_ways(A, B):
@@ -211,7 +211,7 @@ def matmul_three_ways(A, B):
     return np.sum(c1 * c2) + np.sum(c3.T * c4)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=4)), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=4)), wrt=(0, 1))
 def newaxis_transpose_reshape(X, v):
     col = v[:, np.newaxis]
     outer = col * v[np.newaxis, :]
@@ -219,7 +219,7 @@ def newaxis_transpose_reshape(X, v):
     return np.sum(flat[::2]) + np.sum(X.T.reshape(-1) * np.arange(12))
 
 
-@wild(lambda rng: (rng.normal(size=6) * 2,))
+@objective(lambda rng: (rng.normal(size=6) * 2,))
 def astype_clip_where_maximum(x):
     x = x.astype(np.float64)
     idx = (np.abs(x) > 1).astype(int)
@@ -228,14 +228,14 @@ def astype_clip_where_maximum(x):
     return np.sum(clipped**2) + np.sum(leaky * idx) + np.sum(np.maximum(0, x) ** 3)
 
 
-@wild(lambda rng: (rng.random(5) * 0.9 + 0.05,))
+@objective(lambda rng: (rng.random(5) * 0.9 + 0.05,))
 def binary_cross_entropy_clip(p):
     y = np.array([1, 0, 0, 1, 1])
     p = np.clip(p, 1e-7, 1 - 1e-7)
     return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),))
+@objective(lambda rng: (rng.normal(size=(4, 3)),))
 def python_builtins_on_arrays(X):
     n, d = X.shape
     total = 0
@@ -244,7 +244,7 @@ def python_builtins_on_arrays(X):
     return total / n + len(X) * float(d) * 0.0 + round(2.4)
 
 
-@wild(lambda rng: (rng.normal(size=4),), autograd=WRITES)  # np.empty_like(x): traced
+@objective(lambda rng: (rng.normal(size=4),), autograd=WRITES)  # np.empty_like(x): traced
 def running_stats_in_loop(x):
     out = np.empty_like(x)
     mean = 0.0
@@ -254,7 +254,7 @@ def running_stats_in_loop(x):
     return np.sum(out**2)
 
 
-@wild(lambda rng: (rng.normal(size=(10, 2)), rng.normal(size=2)), wrt=(1,))
+@objective(lambda rng: (rng.normal(size=(10, 2)), rng.normal(size=2)), wrt=(1,))
 def minibatch_loop_with_step(X, w, batch_size=4):
     N = X.shape[0]
     total = 0.0
@@ -264,14 +264,14 @@ def minibatch_loop_with_step(X, w, batch_size=4):
     return total
 
 
-@wild(lambda rng: (rng.normal(size=(3, 4)),))
+@objective(lambda rng: (rng.normal(size=(3, 4)),))
 def method_chains_and_keepdims(x):
     centered = x - x.mean(axis=1, keepdims=True)
     scaled = centered / (x.std(axis=1, keepdims=True) + 1e-6)
     return (scaled**2).sum(axis=0).max() + np.abs(x).sum() * 0.1 + x.T.ravel()[3]
 
 
-@wild(lambda rng: (rng.normal(size=5),))
+@objective(lambda rng: (rng.normal(size=5),))
 def sort_and_topk(x):
     s = np.sort(x)[::-1]
     top = s[:3]
@@ -279,7 +279,7 @@ def sort_and_topk(x):
     return np.sum(top**2) + x[idx[0]] * 2.0
 
 
-@wild(lambda rng: (rng.normal(size=(2, 3)), rng.normal(size=(3, 2))), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=(2, 3)), rng.normal(size=(3, 2))), wrt=(0, 1))
 def einsum_kron_outer(A, B):
     c = np.einsum("ij,jk->ik", A, B)
     k = np.kron(c, np.eye(2))
@@ -291,14 +291,14 @@ def softplus(z):
     return np.logaddexp(0, z)
 
 
-@wild(lambda rng: (rng.normal(size=4),))
+@objective(lambda rng: (rng.normal(size=4),))
 def nested_helpers_and_lambda(x):
     act = lambda z: softplus(z) - 0.5 * z  # noqa: E731
     square = lambda z: z * z  # noqa: E731
     return np.sum(square(act(x))) + sum(act(xi) for xi in x)
 
 
-@wild(lambda rng: (rng.random(6) * 0.8 + 0.1,))
+@objective(lambda rng: (rng.random(6) * 0.8 + 0.1,))
 def entropy_with_where(p):
     p = p / p.sum()
     q = np.array([0.0, 0.2, 0.2, 0.2, 0.2, 0.2])
@@ -306,7 +306,7 @@ def entropy_with_where(p):
     return -np.sum(p * np.log(p)) + kl
 
 
-@wild(lambda rng: (rng.normal(size=6),), autograd=WRITES)
+@objective(lambda rng: (rng.normal(size=6),), autograd=WRITES)
 def boolean_mask_assignment(x):
     y = x.copy()
     y[y < 0] = 0.0
@@ -314,7 +314,7 @@ def boolean_mask_assignment(x):
     return np.sum(y**2) + np.sum(x[x > 0])
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=5),),
     compiler="np.add.at writes into an array in place (refused with a true hint)",
     tracing="np.bincount has no derivative rule (refused at the call)",
@@ -328,7 +328,7 @@ def bincount_and_add_at(x):
     return np.sum(sums**2) + np.sum(acc * np.arange(1.0, 4.0))
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(2, 5)),),
     compiler=FLAT,
     tracing=FLAT,
@@ -339,7 +339,7 @@ def unpack_rows_flip_roll(x):
     return np.sum(a[::-1] * b) + np.sum(np.roll(a, 2) * np.flip(b)) + x.flat[3] * 2.0
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)),),
     autograd=WRITES,
     tracing="h[:, t] += ... writes a traced value into a plain np.zeros: the tracing pitfall",
@@ -353,12 +353,12 @@ def slice_augassign_in_loop(x):
     return np.sum(h**2)
 
 
-@wild(lambda rng: (rng.normal(size=4).astype(np.float32),))
+@objective(lambda rng: (rng.normal(size=4).astype(np.float32),))
 def float32_input(x):
     return np.sum(np.exp(x) * x)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)),),
     autograd="autograd has no scipy.special.softmax",
     tracing="scipy.special.softmax converts the traced array (np.asarray): refused at the call",

@@ -15,7 +15,8 @@ import itertools
 import math
 
 import numpy as np
-from corpus_wild import TRACING_PLAIN_DOT, WRITES, wild
+
+from corpus_public import TRACING_PLAIN_DOT, WRITES, objective
 
 BOX_DOT = "autograd's boxes have no .dot method (x.T.dot(x))"
 
@@ -26,7 +27,7 @@ def _housing(rng):
     return 0.1 * rng.normal(size=3), X, y
 
 
-@wild(_housing, tracing=TRACING_PLAIN_DOT)
+@objective(_housing, tracing=TRACING_PLAIN_DOT)
 def column_vector_cost_np_c(theta, X, y, lambda_=0.1):
     m = len(y)
     X = np.c_[np.ones(m), X]
@@ -38,7 +39,7 @@ def column_vector_cost_np_c(theta, X, y, lambda_=0.1):
     return J + reg + 0.01 * grad_norm
 
 
-@wild(_housing)
+@objective(_housing)
 def multiply_subtract_function_forms(theta, X, y):
     m = X.shape[0]
     Xb = np.hstack([np.ones((m, 1)), X])
@@ -49,14 +50,14 @@ def multiply_subtract_function_forms(theta, X, y):
     return cost
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),), autograd=BOX_DOT)
+@objective(lambda rng: (rng.normal(size=(4, 3)),), autograd=BOX_DOT)
 def transpose_dot_and_outer(x):
     G = x.T.dot(x)
     c = x.sum(axis=0)
     return np.trace(G) + np.sum(np.outer(c, c) * G) / 10 + np.dot(x, x.T)[0, 1]
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(4, 2))),
     wrt=(0, 1),
     compiler="functools.reduce is refused (no derivative rule, a true hint); a loop or "
@@ -68,7 +69,7 @@ def reduce_chain_of_matmuls(A, B):
     return np.sum(chain**2) / 100
 
 
-@wild(lambda rng: (rng.normal(size=(5, 2)),))
+@objective(lambda rng: (rng.normal(size=(5, 2)),))
 def combinations_pair_energy(pts, k=0.5):
     energy = 0.0
     for i, j in itertools.combinations(range(len(pts)), 2):
@@ -78,7 +79,7 @@ def combinations_pair_energy(pts, k=0.5):
     return energy
 
 
-@wild(lambda rng: (rng.normal(size=5), rng.normal(size=3)), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=5), rng.normal(size=3)), wrt=(0, 1))
 def horner_reversed_range(coeffs, xs):
     acc = np.zeros_like(xs)
     for i in reversed(range(len(coeffs))):
@@ -89,7 +90,7 @@ def horner_reversed_range(coeffs, xs):
     return np.sum(acc**2) + back
 
 
-@wild(lambda rng: (rng.normal(size=6),))
+@objective(lambda rng: (rng.normal(size=6),))
 def discounted_return_backwards(rewards, gamma=0.9):
     G = 0.0
     returns = []
@@ -101,7 +102,7 @@ def discounted_return_backwards(rewards, gamma=0.9):
     return sum((g - baseline) ** 2 for g in returns)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 3)),),
     compiler="try/except is refused, located, with the true hint to move the error "
     "handling out of the function",
@@ -116,7 +117,7 @@ def try_cholesky_except_fallback(A):
     return logdet + np.trace(S) / 3
 
 
-@wild(lambda rng: (rng.normal(size=6),))
+@objective(lambda rng: (rng.normal(size=6),))
 def chained_comparison_piecewise(x):
     total = 0.0
     for xi in x:
@@ -129,7 +130,7 @@ def chained_comparison_piecewise(x):
     return total
 
 
-@wild(lambda rng: (rng.normal(size=4),))
+@objective(lambda rng: (rng.normal(size=4),))
 def early_return_inside_loop(w, X=None, tol=1e-3):
     X = np.linspace(-1, 1, 8).reshape(2, 4) if X is None else X
     loss = np.sum((X @ w) ** 2)
@@ -141,7 +142,7 @@ def early_return_inside_loop(w, X=None, tol=1e-3):
     return loss
 
 
-@wild(lambda rng: (rng.normal(size=5),))
+@objective(lambda rng: (rng.normal(size=5),))
 def walrus_in_condition(x):
     total = 0.0
     if (n := np.sum(x**2)) > 1.0:
@@ -152,7 +153,7 @@ def walrus_in_condition(x):
     return total + sum(clipped)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 4)),))
+@objective(lambda rng: (rng.normal(size=(3, 4)),))
 def lambda_assigned_and_comprehension_if(x):
     act = lambda z: np.log1p(np.exp(z))  # noqa: E731
     sq = lambda z, s=2.0: s * z**2  # noqa: E731
@@ -165,7 +166,7 @@ def _layers(rng):
     return [rng.normal(size=(3, 3)) for _ in range(3)], rng.normal(size=(2, 3))
 
 
-@wild(_layers)
+@objective(_layers)
 def generator_sum_of_squares(Ws, X, lam=0.01):
     H = X
     for W in Ws:
@@ -175,7 +176,7 @@ def generator_sum_of_squares(Ws, X, lam=0.01):
     return np.sum(H**2) + lam * penalty + lam * frob
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)), rng.normal(size=(5, 3))), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=(4, 3)), rng.normal(size=(5, 3))), wrt=(0, 1))
 def ellipsis_none_pairwise_distances(A, B):
     diff = A[:, None, :] - B[None, ...]
     D = np.sqrt(np.sum(diff**2, axis=-1) + 1e-12)
@@ -183,14 +184,14 @@ def ellipsis_none_pairwise_distances(A, B):
     return np.sum(w * diff**2) + D.min()
 
 
-@wild(lambda rng: (rng.random(size=6) * 1.2 - 0.1,))
+@objective(lambda rng: (rng.random(size=6) * 1.2 - 0.1,))
 def clip_inside_log_loss(p, y=(1, 0, 1, 1, 0, 0)):
     y = np.asarray(y, dtype=float)
     q = np.clip(p, 1e-3, 1 - 1e-3)
     return -np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),))
+@objective(lambda rng: (rng.normal(size=(4, 3)),))
 def where_on_computed_mask(x, thresh=0.3):
     norms = np.sqrt(np.sum(x**2, axis=1, keepdims=True))
     mask = norms > thresh
@@ -199,7 +200,7 @@ def where_on_computed_mask(x, thresh=0.3):
     return np.sum(scaled**2) + np.sum(leaky)
 
 
-@wild(lambda rng: (rng.normal(size=3),))
+@objective(lambda rng: (rng.normal(size=3),))
 def tile_and_repeat_features(w):
     X = np.arange(12.0).reshape(4, 3) / 10
     W = np.tile(w, (4, 1))
@@ -207,7 +208,7 @@ def tile_and_repeat_features(w):
     return np.sum(np.sin(X * W)) + np.sum(r[::2] * r[1::2]) + np.sum(np.tile(w, 2) ** 3)
 
 
-@wild(lambda rng: (np.array([2.0, 0.5]) + 0.1 * rng.normal(size=2),))
+@objective(lambda rng: (np.array([2.0, 0.5]) + 0.1 * rng.normal(size=2),))
 def while_true_with_break(p, lr=0.1):
     x = p
     step = 0
@@ -219,14 +220,14 @@ def while_true_with_break(p, lr=0.1):
     return np.sum(x**2)
 
 
-@wild(lambda rng: (rng.normal(size=(5, 2)),))
+@objective(lambda rng: (rng.normal(size=(5, 2)),))
 def polar_coordinates_arctan2(xy):
     r = np.hypot(xy[:, 0], xy[:, 1])
     phi = np.arctan2(xy[:, 1], xy[:, 0])
     return np.sum(r * np.cos(2 * phi)) + np.sum(np.log1p(r**2)) + np.sum(np.expm1(0.1 * r))
 
 
-@wild(lambda rng: (rng.normal(size=3),))
+@objective(lambda rng: (rng.normal(size=3),))
 def math_exp_log_on_scalars(p):
     a, b = float(1.5), float(0.25)
     scale = math.exp(-a) + math.log(2.0)
@@ -234,7 +235,7 @@ def math_exp_log_on_scalars(p):
     return k**2 + np.exp(p[2]) * math.pi
 
 
-@wild(lambda rng: (rng.normal(size=(3, 3)) + 2 * np.eye(3),))
+@objective(lambda rng: (rng.normal(size=(3, 3)) + 2 * np.eye(3),))
 def inverse_and_determinant_of_2d_dot(A):
     B = np.dot(A, A.T)
     inv = np.linalg.inv(B)
@@ -245,12 +246,12 @@ def beale(x, y):
     return (1.5 - x + x * y) ** 2 + (2.25 - x + x * y**2) ** 2
 
 
-@wild(lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),))
+@objective(lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),))
 def helper_called_with_star_params(p):
     return beale(*p) + np.hypot(*p)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),), autograd=WRITES)
+@objective(lambda rng: (rng.normal(size=(4, 3)),), autograd=WRITES)
 def zeros_like_filled_row_by_row(x):
     out = np.zeros_like(x)
     for i in range(x.shape[0]):
@@ -260,7 +261,7 @@ def zeros_like_filled_row_by_row(x):
     return np.sum(out**2)
 
 
-@wild(lambda rng: (rng.normal(size=5),), autograd="autograd's boxes have no .copy method")
+@objective(lambda rng: (rng.normal(size=5),), autograd="autograd's boxes have no .copy method")
 def copy_then_reverse_slice_write(x):
     y = x.copy()
     y[::-1] = y * 2.0
@@ -275,7 +276,7 @@ def poly_recursive(coeffs, t):
     return coeffs[0] + t * poly_recursive(coeffs[1:], t)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=4),),
     compiler="a recursive helper is refused, located, with the true hint to write the "
     "recursion as a loop",
@@ -284,7 +285,7 @@ def recursive_helper(coeffs):
     return poly_recursive(coeffs, 0.7) ** 2 + poly_recursive(coeffs[::-1], -0.3)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=3),),
     compiler="a list of lambdas is refused, located: a lambda compiles assigned to a name and "
     "called by it (the hint says so, and that a list of functions cannot be compiled)",
@@ -296,7 +297,7 @@ def closures_over_loop_variable(w):
     return sum(np.sum(f(w)) for f in fns)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)),),
     autograd="autograd has no gradient of np.linalg.norm(X, ord=1) of a matrix",
 )
@@ -309,7 +310,7 @@ def norm_orders_and_axes(X):
     )
 
 
-@wild(lambda rng: (rng.normal(size=6),))
+@objective(lambda rng: (rng.normal(size=6),))
 def integer_and_negative_powers(x):
     return np.sum(x**3) + np.sum(x ** (-2)) + np.sum(np.abs(x) ** 0.5) + np.sum(np.power(x, 4))
 
@@ -318,7 +319,7 @@ LOSS_WEIGHTS = {"mse": 1.0, "l1": 0.1, "smooth": 0.01}
 LAMBDAS = {0.1, 1.0}
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=5), rng.normal(size=5)),
     compiler="terms[name] of a dict made here, with name from a loop over a global dict: "
     "refused, located (a global's keys may change after compiling); the true hint says to "
@@ -338,7 +339,7 @@ def weighted_terms_from_global_dict(pred, target):
     return total
 
 
-@wild(lambda rng: (rng.normal(size=4),))
+@objective(lambda rng: (rng.normal(size=4),))
 def loop_rebinds_its_sequence(x):
     total = 0.0
     for v in x:

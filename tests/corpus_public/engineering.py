@@ -5,8 +5,9 @@ Black-Scholes with ``scipy.stats.norm``, a seeded Monte-Carlo price, trajectorie
 ``np.interp``, ``np.diff``, ``np.gradient`` and ``np.hypot``."""
 
 import numpy as np
-from corpus_wild import TRACING_SCIPY, wild
 from scipy.stats import norm
+
+from corpus_public import TRACING_SCIPY, objective
 
 
 def _portfolio(rng):
@@ -16,7 +17,7 @@ def _portfolio(rng):
     return np.full(4, 0.25) + 0.05 * rng.normal(size=4), Sigma, mu
 
 
-@wild(_portfolio)
+@objective(_portfolio)
 def portfolio_variance_budget(w, Sigma, mu, *, risk_aversion=3.0, penalty=10.0):
     variance = w @ Sigma @ w
     expected = mu @ w
@@ -28,7 +29,7 @@ def _returns(rng):
     return np.full(3, 1 / 3) + 0.05 * rng.normal(size=3), 0.01 + 0.05 * rng.normal(size=(20, 3))
 
 
-@wild(_returns)
+@objective(_returns)
 def negative_sharpe_ratio(weights, returns, rf=0.001):
     weights = weights / weights.sum()
     port = returns @ weights
@@ -40,7 +41,7 @@ def _arm(rng):
     return rng.uniform(-1, 1, size=3), np.array([1.0, 0.8, 0.5])
 
 
-@wild(_arm, wrt=(0, 1))
+@objective(_arm, wrt=(0, 1))
 def robot_arm_reach_cumsum(thetas, lengths, target=(1.2, 0.9)):
     angles = np.cumsum(thetas)
     x = np.sum(lengths * np.cos(angles))
@@ -48,7 +49,7 @@ def robot_arm_reach_cumsum(thetas, lengths, target=(1.2, 0.9)):
     return (x - target[0]) ** 2 + (y - target[1]) ** 2 + 0.01 * np.sum(thetas**2)
 
 
-@wild(
+@objective(
     _arm,
     wrt=(0, 1),
     tracing="np.array([np.cos(a), np.sin(a)]) of traced scalars is refused (np.stack is the hint)",
@@ -75,7 +76,7 @@ def _masses(rng):
 EDGES = [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]
 
 
-@wild(_masses)
+@objective(_masses)
 def spring_mass_edges(x, masses, k=5.0, rest=1.0, g=9.81):
     energy = 0.0
     for a, b in EDGES:
@@ -86,7 +87,7 @@ def spring_mass_edges(x, masses, k=5.0, rest=1.0, g=9.81):
     return energy
 
 
-@wild(_masses)
+@objective(_masses)
 def spring_mass_all_pairs(x, masses, k=2.0):
     n = len(x)
     diff = x[:, None, :] - x[None, :, :]
@@ -105,7 +106,7 @@ B_DYN = np.array([[0.005], [0.1]])
 Q_COST = np.diag([1.0, 0.1])
 
 
-@wild(_control, wrt=(0, 1))
+@objective(_control, wrt=(0, 1))
 def optimal_control_rollout(u, x0, horizon=6, r=0.01):
     x = x0
     states = [x]
@@ -118,7 +119,7 @@ def optimal_control_rollout(u, x0, horizon=6, r=0.01):
     return cost + 10.0 * np.sum(X[-1] ** 2)
 
 
-@wild(_control)
+@objective(_control)
 def pendulum_swing_rollout(u, x0, dt=0.1):
     theta, omega = x0
     cost = 0.0
@@ -130,7 +131,7 @@ def pendulum_swing_rollout(u, x0, dt=0.1):
     return cost + (theta - np.pi) ** 2 + omega**2
 
 
-@wild(
+@objective(
     lambda rng: (np.array([100.0, 0.2]) + rng.normal(size=2) * [1.0, 0.01],),
     tracing=TRACING_SCIPY,
 )
@@ -142,7 +143,7 @@ def black_scholes_norm_cdf(params, K=105.0, T=0.5, r=0.02):
     return call
 
 
-@wild(lambda rng: (np.array([100.0, 0.2]) + rng.normal(size=2) * [1.0, 0.01],))
+@objective(lambda rng: (np.array([100.0, 0.2]) + rng.normal(size=2) * [1.0, 0.01],))
 def monte_carlo_call_seeded(params, K=100.0, T=1.0, r=0.01, n_paths=2000):
     S0, sigma = params
     rng = np.random.default_rng(42)
@@ -156,7 +157,7 @@ def _profile(rng):
     return 1.0 + 0.2 * rng.normal(size=5), np.linspace(0.0, 4.0, 5)
 
 
-@wild(_profile, autograd="autograd has no vjp for np.interp")
+@objective(_profile, autograd="autograd has no vjp for np.interp")
 def interp_speed_profile(knots_v, knots_t):
     t = np.linspace(0.05, 3.95, 17)
     v = np.interp(t, knots_t, knots_v)
@@ -164,7 +165,7 @@ def interp_speed_profile(knots_v, knots_t):
     return np.sum(v**2) * (t[1] - t[0]) + 0.5 * np.sum(accel**2)
 
 
-@wild(
+@objective(
     lambda rng: (np.sin(np.linspace(0, 3, 8)) + 0.1 * rng.normal(size=8),),
     autograd="autograd's np.gradient takes no spacing argument",
 )
@@ -175,7 +176,7 @@ def trajectory_jerk_np_gradient(x, dt=0.1):
     return 1e-3 * np.sum(jerk**2) + np.sum((x - 0.5) ** 2)
 
 
-@wild(lambda rng: (0.3 * rng.normal(size=6),))
+@objective(lambda rng: (0.3 * rng.normal(size=6),))
 def cable_length_hypot(heights, span=5.0):
     xs = np.linspace(0.0, span, len(heights) + 2)
     ys = np.concatenate(([0.0], heights, [0.0]))
@@ -184,7 +185,7 @@ def cable_length_hypot(heights, span=5.0):
     return sag_energy + 50.0 * (segments.sum() - 1.05 * span) ** 2
 
 
-@wild(lambda rng: (np.array([20.0, 0.8]) + rng.normal(size=2) * [0.5, 0.02],))
+@objective(lambda rng: (np.array([20.0, 0.8]) + rng.normal(size=2) * [0.5, 0.02],))
 def projectile_range_while(v0_angle, drag=0.05, dt=0.02):
     v0, angle = v0_angle
     vx, vy = v0 * np.cos(angle), v0 * np.sin(angle)

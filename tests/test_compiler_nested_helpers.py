@@ -1,23 +1,9 @@
-"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) and its stress
-runs found in helpers defined inside the differentiated function (and lambdas), which
-the compiler inlines where they are called, each against central differences (or, for
-a refusal, its located message and hint):
-
-- a WRONG gradient: a helper defined inside the function (or a lambda), called with
-  ``**opts``, an unknown keyword or an extra argument, was inlined with those arguments
-  dropped (its defaults in their place), a silently wrong value and gradient; they are
-  refused now, and ``**opts`` into a module-level helper, ``opts`` a dict written in
-  the function, is spread into keywords as Python does;
-- a WRONG gradient: the default of a helper defined inside the function (``def g(v,
-  k=k)``, the closure-in-a-loop idiom) was read where the helper was called, not where
-  it was defined (``k = 5.0`` in between changed it); it is read at the ``def`` now;
-- a helper defined inside the function with an early return (``if kind == "tanh":
-  return ...``) or keyword-only parameters was refused without a hint; both compile;
-  one with a bare ``return`` crashed from inside (AttributeError), and one with no
-  return was refused without a hint: both are refused, located, with a hint; one
-  defined inside another was refused as "name 'inner' is not defined" (a false hint:
-  define it before compiling), located at the outer call; it is refused at the inner
-  ``def``, with a hint that works.
+"""Helpers defined inside the differentiated function (and lambdas), which the
+compiler inlines where they are called, against central differences (or, for a
+refusal, its located message and hint): arguments Python binds otherwise (``**opts``,
+unknown keywords, extra arguments), defaults read where the helper is defined (the
+closure-in-a-loop idiom), early returns and keyword-only parameters, helpers without
+a value, and a helper defined inside another.
 """
 
 from __future__ import annotations

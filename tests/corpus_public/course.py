@@ -5,13 +5,13 @@ batchnorm with running statistics, layer helpers returning ``(out, cache)``."""
 
 import numpy as np
 
-from corpus_wild import (
+from corpus_public import (
     KEYS,
     PLAIN_DOT,
     TRACING_PLAIN_DOT,
     TRACING_WRITES,
     WRITES,
-    wild,
+    objective,
 )
 
 NUM_CLASSES = 3
@@ -24,7 +24,7 @@ def _linear(rng):
     return W, X, y, 0.05
 
 
-@wild(_linear, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
 def softmax_loss_naive(W, X, y, reg):
     loss = 0.0
     num_train = X.shape[0]
@@ -38,7 +38,7 @@ def softmax_loss_naive(W, X, y, reg):
     return loss
 
 
-@wild(_linear, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, tracing=TRACING_PLAIN_DOT)
 def svm_loss_naive(W, X, y, reg):
     num_classes = W.shape[1]
     num_train = X.shape[0]
@@ -57,7 +57,7 @@ def svm_loss_naive(W, X, y, reg):
     return loss
 
 
-@wild(_linear, autograd=WRITES, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=WRITES, tracing=TRACING_PLAIN_DOT)
 def svm_loss_vectorized(W, X, y, reg):
     N = X.shape[0]
     scores = X.dot(W)
@@ -69,7 +69,7 @@ def svm_loss_vectorized(W, X, y, reg):
     return loss
 
 
-@wild(_linear)
+@objective(_linear)
 def softmax_loss_vectorized(W, X, y, reg):
     N, D = X.shape
     scores = X @ W
@@ -93,7 +93,7 @@ def _net(rng):
     return params, X, np.array([0, 2, 1, 1, 0])
 
 
-@wild(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
 def two_layer_net_loss(params, X, y, reg=0.05):
     W1, b1 = params["W1"], params["b1"]
     W2, b2 = params["W2"], params["b2"]
@@ -119,7 +119,7 @@ def relu_forward(x):
     return out, cache
 
 
-@wild(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
 def affine_relu_affine_with_caches(params, X, y):
     a, fc_cache = affine_forward(X, params["W1"], params["b1"])
     h, relu_cache = relu_forward(a)
@@ -138,7 +138,7 @@ def _fc(rng):
     return params, rng.normal(size=(5, 4))
 
 
-@wild(_fc, compiler=KEYS)
+@objective(_fc, compiler=KEYS)
 def fully_connected_net_string_keys(params, X, num_layers=3, reg=0.01):
     out = X
     for i in range(1, num_layers):
@@ -150,7 +150,7 @@ def fully_connected_net_string_keys(params, X, num_layers=3, reg=0.01):
     return loss
 
 
-@wild(_fc)
+@objective(_fc)
 def fully_connected_net_literal_range(params, X, reg=0.01):
     out = X
     for i in range(1, 3):
@@ -162,7 +162,7 @@ def fully_connected_net_literal_range(params, X, reg=0.01):
     return loss
 
 
-@wild(lambda rng: (rng.normal(size=(4, 5)),))
+@objective(lambda rng: (rng.normal(size=(4, 5)),))
 def dropout_forward_train(x, p=0.5):
     np.random.seed(0)
     mask = (np.random.rand(*x.shape) < p) / p
@@ -170,7 +170,7 @@ def dropout_forward_train(x, p=0.5):
     return np.sum(out**2)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 5)),))
+@objective(lambda rng: (rng.normal(size=(4, 5)),))
 def inverted_dropout_default_rng(x, keep_prob=0.8):
     rng = np.random.default_rng(0)
     mask = rng.random(x.shape) < keep_prob
@@ -186,7 +186,7 @@ def _bn(rng):
     return rng.normal(size=(6, 3)) * 2 + 1, 1 + 0.1 * rng.normal(size=3), 0.1 * rng.normal(size=3)
 
 
-@wild(_bn, wrt=(0, 1, 2))
+@objective(_bn, wrt=(0, 1, 2))
 def batchnorm_forward_train(x, gamma, beta, eps=1e-5, momentum=0.9):
     sample_mean = np.mean(x, axis=0)
     sample_var = np.var(x, axis=0)
@@ -198,7 +198,7 @@ def batchnorm_forward_train(x, gamma, beta, eps=1e-5, momentum=0.9):
     return np.sum(out * np.arange(18.0).reshape(6, 3) / 10)
 
 
-@wild(_bn, wrt=(0, 1, 2))
+@objective(_bn, wrt=(0, 1, 2))
 def batchnorm_forward_test_mode(x, gamma, beta, mode="test", eps=1e-5):
     if mode == "train":
         mu, var = x.mean(axis=0), x.var(axis=0)
@@ -210,7 +210,7 @@ def batchnorm_forward_test_mode(x, gamma, beta, mode="test", eps=1e-5):
     return np.sum(np.sin(out))
 
 
-@wild(_bn, wrt=(0, 1, 2))
+@objective(_bn, wrt=(0, 1, 2))
 def layernorm_by_transpose(x, gamma, beta, eps=1e-5):
     xt = x.T
     mu = xt.mean(axis=0)
@@ -236,7 +236,7 @@ def rnn_step_forward(x, prev_h, Wx, Wh, b):
     return next_h, cache
 
 
-@wild(_rnn, wrt=(0, 1, 2, 3, 4), autograd=PLAIN_DOT)
+@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=PLAIN_DOT)
 def rnn_forward_list_of_states(x, h0, Wx, Wh, b):
     N, T, D = x.shape
     hs = []
@@ -248,7 +248,7 @@ def rnn_forward_list_of_states(x, h0, Wx, Wh, b):
     return np.sum(h * h) + np.sum(h[:, -1, :])
 
 
-@wild(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES, tracing=TRACING_WRITES)
 def rnn_forward_into_zeros(x, h0, Wx, Wh, b):
     N, T, D = x.shape
     H = h0.shape[1]
@@ -264,7 +264,7 @@ def _embed(rng):
     return rng.normal(size=(7, 3)), np.array([[0, 3, 6], [3, 3, 1]])
 
 
-@wild(_embed)
+@objective(_embed)
 def word_embedding_forward(W, x):
     out = W[x, :]
     N, T, D = out.shape
@@ -278,7 +278,7 @@ def _temporal(rng):
     return x, y, mask
 
 
-@wild(_temporal)
+@objective(_temporal)
 def temporal_softmax_loss(x, y, mask):
     N, T, V = x.shape
     x_flat = x.reshape(N * T, V)
@@ -294,7 +294,7 @@ def _conv(rng):
     return rng.normal(size=(1, 2, 4, 4)), 0.3 * rng.normal(size=(2, 2, 3, 3)), rng.normal(size=2)
 
 
-@wild(_conv, wrt=(0, 1, 2), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_conv, wrt=(0, 1, 2), autograd=WRITES, tracing=TRACING_WRITES)
 def conv_forward_naive(x, w, b, stride=1, pad=1):
     N, C, H, W = x.shape
     F, _, HH, WW = w.shape
@@ -319,7 +319,7 @@ def _logreg(rng):
     return 0.1 * rng.normal(size=4), rng.normal(size=(8, 4)), (rng.random(8) > 0.5).astype(float)
 
 
-@wild(_logreg)
+@objective(_logreg)
 def logistic_cost_with_helper(theta, X, y, lambda_=0.1):
     m = len(y)
     h = sigmoid(X @ theta)

@@ -6,7 +6,8 @@ a tied-weight autoencoder, residual blocks, siamese and cosine margins, label
 smoothing, distillation with a temperature, momentum SGD unrolled."""
 
 import numpy as np
-from corpus_wild import PLAIN_DOT, TRACING_PLAIN_DOT, wild
+
+from corpus_public import PLAIN_DOT, TRACING_PLAIN_DOT, objective
 
 BOX_DOT = "autograd's boxes have no .dot method (pooled.reshape(N, -1).dot(W2))"
 
@@ -23,7 +24,7 @@ def _convnet(rng):
     return params, X, y
 
 
-@wild(_convnet, autograd=BOX_DOT)
+@objective(_convnet, autograd=BOX_DOT)
 def convnet_loop_over_filters(params, X, y):
     W1, b1 = params["W1"], params["b1"]
     W2, b2 = params["W2"], params["b2"]
@@ -49,7 +50,7 @@ def convnet_loop_over_filters(params, X, y):
     return -np.sum(log_probs[np.arange(N), y]) / N
 
 
-@wild(lambda rng: (rng.normal(size=(2, 3, 4, 4)),))
+@objective(lambda rng: (rng.normal(size=(2, 3, 4, 4)),))
 def average_pool_then_global_mean(x):
     N, C, H, W = x.shape
     pooled = x.reshape(N, C, H // 2, 2, W // 2, 2).mean(axis=(3, 5))
@@ -61,7 +62,7 @@ def _bn(rng):
     return 1.0 + 0.1 * rng.normal(size=4), 0.1 * rng.normal(size=4), rng.normal(size=(6, 4)) * 2 + 1
 
 
-@wild(_bn, wrt=(0, 1, 2))
+@objective(_bn, wrt=(0, 1, 2))
 def batchnorm_with_bn_param_dict(gamma, beta, x):
     bn_param = {"mode": "train", "eps": 1e-5, "momentum": 0.9}
     mode = bn_param["mode"]
@@ -88,7 +89,7 @@ def _dropout(rng):
     return rng.normal(size=(4, 5)), rng.random(size=(4, 5))
 
 
-@wild(_dropout)
+@objective(_dropout)
 def dropout_with_mask_argument(x, u, p=0.6, train=True):
     if train:
         mask = (u < p) / p
@@ -108,7 +109,7 @@ def _mlp(rng):
     return params, rng.normal(size=(4, 3)), np.array([1, 0, 1, 1])
 
 
-@wild(_mlp)
+@objective(_mlp)
 def weight_decay_over_params_values(params, X, y, reg=1e-2):
     h = np.maximum(0, X @ params["W1"] + params["b1"])
     scores = h @ params["W2"] + params["b2"]
@@ -134,7 +135,7 @@ def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@wild(_skipgram, wrt=(0, 1))
+@objective(_skipgram, wrt=(0, 1))
 def skipgram_negative_sampling(W_in, W_out, centers, contexts, negatives):
     loss = 0.0
     for c, o, neg in zip(centers, contexts, negatives):
@@ -146,7 +147,7 @@ def skipgram_negative_sampling(W_in, W_out, centers, contexts, negatives):
     return loss / len(centers)
 
 
-@wild(_skipgram, wrt=(0, 1))
+@objective(_skipgram, wrt=(0, 1))
 def skipgram_batched_index_arrays(W_in, W_out, centers, contexts, negatives):
     V = W_in[centers]
     U = W_out[contexts]
@@ -159,7 +160,7 @@ def _autoencoder(rng):
     return 0.3 * rng.normal(size=(5, 3)), np.zeros(3), np.zeros(5), rng.random(size=(4, 5))
 
 
-@wild(_autoencoder, wrt=(0, 1, 2))
+@objective(_autoencoder, wrt=(0, 1, 2))
 def tied_weight_autoencoder(W, b_h, b_v, X, rho=0.1, beta=0.5):
     H = sigmoid(X @ W + b_h)
     X_rec = sigmoid(H @ W.T + b_v)
@@ -175,7 +176,7 @@ def _residual(rng):
     return Ws, bs, rng.normal(size=(3, 4))
 
 
-@wild(_residual, wrt=(0, 1))
+@objective(_residual, wrt=(0, 1))
 def residual_blocks_zip_pairs(Ws, bs, x):
     h = x
     pairs = list(zip(Ws, bs))
@@ -193,7 +194,7 @@ def _siamese(rng):
     return a, b, same
 
 
-@wild(_siamese, wrt=(0, 1))
+@objective(_siamese, wrt=(0, 1))
 def siamese_contrastive_margin(a, b, same, margin=2.0):
     d = np.sqrt(np.sum((a - b) ** 2, axis=1) + 1e-9)
     pos = same * d**2
@@ -201,7 +202,7 @@ def siamese_contrastive_margin(a, b, same, margin=2.0):
     return 0.5 * np.mean(pos + neg)
 
 
-@wild(_siamese, wrt=(0, 1))
+@objective(_siamese, wrt=(0, 1))
 def cosine_embedding_where(a, b, same, margin=0.1):
     cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     loss = np.where(same == 1, 1 - cos, np.maximum(0, cos - margin))
@@ -212,7 +213,7 @@ def _logits(rng):
     return rng.normal(size=(5, 4)), np.array([0, 3, 1, 1, 2]), rng.normal(size=(5, 4))
 
 
-@wild(_logits)
+@objective(_logits)
 def label_smoothing_eye_rows(z, y, teacher, eps=0.1):
     N, C = z.shape
     one_hot = np.eye(C)[y]
@@ -222,7 +223,7 @@ def label_smoothing_eye_rows(z, y, teacher, eps=0.1):
     return -np.sum(target * log_softmax) / N
 
 
-@wild(_logits)
+@objective(_logits)
 def distillation_with_temperature(z, y, teacher, T=3.0, alpha=0.7):
     def softmax(s):
         e = np.exp(s - s.max(axis=-1, keepdims=True))
@@ -239,7 +240,7 @@ def _momentum(rng):
     return 0.3 * rng.normal(size=(3, 1)), rng.normal(size=(8, 3)), rng.normal(size=(8, 1))
 
 
-@wild(_momentum, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_momentum, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
 def momentum_sgd_unrolled(w, X, y, lr=0.1, mu=0.9, steps=4):
     v = np.zeros_like(w)
     m = X.shape[0]
@@ -251,7 +252,7 @@ def momentum_sgd_unrolled(w, X, y, lr=0.1, mu=0.9, steps=4):
     return 0.5 * np.sum(residual**2) / m
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))),
     wrt=(0, 1, 2),
 )
@@ -262,7 +263,7 @@ def triplet_hardest_negative(anchor, positive, negative, margin=0.5):
     return np.maximum(0, d_pos - d_neg + margin).mean()
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)), rng.random(size=4)))
+@objective(lambda rng: (rng.normal(size=(4, 3)), rng.random(size=4)))
 def mixup_pairs_by_permutation(x, lam):
     perm = np.array([2, 0, 3, 1])
     mixed = lam[:, None] * x + (1 - lam[:, None]) * x[perm]

@@ -1,5 +1,5 @@
-"""The checks both wild corpora share (``tests/test_corpus_wild.py``,
-``tests/test_corpus_wild2.py``): an objective in the compiler (``value_and_grad``
+"""The checks of the public-styles corpus (``tests/corpus_public/``, run by
+``tests/test_corpus_public.py``): an objective in the compiler (``value_and_grad``
 called three times, so the specialized pair runs), in tracing (``value_and_gradient``)
 and in autograd, each gradient compared with central differences in float64."""
 
@@ -18,7 +18,7 @@ import autograd.scipy.stats as astats
 import numpy as np
 import pytest
 from corpus_params import marked
-from corpus_wild import Wild
+from corpus_public import Objective
 from oracles import structured_central_difference
 
 from autodiff_tutor import value_and_grad
@@ -29,12 +29,12 @@ AUTOGRAD_NAMES = {"np": anp, "expit": aspecial.expit, "gammaln": aspecial.gammal
                   "logsumexp": aspecial.logsumexp, "norm": astats.norm}  # fmt: skip
 
 
-def inputs(w: Wild) -> tuple[Any, ...]:
+def inputs(w: Objective) -> tuple[Any, ...]:
     """The objective's arguments, seeded by its name."""
     return w.sample(np.random.default_rng(sum(map(ord, w.name))))
 
 
-def names(w: Wild) -> list[str]:
+def names(w: Objective) -> list[str]:
     """The names of the differentiated parameters."""
     params = w.fn.__code__.co_varnames[: w.fn.__code__.co_argcount]
     return [params[i] for i in w.wrt]
@@ -44,7 +44,7 @@ def _leaves(value: Any) -> list[np.ndarray]:
     return [np.asarray(v, dtype=np.float64) for v in flatten(value)[0]]
 
 
-def _check(w: Wild, args: tuple[Any, ...], value: Any, gradients: tuple[Any, ...]) -> None:
+def _check(w: Objective, args: tuple[Any, ...], value: Any, gradients: tuple[Any, ...]) -> None:
     with contextlib.redirect_stdout(io.StringIO()):  # the notebook habit of printing
         np.testing.assert_allclose(value, w.fn(*args), rtol=1e-12)
         for k, i in enumerate(w.wrt):
@@ -55,7 +55,7 @@ def _check(w: Wild, args: tuple[Any, ...], value: Any, gradients: tuple[Any, ...
                 np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=f"d/d{names(w)[k]}")
 
 
-def check_compiler(w: Wild) -> None:
+def check_compiler(w: Objective) -> None:
     """``value_and_grad`` three times (compiled, then the fast path twice) against
     central differences."""
     args = inputs(w)
@@ -66,7 +66,7 @@ def check_compiler(w: Wild) -> None:
         _check(w, args, value, gradients)
 
 
-def check_tracing(w: Wild) -> None:
+def check_tracing(w: Objective) -> None:
     """Tracing's ``value_and_gradient`` against central differences."""
     args = inputs(w)
     with contextlib.redirect_stdout(io.StringIO()):
@@ -74,7 +74,7 @@ def check_tracing(w: Wild) -> None:
     _check(w, args, value, gradients)
 
 
-def check_autograd(w: Wild) -> None:
+def check_autograd(w: Objective) -> None:
     """The oracles agree with each other (autograd, its ``np`` and scipy functions
     swapped in, against central differences), so each mode is checked against both."""
     if w.autograd:
@@ -92,7 +92,7 @@ def check_autograd(w: Wild) -> None:
                 np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
-def corpus_tests(corpus: list[Wild]) -> tuple[Callable[[str], None], ...]:
+def corpus_tests(corpus: list[Objective]) -> tuple[Callable[[str], None], ...]:
     """The three parametrized tests of a corpus, for a test module to name: each mode
     against central differences (``xfail(strict=True)`` with the entry's reason where
     it has one), and autograd against central differences."""

@@ -1,12 +1,25 @@
-"""A corpus of objective functions written as people write them in public code, not
-for this project: course assignments (``course``), scientific objectives for
-``scipy.optimize`` (``science``) and notebook habits (``notebook``). Written here; no
-code copied.
+"""Objective functions written as people write them in public code, not for this
+project (written here; no code copied), one module per style:
 
-Each module registers its objectives with :func:`wild`; :func:`load_all` gathers them
-for ``tests/test_corpus_wild.py``, which differentiates each in both modes (the
+- ``course``: course assignments; ``deeplearning``: deep-learning assignments as
+  students write them (conv-relu-pool nets with loops over filters and ``np.pad``,
+  ``scores[np.arange(N), y]``, negative sampling, residual blocks, margins);
+- ``science``: scientific objectives for ``scipy.optimize``; ``numerics``:
+  scientific-computing exercises (stencils, Simpson's rule by stepped slices, RK4
+  loops, a shooting method, Newton on Kepler's equation, optimization test functions);
+  ``engineering``: engineering and finance scripts;
+- ``stats``: statistics and machine learning as in lecture notes and
+  scikit-learn-like scripts;
+- ``notebook``, ``habits``, ``idioms``: habits of notebooks and everyday code
+  (keyword-only arguments, ``keepdims``, lists built in loops, ``float()`` on Python
+  floats, ``np.einsum``, the walrus operator, ``itertools``, ``functools.reduce``,
+  ``try``/``except``, chained comparisons, ``x.T.dot(y)``...).
+
+Each module registers its objectives with :func:`objective`; :func:`load_all` gathers
+them for ``tests/test_corpus_public.py``, which differentiates each in both modes (the
 compiler's ``value_and_grad``, called three times so the specialized pair runs, and
-tracing's ``value_and_gradient``) against central differences and autograd.
+tracing's ``value_and_gradient``) against central differences and autograd
+(``tests/corpus_checks.py``).
 
 An objective one mode cannot do today carries the reason (``compiler=`` /
 ``tracing=``): the test marks it ``xfail(strict=True)``, so a fix shows up until the
@@ -21,7 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-MODULES = ("course", "science", "notebook")
+MODULES = (
+    "course", "deeplearning", "science", "numerics", "engineering", "stats", "notebook",
+    "habits", "idioms",
+)  # fmt: skip
 
 MATH_ON_BOXES = "math.* on autograd's boxes fails (autograd traces numpy only)"
 WRITES = "autograd cannot write into an array (x[i] = ...)"
@@ -29,7 +45,7 @@ PLAIN_DOT = "autograd cannot run ndarray.dot on a box (X.dot(W) with X plain, or
 
 
 @dataclass
-class Wild:
+class Objective:
     """An objective: ``fn(*sample(rng))`` is a scalar; ``wrt`` are the differentiated
     argument positions (an argument may be a dict or list of arrays)."""
 
@@ -45,10 +61,10 @@ class Wild:
         return self.fn.__name__
 
 
-REGISTRY: list[Wild] = []
+REGISTRY: list[Objective] = []
 
 
-def wild(
+def objective(
     sample: Callable[[Any], tuple[Any, ...]],
     wrt: tuple[int, ...] = (0,),
     compiler: str | None = None,
@@ -58,18 +74,17 @@ def wild(
     """Register ``fn`` as a corpus objective."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY.append(Wild(fn, sample, wrt, compiler, tracing, autograd))
+        REGISTRY.append(Objective(fn, sample, wrt, compiler, tracing, autograd))
         return fn
 
     return register
 
 
-def load_all(package: str = "corpus_wild", modules: tuple[str, ...] = MODULES) -> list[Wild]:
-    """Every objective of every module of a corpus package (``corpus_wild`` or
-    ``corpus_wild2``, which registers with :func:`wild` too)."""
-    for name in modules:
-        importlib.import_module(f"{package}.{name}")
-    return [w for w in REGISTRY if w.fn.__module__.startswith(f"{package}.")]
+def load_all() -> list[Objective]:
+    """Every objective of every module of the corpus."""
+    for name in MODULES:
+        importlib.import_module(f"corpus_public.{name}")
+    return list(REGISTRY)
 
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).

@@ -1,41 +1,10 @@
-"""What the wild corpus (``tests/corpus_wild``) found, each pinned here.
-
-- Pairwise distances written ``np.sqrt(np.sum(d**2, axis=-1))`` take sqrt(0) on the
-  diagonal, which the objective never uses (``r[np.triu_indices(n, 1)]``): the zero
-  gradient reaching it was divided by 2 * sqrt(0), and the whole gradient came out nan
-  in both modes (autograd's too). A zero incoming gradient now gives 0 there.
-- Writing into a fresh array made from a parameter's shape or size (``np.zeros(n + 1)``
-  with ``n`` a parameter, ``np.empty_like(x)``) was refused as if the array were
-  shared with a parameter (a false hint); tracing called ``np.empty_like`` a function
-  without a rule.
-- ``np.random.rand(*x.shape)`` (a dropout mask, as course assignments write it) was
-  refused ('*' unpacking); ``*y.shape`` in a call is now let through where the result
-  carries no gradient, ``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``, and a call
-  that would carry gradient through it is still refused, at the star.
-- A helper returning a dict (``return {"loss": l, "margin": m}``) read as
-  ``helper(w)["loss"]`` crashed inside the generated code ("list indices must be
-  integers"), with the false hint that the user's function itself fails on these
-  arguments; the key now reads the value at its position, and a key the helper does
-  not return is refused at the key.
-- Keys made in a loop (``params["W%d" % i]``, ``params[f"b{i}"]``,
-  ``params["W" + str(i)]``) over a range with numbers written out are read while
-  compiling (the loop is unrolled); a key known only at run time is refused with a
-  hint that says what compiles (it pointed at "the book's compiler page").
-- ``np.linalg.lstsq`` had no derivative rule (refused in both modes): it has one now,
-  for a matrix of full column rank (solution, residuals and singular values; the
-  rank is a constant), refused at the call otherwise.
-- A nested helper (``act = lambda z: ...`` or a ``def`` inside the function) called in
-  a comprehension (``sum(act(xi) for xi in x)``) was inlined before the statement,
-  outside the loop the comprehension becomes: a NameError blamed on the user's code
-  with a false hint, or, when a name like the loop variable was bound before, a
-  silently wrong value and gradient. Comprehensions are lowered to loops first now;
-  a helper called in a dict comprehension (lowered later) is refused at the call.
-  A helper called in a loop's iterable (``for v in rows(x):``) was refused with a
-  false hint (call it by its global name); it is inlined before the loop.
-- Tracing refused ``X.dot(W)`` (``X`` plain, ``W`` traced) with a hint about
-  ``np.asarray``; it now says to write ``X @ W`` or ``np.dot(X, W)``.
-
-Every gradient is checked against central differences in float64.
+"""Habits of course assignments and notebooks, differentiated in both modes (and
+forward mode where it applies) against central differences, or refused located with a
+hint that compiles: pairwise distances whose unused diagonal takes ``sqrt(0)``, writes
+into fresh arrays made from a parameter's shape, ``np.random.rand(*x.shape)`` and other
+shapes spread into calls, a helper's dict read by key, dict keys made in a loop over a
+written range, ``np.linalg.lstsq``, and helpers defined inside the function called in
+comprehensions.
 """
 
 import numpy as np

@@ -1,40 +1,8 @@
-"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) and its stress
-runs found in writes, in place, into arrays and lists, each against central
-differences (or, for a refusal, its located message):
-
-- two WRONG gradients, older than this corpus: an array read from a list built here
-  and changed in place (``for h in hs: h += 1.0``, ``y0 = ys[0]; y0[0] = 5.0``) was
-  compiled as if the list still held the old values (the list did not see its item);
-  refused now, located, with a copy as the hint;
-- writing into a list built here (``params = [W, b]; params[0] = params[0] - lr * g``)
-  crashed from inside with the false hint that the function itself failed (the list
-  was written as an array); now a list primitive (``list_setitem``), and ``list(ys)``
-  copies a list built here (the hint the alias check gives), and so does ``ys.copy()``;
-- reading a slice of a list built here (``ys[1:]``, ``for y in ys[::2]``,
-  ``ys[-2:]`` in a generator) crashed from inside (the gradient of the slice was added
-  to a list of zeros as a list, ``+`` concatenating), or was refused with the false
-  hint "stack needs a list here";
-- two more WRONG gradients of the same family: an array reached again through a list
-  (``box = [y]; z = box[0]; z[1] = 3.0``) or through a choice (``z = y if flag else
-  w``, or an ``if`` statement) and written in place was compiled as if ``y`` did not
-  change (a list did not let its items see each other through it; a joined path did
-  not let ``y`` see ``z``); refused now, located;
-- a WRONG gradient in tracing: ``value_and_gradient`` of a function that writes into
-  its own argument (``x[0] = 5.0``, ``x += 1``, through a view ``x.reshape(...)``) was
-  taken with respect to the written ``x`` (``2 * x`` for ``np.sum(x**2)``); tracing
-  now refuses these writes, as the compiler does
-  (``tests/test_tracing_inplace_parameters.py``);
-- ``np.fill_diagonal(K, 0.0)`` (t-SNE, kernel and distance matrices) was refused in
-  both modes; it is the write ``K[k, k] = 0.0`` now, followed as any write (refused
-  into a parameter by the compiler, as ``A[...] = ...`` is);
-- ``ys.append(h.copy())`` in a loop that then updates ``h += 1.0`` was refused as "the
-  gradient flow of this loop could not be resolved", with no hint (``h += v`` was not
-  seen to carry ``h``'s gradient into the next iteration); ``old = ys[0]; ys[0] = v``
-  then reading ``old`` was refused (a slot write leaves the item read before as it
-  was); an alias ``q = ys`` still sees the write, and is refused when read after;
-- ``hist["loss"].append(v)`` on a dict built here was refused as "this index is out of
-  range" (the append was not seen) or at the ``def`` line; it is located at the call,
-  and the hint (a list of its own, put in the dict afterwards) compiles.
+"""Writes in place that lists and other names can see, against central differences
+(or, for a refusal, its located message): arrays read from a list built in the
+function and changed in place, writes into such a list (``params[0] = ...``), slices
+and copies of it, an array reached again through a list or a choice and written,
+``np.fill_diagonal``, and appends to an entry of a dict.
 """
 
 from __future__ import annotations

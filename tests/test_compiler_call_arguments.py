@@ -1,34 +1,10 @@
-"""Reproducers of what the second wild corpus (``tests/corpus_wild2/``) found in calls
-and their arguments, each against central differences (or, for a refusal, its located
-message and hint); helpers defined inside the function are in
-``tests/test_wild2_nested_helpers.py``, writes in place in ``tests/test_wild2_in_place.py``:
-
-- ``np.concatenate([[0.0], x, [1.0]])``, a Python list of numbers among the arrays,
-  crashed from inside in both modes (the concatenation's gradient read the shape of
-  the list as ``()``);
-- a helper with keyword-only parameters (``def pen(w, *, lam=0.1)``) called from a
-  compiled function was refused as "too many positional arguments", located at the
-  outer call;
-- ``enumerate(zip(a, b, strict=True))`` was refused as "no derivative rule for zip";
-- in tracing, a scipy function that converts its argument (``logsumexp(x)``) was
-  refused with the hint of ``np.asarray(x)``, a call the user never wrote;
-- the options-dict habit (``def f(x, config=None): config = config or {}``) was refused
-  with the hint "use its parts: params['W']"; the hint now says what compiles (a dict
-  default, or keyword parameters);
-- ``scipy.stats.norm.cdf`` had no rule (Black-Scholes, probit), and ``norm.pdf(x)``,
-  ``norm.logpdf(x)`` without ``loc`` and ``scale`` were refused with an empty hint:
-  a rule ``norm_cdf``, and scipy's defaults (0 and 1) for inputs a call leaves out; a
-  call that still misses an input (``t.logpdf(x)``) says how to write it;
-- ``self.cache = h`` in a differentiated method was refused with the hint "build a new
-  list or dict instead"; the message now says an attribute would be set on the
-  caller's object, and the hint to keep the value in a local variable;
-- ``for lam in (0.1, 0.01, 1.0)`` and ``for w in [x, x**2, np.sin(x)]``, loops over a
-  tuple or list written out, were refused ("loops must go over range(...)..."): the
-  sequence is held in a name and indexed, as a computed one is (corpus_wild2 habit
-  ``loop_over_literal_values``);
-- ``d.get("b", x**2)`` of a dict built in the function was refused ("a structure is
-  used whole here", hint "use its parts"): the entry, or the default, as
-  ``dict.get``.
+"""Calls and their arguments, against central differences (or, for a refusal, its
+located message and hint): a Python list of numbers among arrays in
+``np.concatenate``, helpers with keyword-only parameters, ``enumerate(zip(...,
+strict=True))``, scipy functions that convert their arguments (in tracing), ``**``
+of a dict written in the function, the options-dict habit (``config = config or
+{}``), ``scipy.stats.norm`` with and without ``loc`` and ``scale``, a call missing an
+input, a method storing a cache on ``self``, and ``dict.get``.
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ import math
 import numpy as np
 from scipy.special import expit, gammaln, logsumexp
 
-from corpus_wild import (
+from corpus_public import (
     MATH_ON_BOXES,
     TRACING_ARRAY_OF_LIST,
     TRACING_ASARRAY,
     TRACING_WRITES,
     VARARGS,
     WRITES,
-    wild,
+    objective,
 )
 
 T_GRID = np.linspace(0.0, 2.0, 21)
@@ -24,7 +24,7 @@ Y_OBS = np.exp(-0.7 * T_GRID) * 1.5 + 0.2 + 0.01 * np.sin(7 * T_GRID)
 SIGMA = 0.05 + 0.01 * T_GRID
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=5),),
     autograd="autograd has no vjp for np.asarray",
     tracing=TRACING_ASARRAY,
@@ -42,7 +42,7 @@ def _flat(rng):
     return rng.normal(size=2 * 3 + 3), X, Y
 
 
-@wild(_flat)
+@objective(_flat)
 def unpack_flat_vector(p, X, Y):
     W = p[:6].reshape(2, 3)
     b = p[6:9]
@@ -50,7 +50,7 @@ def unpack_flat_vector(p, X, Y):
     return 0.5 * np.sum(resid**2)
 
 
-@wild(_flat)
+@objective(_flat)
 def unpack_with_split_and_shapes(p, X, Y, shapes=((2, 3), (3,))):
     sizes = [int(np.prod(s)) for s in shapes]
     offsets = np.cumsum([0] + sizes)
@@ -62,7 +62,7 @@ def model_curve(t, a, b, c):
     return a * np.exp(-b * t) + c
 
 
-@wild(lambda rng: (np.array([1.4, 0.6, 0.25]) + 0.05 * rng.normal(size=3),))
+@objective(lambda rng: (np.array([1.4, 0.6, 0.25]) + 0.05 * rng.normal(size=3),))
 def chi2_curve_fit(p):
     a, b, c = p
     r = (Y_OBS - model_curve(T_GRID, a, b, c)) / SIGMA
@@ -73,7 +73,7 @@ def _ridge(rng):
     return rng.normal(size=(8, 3)), rng.normal(size=8)
 
 
-@wild(_ridge, wrt=(0, 1))
+@objective(_ridge, wrt=(0, 1))
 def ridge_by_solve(X, y, lam=0.3):
     N, D = X.shape
     A = X.T @ X + lam * np.eye(D)
@@ -81,7 +81,7 @@ def ridge_by_solve(X, y, lam=0.3):
     return np.sum((X @ w - y) ** 2) / N + lam * w @ w
 
 
-@wild(
+@objective(
     _ridge,
     wrt=(0, 1),
     autograd="autograd has no vjp for np.linalg.lstsq",
@@ -91,7 +91,7 @@ def least_squares_by_lstsq(A, b):
     return np.sum(coef**2) + np.sum((A @ coef - b) ** 2)
 
 
-@wild(
+@objective(
     lambda rng: (np.array([0.8, 0.3]) + 0.05 * rng.normal(size=2),), tracing=TRACING_ARRAY_OF_LIST
 )
 def euler_logistic_growth(theta):
@@ -118,7 +118,7 @@ def rk4_step(f, t, y, h, *args):
     return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
 
 
-@wild(
+@objective(
     lambda rng: (np.array([2.0, 0.3]) + 0.1 * rng.normal(size=2), np.array([0.5, 0.0])),
     wrt=(0, 1),
     autograd="np.array of a list of boxes fails",
@@ -137,7 +137,7 @@ def rk4_pendulum_fit(params, y0):
     return np.sum((np.array(thetas) - 0.4 * np.cos(2 * ts)) ** 2)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=2),),
     autograd=WRITES,
     tracing=TRACING_WRITES,
@@ -157,7 +157,7 @@ def _positions(rng):
     return (grid + 0.05 * rng.normal(size=grid.shape),)
 
 
-@wild(
+@objective(
     _positions,
     autograd="autograd gives nan: 0 * inf at sqrt(0) on the unused diagonal",
 )
@@ -170,7 +170,7 @@ def lennard_jones_triu(pos, epsilon=1.0, sigma=1.0):
     return np.sum(4 * epsilon * (sr6**2 - sr6))
 
 
-@wild(_positions)
+@objective(_positions)
 def coulomb_with_mask(pos):
     charges = np.array([1.0, -1.0, 1.0, -1.0, 0.5])
     diff = pos[:, None, :] - pos[None, :, :]
@@ -180,7 +180,7 @@ def coulomb_with_mask(pos):
     return np.sum(pair[mask])
 
 
-@wild(lambda rng: (np.cumsum(1 + 0.1 * rng.normal(size=6)),))
+@objective(lambda rng: (np.cumsum(1 + 0.1 * rng.normal(size=6)),))
 def spring_chain_energy(x, k=2.0, rest=1.0):
     stretch = np.diff(x) - rest
     return 0.5 * k * np.sum(stretch**2) + 0.1 * np.sum(x**2)
@@ -191,7 +191,7 @@ def _mixture(rng):
     return np.array([0.1, -0.9, 1.8, math.log(0.5), math.log(0.6)]), data
 
 
-@wild(_mixture)
+@objective(_mixture)
 def two_gaussian_mixture_logaddexp(p, data):
     logit_w, mu1, mu2, log_s1, log_s2 = p
     log_w1 = -np.logaddexp(0, -logit_w)
@@ -202,7 +202,7 @@ def two_gaussian_mixture_logaddexp(p, data):
     return -np.sum(np.logaddexp(lp1, lp2))
 
 
-@wild(_mixture, tracing=TRACING_ARRAY_OF_LIST)
+@objective(_mixture, tracing=TRACING_ARRAY_OF_LIST)
 def mixture_with_scipy_logsumexp(p, data):
     means = p[1:3]
     log_sd = p[3:5]
@@ -218,13 +218,13 @@ def _counts(rng):
     return 0.1 * rng.normal(size=3), X, y
 
 
-@wild(_counts)
+@objective(_counts)
 def poisson_glm_nll(beta, X, y):
     eta = X @ beta
     return np.sum(np.exp(eta) - y * eta + gammaln(y + 1))
 
 
-@wild(lambda rng: (np.array([0.1, math.log(0.8), math.log(4.0)]) + 0.05 * rng.normal(size=3),))
+@objective(lambda rng: (np.array([0.1, math.log(0.8), math.log(4.0)]) + 0.05 * rng.normal(size=3),))
 def student_t_negloglik(p):
     data = np.array([-0.3, 0.8, 1.9, -2.2, 0.1, 0.4])
     mu, log_scale, log_nu = p
@@ -240,14 +240,14 @@ def student_t_negloglik(p):
     return -np.sum(ll)
 
 
-@wild(lambda rng: (rng.normal(size=3), rng.normal(size=(9, 3))))
+@objective(lambda rng: (rng.normal(size=3), rng.normal(size=(9, 3))))
 def bernoulli_loglik_expit_clip(w, X):
     y = np.array([1, 0, 1, 1, 0, 0, 1, 0, 1])
     p = np.clip(expit(X @ w), 1e-12, 1 - 1e-12)
     return -np.sum(y * np.log(p) + (1 - y) * np.log(1 - p))
 
 
-@wild(lambda rng: (np.array([2.0 + rng.random()]),), autograd=MATH_ON_BOXES)
+@objective(lambda rng: (np.array([2.0 + rng.random()]),), autograd=MATH_ON_BOXES)
 def newton_sqrt_while_tolerance(a, tol=1e-12):
     x = a[0]
     dx = 1.0
@@ -257,7 +257,7 @@ def newton_sqrt_while_tolerance(a, tol=1e-12):
     return x + math.sqrt(2.0) * a[0]
 
 
-@wild(lambda rng: (0.3 + 0.1 * rng.random(3),))
+@objective(lambda rng: (0.3 + 0.1 * rng.random(3),))
 def fixed_point_iteration(c, tol=1e-10, max_iter=200):
     x = np.zeros_like(c)
     for it in range(max_iter):
@@ -268,7 +268,7 @@ def fixed_point_iteration(c, tol=1e-10, max_iter=200):
     return np.sum(x_new**2)
 
 
-@wild(lambda rng: (rng.random(8),), autograd=WRITES)
+@objective(lambda rng: (rng.random(8),), autograd=WRITES)
 def heat_equation_explicit(u0, alpha=0.2, steps=10):
     u = u0.copy()
     for _ in range(steps):
@@ -278,7 +278,7 @@ def heat_equation_explicit(u0, alpha=0.2, steps=10):
     return np.sum(u**2)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
+@objective(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
 def log_det_and_inverse_quadratic(S):
     v = np.array([1.0, -0.5, 2.0])
     sign, logdet = np.linalg.slogdet(S)
@@ -286,7 +286,7 @@ def log_det_and_inverse_quadratic(S):
     return logdet + v @ Sinv @ v + 0.1 * np.trace(S @ S.T)
 
 
-@wild(lambda rng: (np.sort(rng.random(6)) * 2,), autograd="autograd has no np.trapezoid")
+@objective(lambda rng: (np.sort(rng.random(6)) * 2,), autograd="autograd has no np.trapezoid")
 def trapezoid_and_cumsum(y):
     t = np.linspace(0, 1, 6)
     area = np.trapezoid(y**2, t)
@@ -294,7 +294,7 @@ def trapezoid_and_cumsum(y):
     return area + np.sum(running**2) + np.interp(0.35, t, y)
 
 
-@wild(
+@objective(
     lambda rng: (np.array([0.5, -1.0, 2.0]) + 0.1 * rng.normal(size=3),),
     autograd="autograd's polyval fails on a box",
 )
@@ -304,7 +304,7 @@ def polynomial_fit_residual(coeffs):
     return np.sum((np.polyval(coeffs, x) - y) ** 2)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),))
+@objective(lambda rng: (rng.normal(size=(4, 3)),))
 def gram_kernel_rbf(X, length=0.8):
     sq = np.sum(X**2, axis=1)
     d2 = sq[:, None] + sq[None, :] - 2 * X @ X.T

@@ -5,20 +5,21 @@ Python scalars, f-strings in ``print``, ``assert x.shape == ...``, ``np.einsum``
 starred unpacking, augmented assignment on local arrays, ``x[..., 0]``."""
 
 import numpy as np
-from corpus_wild import FLOAT_CAST, TRACING_ARRAY_OF_LIST, wild
+
+from corpus_public import FLOAT_CAST, TRACING_ARRAY_OF_LIST, objective
 
 
 def l2_penalty(w, *, lam=0.1, power=2):
     return lam * np.sum(np.abs(w) ** power)
 
 
-@wild(lambda rng: (rng.normal(size=4), rng.normal(size=(6, 4))))
+@objective(lambda rng: (rng.normal(size=4), rng.normal(size=(6, 4))))
 def keyword_only_helper_calls(w, X, *, lam=0.05):
     pred = X @ w
     return np.mean(pred**2) + l2_penalty(w, lam=lam) + l2_penalty(w, power=4, lam=0.01)
 
 
-@wild(lambda rng: (rng.normal(size=(5, 3)) * 2 + 1,))
+@objective(lambda rng: (rng.normal(size=(5, 3)) * 2 + 1,))
 def standardize_keepdims(x):
     mu = x.mean(axis=0, keepdims=True)
     sd = x.std(axis=0, keepdims=True)
@@ -26,7 +27,7 @@ def standardize_keepdims(x):
     return np.sum(z[:, 0] * z[:, 1]) + np.sum(np.exp(z.max(axis=1)))
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(5, 3)),),
     autograd="autograd's norm(axis=1, keepdims=True) gives a gradient of shape (5, 5, 3)",
 )
@@ -37,7 +38,7 @@ def row_norms_and_normalize(v):
     return np.sum(lengths) + np.sum(np.triu(cos, 1) ** 2) + np.linalg.norm(v, "fro")
 
 
-@wild(lambda rng: (rng.normal(size=3), rng.normal(size=(3, 3))), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=3), rng.normal(size=(3, 3))), wrt=(0, 1))
 def matmul_with_1d_vectors(v, A):
     quad = v @ A @ v
     Av = A @ v
@@ -45,7 +46,7 @@ def matmul_with_1d_vectors(v, A):
     return quad + Av @ vA + np.dot(v, v) * np.inner(Av, v)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),))
+@objective(lambda rng: (rng.normal(size=(4, 3)),))
 def stack_and_concatenate_lists(x):
     rows = []
     feats = []
@@ -58,7 +59,7 @@ def stack_and_concatenate_lists(x):
     return np.sum(both**2) + H[0] @ H[1]
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),), tracing=TRACING_ARRAY_OF_LIST)
+@objective(lambda rng: (rng.normal(size=(4, 3)),), tracing=TRACING_ARRAY_OF_LIST)
 def append_then_np_array(x):
     losses = []
     for row in x:
@@ -68,7 +69,7 @@ def append_then_np_array(x):
     return np.dot(weights, losses) + losses.max()
 
 
-@wild(lambda rng: (rng.normal(size=5),))
+@objective(lambda rng: (rng.normal(size=5),))
 def python_max_min_abs(x):
     a, b = x[0], x[1]
     biggest = max(a, b, 0.5)
@@ -77,7 +78,7 @@ def python_max_min_abs(x):
     return biggest**2 + abs(smallest) * 3 + clipped + max(abs(a), abs(b))
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=4),),
     compiler=FLOAT_CAST,
     tracing=FLOAT_CAST,
@@ -89,7 +90,7 @@ def float_cast_result(w):
     return float(loss + reg)
 
 
-@wild(lambda rng: (rng.normal(size=3),), autograd="an f-string cannot format a box")
+@objective(lambda rng: (rng.normal(size=3),), autograd="an f-string cannot format a box")
 def print_fstrings_in_loop(w, steps=3):
     total = 0.0
     for i in range(steps):
@@ -100,7 +101,7 @@ def print_fstrings_in_loop(w, steps=3):
     return total
 
 
-@wild(lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(4, 2))), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(4, 2))), wrt=(0, 1))
 def assert_shapes_everywhere(X, W):
     n, d = X.shape
     assert W.shape == (d, 2), f"expected ({d}, 2), got {W.shape}"
@@ -112,7 +113,7 @@ def assert_shapes_everywhere(X, W):
     return np.sum(out**2)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(3, 3))),
     wrt=(0, 1, 2),
     autograd="autograd's einsum vjp of a trace ('ii->') fails in numpy's einsum",
@@ -126,7 +127,7 @@ def einsum_assortment(A, v, S):
     return np.sum(gram * np.eye(4)) + tr**2 + dot + bil / 10
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=6),),
     compiler="starred unpacking of an array (scale, *coeffs, shift = params) is refused: the "
     "hint says to read its parts (params[0], params[1:-1])",
@@ -138,7 +139,7 @@ def starred_unpacking(params):
     return scale**2 * poly + shift + first * second
 
 
-@wild(lambda rng: (rng.normal(size=(3, 4)),))
+@objective(lambda rng: (rng.normal(size=(3, 4)),))
 def augmented_assign_local_arrays(x):
     y = x * 2.0
     y += 1.0
@@ -149,7 +150,7 @@ def augmented_assign_local_arrays(x):
     return y.sum()
 
 
-@wild(lambda rng: (rng.normal(size=(2, 3, 2)),))
+@objective(lambda rng: (rng.normal(size=(2, 3, 2)),))
 def ellipsis_and_expand_dims(x):
     first = x[..., 0]
     last = x[:, -1]
@@ -158,7 +159,7 @@ def ellipsis_and_expand_dims(x):
     return np.sum(col * x) + np.sum(last**2) + np.sum(sq * first[:, :2])
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=4), rng.normal(size=4)),
     wrt=(0, 1),
     tracing="np.mean([...]) of traced scalars is refused (numpy converts the list in C; the hint "
@@ -170,7 +171,7 @@ def np_sum_of_python_list(a, b):
     return np.sum(terms) + avg + sum(terms) / len(terms)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(3, 2)),),
     compiler="config = config or {} (an options dict defaulting to None) is refused; the hint "
     "says what compiles: a dict default (config={}) or keyword parameters",
@@ -184,7 +185,7 @@ def conditional_expression_and_dict_get(x, config=None):
     return scale * sign * total + np.sum(x**2)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 2)),))
+@objective(lambda rng: (rng.normal(size=(4, 2)),))
 def tuple_axis_and_methods(x):
     centered = x - x.mean(axis=(0, 1))
     peak = np.abs(centered).max(axis=0)
@@ -195,7 +196,7 @@ def scaled_shifted(v, scale=1.0, shift=0.0):
     return scale * v + shift
 
 
-@wild(lambda rng: (rng.normal(size=4), rng.normal(size=2)), wrt=(0, 1))
+@objective(lambda rng: (rng.normal(size=4), rng.normal(size=2)), wrt=(0, 1))
 def double_star_options_into_helper(x, y):
     opts = {"scale": y[0], "shift": 0.5}
     reduce = {"axis": 0, "keepdims": True}
@@ -207,7 +208,7 @@ def _wb(rng):
     return 0.5 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=2)
 
 
-@wild(_wb, wrt=(0, 1))
+@objective(_wb, wrt=(0, 1))
 def params_list_updated_in_loop(W, b, lr=0.1):
     params = [W, b]
     X = np.linspace(-1, 1, 12).reshape(4, 3)
@@ -218,7 +219,7 @@ def params_list_updated_in_loop(W, b, lr=0.1):
     return np.sum(np.tanh(X @ params[0] + params[1]) ** 2)
 
 
-@wild(
+@objective(
     _wb,
     wrt=(0, 1),
     autograd="autograd is wrong here: h += 1.0 on a box makes a new box and hs keeps the old "
@@ -233,7 +234,7 @@ def loop_items_changed_in_place(W, b):
     return np.sum(np.stack(hs) ** 2)
 
 
-@wild(lambda rng: (rng.normal(size=3),))
+@objective(lambda rng: (rng.normal(size=3),))
 def loop_over_literal_values(x):
     total = 0.0
     for lam in (0.1, 0.01, 1.0):

@@ -5,9 +5,10 @@ sparse regression, a tiny attention block with layer norm, 1-D convolutions, a K
 filter and LSTM/GRU steps in loops."""
 
 import numpy as np
-from corpus_wild import TRACING_SCIPY, wild
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, logsumexp
+
+from corpus_public import TRACING_SCIPY, objective
 
 
 def _glm(rng):
@@ -16,7 +17,7 @@ def _glm(rng):
     return 0.2 * rng.normal(size=3), X, y
 
 
-@wild(_glm)
+@objective(_glm)
 def logistic_glm_loglik(beta, X, y):
     eta = X @ beta
     ll = y * eta - np.logaddexp(0.0, eta)
@@ -30,7 +31,7 @@ def _counts(rng):
     return 0.1 * rng.normal(size=2), X, y, exposure
 
 
-@wild(_counts)
+@objective(_counts)
 def poisson_glm_with_offset(beta, X, y, exposure, alpha=0.01):
     log_mu = np.log(exposure) + X @ beta
     mu = np.exp(log_mu)
@@ -49,7 +50,7 @@ def rbf_kernel(XA, XB, length, amp):
     return amp**2 * np.exp(-0.5 / length**2 * sqdist)
 
 
-@wild(_gp, autograd="autograd's np.diagonal vjp takes only the last two axes (make_diagonal)")
+@objective(_gp, autograd="autograd's np.diagonal vjp takes only the last two axes (make_diagonal)")
 def gp_nll_cholesky_two_solves(log_params, X, y):
     length, amp, noise = np.exp(log_params)
     n = len(y)
@@ -59,7 +60,7 @@ def gp_nll_cholesky_two_solves(log_params, X, y):
     return 0.5 * y.T @ alpha + np.sum(np.log(np.diagonal(L))) + 0.5 * n * np.log(2 * np.pi)
 
 
-@wild(
+@objective(
     _gp,
     autograd="autograd has no scipy.linalg.cho_solve",
     compiler="scipy.linalg.cho_factor has no derivative rule: refused at the call (the hint: "
@@ -80,7 +81,7 @@ def _gmm(rng):
     return means, np.log(np.array([0.5, 0.7])), np.array([0.2, -0.1]), data
 
 
-@wild(_gmm, wrt=(0, 1, 2), tracing=TRACING_SCIPY)
+@objective(_gmm, wrt=(0, 1, 2), tracing=TRACING_SCIPY)
 def gmm_isotropic_logsumexp(means, log_sd, logits, data):
     d = data.shape[1]
     log_pi = logits - logsumexp(logits)
@@ -94,7 +95,7 @@ def _clusters(rng):
     return np.array([[0.1, -0.2], [1.8, 2.2]]) + 0.1 * rng.normal(size=(2, 2)), X
 
 
-@wild(_clusters)
+@objective(_clusters)
 def soft_kmeans_energy(centers, X, *, beta=3.0):
     d2 = ((X[:, np.newaxis, :] - centers) ** 2).sum(axis=2)
     logits = -beta * d2
@@ -111,7 +112,7 @@ def _tsne(rng):
     return 0.5 * rng.normal(size=(5, 2)), P / P.sum()
 
 
-@wild(_tsne, autograd="autograd cannot write into an array (np.fill_diagonal)")
+@objective(_tsne, autograd="autograd cannot write into an array (np.fill_diagonal)")
 def tsne_kl_fill_diagonal(Y, P):
     sum_Y = np.sum(np.square(Y), 1)
     num = 1.0 / (1.0 + np.add(np.add(-2.0 * np.dot(Y, Y.T), sum_Y).T, sum_Y))
@@ -120,7 +121,7 @@ def tsne_kl_fill_diagonal(Y, P):
     return np.sum(P * np.log(np.maximum(P, 1e-12) / Q))
 
 
-@wild(_tsne)
+@objective(_tsne)
 def tsne_kl_masked(Y, P):
     n = Y.shape[0]
     D = np.sum((Y[:, None] - Y[None]) ** 2, axis=-1)
@@ -136,7 +137,7 @@ def _regression(rng):
     return 0.3 * rng.normal(size=3), X, y
 
 
-@wild(_regression)
+@objective(_regression)
 def huber_ridge_regression(w, X, y, delta=1.0, lam=0.1):
     r = y - X @ w
     quad = 0.5 * r**2
@@ -144,7 +145,7 @@ def huber_ridge_regression(w, X, y, delta=1.0, lam=0.1):
     return np.where(np.abs(r) <= delta, quad, lin).mean() + lam * np.linalg.norm(w) ** 2
 
 
-@wild(_regression)
+@objective(_regression)
 def lasso_smoothed_abs(w, X, y, *, lam=0.5, eps=1e-3):
     n = X.shape[0]
     resid = X @ w - y
@@ -169,7 +170,7 @@ def softmax(z, axis=-1):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-@wild(_attention, wrt=(0, 1, 2, 3, 4, 5))
+@objective(_attention, wrt=(0, 1, 2, 3, 4, 5))
 def attention_block_pre_norm(x, Wq, Wk, Wv, gamma, beta):
     h = layer_norm(x, gamma, beta)
     q, k, v = h @ Wq, h @ Wk, h @ Wv
@@ -183,14 +184,14 @@ def _signal(rng):
     return rng.normal(size=10), rng.normal(size=3)
 
 
-@wild(_signal, wrt=(0, 1), autograd="autograd has no vjp for np.convolve")
+@objective(_signal, wrt=(0, 1), autograd="autograd has no vjp for np.convolve")
 def conv1d_np_convolve(signal, kernel):
     smoothed = np.convolve(signal, kernel, mode="valid")
     target = np.linspace(-1, 1, len(smoothed))
     return np.mean((smoothed - target) ** 2)
 
 
-@wild(_signal, wrt=(0, 1))
+@objective(_signal, wrt=(0, 1))
 def conv1d_loop_over_taps(signal, kernel):
     K = len(kernel)
     n_out = len(signal) - K + 1
@@ -205,7 +206,7 @@ def _kalman(rng):
     return np.array([np.log(0.5), np.log(0.3)]) + 0.05 * rng.normal(size=2), ys
 
 
-@wild(_kalman)
+@objective(_kalman)
 def kalman_filter_nll(log_q_r, ys):
     q, r = np.exp(log_q_r[0]), np.exp(log_q_r[1])
     m, P = 0.0, 1.0
@@ -231,7 +232,7 @@ def _lstm(rng):
     )
 
 
-@wild(_lstm, wrt=(0, 1, 2))
+@objective(_lstm, wrt=(0, 1, 2))
 def lstm_np_split_gates(W, U, b, xs):
     H = U.shape[1]
     h, c = np.zeros(H), np.zeros(H)
@@ -249,7 +250,7 @@ def _gru(rng):
     return 0.4 * rng.normal(size=(3 * H, H + D)), rng.normal(size=(4, D))
 
 
-@wild(_gru)
+@objective(_gru)
 def gru_concatenate_state(W, xs):
     H = W.shape[0] // 3
     h = np.zeros(H)
@@ -267,7 +268,7 @@ def _multi(rng):
     return 0.2 * rng.normal(size=(3, 4)), rng.normal(size=(7, 3)), rng.integers(0, 4, size=7)
 
 
-@wild(_multi, tracing=TRACING_SCIPY)
+@objective(_multi, tracing=TRACING_SCIPY)
 def multinomial_one_hot_eye(W, X, y, l2=1e-2):
     K = W.shape[1]
     Y = np.eye(K)[y]

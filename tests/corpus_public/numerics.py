@@ -10,10 +10,11 @@ factorizations (``eigh``, ``svd``, ``slogdet``, ``kron``, ``cumprod``,
 ``take_along_axis``)."""
 
 import numpy as np
-from corpus_wild import TRACING_WRITES, WRITES, wild
+
+from corpus_public import TRACING_WRITES, WRITES, objective
 
 
-@wild(lambda rng: (rng.normal(size=(6, 6)),))
+@objective(lambda rng: (rng.normal(size=(6, 6)),))
 def poisson_stencil_residual(u, h=0.2):
     f = np.ones((4, 4))
     lap = (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]) / h**2
@@ -21,7 +22,7 @@ def poisson_stencil_residual(u, h=0.2):
     return np.sum((lap + f) ** 2) * h**2 + boundary + np.sum(u[1:-1, -1] ** 2)
 
 
-@wild(lambda rng: (rng.normal(size=(5, 5)), rng.normal(size=(5, 5))))
+@objective(lambda rng: (rng.normal(size=(5, 5)), rng.normal(size=(5, 5))))
 def perona_malik_energy_roll(u, f, lam=0.5, k=0.7):
     gx = np.roll(u, -1, axis=1) - u
     gy = np.roll(u, -1, axis=0) - u
@@ -29,7 +30,7 @@ def perona_malik_energy_roll(u, f, lam=0.5, k=0.7):
     return 0.5 * np.sum((u - f) ** 2) + lam * smooth
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=3),),
     autograd="autograd has no vjp for np.trapezoid",
 )
@@ -41,7 +42,7 @@ def simpson_rule_stepped_slices(c, n=10):
     return (integral - 0.5) ** 2 + 0.01 * np.trapezoid(y**2, x)
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=2),),
     autograd="autograd.numpy has no polynomial module (np.polynomial.legendre.leggauss)",
 )
@@ -53,7 +54,7 @@ def gauss_legendre_quadrature(theta):
     return 0.5 * (b - a) * np.sum(weights * f)
 
 
-@wild(lambda rng: (np.array([1.0, 0.2, 0.8, 0.3]) + 0.05 * rng.normal(size=4),))
+@objective(lambda rng: (np.array([1.0, 0.2, 0.8, 0.3]) + 0.05 * rng.normal(size=4),))
 def lotka_volterra_rk4_tuple_state(p, x0=1.0, y0=0.5, dt=0.1, steps=8):
     a, b, c, d = p
 
@@ -73,7 +74,7 @@ def lotka_volterra_rk4_tuple_state(p, x0=1.0, y0=0.5, dt=0.1, steps=8):
     return (x - 1.2) ** 2 + (y - 0.4) ** 2
 
 
-@wild(lambda rng: (np.array([0.8, 2.0]) + 0.1 * rng.normal(size=2),))
+@objective(lambda rng: (np.array([0.8, 2.0]) + 0.1 * rng.normal(size=2),))
 def shooting_method_residual(s_k, n=20, target=0.3):
     s, k = s_k[0], s_k[1]
     h = 1.0 / n
@@ -87,7 +88,7 @@ def shooting_method_residual(s_k, n=20, target=0.3):
     return (y - target) ** 2
 
 
-@wild(lambda rng: (np.array([0.3, 1.1]) + 0.05 * rng.normal(size=2),))
+@objective(lambda rng: (np.array([0.3, 1.1]) + 0.05 * rng.normal(size=2),))
 def kepler_equation_newton(e_M, iters=8):
     e, M = e_M
     E = M
@@ -98,7 +99,7 @@ def kepler_equation_newton(e_M, iters=8):
     return x**2 + 2 * y
 
 
-@wild(lambda rng: (rng.random(size=6) + 0.5,))
+@objective(lambda rng: (rng.random(size=6) + 0.5,))
 def implicit_heat_steps_solve(u0, alpha=0.4, steps=3):
     n = u0.shape[0]
     A = (1 + 2 * alpha) * np.eye(n) - alpha * np.eye(n, k=1) - alpha * np.eye(n, k=-1)
@@ -108,7 +109,7 @@ def implicit_heat_steps_solve(u0, alpha=0.4, steps=3):
     return np.sum(u**2) + u[n // 2]
 
 
-@wild(lambda rng: (0.3 * rng.normal(size=(3, 3)),))
+@objective(lambda rng: (0.3 * rng.normal(size=(3, 3)),))
 def matrix_exponential_series(A, terms=12):
     E = np.eye(A.shape[0])
     term = np.eye(A.shape[0])
@@ -124,7 +125,7 @@ def _gauss(rng):
     return rng.normal(size=3), L1 @ L1.T, rng.normal(size=3), L2 @ L2.T
 
 
-@wild(_gauss, wrt=(0, 1, 2, 3))
+@objective(_gauss, wrt=(0, 1, 2, 3))
 def gaussian_kl_inv_det_trace(m1, S1, m2, S2):
     k = m1.shape[0]
     S2_inv = np.linalg.inv(S2)
@@ -137,7 +138,7 @@ def gaussian_kl_inv_det_trace(m1, S1, m2, S2):
     )
 
 
-@wild(
+@objective(
     lambda rng: (1.0 + 0.2 * rng.random(size=5), 0.1 * rng.normal(size=4)),
     wrt=(0, 1),
     autograd=WRITES,
@@ -160,7 +161,7 @@ def _atoms(rng):
     return (grid * 1.1 + 0.05 * rng.normal(size=grid.shape),)
 
 
-@wild(_atoms)
+@objective(_atoms)
 def morse_potential_triu_unpacked(pos, D=1.0, a=1.5, r0=1.0):
     n = len(pos)
     i, j = np.triu_indices(n, 1)
@@ -176,7 +177,7 @@ def _camera(rng):
     return axis_angle, t, points, observed
 
 
-@wild(
+@objective(
     _camera,
     wrt=(0, 1, 2),
     autograd="autograd's np.cross vjp fails to broadcast a (3,) axis against (6, 3) points",
@@ -193,13 +194,13 @@ def reprojection_error_rodrigues(axis_angle, t, points, observed, f=500.0):
     return np.sum(residual**2)
 
 
-@wild(lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),))
+@objective(lambda rng: (np.array([1.0, 0.5]) + 0.3 * rng.normal(size=2),))
 def beale_tuple_unpacked(p):
     x, y = p
     return (1.5 - x + x * y) ** 2 + (2.25 - x + x * y**2) ** 2 + (2.625 - x + x * y**3) ** 2
 
 
-@wild(lambda rng: (rng.normal(size=2),))
+@objective(lambda rng: (rng.normal(size=2),))
 def himmelblau_and_rosenbrock(p, a=1.0, b=100.0):
     x, y = p
     himmelblau = (x**2 + y - 11) ** 2 + (x + y**2 - 7) ** 2
@@ -207,7 +208,7 @@ def himmelblau_and_rosenbrock(p, a=1.0, b=100.0):
     return himmelblau + rosenbrock
 
 
-@wild(lambda rng: (0.5 * rng.normal(size=2),))
+@objective(lambda rng: (0.5 * rng.normal(size=2),))
 def goldstein_price(p):
     x, y = p
     first = 1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x**2 - 14 * y + 6 * x * y + 3 * y**2)
@@ -215,35 +216,35 @@ def goldstein_price(p):
     return np.log(first * second)
 
 
-@wild(lambda rng: (rng.normal(size=(3, 3)),))
+@objective(lambda rng: (rng.normal(size=(3, 3)),))
 def eigh_spectrum_penalty(A):
     S = 0.5 * (A + A.T)
     w, V = np.linalg.eigh(S)
     return np.sum(w**2) + w[-1] - w[0] + np.sum(V[:, -1] ** 4)
 
 
-@wild(lambda rng: (rng.normal(size=(4, 3)),))
+@objective(lambda rng: (rng.normal(size=(4, 3)),))
 def svd_low_rank_residual(M):
     U, s, Vt = np.linalg.svd(M, full_matrices=False)
     approx = (U[:, :2] * s[:2]) @ Vt[:2]
     return np.sum((M - approx) ** 2) + s[0]
 
 
-@wild(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
+@objective(lambda rng: (rng.normal(size=(3, 3)) + 3 * np.eye(3),))
 def slogdet_and_kron(A):
     sign, logabs = np.linalg.slogdet(A)
     K = np.kron(A, np.eye(2))
     return sign * logabs + np.sum(np.tensordot(A, A, axes=([1], [0])) ** 2) / 50 + np.trace(K)
 
 
-@wild(lambda rng: (rng.normal(size=8),), autograd="autograd has no vjp for np.cumprod")
+@objective(lambda rng: (rng.normal(size=8),), autograd="autograd has no vjp for np.cumprod")
 def second_differences_and_cumprod(x):
     d2 = np.diff(x, n=2)
     growth = np.cumprod(1 + 0.1 * np.tanh(x))
     return np.sum(d2**2) + growth[-1] + np.sum(np.cumsum(x)[::2])
 
 
-@wild(
+@objective(
     lambda rng: (rng.normal(size=(4, 5)),),
     autograd="autograd has no vjp for np.take_along_axis",
 )

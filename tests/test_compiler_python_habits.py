@@ -1,71 +1,11 @@
-"""Reproducers of what the third wild corpus (``tests/corpus_wild3/``) found, each
-differentiated by the compiler and checked against central differences and autograd
-(the same function with autograd's numpy):
-
-- a WRONG value and gradient, silently: a loop over a dict that is no structure of
-  the function (a global ``SCALES = {1: 10.0, 0: 20.0}``, an attribute
-  ``cfg.scales``, a dict passed as an argument not differentiated) was compiled as a
-  loop over positions, ``SCALES[0], SCALES[1]`` (its values) where Python gives its
-  keys; and a loop over a global set crashed with the false hint that the function
-  itself fails. A global (or a global's attribute) that is a dict, a set or an
-  iterator is now looped over as ``list(...)`` (its keys); the length of any other
-  sequence a compiled loop reads by position is ``indexed_len(xs)``, which refuses a
-  dict or a set, located at the loop (saying to write ``list(d)`` or ``d.items()``);
-- a WRONG value and gradient, silently: a loop whose body assigns the name of the
-  sequence it loops over (``for v in x: x = x * 2``, ``for y in ys: ys = [...]``,
-  ``for i, v in enumerate(x): x = x + 1.0``) read the new value at each step, where
-  Python loops over the sequence it read once, before the loop; the sequence is now
-  held in a fresh name before the loop;
-- the hint of a write into the array a loop reads (``for v in y: y += 1.0``) said
-  to copy ``y[k_1]``, a name the user never wrote; it says ``v = v.copy()`` now;
-- a swap of two elements (``y[0], y[2] = y[2], y[0]``) is refused (whether the right
-  side holds copies or views depends on ``y``'s dimensions), with a hint that said to
-  copy ``y`` first, which does not help; it says to swap with lists of indices now;
-- WRONG gradients, silently, older than this corpus: the gradient of a list that
-  holds lists (``rows.append(cols)``, ``rows = [a, a]`` with ``a`` a list built here)
-  was joined with ``+`` (``[0, 0] + [g, 0]`` is ``[0, 0, g, 0]``) where it must be
-  added item by item (``scatter``, ``add_lists``, and in-place ``d_r[0] += g`` into
-  the gradient of a list read from a list); and a nested comprehension (``[[f(i, j)
-  for j in ...] for i in ...]``) was refused as "'items_3.append(...)' would change an
-  array that 'items_1' shares", though each outer iteration makes its inner list anew,
-  and ``np.stack(r) for r in rows`` of such a list as "stack needs a list here" (a
-  row read from a list of lists is a list now);
-- a WRONG gradient, silently, older than this corpus: an array read from a list built
-  here and changed in place (``r = rows[1]; r += 1.0``), then read from the list
-  again (``rows[1]``), was compiled with the second read reusing the first (one value
-  for ``rows[1]`` read twice), so the change was lost; a value read before an in-place
-  write is no longer reused after it, and the write is refused, located, as the
-  writes the alias check sees are;
-- a false refusal: lists built in nested loops (``rows = []`` ... ``cols = []`` ...
-  ``cols.append(v)``, a conv layer by hand) were refused as "an array that other
-  names share, and 'j' shares it": every name first bound inside a loop started from
-  the one marker ``unbound``, which tied them together as if they held one array;
-- ``tuple(s + h * k for s, k in zip(state, k1))`` (an RK4 step on a tuple state) was
-  refused as "no derivative rule for tuple, which is called on 'items_1'", a name the
-  user never wrote; ``tuple(...)`` of a list built here is now a list, as ``list(...)``
-  is (and as tuples written out are);
-- ``pairs = list(zip(Ws, bs, strict=True))`` (then ``pairs[::2]``) was refused as "no derivative
-  rule for zip"; ``list``/``tuple`` of ``zip``/``enumerate``/``reversed`` of
-  structures are now written out while compiling;
-- the walrus operator was refused everywhere; in an ``if`` test (``elif`` too) or a
-  comprehension's condition it is now an assignment before the test, where that is
-  what Python does (always evaluated, its name read nowhere else in the test);
-- a list of lambdas (``fns.append(lambda v, k=k: ...)``) was refused with the hint
-  "assign it to a name", which the next refusal contradicted ("calling the local
-  variable 'f_2'", a name the user never wrote, "call the function by its global
-  name"); both now say what compiles, with the user's name;
-- ``model(t, *p)``, ``beale(*p)``, ``np.hypot(*v)`` (scipy.optimize's habit) were
-  refused; a ``*p`` into a function with a fixed number of positional parameters (a
-  global function of the user's without defaults, or a ufunc) is now ``p[0], p[1],
-  ...`` after a check of ``len(p)`` that raises ``TypeError`` as Python would;
-- the hint of a failure in the compiled forward said "calling f directly raises the
-  same error here" without checking; it is checked now (the function is called with
-  the arguments the forward was given): where it runs, the failure is an internal
-  error, said so;
-- a loop over an iterator (``itertools.combinations(range(n), 2)``, ``map(...)``,
-  ``d.items()``) crashed from inside (the indexed loop called ``len`` of the iterator)
-  with the false hint that the function itself fails on these arguments; its items are
-  now held in a list first.
+"""Habits of everyday Python, differentiated by the compiler against central
+differences and autograd (the same function with autograd's numpy), or refused
+located with a hint that works: ``list(zip(...))`` of list parameters, the walrus in
+a test, lists of functions, ``*p`` into a fixed number of parameters, loops over dicts
+and sets (their keys, as in Python), a loop that rebinds its sequence (read once), a
+write into the array a loop reads, swaps, the gradient of a list of lists, a list
+item changed in place and read again, and a compiled forward failing where the
+function itself runs.
 """
 
 from __future__ import annotations
@@ -163,7 +103,7 @@ def loop_over_combinations(x):
 
 
 @pytest.mark.parametrize("fn", [nested_list_building, tuple_of_generator, loop_over_combinations])
-def test_found_by_the_third_wild_corpus_is_differentiated(fn) -> None:
+def test_nested_lists_tuples_of_generators_and_iterators_are_differentiated(fn) -> None:
     x = np.array([[0.3, -0.8, 0.5], [1.1, 0.4, -0.6]]) if fn is nested_list_building else None
     x = np.array([0.3, -0.8, 0.5]) if x is None else x
     compiled_matches_oracles(fn, x)
