@@ -27,6 +27,12 @@ import numpy as np
 from autodiff_tutor.rules.catalog import FAMILIES
 from autodiff_tutor.rules.registry import RULES
 
+#: numpy's conversions to an array (``np.asarray(x)``): the compiler keeps the value
+#: they convert; tracing refuses them on a traced value, the escape they are there
+CONVERSIONS = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray"})
+#: the conversions, and cupy's copy to the host: a value leaves the array library here
+ESCAPES = CONVERSIONS | {"asnumpy"}
+
 BINARY_OPERATORS: dict[type[ast.operator], str] = {
     ast.Add: "add",
     ast.Sub: "subtract",

@@ -30,7 +30,7 @@ from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.locations import here, location
 from autodiff_tutor.rules import registry
-from autodiff_tutor.rules.names import canonical, op_of_callable, ufunc_method_hint
+from autodiff_tutor.rules.names import ESCAPES, canonical, op_of_callable, ufunc_method_hint
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import binding, messages
 from autodiff_tutor.tracing.details import detail
@@ -51,7 +51,6 @@ from autodiff_tutor.tracing.traced_values import (
 )
 from autodiff_tutor.tracing.value import TracedValue, note_view
 
-ESCAPE_FUNCTIONS = {"asarray", "array", "asanyarray", "ascontiguousarray", "asnumpy"}
 #: new arrays shaped like a traced one: traced constants (off the trace), so that the
 #: numbers written or added into them later keep their trace (acc = np.zeros_like(x);
 #: acc += t; y[i] = t), as MATLAB's zeros(size(x), "like", x) gives a dlarray
@@ -224,7 +223,7 @@ def call_function(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: 
     live = any(is_live(t) for t in leaves)
     if kwargs.get("out") is not None:
         _check_out(name, kwargs["out"], list(args))
-    if op in ESCAPE_FUNCTIONS and live:
+    if op in ESCAPES and live:
         raise messages.escape(f"{name}()", messages.COPY_HINT)
 
     if op == "einsum" and live:

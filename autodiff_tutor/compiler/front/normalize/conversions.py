@@ -27,7 +27,8 @@ import ast
 import copy as copying
 from typing import Any
 
-CONVERSIONS = {"array", "asarray", "asanyarray", "ascontiguousarray"}
+from autodiff_tutor.rules.names import CONVERSIONS
+
 # the keywords each conversion takes besides its array (numpy 2); the rest are refused
 _OPTIONS = {
     "array": ("dtype", "copy", "order", "subok"),

@@ -35,9 +35,7 @@ from autodiff_tutor.rules.registry import is_nondifferentiable
 from autodiff_tutor.runtime.backend import array_module
 
 ESCAPE_BUILTINS = {builtins.float, builtins.int, builtins.bool, builtins.complex}
-ESCAPE_FUNCTIONS = {
-    "array", "asarray", "asanyarray", "ascontiguousarray", "asnumpy", "extract_data"
-}  # fmt: skip
+ESCAPE_FUNCTIONS = opnames.ESCAPES | {"extract_data"}  # and tracing's own escape
 ESCAPE_METHODS = {"item", "tolist", "get", "__array__"}
 MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
 # Python's scalar spellings of existing primitives (their rules work on floats too)
