@@ -18,6 +18,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 
 from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.ops import SReLUFunction
 from autodiff_tutor.tracing import evaluate, gradient, traced, value_and_gradient
 
 X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
@@ -316,3 +317,27 @@ def test_an_update_through_a_view_keeps_the_memory_layout(fn):
     so a later reshape was a view in tracing (a copy in numpy) and took later writes:
     a silently wrong value (fuzz seed 1005206, in-place campaign)."""
     _check_like_numpy(fn, X)
+
+
+SRELU = SReLUFunction("BC")
+
+
+def _srelu_then_write_through_a_view(alpha, x):
+    y = np.sum(SRELU(x, -0.5 - 0.0 * alpha, alpha, 0.4 + 0.0 * alpha, 0.5 + 0.0 * alpha))
+    flat = x.reshape(-1)  # a view of the plain input the op saved for its backward
+    flat[0] = 5.0
+    return y
+
+
+def _srelu_alone(alpha, x):
+    return np.sum(SRELU(x, -0.5 - 0.0 * alpha, alpha, 0.4 + 0.0 * alpha, 0.5 + 0.0 * alpha))
+
+
+def test_a_plain_input_a_custom_op_saved_and_later_written_keeps_the_gradient():
+    """A custom op saves its plain input ``x`` for the backward; a write into ``x``
+    after the call (through a view) must not reach the saved value: the gradient is
+    that of the value the op was called on (fuzz seed 50032488)."""
+    alpha, x = np.full((1, 3), 0.2), np.array([[-3.0, 0.1, 1.2]])
+    value, got = value_and_gradient(_srelu_then_write_through_a_view, alpha, x.copy(), wrt=0)
+    assert np.isclose(value, _srelu_alone(alpha, x))
+    np.testing.assert_allclose(got, central_difference(_srelu_alone, [alpha, x], 0), atol=1e-6)

@@ -65,7 +65,10 @@ def call_op(op: Any, *inputs: Any) -> Any:
     if tape is not None:
         tape.raise_pending()
     inputs = strip_dims(inputs)  # an op works on the data; its interface function relabels
-    raw_inputs = [unwrap(v) for v in inputs]
+    live = tape is not None and any(is_live(v, tape) for v in inputs)
+    # on a trace, the op gets its own copy of each plain input: what it saves for its
+    # backward must not see a later write into that array (through a view, a helper)
+    raw_inputs = [unwrap(v) if is_traced(v) or not live else snapshot(v) for v in inputs]
     result = op.op_forward(*raw_inputs)
     name = getattr(op, "name", type(op).__name__)
     count = getattr(op, "num_outputs", 1)
@@ -80,7 +83,7 @@ def call_op(op: Any, *inputs: Any) -> Any:
             f"op_forward of {name!r} returned {len(outputs)} output(s); num_outputs is {count}",
             location(),
         )
-    if tape is None or not any(is_live(v, tape) for v in inputs):
+    if not live:
         wrapped = [wrap_untraced(o, traced_leaves(list(inputs))) for o in outputs]
     else:
         record = tape.add_record(
@@ -90,7 +93,14 @@ def call_op(op: Any, *inputs: Any) -> Any:
             [(shape_of(o), dtype_name(o)) for o in outputs],
             here(),
             payload=CustomPayload(
-                op, saved, [snapshot(v) for v in raw_inputs], list(outputs), location()
+                op,
+                saved,
+                [
+                    snapshot(r) if is_traced(v) else r
+                    for v, r in zip(inputs, raw_inputs, strict=True)
+                ],
+                list(outputs),
+                location(),
             ),
         )
         like = traced_leaves(list(inputs))[0]
