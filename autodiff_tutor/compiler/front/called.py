@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from autodiff_tutor.compiler.code import resolve
 from autodiff_tutor.compiler.front.fence import in_place_call
 from autodiff_tutor.compiler.front.normalize.resolve import classify, is_user_function
 from autodiff_tutor.compiler.front.source import parse_function
@@ -73,7 +74,7 @@ def calls_of_yours(program: Program) -> list[Call]:
             if isinstance(node.func, ast.Name) and node.func.id in local:
                 found.append(Call(None, node, keeper, False))
                 continue
-            function = _function_of_yours(_value_of(node.func, program.namespace))
+            function = _function_of_yours(resolve(node.func, program.namespace))
             if function is not None:
                 found.append(Call(function, node, keeper, False))
     return found
@@ -107,7 +108,7 @@ def may_write_in_place(fn: Callable[..., Any], seen: frozenset[int] = frozenset(
             return True
         if isinstance(node.func, ast.Name) and node.func.id in local:
             return True  # a function passed in, or defined inside: not known here
-        called = _function_of_yours(_value_of(node.func, namespace))
+        called = _function_of_yours(resolve(node.func, namespace))
         if called is not None and may_write_in_place(called, seen | {id(fn)}):
             return True
     return False
@@ -123,17 +124,6 @@ def _compiled_in_turn(step: Step) -> bool:
         and func.func.id == "differentiable"
         and inspect.isfunction(step.callee)
     )
-
-
-def _value_of(func: ast.expr, namespace: dict[str, Any]) -> Any:
-    """The object a call's ``h`` or ``module.h`` names among ``namespace``'s values
-    (``None`` where it names something else: a method of a local, a generated helper)."""
-    if isinstance(func, ast.Name):
-        return namespace.get(func.id)
-    if isinstance(func, ast.Attribute):
-        base = _value_of(func.value, namespace)
-        return None if base is None else getattr(base, func.attr, None)
-    return None
 
 
 def _function_of_yours(obj: Any) -> Callable[..., Any] | None:
