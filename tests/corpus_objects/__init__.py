@@ -25,7 +25,8 @@ table that the program exercises. ``kind`` is ``"grad"`` (a scalar objective) or
 ``"vjp"`` (an array, or ``(out, cache)`` whose later outputs get ``None`` seeds);
 ``differentiable=True`` passes the callable through ``differentiable()`` first;
 ``steps > 1`` is a training loop (one ``value_and_grad``, the attributes in ``wrt``
-rebound after each step). ``tests/test_corpus_objects.py`` runs them
+rebound after each step, then the model's ``on_step_end()`` where it has one: a
+schedule rebinding other attributes). ``tests/test_corpus_objects.py`` runs them
 (``tests/corpus_objects/checks.py``); ``python -m corpus_objects.measure`` (from
 ``tests/``) counts them per row and mode. What a mode refuses today is in
 ``today.py`` (the tests mark it ``xfail(strict=True)``).

@@ -115,8 +115,12 @@ def compare_value(got: Any, want: Any) -> None:
 
 
 def step_attributes(p: Program, call: Any, gradients: Any) -> None:
-    """A training step: each attribute in ``wrt`` rebound to a new array."""
+    """A training step: each attribute in ``wrt`` rebound to a new array, then the
+    model's own ``on_step_end()`` where it has one (a schedule that rebinds other
+    attributes: a temperature, a penalty, an activation)."""
     obj = owner(call)
+    if hasattr(obj, "on_step_end"):
+        obj.on_step_end()
     for entry, g in zip(p.wrt, gradients, strict=True):
         attribute = entry.removeprefix("self.")
         value = getattr(obj, attribute)

@@ -101,3 +101,79 @@ class RNNModel:
 @program("training_loops", wrt=("self.Wx", "self.Wh", "self.v"), steps=STEPS)
 def rnn_training_with_step_method(rng):
     return RNNModel(2, 3, rng).loss, (rng.normal(size=(4, 2)), 0.5)
+
+
+class AnnealedSoftmax:
+    """A temperature and a penalty on a schedule: Python floats rebound each step."""
+
+    def __init__(self, d, k, rng):
+        self.W = 0.3 * rng.normal(size=(d, k))
+        self.temperature = 2.0
+        self.penalty = 0.1
+
+    def loss(self, X, y):
+        scores = X @ self.W / self.temperature
+        scores = scores - np.max(scores, axis=1, keepdims=True)
+        log_p = scores - np.log(np.sum(np.exp(scores), axis=1, keepdims=True))
+        return -np.mean(log_p[np.arange(X.shape[0]), y]) + self.penalty * np.sum(self.W**2)
+
+    def on_step_end(self):
+        self.temperature = self.temperature * 0.5
+        self.penalty = self.penalty + 0.2
+
+
+@program("training_loops", wrt=("self.W",), steps=STEPS)
+def annealed_temperature_and_penalty(rng):
+    return AnnealedSoftmax(3, 3, rng).loss, (rng.normal(size=(5, 3)), np.array([2, 0, 1, 1, 2]))
+
+
+def _tanh(z):
+    return np.tanh(z)
+
+
+def _softsign(z):
+    return z / (1 + np.abs(z))
+
+
+class SwitchingActivation:
+    """The activation function is an attribute, swapped during training."""
+
+    def __init__(self, d, rng):
+        self.W = 0.5 * rng.normal(size=(d, d))
+        self.v = 0.5 * rng.normal(size=d)
+        self.activation = _tanh
+        self.steps = 0
+
+    def loss(self, X, y):
+        h = self.activation(X @ self.W)
+        return np.mean((h @ self.v - y) ** 2)
+
+    def on_step_end(self):
+        self.steps += 1
+        self.activation = _softsign if self.steps % 2 else _tanh
+
+
+@program("training_loops", wrt=("self.W", "self.v"), steps=STEPS)
+def activation_attribute_swapped(rng):
+    return SwitchingActivation(3, rng).loss, (rng.normal(size=(4, 3)), rng.normal(size=4))
+
+
+class ShapeChangingData:
+    """The same model called on batches of different sizes, the batch an attribute."""
+
+    def __init__(self, rng):
+        self.w = rng.normal(size=2)
+        self.batches = [rng.normal(size=(n, 2)) for n in (3, 5, 4, 6)]
+        self.step = 0
+
+    def loss(self, scale):
+        X = self.batches[self.step % len(self.batches)]
+        return scale * np.mean(np.log1p(np.exp(X @ self.w)))
+
+    def on_step_end(self):
+        self.step += 1
+
+
+@program("training_loops", wrt=("self.w",), steps=STEPS)
+def batch_attribute_changes_shape(rng):
+    return ShapeChangingData(rng).loss, (1.5,)
