@@ -218,11 +218,16 @@ def _structured_value_and_grad(
 def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     """A function returning the gradient of a scalar-valued ``f`` w.r.t. ``wrt``.
 
+    ``f`` is a def, a lambda, a bound method, a callable object or a partial; a
+    ``*args`` parameter is compiled for the number of extra arguments each call gives.
+
     >>> import numpy as np
     >>> def f(x):
     ...     return np.sum(np.tanh(x))
     >>> grad(f)(np.zeros(2)).tolist()
     [1.0, 1.0]
+    >>> grad(lambda x, *args: np.sum(x * x) * len(args))(np.ones(2), 0.5, 0.5).tolist()
+    [4.0, 4.0]
     """
     both = value_and_grad(f, wrt)
 
@@ -243,8 +248,9 @@ def vjp(
 ) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """``(value, pullback)``: ``pullback(*seeds)`` gives one gradient per ``wrt`` input.
 
-    ``wrt=None`` means every floating-point argument. Give one seed per output,
-    shaped like that output.
+    ``wrt=None`` means every floating-point argument (the extra arguments of a
+    ``*args`` parameter are held fixed unless ``wrt`` names it). Give one seed per
+    output, shaped like that output.
 
     >>> import numpy as np
     >>> def f(x):

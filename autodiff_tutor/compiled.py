@@ -549,12 +549,19 @@ def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable
 def differentiable(fn: Callable[..., Any]) -> Differentiable:
     """Decorator: make ``fn`` differentiable by the source-to-source compiler.
 
+    ``fn`` is a def or a lambda; a bound method (``model.loss``), an object whose
+    ``__call__`` is written in Python, or a ``functools.partial`` of one gives a
+    :class:`BoundDifferentiable` of the parameters the call shows.
+
     >>> import numpy as np
     >>> @differentiable
     ... def cube(x):
     ...     return x ** 3
     >>> cube(2.0)
     8.0
+    >>> square = lambda x: x * x
+    >>> differentiable(square).name, differentiable(square)(3.0)
+    ('square', 9.0)
     """
     if isinstance(fn, Differentiable):
         return fn

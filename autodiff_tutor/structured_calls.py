@@ -274,15 +274,15 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
-    if not any(is_structure(a) or isinstance(a, ObjectView) for a in args) or any(
-        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
-    ):
-        return None  # an array tangent for a structure: taken as one stacked array
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
+    varargs = varargs_name(compiled.signature)
+    if (
+        not any(is_structure(a) or isinstance(a, ObjectView) for a in args) and varargs is None
+    ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
+        return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, {})
     given = list(tangents)
-    varargs = varargs_name(compiled.signature)
     if varargs is not None:  # the tangents of the extra arguments, as *args is: a tuple
         at = compiled.params.index(varargs)
         extra = tuple(given[at:])

@@ -156,6 +156,26 @@ def test_differentiable_of_a_callable_object():
     np.testing.assert_allclose(tangent, vjp(op, X)[1](np.ones(3))[0], rtol=1e-12)
 
 
+def test_traced_attributes_are_traced_through_the_method():
+    """In a trace, an attribute set to a traced array gets its gradient too (the
+    method runs traced, not as an op of its visible parameters)."""
+    model = Model()
+    loss = differentiable(model.loss)
+
+    def both(W, x):
+        model.W = W
+        return gradient(loss(x), [W, x])
+
+    W0 = model.W.copy()
+    dW, dx = evaluate(both, traced(W0), traced(X))
+
+    def reference(W, x):
+        return anp.sum(anp.tanh(anp.dot(x, W) + model.b) ** 2)
+
+    np.testing.assert_allclose(dW, autograd.grad(reference, 0)(W0, X), rtol=1e-10)
+    np.testing.assert_allclose(dx, autograd.grad(reference, 1)(W0, X), rtol=1e-10)
+
+
 def test_differentiable_of_a_partial():
     cubes = differentiable(functools.partial(scaled_cubes, 2.5))
     assert cubes(X) == scaled_cubes(2.5, X)
@@ -214,6 +234,9 @@ def test_a_function_with_varargs_and_the_gradient_of_an_extra_argument():
         X,
         lambda x: anp.sum(anp.sin(x) * 2) + anp.sum(x**2 * 2.0),
     )
+    direction = np.array([1.0, 0.5, -1.0])
+    _, tangent = jvp(weighted, (X, 2.0, 1.0), (direction, None, None))
+    assert tangent == pytest.approx(np.dot(grad(weighted)(X, 2.0, 1.0), direction))
     d_args = grad(weighted, wrt="args")(X, 2.0, 1.0)
     assert d_args[0] == pytest.approx(np.sum(X**2)) and d_args[1] == 0.0
     assert grad(differentiable(Rosen().fun))(X, 0.5) == pytest.approx(
