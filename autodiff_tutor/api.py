@@ -17,6 +17,7 @@ Thin wrappers over the compiler: they bind arguments, check what the user asked 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,6 +51,7 @@ from autodiff_tutor.runtime.backend import (
     ones_like,
     shape_of,
 )
+from autodiff_tutor.structured_calls import varargs_name
 from autodiff_tutor.structured_vjp import (
     by_key,
     check_list_seed,
@@ -146,6 +148,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     fast: list[Derivative] = []  # the derivative, once a call took the fast path
     one = isinstance(wrt, (int, str))  # one input: its gradient alone
+    varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
@@ -157,7 +160,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
                     if one or wrt is None:
                         return result[0], result[1][0] if one else _unpack(result[1], wrt)
                     return result  # a list of inputs: the tuple of their gradients
-            if by_attribute or _has_containers(args, kwargs):  # arrays only: the fast path
+            if by_attribute or varargs or _has_containers(args, kwargs):  # else: arrays only
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:
                     return structured
@@ -177,6 +180,13 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return value_and_gradient
+
+
+def _takes_varargs(f: Any) -> bool:
+    """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments)."""
+    if not inspect.isfunction(f):
+        return False  # bound methods and partials are unwrapped before; others refused
+    return varargs_name(inspect.signature(f)) is not None
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
@@ -208,11 +218,16 @@ def _structured_value_and_grad(
 def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     """A function returning the gradient of a scalar-valued ``f`` w.r.t. ``wrt``.
 
+    ``f`` is a def, a lambda, a bound method, a callable object or a partial; a
+    ``*args`` parameter is compiled for the number of extra arguments each call gives.
+
     >>> import numpy as np
     >>> def f(x):
     ...     return np.sum(np.tanh(x))
     >>> grad(f)(np.zeros(2)).tolist()
     [1.0, 1.0]
+    >>> grad(lambda x, *args: np.sum(x * x) * len(args))(np.ones(2), 0.5, 0.5).tolist()
+    [4.0, 4.0]
     """
     both = value_and_grad(f, wrt)
 
@@ -233,8 +248,9 @@ def vjp(
 ) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """``(value, pullback)``: ``pullback(*seeds)`` gives one gradient per ``wrt`` input.
 
-    ``wrt=None`` means every floating-point argument. Give one seed per output,
-    shaped like that output.
+    ``wrt=None`` means every floating-point argument (the extra arguments of a
+    ``*args`` parameter are held fixed unless ``wrt`` names it). Give one seed per
+    output, shaped like that output.
 
     >>> import numpy as np
     >>> def f(x):
@@ -246,7 +262,7 @@ def vjp(
     unwrapped = unwrap_call(f, wrt, args, kwargs)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
-    if _has_containers(args, kwargs):
+    if _has_containers(args, kwargs) or _takes_varargs(f):
         from autodiff_tutor import api
         from autodiff_tutor.structured_vjp import structured_vjp
 
@@ -287,10 +303,11 @@ def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any])
     ['x']
     """
     values = bind_arguments(f, args, kwargs)
+    held = varargs_name(f.signature)  # *args: held fixed unless named in wrt
     names = [
         p
         for p, v in zip(f.params, values, strict=True)
-        if is_float_value(v) or isinstance(v, list) or has_float_leaf(v)
+        if p != held and (is_float_value(v) or isinstance(v, list) or has_float_leaf(v))
     ]
     if not names:
         raise located(
@@ -348,7 +365,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     unwrapped = _unwrap_callable(f, None)
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
         return unwrapped.jvp(jvp, args, tangents)
-    if isinstance(args, (list, tuple)) and _has_containers(args, {}):
+    if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):
         from autodiff_tutor import api
         from autodiff_tutor.structured_calls import structured_jvp
 

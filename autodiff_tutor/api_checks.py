@@ -41,22 +41,29 @@ def located(kind: type[AutodiffError], message: str, hint: str = "") -> Autodiff
 
 
 def check_function(fn: Any) -> None:
-    """Only Python functions (with source the compiler can read) are differentiable."""
+    """Only Python functions (with source the compiler can read) are differentiable;
+    the front door unwraps bound methods, callable objects and partials of them before.
+
+    >>> check_function(len)
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.SourceUnavailableError: cannot differentiate <built-in function len>: ...
+    """
     if inspect.isfunction(inspect.unwrap(fn)) or getattr(fn, "_gradient_of", None) is not None:
         return
     if isinstance(fn, functools.partial):
         what, hint = (
-            "a functools.partial",
-            "differentiate the function itself and pass the fixed arguments in the call "
-            "(leave them out of wrt), or write a def that calls it",
+            f"a functools.partial of {fn.func!r}",
+            "differentiate a def (or a method) that calls it; a partial of one is "
+            "differentiated with its stored arguments",
         )
     elif isinstance(fn, type):
         what, hint = f"the class {fn.__name__}", "differentiate a function, not a class"
     elif callable(fn):
         what, hint = (
             f"a {type(fn).__name__} object" if not inspect.isbuiltin(fn) else f"{fn!r}",
-            "write a def whose body does the computation (a method or a callable "
-            "object's __call__ cannot be compiled)",
+            "write a def whose body does the computation (a method, or an object whose "
+            "__call__ is written in Python, is differentiated too)",
         )
     else:
         raise located(
@@ -66,8 +73,9 @@ def check_function(fn: Any) -> None:
         )
     raise located(
         SourceUnavailableError,
-        f"cannot differentiate {what}: it is not a Python function, so it has no source "
-        "to read (the compiler differentiates functions written with def)",
+        f"cannot differentiate {what}: it is not written in Python, so it has no source "
+        "to read (the compiler differentiates functions, methods and __call__ written "
+        "with def or lambda)",
         hint=hint,
     )
 

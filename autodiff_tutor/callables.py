@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.api_checks import wrt_entries
-from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.pytree import ObjectView
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 @dataclass
@@ -66,16 +67,18 @@ class Unwrapped:
 
         parameters = inspect.signature(self.fn).parameters
         names = list(parameters)
+        positional = [n for n in names if parameters[n].kind in _POSITIONAL]
+        given_count = len(self.prefix) + len(args)
+        if _has_varargs(self.fn) and not self.keywords and given_count > len(positional):
+            held = (None,) * len(self.prefix)  # extra arguments go to *args, in order
+            return jvp(self.fn, (*self.prefix, *args), (*held, *tangents))
         given = dict(zip(names, self.prefix, strict=False))
         mine = dict(zip(names[len(self.prefix) :], zip(args, tangents, strict=False), strict=False))
         given.update({n: value for n, (value, _) in mine.items()})
         given.update(self.keywords)
         values, dots = [], []
         for name in names:
-            if name not in given or parameters[name].kind not in (
-                inspect.Parameter.POSITIONAL_ONLY,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            ):
+            if name not in given or parameters[name].kind not in _POSITIONAL:
                 break
             values.append(given[name])
             dots.append(mine[name][1] if name in mine else None)
@@ -112,16 +115,33 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
         bound = inspect.signature(f).bind(*args, **kwargs)
     except TypeError:
         return unwrap(f, None)  # the call's own check says what is wrong
-    floats = [
+    parameters = inspect.signature(f).parameters
+    floats = [  # (*args held fixed unless named in wrt)
         name
         for name, value in bound.arguments.items()
-        if is_float_value(value) or isinstance(value, list) or has_float_leaf(value)
+        if parameters[name].kind is not inspect.Parameter.VAR_POSITIONAL
+        and (is_float_value(value) or isinstance(value, list) or has_float_leaf(value))
     ]
     return unwrap(f, floats or None)
 
 
 def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
-    """``None`` for a plain function; else how to call its underlying function."""
+    """``None`` for a plain function; else how to call its underlying function
+    (``differentiable(model.loss)`` is seen through to ``model.loss``).
+
+    >>> import numpy as np
+    >>> class Scaled:
+    ...     def __init__(self):
+    ...         self.s = np.ones(2)
+    ...     def apply(self, x, *args):
+    ...         return self.s * x
+    >>> found = unwrap(Scaled().apply, None)
+    >>> found.fn.__name__, type(found.prefix[0]).__name__, found.wrt
+    ('apply', 'ObjectView', ['x'])
+    """
+    target = getattr(f, "bound_callable", None)  # differentiable(model.loss)
+    if target is not None:
+        return unwrap(target, wrt)
     if inspect.isfunction(f) or (hasattr(f, "op_forward") and not inspect.ismethod(f)):
         return None  # (a method of a @differentiable def has its op_forward too)
     if isinstance(f, functools.partial):
@@ -130,9 +150,8 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         if inner is not None:  # a partial of a bound method
             fn, prefix = inner.fn, inner.prefix + prefix
     elif inspect.ismethod(f):
-        fn, prefix, keywords = f.__func__, (ObjectView(f.__self__),), {}
-        if isinstance(fn, Differentiable):  # a method decorated with @differentiable
-            fn = fn.fn
+        # (a method decorated with @differentiable wraps its def)
+        fn, prefix, keywords = inspect.unwrap(f.__func__), (ObjectView(f.__self__),), {}
     elif inspect.isfunction(inspect.getattr_static(type(f), "__call__", None)):
         fn, prefix, keywords = inspect.getattr_static(type(f), "__call__"), (ObjectView(f),), {}
     else:
@@ -144,7 +163,7 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
     entries = wrt_entries(wrt)
     if entries is None:
         parameters = inspect.signature(f).parameters
-        entries = [p for p in visible if parameters[p].default is inspect.Parameter.empty]
+        entries = [p for p in visible if is_required(parameters[p])]
     names = []
     for entry in entries:
         if isinstance(entry, int):
@@ -154,3 +173,23 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         names.append(entry)
     name = getattr(fn, "__name__", "function")
     return Unwrapped(fn, prefix, keywords, names, name, isinstance(wrt, (int, str)))
+
+
+def is_required(parameter: inspect.Parameter) -> bool:
+    """Whether a parameter is in the default ``wrt``: it has no default, and it is not
+    ``*args`` (whose values a call may leave out) nor ``**kwargs``.
+
+    >>> [is_required(p) for p in inspect.signature(lambda x, *args, n=2: x).parameters.values()]
+    [True, False, False]
+    """
+    return parameter.default is inspect.Parameter.empty and parameter.kind not in (
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    )
+
+
+def _has_varargs(fn: Callable[..., Any]) -> bool:
+    return any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL
+        for p in inspect.signature(fn).parameters.values()
+    )

@@ -18,15 +18,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autodiff_tutor.api_checks import (
+    bind_arguments,
     bind_in_order,
     check_function,
     check_wrt,
     located,
 )
+from autodiff_tutor.callables import is_required, unwrap
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.front.called import Call, calls_of_yours, may_write_in_place
-from autodiff_tutor.compiler.front.source import ParsedFunction
+from autodiff_tutor.compiler.front.source import ParsedFunction, function_name
 from autodiff_tutor.compiler.pipeline import (
     Derivative,
     FrontEnd,
@@ -40,7 +42,9 @@ from autodiff_tutor.compiler.pipeline import (
 )
 from autodiff_tutor.errors import ArgumentError, AutodiffError, UnsupportedSyntaxError, add_note
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
+from autodiff_tutor.pytree import ObjectView, flatten
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
+from autodiff_tutor.tracing.traced_values import is_traced
 
 Wrt = int | str | Sequence[int | str] | None
 
@@ -64,11 +68,12 @@ class Differentiable:
     """
 
     def __init__(self, fn: Callable[..., Any]):
-        check_function(fn)
+        if not isinstance(self, BoundDifferentiable):
+            check_function(fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
-        self.name = fn.__name__
+        self.name = function_name(fn)
         self._cache: dict[tuple[str, ...], Derivative] = {}
         self._by_request: dict[Any, Derivative] = {}  # wrt as the caller wrote it
         self._tangent_cache: dict[tuple[str, ...], TangentFunction] = {}
@@ -179,12 +184,12 @@ class Differentiable:
     def wrt_names(self, wrt: Wrt) -> tuple[str, ...]:
         """Parameter names for ``wrt`` given by position, name, or a sequence of either.
 
-        ``None`` means every parameter without a default value.
+        ``None`` means every parameter without a default value (``*args`` aside).
         """
         check_wrt(wrt)
         if wrt is None:
-            defaults = self.signature.parameters
-            return tuple(p for p in self.params if defaults[p].default is inspect.Parameter.empty)
+            parameters = self.signature.parameters
+            return tuple(p for p in self.params if is_required(parameters[p]))
         items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
         names = []
         for item in items:
@@ -341,6 +346,157 @@ class Differentiable:
         )
 
 
+class BoundDifferentiable(Differentiable):
+    """``differentiable(model.loss)``, ``differentiable(Sigmoid())``,
+    ``differentiable(functools.partial(f, a))``: a compiled function of the parameters
+    the call shows (``x`` of ``model.loss(x)``). Calling it runs the method; ``grad``,
+    ``value_and_grad`` (``wrt="self.W"`` too), ``vjp`` and ``jvp`` take it as they take
+    ``model.loss``. The object is seen as the structure of its attributes
+    (:class:`~autodiff_tutor.pytree.ObjectView`), which are read at every call and
+    passed to the compiled code as parameters (``self_W``): a changed or rebound
+    attribute is never stale, and a new set of attributes gets its own compilation.
+    As an operation (in a trace, in another compiled function) its inputs are the
+    visible parameters; the attributes are held fixed there.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.api import grad
+    >>> class Model:
+    ...     def __init__(self):
+    ...         self.W = np.eye(2)
+    ...     def loss(self, x):
+    ...         return np.sum((x @ self.W) ** 2)
+    >>> model = Model()
+    >>> loss = differentiable(model.loss)
+    >>> loss(np.ones(2)), grad(loss)(np.ones(2)).tolist()
+    (np.float64(2.0), [2.0, 2.0])
+    >>> model.W = 2 * np.eye(2)
+    >>> grad(loss, wrt="self.W")(np.ones(2)).tolist()
+    [[4.0, 4.0], [4.0, 4.0]]
+    >>> print(loss.forward_source().splitlines()[0])
+    # loss of a Model object: its attributes W are read at each call, as self_W
+    """
+
+    def __init__(self, target: Callable[..., Any]):
+        self.bound_callable = target  # (what callables.unwrap sees through)
+        super().__init__(target)
+        fn = self._unwrapped(None).fn
+        called = fn.__name__ == "__call__" and not inspect.ismethod(target)
+        self.name = type(target).__name__ if called else function_name(fn)  # Sigmoid()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not self._holds_traced():  # traced attributes: traced in the body
+            traced, outputs = call_if_traced(self, args)
+            if traced:
+                return outputs
+        return self.bound_callable(*args, **kwargs)
+
+    def _unwrapped(self, wrt: Wrt) -> Any:
+        return unwrap(self.bound_callable, wrt)
+
+    def _holds_traced(self) -> bool:
+        """Whether an attribute or stored argument is a traced array."""
+        return any(is_traced(leaf) for leaf in flatten(list(self._unwrapped(None).prefix))[0])
+
+    def flattened(
+        self, wrt: Wrt = None, args: Sequence[Any] | None = None
+    ) -> tuple[Differentiable, tuple[str, ...], list[Any]]:
+        """The compiled function of the underlying def with the object's attributes as
+        parameters, the names of ``wrt`` among its parameters, and the values of a call
+        with ``args`` (placeholders where none are given: the code shown by ``show``)."""
+        from autodiff_tutor.structured_calls import flatten_call
+
+        unwrapped = self._unwrapped(wrt)
+        inner = differentiable(unwrapped.fn)
+        if args is None:
+            required = [p for p in self.signature.parameters.values() if is_required(p)]
+            args = [None] * len(required)
+        values = [*unwrapped.prefix, *args]
+        flat = flatten_call(inner, unwrapped.wrt, values, dict(unwrapped.keywords))
+        if flat is None:  # a partial of a def: its stored arguments are parameters too
+            bound = bind_arguments(inner, values, dict(unwrapped.keywords))
+            return inner, inner.wrt_names(unwrapped.wrt), bound
+        return flat.function, flat.wrt, flat.args
+
+    def front_end(self) -> FrontEnd:
+        return self.flattened()[0].front_end()
+
+    def derivative(self, wrt: Wrt = None) -> Derivative:
+        function, names, _ = self.flattened(wrt)
+        return function.derivative(list(names))
+
+    def tangent(self, wrt: Wrt = None) -> TangentFunction:
+        function, names, _ = self.flattened(wrt)
+        return function.tangent(list(names))
+
+    def forward_source(self, wrt: Wrt = None) -> str:
+        return self._specialized_on() + "\n" + super().forward_source(wrt)
+
+    def stages(self, wrt: Wrt = None) -> dict[str, str]:
+        function, names, _ = self.flattened(wrt)
+        return function.stages(list(names))
+
+    def specialized_sources(self, wrt: Wrt = None) -> list[str]:
+        function, names, _ = self.flattened(wrt)
+        return function.specialized_sources(list(names))
+
+    def _specialized_on(self) -> str:
+        """The header of the code shown: what it was specialized on."""
+        unwrapped = self._unwrapped(None)
+        objects = [v for v in unwrapped.prefix if isinstance(v, ObjectView)]
+        if not objects:
+            return f"# {self.name} with the arguments stored in the partial as parameters"
+        view = objects[0]
+        attributes = ", ".join(view.attributes) or "(none)"
+        leaves = ", ".join(p for p in self.flattened()[0].params if p not in self.params)
+        return (
+            f"# {self.name} of a {type(view.obj).__name__} object: its attributes "
+            f"{attributes} are read at each call, as {leaves}"
+        )
+
+    # -- the differentiable-operation protocol: the visible parameters are its inputs
+
+    def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
+        wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
+        if not wrt:
+            out = self.bound_callable(*inputs)
+            return (out if isinstance(out, tuple) else (out,)), None
+        function, names, values = self.flattened(wrt, inputs)
+        derivative = function.derivative(list(names))
+        out, memory = run_located(derivative.forward, *values)
+        outputs = out if derivative.returns_tuple else (out,)
+        return outputs, (names, derivative, memory)
+
+    def op_backward(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
+    ) -> tuple[Any, ...]:
+        if saved is None:  # no floating-point input
+            return (None,) * len(self.params)
+        names, derivative, memory = saved
+        gradients = dict(
+            zip(names, run_located(derivative.backward, *d_outputs, memory), strict=True)
+        )
+        flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
+        return tuple(
+            gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
+        )
+
+    def op_jvp(
+        self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
+        if not wrt:
+            outputs = self.bound_callable(*inputs)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            return outputs, tuple(ones_like(o) * 0 for o in outputs)
+        function, names, values = self.flattened(wrt, inputs)
+        tangent = function.tangent(list(names))
+        dots = [tangents[self.params.index(n)] for n in names]
+        out, out_dot = run_located(tangent.function, *values, *dots)
+        if tangent.returns_tuple:
+            return tuple(out), tuple(out_dot)
+        return (out,), (out_dot,)
+
+
 def _describe(key: Any) -> str:
     """One argument of a guard key, as a reader says it: ``float64[3, 4]``, ``int = 2``."""
     kind, detail = key if isinstance(key, tuple) else (key, None)
@@ -393,15 +549,24 @@ def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable
 def differentiable(fn: Callable[..., Any]) -> Differentiable:
     """Decorator: make ``fn`` differentiable by the source-to-source compiler.
 
+    ``fn`` is a def or a lambda; a bound method (``model.loss``), an object whose
+    ``__call__`` is written in Python, or a ``functools.partial`` of one gives a
+    :class:`BoundDifferentiable` of the parameters the call shows.
+
     >>> import numpy as np
     >>> @differentiable
     ... def cube(x):
     ...     return x ** 3
     >>> cube(2.0)
     8.0
+    >>> square = lambda x: x * x
+    >>> differentiable(square).name, differentiable(square)(3.0)
+    ('square', 9.0)
     """
     if isinstance(fn, Differentiable):
         return fn
+    if getattr(fn, "_gradient_of", None) is None and unwrap(fn, None) is not None:
+        return BoundDifferentiable(fn)  # a bound method, a callable object, a partial
     check_function(fn)
     known = getattr(fn, "__dict__", {}).get(_WRAPPER)
     gradient_of = getattr(fn, "_gradient_of", None)

@@ -115,10 +115,11 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     else:
         names = compiled.wrt_names(None)
     values = bind_arguments(compiled, args, kwargs)
+    varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
     structured = {
         p: flatten(v)
         for p, v in zip(compiled.params, values, strict=True)
-        if (p in names and is_structure(v)) or isinstance(v, ObjectView)
+        if (p in names and is_structure(v)) or isinstance(v, ObjectView) or p == varargs
     }
     if not structured:
         return None
@@ -175,6 +176,18 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
 
 
+def varargs_name(signature: inspect.Signature) -> str | None:
+    """The name of the ``*args`` parameter, if there is one.
+
+    >>> varargs_name(inspect.signature(lambda self, x, *args: x))
+    'args'
+    """
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            return name
+    return None
+
+
 def _refuse_no_float(function: str, names: Sequence[str]) -> None:
     """Structures asked for in ``wrt`` that hold no floating-point array."""
     from autodiff_tutor.api_checks import located
@@ -207,7 +220,9 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     leaves_of: dict[str, list[str]] = {}
     structures: dict[str, ast.expr] = {}
     arguments: list[ast.arg] = []
-    for argument in tree.args.args:
+    given = tree.args  # in the order of the parameters (compiled.params)
+    vararg = [given.vararg] if given.vararg is not None else []
+    for argument in [*given.posonlyargs, *given.args, *vararg, *given.kwonlyargs]:
         if argument.arg in trees:
             names = leaf_names(argument.arg, trees[argument.arg], taken)
             leaves_of[argument.arg] = names
@@ -215,10 +230,16 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
             arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
         else:
             arguments.append(argument)
-    if any(a.arg in trees for a in tree.args.posonlyargs + tree.args.kwonlyargs):
-        raise TypeError("structured arguments must be ordinary positional parameters")
-    tree.args.args = arguments
-    tree.args.defaults = []
+    # every value is given, by position, in that order (*args as its items)
+    tree.args = ast.arguments(
+        posonlyargs=[],
+        args=arguments,
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=given.kwarg,
+        defaults=[],
+    )
     flat_parsed = StructuredFunction(
         **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
         structures=structures,
@@ -253,23 +274,33 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
-    if not any(is_structure(a) or isinstance(a, ObjectView) for a in args) or any(
-        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
-    ):
-        return None  # an array tangent for a structure: taken as one stacked array
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
+    varargs = varargs_name(compiled.signature)
+    if (
+        not any(is_structure(a) or isinstance(a, ObjectView) for a in args) and varargs is None
+    ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
+        return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, {})
-    given = list(tangents) + [None] * (len(values) - len(tangents))
+    given = list(tangents)
+    if varargs is not None:  # the tangents of the extra arguments, as *args is: a tuple
+        at = compiled.params.index(varargs)
+        extra = tuple(given[at:])
+        given = given[:at] + [extra if any(t is not None for t in extra) else None]
+    given += [None] * (len(values) - len(given))
     varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
     of = list(compiled.wrt_names(gradient_of[1])) if gradient_of is not None else []
     every = varying + [p for p in of if p not in varying]
-    flat = flatten_call(compiled, every, values, {})
+    flat = flatten_call(compiled, every, list(args), {})
     if flat is None:
         return None
     flat_tangents = []
     for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if isinstance(value, ObjectView) or (param in every and is_structure(value)):
+        if (
+            isinstance(value, ObjectView)
+            or (param in every and is_structure(value))
+            or param == varargs
+        ):
             leaves = flatten(value)[0]
             dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
             if len(dots) != len(leaves):

@@ -38,7 +38,7 @@ def assert_located(error, fn, line_offset, column, snippet):
 
 
 def test_builtin_has_no_source():
-    with pytest.raises(SourceUnavailableError, match=wrapped("not a Python function")):
+    with pytest.raises(SourceUnavailableError, match=wrapped("not written in Python")):
         grad(len)(np.ones(2))
 
 
@@ -50,13 +50,6 @@ def test_exec_string_has_no_source():
     ) as info:
         grad(namespace["f"])(np.ones(2))
     assert "exec()" in info.value.hint
-
-
-def test_lambda_is_rejected_with_a_hint():
-    f = lambda x: np.sum(x * x)  # noqa: E731
-    with pytest.raises(SourceUnavailableError, match=wrapped("lambda")) as info:
-        grad(f)(np.ones(2))
-    assert "def" in info.value.hint
 
 
 def generator_fn(x):

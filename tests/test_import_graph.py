@@ -151,7 +151,7 @@ def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 #: the drivers that run the passes last.
 STAGES: list[tuple[str, ...]] = [
     ("ir", "code", "rule_inline", "assumptions"),
-    ("front.source", "front.names", "origins"),
+    ("front.source", "front.lambdas", "front.names", "origins"),
     ("front.fence",),
     ("front.desugar",),
     ("front.normalize", "front.called"),  # called: the user functions a program calls

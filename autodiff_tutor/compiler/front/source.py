@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.compiler.front.lambdas import lambda_as_def, parse_source
 from autodiff_tutor.errors import Location, SourceUnavailableError
 
 
@@ -132,11 +133,11 @@ def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
     indent = _indent_removed(source, dedented)
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     if name == "<lambda>":
-        raise SourceUnavailableError(
-            "cannot differentiate a lambda: its source is part of a larger expression",
-            Location(filename, first_line, indent, lines[0].rstrip("\n"), 6),
-            hint="write it as a def, e.g. 'def f(x): return ...'",
-        )
+        file_lines, _ = inspect.findsource(fn)
+        if parse_source(file_lines) is not None:  # else the statement it is in
+            lines, first_line = file_lines, 1
+        tree, first_line, own_lines = lambda_as_def(fn, filename, lines, first_line)
+        return ParsedFunction(fn, tree, filename, first_line, own_lines, 0)
     module = ast.parse(dedented)
     tree = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
     if tree is None or tree.name != fn.__name__:
@@ -147,6 +148,23 @@ def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
         )
     tree.decorator_list = []
     return ParsedFunction(fn, tree, filename, first_line, dedented.splitlines(), indent)
+
+
+def function_name(fn: Callable[..., Any]) -> str:
+    """The name a compiled function goes by: a def's own name; a lambda's is the name
+    it is assigned to (``f = lambda x: ...``), else ``lambda_<line>``.
+
+    >>> cube = lambda x: x ** 3
+    >>> function_name(cube), function_name(function_name)
+    ('cube', 'function_name')
+    """
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if name != "<lambda>":
+        return name
+    try:
+        return parse_function(fn).name
+    except SourceUnavailableError:  # said when it is compiled
+        return "lambda"
 
 
 def as_load(target: ast.expr) -> ast.expr:
