@@ -15,6 +15,7 @@ number as ``"WRONG: ..."``, which the tests mark ``xfail(strict=True)``.
 from __future__ import annotations
 
 import argparse
+import json
 import warnings
 from collections import Counter
 from collections.abc import Callable
@@ -103,11 +104,12 @@ def write_today(results: dict[str, dict[str, tuple[str, str]]]) -> None:
     body = []
     for mode in ("compiler", "tracing"):
         lines = [
-            f"    {name!r}: {text!r},"
+            f"    {json.dumps(name)}: {json.dumps(text)},"  # ruff's quotes
             for name, (kind, text) in results[mode].items()
             if kind != "right"
         ]
-        body.append(f"{mode.upper()}: dict[str, str] = {{\n" + "\n".join(lines) + "\n}\n")
+        entries = "\n" + "\n".join(lines) + "\n" if lines else ""
+        body.append(f"{mode.upper()}: dict[str, str] = {{{entries}}}\n")
     path.write_text(head + "\n" + "\n".join(body))
 
 
