@@ -225,12 +225,14 @@ class _Specializer:
             owner = _Known(value=value, path=known.path if plain else None)
             value = _class_function(type(value), "__call__", self.checks)
         if not inspect.isfunction(value):
-            if callable(value) and self._through_object(call.func, scope):
-                # self.act(z) with act = np.tanh on an object read at run time: called
-                # by a name bound to it, which the compiler resolves (a rule, an op)
-                self._check_path(known) if known.path is not None else None
+            if callable(value) and (prefix or keywords or self._through_object(call.func, scope)):
+                # self.act(z) with act = np.tanh on an object read at run time, a partial
+                # of a ufunc: called by a name bound to it, which the compiler resolves
+                if known.path is not None:
+                    self._check_path(known)
                 name = self._bind(value, getattr(value, "__name__", "function"))
-                return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
+                bound = ast.Call(name, prefix + call.args, [*keywords, *call.keywords])
+                return ast.copy_location(bound, call)
             return call
         if known.path is not None:
             self._check_path(known)
