@@ -50,6 +50,7 @@ from autodiff_tutor.compiler.front.desugar.base import Names, name_node
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff_tutor.locations import is_user_file
 from autodiff_tutor.pytree import is_user_object
 
 _MISSING = object()
@@ -234,6 +235,8 @@ class _Specializer:
                 bound = ast.Call(name, prefix + call.args, [*keywords, *call.keywords])
                 return ast.copy_location(bound, call)
             return call
+        if not is_user_file(value.__code__.co_filename):
+            return call  # a library's function or method (norm.cdf): resolved as before
         if known.path is not None:
             self._check_path(known)
         lambda_ = value.__name__ == "<lambda>"
