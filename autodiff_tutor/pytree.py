@@ -141,6 +141,7 @@ def is_user_object(value: Any) -> bool:
     >>> import numpy as np
     >>> class Layer:
     ...     pass
+    >>> Layer.__module__ = "course"  # as if written in the user's module
     >>> is_user_object(Layer()), is_user_object(np.ones(2)), is_user_object(len)
     (True, False, False)
     """

@@ -28,10 +28,10 @@ class, object or function gets its own compilation.
 ...     return np.sum(sig(x))
 >>> nested = with_known_callees_nested(parse_function(f))
 >>> print(ast.unparse(nested.tree.body[0]))
-def sig(z):
+def sig_1(z):
     return 1 / (1 + np.exp(-z))
 >>> print(ast.unparse(nested.tree.body[1]))
-return np.sum(sig(x))
+return np.sum(sig_1(x))
 """
 
 from __future__ import annotations
