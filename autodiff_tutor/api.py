@@ -43,6 +43,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     NonDifferentiableInputError,
 )
+from autodiff_tutor.pytree import is_static
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
     array_module,
@@ -190,8 +191,9 @@ def _takes_varargs(f: Any) -> bool:
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-    """Whether an argument may be a structure (lists, tuples, dicts, objects' views)."""
-    return any(isinstance(v, CONTAINERS) for v in (*args, *kwargs.values()))
+    """Whether an argument may be a structure (lists, tuples, dicts, objects' views), or
+    a function the compiled code is specialized on (``apply(np.tanh, x)``)."""
+    return any(isinstance(v, CONTAINERS) or is_static(v) for v in (*args, *kwargs.values()))
 
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:

@@ -173,6 +173,8 @@ class Differentiable:
             self._assumptions = assumed(self.fn)  # taken before reading the names
             # first: a helper calling back finds it
             self._front = front_end(self.fn) if self.parsed is None else front_end_of(self.parsed)
+            specialized = self._front.parsed  # what it assumed of the objects it reached
+            self._assumptions = self._assumptions.extended(specialized.inlined, specialized.checks)
             try:
                 for call in calls_of_yours(self._front.program):
                     _read_called(self._front, call)

@@ -27,7 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-Treedef = tuple  # ("leaf",) | ("list" | "tuple", type, children) | ("dict", keys, children)
+#: ("leaf",) | ("list" | "tuple", type, children) | ("dict", keys, children)
+#: | ("object", keys, children, class) | ("static", value)
+Treedef = tuple
+
+#: Modules whose objects are values, never seen through as their attributes.
+_LIBRARIES = ("numpy", "cupy", "scipy", "builtins", "autodiff_tutor", "functools", "torch", "jax")
 
 
 class ObjectView:
@@ -68,25 +73,44 @@ def is_structure(value: Any) -> bool:
     return False
 
 
-def flatten(value: Any) -> tuple[list[Any], Treedef]:
+def flatten(value: Any, statics: bool = False) -> tuple[list[Any], Treedef]:
     """The leaves of ``value`` in order, and its structure.
+
+    ``statics``: as the compiler specializes on a call (:mod:`.structured_calls`): a
+    function, method, partial or callable object is a static part of the structure
+    (no leaf: its identity is part of the structure), and an object of the user's
+    among an object's attributes is seen through as its attributes too.
 
     >>> flatten({"W": 1.0, "b": [2.0, (3.0,)]})[0]
     [1.0, 2.0, 3.0]
+    >>> import numpy as np
+    >>> flatten({"W": 1.0, "act": np.tanh}, statics=True)[1][2]
+    (('leaf',), ('static', <ufunc 'tanh'>))
     """
+    return _flatten(value, statics, False, set())
+
+
+def _flatten(value: Any, statics: bool, inside_object: bool, seen: set[int]) -> tuple:
+    if statics and inside_object and is_user_object(value) and id(value) not in seen:
+        value = ObjectView(value)  # a layer held by a model: its arrays are leaves too
+    elif statics and is_static(value):
+        return [], ("static", value)
     if isinstance(value, (dict, ObjectView)):
-        entries = value.attributes if isinstance(value, ObjectView) else value
+        is_object = isinstance(value, ObjectView)
+        entries = value.attributes if is_object else value
+        seen = seen | {id(value.obj)} if is_object else seen
         leaves, children = [], []
         for key in entries:
-            inner, tree = flatten(entries[key])
+            inner, tree = _flatten(entries[key], statics, inside_object or is_object, seen)
             leaves += inner
             children.append(tree)
-        kind = "object" if isinstance(value, ObjectView) else "dict"
-        return leaves, (kind, tuple(entries), tuple(children))
+        if is_object:
+            return leaves, ("object", tuple(entries), tuple(children), type(value.obj))
+        return leaves, ("dict", tuple(entries), tuple(children))
     if isinstance(value, (list, tuple)):
         leaves, children = [], []
         for item in value:
-            inner, tree = flatten(item)
+            inner, tree = _flatten(item, statics, inside_object, seen)
             leaves += inner
             children.append(tree)
         kind = "list" if isinstance(value, list) else "tuple"
@@ -94,21 +118,59 @@ def flatten(value: Any) -> tuple[list[Any], Treedef]:
     return [value], ("leaf",)
 
 
-def unflatten(tree: Treedef, leaves: Sequence[Any]) -> Any:
-    """The structure ``tree`` filled with ``leaves`` (the inverse of :func:`flatten`).
+def is_static(value: Any) -> bool:
+    """Whether the compiler specializes on ``value`` rather than passing it: a function,
+    method, ``functools.partial`` or callable object (not an array, a structure, a
+    class).
+
+    >>> import numpy as np
+    >>> is_static(np.tanh), is_static(lambda z: z), is_static(np.ones(2)), is_static(float)
+    (True, True, False, False)
+    """
+    return (
+        callable(value)
+        and not isinstance(value, (type, dict, list, tuple, ObjectView))
+        and not hasattr(value, "shape")
+    )
+
+
+def is_user_object(value: Any) -> bool:
+    """An instance of a class of the user's (a layer held by a model), not a library's
+    (nor a compiled function or a custom op, which are the toolkit's).
+
+    >>> import numpy as np
+    >>> class Layer:
+    ...     pass
+    >>> Layer.__module__ = "course"  # as if written in the user's module
+    >>> is_user_object(Layer()), is_user_object(np.ones(2)), is_user_object(len)
+    (True, False, False)
+    """
+    module = getattr(type(value), "__module__", "") or ""
+    toolkit = callable(getattr(value, "op_forward", None)) or callable(
+        getattr(value, "make_op", None)
+    )
+    return hasattr(value, "__dict__") and module.split(".")[0] not in _LIBRARIES and not toolkit
+
+
+def unflatten(tree: Treedef, leaves: Sequence[Any], statics: bool = True) -> Any:
+    """The structure ``tree`` filled with ``leaves`` (the inverse of :func:`flatten`);
+    its static parts are their values, or ``None`` where ``statics`` is false (in a
+    structure of gradients).
 
     >>> leaves, tree = flatten([(1.0, 2.0), {"a": 3.0}])
     >>> unflatten(tree, [10.0, 20.0, 30.0])
     [(10.0, 20.0), {'a': 30.0}]
     """
     items = iter(leaves)
-    return _fill(tree, items)
+    return _fill(tree, items, statics)
 
 
-def _fill(tree: Treedef, items) -> Any:
+def _fill(tree: Treedef, items, statics: bool) -> Any:
     if tree[0] == "leaf":
         return next(items)
-    children = [_fill(child, items) for child in tree[2]]
+    if tree[0] == "static":
+        return tree[1] if statics else None
+    children = [_fill(child, items, statics) for child in tree[2]]
     if tree[0] in ("dict", "object"):
         return dict(zip(tree[1], children, strict=True))
     kind = tree[1]
@@ -133,8 +195,8 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
     >>> leaf_paths("params", flatten([(1.0, 2.0), {"W": 3.0}])[1])
     ['params[0][0]', 'params[0][1]', "params[1]['W']"]
     """
-    if tree[0] == "leaf":
-        return [name]
+    if tree[0] in ("leaf", "static"):
+        return [name] if tree[0] == "leaf" else []
     return [
         path
         for key, child in zip(entry_keys(tree), tree[2], strict=True)
@@ -144,6 +206,6 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
 
 def flatten_count(tree: Treedef) -> range:
     """As many items as ``tree`` has leaves."""
-    if tree[0] == "leaf":
-        return range(1)
+    if tree[0] in ("leaf", "static"):
+        return range(1 if tree[0] == "leaf" else 0)
     return range(sum(len(flatten_count(child)) for child in tree[2]))

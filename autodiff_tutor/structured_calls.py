@@ -29,6 +29,7 @@ from autodiff_tutor.pytree import (
     entry_keys,
     flatten,
     flatten_count,
+    is_static,
     is_structure,
     unflatten,
 )
@@ -41,8 +42,9 @@ class StructuredFunction(ParsedFunction):
     structures: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
 
 
-def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
-    """One parameter name per leaf: ``params_0_1``, ``p_W``.
+def leaf_names(name: str, tree: Treedef, taken: set[str], statics: bool = False) -> list[str]:
+    """One parameter name per leaf: ``params_0_1``, ``p_W`` (``statics``: one name per
+    static part instead, ``self_act``).
 
     >>> leaf_names("p", flatten({"W": 1, "b": [2, 3]})[1], set())
     ['p_W', 'p_b_0', 'p_b_1']
@@ -50,7 +52,9 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
     names: list[str] = []
 
     def walk(node: Treedef, path: str) -> None:
-        if node[0] == "leaf":
+        if node[0] in ("leaf", "static"):
+            if (node[0] == "static") != statics:
+                return
             candidate, n = path, 2
             while candidate in taken:
                 candidate, n = f"{path}_{n}", n + 1
@@ -66,21 +70,61 @@ def leaf_names(name: str, tree: Treedef, taken: set[str]) -> list[str]:
     return names
 
 
-def literal(tree: Treedef, names: Sequence[str]) -> ast.expr:
-    """The structure as a Python literal of the leaf names."""
-    items = iter(names)
+def static_values(tree: Treedef) -> list[Any]:
+    """The static parts of ``tree`` (functions, callable objects), in order.
+
+    >>> import numpy as np
+    >>> static_values(flatten({"W": 1.0, "act": np.tanh}, statics=True)[1])
+    [<ufunc 'tanh'>]
+    """
+    if tree[0] == "static":
+        return [tree[1]]
+    if tree[0] == "leaf":
+        return []
+    return [value for child in tree[2] for value in static_values(child)]
+
+
+def literal(tree: Treedef, names: Sequence[str], statics: Sequence[str] = ()) -> ast.expr:
+    """The structure as a Python literal of the leaf names (and of the names bound to
+    its static parts); an object's dict display knows its class (``cls``)."""
+    items, static_items = iter(names), iter(statics)
 
     def build(node: Treedef) -> ast.expr:
         if node[0] == "leaf":
             return ast.Name(next(items), ast.Load())
+        if node[0] == "static":
+            return ast.Name(next(static_items), ast.Load())
         children = [build(child) for child in node[2]]
         if node[0] in ("dict", "object"):
             entries = ast.Dict([ast.Constant(k) for k in node[1]], children)
             entries.is_object = node[0] == "object"  # self.W reads entries["W"]
+            entries.cls = node[3] if node[0] == "object" else None  # self.f(): its method
             return entries
         return (ast.List if node[0] == "list" else ast.Tuple)(children, ast.Load())
 
     return build(tree)
+
+
+def specialization_key(tree: Treedef) -> Any:
+    """What a compilation for ``tree`` depends on: its shape, its objects' classes and
+    its static parts, those two by identity (a class redefined under the same name, or
+    another function passed, gets its own compilation).
+
+    >>> import numpy as np
+    >>> key = specialization_key(flatten([np.tanh], statics=True)[1])
+    >>> key == specialization_key(flatten([np.tanh], statics=True)[1])
+    True
+    >>> key == specialization_key(flatten([np.sin], statics=True)[1])
+    False
+    """
+    if tree[0] == "leaf":
+        return "leaf"
+    if tree[0] == "static":
+        return ("static", id(tree[1]))
+    children = tuple(specialization_key(child) for child in tree[2])
+    if tree[0] == "object":
+        return ("object", tree[1], children, id(tree[3]))
+    return (tree[0], repr(tree[1]), children)
 
 
 @dataclasses.dataclass
@@ -117,14 +161,18 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     values = bind_arguments(compiled, args, kwargs)
     varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
     structured = {
-        p: flatten(v)
+        p: flatten(v, statics=True)
         for p, v in zip(compiled.params, values, strict=True)
-        if (p in names and is_structure(v)) or isinstance(v, ObjectView) or p == varargs
+        if (p in names and is_structure(v))
+        or isinstance(v, ObjectView)
+        or is_static(v)
+        or p == varargs
     }
     if not structured:
         return None
-    key = (names, tuple((p, repr(t)) for p, (_, t) in structured.items()))
+    key = (names, tuple((p, specialization_key(t)) for p, (_, t) in structured.items()))
     cache = compiled.__dict__.setdefault("_structured", {})
+    # (an entry holds its trees' classes and static parts: their ids in key stay theirs)
     if key not in cache:
         cache[key] = _specialize(compiled, {p: t for p, (_, t) in structured.items()})
     flat, leaves_of = cache[key]
@@ -162,7 +210,9 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         for param, positions in groups:
             picked = [gradients[i] if i is not None else None for i in positions]
             by_name[param] = (
-                unflatten(structured[param][1], picked) if param in structured else picked[0]
+                unflatten(structured[param][1], picked, statics=False)
+                if param in structured
+                else picked[0]
             )
         ordered = []
         for entry in entries if entries is not None else names:
@@ -203,6 +253,8 @@ def _refuse_no_float(function: str, names: Sequence[str]) -> None:
 
 def _top_keys(tree: Treedef) -> list[Any]:
     """For each leaf, the key of the top-level entry it belongs to."""
+    if tree[0] == "static":
+        return []
     if tree[0] == "leaf":
         return [None]
     keys = entry_keys(tree)
@@ -217,16 +269,24 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     tree = copy.deepcopy(parsed.tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    taken |= set(parsed.namespace())  # a static part's name hides none of the function's
     leaves_of: dict[str, list[str]] = {}
     structures: dict[str, ast.expr] = {}
+    values: dict[str, Any] = {}  # the static parts, by the names the code reads them by
     arguments: list[ast.arg] = []
     given = tree.args  # in the order of the parameters (compiled.params)
     vararg = [given.vararg] if given.vararg is not None else []
     for argument in [*given.posonlyargs, *given.args, *vararg, *given.kwonlyargs]:
-        if argument.arg in trees:
-            names = leaf_names(argument.arg, trees[argument.arg], taken)
-            leaves_of[argument.arg] = names
-            structures[argument.arg] = literal(trees[argument.arg], names)
+        name, structure = argument.arg, trees.get(argument.arg)
+        if structure is not None and structure[0] == "static":  # a function passed
+            leaves_of[name] = []
+            values[name] = structure[1]  # read as a name the function sees, as a global
+        elif structure is not None:
+            names = leaf_names(name, structure, taken)
+            statics = leaf_names(name, structure, taken, statics=True)
+            values.update(zip(statics, static_values(structure), strict=True))
+            leaves_of[name] = names
+            structures[name] = literal(structure, names, statics)
             arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
         else:
             arguments.append(argument)
@@ -245,6 +305,7 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
         structures=structures,
     )
     flat_parsed.tree = tree
+    flat_parsed.values = {**parsed.values, **values}
     flat = type(compiled)(compiled.fn)  # a Differentiable, as compiled is
     flat.params = [a.arg for a in arguments]
     flat.signature = inspect.Signature(
@@ -278,7 +339,8 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
     varargs = varargs_name(compiled.signature)
     if (
-        not any(is_structure(a) or isinstance(a, ObjectView) for a in args) and varargs is None
+        not any(is_structure(a) or isinstance(a, ObjectView) or is_static(a) for a in args)
+        and varargs is None
     ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
         return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, {})
@@ -298,10 +360,11 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     for param, value, tangent in zip(compiled.params, values, given, strict=True):
         if (
             isinstance(value, ObjectView)
+            or is_static(value)
             or (param in every and is_structure(value))
             or param == varargs
         ):
-            leaves = flatten(value)[0]
+            leaves = flatten(value, statics=True)[0]
             dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
             if len(dots) != len(leaves):
                 raise located(

@@ -29,8 +29,12 @@ class Regression:
     def __call__(self, X):
         return np.sum(np.sin(X @ self.W) + self.b)
 
-    def calls_a_method(self, X):
-        return self.loss(X, X[:, :2])
+    @property
+    def scale(self):
+        return 2.0 * self.b
+
+    def reads_a_property(self, X):
+        return np.sum(X @ self.W) * self.scale
 
     def writes_itself(self, X):
         self.W = self.W * 2
@@ -113,7 +117,7 @@ def test_partial_of_a_method(model):
 @pytest.mark.parametrize(
     ("method", "message"),
     [
-        ("calls_a_method", "not an attribute of the object's instance"),
+        ("reads_a_property", "nor a method or a value of its class"),
         ("writes_itself", "sets the attribute self.W of the object"),
     ],
 )

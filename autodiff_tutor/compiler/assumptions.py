@@ -34,7 +34,7 @@ import builtins
 import dis
 import inspect
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +90,9 @@ class Assumptions:
 
     globals_read: tuple[tuple[dict[str, Any], str, Any], ...]
     cells_read: tuple[tuple[Any, Any], ...]
+    #: what specializing on a call assumed beyond names (the method an attribute finds
+    #: on an object's class): each check says whether it still holds
+    checks: tuple[Callable[[], bool], ...] = ()
 
     def hold(self) -> bool:
         """Whether every name still has the token it had when compiled."""
@@ -99,7 +102,33 @@ class Assumptions:
                 value = getattr(builtins, name, _MISSING)
             if not _matches(value, expected):
                 return False
-        return all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read)
+        if not all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read):
+            return False
+        return all(check() for check in self.checks)
+
+    def extended(
+        self, functions: Iterable[Callable[..., Any]], checks: Iterable[Callable[[], bool]]
+    ) -> Assumptions:
+        """These assumptions and those of a specialization: the free names of the
+        ``functions`` it inlined (methods, lambdas: reached through objects, not names),
+        and its ``checks``.
+
+        >>> import numpy as np
+        >>> scale = 2.0
+        >>> def f(x):
+        ...     return x
+        >>> def method(self, x):
+        ...     return scale * x
+        >>> more = assumed(f).extended([method], [lambda: True])
+        >>> [name for _, name, _ in more.globals_read], more.hold()
+        (['scale'], True)
+        """
+        more = assumed(*functions) if functions else Assumptions((), ())
+        return Assumptions(
+            self.globals_read + more.globals_read,
+            self.cells_read + more.cells_read,
+            self.checks + tuple(checks),
+        )
 
 
 def _matches(value: Any, expected: Any) -> bool:
@@ -108,13 +137,13 @@ def _matches(value: Any, expected: Any) -> bool:
     return token(value) == expected
 
 
-def assumed(fn: Callable[..., Any]) -> Assumptions:
-    """The :class:`Assumptions` of ``fn`` now: its free names and those of the user
-    functions it reaches through them (helpers, helpers of helpers)."""
+def assumed(*functions: Callable[..., Any]) -> Assumptions:
+    """The :class:`Assumptions` of ``functions`` now: their free names and those of the
+    user functions they reach through them (helpers, helpers of helpers)."""
     globals_read: dict[tuple[int, str], tuple[dict[str, Any], str, Any]] = {}
     cells_read: dict[int, tuple[Any, Any]] = {}
     seen: set[int] = set()
-    pending = [fn]
+    pending = list(functions)
     while pending:
         function = pending.pop()
         if id(function) in seen:

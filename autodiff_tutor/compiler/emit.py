@@ -287,6 +287,7 @@ def compile_sources(
     sources = [_renamed(source, renames) for source in sources]
     captured = {renames.get(n, n): value for n, value in RUNTIME.items()}
     captured.update(closure_values(user_fn))
+    captured.update(parsed.values)  # what the call was specialized on (functions, objects)
     defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]
     factory = f"def __make({', '.join(captured)}):\n"
     factory += "\n".join(_indent(source) for source in sources) + "\n"

@@ -53,6 +53,7 @@ from autodiff_tutor.compiler.emit import (
 )
 from autodiff_tutor.compiler.forward_mode.tangent import build_jvp
 from autodiff_tutor.compiler.front.desugar.desugar import desugar_function
+from autodiff_tutor.compiler.front.desugar.known_callees import with_known_callees_nested
 from autodiff_tutor.compiler.front.desugar.module_helpers import (
     inlinable,
     with_helpers_nested,
@@ -91,6 +92,7 @@ def front_end_of(parsed: ParsedFunction) -> FrontEnd:
     parameters flattened into leaves, see :mod:`autodiff_tutor.pytree`)."""
     parsed = with_helper_names_aliased(parsed, GENERATED_NAMES)
     parsed = with_structure_helpers_nested(parsed)  # layer(params, x): inlined
+    parsed = with_known_callees_nested(parsed)  # self.f(x), net.f(x), sig(x): inlined
     check_supported(parsed)
     return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 

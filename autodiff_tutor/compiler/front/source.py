@@ -41,6 +41,14 @@ class ParsedFunction:
     #: stand-ins for the user's free names that the generated code also uses for its
     #: helpers (stand-in -> the user's name), see :mod:`.front.names`
     aliases: dict[str, str] = field(default_factory=dict)
+    #: names bound while specializing on a call: the functions and objects it was
+    #: given or that the code reaches (:mod:`.front.desugar.known_callees`), read by
+    #: the generated code like globals
+    values: dict[str, Any] = field(default_factory=dict)
+    #: what that specialization assumed: checks that still hold while it fits, and the
+    #: functions inlined (whose own free names are assumed too; :mod:`..assumptions`)
+    checks: tuple[Callable[[], bool], ...] = ()
+    inlined: tuple[Callable[..., Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -76,6 +84,7 @@ class ParsedFunction:
         names: dict[str, Any] = dict(vars(builtins))
         names.update(self.fn.__globals__)
         names.update(closure_values(self.fn))
+        names.update(self.values)
         for alias, name in self.aliases.items():
             if name in names:
                 names[alias] = names[name]

@@ -54,8 +54,11 @@ class ReadsMixin:
                     reject(
                         attribute,
                         f"{value.id}.{attribute.attr} is not an attribute of the object's "
-                        "instance (methods and class attributes are not compiled)",
-                        "read array attributes only, or call a plain function",
+                        "instance, nor a method or a value of its class that the compiler "
+                        "reads (a property or a classmethod is not followed, and a method "
+                        "is inlined where it is called, not used as a value)",
+                        "call a method (self.total()) instead of a property, or pass the "
+                        "value in as an argument",
                     )
                 key = ast.Constant(attribute.attr)
                 return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)

@@ -259,7 +259,10 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
                 statements, leaf = self._hold(item, f"{stem}_{key.value}", at)
                 out += statements
                 values.append(leaf)
-            return out, unique_keys([copy.deepcopy(k) for k in value.keys], values)
+            held = unique_keys([copy.deepcopy(k) for k in value.keys], values)
+            held.is_object = getattr(value, "is_object", False)  # self = obj: still an object
+            held.cls = getattr(value, "cls", None)
+            return out, held
         if isinstance(value, (ast.List, ast.Tuple)):
             out, elements = [], []
             for i, item in enumerate(value.elts):

@@ -1,0 +1,551 @@
+"""Calls of values known while compiling, nested as helpers to inline.
+
+When a compiled function is called, every value that is not an array's is known: the
+objects it reads and their classes, the functions it is given or that attributes
+hold. A call of one of them is resolved to the function it runs, and that function's
+body is defined inside the differentiated function, so that
+:class:`~.front.desugar.nested.InlineNested` inlines it where it is called:
+
+- ``self.feedforward(a)``: a method of an object parameter's class (``self`` passed);
+- ``net.feedforward(x)``, ``layer(h)``: a method, or ``__call__``, of an object the
+  function reads (a global, a closure variable, an attribute);
+- ``self.fn(z)``, ``nonlinearity(x)``: a lambda, a method, a callable object or a
+  ``functools.partial`` held in an attribute or a parameter;
+- ``sig(x)`` with ``sig = lambda z: ...`` at module level, ``partial(g, a)(x)``;
+- ``self.scale``, a number or array of the object's class, read as a name bound to it.
+
+A plain function of the user's reached by a name is left to the compiler's own
+resolution (compiled in turn). What the specialization assumed is recorded on the
+parsed function (``checks``: the method an attribute finds on a class is still that
+one, an object reached from a global still holds what it held; ``inlined``: the
+functions whose free names the compiled code now depends on), so that a changed
+class, object or function gets its own compilation.
+
+>>> import numpy as np
+>>> from autodiff_tutor.compiler.front.source import parse_function
+>>> sig = lambda z: 1 / (1 + np.exp(-z))
+>>> def f(x):
+...     return np.sum(sig(x))
+>>> nested = with_known_callees_nested(parse_function(f))
+>>> print(ast.unparse(nested.tree.body[0]))
+def sig_1(z):
+    return 1 / (1 + np.exp(-z))
+>>> print(ast.unparse(nested.tree.body[1]))
+return np.sum(sig_1(x))
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import dataclasses
+import functools
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+from autodiff_tutor.compiler.front.desugar.base import Names, name_node
+from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
+from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff_tutor.locations import is_user_file
+from autodiff_tutor.pytree import is_user_object
+
+_MISSING = object()
+#: values a class attribute may hold that are read as constants of the compiled code
+_CONSTANTS = (int, float, bool, str, type(None))
+
+
+@dataclasses.dataclass
+class _Known:
+    """What an expression denotes while compiling: a value, or an object parameter's
+    structure; for a method, the expression of the object it is called on."""
+
+    value: Any = _MISSING
+    structure: ast.Dict | None = None
+    receiver: ast.expr | None = None
+    #: how to find the value again (a global or closure name, then attributes), for
+    #: the check that it is still the same
+    path: tuple[Callable[[], Any], tuple[str, ...]] | None = None
+    owner: _Known | None = None  # for a method: what its object is
+
+    def key(self) -> Any:
+        """The object itself, or its structure (one nested helper per object)."""
+        return id(self.structure) if self.structure is not None else id(self.value)
+
+
+@dataclasses.dataclass
+class _Scope:
+    """What names mean in one function whose calls are resolved."""
+
+    namespace: dict[str, Any]
+    local: set[str]
+    known: dict[str, _Known]  # parameters known while compiling (an object, a helper's self)
+    reader: Callable[[str], Any]  # a free name's value now (for checks)
+
+
+def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
+    """``parsed`` with the functions its calls of known values run defined inside it
+    (see the module docstring); unchanged where there is none."""
+    return _Specializer(parsed).run()
+
+
+class _Specializer:
+    def __init__(self, parsed: ParsedFunction):
+        self.parsed = parsed
+        self.tree = copy.deepcopy(parsed.tree)
+        self.namespace = parsed.namespace()
+        self.names = Names(self.tree)
+        self.names.taken |= set(self.namespace)
+        self.values = dict(parsed.values)
+        self.introduced: set[str] = set()  # names bound here, read as the caller's
+        self.checks: list[Callable[[], bool]] = list(parsed.checks)
+        self.inlined: list[Any] = list(parsed.inlined)
+        self.definitions: list[ast.FunctionDef] = []
+        self.nested: dict[tuple, str] = {}  # (function, receiver) -> the nested name
+        self.caller_local = assigned_names(self.tree) | _defined(self.tree)
+        self.changed = False
+
+    def run(self) -> ParsedFunction:
+        structures = getattr(self.parsed, "structures", {}) or {}
+        known = {
+            name: _Known(structure=literal)
+            for name, literal in structures.items()
+            if getattr(literal, "is_object", False)
+        }
+        scope = _Scope(
+            self.namespace, self.caller_local, known, _reader(self.parsed.fn, self.values)
+        )
+        self.tree.body = self._body(self.tree.body, scope, self._aliases(self.tree, scope))
+        if not self.changed:
+            return self.parsed
+        self.tree.body = self.definitions + self.tree.body
+        return dataclasses.replace(
+            self.parsed,
+            tree=self.tree,
+            values=self.values,
+            checks=tuple(self.checks),
+            inlined=tuple(self.inlined),
+        )
+
+    # -- rewriting ---------------------------------------------------------------------
+
+    def _body(self, body: list[ast.stmt], scope: _Scope, aliases: dict) -> list[ast.stmt]:
+        specializer = self
+
+        class Rewrite(ast.NodeTransformer):
+            def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+                return node  # a nested helper of the user's: rewritten where inlined
+
+            def visit_Call(self, call: ast.Call) -> ast.expr:
+                self.generic_visit(call)
+                return specializer._call(call, scope, aliases)
+
+            def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                self.generic_visit(attribute)
+                return specializer._class_value(attribute, scope)
+
+        out = []
+        for statement in body:
+            if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
+                statement.body = self._body(statement.body, scope, {})
+                out.append(statement)
+            else:
+                out.append(Rewrite().visit(statement))
+        return out
+
+    def _aliases(self, tree: ast.FunctionDef, scope: _Scope) -> dict[str, _Known]:
+        """Names the function assigns once, at its top level, a known function or object
+        (``f = sigmoid``, ``act = self.act``): calls of them are calls of that value."""
+        counts: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                counts[node.id] = counts.get(node.id, 0) + 1
+        aliases = {}
+        for statement in tree.body:
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and counts.get(statement.targets[0].id) == 1
+                and isinstance(statement.value, (ast.Name, ast.Attribute))
+            ):
+                continue
+            known = self._known(statement.value, scope)
+            if known is not None and known.structure is None and _callable(known.value):
+                aliases[statement.targets[0].id] = known
+        return aliases
+
+    def _call(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr:
+        func = call.func
+        if isinstance(func, ast.Call) and self._is_partial(func.func, scope) and func.args:
+            # partial(g, a)(x): g(a, x), the call's keywords over the partial's
+            keywords = {k.arg: k for k in func.keywords if k.arg is not None}
+            keywords.update({k.arg: k for k in call.keywords if k.arg is not None})
+            starred = [k for k in (*func.keywords, *call.keywords) if k.arg is None]
+            arguments = [*func.args[1:], *call.args]
+            inner = ast.Call(func.args[0], arguments, [*keywords.values(), *starred])
+            self.changed = True
+            return self._call(ast.copy_location(inner, call), scope, aliases)
+        if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
+            known = aliases[func.id]
+        else:
+            known = self._known(func, scope)
+        if known is None:
+            return call
+        return self._known_call(call, known, scope)
+
+    def _known_call(self, call: ast.Call, known: _Known, scope: _Scope) -> ast.expr:
+        """``call`` of the value ``known`` denotes, as a call of a nested helper (or of
+        a name bound to the value); unchanged where the compiler resolves it itself."""
+        value, receiver, owner = known.value, known.receiver, known.owner
+        prefix: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        if known.structure is not None:  # an object parameter called: its __call__
+            value = _class_function(known.structure.cls, "__call__", self.checks)
+            receiver, owner = call.func, known
+            if value is None:
+                return call
+        if isinstance(value, functools.partial):
+            prefix = [self._bind(a, "partial_argument") for a in value.args]
+            keywords = [ast.keyword(k, self._bind(v, k)) for k, v in value.keywords.items()]
+            value = value.func
+        if inspect.ismethod(value):
+            receiver = self._bind(value.__self__, "receiver")
+            owner = _Known(value=value.__self__)
+            value = value.__func__
+        elif (
+            receiver is None
+            and is_user_object(value)
+            and _class_function(type(value), "__call__", None) is not None
+        ):  # a callable object of the user's: its __call__ with the object as self
+            plain = not prefix and isinstance(call.func, (ast.Name, ast.Attribute))
+            receiver = call.func if plain else self._bind(value, "callable")
+            owner = _Known(value=value, path=known.path if plain else None)
+            value = _class_function(type(value), "__call__", self.checks)
+        if not inspect.isfunction(value):
+            if callable(value) and (prefix or keywords or self._through_object(call.func, scope)):
+                # self.act(z) with act = np.tanh on an object read at run time, a partial
+                # of a ufunc: called by a name bound to it, which the compiler resolves
+                if known.path is not None:
+                    self._check_path(known)
+                name = self._bind(value, getattr(value, "__name__", "function"))
+                bound = ast.Call(name, prefix + call.args, [*keywords, *call.keywords])
+                return ast.copy_location(bound, call)
+            return call
+        if not is_user_file(value.__code__.co_filename):
+            return call  # a library's function or method (norm.cdf): resolved as before
+        if known.path is not None:
+            self._check_path(known)
+        lambda_ = value.__name__ == "<lambda>"
+        if receiver is None and not lambda_ and not prefix and not keywords:
+            if isinstance(call.func, ast.Name) and call.func.id not in scope.local:
+                return call  # a function by its name: compiled in turn, as before
+            name = self._bind(value, value.__name__)  # f = sigmoid; f(x): sigmoid's name
+            return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
+        nested = self._nested(value, owner if receiver is not None else None, call)
+        arguments = ([receiver] if receiver is not None else []) + prefix + call.args
+        rewritten = ast.Call(name_node(nested), arguments, [*keywords, *call.keywords])
+        self.changed = True
+        return ast.copy_location(rewritten, call)
+
+    def _through_object(self, func: ast.expr, scope: _Scope) -> bool:
+        """Whether ``func`` is an attribute of an object (not of a module: ``np.tanh``
+        is resolved by the compiler as written)."""
+        if not isinstance(func, ast.Attribute):
+            return False
+        base = self._known(func.value, scope)
+        return base is not None and base.structure is None and not inspect.ismodule(base.value)
+
+    def _class_value(self, attribute: ast.Attribute, scope: _Scope) -> ast.expr:
+        """``self.scale`` where the object parameter's class holds it (a number, an
+        array): a name bound to that value (read-only: no gradient flows to a class)."""
+        if not isinstance(attribute.ctx, ast.Load):
+            return attribute
+        base = self._known(attribute.value, scope)
+        if base is None or base.structure is None:
+            return attribute
+        keys = [k.value for k in base.structure.keys]
+        cls = getattr(base.structure, "cls", None)
+        if attribute.attr in keys or cls is None:
+            return attribute
+        raw = inspect.getattr_static(cls, attribute.attr, _MISSING)
+        if raw is _MISSING or callable(raw) or hasattr(raw, "__get__"):
+            return attribute  # a method (called), a property: not a value
+        self.checks.append(_same_class_attribute(cls, attribute.attr, raw))
+        self.changed = True
+        if isinstance(raw, _CONSTANTS):
+            return ast.copy_location(ast.Constant(raw), attribute)
+        return ast.copy_location(self._bind(raw, attribute.attr), attribute)
+
+    # -- what an expression denotes ----------------------------------------------------
+
+    def _known(self, expr: ast.expr, scope: _Scope) -> _Known | None:
+        if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load):
+            if expr.id in scope.known:
+                return scope.known[expr.id]
+            if expr.id in scope.local or expr.id not in scope.namespace:
+                return None
+            value = scope.namespace[expr.id]
+            read = functools.partial(scope.reader, expr.id)
+            return _Known(value=value, path=(read, ()))
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.ctx, ast.Load)):
+            return None
+        base = self._known(expr.value, scope)
+        if base is None:
+            return None
+        if base.structure is not None:
+            return self._in_structure(base.structure, expr)
+        value, method = _attribute(base.value, expr.attr)
+        if value is _MISSING:
+            return None
+        path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
+        if method:
+            return _Known(value=value, receiver=expr.value, path=path, owner=base)
+        return _Known(value=value, path=path)
+
+    def _in_structure(self, structure: ast.Dict, expr: ast.Attribute) -> _Known | None:
+        keys = [k.value for k in structure.keys]
+        if expr.attr in keys:  # the object's own attribute
+            item = structure.values[keys.index(expr.attr)]
+            if isinstance(item, ast.Dict) and getattr(item, "is_object", False):
+                return _Known(structure=item)
+            if isinstance(item, ast.Name) and item.id in self.values:  # a static part
+                return _Known(value=self.values[item.id])
+            return None
+        cls = getattr(structure, "cls", None)
+        raw = inspect.getattr_static(cls, expr.attr, _MISSING) if cls is not None else _MISSING
+        if isinstance(raw, staticmethod):
+            self.checks.append(_same_class_attribute(cls, expr.attr, raw))
+            return _Known(value=raw.__func__)
+        function = _class_function(cls, expr.attr, self.checks) if cls is not None else None
+        if function is None:
+            return None
+        return _Known(value=function, receiver=expr.value, owner=_Known(structure=structure))
+
+    def _is_partial(self, func: ast.expr, scope: _Scope) -> bool:
+        known = self._known(func, scope)
+        return known is not None and known.value is functools.partial
+
+    # -- nesting -----------------------------------------------------------------------
+
+    def _nested(self, function: Any, owner: _Known | None, call: ast.Call) -> str:
+        """The name of the helper defined inside the function that runs ``function``
+        (its body's own calls resolved, its free names bound to what they mean where it
+        was written); defined once per function and object (``owner``: a method's)."""
+        key = (id(function), owner.key() if owner is not None else None)
+        if key in self.nested:
+            return self.nested[key]
+        tree, namespace = _source_tree(function, call, self.parsed)
+        self.names.taken |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        stem = function.__name__ if function.__name__ != "<lambda>" else _said(call.func)
+        name = self.names.fresh(stem) if stem in self.names.taken else self.names.exact(stem)
+        self.nested[key] = name  # before its body: a call of itself is found as recursion
+        tree.name = name
+        arguments = tree.args.posonlyargs + tree.args.args
+        local = assigned_names(tree) | _defined(tree)
+        known: dict[str, _Known] = {}
+        if owner is not None and arguments:
+            known[arguments[0].arg] = owner  # self: the object the method is called on
+            if _assigned(tree, arguments[0].arg):
+                known.clear()  # self rebound in the method: not known after all
+        scope = _Scope(namespace, local - set(known), known, _reader(function, {}))
+        tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
+        self._bind_free_names(tree, namespace, local)
+        for child in ast.walk(tree):  # errors point at the user's call
+            if hasattr(child, "lineno"):
+                ast.copy_location(child, call)
+        self.definitions.append(tree)
+        self.inlined.append(function)
+        return name
+
+    def _bind_free_names(self, tree: ast.FunctionDef, namespace: dict, local: set[str]) -> None:
+        """A free name of a nested function that means something else in the caller (or
+        that the caller assigns) is read through a name bound to what it means there."""
+        renames: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            name = node.id
+            if name in local or name in self.introduced or name in renames:
+                continue
+            mine = namespace.get(name, _MISSING)
+            if mine is _MISSING or (
+                name not in self.caller_local and self.namespace.get(name, _MISSING) is mine
+            ):
+                continue
+            renames[name] = self._bind(mine, name).id
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in renames and node.id not in local:
+                node.id = renames[node.id]
+
+    def _bind(self, value: Any, stem: str) -> ast.Name:
+        """A name of the caller's bound to ``value`` (read like a global)."""
+        for name, bound in self.values.items():
+            if bound is value and name in self.introduced:
+                return name_node(name)
+        stem = stem if stem.isidentifier() else "value"
+        name = self.names.exact(stem) if stem not in self.names.taken else self.names.fresh(stem)
+        self.values[name] = value
+        self.introduced.add(name)
+        self.changed = True
+        return name_node(name)
+
+    def _check_path(self, known: _Known) -> None:
+        read, attributes = known.path
+        expected = known.value
+
+        def still() -> bool:
+            value = read()
+            for attribute in attributes:
+                value = _attribute(value, attribute)[0]
+            return value is expected
+
+        self.checks.append(still)
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
+    """What ``obj.name`` finds without running code of the object's (a property is not
+    followed), and whether it is a method to call with ``obj`` as ``self``."""
+    if inspect.ismodule(obj):
+        return getattr(obj, name, _MISSING), False
+    own = getattr(obj, "__dict__", None)
+    if isinstance(own, dict) and not isinstance(obj, type) and name in own:
+        return own[name], False
+    raw = inspect.getattr_static(type(obj), name, _MISSING)
+    if isinstance(raw, staticmethod):
+        return raw.__func__, False
+    if inspect.isfunction(raw):
+        return raw, True
+    if raw is _MISSING or hasattr(raw, "__get__"):
+        return _MISSING, False
+    return raw, False
+
+
+def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
+    """The plain function ``cls`` has for ``name`` (a method), recording the check that
+    it keeps it; ``None`` otherwise."""
+    raw = inspect.getattr_static(cls, name, None) if cls is not None else None
+    if not inspect.isfunction(raw):
+        return None
+    if checks is not None:
+        checks.append(_same_class_attribute(cls, name, raw))
+    return raw
+
+
+def _same_class_attribute(cls: type, name: str, raw: Any) -> Callable[[], bool]:
+    def still() -> bool:
+        return inspect.getattr_static(cls, name, None) is raw
+
+    return still
+
+
+def _callable(value: Any) -> bool:
+    return callable(value) and not isinstance(value, type) and not hasattr(value, "shape")
+
+
+def _assigned(tree: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(tree)
+    )
+
+
+def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
+    """How to read a free name of ``fn`` now: bound while specializing, a closure
+    variable, a global, a builtin."""
+
+    def read(name: str) -> Any:
+        if name in values:
+            return values[name]
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+        if name in cells:
+            try:
+                return cells[name].cell_contents
+            except ValueError:
+                return _MISSING
+        found = fn.__globals__.get(name, _MISSING)
+        return getattr(builtins, name, _MISSING) if found is _MISSING else found
+
+    return read
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    """The names of functions defined inside ``tree``."""
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n is not tree}
+
+
+def _said(expr: ast.expr) -> str:
+    """A name for a helper made from how the call names it: ``sig``, ``act``."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else "helper"
+
+
+def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
+    """``function``'s definition (a lambda's written as a def) and the names it sees;
+    a located refusal where its source cannot be read."""
+    where = parsed.location(call)
+    if function.__name__ == "<lambda>":
+        tree = _lambda_tree(function)
+        if tree is None:
+            raise UnsupportedSyntaxError(
+                f"{_said(call.func)!r} is a lambda whose source the compiler cannot single "
+                "out (several lambdas on its line, or none it can read), so it cannot inline it",
+                where,
+                hint="define it with def, or on a line of its own: sig = lambda z: ...",
+            )
+        namespace = dict(vars(builtins))
+        namespace.update(function.__globals__)
+        namespace.update(closure_values(function))
+    else:
+        try:
+            source = parse_function(function)
+        except AutodiffError as error:
+            raise UnsupportedSyntaxError(
+                f"{_said(call.func)!r} calls {function.__qualname__}, whose source the "
+                f"compiler cannot read to inline it ({error.message})",
+                where,
+                hint="define it in a file or notebook cell, or give it a derivative rule as "
+                "a DifferentiableFunction",
+            ) from None
+        tree, namespace = source.tree, source.namespace()
+    arguments = tree.args
+    if arguments.vararg or arguments.kwarg or tree.decorator_list:
+        raise UnsupportedSyntaxError(
+            f"{_said(call.func)!r} calls {function.__qualname__}, which takes *args or "
+            "**kwargs: the compiler inlines a function called inside the code, and binds "
+            "its parameters by name",
+            where,
+            hint=f"give {function.__name__} named parameters, or pass the values one by one",
+        )
+    return copy.deepcopy(tree), namespace
+
+
+def _lambda_tree(function: Any) -> ast.FunctionDef | None:
+    """A lambda's definition, as ``def <lambda>(args): return body``, where its source
+    lines hold exactly one lambda with its parameters; else ``None``."""
+    try:
+        lines, _ = inspect.getsourcelines(function)
+        module = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    code = function.__code__
+    parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    found = [
+        n
+        for n in ast.walk(module)
+        if isinstance(n, ast.Lambda)
+        and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == parameters
+    ]
+    if len(found) != 1:
+        return None
+    lambda_ = found[0]
+    returned = ast.copy_location(ast.Return(lambda_.body), lambda_.body)
+    tree = ast.FunctionDef("<lambda>", lambda_.args, [returned], [], None)
+    return ast.fix_missing_locations(ast.copy_location(tree, lambda_))

@@ -1,0 +1,384 @@
+"""Methods, objects and functions as values called inside differentiated code.
+
+At a call every value that is not an array's is known, so the compiler inlines what
+the code calls through them: a method of ``self`` or of another object, a callable
+object, a function held in an attribute, a parameter or a local, a lambda, a
+``functools.partial``. Each case is checked against central differences and autograd
+(value_and_grad three times, so the cached path runs too; jvp where it applies); a
+changed function, method or object gets its own compilation (never a stale one); what
+stays refused is located at the user's line.
+"""
+
+import contextlib
+import functools
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import grad, jvp, value_and_grad, vjp
+from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
+
+
+@contextlib.contextmanager
+def autograd_numpy():
+    """This module's ``np`` is autograd's while autograd differentiates: the methods,
+    lambdas and helpers below read it when they run."""
+    saved = globals()["np"]
+    globals()["np"] = anp
+    try:
+        yield
+    finally:
+        globals()["np"] = saved
+
+
+def by_autograd(fn, x):
+    with autograd_numpy():
+        return autograd.grad(fn)(x)
+
+
+def check(fn, x, compiled=None):
+    """``grad`` (and value_and_grad three times) of ``fn`` (or of ``compiled``, the
+    same function as the compiler gets it) against both oracles."""
+    compiled = fn if compiled is None else compiled
+    expected = central_difference(fn, [x], 0)
+    np.testing.assert_allclose(by_autograd(fn, x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad(compiled)(x), expected, rtol=1e-6, atol=1e-8)
+    both = value_and_grad(compiled)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    return expected
+
+
+X = np.array([[0.3, -0.8, 1.1], [0.5, 0.2, -0.4]])
+
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731 - a module-level lambda helper
+
+
+class Network:
+    def __init__(self):
+        self.W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+        self.b = np.array([0.1, -0.2, 0.05])
+
+    def feedforward(self, a):
+        return np.tanh(a @ self.W + self.b)
+
+    def cost(self, x):
+        return np.sum(self.feedforward(x) ** 2)
+
+
+class Sigmoid:
+    def __call__(self, z):
+        return 1 / (1 + np.exp(-z))
+
+
+class Dense:
+    def __init__(self, seed):
+        self.W = np.random.default_rng(seed).normal(size=(3, 3)) * 0.5
+
+    def __call__(self, h):
+        return np.tanh(h @ self.W)
+
+
+class Holder:
+    """Functions and objects held in attributes, and a class-level constant."""
+
+    scale = 0.5
+
+    def __init__(self):
+        self.fn = lambda z: z**3
+        self.act = np.tanh
+        self.gate = Sigmoid()
+        self.layer = Dense(1)
+
+    def loss(self, x):
+        return np.sum(self.fn(x) + self.act(x) * self.gate(x) + self.layer(x)) * self.scale
+
+
+# -- a method called on self, and another object's methods --------------------------------
+
+
+def test_a_method_calls_another_method_of_self():
+    net = Network()
+    expected = check(lambda x: net.cost(x), X, net.cost)
+    _, tangent = jvp(net.cost, [X], [np.ones_like(X)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+
+
+def test_the_gradient_of_an_attribute_through_a_method_of_self():
+    net = Network()
+
+    def cost_of(W):
+        net.W, saved = W, net.W
+        try:
+            return net.cost(X)
+        finally:
+            net.W = saved
+
+    expected = central_difference(cost_of, [net.W], 0)
+    np.testing.assert_allclose(by_autograd(cost_of, net.W), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad(net.cost, wrt="self.W")(X), expected, rtol=1e-6, atol=1e-8)
+
+
+net = Network()
+layer = Dense(2)
+
+
+def uses_a_global_objects_method(x):
+    return np.sum(net.feedforward(x))
+
+
+def calls_a_global_layer(x):
+    return np.sum(layer(layer(x)))
+
+
+def test_another_objects_method_and_a_callable_object():
+    check(uses_a_global_objects_method, X)
+    check(calls_a_global_layer, X)
+
+
+def test_a_closure_objects_method():
+    model = Network()
+
+    def loss(x):
+        return np.sum(model.feedforward(x) * x)
+
+    check(loss, X)
+
+
+def test_functions_and_objects_held_in_attributes():
+    holder = Holder()
+    check(lambda x: holder.loss(x), X, holder.loss)
+
+
+def test_an_object_held_by_an_object_gets_gradients_through_its_call():
+    holder = Holder()
+
+    def loss_of(W):
+        holder.layer.W, saved = W, holder.layer.W
+        try:
+            return holder.loss(X)
+        finally:
+            holder.layer.W = saved
+
+    expected = central_difference(loss_of, [holder.layer.W], 0)
+    gradients = grad(holder.loss, wrt="self")(X)
+    np.testing.assert_allclose(gradients["layer"]["W"], expected, rtol=1e-6, atol=1e-8)
+
+
+# -- functions as values ------------------------------------------------------------------
+
+
+def apply(nonlinearity, x):
+    return np.sum(nonlinearity(x) * x)
+
+
+@pytest.mark.parametrize(
+    "nonlinearity",
+    [np.tanh, np.sin, sigmoid, sig, Sigmoid(), functools.partial(np.power, x2=3)],
+    ids=["ufunc", "another ufunc", "def", "lambda", "callable object", "partial"],
+)
+def test_a_parameter_holding_a_function(nonlinearity):
+    if isinstance(nonlinearity, functools.partial):
+        nonlinearity = functools.partial(np.power, 3.0)  # power(3, x): a partial of a ufunc
+    expected = central_difference(lambda x: apply(nonlinearity, x), [X], 0)
+    with autograd_numpy():
+        chosen = nonlinearity
+        if chosen in (np.tanh, np.sin):
+            chosen = getattr(anp, chosen.__name__)
+        elif isinstance(chosen, functools.partial):
+            chosen = functools.partial(anp.power, 3.0)
+        oracle = autograd.grad(lambda x: apply(chosen, x))(X)
+    np.testing.assert_allclose(oracle, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad(apply, wrt="x")(nonlinearity, X), expected, rtol=1e-6)
+    both = value_and_grad(apply, wrt="x")
+    for _ in range(3):
+        np.testing.assert_allclose(both(nonlinearity, X)[1], expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        grad(functools.partial(apply, nonlinearity))(X), expected, rtol=1e-6, atol=1e-8
+    )
+    out, pullback = vjp(apply, nonlinearity, X, wrt="x")
+    np.testing.assert_allclose(pullback(1.0)[0], expected, rtol=1e-6, atol=1e-8)
+    _, tangent = jvp(apply, [nonlinearity, X], [None, np.ones_like(X)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+
+
+def test_another_function_passed_gets_its_own_compilation():
+    both = value_and_grad(apply, wrt="x")
+    for _ in range(3):
+        _, with_tanh = both(np.tanh, X)
+    _, with_sin = both(np.sin, X)
+    np.testing.assert_allclose(with_sin, np.sin(X) + X * np.cos(X), rtol=1e-12)
+    _, again = both(np.tanh, X)
+    np.testing.assert_allclose(again, with_tanh, rtol=1e-12)
+
+
+def uses_the_module_lambda(x):
+    return np.sum(sig(x) * x)
+
+
+def assigns_a_function_to_a_local(x):
+    f = sigmoid
+    return np.sum(f(x) ** 2)
+
+
+def _scaled(a, x):
+    return a * np.tanh(x)
+
+
+def calls_a_partial_in_its_code(x):
+    return np.sum(functools.partial(_scaled, 2.0)(x) * x)
+
+
+scaled_by_three = functools.partial(_scaled, 3.0)
+
+
+def calls_a_global_partial(x):
+    return np.sum(scaled_by_three(x) ** 2)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        uses_the_module_lambda,
+        assigns_a_function_to_a_local,
+        calls_a_partial_in_its_code,
+        calls_a_global_partial,
+    ],
+)
+def test_functions_as_values_in_the_code(fn):
+    check(fn, X)
+
+
+# -- nothing is stale -----------------------------------------------------------------------
+
+
+class Swappable:
+    def __init__(self):
+        self.W = np.eye(3) * 0.5
+
+    def act(self, z):
+        return np.tanh(z)
+
+    def loss(self, x):
+        return np.sum(self.act(x @ self.W))
+
+
+def test_a_method_replaced_on_its_class_recompiles():
+    model = Swappable()
+    both = value_and_grad(model.loss)
+    for _ in range(3):
+        _, before = both(X)
+    original = Swappable.act
+    try:
+        Swappable.act = lambda self, z: z**2
+        _, after = both(X)
+        np.testing.assert_allclose(after, central_difference(model.loss, [X], 0), rtol=1e-6)
+    finally:
+        Swappable.act = original
+    np.testing.assert_allclose(both(X)[1], before, rtol=1e-12)
+
+
+holder = Holder()
+
+
+def uses_a_global_holders_function(x):
+    return np.sum(holder.act(x) * x)
+
+
+def test_a_function_changed_on_a_global_object_recompiles():
+    both = value_and_grad(uses_a_global_holders_function)
+    for _ in range(3):
+        both(X)
+    holder.act = np.sin
+    try:
+        _, gradient = both(X)
+        np.testing.assert_allclose(gradient, np.sin(X) + X * np.cos(X), rtol=1e-12)
+    finally:
+        holder.act = np.tanh
+    np.testing.assert_allclose(both(X)[1], np.tanh(X) + X / np.cosh(X) ** 2, rtol=1e-12)
+
+
+def test_a_function_changed_on_an_object_parameter_recompiles():
+    model = Holder()
+    both = value_and_grad(model.loss)
+    for _ in range(3):
+        both(X)
+    model.act = np.sin
+    np.testing.assert_allclose(
+        both(X)[1], central_difference(model.loss, [X], 0), rtol=1e-6, atol=1e-8
+    )
+
+
+def test_a_global_object_of_another_class_recompiles():
+    global net
+    both = value_and_grad(uses_a_global_objects_method)
+    for _ in range(3):
+        both(X)
+    saved = net
+    try:
+        net = Swappable()
+        net.feedforward = lambda a: a**3  # an instance's own function, not Network's method
+        np.testing.assert_allclose(both(X)[1], 3 * X**2, rtol=1e-12)
+    finally:
+        net = saved
+
+
+# -- what stays refused -------------------------------------------------------------------
+
+
+namespace = {"np": np}
+exec("def made_by_exec(self, z):\n    return np.tanh(z)\n", namespace)  # noqa: S102 - no source
+
+
+class Refused:
+    def __init__(self):
+        self.W = np.eye(3)
+
+    no_source = namespace["made_by_exec"]
+
+    def calls_a_method_without_source(self, x):
+        return np.sum(self.no_source(x))
+
+    def countdown(self, x, n):
+        return x if n == 0 else self.countdown(x * 2, n - 1)
+
+    def recursive(self, x):
+        return np.sum(self.countdown(x, 2))
+
+    def spread(self, *zs):
+        return zs[0]
+
+    def calls_a_method_with_star_args(self, x):
+        return np.sum(self.spread(x))
+
+
+@pytest.mark.parametrize(
+    ("method", "message", "at"),
+    [
+        (
+            "calls_a_method_without_source",
+            "whose source the compiler cannot read",
+            "self.no_source",
+        ),
+        ("recursive", "recursion is not supported", "self.countdown"),
+        ("calls_a_method_with_star_args", "which takes *args or **kwargs", "self.spread"),
+    ],
+)
+def test_refusals_are_located_at_the_call(method, message, at):
+    with pytest.raises(AutodiffError) as raised:
+        grad(getattr(Refused(), method))(X)
+    error = raised.value
+    assert isinstance(error, UnsupportedSyntaxError)
+    assert message in " ".join(str(error).split())
+    assert at in error.location.text
+    assert error.location.filename == __file__
