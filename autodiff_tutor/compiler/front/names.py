@@ -24,37 +24,38 @@ own variable, live, as the user's function does.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import dataclasses
 import io
 import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from autodiff_tutor.compiler.front.source import ParsedFunction
+from autodiff_tutor.errors import AutodiffError
 
 #: How a stand-in's name ends (never shown: emission gives the user's name back).
 STAND_IN = "__user"
 
 
 def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> ParsedFunction:
-    """``parsed`` with each name that is also a helper's (a free name read, or a
-    variable the function binds) replaced by a stand-in, recorded in ``aliases``;
-    ``parsed`` itself when there is none.
+    """``parsed`` with each name that is also a helper's (a parameter, a variable the
+    function binds, or a free name read) replaced by a stand-in, recorded in
+    ``aliases``; ``parsed`` itself when there is none.
 
-    The function's own parameters keep their names (the pipeline refuses one that
-    the generated code needs, with a rename hint): callers name them in ``wrt`` and
-    keywords. A free name bound to the helper itself needs no stand-in.
+    A parameter's stand-in is the compiler's own name for it: callers still name it as
+    written (``wrt``, keywords), and :meth:`.ParsedFunction.own_name` translates. A
+    free name bound to the helper itself needs no stand-in.
     """
     tree = parsed.tree
-    params = {a.arg for a in _top_arguments(tree)}
-    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} - params
+    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
     namespace = parsed.namespace()
 
     def clashes(name: str) -> bool:
-        if name not in helpers or name in params:
+        if name not in helpers:
             return False
         return name in bound or namespace.get(name) is not helpers[name]
 
@@ -66,15 +67,38 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     stand_ins = {name: alias for alias, name in parsed.aliases.items()}
     taken = _names_in(tree) | set(namespace) | set(helpers)
     tree = copy.deepcopy(tree)
-    top = set(map(id, _top_arguments(tree)))
     for node in ast.walk(tree):
-        if id(node) not in top and named(node):
+        if named(node):
             name = _name(node)
             if name not in stand_ins:
                 stand_ins[name] = _unused(name + STAND_IN, taken)
             setattr(node, "id" if isinstance(node, ast.Name) else "arg", stand_ins[name])
     aliases = {alias: name for name, alias in stand_ins.items()}
     return dataclasses.replace(parsed, tree=tree, aliases=aliases)
+
+
+def as_written(text: str, aliases: Mapping[str, str]) -> str:
+    """``text`` (an error message, a description) with each stand-in of ``aliases``
+    given the user's name back.
+
+    >>> as_written("copy like__user (like__user_x stays)", {"like__user": "like"})
+    'copy like (like__user_x stays)'
+    """
+    for alias in sorted(aliases, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(alias)}\b", aliases[alias], text)
+    return text
+
+
+@contextlib.contextmanager
+def errors_as_written(parsed: ParsedFunction) -> Iterator[None]:
+    """Raise an :class:`AutodiffError` from the block with the user's names in its
+    message and hint where it quotes a stand-in."""
+    try:
+        yield
+    except AutodiffError as error:
+        if parsed.aliases:
+            error.reworded(lambda text: as_written(text, parsed.aliases))
+        raise
 
 
 def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[str, str]:
@@ -153,12 +177,6 @@ def _comment_columns(source: str) -> dict[int, tuple[int, str]]:
         for t in tokens
         if t.type == tokenize.COMMENT and t.line[: t.start[1]].strip()
     }
-
-
-def _top_arguments(tree: ast.FunctionDef) -> list[ast.arg]:
-    arguments = tree.args
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    return every + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
 
 
 def _identifier(node: ast.AST) -> bool:
