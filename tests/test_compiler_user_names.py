@@ -3,7 +3,8 @@
 The generated code has names of its own: runtime helpers (``like``, ``unbroadcast``,
 ``unreduce``, ``zeros_like``, ``Stack``), the array module ``xp``, the memory stack
 ``stack``, the backward's ``memory``, the probe's ``site_flags``, and names it makes
-(``d_x``, ``d_out``, ``t1``, ``result``). A user's parameter or local of such a name is
+(``d_x``, ``d_out``, ``t1``, ``result``), and the builtins it calls (``range``,
+``reversed``, ``len``, ``zip``). A user's parameter or local of such a name is
 compiled as written: the generated code takes another spelling for its own name
 (``like_``, ``memory_``), and the user's names stay as written in the shown code.
 Gradients are checked against central differences and autograd, in reverse mode
@@ -55,6 +56,17 @@ def early_return(x, result):
     return np.sum(x * x)
 
 
+def builtins_as_parameters(x, range, len, zip, reversed):
+    s = x
+    i = 0
+    while i < 3:  # replayed backward by a range of its count
+        s = np.sin(s) * range
+        i += 1
+    for a in [s, x]:  # replayed backward in reverse, by index
+        s = s * a * len
+    return np.sum(s) * zip * reversed
+
+
 RNG = np.random.default_rng(7)
 V = RNG.normal(size=4)
 M = RNG.normal(size=(2, 4))
@@ -65,6 +77,7 @@ CASES = [
     (gradient_names, (V, RNG.normal(size=4), 0.3)),
     (both_spellings, (V, RNG.normal(size=4), RNG.normal(size=4))),
     (early_return, (np.abs(V), RNG.normal(size=4))),
+    (builtins_as_parameters, (V, 0.9, 1.1, 0.8, 1.2)),
 ]
 SECOND_ORDER = [loss_xp, loss_memory, gradient_names, both_spellings]
 
