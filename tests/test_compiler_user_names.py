@@ -16,7 +16,12 @@ import importlib.util
 import autograd
 import numpy as np
 import pytest
-from oracles import autograd_gradient, central_difference, with_autograd_numpy
+from oracles import (
+    autograd_gradient,
+    central_difference,
+    structured_central_difference,
+    with_autograd_numpy,
+)
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad
 from autodiff_tutor.compiler.emit import GENERATED_NAMES
@@ -165,6 +170,40 @@ def test_errors_name_the_users_variables():
 
     with pytest.raises(GradientEscapeError, match="float turns 'size' into a plain value"):
         grad(escapes)(np.ones(1))
+
+
+def layers(stack, size):
+    h = size
+    for W in stack:  # a list of weights named like the memory stack
+        h = np.tanh(h @ W)
+    return np.sum(h * h)
+
+
+def dense(memory, x):
+    return np.sum(np.tanh(x @ memory["W"]) * memory["b"])
+
+
+@pytest.mark.parametrize(
+    ("fn", "args"),
+    [
+        (layers, ([RNG.normal(size=(3, 3)), RNG.normal(size=(3, 2))], RNG.normal(size=(2, 3)))),
+        (dense, ({"W": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2)}, RNG.normal(size=(2, 3)))),
+    ],
+    ids=["layers", "dense"],
+)
+def test_a_structured_parameter_named_like_a_generated_name(fn, args):
+    expected = structured_central_difference(fn, list(args), 0)
+    by_autograd = autograd.grad(with_autograd_numpy(fn), 0)(*args)
+    leaves = by_autograd if isinstance(by_autograd, list) else list(by_autograd.values())
+    for leaf, e in zip(leaves, expected, strict=True):
+        np.testing.assert_allclose(leaf, e, rtol=1e-6, atol=1e-8)
+    both = value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(*args)
+        np.testing.assert_allclose(value, fn(*args), rtol=1e-13)
+        got = gradient if isinstance(gradient, list) else list(gradient.values())
+        for leaf, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(leaf, e, rtol=1e-6, atol=1e-8)
 
 
 def _module_of_every_name(tmp_path):

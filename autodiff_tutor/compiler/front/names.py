@@ -50,7 +50,8 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     free name bound to the helper itself needs no stand-in.
     """
     tree = parsed.tree
-    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    structures = getattr(parsed, "structures", None) or {}  # parameters given as leaves
+    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | set(structures)
     bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
     namespace = parsed.namespace()
 
@@ -74,7 +75,10 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
                 stand_ins[name] = _unused(name + STAND_IN, taken)
             setattr(node, "id" if isinstance(node, ast.Name) else "arg", stand_ins[name])
     aliases = {alias: name for name, alias in stand_ins.items()}
-    return dataclasses.replace(parsed, tree=tree, aliases=aliases)
+    if not structures:
+        return dataclasses.replace(parsed, tree=tree, aliases=aliases)
+    structures = {stand_ins.get(name, name): value for name, value in structures.items()}
+    return dataclasses.replace(parsed, tree=tree, aliases=aliases, structures=structures)
 
 
 def as_written(text: str, aliases: Mapping[str, str]) -> str:
