@@ -1,9 +1,11 @@
-"""Stage 1 (names): a user's name that the generated code also uses for a helper.
+"""Stage 1 (names): a user's name that the generated code also uses for itself.
 
 The generated code calls its runtime helpers by short names (``unbroadcast``, ``like``,
-``size``, ``zeros_like``). A user function may read a global or closure variable of
-the same name (``size = 3.0`` in a notebook, ``from numpy import zeros_like``). So
-that each name means one thing, the front end reads such a name through a stand-in
+``size``, ``zeros_like``) and some builtins (``range``, ``reversed``), and makes
+variables of its own (``xp``, ``stack``, ``memory``). A user function may take a
+parameter, bind a variable or read a global of the same name (``def loss(x, memory)``,
+``size = 3.0`` in a notebook, ``from numpy import zeros_like``). So that each name
+means one thing, the front end reads such a name through a stand-in
 (``size__user``) while the compiler works, and emission gives the user's name back
 and calls the helper by another name (``size_``): the generated code reads the user's
 own variable, live, as the user's function does.
