@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Messages are wrapped at word boundaries to this many characters, so that a
@@ -149,6 +150,19 @@ class AutodiffError(Exception):
         if self.location is None and location is not None:
             self.location = location
             self.args = (self._render(),)
+        return self
+
+    def reworded(self, spell: Callable[[str], str]) -> AutodiffError:
+        """This error (changed in place, its traceback kept) with ``spell`` applied to
+        its message and hint: the compiler's own names for the user's variables given
+        back their names (see :mod:`.compiler.front.names`).
+
+        >>> error = AutodiffError("x__user is read", hint="copy x__user")
+        >>> error.reworded(lambda text: text.replace("x__user", "x")).hint
+        'copy x'
+        """
+        self.message, self.hint = spell(self.message), spell(self.hint)
+        self.args = (self._render(),)
         return self
 
     @property

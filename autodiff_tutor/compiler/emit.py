@@ -26,6 +26,7 @@ def f_backward(d_out, memory):
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import linecache
 import sys
@@ -72,9 +73,21 @@ RUNTIME.update(
     probe_path=probe_path,
 )
 
-#: Every name the generated code gives a meaning of its own: the helpers, and the
-#: variables it makes itself (a user's global of one of these names is renamed).
-GENERATED_NAMES: dict[str, Any] = {**RUNTIME, **dict.fromkeys(("memory", "stack", "xp"), object())}
+#: The builtins the generated code calls itself (loops replayed backward, lengths,
+#: checks of a call's arguments).
+BUILTINS: dict[str, Any] = {
+    name: getattr(builtins, name)
+    for name in ("len", "list", "range", "reversed", "zip", "TypeError")
+}
+
+#: Every name the generated code gives a meaning of its own: the helpers, the builtins
+#: it calls, and the variables it makes itself. A user's variable of one of these
+#: names keeps it; the generated code calls its own by another (:mod:`.front.names`).
+GENERATED_NAMES: dict[str, Any] = {
+    **RUNTIME,
+    **BUILTINS,
+    **dict.fromkeys(("memory", "stack", "xp", "site_flags"), object()),
+}
 
 _counter = itertools.count(1)
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
@@ -286,6 +299,7 @@ def compile_sources(
         )
     sources = [_renamed(source, renames) for source in sources]
     captured = {renames.get(n, n): value for n, value in RUNTIME.items()}
+    captured.update({renames[n]: value for n, value in BUILTINS.items() if n in renames})
     captured.update(closure_values(user_fn))
     captured.update(parsed.values)  # what the call was specialized on (functions, objects)
     defined = [source.split("(", 1)[0].removeprefix("def ") for source in sources]

@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.activity import Activity, analyze
 from autodiff_tutor.compiler.emit import (
     GENERATED_NAMES,
@@ -43,7 +42,6 @@ from autodiff_tutor.compiler.emit import (
     Line,
     Source,
     compile_sources,
-    helper_names,
     lines_of,
     render_backward,
     render_body,
@@ -60,9 +58,8 @@ from autodiff_tutor.compiler.front.desugar.module_helpers import (
     with_structure_helpers_nested,
 )
 from autodiff_tutor.compiler.front.fence import check_supported
-from autodiff_tutor.compiler.front.names import with_helper_names_aliased
+from autodiff_tutor.compiler.front.names import errors_as_written, with_helper_names_aliased
 from autodiff_tutor.compiler.front.normalize.normalize import normalize
-from autodiff_tutor.compiler.front.normalize.resolve import MODULE_FACTORIES, module_parameters
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.ir import Branch, Loop, Program
 from autodiff_tutor.compiler.reverse.adjoint import build_adjoint
@@ -91,10 +88,11 @@ def front_end_of(parsed: ParsedFunction) -> FrontEnd:
     """fence -> desugar -> normalize, on an already parsed function (structured
     parameters flattened into leaves, see :mod:`autodiff_tutor.pytree`)."""
     parsed = with_helper_names_aliased(parsed, GENERATED_NAMES)
-    parsed = with_structure_helpers_nested(parsed)  # layer(params, x): inlined
-    parsed = with_known_callees_nested(parsed)  # self.f(x), net.f(x), sig(x): inlined
-    check_supported(parsed)
-    return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
+    with errors_as_written(parsed):
+        parsed = with_structure_helpers_nested(parsed)  # layer(params, x): inlined
+        parsed = with_known_callees_nested(parsed)  # self.f(x), net.f(x), sig(x): inlined
+        check_supported(parsed)
+        return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 
 
 @dataclass
@@ -153,9 +151,10 @@ def compile_derivative(
     """
     front = front or front_end(fn)
     parsed, program = front.parsed, front.program
-    activity = analyze(program, parsed, list(wrt))
-    generated = _generate(program, activity, parsed, list(wrt), True, record)
-    _avoid_helper_clashes(generated, program, parsed)
+    wrt = [parsed.own_name(name) for name in wrt]  # a parameter's stand-in (front.names)
+    with errors_as_written(parsed):
+        activity = analyze(program, parsed, wrt)
+        generated = _generate(program, activity, parsed, wrt, True, record)
     forward_src, backward_src = render_forward(generated), render_backward(generated)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
@@ -225,12 +224,10 @@ def generate_checked(
 ) -> Generated:
     """The derivative's trees generated again with ``transform`` between optimize and
     memory (the specialized pipeline's probe and specialization) and ``slots`` after
-    memory, names checked."""
+    memory."""
     program, parsed = derivative.program, derivative.parsed
     wrt = list(derivative.wrt)
-    generated = _generate(program, derivative.activity, parsed, wrt, True, None, transform, slots)
-    _avoid_helper_clashes(generated, program, parsed)
-    return generated
+    return _generate(program, derivative.activity, parsed, wrt, True, None, transform, slots)
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
@@ -259,8 +256,10 @@ def compile_tangent(
     """The forward-mode pipeline: the front end, activity, tangent, emit."""
     front = front or front_end(fn)
     parsed, program = front.parsed, front.program
-    analyze(program, parsed, list(wrt))  # rejects gradients that would vanish
-    tangents = build_jvp(program, parsed, list(wrt))
+    wrt = [parsed.own_name(name) for name in wrt]  # a parameter's stand-in (front.names)
+    with errors_as_written(parsed):
+        analyze(program, parsed, wrt)  # rejects gradients that would vanish
+        tangents = build_jvp(program, parsed, wrt)
     source = render_jvp(tangents)
     (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed)
     return TangentFunction(
@@ -274,6 +273,11 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
+    with errors_as_written(derivative.parsed):
+        return _gradient_function(derivative, single)
+
+
+def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
     program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
     helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
@@ -323,52 +327,7 @@ def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[
     source = Source.of(lines)
     (function,) = compile_sources(f"{derivative.name}_grad", [source], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
-    if list(generated.params) == list(inspect.signature(parsed.fn).parameters):
+    own = [parsed.own_name(name) for name in inspect.signature(parsed.fn).parameters]
+    if list(generated.params) == own:
         function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function
-
-
-def _avoid_helper_clashes(generated: Generated, program: Program, parsed: ParsedFunction) -> None:
-    """Fail loudly if a user's variable would shadow a name the generated code uses."""
-    user = program.defined_names() | set(program.params)
-    read = {n for s in code.walk_statements(generated.backward) for n in code.reads(s)}
-    used = read & (helper_names() | {"xp"})
-    used |= _forward_helpers(generated, program)
-    modules = {
-        s.target
-        for s in program.all_steps()
-        if isinstance(s.value, ast.Call) and ast.unparse(s.value.func) in MODULE_FACTORIES
-    }
-    modules |= set(module_parameters(parsed))  # def f(x, xp=np)
-    clashes = (used | {"memory"}) & user
-    clashes -= modules & {"xp"}  # 'xp = array_module(...)': the same module either way
-    if clashes:
-        name = sorted(clashes)[0]
-        where = next((s.origin for s in program.all_steps() if s.target == name and s.origin), None)
-        if where is None:  # a parameter: point at it in the signature
-            arguments = parsed.tree.args
-            every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-            where = next((a for a in every if a.arg == name), None)
-        raise UnsupportedSyntaxError(
-            f"the variable name {name!r} is also used by the generated code",
-            parsed.location(where) if where is not None else None,
-            hint=f"rename your variable {name!r} (for example to '{name}_')",
-        )
-
-
-def _forward_helpers(generated: Generated, program: Program) -> set[str]:
-    """Runtime names the generated forward uses besides the user's own code."""
-    names = {"stack", "Stack"} if generated.memory.pushes else set()
-    names |= {"iteration_slots"} if generated.memory.slots else set()
-    for step in program.all_steps():
-        if step.op in ("setitem", "list_setitem"):
-            names |= {"assign_at", "at"}
-        if step.op == "shares_memory":
-            names.add("shares_memory")
-        if step.synthetic and isinstance(step.value, ast.Name) and step.value.id == "unbound":
-            names.add("unbound")
-        if step.kind == "static" and "indexed_len" in code.reads(step.value):  # for v in xs
-            names.add("indexed_len")
-        if step.kind == "op_call" and isinstance(step.value.func, ast.Call):
-            names.add("differentiable")
-    return names

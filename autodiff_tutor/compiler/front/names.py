@@ -1,9 +1,11 @@
-"""Stage 1 (names): a user's name that the generated code also uses for a helper.
+"""Stage 1 (names): a user's name that the generated code also uses for itself.
 
 The generated code calls its runtime helpers by short names (``unbroadcast``, ``like``,
-``size``, ``zeros_like``). A user function may read a global or closure variable of
-the same name (``size = 3.0`` in a notebook, ``from numpy import zeros_like``). So
-that each name means one thing, the front end reads such a name through a stand-in
+``size``, ``zeros_like``) and some builtins (``range``, ``reversed``), and makes
+variables of its own (``xp``, ``stack``, ``memory``). A user function may take a
+parameter, bind a variable or read a global of the same name (``def loss(x, memory)``,
+``size = 3.0`` in a notebook, ``from numpy import zeros_like``). So that each name
+means one thing, the front end reads such a name through a stand-in
 (``size__user``) while the compiler works, and emission gives the user's name back
 and calls the helper by another name (``size_``): the generated code reads the user's
 own variable, live, as the user's function does.
@@ -24,37 +26,39 @@ own variable, live, as the user's function does.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import dataclasses
 import io
 import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from autodiff_tutor.compiler.front.source import ParsedFunction
+from autodiff_tutor.errors import AutodiffError
 
 #: How a stand-in's name ends (never shown: emission gives the user's name back).
 STAND_IN = "__user"
 
 
 def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> ParsedFunction:
-    """``parsed`` with each name that is also a helper's (a free name read, or a
-    variable the function binds) replaced by a stand-in, recorded in ``aliases``;
-    ``parsed`` itself when there is none.
+    """``parsed`` with each name that is also a helper's (a parameter, a variable the
+    function binds, or a free name read) replaced by a stand-in, recorded in
+    ``aliases``; ``parsed`` itself when there is none.
 
-    The function's own parameters keep their names (the pipeline refuses one that
-    the generated code needs, with a rename hint): callers name them in ``wrt`` and
-    keywords. A free name bound to the helper itself needs no stand-in.
+    A parameter's stand-in is the compiler's own name for it: callers still name it as
+    written (``wrt``, keywords), and :meth:`.ParsedFunction.own_name` translates. A
+    free name bound to the helper itself needs no stand-in.
     """
     tree = parsed.tree
-    params = {a.arg for a in _top_arguments(tree)}
-    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} - params
+    structures = getattr(parsed, "structures", None) or {}  # parameters given as leaves
+    bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | set(structures)
     bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
     namespace = parsed.namespace()
 
     def clashes(name: str) -> bool:
-        if name not in helpers or name in params:
+        if name not in helpers:
             return False
         return name in bound or namespace.get(name) is not helpers[name]
 
@@ -66,15 +70,41 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     stand_ins = {name: alias for alias, name in parsed.aliases.items()}
     taken = _names_in(tree) | set(namespace) | set(helpers)
     tree = copy.deepcopy(tree)
-    top = set(map(id, _top_arguments(tree)))
     for node in ast.walk(tree):
-        if id(node) not in top and named(node):
+        if named(node):
             name = _name(node)
             if name not in stand_ins:
                 stand_ins[name] = _unused(name + STAND_IN, taken)
             setattr(node, "id" if isinstance(node, ast.Name) else "arg", stand_ins[name])
     aliases = {alias: name for name, alias in stand_ins.items()}
-    return dataclasses.replace(parsed, tree=tree, aliases=aliases)
+    if not structures:
+        return dataclasses.replace(parsed, tree=tree, aliases=aliases)
+    structures = {stand_ins.get(name, name): value for name, value in structures.items()}
+    return dataclasses.replace(parsed, tree=tree, aliases=aliases, structures=structures)
+
+
+def as_written(text: str, aliases: Mapping[str, str]) -> str:
+    """``text`` (an error message, a description) with each stand-in of ``aliases``
+    given the user's name back.
+
+    >>> as_written("copy like__user (like__user_x stays)", {"like__user": "like"})
+    'copy like (like__user_x stays)'
+    """
+    for alias in sorted(aliases, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(alias)}\b", aliases[alias], text)
+    return text
+
+
+@contextlib.contextmanager
+def errors_as_written(parsed: ParsedFunction) -> Iterator[None]:
+    """Raise an :class:`AutodiffError` from the block with the user's names in its
+    message and hint where it quotes a stand-in."""
+    try:
+        yield
+    except AutodiffError as error:
+        if parsed.aliases:
+            error.reworded(lambda text: as_written(text, parsed.aliases))
+        raise
 
 
 def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[str, str]:
@@ -153,12 +183,6 @@ def _comment_columns(source: str) -> dict[int, tuple[int, str]]:
         for t in tokens
         if t.type == tokenize.COMMENT and t.line[: t.start[1]].strip()
     }
-
-
-def _top_arguments(tree: ast.FunctionDef) -> list[ast.arg]:
-    arguments = tree.args
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    return every + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
 
 
 def _identifier(node: ast.AST) -> bool:

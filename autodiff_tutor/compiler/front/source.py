@@ -79,6 +79,19 @@ class ParsedFunction:
         """The line number of ``node`` in the user's file."""
         return self.first_line + getattr(node, "lineno", 1) - 1
 
+    def own_name(self, name: str) -> str:
+        """The compiler's name for the user's variable ``name``: its stand-in where the
+        generated code also uses ``name`` (:mod:`.front.names`), else ``name``.
+
+        >>> def f(x, like):
+        ...     return x * like
+        >>> parsed = parse_function(f)
+        >>> parsed.aliases = {"like__user": "like"}
+        >>> parsed.own_name("like"), parsed.own_name("x")
+        ('like__user', 'x')
+        """
+        return next((alias for alias, own in self.aliases.items() if own == name), name)
+
     def namespace(self) -> dict[str, Any]:
         """The names the function can see: closure cells over globals over builtins."""
         names: dict[str, Any] = dict(vars(builtins))

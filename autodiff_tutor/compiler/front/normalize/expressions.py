@@ -29,8 +29,8 @@ def f(a, i):
 from __future__ import annotations
 
 import ast
-import re
 
+from autodiff_tutor.compiler.front.names import as_written
 from autodiff_tutor.compiler.ir import Step, ValueRefusal
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
@@ -74,10 +74,7 @@ class ExpressionsMixin:
     def _as_written(self, node: ast.expr) -> str:
         """``node`` as the user wrote it (a name the compiler reads through a stand-in,
         such as ``xp__user``, gets its own name back)."""
-        text = ast.unparse(node)
-        for alias, name in self.parsed.aliases.items():
-            text = re.sub(rf"\b{re.escape(alias)}\b", name, text)
-        return text
+        return as_written(ast.unparse(node), self.parsed.aliases)
 
     def _refuse(self, node: ast.AST, message: str, hint: str) -> None:
         """Refuse a value the compiler cannot differentiate (deferred to activity)."""

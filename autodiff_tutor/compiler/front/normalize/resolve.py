@@ -311,7 +311,9 @@ def is_container(obj: Any) -> bool:
 def module_parameters(parsed: ParsedFunction) -> dict[str, Any]:
     """The parameters whose default is a module (``def f(x, xp=np)``, the array-API
     habit), with that module: a call such as ``xp.sum(y)`` is the module's function
-    (another array module passed in has functions of the same names and meanings).
+    (another array module passed in has functions of the same names and meanings),
+    by the compiler's name for each parameter (a stand-in for ``xp``, see
+    :mod:`.front.names`).
 
     >>> import numpy as np
     >>> from autodiff_tutor.compiler.front.source import parse_function
@@ -325,7 +327,9 @@ def module_parameters(parsed: ParsedFunction) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     return {
-        name: p.default for name, p in parameters.items() if isinstance(p.default, types.ModuleType)
+        parsed.own_name(name): p.default
+        for name, p in parameters.items()
+        if isinstance(p.default, types.ModuleType)
     }
 
 
