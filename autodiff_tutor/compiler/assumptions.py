@@ -101,10 +101,42 @@ class Assumptions:
                 return False
         return all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read)
 
+    def pinned(self, names: tuple[str, ...]) -> Assumptions:
+        """These assumptions with the globals ``names`` held to their values, not only
+        their types: an int the compiled code was specialized on (``range(N_LAYERS)``
+        unrolled over a structure) compiles again when it is rebound to another int.
+
+        >>> N = 2
+        >>> def f(x):
+        ...     return x * N
+        >>> held = assumed(f).pinned(("N",))
+        >>> N = 3
+        >>> assumed(f).hold(), held.hold()
+        (True, False)
+        """
+        if not names:
+            return self
+        globals_read = tuple(
+            (namespace, name, _Equal(namespace[name]) if name in names else expected)
+            for namespace, name, expected in self.globals_read
+        )
+        return Assumptions(globals_read, self.cells_read)
+
+
+class _Equal:
+    """Matches a value of the same type that is equal (an int compiled in)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
 
 def _matches(value: Any, expected: Any) -> bool:
     if type(expected) is _Same:  # the common case (np, a helper): no token made
         return value is expected.value
+    if type(expected) is _Equal:
+        return type(value) is type(expected.value) and value == expected.value
     return token(value) == expected
 
 

@@ -60,11 +60,14 @@ def desugar(
     tree: ast.FunctionDef,
     namespace: dict | None = None,
     structures: dict[str, ast.expr] | None = None,
+    statics: dict[str, int] | None = None,
 ) -> ast.FunctionDef:
     """Rewrite ``tree`` (a copy) into structured form; see the module docstring.
 
     ``namespace``: the function's globals (to tell the builtin ``sum`` from another);
-    ``structures``: structured parameters, as literals of their leaf parameters.
+    ``structures``: structured parameters, as literals of their leaf parameters;
+    ``statics``: int parameters whose values the call made known (``range(n_layers)``).
+    The tree's ``static_globals`` names the global ints its indexes and ranges read.
     """
     tree = copy.deepcopy(tree)
     names = Names(tree)
@@ -76,9 +79,11 @@ def desugar(
     tree.body = lower.run(lambdas_to_defs(tree.body))
     tree.body = hoist_walrus(tree.body)  # after the comprehensions' conditions became ifs
     tree.body = InlineNested(names).run(tree.body)
-    structured = Structures(names, structures or {})
+    local = frozenset(assigned_names(tree))  # after inlining: the helpers' names too
+    structured = Structures(names, structures or {}, statics, namespace, local)
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
+    tree.static_globals = tuple(sorted(structured.globals_used))
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
@@ -348,7 +353,12 @@ def desugar_function(parsed) -> ast.FunctionDef:
     """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
     turned into located errors."""
     try:
-        return desugar(parsed.tree, parsed.namespace(), getattr(parsed, "structures", None))
+        return desugar(
+            parsed.tree,
+            parsed.namespace(),
+            getattr(parsed, "structures", None),
+            getattr(parsed, "statics", None),
+        )
     except DesugarError as error:
         hint = error.hint or "see the supported forms in the book's compiler page"
         raise UnsupportedSyntaxError(

@@ -63,7 +63,14 @@ MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "s
 class Structures(ReadsMixin, UnrollMixin, StatementPass):
     """Replace structures by their leaves (see the module docstring)."""
 
-    def __init__(self, names: Names, seeds: dict[str, ast.expr]):
+    def __init__(
+        self,
+        names: Names,
+        seeds: dict[str, ast.expr],
+        statics: dict[str, int] | None = None,
+        namespace: dict | None = None,
+        local: frozenset[str] = frozenset(),
+    ):
         self.names = names
         self.env: dict[str, ast.expr] = dict(seeds)  # name -> its structure, as a literal
         self.parameters = set(seeds)
@@ -73,6 +80,22 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         self.depth = 0  # inside a loop or branch that is not unrolled
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
         self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
+        # ints known when the function is called: arguments the call is specialized on
+        # (see structured_calls), and global ints; the ones an index or a range read
+        self.statics = dict(statics or {})
+        self.statics_used: set[str] = set()
+        self.namespace = namespace or {}
+        self.local = local  # names the function binds: not globals
+        self.globals_used: set[str] = set()
+
+    def _global_int(self, name: str) -> int | None:
+        """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
+        compiled code is guarded by its value (see :mod:`.compiler.assumptions`)."""
+        value = self.namespace.get(name)
+        if name in self.local or type(value) is not int:
+            return None
+        self.globals_used.add(name)
+        return value
 
     # -- statements ------------------------------------------------------------------
 
