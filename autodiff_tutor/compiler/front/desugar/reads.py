@@ -318,8 +318,8 @@ def static_value(node: ast.expr, known=None) -> str | int | None:
     """The int or string ``node`` denotes while compiling (see :func:`folded_key`),
     else ``None``: what Python would compute, or ``None`` where it would raise.
 
-    >>> static_value(ast.parse("-1", mode="eval").body), static_value(ast.parse("x", mode="eval").body)
-    (-1, None)
+    >>> [static_value(ast.parse(text, mode="eval").body) for text in ("-1", "x", "7 // 2")]
+    [-1, None, 3]
     """
     if isinstance(node, ast.Constant) and type(node.value) in (str, int):
         return node.value
