@@ -95,6 +95,8 @@ class ReadsMixin:
                     and isinstance(node.args[0], ast.Starred)
                 ):
                     rows = node.args[0].value
+                    if isinstance(rows, ast.Name) and rows.id in pass_.built:
+                        rows = ast.List(copy.deepcopy(pass_.built[rows.id]), ast.Load())
                     if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
                         isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
                     ):

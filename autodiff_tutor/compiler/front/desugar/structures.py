@@ -87,6 +87,11 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         self.namespace = namespace or {}
         self.local = local  # names the function binds: not globals
         self.globals_used: set[str] = set()
+        # lists built by appends outside loops that stay loops (rows = []; for W, b in
+        # params: rows.append((W, b))): their items, held in names, while nothing else
+        # touched them; zip(*rows) reads them (the list itself is still built at run time)
+        self.built: dict[str, list[ast.expr]] = {}
+        self.built_from: dict[str, str] = {}  # rows = items: the other name of the list
 
     def _global_int(self, name: str) -> int | None:
         """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
@@ -100,6 +105,55 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
     # -- statements ------------------------------------------------------------------
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        appended = self._append_to_built(node)
+        if appended is not None:
+            return appended
+        heads = [getattr(node, f) for f in ("target", "iter", "test") if hasattr(node, f)]
+        compound = isinstance(node, (ast.For, ast.While, ast.If))  # bodies: statement by statement
+        mentioned = {
+            n.id
+            for h in (heads if compound else [node])
+            for n in ast.walk(h)
+            if isinstance(n, ast.Name)
+        }
+        out = self._statement_of(node)
+        touched = [n for n in self.built if n in mentioned or self.built_from.get(n) in mentioned]
+        built = {name: self.built.pop(name) for name in touched}  # a list as any from now on
+        if not self.depth and isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and isinstance(value, ast.List) and not value.elts:
+                self.built[target.id] = []
+            elif isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id in built:
+                self.built[target.id] = built[value.id]  # rows = items: one list, two names
+                self.built_from[target.id] = value.id
+        return out
+
+    def _append_to_built(self, node: ast.stmt) -> list[ast.stmt] | None:
+        """``rows.append(v)`` of a list in ``built``, outside loops that stay loops:
+        ``v`` held in fresh names (a later unrolled copy rebinds its names), recorded."""
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (
+            not self.depth
+            and isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.built
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            return None
+        name = call.func.value.id
+        items = self.built.pop(name)
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.args[0])):
+            return self._statement_of(node)  # rows.append(rows): a list as any
+        value = self._fold(call.args[0], whole=True)
+        statements, item = self._hold(value, f"{name}_{len(items)}", node)
+        self.built[name] = [*items, item]
+        call.args = [copy.deepcopy(item)]
+        return [*statements, node]
+
+    def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
         self._check_mutation(node)
         node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
