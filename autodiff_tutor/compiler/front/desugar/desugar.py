@@ -51,6 +51,7 @@ from autodiff_tutor.compiler.front.desugar.nested import InlineNested
 from autodiff_tutor.compiler.front.desugar.python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
 from autodiff_tutor.compiler.front.desugar.sequences import gives_view, hold_rebound
+from autodiff_tutor.compiler.front.desugar.state import refuse_reads_after_state_writes
 from autodiff_tutor.compiler.front.desugar.structures import Structures
 from autodiff_tutor.compiler.front.desugar.walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -84,6 +85,7 @@ def desugar(
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
     tree.static_globals = tuple(sorted(structured.globals_used))
+    refuse_reads_after_state_writes(tree)  # bn_param["running_mean"] = ...: effect only
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
