@@ -190,7 +190,7 @@ class ReadsMixin:
             "a structure's entries while compiling, from Python ints known when the "
             "function is called (numbers written out, len(params), indices of loops over "
             "such ranges, int arguments and global ints), and this index is computed "
-            "from something else (an array's values)",
+            "from something else (a value of an array, computed at run time)",
             "compute the index from those (for i in range(len(params)): params[i]), or, "
             "when the arrays have one shape and the index depends on array values, stack "
             "them into one array (np.stack(params)) and index that array",
