@@ -168,7 +168,8 @@ class Differentiable:
             self._assumptions = assumed(self.fn)  # taken before reading the names
             # first: a helper calling back finds it
             self._front = front_end(self.fn) if self.parsed is None else front_end_of(self.parsed)
-            self._assumptions = self._assumptions.pinned(self._front.program.static_globals)
+            pinned = self._front.program.static_globals
+            self._assumptions = self._assumptions.pinned(pinned, self.fn)
             try:
                 for call in calls_of_yours(self._front.program):
                     _read_called(self._front, call)

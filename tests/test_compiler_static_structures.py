@@ -330,3 +330,29 @@ def test_what_stays_refused_is_located_with_a_hint_that_keeps_the_meaning(
     assert location.filename == __file__
     assert location.text[location.column :].startswith(snippet)
     assert raised.value.hint
+
+
+def layers_from_a_closure():
+    n_layers = 2
+
+    def loss(Ws, x):
+        for i in range(n_layers):
+            x = np.tanh(x @ Ws[i])
+        return np.sum(x)
+
+    def rebind(n):
+        nonlocal n_layers
+        n_layers = n
+
+    return loss, rebind
+
+
+def test_a_closure_int_rebound_compiles_again():
+    loss, rebind = layers_from_a_closure()
+    compiled = value_and_grad(loss)
+    for n_layers in (2, 4, 1):
+        rebind(n_layers)
+        for _ in range(3):
+            value, gradient = compiled(MATRICES, X)
+        np.testing.assert_allclose(value, loss(MATRICES, X))
+        assert_gradient(loss, (MATRICES, X), gradient)

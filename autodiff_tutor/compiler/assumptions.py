@@ -101,10 +101,11 @@ class Assumptions:
                 return False
         return all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read)
 
-    def pinned(self, names: tuple[str, ...]) -> Assumptions:
-        """These assumptions with the globals ``names`` held to their values, not only
-        their types: an int the compiled code was specialized on (``range(N_LAYERS)``
-        unrolled over a structure) compiles again when it is rebound to another int.
+    def pinned(self, names: tuple[str, ...], fn: Callable[..., Any] | None = None) -> Assumptions:
+        """These assumptions with the globals ``names`` (and ``fn``'s closure variables
+        of those names) held to their values, not only their types: an int the compiled
+        code was specialized on (``range(N_LAYERS)`` unrolled over a structure) compiles
+        again when it is rebound to another int.
 
         >>> N = 2
         >>> def f(x):
@@ -120,7 +121,14 @@ class Assumptions:
             (namespace, name, _Equal(namespace[name]) if name in names else expected)
             for namespace, name, expected in self.globals_read
         )
-        return Assumptions(globals_read, self.cells_read)
+        code = getattr(fn, "__code__", None)
+        cells = zip(code.co_freevars, fn.__closure__ or (), strict=False) if code else ()
+        pinned_cells = {id(cell) for name, cell in cells if name in names}
+        cells_read = tuple(
+            (cell, _Equal(_cell_value(cell)) if id(cell) in pinned_cells else expected)
+            for cell, expected in self.cells_read
+        )
+        return Assumptions(globals_read, cells_read)
 
 
 class _Equal:

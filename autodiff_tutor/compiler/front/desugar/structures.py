@@ -148,6 +148,9 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.args[0])):
             return self._statement_of(node)  # rows.append(rows): a list as any
         value = self._fold(call.args[0], whole=True)
+        nested = any(isinstance(e, DISPLAYS) for e in getattr(value, "elts", ()))
+        if isinstance(value, ast.Dict) or nested:  # a list of dicts or of nested lists: as any
+            return self._statement_of(node)
         statements, item = self._hold(value, f"{name}_{len(items)}", node)
         self.built[name] = [*items, item]
         call.args = [copy.deepcopy(item)]
