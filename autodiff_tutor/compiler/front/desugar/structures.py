@@ -13,8 +13,12 @@ structures too. This pass makes every structure disappear before normalization:
 - ``W, b = layer`` assigns leaf by leaf; ``d["k"] = v`` on a local dict names a new leaf;
 - a dict comprehension over a structure becomes one leaf per key.
 
-What it cannot resolve statically (an index known only at run time, a structure
-reassigned in a loop, a write into a parameter) is refused with a located error.
+Indexes, slices, keys and range bounds are computed while compiling from ints known
+at the call (``params[-1]``, ``params[:-1]``, ``range(len(params) - 1)``,
+``params[2 * i + 1]``, ``range(n_layers)`` with an int argument or a global int, see
+:mod:`.front.desugar.reads`). What it cannot resolve statically (an index computed
+from an array's values, a structure reassigned in a loop, a write into a structured
+parameter) is refused with a located error.
 
 >>> import ast
 >>> tree = ast.parse('''
