@@ -175,6 +175,8 @@ class Differentiable:
             self._front = front_end(self.fn) if self.parsed is None else front_end_of(self.parsed)
             specialized = self._front.parsed  # what it assumed of the objects it reached
             self._assumptions = self._assumptions.extended(specialized.inlined, specialized.checks)
+            pinned = self._front.program.static_globals  # ints an index or a range read
+            self._assumptions = self._assumptions.pinned(pinned, self.fn)
             try:
                 for call in calls_of_yours(self._front.program):
                     _read_called(self._front, call)

@@ -40,6 +40,9 @@ class StructuredFunction(ParsedFunction):
     """A parsed function whose structured parameters are given as leaves."""
 
     structures: dict[str, ast.expr] = dataclasses.field(default_factory=dict)
+    #: int arguments the function was specialized on (they index a structure or bound
+    #: a range over one: ``range(n_layers)``); their values are in the cache key
+    statics: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def leaf_names(name: str, tree: Treedef, taken: set[str], statics: bool = False) -> list[str]:
@@ -170,11 +173,18 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     }
     if not structured:
         return None
-    key = (names, tuple((p, specialization_key(t)) for p, (_, t) in structured.items()))
+    statics = {
+        p: v
+        for p, v in zip(compiled.params, values, strict=True)
+        if type(v) is int and p not in names and p in _index_parameters(compiled)
+    }
+    trees_key = tuple((p, specialization_key(t)) for p, (_, t) in structured.items())
+    key = (names, trees_key, tuple(statics.items()))
     cache = compiled.__dict__.setdefault("_structured", {})
     # (an entry holds its trees' classes and static parts: their ids in key stay theirs)
     if key not in cache:
-        cache[key] = _specialize(compiled, {p: t for p, (_, t) in structured.items()})
+        trees = {p: t for p, (_, t) in structured.items()}
+        cache[key] = _specialize(compiled, trees, statics)
     flat, leaves_of = cache[key]
     flat_args: list[Any] = []
     flat_wrt: list[str] = []
@@ -261,7 +271,31 @@ def _top_keys(tree: Treedef) -> list[Any]:
     return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
 
 
-def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str, list[str]]]:
+def _index_parameters(compiled: Any) -> frozenset[str]:
+    """The parameters that may hold an int the specialization resolves: read in an
+    index or in a ``range(...)``, never assigned (``range(n_layers)``, ``params[k]``)."""
+    found = compiled.__dict__.get("_index_parameters")
+    if found is None:
+        from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+        from autodiff_tutor.compiler.front.source import parse_function
+
+        tree = parse_function(compiled.fn).tree
+        places = [n.slice for n in ast.walk(tree) if isinstance(n, ast.Subscript)]
+        places += [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range"
+        ]
+        read = {n.id for p in places for n in ast.walk(p) if isinstance(n, ast.Name)}
+        stored = assigned_names(ast.Module(tree.body, []))
+        found = frozenset(read & set(compiled.params) - stored)
+        compiled.__dict__["_index_parameters"] = found
+    return found
+
+
+def _specialize(
+    compiled: Any, trees: dict[str, Treedef], statics: dict[str, int]
+) -> tuple[Any, dict[str, list[str]]]:
     """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
     from autodiff_tutor.compiler.front.source import parse_function
 
@@ -283,10 +317,10 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
             values[name] = structure[1]  # read as a name the function sees, as a global
         elif structure is not None:
             names = leaf_names(name, structure, taken)
-            statics = leaf_names(name, structure, taken, statics=True)
-            values.update(zip(statics, static_values(structure), strict=True))
+            static_names = leaf_names(name, structure, taken, statics=True)
+            values.update(zip(static_names, static_values(structure), strict=True))
             leaves_of[name] = names
-            structures[name] = literal(structure, names, statics)
+            structures[name] = literal(structure, names, static_names)
             arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
         else:
             arguments.append(argument)
@@ -303,6 +337,7 @@ def _specialize(compiled: Any, trees: dict[str, Treedef]) -> tuple[Any, dict[str
     flat_parsed = StructuredFunction(
         **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
         structures=structures,
+        statics=statics,
     )
     flat_parsed.tree = tree
     flat_parsed.values = {**parsed.values, **values}

@@ -130,10 +130,50 @@ class Assumptions:
             self.checks + tuple(checks),
         )
 
+    def pinned(self, names: tuple[str, ...], fn: Callable[..., Any] | None = None) -> Assumptions:
+        """These assumptions with the globals ``names`` (and ``fn``'s closure variables
+        of those names) held to their values, not only their types: an int the compiled
+        code was specialized on (``range(N_LAYERS)`` unrolled over a structure) compiles
+        again when it is rebound to another int.
+
+        >>> N = 2
+        >>> def f(x):
+        ...     return x * N
+        >>> held = assumed(f).pinned(("N",))
+        >>> N = 3
+        >>> assumed(f).hold(), held.hold()
+        (True, False)
+        """
+        if not names:
+            return self
+        globals_read = tuple(
+            (namespace, name, _Equal(namespace[name]) if name in names else expected)
+            for namespace, name, expected in self.globals_read
+        )
+        code = getattr(fn, "__code__", None)
+        cells = zip(code.co_freevars, fn.__closure__ or (), strict=False) if code else ()
+        pinned_cells = {id(cell) for name, cell in cells if name in names}
+        cells_read = tuple(
+            (cell, _Equal(_cell_value(cell)) if id(cell) in pinned_cells else expected)
+            for cell, expected in self.cells_read
+        )
+        return Assumptions(globals_read, cells_read, self.checks)
+
+
+class _Equal:
+    """Matches a value of the same type that is equal (an int compiled in)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
 
 def _matches(value: Any, expected: Any) -> bool:
     if type(expected) is _Same:  # the common case (np, a helper): no token made
         return value is expected.value
+    if type(expected) is _Equal:
+        return type(value) is type(expected.value) and value == expected.value
     return token(value) == expected
 
 

@@ -228,6 +228,9 @@ class Program:
     static_operands: list[StaticOperand] = field(default_factory=list)
     #: a function returning a dict returns the list of its values; these are the keys
     output_keys: tuple[str, ...] | None = None
+    #: global ints whose values the code was compiled on (``range(N_LAYERS)`` over a
+    #: structure, unrolled): guarded by value, see :mod:`.compiler.assumptions`
+    static_globals: tuple[str, ...] = ()
 
     def all_steps(self) -> list[Step]:
         """Every step, including those inside branches and loops."""

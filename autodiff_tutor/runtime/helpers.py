@@ -55,6 +55,7 @@ from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exporte
     indexed_len,
     overwritten,
     scatter,
+    store_entry,
 )
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     eigh_grad,

@@ -19,7 +19,7 @@ import numpy as np
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
 
-__all__ = ["add_at", "assign_at", "at", "indexed_len", "overwritten", "scatter"]
+__all__ = ["add_at", "assign_at", "at", "indexed_len", "overwritten", "scatter", "store_entry"]
 
 
 class _IndexBuilder:
@@ -33,6 +33,19 @@ class _IndexBuilder:
 
 
 at = _IndexBuilder()
+
+
+def store_entry(state: Any, key: str, value: Any) -> None:
+    """``state[key] = value``, run by the compiled forward for its effect: a write into
+    a dict of state that gets no gradient (``bn_param["running_mean"] = ...``), which
+    the caller sees, as in Python.
+
+    >>> state = {"running_mean": 0.0}
+    >>> store_entry(state, "running_mean", 0.5)
+    >>> state
+    {'running_mean': 0.5}
+    """
+    state[key] = value
 
 
 def indexed_len(sequence: Any) -> int:

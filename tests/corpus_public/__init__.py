@@ -88,11 +88,6 @@ def load_all() -> list[Objective]:
 
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
-KEYS = (
-    "dict keys made from range(1, num_layers) with num_layers a parameter are known only "
-    "at run time: refused, the hint says to write the keys out or the range's numbers "
-    "(range(1, 3) compiles)"
-)
 VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
 TRACING_PLAIN_DOT = (

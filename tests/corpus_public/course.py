@@ -6,7 +6,6 @@ batchnorm with running statistics, layer helpers returning ``(out, cache)``."""
 import numpy as np
 
 from corpus_public import (
-    KEYS,
     PLAIN_DOT,
     TRACING_PLAIN_DOT,
     TRACING_WRITES,
@@ -138,7 +137,7 @@ def _fc(rng):
     return params, rng.normal(size=(5, 4))
 
 
-@objective(_fc, compiler=KEYS)
+@objective(_fc)
 def fully_connected_net_string_keys(params, X, num_layers=3, reg=0.01):
     out = X
     for i in range(1, num_layers):

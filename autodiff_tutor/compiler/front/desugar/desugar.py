@@ -51,6 +51,7 @@ from autodiff_tutor.compiler.front.desugar.nested import InlineNested
 from autodiff_tutor.compiler.front.desugar.python import LowerPython, lambdas_to_defs
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
 from autodiff_tutor.compiler.front.desugar.sequences import gives_view, hold_rebound
+from autodiff_tutor.compiler.front.desugar.state import refuse_reads_after_state_writes
 from autodiff_tutor.compiler.front.desugar.structures import Structures
 from autodiff_tutor.compiler.front.desugar.walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -60,11 +61,14 @@ def desugar(
     tree: ast.FunctionDef,
     namespace: dict | None = None,
     structures: dict[str, ast.expr] | None = None,
+    statics: dict[str, int] | None = None,
 ) -> ast.FunctionDef:
     """Rewrite ``tree`` (a copy) into structured form; see the module docstring.
 
     ``namespace``: the function's globals (to tell the builtin ``sum`` from another);
-    ``structures``: structured parameters, as literals of their leaf parameters.
+    ``structures``: structured parameters, as literals of their leaf parameters;
+    ``statics``: int parameters whose values the call made known (``range(n_layers)``).
+    The tree's ``static_globals`` names the global ints its indexes and ranges read.
     """
     tree = copy.deepcopy(tree)
     names = Names(tree)
@@ -76,9 +80,12 @@ def desugar(
     tree.body = lower.run(lambdas_to_defs(tree.body))
     tree.body = hoist_walrus(tree.body)  # after the comprehensions' conditions became ifs
     tree.body = InlineNested(names).run(tree.body)
-    structured = Structures(names, structures or {})
+    local = frozenset(assigned_names(tree))  # after inlining: the helpers' names too
+    structured = Structures(names, structures or {}, statics, namespace, local)
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
+    tree.static_globals = tuple(sorted(structured.globals_used))
+    refuse_reads_after_state_writes(tree)  # bn_param["running_mean"] = ...: effect only
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
@@ -348,7 +355,12 @@ def desugar_function(parsed) -> ast.FunctionDef:
     """The pipeline's desugar stage: :func:`desugar` on a parsed function, its failures
     turned into located errors."""
     try:
-        return desugar(parsed.tree, parsed.namespace(), getattr(parsed, "structures", None))
+        return desugar(
+            parsed.tree,
+            parsed.namespace(),
+            getattr(parsed, "structures", None),
+            getattr(parsed, "statics", None),
+        )
     except DesugarError as error:
         hint = error.hint or "see the supported forms in the book's compiler page"
         raise UnsupportedSyntaxError(

@@ -120,10 +120,12 @@ def with_structure_helpers_nested(parsed: ParsedFunction) -> ParsedFunction:
 
 
 def _is_structure(value: ast.expr, names: set[str]) -> bool:
-    """A dict (display or comprehension), a list or tuple holding lists or tuples, or a
-    name of one of ``names``."""
+    """A dict (display or comprehension), a list or tuple holding lists or tuples, a
+    name of one of ``names``, or a slice of one (``forward(params[:-1], x)``)."""
     if isinstance(value, ast.Name):
         return value.id in names
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        return _is_structure(value.value, names)
     if isinstance(value, (ast.Dict, ast.DictComp)):
         return True
     nested = (ast.List, ast.Tuple)

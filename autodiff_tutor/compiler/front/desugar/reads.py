@@ -81,7 +81,7 @@ class ReadsMixin:
                 self.generic_visit(node)
                 if not isinstance(node.value, DISPLAYS):
                     return node
-                node.slice = folded_key(node.slice)  # params["W%d" % i], i known: "W1"
+                node.slice = pass_._static_slice(node.slice)  # params[f"W{i}"], params[-1]
                 return pass_._subscript(node)
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
@@ -98,6 +98,8 @@ class ReadsMixin:
                     and isinstance(node.args[0], ast.Starred)
                 ):
                     rows = node.args[0].value
+                    if isinstance(rows, ast.Name) and rows.id in pass_.built:
+                        rows = ast.List(copy.deepcopy(pass_.built[rows.id]), ast.Load())
                     if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
                         isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
                     ):
@@ -187,9 +189,36 @@ class ReadsMixin:
             return node  # a flat list of plain values: the compiler reads it at run time
         reject(
             node,
-            "this index into a structured value is known only at run time",
-            "loop over the structure directly: for W, b in params",
+            "this index into a structure is not known while compiling: the compiler picks "
+            "a structure's entries while compiling, from Python ints known when the "
+            "function is called (numbers written out, len(params), indices of loops over "
+            "such ranges, int arguments and global ints), and this index is computed "
+            "from something else (a value of an array, computed at run time)",
+            "compute the index from those (for i in range(len(params)): params[i]), or, "
+            "when the arrays have one shape and the index depends on array values, stack "
+            "them into one array (np.stack(params)) and index that array",
         )
+
+    def _known(self, name: str) -> int | str | None:
+        """The int or string a name stands for while compiling: an unrolled loop's
+        index, an int argument the call was specialized on, a global int."""
+        if name in self.constants:
+            value = self.constants[name]
+            return value.value if isinstance(value, ast.Constant) else None
+        if name in self.statics:
+            self.statics_used.add(name)
+            return self.statics[name]
+        return self._global_int(name)
+
+    def _static_slice(self, key: ast.expr) -> ast.expr:
+        """A key, an index or a slice with each part computed where it is known."""
+        if isinstance(key, ast.Slice):
+            parts = [
+                folded_key(p, self._known) if p is not None else None
+                for p in (key.lower, key.upper, key.step)
+            ]
+            return ast.copy_location(ast.Slice(*parts), key)
+        return folded_key(key, self._known)
 
 
 def iterated(node: ast.expr) -> list[ast.expr] | None:
@@ -270,36 +299,55 @@ def substitute(expr: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
 
 
 _KEY_OPERATORS = {ast.Add: operator.add, ast.Mod: operator.mod, ast.Sub: operator.sub,
-                  ast.Mult: operator.mul}  # fmt: skip
+                  ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}  # fmt: skip
 
 
-def folded_key(node: ast.expr) -> ast.expr:
-    """A key made of constants computed (``"W%d" % 1``, ``f"W{1}"``, ``"W" + str(1)``:
-    ``"W1"``); any other expression as it is.
+def folded_key(node: ast.expr, known=None) -> ast.expr:
+    """A key or index made of constants computed (``"W%d" % 1``, ``f"W{1}"``,
+    ``"W" + str(1)``: ``"W1"``; ``-1``, ``2 * 1 + 1``, ``n // 2`` with ``n`` known);
+    any other expression as it is. ``known(name)`` gives the int a name stands for
+    while compiling (a loop index unrolled, an int argument), or ``None``.
 
     >>> ast.unparse(folded_key(ast.parse('f"b{2}"', mode="eval").body))
     "'b2'"
     >>> ast.unparse(folded_key(ast.parse('"W%d" % (1 + 1)', mode="eval").body))
     "'W2'"
+    >>> ast.unparse(folded_key(ast.parse("2 * i + 1", mode="eval").body, {"i": 3}.get))
+    '7'
     """
-    value = _key_value(node)
+    value = static_value(node, known)
     return node if value is None else ast.copy_location(ast.Constant(value), node)
 
 
-def _key_value(node: ast.expr) -> str | int | None:
+def static_value(node: ast.expr, known=None) -> str | int | None:
+    """The int or string ``node`` denotes while compiling (see :func:`folded_key`),
+    else ``None``: what Python would compute, or ``None`` where it would raise.
+
+    >>> [static_value(ast.parse(text, mode="eval").body) for text in ("-1", "x", "7 // 2")]
+    [-1, None, 3]
+    """
     if isinstance(node, ast.Constant) and type(node.value) in (str, int):
         return node.value
+    if isinstance(node, ast.Name) and known is not None:
+        value = known(node.id)
+        return value if type(value) in (str, int) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = static_value(node.operand, known)
+        if type(operand) is not int:
+            return None
+        return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.BinOp) and type(node.op) in _KEY_OPERATORS:
-        left, right = _key_value(node.left), _key_value(node.right)
+        left, right = static_value(node.left, known), static_value(node.right, known)
         if left is None or right is None or (type(left) is str and type(node.op) is ast.Sub):
             return None
         try:
-            return _KEY_OPERATORS[type(node.op)](left, right)
-        except TypeError:  # "W" + 1: Python raises it when the function runs
+            value = _KEY_OPERATORS[type(node.op)](left, right)
+        except (TypeError, ZeroDivisionError):  # "W" + 1: Python raises it when it runs
             return None
+        return value if type(value) in (str, int) else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
-        inner = _key_value(node.args[0]) if len(node.args) == 1 and not node.keywords else None
-        return None if inner is None else str(inner)
+        inner = static_value(node.args[0], known) if len(node.args) == 1 else None
+        return None if inner is None or node.keywords else str(inner)
     if isinstance(node, ast.JoinedStr):
         parts = []
         for part in node.values:
@@ -307,7 +355,7 @@ def _key_value(node: ast.expr) -> str | int | None:
                 if part.conversion != -1 or part.format_spec is not None:
                     return None
                 part = part.value
-            value = _key_value(part)
+            value = static_value(part, known)
             if value is None:
                 return None
             parts.append(str(value))

@@ -13,8 +13,12 @@ structures too. This pass makes every structure disappear before normalization:
 - ``W, b = layer`` assigns leaf by leaf; ``d["k"] = v`` on a local dict names a new leaf;
 - a dict comprehension over a structure becomes one leaf per key.
 
-What it cannot resolve statically (an index known only at run time, a structure
-reassigned in a loop, a write into a parameter) is refused with a located error.
+Indexes, slices, keys and range bounds are computed while compiling from ints known
+at the call (``params[-1]``, ``params[:-1]``, ``range(len(params) - 1)``,
+``params[2 * i + 1]``, ``range(n_layers)`` with an int argument or a global int, see
+:mod:`.front.desugar.reads`). What it cannot resolve statically (an index computed
+from an array's values, a structure reassigned in a loop, a write into a structured
+parameter) is refused with a located error.
 
 >>> import ast
 >>> tree = ast.parse('''
@@ -63,7 +67,14 @@ MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "s
 class Structures(ReadsMixin, UnrollMixin, StatementPass):
     """Replace structures by their leaves (see the module docstring)."""
 
-    def __init__(self, names: Names, seeds: dict[str, ast.expr]):
+    def __init__(
+        self,
+        names: Names,
+        seeds: dict[str, ast.expr],
+        statics: dict[str, int] | None = None,
+        namespace: dict | None = None,
+        local: frozenset[str] = frozenset(),
+    ):
         self.names = names
         self.env: dict[str, ast.expr] = dict(seeds)  # name -> its structure, as a literal
         self.parameters = set(seeds)
@@ -73,10 +84,83 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         self.depth = 0  # inside a loop or branch that is not unrolled
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
         self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
+        # ints known when the function is called: arguments the call is specialized on
+        # (see structured_calls), and global ints; the ones an index or a range read
+        self.statics = dict(statics or {})
+        self.statics_used: set[str] = set()
+        self.namespace = namespace or {}
+        self.local = local  # names the function binds: not globals
+        self.globals_used: set[str] = set()
+        # lists built by appends outside loops that stay loops (rows = []; for W, b in
+        # params: rows.append((W, b))): their items, held in names, while nothing else
+        # touched them; zip(*rows) reads them (the list itself is still built at run time)
+        self.built: dict[str, list[ast.expr]] = {}
+        self.built_from: dict[str, str] = {}  # rows = items: the other name of the list
+
+    def _global_int(self, name: str) -> int | None:
+        """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
+        compiled code is guarded by its value (see :mod:`.compiler.assumptions`)."""
+        value = self.namespace.get(name)
+        if name in self.local or type(value) is not int:
+            return None
+        self.globals_used.add(name)
+        return value
 
     # -- statements ------------------------------------------------------------------
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
+        appended = self._append_to_built(node)
+        if appended is not None:
+            return appended
+        heads = [getattr(node, f) for f in ("target", "iter", "test") if hasattr(node, f)]
+        compound = isinstance(node, (ast.For, ast.While, ast.If))  # bodies: statement by statement
+        mentioned = {
+            n.id
+            for h in (heads if compound else [node])
+            for n in ast.walk(h)
+            if isinstance(n, ast.Name)
+        }
+        out = self._statement_of(node)
+        touched = [n for n in self.built if n in mentioned or self.built_from.get(n) in mentioned]
+        built = {name: self.built.pop(name) for name in touched}  # a list as any from now on
+        if not self.depth and isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and isinstance(value, ast.List) and not value.elts:
+                self.built[target.id] = []
+            elif isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id in built:
+                self.built[target.id] = built[value.id]  # rows = items: one list, two names
+                self.built_from[target.id] = value.id
+        return out
+
+    def _append_to_built(self, node: ast.stmt) -> list[ast.stmt] | None:
+        """``rows.append(v)`` of a list in ``built``, outside loops that stay loops:
+        ``v`` held in fresh names (a later unrolled copy rebinds its names), recorded."""
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (
+            not self.depth
+            and isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.built
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            return None
+        name = call.func.value.id
+        items = self.built.pop(name)
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.args[0])):
+            return self._statement_of(node)  # rows.append(rows): a list as any
+        value = self._fold(call.args[0], whole=True)
+        nested = any(isinstance(e, DISPLAYS) for e in getattr(value, "elts", ()))
+        if isinstance(value, ast.Dict) or nested:  # a list of dicts or of nested lists: as any
+            return self._statement_of(node)
+        statements, item = self._hold(value, f"{name}_{len(items)}", node)
+        self.built[name] = [*items, item]
+        call.args = [copy.deepcopy(item)]
+        return [*statements, node]
+
+    def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
         self._check_mutation(node)
         node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:

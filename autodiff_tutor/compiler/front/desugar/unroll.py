@@ -40,7 +40,7 @@ import ast
 import copy
 
 from autodiff_tutor.compiler.front.desugar.base import reject
-from autodiff_tutor.compiler.front.desugar.reads import zipped_as_written
+from autodiff_tutor.compiler.front.desugar.reads import static_value, zipped_as_written
 
 
 class UnrollMixin:
@@ -82,9 +82,7 @@ class UnrollMixin:
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
             name, args = iterable.func.id, iterable.args
             if name == "range" and self._indexes_structure(iterable):
-                bounds = [self._fold(a) for a in args]
-                if all(isinstance(b, ast.Constant) and type(b.value) is int for b in bounds):
-                    return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
+                return self._static_range(iterable)
             if name in ("sorted", "list") and len(args) == 1 and not iterable.keywords:
                 folded = self._fold(copy.deepcopy(iterable))  # sorted(d): d's keys, in order
                 if isinstance(folded, ast.List) and isinstance(self._fold(args[0], True), ast.Dict):
@@ -111,14 +109,16 @@ class UnrollMixin:
 
     def _key_range(self, node: ast.For) -> list[ast.expr] | None:
         """``for i in range(1, 3)`` (or ``in (1, 2)``) whose body reads
-        ``params["W%d" % i]`` of a dict parameter (or a dict built here): the indices,
-        when they are numbers or strings written out (a key that is not in the dict is
-        refused at the read)."""
+        ``params["W%d" % i]`` of a dict parameter (or a dict built here), or ``Ws[i]``,
+        ``Ws[2 * i]`` of a list: the indices, when the range's bounds are known while
+        compiling (numbers written out, an int argument, a global int) or the items are
+        numbers or strings written out (a key that is not in the dict is refused at the
+        read)."""
         index = node.target
         keyed = isinstance(index, ast.Name) and any(
             isinstance(n, ast.Subscript)
             and isinstance(n.value, ast.Name)
-            and isinstance(self.env.get(n.value.id), ast.Dict)
+            and n.value.id in self.env
             and any(isinstance(m, ast.Name) and m.id == index.id for m in ast.walk(n.slice))
             for s in node.body
             for n in ast.walk(s)
@@ -132,19 +132,19 @@ class UnrollMixin:
                 isinstance(e, ast.Constant) and type(e.value) in (int, str) for e in items
             )
             return [copy.deepcopy(e) for e in items] if written else None
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id == "range"
-            and not call.keywords
-        ):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             return None
-        bounds = [self._fold(copy.deepcopy(a)) for a in call.args]
-        if not 1 <= len(bounds) <= 3 or not all(
-            isinstance(b, ast.Constant) and type(b.value) is int for b in bounds
-        ):
+        return self._static_range(call) if call.func.id == "range" else None
+
+    def _static_range(self, call: ast.Call) -> list[ast.expr] | None:
+        """The indices of ``range(...)`` when its bounds are ints known while compiling
+        (``len(params) - 1``, ``n_layers`` an int argument or a global int), else ``None``."""
+        if call.keywords or not 1 <= len(call.args) <= 3:
             return None
-        return [ast.Constant(i) for i in range(*[b.value for b in bounds])]
+        bounds = [static_value(self._fold(copy.deepcopy(a)), self._known) for a in call.args]
+        if not all(type(b) is int for b in bounds) or bounds[2:] == [0]:
+            return None
+        return [ast.Constant(i) for i in range(*bounds)]
 
     def _indexes_structure(self, call: ast.Call) -> bool:
         """``range(len(s))`` of a structure ``s``: its index reads ``s[i]``."""

@@ -129,6 +129,7 @@ class _Normalizer(
             list_names=self.list_names,
             static_operands=self.static_operands,
             output_keys=getattr(self.tree, "output_keys", None),
+            static_globals=getattr(self.tree, "static_globals", ()),
         )
 
     def _statement(self, node: ast.stmt) -> None:

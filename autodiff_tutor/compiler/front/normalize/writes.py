@@ -34,6 +34,9 @@ class WritesMixin:
     def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
         name = target.value.id
+        key = target.slice
+        if name in self.params and self.current.get(name) == name and _string(key):
+            return self._store_entry(target, value)
         is_list = self.current.get(name) in self.list_names  # params = [W, b]; params[0] = v
         if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self._reject(
@@ -58,6 +61,23 @@ class WritesMixin:
             self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
         self.current[name] = version
         self._spread_write(base.id, version, target)  # views and aliases see the write
+
+    def _store_entry(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``state["k"] = v`` into a dict parameter (``bn_param["running_mean"] = ...``):
+        run in the forward for its effect, as Python does (the caller sees the entry
+        changed), with no gradient through the dict; reading the parameter after the
+        write is refused where the write is made (see :mod:`.front.desugar.structures`)."""
+        item = self._atom(value)
+        call = ast.Call(
+            ast.Name("store_entry", ast.Load()),
+            [ast.Name(target.value.id, ast.Load()), ast.Constant(target.slice.value), item],
+            [],
+        )
+        statement = ast.copy_location(ast.Expr(call), target)
+        reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), item], ast.Load())
+        if not isinstance(item, ast.Name):
+            reads = ast.Tuple([ast.Name(target.value.id, ast.Load())], ast.Load())
+        self._emit(Step(self._fresh("effect"), reads, "effect", statement=statement), target)
 
     def _append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
@@ -389,3 +409,9 @@ def _is_swap(target: ast.AST, seen_by: str) -> bool:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in (None, Ellipsis)
+
+
+def _string(key: ast.expr) -> bool:
+    """A key written as a string: the subscripted value is a dict (arrays take no
+    string index)."""
+    return isinstance(key, ast.Constant) and isinstance(key.value, str)
