@@ -332,3 +332,33 @@ def test_every_call_of_a_stateful_method_starts_from_the_same_state():
         assert program.form.holder == "object" and "object_method" in program.constructs
         kinds = {o.mode: o.kind for o in check_program(program)}
         assert kinds == {"compiler": "refused", "jvp": "refused", "tracing": "right"}, seed
+
+
+NORM_ALONG_AN_AXIS = (
+    "    v1 = np.linalg.norm(x + np.mean(x, axis=1, keepdims=True), axis=1, keepdims=True)\n"
+)
+
+
+def test_a_hessian_vector_product_is_judged_where_autograd_is_wrong():
+    """autograd's gradient of ``norm(..., axis=1, keepdims=True)`` is wrong (it would
+    make a right H v look wrong): where central differences do not confirm autograd's
+    gradient, H v is checked against second differences of the program's values."""
+    program = _program(NORM_ALONG_AN_AXIS)
+    loaded = Loaded(program.source, program.seed)
+    x, w = program.inputs()
+    namespace_gradient = check.oracles.autograd_gradients(loaded.namespace, (x, w))[0]
+    assert not check._autograd_confirmed(loaded, x, w, np.asarray(namespace_gradient))
+    loaded.close()
+    assert check_program(program, modes=("hvp",)) == [Outcome("hvp", "right")]
+
+
+def test_a_wrong_hessian_vector_product_is_caught_by_second_differences(monkeypatch):
+    real = ad.vjp
+
+    def off_by_a_bit(fn, *args, **kwargs):
+        value, pullback = real(fn, *args, **kwargs)
+        return value, lambda *seeds: tuple(1.001 * g for g in pullback(*seeds))
+
+    monkeypatch.setattr(check.ad, "vjp", off_by_a_bit)
+    (outcome,) = check_program(_program(NORM_ALONG_AN_AXIS), modes=("hvp",))
+    assert outcome.kind == "wrong", outcome
