@@ -57,6 +57,7 @@ from autodiff_tutor.compiler.front.desugar.reads import (
     ReadsMixin,
     bind_target,
     items_of,
+    static_truth,
     substitute,
 )
 from autodiff_tutor.compiler.front.desugar.unroll import UnrollMixin
@@ -161,6 +162,11 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         return [*statements, node]
 
     def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
+        if isinstance(node, ast.If):
+            node.test = self._fold(self._attributes(node.test))
+            truth = static_truth(node.test, self._known)
+            if truth is not None:  # if len(args) > 2: the branch Python takes, alone
+                return self.run(node.body if truth else node.orelse)
         self._check_mutation(node)
         node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
