@@ -34,8 +34,9 @@ class ReadsMixin:
     """Folding of reads of structures (``self.env`` maps names to their literals)."""
 
     def _attributes(self, node: ast.stmt) -> ast.stmt:
-        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes are
-        refused (the caller's object would change)."""
+        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes that
+        are not statements of their own are refused (the statements are kept for their
+        effect, see :mod:`.front.desugar.attributes`)."""
         objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
         if not objects:
             return node
@@ -49,6 +50,7 @@ class ReadsMixin:
                     return attribute
                 if not isinstance(attribute.ctx, ast.Load):
                     pass_._refuse_write(value.id, attribute)
+                pass_._refuse_changed_list(attribute)
                 keys = [k.value for k in pass_.env[value.id].keys]
                 if attribute.attr not in keys:
                     reject(
