@@ -102,7 +102,7 @@ class AttributeWritesMixin:
             self._set_entry(obj, attr, leaf)
         augmented = ast.Constant(isinstance(at, ast.AugAssign))
         args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf), augmented]
-        return [*statements, _effect(STORE, args, at, f"{obj}.{attr}", value)]
+        return [*statements, _effect(STORE, args, at, f"{obj}.{attr}", target)]
 
     def _attribute_call(self, node: ast.Expr, call: ast.Call) -> list[ast.stmt] | None:
         """``self.history.append(v)``: appended to the object's list."""
@@ -140,7 +140,7 @@ class AttributeWritesMixin:
         else:
             self.changed_lists[(obj, attr)] = node  # one value: reads of it after are refused
         args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf)]
-        return [*statements, _effect(APPEND, args, node, f"{obj}.{attr}", call.args[0])]
+        return [*statements, _effect(APPEND, args, node, f"{obj}.{attr}", call)]
 
     def _set_entry(self, obj: str, attr: str, value: ast.expr) -> None:
         literal = copy.deepcopy(self.env[obj])  # (keeps is_object, cls, holder)
@@ -205,11 +205,11 @@ class AttributeWritesMixin:
             )
 
 
-def _effect(helper: str, args: list[ast.expr], at: ast.stmt, what: str, value: ast.expr):
+def _effect(helper: str, args: list[ast.expr], at: ast.stmt, what: str, where: ast.AST):
     """The statement the compiled forward runs for the write; ``written`` names the
-    attribute and ``written_value`` is the user's value (located if it carries
-    gradient)."""
+    attribute and ``written_value`` is where the user wrote it (``self.cache`` of
+    ``self.cache = z``: the error's caret, if the value carries gradient)."""
     statement = ast.copy_location(ast.Expr(ast.Call(name_node(helper), args, [])), at)
     statement.written = what
-    statement.written_value = value
+    statement.written_value = where
     return statement
