@@ -163,13 +163,17 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         names = compiled.wrt_names(None)
     values = bind_arguments(compiled, args, kwargs)
     varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
+    passed_whole = set(compiled.__dict__.get("holders", {}).values())  # self_object
     structured = {
         p: flatten(v, statics=True)
         for p, v in zip(compiled.params, values, strict=True)
-        if (p in names and is_structure(v))
-        or isinstance(v, ObjectView)
-        or is_static(v)
-        or p == varargs
+        if p not in passed_whole
+        and (
+            (p in names and is_structure(v))
+            or isinstance(v, ObjectView)
+            or is_static(v)
+            or p == varargs
+        )
     }
     if not structured:
         return None
@@ -203,6 +207,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
                 else:
                     floats.append(None)
             groups.append((param, floats))
+            if param in flat.__dict__.get("holders", {}):  # its attributes are written
+                flat_args.append(value.obj)
         else:
             flat_args.append(value)
             if param in names:
@@ -308,6 +314,7 @@ def _specialize(
     structures: dict[str, ast.expr] = {}
     values: dict[str, Any] = {}  # the static parts, by the names the code reads them by
     arguments: list[ast.arg] = []
+    holders: dict[str, str] = {}  # an object parameter -> the parameter passing it whole
     given = tree.args  # in the order of the parameters (compiled.params)
     vararg = [given.vararg] if given.vararg is not None else []
     for argument in [*given.posonlyargs, *given.args, *vararg, *given.kwonlyargs]:
@@ -322,6 +329,11 @@ def _specialize(
             leaves_of[name] = names
             structures[name] = literal(structure, names, static_names)
             arguments += [ast.copy_location(ast.arg(n), argument) for n in names]
+            if structure[0] == "object" and name in written_objects(tree):
+                holder = leaf_names(f"{name}_object", ("leaf",), taken)[0]
+                structures[name].holder = holder  # self.calls += 1 writes into it
+                holders[name] = holder
+                arguments.append(ast.copy_location(ast.arg(holder), argument))
         else:
             arguments.append(argument)
     # every value is given, by position, in that order (*args as its items)
@@ -347,7 +359,37 @@ def _specialize(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in flat.params]
     )
     flat.parsed = flat_parsed  # compiled, checked and guarded as any function
+    flat.holders = holders
     return flat, leaves_of
+
+
+def written_objects(tree: ast.FunctionDef) -> set[str]:
+    """The parameters whose attributes the function writes (``self.nfev += 1``,
+    ``self.history.append(v)``): the object itself is passed too, so that the compiled
+    forward makes the write, as Python does (see :mod:`.front.desugar.attributes`).
+
+    >>> tree = ast.parse("def fun(self, x):\\n    self.nfev += 1\\n    return x").body[0]
+    >>> written_objects(tree)
+    {'self'}
+    """
+    from autodiff_tutor.compiler.front.desugar.attributes import MUTATING
+
+    written = set()
+    for node in ast.walk(tree):
+        target = node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATING
+        ):
+            target = node.func.value  # self.history.append(v)
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and (isinstance(target.ctx, ast.Store) or target is not node)
+        ):
+            written.add(target.value.id)
+    return written
 
 
 def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any) -> tuple | None:
@@ -409,6 +451,8 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
                 )
             pairs = zip(leaves, dots, strict=True)
             flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
+            if param in flat.function.__dict__.get("holders", {}):
+                flat_tangents.append(None)  # the object itself, whose attributes it writes
         else:
             flat_tangents.append(tangent)
     if gradient_of is None:

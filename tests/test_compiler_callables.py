@@ -2,6 +2,7 @@
 ``@differentiable``, with gradients of attributes (``wrt="self.W"``), against finite
 differences."""
 
+import copy
 import functools
 
 import numpy as np
@@ -115,16 +116,32 @@ def test_partial_of_a_method(model):
 
 
 @pytest.mark.parametrize(
-    ("method", "message"),
+    ("method", "wrt", "message"),
     [
-        ("reads_a_property", "nor a method or a value of its class"),
-        ("writes_itself", "sets the attribute self.W of the object"),
+        ("reads_a_property", None, "nor a method or a value of its class"),
+        ("writes_itself", "self.W", "the value written into self.W must not depend on a"),
     ],
 )
-def test_refused_uses_of_self_are_located(model, method, message):
+def test_refused_uses_of_self_are_located(model, method, wrt, message):
     with pytest.raises(UnsupportedSyntaxError, match=message) as info:
-        grad(getattr(model, method))(data()[0])
+        grad(getattr(model, method), wrt=wrt)(data()[0])
     assert "self." in info.value.location.text
+
+
+def test_a_write_into_self_that_gets_no_gradient_runs_as_in_python(model):
+    """``self.W = self.W * 2`` differentiated with respect to X: the write is made
+    for its effect, once per call, and the code after it reads the new W."""
+    X = data()[0]
+    W = model.W.copy()
+    for call in range(1, 4):
+        gradient = grad(model.writes_itself)(X)
+        np.testing.assert_allclose(model.W, W * 2**call)
+        twin = copy.deepcopy(model)
+        twin.W = W * 2 ** (call - 1)
+        expected = central_difference(
+            lambda v, twin=twin: copy.deepcopy(twin).writes_itself(v), [X], 0
+        )
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
 
 
 class Decorated:

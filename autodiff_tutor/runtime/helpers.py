@@ -50,11 +50,13 @@ from autodiff_tutor.runtime.helpers_einsum import (  # noqa: F401 - re-exported
 )
 from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exported
     add_at,
+    append_to_attribute,
     assign_at,
     at,
     indexed_len,
     overwritten,
     scatter,
+    store_attribute,
     store_entry,
 )
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported

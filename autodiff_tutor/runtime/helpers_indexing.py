@@ -19,7 +19,17 @@ import numpy as np
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
 
-__all__ = ["add_at", "assign_at", "at", "indexed_len", "overwritten", "scatter", "store_entry"]
+__all__ = [
+    "add_at",
+    "append_to_attribute",
+    "assign_at",
+    "at",
+    "indexed_len",
+    "overwritten",
+    "scatter",
+    "store_attribute",
+    "store_entry",
+]
 
 
 class _IndexBuilder:
@@ -46,6 +56,45 @@ def store_entry(state: Any, key: str, value: Any) -> None:
     {'running_mean': 0.5}
     """
     state[key] = value
+
+
+def store_attribute(obj: Any, name: str, value: Any, augmented: bool = False) -> None:
+    """``obj.name = value``, run by the compiled forward for its effect: a write into
+    an attribute of the method's object that gets no gradient (``self.nfev += 1``),
+    which the caller sees, as in Python. ``augmented``: the write was ``obj.name +=
+    v``, which Python makes in place when the attribute holds an array; the compiled
+    code computed a new array (the one it had read may be kept for the backward), so
+    that case is refused.
+
+    >>> class Counter:
+    ...     nfev = 0
+    >>> counter = Counter()
+    >>> store_attribute(counter, "nfev", counter.nfev + 1, augmented=True)
+    >>> counter.nfev
+    1
+    """
+    old = getattr(obj, name, None)
+    if augmented and hasattr(old, "shape") and hasattr(old, "__setitem__"):
+        raise ArgumentError(
+            f"{type(obj).__name__}.{name} holds an array, and '+=' (or another augmented "
+            "assignment) on it would change that array in place, which the compiled code "
+            "does not do (the array it read may be kept for the backward)",
+            hint=f"write self.{name} = self.{name} + ... (a new array)",
+        )
+    setattr(obj, name, value)
+
+
+def append_to_attribute(obj: Any, name: str, value: Any) -> None:
+    """``obj.name.append(value)``, run by the compiled forward for its effect.
+
+    >>> class Model:
+    ...     history = []
+    >>> model = Model()
+    >>> append_to_attribute(model, "history", 3)
+    >>> model.history
+    [3]
+    """
+    getattr(obj, name).append(value)
 
 
 def indexed_len(sequence: Any) -> int:

@@ -34,8 +34,9 @@ class ReadsMixin:
     """Folding of reads of structures (``self.env`` maps names to their literals)."""
 
     def _attributes(self, node: ast.stmt) -> ast.stmt:
-        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes are
-        refused (the caller's object would change)."""
+        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes that
+        are not statements of their own are refused (the statements are kept for their
+        effect, see :mod:`.front.desugar.attributes`)."""
         objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
         if not objects:
             return node
@@ -49,6 +50,7 @@ class ReadsMixin:
                     return attribute
                 if not isinstance(attribute.ctx, ast.Load):
                     pass_._refuse_write(value.id, attribute)
+                pass_._refuse_changed_list(attribute)
                 keys = [k.value for k in pass_.env[value.id].keys]
                 if attribute.attr not in keys:
                     reject(
@@ -76,6 +78,16 @@ class ReadsMixin:
                 if isinstance(node.ctx, ast.Load) and node.id in pass_.env:
                     return ast.copy_location(copy.deepcopy(pass_.env[node.id]), node)
                 return node
+
+            def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+                node.test = self.visit(node.test)
+                truth = static_truth(node.test, pass_._known)
+                if truth is None:
+                    node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
+                    return node
+                # a test known while compiling (len(args) > 2): the arm Python takes,
+                # alone; the other one is never read (its indexes may be out of range)
+                return self.visit(node.body if truth else node.orelse)
 
             def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
                 self.generic_visit(node)
@@ -361,6 +373,74 @@ def static_value(node: ast.expr, known=None) -> str | int | None:
             parts.append(str(value))
         return "".join(parts)
     return None
+
+
+_COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+                ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+                ast.Is: operator.is_, ast.IsNot: operator.is_not}  # fmt: skip
+_SINGLETONS = (None, True, False)
+
+
+def static_truth(node: ast.expr, known=None) -> bool | None:
+    """Whether a test is true, when it is known while compiling: comparisons of ints
+    and strings known then (``len(args) > 2`` once ``len(args)`` is folded, ``n == 0``
+    with ``n`` known, see :func:`static_value`), ``is None`` of ``None``, ``not``,
+    ``and``, ``or``; else ``None`` (the test is made at run time).
+
+    >>> [static_truth(ast.parse(t, mode="eval").body) for t in ("2 > 2", "None is None", "x > 1")]
+    [False, True, None]
+    >>> static_truth(ast.parse("n >= 1 and not 0", mode="eval").body, {"n": 3}.get)
+    True
+    """
+    constant = isinstance(node, ast.Constant)
+    if constant and (_singleton(node.value) or type(node.value) in (int, str)):
+        return bool(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = static_truth(node.operand, known)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):  # left to right, as Python evaluates it
+        stops_at = isinstance(node.op, ast.Or)  # 'or' stops at a true operand, 'and' at a false
+        for value in node.values:
+            truth = static_truth(value, known)
+            if truth is None or truth is stops_at:
+                return truth
+        return not stops_at
+    if isinstance(node, ast.Compare):
+        operands = [_operand(o, known) for o in [node.left, *node.comparators]]
+        if any(o is _UNKNOWN for o in operands) or not all(
+            type(op) in _COMPARISONS for op in node.ops
+        ):
+            return None
+        identities = [
+            (left, right)
+            for op, left, right in zip(node.ops, operands, operands[1:], strict=False)
+            if isinstance(op, (ast.Is, ast.IsNot))
+        ]
+        if not all(_singleton(left) and _singleton(right) for left, right in identities):
+            return None  # 'is' of ints or strings: not a question of value
+        try:
+            return all(
+                _COMPARISONS[type(op)](left, right)
+                for op, left, right in zip(node.ops, operands, operands[1:], strict=False)
+            )
+        except TypeError:  # 1 < "a": Python raises it when it runs
+            return None
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _singleton(value: object) -> bool:
+    return any(value is s for s in _SINGLETONS)  # not 'in': 0 == False
+
+
+def _operand(node: ast.expr, known) -> object:
+    """An operand of a comparison known while compiling, else ``_UNKNOWN``."""
+    if isinstance(node, ast.Constant) and _singleton(node.value):
+        return node.value
+    value = static_value(node, known)
+    return _UNKNOWN if value is None else value
 
 
 def spread_keywords(call: ast.Call) -> list[ast.keyword]:

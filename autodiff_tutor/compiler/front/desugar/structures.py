@@ -44,6 +44,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWritesMixin
 from autodiff_tutor.compiler.front.desugar.base import (
     Names,
     StatementPass,
@@ -57,14 +58,13 @@ from autodiff_tutor.compiler.front.desugar.reads import (
     ReadsMixin,
     bind_target,
     items_of,
+    static_truth,
     substitute,
 )
 from autodiff_tutor.compiler.front.desugar.unroll import UnrollMixin
 
-MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "setdefault"}
 
-
-class Structures(ReadsMixin, UnrollMixin, StatementPass):
+class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
     """Replace structures by their leaves (see the module docstring)."""
 
     def __init__(
@@ -96,6 +96,11 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         # touched them; zip(*rows) reads them (the list itself is still built at run time)
         self.built: dict[str, list[ast.expr]] = {}
         self.built_from: dict[str, str] = {}  # rows = items: the other name of the list
+        # writes into an object's attributes (see .front.desugar.attributes): the
+        # variables holding attributes written in loops and branches, and the list
+        # attributes appended to whose items are not followed
+        self.carried: set[str] = set()
+        self.changed_lists: dict[tuple[str, str], ast.stmt] = {}
 
     def _global_int(self, name: str) -> int | None:
         """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
@@ -161,7 +166,17 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         return [*statements, node]
 
     def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
+        if isinstance(node, ast.If):
+            node.test = self._fold(self._attributes(node.test))
+            truth = static_truth(node.test, self._known)
+            if truth is not None:  # if len(args) > 2: the branch Python takes, alone
+                return self.run(node.body if truth else node.orelse)
+        written = self._attribute_statement(node)  # self.nfev += 1
+        if written is not None:
+            return written
         self._check_mutation(node)
+        if isinstance(node, (ast.For, ast.While, ast.If)):
+            return self._compound(node)
         node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self._assign(node.targets[0], node.value, node)
@@ -187,23 +202,29 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
                     "return the dict alone (vjp and jvp give it back as a dict; put the "
                     "other values in it), or return a tuple of arrays",
                 )
-        if isinstance(node, ast.For):
-            unrolled = self._unroll(node)
-            if unrolled is not None:
-                return unrolled
-        if isinstance(node, (ast.For, ast.While, ast.If)):
-            for field in ("iter", "test"):
-                if hasattr(node, field):
-                    setattr(node, field, self._fold(getattr(node, field)))
-            self._enter(node)
-            node.body = self.run(node.body)
-            node.orelse = self.run(node.orelse)
-            self.depth -= 1
-            return [node]
         for field in ("value", "test", "msg", "exc"):
             if isinstance(getattr(node, field, None), ast.expr):
                 setattr(node, field, self._fold(getattr(node, field)))
         return [node]
+
+    def _compound(self, node: ast.For | ast.While | ast.If) -> list[ast.stmt]:
+        """A loop (unrolled where it goes over a structure) or a branch; its body
+        statement by statement, its heads read after the attributes it writes are held
+        in variables (a while test reads them anew at each iteration)."""
+        if isinstance(node, ast.For):
+            node.iter = self._attributes(node.iter)
+            unrolled = self._unroll(node)
+            if unrolled is not None:
+                return unrolled
+        carried = self._carry_attributes(node)
+        for field in ("iter", "test"):
+            if hasattr(node, field):
+                setattr(node, field, self._fold(self._attributes(getattr(node, field))))
+        self._enter(node)
+        node.body = self.run(node.body)
+        node.orelse = self.run(node.orelse)
+        self.depth -= 1
+        return [*carried, node]
 
     def _return_dict(self, value: ast.Dict, at: ast.Return) -> list[ast.stmt]:
         """``return {"loss": l, "y": y}``: the function returns the list of the values,
@@ -258,13 +279,22 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         self._refuse_write(root.id, call)
 
     def _refuse_write(self, name: str, node: ast.AST) -> None:
-        if isinstance(node, ast.Attribute):  # self.cache = h in a differentiated method
+        if isinstance(node, ast.Attribute) and self._holder(name) is not None:
             reject(
                 node,
-                f"this sets the attribute {name}.{node.attr} of the object, which would change "
-                "the caller's object: a differentiated method only reads its attributes",
-                "keep the value in a local variable, or compute it again after the gradient "
-                "(a cache of the forward pass is what the generated code keeps for you)",
+                f"this form of write into {name}.{node.attr} is not supported: the compiled "
+                "code makes a write into an attribute for its effect when it is a statement "
+                "of its own",
+                f"write {name}.{node.attr} = value on a line of its own",
+            )
+        if isinstance(node, ast.Attribute):  # in a method called inside, a held object
+            reject(
+                node,
+                f"this sets the attribute {name}.{node.attr} of an object that the compiled "
+                "code reads only as its attributes here (an object held by another, or the "
+                "object of a method called inside the differentiated one)",
+                "make the write in the differentiated method itself (self.x = value runs "
+                "for its effect there), or after the gradient",
             )
         if name in self.parameters:
             reject(

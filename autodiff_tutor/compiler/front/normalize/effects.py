@@ -33,13 +33,20 @@ from __future__ import annotations
 import ast
 import builtins
 import logging
+import random
 import warnings
+
+import numpy as np
 
 from autodiff_tutor.compiler.ir import Step
 
 # calls whose only effect is to report: they may read any value, gradient or not
 REPORTING = {id(builtins.print), id(warnings.warn)}
 REPORTING_MODULES = ("numpy.testing", "logging")
+# calls that never change the values they are given: kept for their effect on the
+# random state or a figure, they may read this function's values (np.random.seed(seed))
+NEVER_WRITES = {id(np.random.seed), id(random.seed)}
+NEVER_WRITES_MODULES = ("matplotlib",)
 CONTEXT_METHODS = {"__enter__", "__exit__"}  # 'with' desugared into these two calls
 
 
@@ -142,7 +149,7 @@ class EffectsMixin:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in CONTEXT_METHODS:
             return
-        if self._is_reporting(func):
+        if self._is_reporting(func) or self._never_writes(func):
             return
         root = func
         while isinstance(root, ast.Attribute):
@@ -164,14 +171,8 @@ class EffectsMixin:
             )
 
     def _is_reporting(self, func: ast.expr) -> bool:
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or not self.resolver.is_global(root.id):
-            return False
-        try:
-            obj = self.resolver.evaluate(func)
-        except Exception:  # a local's method, or a name the resolver cannot see
+        obj = self._global_callee(func)
+        if obj is None:
             return False
         module = getattr(obj, "__module__", "") or ""
         return (
@@ -179,3 +180,24 @@ class EffectsMixin:
             or module.startswith(REPORTING_MODULES)
             or (isinstance(getattr(obj, "__self__", None), logging.Logger))
         )
+
+    def _never_writes(self, func: ast.expr) -> bool:
+        """``np.random.seed``, ``random.seed``, plotting: calls that change no value
+        they are given (see ``NEVER_WRITES``)."""
+        obj = self._global_callee(func)
+        module = getattr(obj, "__module__", "") or ""
+        return obj is not None and (
+            id(obj) in NEVER_WRITES or module.startswith(NEVER_WRITES_MODULES)
+        )
+
+    def _global_callee(self, func: ast.expr) -> object | None:
+        """What ``func`` calls, when it is read from a global (``np.random.seed``)."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or not self.resolver.is_global(root.id):
+            return None
+        try:
+            return self.resolver.evaluate(func)
+        except Exception:  # a local's method, or a name the resolver cannot see
+            return None

@@ -144,6 +144,8 @@ class _Normalizer(
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         ):
             return  # a docstring or 'pass'
+        elif isinstance(node, ast.Expr) and getattr(node, "written", None):
+            self._kept_write(node)  # self.nfev += 1: store_attribute(self_object, ...)
         elif isinstance(node, (ast.Expr, ast.Assert, ast.Raise)):
             self._effect(node)  # print(...), assert, raise: run in the forward only
         elif isinstance(node, ast.Return):

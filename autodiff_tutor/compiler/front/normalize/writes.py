@@ -15,7 +15,7 @@ import types
 
 from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
 from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
-from autodiff_tutor.compiler.ir import Branch, Loop, Step
+from autodiff_tutor.compiler.ir import Branch, Loop, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 _AUG_SYMBOL = {
@@ -78,6 +78,31 @@ class WritesMixin:
         if not isinstance(item, ast.Name):
             reads = ast.Tuple([ast.Name(target.value.id, ast.Load())], ast.Load())
         self._emit(Step(self._fresh("effect"), reads, "effect", statement=statement), target)
+
+    def _kept_write(self, node: ast.Expr) -> None:
+        """A write into an attribute of the method's object (``store_attribute(
+        self_object, "nfev", v)``, see :mod:`.front.desugar.attributes`): run in the
+        forward for its effect; the value written must not carry gradient, which
+        activity checks for the ``wrt`` asked."""
+        call = node.value
+        holder, key, value, *flags = call.args
+        item = self._atom(value)
+        if isinstance(item, ast.Name) and item.id in self.may_carry:
+            what = f"the value written into {node.written}"
+            hint = (
+                f"{node.written} gets no gradient: the compiled forward writes it for its "
+                "effect, and a gradient through the object would be lost; keep a "
+                "differentiated value in a local variable (a cache of the forward pass is "
+                "what the generated code keeps for you), or write it after the gradient"
+            )
+            self.static_operands.append(StaticOperand(what, node.written_value, {item.id}, hint))
+        statement = ast.copy_location(
+            ast.Expr(ast.Call(call.func, [self._rename(holder), key, item, *flags], [])), node
+        )
+        reads = [self._rename(holder)] + ([item] if isinstance(item, ast.Name) else [])
+        step = Step(self._fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
+        step.statement = statement
+        self._emit(step, node.value)
 
     def _append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""

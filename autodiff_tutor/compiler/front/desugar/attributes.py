@@ -1,0 +1,215 @@
+"""Writes into the attributes of the method's object, kept for their effect: a
+benchmark class counting its evaluations (``self.nfev += 1``), a model keeping a
+history (``self.history.append(self.calls)``).
+
+The object reaches the compiler as the structure of its attributes (``self.nfev`` is
+the leaf ``self_nfev``, see :mod:`autodiff_tutor.structured_calls`); when the
+function writes into one, the object itself is passed too (``self_object``), and the
+write becomes a call the compiled forward makes for its effect, once per call, as
+Python does: ``store_attribute(self_object, "nfev", self_nfev_1)``. No gradient goes
+through the object: the value written must not depend on a differentiated value
+(activity checks it, for the ``wrt`` asked). Reads of the attribute after the write
+read the value written, as in Python: at the top level of the function the
+structure's entry becomes the name holding it; an attribute written inside a loop or
+a branch is held in a variable from before that loop or branch. An item appended to
+a list attribute is appended to the object's list; reading that list afterwards is
+refused where its entries are not followed (a list passed as one value).
+
+Part of :mod:`.front.desugar.structures` (a mixin of its pass).
+
+>>> import ast
+>>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.front.desugar.structures import Structures
+>>> tree = ast.parse('''
+... def fun(self, x):
+...     self.nfev += 1
+...     return x * self.nfev
+... ''').body[0]
+>>> literal = ast.parse("{'nfev': self_nfev}", mode="eval").body
+>>> literal.is_object, literal.holder = True, "self_object"
+>>> names = Names(ast.Module([tree, ast.Expr(literal)], []))  # the leaves' names taken
+>>> body = Structures(names, {"self": literal}).run(tree.body)
+>>> print(ast.unparse(ast.Module(body, [])))
+self_nfev_1 = self_nfev + 1
+store_attribute(self_object, 'nfev', self_nfev_1, True)
+return x * self_nfev_1
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, reject
+
+#: the runtime helpers the writes become (see :mod:`autodiff_tutor.runtime`)
+STORE, APPEND = "store_attribute", "append_to_attribute"
+DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set)
+#: methods that change a list or dict in place
+MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "setdefault"}
+
+
+class AttributeWritesMixin:
+    """``self.x = v``, ``self.x += v`` and ``self.xs.append(v)`` on an object whose
+    attributes the function writes (its literal names the parameter holding it)."""
+
+    def _holder(self, name: str) -> str | None:
+        """The parameter passing the object ``name`` itself, when it is written."""
+        literal = self.env.get(name)
+        return getattr(literal, "holder", None) if getattr(literal, "is_object", False) else None
+
+    def _attribute_statement(self, node: ast.stmt) -> list[ast.stmt] | None:
+        """The statements for a write into an attribute, else ``None``."""
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            return self._attribute_call(node, node.value)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+            read = copy.deepcopy(target)
+            read.ctx = ast.Load()
+            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+        else:
+            return None
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+            return None
+        holder = self._holder(target.value.id)
+        if holder is None:
+            return None
+        return self._write_attribute(target, value, node, holder)
+
+    def _write_attribute(
+        self, target: ast.Attribute, value: ast.expr, at: ast.stmt, holder: str
+    ) -> list[ast.stmt]:
+        obj, attr = target.value.id, target.attr
+        folded = self._fold(self._attributes(value), whole=True)
+        if isinstance(folded, DISPLAYS):
+            reject(
+                target,
+                f"this sets {obj}.{attr} to a list, tuple or dict: the compiled code keeps "
+                "an attribute's write for its effect only when it is a value (a number, "
+                "an array)",
+                f"set {obj}.{attr} to that structure after the gradient, outside the "
+                "differentiated method",
+            )
+        literal = self.env[obj]
+        keys = [k.value for k in literal.keys]
+        if self.depth:
+            entry = literal.values[keys.index(attr)]  # a variable: see _carry_attributes
+            statements, leaf = [assign_like(entry.id, folded, at)], name_node(entry.id)
+        else:
+            statements, leaf = self._hold(folded, f"{obj}_{attr}", at)
+            self._set_entry(obj, attr, leaf)
+        augmented = ast.Constant(isinstance(at, ast.AugAssign))
+        args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf), augmented]
+        return [*statements, _effect(STORE, args, at, f"{obj}.{attr}", target)]
+
+    def _attribute_call(self, node: ast.Expr, call: ast.Call) -> list[ast.stmt] | None:
+        """``self.history.append(v)``: appended to the object's list."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.attr in MUTATING
+        ):
+            return None
+        obj, attr = func.value.value.id, func.value.attr
+        holder = self._holder(obj)
+        if holder is None:
+            return None
+        if func.attr != "append" or len(call.args) != 1 or call.keywords or self.depth:
+            reject(
+                call,
+                f"this changes the attribute {obj}.{attr} of the object in place: the "
+                "compiled code keeps, for its effect, an append at the top level of the "
+                "method, and writes self.x = value anywhere",
+                f"append at the top level of the method, or assign a new value "
+                f"({obj}.{attr} = ...)",
+            )
+        keys = [k.value for k in self.env[obj].keys]
+        if attr not in keys:
+            reject(func.value, f"{obj}.{attr} is not an attribute of the object")
+        item = self._fold(self._attributes(call.args[0]), whole=True)
+        if isinstance(item, DISPLAYS):
+            reject(call.args[0], "the compiled code appends a value (a number, an array) here")
+        statements, leaf = self._hold(item, f"{obj}_{attr}_item", node)
+        entry = self.env[obj].values[keys.index(attr)]
+        if isinstance(entry, ast.List):  # its items are followed: the list grows here too
+            self._set_entry(obj, attr, ast.List([*entry.elts, copy.deepcopy(leaf)], ast.Load()))
+        else:
+            self.changed_lists[(obj, attr)] = node  # one value: reads of it after are refused
+        args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf)]
+        return [*statements, _effect(APPEND, args, node, f"{obj}.{attr}", call)]
+
+    def _set_entry(self, obj: str, attr: str, value: ast.expr) -> None:
+        literal = copy.deepcopy(self.env[obj])  # (keeps is_object, cls, holder)
+        keys = [k.value for k in literal.keys]
+        if attr in keys:
+            literal.values[keys.index(attr)] = value
+        else:
+            literal.keys.append(ast.Constant(attr))
+            literal.values.append(value)
+        self.env[obj] = literal
+
+    def _carry_attributes(self, region: ast.stmt) -> list[ast.stmt]:
+        """Before a loop or branch that is not unrolled: each attribute written inside
+        it held in a variable (``self_nfev_2 = self_nfev``), which its writes reassign
+        and its reads read, there and after."""
+        out: list[ast.stmt] = []
+        for node in ast.walk(region):
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            for target in targets:
+                if not (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and isinstance(target.ctx, ast.Store)
+                    and self._holder(target.value.id) is not None
+                ):
+                    continue
+                obj, attr = target.value.id, target.attr
+                literal = self.env[obj]
+                keys = [k.value for k in literal.keys]
+                if attr not in keys:
+                    reject(
+                        target,
+                        f"this sets a new attribute {obj}.{attr} inside a loop or a branch",
+                        f"give {obj}.{attr} a value in __init__, or before the loop or branch",
+                    )
+                entry = literal.values[keys.index(attr)]
+                if isinstance(entry, ast.Name) and entry.id in self.carried:
+                    continue  # held already, by an enclosing loop or branch
+                if isinstance(entry, DISPLAYS):
+                    reject(
+                        target,
+                        f"{obj}.{attr} holds a structure and is set inside a loop or a branch",
+                        f"set {obj}.{attr} once, outside loops and branches",
+                    )
+                variable = self.names.fresh(f"{obj}_{attr}")
+                self.carried.add(variable)
+                out.append(assign_like(variable, copy.deepcopy(entry), region))
+                self._set_entry(obj, attr, name_node(variable))
+        return out
+
+    def _refuse_changed_list(self, attribute: ast.Attribute) -> None:
+        """A read of a list attribute appended to before, whose items are not followed."""
+        key = (attribute.value.id, attribute.attr)
+        if key in self.changed_lists:
+            line = getattr(self.changed_lists[key], "lineno", "?")
+            reject(
+                attribute,
+                f"{key[0]}.{key[1]} is read after the append of line {line}, which the "
+                "compiled forward makes for its effect: this read would not see it",
+                f"keep the values in a local list and read that, or read {key[0]}.{key[1]} "
+                "before appending",
+            )
+
+
+def _effect(helper: str, args: list[ast.expr], at: ast.stmt, what: str, where: ast.AST):
+    """The statement the compiled forward runs for the write; ``written`` names the
+    attribute and ``written_value`` is where the user wrote it (``self.cache`` of
+    ``self.cache = z``: the error's caret, if the value carries gradient)."""
+    statement = ast.copy_location(ast.Expr(ast.Call(name_node(helper), args, [])), at)
+    statement.written = what
+    statement.written_value = where
+    return statement
