@@ -64,12 +64,16 @@ class _Known:
     structure; for a method, the expression of the object it is called on."""
 
     value: Any = _MISSING
-    structure: ast.Dict | None = None
+    structure: ast.expr | None = None  # an object's dict display, a list's or tuple's
     receiver: ast.expr | None = None
     #: how to find the value again (a global or closure name, then attributes), for
     #: the check that it is still the same
     path: tuple[Callable[[], Any], tuple[str, ...]] | None = None
     owner: _Known | None = None  # for a method: what its object is
+
+    @property
+    def is_object(self) -> bool:
+        return getattr(self.structure, "is_object", False)
 
     def key(self) -> Any:
         """The object itself, or its structure (one nested helper per object)."""
@@ -84,6 +88,7 @@ class _Scope:
     local: set[str]
     known: dict[str, _Known]  # parameters known while compiling (an object, a helper's self)
     reader: Callable[[str], Any]  # a free name's value now (for checks)
+    function: ast.FunctionDef | None = None  # the function these names are of
 
 
 def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
@@ -113,10 +118,14 @@ class _Specializer:
         known = {
             name: _Known(structure=literal)
             for name, literal in structures.items()
-            if getattr(literal, "is_object", False)
+            if getattr(literal, "is_object", False) or isinstance(literal, (ast.List, ast.Tuple))
         }
         scope = _Scope(
-            self.namespace, self.caller_local, known, _reader(self.parsed.fn, self.values)
+            self.namespace,
+            self.caller_local,
+            known,
+            _reader(self.parsed.fn, self.values),
+            self.tree,
         )
         self.tree.body = self._body(self.tree.body, scope, self._aliases(self.tree, scope))
         if not self.changed:
@@ -147,13 +156,34 @@ class _Specializer:
                 self.generic_visit(attribute)
                 return specializer._class_value(attribute, scope)
 
+            def visit_ListComp(self, comprehension: ast.ListComp) -> ast.expr:
+                return self._comprehension(comprehension)
+
+            def visit_GeneratorExp(self, comprehension: ast.GeneratorExp) -> ast.expr:
+                return self._comprehension(comprehension)
+
+            def _comprehension(self, comprehension: ast.expr) -> ast.expr:
+                items = specializer._unrolled_items(comprehension, scope)
+                if items is None:
+                    self.generic_visit(comprehension)
+                    return comprehension
+                return self.visit(items)
+
+            def visit_For(self, loop: ast.For) -> ast.stmt | list[ast.stmt]:
+                copies = specializer._unrolled(loop, scope)
+                if copies is None:
+                    self.generic_visit(loop)
+                    return loop
+                return [self.visit(statement) for statement in copies]
+
         out = []
         for statement in body:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
                 statement.body = self._body(statement.body, scope, {})
                 out.append(statement)
             else:
-                out.append(Rewrite().visit(statement))
+                rewritten = Rewrite().visit(statement)  # an unrolled loop: its copies
+                out += rewritten if isinstance(rewritten, list) else [rewritten]
         return out
 
     def _aliases(self, tree: ast.FunctionDef, scope: _Scope) -> dict[str, _Known]:
@@ -204,6 +234,8 @@ class _Specializer:
         prefix: list[ast.expr] = []
         keywords: list[ast.keyword] = []
         if known.structure is not None:  # an object parameter called: its __call__
+            if not known.is_object:
+                return call
             value = _class_function(known.structure.cls, "__call__", self.checks)
             receiver, owner = call.func, known
             if value is None:
@@ -265,7 +297,7 @@ class _Specializer:
         if not isinstance(attribute.ctx, ast.Load):
             return attribute
         base = self._known(attribute.value, scope)
-        if base is None or base.structure is None:
+        if base is None or not base.is_object:
             return attribute
         keys = [k.value for k in base.structure.keys]
         cls = getattr(base.structure, "cls", None)
@@ -280,6 +312,76 @@ class _Specializer:
             return ast.copy_location(ast.Constant(raw), attribute)
         return ast.copy_location(self._bind(raw, attribute.attr), attribute)
 
+    def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
+        """``for layer in self.layers: h = layer(h)`` over a list of objects or
+        functions known while compiling, whose body calls the loop variable (or its
+        methods): one copy of the body per entry, the variable read as the entry
+        (``self.layers[0]``), so that each call is resolved to what that entry runs.
+        ``None`` for any other loop (left to the structures pass)."""
+        target = loop.target
+        if not isinstance(target, ast.Name) or loop.orelse:
+            return None
+        entries = self._entries(loop.iter, scope)
+        if entries is None or not _calls_through(loop.body, target.id):
+            return None
+        inside = ast.Module(loop.body, [])
+        if any(
+            isinstance(n, (ast.Break, ast.Continue, ast.Return))
+            or (isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Load))
+            for n in ast.walk(inside)
+        ):
+            return None
+        function = scope.function or self.tree
+        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target.id]
+        if len(reads) != 1 + sum(
+            isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(inside)
+        ):
+            return None  # the variable is read after the loop too: left as a loop
+        copies: list[ast.stmt] = []
+        for entry in entries:
+            for statement in copy.deepcopy(loop.body):
+                copies.append(_substituted(statement, target.id, entry))
+        self.changed = True
+        return copies
+
+    def _unrolled_items(self, comprehension: ast.expr, scope: _Scope) -> ast.List | None:
+        """``[p.loss(w) for p in problems]`` (or a generator, consumed by its caller)
+        over a list of objects known while compiling, whose element calls the variable:
+        the list of the elements, one per entry (``problems[0].loss(w)``, ...)."""
+        if len(comprehension.generators) != 1:
+            return None
+        generator = comprehension.generators[0]
+        target = generator.target
+        if generator.ifs or generator.is_async or not isinstance(target, ast.Name):
+            return None
+        entries = self._entries(generator.iter, scope)
+        element = ast.Expr(comprehension.elt)
+        if entries is None or not _calls_through([element], target.id):
+            return None
+        items = [_substituted(copy.deepcopy(element), target.id, e).value for e in entries]
+        self.changed = True
+        return ast.copy_location(ast.List(items, ast.Load()), comprehension)
+
+    def _entries(self, iterable: ast.expr, scope: _Scope) -> list[ast.expr] | None:
+        """How each entry of a list or tuple known while compiling is read
+        (``self.layers[0]``, ...), for ``self.layers`` or a slice of it written out."""
+        base, picked = iterable, None
+        if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+            bounds = [iterable.slice.lower, iterable.slice.upper, iterable.slice.step]
+            ints = [None if b is None else _constant_int(b) for b in bounds]
+            if any(b is not None and i is None for b, i in zip(bounds, ints, strict=True)):
+                return None
+            base, picked = iterable.value, slice(*ints)
+        known = self._known(base, scope)
+        if known is None or not isinstance(known.structure, (ast.List, ast.Tuple)):
+            return None
+        positions = range(len(known.structure.elts))
+        positions = positions[picked] if picked is not None else positions
+        return [
+            ast.copy_location(ast.Subscript(copy.deepcopy(base), ast.Constant(i), ast.Load()), base)
+            for i in positions
+        ]
+
     # -- what an expression denotes ----------------------------------------------------
 
     def _known(self, expr: ast.expr, scope: _Scope) -> _Known | None:
@@ -291,12 +393,16 @@ class _Specializer:
             value = scope.namespace[expr.id]
             read = functools.partial(scope.reader, expr.id)
             return _Known(value=value, path=(read, ()))
+        if isinstance(expr, ast.Subscript) and isinstance(expr.ctx, ast.Load):
+            return self._item(expr, scope)
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.ctx, ast.Load)):
             return None
         base = self._known(expr.value, scope)
         if base is None:
             return None
         if base.structure is not None:
+            if not base.is_object:
+                return None
             return self._in_structure(base.structure, expr)
         value, method = _attribute(base.value, expr.attr)
         if value is _MISSING:
@@ -306,15 +412,29 @@ class _Specializer:
             return _Known(value=value, receiver=expr.value, path=path, owner=base)
         return _Known(value=value, path=path)
 
+    def _item(self, expr: ast.Subscript, scope: _Scope) -> _Known | None:
+        """``self.layers[-1]``, ``layers[0]``: an entry of a list or tuple known while
+        compiling, at an index written out."""
+        base = self._known(expr.value, scope)
+        index = _constant_int(expr.slice)
+        if base is None or index is None or not isinstance(base.structure, (ast.List, ast.Tuple)):
+            return None
+        items = base.structure.elts
+        return self._entry(items[index]) if -len(items) <= index < len(items) else None
+
+    def _entry(self, item: ast.expr) -> _Known | None:
+        """What an entry of a structure's literal denotes: an object seen as its
+        attributes, a list of them, or a static part (a function, a class, a module)."""
+        if getattr(item, "is_object", False) or isinstance(item, (ast.List, ast.Tuple)):
+            return _Known(structure=item)
+        if isinstance(item, ast.Name) and item.id in self.values:  # a static part
+            return _Known(value=self.values[item.id])
+        return None
+
     def _in_structure(self, structure: ast.Dict, expr: ast.Attribute) -> _Known | None:
         keys = [k.value for k in structure.keys]
         if expr.attr in keys:  # the object's own attribute
-            item = structure.values[keys.index(expr.attr)]
-            if isinstance(item, ast.Dict) and getattr(item, "is_object", False):
-                return _Known(structure=item)
-            if isinstance(item, ast.Name) and item.id in self.values:  # a static part
-                return _Known(value=self.values[item.id])
-            return None
+            return self._entry(structure.values[keys.index(expr.attr)])
         cls = getattr(structure, "cls", None)
         raw = inspect.getattr_static(cls, expr.attr, _MISSING) if cls is not None else _MISSING
         if isinstance(raw, staticmethod):
@@ -351,7 +471,7 @@ class _Specializer:
             known[arguments[0].arg] = owner  # self: the object the method is called on
             if _assigned(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
-        scope = _Scope(namespace, local - set(known), known, _reader(function, {}))
+        scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
         self._bind_free_names(tree, namespace, local)
         for child in ast.walk(tree):  # errors point at the user's call
@@ -485,6 +605,41 @@ def _said(expr: ast.expr) -> str:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return expr.id if isinstance(expr, ast.Name) else "helper"
+
+
+def _constant_int(expr: ast.expr) -> int | None:
+    """An int written out (``2``, ``-1``), else ``None``."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _constant_int(expr.operand)
+        return -inner if inner is not None else None
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    return None
+
+
+def _calls_through(body: list[ast.stmt], name: str) -> bool:
+    """Whether ``body`` calls ``name`` or a method of it (``layer(h)``,
+    ``layer.forward(h)``)."""
+    for node in ast.walk(ast.Module(body, [])):
+        if isinstance(node, ast.Call):
+            func = node.func
+            while isinstance(func, ast.Attribute):
+                func = func.value
+            if isinstance(func, ast.Name) and func.id == name:
+                return True
+    return False
+
+
+def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
+    """``statement`` with each read of ``name`` replaced by ``entry``."""
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(copy.deepcopy(entry), node)
+            return node
+
+    return Substitute().visit(statement)
 
 
 def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
