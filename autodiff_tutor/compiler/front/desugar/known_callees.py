@@ -51,7 +51,7 @@ from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
-from autodiff_tutor.pytree import is_user_object
+from autodiff_tutor.pytree import is_user_class, is_user_object
 
 _MISSING = object()
 #: values a class attribute may hold that are read as constants of the compiled code
@@ -110,6 +110,7 @@ class _Specializer:
         self.inlined: list[Any] = list(parsed.inlined)
         self.definitions: list[ast.FunctionDef] = []
         self.nested: dict[tuple, str] = {}  # (function, receiver) -> the nested name
+        self.initialized: dict[tuple, list[str]] = {}  # an __init__'s: the attributes it sets
         self.caller_local = assigned_names(self.tree) | _defined(self.tree)
         self.changed = False
 
@@ -181,6 +182,8 @@ class _Specializer:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
                 statement.body = self._body(statement.body, scope, {})
                 out.append(statement)
+            elif (built := self._constructed(statement, scope, Rewrite())) is not None:
+                out += built
             else:
                 rewritten = Rewrite().visit(statement)  # an unrolled loop: its copies
                 out += rewritten if isinstance(rewritten, list) else [rewritten]
@@ -312,6 +315,61 @@ class _Specializer:
             return ast.copy_location(ast.Constant(raw), attribute)
         return ast.copy_location(self._bind(raw, attribute.attr), attribute)
 
+    def _constructed(
+        self, statement: ast.stmt, scope: _Scope, rewrite: ast.NodeTransformer
+    ) -> list[ast.stmt] | None:
+        """``layer1 = Dense(W1, b1)``, an object of a class of the user's built once in
+        the function: its ``__init__`` inlined as a helper that returns the attributes
+        it sets, and the object seen as the structure of those attributes (its methods
+        inlined where they are called, as for an object passed). ``None`` for any
+        other statement."""
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Call)
+        ):
+            return None
+        name, call = statement.targets[0].id, statement.value
+        known = self._known(call.func, scope)
+        if known is None or not is_user_class(known.value):
+            return None
+        cls = known.value
+        where = self.parsed.location(call)
+        function = scope.function or self.tree
+        stores = sum(
+            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+            for n in ast.walk(function)
+        )
+        if stores != 1 or type(cls) is not type or cls.__new__ is not object.__new__:
+            raise UnsupportedSyntaxError(
+                f"this builds an object of {cls.__name__} that the compiler cannot follow "
+                "(its name is assigned more than once, or its class makes objects its own way)",
+                where,
+                hint=f"build the {cls.__name__} once, outside the differentiated function, "
+                "and pass it as an argument",
+            )
+        if known.path is not None:
+            self._check_path(known)
+        init = _class_function(cls, "__init__", self.checks)
+        call = rewrite.visit(call)  # calls among its arguments resolved
+        attributes: list[str] = []
+        statements: list[ast.stmt] = []
+        if init is not None:
+            helper = self._nested(init, None, call, _Initializer(cls, where, attributes))
+            targets = [name_node(f"{name}_{a}", store=True) for a in attributes]
+            result = ast.Tuple(targets, ast.Store())
+            inlined = ast.Call(name_node(helper), call.args, call.keywords)
+            statements.append(ast.copy_location(ast.Assign([result], inlined), statement))
+        display = ast.Dict(
+            [ast.Constant(a) for a in attributes], [name_node(f"{name}_{a}") for a in attributes]
+        )
+        display.is_object, display.cls = True, cls  # self.W reads entries["W"]
+        statements.append(ast.copy_location(ast.Assign([name_node(name, True)], display), statement))
+        scope.known[name] = _Known(structure=display)
+        self.changed = True
+        return statements
+
     def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
         """``for layer in self.layers: h = layer(h)`` over a list of objects or
         functions known while compiling, whose body calls the loop variable (or its
@@ -407,6 +465,9 @@ class _Specializer:
         value, method = _attribute(base.value, expr.attr)
         if value is _MISSING:
             return None
+        if isinstance(base.value, type):  # the class keeps what it held
+            raw = inspect.getattr_static(base.value, expr.attr)
+            self.checks.append(_same_class_attribute(base.value, expr.attr, raw))
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
         if method:
             return _Known(value=value, receiver=expr.value, path=path, owner=base)
@@ -451,16 +512,29 @@ class _Specializer:
 
     # -- nesting -----------------------------------------------------------------------
 
-    def _nested(self, function: Any, owner: _Known | None, call: ast.Call) -> str:
+    def _nested(
+        self,
+        function: Any,
+        owner: _Known | None,
+        call: ast.Call,
+        initializer: _Initializer | None = None,
+    ) -> str:
         """The name of the helper defined inside the function that runs ``function``
         (its body's own calls resolved, its free names bound to what they mean where it
-        was written); defined once per function and object (``owner``: a method's)."""
-        key = (id(function), owner.key() if owner is not None else None)
+        was written); defined once per function and object (``owner``: a method's).
+        ``initializer``: an ``__init__`` rewritten to return the attributes it sets."""
+        key = (id(function), owner.key() if owner is not None else None, initializer is None)
         if key in self.nested:
+            if initializer is not None:  # the same __init__ again: the same attributes
+                initializer.attributes[:] = self.initialized[key]
             return self.nested[key]
         tree, namespace = _source_tree(function, call, self.parsed)
+        if initializer is not None:
+            initializer.rewrite(tree)
+            self.initialized[key] = list(initializer.attributes)
         self.names.taken |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         stem = function.__name__ if function.__name__ != "<lambda>" else _said(call.func)
+        stem = f"{initializer.cls.__name__}_init" if initializer is not None else stem
         name = self.names.fresh(stem) if stem in self.names.taken else self.names.exact(stem)
         self.nested[key] = name  # before its body: a call of itself is found as recursion
         tree.name = name
@@ -534,6 +608,13 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
     followed), and whether it is a method to call with ``obj`` as ``self``."""
     if inspect.ismodule(obj):
         return getattr(obj, name, _MISSING), False
+    if isinstance(obj, type):  # a class held by an object: Cost.fn, Cost.make(...)
+        raw = inspect.getattr_static(obj, name, _MISSING)
+        if isinstance(raw, staticmethod) or inspect.isfunction(raw):
+            return getattr(raw, "__func__", raw), False
+        if isinstance(raw, classmethod):
+            return raw.__func__, True  # the class is its first argument
+        return (_MISSING, False) if raw is _MISSING or hasattr(raw, "__get__") else (raw, False)
     own = getattr(obj, "__dict__", None)
     if isinstance(own, dict) and not isinstance(obj, type) and name in own:
         return own[name], False
@@ -605,6 +686,67 @@ def _said(expr: ast.expr) -> str:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return expr.id if isinstance(expr, ast.Name) else "helper"
+
+
+@dataclasses.dataclass
+class _Initializer:
+    """How an ``__init__`` becomes a helper that returns the attributes it sets: each
+    ``self.W`` is a local ``self_W``, and ``attributes`` (filled here) says which, in
+    the order the helper returns them."""
+
+    cls: type
+    where: Any
+    attributes: list[str]
+
+    def rewrite(self, tree: ast.FunctionDef) -> None:
+        arguments = tree.args.posonlyargs + tree.args.args
+        if not arguments:
+            self._refuse("its __init__ takes no self")
+        this = arguments[0].arg
+        if tree.args.posonlyargs:
+            tree.args.posonlyargs = tree.args.posonlyargs[1:]
+        else:
+            tree.args.args = tree.args.args[1:]
+        top = {
+            id(target)
+            for statement in tree.body
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for target in getattr(statement, "targets", [getattr(statement, "target", None)])
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Return):
+                self._refuse("its __init__ returns early")
+            if not (isinstance(node, ast.Attribute) and _is_name(node.value, this)):
+                continue
+            if isinstance(node.ctx, ast.Store) and id(node) not in top:
+                self._refuse(f"its __init__ sets self.{node.attr} inside a loop or a branch")
+            if isinstance(node.ctx, ast.Store) and node.attr not in self.attributes:
+                self.attributes.append(node.attr)
+
+        class Local(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+                if _is_name(node.value, this):
+                    return ast.copy_location(ast.Name(f"{this}_{node.attr}", node.ctx), node)
+                return self.generic_visit(node)
+
+        Local().visit(tree)
+        if any(_is_name(n, this) for n in ast.walk(tree)):
+            self._refuse("its __init__ uses self otherwise than setting its attributes")
+        held = [ast.Name(f"{this}_{a}", ast.Load()) for a in self.attributes]
+        tree.body.append(ast.Return(ast.Tuple(held, ast.Load())))
+
+    def _refuse(self, why: str) -> None:
+        raise UnsupportedSyntaxError(
+            f"this builds an object of {self.cls.__name__} inside the differentiated code, "
+            f"which the compiler inlines, and {why}",
+            self.where,
+            hint=f"build the {self.cls.__name__} outside the differentiated function and "
+            "pass it as an argument (its arrays are then differentiable as its attributes)",
+        )
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _constant_int(expr: ast.expr) -> int | None:
