@@ -365,7 +365,8 @@ class _Specializer:
             [ast.Constant(a) for a in attributes], [name_node(f"{name}_{a}") for a in attributes]
         )
         display.is_object, display.cls = True, cls  # self.W reads entries["W"]
-        statements.append(ast.copy_location(ast.Assign([name_node(name, True)], display), statement))
+        built = ast.Assign([name_node(name, True)], display)
+        statements.append(ast.copy_location(built, statement))
         scope.known[name] = _Known(structure=display)
         self.changed = True
         return statements

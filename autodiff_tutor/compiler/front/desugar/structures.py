@@ -74,8 +74,13 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         statics: dict[str, int] | None = None,
         namespace: dict | None = None,
         local: frozenset[str] = frozenset(),
+        once: frozenset[str] = frozenset(),
     ):
         self.names = names
+        # names the function assigns once (an inlined helper's parameter given "W"):
+        # an int or string written out there is known while compiling
+        self.once = once
+        self.written: dict[str, int | str] = {}
         self.env: dict[str, ast.expr] = dict(seeds)  # name -> its structure, as a literal
         self.parameters = set(seeds)
         self.leaves: set[str] = {
@@ -162,6 +167,16 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
 
     def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
         self._check_mutation(node)
+        if (
+            not self.depth
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in self.once
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) in (int, str)
+        ):
+            self.written[node.targets[0].id] = node.value.value
         node = self._attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self._assign(node.targets[0], node.value, node)
