@@ -182,6 +182,8 @@ class _Specializer:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
                 statement.body = self._body(statement.body, scope, {})
                 out.append(statement)
+            elif getattr(statement, "made", False):
+                continue  # h = compose(f, g): its calls call what compose made
             elif (built := self._constructed(statement, scope, Rewrite())) is not None:
                 out += built
             else:
@@ -209,7 +211,78 @@ class _Specializer:
             known = self._known(statement.value, scope)
             if known is not None and known.structure is None and _callable(known.value):
                 aliases[statement.targets[0].id] = known
+        for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and counts.get(statement.targets[0].id) == 1
+                and isinstance(statement.value, ast.Call)
+                and _only_called(tree, statement.targets[0].id)
+            ):
+                continue
+            known = self._product(statement.value, scope)
+            if known is not None:
+                aliases[statement.targets[0].id] = known
+                statement.made = True  # dropped: the factory ran while compiling
         return aliases
+
+    def _product(self, call: ast.Call, scope: _Scope) -> _Known | None:
+        """``make_loss("l2")``, ``compose(np.sin, sigmoid)``: the function a factory of
+        the user's returns, made while compiling, where every argument is known (a
+        number or string written out, a function, a module) and the factory only
+        decides and returns (no call, loop or write outside the functions it makes, so
+        running it here changes nothing). Guarded by the factory and the arguments
+        staying what they were."""
+        factory = self._known(call.func, scope)
+        if (
+            factory is None
+            or not inspect.isfunction(factory.value)
+            or not is_user_file(factory.value.__code__.co_filename)
+        ):
+            return None
+        try:
+            tree = parse_function(factory.value).tree
+        except AutodiffError:
+            return None
+        if not _only_decides(tree):
+            return None
+        given = [*call.args, *(k.value for k in call.keywords)]
+        if any(k.arg is None for k in call.keywords) or any(
+            isinstance(a, ast.Starred) for a in call.args
+        ):
+            return None
+        known = [self._argument(a, scope) for a in given]
+        if any(k is None for k in known):
+            return None
+        values = [k.value for k in known]
+        positional, named = values[: len(call.args)], values[len(call.args) :]
+        try:
+            product = factory.value(
+                *positional, **dict(zip((k.arg for k in call.keywords), named, strict=True))
+            )
+        except Exception:  # noqa: BLE001 - left to run as written
+            return None
+        if not inspect.isfunction(product):
+            return None
+        for k in (factory, *known):
+            if k.path is not None:
+                self._check_path(k)
+        self.inlined.append(product)  # held: the helper's key is its identity
+        return _Known(value=product)
+
+    def _argument(self, expr: ast.expr, scope: _Scope) -> _Known | None:
+        """A factory's argument known while compiling (a constant, a function, a
+        module), else ``None``."""
+        if isinstance(expr, ast.Constant):
+            return _Known(value=expr.value)
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None:
+            return None
+        value = known.value
+        if isinstance(value, _CONSTANTS) or inspect.ismodule(value) or _callable(value):
+            return known
+        return None
 
     def _call(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr:
         func = call.func
@@ -224,6 +297,8 @@ class _Specializer:
             return self._call(ast.copy_location(inner, call), scope, aliases)
         if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
             known = aliases[func.id]
+        elif isinstance(func, ast.Call):  # make_loss("l2")(r): what the factory returns
+            known = self._product(func, scope)
         else:
             known = self._known(func, scope)
         if known is None:
@@ -748,6 +823,38 @@ class _Initializer:
 
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+def _only_called(tree: ast.AST, name: str) -> bool:
+    """Whether every read of ``name`` in ``tree`` is a call of it."""
+    called = {
+        id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_name(n.func, name)
+    }
+    reads = [n for n in ast.walk(tree) if _is_name(n, name) and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in called for n in reads)
+
+
+def _only_decides(tree: ast.FunctionDef) -> bool:
+    """Whether a factory's body, outside the functions it defines, only tests and
+    returns: no call, loop, write into a value, or global statement."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(tree)):
+        return False
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Lambda, ast.FunctionDef)):
+            pending += node.args.defaults + [d for d in node.args.kw_defaults if d]
+            pending += node.decorator_list if isinstance(node, ast.FunctionDef) else []
+            continue
+        if isinstance(
+            node,
+            (ast.Call, ast.For, ast.While, ast.Global, ast.Nonlocal, ast.Delete, ast.Try),
+        ) or (
+            isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load)
+        ):
+            return False
+        pending += list(ast.iter_child_nodes(node))
+    return True
 
 
 def _constant_int(expr: ast.expr) -> int | None:
