@@ -407,11 +407,13 @@ class _Specializer:
             return None
         name, call = statement.targets[0].id, statement.value
         known = self._known(call.func, scope)
+        function = scope.function or self.tree
         if known is None or not is_user_class(known.value):
             return None
+        if not _calls_through(function.body, name):
+            return None  # an object only read: left as written
         cls = known.value
         where = self.parsed.location(call)
-        function = scope.function or self.tree
         stores = sum(
             isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
             for n in ast.walk(function)
