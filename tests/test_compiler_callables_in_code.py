@@ -573,6 +573,46 @@ def test_functions_a_factory_returns_are_inlined_and_guarded():
         make_loss = saved
 
 
+class Recurrent:
+    def __init__(self):
+        self.Wx = np.array([[0.4, -0.3, 0.2], [0.1, 0.5, -0.6], [-0.2, 0.3, 0.1]])
+        self.Wh = np.array([[0.3, 0.1, -0.2], [-0.4, 0.2, 0.5], [0.2, -0.1, 0.3]])
+        self.inner = Dense(7)
+        self.other = Dense(8)
+
+    def step(self, x, h):
+        return np.tanh(x @ self.Wx + h @ self.Wh)
+
+    def loss(self, xs):
+        h = np.zeros(3)
+        for t in range(xs.shape[0]):
+            h = self.step(xs[t], h) + self.inner(h)
+        return np.sum(h**2)
+
+    def picks_a_layer_in_a_loop(self, xs):
+        h = np.zeros(3)
+        for t in range(xs.shape[0]):
+            if t % 2:
+                layer = self.inner
+            else:
+                layer = self.other
+            h = h + np.sum(layer.W) * xs[t]
+        return np.sum(h**2)
+
+
+def test_methods_called_inside_a_loop_that_stays_a_loop():
+    model = Recurrent()
+    check(lambda xs: model.loss(xs), X, model.loss)
+
+
+def test_an_object_chosen_in_a_branch_inside_a_loop_stays_refused():
+    """One name bound to two objects in a loop: which one is known only at run time."""
+    with pytest.raises(UnsupportedSyntaxError) as raised:
+        grad(Recurrent().picks_a_layer_in_a_loop)(X)
+    assert "made inside a loop or a branch" in " ".join(str(raised.value).split())
+    assert raised.value.location.text.strip() == "layer = self.inner"
+
+
 # -- what stays refused -------------------------------------------------------------------
 
 

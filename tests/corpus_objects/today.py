@@ -16,7 +16,6 @@ COMPILER: dict[str, str] = {
     "dropout_forward_cache_with_mask": "UnsupportedSyntaxError: an expression statement is not supported: its value would be thrown away, and the call may change a value of this function in place [course_layers.py:97]",
     "activation_looked_up_by_name": "UnsupportedSyntaxError: calling the local variable 'act' is not supported [functions.py:174]",
     "counter_on_self": "UnsupportedSyntaxError: this sets the attribute self.calls of the object, which would change the caller's object: a differentiated method only reads its attributes [effects.py:88]",
-    "rnn_training_with_step_method": "UnsupportedSyntaxError: a structure (a dict or a nested list) is made inside a loop or a branch [training.py:97]",
     "batch_attribute_changes_shape": "UnsupportedSyntaxError: this index into a structure is not known while compiling: the compiler picks a structure's entries while compiling, from Python ints known when the function is called (numbers written out, len(params), indices of loops over such ranges, int arguments and global ints), and this index is computed from something else (a value of an array, computed at run time) [training.py:170]",
 }
 

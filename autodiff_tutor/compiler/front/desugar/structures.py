@@ -86,6 +86,7 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         self.leaves: set[str] = {
             n.id for s in seeds.values() for n in ast.walk(s) if isinstance(n, ast.Name)
         }
+        self.parameter_leaves = frozenset(self.leaves)  # never rebound (writes refused)
         self.depth = 0  # inside a loop or branch that is not unrolled
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
         self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
@@ -307,6 +308,9 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
             if target.id in self.parameters:
                 reject(target, f"the structured parameter {target.id!r} is reassigned")
             if self._is_structure(value):
+                if self.depth and target.id in self.once and self._of_parameters(value):
+                    self.env[target.id] = value  # self_1 = self in a loop: one more name
+                    return []
                 if self.depth:
                     empty = isinstance(value, ast.Dict) and not value.keys  # config = {}
                     reject(
@@ -373,6 +377,13 @@ class Structures(ReadsMixin, UnrollMixin, StatementPass):
         leaf = leaf or self.names.exact(stem)
         self.leaves.add(leaf)
         return [assign_like(leaf, value, at)], name_node(leaf)
+
+    def _of_parameters(self, value: ast.expr) -> bool:
+        """Whether ``value`` is made of the leaves of structured parameters only (a
+        method's ``self`` inlined in a loop, a name bound once): the same structure at
+        every iteration."""
+        names = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+        return bool(names) and all(n.id in self.parameter_leaves for n in names)
 
     def _is_structure(self, value: ast.expr) -> bool:
         """A literal the pass keeps track of: a dict, nested, or holding tracked leaves."""
