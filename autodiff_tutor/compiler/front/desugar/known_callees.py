@@ -12,7 +12,17 @@ body is defined inside the differentiated function, so that
 - ``self.fn(z)``, ``nonlinearity(x)``: a lambda, a method, a callable object or a
   ``functools.partial`` held in an attribute or a parameter;
 - ``sig(x)`` with ``sig = lambda z: ...`` at module level, ``partial(g, a)(x)``;
-- ``self.scale``, a number or array of the object's class, read as a name bound to it.
+- ``self.scale``, a number or array of the object's class, read as a name bound to it;
+- ``self.cost.fn(a, y)``: a static method (or class method) of a class an attribute holds;
+- ``for layer in self.layers: h = layer(h)``, ``sum(p.loss(w) for p in problems)``: a
+  loop or generator over a list of objects known while compiling, unrolled here so that
+  each entry's call is resolved (``self.layers[0](h)``, ...);
+- ``layer1 = Dense(W1, b1); layer1(h)``: an object built in the code, its ``__init__``
+  inlined as a helper returning the attributes it sets, the object seen as their
+  structure;
+- ``make_loss("l2")(r)``, ``h = compose(np.sin, sigmoid); h(x)``: the function a factory
+  returns, made while compiling where its arguments are known and it only decides and
+  returns.
 
 A plain function of the user's reached by a name is left to the compiler's own
 resolution (compiled in turn). What the specialization assumed is recorded on the
