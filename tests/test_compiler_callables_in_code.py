@@ -613,6 +613,33 @@ def test_an_object_chosen_in_a_branch_inside_a_loop_stays_refused():
     assert raised.value.location.text.strip() == "layer = self.inner"
 
 
+class Data:
+    def __init__(self):
+        self.raw = np.array([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]])
+        self.n = 2
+
+    @property
+    def scaled(self):
+        return self.raw * 2.0
+
+
+def reads_a_property(x, data):
+    total = 0.0
+    for i in range(data.n):
+        total = total + np.sum(np.sin(x[i]) * data.scaled[i])
+    return total
+
+
+def test_a_property_of_an_object_passed_is_read_through_its_getter():
+    data = Data()
+    check_with(reads_a_property, (X, data))
+    both = value_and_grad(reads_a_property)
+    data.raw = data.raw + 1.0  # read fresh at the next call
+    np.testing.assert_allclose(
+        both(X, data)[1], central_difference(reads_a_property, [X, data], 0), rtol=1e-6
+    )
+
+
 # -- what stays refused -------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ body is defined inside the differentiated function, so that
   ``functools.partial`` held in an attribute or a parameter;
 - ``sig(x)`` with ``sig = lambda z: ...`` at module level, ``partial(g, a)(x)``;
 - ``self.scale``, a number or array of the object's class, read as a name bound to it;
+  ``data.X`` of a property: its getter inlined;
 - ``self.cost.fn(a, y)``: a static method (or class method) of a class an attribute holds;
 - ``for layer in self.layers: h = layer(h)``, ``sum(p.loss(w) for p in problems)``: a
   loop or generator over a list of objects known while compiling, unrolled here so that
@@ -392,8 +393,19 @@ class _Specializer:
         if attribute.attr in keys or cls is None:
             return attribute
         raw = inspect.getattr_static(cls, attribute.attr, _MISSING)
+        if (
+            isinstance(raw, property)
+            and inspect.isfunction(raw.fget)
+            and is_user_file(raw.fget.__code__.co_filename)
+        ):  # data.X of a property: its getter inlined, with the object as self
+            self.checks.append(_same_class_attribute(cls, attribute.attr, raw))
+            read = ast.copy_location(ast.Call(attribute, [], []), attribute)
+            getter = self._nested(raw.fget, base, read)
+            inlined = ast.Call(name_node(getter), [attribute.value], [])
+            self.changed = True
+            return ast.copy_location(inlined, attribute)
         if raw is _MISSING or callable(raw) or hasattr(raw, "__get__"):
-            return attribute  # a method (called), a property: not a value
+            return attribute  # a method (called), a descriptor: not a value
         self.checks.append(_same_class_attribute(cls, attribute.attr, raw))
         self.changed = True
         if isinstance(raw, _CONSTANTS):
