@@ -43,7 +43,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     NonDifferentiableInputError,
 )
-from autodiff_tutor.pytree import is_static
+from autodiff_tutor.pytree import is_static, is_user_object
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
     array_module,
@@ -193,7 +193,10 @@ def _takes_varargs(f: Any) -> bool:
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """Whether an argument may be a structure (lists, tuples, dicts, objects' views), or
     a function the compiled code is specialized on (``apply(np.tanh, x)``)."""
-    return any(isinstance(v, CONTAINERS) or is_static(v) for v in (*args, *kwargs.values()))
+    return any(
+        isinstance(v, CONTAINERS) or is_static(v) or is_user_object(v)
+        for v in (*args, *kwargs.values())
+    )
 
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:

@@ -27,7 +27,7 @@ from autodiff_tutor.compiled import Differentiable
 from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.compiler.specialized import Specialized, specialized_pair
 from autodiff_tutor.foreign_libraries import library_of
-from autodiff_tutor.pytree import ObjectView, is_static
+from autodiff_tutor.pytree import ObjectView, is_static, is_user_object
 from autodiff_tutor.runtime.guards import GuardFailed
 
 #: Arguments that may be structures: the general path flattens them.
@@ -73,7 +73,10 @@ def _run_pair(
     not assure the checks: they run here."""
     for value in args:
         if type(value) is not np.ndarray and (
-            isinstance(value, CONTAINERS) or library_of(value) is not None or is_static(value)
+            isinstance(value, CONTAINERS)
+            or library_of(value) is not None
+            or is_static(value)
+            or is_user_object(value)
         ):
             return None  # a structure, a function, another library's value: the general path
     for i in derivative.wrt_positions:

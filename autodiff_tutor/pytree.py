@@ -24,6 +24,7 @@ This module is the structures themselves (flatten, unflatten, leaf paths);
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,8 +92,13 @@ def flatten(value: Any, statics: bool = False) -> tuple[list[Any], Treedef]:
 
 
 def _flatten(value: Any, statics: bool, inside_object: bool, seen: set[int]) -> tuple:
-    if statics and inside_object and is_user_object(value) and id(value) not in seen:
-        value = ObjectView(value)  # a layer held by a model: its arrays are leaves too
+    if (
+        statics
+        and (inside_object or not is_static(value))
+        and is_user_object(value)
+        and id(value) not in seen
+    ):  # a layer held by a model, a network passed: its arrays are leaves too
+        value = ObjectView(value)
     elif statics and is_static(value):
         return [], ("static", value)
     if isinstance(value, (dict, ObjectView)):
@@ -126,12 +132,46 @@ def is_static(value: Any) -> bool:
     >>> import numpy as np
     >>> is_static(np.tanh), is_static(lambda z: z), is_static(np.ones(2)), is_static(float)
     (True, True, False, False)
+    >>> is_static(np)  # a module held by an object (xp = self.xp)
+    True
     """
+    if inspect.ismodule(value) or is_user_class(value):
+        return True  # xp = self.xp, self.cost.fn(a, y): resolved while compiling
     return (
         callable(value)
         and not isinstance(value, (type, dict, list, tuple, ObjectView))
         and not hasattr(value, "shape")
     )
+
+
+def is_user_class(value: Any) -> bool:
+    """A class of the user's (a cost class whose static methods a network calls).
+
+    >>> class Cost:
+    ...     pass
+    >>> Cost.__module__ = "course"
+    >>> is_user_class(Cost), is_user_class(float)
+    (True, False)
+    """
+    module = getattr(value, "__module__", "") or ""
+    return isinstance(value, type) and module.split(".")[0] not in _LIBRARIES
+
+
+def holds_user_object(value: Any) -> bool:
+    """Whether ``value`` is an object of the user's, or a list, tuple or dict holding
+    one: the compiler specializes on its class and reads its attributes as leaves.
+
+    >>> class Layer:
+    ...     pass
+    >>> Layer.__module__ = "course"
+    >>> holds_user_object([Layer()]), holds_user_object([1.0]), holds_user_object({"a": 1})
+    (True, False, False)
+    """
+    if isinstance(value, (list, tuple)):
+        return any(holds_user_object(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_user_object(v) for v in value.values())
+    return is_user_object(value)
 
 
 def is_user_object(value: Any) -> bool:

@@ -29,6 +29,7 @@ from autodiff_tutor.pytree import (
     entry_keys,
     flatten,
     flatten_count,
+    holds_user_object,
     is_static,
     is_structure,
     unflatten,
@@ -172,6 +173,7 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             (p in names and is_structure(v))
             or isinstance(v, ObjectView)
             or is_static(v)
+            or holds_user_object(v)  # net.feedforward(x): its class and attributes known
             or p == varargs
         )
     }
@@ -416,7 +418,10 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     compiled = gradient_of[0] if gradient_of is not None else api.differentiable(f)
     varargs = varargs_name(compiled.signature)
     if (
-        not any(is_structure(a) or isinstance(a, ObjectView) or is_static(a) for a in args)
+        not any(
+            is_structure(a) or isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
+            for a in args
+        )
         and varargs is None
     ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
         return None  # an array tangent for a structure: taken as one stacked array
@@ -438,6 +443,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         if (
             isinstance(value, ObjectView)
             or is_static(value)
+            or holds_user_object(value)
             or (param in every and is_structure(value))
             or param == varargs
         ):

@@ -35,7 +35,7 @@ class Regression:
         return 2.0 * self.b
 
     def reads_a_property(self, X):
-        return np.sum(X @ self.W) * self.scale
+        return np.sum(X @ self.W) * np.sum(self.scale**2)
 
     def writes_itself(self, X):
         self.W = self.W * 2
@@ -115,10 +115,21 @@ def test_partial_of_a_method(model):
     np.testing.assert_allclose(grad(loss)(y), expected, rtol=1e-6, atol=1e-7)
 
 
+def test_a_property_of_self_is_read_through_its_getter(model):
+    """The getter is inlined with the object as self: gradients reach the attributes it
+    reads."""
+    X = data()[0]
+    expected = central_difference(model.reads_a_property, [X], 0)
+    np.testing.assert_allclose(grad(model.reads_a_property)(X), expected, rtol=1e-6, atol=1e-7)
+    expected_b = attribute_differences(model, "reads_a_property", "b", X)
+    np.testing.assert_allclose(
+        grad(model.reads_a_property, wrt="self.b")(X), expected_b, rtol=1e-6, atol=1e-7
+    )
+
+
 @pytest.mark.parametrize(
     ("method", "wrt", "message"),
     [
-        ("reads_a_property", None, "nor a method or a value of its class"),
         ("writes_itself", "self.W", "the value written into self.W must not depend on a"),
     ],
 )

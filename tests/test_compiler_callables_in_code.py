@@ -333,6 +333,313 @@ def test_a_global_object_of_another_class_recompiles():
         net = saved
 
 
+# -- objects passed to plain functions, classes and modules held by objects ----------------
+
+
+def check_with(fn, args):
+    """``grad`` of ``fn`` with respect to its first argument (the others: objects,
+    lists of them), value_and_grad three times, against both oracles."""
+    expected = central_difference(fn, list(args), 0)
+    with autograd_numpy():
+        by_autograd_ = autograd.grad(fn)(*args)
+    np.testing.assert_allclose(by_autograd_, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad(fn)(*args), expected, rtol=1e-6, atol=1e-8)
+    both = value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(*args)
+        np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    return expected
+
+
+class QuadraticCost:
+    @staticmethod
+    def fn(a, y):
+        return 0.5 * np.sum((a - y) ** 2)
+
+
+class QuarticCost:
+    @staticmethod
+    def fn(a, y):
+        return np.sum((a - y) ** 4)
+
+
+class CostNetwork:
+    """A network whose ``cost`` attribute holds a class, called through its static method."""
+
+    def __init__(self, cost=QuadraticCost):
+        self.W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+        self.cost = cost
+
+    def feedforward(self, a):
+        return np.tanh(a @ self.W)
+
+    def total_cost(self, x, y):
+        return self.cost.fn(self.feedforward(x), y)
+
+
+Y = np.array([[0.1, 0.2, -0.3], [0.0, 0.4, 0.2]])
+
+
+def evaluate(x, net):
+    return net.total_cost(x, Y) + np.sum(net.feedforward(x))
+
+
+def test_a_static_method_of_a_class_held_in_an_attribute():
+    net = CostNetwork()
+    check(lambda x: net.total_cost(x, Y), X, lambda x: net.total_cost(x, Y))
+    expected = check_with(evaluate, (X, net))
+    _, tangent = jvp(evaluate, [X, net], [np.ones_like(X), None])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+
+
+def test_an_object_passed_to_a_plain_function_is_read_fresh_and_guarded():
+    """The object's arrays are read at each call; another class held, or a static
+    method replaced on the class, gets its own compilation."""
+    net = CostNetwork()
+    both = value_and_grad(evaluate)
+    for _ in range(3):
+        both(X, net)
+    net.W = net.W * 2.0
+    np.testing.assert_allclose(
+        both(X, net)[1], central_difference(evaluate, [X, net], 0), rtol=1e-6, atol=1e-8
+    )
+    net.cost = QuarticCost
+    np.testing.assert_allclose(
+        both(X, net)[1], central_difference(evaluate, [X, net], 0), rtol=1e-6, atol=1e-8
+    )
+    saved = QuarticCost.fn
+    try:
+        QuarticCost.fn = staticmethod(lambda a, y: np.sum(np.sin(a - y)))
+        np.testing.assert_allclose(
+            both(X, net)[1], central_difference(evaluate, [X, net], 0), rtol=1e-6, atol=1e-8
+        )
+    finally:
+        QuarticCost.fn = saved
+
+
+class ArrayModule:
+    def __init__(self, xp):
+        self.xp = xp
+
+    def loss(self, w):
+        xp = self.xp
+        return xp.sum(xp.sin(w) ** 2, axis=None)
+
+
+def test_a_module_held_in_an_attribute_is_the_module():
+    model = ArrayModule(np)
+    check(model.loss, X)
+
+
+class Parser:
+    """Named blocks of one flat vector, as autodiff examples pack their weights."""
+
+    def __init__(self):
+        self.blocks = {}
+        self.size = 0
+
+    def add(self, name, shape):
+        start = self.size
+        self.size += int(np.prod(shape))
+        self.blocks[name] = (slice(start, self.size), shape)
+
+    def get(self, vector, name):
+        where, shape = self.blocks[name]
+        return np.reshape(vector[where], shape)
+
+
+def parsed_loss(weights, parser):
+    W = parser.get(weights, "W")
+    b = parser.get(weights, "b")
+    return np.sum(np.tanh(X @ W + b) ** 2)
+
+
+def test_another_objects_method_returns_a_piece_of_the_differentiated_vector():
+    parser = Parser()
+    parser.add("W", (3, 2))
+    parser.add("b", (2,))
+    check_with(parsed_loss, (np.linspace(-1.0, 1.0, parser.size), parser))
+
+
+class Problem:
+    def __init__(self, seed):
+        rng = np.random.default_rng(seed)
+        self.A, self.b = rng.normal(size=(4, 3)), rng.normal(size=4)
+
+    def loss(self, w):
+        return np.sum((self.A @ w - self.b) ** 2)
+
+
+def total_objective(w, problems):
+    return sum(p.loss(w) for p in problems)
+
+
+def stack_loss(x, layers):
+    h = x
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h**2)
+
+
+class Stack:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, x):
+        h = x
+        for layer in self.layers[:-1]:
+            h = layer(h) + h
+        return np.sum(self.layers[-1](h))
+
+
+def test_loops_and_generators_over_lists_of_objects_call_each_one():
+    """Each call is resolved for its entry; another count of layers is another structure."""
+    w = np.array([0.3, -0.2, 0.5])
+    check_with(total_objective, (w, [Problem(1), Problem(2), Problem(3)]))
+    check_with(stack_loss, (X, [Dense(1), Dense(2), Dense(3)]))
+    check_with(stack_loss, (X, [Dense(4), Dense(5)]))
+    model = Stack([Dense(1), Dense(2), Dense(3)])
+    check(lambda x: model(x), X, model)
+
+
+class Affine:
+    def __init__(self, W, b, scale=1.0):
+        self.W = W
+        self.b = b * scale
+
+    def __call__(self, h):
+        return h @ self.W + self.b
+
+
+def built_inside(W):
+    first = Affine(W, 0.1)
+    second = Affine(W.T, 0.2, scale=0.5)
+    return np.sum(second(np.tanh(first(X))) ** 2)
+
+
+def test_objects_built_inside_the_code_are_inlined():
+    W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+    expected = check(built_inside, W)
+    _, tangent = jvp(built_inside, [W], [np.ones_like(W)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+    both = value_and_grad(built_inside)
+    for _ in range(3):
+        both(W)
+    original = Affine.__call__
+    try:
+        Affine.__call__ = lambda self, h: np.sin(h @ self.W) + self.b
+        np.testing.assert_allclose(
+            both(W)[1], central_difference(built_inside, [W], 0), rtol=1e-6, atol=1e-8
+        )
+    finally:
+        Affine.__call__ = original
+
+
+def make_loss(kind):
+    if kind == "l2":
+        return lambda r: np.sum(r**2)
+    return lambda r: np.sum(np.log(np.cosh(r)))
+
+
+def make_cubic_loss(kind):
+    return lambda r: np.sum(r**3)
+
+
+def compose(f, g):
+    return lambda x: f(g(x))
+
+
+def factory_losses(x):
+    h = compose(np.sin, sigmoid)
+    return make_loss("logcosh")(x) + 0.1 * make_loss("l2")(x) + np.sum(h(x) ** 2)
+
+
+def test_functions_a_factory_returns_are_inlined_and_guarded():
+    global make_loss
+    expected = check(factory_losses, X)
+    _, tangent = jvp(factory_losses, [X], [np.ones_like(X)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+    both = value_and_grad(factory_losses)
+    for _ in range(3):
+        both(X)
+    saved = make_loss
+    try:
+        make_loss = make_cubic_loss  # another factory under the same name
+        np.testing.assert_allclose(
+            both(X)[1], central_difference(factory_losses, [X], 0), rtol=1e-6, atol=1e-8
+        )
+    finally:
+        make_loss = saved
+
+
+class Recurrent:
+    def __init__(self):
+        self.Wx = np.array([[0.4, -0.3, 0.2], [0.1, 0.5, -0.6], [-0.2, 0.3, 0.1]])
+        self.Wh = np.array([[0.3, 0.1, -0.2], [-0.4, 0.2, 0.5], [0.2, -0.1, 0.3]])
+        self.inner = Dense(7)
+        self.other = Dense(8)
+
+    def step(self, x, h):
+        return np.tanh(x @ self.Wx + h @ self.Wh)
+
+    def loss(self, xs):
+        h = np.zeros(3)
+        for t in range(xs.shape[0]):
+            h = self.step(xs[t], h) + self.inner(h)
+        return np.sum(h**2)
+
+    def picks_a_layer_in_a_loop(self, xs):
+        h = np.zeros(3)
+        for t in range(xs.shape[0]):
+            if t % 2:
+                layer = self.inner
+            else:
+                layer = self.other
+            h = h + np.sum(layer.W) * xs[t]
+        return np.sum(h**2)
+
+
+def test_methods_called_inside_a_loop_that_stays_a_loop():
+    model = Recurrent()
+    check(lambda xs: model.loss(xs), X, model.loss)
+
+
+def test_an_object_chosen_in_a_branch_inside_a_loop_stays_refused():
+    """One name bound to two objects in a loop: which one is known only at run time."""
+    with pytest.raises(UnsupportedSyntaxError) as raised:
+        grad(Recurrent().picks_a_layer_in_a_loop)(X)
+    assert "made inside a loop or a branch" in " ".join(str(raised.value).split())
+    assert raised.value.location.text.strip() == "layer = self.inner"
+
+
+class Data:
+    def __init__(self):
+        self.raw = np.array([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]])
+        self.n = 2
+
+    @property
+    def scaled(self):
+        return self.raw * 2.0
+
+
+def reads_a_property(x, data):
+    total = 0.0
+    for i in range(data.n):
+        total = total + np.sum(np.sin(x[i]) * data.scaled[i])
+    return total
+
+
+def test_a_property_of_an_object_passed_is_read_through_its_getter():
+    data = Data()
+    check_with(reads_a_property, (X, data))
+    both = value_and_grad(reads_a_property)
+    data.raw = data.raw + 1.0  # read fresh at the next call
+    np.testing.assert_allclose(
+        both(X, data)[1], central_difference(reads_a_property, [X, data], 0), rtol=1e-6
+    )
+
+
 # -- what stays refused -------------------------------------------------------------------
 
 
@@ -382,3 +689,28 @@ def test_refusals_are_located_at_the_call(method, message, at):
     assert message in " ".join(str(error).split())
     assert at in error.location.text
     assert error.location.filename == __file__
+
+
+class BranchyLayer:
+    def __init__(self, W, bias):
+        self.W = W
+        if bias:
+            self.b = 0.1
+
+    def __call__(self, h):
+        return h @ self.W
+
+
+def builds_a_branchy_layer(W):
+    layer = BranchyLayer(W, True)
+    return np.sum(layer(X))
+
+
+def test_an_object_whose_init_branches_is_refused_at_the_construction():
+    with pytest.raises(UnsupportedSyntaxError) as raised:
+        grad(builds_a_branchy_layer)(np.eye(3))
+    error = raised.value
+    assert "sets self.b inside a loop or a branch" in " ".join(str(error).split())
+    assert "BranchyLayer(W, True)" in error.location.text
+    assert error.location.filename == __file__
+    assert "pass it as an argument" in error.hint

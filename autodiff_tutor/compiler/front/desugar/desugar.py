@@ -81,7 +81,8 @@ def desugar(
     tree.body = hoist_walrus(tree.body)  # after the comprehensions' conditions became ifs
     tree.body = InlineNested(names).run(tree.body)
     local = frozenset(assigned_names(tree))  # after inlining: the helpers' names too
-    structured = Structures(names, structures or {}, statics, namespace, local)
+    once = frozenset(_assigned_once(tree))
+    structured = Structures(names, structures or {}, statics, namespace, local, once)
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
     tree.static_globals = tuple(sorted(structured.globals_used))
@@ -89,6 +90,19 @@ def desugar(
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])
     return ast.fix_missing_locations(tree)
+
+
+def _assigned_once(tree: ast.FunctionDef) -> set[str]:
+    """The names ``tree`` binds exactly once (and not as a parameter)."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(ast.Module(tree.body, [])):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, (ast.FunctionDef, ast.arg)):
+            name = node.name if isinstance(node, ast.FunctionDef) else node.arg
+            counts[name] = counts.get(name, 0) + 2
+    parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    return {name for name, count in counts.items() if count == 1 and name not in parameters}
 
 
 def _builtin_test(tree: ast.FunctionDef, namespace: dict | None):

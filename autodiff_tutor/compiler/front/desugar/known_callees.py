@@ -12,7 +12,18 @@ body is defined inside the differentiated function, so that
 - ``self.fn(z)``, ``nonlinearity(x)``: a lambda, a method, a callable object or a
   ``functools.partial`` held in an attribute or a parameter;
 - ``sig(x)`` with ``sig = lambda z: ...`` at module level, ``partial(g, a)(x)``;
-- ``self.scale``, a number or array of the object's class, read as a name bound to it.
+- ``self.scale``, a number or array of the object's class, read as a name bound to it;
+  ``data.X`` of a property: its getter inlined;
+- ``self.cost.fn(a, y)``: a static method (or class method) of a class an attribute holds;
+- ``for layer in self.layers: h = layer(h)``, ``sum(p.loss(w) for p in problems)``: a
+  loop or generator over a list of objects known while compiling, unrolled here so that
+  each entry's call is resolved (``self.layers[0](h)``, ...);
+- ``layer1 = Dense(W1, b1); layer1(h)``: an object built in the code, its ``__init__``
+  inlined as a helper returning the attributes it sets, the object seen as their
+  structure;
+- ``make_loss("l2")(r)``, ``h = compose(np.sin, sigmoid); h(x)``: the function a factory
+  returns, made while compiling where its arguments are known and it only decides and
+  returns.
 
 A plain function of the user's reached by a name is left to the compiler's own
 resolution (compiled in turn). What the specialization assumed is recorded on the
@@ -51,7 +62,7 @@ from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
-from autodiff_tutor.pytree import is_user_object
+from autodiff_tutor.pytree import is_user_class, is_user_object
 
 _MISSING = object()
 #: values a class attribute may hold that are read as constants of the compiled code
@@ -64,12 +75,16 @@ class _Known:
     structure; for a method, the expression of the object it is called on."""
 
     value: Any = _MISSING
-    structure: ast.Dict | None = None
+    structure: ast.expr | None = None  # an object's dict display, a list's or tuple's
     receiver: ast.expr | None = None
     #: how to find the value again (a global or closure name, then attributes), for
     #: the check that it is still the same
     path: tuple[Callable[[], Any], tuple[str, ...]] | None = None
     owner: _Known | None = None  # for a method: what its object is
+
+    @property
+    def is_object(self) -> bool:
+        return getattr(self.structure, "is_object", False)
 
     def key(self) -> Any:
         """The object itself, or its structure (one nested helper per object)."""
@@ -84,6 +99,7 @@ class _Scope:
     local: set[str]
     known: dict[str, _Known]  # parameters known while compiling (an object, a helper's self)
     reader: Callable[[str], Any]  # a free name's value now (for checks)
+    function: ast.FunctionDef | None = None  # the function these names are of
 
 
 def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
@@ -105,6 +121,7 @@ class _Specializer:
         self.inlined: list[Any] = list(parsed.inlined)
         self.definitions: list[ast.FunctionDef] = []
         self.nested: dict[tuple, str] = {}  # (function, receiver) -> the nested name
+        self.initialized: dict[tuple, list[str]] = {}  # an __init__'s: the attributes it sets
         self.caller_local = assigned_names(self.tree) | _defined(self.tree)
         self.changed = False
 
@@ -113,10 +130,14 @@ class _Specializer:
         known = {
             name: _Known(structure=literal)
             for name, literal in structures.items()
-            if getattr(literal, "is_object", False)
+            if getattr(literal, "is_object", False) or isinstance(literal, (ast.List, ast.Tuple))
         }
         scope = _Scope(
-            self.namespace, self.caller_local, known, _reader(self.parsed.fn, self.values)
+            self.namespace,
+            self.caller_local,
+            known,
+            _reader(self.parsed.fn, self.values),
+            self.tree,
         )
         self.tree.body = self._body(self.tree.body, scope, self._aliases(self.tree, scope))
         if not self.changed:
@@ -147,13 +168,38 @@ class _Specializer:
                 self.generic_visit(attribute)
                 return specializer._class_value(attribute, scope)
 
+            def visit_ListComp(self, comprehension: ast.ListComp) -> ast.expr:
+                return self._comprehension(comprehension)
+
+            def visit_GeneratorExp(self, comprehension: ast.GeneratorExp) -> ast.expr:
+                return self._comprehension(comprehension)
+
+            def _comprehension(self, comprehension: ast.expr) -> ast.expr:
+                items = specializer._unrolled_items(comprehension, scope)
+                if items is None:
+                    self.generic_visit(comprehension)
+                    return comprehension
+                return self.visit(items)
+
+            def visit_For(self, loop: ast.For) -> ast.stmt | list[ast.stmt]:
+                copies = specializer._unrolled(loop, scope)
+                if copies is None:
+                    self.generic_visit(loop)
+                    return loop
+                return [self.visit(statement) for statement in copies]
+
         out = []
         for statement in body:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
                 statement.body = self._body(statement.body, scope, {})
                 out.append(statement)
+            elif getattr(statement, "made", False):
+                continue  # h = compose(f, g): its calls call what compose made
+            elif (built := self._constructed(statement, scope, Rewrite())) is not None:
+                out += built
             else:
-                out.append(Rewrite().visit(statement))
+                rewritten = Rewrite().visit(statement)  # an unrolled loop: its copies
+                out += rewritten if isinstance(rewritten, list) else [rewritten]
         return out
 
     def _aliases(self, tree: ast.FunctionDef, scope: _Scope) -> dict[str, _Known]:
@@ -176,7 +222,78 @@ class _Specializer:
             known = self._known(statement.value, scope)
             if known is not None and known.structure is None and _callable(known.value):
                 aliases[statement.targets[0].id] = known
+        for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and counts.get(statement.targets[0].id) == 1
+                and isinstance(statement.value, ast.Call)
+                and _only_called(tree, statement.targets[0].id)
+            ):
+                continue
+            known = self._product(statement.value, scope)
+            if known is not None:
+                aliases[statement.targets[0].id] = known
+                statement.made = True  # dropped: the factory ran while compiling
         return aliases
+
+    def _product(self, call: ast.Call, scope: _Scope) -> _Known | None:
+        """``make_loss("l2")``, ``compose(np.sin, sigmoid)``: the function a factory of
+        the user's returns, made while compiling, where every argument is known (a
+        number or string written out, a function, a module) and the factory only
+        decides and returns (no call, loop or write outside the functions it makes, so
+        running it here changes nothing). Guarded by the factory and the arguments
+        staying what they were."""
+        factory = self._known(call.func, scope)
+        if (
+            factory is None
+            or not inspect.isfunction(factory.value)
+            or not is_user_file(factory.value.__code__.co_filename)
+        ):
+            return None
+        try:
+            tree = parse_function(factory.value).tree
+        except AutodiffError:
+            return None
+        if not _only_decides(tree):
+            return None
+        given = [*call.args, *(k.value for k in call.keywords)]
+        if any(k.arg is None for k in call.keywords) or any(
+            isinstance(a, ast.Starred) for a in call.args
+        ):
+            return None
+        known = [self._argument(a, scope) for a in given]
+        if any(k is None for k in known):
+            return None
+        values = [k.value for k in known]
+        positional, named = values[: len(call.args)], values[len(call.args) :]
+        try:
+            product = factory.value(
+                *positional, **dict(zip((k.arg for k in call.keywords), named, strict=True))
+            )
+        except Exception:  # noqa: BLE001 - left to run as written
+            return None
+        if not inspect.isfunction(product):
+            return None
+        for k in (factory, *known):
+            if k.path is not None:
+                self._check_path(k)
+        self.inlined.append(product)  # held: the helper's key is its identity
+        return _Known(value=product)
+
+    def _argument(self, expr: ast.expr, scope: _Scope) -> _Known | None:
+        """A factory's argument known while compiling (a constant, a function, a
+        module), else ``None``."""
+        if isinstance(expr, ast.Constant):
+            return _Known(value=expr.value)
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None:
+            return None
+        value = known.value
+        if isinstance(value, _CONSTANTS) or inspect.ismodule(value) or _callable(value):
+            return known
+        return None
 
     def _call(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr:
         func = call.func
@@ -191,6 +308,8 @@ class _Specializer:
             return self._call(ast.copy_location(inner, call), scope, aliases)
         if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
             known = aliases[func.id]
+        elif isinstance(func, ast.Call):  # make_loss("l2")(r): what the factory returns
+            known = self._product(func, scope)
         else:
             known = self._known(func, scope)
         if known is None:
@@ -204,6 +323,8 @@ class _Specializer:
         prefix: list[ast.expr] = []
         keywords: list[ast.keyword] = []
         if known.structure is not None:  # an object parameter called: its __call__
+            if not known.is_object:
+                return call
             value = _class_function(known.structure.cls, "__call__", self.checks)
             receiver, owner = call.func, known
             if value is None:
@@ -265,20 +386,159 @@ class _Specializer:
         if not isinstance(attribute.ctx, ast.Load):
             return attribute
         base = self._known(attribute.value, scope)
-        if base is None or base.structure is None:
+        if base is None or not base.is_object:
             return attribute
         keys = [k.value for k in base.structure.keys]
         cls = getattr(base.structure, "cls", None)
         if attribute.attr in keys or cls is None:
             return attribute
         raw = inspect.getattr_static(cls, attribute.attr, _MISSING)
+        if (
+            isinstance(raw, property)
+            and inspect.isfunction(raw.fget)
+            and is_user_file(raw.fget.__code__.co_filename)
+        ):  # data.X of a property: its getter inlined, with the object as self
+            self.checks.append(_same_class_attribute(cls, attribute.attr, raw))
+            read = ast.copy_location(ast.Call(attribute, [], []), attribute)
+            getter = self._nested(raw.fget, base, read)
+            inlined = ast.Call(name_node(getter), [attribute.value], [])
+            self.changed = True
+            return ast.copy_location(inlined, attribute)
         if raw is _MISSING or callable(raw) or hasattr(raw, "__get__"):
-            return attribute  # a method (called), a property: not a value
+            return attribute  # a method (called), a descriptor: not a value
         self.checks.append(_same_class_attribute(cls, attribute.attr, raw))
         self.changed = True
         if isinstance(raw, _CONSTANTS):
             return ast.copy_location(ast.Constant(raw), attribute)
         return ast.copy_location(self._bind(raw, attribute.attr), attribute)
+
+    def _constructed(
+        self, statement: ast.stmt, scope: _Scope, rewrite: ast.NodeTransformer
+    ) -> list[ast.stmt] | None:
+        """``layer1 = Dense(W1, b1)``, an object of a class of the user's built once in
+        the function: its ``__init__`` inlined as a helper that returns the attributes
+        it sets, and the object seen as the structure of those attributes (its methods
+        inlined where they are called, as for an object passed). ``None`` for any
+        other statement."""
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Call)
+        ):
+            return None
+        name, call = statement.targets[0].id, statement.value
+        known = self._known(call.func, scope)
+        function = scope.function or self.tree
+        if known is None or not is_user_class(known.value):
+            return None
+        if not _calls_through(function.body, name):
+            return None  # an object only read: left as written
+        cls = known.value
+        where = self.parsed.location(call)
+        stores = sum(
+            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+            for n in ast.walk(function)
+        )
+        if stores != 1 or type(cls) is not type or cls.__new__ is not object.__new__:
+            raise UnsupportedSyntaxError(
+                f"this builds an object of {cls.__name__} that the compiler cannot follow "
+                "(its name is assigned more than once, or its class makes objects its own way)",
+                where,
+                hint=f"build the {cls.__name__} once, outside the differentiated function, "
+                "and pass it as an argument",
+            )
+        if known.path is not None:
+            self._check_path(known)
+        init = _class_function(cls, "__init__", self.checks)
+        call = rewrite.visit(call)  # calls among its arguments resolved
+        attributes: list[str] = []
+        statements: list[ast.stmt] = []
+        if init is not None:
+            helper = self._nested(init, None, call, _Initializer(cls, where, attributes))
+            targets = [name_node(f"{name}_{a}", store=True) for a in attributes]
+            result = ast.Tuple(targets, ast.Store())
+            inlined = ast.Call(name_node(helper), call.args, call.keywords)
+            statements.append(ast.copy_location(ast.Assign([result], inlined), statement))
+        display = ast.Dict(
+            [ast.Constant(a) for a in attributes], [name_node(f"{name}_{a}") for a in attributes]
+        )
+        display.is_object, display.cls = True, cls  # self.W reads entries["W"]
+        built = ast.Assign([name_node(name, True)], display)
+        statements.append(ast.copy_location(built, statement))
+        scope.known[name] = _Known(structure=display)
+        self.changed = True
+        return statements
+
+    def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
+        """``for layer in self.layers: h = layer(h)`` over a list of objects or
+        functions known while compiling, whose body calls the loop variable (or its
+        methods): one copy of the body per entry, the variable read as the entry
+        (``self.layers[0]``), so that each call is resolved to what that entry runs.
+        ``None`` for any other loop (left to the structures pass)."""
+        target = loop.target
+        if not isinstance(target, ast.Name) or loop.orelse:
+            return None
+        entries = self._entries(loop.iter, scope)
+        if entries is None or not _calls_through(loop.body, target.id):
+            return None
+        inside = ast.Module(loop.body, [])
+        if any(
+            isinstance(n, (ast.Break, ast.Continue, ast.Return))
+            or (isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Load))
+            for n in ast.walk(inside)
+        ):
+            return None
+        function = scope.function or self.tree
+        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target.id]
+        if len(reads) != 1 + sum(
+            isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(inside)
+        ):
+            return None  # the variable is read after the loop too: left as a loop
+        copies: list[ast.stmt] = []
+        for entry in entries:
+            for statement in copy.deepcopy(loop.body):
+                copies.append(_substituted(statement, target.id, entry))
+        self.changed = True
+        return copies
+
+    def _unrolled_items(self, comprehension: ast.expr, scope: _Scope) -> ast.List | None:
+        """``[p.loss(w) for p in problems]`` (or a generator, consumed by its caller)
+        over a list of objects known while compiling, whose element calls the variable:
+        the list of the elements, one per entry (``problems[0].loss(w)``, ...)."""
+        if len(comprehension.generators) != 1:
+            return None
+        generator = comprehension.generators[0]
+        target = generator.target
+        if generator.ifs or generator.is_async or not isinstance(target, ast.Name):
+            return None
+        entries = self._entries(generator.iter, scope)
+        element = ast.Expr(comprehension.elt)
+        if entries is None or not _calls_through([element], target.id):
+            return None
+        items = [_substituted(copy.deepcopy(element), target.id, e).value for e in entries]
+        self.changed = True
+        return ast.copy_location(ast.List(items, ast.Load()), comprehension)
+
+    def _entries(self, iterable: ast.expr, scope: _Scope) -> list[ast.expr] | None:
+        """How each entry of a list or tuple known while compiling is read
+        (``self.layers[0]``, ...), for ``self.layers`` or a slice of it written out."""
+        base, picked = iterable, None
+        if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+            bounds = [iterable.slice.lower, iterable.slice.upper, iterable.slice.step]
+            ints = [None if b is None else _constant_int(b) for b in bounds]
+            if any(b is not None and i is None for b, i in zip(bounds, ints, strict=True)):
+                return None
+            base, picked = iterable.value, slice(*ints)
+        known = self._known(base, scope)
+        if known is None or not isinstance(known.structure, (ast.List, ast.Tuple)):
+            return None
+        positions = range(len(known.structure.elts))
+        positions = positions[picked] if picked is not None else positions
+        return [
+            ast.copy_location(ast.Subscript(copy.deepcopy(base), ast.Constant(i), ast.Load()), base)
+            for i in positions
+        ]
 
     # -- what an expression denotes ----------------------------------------------------
 
@@ -291,30 +551,51 @@ class _Specializer:
             value = scope.namespace[expr.id]
             read = functools.partial(scope.reader, expr.id)
             return _Known(value=value, path=(read, ()))
+        if isinstance(expr, ast.Subscript) and isinstance(expr.ctx, ast.Load):
+            return self._item(expr, scope)
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.ctx, ast.Load)):
             return None
         base = self._known(expr.value, scope)
         if base is None:
             return None
         if base.structure is not None:
+            if not base.is_object:
+                return None
             return self._in_structure(base.structure, expr)
         value, method = _attribute(base.value, expr.attr)
         if value is _MISSING:
             return None
+        if isinstance(base.value, type):  # the class keeps what it held
+            raw = inspect.getattr_static(base.value, expr.attr)
+            self.checks.append(_same_class_attribute(base.value, expr.attr, raw))
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
         if method:
             return _Known(value=value, receiver=expr.value, path=path, owner=base)
         return _Known(value=value, path=path)
 
+    def _item(self, expr: ast.Subscript, scope: _Scope) -> _Known | None:
+        """``self.layers[-1]``, ``layers[0]``: an entry of a list or tuple known while
+        compiling, at an index written out."""
+        base = self._known(expr.value, scope)
+        index = _constant_int(expr.slice)
+        if base is None or index is None or not isinstance(base.structure, (ast.List, ast.Tuple)):
+            return None
+        items = base.structure.elts
+        return self._entry(items[index]) if -len(items) <= index < len(items) else None
+
+    def _entry(self, item: ast.expr) -> _Known | None:
+        """What an entry of a structure's literal denotes: an object seen as its
+        attributes, a list of them, or a static part (a function, a class, a module)."""
+        if getattr(item, "is_object", False) or isinstance(item, (ast.List, ast.Tuple)):
+            return _Known(structure=item)
+        if isinstance(item, ast.Name) and item.id in self.values:  # a static part
+            return _Known(value=self.values[item.id])
+        return None
+
     def _in_structure(self, structure: ast.Dict, expr: ast.Attribute) -> _Known | None:
         keys = [k.value for k in structure.keys]
         if expr.attr in keys:  # the object's own attribute
-            item = structure.values[keys.index(expr.attr)]
-            if isinstance(item, ast.Dict) and getattr(item, "is_object", False):
-                return _Known(structure=item)
-            if isinstance(item, ast.Name) and item.id in self.values:  # a static part
-                return _Known(value=self.values[item.id])
-            return None
+            return self._entry(structure.values[keys.index(expr.attr)])
         cls = getattr(structure, "cls", None)
         raw = inspect.getattr_static(cls, expr.attr, _MISSING) if cls is not None else _MISSING
         if isinstance(raw, staticmethod):
@@ -331,16 +612,29 @@ class _Specializer:
 
     # -- nesting -----------------------------------------------------------------------
 
-    def _nested(self, function: Any, owner: _Known | None, call: ast.Call) -> str:
+    def _nested(
+        self,
+        function: Any,
+        owner: _Known | None,
+        call: ast.Call,
+        initializer: _Initializer | None = None,
+    ) -> str:
         """The name of the helper defined inside the function that runs ``function``
         (its body's own calls resolved, its free names bound to what they mean where it
-        was written); defined once per function and object (``owner``: a method's)."""
-        key = (id(function), owner.key() if owner is not None else None)
+        was written); defined once per function and object (``owner``: a method's).
+        ``initializer``: an ``__init__`` rewritten to return the attributes it sets."""
+        key = (id(function), owner.key() if owner is not None else None, initializer is None)
         if key in self.nested:
+            if initializer is not None:  # the same __init__ again: the same attributes
+                initializer.attributes[:] = self.initialized[key]
             return self.nested[key]
         tree, namespace = _source_tree(function, call, self.parsed)
+        if initializer is not None:
+            initializer.rewrite(tree)
+            self.initialized[key] = list(initializer.attributes)
         self.names.taken |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         stem = function.__name__ if function.__name__ != "<lambda>" else _said(call.func)
+        stem = f"{initializer.cls.__name__}_init" if initializer is not None else stem
         name = self.names.fresh(stem) if stem in self.names.taken else self.names.exact(stem)
         self.nested[key] = name  # before its body: a call of itself is found as recursion
         tree.name = name
@@ -351,7 +645,7 @@ class _Specializer:
             known[arguments[0].arg] = owner  # self: the object the method is called on
             if _assigned(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
-        scope = _Scope(namespace, local - set(known), known, _reader(function, {}))
+        scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
         self._bind_free_names(tree, namespace, local)
         for child in ast.walk(tree):  # errors point at the user's call
@@ -414,6 +708,13 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
     followed), and whether it is a method to call with ``obj`` as ``self``."""
     if inspect.ismodule(obj):
         return getattr(obj, name, _MISSING), False
+    if isinstance(obj, type):  # a class held by an object: Cost.fn, Cost.make(...)
+        raw = inspect.getattr_static(obj, name, _MISSING)
+        if isinstance(raw, staticmethod) or inspect.isfunction(raw):
+            return getattr(raw, "__func__", raw), False
+        if isinstance(raw, classmethod):
+            return raw.__func__, True  # the class is its first argument
+        return (_MISSING, False) if raw is _MISSING or hasattr(raw, "__get__") else (raw, False)
     own = getattr(obj, "__dict__", None)
     if isinstance(own, dict) and not isinstance(obj, type) and name in own:
         return own[name], False
@@ -485,6 +786,134 @@ def _said(expr: ast.expr) -> str:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return expr.id if isinstance(expr, ast.Name) else "helper"
+
+
+@dataclasses.dataclass
+class _Initializer:
+    """How an ``__init__`` becomes a helper that returns the attributes it sets: each
+    ``self.W`` is a local ``self_W``, and ``attributes`` (filled here) says which, in
+    the order the helper returns them."""
+
+    cls: type
+    where: Any
+    attributes: list[str]
+
+    def rewrite(self, tree: ast.FunctionDef) -> None:
+        arguments = tree.args.posonlyargs + tree.args.args
+        if not arguments:
+            self._refuse("its __init__ takes no self")
+        this = arguments[0].arg
+        if tree.args.posonlyargs:
+            tree.args.posonlyargs = tree.args.posonlyargs[1:]
+        else:
+            tree.args.args = tree.args.args[1:]
+        top = {
+            id(target)
+            for statement in tree.body
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for target in getattr(statement, "targets", [getattr(statement, "target", None)])
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Return):
+                self._refuse("its __init__ returns early")
+            if not (isinstance(node, ast.Attribute) and _is_name(node.value, this)):
+                continue
+            if isinstance(node.ctx, ast.Store) and id(node) not in top:
+                self._refuse(f"its __init__ sets self.{node.attr} inside a loop or a branch")
+            if isinstance(node.ctx, ast.Store) and node.attr not in self.attributes:
+                self.attributes.append(node.attr)
+
+        class Local(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+                if _is_name(node.value, this):
+                    return ast.copy_location(ast.Name(f"{this}_{node.attr}", node.ctx), node)
+                return self.generic_visit(node)
+
+        Local().visit(tree)
+        if any(_is_name(n, this) for n in ast.walk(tree)):
+            self._refuse("its __init__ uses self otherwise than setting its attributes")
+        held = [ast.Name(f"{this}_{a}", ast.Load()) for a in self.attributes]
+        tree.body.append(ast.Return(ast.Tuple(held, ast.Load())))
+
+    def _refuse(self, why: str) -> None:
+        raise UnsupportedSyntaxError(
+            f"this builds an object of {self.cls.__name__} inside the differentiated code, "
+            f"which the compiler inlines, and {why}",
+            self.where,
+            hint=f"build the {self.cls.__name__} outside the differentiated function and "
+            "pass it as an argument (its arrays are then differentiable as its attributes)",
+        )
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _only_called(tree: ast.AST, name: str) -> bool:
+    """Whether every read of ``name`` in ``tree`` is a call of it."""
+    called = {
+        id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_name(n.func, name)
+    }
+    reads = [n for n in ast.walk(tree) if _is_name(n, name) and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in called for n in reads)
+
+
+def _only_decides(tree: ast.FunctionDef) -> bool:
+    """Whether a factory's body, outside the functions it defines, only tests and
+    returns: no call, loop, write into a value, or global statement."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(tree)):
+        return False
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Lambda, ast.FunctionDef)):
+            pending += node.args.defaults + [d for d in node.args.kw_defaults if d]
+            pending += node.decorator_list if isinstance(node, ast.FunctionDef) else []
+            continue
+        if isinstance(
+            node,
+            (ast.Call, ast.For, ast.While, ast.Global, ast.Nonlocal, ast.Delete, ast.Try),
+        ) or (
+            isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load)
+        ):
+            return False
+        pending += list(ast.iter_child_nodes(node))
+    return True
+
+
+def _constant_int(expr: ast.expr) -> int | None:
+    """An int written out (``2``, ``-1``), else ``None``."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = _constant_int(expr.operand)
+        return -inner if inner is not None else None
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    return None
+
+
+def _calls_through(body: list[ast.stmt], name: str) -> bool:
+    """Whether ``body`` calls ``name`` or a method of it (``layer(h)``,
+    ``layer.forward(h)``)."""
+    for node in ast.walk(ast.Module(body, [])):
+        if isinstance(node, ast.Call):
+            func = node.func
+            while isinstance(func, ast.Attribute):
+                func = func.value
+            if isinstance(func, ast.Name) and func.id == name:
+                return True
+    return False
+
+
+def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
+    """``statement`` with each read of ``name`` replaced by ``entry``."""
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(copy.deepcopy(entry), node)
+            return node
+
+    return Substitute().visit(statement)
 
 
 def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):

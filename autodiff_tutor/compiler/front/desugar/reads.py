@@ -213,13 +213,16 @@ class ReadsMixin:
 
     def _known(self, name: str) -> int | str | None:
         """The int or string a name stands for while compiling: an unrolled loop's
-        index, an int argument the call was specialized on, a global int."""
+        index, an int argument the call was specialized on, a name assigned once an int
+        or string written out, a global int."""
         if name in self.constants:
             value = self.constants[name]
             return value.value if isinstance(value, ast.Constant) else None
         if name in self.statics:
             self.statics_used.add(name)
             return self.statics[name]
+        if name in self.written:
+            return self.written[name]
         return self._global_int(name)
 
     def _static_slice(self, key: ast.expr) -> ast.expr:

@@ -74,13 +74,19 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         statics: dict[str, int] | None = None,
         namespace: dict | None = None,
         local: frozenset[str] = frozenset(),
+        once: frozenset[str] = frozenset(),
     ):
         self.names = names
+        # names the function assigns once (an inlined helper's parameter given "W"):
+        # an int or string written out there is known while compiling
+        self.once = once
+        self.written: dict[str, int | str] = {}
         self.env: dict[str, ast.expr] = dict(seeds)  # name -> its structure, as a literal
         self.parameters = set(seeds)
         self.leaves: set[str] = {
             n.id for s in seeds.values() for n in ast.walk(s) if isinstance(n, ast.Name)
         }
+        self.parameter_leaves = frozenset(self.leaves)  # never rebound (writes refused)
         self.depth = 0  # inside a loop or branch that is not unrolled
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
         self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
@@ -175,6 +181,16 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         if written is not None:
             return written
         self._check_mutation(node)
+        if (
+            not self.depth
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in self.once
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) in (int, str)
+        ):
+            self.written[node.targets[0].id] = node.value.value
         if isinstance(node, (ast.For, ast.While, ast.If)):
             return self._compound(node)
         node = self._attributes(node)
@@ -322,6 +338,9 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             if target.id in self.parameters:
                 reject(target, f"the structured parameter {target.id!r} is reassigned")
             if self._is_structure(value):
+                if self.depth and target.id in self.once and self._of_parameters(value):
+                    self.env[target.id] = value  # self_1 = self in a loop: one more name
+                    return []
                 if self.depth:
                     empty = isinstance(value, ast.Dict) and not value.keys  # config = {}
                     reject(
@@ -388,6 +407,13 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         leaf = leaf or self.names.exact(stem)
         self.leaves.add(leaf)
         return [assign_like(leaf, value, at)], name_node(leaf)
+
+    def _of_parameters(self, value: ast.expr) -> bool:
+        """Whether ``value`` is made of the leaves of structured parameters only (a
+        method's ``self`` inlined in a loop, a name bound once): the same structure at
+        every iteration."""
+        names = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+        return bool(names) and all(n.id in self.parameter_leaves for n in names)
 
     def _is_structure(self, value: ast.expr) -> bool:
         """A literal the pass keeps track of: a dict, nested, or holding tracked leaves."""
