@@ -92,7 +92,7 @@ def _workers(client: Any) -> list[str]:
     return workers
 
 
-def _placement(client: Any, shards: int, workers: Sequence[str] | None) -> list[Any]:
+def _placement(shards: int, workers: Sequence[str] | None) -> list[Any]:
     """Where each shard's task may run: anywhere (``None``), or the worker given."""
     if workers is None:
         return [None] * shards
@@ -109,7 +109,8 @@ class ParallelGradient:
     computed on a Dask worker by ``value_and_grad(params, *shard)``.
 
     ``data`` (arrays with one row per observation) is split into ``shards`` blocks of
-    rows (one per worker by default) and scattered to the workers once; each call
+    rows (one per worker by default) and sent to every worker once (so that a task
+    whose worker vanished can run again on another); each call
     scatters ``params``, runs one task per shard and combines the results in shard
     order, each weighted by its number of rows: the loss must be a *mean* over the
     rows. ``value_and_grad`` is a compiled ``value_and_grad(loss)``, or any function
@@ -161,11 +162,12 @@ class ParallelGradient:
         blocks = np.array_split(np.arange(rows), shards)
         self.rows = [len(block) for block in blocks]
         pieces = [tuple(_take(d, block) for d in data) for block in blocks]
-        self.shards = client.scatter(pieces, hash=False)  # each shard on one worker
+        # on every worker: a task whose worker vanished runs again on another
+        self.shards = client.scatter(pieces, broadcast=True, hash=False)
 
     def __call__(self, params: Any, workers: Sequence[str] | None = None) -> tuple[Any, Any]:
         [shipped] = self.client.scatter([params], broadcast=True, hash=False)
-        placement = _placement(self.client, len(self.shards), workers)
+        placement = _placement(len(self.shards), workers)
         futures = [
             self.client.submit(
                 _value_and_grad_of_shard,
@@ -314,7 +316,7 @@ def train_parallel(
                 b for b in np.array_split(order[start : start + batch_size], shards) if len(b)
             ]
             [shipped] = client.scatter([model], broadcast=True, hash=False)
-            placement = _placement(client, shards, workers)[: len(blocks)]
+            placement = _placement(shards, workers)[: len(blocks)]
             futures = [
                 client.submit(
                     shard_gradients,
