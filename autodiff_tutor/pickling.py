@@ -68,6 +68,10 @@ class MadeFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._function(*args, **kwargs)
 
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        """Bound as a function is, when kept as a class attribute."""
+        return self if obj is None else types.MethodType(self, obj)
+
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         return with_sources(self._made_by, self._recipe)
 
