@@ -43,6 +43,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     NonDifferentiableInputError,
 )
+from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import is_static, is_user_object
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
@@ -143,7 +144,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     """
     unwrapped = _unwrap_callable(f, wrt)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
-        return unwrapped.value_and_grad(value_and_grad)
+        return MadeFunction(unwrapped.value_and_grad(value_and_grad), value_and_grad, (f, wrt))
     compiled = differentiable(f)
     check_wrt(wrt)
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
@@ -180,7 +181,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
         return out, _unpack(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
-    return value_and_gradient
+    return MadeFunction(value_and_gradient, value_and_grad, (f, wrt))  # pickles as this call
 
 
 def _takes_varargs(f: Any) -> bool:
@@ -241,11 +242,12 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
 
     if _unwrap_callable(f, wrt) is not None:
         gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
-        return gradient
+        return MadeFunction(gradient, grad, (f, wrt))
 
     gradient.__name__ = f"grad_{differentiable(f).name}"
-    gradient._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
-    return gradient
+    made = MadeFunction(gradient, grad, (f, wrt))  # pickles as this call
+    made._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
+    return made
 
 
 def vjp(

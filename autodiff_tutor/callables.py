@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.api_checks import wrt_entries
+from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import ObjectView
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -144,6 +145,8 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         return unwrap(target, wrt)
     if inspect.isfunction(f) or (hasattr(f, "op_forward") and not inspect.ismethod(f)):
         return None  # (a method of a @differentiable def has its op_forward too)
+    if isinstance(f, MadeFunction):
+        return None  # grad(f): a function, made by a front door
     if isinstance(f, functools.partial):
         fn, prefix, keywords = f.func, tuple(f.args), dict(f.keywords)
         inner = unwrap(fn, None)

@@ -41,6 +41,7 @@ from autodiff_tutor.compiler.pipeline import (
     stages,
 )
 from autodiff_tutor.errors import ArgumentError, AutodiffError, UnsupportedSyntaxError, add_note
+from autodiff_tutor.pickling import by_reference, importable, with_sources
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
 from autodiff_tutor.pytree import ObjectView, flatten
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
@@ -80,6 +81,7 @@ class Differentiable:
         self._front: FrontEnd | None = None
         self._assumptions: Assumptions | None = None
         self.made_from: Derivative | None = None  # the pair a gradient function comes from
+        self.gradient_function: Callable[..., Any] | None = None  # grad(f) it compiles
         #: the tree to compile where it is not ``fn``'s own source (structured parameters
         #: made leaves: :mod:`autodiff_tutor.structured_calls`)
         self.parsed: ParsedFunction | None = None
@@ -109,6 +111,27 @@ class Differentiable:
 
     def __repr__(self) -> str:
         return f"<differentiable {self.name}{self.signature}>"
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """Pickled by reference where its module's name for it is importable, else as
+        its plain function and source, compiled again on loading (see
+        :mod:`autodiff_tutor.pickling`); a gradient function as the ``grad`` it is of.
+
+        >>> import pickle
+        >>> import cloudpickle
+        >>> import numpy as np
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(x ** 3)
+        >>> copy = pickle.loads(cloudpickle.dumps(f))   # f is local here: sent by value
+        >>> copy is f, copy(np.array([2.0])), copy.backward_source() == f.backward_source()
+        (False, np.float64(8.0), True)
+        """
+        if importable(self):
+            return by_reference(self)
+        if self.made_from is not None:  # differentiable(grad(f)): made again from grad(f)
+            return differentiable, (self.gradient_function,)
+        return with_sources(differentiable, (self.fn,))
 
     # -- compiled code ---------------------------------------------------------
 
@@ -585,6 +608,7 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     plain = compile_gradient_function(derivative, isinstance(wrt, (int, str)))
     wrapper = Differentiable(plain)
     wrapper.made_from = derivative
+    wrapper.gradient_function = fn
     return _remember(fn, wrapper)
 
 
