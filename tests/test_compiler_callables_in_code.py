@@ -689,6 +689,8 @@ def test_refusals_are_located_at_the_call(method, message, at):
     assert message in " ".join(str(error).split())
     assert at in error.location.text
     assert error.location.filename == __file__
+    if method == "recursive":  # the hint keeps the model: the same method, as a loop
+        assert "write the recursion as a loop" in error.hint
 
 
 class BranchyLayer:

@@ -146,7 +146,12 @@ class InlineNested:
                 if hasattr(child, "lineno"):
                     ast.copy_location(child, call)
         if helper.name in self.inlining:
-            reject(call, f"{helper.name!r} calls itself: recursion is not supported")
+            reject(
+                call,
+                f"{helper.name!r} calls itself: recursion is not supported",
+                "write the recursion as a loop (the compiler inlines the functions it "
+                "calls, and unrolls no recursion)",
+            )
         self.inlining.append(helper.name)
         for statement in body:  # helpers may call other nested helpers
             statements.extend(self._statement(statement))
