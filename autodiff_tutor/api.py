@@ -240,9 +240,16 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         return both(*args, **kwargs)[1]
 
-    if _unwrap_callable(f, wrt) is not None:
+    unwrapped = _unwrap_callable(f, wrt)
+    if unwrapped is not None:
         gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
-        return MadeFunction(gradient, grad, (f, wrt))
+        made = MadeFunction(gradient, grad, (f, wrt))
+        made.__signature__ = inspect.signature(f)  # the parameters the call shows
+        # so jvp, vjp and grad of it differentiate the def's gradient, the object
+        # passed first (see callables.unwrap)
+        of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
+        made.gradient_through = (f, grad(unwrapped.fn, of))
+        return made
 
     gradient.__name__ = f"grad_{differentiable(f).name}"
     made = MadeFunction(gradient, grad, (f, wrt))  # pickles as this call

@@ -22,6 +22,7 @@ of every floating-point attribute. Objects with ``__call__`` work the same way, 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
@@ -45,6 +46,8 @@ class Unwrapped:
     wrt: list[str]
     name: str
     single: bool
+    #: the def whose parameters ``fn`` takes, where ``fn`` is a gradient of it
+    takes: Callable[..., Any] | None = None
 
     def value_and_grad(self, value_and_grad: Callable) -> Callable[..., tuple[Any, Any]]:
         inner = value_and_grad(self.fn, self.wrt)
@@ -66,11 +69,12 @@ class Unwrapped:
         from autodiff_tutor.api_checks import located
         from autodiff_tutor.errors import ArgumentError
 
-        parameters = inspect.signature(self.fn).parameters
+        parameters = inspect.signature(self.takes or self.fn).parameters
         names = list(parameters)
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
-        if _has_varargs(self.fn) and not self.keywords and given_count > len(positional):
+        varargs = _has_varargs(self.takes or self.fn)
+        if varargs and not self.keywords and given_count > len(positional):
             held = (None,) * len(self.prefix)  # extra arguments go to *args, in order
             return jvp(self.fn, (*self.prefix, *args), (*held, *tangents))
         given = dict(zip(names, self.prefix, strict=False))
@@ -146,7 +150,7 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
     if inspect.isfunction(f) or (hasattr(f, "op_forward") and not inspect.ismethod(f)):
         return None  # (a method of a @differentiable def has its op_forward too)
     if isinstance(f, MadeFunction):
-        return None  # grad(f): a function, made by a front door
+        return _gradient_through(f, wrt)  # grad(model.loss): seen through; grad(f): None
     if isinstance(f, functools.partial):
         fn, prefix, keywords = f.func, tuple(f.args), dict(f.keywords)
         inner = unwrap(fn, None)
@@ -176,6 +180,33 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         names.append(entry)
     name = getattr(fn, "__name__", "function")
     return Unwrapped(fn, prefix, keywords, names, name, isinstance(wrt, (int, str)))
+
+
+def _gradient_through(made: MadeFunction, wrt: Any) -> Unwrapped | None:
+    """``grad(model.loss)`` seen as the gradient of the method's def, the object passed
+    first: so ``jvp``, ``vjp`` and ``grad`` of it take the paths of a def's gradient
+    (second derivatives). ``None`` for what a front door made of a def.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import grad
+    >>> class Cubic:
+    ...     a = 2.0
+    ...     def f(self, x):
+    ...         return self.a * x**3
+    >>> through = unwrap(grad(Cubic().f), None)
+    >>> through.fn.__name__, through.takes.__name__, through.wrt
+    ('grad_f', 'f', ['x'])
+    >>> float(grad(grad(Cubic().f))(1.0))
+    12.0
+    """
+    through = getattr(made, "gradient_through", None)
+    if through is None:
+        return None
+    target, gradient = through
+    outer = unwrap(target, wrt)
+    if outer is None:
+        return None
+    return dataclasses.replace(outer, fn=gradient, takes=outer.takes or outer.fn)
 
 
 def is_required(parameter: inspect.Parameter) -> bool:

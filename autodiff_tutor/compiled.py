@@ -43,8 +43,9 @@ from autodiff_tutor.compiler.pipeline import (
 from autodiff_tutor.errors import ArgumentError, AutodiffError, UnsupportedSyntaxError, add_note
 from autodiff_tutor.pickling import by_reference, importable, with_sources
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
-from autodiff_tutor.pytree import ObjectView, flatten
+from autodiff_tutor.pytree import flatten
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
+from autodiff_tutor.specialization_header import header
 from autodiff_tutor.tracing.traced_values import is_traced
 
 Wrt = int | str | Sequence[int | str] | None
@@ -399,8 +400,8 @@ class BoundDifferentiable(Differentiable):
     >>> model.W = 2 * np.eye(2)
     >>> grad(loss, wrt="self.W")(np.ones(2)).tolist()
     [[4.0, 4.0], [4.0, 4.0]]
-    >>> print(loss.forward_source().splitlines()[0])
-    # loss of a Model object: its attributes W are read at each call, as self_W
+    >>> print(loss.forward_source().splitlines()[1])
+    #   self = a Model: attributes W read at each call (as self_W)
     """
 
     def __init__(self, target: Callable[..., Any]):
@@ -458,6 +459,18 @@ class BoundDifferentiable(Differentiable):
     def forward_source(self, wrt: Wrt = None) -> str:
         return self._specialized_on() + "\n" + super().forward_source(wrt)
 
+    def backward_source(self, wrt: Wrt = None) -> str:
+        return self._specialized_on() + "\n" + super().backward_source(wrt)
+
+    def source(self, wrt: Wrt = None) -> str:
+        return (
+            self._specialized_on()
+            + "\n"
+            + Differentiable.forward_source(self, wrt)
+            + "\n\n"
+            + Differentiable.backward_source(self, wrt)
+        )
+
     def stages(self, wrt: Wrt = None) -> dict[str, str]:
         function, names, _ = self.flattened(wrt)
         return function.stages(list(names))
@@ -469,16 +482,10 @@ class BoundDifferentiable(Differentiable):
     def _specialized_on(self) -> str:
         """The header of the code shown: what it was specialized on."""
         unwrapped = self._unwrapped(None)
-        objects = [v for v in unwrapped.prefix if isinstance(v, ObjectView)]
-        if not objects:
-            return f"# {self.name} with the arguments stored in the partial as parameters"
-        view = objects[0]
-        attributes = ", ".join(view.attributes) or "(none)"
-        leaves = ", ".join(p for p in self.flattened()[0].params if p not in self.params)
-        return (
-            f"# {self.name} of a {type(view.obj).__name__} object: its attributes "
-            f"{attributes} are read at each call, as {leaves}"
-        )
+        inner = differentiable(unwrapped.fn)
+        given = dict(zip(inner.params, unwrapped.prefix, strict=False))
+        given.update(unwrapped.keywords)
+        return header(self.name, given, self.flattened()[0])
 
     # -- the differentiable-operation protocol: the visible parameters are its inputs
 

@@ -113,9 +113,11 @@ def generated_code_html(compiled: Any, wrt: Any = None) -> str:
     backward (numbered from 1), side by side; each panel scrolls, none wraps code."""
     derivative = compiled.derivative(wrt)
     parsed = derivative.parsed
+    specialized_on = getattr(compiled, "_specialized_on", None)  # a bound method's object
+    head = specialized_on() + "\n" if specialized_on is not None else ""
     panels = [
         code_html("\n".join(parsed.lines), first_line=parsed.first_line, title="your function"),
-        code_html(derivative.forward_source, first_line=1, title="generated forward"),
+        code_html(head + derivative.forward_source, first_line=1, title="generated forward"),
         code_html(derivative.backward_source, first_line=1, title="generated backward"),
     ]
     box = '<div style="flex:1 1 22em;min-width:0;overflow-x:auto">{}</div>'

@@ -433,7 +433,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         given = given[:at] + [extra if any(t is not None for t in extra) else None]
     given += [None] * (len(values) - len(given))
     varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
-    of = list(compiled.wrt_names(gradient_of[1])) if gradient_of is not None else []
+    of = entry_names(compiled, gradient_of[1]) if gradient_of is not None else []
     every = varying + [p for p in of if p not in varying]
     flat = flatten_call(compiled, every, list(args), {})
     if flat is None:
@@ -471,6 +471,21 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     if isinstance(gradient_of[1], (int, str)):
         return chosen[0][0], chosen[1][0]
     return chosen[0], chosen[1]
+
+
+def entry_names(compiled: Any, wrt: Any) -> list[str]:
+    """The entries of ``wrt`` by name, an attribute as it is written (``"self.W"``).
+
+    >>> from autodiff_tutor import differentiable
+    >>> entry_names(differentiable(lambda self, x: x), [1, "self.W"])
+    ['x', 'self.W']
+    """
+    from autodiff_tutor.api_checks import wrt_entries
+
+    entries = wrt_entries(wrt)
+    if entries is None:
+        return list(compiled.wrt_names(None))
+    return [compiled.params[e] if isinstance(e, int) else e for e in entries]
 
 
 def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:

@@ -23,7 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from autodiff_tutor.pytree import ObjectView, flatten, is_structure
+from autodiff_tutor.api_checks import located
+from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.pytree import ObjectView, flatten, holds_user_object, is_static, is_structure
 
 
 def has_float_leaf(value: Any) -> bool:
@@ -55,11 +57,10 @@ def structured_vjp(
     >>> [g.tolist() for g in pullback(np.ones(2))[0]]
     [[3.0, 3.0], [1.0, 1.0]]
     """
-    from autodiff_tutor.structured_calls import flatten_call, refuse_structured_vjp
+    from autodiff_tutor.structured_calls import flatten_call
 
-    refuse_structured_vjp(f, args)
     if getattr(f, "_gradient_of", None) is not None:
-        return None
+        return gradient_vjp(f, args, kwargs, wrt, api)
     compiled = api.differentiable(f)
     entries = api.float_params(compiled, args, kwargs) if wrt is None else wrt
     entries = [entries] if isinstance(entries, (int, str)) else list(entries)
@@ -72,6 +73,83 @@ def structured_vjp(
         return flat.rebuild(pullback(*seeds))
 
     return out, structured_pullback
+
+
+def gradient_vjp(
+    f: Any, args: Sequence[Any], kwargs: dict[str, Any], wrt: Any, api: Any
+) -> tuple[Any, Callable[..., tuple[Any, ...]]] | None:
+    """``vjp(grad(g), ...)`` where an argument is an object seen as the structure of
+    its attributes (``grad(model.loss)`` passes ``model`` so), a function the code is
+    specialized on (``apply(np.tanh, x)``), or where ``wrt`` names
+    an attribute (``"self.W"``): reverse over reverse through the call flattened as
+    ``grad`` flattens it. The seeds have the structure of ``grad(g)``'s result, the
+    gradients that of the entries of ``wrt``. ``None`` when no argument is such a
+    value and no entry names an attribute (the arrays' path); a structure (a list,
+    tuple or dict) among the arguments is refused.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import api, grad
+    >>> class Quadratic:
+    ...     def __init__(self):
+    ...         self.W = np.array([1.0, 2.0])
+    ...     def loss(self, x):
+    ...         return np.sum(self.W**2 * x)
+    >>> q = Quadratic()
+    >>> out, pullback = api.vjp(grad(q.loss, wrt="self.W"), np.ones(2), wrt="self.W")
+    >>> pullback(np.array([1.0, 0.0]))[0].tolist()   # the Hessian w.r.t. W, times a vector
+    [2.0, 0.0]
+    """
+    from autodiff_tutor.structured_calls import entry_names, flatten_call, refuse_structured_vjp
+
+    refuse_structured_vjp(f, args)
+    compiled, of_wrt = f._gradient_of
+    asked_wrt = api.float_params(compiled, args, kwargs) if wrt is None else wrt
+    of, asked = entry_names(compiled, of_wrt), entry_names(compiled, asked_wrt)
+    dotted = any("." in entry for entry in (*of, *asked))
+    specialized = (  # the compiled code specializes on these: the call is flattened
+        isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
+        for a in (*args, *kwargs.values())
+    )
+    if not (dotted or any(specialized)):
+        return None
+    every = of + [entry for entry in asked if entry not in of]
+    flat = flatten_call(compiled, every, list(args), kwargs)
+    if flat is None:
+        return None
+    # each entry's structure, with the position of each leaf among flat.wrt
+    positions = flat.rebuild(tuple(range(len(flat.wrt))))
+    wanted = [
+        flat.wrt[i]
+        for entry in asked
+        for i in flatten(positions[every.index(entry)])[0]
+        if i is not None
+    ]
+    gradient = api.grad(flat.function, list(flat.wrt))
+    flat_out, flat_pullback = api.vjp(gradient, *flat.args, wrt=wanted)
+    single = isinstance(of_wrt, (int, str))
+    by_entry = flat.rebuild(flat_out)
+    out = tuple(by_entry[every.index(entry)] for entry in of)
+
+    def pullback(*seeds: Any) -> tuple[Any, ...]:
+        if len(seeds) != len(of):
+            raise located(
+                ArgumentError,
+                f"the gradient of {compiled.name} has {len(of)} output(s); pullback needs "
+                f"one seed each, got {len(seeds)}",
+            )
+        flat_seeds: list[Any] = [None] * len(flat.wrt)
+        for entry, seed in zip(of, seeds, strict=False):
+            places = flatten(positions[every.index(entry)])[0]
+            given = flatten(seed)[0] if seed is not None else [None] * len(places)
+            for place, leaf in zip(places, given, strict=False):
+                if place is not None:
+                    flat_seeds[place] = leaf
+        found = dict(zip(wanted, flat_pullback(*flat_seeds), strict=True))
+        full = tuple(found.get(name) for name in flat.wrt)
+        rebuilt = flat.rebuild(full)
+        return tuple(rebuilt[every.index(entry)] for entry in asked)
+
+    return (out[0] if single else out), pullback
 
 
 def check_list_seed(

@@ -102,7 +102,7 @@ def test_differentiable_of_a_bound_method_runs_and_differentiates_it():
     direction = np.array([1.0, 0.5, -2.0])
     assert jvp(loss, (X,), (direction,))[1] == pytest.approx(np.dot(grad(loss)(X), direction))
     assert "def loss_backward" in loss.backward_source()
-    assert "Model object" in loss.forward_source().splitlines()[0]
+    assert "self = a Model" in loss.forward_source().splitlines()[1]
 
 
 def test_attributes_are_read_at_each_call():
