@@ -264,8 +264,11 @@ def jvp_call(run: Run, seed: int) -> tuple[Any, Any]:
         return ad.jvp(run.target, run.copies(), direction(run, seed))
 
 
-def check_form_program(program: Any, loaded: Loaded, modes: tuple[str, ...]) -> list[Outcome]:
-    """Every applicable mode's outcome (empty where plain numpy fails at some state)."""
+def check_form_program(
+    program: Any, loaded: Loaded, modes: tuple[str, ...], hvp_exclude: frozenset[str] = frozenset()
+) -> list[Outcome]:
+    """Every applicable mode's outcome (empty where plain numpy fails at some state);
+    ``hvp_exclude``: constructs whose programs skip the second-order check."""
     form = program.form
     x, w = program.inputs()
     try:
@@ -275,7 +278,7 @@ def check_form_program(program: Any, loaded: Loaded, modes: tuple[str, ...]) -> 
     if found is None:
         return []
     checks = {"compiler": _compiler, "jvp": _jvp, "tracing": _tracing}
-    if _second_order(program):
+    if _second_order(program) and not program.constructs & hvp_exclude:
         checks["hvp"] = _hvp
     return [checks[m](loaded, program, found) for m in modes if m in checks]
 
@@ -331,7 +334,9 @@ def _walk(mode: str, loaded: Loaded, program: Any, found: list[State], call) -> 
 
 
 def _at(k: int, form: Form) -> str:
-    made = "compiled once" if form.made == "once" else "compiled at each call"
+    made = {"once": "compiled once", "each": "compiled at each call"}.get(
+        form.made, "compiled once through differentiable()"
+    )
     return f" (first state; {made})" if not k else f" (after change {k}; {made})"
 
 
@@ -350,7 +355,7 @@ def _compiler(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
         checked = 0
         for _ in ("first", "second"):
             fn = made[0] if made else compiled(run)
-            if form.made == "once":
+            if form.made != "each":  # once, or once through differentiable()
                 made[:1] = [fn]
             with run.kept():
                 value, grads = fn(*run.copies())

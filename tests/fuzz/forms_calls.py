@@ -209,10 +209,19 @@ FUNCTIONS = (
 )
 
 
-def _swap(rng: random.Random, target: str, kind: str, glob: bool = False) -> tuple[Change, str]:
-    text, module = rng.choice(FUNCTIONS)
-    lines = (f"global {target}", f"{target} = {text}") if glob else (f"{target} = {text}",)
-    return Change(kind, lines), module
+def _swaps(
+    rng: random.Random, target: str, kind: str, first: str, glob: bool = False
+) -> tuple[tuple[Change, ...], str]:
+    """Two changes rebinding ``target`` to functions other than ``first`` (and the
+    module text they need)."""
+    chosen = rng.sample([f for f in FUNCTIONS if f[0] != first], 2)
+    changes = tuple(
+        Change(
+            kind, (f"global {target}", f"{target} = {text}") if glob else (f"{target} = {text}",)
+        )
+        for text, _ in chosen
+    )
+    return changes, "\n\n\n".join(module for _, module in chosen)
 
 
 def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
@@ -220,7 +229,7 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
     another object's method."""
     layer = rng.choice(["np.tanh(h) * W + 0.1 * h", "h * W + np.sin(h)"])
     fn, fn_module = rng.choice(FUNCTIONS)
-    swap, swap_module = _swap(rng, "model.fn", "attr_function_swapped")
+    swaps, swap_module = _swaps(rng, "model.fn", "attr_function_swapped", fn)
     via = rng.choice(["self", "Model"])
     replaced_layer = (
         "def other_layer(self, h, W):",
@@ -265,7 +274,7 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
                 module=fn_module + swap_module,
                 init=(f"self.fn = {fn}",),
             ),
-            [swap],
+            list(swaps),
         ),
         (
             Piece(
@@ -489,11 +498,11 @@ def _draw_function_values(rng: random.Random) -> CallForm:
     pieces = function_pieces(rng, holder)
     if holder == "function" and rng.random() < 0.6:  # a function passed as an argument
         text, module = rng.choice(FUNCTIONS)
-        swap, swap_module = _swap(rng, "ACT", "function_argument_changed", glob=True)
+        swaps, swap_module = _swaps(rng, "ACT", "function_argument_changed", text, glob=True)
         passed = Piece(
             ("w = act(w) + 0.5 * w",),
             module=f"{module}\n\n\n{swap_module}\n\n\nACT = {text}",
-            changes=(swap,),
+            changes=swaps,
         )
         knobs = (passed, *_pick(rng, pieces, 0, 2))
         wrapper = rng.choice(["def", "def", "lambda", "partial"])
