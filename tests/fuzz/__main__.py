@@ -4,7 +4,8 @@ Checks the programs of seeds ``start .. start+N-1`` in every mode, shows a progr
 bar, prints the summary (counts per mode and construct, refusal rates, distinct
 failures) and writes minimized reproducers and the summary to ``--out``. Exits 1
 when anything was wrong or crashed. ``--exclude`` leaves constructs out (the families
-``object_method``, ``state_across_calls`` and ``index_tricks`` too); ``--only`` makes
+``object_method``, ``state_across_calls``, ``index_tricks`` and those of
+:mod:`fuzz.forms_calls` too); ``--only`` makes
 every program use one of the constructs named (``--only state_across_calls``).
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from fuzz.campaign import run, write_reproducers
 from fuzz.check import MODES
 from fuzz.forms import FAMILIES
+from fuzz.forms_calls import CALL_FAMILIES
 from fuzz.generator import CONSTRUCTS, MAKERS
 
 
@@ -35,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         default="",
         help="comma-separated constructs (those with a maker, or the families "
-        f"{', '.join(FAMILIES)}): every program uses one of them",
+        f"{', '.join(FAMILIES + CALL_FAMILIES)}): every program uses one of them",
     )
     parser.add_argument(
         "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = (exclude | hvp_exclude) - set(CONSTRUCTS)
     if unknown:
         parser.error(f"unknown constructs: {sorted(unknown)}")
-    if require - set(MAKERS) - set(FAMILIES) or require & exclude:
+    if require - set(MAKERS) - set(FAMILIES) - set(CALL_FAMILIES) or require & exclude:
         parser.error(f"--only takes constructs with a maker, or families, not excluded: {require}")
     modes = tuple(m for m in args.modes.split(",") if m)
     began = time.perf_counter()

@@ -208,7 +208,7 @@ def check_program(
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             if program.form is not None:
-                return check_forms.check_form_program(program, loaded, modes)
+                return check_forms.check_form_program(program, loaded, modes, hvp_exclude)
             return _check_loaded(program, loaded, modes, hvp_exclude)
     finally:
         loaded.close()

@@ -19,7 +19,9 @@ program of its own (nothing compiled is shared between modes):
 - ``tracing``: ``tracing.value_and_gradient`` with the same ``wrt`` (``"self"`` spelled
   as the list of the object's attributes with a gradient).
 
-Second order (``hvp``) is not checked on these programs. The first state that is not
+Second order (``hvp``) is checked on the programs of :mod:`fuzz.forms_calls` without
+loops, at their first state, against mixed second differences of the values. The
+first state that is not
 right decides the mode's outcome; after a change, its detail starts with the change's
 kind (``attr_rebound: dself.W[1] = ...``): the first word of distinct failures.
 """
@@ -27,7 +29,6 @@ kind (``attr_rebound: dself.W[1] = ...``): the first word of distinct failures.
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -63,8 +64,18 @@ class Run:
         self.namespace = loaded.again()
         self.form = form
         self.model = self.namespace["make"](x.copy(), w.copy())
-        self.args = (x, w)[: len(form.arguments)]
+        self.inputs = (x, w)
         self.changes = 0
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """The arguments of a call at this state: ``inputs(x, w)`` where the program
+        defines it (read anew: a change may pass another function, more ``*args``, a
+        longer list), else ``x`` and ``w``."""
+        inputs = self.namespace.get("inputs")
+        if inputs is None:
+            return self.inputs[: len(self.form.arguments)]
+        return tuple(inputs(*(a.copy() for a in self.inputs)))
 
     @property
     def target(self) -> Any:
@@ -83,7 +94,10 @@ class Run:
         """Make one call at this state, then put the state back: a method may write into
         its object's attributes at every call (``self.W[0] *= 0.5``, as Python lets it),
         and every call, the references' and each mode's, starts from the same state."""
-        saved = copy.deepcopy(vars(self.model)) if hasattr(self.model, "__dict__") else None
+        model = self.model
+        saved = (
+            {k: copied(v) for k, v in vars(model).items()} if hasattr(model, "__dict__") else None
+        )
         try:
             yield
         finally:
@@ -93,11 +107,24 @@ class Run:
     def value(self, args: tuple[Any, ...] | None = None) -> float:
         """The plain value at this state (at ``args``, else the program's inputs)."""
         with self.kept():
-            return float(self.target(*[a.copy() for a in (args or self.args)]))
+            return float(self.target(*[copied(a) for a in (args or self.args)]))
 
-    def copies(self) -> tuple[np.ndarray, ...]:
+    def copies(self) -> tuple[Any, ...]:
         """The program's inputs, copied for one call."""
-        return tuple(a.copy() for a in self.args)
+        return tuple(copied(a) for a in self.args)
+
+
+def copied(value: Any) -> Any:
+    """The arrays of ``value`` copied, in lists, tuples and dicts; other objects (a
+    function, a callable object, a sub-object) kept as they are: their identity is what
+    a compiled function may be specialized on, and a copy would hide a stale one."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(copied(v) for v in value)
+    if isinstance(value, dict):
+        return {k: copied(v) for k, v in value.items()}
+    return value
 
 
 def states(
@@ -117,19 +144,47 @@ def states(
         reference = gradient_reference(run, form.wrt) if needed else None
         directional = None
         if "jvp" in modes:
-            estimate, trusted = oracles.directional(
-                lambda *args: run.value(args), run.args, direction(run, seed)
-            )
+            estimate, trusted = _directional(run, direction(run, seed))
             directional = Leaf(np.asarray(estimate), np.asarray(trusted))
         found.append(State(change, grads, value, reference, directional))
         grads = estimates(reference)
     return found
 
 
-def direction(run: Run, seed: int) -> tuple[np.ndarray, ...]:
-    """The seeded direction of jvp (one per argument of the target)."""
+def direction(run: Run, seed: int) -> tuple[Any, ...]:
+    """The seeded direction of jvp (one per argument of the target: ``None`` for one
+    that does not vary, a function, an int; a structure of them for a list or dict)."""
     rng = np.random.default_rng(seed + 1)
-    return tuple(rng.normal(size=a.shape) for a in run.args)
+    return tuple(_tangent(rng, a) for a in run.args)
+
+
+def _tangent(rng: np.random.Generator, value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return rng.normal(size=value.shape)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_tangent(rng, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tangent(rng, v) for k, v in value.items()}
+    return None
+
+
+def _directional(run: Run, along: tuple[Any, ...]) -> tuple[float, bool]:
+    """The directional difference of the program's value along ``along``."""
+    args = run.args
+    return oracles.trusted_difference(
+        lambda t: run.value(tuple(_moved(a, d, t) for a, d in zip(args, along, strict=True)))
+    )
+
+
+def _moved(value: Any, tangent: Any, t: float) -> Any:
+    """``value + t * tangent``, leaf by leaf (a leaf without a tangent stays)."""
+    if tangent is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_moved(v, d, t) for v, d in zip(value, tangent, strict=True))
+    if isinstance(value, dict):
+        return {k: _moved(v, tangent[k], t) for k, v in value.items()}
+    return value + t * tangent
 
 
 # -- references -------------------------------------------------------------------------
@@ -144,7 +199,8 @@ def gradient_reference(run: Run, wrt: Any) -> Any:
     if isinstance(wrt, str) and wrt.startswith("self."):
         name = wrt[len("self.") :]
         return reference(getattr(run.model, name), _attribute_at(run, name))
-    index = {None: 0, "x": 0, "w": 1}.get(wrt, wrt)
+    params = getattr(run.form, "params", ("x", "w"))
+    index = 0 if wrt is None else params.index(wrt) if isinstance(wrt, str) else wrt
     return reference(run.args[index], _argument_at(run, index))
 
 
@@ -179,7 +235,8 @@ def compiled(run: Run) -> Any:
     if form.target == "call" and form.wrt is None:
         gradient = ad.grad(run.target)
         return lambda *args: (None, gradient(*args))
-    return ad.value_and_grad(run.target, wrt=form.wrt if form.wrt is not None else 0)
+    target = ad.differentiable(run.target) if form.made == "differentiable" else run.target
+    return ad.value_and_grad(target, wrt=form.wrt if form.wrt is not None else 0)
 
 
 def tracing_call(run: Run, reference: Any) -> tuple[Any, Any]:
@@ -207,8 +264,11 @@ def jvp_call(run: Run, seed: int) -> tuple[Any, Any]:
         return ad.jvp(run.target, run.copies(), direction(run, seed))
 
 
-def check_form_program(program: Any, loaded: Loaded, modes: tuple[str, ...]) -> list[Outcome]:
-    """Every applicable mode's outcome (empty where plain numpy fails at some state)."""
+def check_form_program(
+    program: Any, loaded: Loaded, modes: tuple[str, ...], hvp_exclude: frozenset[str] = frozenset()
+) -> list[Outcome]:
+    """Every applicable mode's outcome (empty where plain numpy fails at some state);
+    ``hvp_exclude``: constructs whose programs skip the second-order check."""
     form = program.form
     x, w = program.inputs()
     try:
@@ -218,7 +278,39 @@ def check_form_program(program: Any, loaded: Loaded, modes: tuple[str, ...]) -> 
     if found is None:
         return []
     checks = {"compiler": _compiler, "jvp": _jvp, "tracing": _tracing}
+    if _second_order(program) and not program.constructs & hvp_exclude:
+        checks["hvp"] = _hvp
     return [checks[m](loaded, program, found) for m in modes if m in checks]
+
+
+def _second_order(program: Any) -> bool:
+    """Programs of :mod:`fuzz.forms_calls` without loops or planted kinks, whose first
+    argument is an array, get a second-order check at their first state."""
+    form = program.form
+    loop_free = getattr(form, "loop_free", False) and program.loop_free
+    return loop_free and not program.kink_inputs
+
+
+def _hvp(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
+    """The vjp of the compiled gradient w.r.t. the first argument is ``H v``: checked
+    against mixed second differences of the program's values (no gradient of anybody's)."""
+    run = Run(loaded, program.form, *program.inputs())
+    args = run.args
+    v = np.random.default_rng(program.seed + 2).normal(size=np.shape(args[0]))
+    try:
+        with run.kept():
+            _, pullback = ad.vjp(ad.grad(run.target, wrt=0), *run.copies(), wrt=[0])
+            (hv,) = pullback(v.copy())
+    except Exception as error:  # noqa: BLE001 - classifying every exception is the point
+        outcome = failure("hvp", error, loaded.filename)
+        return Outcome("hvp", outcome.kind, outcome.detail + " (first state)")
+    expected, trusted = oracles.hessian_vector(
+        lambda z: run.value((z, *args[1:])), np.asarray(args[0], dtype=np.float64), v
+    )
+    detail, checked = judge(hv, Leaf(expected, trusted), "Hv", oracles.TOLERANCE)
+    if detail:
+        return Outcome("hvp", "wrong", detail + " (first state)")
+    return Outcome("hvp", "right" if checked else "unchecked")
 
 
 def _walk(mode: str, loaded: Loaded, program: Any, found: list[State], call) -> Outcome:
@@ -242,7 +334,9 @@ def _walk(mode: str, loaded: Loaded, program: Any, found: list[State], call) -> 
 
 
 def _at(k: int, form: Form) -> str:
-    made = "compiled once" if form.made == "once" else "compiled at each call"
+    made = {"once": "compiled once", "each": "compiled at each call"}.get(
+        form.made, "compiled once through differentiable()"
+    )
     return f" (first state; {made})" if not k else f" (after change {k}; {made})"
 
 
@@ -261,7 +355,7 @@ def _compiler(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
         checked = 0
         for _ in ("first", "second"):
             fn = made[0] if made else compiled(run)
-            if form.made == "once":
+            if form.made != "each":  # once, or once through differentiable()
                 made[:1] = [fn]
             with run.kept():
                 value, grads = fn(*run.copies())
@@ -322,6 +416,8 @@ def driver(program: Any, mode: str, inputs: str) -> str:
     through the states (the changes given the gradient the compiler gives), each
     printed next to the plain value."""
     form = program.form
+    if hasattr(form, "inputs"):
+        return _call_driver(program, mode, inputs)
     args = ", ".join(form.arguments)
     target = {"f": "f", "method": "model.loss", "call": "model"}[form.target]
     single = form.target == "call" and form.wrt is None
@@ -347,4 +443,37 @@ def driver(program: Any, mode: str, inputs: str) -> str:
             lines.append(f'print("tracing:", {call})')
         lines += [f"result = {made}({args})", f'print("{made}:", result)']
         lines.append("grads = result" if single else "grads = result[1]")
+    return "\n".join(lines) + "\n"
+
+
+def _call_driver(program: Any, mode: str, inputs: str) -> str:
+    """:func:`driver` for a program of :mod:`fuzz.forms_calls`: its arguments are
+    ``inputs(x, w)``, read again after each change."""
+    form = program.form
+    target = {"f": "f", "method": "model.loss", "call": "model"}[form.target]
+    made = target if form.made != "differentiable" else f"ad.differentiable({target})"
+    made = f"ad.value_and_grad({made}, wrt={form.wrt!r})"
+    lines = ["", "", "import autodiff_tutor as ad  # noqa: E402"]
+    lines.append("from autodiff_tutor import tracing  # noqa: E402")
+    lines += inputs.strip("\n").splitlines() + ["model = make(x, w)"]
+    if mode == "compiler" and form.made != "each":
+        lines.append(f"compiled = {made}")
+        made = "compiled"
+    for k in range(len(form.changes) + 1):
+        if k:
+            lines.append(f"change_{k}(model, grads)  # {form.changes[k - 1].kind}")
+        lines += ["args = inputs(x, w)", f'print("plain value:", {target}(*args))']
+        if mode == "jvp":
+            lines.append(f"rng = np.random.default_rng({program.seed + 1})")
+            tangents = "rng.normal(size=a.shape) if isinstance(a, np.ndarray) else None"
+            lines.append(f"direction = tuple({tangents} for a in args)")
+            lines.append(f'print("jvp:", ad.jvp({target}, args, direction))')
+        elif mode == "tracing":
+            call = f"tracing.value_and_gradient({target}, *args, wrt={form.wrt!r})"
+            lines.append(f'print("tracing:", {call})')
+        elif mode == "hvp":
+            lines.append(f"v = np.random.default_rng({program.seed + 2}).normal(size=x.shape)")
+            vjp = f"ad.vjp(ad.grad({target}, wrt=0), *args, wrt=[0])"
+            lines.append(f'print("hvp:", {vjp}[1](v))')
+        lines += [f"result = {made}(*args)", f'print("{made}:", result)', "grads = result[1]"]
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuzz.forms import FAMILIES, Form, draw_form
+from fuzz.forms_calls import CALL_FAMILIES, CallForm, draw_call_form
 from fuzz.idioms import IDIOMS
 from fuzz.idioms_index import INDEX_IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
@@ -58,6 +59,7 @@ CONSTRUCTS = (
     *PARAM_IDIOMS,
     *INDEX_IDIOMS,
     *FAMILIES,
+    *CALL_FAMILIES,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
@@ -98,7 +100,8 @@ class Program:
     tags: list[frozenset[str]]  # the constructs of each block
     result: str
     kink_inputs: bool
-    form: Form | None = None  # None: ``def f(x, w)``; else an object, state changed between calls
+    form: Form | CallForm | None = None  # None: ``def f(x, w)``; else an object, a method
+    # calling others, functions as values, state changed between calls, ...
 
     @property
     def constructs(self) -> frozenset[str]:
@@ -483,7 +486,8 @@ def generate(
 
     Excluding ``kink`` also turns off the planted exact zeros and ties; excluding
     ``zero_trip`` makes every loop run at least once. The program's form (a plain
-    ``def f(x, w)``, an object, state changed between calls: :mod:`fuzz.forms`) is
+    ``def f(x, w)``, an object, state changed between calls: :mod:`fuzz.forms`;
+    methods, functions as values, static structure, ``*args``: :mod:`fuzz.forms_calls`) is
     drawn from a generator of its own, so that the blocks stay those of the seed.
     ``require``: the program uses one of these constructs (its first block is written
     by one of their makers, or its form is one of these families).
@@ -497,6 +501,8 @@ def generate(
     form_rng = random.Random(f"form {seed}")
     first = sorted(require & MAKERS.keys() - exclude)
     form = draw_form(form_rng, exclude, require)
+    if form is None:  # a generator of its own: the older families' seeds stay as they were
+        form = draw_call_form(random.Random(f"calls {seed}"), exclude, require)
     for i in range(rng.randint(2, 6)):
         maker = MAKERS[form_rng.choice(first)] if i == 0 and first and not form else None
         (maker or rng.choice(makers))(state)
