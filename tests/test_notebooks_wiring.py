@@ -112,7 +112,7 @@ CHECKED_AT_LEAST = {
     "notebooks/00_welcome.ipynb": 1,
     "notebooks/01_chain_rule.ipynb": 12,
     "notebooks/02_tracing.ipynb": 16,
-    "notebooks/03_source_transformation.ipynb": 11,
+    "notebooks/03_source_transformation.ipynb": 17,
     "notebooks/04_pitfalls.ipynb": 18,
     "notebooks/05_custom_ops.ipynb": 11,
     "notebooks/06_symbolic.ipynb": 11,
