@@ -17,6 +17,7 @@ Thin wrappers over the compiler: they bind arguments, check what the user asked 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -257,6 +258,35 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     return made
 
 
+def _pullback_pickles(
+    vjp: Callable[..., tuple[Any, Callable[..., Any]]],
+) -> Callable[..., tuple[Any, Callable[..., Any]]]:
+    """``vjp`` whose pullback pickles as the call that made it (the function, the
+    arguments and ``wrt``): another process runs the forward again and pulls back the
+    same numbers."""
+
+    @functools.wraps(vjp)
+    def pickled_pullback(f: Any, *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Any]:
+        value, pullback = vjp(f, *args, wrt=wrt, **kwargs)
+        return value, MadeFunction(pullback, pullback_of, (f, args, wrt, kwargs))
+
+    return pickled_pullback
+
+
+def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any]) -> Any:
+    """The pullback of ``vjp(f, *args, wrt=wrt, **kwargs)``, made again (a pullback
+    that was pickled).
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return 3 * x
+    >>> pullback_of(f, (np.ones(2),), None, {})(np.array([1.0, 2.0]))[0].tolist()
+    [3.0, 6.0]
+    """
+    return vjp(f, *args, wrt=wrt, **kwargs)[1]
+
+
+@_pullback_pickles
 def vjp(
     f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any
 ) -> tuple[Any, Callable[..., tuple[Any, ...]]]:

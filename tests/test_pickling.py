@@ -18,7 +18,7 @@ import pickling_functions as mod
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import differentiable, grad, nn, value_and_grad
+from autodiff_tutor import differentiable, grad, nn, value_and_grad, vjp
 from autodiff_tutor.ops import DifferentiableFunction, PReLUFunction, SReLUFunction
 from autodiff_tutor.pickling import MadeFunction
 
@@ -235,3 +235,43 @@ def test_a_fresh_interpreter_loads_and_runs_a_gradient_sent_by_value(tmp_path):
     assert_close(value, both(W, X)[0])
     assert_close(gradient, both(W, X)[1])
     assert_close(gradient, central_difference(body_loss, [W, X], 0), tol=1e-6)
+
+
+PULL_BACK = """
+import pickle, sys, json
+import numpy as np
+pullback = pickle.loads(open(sys.argv[1], "rb").read())
+seed = np.asarray(json.loads(sys.argv[2]))
+print(json.dumps([np.asarray(g).tolist() for g in pullback(seed)]))
+"""
+
+
+@pytest.mark.parametrize("where", ["module", "body"])
+def test_a_pullback_loads_in_a_fresh_interpreter_and_pulls_back_the_same(where, tmp_path):
+    """``vjp``'s pullback pickles as the call that made it (the function, the
+    arguments, ``wrt``): another process runs the forward again and pulls back the same
+    gradients — by reference for a module's function, by value for one defined here."""
+
+    def body_layer(W, X):
+        return np.tanh(X @ W)
+
+    layer, dumps = (mod.squash, pickle.dumps) if where == "module" else (body_layer, None)
+    args = (X @ W + B,) if where == "module" else (W, X)
+    out, pullback = vjp(layer, *args)
+    seed = np.linspace(-1.0, 1.0, out.size).reshape(out.shape)
+    path = tmp_path / "pullback.pickle"
+    path.write_bytes((dumps or cloudpickle.dumps)(pullback))
+    root = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root.parent), str(root)])}
+    command = [sys.executable, "-c", PULL_BACK, str(path), json.dumps(seed.tolist())]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    there = [np.array(g) for g in json.loads(done.stdout)]
+    here = pullback(seed)
+    assert len(there) == len(here)
+    for g_there, g_here in zip(there, here, strict=True):
+        assert_close(g_there, g_here)
+    dW = central_difference(lambda w: float(np.sum(layer(w, *args[1:]) * seed)), list(args[:1]), 0)
+    assert_close(here[0], dW, tol=1e-6)
