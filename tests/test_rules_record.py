@@ -131,3 +131,42 @@ def test_tracing_calls_only_the_wanted_formula() -> None:
     args = {"g": 1.0, "out": 4.0, "xp": np, "x": np.float64(-2.0), "y": 2}
     with np.errstate(invalid="raise"):  # log(-2) is never computed
         assert input_gradients(rule, args, (True, False)) == [-4.0, None]
+
+
+# one call per primitive that may return a view, on a C-ordered (4, 6) array
+VIEW_CALLS = {
+    "getitem": lambda a: a[1:3],
+    "reshape": lambda a: np.reshape(a, (6, 4)),
+    "transpose": np.transpose,
+    "squeeze": lambda a: np.squeeze(a[None]),
+    "expand_dims": lambda a: np.expand_dims(a, 0),
+    "ravel": np.ravel,
+    "swapaxes": lambda a: np.swapaxes(a, 0, 1),
+    "moveaxis": lambda a: np.moveaxis(a, 0, 1),
+    "broadcast_to": lambda a: np.broadcast_to(a, (2, 4, 6)),
+    "atleast_1d": np.atleast_1d,
+    "atleast_2d": np.atleast_2d,
+    "atleast_3d": np.atleast_3d,
+    "diagonal": np.diagonal,
+    "split": lambda a: np.split(a, 2),
+    "array_split": lambda a: np.array_split(a, 3),
+    "hsplit": lambda a: np.hsplit(a, 2),
+    "vsplit": lambda a: np.vsplit(a, 2),
+    "dsplit": lambda a: np.dsplit(a.reshape(2, 3, 4), 2),
+}
+
+
+def test_the_view_fact_is_numpys_own() -> None:
+    """``Rule.view`` is what numpy does: each primitive marked a view (or a list of
+    views) shares memory with its input, a reshape keeps the elements in order, and
+    every view primitive is marked (the compiler's alias tracking reads the mark)."""
+    a = np.arange(24.0).reshape(4, 6)
+    marked = {op: rule.view for op, rule in all_rules().items() if rule.view}
+    assert set(marked) == set(VIEW_CALLS)
+    for op, kind in marked.items():
+        result = VIEW_CALLS[op](a)
+        parts = result if kind == "split" else [result]
+        for part in parts:
+            assert np.shares_memory(part, a), op
+        if kind == "reshape":
+            assert np.array_equal(np.ravel(result), np.ravel(a)), op

@@ -117,6 +117,7 @@ def rot90_tangent(xp, x, k=1, axes=(0, 1), *, d_x):
 
 @defvjp(
     "broadcast_to",
+    view="view",
     math="x broadcast to shape",
     symbolic=cases(lambda xp, x, **o: xp.broadcast_to(x, **o), (((3, 1),), {"shape": (2, 3, 4)})),
 )
@@ -131,6 +132,7 @@ def broadcast_to_tangent(xp, x, shape=None, *, d_x):
 
 @defvjp(
     "ravel",
+    view="reshape",
     math="x flattened",
     symbolic=cases(lambda xp, x: xp.ravel(x), (((2, 3),), {})),
     method=True,
@@ -161,6 +163,7 @@ def flatten_tangent(xp, x, *, d_x):
 
 @defvjp(
     "swapaxes",
+    view="view",
     math="x with two axes exchanged",
     symbolic=cases(
         lambda xp, x, **o: xp.swapaxes(x, **o), (((2, 3, 2),), {"axis1": 0, "axis2": 2})
@@ -178,6 +181,7 @@ def swapaxes_tangent(xp, x, axis1=0, axis2=1, *, d_x):
 
 @defvjp(
     "moveaxis",
+    view="view",
     math="x with axes moved from source to destination",
     symbolic=cases(
         lambda xp, x, **o: xp.moveaxis(x, **o),
@@ -201,7 +205,7 @@ def _atleast(n):
     return cases(primal, (((),), {}), (((3,),), {}))
 
 
-@defvjp("atleast_1d", math="x with at least 1 axis", symbolic=_atleast(1))
+@defvjp("atleast_1d", view="reshape", math="x with at least 1 axis", symbolic=_atleast(1))
 def atleast_1d(g, xp, x):
     return xp.reshape(g, x.shape)
 
@@ -211,7 +215,7 @@ def atleast_1d_tangent(xp, x, *, d_x):
     return xp.atleast_1d(d_x)
 
 
-@defvjp("atleast_2d", math="x with at least 2 axes", symbolic=_atleast(2))
+@defvjp("atleast_2d", view="reshape", math="x with at least 2 axes", symbolic=_atleast(2))
 def atleast_2d(g, xp, x):
     return xp.reshape(g, x.shape)
 
@@ -221,7 +225,7 @@ def atleast_2d_tangent(xp, x, *, d_x):
     return xp.atleast_2d(d_x)
 
 
-@defvjp("atleast_3d", math="x with at least 3 axes", symbolic=_atleast(3))
+@defvjp("atleast_3d", view="reshape", math="x with at least 3 axes", symbolic=_atleast(3))
 def atleast_3d(g, xp, x):
     return xp.reshape(g, x.shape)
 

@@ -85,6 +85,7 @@ def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
 
 @defvjp(
     "diagonal",
+    view="view",
     math="(x_ii)_i",
     symbolic=cases(
         lambda xp, x, **o: xp.diagonal(x, **o),

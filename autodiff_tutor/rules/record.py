@@ -132,6 +132,7 @@ class Rule:
     method: bool = False
     attribute: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    view: str = ""
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Raise a clear error if the rule does not cover these option values (and the
@@ -203,6 +204,7 @@ class Family:
         method: bool = False,
         attribute: str | None = None,
         defaults: dict[str, Any] | None = None,
+        view: str = "",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
 
@@ -225,6 +227,10 @@ class Family:
         (``"absolute"``) or objects (``builtins.abs``) for the same primitive.
         ``defaults`` are the values of inputs a call may leave out (``norm.cdf(x)``:
         ``loc=0.0, scale=1.0``); a call that gives them differentiates them.
+        ``view`` says whether numpy's result may share memory with the first input (a
+        write through either is then seen by the other): ``"view"`` (``transpose``,
+        ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
+        ``"split"`` (a list of views); ``""`` for a new array.
 
         >>> family = Family("example")
         >>> @family.defvjp("twice", math="2 x", aliases=("double",))
@@ -271,6 +277,7 @@ class Family:
                 method=method,
                 attribute=attribute,
                 defaults=dict(defaults or {}),
+                view=view,
             )
             return fn
 

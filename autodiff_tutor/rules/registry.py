@@ -114,6 +114,16 @@ def lookup(op: str) -> Rule | None:
     return RULES.get(op)
 
 
+def views(*kinds: str) -> frozenset[str]:
+    """The ops whose result may share memory with their first input, of the ``kinds``
+    given (``"view"``, ``"reshape"``, ``"split"``: see ``Rule.view``).
+
+    >>> sorted(views("split"))[:2], "getitem" in views("view")
+    (['array_split', 'dsplit'], True)
+    """
+    return frozenset(op for op, rule in RULES.items() if rule.view in kinds)
+
+
 def all_rules() -> dict[str, Rule]:
     """Every registered rule, by op name (the registry walk of the tests uses this).
 

@@ -36,6 +36,7 @@ defvjp, defjvp = family.defvjp, family.defjvp
 
 @defvjp(
     "reshape",
+    view="reshape",
     math="reshape(x)",
     symbolic=ArrayRule(
         lambda xp, x, shape=None: xp.reshape(x, shape), [(((2, 3),), {"shape": (3, 2)})]
@@ -53,6 +54,7 @@ def reshape_tangent(xp, x, shape=None, *, d_x):
 
 @defvjp(
     "squeeze",
+    view="reshape",
     math="squeeze(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.squeeze(x, axis), [(((1, 3),), {"axis": 0})]),
     method=True,
@@ -68,6 +70,7 @@ def squeeze_tangent(xp, x, axis=None, *, d_x):
 
 @defvjp(
     "expand_dims",
+    view="reshape",
     math="expand_dims(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.expand_dims(x, axis), [(((3,),), {"axis": -1})]),
 )
@@ -82,6 +85,7 @@ def expand_dims_tangent(xp, x, axis=None, *, d_x):
 
 @defvjp(
     "transpose",
+    view="view",
     math="x^T",
     symbolic=ArrayRule(
         lambda xp, x, axes=None: xp.transpose(x, axes),
@@ -142,6 +146,7 @@ def stack_tangent(xp, xs, axis=0, *, d_xs):
 
 @defvjp(
     "getitem",
+    view="view",
     math="x[i]",
     latex=r"x[i]",
     convention="repeated indices accumulate",

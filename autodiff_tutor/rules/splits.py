@@ -28,6 +28,7 @@ def _cases(axis_option: bool) -> list:
 
 @defvjp(
     "split",
+    view="split",
     list_result=True,
     math="[x_1, x_2, ...] = split(x)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.split(x, **o), _cases(True)),
@@ -43,6 +44,7 @@ def split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
 
 @defvjp(
     "array_split",
+    view="split",
     list_result=True,
     math="[x_1, x_2, ...] = array_split(x) (pieces of unequal sizes)",
     symbolic=ArrayRule(
@@ -61,6 +63,7 @@ def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
 
 @defvjp(
     "hsplit",
+    view="split",
     list_result=True,
     math="split along axis 1 (axis 0 of a vector)",
     symbolic=ArrayRule(
@@ -79,6 +82,7 @@ def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
 
 @defvjp(
     "vsplit",
+    view="split",
     list_result=True,
     math="split along axis 0",
     symbolic=ArrayRule(
@@ -96,6 +100,7 @@ def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
 
 @defvjp(
     "dsplit",
+    view="split",
     list_result=True,
     math="split along axis 2",
     symbolic=ArrayRule(

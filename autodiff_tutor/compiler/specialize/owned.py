@@ -20,22 +20,11 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler import code
+from autodiff_tutor.rules.registry import views
 
-#: Calls that may return their argument or a view of it.
-VIEW_CALLS = {
-    "reshape",
-    "transpose",
-    "swapaxes",
-    "moveaxis",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    "broadcast_to",
-    "unbroadcast",
-    "unreduce",
-    "diagonal",
-    "asarray",
-}
+#: Calls that may return their argument or a view of it: the primitives whose rule says
+#: so, the runtime's reductions undone, and ``asarray``.
+VIEW_CALLS = views("view", "reshape") | {"unbroadcast", "unreduce", "asarray"}
 
 
 def owned_before_updates(statements: list[ast.stmt], facts: dict | None = None) -> list[ast.stmt]:

@@ -38,9 +38,10 @@ import copy
 
 from autodiff_tutor.compiler.front.normalize.sharing import view_base
 from autodiff_tutor.compiler.ir import Branch, Step
+from autodiff_tutor.rules.registry import views
 
 # views whose array is the view reshaped back (same elements, same order)
-RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d"}
+RESHAPES = views("reshape")
 
 
 class AliasesMixin:

@@ -18,30 +18,17 @@ from collections.abc import Callable
 
 from autodiff_tutor.compiler.front.normalize.conversions import shares_input
 from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.rules.registry import views
 
-# Operations whose result can share memory with their input in numpy.
 # primitives whose result may be a view of their first input (numpy returns views for
-# these whenever it can; a write through either is then seen by the other)
-VIEW_OPS = {
-    "getitem",
-    "reshape",
-    "transpose",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    "swapaxes",
-    "moveaxis",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "diagonal",
-    "real",
-    "imag",
-}
+# these whenever it can; a write through either is then seen by the other): the rules
+# say which (``Rule.view``); ``real``/``imag`` have no rule (complex values carry none)
+VIEW_OPS = views("view", "reshape") | {"real", "imag"}
+# the method and attribute spellings of those (``x.reshape(...)``, ``x.T``), and
+# ``x.view()``
 VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
 # primitives whose result is a list of views of their first input
-SPLITS = {"split", "array_split", "hsplit", "vsplit", "dsplit"}
+SPLITS = views("split")
 # builtins whose result holds the items of their argument (the rows of an array: views)
 CONTAINERS = {"list", "tuple", "sorted", "reversed", "iter"}
 
