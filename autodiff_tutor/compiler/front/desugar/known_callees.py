@@ -366,11 +366,39 @@ class _Specializer:
                 return call  # a function by its name: compiled in turn, as before
             name = self._bind(value, value.__name__)  # f = sigmoid; f(x): sigmoid's name
             return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
-        nested = self._nested(value, owner if receiver is not None else None, call)
-        arguments = ([receiver] if receiver is not None else []) + prefix + call.args
+        given = self._spread(call.args, scope)  # self.objective(x, *args): args' entries
+        arguments = ([receiver] if receiver is not None else []) + prefix + given
+        count = None if any(isinstance(a, ast.Starred) for a in given) else len(arguments)
+        nested = self._nested(value, owner if receiver is not None else None, call, given=count)
         rewritten = ast.Call(name_node(nested), arguments, [*keywords, *call.keywords])
         self.changed = True
         return ast.copy_location(rewritten, call)
+
+    def _spread(self, arguments: list[ast.expr], scope: _Scope) -> list[ast.expr]:
+        """``f(x, *args)`` where ``args`` is a tuple or list known while compiling (the
+        ``*args`` of the function, a structure passed): its entries one by one
+        (``args[0], args[1]``), so that the callee's parameters are bound while
+        compiling; other arguments as they are."""
+        spread: list[ast.expr] = []
+        for argument in arguments:
+            if not isinstance(argument, ast.Starred):
+                spread.append(argument)
+                continue
+            value = argument.value
+            if isinstance(value, (ast.Tuple, ast.List)):
+                spread += value.elts
+                continue
+            known = self._known(value, scope)
+            if known is None or not isinstance(known.structure, (ast.Tuple, ast.List)):
+                spread.append(argument)  # a count known only at run time: refused there
+                continue
+            spread += [
+                ast.copy_location(
+                    ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                )
+                for i in range(len(known.structure.elts))
+            ]
+        return spread
 
     def _through_object(self, func: ast.expr, scope: _Scope) -> bool:
         """Whether ``func`` is an attribute of an object (not of a module: ``np.tanh``
@@ -569,6 +597,11 @@ class _Specializer:
             raw = inspect.getattr_static(base.value, expr.attr)
             self.checks.append(_same_class_attribute(base.value, expr.attr, raw))
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
+        if method == "class":  # net.shift(a), a classmethod of the object's class
+            cls = type(base.value)
+            self.checks.append(_same_class_attribute(cls, expr.attr, _raw(cls, expr.attr)))
+            receiver = self._bind(cls, cls.__name__)
+            return _Known(value=value, receiver=receiver, path=path, owner=_Known(value=cls))
         if method:
             return _Known(value=value, receiver=expr.value, path=path, owner=base)
         return _Known(value=value, path=path)
@@ -601,6 +634,10 @@ class _Specializer:
         if isinstance(raw, staticmethod):
             self.checks.append(_same_class_attribute(cls, expr.attr, raw))
             return _Known(value=raw.__func__)
+        if isinstance(raw, classmethod):  # self.shift(a): the class is its first argument
+            self.checks.append(_same_class_attribute(cls, expr.attr, raw))
+            receiver = self._bind(cls, cls.__name__)
+            return _Known(value=raw.__func__, receiver=receiver, owner=_Known(value=cls))
         function = _class_function(cls, expr.attr, self.checks) if cls is not None else None
         if function is None:
             return None
@@ -618,17 +655,22 @@ class _Specializer:
         owner: _Known | None,
         call: ast.Call,
         initializer: _Initializer | None = None,
+        given: int | None = None,
     ) -> str:
         """The name of the helper defined inside the function that runs ``function``
         (its body's own calls resolved, its free names bound to what they mean where it
         was written); defined once per function and object (``owner``: a method's).
-        ``initializer``: an ``__init__`` rewritten to return the attributes it sets."""
-        key = (id(function), owner.key() if owner is not None else None, initializer is None)
+        ``initializer``: an ``__init__`` rewritten to return the attributes it sets;
+        ``given``: how many positional arguments the call passes, where it is known
+        (a ``*args`` of the function is then a tuple of that many: one helper per
+        count)."""
+        owned = owner.key() if owner is not None else None
+        key = (id(function), owned, initializer is None, given)
         if key in self.nested:
             if initializer is not None:  # the same __init__ again: the same attributes
                 initializer.attributes[:] = self.initialized[key]
             return self.nested[key]
-        tree, namespace = _source_tree(function, call, self.parsed)
+        tree, namespace = _source_tree(function, call, self.parsed, given)
         if initializer is not None:
             initializer.rewrite(tree)
             self.initialized[key] = list(initializer.attributes)
@@ -645,6 +687,9 @@ class _Specializer:
             known[arguments[0].arg] = owner  # self: the object the method is called on
             if _assigned(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
+        extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
+        if extras is not None and _assignments(tree, extras[0]) == 1:
+            known[extras[0]] = _Known(structure=extras[1])
         scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
         self._bind_free_names(tree, namespace, local)
@@ -663,29 +708,37 @@ class _Specializer:
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             name = node.id
-            if name in local or name in self.introduced or name in renames:
+            if name in local or name in renames or getattr(node, "bound_here", False):
                 continue
             mine = namespace.get(name, _MISSING)
-            if mine is _MISSING or (
-                name not in self.caller_local and self.namespace.get(name, _MISSING) is mine
-            ):
+            if mine is _MISSING:
+                continue
+            if name in self.introduced:  # a name bound here: to this value, or another
+                if self.values.get(name) is mine:
+                    continue
+            elif name not in self.caller_local and self.namespace.get(name, _MISSING) is mine:
                 continue
             renames[name] = self._bind(mine, name).id
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in renames and node.id not in local:
+            if (
+                isinstance(node, ast.Name)
+                and node.id in renames
+                and node.id not in local
+                and not getattr(node, "bound_here", False)
+            ):
                 node.id = renames[node.id]
 
     def _bind(self, value: Any, stem: str) -> ast.Name:
         """A name of the caller's bound to ``value`` (read like a global)."""
         for name, bound in self.values.items():
             if bound is value and name in self.introduced:
-                return name_node(name)
+                return _bound_name(name)
         stem = stem if stem.isidentifier() else "value"
         name = self.names.exact(stem) if stem not in self.names.taken else self.names.fresh(stem)
         self.values[name] = value
         self.introduced.add(name)
         self.changed = True
-        return name_node(name)
+        return _bound_name(name)
 
     def _check_path(self, known: _Known) -> None:
         read, attributes = known.path
@@ -703,9 +756,10 @@ class _Specializer:
 # -- values ------------------------------------------------------------------------------
 
 
-def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
+def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     """What ``obj.name`` finds without running code of the object's (a property is not
-    followed), and whether it is a method to call with ``obj`` as ``self``."""
+    followed), and whether it is a method to call with ``obj`` as ``self`` (``"class"``:
+    a classmethod, called with the object's class)."""
     if inspect.ismodule(obj):
         return getattr(obj, name, _MISSING), False
     if isinstance(obj, type):  # a class held by an object: Cost.fn, Cost.make(...)
@@ -721,11 +775,25 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
     raw = inspect.getattr_static(type(obj), name, _MISSING)
     if isinstance(raw, staticmethod):
         return raw.__func__, False
+    if isinstance(raw, classmethod):
+        return raw.__func__, "class"  # called with the object's class first
     if inspect.isfunction(raw):
         return raw, True
     if raw is _MISSING or hasattr(raw, "__get__"):
         return _MISSING, False
     return raw, False
+
+
+def _bound_name(name: str) -> ast.Name:
+    """A read of a name bound while specializing (never a free name of the user's to
+    rebind when the function it is in gets nested)."""
+    node = name_node(name)
+    node.bound_here = True
+    return node
+
+
+def _raw(cls: type, name: str) -> Any:
+    return inspect.getattr_static(cls, name, None)
 
 
 def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
@@ -748,6 +816,13 @@ def _same_class_attribute(cls: type, name: str, raw: Any) -> Callable[[], bool]:
 
 def _callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and not hasattr(value, "shape")
+
+
+def _assignments(tree: ast.AST, name: str) -> int:
+    return sum(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(tree)
+    )
 
 
 def _assigned(tree: ast.AST, name: str) -> bool:
@@ -916,9 +991,11 @@ def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
     return Substitute().visit(statement)
 
 
-def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
+def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: int | None = None):
     """``function``'s definition (a lambda's written as a def) and the names it sees;
-    a located refusal where its source cannot be read."""
+    a located refusal where its source cannot be read. ``given``: the count of
+    positional arguments, where known: a ``*args`` becomes that many parameters, and
+    ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
     if function.__name__ == "<lambda>":
         tree = _lambda_tree(function)
@@ -944,16 +1021,54 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
                 "a DifferentiableFunction",
             ) from None
         tree, namespace = source.tree, source.namespace()
+    tree = copy.deepcopy(tree)
     arguments = tree.args
-    if arguments.vararg or arguments.kwarg or tree.decorator_list:
+    if arguments.vararg and given is not None and not arguments.kwarg:
+        _with_extras(tree, given)
+    if arguments.kwarg or tree.decorator_list:
         raise UnsupportedSyntaxError(
-            f"{_said(call.func)!r} calls {function.__qualname__}, which takes *args or "
-            "**kwargs: the compiler inlines a function called inside the code, and binds "
-            "its parameters by name",
+            f"{_said(call.func)!r} calls {function.__qualname__}, which takes **kwargs or "
+            "is decorated: the compiler inlines a function called inside the code, and "
+            "binds its parameters by name",
             where,
             hint=f"give {function.__name__} named parameters, or pass the values one by one",
         )
-    return copy.deepcopy(tree), namespace
+    if arguments.vararg:
+        raise UnsupportedSyntaxError(
+            f"{_said(call.func)!r} calls {function.__qualname__}, which takes *args, and "
+            "this call passes it a number of arguments not known while compiling (the "
+            "compiler inlines the function, binding its parameters then)",
+            where,
+            hint="pass the extra arguments one by one, or pass on a tuple known at the call "
+            "(the differentiated function's own *args: self.objective(x, *args))",
+        )
+    return tree, namespace
+
+
+def _with_extras(tree: ast.FunctionDef, given: int) -> None:
+    """``def objective(self, x, *args)`` called with ``given`` positional arguments: the
+    extra ones become parameters of their own (``args_0``, ...) and ``args`` their tuple,
+    assigned first (the structures pass reads ``len(args)``, ``args[1]``, ``for a in
+    args`` from it); ``tree.extras`` is ``(name, tuple)``."""
+    arguments = tree.args
+    fixed = len(arguments.posonlyargs) + len(arguments.args)
+    vararg = arguments.vararg.arg
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(arguments) if isinstance(a, ast.arg)}
+    names = []
+    for i in range(max(0, given - fixed)):
+        name = f"{vararg}_{i}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    if names:  # every named parameter is given: their defaults are not read
+        arguments.defaults = []
+    arguments.args = arguments.args + [ast.arg(n) for n in names]
+    arguments.vararg = None
+    entries = ast.Tuple([name_node(n) for n in names], ast.Load())
+    tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
+    tree.extras = (vararg, entries)
 
 
 def _lambda_tree(function: Any) -> ast.FunctionDef | None:
