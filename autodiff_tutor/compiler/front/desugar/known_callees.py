@@ -320,6 +320,9 @@ class _Specializer:
         """``call`` of the value ``known`` denotes, as a call of a nested helper (or of
         a name bound to the value); unchanged where the compiler resolves it itself."""
         value, receiver, owner = known.value, known.receiver, known.owner
+        if isinstance(value, _Local):  # a lambda passed: the caller's def made of it
+            called = ast.Call(_bound_name(value.name), call.args, call.keywords)
+            return ast.copy_location(called, call)
         prefix: list[ast.expr] = []
         keywords: list[ast.keyword] = []
         if known.structure is not None:  # an object parameter called: its __call__
@@ -346,8 +349,10 @@ class _Specializer:
             receiver = call.func if plain else self._bind(value, "callable")
             owner = _Known(value=value, path=known.path if plain else None)
             value = _class_function(type(value), "__call__", self.checks)
+        passed = isinstance(call.func, ast.Name) and call.func.id in scope.known
         if not inspect.isfunction(value):
-            if callable(value) and (prefix or keywords or self._through_object(call.func, scope)):
+            through = passed or self._through_object(call.func, scope)
+            if callable(value) and (prefix or keywords or through):
                 # self.act(z) with act = np.tanh on an object read at run time, a partial
                 # of a ufunc: called by a name bound to it, which the compiler resolves
                 if known.path is not None:
@@ -361,18 +366,96 @@ class _Specializer:
         if known.path is not None:
             self._check_path(known)
         lambda_ = value.__name__ == "<lambda>"
-        if receiver is None and not lambda_ and not prefix and not keywords:
-            if isinstance(call.func, ast.Name) and call.func.id not in scope.local:
-                return call  # a function by its name: compiled in turn, as before
-            name = self._bind(value, value.__name__)  # f = sigmoid; f(x): sigmoid's name
-            return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
         given = self._spread(call.args, scope)  # self.objective(x, *args): args' entries
         arguments = ([receiver] if receiver is not None else []) + prefix + given
+        first = len(arguments) - len(given)
+        fixed = self._passed_functions(value, arguments, first, call.keywords, scope)
+        if receiver is None and not lambda_ and not prefix and not keywords and not fixed:
+            if isinstance(call.func, ast.Name) and call.func.id not in scope.local:
+                if call.func.id not in scope.known:
+                    return call  # a function by its name: compiled in turn, as before
+            name = self._bind(value, value.__name__)  # f = sigmoid; f(x): sigmoid's name
+            return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
         count = None if any(isinstance(a, ast.Starred) for a in given) else len(arguments)
-        nested = self._nested(value, owner if receiver is not None else None, call, given=count)
-        rewritten = ast.Call(name_node(nested), arguments, [*keywords, *call.keywords])
+        owned = owner if receiver is not None else None
+        nested = self._nested(value, owned, call, given=count, fixed=fixed)
+        positional = _positional(value)
+        arguments = [
+            a for i, a in enumerate(arguments) if i >= len(positional) or positional[i] not in fixed
+        ]
+        passed = [k for k in call.keywords if k.arg not in fixed]
+        rewritten = ast.Call(name_node(nested), arguments, [*keywords, *passed])
         self.changed = True
         return ast.copy_location(rewritten, call)
+
+    def _passed_functions(
+        self,
+        function: Any,
+        arguments: list[ast.expr],
+        first: int,
+        keywords: list[ast.keyword],
+        scope: _Scope,
+    ) -> dict[str, _Known]:
+        """``apply(np.cos, w)``, ``apply(lambda v: v * v, w)``: the parameters of
+        ``function`` that this call gives a function known while compiling (from
+        ``arguments[first:]`` and the keywords), by name; the helper is made for them
+        (its calls of them resolved) and they are not passed. A parameter the function
+        assigns is left as it is."""
+        positional = _positional(function)
+        named = [*positional, *_keyword_only(function)]
+        given = [
+            (positional[i], a)
+            for i, a in enumerate(arguments)
+            if first <= i < len(positional) and not isinstance(a, ast.Starred)
+        ]
+        given += [(k.arg, k.value) for k in keywords if k.arg in named]
+        fixed = {}
+        for name, expr in given:
+            known = self._function_value(expr, scope)
+            if known is not None:
+                fixed[name] = known
+        if fixed:
+            reassigned = _reassigned(function)
+            if reassigned is None:
+                return {}
+            fixed = {n: k for n, k in fixed.items() if n not in reassigned}
+        return fixed
+
+    def _function_value(self, expr: ast.expr, scope: _Scope) -> _Known | None:
+        """What a function passed as an argument is, known while compiling: a function,
+        a ufunc, a partial, a callable object, or a lambda written in the differentiated
+        function itself (made its nested def: its free names are the caller's)."""
+        if isinstance(expr, ast.Lambda):
+            if scope.function is not self.tree:
+                return None  # its free names are an inlined function's: refused as before
+            name = self.names.fresh("passed_lambda")
+            returned = ast.copy_location(ast.Return(expr.body), expr.body)
+            helper = ast.copy_location(ast.FunctionDef(name, expr.args, [returned], [], None), expr)
+            self.definitions.append(ast.fix_missing_locations(helper))
+            self.changed = True
+            return _Known(value=_Local(name))
+        if isinstance(expr, ast.Call) and self._is_partial(expr.func, scope) and expr.args:
+            given = [*expr.args, *(k.value for k in expr.keywords)]
+            parts = [self._argument(a, scope) for a in given]
+            if any(p is None for p in parts) or any(k.arg is None for k in expr.keywords):
+                return None
+            values = [p.value for p in parts]
+            count = len(expr.args)
+            named = dict(zip([k.arg for k in expr.keywords], values[count:], strict=True))
+            try:
+                made = functools.partial(*values[:count], **named)
+            except TypeError:
+                return None
+            for part in parts:
+                if part.path is not None:
+                    self._check_path(part)
+            return _Known(value=made)
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None or not _callable(known.value):
+            return None
+        if inspect.ismodule(known.value):
+            return None
+        return known
 
     def _spread(self, arguments: list[ast.expr], scope: _Scope) -> list[ast.expr]:
         """``f(x, *args)`` where ``args`` is a tuple or list known while compiling (the
@@ -656,6 +739,7 @@ class _Specializer:
         call: ast.Call,
         initializer: _Initializer | None = None,
         given: int | None = None,
+        fixed: dict[str, _Known] | None = None,
     ) -> str:
         """The name of the helper defined inside the function that runs ``function``
         (its body's own calls resolved, its free names bound to what they mean where it
@@ -663,9 +747,12 @@ class _Specializer:
         ``initializer``: an ``__init__`` rewritten to return the attributes it sets;
         ``given``: how many positional arguments the call passes, where it is known
         (a ``*args`` of the function is then a tuple of that many: one helper per
-        count)."""
+        count); ``fixed``: parameters given functions known while compiling, made known
+        in the helper and taken out of its parameters (one helper per function given)."""
+        fixed = fixed or {}
         owned = owner.key() if owner is not None else None
-        key = (id(function), owned, initializer is None, given)
+        functions = tuple(sorted((n, _identity(k)) for n, k in fixed.items()))
+        key = (id(function), owned, initializer is None, given, functions)
         if key in self.nested:
             if initializer is not None:  # the same __init__ again: the same attributes
                 initializer.attributes[:] = self.initialized[key]
@@ -690,8 +777,12 @@ class _Specializer:
         extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
         if extras is not None and _assignments(tree, extras[0]) == 1:
             known[extras[0]] = _Known(structure=extras[1])
+        if fixed:
+            _without_parameters(tree, set(fixed))
+            known.update(fixed)
         scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
+        self._read_fixed(tree, fixed)
         self._bind_free_names(tree, namespace, local)
         for child in ast.walk(tree):  # errors point at the user's call
             if hasattr(child, "lineno"):
@@ -699,6 +790,25 @@ class _Specializer:
         self.definitions.append(tree)
         self.inlined.append(function)
         return name
+
+    def _read_fixed(self, tree: ast.FunctionDef, fixed: dict[str, _Known]) -> None:
+        """A function parameter taken out of a helper, read otherwise than called
+        (passed on to a library's function): a name bound to the function."""
+        specializer = self
+
+        class Read(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                if node.id not in fixed or getattr(node, "bound_here", False):
+                    return node
+                value = fixed[node.id].value
+                if isinstance(value, _Local):
+                    read = _bound_name(value.name)
+                else:
+                    read = specializer._bind(value, getattr(value, "__name__", node.id))
+                return ast.copy_location(read, node)
+
+        if fixed:
+            Read().visit(tree)
 
     def _bind_free_names(self, tree: ast.FunctionDef, namespace: dict, local: set[str]) -> None:
         """A free name of a nested function that means something else in the caller (or
@@ -782,6 +892,62 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     if raw is _MISSING or hasattr(raw, "__get__"):
         return _MISSING, False
     return raw, False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Local:
+    """A function the differentiated function defines (a lambda it passes, made a
+    nested def): called by its name."""
+
+    name: str
+
+
+def _identity(known: _Known) -> Any:
+    value = known.value
+    return value.name if isinstance(value, _Local) else id(value)
+
+
+def _positional(function: Any) -> list[str]:
+    code = getattr(function, "__code__", None)
+    return list(code.co_varnames[: code.co_argcount]) if code is not None else []
+
+
+def _keyword_only(function: Any) -> list[str]:
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return []
+    return list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+
+
+def _reassigned(function: Any) -> set[str] | None:
+    """The names ``function``'s body assigns (``None``: its source is not read)."""
+    if function.__name__ == "<lambda>":
+        return set()
+    try:
+        tree = parse_function(function).tree
+    except AutodiffError:
+        return None
+    return {
+        n.id
+        for n in ast.walk(ast.Module(tree.body, []))
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+
+
+def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
+    """``tree`` without the parameters ``names`` (their defaults too)."""
+    arguments = tree.args
+    positional = [a.arg for a in arguments.posonlyargs + arguments.args]
+    defaulted = positional[len(positional) - len(arguments.defaults) :]
+    defaults = dict(zip(defaulted, arguments.defaults, strict=True))
+    arguments.posonlyargs = [a for a in arguments.posonlyargs if a.arg not in names]
+    arguments.args = [a for a in arguments.args if a.arg not in names]
+    kept = arguments.posonlyargs + arguments.args
+    arguments.defaults = [defaults[a.arg] for a in kept if a.arg in defaults]
+    pairs = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    pairs = [(a, d) for a, d in pairs if a.arg not in names]
+    arguments.kwonlyargs = [a for a, _ in pairs]
+    arguments.kw_defaults = [d for _, d in pairs]
 
 
 def _bound_name(name: str) -> ast.Name:
