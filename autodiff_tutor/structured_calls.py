@@ -394,12 +394,19 @@ def written_objects(tree: ast.FunctionDef) -> set[str]:
     return written
 
 
-def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any) -> tuple | None:
-    """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
-    same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
-    call is flattened into one array per leaf, and a gradient and its tangent come
-    back in the argument's structure. ``None`` when no argument is a structure.
-    ``api`` gives ``differentiable``, ``grad`` and ``jvp`` (the API passes itself).
+def structured_jvp(
+    f: Any,
+    args: Sequence[Any],
+    tangents: Sequence[Any],
+    api: Any,
+    keywords: dict[str, Any] | None = None,
+) -> tuple | None:
+    """``jvp(f, args, tangents)`` (``keywords``: passed too, held fixed) where an
+    argument is a structure (its tangent has the same structure; ``None`` leaves for
+    integer arrays), also for ``f = grad(g)``: the call is flattened into one array
+    per leaf, and a gradient and its tangent come back in the argument's structure.
+    ``None`` when no argument is a structure. ``api`` gives ``differentiable``,
+    ``grad`` and ``jvp`` (the API passes itself).
 
     >>> import numpy as np
     >>> from autodiff_tutor import api, grad
@@ -425,7 +432,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         and varargs is None
     ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
         return None  # an array tangent for a structure: taken as one stacked array
-    values = bind_arguments(compiled, args, {})
+    values = bind_arguments(compiled, args, keywords or {})
     given = list(tangents)
     if varargs is not None:  # the tangents of the extra arguments, as *args is: a tuple
         at = compiled.params.index(varargs)
@@ -435,7 +442,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
     of = entry_names(compiled, gradient_of[1]) if gradient_of is not None else []
     every = varying + [p for p in of if p not in varying]
-    flat = flatten_call(compiled, every, list(args), {})
+    flat = flatten_call(compiled, every, list(args), keywords or {})
     if flat is None:
         return None
     flat_tangents = []

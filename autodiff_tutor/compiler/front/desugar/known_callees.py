@@ -489,6 +489,8 @@ class _Specializer:
         if not isinstance(func, ast.Attribute):
             return False
         base = self._known(func.value, scope)
+        if base is not None and base.is_object:  # self.squash = staticmethod(np.cos)
+            return True
         return base is not None and base.structure is None and not inspect.ismodule(base.value)
 
     def _class_value(self, attribute: ast.Attribute, scope: _Scope) -> ast.expr:
