@@ -53,7 +53,7 @@ from autodiff_tutor.runtime.backend import (
     ones_like,
     shape_of,
 )
-from autodiff_tutor.structured_calls import varargs_name
+from autodiff_tutor.structured_calls import reads_keys, varargs_name
 from autodiff_tutor.structured_vjp import (
     by_key,
     check_list_seed,
@@ -162,7 +162,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
                     if one or wrt is None:
                         return result[0], result[1][0] if one else _unpack(result[1], wrt)
                     return result  # a list of inputs: the tuple of their gradients
-            if by_attribute or varargs or _has_containers(args, kwargs):  # else: arrays only
+            keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
+            if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:
                     return structured

@@ -123,8 +123,8 @@ def specialization_key(tree: Treedef) -> Any:
     """
     if tree[0] == "leaf":
         return "leaf"
-    if tree[0] == "static":
-        return ("static", id(tree[1]))
+    if tree[0] == "static":  # a string read as a key: by its value
+        return ("static", tree[1] if type(tree[1]) is str else id(tree[1]))
     children = tuple(specialization_key(child) for child in tree[2])
     if tree[0] == "object":
         return ("object", tree[1], children, id(tree[3]))
@@ -177,6 +177,9 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             or p == varargs
         )
     }
+    structured.update(  # activation="swish" read as a key: the function is made for it
+        {p: ([], ("static", v)) for p, v in string_keys(compiled, values).items() if p not in names}
+    )
     if not structured:
         return None
     statics = {
@@ -277,6 +280,28 @@ def _top_keys(tree: Treedef) -> list[Any]:
         return [None]
     keys = entry_keys(tree)
     return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
+
+
+def string_keys(compiled: Any, values: Sequence[Any]) -> dict[str, str]:
+    """The parameters given a string that the function reads as a key or an index
+    (``ACTIVATIONS[activation]``): specialized on, by value, like a function passed."""
+    if not reads_keys(compiled):
+        return {}
+    keys = _index_parameters(compiled)
+    return {
+        p: v for p, v in zip(compiled.params, values, strict=False) if type(v) is str and p in keys
+    }
+
+
+def reads_keys(compiled: Any) -> bool:
+    """Whether a parameter of ``compiled`` is read in an index and never assigned (see
+    :func:`_index_parameters`; ``False`` where its source cannot be read)."""
+    from autodiff_tutor.errors import AutodiffError
+
+    try:
+        return bool(_index_parameters(compiled))
+    except (AutodiffError, OSError, TypeError):
+        return False
 
 
 def _index_parameters(compiled: Any) -> frozenset[str]:

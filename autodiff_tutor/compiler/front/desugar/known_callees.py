@@ -216,12 +216,16 @@ class _Specializer:
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and counts.get(statement.targets[0].id) == 1
-                and isinstance(statement.value, (ast.Name, ast.Attribute))
+                and isinstance(statement.value, (ast.Name, ast.Attribute, ast.Subscript))
             ):
                 continue
             known = self._known(statement.value, scope)
             if known is not None and known.structure is None and _callable(known.value):
                 aliases[statement.targets[0].id] = known
+                if isinstance(statement.value, ast.Subscript) and _only_called(
+                    tree, statement.targets[0].id
+                ):  # act = ACTIVATIONS[name]: looked up while compiling, only called
+                    statement.made = True
         for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
             if not (
                 isinstance(statement, ast.Assign)
@@ -695,11 +699,38 @@ class _Specializer:
         """``self.layers[-1]``, ``layers[0]``: an entry of a list or tuple known while
         compiling, at an index written out."""
         base = self._known(expr.value, scope)
+        if base is not None and base.structure is None and isinstance(base.value, dict):
+            return self._entry_of_dict(base, expr.slice, scope)
         index = _constant_int(expr.slice)
         if base is None or index is None or not isinstance(base.structure, (ast.List, ast.Tuple)):
             return None
         items = base.structure.elts
         return self._entry(items[index]) if -len(items) <= index < len(items) else None
+
+    def _entry_of_dict(self, base: _Known, key: ast.expr, scope: _Scope) -> _Known | None:
+        """``ACTIVATIONS[activation]``: the function a dict the code reads holds at a key
+        known while compiling (written out, or a string argument the call is
+        specialized on); guarded by the dict still holding it there."""
+        if isinstance(key, ast.Constant):
+            found = key.value
+        else:
+            known = self._known(key, scope)
+            found = known.value if known is not None and known.structure is None else _MISSING
+        if type(found) not in (str, int) or found not in base.value:
+            return None
+        entry = base.value[found]
+        if not _callable(entry) or base.path is None:
+            return None
+        read, attributes = base.path
+
+        def still() -> bool:
+            value = read()
+            for attribute in attributes:
+                value = _attribute(value, attribute)[0]
+            return isinstance(value, dict) and value.get(found, _MISSING) is entry
+
+        self.checks.append(still)
+        return _Known(value=entry)
 
     def _entry(self, item: ast.expr) -> _Known | None:
         """What an entry of a structure's literal denotes: an object seen as its
