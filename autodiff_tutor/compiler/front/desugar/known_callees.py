@@ -353,7 +353,10 @@ class _Specializer:
             receiver = call.func if plain else self._bind(value, "callable")
             owner = _Known(value=value, path=known.path if plain else None)
             value = _class_function(type(value), "__call__", self.checks)
-        passed = isinstance(call.func, ast.Name) and call.func.id in scope.known
+        # fn(a) of a parameter given the function, act(z) of a local bound to it
+        passed = isinstance(call.func, ast.Name) and (
+            call.func.id in scope.known or call.func.id in scope.local
+        )
         if not inspect.isfunction(value):
             through = passed or self._through_object(call.func, scope)
             if callable(value) and (prefix or keywords or through):
@@ -374,7 +377,12 @@ class _Specializer:
         arguments = ([receiver] if receiver is not None else []) + prefix + given
         first = len(arguments) - len(given)
         fixed = self._passed_functions(value, arguments, first, call.keywords, scope)
-        if receiver is None and not lambda_ and not prefix and not keywords and not fixed:
+        # body(x, w, *args) with args' count known: inlined, its *args bound per count
+        spread = any(isinstance(a, ast.Starred) for a in call.args) and not any(
+            isinstance(a, ast.Starred) for a in given
+        )
+        plain = not (receiver is not None or lambda_ or prefix or keywords or fixed or spread)
+        if plain:
             if isinstance(call.func, ast.Name) and call.func.id not in scope.local:
                 if call.func.id not in scope.known:
                     return call  # a function by its name: compiled in turn, as before
@@ -476,6 +484,19 @@ class _Specializer:
                 spread += value.elts
                 continue
             known = self._known(value, scope)
+            if known is not None and isinstance(known.value, tuple) and known.path is not None:
+                # f(x, *extras) of a tuple the code reads (a global, a closure): its
+                # entries, guarded by its length
+                count = len(known.value)
+                read, attributes = known.path
+                self.checks.append(functools.partial(_same_length, read, attributes, count))
+                spread += [
+                    ast.copy_location(
+                        ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                    )
+                    for i in range(count)
+                ]
+                continue
             if known is None or not isinstance(known.structure, (ast.Tuple, ast.List)):
                 spread.append(argument)  # a count known only at run time: refused there
                 continue
@@ -981,6 +1002,13 @@ def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
     pairs = [(a, d) for a, d in pairs if a.arg not in names]
     arguments.kwonlyargs = [a for a, _ in pairs]
     arguments.kw_defaults = [d for _, d in pairs]
+
+
+def _same_length(read: Callable[[str], Any], attributes: tuple[str, ...], count: int) -> bool:
+    value = read()
+    for attribute in attributes:
+        value = _attribute(value, attribute)[0]
+    return isinstance(value, tuple) and len(value) == count
 
 
 def _bound_name(name: str) -> ast.Name:
