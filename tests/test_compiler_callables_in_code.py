@@ -722,6 +722,23 @@ def test_a_lambda_passes_its_star_args_on_to_a_def(extras):
     np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
 
 
+class Squashed:
+    squash = staticmethod(np.cos)
+
+    def __init__(self):
+        self.W = np.array([0.5, 1.0, 1.5])
+
+    def loss(self, x):
+        return np.sum(self.squash(x * self.W))
+
+
+def test_a_ufunc_held_as_a_staticmethod_is_called_through_self():
+    """``squash = staticmethod(np.cos)`` in the class body, called as ``self.squash``."""
+    model = Squashed()
+    expected = check(lambda v: np.sum(np.cos(v * model.W)), X, model.loss)
+    np.testing.assert_allclose(expected, -np.sin(X * model.W) * model.W, rtol=1e-6)
+
+
 def test_a_classmethod_reads_the_class_attribute_of_the_call():
     """``cls.OFFSET`` rebound between calls: the next call reads the new value."""
     model = Objective()
