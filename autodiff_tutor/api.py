@@ -54,7 +54,7 @@ from autodiff_tutor.runtime.backend import (
     ones_like,
     shape_of,
 )
-from autodiff_tutor.structured_calls import varargs_name
+from autodiff_tutor.structured_calls import reads_keys, varargs_name
 from autodiff_tutor.structured_vjp import (
     by_key,
     check_list_seed,
@@ -163,7 +163,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
                     if one or wrt is None:
                         return result[0], result[1][0] if one else _unpack(result[1], wrt)
                     return result  # a list of inputs: the tuple of their gradients
-            if by_attribute or varargs or _has_containers(args, kwargs):  # else: arrays only
+            keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
+            if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:
                     return structured
@@ -406,14 +407,21 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
     >>> jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (np.float64(5.0), np.float64(2.0))
     """
+    return _jvp(f, args, tangents, {})
+
+
+def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, Any]) -> Any:
+    """:func:`jvp`, with ``keywords`` passed to ``f`` and held fixed (a partial's stored
+    keyword-only arguments)."""
     unwrapped = _unwrap_callable(f, None)
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
-        return unwrapped.jvp(jvp, args, tangents)
+        return unwrapped.jvp(_jvp, args, tangents)
     if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):
         from autodiff_tutor import api
         from autodiff_tutor.structured_calls import structured_jvp
 
-        structured = structured_jvp(f, args, tangents, api)  # lists, tuples, dicts of arrays
+        # lists, tuples, dicts of arrays
+        structured = structured_jvp(f, args, tangents, api, keywords)
         if structured is not None:
             return structured
     compiled = differentiable(f)
@@ -436,7 +444,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
         raise located(
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
-    values = bind_arguments(compiled, args, {})
+    values = bind_arguments(compiled, args, keywords)
     for name, value in zip(compiled.params, values, strict=True):
         refuse_foreign(f"the argument {name!r} of {compiled.name}", value)
     dots = []

@@ -64,8 +64,9 @@ class Unwrapped:
         return vjp(self.fn, *self.prefix, *args, wrt=self.wrt, **{**self.keywords, **kwargs})
 
     def jvp(self, jvp: Callable, args: Any, tangents: Any) -> tuple[Any, Any]:
-        """``jvp`` of the underlying function; the stored arguments held fixed (a
-        partial's keywords are passed in their parameters' places)."""
+        """``jvp`` of the underlying function (``jvp(f, args, tangents, keywords)``); the
+        stored arguments held fixed (a partial's keywords are passed in their
+        parameters' places, or by keyword to keyword-only parameters)."""
         from autodiff_tutor.api_checks import located
         from autodiff_tutor.errors import ArgumentError
 
@@ -74,9 +75,19 @@ class Unwrapped:
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
         varargs = _has_varargs(self.takes or self.fn)
+        held = (None,) * len(self.prefix)
         if varargs and not self.keywords and given_count > len(positional):
-            held = (None,) * len(self.prefix)  # extra arguments go to *args, in order
-            return jvp(self.fn, (*self.prefix, *args), (*held, *tangents))
+            return jvp(self.fn, (*self.prefix, *args), (*held, *tangents), {})  # *args, in order
+        if (
+            self.takes is None
+            and self.keywords
+            and given_count >= len(positional)
+            and all(
+                k in parameters and parameters[k].kind is inspect.Parameter.KEYWORD_ONLY
+                for k in self.keywords
+            )
+        ):  # partial(f, scale=0.7) of def f(x, w, *args, scale=1.0): passed by keyword
+            return jvp(self.fn, (*self.prefix, *args), (*held, *tangents), self.keywords)
         given = dict(zip(names, self.prefix, strict=False))
         mine = dict(zip(names[len(self.prefix) :], zip(args, tangents, strict=False), strict=False))
         given.update({n: value for n, (value, _) in mine.items()})
@@ -95,7 +106,7 @@ class Unwrapped:
                 hint="give one tangent per argument, or call jvp on a def that takes "
                 "every argument by position",
             )
-        return jvp(self.fn, tuple(values), tuple(dots))
+        return jvp(self.fn, tuple(values), tuple(dots), {})
 
 
 def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrapped | None:

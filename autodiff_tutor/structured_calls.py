@@ -123,8 +123,8 @@ def specialization_key(tree: Treedef) -> Any:
     """
     if tree[0] == "leaf":
         return "leaf"
-    if tree[0] == "static":
-        return ("static", id(tree[1]))
+    if tree[0] == "static":  # a string read as a key: by its value
+        return ("static", tree[1] if type(tree[1]) is str else id(tree[1]))
     children = tuple(specialization_key(child) for child in tree[2])
     if tree[0] == "object":
         return ("object", tree[1], children, id(tree[3]))
@@ -177,6 +177,9 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             or p == varargs
         )
     }
+    structured.update(  # activation="swish" read as a key: the function is made for it
+        {p: ([], ("static", v)) for p, v in string_keys(compiled, values).items() if p not in names}
+    )
     if not structured:
         return None
     statics = {
@@ -277,6 +280,28 @@ def _top_keys(tree: Treedef) -> list[Any]:
         return [None]
     keys = entry_keys(tree)
     return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
+
+
+def string_keys(compiled: Any, values: Sequence[Any]) -> dict[str, str]:
+    """The parameters given a string that the function reads as a key or an index
+    (``ACTIVATIONS[activation]``): specialized on, by value, like a function passed."""
+    if not reads_keys(compiled):
+        return {}
+    keys = _index_parameters(compiled)
+    return {
+        p: v for p, v in zip(compiled.params, values, strict=False) if type(v) is str and p in keys
+    }
+
+
+def reads_keys(compiled: Any) -> bool:
+    """Whether a parameter of ``compiled`` is read in an index and never assigned (see
+    :func:`_index_parameters`; ``False`` where its source cannot be read)."""
+    from autodiff_tutor.errors import AutodiffError
+
+    try:
+        return bool(_index_parameters(compiled))
+    except (AutodiffError, OSError, TypeError):
+        return False
 
 
 def _index_parameters(compiled: Any) -> frozenset[str]:
@@ -394,12 +419,19 @@ def written_objects(tree: ast.FunctionDef) -> set[str]:
     return written
 
 
-def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: Any) -> tuple | None:
-    """``jvp(f, args, tangents)`` where an argument is a structure (its tangent has the
-    same structure; ``None`` leaves for integer arrays), also for ``f = grad(g)``: the
-    call is flattened into one array per leaf, and a gradient and its tangent come
-    back in the argument's structure. ``None`` when no argument is a structure.
-    ``api`` gives ``differentiable``, ``grad`` and ``jvp`` (the API passes itself).
+def structured_jvp(
+    f: Any,
+    args: Sequence[Any],
+    tangents: Sequence[Any],
+    api: Any,
+    keywords: dict[str, Any] | None = None,
+) -> tuple | None:
+    """``jvp(f, args, tangents)`` (``keywords``: passed too, held fixed) where an
+    argument is a structure (its tangent has the same structure; ``None`` leaves for
+    integer arrays), also for ``f = grad(g)``: the call is flattened into one array
+    per leaf, and a gradient and its tangent come back in the argument's structure.
+    ``None`` when no argument is a structure. ``api`` gives ``differentiable``,
+    ``grad`` and ``jvp`` (the API passes itself).
 
     >>> import numpy as np
     >>> from autodiff_tutor import api, grad
@@ -425,7 +457,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
         and varargs is None
     ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
         return None  # an array tangent for a structure: taken as one stacked array
-    values = bind_arguments(compiled, args, {})
+    values = bind_arguments(compiled, args, keywords or {})
     given = list(tangents)
     if varargs is not None:  # the tangents of the extra arguments, as *args is: a tuple
         at = compiled.params.index(varargs)
@@ -435,7 +467,7 @@ def structured_jvp(f: Any, args: Sequence[Any], tangents: Sequence[Any], api: An
     varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
     of = entry_names(compiled, gradient_of[1]) if gradient_of is not None else []
     every = varying + [p for p in of if p not in varying]
-    flat = flatten_call(compiled, every, list(args), {})
+    flat = flatten_call(compiled, every, list(args), keywords or {})
     if flat is None:
         return None
     flat_tangents = []

@@ -640,6 +640,232 @@ def test_a_property_of_an_object_passed_is_read_through_its_getter():
     )
 
 
+# -- *args passed on, class methods, functions given to helpers ---------------------------
+
+
+class Objective:
+    """A benchmark class: ``loss`` passes its extra arguments on to ``objective``."""
+
+    OFFSET = 0.2
+
+    def __init__(self):
+        self.W = np.array([0.4, -0.7, 1.2])
+
+    @classmethod
+    def shift(cls, a):
+        return a + cls.OFFSET
+
+    def loss(self, x, *args):
+        w = self.shift(self.W)
+        return self.objective(x, w, *args)
+
+    def objective(self, x, w, *args):
+        for a in args:
+            w = np.tanh(w + a)
+        if args:
+            w = w * args[0]
+        if len(args) > 1:
+            w = w + np.sin(args[1] * w)
+        return np.sum(np.tanh(x * w))
+
+
+def check_with_extras(fn, compiled, x, extras):
+    """``check`` of ``compiled`` called with ``extras`` after ``x``, and its jvp."""
+    expected = check(lambda v: fn(v, *extras), x, lambda v: compiled(v, *extras))
+    np.testing.assert_allclose(
+        grad(compiled)(x, *extras), expected, rtol=1e-6, atol=1e-8
+    )  # the method itself, its extra arguments given at the call
+    both = value_and_grad(compiled)
+    for _ in range(3):
+        np.testing.assert_allclose(both(x, *extras)[1], expected, rtol=1e-6, atol=1e-8)
+    direction = np.ones_like(x)
+    _, tangent = jvp(compiled, [x, *extras], [direction, *(None for _ in extras)])
+    np.testing.assert_allclose(tangent, np.sum(expected * direction), rtol=1e-6)
+
+
+@pytest.mark.parametrize("extras", [(), (0.5,), (0.5, -0.3)])
+def test_star_args_passed_on_to_a_method_are_bound_per_count(extras):
+    """``self.objective(x, w, *args)`` with 0, 1 and 2 extra arguments: ``args`` is a
+    tuple as long as the call gives, and the dead branches (``args[1]`` of one extra)
+    are dropped; ``self.shift`` is a classmethod, called with the class."""
+    model = Objective()
+    check_with_extras(model.loss, model.loss, X, extras)
+
+
+def spread_body(x, w, *args):
+    w = w * (1.0 + 0.3 * len(args))
+    for a in args:
+        w = np.tanh(w + a)
+    if len(args) > 1:
+        w = w + np.sin(args[1] * w)
+    return np.sum(np.tanh(x * w))
+
+
+spread_lambda = lambda x, w, *args: spread_body(x, w, *args)  # noqa: E731
+
+
+@pytest.mark.parametrize("extras", [(), (0.5,), (0.5, np.array([0.1, -0.2, 0.3]))])
+def test_a_lambda_passes_its_star_args_on_to_a_def(extras):
+    """``f = lambda x, w, *args: body(x, w, *args)``: ``body`` inlined with ``args``
+    bound per count (an array among the extras too), w.r.t. ``w``."""
+    w = np.array([0.4, -0.7, 1.2])
+    expected = central_difference(lambda v: spread_body(X, v, *extras), [w], 0)
+    with autograd_numpy():
+        oracle = autograd.grad(lambda v: spread_body(X, v, *extras))(w)
+    np.testing.assert_allclose(oracle, expected, rtol=1e-6, atol=1e-8)
+    both = value_and_grad(spread_lambda, wrt=1)
+    for _ in range(3):
+        value, gradient = both(X, w, *extras)
+        np.testing.assert_allclose(value, spread_body(X, w, *extras), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    _, tangent = jvp(spread_lambda, [X, w, *extras], [None, np.ones(3), *(None for _ in extras)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+
+
+class Squashed:
+    squash = staticmethod(np.cos)
+
+    def __init__(self):
+        self.W = np.array([0.5, 1.0, 1.5])
+
+    def loss(self, x):
+        return np.sum(self.squash(x * self.W))
+
+
+def test_a_ufunc_held_as_a_staticmethod_is_called_through_self():
+    """``squash = staticmethod(np.cos)`` in the class body, called as ``self.squash``."""
+    model = Squashed()
+    expected = check(lambda v: np.sum(np.cos(v * model.W)), X, model.loss)
+    np.testing.assert_allclose(expected, -np.sin(X * model.W) * model.W, rtol=1e-6)
+
+
+def test_a_classmethod_reads_the_class_attribute_of_the_call():
+    """``cls.OFFSET`` rebound between calls: the next call reads the new value."""
+    model = Objective()
+    both = value_and_grad(model.loss)
+    both(X, 0.5)
+    try:
+        Objective.OFFSET = -0.9
+        value, gradient = both(X, 0.5)
+        np.testing.assert_allclose(value, model.loss(X, 0.5), rtol=1e-12)
+        expected = central_difference(lambda v: model.loss(v, 0.5), [X], 0)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    finally:
+        Objective.OFFSET = 0.2
+
+
+def smooth(a):
+    return a / (1.0 + a * a)
+
+
+def scaled(a, k=1.0):
+    return np.sin(a * k)
+
+
+def half_applied(fn, a):
+    return fn(a) * 0.5 + a
+
+
+def applied_cos(x):
+    return np.sum(half_applied(np.cos, x) ** 2)
+
+
+def applied_def(x):
+    return np.sum(half_applied(smooth, x) ** 2)
+
+
+def applied_partial(x):
+    return np.sum(half_applied(functools.partial(scaled, k=0.7), x) ** 2)
+
+
+def applied_lambda(x):
+    k = 1.5
+    return np.sum(half_applied(lambda v: np.tanh(k * v), x) ** 2)
+
+
+SIGMOID = Sigmoid()
+
+
+def applied_object(x):
+    return np.sum(half_applied(SIGMOID, x) ** 2)
+
+
+def applied_by_keyword(x):
+    return np.sum(half_applied(a=x, fn=smooth) * half_applied(np.sin, x))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [applied_cos, applied_def, applied_partial, applied_lambda, applied_object, applied_by_keyword],
+)
+def test_a_helper_calls_the_function_it_is_given(fn):
+    """``half_applied(fn, a)`` calling ``fn(a)``, given a ufunc, a def, a partial, a lambda
+    written at the call, a callable object, by keyword: the helper is inlined with
+    ``fn`` known."""
+    expected = check(fn, X)
+    _, tangent = jvp(fn, [X], [np.ones_like(X)])
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
+
+
+def make_act(k):
+    return lambda z: np.tanh(k * z)
+
+
+SCALED = functools.partial(scaled, k=0.7)
+
+
+def partial_then_closure(x):
+    w = SCALED(x) + 0.5 * x
+    return np.sum(make_act(1.5)(w))
+
+
+def test_a_closure_variable_keeps_its_value_beside_a_partial_keyword_of_the_same_name():
+    """A partial's stored ``k=0.7`` and a lambda's closure ``k=1.5`` inlined in one
+    function: each reads its own ``k`` (the lambda once read 0.7, a wrong value)."""
+    check(partial_then_closure, X)
+
+
+ACTIVATIONS = {"tanh": np.tanh, "smooth": smooth, "sigmoid": sigmoid}
+
+
+def configured(x, activation="smooth"):
+    act = ACTIVATIONS[activation]
+    return np.sum(act(x) ** 2)
+
+
+@pytest.mark.parametrize("given", [(), ("tanh",), ("sigmoid",)])
+def test_a_function_looked_up_by_a_string_argument(given):
+    """``act = ACTIVATIONS[activation]`` with ``activation`` given or by default: the
+    compilation is made for the string's value, and another string gets its own."""
+    expected = central_difference(lambda v: configured(v, *given), [X], 0)
+    with autograd_numpy():
+        oracle = autograd.grad(lambda v: np.sum(_autograd_act(given)(v) ** 2))(X)
+    np.testing.assert_allclose(oracle, expected, rtol=1e-6, atol=1e-8)
+    both = value_and_grad(configured)
+    for _ in range(3):
+        value, gradient = both(X, *given)
+        np.testing.assert_allclose(value, configured(X, *given), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+def _autograd_act(given):
+    name = given[0] if given else "smooth"
+    return {"tanh": anp.tanh, "smooth": smooth, "sigmoid": sigmoid}[name]
+
+
+def test_the_string_specialization_follows_the_dict():
+    """The dict rebound at the key after a call: the next call runs the new entry."""
+    both = value_and_grad(configured)
+    both(X, "tanh")
+    try:
+        ACTIVATIONS["tanh"] = np.sin
+        value, gradient = both(X, "tanh")
+        np.testing.assert_allclose(value, np.sum(np.sin(X) ** 2), rtol=1e-12)
+        np.testing.assert_allclose(gradient, 2 * np.sin(X) * np.cos(X), rtol=1e-12)
+    finally:
+        ACTIVATIONS["tanh"] = np.tanh
+
+
 # -- what stays refused -------------------------------------------------------------------
 
 
@@ -666,7 +892,7 @@ class Refused:
         return zs[0]
 
     def calls_a_method_with_star_args(self, x):
-        return np.sum(self.spread(x))
+        return np.sum(self.spread(*x))  # as many arguments as x has rows
 
 
 @pytest.mark.parametrize(
@@ -678,7 +904,11 @@ class Refused:
             "self.no_source",
         ),
         ("recursive", "recursion is not supported", "self.countdown"),
-        ("calls_a_method_with_star_args", "which takes *args or **kwargs", "self.spread"),
+        (
+            "calls_a_method_with_star_args",
+            "which takes *args, and this call passes it a number of arguments not known",
+            "self.spread",
+        ),
     ],
 )
 def test_refusals_are_located_at_the_call(method, message, at):

@@ -38,7 +38,7 @@ SLICE = 320  # seeds 0..319
 RARE_SEEDS = (749,)
 
 #: construct left out of the slice -> the strict xfail of the bug it hits
-KNOWN_BUG_CONSTRUCTS: dict[str, str] = {"varargs": "test_jvp_of_a_partial_of_a_varargs_function"}
+KNOWN_BUG_CONSTRUCTS: dict[str, str] = {}
 #: construct whose programs skip only the second-order check -> its strict xfail
 KNOWN_BUG_HVP: dict[str, str] = {}
 
@@ -524,19 +524,18 @@ def test_second_order_of_a_bound_method_is_right():
     assert trusted.all() and np.all(check.oracles.close(hv, expected))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jvp of functools.partial(f, scale=...) where f takes *args raises ArgumentError "
-    "'the stored and given arguments do not fill its parameters', while value_and_grad "
-    "accepts it: fuzz seeds 76000058, 76000130",
-)
 def test_jvp_of_a_partial_of_a_varargs_function():
-    """``jvp`` of a partial (a keyword stored) of ``f(x, w, *args, scale=1.0)`` called
-    with one extra argument, against a directional difference."""
+    """``jvp`` of a partial (a keyword-only argument stored) of ``f(x, w, *args,
+    scale=1.0)`` called with one extra argument and with none, against a directional
+    difference (fuzz seeds 76000058, 76000130)."""
     f = functools.partial(_scaled_sum, scale=0.7)
-    value, tangent = ad.jvp(f, (X4, V4, 0.5), (V4, X4, None))
-    expected, trusted = check.oracles.directional(lambda a, b: f(a, b, 0.5), (X4, V4), (V4, X4))
-    assert trusted and np.isclose(value, f(X4, V4, 0.5)) and np.isclose(tangent, expected)
+    for extras in ((0.5,), ()):
+        value, tangent = ad.jvp(f, (X4, V4, *extras), (V4, X4, *(None for _ in extras)))
+        expected, trusted = check.oracles.directional(
+            lambda a, b, extras=extras: f(a, b, *extras), (X4, V4), (V4, X4)
+        )
+        assert trusted and np.isclose(value, f(X4, V4, *extras))
+        assert np.isclose(tangent, expected)
 
 
 def test_a_ufunc_staticmethod_swapped_in_is_followed():

@@ -4,7 +4,6 @@ message"`` (``WRONG: ...`` where a mode gave a wrong number). The tests mark the
 Regenerate with ``python -m corpus_objects.measure --write-today`` (from ``tests/``)."""
 
 COMPILER: dict[str, str] = {
-    "activation_looked_up_by_name": "UnsupportedSyntaxError: calling the local variable 'act' is not supported [functions.py:174]",
     "batch_attribute_changes_shape": "UnsupportedSyntaxError: this index into a structure is not known while compiling: the compiler picks a structure's entries while compiling, from Python ints known when the function is called (numbers written out, len(params), indices of loops over such ranges, int arguments and global ints), and this index is computed from something else (a value of an array, computed at run time) [training.py:170]",
 }
 

@@ -216,12 +216,16 @@ class _Specializer:
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and counts.get(statement.targets[0].id) == 1
-                and isinstance(statement.value, (ast.Name, ast.Attribute))
+                and isinstance(statement.value, (ast.Name, ast.Attribute, ast.Subscript))
             ):
                 continue
             known = self._known(statement.value, scope)
             if known is not None and known.structure is None and _callable(known.value):
                 aliases[statement.targets[0].id] = known
+                if isinstance(statement.value, ast.Subscript) and _only_called(
+                    tree, statement.targets[0].id
+                ):  # act = ACTIVATIONS[name]: looked up while compiling, only called
+                    statement.made = True
         for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
             if not (
                 isinstance(statement, ast.Assign)
@@ -320,6 +324,9 @@ class _Specializer:
         """``call`` of the value ``known`` denotes, as a call of a nested helper (or of
         a name bound to the value); unchanged where the compiler resolves it itself."""
         value, receiver, owner = known.value, known.receiver, known.owner
+        if isinstance(value, _Local):  # a lambda passed: the caller's def made of it
+            called = ast.Call(_bound_name(value.name), call.args, call.keywords)
+            return ast.copy_location(called, call)
         prefix: list[ast.expr] = []
         keywords: list[ast.keyword] = []
         if known.structure is not None:  # an object parameter called: its __call__
@@ -346,8 +353,13 @@ class _Specializer:
             receiver = call.func if plain else self._bind(value, "callable")
             owner = _Known(value=value, path=known.path if plain else None)
             value = _class_function(type(value), "__call__", self.checks)
+        # fn(a) of a parameter given the function, act(z) of a local bound to it
+        passed = isinstance(call.func, ast.Name) and (
+            call.func.id in scope.known or call.func.id in scope.local
+        )
         if not inspect.isfunction(value):
-            if callable(value) and (prefix or keywords or self._through_object(call.func, scope)):
+            through = passed or self._through_object(call.func, scope)
+            if callable(value) and (prefix or keywords or through):
                 # self.act(z) with act = np.tanh on an object read at run time, a partial
                 # of a ufunc: called by a name bound to it, which the compiler resolves
                 if known.path is not None:
@@ -361,16 +373,140 @@ class _Specializer:
         if known.path is not None:
             self._check_path(known)
         lambda_ = value.__name__ == "<lambda>"
-        if receiver is None and not lambda_ and not prefix and not keywords:
+        given = self._spread(call.args, scope)  # self.objective(x, *args): args' entries
+        arguments = ([receiver] if receiver is not None else []) + prefix + given
+        first = len(arguments) - len(given)
+        fixed = self._passed_functions(value, arguments, first, call.keywords, scope)
+        # body(x, w, *args) with args' count known: inlined, its *args bound per count
+        spread = any(isinstance(a, ast.Starred) for a in call.args) and not any(
+            isinstance(a, ast.Starred) for a in given
+        )
+        plain = not (receiver is not None or lambda_ or prefix or keywords or fixed or spread)
+        if plain:
             if isinstance(call.func, ast.Name) and call.func.id not in scope.local:
-                return call  # a function by its name: compiled in turn, as before
+                if call.func.id not in scope.known:
+                    return call  # a function by its name: compiled in turn, as before
             name = self._bind(value, value.__name__)  # f = sigmoid; f(x): sigmoid's name
             return ast.copy_location(ast.Call(name, call.args, call.keywords), call)
-        nested = self._nested(value, owner if receiver is not None else None, call)
-        arguments = ([receiver] if receiver is not None else []) + prefix + call.args
-        rewritten = ast.Call(name_node(nested), arguments, [*keywords, *call.keywords])
+        count = None if any(isinstance(a, ast.Starred) for a in given) else len(arguments)
+        owned = owner if receiver is not None else None
+        nested = self._nested(value, owned, call, given=count, fixed=fixed)
+        positional = _positional(value)
+        arguments = [
+            a for i, a in enumerate(arguments) if i >= len(positional) or positional[i] not in fixed
+        ]
+        passed = [k for k in call.keywords if k.arg not in fixed]
+        rewritten = ast.Call(name_node(nested), arguments, [*keywords, *passed])
         self.changed = True
         return ast.copy_location(rewritten, call)
+
+    def _passed_functions(
+        self,
+        function: Any,
+        arguments: list[ast.expr],
+        first: int,
+        keywords: list[ast.keyword],
+        scope: _Scope,
+    ) -> dict[str, _Known]:
+        """``apply(np.cos, w)``, ``apply(lambda v: v * v, w)``: the parameters of
+        ``function`` that this call gives a function known while compiling (from
+        ``arguments[first:]`` and the keywords), by name; the helper is made for them
+        (its calls of them resolved) and they are not passed. A parameter the function
+        assigns is left as it is."""
+        positional = _positional(function)
+        named = [*positional, *_keyword_only(function)]
+        given = [
+            (positional[i], a)
+            for i, a in enumerate(arguments)
+            if first <= i < len(positional) and not isinstance(a, ast.Starred)
+        ]
+        given += [(k.arg, k.value) for k in keywords if k.arg in named]
+        fixed = {}
+        for name, expr in given:
+            known = self._function_value(expr, scope)
+            if known is not None:
+                fixed[name] = known
+        if fixed:
+            reassigned = _reassigned(function)
+            if reassigned is None:
+                return {}
+            fixed = {n: k for n, k in fixed.items() if n not in reassigned}
+        return fixed
+
+    def _function_value(self, expr: ast.expr, scope: _Scope) -> _Known | None:
+        """What a function passed as an argument is, known while compiling: a function,
+        a ufunc, a partial, a callable object, or a lambda written in the differentiated
+        function itself (made its nested def: its free names are the caller's)."""
+        if isinstance(expr, ast.Lambda):
+            if scope.function is not self.tree:
+                return None  # its free names are an inlined function's: refused as before
+            name = self.names.fresh("passed_lambda")
+            returned = ast.copy_location(ast.Return(expr.body), expr.body)
+            helper = ast.copy_location(ast.FunctionDef(name, expr.args, [returned], [], None), expr)
+            self.definitions.append(ast.fix_missing_locations(helper))
+            self.changed = True
+            return _Known(value=_Local(name))
+        if isinstance(expr, ast.Call) and self._is_partial(expr.func, scope) and expr.args:
+            given = [*expr.args, *(k.value for k in expr.keywords)]
+            parts = [self._argument(a, scope) for a in given]
+            if any(p is None for p in parts) or any(k.arg is None for k in expr.keywords):
+                return None
+            values = [p.value for p in parts]
+            count = len(expr.args)
+            named = dict(zip([k.arg for k in expr.keywords], values[count:], strict=True))
+            try:
+                made = functools.partial(*values[:count], **named)
+            except TypeError:
+                return None
+            for part in parts:
+                if part.path is not None:
+                    self._check_path(part)
+            return _Known(value=made)
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None or not _callable(known.value):
+            return None
+        if inspect.ismodule(known.value):
+            return None
+        return known
+
+    def _spread(self, arguments: list[ast.expr], scope: _Scope) -> list[ast.expr]:
+        """``f(x, *args)`` where ``args`` is a tuple or list known while compiling (the
+        ``*args`` of the function, a structure passed): its entries one by one
+        (``args[0], args[1]``), so that the callee's parameters are bound while
+        compiling; other arguments as they are."""
+        spread: list[ast.expr] = []
+        for argument in arguments:
+            if not isinstance(argument, ast.Starred):
+                spread.append(argument)
+                continue
+            value = argument.value
+            if isinstance(value, (ast.Tuple, ast.List)):
+                spread += value.elts
+                continue
+            known = self._known(value, scope)
+            if known is not None and isinstance(known.value, tuple) and known.path is not None:
+                # f(x, *extras) of a tuple the code reads (a global, a closure): its
+                # entries, guarded by its length
+                count = len(known.value)
+                read, attributes = known.path
+                self.checks.append(functools.partial(_same_length, read, attributes, count))
+                spread += [
+                    ast.copy_location(
+                        ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                    )
+                    for i in range(count)
+                ]
+                continue
+            if known is None or not isinstance(known.structure, (ast.Tuple, ast.List)):
+                spread.append(argument)  # a count known only at run time: refused there
+                continue
+            spread += [
+                ast.copy_location(
+                    ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                )
+                for i in range(len(known.structure.elts))
+            ]
+        return spread
 
     def _through_object(self, func: ast.expr, scope: _Scope) -> bool:
         """Whether ``func`` is an attribute of an object (not of a module: ``np.tanh``
@@ -378,6 +514,8 @@ class _Specializer:
         if not isinstance(func, ast.Attribute):
             return False
         base = self._known(func.value, scope)
+        if base is not None and base.is_object:  # self.squash = staticmethod(np.cos)
+            return True
         return base is not None and base.structure is None and not inspect.ismodule(base.value)
 
     def _class_value(self, attribute: ast.Attribute, scope: _Scope) -> ast.expr:
@@ -569,6 +707,11 @@ class _Specializer:
             raw = inspect.getattr_static(base.value, expr.attr)
             self.checks.append(_same_class_attribute(base.value, expr.attr, raw))
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
+        if method == "class":  # net.shift(a), a classmethod of the object's class
+            cls = type(base.value)
+            self.checks.append(_same_class_attribute(cls, expr.attr, _raw(cls, expr.attr)))
+            receiver = self._bind(cls, cls.__name__)
+            return _Known(value=value, receiver=receiver, path=path, owner=_Known(value=cls))
         if method:
             return _Known(value=value, receiver=expr.value, path=path, owner=base)
         return _Known(value=value, path=path)
@@ -577,11 +720,38 @@ class _Specializer:
         """``self.layers[-1]``, ``layers[0]``: an entry of a list or tuple known while
         compiling, at an index written out."""
         base = self._known(expr.value, scope)
+        if base is not None and base.structure is None and isinstance(base.value, dict):
+            return self._entry_of_dict(base, expr.slice, scope)
         index = _constant_int(expr.slice)
         if base is None or index is None or not isinstance(base.structure, (ast.List, ast.Tuple)):
             return None
         items = base.structure.elts
         return self._entry(items[index]) if -len(items) <= index < len(items) else None
+
+    def _entry_of_dict(self, base: _Known, key: ast.expr, scope: _Scope) -> _Known | None:
+        """``ACTIVATIONS[activation]``: the function a dict the code reads holds at a key
+        known while compiling (written out, or a string argument the call is
+        specialized on); guarded by the dict still holding it there."""
+        if isinstance(key, ast.Constant):
+            found = key.value
+        else:
+            known = self._known(key, scope)
+            found = known.value if known is not None and known.structure is None else _MISSING
+        if type(found) not in (str, int) or found not in base.value:
+            return None
+        entry = base.value[found]
+        if not _callable(entry) or base.path is None:
+            return None
+        read, attributes = base.path
+
+        def still() -> bool:
+            value = read()
+            for attribute in attributes:
+                value = _attribute(value, attribute)[0]
+            return isinstance(value, dict) and value.get(found, _MISSING) is entry
+
+        self.checks.append(still)
+        return _Known(value=entry)
 
     def _entry(self, item: ast.expr) -> _Known | None:
         """What an entry of a structure's literal denotes: an object seen as its
@@ -601,6 +771,10 @@ class _Specializer:
         if isinstance(raw, staticmethod):
             self.checks.append(_same_class_attribute(cls, expr.attr, raw))
             return _Known(value=raw.__func__)
+        if isinstance(raw, classmethod):  # self.shift(a): the class is its first argument
+            self.checks.append(_same_class_attribute(cls, expr.attr, raw))
+            receiver = self._bind(cls, cls.__name__)
+            return _Known(value=raw.__func__, receiver=receiver, owner=_Known(value=cls))
         function = _class_function(cls, expr.attr, self.checks) if cls is not None else None
         if function is None:
             return None
@@ -618,17 +792,26 @@ class _Specializer:
         owner: _Known | None,
         call: ast.Call,
         initializer: _Initializer | None = None,
+        given: int | None = None,
+        fixed: dict[str, _Known] | None = None,
     ) -> str:
         """The name of the helper defined inside the function that runs ``function``
         (its body's own calls resolved, its free names bound to what they mean where it
         was written); defined once per function and object (``owner``: a method's).
-        ``initializer``: an ``__init__`` rewritten to return the attributes it sets."""
-        key = (id(function), owner.key() if owner is not None else None, initializer is None)
+        ``initializer``: an ``__init__`` rewritten to return the attributes it sets;
+        ``given``: how many positional arguments the call passes, where it is known
+        (a ``*args`` of the function is then a tuple of that many: one helper per
+        count); ``fixed``: parameters given functions known while compiling, made known
+        in the helper and taken out of its parameters (one helper per function given)."""
+        fixed = fixed or {}
+        owned = owner.key() if owner is not None else None
+        functions = tuple(sorted((n, _identity(k)) for n, k in fixed.items()))
+        key = (id(function), owned, initializer is None, given, functions)
         if key in self.nested:
             if initializer is not None:  # the same __init__ again: the same attributes
                 initializer.attributes[:] = self.initialized[key]
             return self.nested[key]
-        tree, namespace = _source_tree(function, call, self.parsed)
+        tree, namespace = _source_tree(function, call, self.parsed, given)
         if initializer is not None:
             initializer.rewrite(tree)
             self.initialized[key] = list(initializer.attributes)
@@ -645,8 +828,15 @@ class _Specializer:
             known[arguments[0].arg] = owner  # self: the object the method is called on
             if _assigned(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
+        extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
+        if extras is not None and _assignments(tree, extras[0]) == 1:
+            known[extras[0]] = _Known(structure=extras[1])
+        if fixed:
+            _without_parameters(tree, set(fixed))
+            known.update(fixed)
         scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
+        self._read_fixed(tree, fixed)
         self._bind_free_names(tree, namespace, local)
         for child in ast.walk(tree):  # errors point at the user's call
             if hasattr(child, "lineno"):
@@ -654,6 +844,25 @@ class _Specializer:
         self.definitions.append(tree)
         self.inlined.append(function)
         return name
+
+    def _read_fixed(self, tree: ast.FunctionDef, fixed: dict[str, _Known]) -> None:
+        """A function parameter taken out of a helper, read otherwise than called
+        (passed on to a library's function): a name bound to the function."""
+        specializer = self
+
+        class Read(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                if node.id not in fixed or getattr(node, "bound_here", False):
+                    return node
+                value = fixed[node.id].value
+                if isinstance(value, _Local):
+                    read = _bound_name(value.name)
+                else:
+                    read = specializer._bind(value, getattr(value, "__name__", node.id))
+                return ast.copy_location(read, node)
+
+        if fixed:
+            Read().visit(tree)
 
     def _bind_free_names(self, tree: ast.FunctionDef, namespace: dict, local: set[str]) -> None:
         """A free name of a nested function that means something else in the caller (or
@@ -663,29 +872,37 @@ class _Specializer:
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             name = node.id
-            if name in local or name in self.introduced or name in renames:
+            if name in local or name in renames or getattr(node, "bound_here", False):
                 continue
             mine = namespace.get(name, _MISSING)
-            if mine is _MISSING or (
-                name not in self.caller_local and self.namespace.get(name, _MISSING) is mine
-            ):
+            if mine is _MISSING:
+                continue
+            if name in self.introduced:  # a name bound here: to this value, or another
+                if self.values.get(name) is mine:
+                    continue
+            elif name not in self.caller_local and self.namespace.get(name, _MISSING) is mine:
                 continue
             renames[name] = self._bind(mine, name).id
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in renames and node.id not in local:
+            if (
+                isinstance(node, ast.Name)
+                and node.id in renames
+                and node.id not in local
+                and not getattr(node, "bound_here", False)
+            ):
                 node.id = renames[node.id]
 
     def _bind(self, value: Any, stem: str) -> ast.Name:
         """A name of the caller's bound to ``value`` (read like a global)."""
         for name, bound in self.values.items():
             if bound is value and name in self.introduced:
-                return name_node(name)
+                return _bound_name(name)
         stem = stem if stem.isidentifier() else "value"
         name = self.names.exact(stem) if stem not in self.names.taken else self.names.fresh(stem)
         self.values[name] = value
         self.introduced.add(name)
         self.changed = True
-        return name_node(name)
+        return _bound_name(name)
 
     def _check_path(self, known: _Known) -> None:
         read, attributes = known.path
@@ -703,9 +920,10 @@ class _Specializer:
 # -- values ------------------------------------------------------------------------------
 
 
-def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
+def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     """What ``obj.name`` finds without running code of the object's (a property is not
-    followed), and whether it is a method to call with ``obj`` as ``self``."""
+    followed), and whether it is a method to call with ``obj`` as ``self`` (``"class"``:
+    a classmethod, called with the object's class)."""
     if inspect.ismodule(obj):
         return getattr(obj, name, _MISSING), False
     if isinstance(obj, type):  # a class held by an object: Cost.fn, Cost.make(...)
@@ -721,11 +939,88 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool]:
     raw = inspect.getattr_static(type(obj), name, _MISSING)
     if isinstance(raw, staticmethod):
         return raw.__func__, False
+    if isinstance(raw, classmethod):
+        return raw.__func__, "class"  # called with the object's class first
     if inspect.isfunction(raw):
         return raw, True
     if raw is _MISSING or hasattr(raw, "__get__"):
         return _MISSING, False
     return raw, False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Local:
+    """A function the differentiated function defines (a lambda it passes, made a
+    nested def): called by its name."""
+
+    name: str
+
+
+def _identity(known: _Known) -> Any:
+    value = known.value
+    return value.name if isinstance(value, _Local) else id(value)
+
+
+def _positional(function: Any) -> list[str]:
+    code = getattr(function, "__code__", None)
+    return list(code.co_varnames[: code.co_argcount]) if code is not None else []
+
+
+def _keyword_only(function: Any) -> list[str]:
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return []
+    return list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+
+
+def _reassigned(function: Any) -> set[str] | None:
+    """The names ``function``'s body assigns (``None``: its source is not read)."""
+    if function.__name__ == "<lambda>":
+        return set()
+    try:
+        tree = parse_function(function).tree
+    except AutodiffError:
+        return None
+    return {
+        n.id
+        for n in ast.walk(ast.Module(tree.body, []))
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+
+
+def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
+    """``tree`` without the parameters ``names`` (their defaults too)."""
+    arguments = tree.args
+    positional = [a.arg for a in arguments.posonlyargs + arguments.args]
+    defaulted = positional[len(positional) - len(arguments.defaults) :]
+    defaults = dict(zip(defaulted, arguments.defaults, strict=True))
+    arguments.posonlyargs = [a for a in arguments.posonlyargs if a.arg not in names]
+    arguments.args = [a for a in arguments.args if a.arg not in names]
+    kept = arguments.posonlyargs + arguments.args
+    arguments.defaults = [defaults[a.arg] for a in kept if a.arg in defaults]
+    pairs = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    pairs = [(a, d) for a, d in pairs if a.arg not in names]
+    arguments.kwonlyargs = [a for a, _ in pairs]
+    arguments.kw_defaults = [d for _, d in pairs]
+
+
+def _same_length(read: Callable[[str], Any], attributes: tuple[str, ...], count: int) -> bool:
+    value = read()
+    for attribute in attributes:
+        value = _attribute(value, attribute)[0]
+    return isinstance(value, tuple) and len(value) == count
+
+
+def _bound_name(name: str) -> ast.Name:
+    """A read of a name bound while specializing (never a free name of the user's to
+    rebind when the function it is in gets nested)."""
+    node = name_node(name)
+    node.bound_here = True
+    return node
+
+
+def _raw(cls: type, name: str) -> Any:
+    return inspect.getattr_static(cls, name, None)
 
 
 def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
@@ -748,6 +1043,13 @@ def _same_class_attribute(cls: type, name: str, raw: Any) -> Callable[[], bool]:
 
 def _callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and not hasattr(value, "shape")
+
+
+def _assignments(tree: ast.AST, name: str) -> int:
+    return sum(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(tree)
+    )
 
 
 def _assigned(tree: ast.AST, name: str) -> bool:
@@ -916,9 +1218,11 @@ def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
     return Substitute().visit(statement)
 
 
-def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
+def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: int | None = None):
     """``function``'s definition (a lambda's written as a def) and the names it sees;
-    a located refusal where its source cannot be read."""
+    a located refusal where its source cannot be read. ``given``: the count of
+    positional arguments, where known: a ``*args`` becomes that many parameters, and
+    ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
     if function.__name__ == "<lambda>":
         tree = _lambda_tree(function)
@@ -944,16 +1248,54 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction):
                 "a DifferentiableFunction",
             ) from None
         tree, namespace = source.tree, source.namespace()
+    tree = copy.deepcopy(tree)
     arguments = tree.args
-    if arguments.vararg or arguments.kwarg or tree.decorator_list:
+    if arguments.vararg and given is not None and not arguments.kwarg:
+        _with_extras(tree, given)
+    if arguments.kwarg or tree.decorator_list:
         raise UnsupportedSyntaxError(
-            f"{_said(call.func)!r} calls {function.__qualname__}, which takes *args or "
-            "**kwargs: the compiler inlines a function called inside the code, and binds "
-            "its parameters by name",
+            f"{_said(call.func)!r} calls {function.__qualname__}, which takes **kwargs or "
+            "is decorated: the compiler inlines a function called inside the code, and "
+            "binds its parameters by name",
             where,
             hint=f"give {function.__name__} named parameters, or pass the values one by one",
         )
-    return copy.deepcopy(tree), namespace
+    if arguments.vararg:
+        raise UnsupportedSyntaxError(
+            f"{_said(call.func)!r} calls {function.__qualname__}, which takes *args, and "
+            "this call passes it a number of arguments not known while compiling (the "
+            "compiler inlines the function, binding its parameters then)",
+            where,
+            hint="pass the extra arguments one by one, or pass on a tuple known at the call "
+            "(the differentiated function's own *args: self.objective(x, *args))",
+        )
+    return tree, namespace
+
+
+def _with_extras(tree: ast.FunctionDef, given: int) -> None:
+    """``def objective(self, x, *args)`` called with ``given`` positional arguments: the
+    extra ones become parameters of their own (``args_0``, ...) and ``args`` their tuple,
+    assigned first (the structures pass reads ``len(args)``, ``args[1]``, ``for a in
+    args`` from it); ``tree.extras`` is ``(name, tuple)``."""
+    arguments = tree.args
+    fixed = len(arguments.posonlyargs) + len(arguments.args)
+    vararg = arguments.vararg.arg
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(arguments) if isinstance(a, ast.arg)}
+    names = []
+    for i in range(max(0, given - fixed)):
+        name = f"{vararg}_{i}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    if names:  # every named parameter is given: their defaults are not read
+        arguments.defaults = []
+    arguments.args = arguments.args + [ast.arg(n) for n in names]
+    arguments.vararg = None
+    entries = ast.Tuple([name_node(n) for n in names], ast.Load())
+    tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
+    tree.extras = (vararg, entries)
 
 
 def _lambda_tree(function: Any) -> ast.FunctionDef | None:

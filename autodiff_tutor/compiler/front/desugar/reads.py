@@ -57,10 +57,11 @@ class ReadsMixin:
                         attribute,
                         f"{value.id}.{attribute.attr} is not an attribute of the object's "
                         "instance, nor a method or a value of its class that the compiler "
-                        "reads (a property or a classmethod is not followed, and a method "
-                        "is inlined where it is called, not used as a value)",
-                        "call a method (self.total()) instead of a property, or pass the "
-                        "value in as an argument",
+                        "reads (a method, static method or class method is inlined where "
+                        "it is called, not used as a value; a property is followed where "
+                        "its getter's source can be read)",
+                        f"call it where its value is needed ({value.id}.{attribute.attr}(...)), "
+                        "or pass the value in as an argument",
                     )
                 key = ast.Constant(attribute.attr)
                 return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
@@ -385,19 +386,26 @@ _SINGLETONS = (None, True, False)
 
 
 def static_truth(node: ast.expr, known=None) -> bool | None:
-    """Whether a test is true, when it is known while compiling: comparisons of ints
-    and strings known then (``len(args) > 2`` once ``len(args)`` is folded, ``n == 0``
-    with ``n`` known, see :func:`static_value`), ``is None`` of ``None``, ``not``,
-    ``and``, ``or``; else ``None`` (the test is made at run time).
+    """Whether a test is true, when it is known while compiling: a structure (``if
+    args:``, true when not empty), comparisons of ints and strings known then
+    (``len(args) > 2`` once ``len(args)`` is folded, ``n == 0`` with ``n`` known, see
+    :func:`static_value`), ``is None`` of ``None``, ``not``, ``and``, ``or``; else
+    ``None`` (the test is made at run time).
 
     >>> [static_truth(ast.parse(t, mode="eval").body) for t in ("2 > 2", "None is None", "x > 1")]
     [False, True, None]
     >>> static_truth(ast.parse("n >= 1 and not 0", mode="eval").body, {"n": 3}.get)
     True
+    >>> [static_truth(ast.parse(t, mode="eval").body) for t in ("()", "(a, b)", "not []")]
+    [False, True, True]
     """
     constant = isinstance(node, ast.Constant)
     if constant and (_singleton(node.value) or type(node.value) in (int, str)):
         return bool(node.value)
+    if isinstance(node, DISPLAYS) and not any(
+        item is None or isinstance(item, ast.Starred) for item in items_of(node)
+    ):  # if args: a structure known while compiling is true when it is not empty
+        return bool(items_of(node))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = static_truth(node.operand, known)
         return None if inner is None else not inner
