@@ -292,15 +292,23 @@ def _second_order(program: Any) -> bool:
 
 
 def _hvp(loaded: Loaded, program: Any, found: list[State]) -> Outcome:
-    """The vjp of the compiled gradient w.r.t. the first argument is ``H v``: checked
-    against mixed second differences of the program's values (no gradient of anybody's)."""
+    """The vjp of the compiled gradient w.r.t. the first argument is ``H v`` (its jvp
+    where an argument is a structure, which vjp of a gradient refuses by design):
+    checked against mixed second differences of the program's values (no gradient of
+    anybody's)."""
     run = Run(loaded, program.form, *program.inputs())
     args = run.args
     v = np.random.default_rng(program.seed + 2).normal(size=np.shape(args[0]))
     try:
         with run.kept():
-            _, pullback = ad.vjp(ad.grad(run.target, wrt=0), *run.copies(), wrt=[0])
-            (hv,) = pullback(v.copy())
+            copies = run.copies()
+            if any(isinstance(a, (list, tuple, dict)) for a in copies):
+                # vjp of a gradient takes arrays (documented): H v by forward over reverse
+                tangents = (v.copy(), *[None] * (len(copies) - 1))
+                _, hv = ad.jvp(ad.grad(run.target, wrt=0), tuple(copies), tangents)
+            else:
+                _, pullback = ad.vjp(ad.grad(run.target, wrt=0), *copies, wrt=[0])
+                (hv,) = pullback(v.copy())
     except Exception as error:  # noqa: BLE001 - classifying every exception is the point
         outcome = failure("hvp", error, loaded.filename)
         return Outcome("hvp", outcome.kind, outcome.detail + " (first state)")
