@@ -29,9 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.api_checks import wrt_entries
+from autodiff_tutor.api_checks import located, wrt_entries
+from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import ObjectView
+from autodiff_tutor.runtime.backend import is_float_value
+from autodiff_tutor.structured_vjp import has_float_leaf
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -67,8 +70,6 @@ class Unwrapped:
         """``jvp`` of the underlying function (``jvp(f, args, tangents, keywords)``); the
         stored arguments held fixed (a partial's keywords are passed in their
         parameters' places, or by keyword to keyword-only parameters)."""
-        from autodiff_tutor.api_checks import located
-        from autodiff_tutor.errors import ArgumentError
 
         parameters = inspect.signature(self.takes or self.fn).parameters
         names = list(parameters)
@@ -122,8 +123,6 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
     >>> unwrap_call(Scaled().apply, None, (np.ones(2), 3), {}).wrt
     ['x']
     """
-    from autodiff_tutor.runtime.backend import is_float_value
-    from autodiff_tutor.structured_vjp import has_float_leaf
 
     if wrt is not None or unwrap(f, None) is None:
         return unwrap(f, wrt)

@@ -22,7 +22,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from autodiff_tutor.compiler.front.source import ParsedFunction
+from autodiff_tutor.api_checks import bind_arguments, located, wrt_entries
+from autodiff_tutor.compiler.front.desugar.attributes import MUTATING
+from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
+from autodiff_tutor.errors import ArgumentError, AutodiffError, NonDifferentiableInputError
 from autodiff_tutor.pytree import (
     ObjectView,
     Treedef,
@@ -34,6 +38,7 @@ from autodiff_tutor.pytree import (
     is_structure,
     unflatten,
 )
+from autodiff_tutor.runtime.backend import is_float_value
 
 
 @dataclasses.dataclass
@@ -145,8 +150,6 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
     :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
     object parameter: ``"self.W"``."""
-    from autodiff_tutor.api_checks import bind_arguments, wrt_entries
-    from autodiff_tutor.runtime.backend import is_float_value
 
     entries = wrt_entries(wrt)
     picks: dict[str, set[str]] = {}
@@ -261,8 +264,6 @@ def varargs_name(signature: inspect.Signature) -> str | None:
 
 def _refuse_no_float(function: str, names: Sequence[str]) -> None:
     """Structures asked for in ``wrt`` that hold no floating-point array."""
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonDifferentiableInputError
 
     raise located(
         NonDifferentiableInputError,
@@ -296,7 +297,6 @@ def string_keys(compiled: Any, values: Sequence[Any]) -> dict[str, str]:
 def reads_keys(compiled: Any) -> bool:
     """Whether a parameter of ``compiled`` is read in an index and never assigned (see
     :func:`_index_parameters`; ``False`` where its source cannot be read)."""
-    from autodiff_tutor.errors import AutodiffError
 
     try:
         return bool(_index_parameters(compiled))
@@ -309,9 +309,6 @@ def _index_parameters(compiled: Any) -> frozenset[str]:
     index or in a ``range(...)``, never assigned (``range(n_layers)``, ``params[k]``)."""
     found = compiled.__dict__.get("_index_parameters")
     if found is None:
-        from autodiff_tutor.compiler.front.desugar.callees import assigned_names
-        from autodiff_tutor.compiler.front.source import parse_function
-
         tree = parse_function(compiled.fn).tree
         places = [n.slice for n in ast.walk(tree) if isinstance(n, ast.Subscript)]
         places += [
@@ -330,7 +327,6 @@ def _specialize(
     compiled: Any, trees: dict[str, Treedef], statics: dict[str, int]
 ) -> tuple[Any, dict[str, list[str]]]:
     """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
-    from autodiff_tutor.compiler.front.source import parse_function
 
     parsed = parse_function(compiled.fn)
     tree = copy.deepcopy(parsed.tree)
@@ -399,7 +395,6 @@ def written_objects(tree: ast.FunctionDef) -> set[str]:
     >>> written_objects(tree)
     {'self'}
     """
-    from autodiff_tutor.compiler.front.desugar.attributes import MUTATING
 
     written = set()
     for node in ast.walk(tree):
@@ -441,9 +436,6 @@ def structured_jvp(
     >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}], api)[1]
     {'w': array([6., 0.])}
     """
-    from autodiff_tutor.api_checks import bind_arguments, located
-    from autodiff_tutor.errors import ArgumentError
-    from autodiff_tutor.runtime.backend import is_float_value
 
     pairs = list(zip(args, tangents, strict=False))
     gradient_of = getattr(f, "_gradient_of", None)
@@ -512,7 +504,6 @@ def entry_names(compiled: Any, wrt: Any) -> list[str]:
     >>> entry_names(differentiable(lambda self, x: x), [1, "self.W"])
     ['x', 'self.W']
     """
-    from autodiff_tutor.api_checks import wrt_entries
 
     entries = wrt_entries(wrt)
     if entries is None:
@@ -531,8 +522,6 @@ def refuse_structured_vjp(f: Any, args: Sequence[Any]) -> None:
     ...
     autodiff_tutor.errors.NonDifferentiableInputError: vjp of a gradient takes arrays, ...
     """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonDifferentiableInputError
 
     if getattr(f, "_gradient_of", None) is not None and any(is_structure(a) for a in args):
         raise located(
@@ -554,8 +543,6 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
     ...
     autodiff_tutor.errors.NonDifferentiableInputError: cannot differentiate f ...
     """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonDifferentiableInputError
 
     if isinstance(value, dict) or (is_structure(value) and _ragged(value)):
         raise located(

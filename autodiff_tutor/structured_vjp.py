@@ -24,8 +24,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autodiff_tutor.api_checks import located
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 from autodiff_tutor.pytree import ObjectView, flatten, holds_user_object, is_static, is_structure
+from autodiff_tutor.runtime.backend import is_float_value
+from autodiff_tutor.structured_calls import entry_names, flatten_call, refuse_structured_vjp
 
 
 def has_float_leaf(value: Any) -> bool:
@@ -36,7 +38,6 @@ def has_float_leaf(value: Any) -> bool:
     >>> has_float_leaf({"W": np.ones(2), "n": 3}), has_float_leaf([np.arange(2)])
     (True, False)
     """
-    from autodiff_tutor.runtime.backend import is_float_value
 
     return is_structure(value) and any(is_float_value(leaf) for leaf in flatten(value)[0])
 
@@ -57,7 +58,6 @@ def structured_vjp(
     >>> [g.tolist() for g in pullback(np.ones(2))[0]]
     [[3.0, 3.0], [1.0, 1.0]]
     """
-    from autodiff_tutor.structured_calls import flatten_call
 
     if getattr(f, "_gradient_of", None) is not None:
         return gradient_vjp(f, args, kwargs, wrt, api)
@@ -99,7 +99,6 @@ def gradient_vjp(
     >>> pullback(np.array([1.0, 0.0]))[0].tolist()   # the Hessian w.r.t. W, times a vector
     [2.0, 0.0]
     """
-    from autodiff_tutor.structured_calls import entry_names, flatten_call, refuse_structured_vjp
 
     refuse_structured_vjp(f, args)
     compiled, of_wrt = f._gradient_of
@@ -170,8 +169,6 @@ def check_list_seed(
     ...
     autodiff_tutor.errors.ArgumentError: the seed is an array, but that output is a list ...
     """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import ArgumentError
 
     if seed is None:
         seed = [None] * len(out)
@@ -214,8 +211,6 @@ def values_by_key(keys: tuple[str, ...], seed: Any, where: str) -> Any:
     >>> values_by_key(("y", "loss"), {"loss": 1.0, "y": 2.0}, "the seed")
     [2.0, 1.0]
     """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import ArgumentError
 
     if not isinstance(seed, dict):
         return seed
@@ -263,8 +258,6 @@ def refuse_structured_output(f: Any, out: list[Any]) -> None:
     ...
     autodiff_tutor.errors.NonScalarOutputError: f returns a dict with the keys ['u', 'v']; ...
     """
-    from autodiff_tutor.api_checks import located
-    from autodiff_tutor.errors import NonScalarOutputError
 
     keys = f.front_end().program.output_keys
     what = f"a dict with the keys {list(keys)}" if keys else f"a list of {len(out)} values"
