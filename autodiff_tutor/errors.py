@@ -348,9 +348,12 @@ def without_toolkit_frames(traceback: TracebackType | None) -> TracebackType | N
         if not traceback.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             kept.append(traceback)
         traceback = traceback.tb_next
-    for entry, following in zip(kept, [*kept[1:], None], strict=True):
+    if not kept:
+        return None
+    for entry, following in zip(kept[:-1], kept[1:], strict=True):
         entry.tb_next = following
-    return kept[0] if kept else None
+    kept[-1].tb_next = None
+    return kept[0]
 
 
 def _show_users_frames(error: BaseException, seen: set[int]) -> None:
