@@ -43,6 +43,7 @@ from autodiff_tutor.errors import (
     ArgumentError,
     NoDerivativeRuleError,
     NonDifferentiableInputError,
+    front_door,
 )
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import is_static, is_user_object
@@ -130,6 +131,7 @@ def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
     )
 
 
+@front_door
 def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[Any, Any]]:
     """A function returning ``(f(*args), gradient)`` of a scalar-valued ``f``.
 
@@ -223,6 +225,7 @@ def _structured_value_and_grad(
     return out, flat.rebuild(gradients)
 
 
+@front_door
 def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     """A function returning the gradient of a scalar-valued ``f`` w.r.t. ``wrt``.
 
@@ -287,6 +290,7 @@ def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any])
     return vjp(f, *args, wrt=wrt, **kwargs)[1]
 
 
+@front_door
 @_pullback_pickles
 def vjp(
     f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any
@@ -395,6 +399,7 @@ def _refuse_complex_tangents(out: Any, out_dot: Any) -> None:
             )
 
 
+@front_door
 def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``(f(*args), tangent of the output)``: forward mode along ``tangents``.
 

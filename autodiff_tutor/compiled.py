@@ -40,7 +40,13 @@ from autodiff_tutor.compiler.pipeline import (
     front_end_of,
     stages,
 )
-from autodiff_tutor.errors import ArgumentError, AutodiffError, UnsupportedSyntaxError, add_note
+from autodiff_tutor.errors import (
+    ArgumentError,
+    AutodiffError,
+    UnsupportedSyntaxError,
+    add_note,
+    front_door,
+)
 from autodiff_tutor.pickling import by_reference, importable, with_sources
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
 from autodiff_tutor.pytree import flatten
@@ -163,6 +169,7 @@ class Differentiable:
         self._assumptions = None
         return False
 
+    @front_door
     def derivative(self, wrt: Wrt = None) -> Derivative:
         """The compiled forward/backward pair for gradients w.r.t. ``wrt`` (cached
         while :meth:`current`)."""
@@ -242,6 +249,7 @@ class Differentiable:
             raise located(ArgumentError, f"wrt names a parameter twice: {names}")
         return tuple(names)
 
+    @front_door
     def tangent(self, wrt: Wrt = None) -> TangentFunction:
         """The compiled forward-mode (JVP) function for tangents along ``wrt`` (cached)."""
         self.current()
@@ -250,22 +258,27 @@ class Differentiable:
             self._tangent_cache[names] = compile_tangent(self.fn, names, self.front_end())
         return self._tangent_cache[names]
 
+    @front_door
     def jvp_source(self, wrt: Wrt = None) -> str:
         """The generated forward-mode function, as source."""
         return self.tangent(wrt).source
 
+    @front_door
     def forward_source(self, wrt: Wrt = None) -> str:
         """The generated forward function, as source."""
         return self.derivative(wrt).forward_source
 
+    @front_door
     def backward_source(self, wrt: Wrt = None) -> str:
         """The generated backward function, as source."""
         return self.derivative(wrt).backward_source
 
+    @front_door
     def source(self, wrt: Wrt = None) -> str:
         """Forward and backward sources together (the protocol's ``source()``)."""
         return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
 
+    @front_door
     def show(self, wrt: Wrt = None, stages: bool = False, specialized: bool = False) -> None:
         """Print the generated forward and backward functions; with ``stages=True``,
         every stage's result in the order the compiler runs them; with
@@ -281,6 +294,7 @@ class Differentiable:
             print(f"── {stage} " + "─" * (60 - len(stage)))
             print(text)
 
+    @front_door
     def specialized_sources(self, wrt: Wrt = None) -> list[str]:
         """The forward and backward specialized on each argument signature met so far
         (after the first call with it), headed by that signature.
@@ -310,6 +324,7 @@ class Differentiable:
             )
         return texts
 
+    @front_door
     def stages(self, wrt: Wrt = None) -> dict[str, str]:
         """Each compiler stage's result, as text: source, normalize, activity, adjoint,
         memory, forward, optimize, emit.
@@ -448,20 +463,25 @@ class BoundDifferentiable(Differentiable):
     def front_end(self) -> FrontEnd:
         return self.flattened()[0].front_end()
 
+    @front_door
     def derivative(self, wrt: Wrt = None) -> Derivative:
         function, names, _ = self.flattened(wrt)
         return function.derivative(list(names))
 
+    @front_door
     def tangent(self, wrt: Wrt = None) -> TangentFunction:
         function, names, _ = self.flattened(wrt)
         return function.tangent(list(names))
 
+    @front_door
     def forward_source(self, wrt: Wrt = None) -> str:
         return self._specialized_on() + "\n" + super().forward_source(wrt)
 
+    @front_door
     def backward_source(self, wrt: Wrt = None) -> str:
         return self._specialized_on() + "\n" + super().backward_source(wrt)
 
+    @front_door
     def source(self, wrt: Wrt = None) -> str:
         return (
             self._specialized_on()
@@ -471,10 +491,12 @@ class BoundDifferentiable(Differentiable):
             + Differentiable.backward_source(self, wrt)
         )
 
+    @front_door
     def stages(self, wrt: Wrt = None) -> dict[str, str]:
         function, names, _ = self.flattened(wrt)
         return function.stages(list(names))
 
+    @front_door
     def specialized_sources(self, wrt: Wrt = None) -> list[str]:
         function, names, _ = self.flattened(wrt)
         return function.specialized_sources(list(names))
@@ -580,6 +602,7 @@ def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable
     return wrapper
 
 
+@front_door
 def differentiable(fn: Callable[..., Any]) -> Differentiable:
     """Decorator: make ``fn`` differentiable by the source-to-source compiler.
 

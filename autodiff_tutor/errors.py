@@ -13,15 +13,23 @@ generators are not supported
       yield x
       ^^^^^
   hint: return a list
+
+Raised out of a front door (:func:`front_door`: ``grad(f)(x)``, ``evaluate``,
+``gradient``, ``f.show()``, ...), an error's traceback holds the user's frames only,
+so a notebook shows the user's cell, then the located message; the toolkit's frames
+come back with :func:`full_tracebacks` (or ``AUTODIFF_TUTOR_FULL_TRACEBACKS=1``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
 
 #: Messages are wrapped at word boundaries to this many characters, so that a
 #: notebook's output (which breaks overlong lines anywhere, even mid-word) and a
@@ -294,3 +302,107 @@ def op_rule_error(
         hint=f"{ran}the {rule} you wrote for {op} failed while differentiating this call "
         "(the traceback of the cause shows where)",
     )
+
+
+#: Where the toolkit's own modules live: their frames are dropped from the tracebacks
+#: of the errors a front door raises (the code it generates is named ``<autodiff_tutor
+#: generated ...>`` and stays: it is the user's function, compiled).
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+_full_tracebacks = os.environ.get("AUTODIFF_TUTOR_FULL_TRACEBACKS", "") not in ("", "0")
+
+
+def full_tracebacks(on: bool | None = None) -> bool:
+    """Whether an :class:`AutodiffError` raised out of a front door keeps the toolkit's
+    own frames in its traceback; ``on`` sets it (for this process) and returns it.
+
+    Off by default: a student's traceback shows their cell and their functions, then the
+    located message. Turn it on to see where inside the toolkit an error was raised (a
+    bug report), or set ``AUTODIFF_TUTOR_FULL_TRACEBACKS=1`` before importing.
+
+    >>> full_tracebacks()
+    False
+    >>> full_tracebacks(True), full_tracebacks(False)
+    (True, False)
+    """
+    global _full_tracebacks
+    if on is not None:
+        _full_tracebacks = bool(on)
+    return _full_tracebacks
+
+
+def without_toolkit_frames(traceback: TracebackType | None) -> TracebackType | None:
+    """``traceback`` relinked (in place) without the frames of the toolkit's modules.
+
+    >>> def users():
+    ...     raise ValueError("bad")
+    >>> try:
+    ...     users()
+    ... except ValueError as error:
+    ...     kept = without_toolkit_frames(error.__traceback__)
+    >>> kept.tb_next.tb_frame.f_code.co_name
+    'users'
+    """
+    kept = []
+    while traceback is not None:
+        if not traceback.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            kept.append(traceback)
+        traceback = traceback.tb_next
+    if not kept:
+        return None
+    for entry, following in zip(kept[:-1], kept[1:], strict=True):
+        entry.tb_next = following
+    kept[-1].tb_next = None
+    return kept[0]
+
+
+def _show_users_frames(error: BaseException, seen: set[int]) -> None:
+    """``error`` and the exceptions chained to it with the toolkit's frames dropped; a
+    context raised wholly inside the toolkit (a lookup that failed, then this error)
+    is not shown at all: it is the toolkit's business, not the user's."""
+    seen.add(id(error))
+    error.__traceback__ = without_toolkit_frames(error.__traceback__)
+    for linked in (error.__cause__, error.__context__):
+        if linked is not None and id(linked) not in seen:
+            _show_users_frames(linked, seen)
+    context = error.__context__
+    if error.__cause__ is None and context is not None and context.__traceback__ is None:
+        error.__suppress_context__ = True
+
+
+Door = TypeVar("Door", bound=Callable[..., Any])
+
+
+def front_door(door: Door) -> Door:
+    """``door`` (a function users call) raising its :class:`AutodiffError` with the
+    user's frames only: the message says where, and a notebook shows it under the
+    user's cell instead of under a dozen of the toolkit's frames. An
+    :class:`InternalError` (a bug of the toolkit) keeps them all, and so does every
+    error while :func:`full_tracebacks` is on.
+
+    >>> import traceback
+    >>> import numpy as np
+    >>> from autodiff_tutor.tracing import evaluate, traced
+    >>> def scale(x):
+    ...     return float(x[0]) * x
+    >>> try:
+    ...     evaluate(scale, traced(np.ones(2)))  # evaluate is a front door
+    ... except TracingError as error:
+    ...     shown = [frame.name for frame in traceback.extract_tb(error.__traceback__)]
+    >>> shown[-1], "evaluate" in shown  # the user's function, none of the toolkit's
+    ('scale', False)
+    """
+
+    @functools.wraps(door)
+    def users_door(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return door(*args, **kwargs)
+        except AutodiffError as error:
+            if _full_tracebacks or isinstance(error, InternalError):
+                raise
+            _show_users_frames(error, set())
+            if sys.version_info >= (3, 11):
+                raise  # a bare raise adds no frame: not even this door's shows
+            raise error  # 3.10 would re-raise the traceback it caught: this door's shows
+
+    return users_door  # type: ignore[return-value]

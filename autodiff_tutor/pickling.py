@@ -33,6 +33,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.errors import front_door
+
 __all__ = [
     "MadeFunction",
     "by_reference",
@@ -65,6 +67,7 @@ class MadeFunction:
         self._made_by = made_by
         self._recipe = recipe
 
+    @front_door
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._function(*args, **kwargs)
 

@@ -28,7 +28,7 @@ def test_value_verdicts():
 
 def test_value_shape_type_and_nan_are_named():
     assert "shape (3,), expected shape (2,)" in check_value(np.ones(3), np.ones(2)).message
-    assert "it is a str" in check_value("two", 2.0).message
+    assert "it is the text 'two', not a number" in check_value("two", 2.0).message
     assert "NaN" in check_value(np.array([np.nan]), np.array([1.0])).message
     assert "element [1, 0]" in check_value(np.eye(2), np.array([[1.0, 0], [5, 1]])).message
 
@@ -113,3 +113,12 @@ def test_choice_verdicts():
     assert "give a set" in check_choice("a", {"a"}).message
     assert check_choice("compiler", "compiler").passed
     assert "'tracing' is not it" in check_choice("tracing", "compiler").message
+
+
+def test_text_is_not_a_number_even_when_numpy_reads_it_as_one():
+    for typed in ("0.5", ["0.5", 1.0], np.array(["0.5"])):
+        feedback = check_value(typed, 0.5 if isinstance(typed, str) else [0.5, 1.0][: len(typed)])
+        assert feedback.verdict == "wrong"
+        assert "not a number: a number is written without quotes" in feedback.message
+    assert "the text '0.5'" in check_value("0.5", 0.5).message
+    assert check_value(0.5, 0.5).verdict == "correct"

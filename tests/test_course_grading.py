@@ -162,3 +162,28 @@ def test_symbolic_grader_on_ops_finds_a_kink_bug_numeric_checks_miss():
     assert [k.verdict for k in report.kinks] == ["invalid"]
     assert grade_backward(LeakyFixed())[0].passed
     assert grade_backward(LeakyUnwritten())[0].verdict == "missing"
+
+
+class Product(DifferentiableFunction):
+    """x * w, with a backward that computes both gradients whatever is requested."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x, w):
+        return x * w
+
+    def backward(self, d_y, compute_gradients, x, w):
+        return d_y * w, d_y * x[::-1]  # the gradient for w is wrong: x reversed
+
+
+def test_backward_feedback_lists_the_elements_that_differ_before_the_wasted_work():
+    feedback, report = check_backward_report(Product(), np.array([1.0, 2.0]), np.array([3.0, 5.0]))
+    assert feedback.verdict == "wrong"
+    differing = report["finite differences"].message.splitlines()
+    assert differing[0].endswith(":") and len(differing) == 3  # w[0] and w[1] differ
+    message = " ".join(feedback.message.split())
+    for line in differing[1:]:
+        assert line.strip() in message  # each element, with its two numbers
+    assert message.index("finite differences:") < message.index("compute_gradients:")
+    assert "wasted work" in message

@@ -307,3 +307,26 @@ def test_flags_of_any_truthy_kind_are_read_as_bools():
     assert d_a is None and d_X.shape == (3, 2)
     d_X, d_a = Scale().op_backward((np.ones((3, 2)),), (True, False), saved)
     assert d_a is None and d_X.shape == (3, 2)
+
+
+class BothGradientsOneWrong(DifferentiableFunction):
+    """Computes both gradients whatever is requested; the one for w has the wrong shape."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x, w):
+        return x * w
+
+    def backward(self, d_y, compute_gradients, x, w):
+        return d_y * w, np.sum(d_y * x)
+
+
+def test_a_wrong_gradient_is_reported_before_an_unrequested_one():
+    op = BothGradientsOneWrong()
+    outputs, saved = op.op_forward(np.ones(2), np.ones(2))
+    with pytest.raises(BackwardOutputError) as info:
+        op.op_backward((np.ones(2),), (False, True), saved)
+    first, second = info.value.message.splitlines()
+    assert "gradient for input 1 ('w') has shape ()" in first
+    assert "wasted work" in second

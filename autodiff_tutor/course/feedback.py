@@ -117,14 +117,29 @@ def _describe_error(exc: BaseException) -> str:
 
 
 def _as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` as a float64 numpy array, or ``None`` when it is not numeric."""
+    """``value`` as a float64 numpy array, or ``None`` when it is not numeric (text is
+    not, though numpy reads ``"0.5"`` as 0.5: a student who typed the quotes has not
+    written a number)."""
     if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
         value = value.get()
+    if _holds_text(value):
+        return None
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         return None
     return array
+
+
+def _holds_text(value: Any) -> bool:
+    """Whether ``value`` is a string or bytes, or a list or array holding one."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged: its entries are not all of one kind
+        return any(_holds_text(v) for v in value) if isinstance(value, (list, tuple)) else False
+    if raw.dtype.kind in "SU":
+        return True
+    return raw.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat)
 
 
 def compare(answer: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-9) -> str | None:
@@ -134,10 +149,15 @@ def compare(answer: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-9) 
     'element [1] is 2, expected 2.5'
     >>> compare(1.0, [1.0, 2.0])
     'it has shape (), expected shape (2,)'
+    >>> compare("0.5", 0.5)
+    "it is the text '0.5', not a number: a number is written without quotes"
     """
     got, want = _as_float_array(answer), _as_float_array(expected)
     if want is None:
         raise TypeError(f"the expected value {expected!r} is not numeric")
+    if got is None and _holds_text(answer):
+        what = f"the text {answer!r}" if isinstance(answer, (str, bytes)) else "text"
+        return f"it is {what}, not a number: a number is written without quotes"
     if got is None:
         return f"it is a {type(answer).__name__}, expected a number or an array"
     if got.shape != want.shape:

@@ -100,8 +100,24 @@ def check_backward_report(
         note = f" (note: {', '.join(warned)}: see the report)" if warned else ""
         checked = [e.category for e in report.entries if e.status == "passed"]
         return Feedback(name, "correct", "passed " + ", ".join(checked) + "." + note), report
-    problems = [f"{e.category}: {e.message.splitlines()[0]}" for e in report.failures()]
+    # what makes the gradient wrong first; compute_gradients' strictness (a gradient
+    # computed though not requested: wasted work) last
+    failures = sorted(report.failures(), key=lambda e: e.category == "compute_gradients")
+    problems = [f"{e.category}: {_summary(e.message)}" for e in failures]
     return Feedback(name, "wrong", "; ".join(problems)), report
+
+
+def _summary(message: str) -> str:
+    """A check's message on one line: its first line, with the list it introduces (the
+    elements that differ, after a line that ends in ":") kept.
+
+    >>> _summary("1 of 2 elements differ:\\n  d/d x[0]: backward 2, finite differences 3")
+    '1 of 2 elements differ: d/d x[0]: backward 2, finite differences 3'
+    """
+    first, *rest = message.splitlines()
+    if not first.endswith(":") or not rest:
+        return first
+    return first + " " + "; ".join(line.strip() for line in rest)
 
 
 def check_backward(op: Any, *inputs: Any, name: str | None = None, **options: Any) -> Feedback:

@@ -313,4 +313,5 @@ def gradient_problems(
             problems.append(GradientProblem("unrequested", spec.index, msg))
         else:
             problems.extend(_check_one(op, spec, grad))
-    return problems
+    # a wrong or missing gradient first: an unrequested one is wasted work, not a bug
+    return sorted(problems, key=lambda problem: problem.kind == "unrequested")

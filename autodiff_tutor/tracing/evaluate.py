@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from autodiff_tutor.errors import ArgumentError, TracingError
+from autodiff_tutor.errors import ArgumentError, TracingError, front_door
 from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
@@ -144,6 +144,7 @@ def _meet_constants(fn: Any, values: tuple[Any, ...], tape: Tape) -> None:
             tape.meet_plain(value)
 
 
+@front_door
 def evaluate(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``fn(*args, **kwargs)`` with tracing on, and return what it returns.
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, front_door
 from autodiff_tutor.locations import argument_texts, here, location, warn
 from autodiff_tutor.ops.formatted import labelled_like, strip_dims
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
@@ -63,6 +63,7 @@ def _result(grad: Any, x: Traced, tape: Tape, higher: str | None) -> Any:
     return grad
 
 
+@front_door
 def gradient(y: Any, *xs: Any, retain: bool = False, higher_derivatives: bool = False) -> Any:
     """The gradient of scalar ``y`` with respect to each of ``xs`` (like ``dlgradient``).
 

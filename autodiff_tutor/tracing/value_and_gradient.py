@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np  # noqa: F401 - doctests
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, front_door
 from autodiff_tutor.locations import location
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
 from autodiff_tutor.runtime.backend import is_float_value
@@ -26,6 +26,7 @@ from autodiff_tutor.tracing.gradient import take_gradient
 from autodiff_tutor.tracing.traced_values import is_traced
 
 
+@front_door
 def value_and_gradient(
     fn: Callable[..., Any], *args: Any, wrt: int | str | Sequence[int | str] = 0
 ) -> tuple[Any, Any]:
