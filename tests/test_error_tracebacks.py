@@ -96,3 +96,22 @@ def test_frames_of_the_user_between_the_toolkits_are_kept():
         evaluate(_escaping, traced(np.ones(2)))
     names = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
     assert names == ["test_frames_of_the_user_between_the_toolkits_are_kept", "_escaping"]
+
+
+TRAINING_CELL = """from autodiff_tutor.nn import FullyConnected, Layer, Sequential, Softmax, train
+class Twice(Layer):
+    def double(self, X, times=2):
+        return X if times == 0 else 2 * self.double(X, times - 1)
+    def predict(self, X):
+        return self.double(X)
+X, y = np.ones((4, 2)), np.array([0, 1, 0, 1])
+train(Sequential([FullyConnected(2), Twice(), Softmax()]).initialize(X), X, y, epochs=1,
+      progress=False)"""
+
+
+def test_the_training_loop_is_a_front_door_too(shell, capsys):
+    """An error raised while training shows the user's frames and the message, not the
+    toolkit's frames between them."""
+    lines = shown_by(shell, TRAINING_CELL, capsys)
+    assert before_the_caret(lines) <= 15, "\n".join(lines)
+    assert not any(PACKAGE in line for line in lines), "\n".join(lines)

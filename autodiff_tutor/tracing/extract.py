@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autodiff_tutor.errors import front_door
 from autodiff_tutor.locations import here, user_frame
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.tracing.from_data import _copy
@@ -52,6 +53,7 @@ def _meet_locals(tape: Any) -> None:
             tape.meet_plain(value)
 
 
+@front_door
 def extract_data(x: Any) -> Any:
     """The plain array inside a traced value (like ``extractdata``); stops the trace.
 
@@ -77,6 +79,7 @@ def extract_data(x: Any) -> Any:
     return _take_out(x, "extract_data", intentional=False)
 
 
+@front_door
 def stop_gradient(x: Any) -> Any:
     """The data of ``x`` as a constant, on purpose: ``extract_data`` without a warning.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import NonDifferentiableInputError
+from autodiff_tutor.errors import NonDifferentiableInputError, front_door
 from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
@@ -48,6 +48,7 @@ def _copy(raw: Any) -> Any:
     return array_module(raw).asarray(raw, copy=True)
 
 
+@front_door
 def traced(x: Any, fmt: str | None = None) -> Any:
     """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``, and with a
     data format ``fmt`` such as ``"SSCB"``, like ``dlarray(x, fmt)``: a formatted array,

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import BackwardOutputError
+from autodiff_tutor.errors import BackwardOutputError, front_door
 from autodiff_tutor.ops import formats
 from autodiff_tutor.ops.validate import (
     GradientProblem,
@@ -167,6 +167,7 @@ def _run_backward(
     return result, problems
 
 
+@front_door
 def check_op(
     op: Any,
     *inputs: Any,

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import front_door
 from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of, size
 
 __all__ = ["Probe", "element", "numerical_gradient", "objective", "perturb", "probe_input"]
@@ -139,6 +140,7 @@ def probe_input(
     return probes
 
 
+@front_door
 def numerical_gradient(
     fn: Callable[..., Any], *inputs: Any, d_output: Any = None, step: float = STEP
 ) -> tuple[np.ndarray, ...]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import front_door
 from autodiff_tutor.nn.autodiff import generator_states, restore_generators
 from autodiff_tutor.nn.layer import Layer, Layout, as_outputs
 from autodiff_tutor.nn.layer_op import LayerOp, input_names
@@ -76,6 +77,7 @@ def _gradient_entry(layer: Layer, autodiff: str) -> CheckEntry:
     return CheckEntry("gradient", "passed", source)
 
 
+@front_door
 def check_layer(
     layer: Any, sample: Any, *, autodiff: str = "compiler", **options: Any
 ) -> CheckReport:
