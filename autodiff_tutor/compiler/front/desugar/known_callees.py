@@ -821,6 +821,7 @@ class _Specializer:
         name = self.names.fresh(stem) if stem in self.names.taken else self.names.exact(stem)
         self.nested[key] = name  # before its body: a call of itself is found as recursion
         tree.name = name
+        tree.said_as = stem  # what messages call it (the user's name, not the fresh one)
         arguments = tree.args.posonlyargs + tree.args.args
         local = assigned_names(tree) | _defined(tree)
         known: dict[str, _Known] = {}

@@ -148,7 +148,8 @@ class InlineNested:
         if helper.name in self.inlining:
             reject(
                 call,
-                f"{helper.name!r} calls itself: recursion is not supported",
+                f"{getattr(helper, 'said_as', helper.name)!r} calls itself: recursion is not "
+                "supported",
                 "write the recursion as a loop (the compiler inlines the functions it "
                 "calls, and unrolls no recursion)",
             )
