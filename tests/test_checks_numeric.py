@@ -123,3 +123,17 @@ def test_report_lookup_text_and_html():
         report["GPU"]
     with pytest.raises(ValueError, match="status must be one of"):
         CheckEntry("forward", "ok", "")
+
+
+def test_check_op_compiles_a_plain_function():
+    """A plain def given to check_op is compiled first (as grad does), so its report
+    says whether the compiled gradient is right, not that a def has no op_forward."""
+
+    def softplus_sum(x):
+        return np.sum(np.log1p(np.exp(x)))
+
+    report = check_op(softplus_sum, np.array([0.3, -1.2, 2.0]))
+    assert report.failures() == [], report
+    assert "finite differences" in [
+        entry.category for entry in report.entries if entry.status == "passed"
+    ]

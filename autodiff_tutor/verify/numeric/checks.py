@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiled import differentiable
 from autodiff_tutor.errors import BackwardOutputError, front_door
 from autodiff_tutor.ops import formats
 from autodiff_tutor.ops.validate import (
@@ -178,7 +179,8 @@ def check_op(
     seed: int = 0,
     data_inputs: Sequence[int] | None = None,
 ) -> CheckReport:
-    """Check a differentiable op (custom or compiled) at sample ``inputs``.
+    """Check a differentiable op (custom or compiled; a plain function is compiled
+    first) at sample ``inputs``.
 
     ``batch_axis`` is the observation axis of the first input (taken from the op's
     ``format`` when it has one); ``data_inputs`` gives the positions of the inputs
@@ -199,6 +201,8 @@ def check_op(
     >>> [entry.category for entry in report.failures()]
     ['finite differences']
     """
+    if not hasattr(op, "op_forward") and callable(op):
+        op = differentiable(op)  # a plain def (or a method, a lambda): compiled, as grad does
     name = getattr(op, "name", type(op).__name__)
     rng = np.random.default_rng(seed)
     if batch_axis is None and isinstance(getattr(op, "format", None), str):
