@@ -82,7 +82,7 @@ def gradient_vjp(
     its attributes (``grad(model.loss)`` passes ``model`` so), a function the code is
     specialized on (``apply(np.tanh, x)``), or where ``wrt`` names
     an attribute (``"self.W"``): reverse over reverse through the call flattened as
-    ``grad`` flattens it. The seeds have the structure of ``grad(g)``'s result, the
+    ``grad`` flattens it. The pullback's seeds have the structure of ``grad(g)``'s result, the
     gradients that of the entries of ``wrt``. ``None`` when no argument is such a
     value and no entry names an attribute (the arrays' path); a structure (a list,
     tuple or dict) among the arguments is refused.

@@ -156,3 +156,19 @@ def test_readme_puts_the_two_commands_before_the_tour():
     tour = readme.index("## A 30-second tour")
     assert 0 <= readme.index("make lab") < tour
     assert 0 <= readme.index("make test") < tour
+
+
+def test_what_students_read_names_matlab_not_the_projects_seeds():
+    """The MATLAB pages the project was made from are "the seeds" to the team only: a
+    lesson, a book page or a docstring of the package says MATLAB (or what it means)."""
+    texts = [*NOTEBOOKS.glob("*.ipynb"), *BOOK.rglob("*.ipynb"), *BOOK.rglob("*.md")]
+    texts += list((ROOT / "autodiff_tutor").rglob("*.py"))
+    jargon = re.compile(r"\bthe seeds\b(?!,)|\bseeds'", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(ROOT)}: {line.strip()[:80]}"
+        for path in texts
+        if "_build" not in path.parts
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if jargon.search(line)
+    ]
+    assert not found, "\n".join(found)

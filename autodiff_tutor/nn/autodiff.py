@@ -1,6 +1,6 @@
 """Gradients of layers without a backward: derived from their numpy ``forward``.
 
-The seeds' rule: a layer's backward is optional; without one, the software
+MATLAB's rule: a layer's backward is optional; without one, the software
 differentiates the forward automatically. Two ways, picked with ``autodiff=``:
 
 - ``"compiler"`` (the default): the layer's method (``forward`` at training time,

@@ -12,11 +12,11 @@ the new state values after its outputs. Its gradient comes from one of three pla
   is derived automatically, by the compiler or by tracing (``autodiff=``; see
   :mod:`autodiff_tutor.nn.autodiff`);
 - a **custom backward**: override ``backward(X..., Y..., dY..., memory)`` and return
-  ``(dX..., d_param1, d_param2, ...)`` in the order of ``learnables`` (the seeds'
+  ``(dX..., d_param1, d_param2, ...)`` in the order of ``learnables`` (MATLAB's
   ``[dLdX, dLdW...] = backward(layer, X, Y, dLdY, memory)``); a layer with state also
   receives the gradients of its new state after ``dY`` and returns those of its state
   after the parameters' (``dLdSout`` / ``dLdSin``). ``memory`` is ``None``: recompute
-  what the backward needs from ``X`` and ``Y`` (as the seeds' networks require);
+  what the backward needs from ``X`` and ``Y`` (as MATLAB's networks require);
 - an **op**: return a :class:`~autodiff_tutor.ops.DifferentiableFunction` (or any
   protocol op) from ``function()`` taking ``(X, *params)``; forward and backward then
   go through it, ``compute_gradients`` included.

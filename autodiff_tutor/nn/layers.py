@@ -1,6 +1,6 @@
 """Built-in layers: ``FullyConnected``, ``PReLULayer``, ``SReLULayer``, ``Softmax``, ``Dropout``.
 
-``FullyConnected`` and ``Softmax`` have hand-written backward functions (the seeds'
+``FullyConnected`` and ``Softmax`` have hand-written backward functions (MATLAB's
 custom-layer pattern); ``PReLULayer`` and ``SReLULayer`` are built on their ops
 (:mod:`autodiff_tutor.ops`), so their gradients, ``compute_gradients`` included,
 come from the ops' backward. ``Dropout`` has no backward: its gradient is derived
@@ -120,7 +120,7 @@ class Softmax(Layer):
 class PReLULayer(Layer):
     """A PReLU layer: a learnable slope ``alpha`` per channel for the negative inputs.
 
-    As in the seeds, ``PReLULayer(num_channels)`` describes itself as "PReLU with N
+    As in MATLAB, ``PReLULayer(num_channels)`` describes itself as "PReLU with N
     channels" and draws ``alpha`` uniformly from [0, 1) (MATLAB's ``rand``), one per
     channel; ``initial_alpha=0.25`` starts every channel at He et al.'s 0.25 instead.
     Without ``num_channels`` the count comes from the input at ``initialize``.
@@ -181,7 +181,7 @@ class SReLULayer(Layer):
     """An SReLU layer: thresholds ``tl < tr`` and slopes ``al``, ``ar`` per channel.
 
     Initial values are random, per channel: ``tl`` in [-1, 0), ``tr`` in [0, 1),
-    slopes in [0, 1) (the seeds draw all four from [0, 1), which can put the left
+    slopes in [0, 1) (MATLAB's example draws all four from [0, 1), which can put the left
     threshold to the right of the right one).
 
     >>> import numpy as np

@@ -3,7 +3,7 @@
 A :class:`Network` has named inputs and named nodes; each node is a layer reading
 network inputs or other nodes' outputs (``"fc"`` is node ``fc``'s first output,
 ``"split:1"`` its second), so layers with several inputs (an addition, a
-concatenation) and several outputs fit in. Its interface is the seeds':
+concatenation) and several outputs fit in. Its interface is MATLAB's:
 
 - ``predict(X)``: the output at inference;
 - ``forward(X)`` -> ``(Y, state)``: the output at training time and the new state

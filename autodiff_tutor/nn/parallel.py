@@ -1,6 +1,6 @@
 """Data-parallel training on a Dask cluster: gradients on the workers, the update here.
 
-The seeds' rule for training in parallel: a traced value sent to another process
+MATLAB's rule for training in parallel: a traced value sent to another process
 arrives as plain data, without its trace, so each worker computes the gradient of its
 own shard of the data, and the client combines them and updates the parameters. Here
 the engine is Dask's ``distributed`` (the optional ``[parallel]`` extra): the same

@@ -1,6 +1,6 @@
 """Data-format labels: which axis of an array is the channel, the batch, space or time.
 
-A format is a string with one letter per axis, as in the seeds' ``"SSCB"``:
+A format is a string with one letter per axis, as in MATLAB's ``"SSCB"``:
 
 ====== ==============================================
 letter meaning

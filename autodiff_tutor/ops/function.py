@@ -258,7 +258,7 @@ class DifferentiableFunction(BackwardCalls):
 
         Called on traced values (tracing mode), the op records itself on the trace,
         so its hand-written backward is the one used. Formatted inputs lose their
-        labels (as in the seeds: the op works on the data; an interface function such
+        labels (as in MATLAB: the op works on the data; an interface function such
         as :func:`~autodiff_tutor.ops.srelu.srelu` labels the output again).
         """
         traced, outputs = call_if_traced(self, inputs)

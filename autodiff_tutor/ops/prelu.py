@@ -7,7 +7,7 @@
 
 ``alpha`` is channel-wise (see :mod:`autodiff_tutor.ops.formats`), so its gradient
 sums ``d_y * min(x, 0)`` over every axis but the channel axis. At the kink ``x == 0``
-the backward uses the slope ``alpha`` (the seeds' code does: only ``x > 0`` gets slope
+the backward uses the slope ``alpha`` (MATLAB's example code does: only ``x > 0`` gets slope
 1), and ``d alpha`` gets ``0 * d_y`` there.
 
 >>> import numpy as np

@@ -17,8 +17,8 @@ empty and the definition still decides every ``x``: the left piece up to ``tl``,
 right piece above it.
 
 The forward returns the cases it took (two boolean masks) as memory values, so the
-backward does not compare again. It follows the seeds' formulas, with the gradients
-returned in the order of the inputs ``(X, tl, al, tr, ar)`` (the seeds' listing
+backward does not compare again. It follows MATLAB's formulas, with the gradients
+returned in the order of the inputs ``(X, tl, al, tr, ar)`` (MATLAB's listing
 returns them in the order ``X, tl, tr, al, ar``, which does not match their
 ``computeGradients`` flags; here the order is the inputs' order, always).
 
@@ -131,7 +131,7 @@ class SReLUFunction(DifferentiableFunction):
 
 
 def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str | None = None) -> Any:
-    """Apply SReLU to ``X`` in data format ``fmt`` (the seeds' interface function).
+    """Apply SReLU to ``X`` in data format ``fmt`` (MATLAB's interface function).
 
     A formatted ``X`` (:func:`~autodiff_tutor.ops.formatted.formatted`, or
     ``traced(X, fmt)``) says its own format, and the output has the same labels.

@@ -2,7 +2,7 @@
 ``dlfeval``). The gradient is in :mod:`~autodiff_tutor.tracing.gradient`, taking the
 data out in :mod:`~autodiff_tutor.tracing.extract`.
 
-The Rosenbrock function of the seeds, at ``x0 = [-1, 2]``:
+The Rosenbrock function of MATLAB's example, at ``x0 = [-1, 2]``:
 
 >>> from autodiff_tutor.tracing import extract_data, gradient
 >>> def rosenbrock(x):

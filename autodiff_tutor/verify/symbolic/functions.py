@@ -151,7 +151,7 @@ def problem_from_op(
 ) -> Problem:
     """Translate a custom op's ``forward`` and ``backward`` (read from its class).
 
-    The backward gets its arguments in the seeds' order: one gradient symbol per
+    The backward gets its arguments in MATLAB's order: one gradient symbol per
     output, ``compute_gradients`` (all true), then the saved inputs, saved outputs and
     memory values the op declares.
     """
