@@ -74,6 +74,8 @@ def test_one_input_slider_moves_the_tangent_and_the_values():
     assert explorer.values_html.value != before_html
     assert f"{g2:.10g}" in explorer.values_html.value
     assert explorer.function_value == pytest.approx(wave(-2.0))
+    # the title names the explored function's derivative: wave'(x), not f'(x)
+    assert explorer.plot.panels[0].ax.get_title().startswith("wave'(x) at x = -2")
 
 
 def test_switching_the_source_shows_each_gradient():

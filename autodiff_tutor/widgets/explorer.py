@@ -150,7 +150,9 @@ class DerivativeExplorer(widgets.VBox):
         self.kinks: list[str] = []
         self.function_value: float = float("nan")
         if len(self.names) == 1:
-            self.plot: TangentPlot | ContourPlot = TangentPlot(self.names[0], *self._curve)
+            self.plot: TangentPlot | ContourPlot = TangentPlot(
+                self.names[0], *self._curve, function=self.compiled.name
+            )
         else:
             self.plot = ContourPlot(self.names, self._curve)
         super().__init__([*self.sliders, self.source_buttons, self.values_html, self.image])

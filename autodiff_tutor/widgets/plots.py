@@ -7,8 +7,10 @@ widget state).
 
 >>> import numpy as np
 >>> xs = np.linspace(-1.0, 1.0, 5)
->>> plot = TangentPlot("x", xs, xs**2)
+>>> plot = TangentPlot("x", xs, xs**2, function="h")
 >>> plot.update(point=0.5, value=0.25, slope=1.0)
+>>> plot.panels[0].ax.get_title()
+"h'(x) at x = 0.5: 1"
 >>> plot.png()[:4]
 b'\\x89PNG'
 >>> (x0, x1), (y0, y1) = plot.tangent_data(0)
@@ -86,11 +88,12 @@ class _Plot:
 class TangentPlot(_Plot):
     """A function of one input over ``xs``: the curve ``ys``, the point, the tangent."""
 
-    def __init__(self, name: str, xs: np.ndarray, ys: np.ndarray):
+    def __init__(self, name: str, xs: np.ndarray, ys: np.ndarray, function: str = "f"):
         self.figure = Figure(figsize=(6, 3.4))
         FigureCanvasAgg(self.figure)
         self.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.15, top=0.9)
-        self.panels = [_Tangent(self.figure.subplots(), name, xs, ys, f"f'({name})")]
+        symbol = f"{function}'({name})"  # the explored function's own name: h'(x) for h
+        self.panels = [_Tangent(self.figure.subplots(), name, xs, ys, symbol)]
 
     def update(self, point: float, value: float, slope: float | None) -> None:
         """Move the point and the tangent."""
