@@ -76,6 +76,10 @@ def test_one_input_slider_moves_the_tangent_and_the_values():
     assert explorer.function_value == pytest.approx(wave(-2.0))
     # the title names the explored function's derivative: wave'(x), not f'(x)
     assert explorer.plot.panels[0].ax.get_title().startswith("wave'(x) at x = -2")
+    shown = explorer.values_html.value
+    assert shown.startswith("wave(x = -2) =") and "∂wave/∂x" in shown
+    # a word on why the three buttons give (nearly) the same number
+    assert "same derivative rules" in shown and "agree here to about" in shown
 
 
 def test_switching_the_source_shows_each_gradient():

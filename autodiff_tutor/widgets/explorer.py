@@ -279,7 +279,8 @@ class DerivativeExplorer(widgets.VBox):
             )
             rows.append([source, *cells])
             styles.append("font-weight:bold;background:#ffe680" if source == chosen else "")
-        header = ["source", *(f"∂f/∂{name}" for name in self.names)]
+        fn = html.escape(self.compiled.name)
+        header = ["source", *(f"∂{fn}/∂{name}" for name in self.names)]
         point = ", ".join(f"{n} = {v:.4g}" for n, v in zip(self.names, self.point, strict=True))
         note = ""
         if self.kinks:
@@ -295,13 +296,30 @@ class DerivativeExplorer(widgets.VBox):
             if isinstance(found, str)
         )
         self.values_html.value = (
-            f"f({html.escape(point)}) = {self.function_value:.10g}"
+            f"{fn}({html.escape(point)}) = {self.function_value:.10g}"
             + table_html(header, rows, styles=styles)
+            + self._agreement()
             + note
             + errors
         )
         self._draw()
         self.image.value = self.plot.png()
+
+    def _agreement(self) -> str:
+        """Why the buttons give the same numbers: the two AD modes apply the same rules
+        exactly (up to rounding); finite differences estimate the slope, to so many
+        digits."""
+        found = [self.gradients[source] for source in SOURCES]
+        if not all(isinstance(g, tuple) for g in found):
+            return ""
+        compiler, tracing, differences = (np.asarray(g, dtype=float) for g in found)
+        same = _digits(compiler, tracing)
+        modes = "to the last digit" if same >= 16 else f"to {same} digits (rounding)"
+        return (
+            "<br><i>The compiler and tracing apply the same derivative rules, so they agree"
+            f" {modes}; finite differences only estimate the slope from nearby values, and"
+            f" agree here to about {_digits(compiler, differences)} digits.</i>"
+        )
 
     def _draw(self) -> None:
         gradient = self.gradient
@@ -336,3 +354,13 @@ def derivative_explorer(
     ``samples`` the points of the curve. See the module docstring.
     """
     return DerivativeExplorer(f, ranges, start=start, source=source, fixed=fixed, samples=samples)
+
+
+def _digits(exact: np.ndarray, other: np.ndarray) -> int:
+    """How many significant digits ``other`` shares with ``exact`` (16: all of them).
+
+    >>> _digits(np.array([2.0]), np.array([2.0000001])), _digits(np.ones(2), np.ones(2))
+    (7, 16)
+    """
+    error = float(np.max(np.abs(other - exact) / np.maximum(np.abs(exact), 1e-300)))
+    return 16 if error == 0 else int(np.clip(np.floor(-np.log10(error)), 0, 16))
