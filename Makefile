@@ -17,9 +17,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.autodiff_tutor-installed
+LAB_STAMP := $(VENV)/.autodiff_tutor-lab-installed
 BROWSER_STAMP := $(VENV)/.autodiff_tutor-browser-installed
 # -qq: errors only (pip warns about every unreachable extra index otherwise).
 PIP_FLAGS ?= -qq --progress-bar off
+# `make lab` shows pip's progress: a student sees the course being installed.
+LAB_PIP_FLAGS ?=
 
 # Everything pytest checks: tests, package doctests, course notebooks, book pages.
 TEST_PATHS := tests autodiff_tutor notebooks book
@@ -54,9 +57,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Install (editable) when the venv is new or pyproject.toml changed since last time.
+# The tests' environment has the course's packages too.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[lab,dev]'
-	@touch $(STAMP)
+	@touch $(STAMP) $(LAB_STAMP)
+
+# The course alone (the lab extra, without the test and book tools).
+$(LAB_STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing the course's packages (JupyterLab, numpy, sympy, matplotlib, Dask):"
+	@echo "a few minutes the first time, seconds after that."
+	$(BIN)/python -m pip install $(LAB_PIP_FLAGS) -e '.[lab]'
+	@touch $(LAB_STAMP)
 
 # Playwright only for the browser tests (the `browser` extra).
 $(BROWSER_STAMP): $(STAMP)
@@ -65,7 +76,7 @@ $(BROWSER_STAMP): $(STAMP)
 
 env: $(STAMP)
 
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) notebooks/
 
 test: $(STAMP)
