@@ -28,6 +28,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.verify.symbolic.report import latex
 from autodiff_tutor.widgets.render import table_html
 
 __all__ = ["VerificationView", "verification_view"]
@@ -37,17 +38,13 @@ _ALL = "all"
 
 
 def _tex(expr: Any) -> str:
-    import sympy as sp
-
-    return "$\\text{None}$" if expr is None else f"${html.escape(sp.latex(expr))}$"
+    return "$\\text{None}$" if expr is None else f"${html.escape(latex(expr))}$"
 
 
 def _region_tex(check: Any) -> str:
-    import sympy as sp
-
     if not check.conditions:
         return html.escape(check.region)
-    return "$" + html.escape(", ".join(sp.latex(c) for c in check.conditions)) + "$"
+    return "$" + html.escape(", ".join(latex(c) for c in check.conditions)) + "$"
 
 
 def _point(point: dict[str, float] | None) -> str:

@@ -39,8 +39,24 @@ def _s(expr: Any) -> str:
     return "None" if expr is None else sp.sstr(expr)
 
 
+#: names Python code gives Greek letters it cannot spell (``lambda`` is a keyword)
+GREEK_SPELLINGS = {"lam": r"\lambda", "lmbda": r"\lambda", "lambd": r"\lambda"}
+
+
+def latex(expr: Any) -> str:
+    """``expr`` in LaTeX, with ``lam`` (and the other spellings of lambda) typeset as
+    the letter rather than as the product of l, a and m.
+
+    >>> x, lam = sp.symbols("x lam")
+    >>> latex(x > lam)
+    'x > \\\\lambda'
+    """
+    names = {s: GREEK_SPELLINGS[s.name] for s in expr.free_symbols if s.name in GREEK_SPELLINGS}
+    return sp.latex(expr, symbol_names=names)
+
+
 def _tex(expr: Any) -> str:
-    return r"\text{None}" if expr is None else sp.latex(expr)
+    return r"\text{None}" if expr is None else latex(expr)
 
 
 def _point(point: dict[str, float] | None) -> str:
