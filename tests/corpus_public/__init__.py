@@ -88,7 +88,6 @@ def load_all() -> list[Objective]:
 
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
-VARARGS = "a helper with *args (rk4_step(f, t, y, h, *args)) is refused"
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
 TRACING_PLAIN_DOT = (
     "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself, in "

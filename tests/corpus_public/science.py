@@ -14,7 +14,6 @@ from corpus_public import (
     TRACING_ARRAY_OF_LIST,
     TRACING_ASARRAY,
     TRACING_WRITES,
-    VARARGS,
     WRITES,
     objective,
 )
@@ -122,7 +121,6 @@ def rk4_step(f, t, y, h, *args):
     lambda rng: (np.array([2.0, 0.3]) + 0.1 * rng.normal(size=2), np.array([0.5, 0.0])),
     wrt=(0, 1),
     autograd="np.array of a list of boxes fails",
-    compiler=VARARGS,
     tracing=TRACING_ARRAY_OF_LIST,
 )
 def rk4_pendulum_fit(params, y0):
