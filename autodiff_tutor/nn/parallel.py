@@ -48,8 +48,8 @@ from autodiff_tutor.locations import location
 from autodiff_tutor.nn.losses import CrossEntropy
 from autodiff_tutor.nn.network import Network
 from autodiff_tutor.nn.optimizers import Adam, Optimizer
-from autodiff_tutor.nn.training import History, _targets
-from autodiff_tutor.runtime.backend import array_module, ones_like, shape_of
+from autodiff_tutor.nn.training import History, batch_gradients, run_epochs
+from autodiff_tutor.runtime.backend import array_module, shape_of
 
 __all__ = [
     "ParallelGradient",
@@ -234,11 +234,7 @@ def shard_gradients(
     """
     model = fresh(model)  # and the worker's shared copy is left as it came
     X_batch, y_batch = _take(X, rows), _take(y, rows)  # new arrays
-    P, tape = model.record(X_batch, autodiff=autodiff)
-    T = _targets(y_batch, shape_of(P)[1], P.dtype)
-    (value,), saved = loss.op_forward(P, T)
-    (dP, _) = loss.op_backward((ones_like(value),), (True, False), saved)
-    return float(value), model.backward(tape, dP)
+    return batch_gradients(model, loss, X_batch, y_batch, autodiff)
 
 
 def train_parallel(
@@ -284,59 +280,32 @@ def train_parallel(
     (True, 1.0)
     >>> client.close(); cluster.close()
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ArgumentError(f"epochs must be a positive integer, got {epochs!r}", location())
-    n = shape_of(X)[0]
-    if shape_of(y)[0] != n:
-        raise ArgumentError(
-            f"X has {n} observations but y has {shape_of(y)[0]}",
-            location(),
-            hint="one label (or one-hot row) per row of X",
-        )
-    batch_size = n if batch_size is None else batch_size
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
     shards = len(_workers(client)) if shards is None else shards
     loss = loss if loss is not None else CrossEntropy()
     optimizer = optimizer if optimizer is not None else Adam()
-    rng = np.random.default_rng(seed)
     X_shipped, y_shipped = client.scatter([X, y], broadcast=True, hash=False)
-    history = History()
-    epoch_range: Any = range(epochs)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        epoch_range = bar = tqdm(epoch_range, desc="training in parallel", unit="epoch")
-    for _ in epoch_range:
-        order = rng.permutation(n)
-        total = 0.0
-        for start in range(0, n, batch_size):
-            blocks = [
-                b for b in np.array_split(order[start : start + batch_size], shards) if len(b)
-            ]
-            [shipped] = client.scatter([model], broadcast=True, hash=False)
-            placement = _placement(shards, workers)[: len(blocks)]
-            futures = [
-                client.submit(
-                    shard_gradients,
-                    shipped,
-                    loss,
-                    X_shipped,
-                    y_shipped,
-                    block,
-                    autodiff,
-                    workers=where,
-                    pure=False,
-                )
-                for block, where in zip(blocks, placement, strict=True)
-            ]
-            results = client.gather(futures)  # in block order, whoever computed them
-            rows = [len(b) for b in blocks]
-            grads = weighted_mean([g for _, g in results], rows)
-            optimizer.update(model, grads)
-            total += sum(value * r for (value, _), r in zip(results, rows, strict=True))
-        history.loss.append(total / n)
-        if bar is not None:
-            bar.set_postfix(loss=f"{history.loss[-1]:.4f}")
-    return history
+    def step(rows: Any) -> float:
+        blocks = [b for b in np.array_split(rows, shards) if len(b)]
+        [shipped] = client.scatter([model], broadcast=True, hash=False)
+        placement = _placement(shards, workers)[: len(blocks)]
+        futures = [
+            client.submit(
+                shard_gradients,
+                shipped,
+                loss,
+                X_shipped,
+                y_shipped,
+                block,
+                autodiff,
+                workers=where,
+                pure=False,
+            )
+            for block, where in zip(blocks, placement, strict=True)
+        ]
+        results = client.gather(futures)  # in block order, whoever computed them
+        sizes = [len(b) for b in blocks]
+        optimizer.update(model, weighted_mean([g for _, g in results], sizes))
+        return sum(value * r for (value, _), r in zip(results, sizes, strict=True))
+
+    return run_epochs(X, y, epochs, batch_size, seed, progress, "training in parallel", step)

@@ -15,12 +15,15 @@ notebook can plot directly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from autodiff_tutor.errors import ArgumentError, front_door
+from autodiff_tutor.locations import location
 from autodiff_tutor.nn.losses import CrossEntropy, one_hot
 from autodiff_tutor.nn.network import Network
 from autodiff_tutor.nn.optimizers import Adam, Optimizer
@@ -115,40 +118,83 @@ def train(
     >>> len(train(model, X, y, epochs=3, progress=False).loss)
     3
     """
+    loss = loss if loss is not None else CrossEntropy()
+    optimizer = optimizer if optimizer is not None else Adam()
+    xp = array_module(X)
+
+    def step(rows: Any) -> float:
+        index = xp.asarray(rows)
+        X_batch, y_batch = xp.take(X, index, axis=0), xp.take(y, index, axis=0)
+        value, grads = batch_gradients(model, loss, X_batch, y_batch, autodiff)
+        optimizer.update(model, grads)
+        return value * len(rows)
+
+    return run_epochs(X, y, epochs, batch_size, seed, progress, "training", step)
+
+
+def batch_gradients(
+    model: Network, loss: Any, X_batch: Any, y_batch: Any, autodiff: str | None
+) -> tuple[float, Any]:
+    """The loss of one mini-batch and the model's gradients of it (one step of
+    :func:`train`, one block of :func:`~autodiff_tutor.nn.parallel.train_parallel`).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.nn import FullyConnected, Sequential, Softmax
+    >>> X, y = np.array([[0.0], [1.0]]), np.array([0, 1])
+    >>> model = Sequential([FullyConnected(2), Softmax()]).initialize(X)
+    >>> value, grads = batch_gradients(model, CrossEntropy(), X, y, None)
+    >>> bool(np.isclose(value, np.log(2.0), atol=1.0))
+    True
+    """
+    P, tape = model.record(X_batch, autodiff=autodiff)
+    T = _targets(y_batch, shape_of(P)[1], P.dtype)
+    (value,), saved = loss.op_forward(P, T)
+    (dP, _) = loss.op_backward((ones_like(value),), (True, False), saved)
+    return float(value), model.backward(tape, dP)
+
+
+def run_epochs(
+    X: Any,
+    y: Any,
+    epochs: int,
+    batch_size: int | None,
+    seed: int,
+    progress: bool,
+    description: str,
+    step: Callable[[Any], float],
+) -> History:
+    """The loop :func:`train` and :func:`~autodiff_tutor.nn.parallel.train_parallel`
+    share: check the sizes, draw each epoch's mini-batches in a seeded random order,
+    call ``step(rows)`` (the batch's row numbers; it returns the batch's summed loss)
+    and record each epoch's mean loss, with a tqdm bar when ``progress``.
+
+    >>> import numpy as np
+    >>> run_epochs(np.zeros((4, 1)), np.zeros(4), 2, 2, 0, False, "", len).loss
+    [1.0, 1.0]
+    """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ArgumentError(f"epochs must be a positive integer, got {epochs!r}")
+        raise ArgumentError(f"epochs must be a positive integer, got {epochs!r}", location())
     n = shape_of(X)[0]
     if shape_of(y)[0] != n:
         raise ArgumentError(
             f"X has {n} observations but y has {shape_of(y)[0]}",
+            location(),
             hint="one label (or one-hot row) per row of X",
         )
     batch_size = n if batch_size is None else batch_size
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
-    loss = loss if loss is not None else CrossEntropy()
-    optimizer = optimizer if optimizer is not None else Adam()
-    xp = array_module(X)
+        raise ArgumentError(
+            f"batch_size must be a positive integer, got {batch_size!r}", location()
+        )
     rng = np.random.default_rng(seed)
     history = History()
-    epoch_range = range(epochs)
+    epoch_range: Any = range(epochs)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        epoch_range = bar = tqdm(epoch_range, desc="training", unit="epoch")
+        epoch_range = bar = tqdm(epoch_range, desc=description, unit="epoch")
     for _ in epoch_range:
         order = rng.permutation(n)
-        total = 0.0
-        for start in range(0, n, batch_size):
-            index = xp.asarray(order[start : start + batch_size])
-            X_batch, y_batch = xp.take(X, index, axis=0), xp.take(y, index, axis=0)
-            P, tape = model.record(X_batch, autodiff=autodiff)
-            T = _targets(y_batch, shape_of(P)[1], P.dtype)
-            (value,), saved = loss.op_forward(P, T)
-            (dP, _) = loss.op_backward((ones_like(value),), (True, False), saved)
-            optimizer.update(model, model.backward(tape, dP))
-            total += float(value) * shape_of(X_batch)[0]
+        total = sum(step(order[start : start + batch_size]) for start in range(0, n, batch_size))
         history.loss.append(total / n)
         if bar is not None:
             bar.set_postfix(loss=f"{history.loss[-1]:.4f}")
