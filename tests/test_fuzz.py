@@ -279,21 +279,24 @@ def test_functions_are_right_after_globals_cells_and_helpers_change():
         assert [o.kind for o in outcomes] == ["right"] * 3, outcomes
 
 
+def _first_result_forever(fn, wrt=0):
+    """A stand-in for ``ad.value_and_grad`` whose function keeps its first result."""
+    both, first = _REAL_VALUE_AND_GRAD(fn, wrt), []
+
+    def call(*args):
+        first[:] = first or [both(*args)]
+        return first[0]
+
+    return call
+
+
+_REAL_VALUE_AND_GRAD = ad.value_and_grad
+
+
 def test_a_stale_compiled_function_is_caught(monkeypatch):
     """A compiled function that keeps giving its first result is wrong after the first
     change of state, and the detail starts with that change's kind."""
-    real = ad.value_and_grad
-
-    def stale(fn, wrt=0):
-        both, first = real(fn, wrt), []
-
-        def call(*args):
-            first[:] = first or [both(*args)]
-            return first[0]
-
-        return call
-
-    monkeypatch.setattr(check_forms.ad, "value_and_grad", stale)
+    monkeypatch.setattr(check_forms.ad, "value_and_grad", _first_result_forever)
     program = generate(9_000_016, frozenset({"index_tricks"}), frozenset({"state_across_calls"}))
     (outcome,) = check_program(program, modes=("compiler",))
     assert outcome.kind == "wrong"
@@ -404,18 +407,7 @@ def test_calls_are_right_after_what_they_are_given_changes(seed, family, kind):
 def test_a_stale_specialization_of_a_call_is_caught(monkeypatch):
     """A compiled function that keeps its first result is wrong after another function
     is passed, and the detail starts with that change's kind."""
-    real = ad.value_and_grad
-
-    def stale(fn, wrt=0):
-        both, first = real(fn, wrt), []
-
-        def call(*args):
-            first[:] = first or [both(*args)]
-            return first[0]
-
-        return call
-
-    monkeypatch.setattr(check_forms.ad, "value_and_grad", stale)
+    monkeypatch.setattr(check_forms.ad, "value_and_grad", _first_result_forever)
     for seed, family in ((9_100_026, "function_values"), (9_100_019, "varargs")):
         program = generate(seed, require=frozenset({family}))
         (outcome,) = check_program(program, modes=("compiler",))
