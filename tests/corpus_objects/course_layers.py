@@ -3,20 +3,9 @@
 user asks ``vjp`` for the pullback and seeds the cache with ``None``."""
 
 import numpy as np
+from corpus_public.course import affine_forward, relu_forward
 
 from corpus_objects import BOX_DOT, program
-
-
-def affine_forward(x, w, b):
-    out = x.reshape(x.shape[0], -1).dot(w) + b
-    cache = (x, w, b)
-    return out, cache
-
-
-def relu_forward(x):
-    out = np.maximum(0, x)
-    cache = x
-    return out, cache
 
 
 def affine_relu_forward(x, w, b):
