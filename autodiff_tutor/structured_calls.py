@@ -16,7 +16,6 @@ The structures themselves are in :mod:`autodiff_tutor.pytree`.
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from autodiff_tutor.pytree import (
     unflatten,
 )
 from autodiff_tutor.runtime.backend import is_float_value
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclasses.dataclass
@@ -329,7 +329,7 @@ def _specialize(
     """A Differentiable of ``compiled``'s function with structured parameters as leaves."""
 
     parsed = parse_function(compiled.fn)
-    tree = copy.deepcopy(parsed.tree)
+    tree = copy_tree(parsed.tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     taken |= set(parsed.namespace())  # a static part's name hides none of the function's

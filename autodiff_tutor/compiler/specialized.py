@@ -17,7 +17,6 @@ False
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,6 +77,7 @@ from autodiff_tutor.compiler.specialize.stacked import stacked_products
 from autodiff_tutor.compiler.specialize.unit_seed import unit_seed
 from autodiff_tutor.runtime.backend import ones_like
 from autodiff_tutor.runtime.guards import fact_of
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclass
@@ -227,7 +227,7 @@ def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict
 def _facts_of(pair: Generated, derivative: Derivative, args: Sequence[Any]) -> dict[str, Any]:
     """The fact of every name ``pair`` binds, from running a copy of it once on
     ``args`` (the facts of the code that runs, after every rewrite of the probed one)."""
-    return _recorded_run(copy.deepcopy(pair), derivative, "facts", args)[0]
+    return _recorded_run(copy_tree(pair), derivative, "facts", args)[0]
 
 
 def _recorded_run(

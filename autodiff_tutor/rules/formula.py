@@ -17,13 +17,14 @@ so both modes evaluate the same expressions.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def substitute(expr: ast.expr, values: dict[str, ast.expr]) -> ast.expr:
     class Replace(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
             if node.id in values:
-                return copy.deepcopy(values[node.id])
+                return copy_tree(values[node.id])
             return node
 
-    return Replace().visit(copy.deepcopy(expr))
+    return Replace().visit(copy_tree(expr))

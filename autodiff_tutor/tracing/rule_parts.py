@@ -19,7 +19,6 @@ exponent of ``x ** 2`` at negative ``x``) is never computed, nor does it warn.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 
 from autodiff_tutor.rules.formula import parse
 from autodiff_tutor.rules.record import Rule
+from autodiff_tutor.syntax import copy_tree
 from autodiff_tutor.tracing.higher import traced_globals, traced_rule
 
 
@@ -53,7 +53,7 @@ def _parts(
             type_comment=None,
         )
         ast.copy_location(part, formula.tree)
-        module = ast.Module([copy.deepcopy(part)], type_ignores=[])
+        module = ast.Module([copy_tree(part)], type_ignores=[])
         ast.increment_lineno(module, formula.first_line - 1)  # tracebacks show the rule
         module = ast.fix_missing_locations(module)
         namespace: dict[str, Any] = {}

@@ -26,7 +26,6 @@ def f_jvp(x, x_dot):
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler import code
@@ -38,6 +37,7 @@ from autodiff_tutor.compiler.reverse.optimize import fold
 from autodiff_tutor.compiler.rule_inline import substitute, tangent_formula
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.registry import lookup
+from autodiff_tutor.syntax import copy_tree
 
 ZERO = "__zero_tangent__"
 
@@ -90,7 +90,7 @@ class _Writer:
                 iterations = code.name(node.iterations)
                 out.append(code.for_loop(node.index, iterations, self.block(node.body), origin))
             else:
-                test = copy.deepcopy(node.test)
+                test = copy_tree(node.test)
                 out.append(code.while_loop(test, self.block(node.body), origin))
         return out
 
@@ -105,11 +105,11 @@ class _Writer:
 
     def _step(self, step: Step) -> list[ast.stmt]:
         if step.kind == "effect":
-            return [copy.deepcopy(step.statement)]
+            return [copy_tree(step.statement)]
         if step.targets and step.kind == "op_call":
             return [self._op_call(step)]
         names = step.targets if step.targets else step.target
-        primal = code.assign(names, copy.deepcopy(step.value))
+        primal = code.assign(names, copy_tree(step.value))
         if step.target not in self.result.varied:
             return [primal]
         dot = self.result.dot(step.target)
@@ -180,8 +180,8 @@ class _Writer:
         outputs = step.defined()
         values = ast.Tuple([code.name(o) for o in outputs], ast.Store())
         out_dots = ast.Tuple([code.name(self.result.dot(o)) for o in outputs], ast.Store())
-        jvp = ast.Attribute(copy.deepcopy(step.value.func), "op_jvp", ast.Load())
-        arguments = ast.Tuple([copy.deepcopy(a) for a in args], ast.Load())
+        jvp = ast.Attribute(copy_tree(step.value.func), "op_jvp", ast.Load())
+        arguments = ast.Tuple([copy_tree(a) for a in args], ast.Load())
         call = code.call(jvp, arguments, ast.Tuple(dots, ast.Load()))
         self.result.varied |= set(outputs)
         return code.with_origin(ast.Assign([ast.Tuple([values, out_dots], ast.Store())], call))
@@ -192,7 +192,7 @@ def _is_zero(node: ast.expr) -> bool:
 
 
 def _zeros_for(atom: ast.expr) -> ast.expr:
-    return ast.Call(ast.Name("zeros_like", ast.Load()), [copy.deepcopy(atom)], [])
+    return ast.Call(ast.Name("zeros_like", ast.Load()), [copy_tree(atom)], [])
 
 
 def _contains_zero(node: ast.AST) -> bool:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import copy
 import dataclasses
 import io
 import re
@@ -37,6 +36,7 @@ from typing import Any
 
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.syntax import copy_tree
 
 #: How a stand-in's name ends (never shown: emission gives the user's name back).
 STAND_IN = "__user"
@@ -69,7 +69,7 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
         return parsed
     stand_ins = {name: alias for alias, name in parsed.aliases.items()}
     taken = _names_in(tree) | set(namespace) | set(helpers)
-    tree = copy.deepcopy(tree)
+    tree = copy_tree(tree)
     for node in ast.walk(tree):
         if named(node):
             name = _name(node)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from typing import Any
 
 from autodiff_tutor.compiler.front.lambdas import lambda_as_def, parse_source
 from autodiff_tutor.errors import Location, SourceUnavailableError
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclass
@@ -196,7 +196,7 @@ def as_load(target: ast.expr) -> ast.expr:
     >>> type(as_load(target).ctx).__name__, type(target.ctx).__name__
     ('Load', 'Store')
     """
-    loaded = copy.deepcopy(target)
+    loaded = copy_tree(target)
     for child in ast.walk(loaded):
         if hasattr(child, "ctx"):
             child.ctx = ast.Load()

@@ -30,13 +30,13 @@ def f_forward(x, n):
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Program, Step, regions_in, walk_steps
 from autodiff_tutor.compiler.origins import statement_origin, step_origin
 from autodiff_tutor.compiler.reverse.memory import Memory, Slots
+from autodiff_tutor.syntax import copy_tree
 
 
 def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> list[ast.stmt]:
@@ -76,7 +76,7 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
             out.append(code.expression(code.method("stack", "push", saved)))
         slots = memory.slots.get(id(nodes))
         out += _slot_writes(slots) if slots else []
-        out += [code.assign(s.target, copy.deepcopy(s.value)) for s in trailing_copies]
+        out += [code.assign(s.target, copy_tree(s.value)) for s in trailing_copies]
         return out
 
     return statements + block(program.steps)
@@ -110,7 +110,7 @@ def _loop(node: Loop, body: list[ast.stmt], origin: str) -> list[ast.stmt]:
     body = [*body, code.assign(count, ast.BinOp(code.name(count), ast.Add(), ast.Constant(1)))]
     return [
         code.assign(count, ast.Constant(0)),
-        code.while_loop(copy.deepcopy(node.test), body, origin),
+        code.while_loop(copy_tree(node.test), body, origin),
     ]
 
 
@@ -153,8 +153,8 @@ def _control_names(region: Branch | Loop) -> set[str]:
 
 def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
     if step.kind == "effect":  # print, assert, raise: the user's statement, once
-        return code.with_origin(copy.deepcopy(step.statement), origin)
-    value = copy.deepcopy(step.value)
+        return code.with_origin(copy_tree(step.statement), origin)
+    value = copy_tree(step.value)
     value.origin = origin  # kept where inlining moves it (a specialized forward)
     if step.kind == "op_call" and f"{step.target}_memory" in kept:
         forward = ast.Attribute(value.func, "op_forward", ast.Load())

@@ -23,13 +23,13 @@ memory: x, like(t1)
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.ir import Loop, Node, Program, Step, loops_in
 from autodiff_tutor.compiler.origins import step_origin
+from autodiff_tutor.syntax import copy_tree
 
 # Helpers that read one argument (by position) only for its shape and dtype.
 SHAPE_READERS = {"unbroadcast": 1, "unreduce": 1, "cast_like": 1, "scatter": 1, "size": 0}
@@ -258,7 +258,7 @@ def _fill_pop(
         and not _index_names(step) & defined_every_run(replays)
     ]
     statements = [
-        code.assign(step.target, copy.deepcopy(step.value), step_origin(parsed, step, "backward"))
+        code.assign(step.target, copy_tree(step.value), step_origin(parsed, step, "backward"))
         for step in reread
     ]
     pushed = [n for n in needed if n not in {s.target for s in reread}]

@@ -15,12 +15,12 @@ write. The folds never change what the code computes.
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 import operator
 
 from autodiff_tutor.compiler.code import walk_statements, with_array_module
 from autodiff_tutor.runtime import helpers
+from autodiff_tutor.syntax import copy_tree
 
 _COMPARE = {
     ast.Is: operator.is_,
@@ -210,6 +210,6 @@ def optimize(statements: list[ast.stmt], seed: str) -> list[ast.stmt]:
     keep = {  # a body's stack-pop placeholder points at the program: share, never copy
         id(s.replays): s.replays for s in walk_statements(statements) if hasattr(s, "replays")
     }
-    folded = [_Folder().visit(copy.deepcopy(s, dict(keep))) for s in statements]
+    folded = [_Folder().visit(copy_tree(s, dict(keep))) for s in statements]
     folded = [ast.fix_missing_locations(s) for s in folded]
     return with_array_module(folded, seed, "the array module of the gradients")

@@ -25,7 +25,6 @@ do (a shape-static program). Two rewrites use them here (and *first writes*,
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import operator
 from typing import Any
@@ -35,6 +34,7 @@ import numpy as np
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.specialize.simplify import _blocks, _bound, _own_parts, _walk
 from autodiff_tutor.runtime.guards import fact_of
+from autodiff_tutor.syntax import copy_tree
 
 #: The name of the function the probe calls to record a fact.
 FACT_HELPER = "probe_fact"
@@ -278,7 +278,7 @@ def _kept_by_others(statement: ast.stmt, name: str, small: ast.expr, facts: dict
         hits = [leaf for leaf in _leaves(root) if code.is_name(leaf, name)]
         if hits:
             before = _shape_of(root, facts)
-            after = _shape_of(_Replace(name, small).visit(copy.deepcopy(root)), facts)
+            after = _shape_of(_Replace(name, small).visit(copy_tree(root)), facts)
             if before in (None, "weak") or before != after:
                 return False
             covered += len(hits)
@@ -322,7 +322,7 @@ class _Replace(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id == self.old and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.new)
+            return copy_tree(self.new)
         return node
 
 

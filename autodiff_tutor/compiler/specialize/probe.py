@@ -30,7 +30,6 @@ and integer values (:func:`guard_key`); anything else runs the general code.
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Any
 
 import numpy as np
@@ -38,6 +37,7 @@ import numpy as np
 from autodiff_tutor.compiler.ir import Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.forms import form_of, written
 from autodiff_tutor.compiler.specialize.paths import branches_in_loops
+from autodiff_tutor.syntax import copy_tree
 
 #: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
 #: return their first argument unchanged when its shape and dtype are already those
@@ -247,7 +247,7 @@ class _Sites(ast.NodeTransformer):
 def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> list[ast.stmt]:
     keep = {id(s.replays): s.replays for s in _walk(statements) if hasattr(s, "replays")}
     sites = _Sites(forms)
-    out = [sites.visit(copy.deepcopy(s, dict(keep))) for s in statements]
+    out = [sites.visit(copy_tree(s, dict(keep))) for s in statements]
     return [ast.fix_missing_locations(s) for s in out]
 
 
@@ -330,5 +330,5 @@ class _Scaled(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if isinstance(node.ctx, ast.Load) and node.id in self.scaled:
-            return copy.deepcopy(self.scaled[node.id])
+            return copy_tree(self.scaled[node.id])
         return node

@@ -26,6 +26,7 @@ from collections import Counter
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.specialize.signs import signs_and_constants
+from autodiff_tutor.syntax import copy_tree
 
 _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
 
@@ -147,9 +148,8 @@ class _Rename(ast.NodeTransformer):
 
 
 def _copy_expr(node: ast.expr) -> ast.expr:
-    import copy
 
-    return copy.deepcopy(node)
+    return copy_tree(node)
 
 
 # -- the rewrites ------------------------------------------------------------------------

@@ -38,9 +38,9 @@ return x * self_nfev_1
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, reject
+from autodiff_tutor.syntax import copy_tree
 
 #: the runtime helpers the writes become (see :mod:`autodiff_tutor.runtime`)
 STORE, APPEND = "store_attribute", "append_to_attribute"
@@ -66,7 +66,7 @@ class AttributeWritesMixin:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AugAssign):
             target = node.target
-            read = copy.deepcopy(target)
+            read = copy_tree(target)
             read.ctx = ast.Load()
             value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
         else:
@@ -101,7 +101,7 @@ class AttributeWritesMixin:
             statements, leaf = self._hold(folded, f"{obj}_{attr}", at)
             self._set_entry(obj, attr, leaf)
         augmented = ast.Constant(isinstance(at, ast.AugAssign))
-        args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf), augmented]
+        args = [name_node(holder), ast.Constant(attr), copy_tree(leaf), augmented]
         return [*statements, _effect(STORE, args, at, f"{obj}.{attr}", target)]
 
     def _attribute_call(self, node: ast.Expr, call: ast.Call) -> list[ast.stmt] | None:
@@ -136,14 +136,14 @@ class AttributeWritesMixin:
         statements, leaf = self._hold(item, f"{obj}_{attr}_item", node)
         entry = self.env[obj].values[keys.index(attr)]
         if isinstance(entry, ast.List):  # its items are followed: the list grows here too
-            self._set_entry(obj, attr, ast.List([*entry.elts, copy.deepcopy(leaf)], ast.Load()))
+            self._set_entry(obj, attr, ast.List([*entry.elts, copy_tree(leaf)], ast.Load()))
         else:
             self.changed_lists[(obj, attr)] = node  # one value: reads of it after are refused
-        args = [name_node(holder), ast.Constant(attr), copy.deepcopy(leaf)]
+        args = [name_node(holder), ast.Constant(attr), copy_tree(leaf)]
         return [*statements, _effect(APPEND, args, node, f"{obj}.{attr}", call)]
 
     def _set_entry(self, obj: str, attr: str, value: ast.expr) -> None:
-        literal = copy.deepcopy(self.env[obj])  # (keeps is_object, cls, holder)
+        literal = copy_tree(self.env[obj])  # (keeps is_object, cls, holder)
         keys = [k.value for k in literal.keys]
         if attr in keys:
             literal.values[keys.index(attr)] = value
@@ -187,7 +187,7 @@ class AttributeWritesMixin:
                     )
                 variable = self.names.fresh(f"{obj}_{attr}")
                 self.carried.add(variable)
-                out.append(assign_like(variable, copy.deepcopy(entry), region))
+                out.append(assign_like(variable, copy_tree(entry), region))
                 self._set_entry(obj, attr, name_node(variable))
         return out
 

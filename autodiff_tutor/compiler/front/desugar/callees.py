@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from autodiff_tutor.syntax import copy_tree
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -92,7 +93,7 @@ def spread_call(
         held = fresh("spread")
         before.append(_located(ast.Assign([ast.Name(held, ast.Store())], value), at))
         value = ast.Name(held, ast.Load())
-    length = ast.Call(ast.Name("len", ast.Load()), [copy.deepcopy(value)], [])
+    length = ast.Call(ast.Name("len", ast.Load()), [copy_tree(value)], [])
     differs = ast.Compare(length, [ast.NotEq()], [ast.Constant(count)])
     message = (
         f"{said}: {ast.unparse(call.args[index].value)} must have {count} items, as many as "
@@ -100,7 +101,7 @@ def spread_call(
     )
     error = ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(message)], [])
     before.append(_located(ast.If(differs, [_located(ast.Raise(error, None), at)], []), at))
-    items = [ast.Subscript(copy.deepcopy(value), ast.Constant(k), ast.Load()) for k in range(count)]
+    items = [ast.Subscript(copy_tree(value), ast.Constant(k), ast.Load()) for k in range(count)]
     args = [*call.args[:index], *items, *call.args[index + 1 :]]
     return ast.copy_location(ast.Call(call.func, args, []), call)
 

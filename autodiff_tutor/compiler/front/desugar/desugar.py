@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 
 from autodiff_tutor.compiler.front.desugar.base import (
     DesugarError,
@@ -55,6 +54,7 @@ from autodiff_tutor.compiler.front.desugar.state import refuse_reads_after_state
 from autodiff_tutor.compiler.front.desugar.structures import Structures
 from autodiff_tutor.compiler.front.desugar.walrus import hoist_walrus
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
 
 
 def desugar(
@@ -70,7 +70,7 @@ def desugar(
     ``statics``: int parameters whose values the call made known (``range(n_layers)``).
     The tree's ``static_globals`` names the global ints its indexes and ranges read.
     """
-    tree = copy.deepcopy(tree)
+    tree = copy_tree(tree)
     names = Names(tree)
     for literal in (structures or {}).values():
         names.taken |= {n.id for n in ast.walk(literal) if isinstance(n, ast.Name)}
@@ -135,7 +135,7 @@ def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt
         node.orelse = _flatten([_rewrite_statement(s, names) for s in node.orelse])
         return node
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-        read = copy.deepcopy(node.target)
+        read = copy_tree(node.target)
         read.ctx = ast.Load()
         value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
         return ast.copy_location(ast.Assign([node.target], value), node)
@@ -200,7 +200,7 @@ def _zip_strict(call: ast.Call) -> bool:
 def _same_lengths(sequences: list[ast.expr], like: ast.AST) -> ast.If:
     """``zip(..., strict=True)``'s check, before the loop: ``if len(a) != len(b) or ...:
     raise ValueError(...)``."""
-    lengths = [ast.Call(name_node("len"), [copy.deepcopy(s)], []) for s in sequences]
+    lengths = [ast.Call(name_node("len"), [copy_tree(s)], []) for s in sequences]
     differ = [ast.Compare(lengths[0], [ast.NotEq()], [n]) for n in lengths[1:]]
     test = differ[0] if len(differ) == 1 else ast.BoolOp(ast.Or(), differ)
     message = ast.Constant("zip() arguments have different lengths (strict=True)")
@@ -211,9 +211,9 @@ def _same_lengths(sequences: list[ast.expr], like: ast.AST) -> ast.If:
 def _reversed(node: ast.For, sequence: ast.expr, names: Names) -> ast.For:
     """``for v in reversed(X)`` -> ``for k in range(indexed_len(X)): v = X[-1 - k]``."""
     counter = names.fresh("k")
-    length = ast.Call(name_node("indexed_len"), [copy.deepcopy(sequence)], [])
+    length = ast.Call(name_node("indexed_len"), [copy_tree(sequence)], [])
     last = ast.BinOp(ast.Constant(-1), ast.Sub(), name_node(counter))
-    element = ast.Subscript(copy.deepcopy(sequence), last, ast.Load())
+    element = ast.Subscript(copy_tree(sequence), last, ast.Load())
     element.loop_item = True
     read = ast.copy_location(ast.Assign([node.target], element), node)
     bound = ast.Call(name_node("range"), [length], [])
@@ -259,13 +259,13 @@ def _enumerate(node: ast.For, iterable: ast.Call, names: Names) -> ast.For | lis
 def _indexed(
     node: ast.For, index: str, targets: list[ast.expr], sequences: list[ast.expr]
 ) -> ast.For:
-    lengths = [ast.Call(name_node("indexed_len"), [copy.deepcopy(s)], []) for s in sequences]
+    lengths = [ast.Call(name_node("indexed_len"), [copy_tree(s)], []) for s in sequences]
     bound = lengths[0] if len(lengths) == 1 else ast.Call(name_node("min"), lengths, [])
     reads = []
     for target, sequence in zip(targets, sequences, strict=True):
         if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
             reject(target, "loop variables must be names or tuples of names")
-        element = ast.Subscript(copy.deepcopy(sequence), name_node(index), ast.Load())
+        element = ast.Subscript(copy_tree(sequence), name_node(index), ast.Load())
         element.loop_item = True  # for v in X: the user wrote no X[k] (said so in messages)
         reads.append(ast.copy_location(ast.Assign([target], element), node))
     loop = ast.For(

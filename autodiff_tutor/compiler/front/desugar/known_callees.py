@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import dataclasses
 import functools
 import inspect
@@ -63,6 +62,7 @@ from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values,
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
 from autodiff_tutor.pytree import is_user_class, is_user_object
+from autodiff_tutor.syntax import copy_tree
 
 _MISSING = object()
 #: values a class attribute may hold that are read as constants of the compiled code
@@ -111,7 +111,7 @@ def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
 class _Specializer:
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
-        self.tree = copy.deepcopy(parsed.tree)
+        self.tree = copy_tree(parsed.tree)
         self.namespace = parsed.namespace()
         self.names = Names(self.tree)
         self.names.taken |= set(self.namespace)
@@ -492,7 +492,7 @@ class _Specializer:
                 self.checks.append(functools.partial(_same_length, read, attributes, count))
                 spread += [
                     ast.copy_location(
-                        ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                        ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
                     )
                     for i in range(count)
                 ]
@@ -502,7 +502,7 @@ class _Specializer:
                 continue
             spread += [
                 ast.copy_location(
-                    ast.Subscript(copy.deepcopy(value), ast.Constant(i), ast.Load()), argument
+                    ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
                 )
                 for i in range(len(known.structure.elts))
             ]
@@ -635,7 +635,7 @@ class _Specializer:
             return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in entries:
-            for statement in copy.deepcopy(loop.body):
+            for statement in copy_tree(loop.body):
                 copies.append(_substituted(statement, target.id, entry))
         self.changed = True
         return copies
@@ -654,7 +654,7 @@ class _Specializer:
         element = ast.Expr(comprehension.elt)
         if entries is None or not _calls_through([element], target.id):
             return None
-        items = [_substituted(copy.deepcopy(element), target.id, e).value for e in entries]
+        items = [_substituted(copy_tree(element), target.id, e).value for e in entries]
         self.changed = True
         return ast.copy_location(ast.List(items, ast.Load()), comprehension)
 
@@ -674,7 +674,7 @@ class _Specializer:
         positions = range(len(known.structure.elts))
         positions = positions[picked] if picked is not None else positions
         return [
-            ast.copy_location(ast.Subscript(copy.deepcopy(base), ast.Constant(i), ast.Load()), base)
+            ast.copy_location(ast.Subscript(copy_tree(base), ast.Constant(i), ast.Load()), base)
             for i in positions
         ]
 
@@ -1213,7 +1213,7 @@ def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
     class Substitute(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
             if node.id == name and isinstance(node.ctx, ast.Load):
-                return ast.copy_location(copy.deepcopy(entry), node)
+                return ast.copy_location(copy_tree(entry), node)
             return node
 
     return Substitute().visit(statement)
@@ -1249,7 +1249,7 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: i
                 "a DifferentiableFunction",
             ) from None
         tree, namespace = source.tree, source.namespace()
-    tree = copy.deepcopy(tree)
+    tree = copy_tree(tree)
     arguments = tree.args
     if arguments.vararg and given is not None and not arguments.kwarg:
         _with_extras(tree, given)

@@ -8,13 +8,13 @@ structure's reads fold into its leaves only where the helper's body is inlined).
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.syntax import copy_tree
 
 
 def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunction | None:
@@ -64,14 +64,14 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
             return None
         definitions[name] = tree
         pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
-    tree = copy.deepcopy(parsed.tree)
+    tree = copy_tree(parsed.tree)
     first_call = next(
         (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
         tree,
     )
     nested = []
     for definition in definitions.values():
-        definition = copy.deepcopy(definition)
+        definition = copy_tree(definition)
         for child in ast.walk(definition):  # errors point at the user's call
             if hasattr(child, "lineno"):
                 ast.copy_location(child, first_call)

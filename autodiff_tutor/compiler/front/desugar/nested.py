@@ -18,11 +18,11 @@ return square_out_2 + 1
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.desugar import lazy as lazy
 from autodiff_tutor.compiler.front.desugar.base import Names, assign_like, name_node, reject
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
+from autodiff_tutor.syntax import copy_tree
 
 _COMPREHENSIONS = {
     ast.DictComp: "dict comprehension",
@@ -130,7 +130,7 @@ class InlineNested:
             value = values.get(param, defaults.get(param))
             if value is None:
                 reject(call, f"missing argument {param!r} for {helper.name}")
-            statements.append(assign_like(local[param], copy.deepcopy(value), call))
+            statements.append(assign_like(local[param], copy_tree(value), call))
 
         class Rename(ast.NodeTransformer):
             def visit_Name(self, name: ast.Name) -> ast.Name:
@@ -138,7 +138,7 @@ class InlineNested:
                     return ast.copy_location(ast.Name(local[name.id], name.ctx), name)
                 return name
 
-        body = [Rename().visit(copy.deepcopy(s)) for s in helper.body]
+        body = [Rename().visit(copy_tree(s)) for s in helper.body]
         result = self.names.fresh(f"{helper.name}_out")
         body[-1] = assign_like(result, body[-1].value, call)
         for statement in body:  # errors point at the call: the helper's lines are inlined

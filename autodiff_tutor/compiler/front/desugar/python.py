@@ -31,7 +31,6 @@ return total_1
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.desugar import lazy as lazy
 from autodiff_tutor.compiler.front.desugar.base import (
@@ -43,6 +42,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
 )
 from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
 from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
+from autodiff_tutor.syntax import copy_tree
 
 COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 # functions that consume a generator expression at once (so a list gives the same result)
@@ -78,13 +78,11 @@ def _diagonal_write(node: ast.Expr) -> ast.Assign:
     call = node.value
     array, value = call.args
     module = call.func.value
-    shape = ast.Attribute(copy.deepcopy(array), "shape", ast.Load())
+    shape = ast.Attribute(copy_tree(array), "shape", ast.Load())
     size = ast.Call(name_node("min"), [shape], [])
-    ndim = ast.Attribute(copy.deepcopy(array), "ndim", ast.Load())
-    index = ast.Call(
-        ast.Attribute(copy.deepcopy(module), "diag_indices", ast.Load()), [size, ndim], []
-    )
-    target = ast.Subscript(copy.deepcopy(array), index, ast.Store())
+    ndim = ast.Attribute(copy_tree(array), "ndim", ast.Load())
+    index = ast.Call(ast.Attribute(copy_tree(module), "diag_indices", ast.Load()), [size, ndim], [])
+    target = ast.Subscript(copy_tree(array), index, ast.Store())
     target.described_as = f"{ast.unparse(call.func)}({array.id}, ...)"  # in messages
     return ast.fix_missing_locations(ast.copy_location(ast.Assign([target], value), node))
 
@@ -186,7 +184,7 @@ class LowerPython(StatementPass):
                 if name in ("max", "min") and len(node.args) > 2 and not node.keywords:
                     pair = ast.Call(node.func, node.args[:2], [])
                     for arg in node.args[2:]:
-                        pair = ast.Call(copy.deepcopy(node.func), [pair, arg], [])
+                        pair = ast.Call(copy_tree(node.func), [pair, arg], [])
                     return self.visit(ast.copy_location(pair, node))
                 if name in CONSUMERS and node.args and isinstance(node.args[0], ast.GeneratorExp):
                     node.args[0] = lower._list(node.args[0], before, at)
@@ -300,7 +298,7 @@ class LowerPython(StatementPass):
         best, k = self.names.fresh(f"{name}imum"), self.names.fresh("k")
         before.append(assign_like(best, ast.Subscript(sequence, ast.Constant(0), ast.Load()), at))
         bound = ast.Call(name_node("range"), [ast.Constant(1), _len(sequence)], [])
-        item = ast.Subscript(copy.deepcopy(sequence), name_node(k), ast.Load())
+        item = ast.Subscript(copy_tree(sequence), name_node(k), ast.Load())
         pair = ast.Call(name_node(name), [name_node(best), item], [])
         loop = ast.For(name_node(k, True), bound, [assign_like(best, pair, at)], [])
         before.append(ast.copy_location(loop, at))
@@ -323,11 +321,11 @@ class LowerPython(StatementPass):
 
 
 def _len(sequence: ast.expr) -> ast.Call:
-    return ast.Call(name_node("len"), [copy.deepcopy(sequence)], [])
+    return ast.Call(name_node("len"), [copy_tree(sequence)], [])
 
 
 def _renamed(node: ast.AST, renames: dict[str, str]) -> ast.AST:
-    node = copy.deepcopy(node)
+    node = copy_tree(node)
     for child in ast.walk(node):
         if isinstance(child, ast.Name) and child.id in renames:
             child.id = renames[child.id]

@@ -16,10 +16,10 @@ Part of the structures pass (a mixin of :class:`~.desugar_structures.Structures`
 from __future__ import annotations
 
 import ast
-import copy
 import operator
 
 from autodiff_tutor.compiler.front.desugar.base import reject
+from autodiff_tutor.syntax import copy_tree
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
 # the options-dict habit (def f(x, config=None): config = config or {}) and what works
@@ -75,9 +75,9 @@ class ReadsMixin:
         class Fold(ast.NodeTransformer):
             def visit_Name(self, node: ast.Name) -> ast.expr:
                 if isinstance(node.ctx, ast.Load) and node.id in pass_.constants:
-                    return copy.deepcopy(pass_.constants[node.id])
+                    return copy_tree(pass_.constants[node.id])
                 if isinstance(node.ctx, ast.Load) and node.id in pass_.env:
-                    return ast.copy_location(copy.deepcopy(pass_.env[node.id]), node)
+                    return ast.copy_location(copy_tree(pass_.env[node.id]), node)
                 return node
 
             def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
@@ -112,7 +112,7 @@ class ReadsMixin:
                 ):
                     rows = node.args[0].value
                     if isinstance(rows, ast.Name) and rows.id in pass_.built:
-                        rows = ast.List(copy.deepcopy(pass_.built[rows.id]), ast.Load())
+                        rows = ast.List(copy_tree(pass_.built[rows.id]), ast.Load())
                     if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
                         isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
                     ):
@@ -155,7 +155,7 @@ class ReadsMixin:
                         return ast.List([ast.Tuple(list(p), ast.Load()) for p in pairs], ast.Load())
                 return node
 
-        folded = Fold().visit(copy.deepcopy(expr))
+        folded = Fold().visit(copy_tree(expr))
         if whole and isinstance(folded, DISPLAYS):
             return folded  # assigned to a name or unpacked: the caller takes it apart
         for node in ast.walk(folded):  # what is left must be plain values for the compiler
@@ -177,7 +177,7 @@ class ReadsMixin:
         if isinstance(structure, ast.Dict):
             keys = [k.value for k in structure.keys]
             if isinstance(key, ast.Constant) and key.value in keys:
-                return copy.deepcopy(structure.values[keys.index(key.value)])
+                return copy_tree(structure.values[keys.index(key.value)])
             if isinstance(key, ast.Constant):
                 reject(node, f"the dict has no key {key.value!r} (its keys: {keys})")
             reject(
@@ -190,7 +190,7 @@ class ReadsMixin:
             )
         if isinstance(key, ast.Constant) and type(key.value) is int:
             if -len(structure.elts) <= key.value < len(structure.elts):
-                return copy.deepcopy(structure.elts[key.value])
+                return copy_tree(structure.elts[key.value])
             reject(node, "this index is out of range")
         if isinstance(key, ast.Slice) and all(
             part is None or (isinstance(part, ast.Constant) and type(part.value) is int)
@@ -250,7 +250,7 @@ def iterated(node: ast.expr) -> list[ast.expr] | None:
     ['(0, b)', '(1, a)']
     """
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [copy.deepcopy(e) for e in node.elts]
+        return [copy_tree(e) for e in node.elts]
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return None
     if node.keywords and node.func.id != "zip":
@@ -309,9 +309,9 @@ def bind_target(target: ast.expr, element: ast.expr) -> dict[str, ast.expr] | No
 def substitute(expr: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
     class Replace(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
-            return copy.deepcopy(bound[node.id]) if node.id in bound else node
+            return copy_tree(bound[node.id]) if node.id in bound else node
 
-    return Replace().visit(copy.deepcopy(expr))
+    return Replace().visit(copy_tree(expr))
 
 
 _KEY_OPERATORS = {ast.Add: operator.add, ast.Mod: operator.mod, ast.Sub: operator.sub,
@@ -491,5 +491,5 @@ def entry_or_default(entries: ast.Dict, call: ast.Call) -> ast.expr:
     keys = [k.value if isinstance(k, ast.Constant) else None for k in entries.keys]
     key = call.args[0].value
     if key in keys:
-        return copy.deepcopy(entries.values[keys.index(key)])
-    return copy.deepcopy(call.args[1]) if len(call.args) > 1 else ast.Constant(None)
+        return copy_tree(entries.values[keys.index(key)])
+    return copy_tree(call.args[1]) if len(call.args) > 1 else ast.Constant(None)

@@ -16,10 +16,10 @@ sequence_1 = x | sequence_1
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Iterator
 
 from autodiff_tutor.compiler.front.desugar.base import Names, assign_like, name_node
+from autodiff_tutor.syntax import copy_tree
 
 
 def hold_rebound(loop: ast.For, names: Names) -> list[ast.stmt]:
@@ -49,7 +49,7 @@ def hold_rebound(loop: ast.For, names: Names) -> list[ast.stmt]:
             root = root.value
         if isinstance(root, ast.Name) and root.id in rebound:
             held = names.fresh("sequence")
-            out.append(assign_like(held, copy.deepcopy(sequence), loop))
+            out.append(assign_like(held, copy_tree(sequence), loop))
             loop.iter = _replace_node(loop.iter, sequence, name_node(held))
     return out
 

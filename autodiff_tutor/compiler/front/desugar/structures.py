@@ -42,7 +42,6 @@ return X
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWritesMixin
 from autodiff_tutor.compiler.front.desugar.base import (
@@ -62,6 +61,7 @@ from autodiff_tutor.compiler.front.desugar.reads import (
     substitute,
 )
 from autodiff_tutor.compiler.front.desugar.unroll import UnrollMixin
+from autodiff_tutor.syntax import copy_tree
 
 
 class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
@@ -168,7 +168,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             return self._statement_of(node)
         statements, item = self._hold(value, f"{name}_{len(items)}", node)
         self.built[name] = [*items, item]
-        call.args = [copy.deepcopy(item)]
+        call.args = [copy_tree(item)]
         return [*statements, node]
 
     def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
@@ -197,7 +197,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self._assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-            read = copy.deepcopy(node.target)
+            read = copy_tree(node.target)
             read.ctx = ast.Load()
             value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
             return self._assign(node.target, value, node)
@@ -361,7 +361,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         if name in self.parameters or self.depth or not isinstance(key, ast.Constant):
             self._refuse_write(name, target)
         statements, leaf = self._hold(self._fold(value, whole=True), f"{name}_{key.value}", at)
-        structure = copy.deepcopy(self.env[name])
+        structure = copy_tree(self.env[name])
         if isinstance(structure, ast.Dict):
             keys = [k.value for k in structure.keys]
             if key.value in keys:
@@ -392,7 +392,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
                 statements, leaf = self._hold(item, f"{stem}_{key.value}", at)
                 out += statements
                 values.append(leaf)
-            held = unique_keys([copy.deepcopy(k) for k in value.keys], values)
+            held = unique_keys([copy_tree(k) for k in value.keys], values)
             held.is_object = getattr(value, "is_object", False)  # self = obj: still an object
             held.cls = getattr(value, "cls", None)
             return out, held

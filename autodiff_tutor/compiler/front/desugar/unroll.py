@@ -37,10 +37,10 @@ return s
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.desugar.base import reject
 from autodiff_tutor.compiler.front.desugar.reads import static_value, zipped_as_written
+from autodiff_tutor.syntax import copy_tree
 
 
 class UnrollMixin:
@@ -72,8 +72,8 @@ class UnrollMixin:
             }
             if index is not None and index not in stored and isinstance(element, ast.Constant):
                 self.constants[index] = element
-            out += self._assign(copy.deepcopy(node.target), copy.deepcopy(element), node)
-            out += self.run(copy.deepcopy(node.body))
+            out += self._assign(copy_tree(node.target), copy_tree(element), node)
+            out += self.run(copy_tree(node.body))
             self.constants.pop(index, None)
         return out
 
@@ -84,7 +84,7 @@ class UnrollMixin:
             if name == "range" and self._indexes_structure(iterable):
                 return self._static_range(iterable)
             if name in ("sorted", "list") and len(args) == 1 and not iterable.keywords:
-                folded = self._fold(copy.deepcopy(iterable))  # sorted(d): d's keys, in order
+                folded = self._fold(copy_tree(iterable))  # sorted(d): d's keys, in order
                 if isinstance(folded, ast.List) and isinstance(self._fold(args[0], True), ast.Dict):
                     return list(folded.elts)
             parts = [self._elements(a) for a in args]
@@ -100,7 +100,7 @@ class UnrollMixin:
                         return None  # zip(a, b, strict=True) of lengths that differ
                     return [ast.Tuple(list(es), ast.Load()) for es in zip(*parts, strict=False)]
             return None
-        value = self._fold(copy.deepcopy(iterable), whole=True)
+        value = self._fold(copy_tree(iterable), whole=True)
         if isinstance(value, ast.Dict):
             return list(value.keys)
         if isinstance(value, (ast.List, ast.Tuple)) and self._is_structure(value):
@@ -131,7 +131,7 @@ class UnrollMixin:
             written = all(
                 isinstance(e, ast.Constant) and type(e.value) in (int, str) for e in items
             )
-            return [copy.deepcopy(e) for e in items] if written else None
+            return [copy_tree(e) for e in items] if written else None
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             return None
         return self._static_range(call) if call.func.id == "range" else None
@@ -141,7 +141,7 @@ class UnrollMixin:
         (``len(params) - 1``, ``n_layers`` an int argument or a global int), else ``None``."""
         if call.keywords or not 1 <= len(call.args) <= 3:
             return None
-        bounds = [static_value(self._fold(copy.deepcopy(a)), self._known) for a in call.args]
+        bounds = [static_value(self._fold(copy_tree(a)), self._known) for a in call.args]
         if not all(type(b) is int for b in bounds) or bounds[2:] == [0]:
             return None
         return [ast.Constant(i) for i in range(*bounds)]

@@ -34,11 +34,11 @@ Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.normalize.sharing import view_base
 from autodiff_tutor.compiler.ir import Branch, Step
 from autodiff_tutor.rules.registry import views
+from autodiff_tutor.syntax import copy_tree
 
 # views whose array is the view reshaped back (same elements, same order)
 RESHAPES = views("reshape")
@@ -174,7 +174,7 @@ class AliasesMixin:
         if _is_alias(step) or step.op == "copy":  # an alias; np.asarray(y) is y itself
             return Step(None, _name(view), "copy")
         if step.op == "getitem":
-            index = copy.deepcopy(step.options["index"])
+            index = copy_tree(step.options["index"])
             at = ast.Subscript(_name("at"), index, ast.Load())
             call = ast.Call(_name("assign_at"), [_name(base), at, _name(view)], [])
             inputs = {"x": _name(base), "value": _name(view)}
@@ -184,7 +184,7 @@ class AliasesMixin:
         if step.op == "swapaxes" or (step.op == "transpose" and "axes" not in step.options):
             return _retaken(step, base, view)  # its own inverse
         if step.op == "transpose":  # v = y.transpose(axes): y = v.transpose(inverse_axes(axes))
-            axes = ast.Call(_name("inverse_axes"), [copy.deepcopy(step.options["axes"])], [])
+            axes = ast.Call(_name("inverse_axes"), [copy_tree(step.options["axes"])], [])
             call = ast.Call(ast.Attribute(_name(view), "transpose", ast.Load()), [axes], [])
             options = {"axes": axes}
             return Step(
@@ -192,9 +192,9 @@ class AliasesMixin:
             )
         if step.op == "moveaxis":  # moved back: destination to source
             back = {"source": step.options["destination"], "destination": step.options["source"]}
-            back = {k: copy.deepcopy(v) for k, v in back.items()}
+            back = {k: copy_tree(v) for k, v in back.items()}
             call = ast.Call(
-                copy.deepcopy(step.value.func),
+                copy_tree(step.value.func),
                 [_name(view), back["source"], back["destination"]],
                 [],
             )
@@ -274,7 +274,7 @@ def _retaken(step: Step, base: str, new_base: str) -> Step:
         return Step(None, _name(new_base), "copy")
 
     def renamed(node: ast.expr) -> ast.expr:
-        node = copy.deepcopy(node)
+        node = copy_tree(node)
         for child in ast.walk(node):
             if isinstance(child, ast.Name) and child.id == base:
                 child.id = new_base

@@ -11,10 +11,10 @@ Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
 from __future__ import annotations
 
 import ast
-import copy
 
 from autodiff_tutor.compiler.front.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
+from autodiff_tutor.syntax import copy_tree
 
 
 class FlowMixin:
@@ -216,7 +216,7 @@ def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
                 names |= {t.value.id for t in targets if _is_element(t)}
                 value = node.value
                 if isinstance(node, ast.AugAssign):  # h += v reads h too: h = h + v
-                    read = copy.deepcopy(node.target)
+                    read = copy_tree(node.target)
                     read.ctx = ast.Load()
                     value = ast.BinOp(read, node.op, value)
                 found.append((value, names))

@@ -28,7 +28,6 @@ def f(X, W, b):
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 from typing import Any
 
@@ -46,6 +45,7 @@ from autodiff_tutor.compiler.front.normalize.writes import WritesMixin
 from autodiff_tutor.compiler.front.source import ParsedFunction, as_load
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
 
@@ -287,7 +287,7 @@ class _Normalizer(
 
     def _rename(self, node: ast.expr) -> ast.expr:
         """A copy of ``node`` reading each local name's current version."""
-        node = copy.deepcopy(node)
+        node = copy_tree(node)
         for child in ast.walk(node):
             if isinstance(child, ast.Name) and child.id in self.current:
                 child.id = self.current[child.id]
