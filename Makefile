@@ -27,7 +27,10 @@ LAB_PIP_FLAGS ?=
 # Everything pytest checks: tests, package doctests, course notebooks, book pages.
 TEST_PATHS := tests autodiff_tutor notebooks book
 NBVAL_FLAGS := --nbval-lax --nbval-current-env --ignore=book/_build
-# Extra pytest options, e.g. `make test PYTEST_FLAGS="-n auto --dist loadscope"`.
+# The tests run on every core (pytest-xdist); each file (a notebook's cells too) stays
+# on one worker. `make test PARALLEL=` runs them in one process.
+PARALLEL ?= -n auto --dist loadfile
+# Extra pytest options, e.g. `make test PYTEST_FLAGS="-x -k fuzz"`.
 PYTEST_FLAGS ?=
 # Browser tests (tests/browser, marker `browser`) are left out of `make test`.
 BROWSER_TESTS := tests/browser
@@ -82,7 +85,7 @@ lab: $(LAB_STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest $(TEST_PATHS) $(NBVAL_FLAGS) --ignore=$(BROWSER_TESTS) $(PYTEST_FLAGS)
+	$(BIN)/python -m pytest $(TEST_PATHS) $(NBVAL_FLAGS) --ignore=$(BROWSER_TESTS) $(PARALLEL) $(PYTEST_FLAGS)
 
 # Builds the book, then drives JupyterLab and the book in Chromium (/usr/bin/chromium,
 # Debian's `chromium`: .ci/run installs it; the tests are skipped, saying why, where it
