@@ -84,8 +84,11 @@ def release(course: Path, names: list[str] | None = None) -> list[Path]:
     return the students' notebooks."""
     names = names or lessons()
     write_sources(course, names)
-    pattern = names[0] if len(names) == 1 else "[0-9][0-9]_*"
-    nbgrader(course, "generate_assignment", pattern, "--force")
+    if names == lessons():  # one nbgrader run for the whole course
+        nbgrader(course, "generate_assignment", "[0-9][0-9]_*", "--force")
+    else:
+        for name in names:
+            nbgrader(course, "generate_assignment", name, "--force")
     return [course / "release" / name / f"{name}.ipynb" for name in names]
 
 
