@@ -1,7 +1,8 @@
 # autodiff_tutor: every target sets up its own virtual environment in .venv.
 #
-#   make lab     the course in JupyterLab
-#   make test    lint, unit/oracle tests, doctests, notebooks and book pages (nbval)
+#   make lab     the course in JupyterLab (notebooks/: the lessons with their solutions)
+#   make release the course for a class (nbgrader): students' version and autograder in course/
+#   make test    lint, unit/oracle tests, doctests, notebooks, book pages, a graded round trip
 #   make test-browser  the course and the book in headless Chromium (Playwright)
 #   make book    build the documentation book (pages are executed)
 #   make bench   run the benchmarks
@@ -18,6 +19,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.autodiff_tutor-installed
 LAB_STAMP := $(VENV)/.autodiff_tutor-lab-installed
+GRADING_STAMP := $(VENV)/.autodiff_tutor-grading-installed
 BROWSER_STAMP := $(VENV)/.autodiff_tutor-browser-installed
 # -qq: errors only (pip warns about every unreachable extra index otherwise).
 PIP_FLAGS ?= -qq --progress-bar off
@@ -25,7 +27,7 @@ PIP_FLAGS ?= -qq --progress-bar off
 LAB_PIP_FLAGS ?=
 
 # Everything pytest checks: tests, package doctests, course notebooks, book pages.
-TEST_PATHS := tests autodiff_tutor notebooks book
+TEST_PATHS := tests autodiff_tutor grading notebooks book
 NBVAL_FLAGS := --nbval-lax --nbval-current-env --ignore=book/_build
 # The tests run on every core (pytest-xdist); each file (a notebook's cells too) stays
 # on one worker. `make test PARALLEL=` runs them in one process.
@@ -50,20 +52,25 @@ USER_ID ?= $(shell id -u)
 HAS_DISPLAY ?= $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY),$(filter-out Linux,$(shell uname -s))),yes)
 LAB_FLAGS := $(if $(filter 0,$(USER_ID)),--allow-root) $(if $(HAS_DISPLAY),,--no-browser)
 LAB_ARGS ?=
+# The folder `make lab` opens: notebooks/ (each exercise with its solution), or the
+# students' version that `make release` writes (`make lab LAB_DIR=course/release`).
+LAB_DIR ?= notebooks/
+# Where `make release` writes nbgrader's course directory (`make release COURSE=/srv/course`).
+COURSE ?= course
 
-.PHONY: help env lab test test-browser book bench fuzz format clean distclean execute
+.PHONY: help env lab release test test-browser book bench fuzz format clean distclean execute
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# *//'
+	@sed -n '3,11p' Makefile | sed 's/^# *//'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Install (editable) when the venv is new or pyproject.toml changed since last time.
-# The tests' environment has the course's packages too.
+# The tests' environment has the course's packages and the grading tool too.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[lab,dev]'
-	@touch $(STAMP) $(LAB_STAMP)
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[lab,dev,grading]'
+	@touch $(STAMP) $(LAB_STAMP) $(GRADING_STAMP)
 
 # The course alone (the lab extra, without the test and book tools).
 $(LAB_STAMP): pyproject.toml | $(BIN)/python
@@ -71,6 +78,11 @@ $(LAB_STAMP): pyproject.toml | $(BIN)/python
 	@echo "a few minutes the first time, seconds after that."
 	$(BIN)/python -m pip install $(LAB_PIP_FLAGS) -e '.[lab]'
 	@touch $(LAB_STAMP)
+
+# The course and nbgrader (the `grading` extra): what an instructor's hub image has.
+$(GRADING_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[lab,grading]'
+	@touch $(GRADING_STAMP) $(LAB_STAMP)
 
 # Playwright only for the browser tests (the `browser` extra).
 $(BROWSER_STAMP): $(STAMP)
@@ -80,7 +92,13 @@ $(BROWSER_STAMP): $(STAMP)
 env: $(STAMP)
 
 lab: $(LAB_STAMP)
-	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) notebooks/
+	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) $(LAB_DIR)
+
+# nbgrader's course directory in $(COURSE): source/ (a copy of notebooks/), release/ (the
+# students' version: no solutions, no hidden tests, no outputs), gradebook.db (the
+# autograder). Then nbgrader's commands, run in $(COURSE), release, collect and grade.
+release: $(GRADING_STAMP)
+	$(BIN)/python -m grading.release --course $(COURSE)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from autodiff_tutor.course import (
+    ExerciseNotPassed,
     Feedback,
     check_choice,
     check_derivative,
     check_function,
     check_value,
+    require,
 )
 from autodiff_tutor.course.feedback import VERDICTS
 
@@ -122,3 +124,33 @@ def test_text_is_not_a_number_even_when_numpy_reads_it_as_one():
         assert "not a number: a number is written without quotes" in feedback.message
     assert "the text '0.5'" in check_value("0.5", 0.5).message
     assert check_value(0.5, 0.5).verdict == "correct"
+
+
+def test_require_passes_silently_and_raises_with_every_failing_feedback():
+    """What a graded release's hidden tests call: no exception for correct answers; an
+    AssertionError (the autograder's failure) whose message is each failing feedback."""
+    require(check_value(0.5, 0.5, name="a"), check_choice("x", "x", name="b"))
+    with pytest.raises(ExerciseNotPassed) as raised:
+        require(
+            check_value(0.5, 0.5, name="right"),
+            check_value(0.4, 0.5, name="wrong"),
+            check_value(..., 0.5, name="missing"),
+        )
+    assert isinstance(raised.value, AssertionError)
+    lines = str(raised.value).splitlines()
+    assert lines == [
+        "❌ wrong: not yet — it is 0.4, expected 0.5.",
+        "✏️ missing: not yet — no answer yet; replace the ... with your answer.",
+    ]
+
+
+def test_a_function_that_still_raises_not_implemented_is_missing_not_an_error():
+    """The skeleton of an exercise raises NotImplementedError("your code here")."""
+
+    def unwritten(x):
+        raise NotImplementedError("your code here")
+
+    feedback = check_function(unwritten, np.sin, [0.5])
+    assert feedback.verdict == "missing" and "not written yet" in feedback.message
+    feedback = check_derivative(unwritten, np.sin, [0.5])
+    assert feedback.verdict == "missing"

@@ -1,6 +1,8 @@
 """Graders of a hand-written backward: a right one passes, a wrong one fails with the
 category or region that is wrong, an unwritten one is "missing" (not a crash)."""
 
+import re
+
 import numpy as np
 
 from autodiff_tutor.course import check_backward, check_backward_report, grade_backward
@@ -187,3 +189,53 @@ def test_backward_feedback_lists_the_elements_that_differ_before_the_wasted_work
         assert line.strip() in message  # each element, with its two numbers
     assert message.index("finite differences:") < message.index("compute_gradients:")
     assert "wasted work" in message
+
+
+def test_symbolic_grader_reads_a_solution_written_above_the_exercise_stub():
+    """A course's solutions' version keeps the student's stub below the solution (the
+    release removes the solution, leaving the stub): the solution returns first, so it
+    is graded, not taken for the unwritten stub."""
+
+    def f(x):
+        return x * x
+
+    def solved(d_y, x):
+        ### BEGIN SOLUTION
+        return 2 * x * d_y
+        ### END SOLUTION
+        raise NotImplementedError("your code here")
+
+    def still_a_stub(d_y, x):
+        """Docstring first."""
+        raise NotImplementedError("your code here")
+        return 2 * x * d_y
+
+    assert grade_backward(f, solved)[0].passed
+    assert grade_backward(f, still_a_stub)[0].verdict == "missing"
+
+
+def test_symbolic_grader_gives_a_counterexample_that_the_code_confirms():
+    """A wrong region names a point; there, finite differences of the forward (the
+    oracle) give the expected value and the student's backward the other one."""
+
+    def soft_threshold(x, lam):
+        return np.where(x > lam, x - lam, np.where(x < -lam, x + lam, 0.0))
+
+    def wrong_sign(d_y, x, lam):
+        d_x = d_y * (np.abs(x) > lam)
+        d_lam = d_y * np.where(x > lam, 1.0, np.where(x < -lam, 1.0, 0.0))
+        return d_x, d_lam
+
+    feedback, _ = grade_backward(soft_threshold, wrong_sign, assume=["lam > 0"])
+    found = re.search(
+        r"dlam for x > lam: .*\(at x = (\S+), lam = (\S+), d_y = (\S+): "
+        r"expected (\S+), got (\S+)\)",
+        " ".join(feedback.message.split()),
+    )
+    assert feedback.verdict == "wrong" and found, feedback.message
+    x, lam, d_y, expected, got = (float(v) for v in found.groups())
+    step = 1e-6
+    slope = (soft_threshold(x, lam + step) - soft_threshold(x, lam - step)) / (2 * step)
+    assert np.isclose(d_y * slope, expected, atol=1e-6)
+    assert np.isclose(wrong_sign(d_y, x, lam)[1], got)
+    assert not np.isclose(expected, got)

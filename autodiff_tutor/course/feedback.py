@@ -35,11 +35,13 @@ from autodiff_tutor.errors import wrap
 __all__ = [
     "VERDICTS",
     "WORDS",
+    "ExerciseNotPassed",
     "Feedback",
     "check_choice",
     "check_derivative",
     "check_function",
     "check_value",
+    "require",
 ]
 
 #: The verdicts, with the mark each one prints.
@@ -97,6 +99,33 @@ class Feedback:
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class ExerciseNotPassed(AssertionError):
+    """An exercise's hidden test did not pass: its message is the feedback that says why.
+
+    An ``AssertionError``, so an autograder (nbgrader) counts the cell as failed and
+    shows the message in the student's feedback.
+    """
+
+
+def require(*feedback: Feedback) -> None:
+    """Raise :class:`ExerciseNotPassed` unless every check passed.
+
+    The hidden tests of a graded release call it on the course's checks: a check never
+    raises (an exercise cell must run for the student), a hidden test must, so that the
+    autograder withholds the points; the message keeps each failing check's feedback
+    (where it differs, and by how much).
+
+    >>> require(check_value(0.5, 0.5, name="slope"))
+    >>> require(check_value(0.4, 0.5, name="slope"))
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.course.feedback.ExerciseNotPassed: ❌ slope: not yet — it is 0.4, expected 0.5.
+    """
+    failing = [str(f) for f in feedback if not f.passed]
+    if failing:
+        raise ExerciseNotPassed("\n".join(failing))
 
 
 def _is_missing(value: Any) -> bool:
@@ -268,6 +297,8 @@ def check_function(
         want = reference(*args)
         got, exc = _call(student, args)
         at = f"at x = {_label(args)}" if len(args) == 1 else f"at ({_label(args)})"
+        if isinstance(exc, NotImplementedError):
+            return Feedback(name, "missing", "not written yet; write it in the cell above.")
         if exc is not None:
             return Feedback(name, "error", f"{at} it raised {_describe_error(exc)}")
         if _has_ellipsis(got):

@@ -19,7 +19,9 @@ available (``feedback_and_report``) for a lesson that wants to show the table.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 from typing import Any
 
 from autodiff_tutor.course.feedback import Feedback, _describe_error
@@ -52,7 +54,15 @@ def _unwritten(op: Any, inputs: tuple[Any, ...]) -> str | None:
 
 
 def _raises_not_implemented(backward: Any) -> bool:
-    """Whether a backward (function or source) is still the ``raise NotImplementedError`` stub."""
+    """Whether a backward (function or source) is still a stub: it raises
+    ``NotImplementedError`` before it returns anything. A solution written above the
+    stub's ``raise`` (as in a course's source notebook) returns first, and is no stub.
+
+    >>> _raises_not_implemented("def b(d_y, x):\\n    raise NotImplementedError('todo')")
+    True
+    >>> _raises_not_implemented("def b(d_y, x):\\n    return d_y\\n    raise NotImplementedError")
+    False
+    """
     if backward is None:
         return False
     if isinstance(backward, str):
@@ -62,7 +72,20 @@ def _raises_not_implemented(backward: Any) -> bool:
             source = inspect.getsource(backward)
         except (OSError, TypeError):
             return False
-    return "raise NotImplementedError" in source
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return "raise NotImplementedError" in source
+    function = next(
+        (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+        None,
+    )
+    for statement in function.body if function is not None else tree.body:
+        if isinstance(statement, ast.Return):
+            return False
+        if isinstance(statement, ast.Raise) and "NotImplementedError" in ast.unparse(statement):
+            return True
+    return False
 
 
 def check_backward_report(
@@ -185,10 +208,32 @@ def grade_backward(
             where = f"d{check.input}" + (
                 "" if check.region == "everywhere" else f" for {check.region}"
             )
-            problems.append(f"{where}: expected {check.expected}, your backward gives {check.got}")
+            problems.append(
+                f"{where}: expected {check.expected}, your backward gives {check.got}"
+                + _counterexample(check)
+            )
         else:
             problems.append(
                 f"d{check.input} at {check.boundary}: {check.value} is not between the "
                 f"one-sided derivatives {check.derivative_a} and {check.derivative_b}"
             )
     return Feedback(label, "wrong", "; ".join(problems[:3])), report
+
+
+def _counterexample(check: Any) -> str:
+    """Where a region check failed, as a point the student can try (empty when the
+    report has none).
+
+    >>> from types import SimpleNamespace
+    >>> _counterexample(SimpleNamespace(counterexample={"x": 0.2, "d_y": -0.1},
+    ...                                 expected_value=0.1, got_value=-0.1))
+    ' (at x = 0.2, d_y = -0.1: expected 0.1, got -0.1)'
+    """
+    point = getattr(check, "counterexample", None)
+    if not point:
+        return ""
+    where = ", ".join(f"{name} = {value:.6g}" for name, value in point.items())
+    expected, got = getattr(check, "expected_value", None), getattr(check, "got_value", None)
+    if expected is None or got is None:
+        return f" (at {where})"
+    return f" (at {where}: expected {expected:.6g}, got {got:.6g})"

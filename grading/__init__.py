@@ -1,0 +1,1 @@
+"""Graded releases of the course with nbgrader: ``python -m grading.release`` (``make release``)."""
