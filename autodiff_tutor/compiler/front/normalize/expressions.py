@@ -54,6 +54,8 @@ class ExpressionsMixin:
             value = self._rename(node)
             kind = "copy" if self._is_varied(value) else "static"
             return self._emit(Step(target, value, kind))
+        if self._stack_of(node, "pop"):  # a gradient function's memory, read again
+            return self._stack_pop(node, self._stack_of(node, "pop"), target)
         if not self._carries_gradient(node):
             return self._emit(Step(target, self._rename(node), "static"))
         try:
