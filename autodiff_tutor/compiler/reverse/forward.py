@@ -53,7 +53,8 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
         origin = "the path that branches and loops take"
         statements.append(code.assign("path", code.call("PathStack"), origin))
 
-    def block(nodes: list[Node]) -> list[ast.stmt]:
+    def block(nodes: list[Node], region: str = "") -> list[ast.stmt]:
+        """``nodes`` (the body of ``region``: its origin, for the pushes at its end)."""
         out: list[ast.stmt] = []
         trailing_copies = []
         for node in nodes:
@@ -66,30 +67,33 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
                 out.append(_step_statement(node, kept, step_origin(parsed, node)))
             elif isinstance(node, Branch):
                 if _region_needed(node, needed):
-                    body = block(node.body)
-                    orelse = block(node.orelse)
                     origin = statement_origin(parsed, node.origin)
+                    body = block(node.body, origin)
+                    orelse = block(node.orelse, origin)
                     out.append(code.if_else(node.test, body, orelse, origin))
             elif _region_needed(node, needed):
                 slots = memory.slots.get(id(node.body))
                 out += _allocations(slots) if slots else []
-                out += _loop(node, block(node.body), statement_origin(parsed, node.origin))
+                origin = statement_origin(parsed, node.origin)
+                out += _loop(node, block(node.body, origin), origin)
         pushed = memory.pushes.get(id(nodes))
         if pushed:
             kept_values = [memory.kept(n) for n in pushed]
             # beside a path stack, the values go as a list: differentiated again, the
             # gradient of what is popped is a list of the items' gradients
             saved = ast.List if memory.split_path else ast.Tuple
-            out.append(
-                code.expression(code.method("stack", "push", saved(kept_values, ast.Load())))
-            )
+            push = code.method("stack", "push", saved(kept_values, ast.Load()))
+            out.append(code.expression(push, region))
         path = memory.path_pushes.get(id(nodes))
         if path:
             decided = ast.Tuple([memory.kept(n) for n in path], ast.Load())
-            out.append(code.expression(code.method("path", "push", decided)))
+            out.append(code.expression(code.method("path", "push", decided), region))
         slots = memory.slots.get(id(nodes))
         out += _slot_writes(slots) if slots else []
-        out += [code.assign(s.target, copy_tree(s.value)) for s in trailing_copies]
+        out += [
+            code.assign(s.target, copy_tree(s.value), step_origin(parsed, s))
+            for s in trailing_copies
+        ]
         return out
 
     return statements + block(program.steps)
