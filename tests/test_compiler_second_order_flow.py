@@ -1,5 +1,6 @@
 """Second derivatives through control flow: ``if`` on data, ``for`` (static and
-data-dependent counts), ``while``, ``break``/``continue`` and early ``return``.
+data-dependent counts, over a sequence), ``while``, ``break``/``continue``, early
+``return``, and lists appended in a loop.
 
 Each program is differentiated twice, in both compositions: ``jvp(grad(f))``
 (forward over reverse) and the ``vjp`` of ``grad(f)`` (reverse over reverse, the
@@ -87,6 +88,24 @@ def nested_loops_with_a_branch(x):
     return s
 
 
+def for_over_a_sequence(x):
+    s = 0.0
+    for row in x:
+        s = s + np.sum(np.sin(row) * row)
+    return s
+
+
+def list_appended_in_a_loop(x):
+    ys = []
+    for i in range(3):
+        if np.sum(x) > 0:
+            ys.append(np.sin(x) * i)
+        else:
+            ys.append(x * x)
+        x = x * 1.1
+    return np.sum(np.stack(ys) ** 2)
+
+
 X = np.array([0.3, 0.5])
 # (program, the arguments at which to differentiate: one per path)
 CASES = [
@@ -98,6 +117,8 @@ CASES = [
     (break_and_continue, [(X,), (np.array([2.0, 1.0]),), (-X,)]),
     (early_return, [(X,), (X * 0.5,)]),
     (nested_loops_with_a_branch, [(X,), (-X,)]),
+    (for_over_a_sequence, [(np.array([[0.3, -0.2], [0.9, 0.4], [0.1, 1.2]]),)]),
+    (list_appended_in_a_loop, [(X,), (-X,)]),
 ]
 IDS = [fn.__name__ for fn, _ in CASES]
 V = np.array([0.7, -0.2])
