@@ -106,6 +106,17 @@ def list_appended_in_a_loop(x):
     return np.sum(np.stack(ys) ** 2)
 
 
+def list_appended_then_read_by_index(x):
+    parts = []
+    for k in range(2):
+        parts.append(np.exp(x * (k + 1)))
+    s = np.sum(parts[0] * parts[1])
+    for i in range(2):
+        p = parts[i]
+        s = s + np.sum(p * p)
+    return s
+
+
 X = np.array([0.3, 0.5])
 # (program, the arguments at which to differentiate: one per path)
 CASES = [
@@ -119,6 +130,7 @@ CASES = [
     (nested_loops_with_a_branch, [(X,), (-X,)]),
     (for_over_a_sequence, [(np.array([[0.3, -0.2], [0.9, 0.4], [0.1, 1.2]]),)]),
     (list_appended_in_a_loop, [(X,), (-X,)]),
+    (list_appended_then_read_by_index, [(X,), (np.array([0.2, -1.1, 0.4]),)]),
 ]
 IDS = [fn.__name__ for fn, _ in CASES]
 V = np.array([0.7, -0.2])
