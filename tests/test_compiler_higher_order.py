@@ -132,6 +132,22 @@ def test_second_derivative_of_a_loop_matches_differences_of_the_gradient():
     assert second(1.0) == pytest.approx(expected, rel=1e-7)
 
 
+def test_jvp_through_a_nested_loop_that_does_not_run():
+    """The index of an inner loop that may run no time, and that nothing reads, is not
+    copied from one iteration of the outer loop to the next (a while loop's replay in a
+    gradient function, differentiated again, is such a loop)."""
+
+    def f(x, n):
+        s = 0.0
+        for _ in range(2):
+            for _j in range(n):
+                s = s + x * 2.0
+        return s
+
+    assert jvp(f, (1.0, 0), (1.0, None)) == (0.0, 0.0)
+    assert jvp(f, (1.0, 2), (1.0, None)) == (8.0, 8.0)
+
+
 def test_jvp_through_control_flow():
     def f(x, n):
         total = 0.0

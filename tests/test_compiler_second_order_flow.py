@@ -58,6 +58,16 @@ def while_on_data(x):
     return np.sum(np.tanh(x)) * n
 
 
+def while_inside_for(x):
+    s = 0.0
+    for v in x:
+        t = v
+        while t < 2.0:
+            t = t * 1.5 + 0.1 * np.sin(t)
+        s = s + t * t
+    return s
+
+
 def break_and_continue(x):
     s = 0.0
     for i in range(5):
@@ -125,6 +135,7 @@ CASES = [
     (for_data_dependent_count, [(X, 2), (X, 4), (X, 0)]),
     (for_over_the_rows, [(np.array([0.3, -0.2, 0.9]),), (X,)]),
     (while_on_data, [(X,), (np.array([2.0, 3.0]),), (np.array([0.1, -0.2]),)]),
+    (while_inside_for, [(np.array([0.5, 2.5, -0.3]),), (np.array([2.5, 3.0]),)]),
     (break_and_continue, [(X,), (np.array([2.0, 1.0]),), (-X,)]),
     (early_return, [(X,), (X * 0.5,)]),
     (nested_loops_with_a_branch, [(X,), (-X,)]),
