@@ -229,8 +229,14 @@ def test_what_stays_refused_is_located(fn, args, message, snippet):
 
 
 def joined(x):
+    a, b = [x[0], x[1]], [x[2]]
+    parts = a + b
+    return sum(p * p for p in parts)
+
+
+def appended_by_plus(x):
     a = [x[0], x[1]]
-    parts = a + [x[2]]
+    parts = a + [x[2]]  # one item written out: appended, as ys.append(v)
     return sum(p * p for p in parts)
 
 
@@ -263,5 +269,5 @@ def test_lists_joined_or_repeated_with_gradient_are_refused_where_written():
             grad(fn)(x)
         assert raised.value.location.column == column
     # what the hints say works, and lists of constants joined
-    for fn in (appended, comprehended, constants_joined):
+    for fn in (appended, appended_by_plus, comprehended, constants_joined):
         np.testing.assert_allclose(grad(fn)(x), central_difference(fn, [x], 0), rtol=1e-7)

@@ -120,6 +120,10 @@ def _closure(start: set[str], steps: list, edges) -> set[str]:
 
 
 def _gradient_edges_forward(step) -> tuple[set[str], set[str]]:
+    if step.kind in ("push", "pop") and step.op == "values":  # through the memory stack
+        if step.kind == "push":
+            return _reads(step), {step.stack}
+        return {step.stack}, set(step.defined())
     if step.kind not in DIFFERENTIABLE_KINDS:
         return set(), set()
     return _reads(step), set(step.defined())
@@ -134,6 +138,8 @@ def _reads(step) -> set[str]:
     """The names a step passes gradient to (not shape-only inputs, like unbroadcast's x)."""
     if step.kind == "copy":
         return step.operand_names()
+    if step.kind == "push":
+        return {name for _, name in step.input_names()}
     rule = lookup(step.op) if step.kind == "primitive" else None
     if rule is None:
         return {name for _, name in step.input_names()}

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.runtime.backend import Unbound
+
 #: Where a name is read: a namespace dict (globals, then builtins) or a closure cell.
 _MISSING = object()
 
@@ -60,8 +62,8 @@ def token(value: Any) -> Any:
         return (kind, value.shape, value.dtype)
     if kind in (float, int, bool, str, type(None), dict, list, tuple, np.float64):
         return kind
-    if isinstance(value, (types.ModuleType, type)) or callable(value):
-        return _Same(value)
+    if isinstance(value, (types.ModuleType, type, Unbound)) or callable(value):
+        return _Same(value)  # the placeholder 'unbound' too: it has no shape to read
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if shape is not None and dtype is not None:  # a cupy array, a numpy scalar
         return (kind, tuple(shape), dtype)
@@ -220,6 +222,8 @@ def _user_functions(value: Any) -> list[Any]:
     """The Python functions behind ``value`` whose free names compiled code may depend
     on: a user's function, the function of a bound method or a partial, a function
     made differentiable (its ``fn``)."""
+    if isinstance(value, Unbound):  # generated code's placeholder: any attribute raises
+        return []
     value = getattr(value, "fn", value)  # a Differentiable: its function
     value = getattr(value, "func", value)  # a functools.partial
     value = getattr(value, "__func__", value)  # a bound method

@@ -50,7 +50,7 @@ from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.locations import ORIGINS
 from autodiff_tutor.protocol import as_op
 from autodiff_tutor.runtime import backend, guards, helpers
-from autodiff_tutor.runtime.stack import Stack, iteration_slots
+from autodiff_tutor.runtime.stack import PathStack, Stack, iteration_slots
 
 RUNTIME: dict[str, Any] = {name: getattr(helpers, name) for name in helpers.__all__}
 RUNTIME.update(
@@ -62,6 +62,7 @@ RUNTIME.update(
     shape_of=backend.shape_of,
     unbound=backend.unbound,
     Stack=Stack,
+    PathStack=PathStack,
     iteration_slots=iteration_slots,
     differentiable=as_op,
     probe_site=probe_site,
@@ -86,7 +87,7 @@ BUILTINS: dict[str, Any] = {
 GENERATED_NAMES: dict[str, Any] = {
     **RUNTIME,
     **BUILTINS,
-    **dict.fromkeys(("memory", "stack", "xp", "site_flags"), object()),
+    **dict.fromkeys(("memory", "stack", "path", "xp", "site_flags"), object()),
 }
 
 _counter = itertools.count(1)

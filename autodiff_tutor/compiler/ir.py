@@ -25,7 +25,10 @@ from typing import Any
 #   escape:    a call that leaves the differentiable world (float(x), x.item())
 #   effect:    a statement kept for its side effect (print, assert, raise): it runs in
 #              the forward, once, and never in the backward; its target is a placeholder
-KINDS = ("primitive", "copy", "static", "op_call", "opaque", "escape", "effect")
+#   push, pop: 'stack.push(v)' (its target a placeholder) and 't = stack.pop()' of the
+#              memory stack ``stack``, in a gradient function differentiated again; ``op``
+#              says which stack: "values" (carries gradient) or "path" (never does)
+KINDS = ("primitive", "copy", "static", "op_call", "opaque", "escape", "effect", "push", "pop")
 
 
 @dataclass
@@ -48,11 +51,14 @@ class Step:
     targets: list[str] | None = None  # several outputs (a call returning a tuple)
     refusal: Exception | None = None  # opaque: raised if a value it reads carries gradient
     statement: ast.stmt | None = None  # an effect's statement (its names renamed)
+    stack: str | None = None  # push, pop, and Stack(): the stack's name
 
     def source(self) -> str:
         """The step as one line of Python."""
         if self.statement is not None:
             return ast.unparse(self.statement).splitlines()[0]
+        if self.kind == "push":
+            return ast.unparse(self.value)
         return f"{self.target} = {ast.unparse(self.value)}"
 
     def operand_names(self) -> set[str]:

@@ -26,6 +26,7 @@ from typing import Any
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.errors import Location
+from autodiff_tutor.locations import ORIGINS
 
 LIMIT = 36  # characters of the user's code quoted in a comment
 ROLES = ("forward", "backward", "tangent")  # the user's operation, or its derivative
@@ -74,14 +75,23 @@ def step_origin(parsed: ParsedFunction, step: Step, role: str = "forward") -> Or
     if step.expression is not None:
         text = _short(step.expression)
     where = step.expression if step.expression is not None else node
-    return Origin(f"line {parsed.file_line(node)}: {text}", parsed, where, step, role)
+    text = _users_text(parsed, node, f"line {parsed.file_line(node)}: {text}")
+    return Origin(text, parsed, where, step, role)
 
 
 def statement_origin(parsed: ParsedFunction, node: ast.AST | None, role: str = "forward") -> Origin:
     """'line N: <the user's statement, shortened>' for a branch or a loop."""
     node = node if node is not None else parsed.tree
     text = f"line {parsed.file_line(node)}: {_clip(parsed.line_text(node))}"
-    return Origin(text, parsed, _header(node), None, role)
+    return Origin(_users_text(parsed, node, text), parsed, _header(node), None, role)
+
+
+def _users_text(parsed: ParsedFunction, node: ast.AST, text: str) -> str:
+    """``text``, or, for a line of a generated gradient function (differentiated again),
+    the comment of the line it runs: the user's line, at any order."""
+    table = ORIGINS.get(parsed.filename)
+    found = table.get(parsed.file_line(node)) if table is not None else None
+    return str(found[0].origin) if found else text
 
 
 def _header(node: ast.AST) -> ast.AST:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodiff_tutor.compiler.activity import Activity, analyze
+from autodiff_tutor.compiler.activity import Activity, analyze, varied_names
 from autodiff_tutor.compiler.emit import (
     GENERATED_NAMES,
     Generated,
@@ -61,7 +61,7 @@ from autodiff_tutor.compiler.front.fence import check_supported
 from autodiff_tutor.compiler.front.names import errors_as_written, with_helper_names_aliased
 from autodiff_tutor.compiler.front.normalize.normalize import normalize
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
-from autodiff_tutor.compiler.ir import Branch, Loop, Program
+from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.compiler.reverse.adjoint import build_adjoint
 from autodiff_tutor.compiler.reverse.forward import build_forward
 from autodiff_tutor.compiler.reverse.memory import Memory, plan_memory
@@ -191,7 +191,9 @@ def _generate(
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
-    memory = plan_memory(program, backward, adjoint.seeds, in_place, parsed)
+    # a backward differentiated again pushes the values apart from the path
+    values = None if in_place else varied_names(program.all_steps(), program.params)
+    memory = plan_memory(program, backward, adjoint.seeds, in_place, parsed, values)
     if slots is not None:
         slots(program, backward, memory)
     generated = Generated(
@@ -288,15 +290,6 @@ def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., An
             parsed, program = nested_front.parsed, nested_front.program
             activity = analyze(program, parsed, wrt)
     generated = _generate(program, activity, parsed, wrt, False, None)
-    if generated.memory.pushes:
-        region = next((r for r in program.steps if isinstance(r, Branch | Loop)), None)
-        raise UnsupportedSyntaxError(
-            f"second derivatives of {derivative.name!r} are not supported: its gradient "
-            "replays branches or loops from the memory stack, which is not differentiated "
-            "again",
-            parsed.location(region.origin) if region and region.origin else None,
-            hint="take second derivatives of functions without if/for/while (np.where is fine)",
-        )
     calls = [s for s in program.all_steps() if s.kind == "op_call"]
     if calls:  # the gradient calls the op (and its backward): not differentiated again
         node = calls[0].expression or calls[0].origin

@@ -4,36 +4,36 @@ A second derivative compiles the generated gradient function again (see
 ``compile_gradient_function``). When a step of it cannot be differentiated again (the
 gradient of ``np.linalg.eigh`` calls ``eigh_grad``, which has no rule of its own), the
 error would point into generated code the user never wrote. Each generated line
-names the user's line it comes from (``# line 8: np.linalg.eigh(A)``): the refusal is
-moved there, keeping its class, and says which generated step stops it.
+has its origin, the user's line it comes from (``line 8: np.linalg.eigh(A)``, the
+table :data:`~autodiff_tutor.locations.ORIGINS`): the refusal is moved there, keeping
+its class, and says which generated step stops it.
 
->>> located_line("    d_A = eigh_grad(d_t1[0], t1[1])  # line 8: np.linalg.eigh(A)")
-(8, 'np.linalg.eigh(A)', 'd_A = eigh_grad(d_t1[0], t1[1])')
+>>> import numpy as np
+>>> from autodiff_tutor import grad
+>>> def f(A):
+...     return np.sum(np.linalg.eigh(A)[0] ** 3)
+>>> try:
+...     grad(grad(f))(np.eye(2))
+... except Exception as error:
+...     refusal = error
+>>> refusal.location.line == f.__code__.co_firstlineno + 1, refusal.location.text.strip()
+(True, 'return np.sum(np.linalg.eigh(A)[0] ** 3)')
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from autodiff_tutor.compiler.origins import Origin
 from autodiff_tutor.errors import AutodiffError, Location
+from autodiff_tutor.locations import ORIGINS
 
 GENERATED = "<autodiff_tutor generated"
-_ORIGIN = re.compile(r"^\s*(?P<code>.*?)\s*# line (?P<line>\d+): (?P<what>.*)$")
 # the attribute a generated gradient function carries: the user's parsed function
 ORIGIN_ATTRIBUTE = "_gradient_source_of"
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def located_line(text: str) -> tuple[int, str, str] | None:
-    """(user's line, what the user wrote, generated code) of a generated line, if it
-    names the user's line it comes from."""
-    match = _ORIGIN.match(text)
-    if match is None:
-        return None
-    return int(match["line"]), match["what"].strip(), match["code"]
 
 
 def at_users_line(stage: F) -> F:
@@ -61,20 +61,39 @@ def _function_of(fn: Any) -> Any:
     return getattr(fn, "fn", fn)  # a parsed function, or the function itself
 
 
+def users_line(location: Location) -> tuple[Origin, str] | None:
+    """The user's origin of a line of generated code, through generated gradient
+    functions (their lines run lines of the user's, at any order), and the generated
+    code of that line; ``None`` for a line of no user's.
+
+    >>> users_line(Location("<autodiff_tutor generated f #0>", 3, 0, "", 1)) is None
+    True
+    """
+    found, code = None, None
+    while location.filename in ORIGINS:
+        entry = ORIGINS[location.filename].get(location.line)
+        if entry is None:
+            break
+        found = entry[0].origin
+        code = code or entry[0].code
+        if not isinstance(found, Origin):
+            return None
+        location = found.location()
+    return (found, code) if found is not None and code is not None else None
+
+
 def _relocated(error: AutodiffError, parsed: Any) -> AutodiffError | None:
     where = error.location
     if parsed is None or where is None or not where.filename.startswith(GENERATED):
         return None
-    found = located_line(where.text)
+    found = users_line(where)
     if found is None:
         return None
-    line, what, code = found
-    index = line - parsed.first_line
-    if not 0 <= index < len(parsed.lines):
+    origin, code = found
+    location = origin.location()
+    if location.filename.startswith(GENERATED):
         return None
-    text = " " * parsed.indent + parsed.lines[index]
-    column = len(text) - len(text.lstrip())
-    location = Location(parsed.filename, line, column, text, max(1, len(text.strip())))
+    what = str(origin).split(": ", 1)[-1]
     reason = error.message.splitlines()[0].split(", which", 1)[0]
     return type(error)(
         f"second derivatives through {what} are not supported: its gradient is computed "

@@ -16,6 +16,7 @@ import builtins
 import numpy as np
 
 from autodiff_tutor.rules.record import Family
+from autodiff_tutor.runtime.helpers_indexing import indexed_len
 
 family = Family("nondifferentiable")
 
@@ -82,6 +83,7 @@ family.declare_nondifferentiable(
         "and_": "bitwise_and",
         "or_": "bitwise_or",
         builtins.len: "len",
+        indexed_len: "len",  # a loop over a sequence in generated code, compiled again
         np.sign: "sign",
     },
 )

@@ -45,7 +45,20 @@ class Stack:
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"Stack({len(self._items)} entries)"
+        return f"{type(self).__name__}({len(self._items)} entries)"
+
+
+class PathStack(Stack):
+    """The stack of what decides the path a forward took: branch tests, iteration
+    counts, indices, constants. A gradient function that is differentiated again keeps
+    these apart from the values (:class:`Stack`): the values carry gradient, the path
+    never does, so the second derivative replays it as it is.
+
+    >>> path = PathStack()
+    >>> path.push((True, 3))
+    >>> path.pop(), path
+    ((True, 3), PathStack(0 entries))
+    """
 
 
 def iteration_slots(iterations: Sized, dtype: str, shape: tuple[int, ...] = ()) -> np.ndarray:

@@ -1,9 +1,9 @@
 """Run one generated program through every mode and classify each outcome.
 
 Modes: ``compiler`` (``value_and_grad`` w.r.t. ``x`` and ``w``), ``jvp`` (the
-compiler's forward mode against a directional difference), ``hvp`` (second order on
-loop-free programs: the compiled gradient's vjp against differences of the
-gradient) and ``tracing`` (``tracing.value_and_gradient``, and ``evaluate`` with
+compiler's forward mode against a directional difference), ``hvp`` (second order,
+through branches and loops too: the compiled gradient's vjp against differences of
+the gradient) and ``tracing`` (``tracing.value_and_gradient``, and ``evaluate`` with
 ``gradient`` inside: both must give the same kind of answer).
 
 Programs that are objects, or whose state changes between calls, are checked by
@@ -253,7 +253,7 @@ def _check_loaded(
         outcomes.append(check_compiler(loaded, x, w, value, reference, other))
     if "jvp" in modes:
         outcomes.append(check_jvp(loaded, x, w, value, program.seed))
-    second_order = program.loop_free and program.autograd_ok and not program.kink_inputs
+    second_order = program.autograd_ok and not program.kink_inputs
     if "hvp" in modes and second_order and not (program.constructs & hvp_exclude):
         outcomes.append(check_hvp(loaded, x, w, program.seed))
     if "tracing" in modes:

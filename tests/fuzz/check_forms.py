@@ -19,8 +19,8 @@ program of its own (nothing compiled is shared between modes):
 - ``tracing``: ``tracing.value_and_gradient`` with the same ``wrt`` (``"self"`` spelled
   as the list of the object's attributes with a gradient).
 
-Second order (``hvp``) is checked on the programs of :mod:`fuzz.forms_calls` without
-loops, at their first state, against mixed second differences of the values. The
+Second order (``hvp``) is checked on the programs of :mod:`fuzz.forms_calls`, loops
+included, at their first state, against mixed second differences of the values. The
 first state that is not
 right decides the mode's outcome; after a change, its detail starts with the change's
 kind (``attr_rebound: dself.W[1] = ...``): the first word of distinct failures.
@@ -284,11 +284,9 @@ def check_form_program(
 
 
 def _second_order(program: Any) -> bool:
-    """Programs of :mod:`fuzz.forms_calls` without loops or planted kinks, whose first
-    argument is an array, get a second-order check at their first state."""
-    form = program.form
-    loop_free = getattr(form, "loop_free", False) and program.loop_free
-    return loop_free and not program.kink_inputs
+    """Programs of :mod:`fuzz.forms_calls` without planted kinks, whose first argument
+    is an array, get a second-order check at their first state."""
+    return hasattr(program.form, "loop_free") and not program.kink_inputs
 
 
 def _hvp(loaded: Loaded, program: Any, found: list[State]) -> Outcome:

@@ -106,6 +106,8 @@ class _Writer:
     def _step(self, step: Step) -> list[ast.stmt]:
         if step.kind == "effect":
             return [copy_tree(step.statement)]
+        if step.stack is not None:
+            return self._stack_step(step)
         if step.targets and step.kind == "op_call":
             return [self._op_call(step)]
         names = step.targets if step.targets else step.target
@@ -126,6 +128,28 @@ class _Writer:
         if step.kind == "primitive":
             return [primal, code.assign(dot, self._tangent(step))]
         return [primal]
+
+    def _stack_step(self, step: Step) -> list[ast.stmt]:
+        """The memory stack of a gradient function, differentiated again: beside a value
+        stack that carries gradient, a stack of tangents (``stack_dot``), pushed and
+        popped with it. A path stack is replayed as it is."""
+        if step.kind == "push":
+            primal = code.expression(copy_tree(step.value))
+        else:
+            primal = code.assign(step.target, copy_tree(step.value))
+        if step.op != "values" or step.stack not in self.result.varied:
+            return [primal]
+        tangents = self.result.dot(step.stack)
+        if step.kind == "static":  # stack = Stack()
+            return [primal, code.assign(tangents, code.call("Stack"))]
+        if step.kind == "pop":
+            self.result.varied.add(step.target)
+            return [primal, code.assign(self.result.dot(step.target), code.method(tangents, "pop"))]
+        values = step.inputs["values"]
+        dot = self._dot_of(values)
+        if _is_zero(dot):
+            dot = _zeros_for(values)
+        return [primal, code.expression(code.method(tangents, "push", dot))]
 
     def _tangent(self, step: Step) -> ast.expr:
         rule = lookup(step.op)

@@ -60,6 +60,7 @@ def build_adjoint(
     """
     writer = _Backward(program, activity, parsed, in_place)
     _refuse_joined_lists(program, activity, parsed, writer.lists)
+    writer.gradient_stacks()
     writer.block(program.steps)
     for name in wrt:
         if name not in writer.has_adjoint:
@@ -205,7 +206,10 @@ class _Backward:
         for node in reversed(nodes):
             if isinstance(node, Step):
                 active = set(node.defined()) & self.activity.active
-                if node.kind == "static":
+                if node.kind in ("push", "pop"):
+                    if self._stack_active(node):
+                        self.stack_step(node)
+                elif node.kind == "static":
                     # a constant overwrote a value with gradient elsewhere (s = 1.0 in a
                     # loop): before this point, that name's gradient starts again from zero
                     self.has_adjoint -= active
@@ -218,7 +222,49 @@ class _Backward:
 
     def _region_active(self, region: Branch | Loop) -> bool:
         inner = walk_steps(region.body + (region.orelse if isinstance(region, Branch) else []))
-        return any(set(s.defined()) & self.activity.active for s in inner)
+        return any(set(s.defined()) & self.activity.active or self._stack_active(s) for s in inner)
+
+    # -- the memory stack of a gradient function, differentiated again ---------------
+
+    def _stack_active(self, step: Step) -> bool:
+        """A push or pop of a value stack that carries gradient: each one has its
+        adjoint, or the stack of gradients would go out of step."""
+        return (
+            step.kind in ("push", "pop")
+            and step.op == "values"
+            and (step.stack in self.activity.active)
+        )
+
+    def gradient_stacks(self) -> None:
+        """``d_stack = Stack()`` for each value stack that carries gradient: the backward
+        pushes the gradient of each value popped, and pops it where it was pushed."""
+        for step in self.program.all_steps():
+            if step.kind == "static" and step.stack and step.op == "values":
+                if step.stack in self.activity.active:
+                    self.origin = step_origin(self.parsed, step, "backward")
+                    self.emit(code.assign(self.gradient(step.stack), code.call("Stack")))
+
+    def stack_step(self, step: Step) -> None:
+        """A pop's adjoint pushes the gradient of the values popped (zeros where none
+        reached them); a push's adjoint pops it: the stack of gradients runs the other
+        way, so each gradient meets the push of its values."""
+        self.origin = step_origin(self.parsed, step, "backward")
+        gradients = self.gradient(step.stack)
+        if step.kind == "pop":
+            popped = step.target
+            self.owned.discard(popped)  # its array goes on the stack of gradients
+            g = (
+                code.name(self.gradient(popped))
+                if popped in self.has_adjoint
+                else code.call("zeros_like", code.name(popped))
+            )
+            self.emit(code.expression(code.method(gradients, "push", g)))
+            return
+        values = step.inputs["values"]
+        if self._is_varied(values):
+            self.contribute(values.id, code.method(gradients, "pop"))
+        else:
+            self.emit(code.expression(code.method(gradients, "pop")))
 
     def _new_zero_gradient(self, name: str, origin: str) -> None:
         self.emit(
@@ -235,6 +281,8 @@ class _Backward:
         inside = {t for s in inner for t in s.defined()} - set(region.canonical)
         touched = set()
         for step in inner:
+            if self._stack_active(step) and step.kind == "push":
+                touched |= {n for _, n in step.input_names()} & self.activity.varied
             if set(step.defined()) & self.activity.active:
                 touched |= {n for _, n in step.input_names()} & self.activity.varied
                 if step.kind == "copy":

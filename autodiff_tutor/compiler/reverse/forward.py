@@ -45,11 +45,16 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
     kept = set(memory.names) | {n for names in memory.pushes.values() for n in names}
     kept |= {n for slots in memory.slots.values() for n in slots.dtypes}
     statements: list[ast.stmt] = []
+    kept |= {n for names in memory.path_pushes.values() for n in names}
     if memory.pushes:
         origin = "values that branches and loops overwrite"
         statements.append(code.assign("stack", code.call("Stack"), origin))
+    if memory.path_pushes:
+        origin = "the path that branches and loops take"
+        statements.append(code.assign("path", code.call("PathStack"), origin))
 
-    def block(nodes: list[Node]) -> list[ast.stmt]:
+    def block(nodes: list[Node], region: str = "") -> list[ast.stmt]:
+        """``nodes`` (the body of ``region``: its origin, for the pushes at its end)."""
         out: list[ast.stmt] = []
         trailing_copies = []
         for node in nodes:
@@ -62,21 +67,33 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
                 out.append(_step_statement(node, kept, step_origin(parsed, node)))
             elif isinstance(node, Branch):
                 if _region_needed(node, needed):
-                    body = block(node.body)
-                    orelse = block(node.orelse)
                     origin = statement_origin(parsed, node.origin)
+                    body = block(node.body, origin)
+                    orelse = block(node.orelse, origin)
                     out.append(code.if_else(node.test, body, orelse, origin))
             elif _region_needed(node, needed):
                 slots = memory.slots.get(id(node.body))
                 out += _allocations(slots) if slots else []
-                out += _loop(node, block(node.body), statement_origin(parsed, node.origin))
+                origin = statement_origin(parsed, node.origin)
+                out += _loop(node, block(node.body, origin), origin)
         pushed = memory.pushes.get(id(nodes))
         if pushed:
-            saved = ast.Tuple([memory.kept(n) for n in pushed], ast.Load())
-            out.append(code.expression(code.method("stack", "push", saved)))
+            kept_values = [memory.kept(n) for n in pushed]
+            # beside a path stack, the values go as a list: differentiated again, the
+            # gradient of what is popped is a list of the items' gradients
+            saved = ast.List if memory.split_path else ast.Tuple
+            push = code.method("stack", "push", saved(kept_values, ast.Load()))
+            out.append(code.expression(push, region))
+        path = memory.path_pushes.get(id(nodes))
+        if path:
+            decided = ast.Tuple([memory.kept(n) for n in path], ast.Load())
+            out.append(code.expression(code.method("path", "push", decided), region))
         slots = memory.slots.get(id(nodes))
         out += _slot_writes(slots) if slots else []
-        out += [code.assign(s.target, copy_tree(s.value)) for s in trailing_copies]
+        out += [
+            code.assign(s.target, copy_tree(s.value), step_origin(parsed, s))
+            for s in trailing_copies
+        ]
         return out
 
     return statements + block(program.steps)
@@ -118,7 +135,10 @@ def _needed(program: Program, memory: Memory) -> set[str]:
     """Names the forward must compute: outputs, memory, stack contents, and their inputs."""
     needed = set(program.outputs) | {m.removesuffix("_memory") for m in memory.names}
     needed |= {s.target for s in program.all_steps() if s.kind == "effect"}
+    # a stack read again is pushed and popped in full, or its pops would go out of step
+    needed |= {s.target for s in program.all_steps() if s.kind in ("push", "pop")}
     needed |= {n.removesuffix("_memory") for names in memory.pushes.values() for n in names}
+    needed |= {n for names in memory.path_pushes.values() for n in names}
     needed |= {n for slots in memory.slots.values() for n in slots.dtypes}
     steps = program.all_steps()
     regions = regions_in(program.steps)
@@ -156,6 +176,8 @@ def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:
         return code.with_origin(copy_tree(step.statement), origin)
     value = copy_tree(step.value)
     value.origin = origin  # kept where inlining moves it (a specialized forward)
+    if step.kind == "push":  # stack.push(values): kept for its effect
+        return code.expression(value, origin)
     if step.kind == "op_call" and f"{step.target}_memory" in kept:
         forward = ast.Attribute(value.func, "op_forward", ast.Load())
         targets = [code.targets(step.defined()), code.targets(f"{step.target}_memory")]

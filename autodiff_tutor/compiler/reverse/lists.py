@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.front.normalize.sharing import list_holders
-from autodiff_tutor.compiler.ir import Program
+from autodiff_tutor.compiler.ir import Program, Step
 
 
 def may_be_lists(program: Program) -> set[str]:
@@ -35,10 +35,25 @@ def may_be_lists(program: Program) -> set[str]:
             for step in steps
             if (step.op == "getitem" and _named(step.inputs.get("x"), holders))
             or (step.kind in ("copy", "static") and _named(step.value, lists))
+            or _keeps_lists(step, lists)
         }
         if more <= lists:
             return lists
         lists |= more
+
+
+def _keeps_lists(step: Step, lists: set[str]) -> bool:
+    """A step whose result is a list when what it reads is: a slice ``ys[1:]``, and the
+    gradient of a list (``scatter`` into one, ``add_lists``: a generated gradient
+    function, differentiated again)."""
+    if step.op == "getitem":
+        index = step.options.get("index")
+        return isinstance(index, ast.Slice) and _named(step.inputs.get("x"), lists)
+    if step.op == "scatter":
+        return _named(step.inputs.get("x"), lists)
+    if step.op == "add_lists":
+        return any(_named(step.inputs.get(name), lists) for name in ("xs", "ys"))
+    return False
 
 
 def _named(node: ast.AST | None, names: set[str]) -> bool:

@@ -61,6 +61,10 @@ class Memory:
     names: list[str]  # returned by the forward, in program order
     shape_only: set[str] = field(default_factory=set)  # kept as like(t): shape and dtype
     pushes: dict[int, list[str]] = field(default_factory=dict)  # id(body) -> names pushed
+    #: id(body) -> names pushed on the path stack (a backward differentiated again keeps
+    #: what decides the path apart from the values, see ``plan_memory``)
+    path_pushes: dict[int, list[str]] = field(default_factory=dict)
+    split_path: bool = False  # the values pushed apart from the path (see above)
     pops: dict[int, ast.Assign] = field(default_factory=dict)  # id(body) -> its pop
     slots: dict[int, Slots] = field(default_factory=dict)  # id(loop body) -> its slots
 
@@ -72,7 +76,9 @@ class Memory:
         """A one-line summary, as the stages view shows it."""
         kept = [ast.unparse(self.kept(n)) for n in self.names]
         text = f"memory: {', '.join(kept) or '(nothing)'}"
-        pushed = sorted({n for names in self.pushes.values() for n in names})
+        pushed = sorted(
+            {n for d in (self.pushes, self.path_pushes) for ns in d.values() for n in ns}
+        )
         text += f"; pushed per iteration or path: {', '.join(pushed)}" if pushed else ""
         slotted = sorted({n for slots in self.slots.values() for n in slots.dtypes})
         return text + (f"; in slots per iteration: {', '.join(slotted)}" if slotted else "")
@@ -84,21 +90,25 @@ def plan_memory(
     seeds: list[str],
     in_place: bool = True,
     parsed: ParsedFunction | None = None,
+    values: set[str] | None = None,
 ) -> Memory:
     """Fill in the backward's stack pops and decide the forward's memory.
 
     ``in_place=False`` (a backward that is differentiated again) keeps whole values,
     never shapes alone, and pushes what it reads again elsewhere; ``parsed``: the
     user's function, for the line comments of the values read again (none without).
+    ``values``: the names that may carry gradient for some ``wrt`` (a backward
+    differentiated again): they are pushed on the value stack, as a list, and the rest
+    (branch tests, counts, indices) on the path stack, which never carries gradient.
     """
-    memory = Memory([])
+    memory = Memory([], split_path=values is not None)
     again = rereads(program) if in_place and parsed is not None else Rereads()
-    _fill_pops(backward, memory, again, set(), parsed)
+    _fill_pops(backward, memory, again, set(), parsed, values)
     free = code.free_reads(backward, bound=seeds)
-    top = defined_every_run(program.steps, program.params) | {"stack"}
+    top = defined_every_run(program.steps, program.params) | {"stack", "path"}
     order = program.params + [n for s in program.all_steps() for n in kept_names(s)]
     order += [n for loop in loops_in(program.steps) for n in (loop.index, loop.counter) if n]
-    names = [n for n in dict.fromkeys([*order, "stack"]) if n in free & top]
+    names = [n for n in dict.fromkeys([*order, "stack", "path"]) if n in free & top]
     memory.names = names
     memory.shape_only = _shape_only(backward) - program.list_names if in_place else set()
     return memory
@@ -199,6 +209,7 @@ def _fill_pops(
     again: Rereads,
     indices: set[str],
     parsed: ParsedFunction | None,
+    values: set[str] | None = None,
 ) -> None:
     """Inner bodies first: a body's pop binds the names it pushed, for the outer body.
     ``indices``: the forward's loop indices that the backward's replays of ``for``
@@ -212,8 +223,8 @@ def _fill_pops(
                 inside = inside | code.bound_names(statement.target)
         for body in (getattr(statement, "body", None), getattr(statement, "orelse", None)):
             if body:
-                _fill_pops(body, memory, again, inside, parsed)
-                _fill_pop(body, memory, again, inside, parsed)
+                _fill_pops(body, memory, again, inside, parsed, values)
+                _fill_pop(body, memory, again, inside, parsed, values)
 
 
 def _replays_for(statement: ast.For, loops: set[tuple[str, str]]) -> bool:
@@ -235,6 +246,7 @@ def _fill_pop(
     again: Rereads,
     indices: set[str],
     parsed: ParsedFunction | None,
+    values: set[str] | None = None,
 ) -> None:
     """The pop at the start of ``body``: the names it reads that its forward body
     defined, less those read again from a parameter at indices the loops around it
@@ -262,11 +274,19 @@ def _fill_pop(
         for step in reread
     ]
     pushed = [n for n in needed if n not in {s.target for s in reread}]
+    path = []
+    if values is not None:  # values on the stack, what decides the path on its own
+        pushed, path = [n for n in pushed if n in values], [n for n in pushed if n not in values]
+    pops = []
     if pushed:
         memory.pushes[id(replays)] = pushed
         memory.pops[id(replays)] = first
         first.targets = [code.targets(pushed)]
-    body[:1] = [first, *statements] if pushed else statements
+        pops.append(first)
+    if path:
+        memory.path_pushes[id(replays)] = path
+        pops.append(code.assign(path, code.method("path", "pop"), code.origin_of(first)))
+    body[:1] = [*pops, *statements]
 
 
 def _index_names(step: Step) -> set[str]:

@@ -54,6 +54,8 @@ class ExpressionsMixin:
             value = self._rename(node)
             kind = "copy" if self._is_varied(value) else "static"
             return self._emit(Step(target, value, kind))
+        if self._stack_of(node, "pop"):  # a gradient function's memory, read again
+            return self._stack_pop(node, self._stack_of(node, "pop"), target)
         if not self._carries_gradient(node):
             return self._emit(Step(target, self._rename(node), "static"))
         try:
@@ -80,8 +82,29 @@ class ExpressionsMixin:
         """Refuse a value the compiler cannot differentiate (deferred to activity)."""
         raise ValueRefusal(UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint))
 
+    def _is_list_append(self, node: ast.expr) -> bool:
+        """``ys + [v]`` of a list ``ys`` built here (how a generated gradient function,
+        compiled again, writes ``ys.append(v)``)."""
+        return (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add)
+            and isinstance(node.left, ast.Name)
+            and self.current.get(node.left.id) in self.list_names
+            and isinstance(node.right, ast.List)
+            and len(node.right.elts) == 1
+            and not isinstance(node.right.elts[0], ast.Starred)
+        )
+
     def _lower_carrying(self, node: ast.expr, target: str | None) -> ast.Name:
         """The steps of an expression that may carry gradient."""
+        if self._is_list_append(node):  # ys + [v]: ys.append(v) as a new list
+            base, item = self._atom(node.left), self._atom(node.right.elts[0])
+            value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
+            appended = self._primitive(
+                target, value, "list_append", [], {}, node, {"xs": base, "x": item}
+            )
+            self.list_names.add(appended.id)
+            return appended
         if isinstance(node, ast.BinOp):
             left, right = self._atom(node.left), self._atom(node.right)
             op = opnames.BINARY_OPERATORS.get(type(node.op), type(node.op).__name__)

@@ -114,7 +114,7 @@ class FlowMixin:
     def _loop(self, node: ast.For | ast.While) -> None:
         """A loop, lowered once: the names it carries from one iteration to the next that
         may carry gradient are known before its body is normalized (:meth:`_carried`)."""
-        assigned = _assigned_names(node.body)
+        assigned = _assigned_names(node.body) & _read_names(self.tree)
         if isinstance(node, ast.For):
             assigned.discard(node.target.id)
         may_carry = self._carried(node.body, assigned)
@@ -197,6 +197,25 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
             elif is_list_append(node) if isinstance(node, ast.expr) else False:
                 names.add(node.func.value.id)
     return names
+
+
+def _read_names(tree: ast.AST) -> set[str]:
+    """The names a function reads anywhere (``z += v`` reads ``z``): a name assigned in
+    a loop but never read needs no copy from one iteration to the next (the index of a
+    nested loop that may not run: its copy would read a name never bound).
+
+    >>> sorted(_read_names(ast.parse("for j in r: s += x")))
+    ['r', 's', 'x']
+    """
+    return {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    } | {
+        node.target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+    }
 
 
 def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:

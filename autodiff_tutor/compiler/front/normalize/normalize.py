@@ -41,6 +41,7 @@ from autodiff_tutor.compiler.front.normalize.expressions import ExpressionsMixin
 from autodiff_tutor.compiler.front.normalize.flow import FlowMixin
 from autodiff_tutor.compiler.front.normalize.resolve import Resolver
 from autodiff_tutor.compiler.front.normalize.rule_calls import RuleCallsMixin
+from autodiff_tutor.compiler.front.normalize.stacks import StacksMixin
 from autodiff_tutor.compiler.front.normalize.writes import WritesMixin
 from autodiff_tutor.compiler.front.source import ParsedFunction, as_load
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
@@ -69,6 +70,7 @@ class _Normalizer(
     WritesMixin,
     AliasesMixin,
     EffectsMixin,
+    StacksMixin,
 ):
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
@@ -82,6 +84,7 @@ class _Normalizer(
         self.steps: list[Node] = []  # the block being filled (a body of a branch or loop)
         self.emitted: list[Step] = []  # every step so far, in order
         self.list_names: set[str] = set()
+        self.stacks: dict[str, str] = {}  # version of a memory stack -> "values" | "path"
         self.pending_writes: list[tuple] = []  # in-place writes to check at the end
         self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
         self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
@@ -138,6 +141,8 @@ class _Normalizer(
             self._if(node)
         elif isinstance(node, (ast.For, ast.While)):
             self._loop(node)
+        elif isinstance(node, ast.Expr) and self._stack_of(node.value, "push"):
+            self._stack_push(node.value, self._stack_of(node.value, "push"))
         elif isinstance(node, ast.Expr) and is_list_append(node.value):
             self._append(node.value)
         elif isinstance(node, ast.Pass) or (
@@ -170,7 +175,11 @@ class _Normalizer(
             self._assign(node.targets[0], node.value)
 
     def _assign(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and self._stack_kind_made(value):
+            version = self._version_name(target.id)
+            self._new_stack(version, value, self._stack_kind_made(value))
+            self.current[target.id] = version
+        elif isinstance(target, ast.Name):
             version = self._version_name(target.id)
             self._lower(value, target=version)  # the right side reads the old versions
             if isinstance(value, ast.List) or self._is_list_read(value):
@@ -318,6 +327,9 @@ class _Normalizer(
             computes = self.resolver.computes_from_index(node.value)
             return computes and self._carries_gradient(node.slice, also)
         if isinstance(node, ast.Call):
+            popped_from = self._stack_of(node, "pop")
+            if popped_from is not None:  # a gradient function's memory, read again
+                return self.stacks[popped_from] == "values"
             if self.resolver.is_nondifferentiable_call(node):
                 return False
             # the function called is a value too: np.poly1d(x)(0.5) is made from x

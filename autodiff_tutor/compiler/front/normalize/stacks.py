@@ -1,0 +1,92 @@
+"""Normalization of the memory stack, so that a generated gradient function can be
+differentiated again (second derivatives through branches and loops).
+
+A gradient function's forward pushes what its backward needs on a
+:class:`~autodiff_tutor.runtime.stack.Stack` (``stack.push([t3, x_2])``) and the
+backward pops it (``t3, x_2 = stack.pop()``). Read again, these become steps of their
+own: a *push* passes gradient from the values pushed to the stack, a *pop* from the
+stack to the values popped, so the stack is one more value that carries gradient.
+Its adjoint is a stack of gradients, its tangent a stack of tangents (see
+:mod:`.reverse.adjoint` and :mod:`.forward_mode.tangent`). A
+:class:`~autodiff_tutor.runtime.stack.PathStack` holds what decides the path (branch
+tests, counts): its pushes and pops are kept in the forward, never differentiated.
+
+Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+
+>>> import numpy as np
+>>> from autodiff_tutor.runtime.stack import Stack
+>>> from autodiff_tutor.compiler.pipeline import front_end
+>>> def f(x):
+...     stack = Stack()
+...     stack.push([np.sin(x)])
+...     (s,) = stack.pop()
+...     return np.sum(s * x)
+>>> print(front_end(f).program.source())
+def f(x):
+    stack__user = Stack()
+    t1 = np.sin(x)
+    t2 = [t1]
+    stack__user.push(t2)
+    t3 = stack__user.pop()
+    s = t3[0]
+    t4 = s * x
+    out = np.sum(t4)
+    return out
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.runtime.stack import PathStack, Stack
+
+STACK_CLASSES = {Stack: "values", PathStack: "path"}
+
+
+class StacksMixin:
+    """Lowering of ``Stack()``, ``stack.push(...)`` and ``stack.pop()``."""
+
+    def _stack_kind_made(self, value: ast.expr) -> str | None:
+        """``"values"`` or ``"path"`` when ``value`` makes a new stack."""
+        if not (isinstance(value, ast.Call) and not value.args and not value.keywords):
+            return None
+        made = self._global_callee(value.func)
+        return STACK_CLASSES.get(made) if isinstance(made, type) else None
+
+    def _stack_of(self, call: ast.expr, method: str) -> str | None:
+        """The version of the stack ``call`` pushes on or pops from (``stack.push(v)``)."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            return None
+        receiver = call.func.value
+        if call.func.attr != method or not isinstance(receiver, ast.Name):
+            return None
+        version = self.current.get(receiver.id)
+        return version if version in self.stacks else None
+
+    def _new_stack(self, version: str, value: ast.expr, kind: str) -> None:
+        self.stacks[version] = kind
+        self._emit(Step(version, self._rename(value), "static", op=kind, stack=version))
+
+    def _stack_push(self, call: ast.Call, stack: str) -> None:
+        """``stack.push(values)``: the values computed into one name, then pushed."""
+        if len(call.args) != 1 or call.keywords:
+            self._reject(call, "a stack's push takes one value", "")
+        pushed = self._atom(call.args[0])
+        value = ast.Call(
+            ast.Attribute(ast.Name(stack, ast.Load()), "push", ast.Load()), [pushed], []
+        )
+        step = Step(self._fresh("push"), value, "push", op=self.stacks[stack], stack=stack)
+        step.inputs = {"values": pushed}
+        self._emit(step, call)
+
+    def _stack_pop(self, call: ast.Call, stack: str, target: str | None) -> ast.Name:
+        """``stack.pop()``: what was pushed last (a list of values, for a value stack)."""
+        if call.args or call.keywords:
+            self._reject(call, "a stack's pop takes no arguments", "")
+        value = ast.Call(ast.Attribute(ast.Name(stack, ast.Load()), "pop", ast.Load()), [], [])
+        popped = self._emit(Step(target, value, "pop", op=self.stacks[stack], stack=stack), call)
+        if self.stacks[stack] == "values":  # may carry gradient, as a list of items
+            self.may_carry.add(popped.id)
+            self.list_names.add(popped.id)
+        return popped
