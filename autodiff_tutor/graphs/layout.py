@@ -144,5 +144,6 @@ def layout(graph: Any) -> Layout:
                 x += widths[node_id] + GAP
             right = max(right, x - GAP)
     placed.width = right + MARGIN
-    placed.height = TOP + (max(rows.values(), default=0) + 1) * ROW - (ROW - NODE_HEIGHT) + MARGIN
+    bottom = TOP + max(rows.values(), default=0) * ROW + NODE_HEIGHT
+    placed.height = bottom + 24 + MARGIN  # room for the curves that leave the last row
     return placed
