@@ -50,7 +50,17 @@ __all__ = ["Graph", "GraphEdge", "GraphNode", "compiled_graph", "graph", "trace_
 def graph(what: Callable[..., Any] | Tape | Any, *args: Any, wrt: Any = None) -> Graph:
     """The graph of a function run on ``args`` (gradients w.r.t. ``wrt``, as in
     ``grad``; by default every floating-point argument), or of a trace: a tape, or a
-    traced value recorded on one. See the module docstring for an example."""
+    traced value recorded on one. In a notebook it shows as a picture.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(np.sin(x))
+    >>> picture = graph(f, np.zeros(3))
+    >>> [(n.name, n.shape) for n in picture.side("adjoint")]
+    [('d_out', ()), ('d_t1', (3,)), ('d_x', (3,))]
+    >>> picture.svg().startswith("<svg")
+    True
+    """
     if isinstance(what, Tape):
         return trace_graph(what)
     if type(what).__name__ == "Traced":

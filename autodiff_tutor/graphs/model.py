@@ -75,6 +75,10 @@ class Graph:
 
     In a notebook it shows as a picture (``_repr_svg_``); :meth:`svg` gives the SVG
     text and :meth:`save` writes it to a file.
+
+    >>> g = Graph("f", [GraphNode("x", "forward", "x", "argument")])
+    >>> g, g.side("forward")[0].name
+    (<graph of f: 1 forward nodes, 0 adjoint nodes>, 'x')
     """
 
     title: str
