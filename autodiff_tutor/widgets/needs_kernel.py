@@ -37,9 +37,9 @@ def needs_kernel(view: widgets.Box, what: str) -> None:
     its children saying so; ``what`` names what its controls do."""
     note = widgets.HTML(
         '<div style="display:none">'
-        f"<b>Needs a running Python kernel:</b> here {html.escape(what)} only in JupyterLab "
-        "(run this page as a notebook). On this page the view shows the state it was "
-        "saved in, and its controls are switched off.</div>"
+        f"<b>Needs a running Python kernel:</b> {html.escape(what)} only where Python "
+        "runs (open this page as a notebook in JupyterLab). Here the view shows the state "
+        "it was saved in, and its controls are switched off.</div>"
     )
     note.add_class(NOTE)
     view.add_class(NEEDS_KERNEL)
