@@ -205,3 +205,18 @@ def test_svg_draws_every_node_and_edge_the_adjoint_right_of_the_forward():
         assert x > right_of_forward and y == box(node.beside)[1]  # on its value's row
     texts = "".join(root.itertext())
     assert "h" in texts and "tanh · line" in texts and "(5, 3)" in texts
+
+
+def test_a_gradient_written_element_by_element_is_a_chain_of_updates():
+    @differentiable
+    def energy(x):
+        return x[0] * x[1] + x[2] * x[2] * x[0]
+
+    picture = graph(energy, np.array([0.3, -1.2, 2.0]))
+    updates = picture.named("d_x", "adjoint")
+    assert len(updates) == 4  # zeros, then d_x[2] += ..., d_x[1] += ..., d_x[0] += ...
+    for before, after in zip(updates, updates[1:], strict=False):
+        assert picture.inputs_of(after.id, "adjoint")[0] == "d_x"
+        assert [e.source for e in picture.edges if e.target == after.id][0] == before.id
+    assert [u.role for u in updates] == ["operation"] * 3 + ["gradient"]
+    assert {picture.inputs_of(u.id, "adjoint")[1] for u in updates[1:]} == {"d_t1", "d_t2", "d_t4"}

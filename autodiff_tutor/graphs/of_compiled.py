@@ -254,22 +254,36 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield statement
 
 
-def _targets(statement: ast.stmt) -> list[str]:
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-        return [statement.target.id]
+def _written(target: ast.expr) -> ast.Name | None:
+    """The variable a target writes: ``d_x`` for ``d_x``, ``d_x[2]`` or ``d_x.real``."""
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target if isinstance(target, ast.Name) else None
+
+
+def _target_nodes(statement: ast.stmt) -> list[ast.expr]:
+    if isinstance(statement, ast.AugAssign):
+        return [statement.target]
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
-        if isinstance(target, ast.Name):
-            return [target.id]
-        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
-            return [e.id for e in target.elts]
+        return list(target.elts) if isinstance(target, ast.Tuple) else [target]
     return []
 
 
+def _targets(statement: ast.stmt) -> list[str]:
+    """The variables a statement assigns or updates (``d_x[2] += g`` updates ``d_x``)."""
+    written = [_written(t) for t in _target_nodes(statement)]
+    return [] if not written or None in written else [name.id for name in written]
+
+
 def _reads(statement: ast.stmt) -> list[str]:
-    """The names a statement reads, in order, once each (``d_x += ...`` reads ``d_x``)."""
+    """The names a statement reads, in order, once each: ``d_x += g`` and ``d_x[2] = g``
+    read ``d_x`` (the update keeps the rest of it), and an index reads its names."""
+    names = []
+    for target in _target_nodes(statement):
+        if isinstance(statement, ast.AugAssign) or not isinstance(target, ast.Name):
+            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
     value = statement.value if isinstance(statement, (ast.Assign, ast.AugAssign)) else statement
-    names = [statement.target.id] if isinstance(statement, ast.AugAssign) else []
     for node in ast.walk(value):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             names.append(node.id)
