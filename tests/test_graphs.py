@@ -16,7 +16,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from autodiff_tutor import AutodiffError, differentiable, graph
+from autodiff_tutor import AutodiffError, differentiable, grad, graph
 from autodiff_tutor.tracing import evaluate, gradient, last_tape, traced
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -220,3 +220,39 @@ def test_a_gradient_written_element_by_element_is_a_chain_of_updates():
         assert [e.source for e in picture.edges if e.target == after.id][0] == before.id
     assert [u.role for u in updates] == ["operation"] * 3 + ["gradient"]
     assert {picture.inputs_of(u.id, "adjoint")[1] for u in updates[1:]} == {"d_t1", "d_t2", "d_t4"}
+
+
+def _corpus_cases():
+    from corpus_flow import PROGRAMS
+    from corpus_straight import CORPUS
+
+    cases = [
+        pytest.param(fn, sample, (0,) if fn.__code__.co_argcount == 1 else None, id=fn.__name__)
+        for fn, sample in CORPUS
+    ]
+    return cases + [pytest.param(p.fn, p.sample, p.wrt, id=p.name) for p in PROGRAMS if not p.bug]
+
+
+@pytest.mark.parametrize(("fn", "sample", "wrt"), _corpus_cases())
+def test_every_corpus_program_is_drawn_with_its_gradients_shapes(fn, sample, wrt):
+    """Straight code, loops, branches and calls: every node is drawn, every edge joins
+    two drawn nodes, and each gradient the backward returns has the shape of grad's."""
+    args = sample(np.random.default_rng(0))
+    positions = (
+        wrt if wrt is not None else range(fn.__code__.co_argcount - len(fn.__defaults__ or ()))
+    )
+    wrt = list(positions)
+    picture = graph(fn, *args, wrt=wrt)
+    ids = {n.id for n in picture.nodes}
+    assert all(e.source in ids and e.target in ids for e in picture.edges)
+    svg = picture.svg()
+    assert all(f'data-node="{node_id}"' in svg for node_id in ids)
+    expected = grad(fn, wrt=wrt)(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    returned = [n for n in picture.side("adjoint") if n.role == "gradient"]
+    assert returned, "no gradient drawn"
+    shapes = {n.name: n.shape for n in returned}
+    derivative = differentiable(fn).derivative(wrt)
+    for name, value in zip(derivative.generated.gradients, expected, strict=True):
+        if name in shapes:  # a gradient the backward assigns (not one it returns as zeros)
+            assert shapes[name] == np.shape(value), name
