@@ -184,6 +184,8 @@ def test_a_traced_value_draws_its_trace():
 def test_graph_of_something_else_is_refused():
     with pytest.raises(AutodiffError, match="draws a function or a trace"):
         graph(3.0)
+    with pytest.raises(AutodiffError, match="never recorded on a trace"):
+        graph(traced(1.0))  # made outside evaluate(): no tape to draw
 
 
 def test_svg_draws_every_node_and_edge_the_adjoint_right_of_the_forward():

@@ -43,6 +43,7 @@ from autodiff_tutor.graphs.of_trace import trace_graph
 from autodiff_tutor.graphs.shapes import watching
 from autodiff_tutor.runtime.backend import ones_like
 from autodiff_tutor.tracing.tape import Tape, tape_of
+from autodiff_tutor.tracing.traced_values import is_traced
 
 __all__ = ["Graph", "GraphEdge", "GraphNode", "compiled_graph", "graph", "trace_graph"]
 
@@ -63,7 +64,7 @@ def graph(what: Callable[..., Any] | Tape | Any, *args: Any, wrt: Any = None) ->
     """
     if isinstance(what, Tape):
         return trace_graph(what)
-    if type(what).__name__ == "Traced":
+    if is_traced(what):
         tape = tape_of(what)
         if tape is None:
             raise ArgumentError(
