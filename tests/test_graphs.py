@@ -225,14 +225,16 @@ def test_a_gradient_written_element_by_element_is_a_chain_of_updates():
 
 
 def _corpus_cases():
-    from corpus_flow import PROGRAMS
+    from corpus_flow import load_all
     from corpus_straight import CORPUS
+
+    programs = load_all()  # every flow program, whatever was imported before
 
     cases = [
         pytest.param(fn, sample, (0,) if fn.__code__.co_argcount == 1 else None, id=fn.__name__)
         for fn, sample in CORPUS
     ]
-    return cases + [pytest.param(p.fn, p.sample, p.wrt, id=p.name) for p in PROGRAMS if not p.bug]
+    return cases + [pytest.param(p.fn, p.sample, p.wrt, id=p.name) for p in programs if not p.bug]
 
 
 @pytest.mark.parametrize(("fn", "sample", "wrt"), _corpus_cases())

@@ -26,17 +26,20 @@ from typing import Any
 
 
 def shape_of(value: Any) -> tuple[int, ...] | None:
-    """An array's shape, ``()`` for a Python number, ``None`` for anything else.
+    """An array's shape, ``()`` for a Python number, ``None`` for anything else (the
+    placeholder of a variable a branch did not assign, which raises when it is used,
+    included).
 
-    >>> shape_of(2.0), shape_of("a")
-    ((), None)
+    >>> from autodiff_tutor.runtime.backend import unbound
+    >>> shape_of(2.0), shape_of("a"), shape_of(unbound)
+    ((), None, None)
     """
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        try:
+    try:
+        shape = getattr(value, "shape", None)
+        if shape is not None:
             return tuple(int(n) for n in shape)
-        except TypeError:
-            return None
+    except Exception:  # a placeholder, or an object whose shape is not a tuple of ints
+        return None
     return () if isinstance(value, (int, float, complex)) and not isinstance(value, bool) else None
 
 
