@@ -5,7 +5,8 @@ The public API is re-exported here; nothing else lives in this file.
 - the compiler: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``, ``jvp``;
 - the tracing mode: ``autodiff_tutor.tracing`` (``traced``, ``evaluate``, ``gradient``);
 - custom operations: ``DifferentiableFunction``, ``srelu``, ``prelu``;
-- checks: ``check_op``, ``check_layer``; layers and training: ``autodiff_tutor.nn``.
+- checks: ``check_op``, ``check_layer``; layers and training: ``autodiff_tutor.nn``;
+- a picture of the graph, forward and adjoint: ``graph(f, *args)``, ``graph(last_tape())``.
 
 >>> import numpy as np
 >>> from autodiff_tutor import differentiable, grad
@@ -19,6 +20,7 @@ The public API is re-exported here; nothing else lives in this file.
 from autodiff_tutor import nn, tracing
 from autodiff_tutor.api import Differentiable, differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.graphs import graph
 from autodiff_tutor.ops import (
     DifferentiableFunction,
     PReLUFunction,
@@ -51,6 +53,7 @@ __all__ = [
     "find_dims",
     "formatted",
     "grad",
+    "graph",
     "jvp",
     "nn",
     "prelu",

@@ -2,8 +2,12 @@
 
 A panel numbers its lines (the user's function by its file lines, so that the
 generated comments ``# line 7: ...`` and the stepper's "backward line 5" can be found
-by eye), never wraps code in the middle of an expression (a long line scrolls
-sideways in its own panel), and can mark chosen lines with a coloured block. Code is
+by eye), never wraps code in the middle of an expression, and can mark chosen lines
+with a coloured block. Panels side by side (:func:`panel_row`) each take the width
+their code needs, and go to the next row where they do not fit; only a line wider
+than the whole output scrolls sideways, and then a shadow at the edge shows that
+there is more code (a scrollbar alone is hidden on many systems until one scrolls,
+which looks like code cut off). Code is
 highlighted with pygments where it is installed (the ``lab`` extra), with inline
 styles, so the HTML survives being saved in a notebook or a widget's state.
 
@@ -23,7 +27,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["CURRENT", "RELATED", "code_html", "generated_code_html", "highlighted_lines"]
+__all__ = [
+    "CURRENT",
+    "RELATED",
+    "code_html",
+    "generated_code_html",
+    "highlighted_lines",
+    "panel_row",
+]
 
 #: Background of the line a view points at (the current step, the chosen line).
 CURRENT = "#ffe680"
@@ -34,6 +45,19 @@ _MARK = "data-autodiff-line"
 _END = "<!--/line-->"
 _LINENO = re.compile(r'<span style="[^"]*" data-lineno>[^<]*</span>')
 _NUMBER = "color:#888;user-select:none;padding-right:0.8em"
+_PANEL_BACKGROUND = "#f7f7f7"
+#: Shadows at the edges where a panel has code scrolled out of sight: the covers move
+#: with the code (``local``) and hide the shadows (``scroll``) at the code's own ends.
+_SCROLL_SHADOWS = (
+    f"background:linear-gradient(to right,{_PANEL_BACKGROUND} 30%,rgba(247,247,247,0)) "
+    "left center/28px 100% no-repeat local,"
+    f"linear-gradient(to left,{_PANEL_BACKGROUND} 30%,rgba(247,247,247,0)) "
+    "right center/28px 100% no-repeat local,"
+    "radial-gradient(farthest-side at 0 50%,rgba(0,0,0,0.28),rgba(0,0,0,0)) "
+    "left center/12px 100% no-repeat scroll,"
+    "radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,0.28),rgba(0,0,0,0)) "
+    f"right center/12px 100% no-repeat scroll,{_PANEL_BACKGROUND}"
+)
 
 
 def _highlighted_lines(source: str) -> list[str]:
@@ -64,7 +88,7 @@ def code_html(
 
     With ``first_line``, lines are numbered from it (the user's file lines, so that
     the generated comments "line 7: ..." can be found by eye). The panel scrolls
-    sideways rather than wrap a line.
+    sideways rather than wrap a line, with a shadow at an edge that has more code.
 
     >>> "background-color: #ffe680" in code_html("x = 1", highlight=[1])
     True
@@ -88,8 +112,26 @@ def code_html(
     heading = f'<div style="font-weight:bold;margin:0.2em 0">{html.escape(title)}</div>'
     return (
         f'<div style="min-width:16em">{heading if title else ""}'
-        '<pre style="margin:0;line-height:125%;white-space:pre;overflow-x:auto;'
-        f'overflow-wrap:normal">{"".join(marked)}</pre></div>'
+        '<pre style="margin:0;padding:0.5em 0.6em;line-height:125%;white-space:pre;'
+        f'overflow-x:auto;overflow-wrap:normal;{_SCROLL_SHADOWS}">{"".join(marked)}</pre></div>'
+    )
+
+
+def panel_row(panels: list[str], grow: list[int] | None = None) -> str:
+    """Code panels side by side: each as wide as its code, on the next row where it
+    does not fit, and scrolling only where one line is wider than the whole row.
+    ``grow`` shares the room left over (one number per panel; default all 1).
+
+    >>> row = panel_row([code_html("x = 1"), code_html("y = 2")])
+    >>> row.count("max-width:100%")
+    2
+    """
+    shares = grow or [1] * len(panels)
+    box = '<div style="flex:{} 1 auto;max-width:100%;min-width:0">{}</div>'
+    return (
+        '<div style="display:flex;flex-flow:row wrap;gap:1em;align-items:flex-start">'
+        + "".join(box.format(share, panel) for share, panel in zip(shares, panels, strict=True))
+        + "</div>"
     )
 
 
@@ -110,7 +152,7 @@ def highlighted_lines(page: str) -> list[str]:
 
 def generated_code_html(compiled: Any, wrt: Any = None) -> str:
     """The user's function (numbered by its file lines), its generated forward and
-    backward (numbered from 1), side by side; each panel scrolls, none wraps code."""
+    backward (numbered from 1), side by side (:func:`panel_row`); none wraps code."""
     derivative = compiled.derivative(wrt)
     parsed = derivative.parsed
     specialized_on = getattr(compiled, "_specialized_on", None)  # a bound method's object
@@ -120,9 +162,4 @@ def generated_code_html(compiled: Any, wrt: Any = None) -> str:
         code_html(head + derivative.forward_source, first_line=1, title="generated forward"),
         code_html(derivative.backward_source, first_line=1, title="generated backward"),
     ]
-    box = '<div style="flex:1 1 22em;min-width:0;overflow-x:auto">{}</div>'
-    return (
-        '<div style="display:flex;flex-flow:row wrap;gap:1em;align-items:flex-start">'
-        + "".join(box.format(panel) for panel in panels)
-        + "</div>"
-    )
+    return panel_row(panels)

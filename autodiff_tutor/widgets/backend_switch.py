@@ -23,6 +23,8 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
+
 __all__ = ["BackendSwitch", "backend_switch"]
 
 _AUTO: Any = object()
@@ -74,6 +76,7 @@ class BackendSwitch(widgets.VBox):
         self.cupy_button.observe(self._clicked, names="value")
         buttons = widgets.HBox([widgets.Label("backend"), self.numpy_button, self.cupy_button])
         super().__init__([buttons, self.reason_html, self.output])
+        needs_kernel(self, "the buttons switch the arrays between numpy and cupy")
 
     def __repr__(self) -> str:
         return f"<backend switch: {self._value}>"

@@ -23,6 +23,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import table_html
 
 __all__ = ["CheckReportView", "check_report_view"]
@@ -52,6 +53,7 @@ class CheckReportView(widgets.VBox):
         self.status_picker = widgets.ToggleButtons(options=options, value=_ALL, description="show")
         self.table_html = widgets.HTML()
         super().__init__([self.header, self.status_picker, self.table_html])
+        needs_kernel(self, "the buttons filter the table")
         self.status_picker.observe(self._update, names="value")
         self._update()
 

@@ -29,7 +29,13 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.widgets.correspondence import Correspondence, correspondence
-from autodiff_tutor.widgets.render import CURRENT, RELATED, code_html, highlighted_lines
+from autodiff_tutor.widgets.render import (
+    CURRENT,
+    RELATED,
+    code_html,
+    highlighted_lines,
+    panel_row,
+)
 
 __all__ = ["CodeView", "code_view"]
 
@@ -75,12 +81,7 @@ class CodeView(widgets.VBox):
     def _page(self, chosen: int) -> str:
         """The HTML shown when line ``chosen`` (0: none) is picked."""
         summary, user, forward, backward = self._parts(chosen)
-        box = '<div style="flex:1 1 22em;min-width:0;overflow-x:auto">{}</div>'
-        return (
-            f"<div>{summary}</div>"
-            '<div style="display:flex;flex-flow:row wrap;gap:1em;align-items:flex-start">'
-            f"{box.format(user)}{box.format(forward)}{box.format(backward)}</div>"
-        )
+        return f"<div>{summary}</div>" + panel_row([user, forward, backward])
 
     def _parts(self, chosen: int) -> tuple[str, str, str, str]:
         lines = self.correspondence

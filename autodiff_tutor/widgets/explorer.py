@@ -35,6 +35,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.plots import ContourPlot, TangentPlot
 from autodiff_tutor.widgets.render import table_html
 
@@ -156,6 +157,7 @@ class DerivativeExplorer(widgets.VBox):
         else:
             self.plot = ContourPlot(self.names, self._curve)
         super().__init__([*self.sliders, self.source_buttons, self.values_html, self.image])
+        needs_kernel(self, "the sliders and buttons redraw the tangent and the table")
         for slider in self.sliders:
             slider.observe(self._update, names="value")
         self.source_buttons.observe(self._update, names="value")

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from autodiff_tutor.display import CURRENT, RELATED, code_html, highlighted_lines
+from autodiff_tutor.display import CURRENT, RELATED, code_html, highlighted_lines, panel_row
 
 __all__ = [
     "CURRENT",
@@ -28,6 +28,7 @@ __all__ = [
     "format_value",
     "highlighted_lines",
     "origin_line",
+    "panel_row",
     "table_html",
 ]
 

@@ -35,6 +35,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.widgets.correspondence import correspondence
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.recorder import BackwardRecording, record_backward
 from autodiff_tutor.widgets.render import (
     CURRENT,
@@ -42,6 +43,7 @@ from autodiff_tutor.widgets.render import (
     code_html,
     format_value,
     highlighted_lines,
+    panel_row,
     table_html,
 )
 
@@ -135,6 +137,8 @@ class BackwardStepper(widgets.VBox):
                 "(pass max_steps=... for more)</i>"
             )
         super().__init__([widgets.HBox([self.play, self.slider]), self.view, widgets.HTML(note)])
+        if not self.prerendered:  # the slider draws its step through Python
+            needs_kernel(self, "the slider shows the step it picks")
         self.slider.observe(self._update, names="value")
 
     def __repr__(self) -> str:
@@ -187,14 +191,7 @@ class BackwardStepper(widgets.VBox):
     def _page(self, number: int) -> str:
         """The HTML shown at step ``number``: caption, both codes, the gradients."""
         caption, backward, user, values = self._parts(number)
-        box = "flex:{} 1 {};min-width:0;overflow-x:auto"  # code scrolls, never wraps
-        return (
-            f"<div>{caption}</div>"
-            '<div style="display:flex;flex-flow:row wrap;gap:0.5em;align-items:flex-start">'
-            f'<div style="{box.format(2, "26em")}">{backward}</div>'
-            f'<div style="{box.format(1, "14em")}">{user}</div></div>'
-            f"{values}"
-        )
+        return f"<div>{caption}</div>" + panel_row([backward, user], grow=[2, 1]) + values
 
     def _parts(self, number: int) -> tuple[str, str, str, str]:
         lines = self.correspondence

@@ -29,6 +29,7 @@ from autodiff_tutor.tracing.inspector import (
     COLUMNS,
     _cells,  # one formatting of a row for both views
 )
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import CURRENT, RELATED, table_html
 
 __all__ = ["TapeView", "tape_view"]
@@ -66,6 +67,7 @@ class TapeView(widgets.VBox):
         self.detail_html = widgets.HTML()
         self.table_html = widgets.HTML()
         super().__init__([self.title, self.record_picker, self.detail_html, self.table_html])
+        needs_kernel(self, "choosing an operation marks its rows")
         self.record_picker.observe(self._update, names="value")
         self._update()
 

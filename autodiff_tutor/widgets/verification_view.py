@@ -29,6 +29,7 @@ import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.verify.symbolic.report import latex
+from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import table_html
 
 __all__ = ["VerificationView", "verification_view"]
@@ -102,6 +103,7 @@ class VerificationView(widgets.VBox):
                 self.notes_html,
             ]
         )
+        needs_kernel(self, "the choices redraw the tables")
         for control in (
             self.input_picker,
             self.region_picker,

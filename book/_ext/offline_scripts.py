@@ -11,7 +11,8 @@ Jupyter Book 1.x leaves every page with scripts that clash (issue 17, item 3):
   property Package ... only a getter"), so the one without ``defer`` is dropped there;
 - the widget scripts are added here, after MathJax: require.js, then
   ``widgets/embed-setup.js`` (font paths, the MathJax 2 call of the embedder, Font
-  Awesome), then the embedder.
+  Awesome), then the embedder; and ``needs_kernel.css``, which shows the note of a
+  view that updates only through Python (there is no kernel in the book).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def add_widget_scripts(app: Any, config: Any) -> None:
     for offset, filename in enumerate(WIDGET_SCRIPTS):
         app.add_js_file(filename, priority=WIDGET_PRIORITY + offset)
     app.add_css_file("widgets/embed.css")  # one icon per widget button
+    app.add_css_file("needs_kernel.css")  # views that need a kernel say so here
 
 
 def setup(app: Any) -> dict:

@@ -1,5 +1,7 @@
-"""What a student sees at 1280 px: code that never wraps, line numbers that agree with
-the captions, a gradient table that keeps its width, messages the browser never breaks.
+"""What a student sees at 1280 px: code that never wraps and is never cut off (a panel
+too narrow for its code would take the whole row and show a shadow at its edge), line
+numbers that agree with the captions, a gradient table that keeps its width, messages
+the browser never breaks.
 
 Used by the lab and the book tests. Each check reads the page as drawn (visible
 elements only: a ``Stack`` shows one page at a time) and returns what it found, so a
@@ -20,9 +22,14 @@ VIEW_STATE = """(output) => {
   const panels = [...output.querySelectorAll('pre')].filter(shown).map(pre => {
     const box = pre.parentElement;
     const title = box.querySelector('div') ? box.querySelector('div').innerText : '';
+    const row = pre.closest('[style*="flex-flow"]');
     return {
       title,
       whiteSpace: getComputedStyle(pre).whiteSpace,
+      overflows: pre.scrollWidth > pre.clientWidth + 1,
+      width: pre.getBoundingClientRect().width,
+      rowWidth: row ? row.getBoundingClientRect().width : null,
+      shadow: getComputedStyle(pre).backgroundImage.includes('radial-gradient'),
       marked: [...pre.querySelectorAll('[data-autodiff-line] [data-lineno]')]
                 .map(n => parseInt(n.innerText.trim())),
       numbers: [...pre.querySelectorAll('[data-lineno]')].map(n => parseInt(n.innerText.trim())),
@@ -93,6 +100,19 @@ def _code_never_wraps(state: dict) -> None:
     for panel in state["panels"]:
         assert panel["whiteSpace"] == "pre", f"{panel['title']} wraps its code"
         assert panel["numbers"] == sorted(panel["numbers"]), panel  # numbered in order
+        _code_not_cut(panel)
+
+
+def _code_not_cut(panel: dict) -> None:
+    """A panel shows all its code, or is as wide as the whole row and shows a shadow at
+    the edge that has more (a scrollbar is hidden on many systems until one scrolls)."""
+    if not panel["overflows"]:
+        return
+    assert panel["rowWidth"] is not None and panel["width"] >= panel["rowWidth"] - 2, (
+        f"{panel['title']}: code cut off at {panel['width']:.0f} px, though the row has "
+        f"{panel['rowWidth']} px"
+    )
+    assert panel["shadow"], f"{panel['title']}: code scrolls out of sight with no sign of it"
 
 
 def operate_and_check(

@@ -2,8 +2,10 @@
 
 For each page listed in ``book/_toc.yml``: it loads with no failed request (no 404),
 no JavaScript exception and no console error; every formula is typeset by MathJax;
-every widget is drawn from the saved state, with no failure text; and one widget of
-each kind responds without a kernel (the stepper's Play advances the step shown).
+every widget is drawn from the saved state, with no failure text; one widget of each
+kind responds without a kernel (the stepper's Play advances the step shown), and a
+view that answers only through Python says so, with its controls switched off (no
+slider moves while nothing else does); the graph pictures are drawn.
 Screenshots go to ``build/screenshots/book/<page>/`` (the stepper's to
 ``build/screenshots/book/stepper/<page>/``).
 """
@@ -24,6 +26,19 @@ pytestmark = pytest.mark.browser
 
 # The element the widget embedder draws one saved view into.
 WIDGET_OUTPUT = ".cell_output:has(.jupyter-widgets)"
+# A view that answers only through Python (widgets/needs_kernel.py): no kernel here.
+NEEDS_KERNEL = ".autodiff-needs-kernel"
+LIVE_OUTPUT = f"{WIDGET_OUTPUT}:not(:has({NEEDS_KERNEL}))"
+# What a view that needs a kernel shows in the book: its note, and controls switched off.
+KERNEL_NOTES = """() => [...document.querySelectorAll('.autodiff-needs-kernel')].map(view => {
+  const note = view.querySelector('.autodiff-kernel-note .widget-html-content > div');
+  const controls = [...view.querySelectorAll('input, select, button, .noUi-handle')];
+  return {
+    note: note ? note.innerText : '',
+    shown: note !== null && note.offsetParent !== null && note.getBoundingClientRect().height > 0,
+    live: controls.filter(c => getComputedStyle(c).pointerEvents !== 'none').length,
+  };
+})"""
 
 
 def _toc_pages(node: object) -> list[str]:
@@ -64,9 +79,13 @@ def test_book_page_loads_cleanly_renders_math_and_widgets(page: Any, book_url: s
     assert widget_failures(page) == [], f"{name}: a widget failed to render"
     page.screenshot(path=folder / "page.png", full_page=True)
 
-    changed = interact_with_each_kind(page, WIDGET_OUTPUT, folder)
-    if views:
-        assert changed, f"{name}: shows widgets but none responds"
+    notes = page.evaluate(KERNEL_NOTES)
+    for note in notes:  # a view that would not respond says so, and cannot be moved
+        assert note["shown"] and "Needs a running Python kernel" in note["note"], (name, note)
+        assert note["live"] == 0, f"{name}: a view that needs a kernel has live controls"
+    changed = interact_with_each_kind(page, LIVE_OUTPUT, folder)
+    if page.locator(LIVE_OUTPUT).count():
+        assert changed, f"{name}: shows widgets that need no kernel, but none responds"
     problems = page.log.problems()
     assert problems == [], f"{name}: the page reported errors:\n" + "\n".join(problems)
 
@@ -162,5 +181,36 @@ def test_conventions_page_shows_every_formula_as_typeset_math(page: Any, book_ur
     assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
     assert "prod_{" not in page.locator("article").inner_text()
     page.locator("table").first.screenshot(path=folder / "formulas.png")
+    problems = page.log.problems()
+    assert problems == [], "\n".join(problems)
+
+
+GRAPH_PICTURES = """() => [...document.querySelectorAll('.cell_output img')]
+  .filter(img => img.src.endsWith('.svg'))
+  .map(img => ({src: img.src, drawn: img.complete && img.naturalWidth > 0,
+                width: img.getBoundingClientRect().width}))"""
+
+
+@pytest.mark.parametrize("name", ["howto/read_generated_code"])
+def test_book_shows_the_graph_pictures(page: Any, book_url: str, name: str):
+    """The compiled pair's graph and the trace's, drawn as pictures on the page (SVG
+    written by the toolkit, no graphviz): loaded, visible, with the forward's and the
+    adjoint's nodes in them."""
+    folder = screenshot_folder("book", "graph", name.replace("/", "__"))
+    page.goto(f"{book_url}/{name}.html", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    pictures = page.evaluate(GRAPH_PICTURES)
+    graphs = []
+    for picture in pictures:
+        text = page.request.get(picture["src"]).text()
+        if "data-autodiff-graph" in text:
+            graphs.append(text)
+            assert picture["drawn"] and picture["width"] > 200, picture
+    assert len(graphs) == 2, f"{name}: {len(graphs)} graph pictures"
+    compiled, trace = graphs
+    assert 'data-autodiff-graph="loss"' in compiled and 'data-node="a:d_W"' in compiled
+    assert 'data-node="f:h"' in compiled and "tanh · line" in compiled
+    assert "evaluate(traced_loss)" in trace and 'data-side="adjoint"' in trace
+    page.locator(".cell_output img[src$='.svg']").first.screenshot(path=folder / "graph.png")
     problems = page.log.problems()
     assert problems == [], "\n".join(problems)

@@ -9,7 +9,8 @@ shows. The page is 1280 px wide with the file browser open, as a student sees it
 at that width every error and warning printed fits its output (no line broken by the
 browser), the backward stepper's caption names the line its numbered panels mark
 (before and after moving its slider), code never wraps, and the gradient table keeps
-its width from step to step; the code view marks the line its drop-down names.
+its width from step to step; the code view marks the line its drop-down names; every
+cell that calls ``graph(...)`` shows its picture; no view says it needs a kernel.
 Screenshots (the lab after the run, and each interaction's output before/after) go
 to ``build/screenshots/lab/<notebook>/``.
 """
@@ -114,12 +115,34 @@ def test_notebook_runs_in_the_lab_and_its_widgets_respond(
         shown.scroll_into_view_if_needed()
         shown.screenshot(path=folder / "message.png")
     _check_stepper_and_code_view(page, folder)
+    _check_graph_pictures(page, state, folder)
+    hidden = page.evaluate(KERNEL_NOTES_SHOWN)
+    assert hidden == 0, f"{name}: a view says it needs a kernel, in the lab where one runs"
 
     changed = interact_with_each_kind(page, ".jp-OutputArea-output", folder)
     if expected_views:
         assert changed, f"{name}: shows widgets but none could be operated"
     problems = page.log.problems()
     assert problems == [], f"{name}: the page reported errors:\n" + "\n".join(problems)
+
+
+# The notes of views that need a kernel, shown: none in the lab, where the kernel runs.
+KERNEL_NOTES_SHOWN = """() => [...document.querySelectorAll('.autodiff-kernel-note')]
+  .filter(n => n.innerText.trim() !== '').length"""
+
+
+def _check_graph_pictures(page: Any, state: dict, folder: Path) -> None:
+    """Each cell that calls graph(...) shows a picture of the graph, drawn."""
+    expected = sum(1 for cell in state["cells"] if "graph(" in cell["source"])
+    pictures = page.locator(".jp-RenderedSVG img")
+    assert pictures.count() >= expected, f"{expected} graph cells, {pictures.count()} pictures"
+    for k in range(pictures.count()):
+        picture = pictures.nth(k)
+        drawn = picture.evaluate("img => img.complete && img.naturalWidth > 0")
+        assert drawn and picture.bounding_box()["width"] > 200, "a graph picture is not drawn"
+    if expected:
+        pictures.first.scroll_into_view_if_needed()
+        pictures.first.screenshot(path=folder / "graph.png")
 
 
 def _check_stepper_and_code_view(page: Any, folder: Path) -> None:
