@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from corpus_flow import PROGRAMS
+from corpus_flow import load_all
 from corpus_straight import CORPUS
 
 from autodiff_tutor import grad
@@ -20,7 +20,7 @@ CASES = [
     pytest.param(fn, sample, (0,) if fn.__code__.co_argcount == 1 else None, id=fn.__name__)
     for fn, sample in CORPUS
 ]
-CASES += [pytest.param(p.fn, p.sample, p.wrt, id=p.name) for p in PROGRAMS if not p.bug]
+CASES += [pytest.param(p.fn, p.sample, p.wrt, id=p.name) for p in load_all() if not p.bug]
 
 
 def _all_positions(fn):
