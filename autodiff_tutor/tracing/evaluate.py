@@ -25,10 +25,12 @@ from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
 from autodiff_tutor.tracing import gradient_messages, variable_writes
+from autodiff_tutor.tracing.buffers import plain_buffers
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make
+from autodiff_tutor.tracing.user_code import rewired
 
 
 def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
@@ -184,9 +186,9 @@ def trace_call(
     _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:
-        result = fn(*args, **kwargs)
+        result = rewired(fn)(*args, **kwargs)  # numpy, scipy and math as tracing sees them
         tape.raise_pending()
-        return result
+        return plain_buffers(result)
     except Exception as error:
         if tape.pending is not None and error is not tape.pending:
             tape.raise_pending()  # the first mistake, not what it led to

@@ -24,6 +24,7 @@ from autodiff_tutor.tracing.extract import extract_data
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.gradient import take_gradient
 from autodiff_tutor.tracing.traced_values import is_traced
+from autodiff_tutor.tracing.user_code import rewired
 
 
 @front_door
@@ -53,11 +54,12 @@ def value_and_gradient(
     args = tuple(_traced_leaves(a) if i in positions else a for i, a in enumerate(args))
     learnables = [_traced_leaves(getattr(owner, a)) for a in attributes]
     count = len(args)
+    target = rewired(fn)  # numpy, scipy and math as tracing sees them
 
     def run(*inner: Any) -> tuple[Any, Any]:
         variables = [inner[i] for i in positions] + list(inner[count:])
         with _set_attributes(owner, dict(zip(attributes, inner[count:], strict=True))):
-            y = fn(*inner[:count])
+            y = target(*inner[:count])
         grads = take_gradient(y, variables, names, False, untraced_none=True)
         return y, grads if len(variables) > 1 else (grads,)
 

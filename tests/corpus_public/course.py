@@ -8,7 +8,6 @@ import numpy as np
 from corpus_public import (
     PLAIN_DOT,
     TRACING_PLAIN_DOT,
-    TRACING_WRITES,
     WRITES,
     objective,
 )
@@ -247,7 +246,7 @@ def rnn_forward_list_of_states(x, h0, Wx, Wh, b):
     return np.sum(h * h) + np.sum(h[:, -1, :])
 
 
-@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES)
 def rnn_forward_into_zeros(x, h0, Wx, Wh, b):
     N, T, D = x.shape
     H = h0.shape[1]
@@ -293,7 +292,7 @@ def _conv(rng):
     return rng.normal(size=(1, 2, 4, 4)), 0.3 * rng.normal(size=(2, 2, 3, 3)), rng.normal(size=2)
 
 
-@objective(_conv, wrt=(0, 1, 2), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_conv, wrt=(0, 1, 2), autograd=WRITES)
 def conv_forward_naive(x, w, b, stride=1, pad=1):
     N, C, H, W = x.shape
     F, _, HH, WW = w.shape

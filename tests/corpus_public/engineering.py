@@ -52,7 +52,6 @@ def robot_arm_reach_cumsum(thetas, lengths, target=(1.2, 0.9)):
 @objective(
     _arm,
     wrt=(0, 1),
-    tracing="np.array([np.cos(a), np.sin(a)]) of traced scalars is refused (np.stack is the hint)",
     autograd="np.array of a list of boxes fails",
 )
 def robot_arm_joint_positions_list(thetas, lengths):
