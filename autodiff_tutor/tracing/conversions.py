@@ -7,8 +7,7 @@ these calls would drop the trace. The user's code run by ``evaluate``
 (:mod:`~autodiff_tutor.tracing.user_code`) sees these versions instead: a traced
 value stays itself (``asarray``) or a recorded copy (``array``); a list of traced
 values is stacked (``np.stack``, recorded); a cast is ``astype``. Without a traced
-value, each is numpy's own (a new array made by ``np.array`` is a buffer:
-:mod:`~autodiff_tutor.tracing.buffers`).
+value, each is numpy's own, and its result a plain array.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import evaluate, gradient, traced
@@ -27,14 +26,12 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.tracing import dispatch, messages
-from autodiff_tutor.tracing.buffers import buffer
-from autodiff_tutor.tracing.tape import active_tape
 from autodiff_tutor.tracing.traced_values import is_traced, traced_leaves
 
 #: numpy's conversions, and whether each copies a traced value
 CONVERSIONS = {"array": True, "asarray": False, "asanyarray": False, "ascontiguousarray": False}
-#: the numpy scalar types a traced value may be cast with
-SCALAR_TYPES = (np.float64, np.float32, np.int64, np.int32)
+#: the numpy scalar types a traced value may be cast with (float32 rounds: not here)
+SCALAR_TYPES = (np.float64, np.int64, np.int32)
 
 
 def stacked(value: Any) -> Any:
@@ -61,10 +58,8 @@ def array_function(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def convert(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if not traced_leaves([obj]):
-            result = fn(obj, dtype, *args, **kwargs)
-            made = result is not obj and isinstance(result, np.ndarray)
-            return buffer(result) if made and active_tape() is not None else result
+        if not traced_leaves([obj]):  # plain data stays plain: other libraries take it
+            return fn(obj, dtype, *args, **kwargs)
         extra = [k for k in kwargs if k not in ("copy", "order")] + (["order"] if args else [])
         if extra:
             raise messages.unsupported_arguments(name, extra, ("dtype", "copy"))
