@@ -73,6 +73,25 @@ def array_function(fn: Any) -> Any:
     return convert
 
 
+def list_arguments(fn: Any, inputs: int) -> Any:
+    """``fn`` (``np.mean``...) with its first ``inputs`` positional arguments, when
+    lists or tuples holding traced values (``np.mean([a, b])``), stacked first: numpy
+    looks for traced values in the arguments themselves, not inside lists.
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> list_arguments(np.mean, 1)([traced(1.0), traced(3.0)])
+    traced(np.float64(2.0), not on a trace)
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(a, (list, tuple)) and traced_leaves([a]) for a in args[:inputs]):
+            args = tuple(stacked(a) if k < inputs else a for k, a in enumerate(args))
+        return fn(*args, **kwargs)
+
+    return call
+
+
 class ScalarCast:
     """A numpy scalar type (``np.float64``) that casts a traced value with ``astype``;
     it is still the type for ``isinstance`` and as a ``dtype``.
@@ -145,4 +164,12 @@ class JoinIndex:
         return getattr(self._real, name)
 
 
-__all__ = ["CONVERSIONS", "SCALAR_TYPES", "JoinIndex", "ScalarCast", "array_function", "stacked"]
+__all__ = [
+    "CONVERSIONS",
+    "SCALAR_TYPES",
+    "JoinIndex",
+    "ScalarCast",
+    "array_function",
+    "list_arguments",
+    "stacked",
+]

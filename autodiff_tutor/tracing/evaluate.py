@@ -24,7 +24,7 @@ from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
-from autodiff_tutor.tracing import gradient_messages, variable_writes
+from autodiff_tutor.tracing import gradient_messages, plain_arguments, variable_writes
 from autodiff_tutor.tracing.buffers import plain_buffers
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
@@ -183,12 +183,13 @@ def trace_call(
     tape = Tape(name)
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
+    args = tuple(plain_arguments.marked(a) for a in args)  # X.dot(W) of a plain X
     _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:
         result = rewired(fn)(*args, **kwargs)  # numpy, scipy and math as tracing sees them
         tape.raise_pending()
-        return plain_buffers(result)
+        return plain_arguments.unmarked(plain_buffers(result))
     except Exception as error:
         if tape.pending is not None and error is not tape.pending:
             tape.raise_pending()  # the first mistake, not what it led to

@@ -5,8 +5,9 @@ place of the modules (:mod:`~autodiff_tutor.tracing.user_code`); nothing else se
 them, and numpy itself is never changed. What differs from the modules:
 
 - numpy's array-making functions give buffers (:mod:`~autodiff_tutor.tracing.buffers`);
-- its conversions, ``np.r_``/``np.c_`` and scalar casts keep traced values traced
-  (:mod:`~autodiff_tutor.tracing.conversions`);
+- its conversions, ``np.r_``/``np.c_`` and scalar casts keep traced values traced,
+  and its functions with a rule stack a list of traced values given as an array
+  (``np.mean([a, b])``) (:mod:`~autodiff_tutor.tracing.conversions`);
 - scipy's functions written in Python (``scipy.special.logsumexp``,
   ``scipy.stats.norm.logpdf``, ``multivariate_normal.logpdf``, frozen distributions
   such as ``norm(mu, sigma).logpdf``) go to their derivative rules when given a traced
@@ -34,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.rules import registry
+from autodiff_tutor.rules.names import op_of_callable
 from autodiff_tutor.tracing import buffers, conversions
 from autodiff_tutor.tracing.namespace import traced_function
 from autodiff_tutor.tracing.traced_values import is_live, traced_leaves
@@ -51,7 +54,7 @@ class LibraryNamespace:
     """A module (numpy, scipy, math, or one of their submodules) as the user's traced
     code sees it (see the module docstring).
 
-    >>> seen_by_trace(np).pi == np.pi, seen_by_trace(np).sum is np.sum
+    >>> seen_by_trace(np).pi == np.pi, seen_by_trace(np).ndarray is np.ndarray
     (True, True)
     """
 
@@ -145,6 +148,11 @@ def _seen(value: Any) -> Any:
         return buffers.buffer_function(value)
     if getattr(np, name, None) is value and name in conversions.CONVERSIONS:
         return conversions.array_function(value)
+    if module.startswith("numpy"):
+        rule = registry.lookup(op_of_callable(value) or "")
+        if rule is not None and not rule.sequence and rule.op != "einsum":
+            return conversions.list_arguments(value, len(rule.inputs))
+        return value
     if type(value).__module__.startswith("scipy.stats") and hasattr(value, "logpdf"):
         return Distribution(value)
     if module.startswith("scipy") and callable(value):

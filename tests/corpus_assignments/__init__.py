@@ -27,11 +27,16 @@ from typing import Any
 
 MODULES = ("buffers", "conversions", "likelihoods")
 
+
 #: why tracing cannot run a program today (the tests mark it xfail(strict=True))
-PLAIN_DOT = (
-    "X.dot(W) with X a plain array the caller passed: numpy's ndarray.dot converts the "
-    "traced W in C, and X is not the program's own array (refused at the call; the hint "
-    "says X @ W or np.dot(X, W), which trace)"
+METHOD_BUFFER = (
+    "np.zeros made in a method called on an object (self.forward) is numpy's own plain "
+    "array: tracing reaches the function given to it and the functions it names, not the "
+    "methods of objects; the write of a traced value into it is refused at its line"
+)
+FLOAT32 = (
+    "np.float32(t) converts the traced value to numpy (and rounds it): refused at its line "
+    "as a conversion; t.astype(np.float32) is followed"
 )
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from corpus_assignments import assignment
+from corpus_assignments import METHOD_BUFFER, assignment
 
 
 def _image_and_kernel(rng):
@@ -200,3 +200,21 @@ def pairwise_distances_filled(points):
             d[i, j] = np.sqrt(np.sum((points[i] - points[j]) ** 2))
             d[j, i] = d[i, j]
     return np.sum(d)
+
+
+class ConvolutionLayer:
+    """A layer object whose method makes and fills the output."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def forward(self, signal):
+        out = np.zeros(signal.shape[0] - 2)
+        for t in range(out.shape[0]):
+            out[t] = signal[t : t + 3] @ self.kernel
+        return out
+
+
+@assignment(lambda rng: (rng.normal(size=3), rng.normal(size=8)), tracing=METHOD_BUFFER)
+def layer_method_fills_its_output(kernel, signal):
+    return np.sum(ConvolutionLayer(kernel).forward(signal) ** 2)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from corpus_assignments import PLAIN_DOT, assignment
+from corpus_assignments import FLOAT32, assignment
 
 
 @assignment(lambda rng: (np.float64(rng.normal()),))
@@ -70,7 +70,7 @@ def float32_then_back(x):
     return np.sum(np.sqrt(y))
 
 
-@assignment(lambda rng: (rng.normal(size=(6, 3)), rng.normal(size=3)), wrt=(1,), tracing=PLAIN_DOT)
+@assignment(lambda rng: (rng.normal(size=(6, 3)), rng.normal(size=3)), wrt=(1,))
 def least_squares_with_dot_method(X, w):
     residual = X.dot(w) - 1.0
     return residual.dot(residual) / X.shape[0]
@@ -118,3 +118,8 @@ def copy_then_write(a):
 def astype_float_of_values(x):
     y = np.asarray(x).astype(np.float64)
     return np.sum(y**3)
+
+
+@assignment(lambda rng: (rng.normal(size=3),), tracing=FLOAT32, autograd=False)
+def float32_cast_of_a_value(x):
+    return np.sum(x**2) * np.float32(x[0])

@@ -7,7 +7,6 @@ import numpy as np
 
 from corpus_public import (
     PLAIN_DOT,
-    TRACING_PLAIN_DOT,
     WRITES,
     objective,
 )
@@ -22,7 +21,7 @@ def _linear(rng):
     return W, X, y, 0.05
 
 
-@objective(_linear, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=PLAIN_DOT)
 def softmax_loss_naive(W, X, y, reg):
     loss = 0.0
     num_train = X.shape[0]
@@ -36,7 +35,7 @@ def softmax_loss_naive(W, X, y, reg):
     return loss
 
 
-@objective(_linear, tracing=TRACING_PLAIN_DOT)
+@objective(_linear)
 def svm_loss_naive(W, X, y, reg):
     num_classes = W.shape[1]
     num_train = X.shape[0]
@@ -55,7 +54,7 @@ def svm_loss_naive(W, X, y, reg):
     return loss
 
 
-@objective(_linear, autograd=WRITES, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=WRITES)
 def svm_loss_vectorized(W, X, y, reg):
     N = X.shape[0]
     scores = X.dot(W)
@@ -91,7 +90,7 @@ def _net(rng):
     return params, X, np.array([0, 2, 1, 1, 0])
 
 
-@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT)
 def two_layer_net_loss(params, X, y, reg=0.05):
     W1, b1 = params["W1"], params["b1"]
     W2, b2 = params["W2"], params["b2"]
@@ -117,7 +116,7 @@ def relu_forward(x):
     return out, cache
 
 
-@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT)
 def affine_relu_affine_with_caches(params, X, y):
     a, fc_cache = affine_forward(X, params["W1"], params["b1"])
     h, relu_cache = relu_forward(a)
