@@ -52,9 +52,7 @@ def _sizes() -> dict[str, int]:
 
 def test_these_are_all_the_programs_tracing_refuses():
     refused = _refused()
-    assert {c: sorted(r) for c, r in refused.items()} == {
-        c: sorted(r) for c, r in REFUSED.items()
-    }
+    assert {c: sorted(r) for c, r in refused.items()} == {c: sorted(r) for c, r in REFUSED.items()}
 
 
 @pytest.mark.parametrize("corpus", list(REFUSED))
