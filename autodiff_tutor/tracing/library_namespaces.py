@@ -73,7 +73,8 @@ class LibraryNamespace:
 
 class Distribution:
     """A scipy distribution (``scipy.stats.norm``) whose methods go to their rules when
-    given a traced value; called with parameters (``norm(mu, sigma)``), a frozen one.
+    given a traced value; called with parameters (``norm(mu, sigma)``), a frozen one,
+    whose methods are the distribution's with those parameters.
 
     >>> import scipy.stats
     >>> Distribution(scipy.stats.norm).logpdf(0.0) == scipy.stats.norm.logpdf(0.0)
@@ -86,8 +87,7 @@ class Distribution:
         self._kwargs = kwargs or {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not traced_leaves([args, kwargs]):
-            return self._distribution(*args, **kwargs)
+        # frozen with its parameters, so that norm(0, 1).logpdf(t) sees a traced t too
         return Distribution(self._distribution, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -104,9 +104,10 @@ class Distribution:
         return repr(self._distribution)
 
 
-def _frozen(function: Any, args: tuple, kwargs: dict, x: Any, *more: Any) -> Any:
-    """A frozen distribution's method: the parameters it was frozen with after ``x``."""
-    return function(x, *more, *args, **kwargs)
+def _frozen(function: Any, args: tuple, kwargs: dict, *given: Any, **more: Any) -> Any:
+    """A frozen distribution's method: the parameters it was frozen with after what the
+    method is given (``x`` for ``logpdf``, nothing for ``mean``, ``size=`` for ``rvs``)."""
+    return function(*given, *args, **kwargs, **more)
 
 
 def _math_function(name: str, fn: Any) -> Any:

@@ -13,10 +13,12 @@ import logsumexp``) read as tracing sees them, and the user's other functions re
 such copies too, so the helpers the function calls see the same. Nothing else sees
 these globals, and nothing in the user's module changes.
 
-What this does not reach: functions that assign globals (``global n``: they run as
-they are, since their writes must reach the module), methods called on objects
-(``self.forward(x)``: a bound method given to ``evaluate`` itself is reached), and
-code in other libraries; there numpy is numpy, and an escape is refused as before.
+What this does not reach: functions that assign globals (``global n``, or through
+``globals()``: they run as they are, since their writes must reach the module), and
+functions reached other than by a global name or a closure: methods called on objects
+(``self.forward(x)``: a bound method given to ``evaluate`` itself is reached),
+functions kept in lists, dicts or attributes, and code in other libraries; there numpy
+is numpy, and an escape is refused as before.
 
 >>> import numpy as np
 >>> def f(x):
@@ -83,7 +85,10 @@ def _globals_view(module_globals: dict[str, Any]) -> TracingGlobals:
 
 @functools.lru_cache(maxsize=4096)
 def _writes_globals(code: types.CodeType) -> bool:
-    """Whether ``code`` (or a function or class defined in it) assigns a global."""
+    """Whether ``code`` (or a function or class defined in it) assigns a global, or
+    may through ``globals()``."""
+    if "globals" in code.co_names:
+        return True
     if any(i.opname in _GLOBAL_WRITES for i in dis.get_instructions(code)):
         return True
     return any(isinstance(c, types.CodeType) and _writes_globals(c) for c in code.co_consts)
