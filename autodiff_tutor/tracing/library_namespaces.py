@@ -77,7 +77,7 @@ class Distribution:
     whose methods are the distribution's with those parameters.
 
     >>> import scipy.stats
-    >>> Distribution(scipy.stats.norm).logpdf(0.0) == scipy.stats.norm.logpdf(0.0)
+    >>> bool(Distribution(scipy.stats.norm).logpdf(0.0) == scipy.stats.norm.logpdf(0.0))
     True
     """
 
