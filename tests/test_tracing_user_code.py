@@ -134,3 +134,27 @@ def test_a_list_of_traced_values_given_as_an_array_is_stacked():
     _, (ga, gb) = value_and_gradient(stacked_by_mean, a, b, wrt=[0, 1])
     np.testing.assert_allclose(ga, autograd_gradient(stacked_by_mean, [a, b], 0), rtol=1e-10)
     np.testing.assert_allclose(gb, autograd_gradient(stacked_by_mean, [a, b], 1), rtol=1e-10)
+
+
+def relu(z):
+    return np.maximum(z, 0.0)
+
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+def layer(x, activation=relu):
+    scale = 2.0 if activation is relu else 3.0  # a choice made by identity
+    return np.sum(scale * activation(x))
+
+
+def test_functions_compared_by_identity_keep_their_meaning():
+    """A default function and one passed to evaluate are the copies the function's
+    globals give: ``activation is relu`` is what it is in Python."""
+    x = np.array([0.5, -1.0, 2.0])
+    for args in ((), (relu,), (softplus,)):
+        value, g = value_and_gradient(layer, x, *args)
+        assert value == layer(x, *args)
+        want = central_difference(lambda v, args=args: layer(v, *args), [x], 0)
+        np.testing.assert_allclose(g, want, atol=1e-6)

@@ -183,7 +183,8 @@ def trace_call(
     tape = Tape(name)
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
-    args = tuple(plain_arguments.marked(a) for a in args)  # X.dot(W) of a plain X
+    args = tuple(plain_arguments.marked(rewired(a)) for a in args)  # X.dot(W), f is relu
+    kwargs = {k: plain_arguments.marked(rewired(v)) for k, v in kwargs.items()}
     _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:

@@ -10,8 +10,9 @@ the function (same code, defaults and closure) whose globals are a view of its
 module's globals: every name reads the module's current value, except that numpy,
 scipy and math (however imported: ``import numpy as np``, ``from scipy.special
 import logsumexp``) read as tracing sees them, and the user's other functions read as
-such copies too, so the helpers the function calls see the same. Nothing else sees
-these globals, and nothing in the user's module changes.
+such copies too, so the helpers the function calls see the same (and the functions
+given as arguments or defaults are the same copies: ``activation is relu`` keeps its
+meaning). Nothing else sees these globals, and nothing in the user's module changes.
 
 What this does not reach: functions that assign globals (``global n``, or through
 ``globals()``: they run as they are, since their writes must reach the module), and
@@ -78,6 +79,8 @@ class TracingGlobals(dict):
 def _globals_view(module_globals: dict[str, Any]) -> TracingGlobals:
     known = _VIEWS.get(id(module_globals))
     if known is None or known[0] is not module_globals:
+        if len(_VIEWS) >= 512:  # namespaces made by exec() come and go
+            _VIEWS.clear()
         known = (module_globals, TracingGlobals(module_globals))
         _VIEWS[id(module_globals)] = known
     return known[1]
@@ -117,12 +120,17 @@ def rewired(fn: Any) -> Any:
         return known
     closure = _closure(fn)
     copy = types.FunctionType(
-        fn.__code__, _globals_view(fn.__globals__), fn.__name__, fn.__defaults__, closure
+        fn.__code__, _globals_view(fn.__globals__), fn.__name__, None, closure
     )
     functools.update_wrapper(copy, fn)
-    copy.__kwdefaults__ = fn.__kwdefaults__
+    del copy.__wrapped__  # the copy must not keep fn alive (fn keys the cache weakly)
     if closure == fn.__closure__:
         _COPIES[fn] = copy
+    # default functions as copies too, so that `activation is relu` means what it meant
+    copy.__defaults__ = tuple(map(rewired, fn.__defaults__ or ())) or None
+    copy.__kwdefaults__ = (
+        {k: rewired(v) for k, v in fn.__kwdefaults__.items()} if fn.__kwdefaults__ else None
+    )
     return copy
 
 
