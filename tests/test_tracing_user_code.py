@@ -158,3 +158,17 @@ def test_functions_compared_by_identity_keep_their_meaning():
         assert value == layer(x, *args)
         want = central_difference(lambda v, args=args: layer(v, *args), [x], 0)
         np.testing.assert_allclose(g, want, atol=1e-6)
+
+
+def pooled(x, reduce=np.sum):
+    scale = 1.0 if reduce is np.sum else 10.0  # numpy's function chosen by identity
+    return scale * reduce(x**2)
+
+
+def test_numpy_functions_compared_by_identity_keep_their_meaning():
+    x = np.array([0.5, -1.0, 2.0])
+    for args in ((), (np.sum,), (np.mean,)):
+        value, g = value_and_gradient(pooled, x, *args)
+        assert value == pooled(x, *args)
+        want = central_difference(lambda v, args=args: pooled(v, *args), [x], 0)
+        np.testing.assert_allclose(g, want, atol=1e-6)

@@ -30,7 +30,7 @@ from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make
-from autodiff_tutor.tracing.user_code import rewired
+from autodiff_tutor.tracing.user_code import rewired, seen_in_trace
 
 
 def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
@@ -183,8 +183,8 @@ def trace_call(
     tape = Tape(name)
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
-    args = tuple(plain_arguments.marked(rewired(a)) for a in args)  # X.dot(W), f is relu
-    kwargs = {k: plain_arguments.marked(rewired(v)) for k, v in kwargs.items()}
+    args = tuple(plain_arguments.marked(seen_in_trace(a)) for a in args)  # X.dot, f is relu
+    kwargs = {k: plain_arguments.marked(seen_in_trace(v)) for k, v in kwargs.items()}
     _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:

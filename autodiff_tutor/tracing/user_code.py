@@ -62,9 +62,7 @@ class TracingGlobals(dict):
         self._module = module_globals
 
     def __missing__(self, name: str) -> Any:
-        value = self._module[name]  # a KeyError sends the interpreter to the builtins
-        copy = rewired(value)
-        return copy if copy is not value else seen_by_trace(value)
+        return seen_in_trace(self._module[name])  # a KeyError: the builtins are next
 
     def __contains__(self, name: object) -> bool:
         return dict.__contains__(self, name) or name in self._module
@@ -127,11 +125,23 @@ def rewired(fn: Any) -> Any:
     if closure == fn.__closure__:
         _COPIES[fn] = copy
     # default functions as copies too, so that `activation is relu` means what it meant
-    copy.__defaults__ = tuple(map(rewired, fn.__defaults__ or ())) or None
+    copy.__defaults__ = tuple(map(seen_in_trace, fn.__defaults__ or ())) or None
     copy.__kwdefaults__ = (
-        {k: rewired(v) for k, v in fn.__kwdefaults__.items()} if fn.__kwdefaults__ else None
+        {k: seen_in_trace(v) for k, v in fn.__kwdefaults__.items()} if fn.__kwdefaults__ else None
     )
     return copy
+
+
+def seen_in_trace(value: Any) -> Any:
+    """What the traced code sees for ``value`` (an argument, a default, a global): a
+    user's function as its copy, numpy's, scipy's and math's as tracing sees them, so
+    that ``reduce is np.sum`` means inside what it means outside.
+
+    >>> seen_in_trace(3)
+    3
+    """
+    copy = rewired(value)
+    return copy if copy is not value else seen_by_trace(value)
 
 
 def _closure(fn: types.FunctionType) -> tuple[types.CellType, ...] | None:
@@ -156,4 +166,4 @@ def _closure(fn: types.FunctionType) -> tuple[types.CellType, ...] | None:
     return tuple(result)
 
 
-__all__ = ["TracingGlobals", "rewired"]
+__all__ = ["TracingGlobals", "rewired", "seen_in_trace"]
