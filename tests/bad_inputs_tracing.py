@@ -69,13 +69,23 @@ def out_argument(x):
     return np.sum(y)
 
 
-def into_plain_element(x):
+def into_plain_element(x, out):
+    out[0] = x[0]
+    return np.sum(out * x)
+
+
+def into_plain_inplace(x, out):
+    out += x
+    return np.sum(out)
+
+
+def into_own_element(x):
     out = np.zeros(3)
     out[0] = x[0]
     return np.sum(out * x)
 
 
-def into_plain_inplace(x):
+def into_own_inplace(x):
     out = np.zeros(3)
     out += x
     return np.sum(out)
@@ -164,12 +174,30 @@ CASES = [
     # -- escapes and writes -----------------------------------------------------------
     ("float-escape", lambda: value_and_gradient(float_escape, X), ERROR),
     ("item-escape", lambda: value_and_gradient(item_escape, X), ERROR),
-    ("asarray-escape", lambda: value_and_gradient(uses_asarray, X), ERROR),
+    ("asarray-followed", lambda: value_and_gradient(uses_asarray, X)[1], gradient_is(1.0)),
     ("no-rule", lambda: value_and_gradient(uses_i0, X), ERROR),
     ("sort-in-place", lambda: value_and_gradient(uses_sort, X), ERROR),
-    ("out-argument", lambda: value_and_gradient(out_argument, X), ERROR),
-    ("traced-into-plain-element", lambda: value_and_gradient(into_plain_element, X), ERROR),
-    ("traced-into-plain-in-place", lambda: value_and_gradient(into_plain_inplace, X), ERROR),
+    ("out-argument", lambda: value_and_gradient(out_argument, X)[1], gradient_is(1.0)),
+    (
+        "traced-into-plain-element",
+        lambda: value_and_gradient(into_plain_element, X, np.zeros(3)),
+        ERROR,
+    ),
+    (
+        "traced-into-plain-in-place",
+        lambda: value_and_gradient(into_plain_inplace, X, np.zeros(3)),
+        ERROR,
+    ),
+    (
+        "traced-into-own-element",
+        lambda: value_and_gradient(into_own_element, X)[1],
+        gradient_is([2 * X[0], 0.0, 0.0]),
+    ),
+    (
+        "traced-into-own-in-place",
+        lambda: value_and_gradient(into_own_inplace, X)[1],
+        gradient_is(1.0),
+    ),
     ("traced-as-index", lambda: value_and_gradient(traced_as_index, np.zeros(3)), ERROR),
     ("traced-in-range", lambda: value_and_gradient(traced_in_range, X), ERROR),
 ]

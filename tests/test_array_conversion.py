@@ -215,9 +215,23 @@ def test_an_option_that_changes_the_shape_is_refused_at_its_line() -> None:
 
 
 @pytest.mark.parametrize("fn", [through_array, through_asarray])
-def test_tracing_refuses_a_conversion_at_its_line_and_says_why(fn) -> None:
+def test_tracing_follows_a_conversion_in_the_functions_own_code(fn) -> None:
+    """np.array(x) / np.asarray(x) in the traced function keep the trace (a copy, or x)."""
+    want = central_difference(fn, [X], 0)
+    np.testing.assert_allclose(value_and_gradient(fn, X)[1], want, rtol=1e-6)
+
+
+class Converter:
+    """A method: code tracing does not reach (numpy there is numpy)."""
+
+    def convert(self, x):
+        y = np.asarray(x)
+        return y
+
+
+def test_tracing_refuses_a_conversion_where_it_does_not_reach_at_its_line() -> None:
     with pytest.raises(TracingEscapeError) as caught:
-        value_and_gradient(fn, X)
+        value_and_gradient(lambda x: np.sum(Converter().convert(x) * x), X)
     error = caught.value
     assert error.location is not None and error.location.filename == __file__
     assert "y = np." in str(error)

@@ -26,7 +26,7 @@ from fuzz import check, check_forms
 from fuzz.campaign import KINDS, _reproducer, run
 from fuzz.check import Loaded, Outcome, check_program
 from fuzz.forms_calls import CALL_FAMILIES, CallForm, Piece
-from fuzz.generator import CONSTRUCTS, Program, generate
+from fuzz.generator import ASKED_ONLY, CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, still_fails
 
 import autodiff_tutor as ad
@@ -71,8 +71,9 @@ def test_the_slice_checks_something_in_every_mode(summary):
 
 
 def test_the_slice_covers_every_construct_it_keeps(summary):
+    """Every construct but those drawn only when asked for (their test is below)."""
     used = {construct for (_, construct, _) in summary.counts}
-    assert set(CONSTRUCTS) - set(KNOWN_BUG_CONSTRUCTS) - used == set()
+    assert set(CONSTRUCTS) - set(KNOWN_BUG_CONSTRUCTS) - ASKED_ONLY - used == set()
 
 
 # -- specialized pairs of while loops and helpers ----------------------------------------
@@ -318,14 +319,37 @@ def test_a_method_compiled_once_is_right_after_its_object_changes():
         assert outcome.kind == "right", (seed, outcome)
 
 
-def test_values_joined_by_r_and_c_are_refused_where_written():
+def test_values_joined_by_r_and_c_are_refused_by_the_compiler_and_followed_by_tracing():
     """``np.r_[a, b]``, ``np.r_[a, 0.5, b]``, ``np.c_[a, b]``, ``np.c_[m, np.ones(n)]`` of
-    values that carry gradient: refused at the subscript in every mode (never the
-    silent zero gradient of the joined values)."""
+    values that carry gradient: the compiler refuses them at the subscript (never the
+    silent zero gradient of the joined values); tracing's numpy joins them with
+    np.concatenate, and its gradient is judged right against the oracles."""
     for join in ("np.r_[w, np.sin(w)]", "np.r_[w, 0.5, w * w]", "np.c_[x, np.ones(3)]"):
         program = _program(f"    v1 = {join}\n")
-        for outcome in check_program(program, modes=("compiler", "jvp", "tracing")):
-            assert outcome.kind == "refused", (join, outcome)
+        kinds = {
+            o.mode: o.kind for o in check_program(program, modes=("compiler", "jvp", "tracing"))
+        }
+        assert kinds == {"compiler": "refused", "jvp": "refused", "tracing": "right"}, join
+
+
+#: seeds of the buffer-filling and conversion families (tracing), and how many
+BUFFER_SEEDS = range(63_000_000, 63_000_060)
+
+
+def test_buffers_and_conversions_are_right_or_refused_in_tracing():
+    """The families drawn only when asked for: arrays the program makes and fills
+    (np.zeros, np.empty, np.full; row by row, by slices, +=, out=) and conversions
+    (np.array of lists of values, np.asarray, np.mean of a list, np.float64) are never
+    wrong in tracing, and most are right."""
+    require = frozenset({"buffer_fill", "conversion"})
+    kinds = []
+    for seed in BUFFER_SEEDS:
+        program = generate(seed, require=require)
+        assert program.constructs & require
+        (outcome,) = check_program(program, modes=("tracing",))
+        assert outcome.kind in ("right", "refused"), (seed, outcome)
+        kinds.append(outcome.kind)
+    assert kinds.count("right") >= 0.7 * len(kinds), kinds.count("right")
 
 
 #: programs whose method writes into its own attribute at every call (tracing follows

@@ -48,9 +48,17 @@ def _expect(outcomes: tuple[str, str, str], reason: str, *names: str) -> None:
 
 
 _expect(
-    (RIGHT, RIGHT, REFUSED),
-    "the compiler reads np.array(x) as a copy; tracing cannot hand numpy a traced array",
+    (RIGHT, RIGHT, RIGHT),
+    "the compiler reads np.array(x) as a copy; tracing's numpy (the traced function's own) "
+    "keeps the traced value",
     *("array", "asarray", "asanyarray", "ascontiguousarray"),
+)
+_expect(
+    (REFUSED, REFUSED, RIGHT),
+    "the compiler refuses these; tracing's numpy joins np.r_/np.c_ pieces with "
+    "np.concatenate, casts with astype, and makes np.full of a traced value a sum",
+    *("r_", "r_ #2", "c_", "full", "double", "float64", "int32", "int64", "int_", "intc"),
+    *("intp", "long"),
 )
 _expect(
     (RIGHT, RIGHT, REFUSED),
@@ -121,8 +129,8 @@ def expected(probe) -> tuple[str, str, str]:
     if "return np.sum(x * x)" in probe.body:  # no numbers come out: nothing to lose
         return (RIGHT,) * 3
     if probe.op is not None and lookup(probe.op) is not None:
-        # tracing cannot follow inside scipy's Python functions (its ufuncs it can)
-        return (RIGHT, RIGHT, REFUSED if probe.scipy_function else RIGHT)
+        # tracing's scipy (the traced function's own) goes to the same rules
+        return (RIGHT, RIGHT, RIGHT)
     if probe.op is not None and is_nondifferentiable(probe.op):
         return (RIGHT, RIGHT, REFUSED)  # a constant; tracing refuses an untraced result
     return (REFUSED,) * 3

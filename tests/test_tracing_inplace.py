@@ -185,26 +185,43 @@ def test_repeated_indices_in_a_write_are_a_located_error():
     _refused(fun, np.ones(3), line_text="y[[0, 0]] = 1.0")
 
 
-@pytest.mark.parametrize("write", ["out[0] = x[0]", "out[1:] = x[1:]", "out[...] = x"])
-def test_a_traced_value_written_into_a_plain_array_is_a_located_error(write):
+WRITES_INTO_OUT = ["out[0] = x[0]", "out[1:] = x[1:]", "out[...] = x"]
+
+
+@pytest.mark.parametrize("write", WRITES_INTO_OUT)
+def test_a_traced_value_written_into_a_plain_array_from_outside_is_a_located_error(write):
+    """A plain array the caller passed cannot take a trace (the caller's array would
+    get the numbers only)."""
+    namespace = {"np": np}
+    source = f"def fun(x, out):\n    {write}\n    return np.sum(out * x)\n"
+    exec(compile(source, __file__, "exec"), namespace)
+    with pytest.raises(TracingError) as info:
+        value_and_gradient(namespace["fun"], np.ones(3), np.zeros(3))
+    assert "into a plain (untraced) numpy array" in info.value.message
+    assert info.value.lineno == 2
+
+
+@pytest.mark.parametrize("write", WRITES_INTO_OUT)
+def test_a_traced_value_written_into_the_functions_own_array_is_followed(write):
+    """np.zeros made in the traced function is a buffer: the writes keep their trace."""
     namespace = {"np": np}
     source = f"def fun(x):\n    out = np.zeros(3)\n    {write}\n    return np.sum(out * x)\n"
     exec(compile(source, __file__, "exec"), namespace)
-    with pytest.raises(TracingError) as info:
-        value_and_gradient(namespace["fun"], np.ones(3))
-    assert "into a plain (untraced) numpy array" in info.value.message
-    assert info.value.lineno == 3
+    fun = namespace["fun"]
+    x = np.array([0.5, -1.0, 2.0])
+    value, grad = value_and_gradient(fun, x)
+    assert value == fun(x)
+    np.testing.assert_allclose(grad, central_difference(fun, [x], 0), atol=1e-6)
 
 
 def test_a_write_into_a_plain_array_at_the_end_is_still_refused():
-    def fun(x):
-        out = np.zeros(2)
+    def fun(x, out):
         y = np.sum(x * x)
         out[0] = y
         return y, gradient(y, x)
 
     with pytest.raises(TracingError) as info:
-        evaluate(fun, traced([1.0, 2.0]))
+        evaluate(fun, traced([1.0, 2.0]), np.zeros(2))
     assert "out[0] = y" in info.value.location.text
 
 

@@ -17,6 +17,12 @@ gradient would be ambiguous (with respect to the value passed in, or to the writ
 one). The hint, ``x = x.copy()`` where the function starts, keeps the program's meaning
 (:mod:`~autodiff_tutor.tracing.variable_writes`).
 
+The function ``evaluate`` runs (and the functions it calls by name) sees numpy, scipy
+and math as tracing knows them (:mod:`~autodiff_tutor.tracing.user_code`): arrays it
+makes with ``np.zeros`` keep the traced values written into them, ``np.array([a, b])``
+and ``np.asarray`` keep the trace, scipy's functions with rules use them, as MATLAB's
+``dlarray`` goes wherever the computation goes; numpy itself is not changed.
+
 >>> import numpy as np
 >>> def loss(w, x):
 ...     y = np.sum(np.tanh(x @ w) ** 2)

@@ -203,6 +203,17 @@ class Traced(TracedValue):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if any(is_formatted(v) for v in inputs):
             return NotImplemented  # the formatted array labels the result, then calls back
+        out = kwargs.get("out")
+        if (
+            method == "__call__"
+            and out is not None
+            and len(out) == 1
+            and isinstance(out[0], Traced)
+        ):
+            # np.add(a, b, out=y) into a traced y: the result written into y, as y[...] = ...
+            rest = {k: v for k, v in kwargs.items() if k != "out"}
+            set_item(out[0], Ellipsis, dispatch.call_ufunc(ufunc, method, inputs, rest))
+            return out[0]
         return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:

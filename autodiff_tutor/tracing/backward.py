@@ -84,7 +84,8 @@ def ancestry(tape: Tape, y: int) -> Ancestry:
             for info in record.inputs:
                 if info.node is not None:
                     nodes.add(info.node)
-                hidden.update(info.origins)
+                # a buffer (np.zeros made inside) is a constant, as a plain array is
+                hidden.update(o for o in info.origins if o.kind != "buffer")
     return Ancestry(nodes, records, frozenset(hidden))
 
 

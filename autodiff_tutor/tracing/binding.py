@@ -28,7 +28,11 @@ from autodiff_tutor.rules.registry import Rule
 NAME_ALIASES = {"min": "a_min", "max": "a_max", "newshape": "shape", "x1": "x", "x2": "y"}
 
 # values that stand for a missing input, per op (the forward keeps the original call)
-MISSING_INPUTS = {"clip": {"a_min": -math.inf, "a_max": math.inf}}
+MISSING_INPUTS = {
+    "clip": {"a_min": -math.inf, "a_max": math.inf},
+    **{op: {"loc": 0.0, "scale": 1.0} for op in ("norm_logpdf", "norm_pdf", "norm_cdf")},
+    "t_logpdf": {"loc": 0.0, "scale": 1.0},  # scipy's defaults: norm.logpdf(x) is N(0, 1)
+}
 
 _EMPTY = inspect.Parameter.empty
 
@@ -124,8 +128,12 @@ def bind(fn: Any, rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 
 def _bind_positional(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Bound | None:
     count = len(rule.inputs)
-    if len(args) < count:
-        return None
+    if len(args) < count:  # norm.logpdf(x, mu): scipy's default scale, or scale= by name
+        missing, rest = MISSING_INPUTS.get(rule.op, {}), rule.inputs[len(args) :]
+        if not all(name in missing or name in kwargs for name in rest):
+            return None
+        kwargs = dict(kwargs)
+        args = (*args, *(kwargs.pop(name) if name in kwargs else missing[name] for name in rest))
     options = dict(zip(rule.options, args[count:], strict=False))
     unsupported = [n for n, v in kwargs.items() if n not in rule.options and v is not None]
     options.update({n: v for n, v in kwargs.items() if n in rule.options})

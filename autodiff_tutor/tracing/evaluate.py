@@ -24,11 +24,13 @@ from autodiff_tutor.locations import location
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import shape_of
-from autodiff_tutor.tracing import gradient_messages, variable_writes
+from autodiff_tutor.tracing import gradient_messages, plain_arguments, variable_writes
+from autodiff_tutor.tracing.buffers import plain_buffers
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.other_libraries import reached_foreign_code
 from autodiff_tutor.tracing.tape import Tape, activate, active_tape, deactivate
 from autodiff_tutor.tracing.traced_values import is_traced, make
+from autodiff_tutor.tracing.user_code import rewired, seen_in_trace
 
 
 def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
@@ -181,12 +183,14 @@ def trace_call(
     tape = Tape(name)
     args = tuple(_bind_leaves(a, tape, label) for a, label in zip(args, labels, strict=True))
     kwargs = {k: _bind_leaves(v, tape, k) for k, v in kwargs.items()}
+    args = tuple(plain_arguments.marked(seen_in_trace(a)) for a in args)  # X.dot, f is relu
+    kwargs = {k: plain_arguments.marked(seen_in_trace(v)) for k, v in kwargs.items()}
     _meet_constants(fn, (*args, *kwargs.values()), tape)
     token = activate(tape)
     try:
-        result = fn(*args, **kwargs)
+        result = rewired(fn)(*args, **kwargs)  # numpy, scipy and math as tracing sees them
         tape.raise_pending()
-        return result
+        return plain_arguments.unmarked(plain_buffers(result))
     except Exception as error:
         if tape.pending is not None and error is not tape.pending:
             tape.raise_pending()  # the first mistake, not what it led to

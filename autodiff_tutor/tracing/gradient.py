@@ -26,7 +26,7 @@ from autodiff_tutor.tracing.traced_values import is_traced, make, origins_of
 
 def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
     if not is_traced(y):
-        raise gradient_messages.output_not_traced(call, name, type(y).__name__, tape)
+        raise gradient_messages.output_not_traced(call, name, _kind(y), tape)
     if y._tape is None:
         raise gradient_messages.output_not_on_trace(call, name, origins_of(y))
     if y._tape is not tape:
@@ -39,7 +39,7 @@ def _check_output(y: Any, tape: Tape, call: str, name: str) -> None:
 
 def _check_variable(x: Any, tape: Tape, call: str, name: str) -> None:
     if not is_traced(x):
-        raise gradient_messages.variable_not_traced(call, name, type(x).__name__)
+        raise gradient_messages.variable_not_traced(call, name, _kind(x))
     if x._tape is None:
         raise gradient_messages.variable_not_on_trace(call, name, origins_of(x))
     if x._tape is not tape:
@@ -199,6 +199,12 @@ def _may_come_from(info: Any, k: int) -> bool:
     if info.node is not None or info.shape is None or info.origins or info.met_after is None:
         return False
     return info.data_of == k or (info.data_of is None and info.met_after > k)
+
+
+def _kind(value: Any) -> str:
+    """The type of a plain value as the user knows it (an argument's ndarray view that
+    tracing passes on is an ``ndarray``)."""
+    return "ndarray" if isinstance(value, np.ndarray) else type(value).__name__
 
 
 __all__ = ["gradient"]

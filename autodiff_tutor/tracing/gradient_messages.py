@@ -71,6 +71,9 @@ _ORIGIN_HINTS = {
     "a new trace from its numbers, pass traced(extract_data(value)) to evaluate()",
     "pickled": "compute gradients in the process that runs evaluate(), and send the "
     "gradients (plain arrays) instead of traced values",
+    "buffer": "pass the values you differentiate with respect to to evaluate() as "
+    "arguments (traced(...)); an array the function makes (np.zeros...) is a constant "
+    "until a traced value is written into it",
 }
 
 

@@ -115,7 +115,8 @@ def write_into_plain(what: str) -> TracingError:
         "no gradient.",
         location(),
         hint="make a new array instead of writing into one: a = a + t (or start it from a "
-        "traced array: a = np.zeros_like(x) of a traced x is traced)",
+        "traced array: a = np.zeros_like(x) of a traced x is traced; an array made with "
+        "np.zeros in the function evaluate runs keeps the trace)",
     )
 
 
@@ -244,7 +245,9 @@ def element_into_plain() -> TracingError:
         location(),
         hint="collect the traced pieces in a list and np.stack them, build the array "
         "with np.where / np.concatenate, or start it from a traced array "
-        "(out = np.zeros_like(x) of a traced x is traced)",
+        "(out = np.zeros_like(x) of a traced x is traced); an array made with np.zeros "
+        "in the function evaluate runs, or in a function it calls by name, keeps the "
+        "trace (not one from outside, or made in a method)",
     )
 
 

@@ -44,7 +44,7 @@ class TracedNamespace:
         if is_array_module(value):
             return numpy_like(value)
         if callable(value) and not isinstance(value, type):
-            return _traced_function(value, f"{self._xp.__name__}.{name}")
+            return traced_function(value, f"{self._xp.__name__}.{name}")
         return value
 
     def __repr__(self) -> str:
@@ -63,7 +63,16 @@ def numpy_like(xp: Any) -> TracedNamespace:
 
 
 @functools.lru_cache(maxsize=1024)
-def _traced_function(fn: Any, name: str) -> Any:
+def traced_function(fn: Any, name: str) -> Any:
+    """``fn`` routed through tracing (its derivative rule, or a located refusal)
+    whenever an argument is traced; ``fn`` itself otherwise. ``name`` is how the
+    user calls it, for messages.
+
+    >>> import numpy as np
+    >>> traced_function(np.sum, "np.sum")([1.0, 2.0])
+    np.float64(3.0)
+    """
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         if not traced_values.traced_leaves([args, kwargs]):

@@ -65,7 +65,9 @@ class Origin:
 
     ``kind`` is ``"inside"`` (made by ``traced()`` inside the evaluated function),
     ``"outside"`` (made outside ``evaluate`` and not passed to it), ``"ended"`` (left
-    over from an evaluation that returned) or ``"pickled"``.
+    over from an evaluation that returned), ``"pickled"``, or ``"buffer"`` (a new
+    plain array the evaluated function made, ``np.zeros(...)``: a traced constant,
+    see :mod:`~autodiff_tutor.tracing.buffers`).
 
     >>> print(Origin("inside", "model.py:3").describe())
     made by traced() inside the function that evaluate() runs (model.py:3)
@@ -83,6 +85,8 @@ class Origin:
             "ended": f"left over from {self.where}, which has ended",
             "pickled": "pickled (sent to another process, or saved and loaded), "
             "which keeps the data but not the trace",
+            "buffer": f"a new array made inside the function ({self.where}), a constant "
+            "until a traced value is written into it",
         }[self.kind]
 
 

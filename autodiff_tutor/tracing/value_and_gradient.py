@@ -19,11 +19,13 @@ from autodiff_tutor.errors import ArgumentError, front_door
 from autodiff_tutor.locations import location
 from autodiff_tutor.pytree import flatten, is_structure, unflatten
 from autodiff_tutor.runtime.backend import is_float_value
+from autodiff_tutor.tracing import plain_arguments
 from autodiff_tutor.tracing.evaluate import check_call, parameter_labels, trace_call
 from autodiff_tutor.tracing.extract import extract_data
 from autodiff_tutor.tracing.from_data import traced
 from autodiff_tutor.tracing.gradient import take_gradient
 from autodiff_tutor.tracing.traced_values import is_traced
+from autodiff_tutor.tracing.user_code import rewired
 
 
 @front_door
@@ -53,11 +55,12 @@ def value_and_gradient(
     args = tuple(_traced_leaves(a) if i in positions else a for i, a in enumerate(args))
     learnables = [_traced_leaves(getattr(owner, a)) for a in attributes]
     count = len(args)
+    target = rewired(fn)  # numpy, scipy and math as tracing sees them
 
     def run(*inner: Any) -> tuple[Any, Any]:
         variables = [inner[i] for i in positions] + list(inner[count:])
         with _set_attributes(owner, dict(zip(attributes, inner[count:], strict=True))):
-            y = fn(*inner[:count])
+            y = target(*(plain_arguments.marked(a) for a in inner[:count]))
         grads = take_gradient(y, variables, names, False, untraced_none=True)
         return y, grads if len(variables) > 1 else (grads,)
 

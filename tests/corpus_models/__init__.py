@@ -29,16 +29,6 @@ MODULES = (
     "decompositions",
 )
 
-TRACING_WRITES = (
-    "writes a traced value into a plain np.zeros array: the tracing pitfall the course "
-    "teaches (refused with a located error; collect values in a list and np.stack them)"
-)
-
-TRACING_SCIPY = (
-    "tracing cannot see inside a Python-level scipy function (logsumexp, norm.logpdf): "
-    "scipy converts the traced array with np.asarray; refused at the user's call"
-)
-
 
 @dataclass
 class Model:

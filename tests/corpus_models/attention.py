@@ -3,7 +3,7 @@
 import numpy as np
 from scipy.special import softmax
 
-from corpus_models import TRACING_SCIPY, model
+from corpus_models import model
 
 
 def _qkv(rng):
@@ -18,7 +18,7 @@ def scaled_dot_product_attention(q, k, v):
     return np.sum((weights @ v) ** 2)
 
 
-@model(_qkv, wrt=(0, 1, 2), tracing=TRACING_SCIPY)
+@model(_qkv, wrt=(0, 1, 2))
 def causal_attention_masked(q, k, v):
     scores = q @ k.T / np.sqrt(3.0)
     scores = np.where(np.tril(np.ones((4, 4))) > 0, scores, -1e9)
@@ -29,7 +29,6 @@ def causal_attention_masked(q, k, v):
 @model(
     lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(4, 4)) * 0.5),
     wrt=(0, 1),
-    tracing=TRACING_SCIPY,
 )
 def two_head_self_attention(x, w):
     qkv = x @ w
@@ -40,7 +39,7 @@ def two_head_self_attention(x, w):
     return np.sum(np.moveaxis(mixed, 0, 1).reshape(3, 4) ** 2)
 
 
-@model(lambda rng: (rng.normal(size=(5, 3)), rng.normal(size=3)), wrt=(0, 1), tracing=TRACING_SCIPY)
+@model(lambda rng: (rng.normal(size=(5, 3)), rng.normal(size=3)), wrt=(0, 1))
 def attention_pooling(h, query):
     logits = h @ query
     alpha = softmax(logits)

@@ -2,14 +2,14 @@
 
 import numpy as np
 
-from corpus_models import TRACING_WRITES, model
+from corpus_models import model
 
 
 def _img(rng):
     return rng.normal(size=(5, 5)), rng.normal(size=(3, 3))
 
 
-@model(_img, wrt=(0, 1), tracing=TRACING_WRITES)
+@model(_img, wrt=(0, 1))
 def conv2d_valid_loops(image, kernel):
     out = np.zeros((3, 3))
     for i in range(3):
@@ -28,7 +28,7 @@ def conv2d_same_padding(image, kernel):
     return total / 25.0
 
 
-@model(lambda rng: (rng.normal(size=(4, 4)),), tracing=TRACING_WRITES)
+@model(lambda rng: (rng.normal(size=(4, 4)),))
 def max_pool_2x2(x):
     pooled = np.zeros((2, 2))
     for i in range(2):
@@ -44,7 +44,7 @@ def average_pool_by_reshape(x):
     return np.sum(np.exp(pooled))
 
 
-@model(lambda rng: (rng.normal(size=12), rng.normal(size=3)), wrt=(0, 1), tracing=TRACING_WRITES)
+@model(lambda rng: (rng.normal(size=12), rng.normal(size=3)), wrt=(0, 1))
 def conv1d_with_flip(signal, taps):
     flipped = np.flip(taps)
     out = np.zeros(10)

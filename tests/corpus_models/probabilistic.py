@@ -5,7 +5,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 from scipy.stats import multivariate_normal, norm, t
 
-from corpus_models import TRACING_SCIPY, model
+from corpus_models import model
 
 
 def _gp(rng):
@@ -38,7 +38,7 @@ def _vae(rng):
     )
 
 
-@model(_vae, wrt=(0, 1, 3), tracing=TRACING_SCIPY)
+@model(_vae, wrt=(0, 1, 3))
 def vae_elbo_gaussian(mu, log_sigma, eps, w_dec, x):
     sigma = np.exp(log_sigma)
     z = mu + sigma * eps
@@ -52,7 +52,7 @@ def _mix(rng):
     return rng.normal(size=3), np.zeros(3) + 0.1, rng.normal(size=3) * 0.1, rng.normal(size=7)
 
 
-@model(_mix, wrt=(0, 1, 2), tracing=TRACING_SCIPY)
+@model(_mix, wrt=(0, 1, 2))
 def gaussian_mixture_nll(means, log_scales, logits, data):
     log_w = logits - logsumexp(logits)
     comp = norm.logpdf(data[:, None], means[None, :], np.exp(log_scales)[None, :])
@@ -98,13 +98,13 @@ def _mvn(rng):
     return rng.normal(size=2), np.array([0.3, -0.2]), rng.normal(size=(5, 2))
 
 
-@model(_mvn, wrt=(0, 1), tracing=TRACING_SCIPY)
+@model(_mvn, wrt=(0, 1))
 def multivariate_normal_fit(mean, log_scales, data):
     scales = np.exp(log_scales)
     cov = np.outer(scales, scales) * np.array([[1.0, 0.3], [0.3, 1.0]])
     return -np.sum(multivariate_normal.logpdf(data, mean, cov))
 
 
-@model(lambda rng: (rng.normal(size=6), np.array([1.0])), wrt=(0, 1), tracing=TRACING_SCIPY)
+@model(lambda rng: (rng.normal(size=6), np.array([1.0])), wrt=(0, 1))
 def student_t_regression_residuals(r, log_scale):
     return -np.sum(t.logpdf(r, 4.0, 0.0, np.exp(log_scale[0])))

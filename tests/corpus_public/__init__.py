@@ -89,23 +89,9 @@ def load_all() -> list[Objective]:
 
 # Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
-TRACING_PLAIN_DOT = (
-    "X.dot(W) with X a plain array: numpy's ndarray.dot converts the traced W itself, in "
-    "C (refused at the call, the hint says X @ W or np.dot(X, W), which trace)"
-)
-TRACING_WRITES = (
-    "writes a traced value into a plain np.zeros array: the tracing pitfall the course "
-    "teaches (refused with a located error; collect values in a list and np.stack them)"
-)
-TRACING_ASARRAY = (
-    "np.asarray(x) of a traced value (scipy's rosen does it) is refused: the documented limit"
-)
-TRACING_ARRAY_OF_LIST = "np.array([...]) of traced scalars is refused (np.stack is the hint)"
-TRACING_MATH = "math.exp of a traced scalar is refused (float() of a traced value)"
 TRACING_SCIPY = (
-    "a scipy function written in Python (logsumexp, norm.cdf, cho_factor) converts the traced "
-    "array with np.asarray: refused at the user's call, the message names the scipy function "
-    "and says whether the compiler has a rule for it"
+    "scipy.linalg.cho_factor has no derivative rule: tracing's scipy refuses it at the call "
+    "(as the compiler does), where scipy would convert the traced array with np.asarray"
 )
 FLOAT_CAST = (
     "float() of a value that carries gradient is refused in both modes by design (the book's "

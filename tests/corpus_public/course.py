@@ -7,8 +7,6 @@ import numpy as np
 
 from corpus_public import (
     PLAIN_DOT,
-    TRACING_PLAIN_DOT,
-    TRACING_WRITES,
     WRITES,
     objective,
 )
@@ -23,7 +21,7 @@ def _linear(rng):
     return W, X, y, 0.05
 
 
-@objective(_linear, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=PLAIN_DOT)
 def softmax_loss_naive(W, X, y, reg):
     loss = 0.0
     num_train = X.shape[0]
@@ -37,7 +35,7 @@ def softmax_loss_naive(W, X, y, reg):
     return loss
 
 
-@objective(_linear, tracing=TRACING_PLAIN_DOT)
+@objective(_linear)
 def svm_loss_naive(W, X, y, reg):
     num_classes = W.shape[1]
     num_train = X.shape[0]
@@ -56,7 +54,7 @@ def svm_loss_naive(W, X, y, reg):
     return loss
 
 
-@objective(_linear, autograd=WRITES, tracing=TRACING_PLAIN_DOT)
+@objective(_linear, autograd=WRITES)
 def svm_loss_vectorized(W, X, y, reg):
     N = X.shape[0]
     scores = X.dot(W)
@@ -92,7 +90,7 @@ def _net(rng):
     return params, X, np.array([0, 2, 1, 1, 0])
 
 
-@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT)
 def two_layer_net_loss(params, X, y, reg=0.05):
     W1, b1 = params["W1"], params["b1"]
     W2, b2 = params["W2"], params["b2"]
@@ -118,7 +116,7 @@ def relu_forward(x):
     return out, cache
 
 
-@objective(_net, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_net, autograd=PLAIN_DOT)
 def affine_relu_affine_with_caches(params, X, y):
     a, fc_cache = affine_forward(X, params["W1"], params["b1"])
     h, relu_cache = relu_forward(a)
@@ -247,7 +245,7 @@ def rnn_forward_list_of_states(x, h0, Wx, Wh, b):
     return np.sum(h * h) + np.sum(h[:, -1, :])
 
 
-@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_rnn, wrt=(0, 1, 2, 3, 4), autograd=WRITES)
 def rnn_forward_into_zeros(x, h0, Wx, Wh, b):
     N, T, D = x.shape
     H = h0.shape[1]
@@ -293,7 +291,7 @@ def _conv(rng):
     return rng.normal(size=(1, 2, 4, 4)), 0.3 * rng.normal(size=(2, 2, 3, 3)), rng.normal(size=2)
 
 
-@objective(_conv, wrt=(0, 1, 2), autograd=WRITES, tracing=TRACING_WRITES)
+@objective(_conv, wrt=(0, 1, 2), autograd=WRITES)
 def conv_forward_naive(x, w, b, stride=1, pad=1):
     N, C, H, W = x.shape
     F, _, HH, WW = w.shape

@@ -7,7 +7,7 @@ smoothing, distillation with a temperature, momentum SGD unrolled."""
 
 import numpy as np
 
-from corpus_public import PLAIN_DOT, TRACING_PLAIN_DOT, objective
+from corpus_public import PLAIN_DOT, objective
 
 BOX_DOT = "autograd's boxes have no .dot method (pooled.reshape(N, -1).dot(W2))"
 
@@ -240,7 +240,7 @@ def _momentum(rng):
     return 0.3 * rng.normal(size=(3, 1)), rng.normal(size=(8, 3)), rng.normal(size=(8, 1))
 
 
-@objective(_momentum, autograd=PLAIN_DOT, tracing=TRACING_PLAIN_DOT)
+@objective(_momentum, autograd=PLAIN_DOT)
 def momentum_sgd_unrolled(w, X, y, lr=0.1, mu=0.9, steps=4):
     v = np.zeros_like(w)
     m = X.shape[0]

@@ -7,7 +7,7 @@ Black-Scholes with ``scipy.stats.norm``, a seeded Monte-Carlo price, trajectorie
 import numpy as np
 from scipy.stats import norm
 
-from corpus_public import TRACING_SCIPY, objective
+from corpus_public import objective
 
 
 def _portfolio(rng):
@@ -52,7 +52,6 @@ def robot_arm_reach_cumsum(thetas, lengths, target=(1.2, 0.9)):
 @objective(
     _arm,
     wrt=(0, 1),
-    tracing="np.array([np.cos(a), np.sin(a)]) of traced scalars is refused (np.stack is the hint)",
     autograd="np.array of a list of boxes fails",
 )
 def robot_arm_joint_positions_list(thetas, lengths):
@@ -133,7 +132,6 @@ def pendulum_swing_rollout(u, x0, dt=0.1):
 
 @objective(
     lambda rng: (np.array([100.0, 0.2]) + rng.normal(size=2) * [1.0, 0.01],),
-    tracing=TRACING_SCIPY,
 )
 def black_scholes_norm_cdf(params, K=105.0, T=0.5, r=0.02):
     S, sigma = params

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from corpus_public import TRACING_PLAIN_DOT, WRITES, objective
+from corpus_public import WRITES, objective
 
 BOX_DOT = "autograd's boxes have no .dot method (x.T.dot(x))"
 
@@ -27,7 +27,7 @@ def _housing(rng):
     return 0.1 * rng.normal(size=3), X, y
 
 
-@objective(_housing, tracing=TRACING_PLAIN_DOT)
+@objective(_housing)
 def column_vector_cost_np_c(theta, X, y, lambda_=0.1):
     m = len(y)
     X = np.c_[np.ones(m), X]

@@ -14,7 +14,6 @@ from corpus_public import (
     AUX_DICT,
     MATH_ON_BOXES,
     PLAIN_DOT,
-    TRACING_MATH,
     WRITES,
     objective,
 )
@@ -46,7 +45,7 @@ def printing_and_asserting(w):
     return loss
 
 
-@objective(lambda rng: (rng.normal(size=3),), autograd=MATH_ON_BOXES, tracing=TRACING_MATH)
+@objective(lambda rng: (rng.normal(size=3),), autograd=MATH_ON_BOXES)
 def math_on_scalars(p):
     a, b, c = p[0], p[1], p[2]
     return (
@@ -342,7 +341,6 @@ def unpack_rows_flip_roll(x):
 @objective(
     lambda rng: (rng.normal(size=(3, 4)),),
     autograd=WRITES,
-    tracing="h[:, t] += ... writes a traced value into a plain np.zeros: the tracing pitfall",
 )
 def slice_augassign_in_loop(x):
     h = np.zeros((3, 4))
@@ -361,7 +359,6 @@ def float32_input(x):
 @objective(
     lambda rng: (rng.normal(size=(3, 4)),),
     autograd="autograd has no scipy.special.softmax",
-    tracing="scipy.special.softmax converts the traced array (np.asarray): refused at the call",
 )
 def scipy_softmax_cross_entropy(z):
     from_scipy = softmax(z, axis=1)

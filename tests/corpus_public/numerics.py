@@ -11,7 +11,7 @@ factorizations (``eigh``, ``svd``, ``slogdet``, ``kron``, ``cumprod``,
 
 import numpy as np
 
-from corpus_public import TRACING_WRITES, WRITES, objective
+from corpus_public import WRITES, objective
 
 
 @objective(lambda rng: (rng.normal(size=(6, 6)),))
@@ -142,7 +142,6 @@ def gaussian_kl_inv_det_trace(m1, S1, m2, S2):
     lambda rng: (1.0 + 0.2 * rng.random(size=5), 0.1 * rng.normal(size=4)),
     wrt=(0, 1),
     autograd=WRITES,
-    tracing=TRACING_WRITES,
 )
 def fem_stiffness_assembled_by_slices(E, u_free, L=1.0, load=1.0):
     n_el = E.shape[0]

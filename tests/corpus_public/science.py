@@ -11,9 +11,6 @@ from scipy.special import expit, gammaln, logsumexp
 
 from corpus_public import (
     MATH_ON_BOXES,
-    TRACING_ARRAY_OF_LIST,
-    TRACING_ASARRAY,
-    TRACING_WRITES,
     WRITES,
     objective,
 )
@@ -26,7 +23,6 @@ SIGMA = 0.05 + 0.01 * T_GRID
 @objective(
     lambda rng: (rng.normal(size=5),),
     autograd="autograd has no vjp for np.asarray",
-    tracing=TRACING_ASARRAY,
 )
 def rosen(x):
     """The Rosenbrock function, as scipy.optimize.rosen writes it."""
@@ -90,9 +86,7 @@ def least_squares_by_lstsq(A, b):
     return np.sum(coef**2) + np.sum((A @ coef - b) ** 2)
 
 
-@objective(
-    lambda rng: (np.array([0.8, 0.3]) + 0.05 * rng.normal(size=2),), tracing=TRACING_ARRAY_OF_LIST
-)
+@objective(lambda rng: (np.array([0.8, 0.3]) + 0.05 * rng.normal(size=2),))
 def euler_logistic_growth(theta):
     r, K = theta[0], 1.0 + theta[1]
     dt = T_GRID[1] - T_GRID[0]
@@ -121,7 +115,6 @@ def rk4_step(f, t, y, h, *args):
     lambda rng: (np.array([2.0, 0.3]) + 0.1 * rng.normal(size=2), np.array([0.5, 0.0])),
     wrt=(0, 1),
     autograd="np.array of a list of boxes fails",
-    tracing=TRACING_ARRAY_OF_LIST,
 )
 def rk4_pendulum_fit(params, y0):
     k, damping = params
@@ -138,7 +131,6 @@ def rk4_pendulum_fit(params, y0):
 @objective(
     lambda rng: (rng.normal(size=2),),
     autograd=WRITES,
-    tracing=TRACING_WRITES,
 )
 def euler_into_preallocated(theta, n_steps=20):
     a, b = theta
@@ -200,7 +192,7 @@ def two_gaussian_mixture_logaddexp(p, data):
     return -np.sum(np.logaddexp(lp1, lp2))
 
 
-@objective(_mixture, tracing=TRACING_ARRAY_OF_LIST)
+@objective(_mixture)
 def mixture_with_scipy_logsumexp(p, data):
     means = p[1:3]
     log_sd = p[3:5]

@@ -81,7 +81,7 @@ def _gmm(rng):
     return means, np.log(np.array([0.5, 0.7])), np.array([0.2, -0.1]), data
 
 
-@objective(_gmm, wrt=(0, 1, 2), tracing=TRACING_SCIPY)
+@objective(_gmm, wrt=(0, 1, 2))
 def gmm_isotropic_logsumexp(means, log_sd, logits, data):
     d = data.shape[1]
     log_pi = logits - logsumexp(logits)
@@ -268,7 +268,7 @@ def _multi(rng):
     return 0.2 * rng.normal(size=(3, 4)), rng.normal(size=(7, 3)), rng.integers(0, 4, size=7)
 
 
-@objective(_multi, tracing=TRACING_SCIPY)
+@objective(_multi)
 def multinomial_one_hot_eye(W, X, y, l2=1e-2):
     K = W.shape[1]
     Y = np.eye(K)[y]

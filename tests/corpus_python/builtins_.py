@@ -6,11 +6,6 @@ import numpy as np
 
 from corpus_python.common import Program
 
-MATH = (
-    "math.* converts its argument with float(): tracing cannot follow it (a located error "
-    "naming np.<fn>)"
-)
-
 
 def hinge_floor(x):
     m = max(np.sum(x), 1.0)
@@ -83,14 +78,12 @@ PROGRAMS = [
         lambda r: (r.normal(size=3),),
         loop_free=True,
         autograd=False,
-        tracing=MATH,
     ),
     Program(
         math_trig,
         lambda r: (r.normal(size=3),),
         loop_free=True,
         autograd=False,
-        tracing=MATH,
     ),
     Program(weighted_by_position, lambda r: (r.normal(size=4),)),
     Program(discounted_return, lambda r: (r.normal(size=5),)),

@@ -70,8 +70,6 @@ PROGRAMS = [
         array_of_terms,
         lambda r: (r.normal(size=3),),
         loop_free=True,
-        tracing="np.array([...]) of traced values is built by numpy in C: tracing cannot "
-        "follow it (a located error naming np.stack)",
     ),
     Program(dot_by_zip, lambda r: (r.normal(size=4), r.normal(size=4)), wrt=(0, 1)),
     Program(list_then_len, lambda r: (r.normal(size=3),)),

@@ -24,6 +24,7 @@ import numpy as np
 from fuzz.forms import FAMILIES, Form, draw_form
 from fuzz.forms_calls import CALL_FAMILIES, CallForm, draw_call_form
 from fuzz.idioms import IDIOMS
+from fuzz.idioms_buffers import BUFFER_IDIOMS
 from fuzz.idioms_index import INDEX_IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
 from fuzz.idioms_params import PARAM_IDIOMS
@@ -58,6 +59,7 @@ CONSTRUCTS = (
     *MORE_IDIOMS,
     *PARAM_IDIOMS,
     *INDEX_IDIOMS,
+    *BUFFER_IDIOMS,
     *FAMILIES,
     *CALL_FAMILIES,
 )
@@ -65,7 +67,7 @@ CONSTRUCTS = (
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
 NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op", "layout_write"}
-NOT_FOR_AUTOGRAD |= set(PARAM_IDIOMS)
+NOT_FOR_AUTOGRAD |= set(PARAM_IDIOMS) | {"buffer_fill", "conversion"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 LOOPS |= {"while_continue"}
@@ -476,7 +478,10 @@ MAKERS = {
     **{construct: _or_unary(maker) for construct, maker in MORE_IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in PARAM_IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in INDEX_IDIOMS.items()},
+    **{construct: _or_unary(maker) for construct, maker in BUFFER_IDIOMS.items()},
 }
+#: constructs drawn only when a campaign asks for them (--only): the others' seeds stay
+ASKED_ONLY = frozenset(BUFFER_IDIOMS)
 
 
 def generate(
@@ -497,7 +502,9 @@ def generate(
     """
     rng = random.Random(seed)
     state = _State(rng, exclude, {"x": (3, 4), "w": (4,)})
-    makers = [m for c, m in MAKERS.items() if c not in exclude]
+    makers = [
+        m for c, m in MAKERS.items() if c not in exclude and (c not in ASKED_ONLY or c in require)
+    ]
     form_rng = random.Random(f"form {seed}")
     first = sorted(require & MAKERS.keys() - exclude)
     form = draw_form(form_rng, exclude, require)
