@@ -267,17 +267,20 @@ def compile_tangent(
     )
 
 
-def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
-    """One plain function computing the gradient: forward, seed, backward, in a row.
+def compile_gradient_function(
+    derivative: Derivative, single: bool, value: bool = False
+) -> Callable[..., Any]:
+    """One plain function computing the gradient: forward, seed, backward, in a row
+    (``value``: it returns the value and the gradient, as ``value_and_grad`` does).
 
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
     with errors_as_written(derivative.parsed):
-        return _gradient_function(derivative, single)
+        return _gradient_function(derivative, single, value)
 
 
-def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
+def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Callable[..., Any]:
     program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
     helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
@@ -316,18 +319,18 @@ def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., An
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
     output = generated.outputs[0]
-    lines: list[str | tuple[str, Line]] = [
-        f"def {derivative.name}_grad({', '.join(generated.params)}):"
-    ]
+    name = f"{derivative.name}_{'value_and_grad' if value else 'grad'}"
+    lines: list[str | tuple[str, Line]] = [f"def {name}({', '.join(generated.params)}):"]
     lines += rendered(lines_of(generated.forward), comments=False)
     lines.append(f"    {generated.seeds[0]} = ones_like({output})")
     lines += rendered(lines_of(generated.backward), comments=True)
     gradients = generated.gradients
-    lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
+    returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"
+    lines.append(f"    return {output + ', ' if value else ''}{returned}")
     source = Source.of(lines)
-    (function,) = compile_sources(f"{derivative.name}_grad", [source], parsed)
+    (function,) = compile_sources(name, [source], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
-    own = [parsed.own_name(name) for name in inspect.signature(parsed.fn).parameters]
+    own = [parsed.own_name(p) for p in inspect.signature(parsed.fn).parameters]
     if list(generated.params) == own:
         function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function

@@ -35,6 +35,7 @@ from autodiff_tutor.runtime.helpers import (
     add_lists,
     assign_at,
     axes_last,
+    broadcast_like,
     dot_dx,
     dot_dy,
     inverse_axes,
@@ -93,6 +94,23 @@ def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
 @defjvp("unreduce")
 def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
     return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "broadcast_like",
+    math="value broadcast to like's shape (a tangent of a broadcast result)",
+    symbolic=ArrayRule(
+        lambda xp, value, like: helpers.broadcast_like(value, like),
+        [(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})],
+    ),
+)
+def broadcast_like_(g, value, like):
+    return unbroadcast(g, value), None
+
+
+@defjvp("broadcast_like")
+def broadcast_like_tangent(value, like, *, d_value, d_like=None):
+    return broadcast_like(d_value, like)
 
 
 @defvjp(
@@ -366,6 +384,7 @@ family.declare_nondifferentiable(
 
 HELPER_OPS = (
     "unbroadcast",
+    "broadcast_like",
     "unreduce",
     "cast_like",
     "matmul_dx",

@@ -57,6 +57,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar import derivative_calls
 from autodiff_tutor.compiler.front.desugar.base import Names, name_node
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
@@ -161,6 +162,9 @@ class _Specializer:
                 return node  # a nested helper of the user's: rewritten where inlined
 
             def visit_Call(self, call: ast.Call) -> ast.expr:
+                derivative = specializer._derivative(call, scope, aliases)
+                if derivative is not None:  # grad(f)(x): its arguments resolved
+                    return self.generic_visit(derivative)
                 self.generic_visit(call)
                 return specializer._call(call, scope, aliases)
 
@@ -226,6 +230,18 @@ class _Specializer:
                     tree, statement.targets[0].id
                 ):  # act = ACTIVATIONS[name]: looked up while compiling, only called
                     statement.made = True
+        for statement in tree.body:  # dg = grad(f): each call of it takes the derivative
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and counts.get(statement.targets[0].id) == 1
+                and isinstance(statement.value, ast.Call)
+                and _only_called(tree, statement.targets[0].id)
+                and self._derivative_maker(statement.value.func, scope)
+            ):
+                aliases[statement.targets[0].id] = _Known(value=_Derivative(statement.value))
+                statement.made = True
         for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
             if not (
                 isinstance(statement, ast.Assign)
@@ -241,6 +257,49 @@ class _Specializer:
                 aliases[statement.targets[0].id] = known
                 statement.made = True  # dropped: the factory ran while compiling
         return aliases
+
+    def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
+        """Whether ``func`` is ``grad``, ``value_and_grad`` or ``hvp`` (whose call makes
+        a derivative function)."""
+        kind = derivative_calls.derivative_kind(self._value_of(func, scope))
+        return kind in derivative_calls.CALLED_WITH_FUNCTION
+
+    def _derivative(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr | None:
+        """``grad(f)(x)``, ``jvp(f, (x,), (v,))``, ``dg(x)`` with ``dg = grad(f)``: a call
+        of the generated derivative, nested as a helper (see :mod:`.derivative_calls`);
+        ``None`` for any other call."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
+            alias = aliases[func.id].value
+            if not isinstance(alias, _Derivative):
+                return None
+            call = ast.copy_location(
+                ast.Call(copy.deepcopy(alias.maker), call.args, call.keywords), call
+            )
+        function = scope.function or self.tree
+        context = derivative_calls.Context(
+            parsed=dataclasses.replace(self.parsed, values=dict(self.values)),
+            value_of=lambda expr, guard=False: self._value_of(expr, scope, guard),
+            local=scope.local,
+            function=function,
+            nest=lambda made, at: self._nested(made, None, at),
+            fresh=self.names.fresh,
+            lifting=function is self.tree,
+        )
+        rewritten = derivative_calls.rewritten(call, context)
+        if rewritten is not None:
+            self.changed = True
+        return rewritten
+
+    def _value_of(self, expr: ast.expr, scope: _Scope, guard: bool = False) -> Any:
+        """The value ``expr`` denotes while compiling, else ``NOT_KNOWN``; ``guard``:
+        the compiled code assumes it (a changed global gets its own compilation)."""
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None or known.value is _MISSING:
+            return derivative_calls.NOT_KNOWN
+        if guard and known.path is not None:
+            self._check_path(known)
+        return known.value
 
     def _product(self, call: ast.Call, scope: _Scope) -> _Known | None:
         """``make_loss("l2")``, ``compose(np.sin, sigmoid)``: the function a factory of
@@ -947,6 +1006,13 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     if raw is _MISSING or hasattr(raw, "__get__"):
         return _MISSING, False
     return raw, False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Derivative:
+    """``dg = grad(f)`` in the function: each call of ``dg`` is a call of ``maker``'s."""
+
+    maker: ast.Call
 
 
 @dataclasses.dataclass(frozen=True)
