@@ -114,6 +114,37 @@ def broadcast_like_tangent(value, like, *, d_value, d_like=None):
 
 
 @defvjp(
+    "checked_gradient",
+    math="the gradient a custom op's backward returned, its shape checked",
+    symbolic=ArrayRule(
+        lambda xp, gradient, like: helpers.checked_gradient(gradient, like),
+        [(((3,), (3,)), {}), (((2, 2), (2, 2)), {})],
+    ),
+)
+def checked_gradient_(g, gradient, like):
+    return g, None
+
+
+@defjvp("checked_gradient")
+def checked_gradient_tangent(gradient, like, *, d_gradient, d_like=None):
+    return d_gradient
+
+
+@defvjp(
+    "checked_output",
+    math="a custom op's output, checked to be one value",
+    symbolic=ArrayRule(lambda xp, value: helpers.checked_output(value), [(((3,),), {})]),
+)
+def checked_output_(g, value):
+    return g
+
+
+@defjvp("checked_output")
+def checked_output_tangent(value, *, d_value):
+    return d_value
+
+
+@defvjp(
     "cast_like",
     math="grad in x's dtype",
     symbolic=ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
@@ -385,6 +416,8 @@ family.declare_nondifferentiable(
 HELPER_OPS = (
     "unbroadcast",
     "broadcast_like",
+    "checked_gradient",
+    "checked_output",
     "unreduce",
     "cast_like",
     "matmul_dx",
