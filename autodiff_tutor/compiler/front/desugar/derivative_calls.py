@@ -381,15 +381,23 @@ def _local_def(function: ast.FunctionDef, name: str) -> ast.FunctionDef | None:
 
 
 def _constant(expr: ast.expr, name: str, context: Context) -> Any:
+    """``wrt`` written out, or a name known while compiling (a closure's, a global's:
+    guarded) holding a position, a name, or a list of them."""
     try:
         return ast.literal_eval(expr)
     except ValueError:
-        raise UnsupportedSyntaxError(
-            f"{name} of a derivative taken inside differentiated code is written out "
-            "(a position, a name, or a list of them)",
-            context.parsed.location(expr),
-            hint=f"write {name}=0, {name}='w' or {name}=[0, 1]",
-        ) from None
+        pass
+    value = context.value_of(expr, guard=True)
+    if isinstance(value, (int, str)) or (
+        isinstance(value, (list, tuple)) and all(isinstance(v, (int, str)) for v in value)
+    ):
+        return value
+    raise UnsupportedSyntaxError(
+        f"{name} of a derivative taken inside differentiated code is written out (a "
+        "position, a name, or a list of them), or a name known while compiling",
+        context.parsed.location(expr),
+        hint=f"write {name}=0, {name}='w' or {name}=[0, 1]",
+    )
 
 
 def _stem(function: ast.expr) -> str:
