@@ -34,7 +34,7 @@ def test_the_hessian_matches_autograd_and_differences_of_the_gradient():
     compiled = hessian(rosenbrock)(X)
     np.testing.assert_allclose(compiled, autograd.hessian(autograd_rosenbrock)(X), rtol=1e-10)
     for i in range(X.size):
-        row = central_difference(lambda x: grad(rosenbrock)(x)[i], [X], 0)
+        row = central_difference(lambda x, i=i: grad(rosenbrock)(x)[i], [X], 0)
         np.testing.assert_allclose(compiled[i], row, rtol=1e-5, atol=1e-5)
 
 
