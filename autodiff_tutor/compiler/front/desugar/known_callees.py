@@ -942,6 +942,11 @@ class _Specializer:
                     continue
             elif name not in self.caller_local and self.namespace.get(name, _MISSING) is mine:
                 continue
+            if _runtime_helper(mine, name) and name not in self.caller_local:
+                if self.namespace.get(name, _MISSING) in (_MISSING, mine):
+                    self.values[name] = mine  # ones_like of an inlined gradient: its own name
+                    self.introduced.add(name)
+                    continue
             renames[name] = self._bind(mine, name).id
         for node in ast.walk(tree):
             if (
@@ -1106,6 +1111,13 @@ def _same_class_attribute(cls: type, name: str, raw: Any) -> Callable[[], bool]:
         return inspect.getattr_static(cls, name, None) is raw
 
     return still
+
+
+def _runtime_helper(value: Any, name: str) -> bool:
+    """Whether ``value`` is the toolkit's runtime helper called ``name`` (generated code
+    calls it by that name: an inlined generated function keeps it)."""
+    module = getattr(value, "__module__", "") or ""
+    return module.startswith("autodiff_tutor.runtime") and getattr(value, "__name__", "") == name
 
 
 def _callable(value: Any) -> bool:
