@@ -22,11 +22,11 @@ def _autograd_jvp(f, args, tangents):
 
 
 def _autograd_grad(f, wrt=0):
-    return autograd.grad(f, wrt)
+    return autograd.grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
 
 
 def _autograd_value_and_grad(f, wrt=0):
-    return autograd.value_and_grad(f, wrt)
+    return autograd.value_and_grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
 
 
 AUTOGRAD_NAMES = {
@@ -132,6 +132,24 @@ def derivative_in_the_second_input(x, y):
     return np.sum(grad(scaled, wrt=1)(x, y) * x)
 
 
+def both_gradients(x, y):
+    gx, gy = grad(scaled, wrt=[0, 1])(x, y)
+    return np.sum(gx * gy)
+
+
+def value_and_both_gradients(x, y):
+    value, (gx, gy) = value_and_grad(scaled, wrt=[0, 1])(x, y)
+    return value * np.sum(gx + gy)
+
+
+def quartic_step(x, s):
+    return x - 0.1 * grad(lambda z: np.sum(s * z**4))(x)
+
+
+def through_a_helper(x):
+    return np.sum(quartic_step(x, 2.0) ** 2)
+
+
 GLOBAL_GRADIENT = grad(cubic_loss)
 
 
@@ -157,6 +175,10 @@ PROGRAMS = [
     (derivative_in_the_second_input, (W, V), 0),
     (derivative_in_the_second_input, (W, V), 1),
     (derivative_made_at_module_level, (W,), 0),
+    (both_gradients, (W, V), 0),
+    (both_gradients, (W, V), 1),
+    (value_and_both_gradients, (W, V), 0),
+    (through_a_helper, (W,), 0),
 ]
 
 
@@ -251,6 +273,34 @@ def test_a_hessian_inside_differentiated_code_is_refused_at_its_call():
         grad(hessian_inside)(np.ones(2))
     assert raised.value.location.text.strip() == "return np.sum(hessian(convex)(x))"
     assert "hvp(f)(x, v)" in raised.value.hint
+
+
+class Cubic:
+    def __init__(self):
+        self.weights = np.array([1.0, 2.0])
+
+    def loss(self, x):
+        return np.sum(self.weights * x**3)
+
+
+CUBIC = Cubic()
+
+
+def method_inside(x):
+    return np.sum(grad(CUBIC.loss)(x))
+
+
+def method_through_a_lambda(x):
+    return np.sum(grad(lambda z: CUBIC.loss(z))(x))
+
+
+def test_a_method_is_refused_with_a_hint_that_works():
+    x = np.array([0.3, -0.7])
+    with pytest.raises(UnsupportedSyntaxError, match="reached through an object") as raised:
+        grad(method_inside)(x)
+    assert raised.value.location.text.strip() == "return np.sum(grad(CUBIC.loss)(x))"
+    assert "grad(lambda x: CUBIC.loss(x))" in raised.value.hint
+    np.testing.assert_allclose(grad(method_through_a_lambda)(x), 6.0 * CUBIC.weights * x)
 
 
 def test_a_derivative_with_wrt_computed_at_run_time_is_refused():

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -222,6 +223,18 @@ def _request(
                 context.parsed.location(function),
                 hint="give it plain parameters, or define it at module level",
             )
+    if (
+        lifted is None
+        and isinstance(function, ast.Attribute)
+        and not isinstance(context.value_of(function.value), types.ModuleType)
+    ):
+        said = ast.unparse(function)
+        raise UnsupportedSyntaxError(
+            f"{kind}({said}) inside differentiated code is not supported: {said} is "
+            "reached through an object",
+            context.parsed.location(function),
+            hint=f"differentiate a lambda that calls it: {kind}(lambda x: {said}(x))",
+        )
     if lifted is None:
         value = context.value_of(function, guard=True)
         if value is NOT_KNOWN or not callable(value):
