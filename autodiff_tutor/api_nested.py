@@ -34,6 +34,7 @@ from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     register_derivative_maker,
 )
 from autodiff_tutor.compiler.pipeline import compile_gradient_function
+from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.pickling import MadeFunction
 
 _DOORS = {
@@ -61,9 +62,29 @@ class DerivativeMaker:
         function, wrt = value._recipe
         return _DOORS[id(value._made_by)], function, wrt
 
+    def __init__(self) -> None:
+        self._making: set[int] = set()  # the functions whose derivative is being made
+
     def make(self, request: Request) -> Made | None:
         """The generated function ``request`` asks for; ``None`` for a function the
-        compiler differentiates only through its object (a bound method, a partial)."""
+        compiler differentiates only through its object (a bound method, a partial).
+        A derivative of a function taken inside itself (at any depth) is refused: its
+        generated code would have to contain itself."""
+        key = id(request.function) if request.lifted is None else id(request.lifted)
+        if key in self._making:
+            raise UnsupportedSyntaxError(
+                f"{request.kind} of {getattr(request.function, '__name__', 'a function')} "
+                "is taken inside the code it differentiates (a recursion), which the "
+                "compiler cannot write out",
+                hint="take the derivative outside, or write the recursion as a loop",
+            )
+        self._making.add(key)
+        try:
+            return self._make(request)
+        finally:
+            self._making.discard(key)
+
+    def _make(self, request: Request) -> Made | None:
         compiled = self._compiled(request)
         if compiled is None:
             return None

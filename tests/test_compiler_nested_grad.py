@@ -345,3 +345,15 @@ def test_a_changed_inner_function_gets_its_own_compilation():
     np.testing.assert_allclose(outer_gradient(x), 9 * 2.0 * x**2)
     namespace["scale"] = 3.0
     np.testing.assert_allclose(outer_gradient(x), 9 * 3.0 * x**2)
+
+
+def takes_its_own_gradient(x):
+    if np.sum(x) > 10.0:
+        return np.sum(x)
+    return np.sum(grad(takes_its_own_gradient)(x * 2.0))
+
+
+def test_a_derivative_of_the_function_itself_is_refused_at_its_call():
+    with pytest.raises(UnsupportedSyntaxError, match="recursion") as raised:
+        grad(takes_its_own_gradient)(np.ones(2))
+    assert "grad(takes_its_own_gradient)(x * 2.0)" in raised.value.location.text

@@ -266,9 +266,7 @@ def _called(
     try:
         made = _makers[0].make(request)
     except AutodiffError as error:
-        if error.location is None:
-            error.location = context.parsed.location(call)
-        raise
+        raise error.located_at(context.parsed.location(call))
     if made is None:
         raise UnsupportedSyntaxError(
             f"{request.kind} of this function inside differentiated code is not supported "
