@@ -266,7 +266,8 @@ def _called(
     try:
         made = _makers[0].make(request)
     except AutodiffError as error:
-        raise error.located_at(context.parsed.location(call))
+        error.located_at(context.parsed.location(call))
+        raise
     if made is None:
         raise UnsupportedSyntaxError(
             f"{request.kind} of this function inside differentiated code is not supported "
