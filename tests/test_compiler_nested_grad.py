@@ -357,3 +357,16 @@ def test_a_derivative_of_the_function_itself_is_refused_at_its_call():
     with pytest.raises(UnsupportedSyntaxError, match="recursion") as raised:
         grad(takes_its_own_gradient)(np.ones(2))
     assert "grad(takes_its_own_gradient)(x * 2.0)" in raised.value.location.text
+
+
+square = lambda x: x * x; cube = lambda x: square(x) * x  # noqa: E702, E731  # fmt: skip
+squares_of_slopes = lambda x: grad(lambda y: y**3)(x) * grad(lambda y: y**3)(x)  # noqa: E731
+
+
+def test_lambdas_of_the_same_parameters_on_one_line_are_told_apart():
+    """``grad(grad(lambda x: ...))`` of a lambda calling another lambda of the same line
+    and parameters: each is found by the positions of its code."""
+    assert grad(grad(lambda x: square(x) * x))(2.0) == pytest.approx(12.0)
+    np.testing.assert_allclose(grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0])), [3, 12])
+    # (3 x**2)**2 = 9 x**4: its derivative 36 x**3
+    assert grad(squares_of_slopes)(2.0) == pytest.approx(36.0 * 8.0)

@@ -1304,7 +1304,7 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: i
     ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
     if function.__name__ == "<lambda>":
-        tree = _lambda_tree(function)
+        tree = _lambda_tree(function) or _lambda_by_position(function)
         if tree is None:
             raise UnsupportedSyntaxError(
                 f"{_said(call.func)!r} is a lambda whose source the compiler cannot single "
@@ -1375,6 +1375,16 @@ def _with_extras(tree: ast.FunctionDef, given: int) -> None:
     entries = ast.Tuple([name_node(n) for n in names], ast.Load())
     tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
     tree.extras = (vararg, entries)
+
+
+def _lambda_by_position(function: Any) -> ast.FunctionDef | None:
+    """A lambda's definition found by the positions of its code (several lambdas of the
+    same parameters on its line, told apart by their columns: :mod:`.front.lambdas`);
+    ``None`` where even they cannot tell."""
+    try:
+        return copy.deepcopy(parse_function(function).tree)
+    except AutodiffError:
+        return None
 
 
 def _lambda_tree(function: Any) -> ast.FunctionDef | None:
