@@ -370,3 +370,13 @@ def test_lambdas_of_the_same_parameters_on_one_line_are_told_apart():
     np.testing.assert_allclose(grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0])), [3, 12])
     # (3 x**2)**2 = 9 x**4: its derivative 36 x**3
     assert grad(squares_of_slopes)(2.0) == pytest.approx(36.0 * 8.0)
+
+
+def lambda_with_a_default(x):
+    return grad(lambda z, k=2.0: np.sum(k * z**2))(x)[0]
+
+
+def test_a_lambda_with_defaults_is_refused_where_it_is_written():
+    with pytest.raises(UnsupportedSyntaxError, match="takes defaults") as raised:
+        grad(lambda_with_a_default)(np.array([1.0, 2.0]))
+    assert "lambda z, k=2.0" in raised.value.location.text

@@ -215,14 +215,22 @@ def _request(
         definition = _local_def(context.function, function.id)
         if definition is not None:
             lifted = lift_def(definition, context.local)
-    if lifted is None and isinstance(function, ast.Lambda | ast.Name) and context.lifting:
-        if isinstance(function, ast.Lambda) or _local_def(context.function, function.id):
-            raise UnsupportedSyntaxError(
-                f"{kind}(...) here differentiates a function of this one that takes "
-                "defaults, *args, keyword-only parameters or **kwargs",
-                context.parsed.location(function),
-                hint="give it plain parameters, or define it at module level",
-            )
+    local = isinstance(function, ast.Lambda) or (
+        isinstance(function, ast.Name) and _local_def(context.function, function.id)
+    )
+    if lifted is None and local:
+        why = (
+            "takes defaults, *args, keyword-only parameters or **kwargs"
+            if context.lifting
+            else "is written in a function the compiler inlines here (a method, a "
+            "function held by an object)"
+        )
+        raise UnsupportedSyntaxError(
+            f"{kind}(...) here differentiates a function defined in the code that {why}",
+            context.parsed.location(function),
+            hint="define it at module level with plain parameters, and pass it the values "
+            "it reads as arguments",
+        )
     if (
         lifted is None
         and isinstance(function, ast.Attribute)
