@@ -54,6 +54,8 @@ class DerivativeMaker:
         """The kind of front door ``value`` is, ``"made"`` for a function one made."""
         if isinstance(value, MadeFunction):
             made_by = _DOORS.get(id(value._made_by))
+            if made_by == "hessian":
+                return made_by  # refused inside compiled code, as hessian(f)(x) is
             return "made" if made_by in ("grad", "value_and_grad", "hvp") else None
         return _DOORS.get(id(value))
 

@@ -380,3 +380,16 @@ def test_a_lambda_with_defaults_is_refused_where_it_is_written():
     with pytest.raises(UnsupportedSyntaxError, match="takes defaults") as raised:
         grad(lambda_with_a_default)(np.array([1.0, 2.0]))
     assert "lambda z, k=2.0" in raised.value.location.text
+
+
+HESSIAN_OF_CONVEX = hessian(convex)
+
+
+def hessian_made_at_module_level(x):
+    return np.sum(HESSIAN_OF_CONVEX(x))
+
+
+def test_a_hessian_made_before_is_refused_at_its_call_too():
+    with pytest.raises(UnsupportedSyntaxError, match="hessian called inside") as raised:
+        grad(hessian_made_at_module_level)(np.ones(2))
+    assert raised.value.location.text.strip() == "return np.sum(HESSIAN_OF_CONVEX(x))"
