@@ -393,3 +393,34 @@ def test_a_hessian_made_before_is_refused_at_its_call_too():
     with pytest.raises(UnsupportedSyntaxError, match="hessian called inside") as raised:
         grad(hessian_made_at_module_level)(np.ones(2))
     assert raised.value.location.text.strip() == "return np.sum(HESSIAN_OF_CONVEX(x))"
+
+
+def branching_fit(w, data):
+    if np.sum(w) > 0:
+        return np.sum((data * w - 1.0) ** 2)
+    return np.sum(w**2)
+
+
+def step_size_only(lr):
+    return branching_fit(W - lr * grad(branching_fit)(W, DATA), DATA)
+
+
+def step_size_only_bound(lr):
+    step = grad(branching_fit)
+    return branching_fit(W - lr * step(W, DATA), DATA)
+
+
+def through_the_weights(w):
+    return branching_fit(w - 0.1 * grad(branching_fit)(w, DATA), DATA)
+
+
+@pytest.mark.parametrize("fn", [step_size_only, step_size_only_bound])
+def test_an_inner_derivative_no_gradient_flows_through_runs_as_written(fn):
+    """Its function has a branch (no second derivative yet), but the outer derivative
+    does not go through it: it runs as the plain call."""
+    check_against_oracles(fn, [np.float64(0.1)], 0)
+
+
+def test_an_inner_derivative_a_gradient_flows_through_says_why_it_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="second derivatives of 'branching_fit'"):
+        grad(through_the_weights)(W)

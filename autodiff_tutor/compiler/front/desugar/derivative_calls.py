@@ -269,13 +269,17 @@ def _called(
     captured: list[str],
     arguments: list[ast.expr],
     context: Context,
-) -> ast.expr:
-    """The call of the nested helper running the derivative ``request`` asks for."""
+) -> ast.expr | None:
+    """The call of the nested helper running the derivative ``request`` asks for;
+    ``None`` where that derivative cannot be made (``call.derivative_refusal`` says
+    why)."""
     try:
         made = _makers[0].make(request)
     except AutodiffError as error:
-        error.located_at(context.parsed.location(call))
-        raise
+        # left as written: run as the plain call where no gradient flows through it
+        # (it reads no variable carrying one), refused with this error where one does
+        call.derivative_refusal = error.located_at(context.parsed.location(call))
+        return None
     if made is None:
         raise UnsupportedSyntaxError(
             f"{request.kind} of this function inside differentiated code is not supported "

@@ -287,6 +287,9 @@ class _Specializer:
             lifting=function is self.tree,
         )
         rewritten = derivative_calls.rewritten(call, context)
+        if rewritten is None and hasattr(call, "derivative_refusal"):
+            self.changed = True  # its call marked: refused if a gradient flows through it
+            return call  # as written (dg(x) of a dropped dg = grad(f): grad(f)(x))
         if rewritten is not None:
             self.changed = True
         return rewritten
