@@ -59,7 +59,8 @@ CALL_FAMILIES += ("generated_names",)
 #: drawn by a generator of its own (:func:`draw_nested_form`): the seeds of the families
 #: above keep their programs
 NESTED_FAMILIES = ("nested_grad",)
-P_NESTED = 0.05  # the share of programs (drawn in none of the above) calling grad inside
+P_NESTED = 0.2  # the share of programs (drawn in none of the above) calling grad inside,
+NESTED_SEEDS = range(62_000_000, 63_000_000)  # in these seeds; others keep their programs
 P_CALLS = 0.10  # the share of otherwise plain programs drawn into these families
 P_CHANGES = 0.4  # the share of them called across changes of what they are given
 
