@@ -424,3 +424,21 @@ def test_an_inner_derivative_no_gradient_flows_through_runs_as_written(fn):
 def test_an_inner_derivative_a_gradient_flows_through_says_why_it_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="second derivatives of 'branching_fit'"):
         grad(through_the_weights)(W)
+
+
+def elementwise(x):
+    return np.sin(x)
+
+
+def gradient_of_a_vector_function(x):
+    return np.sum(grad(elementwise)(x))
+
+
+def test_a_gradient_of_a_function_with_a_vector_output_is_refused():
+    """grad refuses a non-scalar output at the front door; inside compiled code too,
+    never the gradient of its sum."""
+    from autodiff_tutor.errors import NonScalarOutputError
+
+    with pytest.raises(NonScalarOutputError, match="shape \\(2,\\)") as raised:
+        grad(gradient_of_a_vector_function)(np.array([0.3, 0.5]))
+    assert raised.value.location.text.strip() == "return np.sum(grad(elementwise)(x))"

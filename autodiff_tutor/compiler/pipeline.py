@@ -351,7 +351,7 @@ def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Cal
     name = f"{derivative.name}_{'value_and_grad' if value else 'grad'}"
     lines: list[str | tuple[str, Line]] = [f"def {name}({', '.join(generated.params)}):"]
     lines += rendered(lines_of(forward), comments=False)
-    lines.append(f"    {generated.seeds[0]} = ones_like({output})")
+    lines.append(f"    {generated.seeds[0]} = seed_one({output})")
     lines += rendered(lines_of(backward), comments=True)
     gradients = generated.gradients
     returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"

@@ -408,6 +408,7 @@ family.declare_nondifferentiable(
     "shape_of",
     "zeros_like",
     "ones_like",
+    "seed_one",
     "array_module",
     "shares_memory",
     "axes_last",

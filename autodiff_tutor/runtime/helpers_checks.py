@@ -1,4 +1,8 @@
-"""A custom op's ``forward`` and ``backward`` called directly: their results checked.
+"""What generated code checks where the front door or the protocol would have.
+
+A gradient function (forward, seed and backward in a row, differentiated again for
+second derivatives) seeds its backward with ``seed_one(out)``: 1 for a scalar output,
+refused otherwise, as ``grad`` refuses it.
 
 Through the protocol, ``op_forward`` checks how many values ``forward`` returned and
 ``op_backward`` checks each gradient against its input. A gradient function that is
@@ -21,10 +25,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.errors import BackwardOutputError, ForwardOutputError
-from autodiff_tutor.runtime.backend import shape_of
+from autodiff_tutor.errors import BackwardOutputError, ForwardOutputError, NonScalarOutputError
+from autodiff_tutor.runtime.backend import ones_like, shape_of
 
-__all__ = ["checked_gradient", "checked_output"]
+__all__ = ["checked_gradient", "checked_output", "seed_one"]
+
+
+def seed_one(out: Any) -> Any:
+    """1, shaped and typed like the scalar ``out`` (the seed of a gradient function);
+    an output of more than one element has no gradient, only a Jacobian.
+
+    >>> import numpy as np
+    >>> seed_one(np.float64(2.5))
+    np.float64(1.0)
+    """
+    size = 1
+    for n in shape_of(out):
+        size *= n
+    if isinstance(out, (tuple, list)) or size != 1:
+        shape = (
+            f"a {type(out).__name__}"
+            if isinstance(out, (tuple, list))
+            else (f"an array of shape {shape_of(out)}")
+        )
+        raise NonScalarOutputError(
+            f"a gradient was taken of a function that returns {shape}; a gradient needs "
+            "a scalar output",
+            hint="reduce it (np.sum, np.mean), or use jvp or vjp with a seed",
+        )
+    return ones_like(out)
 
 
 def checked_output(value: Any) -> Any:
