@@ -2,7 +2,8 @@
 
 The public API is re-exported here; nothing else lives in this file.
 
-- the compiler: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``, ``jvp``;
+- the compiler: ``differentiable``, ``grad``, ``value_and_grad``, ``vjp``, ``jvp``,
+  ``hvp``, ``hessian``;
 - the tracing mode: ``autodiff_tutor.tracing`` (``traced``, ``evaluate``, ``gradient``);
 - custom operations: ``DifferentiableFunction``, ``srelu``, ``prelu``;
 - checks: ``check_op``, ``check_layer``; layers and training: ``autodiff_tutor.nn``;
@@ -17,8 +18,10 @@ The public API is re-exported here; nothing else lives in this file.
 [1.0, 1.0]
 """
 
+from autodiff_tutor import api_nested as api_nested  # grad(f)(x) inside compiled code
 from autodiff_tutor import nn, tracing
 from autodiff_tutor.api import Differentiable, differentiable, grad, jvp, value_and_grad, vjp
+from autodiff_tutor.api_second_order import hessian, hvp
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.graphs import graph
 from autodiff_tutor.ops import (
@@ -54,6 +57,8 @@ __all__ = [
     "formatted",
     "grad",
     "graph",
+    "hessian",
+    "hvp",
     "jvp",
     "nn",
     "prelu",

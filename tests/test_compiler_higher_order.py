@@ -161,3 +161,15 @@ def test_jvp_through_control_flow():
     _, dot = jvp(f, (x, 4), (t, None))
     expected = sum(k * np.cos(x * k) for k in range(4))
     assert dot == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_gradient_of_a_vector_function_is_refused_in_forward_mode_too():
+    """jvp(grad(f)) of an f with a vector output: refused as grad(f) is, never the
+    Hessian of its sum."""
+    from autodiff_tutor.errors import NonScalarOutputError
+
+    def elementwise(x):
+        return np.sin(x)
+
+    with pytest.raises(NonScalarOutputError, match="scalar output"):
+        jvp(grad(elementwise), (np.array([0.3, 0.5]),), (np.ones(2),))

@@ -113,6 +113,15 @@ HELPER_CASES: dict[str, list[Case]] = {
         reduced((2, 3), {"keepdims": True}),
         Case(helpers.unreduce, inputs(normal(), normal(3, 4)), {"axis": 0}, "grad broadcast", (0,)),
     ],
+    "broadcast_like": [
+        Case(helpers.broadcast_like, inputs(normal(*v), normal(*like)), {}, f"{v}->{like}", (0,))
+        for v, like in [((3,), (2, 3)), ((2, 1), (2, 4)), ((), (3,)), ((2, 3), (2, 3))]
+    ],
+    "checked_gradient": [
+        Case(helpers.checked_gradient, inputs(normal(*s), normal(*s)), {}, f"{s}", (0,))
+        for s in [(3,), (2, 3), ()]
+    ],
+    "checked_output": [Case(helpers.checked_output, inputs(normal(2, 3)), {}, "array")],
     "cast_like": [Case(backend.cast_like, inputs(normal(2, 3), normal(2, 3)), {}, "same", (0,))],
     "matmul_dx": bilinear(helpers.matmul_dx, MATMUL_SHAPES, matmul_shape, (0, 2)),
     "matmul_dy": bilinear(helpers.matmul_dy, MATMUL_SHAPES, matmul_shape, (0, 1)),

@@ -374,6 +374,24 @@ CASES: dict[str, list[Case]] = {
     "cast_like": [
         Case(cast_like, inputs(normal(3), normal(3)), label="same dtype", differentiable=(0,)),
     ],
+    "broadcast_like": [
+        Case(
+            helpers.broadcast_like,
+            inputs(normal(3), normal(2, 3)),
+            label="(3,)->(2,3)",
+            differentiable=(0,),
+        ),
+        Case(
+            helpers.broadcast_like,
+            inputs(normal(2, 1), normal(2, 4)),
+            label="(2,1)->(2,4)",
+            differentiable=(0,),
+        ),
+    ],
+    "checked_gradient": [
+        Case(helpers.checked_gradient, inputs(normal(2, 3), normal(2, 3)), differentiable=(0,)),
+    ],
+    "checked_output": [Case(helpers.checked_output, inputs(normal(2, 3)))],
     "untranspose": [
         Case(helpers.untranspose, inputs(normal(3, 2)), {"axes": (1, 0)}, "2-d"),
         Case(helpers.untranspose, inputs(normal(4, 2, 3)), {"axes": (2, 0, 1)}, "3-d"),

@@ -67,7 +67,9 @@ from autodiff_tutor.compiler.reverse.forward import build_forward
 from autodiff_tutor.compiler.reverse.memory import Memory, plan_memory
 from autodiff_tutor.compiler.reverse.optimize import optimize
 from autodiff_tutor.compiler.second_order import ORIGIN_ATTRIBUTE, at_users_line
+from autodiff_tutor.compiler.specialize.direct_ops import direct_op_calls
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.locations import is_user_file
 
 
 @dataclass
@@ -269,17 +271,30 @@ def compile_tangent(
     )
 
 
-def compile_gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
-    """One plain function computing the gradient: forward, seed, backward, in a row.
+def _readable_op(op: Any) -> bool:
+    """Whether ``op`` is a custom op whose ``forward`` and ``backward`` are methods of
+    yours (in your files), which the compiler reads and inlines when it differentiates
+    a gradient again."""
+    if not callable(getattr(op, "direct_calls", None)):
+        return False
+    methods = [getattr(type(op), name, None) for name in ("forward", "backward")]
+    return all(inspect.isfunction(m) and is_user_file(m.__code__.co_filename) for m in methods)
+
+
+def compile_gradient_function(
+    derivative: Derivative, single: bool, value: bool = False
+) -> Callable[..., Any]:
+    """One plain function computing the gradient: forward, seed, backward, in a row
+    (``value``: it returns the value and the gradient, as ``value_and_grad`` does).
 
     It has source (registered like all generated code), so the compiler can
     differentiate it again: second derivatives and Hessian-vector products.
     """
     with errors_as_written(derivative.parsed):
-        return _gradient_function(derivative, single)
+        return _gradient_function(derivative, single, value)
 
 
-def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., Any]:
+def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Callable[..., Any]:
     program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
     helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
@@ -290,8 +305,24 @@ def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., An
             parsed, program = nested_front.parsed, nested_front.program
             activity = analyze(program, parsed, wrt)
     generated = _generate(program, activity, parsed, wrt, False, None)
+    forward, backward = generated.forward, generated.backward
     calls = [s for s in program.all_steps() if s.kind == "op_call"]
-    if calls:  # the gradient calls the op (and its backward): not differentiated again
+    if calls and all(_readable_op(s.callee) for s in calls):
+        # custom ops of yours: their forward and backward called directly, so that
+        # differentiating this function again compiles them (inlined as methods)
+        scope = parsed.namespace()
+        forward, backward, _ = direct_op_calls(
+            forward, backward, generated.memory.names, scope, None
+        )
+    through = [
+        n
+        for n in ast.walk(ast.Module(forward, []))
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "op_forward"
+    ]
+    calls = [c for c in calls if not _readable_op(c.callee)] or calls
+    if through:  # the gradient calls an op (and its backward) by the protocol
         node = calls[0].expression or calls[0].origin
         plain = inlinable(calls[0].callee)
         raise UnsupportedSyntaxError(
@@ -303,24 +334,25 @@ def _gradient_function(derivative: Derivative, single: bool) -> Callable[..., An
             "this module with one final return, reading no name this function redefines; "
             "define it inside the function, or write its body in place"
             if plain
-            else "custom ops have hand-written first derivatives only: take second "
-            "derivatives of functions of numpy operations",
+            else "a custom op is differentiated again when it is a DifferentiableFunction "
+            "whose forward and backward the compiler can read (written with numpy "
+            "operations); write the computation with numpy operations otherwise",
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
     output = generated.outputs[0]
-    lines: list[str | tuple[str, Line]] = [
-        f"def {derivative.name}_grad({', '.join(generated.params)}):"
-    ]
-    lines += rendered(lines_of(generated.forward), comments=False)
-    lines.append(f"    {generated.seeds[0]} = ones_like({output})")
-    lines += rendered(lines_of(generated.backward), comments=True)
+    name = f"{derivative.name}_{'value_and_grad' if value else 'grad'}"
+    lines: list[str | tuple[str, Line]] = [f"def {name}({', '.join(generated.params)}):"]
+    lines += rendered(lines_of(forward), comments=False)
+    lines.append(f"    {generated.seeds[0]} = seed_one({output})")
+    lines += rendered(lines_of(backward), comments=True)
     gradients = generated.gradients
-    lines.append(f"    return {gradients[0] if single else '(' + ', '.join(gradients) + ',)'}")
+    returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"
+    lines.append(f"    return {output + ', ' if value else ''}{returned}")
     source = Source.of(lines)
-    (function,) = compile_sources(f"{derivative.name}_grad", [source], parsed)
+    (function,) = compile_sources(name, [source], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
-    own = [parsed.own_name(name) for name in inspect.signature(parsed.fn).parameters]
+    own = [parsed.own_name(p) for p in inspect.signature(parsed.fn).parameters]
     if list(generated.params) == own:
         function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
     return function

@@ -35,6 +35,7 @@ from autodiff_tutor.runtime.helpers import (
     add_lists,
     assign_at,
     axes_last,
+    broadcast_like,
     dot_dx,
     dot_dy,
     inverse_axes,
@@ -93,6 +94,54 @@ def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
 @defjvp("unreduce")
 def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
     return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
+
+
+@defvjp(
+    "broadcast_like",
+    math="value broadcast to like's shape (a tangent of a broadcast result)",
+    symbolic=ArrayRule(
+        lambda xp, value, like: helpers.broadcast_like(value, like),
+        [(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})],
+    ),
+)
+def broadcast_like_(g, value, like):
+    return unbroadcast(g, value), None
+
+
+@defjvp("broadcast_like")
+def broadcast_like_tangent(value, like, *, d_value, d_like=None):
+    return broadcast_like(d_value, like)
+
+
+@defvjp(
+    "checked_gradient",
+    math="the gradient a custom op's backward returned, its shape checked",
+    symbolic=ArrayRule(
+        lambda xp, gradient, like: helpers.checked_gradient(gradient, like),
+        [(((3,), (3,)), {}), (((2, 2), (2, 2)), {})],
+    ),
+)
+def checked_gradient_(g, gradient, like):
+    return g, None
+
+
+@defjvp("checked_gradient")
+def checked_gradient_tangent(gradient, like, *, d_gradient, d_like=None):
+    return d_gradient
+
+
+@defvjp(
+    "checked_output",
+    math="a custom op's output, checked to be one value",
+    symbolic=ArrayRule(lambda xp, value: helpers.checked_output(value), [(((3,),), {})]),
+)
+def checked_output_(g, value):
+    return g
+
+
+@defjvp("checked_output")
+def checked_output_tangent(value, *, d_value):
+    return d_value
 
 
 @defvjp(
@@ -359,6 +408,7 @@ family.declare_nondifferentiable(
     "shape_of",
     "zeros_like",
     "ones_like",
+    "seed_one",
     "array_module",
     "shares_memory",
     "axes_last",
@@ -366,6 +416,9 @@ family.declare_nondifferentiable(
 
 HELPER_OPS = (
     "unbroadcast",
+    "broadcast_like",
+    "checked_gradient",
+    "checked_output",
     "unreduce",
     "cast_like",
     "matmul_dx",

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.runtime import helpers_arrays as _arrays
+from autodiff_tutor.runtime import helpers_checks as _checks
 from autodiff_tutor.runtime import helpers_einsum as _einsum
 from autodiff_tutor.runtime import helpers_indexing as _indexing
 from autodiff_tutor.runtime import helpers_linalg as _linalg
@@ -42,6 +43,11 @@ from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported 
     untile,
     vector_norm_grad,
     weights_like,
+)
+from autodiff_tutor.runtime.helpers_checks import (  # noqa: F401 - re-exported
+    checked_gradient,
+    checked_output,
+    seed_one,
 )
 from autodiff_tutor.runtime.helpers_einsum import (  # noqa: F401 - re-exported
     einsum_along,
@@ -98,6 +104,7 @@ __all__ = [
     *_indexing.__all__,
     *_linalg.__all__,
     *_numerical.__all__,
+    *_checks.__all__,
     *_pad.__all__,
     *_scans.__all__,
     "digamma",

@@ -12,7 +12,10 @@
   ``state_across_calls`` (one compiled function called again after the state it reads
   changed: attributes, lists and dicts, globals, closure cells, a helper redefined);
   :mod:`fuzz.check_forms` (with :mod:`fuzz.structured`) checks them, every call against
-  central differences and, after a change, a fresh compile;
+  central differences and, after a change, a fresh compile; :mod:`fuzz.forms_calls`
+  writes the families of methods, functions as values, static structures, ``*args``,
+  generated names and ``nested_grad`` (``grad``, ``value_and_grad``, ``hvp``, ``jvp``
+  called inside the program);
 - :mod:`fuzz.oracles` holds the references no code of autodiff_tutor controls: plain
   execution, central finite differences in float64 (trusted only where two step
   sizes agree), autograd, directional differences for jvp;

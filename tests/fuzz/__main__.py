@@ -19,7 +19,7 @@ from pathlib import Path
 from fuzz.campaign import run, write_reproducers
 from fuzz.check import MODES
 from fuzz.forms import FAMILIES
-from fuzz.forms_calls import CALL_FAMILIES
+from fuzz.forms_calls import CALL_FAMILIES, NESTED_FAMILIES
 from fuzz.generator import CONSTRUCTS, MAKERS
 
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         default="",
         help="comma-separated constructs (those with a maker, or the families "
-        f"{', '.join(FAMILIES + CALL_FAMILIES)}): every program uses one of them",
+        f"{', '.join(FAMILIES + CALL_FAMILIES + NESTED_FAMILIES)}): every program uses one of them",
     )
     parser.add_argument(
         "-j", "--workers", type=int, default=1, help="worker processes (0: this process)"
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = (exclude | hvp_exclude) - set(CONSTRUCTS)
     if unknown:
         parser.error(f"unknown constructs: {sorted(unknown)}")
-    if require - set(MAKERS) - set(FAMILIES) - set(CALL_FAMILIES) or require & exclude:
+    families = set(FAMILIES) | set(CALL_FAMILIES) | set(NESTED_FAMILIES)
+    if require - set(MAKERS) - families or require & exclude:
         parser.error(f"--only takes constructs with a maker, or families, not excluded: {require}")
     modes = tuple(m for m in args.modes.split(",") if m)
     began = time.perf_counter()

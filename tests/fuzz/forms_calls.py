@@ -25,7 +25,11 @@ what the call is given:
   passed on (``self.objective(x, w, *args)``);
 - ``generated_names``: parameters, attributes and locals named like the generated
   code's own names (``xp``, ``memory``, ``like``, ``stack``, ``size``, ``result``,
-  ``returned``, ``d_out``, ``t1``).
+  ``returned``, ``d_out``, ``t1``);
+- ``nested_grad``: derivatives taken inside the differentiated code (``grad``,
+  ``value_and_grad``, ``hvp``, ``jvp`` of a module function, a lambda or a def that
+  reads the caller's ``x`` and ``w``, a gradient bound to a local, Newton steps in a
+  loop), the module function redefined between calls.
 
 The target is a def, a module-level lambda calling it, or a ``functools.partial``
 of it; it is made once (``value_and_grad``), at each call, or through
@@ -52,6 +56,11 @@ from fuzz.knobs import Change
 #: The families this module writes (constructs of the generator).
 CALL_FAMILIES = ("method_calls", "function_values", "static_structure", "varargs")
 CALL_FAMILIES += ("generated_names",)
+#: drawn by a generator of its own (:func:`draw_nested_form`): the seeds of the families
+#: above keep their programs
+NESTED_FAMILIES = ("nested_grad",)
+P_NESTED = 0.2  # the share of programs (drawn in none of the above) calling grad inside,
+NESTED_SEEDS = range(62_000_000, 63_000_000)  # in these seeds; others keep their programs
 P_CALLS = 0.10  # the share of otherwise plain programs drawn into these families
 P_CHANGES = 0.4  # the share of them called across changes of what they are given
 
@@ -417,6 +426,42 @@ def varargs_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
     ]
 
 
+NESTED_MODULE = (
+    "from autodiff_tutor import grad, hvp, jvp, value_and_grad\n\n\n"
+    "def inner_loss(a):\n    return np.sum(np.sin(a) * a + 0.1 * a ** 3)"
+)
+INNER_REDEFINED = Change(
+    "inner_redefined",
+    ("global inner_loss", "", "def inner_loss(a):", "    return np.sum(np.cos(a) * a * 0.5)"),
+)
+
+
+def nested_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
+    """Derivatives inside the code: of the module's ``inner_loss``, of a lambda or a
+    def reading ``x`` and ``w`` (the outer variables: no perturbation confusion)."""
+    pieces = [
+        ("w = w - 0.1 * grad(inner_loss)(w)",),
+        ("w = w + 0.05 * np.sum(grad(inner_loss)(w) ** 2)",),
+        ("w = w * grad(lambda s: np.sum(np.tanh(s * w)))(0.5)",),
+        (
+            "value, slope = value_and_grad(inner_loss)(w)",
+            "w = w * 0.5 + 0.01 * value + 0.1 * slope",
+        ),
+        ("w = w + 0.1 * hvp(inner_loss)(w, np.cos(w))",),
+        ("value, tangent = jvp(inner_loss, (w,), (np.sin(w),))", "w = w + 0.1 * tangent * w"),
+        (
+            "def bump(s):",
+            "    return np.sum(np.cos(s) * w) + np.sum(x * x)",
+            "w = w + 0.1 * grad(bump)(w)",
+        ),
+        ("dg = grad(inner_loss)", "w = w - 0.05 * dg(w) * dg(0.5 * w)"),
+    ]
+    found = [(Piece(p, module=NESTED_MODULE), [INNER_REDEFINED]) for p in pieces]
+    newton = ("for _ in range(2):", "    w = w - grad(inner_loss)(w) / 4.0")
+    found.append((Piece(newton, module=NESTED_MODULE, loops=True), [INNER_REDEFINED]))
+    return found
+
+
 #: the users' names that the generated code also uses
 USER_NAMES = ("xp", "memory", "like", "stack", "size", "result", "returned", "d_out", "t1")
 
@@ -455,6 +500,21 @@ def draw_call_form(
         return form
     changes = tuple(rng.choice(options) for _ in range(rng.randint(1, 3)))
     return replace(form, changes=changes)
+
+
+def draw_nested_form(
+    rng: random.Random, exclude: frozenset[str], require: frozenset[str] = frozenset()
+) -> CallForm | None:
+    """The form of a ``nested_grad`` program (``None``: none drawn), from its own
+    ``rng``, as :func:`draw_call_form` draws the others."""
+    if "nested_grad" in exclude or (require and "nested_grad" not in require):
+        return None
+    if not require and rng.random() >= P_NESTED:
+        return None
+    form = replace(_draw_nested_grad(rng), made=rng.choice(["once", "once", "each"]))
+    if "state_across_calls" in exclude or rng.random() >= P_CHANGES:
+        return form
+    return replace(form, changes=(INNER_REDEFINED,))
 
 
 def _step_changes(form: CallForm) -> list[Change]:
@@ -627,6 +687,12 @@ def _draw_generated_names(rng: random.Random) -> CallForm:
     return CallForm(
         "generated_names", "function", "f", [0, 1], knobs, params=(first, second), wrapper=wrapper
     )
+
+
+def _draw_nested_grad(rng: random.Random) -> CallForm:
+    knobs = _pick(rng, nested_pieces(rng), 1, 3)
+    wrapper = rng.choice(["def", "def", "lambda"])
+    return CallForm("nested_grad", "function", "f", [0, 1], knobs, wrapper=wrapper)
 
 
 DRAWS = {

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuzz.forms import FAMILIES, Form, draw_form
-from fuzz.forms_calls import CALL_FAMILIES, CallForm, draw_call_form
+from fuzz.forms_calls import (
+    CALL_FAMILIES,
+    NESTED_FAMILIES,
+    NESTED_SEEDS,
+    CallForm,
+    draw_call_form,
+    draw_nested_form,
+)
 from fuzz.idioms import IDIOMS
 from fuzz.idioms_buffers import BUFFER_IDIOMS
 from fuzz.idioms_index import INDEX_IDIOMS
@@ -62,6 +69,7 @@ CONSTRUCTS = (
     *BUFFER_IDIOMS,
     *FAMILIES,
     *CALL_FAMILIES,
+    *NESTED_FAMILIES,
 )
 #: Constructs autograd cannot follow (writes, aliasing) or gets wrong (casts): for
 #: programs using them, only finite differences judge the gradient.
@@ -510,6 +518,10 @@ def generate(
     form = draw_form(form_rng, exclude, require)
     if form is None:  # a generator of its own: the older families' seeds stay as they were
         form = draw_call_form(random.Random(f"calls {seed}"), exclude, require)
+    if form is None and (seed in NESTED_SEEDS or "nested_grad" in require):
+        # and one of its own for derivatives inside the code, in the seeds it came with:
+        # the other seeds keep their programs (the fixes and notes that cite them)
+        form = draw_nested_form(random.Random(f"nested {seed}"), exclude, require)
     for i in range(rng.randint(2, 6)):
         maker = MAKERS[form_rng.choice(first)] if i == 0 and first and not form else None
         (maker or rng.choice(makers))(state)

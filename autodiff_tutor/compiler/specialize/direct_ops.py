@@ -56,11 +56,14 @@ def direct_op_calls(
     backward: list[ast.stmt],
     memory: list[str],
     scope: dict[str, Any],
-    facts: dict[str, Any],
+    facts: dict[str, Any] | None,
 ) -> tuple[list[ast.stmt], list[ast.stmt], list[str]]:
     """``forward``, ``backward`` and the memory names with each custom op call that
     allows it made directly (see the module docstring); the lists are new, the
-    statements not rewritten are shared."""
+    statements not rewritten are shared. ``facts=None``: no guards, for a gradient
+    function differentiated again (its ops' ``forward`` and ``backward`` are inlined
+    there and compiled: what they compute is what is differentiated, and a one-input
+    backward's bare gradient is taken as it is)."""
     forward, backward, memory = list(forward), list(backward), list(memory)
     taken = _all_names(forward + backward) | set(memory) | set(scope)
     for i, statement in enumerate(forward):
@@ -71,7 +74,8 @@ def direct_op_calls(
         j = _backward_of(backward, record)
         op = code.resolve(func, scope)
         layout = getattr(op, "direct_calls", None)
-        if j is None or not callable(layout) or len(args) < 2 or record not in memory:
+        few = len(args) < 2 and facts is not None  # a bare gradient: guarded as a tuple
+        if j is None or not callable(layout) or few or record not in memory:
             continue
         names = layout(len(args))
         steady = _steady_at(forward, i)
@@ -86,7 +90,7 @@ def direct_op_calls(
         saved = [a for a in args if op.save_inputs_for_backward]
         saved += [code.name(o) for o in outputs if op.save_outputs_for_backward]
         saved += [code.name(v) for v in values]
-        rewritten = _backward_call(backward[j], func, saved, facts)
+        rewritten = _backward_call(backward[j], func, saved, facts, args)
         if rewritten is None:
             continue
         end = j + 1  # the guards on read gradients (specialize.regions): all are guarded now
@@ -95,6 +99,8 @@ def direct_op_calls(
         backward[j:end] = rewritten
         target = code.targets([*outputs, *values] if len(outputs) + len(values) > 1 else outputs[0])
         direct = ast.Assign([target], code.call(ast.Attribute(func, "forward"), *args))
+        if facts is None and isinstance(target, ast.Name):  # one value: not a tuple
+            direct.value = code.call("checked_output", direct.value)
         forward[i] = code.with_origin(direct, code.origin_of(statement))
         at = memory.index(record)
         new = [n.id for n in saved if isinstance(n, ast.Name) and n.id not in memory]
@@ -142,10 +148,15 @@ def _backward_of(backward: list[ast.stmt], record: str) -> int | None:
 
 
 def _backward_call(
-    statement: ast.stmt, func: ast.expr, saved: list[ast.expr], facts: dict[str, Any]
+    statement: ast.stmt,
+    func: ast.expr,
+    saved: list[ast.expr],
+    facts: dict[str, Any] | None,
+    inputs: list[ast.expr],
 ) -> list[ast.stmt] | None:
     """``func.backward(*seeds, flags, *saved)`` for ``statement``'s ``op_backward``
-    call, then a guard on each gradient asked for (``None`` where a fact is unknown)."""
+    call, then a guard on each gradient asked for (``None`` where a fact is unknown;
+    without ``facts``, each checked against its input, as ``op_backward`` would)."""
     value = statement.value
     seeds, flags, _record = value.args
     target = statement.targets[0]
@@ -162,10 +173,19 @@ def _backward_call(
     ):
         return None
     asked = [e.id for e, flag in zip(target.elts, wanted, strict=True) if flag is True]
-    if any(facts.get(name) is None for name in asked):
-        return None
     origin = code.origin_of(statement)
     call = code.call(ast.Attribute(func, "backward"), *seeds.elts, flags, *saved)
+    if facts is None:
+        bare = target.elts[0] if len(target.elts) == 1 else target  # one input: bare
+        direct = code.with_origin(ast.Assign([bare], call), origin)
+        checks = [
+            code.assign(e.id, code.call("checked_gradient", code.name(e.id), x), origin)
+            for e, x, flag in zip(target.elts, inputs, wanted, strict=True)
+            if flag is True
+        ]
+        return [direct, *checks]
+    if any(facts.get(name) is None for name in asked):
+        return None
     direct = code.with_origin(ast.Assign([target], call), origin)
     arrays = [facts[name] for name in asked if facts[name][0] == "array"]
     if len(arrays) > 1 and len(arrays) == len(asked) and len({f[2] for f in arrays}) == 1:

@@ -56,6 +56,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar import derivative_calls
 from autodiff_tutor.compiler.front.desugar.base import Names, name_node
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
@@ -161,6 +162,9 @@ class _Specializer:
                 return node  # a nested helper of the user's: rewritten where inlined
 
             def visit_Call(self, call: ast.Call) -> ast.expr:
+                derivative = specializer._derivative(call, scope, aliases)
+                if derivative is not None:  # grad(f)(x): its arguments resolved
+                    return self.generic_visit(derivative)
                 self.generic_visit(call)
                 return specializer._call(call, scope, aliases)
 
@@ -226,6 +230,18 @@ class _Specializer:
                     tree, statement.targets[0].id
                 ):  # act = ACTIVATIONS[name]: looked up while compiling, only called
                     statement.made = True
+        for statement in tree.body:  # dg = grad(f): each call of it takes the derivative
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and counts.get(statement.targets[0].id) == 1
+                and isinstance(statement.value, ast.Call)
+                and _only_called(tree, statement.targets[0].id)
+                and self._derivative_maker(statement.value.func, scope)
+            ):
+                aliases[statement.targets[0].id] = _Known(value=_Derivative(statement.value))
+                statement.made = True
         for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
             if not (
                 isinstance(statement, ast.Assign)
@@ -241,6 +257,52 @@ class _Specializer:
                 aliases[statement.targets[0].id] = known
                 statement.made = True  # dropped: the factory ran while compiling
         return aliases
+
+    def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
+        """Whether ``func`` is ``grad``, ``value_and_grad`` or ``hvp`` (whose call makes
+        a derivative function)."""
+        kind = derivative_calls.derivative_kind(self._value_of(func, scope))
+        return kind in derivative_calls.CALLED_WITH_FUNCTION
+
+    def _derivative(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr | None:
+        """``grad(f)(x)``, ``jvp(f, (x,), (v,))``, ``dg(x)`` with ``dg = grad(f)``: a call
+        of the generated derivative, nested as a helper (see :mod:`.derivative_calls`);
+        ``None`` for any other call."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
+            alias = aliases[func.id].value
+            if not isinstance(alias, _Derivative):
+                return None
+            call = ast.copy_location(
+                ast.Call(copy_tree(alias.maker), call.args, call.keywords), call
+            )
+        function = scope.function or self.tree
+        context = derivative_calls.Context(
+            parsed=dataclasses.replace(self.parsed, values=dict(self.values)),
+            value_of=lambda expr, guard=False: self._value_of(expr, scope, guard),
+            local=scope.local,
+            function=function,
+            nest=lambda made, at: self._nested(made, None, at),
+            fresh=self.names.fresh,
+            lifting=function is self.tree,
+        )
+        rewritten = derivative_calls.rewritten(call, context)
+        if rewritten is None and hasattr(call, "derivative_refusal"):
+            self.changed = True  # its call marked: refused if a gradient flows through it
+            return call  # as written (dg(x) of a dropped dg = grad(f): grad(f)(x))
+        if rewritten is not None:
+            self.changed = True
+        return rewritten
+
+    def _value_of(self, expr: ast.expr, scope: _Scope, guard: bool = False) -> Any:
+        """The value ``expr`` denotes while compiling, else ``NOT_KNOWN``; ``guard``:
+        the compiled code assumes it (a changed global gets its own compilation)."""
+        known = self._known(expr, scope)
+        if known is None or known.structure is not None or known.value is _MISSING:
+            return derivative_calls.NOT_KNOWN
+        if guard and known.path is not None:
+            self._check_path(known)
+        return known.value
 
     def _product(self, call: ast.Call, scope: _Scope) -> _Known | None:
         """``make_loss("l2")``, ``compose(np.sin, sigmoid)``: the function a factory of
@@ -883,6 +945,11 @@ class _Specializer:
                     continue
             elif name not in self.caller_local and self.namespace.get(name, _MISSING) is mine:
                 continue
+            if _runtime_helper(mine, name) and name not in self.caller_local:
+                if self.namespace.get(name, _MISSING) in (_MISSING, mine):
+                    self.values[name] = mine  # ones_like of an inlined gradient: its own name
+                    self.introduced.add(name)
+                    continue
             renames[name] = self._bind(mine, name).id
         for node in ast.walk(tree):
             if (
@@ -947,6 +1014,13 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     if raw is _MISSING or hasattr(raw, "__get__"):
         return _MISSING, False
     return raw, False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Derivative:
+    """``dg = grad(f)`` in the function: each call of ``dg`` is a call of ``maker``'s."""
+
+    maker: ast.Call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1040,6 +1114,13 @@ def _same_class_attribute(cls: type, name: str, raw: Any) -> Callable[[], bool]:
         return inspect.getattr_static(cls, name, None) is raw
 
     return still
+
+
+def _runtime_helper(value: Any, name: str) -> bool:
+    """Whether ``value`` is the toolkit's runtime helper called ``name`` (generated code
+    calls it by that name: an inlined generated function keeps it)."""
+    module = getattr(value, "__module__", "") or ""
+    return module.startswith("autodiff_tutor.runtime") and getattr(value, "__name__", "") == name
 
 
 def _callable(value: Any) -> bool:
@@ -1226,7 +1307,7 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: i
     ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
     if function.__name__ == "<lambda>":
-        tree = _lambda_tree(function)
+        tree = _lambda_tree(function) or _lambda_by_position(function)
         if tree is None:
             raise UnsupportedSyntaxError(
                 f"{_said(call.func)!r} is a lambda whose source the compiler cannot single "
@@ -1297,6 +1378,16 @@ def _with_extras(tree: ast.FunctionDef, given: int) -> None:
     entries = ast.Tuple([name_node(n) for n in names], ast.Load())
     tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
     tree.extras = (vararg, entries)
+
+
+def _lambda_by_position(function: Any) -> ast.FunctionDef | None:
+    """A lambda's definition found by the positions of its code (several lambdas of the
+    same parameters on its line, told apart by their columns: :mod:`.front.lambdas`);
+    ``None`` where even they cannot tell."""
+    try:
+        return copy_tree(parse_function(function).tree)
+    except AutodiffError:
+        return None
 
 
 def _lambda_tree(function: Any) -> ast.FunctionDef | None:

@@ -102,6 +102,9 @@ class Resolver:
             if root is None:
                 return self._method(func, description)
         elif not isinstance(func, ast.Name):
+            refusal = getattr(node, "derivative_refusal", None)
+            if refusal is not None:  # grad(f)(x) of an f whose derivative is refused
+                raise refusal
             raise UnsupportedSyntaxError(
                 "this kind of call is not supported",
                 self.parsed.location(func),

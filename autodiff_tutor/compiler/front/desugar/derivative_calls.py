@@ -1,0 +1,441 @@
+"""Derivatives taken inside differentiated code, as calls of the functions computing them.
+
+``grad(f)(x)``, ``value_and_grad(f)(x)``, ``hvp(f)(x, v)`` and ``jvp(f, (x,), (v,))``
+written inside a function that is itself differentiated (a Newton step, a gradient
+penalty, one step of meta-learning) are calls of a derivative the compiler generates:
+a plain Python function with source (``f_grad(x)``: the forward, the seed, the
+backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``). Each call is rewritten
+here into a call of that function, nested as a helper that the compiler then inlines
+and differentiates like any other code: nested derivatives are code, so the outer
+derivative never mixes up its perturbation with the inner one.
+
+A lambda or a def of the differentiated function that reads its variables
+(``grad(lambda y: f(x, y))(y0)``, ``x`` a variable of the caller) is *lifted*: its
+tree becomes a function of those variables first and of its own parameters after, the
+derivative is taken with respect to its own parameters only, and the call passes the
+variables' values at the call (what the closure would read). ``x`` then stays an
+input of the inlined derivative, which the outer derivative differentiates:
+``d/dx [x * d/dy (x + y)]`` is 1.
+
+The front doors (``grad``, ``jvp``, ...) live above the compiler: the module that makes
+the derivative functions registers itself here (:func:`register_derivative_maker`).
+
+>>> lifted = lift_lambda(ast.parse("lambda y: x * y", mode="eval").body, {"x", "z"})
+>>> print(ast.unparse(lifted.tree))
+def lifted(x, y):
+    return x * y
+>>> lifted.captured
+['x']
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.source import ParsedFunction
+from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
+
+#: the kinds of derivative a call can take inside compiled code
+CALLED_WITH_FUNCTION = ("grad", "value_and_grad", "hvp")  # kind(f, wrt)(*args)
+REFUSED = ("hessian", "vjp")
+_makers: list[Any] = []
+
+
+@dataclass
+class Lifted:
+    """A lambda or def of the differentiated function as a function of its own:
+    ``tree`` takes the ``captured`` variables of the caller first, then its own
+    parameters (``own``)."""
+
+    tree: ast.FunctionDef
+    captured: list[str]
+    own: list[str]
+
+
+@dataclass
+class Request:
+    """A derivative to make: ``kind`` of ``function`` (a value known while compiling)
+    or of ``lifted`` (its tree, read in ``parsed``'s names) with respect to ``wrt``
+    (positions or names, as the user wrote them; for ``jvp``, the parameters given a
+    tangent)."""
+
+    kind: str
+    wrt: Any
+    function: Any = None
+    lifted: Lifted | None = None
+    parsed: ParsedFunction | None = None
+    params: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Made:
+    """The generated function computing a derivative, and the entry of its result the
+    call gives (``hvp``: the tangent of the gradient; ``None``: all of it)."""
+
+    function: Callable[..., Any]
+    pick: int | None = None
+
+
+def register_derivative_maker(maker: Any) -> None:
+    """Set what tells the front doors apart and makes their derivative functions
+    (``autodiff_tutor.api_nested`` registers itself): ``maker.kind(value)`` is the kind
+    of a front door or of a function one made (``"made"``), else ``None``;
+    ``maker.made(value)`` the request such a function stands for; ``maker.make(request)``
+    a :class:`Made`."""
+    _makers[:] = [maker]
+
+
+def derivative_kind(value: Any) -> str | None:
+    """``"grad"``, ``"jvp"``, ... for a front door, ``"made"`` for ``grad(f)`` made
+    before; ``None`` for anything else.
+
+    >>> derivative_kind(len) is None
+    True
+    """
+    return _makers[0].kind(value) if _makers else None
+
+
+@dataclass
+class Context:
+    """What the rewrite needs of the specializer at a call: the parsed function (with
+    what was bound while specializing), the value an expression denotes (``NOT_KNOWN``
+    if none; ``guard=True``: assumed by the compiled code), the caller's local names,
+    its defs, how to nest a function as a helper (its name), and whether its lambdas
+    may be lifted (they are the differentiated function's own, not an inlined
+    helper's)."""
+
+    parsed: ParsedFunction
+    value_of: Callable[..., Any]
+    local: set[str]
+    function: ast.FunctionDef
+    nest: Callable[[Any, ast.Call], str]
+    fresh: Callable[[str], str]
+    lifting: bool
+
+
+NOT_KNOWN = object()
+
+
+def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
+    """``call`` as a call of the generated derivative it takes, or ``None`` where it
+    takes none (left to the other rewrites)."""
+    func = call.func
+    if isinstance(func, ast.Call):  # grad(f, wrt)(x)
+        kind = derivative_kind(context.value_of(func.func))
+        if kind is not None:
+            context.value_of(func.func, guard=True)
+        if kind in CALLED_WITH_FUNCTION:
+            return _with_function(kind, func, call, context)
+        if kind in REFUSED:
+            _refuse(kind, func, context)
+        return None
+    value = context.value_of(func)
+    kind = derivative_kind(value)
+    if kind is not None:
+        context.value_of(func, guard=True)
+    if kind == "jvp":
+        return _jvp(call, context)
+    if kind in REFUSED:
+        _refuse(kind, call, context)
+    if kind == "made":  # dg = grad(f) at module level, then dg(x)
+        made_kind, function, wrt = _makers[0].made(value)
+        request = Request(made_kind, wrt, function=function)
+        return _called(request, call, [], list(call.args), context)
+    return None
+
+
+def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context) -> ast.expr:
+    """``grad(f, wrt)(*args)``, ``value_and_grad(...)``, ``hvp(f, wrt)(*args, v)``."""
+    where = context.parsed.location(maker)
+    if not maker.args or any(isinstance(a, ast.Starred) for a in maker.args):
+        raise UnsupportedSyntaxError(
+            f"{kind}(...) needs the function to differentiate as its first argument",
+            where,
+            hint=f"write {kind}(f)(x) or {kind}(f, wrt=1)(x, y)",
+        )
+    options = {"wrt": 0}
+    for name, expr in zip(("wrt",), maker.args[1:], strict=False):
+        options[name] = _constant(expr, name, context)
+    for keyword in maker.keywords:
+        if keyword.arg != "wrt":
+            raise UnsupportedSyntaxError(
+                f"{kind}(...) takes the function and wrt, not {keyword.arg!r}",
+                context.parsed.location(keyword.value),
+            )
+        options["wrt"] = _constant(keyword.value, "wrt", context)
+    request, captured = _request(kind, maker.args[0], options["wrt"], context)
+    return _called(request, call, captured, list(call.args), context)
+
+
+def _jvp(call: ast.Call, context: Context) -> ast.expr:
+    """``jvp(f, (x, y), (dx, None))``: the tangent function of ``f`` along the
+    arguments given a tangent, called on the arguments then those tangents."""
+    where = context.parsed.location(call)
+    args = call.args
+    if (
+        len(args) != 3
+        or call.keywords
+        or not all(isinstance(a, (ast.Tuple, ast.List)) for a in args[1:])
+        or len(args[1].elts) != len(args[2].elts)
+    ):
+        raise UnsupportedSyntaxError(
+            "jvp inside differentiated code takes the function and two tuples written out, "
+            "the arguments and their tangents (one each)",
+            where,
+            hint="write jvp(f, (x,), (v,)); give None as the tangent of an argument held fixed",
+        )
+    values, tangents = args[1].elts, args[2].elts
+    given = [not (isinstance(t, ast.Constant) and t.value is None) for t in tangents]
+    if not any(given):
+        raise UnsupportedSyntaxError(
+            "every tangent is None: there is no direction to differentiate along", where
+        )
+    request, captured = _request("jvp", args[0], None, context)
+    offset = len(captured)
+    request.wrt = [offset + i for i, g in enumerate(given) if g]
+    dots = [t for t, g in zip(tangents, given, strict=True) if g]
+    return _called(request, call, captured, [*values, *dots], context)
+
+
+def _request(
+    kind: str, function: ast.expr, wrt: Any, context: Context
+) -> tuple[Request, list[str]]:
+    """The request for ``kind`` of the function ``function`` denotes, and the caller's
+    variables it reads (passed first)."""
+    lifted = None
+    if isinstance(function, ast.Lambda) and context.lifting:
+        lifted = lift_lambda(function, context.local)
+    elif isinstance(function, ast.Name) and context.lifting:
+        definition = _local_def(context.function, function.id)
+        if definition is not None:
+            lifted = lift_def(definition, context.local)
+    local = isinstance(function, ast.Lambda) or (
+        isinstance(function, ast.Name) and _local_def(context.function, function.id)
+    )
+    if lifted is None and local:
+        why = (
+            "takes defaults, *args, keyword-only parameters or **kwargs"
+            if context.lifting
+            else "is written in a function the compiler inlines here (a method, a "
+            "function held by an object)"
+        )
+        raise UnsupportedSyntaxError(
+            f"{kind}(...) here differentiates a function defined in the code that {why}",
+            context.parsed.location(function),
+            hint="define it at module level with plain parameters, and pass it the values "
+            "it reads as arguments",
+        )
+    if (
+        lifted is None
+        and isinstance(function, ast.Attribute)
+        and not isinstance(context.value_of(function.value), types.ModuleType)
+    ):
+        said = ast.unparse(function)
+        raise UnsupportedSyntaxError(
+            f"{kind}({said}) inside differentiated code is not supported: {said} is "
+            "reached through an object",
+            context.parsed.location(function),
+            hint=f"differentiate a lambda that calls it: {kind}(lambda x: {said}(x))",
+        )
+    if lifted is None:
+        value = context.value_of(function, guard=True)
+        if value is NOT_KNOWN or not callable(value):
+            raise UnsupportedSyntaxError(
+                f"{kind}(...) here differentiates a function the compiler cannot know "
+                "while compiling",
+                context.parsed.location(function),
+                hint="pass a function defined with def (at module level or in this "
+                "function), or a lambda written in the call",
+            )
+        return Request(kind, wrt, function=value), []
+    lifted.tree.name = context.fresh(_stem(function))
+    parsed = _parsed(context.parsed, lifted.tree)
+    params = lifted.captured + lifted.own
+    return (
+        Request(kind, _shifted(wrt, lifted), lifted=lifted, parsed=parsed, params=params),
+        lifted.captured,
+    )
+
+
+def _called(
+    request: Request,
+    call: ast.Call,
+    captured: list[str],
+    arguments: list[ast.expr],
+    context: Context,
+) -> ast.expr | None:
+    """The call of the nested helper running the derivative ``request`` asks for;
+    ``None`` where that derivative cannot be made (``call.derivative_refusal`` says
+    why)."""
+    try:
+        made = _makers[0].make(request)
+    except AutodiffError as error:
+        # left as written: run as the plain call where no gradient flows through it
+        # (it reads no variable carrying one), refused with this error where one does
+        call.derivative_refusal = error.located_at(context.parsed.location(call))
+        return None
+    if made is None:
+        raise UnsupportedSyntaxError(
+            f"{request.kind} of this function inside differentiated code is not supported "
+            "(a bound method, a callable object or a partial)",
+            context.parsed.location(call),
+            hint="differentiate a def or a lambda here, passing the object's arrays as arguments",
+        )
+    helper = context.nest(made.function, call)
+    given = [ast.Name(n, ast.Load()) for n in captured] + arguments
+    result: ast.expr = ast.Call(ast.Name(helper, ast.Load()), given, list(call.keywords))
+    if made.pick is not None:
+        result = ast.Subscript(result, ast.Constant(made.pick), ast.Load())
+    return ast.fix_missing_locations(ast.copy_location(result, call))
+
+
+def lift_lambda(function: ast.Lambda, local: set[str]) -> Lifted | None:
+    """``lambda y: x * y`` reading the caller's ``x``: ``def lifted(x, y)`` (``None``
+    where its parameters are not plain ones)."""
+    if not _plain_parameters(function.args):
+        return None
+    own = [a.arg for a in function.args.args]
+    body = [ast.copy_location(ast.Return(copy_tree(function.body)), function.body)]
+    captured = _captured(body, own, local)
+    return Lifted(_tree("lifted", captured, own, body, function), captured, own)
+
+
+def lift_def(definition: ast.FunctionDef, local: set[str]) -> Lifted | None:
+    """``def inner(y): return f(x, y)`` inside the caller: ``def inner(x, y)``."""
+    if not _plain_parameters(definition.args):
+        return None
+    own = [a.arg for a in definition.args.args]
+    body = copy_tree(definition.body)
+    captured = _captured(body, own, local - {definition.name})
+    return Lifted(_tree(definition.name, captured, own, body, definition), captured, own)
+
+
+def _plain_parameters(arguments: ast.arguments) -> bool:
+    return not (
+        arguments.posonlyargs
+        or arguments.vararg
+        or arguments.kwonlyargs
+        or arguments.kwarg
+        or arguments.defaults
+    )
+
+
+def _captured(body: list[ast.stmt], own: list[str], local: set[str]) -> list[str]:
+    """The caller's variables ``body`` reads, in the order it first reads them."""
+    assigned = assigned_names(ast.Module(body, []))
+    seen: list[str] = []
+    for node in ast.walk(ast.Module(body, [])):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id in local
+            and node.id not in own
+            and node.id not in assigned
+            and node.id not in seen
+        ):
+            seen.append(node.id)
+    return sorted(seen, key=lambda n: _first_read(body, n))
+
+
+def _first_read(body: list[ast.stmt], name: str) -> tuple[int, int]:
+    reads = [
+        (n.lineno, n.col_offset)
+        for n in ast.walk(ast.Module(body, []))
+        if isinstance(n, ast.Name) and n.id == name and hasattr(n, "lineno")
+    ]
+    return min(reads, default=(0, 0))
+
+
+def _tree(
+    name: str, captured: list[str], own: list[str], body: list[ast.stmt], like: ast.AST
+) -> ast.FunctionDef:
+    arguments = ast.arguments([], [ast.arg(n) for n in captured + own], None, [], [], None, [])
+    tree = ast.FunctionDef(name, arguments, body, [], None)
+    return ast.fix_missing_locations(ast.copy_location(tree, like))
+
+
+def _parsed(parsed: ParsedFunction, tree: ast.FunctionDef) -> ParsedFunction:
+    """The lifted tree read in the caller's names and located in the caller's file."""
+    return ParsedFunction(
+        parsed.fn,
+        tree,
+        parsed.filename,
+        parsed.first_line,
+        parsed.lines,
+        parsed.indent,
+        dict(parsed.aliases),
+        dict(parsed.values),
+        parsed.checks,
+        parsed.inlined,
+    )
+
+
+def _shifted(wrt: Any, lifted: Lifted) -> Any:
+    """``wrt`` of the lifted function's own parameters, the captured ones before them:
+    positions move by how many were captured; names and ``None`` (its own parameters)
+    stay."""
+    count, own = len(lifted.captured), len(lifted.own)
+    if wrt is None:
+        return list(lifted.own)
+    if isinstance(wrt, bool):
+        return wrt  # refused by the front door, as given
+    if isinstance(wrt, int):
+        return count + (wrt % own if -own <= wrt < own else wrt)
+    if isinstance(wrt, str):
+        return wrt
+    return [_shifted(w, lifted) for w in wrt]
+
+
+def _local_def(function: ast.FunctionDef, name: str) -> ast.FunctionDef | None:
+    """The def named ``name`` at the top of ``function``'s body, the only binding of
+    that name there."""
+    found = [s for s in function.body if isinstance(s, ast.FunctionDef) and s.name == name]
+    stores = [
+        n
+        for n in ast.walk(function)
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+    ]
+    return found[0] if len(found) == 1 and not stores else None
+
+
+def _constant(expr: ast.expr, name: str, context: Context) -> Any:
+    """``wrt`` written out, or a name known while compiling (a closure's, a global's:
+    guarded) holding a position, a name, or a list of them."""
+    try:
+        return ast.literal_eval(expr)
+    except ValueError:
+        pass
+    value = context.value_of(expr, guard=True)
+    if isinstance(value, (int, str)) or (
+        isinstance(value, (list, tuple)) and all(isinstance(v, (int, str)) for v in value)
+    ):
+        return value
+    raise UnsupportedSyntaxError(
+        f"{name} of a derivative taken inside differentiated code is written out (a "
+        "position, a name, or a list of them), or a name known while compiling",
+        context.parsed.location(expr),
+        hint=f"write {name}=0, {name}='w' or {name}=[0, 1]",
+    )
+
+
+def _stem(function: ast.expr) -> str:
+    return function.id if isinstance(function, ast.Name) else "lifted"
+
+
+def _refuse(kind: str, node: ast.expr, context: Context) -> None:
+    hints = {
+        "hessian": "a Hessian inside differentiated code is not compiled (its size is known "
+        "only at run time); use hvp(f)(x, v), or np.sum(grad(f)(x) * v)",
+        "vjp": "use grad(f)(x) or value_and_grad(f)(x) (a scalar f), or jvp(f, (x,), (v,))",
+    }
+    raise UnsupportedSyntaxError(
+        f"{kind} called inside differentiated code is not supported",
+        context.parsed.location(node),
+        hint=hints[kind],
+    )

@@ -1,0 +1,444 @@
+"""Derivatives taken inside differentiated code: ``grad``, ``value_and_grad``, ``hvp`` and
+``jvp`` called in a function that is itself differentiated, checked against central
+differences of the function and against autograd running the same code with its own
+``grad``; the classic perturbation-confusion cases (an inner derivative of a lambda
+that closes over the outer variable); and the calls that are refused, located."""
+
+import types
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad
+from autodiff_tutor.errors import UnsupportedSyntaxError
+
+
+def _autograd_jvp(f, args, tangents):
+    (position,) = [i for i, t in enumerate(tangents) if t is not None]
+    return autograd.make_jvp(f, position)(*args)(tangents[position])
+
+
+def _autograd_grad(f, wrt=0):
+    return autograd.grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
+
+
+def _autograd_value_and_grad(f, wrt=0):
+    return autograd.value_and_grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
+
+
+AUTOGRAD_NAMES = {
+    "np": anp,
+    "grad": _autograd_grad,
+    "value_and_grad": _autograd_value_and_grad,
+    "hvp": autograd.hessian_vector_product,
+    "jvp": _autograd_jvp,
+}
+
+
+def autograd_twin(fn):
+    """``fn`` and every function of this module it may call, run on autograd: ``np``,
+    ``grad``, ``value_and_grad``, ``hvp`` and ``jvp`` are autograd's."""
+    namespace = dict(fn.__globals__)
+    namespace.update(AUTOGRAD_NAMES)
+    for name, value in list(namespace.items()):
+        if isinstance(value, types.FunctionType) and value.__module__ == __name__:
+            namespace[name] = types.FunctionType(
+                value.__code__, namespace, value.__name__, value.__defaults__, value.__closure__
+            )
+    for name, value in list(namespace.items()):
+        if getattr(value, "_made_by", None) is grad:  # grad(f) made at module level
+            function, wrt = value._recipe
+            namespace[name] = _autograd_grad(namespace[function.__name__], wrt)
+    return namespace[fn.__name__]
+
+
+def check_against_oracles(fn, args, index, atol=1e-6):
+    """The compiled gradient of ``fn`` w.r.t. ``args[index]`` equals central
+    differences and autograd's gradient of the same code."""
+    compiled = grad(fn, wrt=index)(*args)
+    np.testing.assert_allclose(compiled, central_difference(fn, args, index), atol=atol)
+    twin = autograd.grad(autograd_twin(fn), index)(*args)
+    np.testing.assert_allclose(compiled, twin, rtol=1e-10, atol=1e-12)
+    return compiled
+
+
+# -- the programs -------------------------------------------------------------------------
+
+
+def cubic_loss(w):
+    return np.sum(np.tanh(w) ** 2 * w + 0.1 * w**3)
+
+
+def hessian_vector_product(w, v):
+    return np.sum(grad(cubic_loss)(w) * v)
+
+
+def gradient_penalty(w):
+    return cubic_loss(w) + 0.5 * np.sum(grad(cubic_loss)(w) ** 2)
+
+
+def fit_loss(w, data):
+    return np.sum((data * w - 1.0) ** 2)
+
+
+def one_step_of_meta_learning(w, lr, data):
+    adapted = w - lr * grad(fit_loss)(w, data)
+    return fit_loss(adapted, data)
+
+
+def convex(x):
+    return np.sum(np.exp(x) - 2.0 * x)
+
+
+def newton_steps(x):
+    for _ in range(3):
+        x = x - grad(convex)(x) / 4.0
+    return np.sum(x * x)
+
+
+def newton_steps_with_curvature(x):
+    for _ in range(3):
+        x = x - grad(convex)(x) / hvp(convex)(x, np.ones_like(x))
+    return np.sum(x * x)
+
+
+def value_and_gradient_inside(x):
+    value, gradient = value_and_grad(convex)(x)
+    return value * np.sum(gradient)
+
+
+def tangent_inside(x):
+    value, tangent = jvp(convex, (x,), (np.sin(x),))
+    return value * tangent
+
+
+def hvp_inside(x):
+    return np.sum(hvp(cubic_loss)(x, x))
+
+
+def derivative_bound_once(x):
+    gradient = grad(convex)
+    return np.sum(gradient(x) * gradient(2.0 * x))
+
+
+def scaled(x, y):
+    return np.sum(np.sin(x * y))
+
+
+def derivative_in_the_second_input(x, y):
+    return np.sum(grad(scaled, wrt=1)(x, y) * x)
+
+
+def both_gradients(x, y):
+    gx, gy = grad(scaled, wrt=[0, 1])(x, y)
+    return np.sum(gx * gy)
+
+
+def value_and_both_gradients(x, y):
+    value, (gx, gy) = value_and_grad(scaled, wrt=[0, 1])(x, y)
+    return value * np.sum(gx + gy)
+
+
+def quartic_step(x, s):
+    return x - 0.1 * grad(lambda z: np.sum(s * z**4))(x)
+
+
+def through_a_helper(x):
+    return np.sum(quartic_step(x, 2.0) ** 2)
+
+
+GLOBAL_GRADIENT = grad(cubic_loss)
+
+
+def derivative_made_at_module_level(w):
+    return np.sum(GLOBAL_GRADIENT(w) ** 2)
+
+
+W = np.array([0.3, -0.4, 0.8])
+V = np.array([1.0, 0.5, -2.0])
+DATA = np.array([1.0, 2.0, 0.5])
+
+PROGRAMS = [
+    (hessian_vector_product, (W, V), 0),
+    (gradient_penalty, (W,), 0),
+    (one_step_of_meta_learning, (W, np.float64(0.1), DATA), 0),
+    (one_step_of_meta_learning, (W, np.float64(0.1), DATA), 1),
+    (newton_steps, (np.array([1.0, 0.2]),), 0),
+    (newton_steps_with_curvature, (np.array([1.0, 0.2]),), 0),
+    (value_and_gradient_inside, (np.array([1.0, 0.5]),), 0),
+    (tangent_inside, (np.array([1.0, 0.5]),), 0),
+    (hvp_inside, (W,), 0),
+    (derivative_bound_once, (np.array([0.4, -0.3]),), 0),
+    (derivative_in_the_second_input, (W, V), 0),
+    (derivative_in_the_second_input, (W, V), 1),
+    (derivative_made_at_module_level, (W,), 0),
+    (both_gradients, (W, V), 0),
+    (both_gradients, (W, V), 1),
+    (value_and_both_gradients, (W, V), 0),
+    (through_a_helper, (W,), 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "index"),
+    PROGRAMS,
+    ids=[f"{fn.__name__}-{index}" for fn, _, index in PROGRAMS],
+)
+def test_a_derivative_inside_differentiated_code_compiles_through(fn, args, index):
+    check_against_oracles(fn, list(args), index)
+
+
+def test_the_inner_derivative_is_inlined_as_generated_code():
+    """The gradient function of the inner derivative is inlined: no call of ``grad``
+    and no protocol call of the inner function is left in the outer backward."""
+    pair = differentiable(hessian_vector_product)
+    code = "\n".join(
+        line.split("#")[0] for line in (pair.forward_source() + pair.backward_source()).splitlines()
+    )
+    assert "grad(" not in code
+    assert "op_forward" not in code
+    assert "op_backward" not in code
+
+
+# -- perturbation confusion ---------------------------------------------------------------
+
+
+def x_times_inner_derivative(x):
+    """d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1."""
+    return x * grad(lambda y: x + y)(2.0)
+
+
+def inner_derivative_of_a_product(x):
+    """d/dy (x * y) = x, so d/dx of it is 1."""
+
+    def product(y):
+        return x * y
+
+    return grad(product)(5.0)
+
+
+def inner_derivative_at_the_outer_point(x):
+    """d/dy (x * y**2) at y = x is 2 x**2; d/dx of it is 4 x."""
+    return grad(lambda y: x * y**2)(x)
+
+
+def inner_derivative_bound_to_a_name(x):
+    """The inner lambda reads x where it is called: x = 3 x before the call."""
+    inner = grad(lambda y: np.sin(x * y))
+    x = 3.0 * x
+    return inner(0.5)
+
+
+@pytest.mark.parametrize(
+    ("fn", "x", "expected"),
+    [
+        (x_times_inner_derivative, np.float64(3.0), 1.0),
+        (inner_derivative_of_a_product, np.float64(3.0), 1.0),
+        (inner_derivative_at_the_outer_point, np.float64(1.5), 6.0),
+        (inner_derivative_bound_to_a_name, np.float64(0.7), None),
+    ],
+)
+def test_nested_derivatives_do_not_confuse_their_perturbations(fn, x, expected):
+    compiled = check_against_oracles(fn, [x], 0)
+    if expected is not None:
+        assert compiled == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_gradient_of_a_lambda_taking_a_gradient_of_a_lambda():
+    """``grad(lambda x: grad(lambda y: ...)(x))``: two lambdas on one line."""
+    second = grad(lambda x: grad(lambda y: x * y**3)(x))
+    assert second(2.0) == pytest.approx(9 * 2.0**2)  # d/dy (x y**3) at y = x: 3 x**3
+    third = grad(lambda x: grad(lambda x: x**4)(x))
+    assert third(2.0) == pytest.approx(12 * 2.0**2)
+
+
+# -- what is refused, located -------------------------------------------------------------
+
+
+def hessian_inside(x):
+    return np.sum(hessian(convex)(x))
+
+
+def vjp_inside(x):
+    from autodiff_tutor import vjp
+
+    return vjp(convex, x)[0]
+
+
+def test_a_hessian_inside_differentiated_code_is_refused_at_its_call():
+    with pytest.raises(UnsupportedSyntaxError, match="hessian called inside") as raised:
+        grad(hessian_inside)(np.ones(2))
+    assert raised.value.location.text.strip() == "return np.sum(hessian(convex)(x))"
+    assert "hvp(f)(x, v)" in raised.value.hint
+
+
+class Cubic:
+    def __init__(self):
+        self.weights = np.array([1.0, 2.0])
+
+    def loss(self, x):
+        return np.sum(self.weights * x**3)
+
+
+CUBIC = Cubic()
+
+
+def method_inside(x):
+    return np.sum(grad(CUBIC.loss)(x))
+
+
+def method_through_a_lambda(x):
+    return np.sum(grad(lambda z: CUBIC.loss(z))(x))
+
+
+def test_a_method_is_refused_with_a_hint_that_works():
+    x = np.array([0.3, -0.7])
+    with pytest.raises(UnsupportedSyntaxError, match="reached through an object") as raised:
+        grad(method_inside)(x)
+    assert raised.value.location.text.strip() == "return np.sum(grad(CUBIC.loss)(x))"
+    assert "grad(lambda x: CUBIC.loss(x))" in raised.value.hint
+    np.testing.assert_allclose(grad(method_through_a_lambda)(x), 6.0 * CUBIC.weights * x)
+
+
+def test_a_derivative_with_wrt_computed_at_run_time_is_refused():
+    def computed_wrt(x, k):
+        return np.sum(grad(scaled, wrt=k)(x, x))
+
+    with pytest.raises(UnsupportedSyntaxError, match="written out"):
+        grad(computed_wrt)(np.ones(2), 1)
+
+
+def test_an_inner_derivative_that_cannot_be_compiled_is_refused_where_it_is_taken():
+    def branching(x):
+        if np.sum(x) > 0:
+            return np.sum(x**2)
+        return np.sum(x)
+
+    def outer(x):
+        return np.sum(grad(branching)(x) * x)
+
+    with pytest.raises(UnsupportedSyntaxError, match="second derivatives|not supported"):
+        grad(outer)(np.ones(2))
+
+
+def test_a_changed_inner_function_gets_its_own_compilation():
+    """The outer derivative assumed what ``grad(g)`` differentiates: a global rebound
+    between calls is compiled again, never reused stale."""
+    namespace = {"np": np, "grad": grad, "scale": 2.0}
+    exec_lines = [
+        "def inner(x):",
+        "    return np.sum(scale * x ** 3)",
+        "def outer(x):",
+        "    return np.sum(grad(inner)(x) * x)",
+    ]
+    source = "\n".join(exec_lines) + "\n"
+    import linecache
+
+    filename = "<test_compiler_nested_grad changed inner>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - test source
+    x = np.array([1.0, 2.0])
+    outer_gradient = grad(namespace["outer"])
+    np.testing.assert_allclose(outer_gradient(x), 9 * 2.0 * x**2)
+    namespace["scale"] = 3.0
+    np.testing.assert_allclose(outer_gradient(x), 9 * 3.0 * x**2)
+
+
+def takes_its_own_gradient(x):
+    if np.sum(x) > 10.0:
+        return np.sum(x)
+    return np.sum(grad(takes_its_own_gradient)(x * 2.0))
+
+
+def test_a_derivative_of_the_function_itself_is_refused_at_its_call():
+    with pytest.raises(UnsupportedSyntaxError, match="recursion") as raised:
+        grad(takes_its_own_gradient)(np.ones(2))
+    assert "grad(takes_its_own_gradient)(x * 2.0)" in raised.value.location.text
+
+
+square = lambda x: x * x; cube = lambda x: square(x) * x  # noqa: E702, E731  # fmt: skip
+squares_of_slopes = lambda x: grad(lambda y: y**3)(x) * grad(lambda y: y**3)(x)  # noqa: E731
+
+
+def test_lambdas_of_the_same_parameters_on_one_line_are_told_apart():
+    """``grad(grad(lambda x: ...))`` of a lambda calling another lambda of the same line
+    and parameters: each is found by the positions of its code."""
+    assert grad(grad(lambda x: square(x) * x))(2.0) == pytest.approx(12.0)
+    np.testing.assert_allclose(grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0])), [3, 12])
+    # (3 x**2)**2 = 9 x**4: its derivative 36 x**3
+    assert grad(squares_of_slopes)(2.0) == pytest.approx(36.0 * 8.0)
+
+
+def lambda_with_a_default(x):
+    return grad(lambda z, k=2.0: np.sum(k * z**2))(x)[0]
+
+
+def test_a_lambda_with_defaults_is_refused_where_it_is_written():
+    with pytest.raises(UnsupportedSyntaxError, match="takes defaults") as raised:
+        grad(lambda_with_a_default)(np.array([1.0, 2.0]))
+    assert "lambda z, k=2.0" in raised.value.location.text
+
+
+HESSIAN_OF_CONVEX = hessian(convex)
+
+
+def hessian_made_at_module_level(x):
+    return np.sum(HESSIAN_OF_CONVEX(x))
+
+
+def test_a_hessian_made_before_is_refused_at_its_call_too():
+    with pytest.raises(UnsupportedSyntaxError, match="hessian called inside") as raised:
+        grad(hessian_made_at_module_level)(np.ones(2))
+    assert raised.value.location.text.strip() == "return np.sum(HESSIAN_OF_CONVEX(x))"
+
+
+def branching_fit(w, data):
+    if np.sum(w) > 0:
+        return np.sum((data * w - 1.0) ** 2)
+    return np.sum(w**2)
+
+
+def step_size_only(lr):
+    return branching_fit(W - lr * grad(branching_fit)(W, DATA), DATA)
+
+
+def step_size_only_bound(lr):
+    step = grad(branching_fit)
+    return branching_fit(W - lr * step(W, DATA), DATA)
+
+
+def through_the_weights(w):
+    return branching_fit(w - 0.1 * grad(branching_fit)(w, DATA), DATA)
+
+
+@pytest.mark.parametrize("fn", [step_size_only, step_size_only_bound])
+def test_an_inner_derivative_no_gradient_flows_through_runs_as_written(fn):
+    """Its function has a branch (no second derivative yet), but the outer derivative
+    does not go through it: it runs as the plain call."""
+    check_against_oracles(fn, [np.float64(0.1)], 0)
+
+
+def test_an_inner_derivative_a_gradient_flows_through_says_why_it_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="second derivatives of 'branching_fit'"):
+        grad(through_the_weights)(W)
+
+
+def elementwise(x):
+    return np.sin(x)
+
+
+def gradient_of_a_vector_function(x):
+    return np.sum(grad(elementwise)(x))
+
+
+def test_a_gradient_of_a_function_with_a_vector_output_is_refused():
+    """grad refuses a non-scalar output at the front door; inside compiled code too,
+    never the gradient of its sum."""
+    from autodiff_tutor.errors import NonScalarOutputError
+
+    with pytest.raises(NonScalarOutputError, match="shape \\(2,\\)") as raised:
+        grad(gradient_of_a_vector_function)(np.array([0.3, 0.5]))
+    assert raised.value.location.text.strip() == "return np.sum(grad(elementwise)(x))"
