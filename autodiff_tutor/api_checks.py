@@ -28,6 +28,7 @@ from autodiff_tutor.errors import (
     ForeignLibraryError,
     NonScalarOutputError,
     SourceUnavailableError,
+    TracingError,
 )
 from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign
 from autodiff_tutor.locations import location
@@ -49,7 +50,18 @@ def check_function(fn: Any) -> None:
     ...
     autodiff_tutor.errors.SourceUnavailableError: cannot differentiate <built-in function len>: ...
     """
-    if inspect.isfunction(inspect.unwrap(fn)) or getattr(fn, "_gradient_of", None) is not None:
+    function = inspect.unwrap(fn)
+    if inspect.isfunction(function) and type(function.__globals__) is not dict:
+        # tracing runs the user's functions with its own numpy (tracing/user_code.py)
+        raise located(
+            TracingError,
+            f"cannot compile {function.__name__!r} inside a traced computation: there your "
+            "functions run against tracing's numpy, which the compiler does not read",
+            hint="inside evaluate or value_and_gradient, take the derivative with tracing "
+            "(gradient(..., higher_derivatives=True)), or call grad outside the traced "
+            "function",
+        )
+    if inspect.isfunction(function) or getattr(fn, "_gradient_of", None) is not None:
         return
     if isinstance(fn, functools.partial):
         what, hint = (

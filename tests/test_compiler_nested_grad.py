@@ -311,17 +311,21 @@ def test_a_derivative_with_wrt_computed_at_run_time_is_refused():
         grad(computed_wrt)(np.ones(2), 1)
 
 
-def test_an_inner_derivative_that_cannot_be_compiled_is_refused_where_it_is_taken():
-    def branching(x):
-        if np.sum(x) > 0:
-            return np.sum(x**2)
-        return np.sum(x)
+def branching(x):
+    if np.sum(x) > 0:
+        return np.sum(x**3)
+    return np.sum(np.sin(x))
 
-    def outer(x):
-        return np.sum(grad(branching)(x) * x)
 
-    with pytest.raises(UnsupportedSyntaxError, match="second derivatives|not supported"):
-        grad(outer)(np.ones(2))
+def slope_of_a_branching_function(x):
+    return np.sum(grad(branching)(x) * x)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["then", "else"])
+def test_an_inner_derivative_through_a_branch_is_differentiated_again(sign):
+    """The inner function branches on data: its gradient replays the branch, and that
+    replay is differentiated again (on either side of the branch)."""
+    check_against_oracles(slope_of_a_branching_function, [sign * np.array([0.4, 0.7])], 0)
 
 
 def test_a_changed_inner_function_gets_its_own_compilation():
@@ -416,14 +420,14 @@ def through_the_weights(w):
 
 @pytest.mark.parametrize("fn", [step_size_only, step_size_only_bound])
 def test_an_inner_derivative_no_gradient_flows_through_runs_as_written(fn):
-    """Its function has a branch (no second derivative yet), but the outer derivative
-    does not go through it: it runs as the plain call."""
+    """Its function has a branch and the outer derivative does not go through it."""
     check_against_oracles(fn, [np.float64(0.1)], 0)
 
 
-def test_an_inner_derivative_a_gradient_flows_through_says_why_it_is_refused():
-    with pytest.raises(UnsupportedSyntaxError, match="second derivatives of 'branching_fit'"):
-        grad(through_the_weights)(W)
+def test_an_inner_derivative_a_gradient_flows_through_is_differentiated_again():
+    """One step of gradient descent on a branching loss, differentiated w.r.t. the
+    starting weights: the gradient flows through grad(branching_fit)."""
+    check_against_oracles(through_the_weights, [W], 0)
 
 
 def elementwise(x):

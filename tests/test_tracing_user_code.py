@@ -12,6 +12,7 @@ import pytest
 from oracles import autograd_gradient, central_difference
 from scipy.stats import norm
 
+from autodiff_tutor import grad
 from autodiff_tutor.errors import TracingError
 from autodiff_tutor.tracing import evaluate, gradient, traced, value_and_gradient
 
@@ -172,3 +173,23 @@ def test_numpy_functions_compared_by_identity_keep_their_meaning():
         assert value == pooled(x, *args)
         want = central_difference(lambda v, args=args: pooled(v, *args), [x], 0)
         np.testing.assert_allclose(g, want, atol=1e-6)
+
+
+def newton_like_loss(a):
+    return np.sum(np.sin(a) * a + 0.1 * a**3)
+
+
+def steps_with_the_compilers_grad(w):
+    for _ in range(2):
+        w = w - grad(newton_like_loss)(w) / 4.0
+    return np.sum(w)
+
+
+def test_the_compilers_grad_inside_a_traced_function_is_refused_at_its_call():
+    """Inside tracing, the user's functions run against tracing's numpy, which the
+    compiler cannot read: ``grad(f)`` there is refused at the user's line with the
+    way to do it in tracing, never a TypeError from inside the compiler."""
+    with pytest.raises(TracingError, match="cannot compile 'newton_like_loss'") as raised:
+        value_and_gradient(steps_with_the_compilers_grad, np.array([0.3, 0.5]))
+    assert raised.value.location.text.strip() == "w = w - grad(newton_like_loss)(w) / 4.0"
+    assert "higher_derivatives=True" in raised.value.hint
