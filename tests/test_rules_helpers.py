@@ -223,6 +223,79 @@ HELPER_CASES: dict[str, list[Case]] = {
             ("ij,kj->ik", (1, 2), (1, 3), (2, 3), 1),
         ]
     ],
+    "undo_diff": [  # the gradient of np.diff: grad has the differences' shape
+        Case(helpers.undo_diff, inputs(normal(*shape)), options, label)
+        for shape, options, label in [
+            ((4,), {}, "n=1"),
+            ((2, 3), {"n": 2}, "n=2"),
+            ((3, 2), {"axis": 0}, "axis=0"),
+            ((2, 1, 3), {"n": 3, "axis": 1}, "n=3 axis=1"),
+        ]
+    ],
+    "unpad": [  # the gradient of np.pad: grad has the padded shape
+        Case(helpers.unpad, inputs(normal(*shape)), options, label)
+        for shape, options, label in [
+            ((5, 4), {"pad_width": 1}, "constant"),
+            ((4, 5), {"pad_width": ((0, 1), (2, 0))}, "constant uneven"),
+            ((7,), {"pad_width": (2, 1), "mode": "reflect"}, "reflect"),
+            ((6, 4), {"pad_width": ((1, 2), (1, 0)), "mode": "edge"}, "edge"),
+            ((8,), {"pad_width": (3, 1), "mode": "symmetric"}, "symmetric"),
+            ((8,), {"pad_width": (2, 3), "mode": "wrap"}, "wrap"),
+        ]
+    ],
+    "embed_diagonal": [  # the gradient of np.diagonal: grad is the diagonal, last axis
+        Case(helpers.embed_diagonal, inputs(normal(*g), normal(*x)), options, label, (0,))
+        for g, x, options, label in [
+            ((3,), (3, 3), {}, "square"),
+            ((2,), (3, 2), {}, "tall"),
+            ((2,), (3, 3), {"offset": 1}, "offset=1"),
+            ((2,), (3, 4), {"offset": -1}, "offset=-1"),
+            ((2, 2), (2, 3, 3), {"offset": 1, "axis1": 1, "axis2": 2}, "batched"),
+        ]
+    ],
+    "untake_along_axis": [  # the gradient of np.take_along_axis: grad has indices' shape
+        Case(
+            helpers.untake_along_axis,
+            inputs(normal(*np.shape(index)), normal(*x), fixed(index)),
+            options,
+            label,
+            (0,),
+        )
+        for x, index, options, label in [
+            ((2, 3), np.array([[0], [2]]), {"axis": 1}, "one per row"),
+            ((3, 2), np.array([[0, 1], [0, 1], [2, 2]]), {"axis": 0}, "repeats"),
+            ((4,), np.array([3, 0, 3]), {"axis": None}, "axis=None"),
+        ]
+    ],
+    "unjoin": [  # the gradient of np.hstack and its kin: one piece per input
+        Case(
+            helpers.unjoin,
+            with_grad(lambda xs, how: np.shape(getattr(np, how)(xs)), fixed(xs), fixed(how)),
+            {},
+            how,
+            (0,),
+        )
+        for how, xs in [
+            ("hstack", [np.zeros(2), np.zeros(3)]),
+            ("hstack", [np.zeros((2, 1)), np.zeros((2, 3))]),
+            ("vstack", [np.zeros(3), np.zeros((2, 3))]),
+            ("dstack", [np.zeros((2, 2)), np.zeros((2, 2, 1))]),
+            ("column_stack", [np.zeros(2), np.zeros((2, 2))]),
+        ]
+    ],
+    "unsplit": [  # the gradient of np.split and its kin: the pieces joined back
+        Case(
+            helpers.unsplit,
+            inputs(lambda rng, shapes=shapes: [rng.normal(size=s) for s in shapes]),
+            options,
+            label,
+        )
+        for shapes, options, label in [
+            ([(2, 3), (1, 3)], {}, "axis=0"),
+            ([(2, 1), (2, 3), (2, 2)], {"axis": 1}, "axis=1"),
+            ([(3,), (2,)], {}, "1-d"),
+        ]
+    ],
     "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
         Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)
         for o, label in [({"axis": 1}, "axis=1"), ({"axis": 0}, "axis=0")]

@@ -497,6 +497,40 @@ CASES: dict[str, list[Case]] = {
         Case(helpers.cumprod_grad, inputs(normal(2, 3), uniform(0.5, 1.5, 2, 3)), {"axis": 1}),
         Case(helpers.cumprod_grad, inputs(normal(4), fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}),
     ],
+    # (the full tables of these are in tests/test_rules_helpers.py)
+    "undo_diff": [Case(helpers.undo_diff, inputs(normal(2, 3)), {"n": 2}, "n=2")],
+    "unpad": [
+        Case(
+            helpers.unpad,
+            inputs(
+                normal(
+                    6,
+                )
+            ),
+            {"pad_width": 1, "mode": "edge"},
+            "edge",
+        )
+    ],
+    "unsplit": [Case(helpers.unsplit, inputs(lambda r: [r.normal(size=2), r.normal(size=3)]), {})],
+    "embed_diagonal": [
+        Case(helpers.embed_diagonal, inputs(normal(2), normal(3, 2)), {}, "", differentiable=(0,))
+    ],
+    "untake_along_axis": [
+        Case(
+            helpers.untake_along_axis,
+            inputs(normal(2, 1), normal(2, 3), fixed(np.array([[0], [2]]))),
+            {"axis": 1},
+            differentiable=(0,),
+        )
+    ],
+    "unjoin": [
+        Case(
+            helpers.unjoin,
+            inputs(normal(5), fixed([np.zeros(2), np.zeros(3)]), fixed("hstack")),
+            {},
+            differentiable=(0,),
+        )
+    ],
 }
 
 

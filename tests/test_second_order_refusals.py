@@ -17,11 +17,6 @@ from autodiff_tutor.api import jvp
 from autodiff_tutor.errors import AutodiffError
 
 
-def through_split(x):
-    a, b = np.split(x, 2)
-    return np.sum(a * a * b)
-
-
 def through_eigh(x):
     w, v = np.linalg.eigh(x)
     return np.sum(w**3)
@@ -41,7 +36,6 @@ def outer_of_gradient(x):
 
 
 CASES = {
-    through_split: ("np.split(x, 2)", np.array([1.0, 2.0, 3.0, -1.0])),
     through_eigh: ("np.linalg.eigh(x)", np.array([[2.0, 0.3], [0.3, 1.0]])),
     through_svd: ("np.linalg.svd(x, full_matrices=False)", np.array([[2.0, 0.3], [0.1, 1.0]])),
 }

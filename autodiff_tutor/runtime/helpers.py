@@ -118,6 +118,7 @@ __all__ = [
     "tie_share",
     "unbroadcast",
     "unreduce",
+    "unsplit",
     "unstack",
     "untranspose",
 ]
@@ -351,6 +352,17 @@ def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
         flat = _cut(g, [int(np.prod(shape)) for shape in shapes], 0)
         return [xp.reshape(p, shape) for p, shape in zip(flat, shapes, strict=True)]
     return _cut(g, [shape[axis] for shape in shapes], axis)
+
+
+def unsplit(g: Any, axis: int = 0) -> Any:
+    """The gradient of ``np.split`` and its kin: the pieces' gradients joined back
+    along ``axis`` (a helper, not ``concatenate`` itself, because the list of pieces is
+    a value, and its own gradient, :func:`split_like`, needs a rule).
+
+    >>> unsplit([np.ones(2), np.zeros(1)]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    return array_module(*g).concatenate(g, axis=axis)
 
 
 def _cut(g: Any, lengths: list[int], axis: int) -> list[Any]:
