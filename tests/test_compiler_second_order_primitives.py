@@ -1,8 +1,9 @@
 """Second derivatives through primitives whose gradients call runtime helpers
 (``np.diff``: ``undo_diff``; ``np.pad``: ``unpad``; ``np.hstack`` and its kin:
 ``unjoin``; ``np.split`` and its kin: ``unsplit``; ``np.diag``: ``embed_diagonal``;
-``np.take_along_axis``: ``untake_along_axis``), and through ``np.linalg.det``, whose
-gradient reads a scalar by an index (``(g * out)[..., None, None]``).
+``np.take_along_axis``: ``untake_along_axis``; ``np.linalg.norm`` with an ord other
+than Frobenius: ``norm_grad``), and through ``np.linalg.det``, whose gradient reads a
+scalar by an index (``(g * out)[..., None, None]``).
 
 Each program's Hessian-vector product, forward over reverse (``jvp(grad f)``) and
 reverse over reverse (``vjp(grad f)``), must compile and match central differences of
@@ -15,6 +16,7 @@ import pytest
 from oracles import with_autograd_numpy
 
 from autodiff_tutor import grad, jvp, vjp
+from autodiff_tutor.errors import NoDerivativeRuleError
 
 WEIGHTS = np.array([0.3, -1.2, 0.8, 2.0, -0.5, 1.1])
 PICKS = np.array([[2, 0], [1, 1], [0, 2]])
@@ -79,6 +81,18 @@ def det_squared(A):
     return np.linalg.det(A) ** 2 + np.linalg.det(A @ A)
 
 
+def matrix_norms(W):
+    return np.sum(W**2 * np.linalg.norm(W, 1)) + np.linalg.norm(np.sin(W), -np.inf) ** 2
+
+
+def vector_norms(x):
+    return np.linalg.norm(x, np.inf) * np.sum(x**3) + np.linalg.norm(x * x, 1)
+
+
+def nuclear_norm(W):
+    return np.sum(W**2) + np.linalg.norm(W, "nuc")
+
+
 def _matrix(rng):
     return (rng.normal(size=(3, 3)),)
 
@@ -98,6 +112,8 @@ PROGRAMS = [
     (diagonal_of_outer, lambda r: (r.normal(size=4),), False),  # autograd: axes -1, -2 only
     (take_along_rows, _matrix, False),  # autograd has no vjp for take_along_axis
     (det_squared, lambda r: (r.normal(size=(3, 3)) + 2 * np.eye(3),), True),
+    (matrix_norms, lambda r: (r.normal(size=(3, 4)),), False),  # autograd: Frobenius and 2
+    (vector_norms, lambda r: (r.normal(size=5),), False),  # autograd: no ord=1
 ]
 IDS = [fn.__name__ for fn, _, _ in PROGRAMS]
 
@@ -126,3 +142,23 @@ def test_hessian_vector_products_match_both_oracles(fn, sample, by_autograd):
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
     if by_autograd:
         np.testing.assert_allclose(reverse_over_reverse, autograd_hvp(fn, x, v), rtol=1e-9)
+
+
+def test_a_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line():
+    """ord='nuc' has the gradient u vh, which turns with x: its second derivative has no
+    rule, so it is refused where the norm is written, in both compositions (its first
+    derivative works)."""
+    W = np.random.default_rng(0).normal(size=(3, 2))
+    gradient = grad(nuclear_norm)
+    u, _, vh = np.linalg.svd(W, full_matrices=False)
+    np.testing.assert_allclose(gradient(W), 2 * W + u @ vh, rtol=1e-12)
+    line = nuclear_norm.__code__.co_firstlineno + 1
+    for second in (
+        lambda: jvp(gradient, (W,), (np.ones_like(W),)),
+        lambda: vjp(gradient, W)[1](np.ones_like(W)),
+    ):
+        with pytest.raises(NoDerivativeRuleError) as caught:
+            second()
+        assert caught.value.location.line == line
+        assert "ord='nuc'" in caught.value.message
+        assert "finite differences of the gradient" in caught.value.hint

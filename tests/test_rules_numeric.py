@@ -140,6 +140,13 @@ GETITEM_INDICES: list[tuple[str, Any]] = [
     ("bool-rows", np.array([True, False, True, True])),
 ]
 
+
+def matrix_one_norm_inputs(rng: np.random.Generator) -> list[Any]:
+    """``grad, value, x, ord`` of ``norm_grad`` for ``np.linalg.norm(x, 1)``."""
+    x = rng.normal(size=(3, 4))
+    return [rng.normal(), np.linalg.norm(x, 1), x, 1]
+
+
 CASES: dict[str, list[Case]] = {
     # arithmetic
     "add": binary(np.add, normal),
@@ -521,6 +528,15 @@ CASES: dict[str, list[Case]] = {
             inputs(normal(2, 1), normal(2, 3), fixed(np.array([[0], [2]]))),
             {"axis": 1},
             differentiable=(0,),
+        )
+    ],
+    "norm_grad": [
+        Case(
+            lambda grad, value, x, ord: helpers.norm_grad(grad, np.linalg.norm(x, 1), x, 1),
+            matrix_one_norm_inputs,
+            {},
+            "matrix 1, the norm recomputed",
+            differentiable=(0, 2),
         )
     ],
     "unjoin": [

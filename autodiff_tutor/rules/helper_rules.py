@@ -28,6 +28,7 @@ import numpy as np
 
 from autodiff_tutor.rules.arrangement import ARRANGEMENT_HELPER_OPS
 from autodiff_tutor.rules.helper_rules_products import PRODUCT_HELPER_OPS
+from autodiff_tutor.rules.linalg import LINALG_HELPER_OPS
 from autodiff_tutor.rules.picking import PICKING_HELPER_OPS
 from autodiff_tutor.rules.record import HELPER, Family
 from autodiff_tutor.rules.splits import SPLIT_HELPER_OPS
@@ -386,6 +387,7 @@ HELPER_OPS = (
     "prod_others",
     *PRODUCT_HELPER_OPS,
     *ARRANGEMENT_HELPER_OPS,
+    *LINALG_HELPER_OPS,
     *PICKING_HELPER_OPS,
     *SPLIT_HELPER_OPS,
     *STATISTICS_HELPER_OPS,

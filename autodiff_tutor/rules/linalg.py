@@ -10,14 +10,17 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.rules.record import LINALG, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule
+from autodiff_tutor.rules.record import HELPER, LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
+    cast_like,
     dot_dx,
     dot_dy,
     matmul_dx,
     matmul_dy,
     norm_grad,
+    norm_grad_flat,
+    norm_grad_in_g,
     unreduce,
 )
 
@@ -98,4 +101,40 @@ def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
             axis=axis,
             keepdims=keepdims,
         )
+    )
+
+
+# --- norm_grad, the gradient of the other ords, differentiable again ---------------------
+
+LINALG_HELPER_OPS = ("norm_grad",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "norm_grad",
+    shape=HELPER,
+    math="the gradient of norm(x, ord): sign(x) on the extreme entries, columns or rows",
+    latex=r"\mathit{grad} \cdot \partial \lVert x \rVert_{\mathit{ord}} / \partial x",
+    convention="linear in grad for every ord; in x: 0 away from kinks for the vector ords "
+    "0, 1, inf, -inf and the matrix ords 1, -1, inf, -inf (signs on the extreme entries, "
+    "columns or rows); the other ords' derivative in x is refused where it runs (their "
+    "gradient curves with x, and that curvature has no rule)",
+    symbolic=NumericOnly("the extreme columns and rows are found by comparing numbers"),
+)
+def norm_grad_(g, grad, value, x, ord, axis=None, keepdims=False):
+    # value is norm(x): its changes are x's, whose derivative here is 0 (or refused)
+    return (
+        norm_grad_in_g(g, value, x, ord, axis, keepdims),
+        None,
+        norm_grad_flat(x, ord, axis),
+        None,
+    )
+
+
+@defjvp("norm_grad")
+def norm_grad_tangent(
+    grad, value, x, ord, axis=None, keepdims=False, *, d_grad, d_value=None, d_x, d_ord=None
+):
+    return cast_like(norm_grad(d_grad, value, x, ord, axis, keepdims), x) + norm_grad_flat(
+        d_x, ord, axis
     )

@@ -66,6 +66,9 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     lstsq_tangent,
     matrix_norm_grad,
     norm_grad,
+    norm_grad_flat,
+    norm_grad_in_g,
+    piecewise_constant_norm,
     svd_grad,
     svd_tangent,
 )

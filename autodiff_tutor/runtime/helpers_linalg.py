@@ -29,6 +29,9 @@ __all__ = [
     "lstsq_tangent",
     "matrix_norm_grad",
     "norm_grad",
+    "norm_grad_flat",
+    "norm_grad_in_g",
+    "piecewise_constant_norm",
     "svd_grad",
     "svd_tangent",
 ]
@@ -183,18 +186,79 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
     return g * xp.moveaxis(u @ vh, (-2, -1), (row, col))
 
 
-def norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def norm_grad(
+    g: Any, value: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False
+) -> Any:
     """The gradient of ``np.linalg.norm(x, ord, axis, keepdims)`` for an ``ord`` other
     than Frobenius: a matrix norm when numpy computes one (two axes: ``axis=None`` on a
-    2-D ``x``, or a pair of axes), else a vector norm.
+    2-D ``x``, or a pair of axes), else a vector norm. ``value`` is the norm itself
+    (named so, not ``out``: a rule's ``out`` is its own result).
 
     >>> norm_grad(1.0, 2.0, np.array([[2.0, 0.0], [0.0, 1.0]]), 2).tolist()
     [[1.0, 0.0], [0.0, 0.0]]
     """
     pair = isinstance(axis, (tuple, list)) and len(axis) == 2
     if pair or (axis is None and x.ndim == 2):
-        return matrix_norm_grad(g, out, x, ord, axis, keepdims)
-    return vector_norm_grad(g, out, x, ord, axis, keepdims)
+        return matrix_norm_grad(g, value, x, ord, axis, keepdims)
+    return vector_norm_grad(g, value, x, ord, axis, keepdims)
+
+
+def _is_matrix_norm(x: Any, axis: Any) -> bool:
+    return (isinstance(axis, (tuple, list)) and len(axis) == 2) or (axis is None and x.ndim == 2)
+
+
+def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
+    """``ord`` when :func:`norm_grad` is, away from its kinks, constant in ``x`` and in
+    the norm (vector ords 0, 1, inf, -inf; matrix ords 1, -1, inf, -inf: signs on the
+    extreme entries, columns or rows), so that its derivative is its linear part in
+    ``g``; else a refusal: the other ords' gradients curve with ``x`` (a power of
+    ``|x|``, the singular vectors of ``'nuc'``, 2, -2), and no rule writes that
+    curvature yet.
+
+    >>> piecewise_constant_norm(1, np.ones((2, 2)))
+    1
+    """
+    covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
+    if isinstance(ord, str) or ord not in covered:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        kind = "matrix" if _is_matrix_norm(x, axis) else "vector"
+        raise NoDerivativeRuleError(
+            f"no second derivative for np.linalg.norm with ord={ord!r} (a {kind} norm): "
+            "its gradient curves with x, and that curvature has no rule",
+            hint=f"second derivatives cover the {kind} ords "
+            f"{', '.join(map(repr, covered))} and the Frobenius norm (ord=None); first "
+            "derivatives of this ord work: for its second derivative, compare with "
+            "finite differences of the gradient",
+        )
+    return ord
+
+
+def norm_grad_flat(x: Any, ord: Any, axis: Any = None) -> Any:
+    """Zeros like ``x``: the derivative of :func:`norm_grad` in ``x`` (and in the norm,
+    a function of ``x``), for the ords where it is piecewise constant
+    (:func:`piecewise_constant_norm`; the others are refused, never a silent zero).
+
+    >>> norm_grad_flat(np.ones(2), np.inf).tolist()
+    [0.0, 0.0]
+    """
+    piecewise_constant_norm(ord, x, axis)
+    return array_module(x).zeros_like(x)
+
+
+def norm_grad_in_g(
+    c: Any, value: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False
+) -> Any:
+    """The adjoint of :func:`norm_grad` in its gradient ``g`` (it is linear in ``g``,
+    for every ord): ``c`` times the gradient for ``g = 1``, summed over the norm's axes.
+
+    >>> norm_grad_in_g(np.array([2.0, 3.0]), 3.0, np.array([-1.0, 2.0]), 1).tolist()
+    1.0
+    """
+    xp = array_module(x)
+    direction = norm_grad(xp.ones_like(value), value, x, ord, axis, keepdims)
+    summed = None if axis is None else tuple(axis) if isinstance(axis, (tuple, list)) else axis
+    return cast_like(xp.sum(c * direction, axis=summed, keepdims=keepdims), value)
 
 
 def _least_squares(out: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
