@@ -164,18 +164,6 @@ def test_jvp_through_a_nested_loop_whose_read_index_does_not_run():
         assert grad(f)(1.5, n) == slope
 
 
-def test_a_loop_that_runs_no_time_leaves_its_variable_as_it_was():
-    def f(x, n):
-        j = 2.0
-        for j in range(n):
-            x = x + 0.0 * j
-        return x * j
-
-    for n, slope in [(0, 2.0), (4, 3.0)]:
-        assert jvp(f, (1.5, n), (1.0, None)) == (1.5 * slope, slope)
-        assert grad(f)(1.5, n) == slope
-
-
 def test_jvp_through_control_flow():
     def f(x, n):
         total = 0.0

@@ -185,13 +185,14 @@ class FlowMixin:
         self.steps.append(loop)
 
     def _index_kept_when_empty(self, target: ast.Name, index: str) -> None:
-        """A ``for`` loop that runs no time leaves its variable as it was: the index's
-        version starts as the name's value before the loop (a nested loop's index,
-        copied out of each outer iteration, would otherwise read a name never bound).
-        A value that carries gradient is not copied: an index never carries gradient,
-        and reading that value after an empty loop stays an error, as before."""
+        """A nested ``for`` loop that runs no time leaves its variable as it was: its
+        index's version starts as the name's value before the loop, since the enclosing
+        loop copies the index out of each of its iterations (Python's rule; that copy
+        would otherwise read a name never bound). A value that carries gradient is not
+        copied (an index never carries gradient), and neither is one outside a loop
+        (nothing copies it out there)."""
         before = self.current.get(target.id)
-        if before is None or self._carries_gradient(target):
+        if not self.loop_stack or before is None or self._carries_gradient(target):
             return
         self._lower(ast.Name(before, ast.Load()), target=index)
         self.emitted[-1].synthetic = True
