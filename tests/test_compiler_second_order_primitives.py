@@ -2,8 +2,8 @@
 (``np.diff``: ``undo_diff``; ``np.pad``: ``unpad``; ``np.hstack`` and its kin:
 ``unjoin``; ``np.split`` and its kin: ``unsplit``; ``np.diag``: ``embed_diagonal``;
 ``np.take_along_axis``: ``untake_along_axis``; ``np.linalg.norm`` with an ord other
-than Frobenius: ``norm_grad``), and through ``np.linalg.det``, whose gradient reads a
-scalar by an index (``(g * out)[..., None, None]``).
+than Frobenius: ``norm_grad``; ``np.linalg.eigh``: ``eigh_grad``), and through
+``np.linalg.det``, whose gradient reads a scalar by an index (``(g * out)[..., None, None]``).
 
 Each program's Hessian-vector product, forward over reverse (``jvp(grad f)``) and
 reverse over reverse (``vjp(grad f)``), must compile and match central differences of
@@ -89,6 +89,17 @@ def vector_norms(x):
     return np.linalg.norm(x, np.inf) * np.sum(x**3) + np.linalg.norm(x * x, 1)
 
 
+def eigenvalues_cubed(X):
+    w, _ = np.linalg.eigh(X + X.T)
+    return np.sum(w**3)
+
+
+def projection_on_top_eigenvectors(X):
+    w, v = np.linalg.eigh(X + X.T)
+    top = v[:, 1:]
+    return np.sum((top @ top.T @ X) ** 2) + np.sum(np.sin(w))
+
+
 def nuclear_norm(W):
     return np.sum(W**2) + np.linalg.norm(W, "nuc")
 
@@ -114,6 +125,8 @@ PROGRAMS = [
     (det_squared, lambda r: (r.normal(size=(3, 3)) + 2 * np.eye(3),), True),
     (matrix_norms, lambda r: (r.normal(size=(3, 4)),), False),  # autograd: Frobenius and 2
     (vector_norms, lambda r: (r.normal(size=5),), False),  # autograd: no ord=1
+    (eigenvalues_cubed, _matrix, True),
+    (projection_on_top_eigenvectors, _matrix, True),
 ]
 IDS = [fn.__name__ for fn, _, _ in PROGRAMS]
 
@@ -162,3 +175,20 @@ def test_a_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line():
         assert caught.value.location.line == line
         assert "ord='nuc'" in caught.value.message
         assert "finite differences of the gradient" in caught.value.hint
+
+
+def test_eigh_at_a_repeated_eigenvalue_is_refused_at_the_users_line():
+    """At a repeated eigenvalue the eigenvectors have no derivative: the second
+    derivative through eigh is refused where eigh is called (it was NaN), while distinct
+    eigenvalues work (above)."""
+    X = np.eye(3)
+    gradient = grad(eigenvalues_cubed)
+    line = eigenvalues_cubed.__code__.co_firstlineno + 1
+    for second in (
+        lambda: jvp(gradient, (X,), (np.ones_like(X),)),
+        lambda: vjp(gradient, X)[1](np.ones_like(X)),
+    ):
+        with pytest.raises(NoDerivativeRuleError) as caught:
+            second()
+        assert caught.value.location.line == line
+        assert "repeated eigenvalue" in caught.value.message

@@ -64,6 +64,11 @@ def zeros(*shape: int) -> Any:
     return lambda rng: np.zeros(shape)
 
 
+def spread(*shape: int) -> Any:
+    """Distinct eigenvalues in increasing order along the last axis, at least 1 apart."""
+    return lambda rng: np.cumsum(1.0 + rng.uniform(size=shape), axis=-1) - 2.0
+
+
 def matmul_shape(x: Any, y: Any) -> tuple[int, ...]:
     return np.shape(np.matmul(x, y))
 
@@ -322,6 +327,21 @@ HELPER_CASES: dict[str, list[Case]] = {
             ((3, 4), 1, {"axis": 1}, "vector 1 rows"),
             ((5,), np.inf, {}, "vector inf"),
         ]
+    ],
+    "eigh_grad": [  # the gradient of eigh: a rational function of (gw, gv, w, v)
+        Case(helpers.eigh_grad, inputs(normal(3), normal(3, 3), spread(3), normal(3, 3)), {}, "3"),
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(2, 3), normal(2, 3, 3), spread(2, 3), normal(2, 3, 3)),
+            {},
+            "stacked",
+        ),
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(3), zeros(3, 3), spread(3), normal(3, 3)),
+            {},
+            "eigenvalues only",
+        ),
     ],
     "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
         Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)

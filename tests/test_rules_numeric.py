@@ -530,6 +530,13 @@ CASES: dict[str, list[Case]] = {
             differentiable=(0,),
         )
     ],
+    "eigh_grad": [
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(3), normal(3, 3), fixed(np.array([-1.0, 0.5, 2.0])), normal(3, 3)),
+            {},
+        )
+    ],
     "norm_grad": [
         Case(
             lambda grad, value, x, ord: helpers.norm_grad(grad, np.linalg.norm(x, 1), x, 1),

@@ -36,7 +36,6 @@ def outer_of_gradient(x):
 
 
 CASES = {
-    through_eigh: ("np.linalg.eigh(x)", np.array([[2.0, 0.3], [0.3, 1.0]])),
     through_svd: ("np.linalg.svd(x, full_matrices=False)", np.array([[2.0, 0.3], [0.1, 1.0]])),
 }
 
@@ -45,8 +44,6 @@ CASES = {
 def test_a_second_derivative_is_refused_at_the_users_line(fn) -> None:
     text, x = CASES[fn]
     want = central_difference(fn, [x], 0)
-    if fn is through_eigh:  # numpy reads one triangle: the symmetric gradient is the rule's
-        want = (want + want.T) / 2
     np.testing.assert_allclose(grad(fn)(x), want, rtol=1e-5)
     with pytest.raises(AutodiffError) as caught:
         jvp(grad(fn), (x,), (np.ones_like(x),))
@@ -58,7 +55,7 @@ def test_a_second_derivative_is_refused_at_the_users_line(fn) -> None:
 
 
 def test_a_gradient_inside_a_function_is_refused_at_the_users_line_too() -> None:
-    x = CASES[through_eigh][1]
+    x = np.array([[2.0, 0.3], [0.3, 1.0]])
     with pytest.raises(AutodiffError) as caught:
         grad(outer_of_gradient)(x)
     assert caught.value.location is not None

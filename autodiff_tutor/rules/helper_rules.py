@@ -27,6 +27,7 @@ are declared non-differentiable.
 import numpy as np
 
 from autodiff_tutor.rules.arrangement import ARRANGEMENT_HELPER_OPS
+from autodiff_tutor.rules.decompositions import DECOMPOSITION_HELPER_OPS
 from autodiff_tutor.rules.helper_rules_products import PRODUCT_HELPER_OPS
 from autodiff_tutor.rules.linalg import LINALG_HELPER_OPS
 from autodiff_tutor.rules.picking import PICKING_HELPER_OPS
@@ -387,6 +388,7 @@ HELPER_OPS = (
     "prod_others",
     *PRODUCT_HELPER_OPS,
     *ARRANGEMENT_HELPER_OPS,
+    *DECOMPOSITION_HELPER_OPS,
     *LINALG_HELPER_OPS,
     *PICKING_HELPER_OPS,
     *SPLIT_HELPER_OPS,

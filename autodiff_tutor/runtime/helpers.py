@@ -61,6 +61,8 @@ from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exporte
 )
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     eigh_grad,
+    eigh_grad_adjoint,
+    eigh_grad_along,
     eigh_tangent,
     lstsq_grad,
     lstsq_tangent,

@@ -24,6 +24,8 @@ from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
 
 __all__ = [
     "eigh_grad",
+    "eigh_grad_adjoint",
+    "eigh_grad_along",
     "eigh_tangent",
     "lstsq_grad",
     "lstsq_tangent",
@@ -71,6 +73,85 @@ def eigh_grad(gw: Any, gv: Any, w: Any, v: Any) -> Any:
     if xp.any(gv != 0):
         inner = inner + v @ (_inverse_gaps(w) * (vt @ gv)) @ vt
     return (inner + _t(inner)) / 2
+
+
+def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
+    """``F`` (the inverse gaps of ``w``), ``vᵀ gv`` and ``M = F * (vᵀ gv)``: the pieces
+    of :func:`eigh_grad`'s eigenvector part (``M`` is 0 where ``gv`` is, as there)."""
+    xp = array_module(gw, gv, w, v)
+    f = _inverse_gaps(w)
+    if not bool(xp.all(xp.isfinite(f))):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            "no second derivative through np.linalg.eigh at a repeated eigenvalue: its "
+            "eigenvectors have no derivative there, and the gradient of eigh is made of them",
+            hint="second derivatives through eigh need distinct eigenvalues; at this point, "
+            "compare with finite differences of the gradient",
+        )
+    vt_gv = _t(v) @ gv
+    m = f * vt_gv if xp.any(gv != 0) else xp.zeros_like(vt_gv)
+    return f, vt_gv, m
+
+
+def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
+    """The tangent of :func:`eigh_grad` along a change ``t`` of one of its inputs
+    (``of``: ``"gw"``, ``"gv"``, ``"w"`` or ``"v"``). With ``inner = v diag(gw) vᵀ +
+    v M vᵀ``, ``M = F * (vᵀ gv)``, ``F_ij = 1 / (w_j - w_i)``: the symmetric part of
+    ``d inner``, where ``dF_ij = -F_ij^2 (dw_j - dw_i)``. At a repeated eigenvalue the
+    eigenvectors have no derivative: refused (``NoDerivativeRuleError``).
+
+    >>> w, v = np.array([1.0, 3.0]), np.eye(2)
+    >>> eigh_grad_along(np.ones(2), np.zeros((2, 2)), w, v, np.array([1.0, 0.0]), "gw").tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(gw, gv, w, v, t)
+    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    vt = _t(v)
+    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
+    if of == "gw":
+        inner = (v * t[..., None, :]) @ vt
+    elif of == "gv":
+        inner = v @ (f * (vt @ t)) @ vt if xp.any(t != 0) else xp.zeros_like(v @ vt)
+    elif of == "w":
+        d_f = -f * f * (t[..., None, :] - t[..., :, None])
+        inner = v @ (d_f * vt_gv) @ vt if through_gv else xp.zeros_like(v @ vt)
+    else:  # v
+        core = (t * gw[..., None, :]) @ vt
+        inner = core + _t(core)
+        if through_gv:
+            inner = inner + t @ m @ vt + v @ m @ _t(t) + v @ (f * (_t(t) @ gv)) @ vt
+    return (inner + _t(inner)) / 2
+
+
+def eigh_grad_adjoint(c: Any, gw: Any, gv: Any, w: Any, v: Any, of: str) -> Any:
+    """The adjoint of :func:`eigh_grad` in one of its inputs (``of`` as in
+    :func:`eigh_grad_along`), for the cotangent ``c`` of its result: with ``S`` the
+    symmetric part of ``c`` and ``P = vᵀ S v``: ``diag(P)`` for ``gw``, ``v (F * P)``
+    for ``gv``, ``rowsum(Q F^2) - colsum(Q F^2)`` with ``Q = P * (vᵀ gv)`` for ``w``,
+    ``2 S v diag(gw) + S v (M + Mᵀ) + gv (F * P)ᵀ`` for ``v``.
+
+    >>> w, v = np.array([1.0, 3.0]), np.eye(2)
+    >>> eigh_grad_adjoint(np.eye(2), np.ones(2), np.zeros((2, 2)), w, v, "gw").tolist()
+    [1.0, 1.0]
+    """
+    xp = array_module(c, gw, gv, w, v)
+    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    s = (c + _t(c)) / 2
+    p = _t(v) @ s @ v
+    if of == "gw":
+        return xp.diagonal(p, axis1=-2, axis2=-1)
+    if of == "gv":
+        return v @ (f * p)
+    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
+    if of == "w":
+        if not through_gv:
+            return xp.zeros_like(w)
+        q = p * vt_gv * f * f
+        return xp.sum(q, axis=-1) - xp.sum(q, axis=-2)
+    sv = s @ v
+    d_v = 2 * sv * gw[..., None, :]
+    return d_v + sv @ (m + _t(m)) + gv @ _t(f * p) if through_gv else d_v
 
 
 def eigh_tangent(d_a: Any, w: Any, v: Any) -> list[Any]:
