@@ -104,6 +104,10 @@ def nuclear_norm(W):
     return np.sum(W**2) + np.linalg.norm(W, "nuc")
 
 
+def spectral_norms(W):
+    return np.linalg.norm(W, 2) * np.sum(W) + np.linalg.norm(W @ W.T + np.eye(3), -2) ** 2
+
+
 def _matrix(rng):
     return (rng.normal(size=(3, 3)),)
 
@@ -125,6 +129,8 @@ PROGRAMS = [
     (det_squared, lambda r: (r.normal(size=(3, 3)) + 2 * np.eye(3),), True),
     (matrix_norms, lambda r: (r.normal(size=(3, 4)),), False),  # autograd: Frobenius and 2
     (vector_norms, lambda r: (r.normal(size=5),), False),  # autograd: no ord=1
+    (nuclear_norm, lambda r: (r.normal(size=(4, 3)),), True),
+    (spectral_norms, lambda r: (r.normal(size=(3, 4)),), False),  # autograd: no ord=2
     (eigenvalues_cubed, _matrix, True),
     (projection_on_top_eigenvectors, _matrix, True),
 ]
@@ -157,11 +163,11 @@ def test_hessian_vector_products_match_both_oracles(fn, sample, by_autograd):
         np.testing.assert_allclose(reverse_over_reverse, autograd_hvp(fn, x, v), rtol=1e-9)
 
 
-def test_a_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line():
-    """ord='nuc' has the gradient u vh, which turns with x: its second derivative has no
-    rule, so it is refused where the norm is written, in both compositions (its first
-    derivative works)."""
-    W = np.random.default_rng(0).normal(size=(3, 2))
+def test_a_norm_at_repeated_singular_values_is_refused_at_the_users_line():
+    """ord='nuc' has the gradient u vh, made of singular vectors, which have no
+    derivative where two singular values are equal: the second derivative is refused
+    where the norm is written, in both compositions (its first derivative works)."""
+    W = np.array([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
     gradient = grad(nuclear_norm)
     u, _, vh = np.linalg.svd(W, full_matrices=False)
     np.testing.assert_allclose(gradient(W), 2 * W + u @ vh, rtol=1e-12)
@@ -174,7 +180,22 @@ def test_a_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line():
             second()
         assert caught.value.location.line == line
         assert "ord='nuc'" in caught.value.message
+        assert "repeated or zero singular value" in caught.value.message
         assert "finite differences of the gradient" in caught.value.hint
+
+
+def cubic_vector_norm(x):
+    return np.linalg.norm(x, 3) * np.sum(x)
+
+
+def test_a_vector_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line():
+    """ord=3 has the gradient sign(x) (|x| / norm)^2, which curves with x: no rule
+    writes that curvature, so the second derivative is refused where the norm is."""
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(NoDerivativeRuleError) as caught:
+        jvp(grad(cubic_vector_norm), (x,), (np.ones_like(x),))
+    assert caught.value.location.line == cubic_vector_norm.__code__.co_firstlineno + 1
+    assert "ord=3" in caught.value.message
 
 
 def test_eigh_at_a_repeated_eigenvalue_is_refused_at_the_users_line():

@@ -107,7 +107,7 @@ def norm_grad_of(grad: Any, value: Any, x: Any, ord: Any, **options: Any) -> Any
     """norm_grad with the norm's value recomputed from x, as it always is where the
     helper runs: so differences in x and in the value see the helper's true dependence
     (none, away from kinks, for the ords whose rule the helper has)."""
-    ord = float(ord)  # the table gives it as a 0-d array
+    ord = ord.item()  # the table gives it as a 0-d array
     return helpers.norm_grad(grad, np.linalg.norm(x, ord, **options), x, ord, **options)
 
 
@@ -326,6 +326,10 @@ HELPER_CASES: dict[str, list[Case]] = {
             ((2, 3, 4), np.inf, {"axis": (0, 2), "keepdims": True}, "matrix inf axes"),
             ((3, 4), 1, {"axis": 1}, "vector 1 rows"),
             ((5,), np.inf, {}, "vector inf"),
+            ((3, 4), "nuc", {}, "matrix nuc"),
+            ((4, 3), 2, {}, "matrix 2"),
+            ((3, 3), -2, {}, "matrix -2"),
+            ((2, 3, 4), "nuc", {"axis": (2, 0)}, "matrix nuc axes"),
         ]
     ],
     "eigh_grad": [  # the gradient of eigh: a rational function of (gw, gv, w, v)

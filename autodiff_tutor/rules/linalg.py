@@ -19,7 +19,8 @@ from autodiff_tutor.runtime.helpers import (
     matmul_dx,
     matmul_dy,
     norm_grad,
-    norm_grad_flat,
+    norm_grad_adjoint_x,
+    norm_grad_along_x,
     norm_grad_in_g,
     unreduce,
 )
@@ -113,20 +114,20 @@ LINALG_HELPER_OPS = ("norm_grad",)
 @defvjp(
     "norm_grad",
     shape=HELPER,
-    math="the gradient of norm(x, ord): sign(x) on the extreme entries, columns or rows",
+    math="the gradient of norm(x, ord): signs on extreme entries, or u vh of singular vectors",
     latex=r"\mathit{grad} \cdot \partial \lVert x \rVert_{\mathit{ord}} / \partial x",
     convention="linear in grad for every ord; in x: 0 away from kinks for the vector ords "
     "0, 1, inf, -inf and the matrix ords 1, -1, inf, -inf (signs on the extreme entries, "
-    "columns or rows); the other ords' derivative in x is refused where it runs (their "
-    "gradient curves with x, and that curvature has no rule)",
+    "columns or rows); through the singular vectors for 'nuc', 2, -2 (refused at repeated "
+    "or zero singular values); refused for the other vector ords (a power of |x|)",
     symbolic=NumericOnly("the extreme columns and rows are found by comparing numbers"),
 )
 def norm_grad_(g, grad, value, x, ord, axis=None, keepdims=False):
-    # value is norm(x): its changes are x's, whose derivative here is 0 (or refused)
+    # value is norm(x): its changes are x's, and the x part has them
     return (
         norm_grad_in_g(g, value, x, ord, axis, keepdims),
         None,
-        norm_grad_flat(x, ord, axis),
+        norm_grad_adjoint_x(g, grad, value, x, ord, axis, keepdims),
         None,
     )
 
@@ -135,6 +136,6 @@ def norm_grad_(g, grad, value, x, ord, axis=None, keepdims=False):
 def norm_grad_tangent(
     grad, value, x, ord, axis=None, keepdims=False, *, d_grad, d_value=None, d_x, d_ord=None
 ):
-    return cast_like(norm_grad(d_grad, value, x, ord, axis, keepdims), x) + norm_grad_flat(
-        d_x, ord, axis
+    return cast_like(norm_grad(d_grad, value, x, ord, axis, keepdims), x) + norm_grad_along_x(
+        grad, value, x, ord, axis, keepdims, d_x
     )

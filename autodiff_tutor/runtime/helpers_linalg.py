@@ -31,7 +31,8 @@ __all__ = [
     "lstsq_tangent",
     "matrix_norm_grad",
     "norm_grad",
-    "norm_grad_flat",
+    "norm_grad_adjoint_x",
+    "norm_grad_along_x",
     "norm_grad_in_g",
     "piecewise_constant_norm",
     "svd_grad",
@@ -292,13 +293,14 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
     """``ord`` when :func:`norm_grad` is, away from its kinks, constant in ``x`` and in
     the norm (vector ords 0, 1, inf, -inf; matrix ords 1, -1, inf, -inf: signs on the
     extreme entries, columns or rows), so that its derivative is its linear part in
-    ``g``; else a refusal: the other ords' gradients curve with ``x`` (a power of
-    ``|x|``, the singular vectors of ``'nuc'``, 2, -2), and no rule writes that
-    curvature yet.
+    ``g``; else a refusal: the other vector ords' gradients curve with ``x`` (a power
+    of ``|x|``), and no rule writes that curvature yet (the matrix ords ``'nuc'``, 2,
+    -2 turn with ``x`` too: :func:`norm_grad_along_x` has them before asking here).
 
     >>> piecewise_constant_norm(1, np.ones((2, 2)))
     1
     """
+    ord = _plain(ord)
     covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
     if isinstance(ord, str) or ord not in covered:
         from autodiff_tutor.errors import NoDerivativeRuleError
@@ -315,16 +317,92 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
     return ord
 
 
-def norm_grad_flat(x: Any, ord: Any, axis: Any = None) -> Any:
-    """Zeros like ``x``: the derivative of :func:`norm_grad` in ``x`` (and in the norm,
-    a function of ``x``), for the ords where it is piecewise constant
-    (:func:`piecewise_constant_norm`; the others are refused, never a silent zero).
+def _plain(ord: Any) -> Any:
+    """An ord given as a 0-d array (a table of cases), as the number or string it holds."""
+    return ord.item() if getattr(ord, "ndim", None) == 0 else ord
 
-    >>> norm_grad_flat(np.ones(2), np.inf).tolist()
-    [0.0, 0.0]
+
+def _turns_with_singular_vectors(ord: Any, x: Any, axis: Any) -> bool:
+    """Whether the gradient of this matrix norm is made of singular vectors."""
+    ord = _plain(ord)
+    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
+    return _is_matrix_norm(x, axis) and bool(spectral)
+
+
+def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
+    """The norm's two axes, its matrices moved last, their SVD, and the singular
+    vectors ``'nuc'`` (all), ``2`` (the first) or ``-2`` (the last) uses; refused at
+    repeated or zero singular values, where the singular vectors have no derivative."""
+    xp, ord = array_module(x), _plain(ord)
+    row, col = (-2, -1) if axis is None else tuple(axis)
+    row, col = row % x.ndim, col % x.ndim
+    moved = xp.moveaxis(x, (row, col), (-2, -1))
+    u, s, vh = xp.linalg.svd(moved, full_matrices=False)
+    if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no second derivative for np.linalg.norm with ord={ord!r} at a repeated or "
+            "zero singular value: its singular vectors have no derivative there",
+            hint="second derivatives of this norm need distinct, nonzero singular values; "
+            "at this point, compare with finite differences of the gradient",
+        )
+    k = s.shape[-1]
+    pick = slice(None) if isinstance(ord, str) else slice(0, 1) if ord == 2 else slice(k - 1, k)
+    return (row, col), moved, [u, s, vh], pick
+
+
+def _expanded(grad: Any, where: tuple[int, int], keepdims: bool) -> Any:
+    return grad if keepdims else array_module(grad).expand_dims(grad, tuple(sorted(where)))
+
+
+def norm_grad_along_x(
+    grad: Any, value: Any, x: Any, ord: Any, axis: Any, keepdims: bool, t: Any
+) -> Any:
+    """The tangent of :func:`norm_grad` along a change ``t`` of ``x`` (the norm's value
+    moving with it): ``g d(u vh)`` for ``'nuc'`` (``u_k vh_k`` of the largest or smallest
+    singular value for ``2``, ``-2``), from the singular vectors' tangents; zero for the
+    piecewise-constant ords (:func:`piecewise_constant_norm`), a refusal for the others.
+
+    >>> norm_grad_along_x(1.0, 3.0, np.array([[1.0, -2.0], [0.0, 1.0]]), 1, None, False,
+    ...                   np.ones((2, 2))).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
     """
-    piecewise_constant_norm(ord, x, axis)
-    return array_module(x).zeros_like(x)
+    xp = array_module(x)
+    if not _turns_with_singular_vectors(ord, x, axis):
+        piecewise_constant_norm(ord, x, axis)
+        return xp.zeros_like(t)
+    where, moved, out, pick = _singular_parts(x, ord, axis)
+    u, _, vh = out
+    du, _, dvh = svd_tangent(xp.moveaxis(t, where, (-2, -1)), out)
+    turned = du[..., :, pick] @ vh[..., pick, :] + u[..., :, pick] @ dvh[..., pick, :]
+    return cast_like(_expanded(grad, where, keepdims) * xp.moveaxis(turned, (-2, -1), where), x)
+
+
+def norm_grad_adjoint_x(
+    c: Any, grad: Any, value: Any, x: Any, ord: Any, axis: Any, keepdims: bool
+) -> Any:
+    """The adjoint of :func:`norm_grad` in ``x`` (the transpose of
+    :func:`norm_grad_along_x`): the cotangent ``c g`` pulled back through the singular
+    vectors by :func:`svd_grad`; zero for the piecewise-constant ords, a refusal for
+    the others.
+
+    >>> norm_grad_adjoint_x(np.ones((2, 2)), 1.0, 3.0, np.array([[1.0, -2.0], [0.0, 1.0]]),
+    ...                     1, None, False).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(x)
+    if not _turns_with_singular_vectors(ord, x, axis):
+        piecewise_constant_norm(ord, x, axis)
+        return xp.zeros_like(x)
+    where, moved, out, pick = _singular_parts(x, ord, axis)
+    u, s, vh = out
+    cm = xp.moveaxis(c * _expanded(grad, where, keepdims), where, (-2, -1))
+    gu, gvh = xp.zeros_like(u), xp.zeros_like(vh)
+    gu[..., :, pick] = cm @ _t(vh[..., pick, :])
+    gvh[..., pick, :] = _t(u[..., :, pick]) @ cm
+    pulled = svd_grad([gu, xp.zeros_like(s), gvh], out, moved)
+    return cast_like(xp.moveaxis(pulled, (-2, -1), where), x)
 
 
 def norm_grad_in_g(
