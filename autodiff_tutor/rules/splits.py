@@ -9,7 +9,7 @@ adjoint cuts a gradient into pieces, ``split_like``). The tangent is the tangent
 the same way.
 
 >>> import numpy as np
->>> split([np.ones(2), 2 * np.ones(2)], np, np.zeros(4), 2).tolist()
+>>> split([np.ones(2), 2 * np.ones(2)], np.zeros(4), 2).tolist()
 [1.0, 1.0, 2.0, 2.0]
 """
 

@@ -302,6 +302,7 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
     """
     ord = _plain(ord)
     covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
+    spectral = ("nuc", 2, -2) if _is_matrix_norm(x, axis) else ()  # norm_grad_along_x's
     if isinstance(ord, str) or ord not in covered:
         from autodiff_tutor.errors import NoDerivativeRuleError
 
@@ -310,7 +311,7 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
             f"no second derivative for np.linalg.norm with ord={ord!r} (a {kind} norm): "
             "its gradient curves with x, and that curvature has no rule",
             hint=f"second derivatives cover the {kind} ords "
-            f"{', '.join(map(repr, covered))} and the Frobenius norm (ord=None); first "
+            f"{', '.join(map(repr, covered + spectral))} and the Frobenius norm (ord=None); first "
             "derivatives of this ord work: for its second derivative, compare with "
             "finite differences of the gradient",
         )
