@@ -148,6 +148,22 @@ def test_jvp_through_a_nested_loop_that_does_not_run():
     assert jvp(f, (1.0, 2), (1.0, None)) == (8.0, 8.0)
 
 
+def test_jvp_through_a_nested_loop_whose_read_index_does_not_run():
+    """The inner index is read, and the inner loop runs no time: the index keeps the
+    value it had (Python's rule), in forward and reverse mode alike."""
+
+    def f(x, n):
+        s = 0.0
+        for _ in range(2):
+            for j in range(n):
+                s = s + x * j
+        return s
+
+    for n, slope in [(0, 0.0), (3, 6.0)]:
+        assert jvp(f, (1.5, n), (1.0, None)) == (1.5 * slope, slope)
+        assert grad(f)(1.5, n) == slope
+
+
 def test_jvp_through_control_flow():
     def f(x, n):
         total = 0.0

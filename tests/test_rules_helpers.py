@@ -64,6 +64,11 @@ def zeros(*shape: int) -> Any:
     return lambda rng: np.zeros(shape)
 
 
+def spread(*shape: int) -> Any:
+    """Distinct eigenvalues in increasing order along the last axis, at least 1 apart."""
+    return lambda rng: np.cumsum(1.0 + rng.uniform(size=shape), axis=-1) - 2.0
+
+
 def matmul_shape(x: Any, y: Any) -> tuple[int, ...]:
     return np.shape(np.matmul(x, y))
 
@@ -96,6 +101,23 @@ def reduced(x_shape: tuple[int, ...], options: dict[str, Any]) -> Case:
 
 def prod_case(sample: Any, options: dict[str, Any], label: str) -> Case:
     return Case(helpers.prod_others, inputs(sample), options, label)
+
+
+def norm_grad_of(grad: Any, value: Any, x: Any, ord: Any, **options: Any) -> Any:
+    """norm_grad with the norm's value recomputed from x, as it always is where the
+    helper runs: so differences in x and in the value see the helper's true dependence
+    (none, away from kinks, for the ords whose rule the helper has)."""
+    ord = ord.item()  # the table gives it as a 0-d array
+    return helpers.norm_grad(grad, np.linalg.norm(x, ord, **options), x, ord, **options)
+
+
+def norm_grad_inputs(shape: tuple[int, ...], ord: Any, options: dict[str, Any]) -> Any:
+    def sample(rng: np.random.Generator) -> list[Any]:
+        x = rng.normal(size=shape)
+        value = np.linalg.norm(x, ord, **options)
+        return [rng.normal(size=np.shape(value)), value, x, ord]
+
+    return sample
 
 
 HELPER_CASES: dict[str, list[Case]] = {
@@ -231,6 +253,108 @@ HELPER_CASES: dict[str, list[Case]] = {
             ("...j,j", (2,), (2, 3), (3,), 0),
             ("ij,kj->ik", (1, 2), (1, 3), (2, 3), 1),
         ]
+    ],
+    "undo_diff": [  # the gradient of np.diff: grad has the differences' shape
+        Case(helpers.undo_diff, inputs(normal(*shape)), options, label)
+        for shape, options, label in [
+            ((4,), {}, "n=1"),
+            ((2, 3), {"n": 2}, "n=2"),
+            ((3, 2), {"axis": 0}, "axis=0"),
+            ((2, 1, 3), {"n": 3, "axis": 1}, "n=3 axis=1"),
+        ]
+    ],
+    "unpad": [  # the gradient of np.pad: grad has the padded shape
+        Case(helpers.unpad, inputs(normal(*shape)), options, label)
+        for shape, options, label in [
+            ((5, 4), {"pad_width": 1}, "constant"),
+            ((4, 5), {"pad_width": ((0, 1), (2, 0))}, "constant uneven"),
+            ((7,), {"pad_width": (2, 1), "mode": "reflect"}, "reflect"),
+            ((6, 4), {"pad_width": ((1, 2), (1, 0)), "mode": "edge"}, "edge"),
+            ((8,), {"pad_width": (3, 1), "mode": "symmetric"}, "symmetric"),
+            ((8,), {"pad_width": (2, 3), "mode": "wrap"}, "wrap"),
+        ]
+    ],
+    "embed_diagonal": [  # the gradient of np.diagonal: grad is the diagonal, last axis
+        Case(helpers.embed_diagonal, inputs(normal(*g), normal(*x)), options, label, (0,))
+        for g, x, options, label in [
+            ((3,), (3, 3), {}, "square"),
+            ((2,), (3, 2), {}, "tall"),
+            ((2,), (3, 3), {"offset": 1}, "offset=1"),
+            ((2,), (3, 4), {"offset": -1}, "offset=-1"),
+            ((2, 2), (2, 3, 3), {"offset": 1, "axis1": 1, "axis2": 2}, "batched"),
+        ]
+    ],
+    "untake_along_axis": [  # the gradient of np.take_along_axis: grad has indices' shape
+        Case(
+            helpers.untake_along_axis,
+            inputs(normal(*np.shape(index)), normal(*x), fixed(index)),
+            options,
+            label,
+            (0,),
+        )
+        for x, index, options, label in [
+            ((2, 3), np.array([[0], [2]]), {"axis": 1}, "one per row"),
+            ((3, 2), np.array([[0, 1], [0, 1], [2, 2]]), {"axis": 0}, "repeats"),
+            ((4,), np.array([3, 0, 3]), {"axis": None}, "axis=None"),
+        ]
+    ],
+    "unjoin": [  # the gradient of np.hstack and its kin: one piece per input
+        Case(
+            helpers.unjoin,
+            with_grad(lambda xs, how: np.shape(getattr(np, how)(xs)), fixed(xs), fixed(how)),
+            {},
+            how,
+            (0,),
+        )
+        for how, xs in [
+            ("hstack", [np.zeros(2), np.zeros(3)]),
+            ("hstack", [np.zeros((2, 1)), np.zeros((2, 3))]),
+            ("vstack", [np.zeros(3), np.zeros((2, 3))]),
+            ("dstack", [np.zeros((2, 2)), np.zeros((2, 2, 1))]),
+            ("column_stack", [np.zeros(2), np.zeros((2, 2))]),
+        ]
+    ],
+    "unsplit": [  # the gradient of np.split and its kin: the pieces joined back
+        Case(
+            helpers.unsplit,
+            inputs(lambda rng, shapes=shapes: [rng.normal(size=s) for s in shapes]),
+            options,
+            label,
+        )
+        for shapes, options, label in [
+            ([(2, 3), (1, 3)], {}, "axis=0"),
+            ([(2, 1), (2, 3), (2, 2)], {"axis": 1}, "axis=1"),
+            ([(3,), (2,)], {}, "1-d"),
+        ]
+    ],
+    "norm_grad": [  # the gradient of norm(x, ord) for the ords other than Frobenius
+        Case(norm_grad_of, norm_grad_inputs(shape, ord, options), options, label, (0, 2))
+        for shape, ord, options, label in [
+            ((3, 4), 1, {}, "matrix 1"),
+            ((3, 4), -np.inf, {}, "matrix -inf"),
+            ((2, 3, 4), np.inf, {"axis": (0, 2), "keepdims": True}, "matrix inf axes"),
+            ((3, 4), 1, {"axis": 1}, "vector 1 rows"),
+            ((5,), np.inf, {}, "vector inf"),
+            ((3, 4), "nuc", {}, "matrix nuc"),
+            ((4, 3), 2, {}, "matrix 2"),
+            ((3, 3), -2, {}, "matrix -2"),
+            ((2, 3, 4), "nuc", {"axis": (2, 0)}, "matrix nuc axes"),
+        ]
+    ],
+    "eigh_grad": [  # the gradient of eigh: a rational function of (gw, gv, w, v)
+        Case(helpers.eigh_grad, inputs(normal(3), normal(3, 3), spread(3), normal(3, 3)), {}, "3"),
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(2, 3), normal(2, 3, 3), spread(2, 3), normal(2, 3, 3)),
+            {},
+            "stacked",
+        ),
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(3), zeros(3, 3), spread(3), normal(3, 3)),
+            {},
+            "eigenvalues only",
+        ),
     ],
     "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
         Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)

@@ -140,6 +140,13 @@ GETITEM_INDICES: list[tuple[str, Any]] = [
     ("bool-rows", np.array([True, False, True, True])),
 ]
 
+
+def matrix_one_norm_inputs(rng: np.random.Generator) -> list[Any]:
+    """``grad, value, x, ord`` of ``norm_grad`` for ``np.linalg.norm(x, 1)``."""
+    x = rng.normal(size=(3, 4))
+    return [rng.normal(), np.linalg.norm(x, 1), x, 1]
+
+
 CASES: dict[str, list[Case]] = {
     # arithmetic
     "add": binary(np.add, normal),
@@ -514,6 +521,56 @@ CASES: dict[str, list[Case]] = {
     "cumprod_grad": [
         Case(helpers.cumprod_grad, inputs(normal(2, 3), uniform(0.5, 1.5, 2, 3)), {"axis": 1}),
         Case(helpers.cumprod_grad, inputs(normal(4), fixed(np.array([2.0, 0.0, -1.5, 0.0]))), {}),
+    ],
+    # (the full tables of these are in tests/test_rules_helpers.py)
+    "undo_diff": [Case(helpers.undo_diff, inputs(normal(2, 3)), {"n": 2}, "n=2")],
+    "unpad": [
+        Case(
+            helpers.unpad,
+            inputs(
+                normal(
+                    6,
+                )
+            ),
+            {"pad_width": 1, "mode": "edge"},
+            "edge",
+        )
+    ],
+    "unsplit": [Case(helpers.unsplit, inputs(lambda r: [r.normal(size=2), r.normal(size=3)]), {})],
+    "embed_diagonal": [
+        Case(helpers.embed_diagonal, inputs(normal(2), normal(3, 2)), {}, "", differentiable=(0,))
+    ],
+    "untake_along_axis": [
+        Case(
+            helpers.untake_along_axis,
+            inputs(normal(2, 1), normal(2, 3), fixed(np.array([[0], [2]]))),
+            {"axis": 1},
+            differentiable=(0,),
+        )
+    ],
+    "eigh_grad": [
+        Case(
+            helpers.eigh_grad,
+            inputs(normal(3), normal(3, 3), fixed(np.array([-1.0, 0.5, 2.0])), normal(3, 3)),
+            {},
+        )
+    ],
+    "norm_grad": [
+        Case(
+            lambda grad, value, x, ord: helpers.norm_grad(grad, np.linalg.norm(x, 1), x, 1),
+            matrix_one_norm_inputs,
+            {},
+            "matrix 1, the norm recomputed",
+            differentiable=(0, 2),
+        )
+    ],
+    "unjoin": [
+        Case(
+            helpers.unjoin,
+            inputs(normal(5), fixed([np.zeros(2), np.zeros(3)]), fixed("hstack")),
+            {},
+            differentiable=(0,),
+        )
     ],
 }
 

@@ -17,16 +17,6 @@ from autodiff_tutor.api import jvp
 from autodiff_tutor.errors import AutodiffError
 
 
-def through_split(x):
-    a, b = np.split(x, 2)
-    return np.sum(a * a * b)
-
-
-def through_eigh(x):
-    w, v = np.linalg.eigh(x)
-    return np.sum(w**3)
-
-
 def through_svd(x):
     u, s, vh = np.linalg.svd(x, full_matrices=False)
     return np.sum(s**3)
@@ -37,12 +27,10 @@ def through_einsum(x):
 
 
 def outer_of_gradient(x):
-    return np.sum(grad(through_eigh)(x) ** 2)
+    return np.sum(grad(through_svd)(x) ** 2)
 
 
 CASES = {
-    through_split: ("np.split(x, 2)", np.array([1.0, 2.0, 3.0, -1.0])),
-    through_eigh: ("np.linalg.eigh(x)", np.array([[2.0, 0.3], [0.3, 1.0]])),
     through_svd: ("np.linalg.svd(x, full_matrices=False)", np.array([[2.0, 0.3], [0.1, 1.0]])),
 }
 
@@ -51,8 +39,6 @@ CASES = {
 def test_a_second_derivative_is_refused_at_the_users_line(fn) -> None:
     text, x = CASES[fn]
     want = central_difference(fn, [x], 0)
-    if fn is through_eigh:  # numpy reads one triangle: the symmetric gradient is the rule's
-        want = (want + want.T) / 2
     np.testing.assert_allclose(grad(fn)(x), want, rtol=1e-5)
     with pytest.raises(AutodiffError) as caught:
         jvp(grad(fn), (x,), (np.ones_like(x),))
@@ -64,7 +50,7 @@ def test_a_second_derivative_is_refused_at_the_users_line(fn) -> None:
 
 
 def test_a_gradient_inside_a_function_is_refused_at_the_users_line_too() -> None:
-    x = CASES[through_eigh][1]
+    x = CASES[through_svd][1]
     with pytest.raises(AutodiffError) as caught:
         grad(outer_of_gradient)(x)
     assert caught.value.location is not None

@@ -12,7 +12,7 @@ a move (``untile``, ``unrepeat``...) are in :mod:`autodiff_tutor.runtime.helpers
 [1.0, 2.0, 0.0]
 """
 
-from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import (
     negated,
@@ -298,3 +298,28 @@ def pad(g, x, pad_width=0, mode="constant", constant_values=0):
 @defjvp("pad")
 def pad_tangent(xp, x, pad_width=0, mode="constant", constant_values=0, *, d_x):
     return xp.pad(d_x, pad_width, mode=mode)
+
+
+ARRANGEMENT_HELPER_OPS = ("unpad",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "unpad",
+    shape=HELPER,
+    math="the adjoint of pad: the padding cut off, or added onto the values it copies",
+    check=pad_mode_covered,
+    symbolic=cases(
+        lambda xp, grad, **o: unpad(grad, **o),
+        (((4, 3),), {"pad_width": 1}),
+        (((5,),), {"pad_width": (2, 1), "mode": "reflect"}),
+        (((4,),), {"pad_width": 1, "mode": "edge"}),
+    ),
+)
+def unpad_(g, xp, grad, pad_width=0, mode="constant"):
+    return xp.pad(g, pad_width, mode=mode)  # unpad is pad's transpose, mode by mode
+
+
+@defjvp("unpad")
+def unpad_tangent(grad, pad_width=0, mode="constant", *, d_grad):
+    return unpad(d_grad, pad_width, mode)

@@ -17,10 +17,12 @@ and the transpose identity of vjp and jvp).
 """
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.record import HELPER, LINALG, Family
 from autodiff_tutor.rules.symbolic_spec import NumericOnly
 from autodiff_tutor.runtime.helpers import (
     eigh_grad,
+    eigh_grad_adjoint,
+    eigh_grad_along,
     eigh_tangent,
     lstsq_grad,
     lstsq_tangent,
@@ -149,3 +151,36 @@ def lstsq(g, out, a, b, rcond=None):
 @defjvp("lstsq")
 def lstsq_tangent_(out, a, b, rcond=None, *, d_a, d_b):
     return lstsq_tangent(d_a, d_b, out, a, b)
+
+
+# --- eigh_grad, the gradient of eigh, differentiable again --------------------------------
+
+DECOMPOSITION_HELPER_OPS = ("eigh_grad",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "eigh_grad",
+    shape=HELPER,
+    math="sym(v (diag(gw) + F * (v^T gv)) v^T), F_ij = 1 / (w_j - w_i)",
+    latex=r"\operatorname{sym}\bigl(V (\operatorname{diag}(g_w) + F \circ V^{T} g_V) V^{T}\bigr)",
+    convention="refused at a repeated eigenvalue (the eigenvectors have no derivative there)",
+    symbolic=NUMBERS_ONLY,
+)
+def eigh_grad_(g, gw, gv, w, v):
+    return (
+        eigh_grad_adjoint(g, gw, gv, w, v, "gw"),
+        eigh_grad_adjoint(g, gw, gv, w, v, "gv"),
+        eigh_grad_adjoint(g, gw, gv, w, v, "w"),
+        eigh_grad_adjoint(g, gw, gv, w, v, "v"),
+    )
+
+
+@defjvp("eigh_grad")
+def eigh_grad_tangent(gw, gv, w, v, *, d_gw, d_gv, d_w, d_v):
+    return (
+        eigh_grad_along(gw, gv, w, v, d_gw, "gw")
+        + eigh_grad_along(gw, gv, w, v, d_gv, "gv")
+        + eigh_grad_along(gw, gv, w, v, d_w, "w")
+        + eigh_grad_along(gw, gv, w, v, d_v, "v")
+    )

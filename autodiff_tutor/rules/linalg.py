@@ -10,14 +10,18 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.rules.record import LINALG, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule
+from autodiff_tutor.rules.record import HELPER, LINALG, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
+    cast_like,
     dot_dx,
     dot_dy,
     matmul_dx,
     matmul_dy,
     norm_grad,
+    norm_grad_adjoint_x,
+    norm_grad_along_x,
+    norm_grad_in_g,
     unreduce,
 )
 
@@ -98,4 +102,40 @@ def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
             axis=axis,
             keepdims=keepdims,
         )
+    )
+
+
+# --- norm_grad, the gradient of the other ords, differentiable again ---------------------
+
+LINALG_HELPER_OPS = ("norm_grad",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "norm_grad",
+    shape=HELPER,
+    math="the gradient of norm(x, ord): signs on extreme entries, or u vh of singular vectors",
+    latex=r"\mathit{grad} \cdot \partial \lVert x \rVert_{\mathit{ord}} / \partial x",
+    convention="linear in grad for every ord; in x: 0 away from kinks for the vector ords "
+    "0, 1, inf, -inf and the matrix ords 1, -1, inf, -inf (signs on the extreme entries, "
+    "columns or rows); through the singular vectors for 'nuc', 2, -2 (refused at repeated "
+    "or zero singular values); refused for the other vector ords (a power of |x|)",
+    symbolic=NumericOnly("the extreme columns and rows are found by comparing numbers"),
+)
+def norm_grad_(g, grad, value, x, ord, axis=None, keepdims=False):
+    # value is norm(x): its changes are x's, and the x part has them
+    return (
+        norm_grad_in_g(g, value, x, ord, axis, keepdims),
+        None,
+        norm_grad_adjoint_x(g, grad, value, x, ord, axis, keepdims),
+        None,
+    )
+
+
+@defjvp("norm_grad")
+def norm_grad_tangent(
+    grad, value, x, ord, axis=None, keepdims=False, *, d_grad, d_value=None, d_x, d_ord=None
+):
+    return cast_like(norm_grad(d_grad, value, x, ord, axis, keepdims), x) + norm_grad_along_x(
+        grad, value, x, ord, axis, keepdims, d_x
     )

@@ -3,7 +3,10 @@ that select or join (the others are in :mod:`~autodiff_tutor.rules.arrangement`)
 
 Each gradient puts ``g`` back where the values came from: into a triangle or onto a
 diagonal of zeros, at the picked indices (repeats accumulate), or cut into the joined
-inputs' pieces.
+inputs' pieces. Those runtime helpers (``embed_diagonal``, ``untake_along_axis``,
+``unjoin``) have rules here too, so a gradient is differentiable again: each is linear
+in its gradient, and its adjoint is the primitive it undoes (``diagonal``,
+``take_along_axis``, the stacking itself).
 
 >>> import numpy as np
 >>> take(np.ones(2), np, np.zeros(3), indices=np.array([2, 2])).tolist()
@@ -13,9 +16,11 @@ inputs' pieces.
 import numpy as np
 
 from autodiff_tutor.rules.arrangement import cases
-from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, SHAPE, Family
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime.helpers import (
     at,
+    cast_like,
     embed_diagonal,
     scatter,
     unbroadcast,
@@ -229,3 +234,69 @@ def column_stack(g, xs):
 @defjvp("column_stack")
 def column_stack_tangent(xp, xs, *, d_xs):
     return xp.column_stack(d_xs)
+
+
+# --- the helpers above, differentiable again ------------------------------------------------
+
+PICKING_HELPER_OPS = ("embed_diagonal", "untake_along_axis", "unjoin")
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "embed_diagonal",
+    shape=HELPER,
+    math="zeros like x with grad on a diagonal",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, **o: embed_diagonal(grad, x, **o),
+        [(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})],
+    ),
+)
+def embed_diagonal_(g, xp, grad, x, offset=0, axis1=0, axis2=1):
+    return cast_like(xp.diagonal(g, offset, axis1, axis2), grad), None
+
+
+@defjvp("embed_diagonal")
+def embed_diagonal_tangent(grad, x, offset=0, axis1=0, axis2=1, *, d_grad, d_x=None):
+    return embed_diagonal(d_grad, x, offset, axis1, axis2)
+
+
+@defvjp(
+    "untake_along_axis",
+    shape=HELPER,
+    math="zeros like x, grad added at the picked places",
+    latex=r"0_x \text{ with } \mathit{grad} \text{ added at } \mathit{indices}",
+    convention="repeated indices accumulate",
+    symbolic=ArrayRule(
+        lambda xp, grad, x, indices, **o: untake_along_axis(grad, x, indices, **o),
+        [(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})],
+    ),
+)
+def untake_along_axis_(g, xp, grad, x, indices, axis=-1):
+    return unbroadcast(cast_like(xp.take_along_axis(g, indices, axis), grad), grad), None, None
+
+
+@defjvp("untake_along_axis")
+def untake_along_axis_tangent(grad, x, indices, axis=-1, *, d_grad, d_x=None, d_indices=None):
+    return untake_along_axis(d_grad, x, indices, axis)
+
+
+@defvjp(
+    "unjoin",
+    shape=HELPER,
+    list_result=True,
+    math="grad cut into the joined inputs' pieces",
+    symbolic=ArrayRule(
+        lambda xp, grad, xs, how: unjoin(grad, xs, how),
+        [
+            (((2, 3), [(3,), (1, 3)], Fixed("vstack")), {}),
+            (((5,), [(2,), (3,)], Fixed("hstack")), {}),
+        ],
+    ),
+)
+def unjoin_(g, xp, grad, xs, how):
+    return cast_like(getattr(xp, str(how))(g), grad), None, None
+
+
+@defjvp("unjoin")
+def unjoin_tangent(grad, xs, how, *, d_grad, d_xs=None, d_how=None):
+    return unjoin(d_grad, xs, how)

@@ -3,16 +3,19 @@
 
 Each returns a *list* of arrays (``list_result``): the compiler and tracing give the
 rule one gradient per piece (zeros for the pieces nobody read), and the gradient of
-the whole is those pieces joined back along the split axis. The tangent is the
-tangent split the same way.
+the whole is those pieces joined back along the split axis (``unsplit``, a runtime
+helper with a rule of its own here, so that the gradient is differentiable again: its
+adjoint cuts a gradient into pieces, ``split_like``). The tangent is the tangent split
+the same way.
 
 >>> import numpy as np
->>> split([np.ones(2), 2 * np.ones(2)], np, np.zeros(4), 2).tolist()
+>>> split([np.ones(2), 2 * np.ones(2)], np.zeros(4), 2).tolist()
 [1.0, 1.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
+from autodiff_tutor.runtime.helpers import split_like, unsplit
 
 family = Family("splits", shape=SHAPE)
 defvjp, defjvp = family.defvjp, family.defjvp
@@ -33,8 +36,8 @@ def _cases(axis_option: bool) -> list:
     math="[x_1, x_2, ...] = split(x)",
     symbolic=ArrayRule(lambda xp, x, **o: xp.split(x, **o), _cases(True)),
 )
-def split(g, xp, x, indices_or_sections=1, axis=0):
-    return xp.concatenate(g, axis=axis)
+def split(g, x, indices_or_sections=1, axis=0):
+    return unsplit(g, axis)
 
 
 @defjvp("split")
@@ -52,8 +55,8 @@ def split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
         [*_cases(True), (((5, 2),), {"indices_or_sections": 3})],
     ),
 )
-def array_split(g, xp, x, indices_or_sections=1, axis=0):
-    return xp.concatenate(g, axis=axis)
+def array_split(g, x, indices_or_sections=1, axis=0):
+    return unsplit(g, axis)
 
 
 @defjvp("array_split")
@@ -71,8 +74,8 @@ def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
         [(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})],
     ),
 )
-def hsplit(g, xp, x, indices_or_sections=1):
-    return xp.concatenate(g, axis=1 if x.ndim > 1 else 0)
+def hsplit(g, x, indices_or_sections=1):
+    return unsplit(g, 1 if x.ndim > 1 else 0)
 
 
 @defjvp("hsplit")
@@ -89,8 +92,8 @@ def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
         lambda xp, x, **o: xp.vsplit(x, **o), [(((4, 2),), {"indices_or_sections": [1]})]
     ),
 )
-def vsplit(g, xp, x, indices_or_sections=1):
-    return xp.concatenate(g, axis=0)
+def vsplit(g, x, indices_or_sections=1):
+    return unsplit(g, 0)
 
 
 @defjvp("vsplit")
@@ -107,10 +110,31 @@ def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
         lambda xp, x, **o: xp.dsplit(x, **o), [(((1, 2, 4),), {"indices_or_sections": 2})]
     ),
 )
-def dsplit(g, xp, x, indices_or_sections=1):
-    return xp.concatenate(g, axis=2)
+def dsplit(g, x, indices_or_sections=1):
+    return unsplit(g, 2)
 
 
 @defjvp("dsplit")
 def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     return xp.dsplit(d_x, indices_or_sections)
+
+
+SPLIT_HELPER_OPS = ("unsplit",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "unsplit",
+    shape=HELPER,
+    math="the pieces of grad joined along axis",
+    symbolic=ArrayRule(
+        lambda xp, grad, **o: unsplit(grad, **o), [(([(1, 2), (2, 2)],), {"axis": 0})]
+    ),
+)
+def unsplit_(g, grad, axis=0):
+    return split_like(g, grad, axis=axis)
+
+
+@defjvp("unsplit")
+def unsplit_tangent(grad, axis=0, *, d_grad):
+    return unsplit(d_grad, axis=axis)

@@ -15,7 +15,7 @@ every array library and the symbolic checker evaluate alike.
 import numpy as np
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import REDUCTION, Family
+from autodiff_tutor.rules.record import HELPER, REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
@@ -214,6 +214,28 @@ def diff(g, x, n=1, axis=-1):
 @defjvp("diff")
 def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
     return xp.diff(d_x, n=n, axis=axis)
+
+
+STATISTICS_HELPER_OPS = ("undo_diff",)
+"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
+
+
+@defvjp(
+    "undo_diff",
+    shape=HELPER,
+    math="the adjoint of diff: (-1)^n diff(pad(grad, n), n)",
+    symbolic=ArrayRule(
+        lambda xp, grad, **o: undo_diff(grad, **o),
+        [(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})],
+    ),
+)
+def undo_diff_(g, xp, grad, n=1, axis=-1):
+    return cast_like(xp.diff(g, n=n, axis=axis), grad)  # undo_diff is diff's transpose
+
+
+@defjvp("undo_diff")
+def undo_diff_tangent(grad, n=1, axis=-1, *, d_grad):
+    return undo_diff(d_grad, n, axis)
 
 
 @defvjp(

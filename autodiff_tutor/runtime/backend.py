@@ -79,7 +79,7 @@ def zeros_like(x: Any) -> Any:
         return [zeros_like(item) for item in x]
     if isinstance(x, Unbound):  # never assigned on this path: no gradient either
         return 0.0
-    if isinstance(x, (float, int)) and not isinstance(x, bool):
+    if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return 0.0  # sum(...) starts from the integer 0: its gradient is still a float
     xp = array_module(x)
     if getattr(getattr(x, "dtype", None), "kind", "f") in "iub":

@@ -67,11 +67,17 @@ from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exporte
 )
 from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     eigh_grad,
+    eigh_grad_adjoint,
+    eigh_grad_along,
     eigh_tangent,
     lstsq_grad,
     lstsq_tangent,
     matrix_norm_grad,
     norm_grad,
+    norm_grad_adjoint_x,
+    norm_grad_along_x,
+    norm_grad_in_g,
+    piecewise_constant_norm,
     svd_grad,
     svd_tangent,
 )
@@ -125,6 +131,7 @@ __all__ = [
     "tie_share",
     "unbroadcast",
     "unreduce",
+    "unsplit",
     "unstack",
     "untranspose",
 ]
@@ -358,6 +365,17 @@ def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
         flat = _cut(g, [int(np.prod(shape)) for shape in shapes], 0)
         return [xp.reshape(p, shape) for p, shape in zip(flat, shapes, strict=True)]
     return _cut(g, [shape[axis] for shape in shapes], axis)
+
+
+def unsplit(g: Any, axis: int = 0) -> Any:
+    """The gradient of ``np.split`` and its kin: the pieces' gradients joined back
+    along ``axis`` (a helper, not ``concatenate`` itself, because the list of pieces is
+    a value, and its own gradient, :func:`split_like`, needs a rule).
+
+    >>> unsplit([np.ones(2), np.zeros(1)]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    return array_module(*g).concatenate(g, axis=axis)
 
 
 def _cut(g: Any, lengths: list[int], axis: int) -> list[Any]:

@@ -159,7 +159,7 @@ def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
     [(3,), (1, 3)]
     """
     xp = array_module(g)
-    _, promote, joined = _JOINS[how]
+    _, promote, joined = _JOINS[str(how)]
     shapes = [promote(tuple(x.shape)) for x in xs]
     axis = joined(len(shapes[0]))
     pieces, start = [], 0

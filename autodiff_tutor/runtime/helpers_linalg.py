@@ -24,11 +24,17 @@ from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
 
 __all__ = [
     "eigh_grad",
+    "eigh_grad_adjoint",
+    "eigh_grad_along",
     "eigh_tangent",
     "lstsq_grad",
     "lstsq_tangent",
     "matrix_norm_grad",
     "norm_grad",
+    "norm_grad_adjoint_x",
+    "norm_grad_along_x",
+    "norm_grad_in_g",
+    "piecewise_constant_norm",
     "svd_grad",
     "svd_tangent",
 ]
@@ -68,6 +74,85 @@ def eigh_grad(gw: Any, gv: Any, w: Any, v: Any) -> Any:
     if xp.any(gv != 0):
         inner = inner + v @ (_inverse_gaps(w) * (vt @ gv)) @ vt
     return (inner + _t(inner)) / 2
+
+
+def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
+    """``F`` (the inverse gaps of ``w``), ``vᵀ gv`` and ``M = F * (vᵀ gv)``: the pieces
+    of :func:`eigh_grad`'s eigenvector part (``M`` is 0 where ``gv`` is, as there)."""
+    xp = array_module(gw, gv, w, v)
+    f = _inverse_gaps(w)
+    if not bool(xp.all(xp.isfinite(f))):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            "no second derivative through np.linalg.eigh at a repeated eigenvalue: its "
+            "eigenvectors have no derivative there, and the gradient of eigh is made of them",
+            hint="second derivatives through eigh need distinct eigenvalues; at this point, "
+            "compare with finite differences of the gradient",
+        )
+    vt_gv = _t(v) @ gv
+    m = f * vt_gv if xp.any(gv != 0) else xp.zeros_like(vt_gv)
+    return f, vt_gv, m
+
+
+def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
+    """The tangent of :func:`eigh_grad` along a change ``t`` of one of its inputs
+    (``of``: ``"gw"``, ``"gv"``, ``"w"`` or ``"v"``). With ``inner = v diag(gw) vᵀ +
+    v M vᵀ``, ``M = F * (vᵀ gv)``, ``F_ij = 1 / (w_j - w_i)``: the symmetric part of
+    ``d inner``, where ``dF_ij = -F_ij^2 (dw_j - dw_i)``. At a repeated eigenvalue the
+    eigenvectors have no derivative: refused (``NoDerivativeRuleError``).
+
+    >>> w, v = np.array([1.0, 3.0]), np.eye(2)
+    >>> eigh_grad_along(np.ones(2), np.zeros((2, 2)), w, v, np.array([1.0, 0.0]), "gw").tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(gw, gv, w, v, t)
+    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    vt = _t(v)
+    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
+    if of == "gw":
+        inner = (v * t[..., None, :]) @ vt
+    elif of == "gv":
+        inner = v @ (f * (vt @ t)) @ vt if xp.any(t != 0) else xp.zeros_like(v @ vt)
+    elif of == "w":
+        d_f = -f * f * (t[..., None, :] - t[..., :, None])
+        inner = v @ (d_f * vt_gv) @ vt if through_gv else xp.zeros_like(v @ vt)
+    else:  # v
+        core = (t * gw[..., None, :]) @ vt
+        inner = core + _t(core)
+        if through_gv:
+            inner = inner + t @ m @ vt + v @ m @ _t(t) + v @ (f * (_t(t) @ gv)) @ vt
+    return (inner + _t(inner)) / 2
+
+
+def eigh_grad_adjoint(c: Any, gw: Any, gv: Any, w: Any, v: Any, of: str) -> Any:
+    """The adjoint of :func:`eigh_grad` in one of its inputs (``of`` as in
+    :func:`eigh_grad_along`), for the cotangent ``c`` of its result: with ``S`` the
+    symmetric part of ``c`` and ``P = vᵀ S v``: ``diag(P)`` for ``gw``, ``v (F * P)``
+    for ``gv``, ``rowsum(Q F^2) - colsum(Q F^2)`` with ``Q = P * (vᵀ gv)`` for ``w``,
+    ``2 S v diag(gw) + S v (M + Mᵀ) + gv (F * P)ᵀ`` for ``v``.
+
+    >>> w, v = np.array([1.0, 3.0]), np.eye(2)
+    >>> eigh_grad_adjoint(np.eye(2), np.ones(2), np.zeros((2, 2)), w, v, "gw").tolist()
+    [1.0, 1.0]
+    """
+    xp = array_module(c, gw, gv, w, v)
+    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    s = (c + _t(c)) / 2
+    p = _t(v) @ s @ v
+    if of == "gw":
+        return xp.diagonal(p, axis1=-2, axis2=-1)
+    if of == "gv":
+        return v @ (f * p)
+    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
+    if of == "w":
+        if not through_gv:
+            return xp.zeros_like(w)
+        q = p * vt_gv * f * f
+        return xp.sum(q, axis=-1) - xp.sum(q, axis=-2)
+    sv = s @ v
+    d_v = 2 * sv * gw[..., None, :]
+    return d_v + sv @ (m + _t(m)) + gv @ _t(f * p) if through_gv else d_v
 
 
 def eigh_tangent(d_a: Any, w: Any, v: Any) -> list[Any]:
@@ -183,18 +268,157 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
     return g * xp.moveaxis(u @ vh, (-2, -1), (row, col))
 
 
-def norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def norm_grad(
+    g: Any, value: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False
+) -> Any:
     """The gradient of ``np.linalg.norm(x, ord, axis, keepdims)`` for an ``ord`` other
     than Frobenius: a matrix norm when numpy computes one (two axes: ``axis=None`` on a
-    2-D ``x``, or a pair of axes), else a vector norm.
+    2-D ``x``, or a pair of axes), else a vector norm. ``value`` is the norm itself
+    (named so, not ``out``: a rule's ``out`` is its own result).
 
     >>> norm_grad(1.0, 2.0, np.array([[2.0, 0.0], [0.0, 1.0]]), 2).tolist()
     [[1.0, 0.0], [0.0, 0.0]]
     """
     pair = isinstance(axis, (tuple, list)) and len(axis) == 2
     if pair or (axis is None and x.ndim == 2):
-        return matrix_norm_grad(g, out, x, ord, axis, keepdims)
-    return vector_norm_grad(g, out, x, ord, axis, keepdims)
+        return matrix_norm_grad(g, value, x, ord, axis, keepdims)
+    return vector_norm_grad(g, value, x, ord, axis, keepdims)
+
+
+def _is_matrix_norm(x: Any, axis: Any) -> bool:
+    return (isinstance(axis, (tuple, list)) and len(axis) == 2) or (axis is None and x.ndim == 2)
+
+
+def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
+    """``ord`` when :func:`norm_grad` is, away from its kinks, constant in ``x`` and in
+    the norm (vector ords 0, 1, inf, -inf; matrix ords 1, -1, inf, -inf: signs on the
+    extreme entries, columns or rows), so that its derivative is its linear part in
+    ``g``; else a refusal: the other vector ords' gradients curve with ``x`` (a power
+    of ``|x|``), and no rule writes that curvature yet (the matrix ords ``'nuc'``, 2,
+    -2 turn with ``x`` too: :func:`norm_grad_along_x` has them before asking here).
+
+    >>> piecewise_constant_norm(1, np.ones((2, 2)))
+    1
+    """
+    ord = _plain(ord)
+    covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
+    spectral = ("nuc", 2, -2) if _is_matrix_norm(x, axis) else ()  # norm_grad_along_x's
+    if isinstance(ord, str) or ord not in covered:
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        kind = "matrix" if _is_matrix_norm(x, axis) else "vector"
+        raise NoDerivativeRuleError(
+            f"no second derivative for np.linalg.norm with ord={ord!r} (a {kind} norm): "
+            "its gradient curves with x, and that curvature has no rule",
+            hint=f"second derivatives cover the {kind} ords "
+            f"{', '.join(map(repr, covered + spectral))} and the Frobenius norm (ord=None); first "
+            "derivatives of this ord work: for its second derivative, compare with "
+            "finite differences of the gradient",
+        )
+    return ord
+
+
+def _plain(ord: Any) -> Any:
+    """An ord given as a 0-d array (a table of cases), as the number or string it holds."""
+    return ord.item() if getattr(ord, "ndim", None) == 0 else ord
+
+
+def _turns_with_singular_vectors(ord: Any, x: Any, axis: Any) -> bool:
+    """Whether the gradient of this matrix norm is made of singular vectors."""
+    ord = _plain(ord)
+    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
+    return _is_matrix_norm(x, axis) and bool(spectral)
+
+
+def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
+    """The norm's two axes, its matrices moved last, their SVD, and the singular
+    vectors ``'nuc'`` (all), ``2`` (the first) or ``-2`` (the last) uses; refused at
+    repeated or zero singular values, where the singular vectors have no derivative."""
+    xp, ord = array_module(x), _plain(ord)
+    row, col = (-2, -1) if axis is None else tuple(axis)
+    row, col = row % x.ndim, col % x.ndim
+    moved = xp.moveaxis(x, (row, col), (-2, -1))
+    u, s, vh = xp.linalg.svd(moved, full_matrices=False)
+    if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            f"no second derivative for np.linalg.norm with ord={ord!r} at a repeated or "
+            "zero singular value: its singular vectors have no derivative there",
+            hint="second derivatives of this norm need distinct, nonzero singular values; "
+            "at this point, compare with finite differences of the gradient",
+        )
+    k = s.shape[-1]
+    pick = slice(None) if isinstance(ord, str) else slice(0, 1) if ord == 2 else slice(k - 1, k)
+    return (row, col), moved, [u, s, vh], pick
+
+
+def _expanded(grad: Any, where: tuple[int, int], keepdims: bool) -> Any:
+    return grad if keepdims else array_module(grad).expand_dims(grad, tuple(sorted(where)))
+
+
+def norm_grad_along_x(
+    grad: Any, value: Any, x: Any, ord: Any, axis: Any, keepdims: bool, t: Any
+) -> Any:
+    """The tangent of :func:`norm_grad` along a change ``t`` of ``x`` (the norm's value
+    moving with it): ``g d(u vh)`` for ``'nuc'`` (``u_k vh_k`` of the largest or smallest
+    singular value for ``2``, ``-2``), from the singular vectors' tangents; zero for the
+    piecewise-constant ords (:func:`piecewise_constant_norm`), a refusal for the others.
+
+    >>> norm_grad_along_x(1.0, 3.0, np.array([[1.0, -2.0], [0.0, 1.0]]), 1, None, False,
+    ...                   np.ones((2, 2))).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(x)
+    if not _turns_with_singular_vectors(ord, x, axis):
+        piecewise_constant_norm(ord, x, axis)
+        return xp.zeros_like(t)
+    where, moved, out, pick = _singular_parts(x, ord, axis)
+    u, _, vh = out
+    du, _, dvh = svd_tangent(xp.moveaxis(t, where, (-2, -1)), out)
+    turned = du[..., :, pick] @ vh[..., pick, :] + u[..., :, pick] @ dvh[..., pick, :]
+    return cast_like(_expanded(grad, where, keepdims) * xp.moveaxis(turned, (-2, -1), where), x)
+
+
+def norm_grad_adjoint_x(
+    c: Any, grad: Any, value: Any, x: Any, ord: Any, axis: Any, keepdims: bool
+) -> Any:
+    """The adjoint of :func:`norm_grad` in ``x`` (the transpose of
+    :func:`norm_grad_along_x`): the cotangent ``c g`` pulled back through the singular
+    vectors by :func:`svd_grad`; zero for the piecewise-constant ords, a refusal for
+    the others.
+
+    >>> norm_grad_adjoint_x(np.ones((2, 2)), 1.0, 3.0, np.array([[1.0, -2.0], [0.0, 1.0]]),
+    ...                     1, None, False).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(x)
+    if not _turns_with_singular_vectors(ord, x, axis):
+        piecewise_constant_norm(ord, x, axis)
+        return xp.zeros_like(x)
+    where, moved, out, pick = _singular_parts(x, ord, axis)
+    u, s, vh = out
+    cm = xp.moveaxis(c * _expanded(grad, where, keepdims), where, (-2, -1))
+    gu, gvh = xp.zeros_like(u), xp.zeros_like(vh)
+    gu[..., :, pick] = cm @ _t(vh[..., pick, :])
+    gvh[..., pick, :] = _t(u[..., :, pick]) @ cm
+    pulled = svd_grad([gu, xp.zeros_like(s), gvh], out, moved)
+    return cast_like(xp.moveaxis(pulled, (-2, -1), where), x)
+
+
+def norm_grad_in_g(
+    c: Any, value: Any, x: Any, ord: Any, axis: Any = None, keepdims: bool = False
+) -> Any:
+    """The adjoint of :func:`norm_grad` in its gradient ``g`` (it is linear in ``g``,
+    for every ord): ``c`` times the gradient for ``g = 1``, summed over the norm's axes.
+
+    >>> norm_grad_in_g(np.array([2.0, 3.0]), 3.0, np.array([-1.0, 2.0]), 1).tolist()
+    1.0
+    """
+    xp = array_module(x)
+    direction = norm_grad(xp.ones_like(value), value, x, ord, axis, keepdims)
+    summed = None if axis is None else tuple(axis) if isinstance(axis, (tuple, list)) else axis
+    return cast_like(xp.sum(c * direction, axis=summed, keepdims=keepdims), value)
 
 
 def _least_squares(out: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:

@@ -163,6 +163,7 @@ class FlowMixin:
                 Step(None, self._rename(node.iter), "static"), node.iter
             ).id
             loop.index = self._version_name(node.target.id)
+            self._index_kept_when_empty(node.target, loop.index)
             self.current[node.target.id] = loop.index
         else:
             loop.test = self._rename(node.test)
@@ -182,6 +183,19 @@ class FlowMixin:
         if loop.index is not None:
             self.current[node.target.id] = loop.index
         self.steps.append(loop)
+
+    def _index_kept_when_empty(self, target: ast.Name, index: str) -> None:
+        """A nested ``for`` loop that runs no time leaves its variable as it was: its
+        index's version starts as the name's value before the loop, since the enclosing
+        loop copies the index out of each of its iterations (Python's rule; that copy
+        would otherwise read a name never bound). A value that carries gradient is not
+        copied (an index never carries gradient), and neither is one outside a loop
+        (nothing copies it out there)."""
+        before = self.current.get(target.id)
+        if not self.loop_stack or before is None or self._carries_gradient(target):
+            return
+        self._lower(ast.Name(before, ast.Load()), target=index)
+        self.emitted[-1].synthetic = True
 
 
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:
