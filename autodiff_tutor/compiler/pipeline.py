@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler.activity import Activity, analyze, varied_names
+from autodiff_tutor.compiler.code import walk_statements
 from autodiff_tutor.compiler.emit import (
     GENERATED_NAMES,
     Generated,
@@ -62,12 +63,13 @@ from autodiff_tutor.compiler.front.names import errors_as_written, with_helper_n
 from autodiff_tutor.compiler.front.normalize.normalize import normalize
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.ir import Program
-from autodiff_tutor.compiler.reverse.adjoint import build_adjoint
+from autodiff_tutor.compiler.reverse.adjoint import Adjoint, build_adjoint
 from autodiff_tutor.compiler.reverse.forward import build_forward
 from autodiff_tutor.compiler.reverse.memory import Memory, plan_memory
 from autodiff_tutor.compiler.reverse.optimize import optimize
 from autodiff_tutor.compiler.second_order import ORIGIN_ATTRIBUTE, at_users_line
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclass
@@ -117,6 +119,16 @@ class Derivative:
     def wrt_positions(self) -> tuple[int, ...]:
         """The positions of the ``wrt`` parameters."""
         return tuple(self.program.params.index(name) for name in self.wrt)
+
+    @functools.cached_property
+    def reverse_pass(self) -> tuple[Adjoint, list[ast.stmt]]:
+        """The adjoint and its optimized backward, made once for the pairs
+        specialized on this derivative (the probe's and each specialization's): each
+        generates from a copy (:func:`generate_checked`), so specializing costs
+        memory, forward and its own rewrites, not the reverse pass again."""
+        program, wrt = self.program, list(self.wrt)
+        adjoint = build_adjoint(program, self.activity, self.parsed, wrt, True)
+        return adjoint, optimize(adjoint.backward, adjoint.seeds[0])
 
     @property
     def num_outputs(self) -> int:
@@ -183,11 +195,15 @@ def _generate(
     record: dict[str, str] | None,
     transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
     slots: Callable[[Program, list[ast.stmt], Memory], None] | None = None,
+    reverse: tuple[Adjoint, list[ast.stmt]] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory ->
-    (``slots``: what counted loops keep in arrays, a specialized pair) -> forward."""
-    adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
-    backward = optimize(adjoint.backward, adjoint.seeds[0])
+    """adjoint -> optimize (or ``reverse``, their result) -> (``transform``: probe or
+    specialize) -> memory -> (``slots``: what counted loops keep in arrays, a
+    specialized pair) -> forward."""
+    if reverse is None:
+        adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
+        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+    adjoint, backward = reverse
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
@@ -226,10 +242,18 @@ def generate_checked(
 ) -> Generated:
     """The derivative's trees generated again with ``transform`` between optimize and
     memory (the specialized pipeline's probe and specialization) and ``slots`` after
-    memory."""
+    memory. ``transform`` gets a copy of the derivative's reverse pass, its own to
+    change."""
     program, parsed = derivative.program, derivative.parsed
     wrt = list(derivative.wrt)
-    return _generate(program, derivative.activity, parsed, wrt, True, None, transform, slots)
+    adjoint, backward = derivative.reverse_pass
+    # the transforms change it in place; a stack-pop placeholder points at the
+    # program: shared, never copied
+    keep = {id(s.replays): s.replays for s in walk_statements(backward) if hasattr(s, "replays")}
+    reverse = adjoint, copy_tree(backward, keep)
+    return _generate(
+        program, derivative.activity, parsed, wrt, True, None, transform, slots, reverse
+    )
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
