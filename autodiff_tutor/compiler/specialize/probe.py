@@ -17,11 +17,11 @@ less. The specialized pair is used only for arguments of the same shapes, dtypes
 and integer values (:func:`guard_key`); anything else runs the general code.
 
 >>> import numpy as np
->>> tree = ast.parse("d_a = unbroadcast(d_t, t1)\\nd_b = unbroadcast(-d_t, t2)").body
->>> [ast.unparse(s) for s in probe_sites(tree)]  # doctest: +NORMALIZE_WHITESPACE
+>>> source = "d_a = unbroadcast(d_t, t1)\\nd_b = unbroadcast(-d_t, t2)"
+>>> [ast.unparse(s) for s in probe_sites(ast.parse(source).body)]  # doctest: +NORMALIZE_WHITESPACE
 ['d_a = probe_site(site_flags, 0, unbroadcast, d_t, t1)',
  'd_b = probe_site(site_flags, 1, unbroadcast, -d_t, t2)']
->>> [ast.unparse(s) for s in drop_sites(tree, {1: "same"})]
+>>> [ast.unparse(s) for s in drop_sites(ast.parse(source).body, {1: "same"})]
 ['d_a = unbroadcast(d_t, t1)', 'd_b = -d_t']
 >>> guard_key((np.zeros((2, 3)), 4))
 (((2, 3), dtype('float64')), (<class 'int'>, 4))

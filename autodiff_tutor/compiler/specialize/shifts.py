@@ -1,13 +1,18 @@
-"""Stage 6e, shifts — the stabilizing maximum of a log-sum-exp has no gradient.
+"""Stage 6e, shifts — the stabilizing maximum of a softmax, a log-softmax or a
+log-sum-exp has no gradient.
 
 ``lse = log(sum(exp(z - m), axis)) + m`` is the same function of ``z`` for every
 ``m``: the maximum ``m = max(z, axis, keepdims=True)`` subtracted for stability
 changes only the rounding. Its two gradient contributions (through ``z - m`` and
 through ``+ m``) cancel exactly in exact arithmetic, so the backward that computes
 them, adds them and sends the (rounding-sized) difference back through ``max``
-(``tie_share``) does passes whose result is zero. :func:`shift_names` finds such
-``m`` in a program; :func:`drop_shift_gradients` removes their gradient statements
-from a backward, or leaves it as it is when the gradient is read anywhere else.
+(``tie_share``) does passes whose result is zero. The same holds where ``t = z - m``
+is read only by a softmax or a log-softmax along ``axis``: both are the same for ``t +
+c`` (``c`` constant along ``axis``), so the gradient reaching ``t`` sums to zero along
+``axis``, and ``m``'s gradient is minus that sum. :func:`shift_names` finds such ``m``
+in a program (and no other: ``log(sum(exp(z - m)))`` alone depends on ``m``);
+:func:`drop_shift_gradients` removes their gradient statements from a backward, or
+leaves it as it is when the gradient is read anywhere else.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
