@@ -125,7 +125,9 @@ class Derivative:
         """The adjoint and its optimized backward, made once for the pairs
         specialized on this derivative (the probe's and each specialization's): each
         generates from a copy (:func:`generate_checked`), so specializing costs
-        memory, forward and its own rewrites, not the reverse pass again."""
+        memory, forward and its own rewrites, not the reverse pass again.
+        :func:`compile_derivative` keeps a copy of its own; made here otherwise (a
+        derivative rebuilt for one path through the branches)."""
         program, wrt = self.program, list(self.wrt)
         adjoint = build_adjoint(program, self.activity, self.parsed, wrt, True)
         return adjoint, optimize(adjoint.backward, adjoint.seeds[0])
@@ -166,13 +168,16 @@ def compile_derivative(
     wrt = [parsed.own_name(name) for name in wrt]  # a parameter's stand-in (front.names)
     with errors_as_written(parsed):
         activity = analyze(program, parsed, wrt)
-        generated = _generate(program, activity, parsed, wrt, True, record)
+        adjoint = build_adjoint(program, activity, parsed, wrt, True)
+        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+        kept = adjoint, _private_copy(reverse[1])  # before memory changes it in place
+        generated = _generate(program, activity, parsed, wrt, True, record, reverse=reverse)
     forward_src, backward_src = render_forward(generated), render_backward(generated)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
     if record is not None:
         record["emit"] = f"{forward_src}\n\n{backward_src}"
-    return Derivative(
+    derivative = Derivative(
         parsed.name,
         tuple(wrt),
         forward,
@@ -184,6 +189,8 @@ def compile_derivative(
         generated,
         parsed,
     )
+    derivative.__dict__["reverse_pass"] = kept  # for specializing: not made again
+    return derivative
 
 
 def _generate(
@@ -247,13 +254,17 @@ def generate_checked(
     program, parsed = derivative.program, derivative.parsed
     wrt = list(derivative.wrt)
     adjoint, backward = derivative.reverse_pass
-    # the transforms change it in place; a stack-pop placeholder points at the
-    # program: shared, never copied
-    keep = {id(s.replays): s.replays for s in walk_statements(backward) if hasattr(s, "replays")}
-    reverse = adjoint, copy_tree(backward, keep)
+    reverse = adjoint, _private_copy(backward)  # the transforms change it in place
     return _generate(
         program, derivative.activity, parsed, wrt, True, None, transform, slots, reverse
     )
+
+
+def _private_copy(backward: list[ast.stmt]) -> list[ast.stmt]:
+    """A copy of ``backward`` to change in place; a stack-pop placeholder still
+    points at the program's body (shared, never copied)."""
+    keep = {id(s.replays): s.replays for s in walk_statements(backward) if hasattr(s, "replays")}
+    return copy_tree(backward, keep)
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:
