@@ -188,6 +188,7 @@ def test_an_error_in_one_system_is_reported_not_raised(monkeypatch):
         "plot",
         "blas",
         "in_place",
+        "specialization",
     ],
 )
 def test_benchmark_doctests(module):

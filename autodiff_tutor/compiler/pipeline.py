@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.compiler.activity import Activity, analyze, varied_names
+from autodiff_tutor.compiler.code import walk_statements
 from autodiff_tutor.compiler.emit import (
     GENERATED_NAMES,
     Generated,
@@ -62,7 +63,7 @@ from autodiff_tutor.compiler.front.names import errors_as_written, with_helper_n
 from autodiff_tutor.compiler.front.normalize.normalize import normalize
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.compiler.ir import Program
-from autodiff_tutor.compiler.reverse.adjoint import build_adjoint
+from autodiff_tutor.compiler.reverse.adjoint import Adjoint, build_adjoint
 from autodiff_tutor.compiler.reverse.forward import build_forward
 from autodiff_tutor.compiler.reverse.memory import Memory, plan_memory
 from autodiff_tutor.compiler.reverse.optimize import optimize
@@ -70,6 +71,7 @@ from autodiff_tutor.compiler.second_order import ORIGIN_ATTRIBUTE, at_users_line
 from autodiff_tutor.compiler.specialize.direct_ops import direct_op_calls
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
+from autodiff_tutor.syntax import copy_tree
 
 
 @dataclass
@@ -120,6 +122,18 @@ class Derivative:
         """The positions of the ``wrt`` parameters."""
         return tuple(self.program.params.index(name) for name in self.wrt)
 
+    @functools.cached_property
+    def reverse_pass(self) -> tuple[Adjoint, list[ast.stmt]]:
+        """The adjoint and its optimized backward, made once for the pairs
+        specialized on this derivative (the probe's and each specialization's): each
+        generates from a copy (:func:`generate_checked`), so specializing costs
+        memory, forward and its own rewrites, not the reverse pass again.
+        :func:`compile_derivative` keeps a copy of its own; made here otherwise (a
+        derivative rebuilt for one path through the branches)."""
+        program, wrt = self.program, list(self.wrt)
+        adjoint = build_adjoint(program, self.activity, self.parsed, wrt, True)
+        return adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+
     @property
     def num_outputs(self) -> int:
         return len(self.generated.outputs)
@@ -156,13 +170,16 @@ def compile_derivative(
     wrt = [parsed.own_name(name) for name in wrt]  # a parameter's stand-in (front.names)
     with errors_as_written(parsed):
         activity = analyze(program, parsed, wrt)
-        generated = _generate(program, activity, parsed, wrt, True, record)
+        adjoint = build_adjoint(program, activity, parsed, wrt, True)
+        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+        kept = adjoint, _private_copy(reverse[1])  # before memory changes it in place
+        generated = _generate(program, activity, parsed, wrt, True, record, reverse=reverse)
     forward_src, backward_src = render_forward(generated), render_backward(generated)
     forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
     if record is not None:
         record["emit"] = f"{forward_src}\n\n{backward_src}"
-    return Derivative(
+    derivative = Derivative(
         parsed.name,
         tuple(wrt),
         forward,
@@ -174,6 +191,8 @@ def compile_derivative(
         generated,
         parsed,
     )
+    derivative.__dict__["reverse_pass"] = kept  # for specializing: not made again
+    return derivative
 
 
 def _generate(
@@ -185,11 +204,15 @@ def _generate(
     record: dict[str, str] | None,
     transform: Callable[[list[ast.stmt], set[str]], list[ast.stmt]] | None = None,
     slots: Callable[[Program, list[ast.stmt], Memory], None] | None = None,
+    reverse: tuple[Adjoint, list[ast.stmt]] | None = None,
 ) -> Generated:
-    """adjoint -> optimize -> (``transform``: probe or specialize) -> memory ->
-    (``slots``: what counted loops keep in arrays, a specialized pair) -> forward."""
-    adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
-    backward = optimize(adjoint.backward, adjoint.seeds[0])
+    """adjoint -> optimize (or ``reverse``, their result) -> (``transform``: probe or
+    specialize) -> memory -> (``slots``: what counted loops keep in arrays, a
+    specialized pair) -> forward."""
+    if reverse is None:
+        adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
+        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+    adjoint, backward = reverse
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
@@ -228,10 +251,22 @@ def generate_checked(
 ) -> Generated:
     """The derivative's trees generated again with ``transform`` between optimize and
     memory (the specialized pipeline's probe and specialization) and ``slots`` after
-    memory."""
+    memory. ``transform`` gets a copy of the derivative's reverse pass, its own to
+    change."""
     program, parsed = derivative.program, derivative.parsed
     wrt = list(derivative.wrt)
-    return _generate(program, derivative.activity, parsed, wrt, True, None, transform, slots)
+    adjoint, backward = derivative.reverse_pass
+    reverse = adjoint, _private_copy(backward)  # the transforms change it in place
+    return _generate(
+        program, derivative.activity, parsed, wrt, True, None, transform, slots, reverse
+    )
+
+
+def _private_copy(backward: list[ast.stmt]) -> list[ast.stmt]:
+    """A copy of ``backward`` to change in place; a stack-pop placeholder still
+    points at the program's body (shared, never copied)."""
+    keep = {id(s.replays): s.replays for s in walk_statements(backward) if hasattr(s, "replays")}
+    return copy_tree(backward, keep)
 
 
 def stages(fn: Callable[..., Any], wrt: Sequence[str]) -> dict[str, str]:

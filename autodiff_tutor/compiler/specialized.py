@@ -106,8 +106,9 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     gradient): probe which ``unbroadcast`` calls give their gradient back and which
     ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
     ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
-    probe recorded (:mod:`.specialize.facts`), drop the gradient of a log-sum-exp's shift
-    (:mod:`.specialize.shifts`), read reductions' gradients unspread, write first slices and
+    probe recorded (:mod:`.specialize.facts`), drop the gradient of the stabilizing max
+    of a softmax, log-softmax or log-sum-exp (:mod:`.specialize.shifts`), read reductions'
+    gradients unspread, write first slices and
     the elements a counted loop's replay writes once (:mod:`.specialize.first_writes`), leave out
     the unit seed (:mod:`.specialize.unit_seed`); copy what a gradient updated in place
     would share (:mod:`.specialize.owned`); keep the numbers counted loops save in

@@ -16,8 +16,8 @@ into ``a``'s memory. A statement is rewritten so only where
 
 - its value is a numpy array of at least :data:`IN_PLACE_FROM` elements (small code,
   the one students read, keeps its one line);
-- the operand taken over is *fresh*: an arithmetic operation, a matrix product or a
-  one-argument ufunc, which always make a new array nobody else holds, of exactly the
+- the operand taken over is *fresh*: an arithmetic operation, a power, a matrix
+  product or a one-argument ufunc, which always make a new array nobody else holds, of exactly the
   result's shape and dtype (so no broadcasting or casting happens in place);
 - the other operand does not read the name assigned (it is rebound before that
   operand is evaluated).
@@ -52,6 +52,9 @@ IN_PLACE_FROM = 1 << 13
 #: Arithmetic that may run in place, and whether its operands may swap.
 _ARITHMETIC = {ast.Add: True, ast.Mult: True, ast.Sub: False, ast.Div: False}
 _REVERSED = {ast.Sub: "subtract", ast.Div: "divide"}
+#: Operations that make a new array (taken over by the statement's update); a power
+#: (``t2 ** 2``) is one, though it is not updated in place itself.
+_MAKES_NEW = (*_ARITHMETIC, ast.MatMult, ast.Pow)
 
 Fact = tuple[tuple[int, ...], np.dtype]  # an array's shape and dtype
 
@@ -130,9 +133,9 @@ class _Rewriter:
 
     def fresh(self, value: ast.expr, fact: Fact) -> bool:
         """Does ``value`` make a new array of exactly ``fact``?"""
-        makes_new = (
-            isinstance(value, ast.BinOp) and type(value.op) in (*_ARITHMETIC, ast.MatMult)
-        ) or (isinstance(value, ast.Call) and self.ufunc(value) is not None)
+        makes_new = (isinstance(value, ast.BinOp) and type(value.op) in _MAKES_NEW) or (
+            isinstance(value, ast.Call) and self.ufunc(value) is not None
+        )
         return makes_new and self.fact(value) == fact
 
     def ufunc(self, value: ast.Call) -> np.ufunc | None:
@@ -172,7 +175,7 @@ class _Rewriter:
             )
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
             return self.stand_in(value.operand)
-        if isinstance(value, ast.BinOp) and type(value.op) in (*_ARITHMETIC, ast.MatMult):
+        if isinstance(value, ast.BinOp) and type(value.op) in _MAKES_NEW:
             left, right = self.stand_in(value.left), self.stand_in(value.right)
             if left is None or right is None:
                 return None
@@ -214,7 +217,7 @@ def _combine(op: ast.operator, left: Any, right: Any) -> _Abstract | None:
     except ValueError:
         return None
     a, b = (v.empty() if isinstance(v, _Abstract) else v for v in (left, right))
-    operate = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply}
+    operate = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Pow: np.power}
     dtype = operate.get(type(op), np.true_divide)(a, b).dtype
     return _Abstract(tuple(shape), dtype)
 

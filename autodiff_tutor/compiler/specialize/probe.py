@@ -17,11 +17,11 @@ less. The specialized pair is used only for arguments of the same shapes, dtypes
 and integer values (:func:`guard_key`); anything else runs the general code.
 
 >>> import numpy as np
->>> tree = ast.parse("d_a = unbroadcast(d_t, t1)\\nd_b = unbroadcast(-d_t, t2)").body
->>> [ast.unparse(s) for s in probe_sites(tree)]  # doctest: +NORMALIZE_WHITESPACE
+>>> source = "d_a = unbroadcast(d_t, t1)\\nd_b = unbroadcast(-d_t, t2)"
+>>> [ast.unparse(s) for s in probe_sites(ast.parse(source).body)]  # doctest: +NORMALIZE_WHITESPACE
 ['d_a = probe_site(site_flags, 0, unbroadcast, d_t, t1)',
  'd_b = probe_site(site_flags, 1, unbroadcast, -d_t, t2)']
->>> [ast.unparse(s) for s in drop_sites(tree, {1: "same"})]
+>>> [ast.unparse(s) for s in drop_sites(ast.parse(source).body, {1: "same"})]
 ['d_a = unbroadcast(d_t, t1)', 'd_b = -d_t']
 >>> guard_key((np.zeros((2, 3)), 4))
 (((2, 3), dtype('float64')), (<class 'int'>, 4))
@@ -245,10 +245,10 @@ class _Sites(ast.NodeTransformer):
 
 
 def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> list[ast.stmt]:
-    keep = {id(s.replays): s.replays for s in _walk(statements) if hasattr(s, "replays")}
+    """``statements`` rewritten in place: they are the specialized pipeline's own copy
+    of the reverse pass (:func:`..pipeline.generate_checked`)."""
     sites = _Sites(forms)
-    out = [sites.visit(copy_tree(s, dict(keep))) for s in statements]
-    return [ast.fix_missing_locations(s) for s in out]
+    return [ast.fix_missing_locations(sites.visit(s)) for s in statements]
 
 
 def _walk(statements: list[ast.stmt]):
@@ -259,14 +259,14 @@ def _walk(statements: list[ast.stmt]):
 
 
 def probe_sites(statements: list[ast.stmt]) -> list[ast.stmt]:
-    """A copy of the backward whose probed helper calls record, by site number, the
-    form each took (:func:`probe_site`)."""
+    """The backward (changed in place) whose probed helper calls record, by site
+    number, the form each took (:func:`probe_site`)."""
     return _transformed(statements, None)
 
 
 def drop_sites(statements: list[ast.stmt], forms: dict[int, str]) -> list[ast.stmt]:
-    """A copy of the backward with the helper calls at the sites of ``forms`` written
-    out: the gradient itself (``same``), or one matrix product."""
+    """The backward (changed in place) with the helper calls at the sites of ``forms``
+    written out: the gradient itself (``same``), or one matrix product."""
     return _transformed(statements, forms)
 
 

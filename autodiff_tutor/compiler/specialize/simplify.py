@@ -24,9 +24,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.specialize.signs import signs_and_constants
-from autodiff_tutor.syntax import copy_tree
 
 _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
 
@@ -42,14 +40,18 @@ def inline(statements: list[ast.stmt], keep: set[str]) -> list[ast.stmt]:
     """Only the first two rewrites (copies, single reads), which keep every operation
     and its order: a forward written as expressions, whose temporaries numpy reuses.
 
+    Each rewrite is one pass over the tree (the counts of binds and reads kept as the
+    pass changes them), repeated until none changes anything: the cost grows with the
+    program's size, not with its square (``python -m benchmarks.specialization``).
+
     >>> tree = ast.parse("t4 = 100.0 * a\\nt5 = t4 * a\\nt6 = b * b\\nt7 = t5 + t6").body
     >>> print(ast.unparse(inline(tree, {"a", "b", "t7"})))
     t7 = 100.0 * a * a + b * b
     """
-    for _ in range(1000):  # one rewrite a round, until none applies
-        if not (
-            _swaps_back(statements) or _copies(statements, keep) or _single_reads(statements, keep)
-        ):
+    for _ in range(1000):  # a few rounds: a rewrite may open another
+        swapped = _swaps_back(statements)
+        copied = _copies(statements, keep)
+        if not (_single_reads(statements, keep) or swapped or copied):
             break
     return statements
 
@@ -63,15 +65,21 @@ def _swaps_back(statements: list[ast.stmt]) -> bool:
     for t in r:
         g = d_2 * h
     """
+    changed = False
     for block in _blocks(statements):
-        for first, second in zip(block, block[1:], strict=False):
-            a, b = _single_name_assign(first), _single_name_assign(second)
-            if a is None or b is None or not isinstance(a[1], ast.Name):
-                continue
-            if isinstance(b[1], ast.Name) and (b[0], b[1].id) == (a[1].id, a[0]) != (a[0], a[0]):
-                block.remove(second)
-                return True
-    return False
+        i = 0
+        while i + 1 < len(block):
+            a, b = _single_name_assign(block[i]), _single_name_assign(block[i + 1])
+            if a is not None and b is not None and isinstance(a[1], ast.Name):
+                if isinstance(b[1], ast.Name) and (b[0], b[1].id) == (a[1].id, a[0]) != (
+                    a[0],
+                    a[0],
+                ):
+                    del block[i + 1]
+                    changed = True
+                    continue
+            i += 1
+    return changed
 
 
 # -- bookkeeping -------------------------------------------------------------------------
@@ -138,18 +146,16 @@ def _single_name_assign(statement: ast.stmt) -> tuple[str, ast.expr] | None:
 
 
 class _Rename(ast.NodeTransformer):
+    """Read ``old`` as the expression ``new``: moved there, not copied (it is read
+    once), so a chain of single reads costs its length, not its square."""
+
     def __init__(self, old: str, new: ast.expr):
         self.old, self.new = old, new
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id == self.old and isinstance(node.ctx, ast.Load):
-            return _copy_expr(self.new)
+            return self.new
         return node
-
-
-def _copy_expr(node: ast.expr) -> ast.expr:
-
-    return copy_tree(node)
 
 
 # -- the rewrites ------------------------------------------------------------------------
@@ -165,101 +171,127 @@ def _blocks(statements: list[ast.stmt]):
 
 
 def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
-    changed = False
+    """Every copy ``t = s`` that can go, in one pass: the renames are collected (a copy
+    of a copy reads the first name) and made in one walk at the end."""
     bound, _ = _counts(statements)
+    order = {id(s): k for k, s in enumerate(_walk(statements))}
+    first_bound: dict[str, int] = {}  # the first statement (in walk order) binding a name
+    for statement in _walk(statements):
+        for name in _bound(statement):
+            first_bound.setdefault(name, order[id(statement)])
+    last_top: dict[str, int] = {}  # the last top-level statement binding or changing it
+    for k, statement in enumerate(statements):
+        for inner in _walk([statement]):
+            names = _bound(inner)
+            if isinstance(inner, ast.Expr):
+                names = [n.id for n in ast.walk(inner) if isinstance(n, ast.Name)]
+            for name in names:
+                last_top[name] = k
+    renames: dict[str, str] = {}
+
+    def resolved(name: str) -> str:
+        while name in renames:
+            name = renames[name]
+        return name
+
     for block in _blocks(statements):
+        gone = []
         for i, statement in enumerate(block):
             found = _single_name_assign(statement)
-            if found is None:
+            if found is None or not isinstance(found[1], ast.Name):
                 continue
-            target, value = found
-            if not isinstance(value, ast.Name) or target in keep:
+            target, value = found[0], resolved(found[1].id)
+            if target in keep or bound[target] != 1:
                 continue
-            if bound[target] != 1:
+            final = block is statements and last_top.get(value, -1) <= i
+            if bound[value] > 1 and not final:
                 continue
-            if bound[value.id] > 1 and not (block is statements and _final(block, i, value.id)):
+            if value in bound and not first_bound.get(value, len(order)) < order[id(statement)]:
                 continue
-            if value.id in bound and not _bound_before(statements, value.id, statement):
-                continue
+            renames[target] = value
+            bound[target] -= 1
+            gone.append(i)
+        for i in reversed(gone):
             del block[i]
-            for other in statements:
-                _Rename(target, value).visit(other)
-            return True  # the lists changed: count again
-    return changed
+    if renames:
+        renamer = _Renames({old: resolved(old) for old in renames})
+        for statement in statements:
+            renamer.visit(statement)
+    return bool(renames)
 
 
-def _final(block: list[ast.stmt], i: int, name: str) -> bool:
-    """Whether no statement after ``block[i]`` binds or changes ``name``."""
-    for statement in block[i + 1 :]:
-        for inner in _walk([statement]):
-            if name in _bound(inner) or (
-                isinstance(inner, ast.Expr) and code.mentions(inner, name)
-            ):
-                return False
-    return True
+class _Renames(ast.NodeTransformer):
+    """Read each name of ``renames`` as the name it maps to."""
+
+    def __init__(self, renames: dict[str, str]):
+        self.renames = renames
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.renames and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
+        return node
 
 
-def _bound_before(statements: list[ast.stmt], name: str, statement: ast.stmt) -> bool:
-    """Whether ``name`` is bound (once) in a statement that runs before ``statement``
-    at the same level or outside it."""
-    for other in _walk(statements):
-        if other is statement:
-            return False
-        if name in _bound(other):
-            return True
-    return False
+class _Pending:
+    """A statement ``t = value`` waiting for its one reader further down its block."""
+
+    def __init__(self, index: int, statement: ast.Assign, rebound: bool):
+        self.index, self.statement, self.rebound = index, statement, rebound
+        self.inputs = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
 
 
 def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
+    """Every single read, in one pass down each block: a statement that qualifies
+    waits (:class:`_Pending`) for the first statement of its block that mentions its
+    name, and is written into it there, unless a statement in between changes a name
+    its value reads."""
     bound, read = _counts(statements)
-    for block in _blocks(statements):
-        for i, statement in enumerate(block):
-            found = _single_name_assign(statement)
-            if found is None:
-                continue
-            target, value = found
-            once = target not in keep and bound[target] == 1 and read[target] == 1
-            if not (once or _rebound_next(block, i, target)):
-                continue
-            if not all(
+    changed = False
+    for block in list(_blocks(statements)):
+        pending: dict[str, _Pending] = {}
+        gone: list[int] = []
+        for j, user in enumerate(block):
+            mentioned = {n.id for n in ast.walk(user) if isinstance(n, ast.Name)}
+            for target in [t for t in pending if t in mentioned]:
+                waiting = pending.pop(target)
+                if not isinstance(user, (ast.Assign, ast.AugAssign)):
+                    continue  # a compound or call statement reads it: it stays
+                if waiting.rebound and not _rereads(user, target):
+                    continue
+                _Rename(target, waiting.statement.value).visit(user)
+                user.origin = getattr(user, "origin", "") or getattr(
+                    waiting.statement, "origin", ""
+                )
+                user.inlined = True  # computes another statement's value too
+                bound[target] -= 1
+                read[target] -= 1
+                gone.append(waiting.index)
+                changed = True
+            changing = set(_bound(user))
+            if not isinstance(user, (ast.Assign, ast.AugAssign)):
+                changing |= mentioned  # a compound or call statement may change them
+            for target in [t for t, w in pending.items() if w.inputs & changing]:
+                del pending[target]
+            found = _single_name_assign(user)
+            if found is None or not all(
                 isinstance(n, _ARITHMETIC + (ast.operator, ast.unaryop, ast.expr_context))
-                for n in ast.walk(value)
+                for n in ast.walk(found[1])
             ):
                 continue
-            inputs = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            for j in range(i + 1, len(block)):
-                user = block[j]
-                if code.mentions(user, target):
-                    if isinstance(user, (ast.Assign, ast.AugAssign)):
-                        _Rename(target, value).visit(user)
-                        user.origin = getattr(user, "origin", "") or getattr(
-                            statement, "origin", ""
-                        )
-                        user.inlined = True  # computes another statement's value too
-                        del block[i]
-                        return True
-                    break
-                if set(_bound(user)) & inputs or _changes(user, inputs):
-                    break
-    return False
+            target = found[0]
+            once = target not in keep and bound[target] == 1 and read[target] == 1
+            pending[target] = _Pending(j, user, rebound=not once)
+        for i in sorted(gone, reverse=True):
+            del block[i]
+    return changed
 
 
-def _rebound_next(block: list[ast.stmt], i: int, target: str) -> bool:
-    """``t = a`` whose first reader is ``t = t + b`` (reading ``t`` once): the value of
-    the first statement is read there only."""
-    for user in block[i + 1 :]:
-        if code.mentions(user, target):
-            found = _single_name_assign(user)
-            reads = sum(
-                isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)
-                for n in ast.walk(user)
-            )
-            return found is not None and found[0] == target and reads == 1
-    return False
-
-
-def _changes(statement: ast.stmt, names: set[str]) -> bool:
-    """A compound statement or a call statement that may change one of ``names``."""
-    if isinstance(statement, (ast.Assign, ast.AugAssign)):
-        return False
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(statement))
+def _rereads(user: ast.stmt, target: str) -> bool:
+    """``t = t + b`` reading ``t`` once: the value of the statement before it is read
+    there only."""
+    found = _single_name_assign(user)
+    reads = sum(
+        isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(user)
+    )
+    return found is not None and found[0] == target and reads == 1
