@@ -251,6 +251,7 @@ def arrangement_cases() -> dict[str, list[Any]]:
             [
                 ({"indices": np.array([[1], [3], [3]]), "axis": 1}, "labels"),
                 ({"indices": np.array([[0, 1, 1, 2]]), "axis": 0}, "axis=0"),
+                ({"indices": np.array([[2, 0]]), "axis": 1}, "indices broadcast over rows"),
             ],
         ),
         "hstack": [

@@ -122,6 +122,12 @@ def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
         flat = untake_along_axis(g, xp.reshape(x, (-1,)), indices, 0)
         return xp.reshape(flat, x.shape)
     axis = axis % x.ndim
+    # indices broadcast against x off the axis: the result (and g) has the larger sizes
+    picked = tuple(
+        k if i == axis or n == 1 else n
+        for i, (n, k) in enumerate(zip(x.shape, indices.shape, strict=True))
+    )
+    indices = xp.broadcast_to(indices, picked)
     index = tuple(
         indices
         if i == axis
