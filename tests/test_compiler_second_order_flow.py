@@ -11,6 +11,7 @@ and central differences of the compiled gradient.
 
 import numpy as np
 import pytest
+from corpus_flow_jumps import while_inside_for
 from oracles import with_autograd_numpy
 
 from autodiff_tutor import differentiable, grad, jvp, vjp
@@ -56,16 +57,6 @@ def while_on_data(x):
         x = x * 1.5 + np.sin(x)
         n = n + 1
     return np.sum(np.tanh(x)) * n
-
-
-def while_inside_for(x):
-    s = 0.0
-    for v in x:
-        t = v
-        while t < 2.0:
-            t = t * 1.5 + 0.1 * np.sin(t)
-        s = s + t * t
-    return s
 
 
 def break_and_continue(x):
