@@ -18,10 +18,17 @@ The public API is re-exported here; nothing else lives in this file.
 [1.0, 1.0]
 """
 
-from autodiff_tutor import api_nested as api_nested  # grad(f)(x) inside compiled code
 from autodiff_tutor import nn, tracing
-from autodiff_tutor.api import Differentiable, differentiable, grad, jvp, value_and_grad, vjp
-from autodiff_tutor.api_second_order import hessian, hvp
+from autodiff_tutor.api import (
+    Differentiable,
+    differentiable,
+    grad,
+    hessian,
+    hvp,
+    jvp,
+    value_and_grad,
+    vjp,
+)
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.graphs import graph
 from autodiff_tutor.ops import (

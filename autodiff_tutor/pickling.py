@@ -1,7 +1,7 @@
 """How compiled functions and the functions the front doors make go to other processes.
 
 A compiled function is a recipe: the user's function, compiled again where it is
-needed. So a :class:`~autodiff_tutor.compiled.Differentiable` pickles **by reference**
+needed. So a :class:`~autodiff_tutor.api.compiled.Differentiable` pickles **by reference**
 where it lives in an importable module under its name (``mod.loss``: the other process
 imports ``mod``), and **by value** otherwise: its plain function (which ``cloudpickle``
 ships with what it closes over, as it ships a notebook's functions) and the source

@@ -8,7 +8,7 @@ function with one parameter per leaf and the structure as a literal of those nam
 ``p["W"]`` and loops such as ``for W, b in params`` are resolved while compiling
 (:mod:`.front.desugar.structures`). One compilation per structure.
 This module is the structures themselves (flatten, unflatten, leaf paths);
-:mod:`autodiff_tutor.structured_calls` is how a call with structures is compiled.
+:mod:`autodiff_tutor.api.arguments` is how a call with structures is compiled.
 
 >>> import numpy as np
 >>> from autodiff_tutor import grad
@@ -77,7 +77,7 @@ def is_structure(value: Any) -> bool:
 def flatten(value: Any, statics: bool = False) -> tuple[list[Any], Treedef]:
     """The leaves of ``value`` in order, and its structure.
 
-    ``statics``: as the compiler specializes on a call (:mod:`.structured_calls`): a
+    ``statics``: as the compiler specializes on a call (:mod:`.api.arguments`): a
     function, method, partial or callable object is a static part of the structure
     (no leaf: its identity is part of the structure), and an object of the user's
     among an object's attributes is seen through as its attributes too.

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor import differentiable
-from autodiff_tutor.api_checks import scalar_seed
+from autodiff_tutor.api.arguments import scalar_seed
 from autodiff_tutor.compiler.emit import RUNTIME
 from autodiff_tutor.compiler.specialized import specialized_pair
 from benchmarks.workloads import WORKLOADS

@@ -83,7 +83,7 @@ def graph(what: Callable[..., Any] | Tape | Any, *args: Any, wrt: Any = None) ->
 def _compiled_run(f: Callable[..., Any], args: tuple[Any, ...], wrt: Any) -> Graph:
     """Compile ``f``, run its forward and backward once on ``args``, draw the pair
     with the shapes each value had."""
-    from autodiff_tutor.api import _run_forward, differentiable, float_params
+    from autodiff_tutor.api.derivatives import _run_forward, differentiable, float_params
 
     compiled = differentiable(f)
     if not args:

@@ -111,9 +111,9 @@ def compiled_forward(layer: Layer, method: str, X: tuple[Any, ...]) -> tuple[tup
     The method is compiled once per class and structure of the layer's attributes
     (see the module docstring for an example).
     """
-    from autodiff_tutor.compiled import differentiable
+    from autodiff_tutor.api.arguments import flatten_call
+    from autodiff_tutor.api.compiled import differentiable
     from autodiff_tutor.pytree import ObjectView
-    from autodiff_tutor.structured_calls import flatten_call
 
     if method == "forward" and type(layer).forward is Layer.forward:
         method = "predict"  # the base class's forward only calls predict: compile that

@@ -51,14 +51,14 @@ __all__ = ["BackwardStepper", "backward_stepper"]
 
 
 def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
-    from autodiff_tutor.api import float_params
+    from autodiff_tutor.api.derivatives import float_params
 
     return float_params(compiled, args, {})
 
 
 def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
-    from autodiff_tutor.api import _check_seed
-    from autodiff_tutor.api_checks import scalar_seed
+    from autodiff_tutor.api.arguments import scalar_seed
+    from autodiff_tutor.api.derivatives import _check_seed
     from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 
     outputs = out if derivative.returns_tuple else (out,)
@@ -102,7 +102,7 @@ class BackwardStepper(widgets.VBox):
         seed: Any = None,
         max_steps: int = 2000,
     ):
-        from autodiff_tutor.api import _run_forward, differentiable
+        from autodiff_tutor.api.derivatives import _run_forward, differentiable
 
         compiled = differentiable(f)
         if wrt is None:

@@ -7,7 +7,7 @@ program keeps whole because no gradient flows through it), the compiled code run
 as the plain function. Either way it runs on the caller's arrays: a write of its into
 an argument (``a *= w``) changes them behind the compiled code's back, which reads
 them as unchanged. The front door reads these functions
-(:meth:`~autodiff_tutor.compiled.Differentiable.front_end`), where such a write is
+(:meth:`~autodiff_tutor.api.compiled.Differentiable.front_end`), where such a write is
 refused; :func:`may_write_in_place` says which of those run plainly need reading.
 
 >>> import numpy as np

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiled import differentiable
+from autodiff_tutor.api.compiled import differentiable
 from autodiff_tutor.errors import BackwardOutputError, front_door
 from autodiff_tutor.ops import formats
 from autodiff_tutor.ops.validate import (

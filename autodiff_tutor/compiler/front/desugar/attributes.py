@@ -3,7 +3,7 @@ benchmark class counting its evaluations (``self.nfev += 1``), a model keeping a
 history (``self.history.append(self.calls)``).
 
 The object reaches the compiler as the structure of its attributes (``self.nfev`` is
-the leaf ``self_nfev``, see :mod:`autodiff_tutor.structured_calls`); when the
+the leaf ``self_nfev``, see :mod:`autodiff_tutor.api.arguments`); when the
 function writes into one, the object itself is passed too (``self_object``), and the
 write becomes a call the compiled forward makes for its effect, once per call, as
 Python does: ``store_attribute(self_object, "nfev", self_nfev_1)``. No gradient goes

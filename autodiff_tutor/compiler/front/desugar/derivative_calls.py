@@ -84,7 +84,7 @@ class Made:
 
 def register_derivative_maker(maker: Any) -> None:
     """Set what tells the front doors apart and makes their derivative functions
-    (``autodiff_tutor.api_nested`` registers itself): ``maker.kind(value)`` is the kind
+    (``autodiff_tutor.api.derivatives`` registers it): ``maker.kind(value)`` is the kind
     of a front door or of a function one made (``"made"``), else ``None``;
     ``maker.made(value)`` the request such a function stands for; ``maker.make(request)``
     a :class:`Made`."""

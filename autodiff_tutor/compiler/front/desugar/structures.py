@@ -91,7 +91,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         self.constants: dict[str, ast.expr] = {}  # unrolled loop indices
         self.output_keys: tuple[str, ...] | None = None  # the keys of a returned dict
         # ints known when the function is called: arguments the call is specialized on
-        # (see structured_calls), and global ints; the ones an index or a range read
+        # (see api.arguments), and global ints; the ones an index or a range read
         self.statics = dict(statics or {})
         self.statics_used: set[str] = set()
         self.namespace = namespace or {}

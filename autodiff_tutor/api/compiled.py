@@ -1,11 +1,23 @@
-"""Differentiable functions: ``@differentiable`` and the object it makes.
+"""Differentiable functions: ``@differentiable`` and the object it makes, with the
+compiled pairs it keeps.
 
 A :class:`Differentiable` runs as the plain function, shows the code the compiler
 writes for it (``show``, ``stages``), and is a differentiable operation of the shared
 protocol (``op_forward`` / ``op_backward`` / ``op_jvp``), so it can be used inside
-another compiled function or in the tracing mode. The front doors that take
-derivatives (``grad``, ``value_and_grad``, ``vjp``, ``jvp``) are in :mod:`autodiff_tutor.api`.
-The example is on :class:`Differentiable`.
+another compiled function or in the tracing mode. It keeps what it compiled: the
+front end once, a forward/backward pair per ``wrt``, and, per pair, the pairs
+specialized on the arguments' shapes and dtypes (:mod:`.compiler.specialized`), which
+:func:`fast_call` runs once a call has gone through every check. The front doors
+that take derivatives (``grad``, ``value_and_grad``, ``vjp``, ``jvp``) are in
+:mod:`autodiff_tutor.api.derivatives`.
+
+>>> import numpy as np
+>>> def f(x):
+...     return np.sum(x * x)
+>>> compiled = differentiable(f)
+>>> out, (g,) = fast_call(compiled, compiled.derivative(0), (np.arange(3.0),))
+>>> float(out), g.tolist()
+(5.0, [0.0, 2.0, 4.0])
 """
 
 from __future__ import annotations
@@ -17,14 +29,20 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from autodiff_tutor.api_checks import (
+import numpy as np
+
+from autodiff_tutor.api.arguments import (
     bind_arguments,
     bind_in_order,
     check_function,
     check_wrt,
+    flatten_call,
+    is_required,
     located,
+    owned,
+    scalar_seed,
+    unwrap,
 )
-from autodiff_tutor.callables import is_required, unwrap
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.front.called import Call, calls_of_yours, may_write_in_place
@@ -40,6 +58,7 @@ from autodiff_tutor.compiler.pipeline import (
     front_end_of,
     stages,
 )
+from autodiff_tutor.compiler.specialized import Specialized, specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     AutodiffError,
@@ -47,10 +66,12 @@ from autodiff_tutor.errors import (
     add_note,
     front_door,
 )
+from autodiff_tutor.foreign_libraries import library_of
 from autodiff_tutor.pickling import by_reference, importable, with_sources
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
-from autodiff_tutor.pytree import flatten
+from autodiff_tutor.pytree import ObjectView, flatten, is_static, is_user_object
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
+from autodiff_tutor.runtime.guards import GuardFailed
 from autodiff_tutor.specialization_header import header
 from autodiff_tutor.tracing.traced_values import is_traced
 
@@ -300,7 +321,7 @@ class Differentiable:
         (after the first call with it), headed by that signature.
 
         >>> import numpy as np
-        >>> from autodiff_tutor.api import value_and_grad
+        >>> from autodiff_tutor import value_and_grad
         >>> @differentiable
         ... def f(x):
         ...     return np.sum(x * x + x)
@@ -402,7 +423,7 @@ class BoundDifferentiable(Differentiable):
     visible parameters; the attributes are held fixed there.
 
     >>> import numpy as np
-    >>> from autodiff_tutor.api import grad
+    >>> from autodiff_tutor import grad
     >>> class Model:
     ...     def __init__(self):
     ...         self.W = np.eye(2)
@@ -446,8 +467,6 @@ class BoundDifferentiable(Differentiable):
         """The compiled function of the underlying def with the object's attributes as
         parameters, the names of ``wrt`` among its parameters, and the values of a call
         with ``args`` (placeholders where none are given: the code shown by ``show``)."""
-        from autodiff_tutor.structured_calls import flatten_call
-
         unwrapped = self._unwrapped(wrt)
         inner = differentiable(unwrapped.fn)
         if args is None:
@@ -643,3 +662,82 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
 
 
 register_op_factory(differentiable)  # generated code calls user helpers through it
+
+
+#: Arguments that may be structures: the general path flattens them.
+CONTAINERS = (dict, list, tuple, ObjectView)
+
+
+def fast_call(
+    compiled: Differentiable, derivative: Derivative, args: tuple[Any, ...]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The common call, with the checks it needs and no more: every argument by
+    position, the ones in ``wrt`` float numpy arrays, none a structure, a float numpy
+    scalar out, and gradients that are fresh arrays (else copied where needed, as
+    :func:`owned` does). It runs the pair specialized on the arguments' shapes and
+    dtypes where there is one (``f.show(specialized=True)``); where one of its checks
+    fails (a custom op's output of another shape, a branch going the other way), the
+    specialization is dropped and the general pair runs the call. ``None``, before
+    anything ran, hands the call to the general path."""
+    if len(args) != len(derivative.program.params):
+        return None
+    specialized = specialized_pair(derivative, args)
+    try:
+        if specialized is not None and specialized.seed is not None:
+            out, memory = specialized.forward(*args)  # the guard key assures the checks below
+            if type(out) is type(specialized.seed):
+                gradients = specialized.backward(specialized.seed, memory)
+                if specialized.unsure:  # a custom op's gradients: are they fresh?
+                    return out, _fresh(gradients, args, specialized.unsure)
+                return out, gradients
+            return out, owned(specialized.backward(scalar_seed(compiled, out), memory), args)
+        return _run_pair(compiled, derivative, specialized, args)
+    except GuardFailed:  # a custom op's shape, a branch's path: not as probed
+        derivative.specializations[specialized.key] = None  # general code for this key
+        return _run_pair(compiled, derivative, None, args)
+
+
+def _run_pair(
+    compiled: Differentiable,
+    derivative: Derivative,
+    specialized: Specialized | None,
+    args: tuple[Any, ...],
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The fast call of ``specialized`` (or the general pair) where the guard key does
+    not assure the checks: they run here."""
+    for value in args:
+        if type(value) is not np.ndarray and (
+            isinstance(value, CONTAINERS)
+            or library_of(value) is not None
+            or is_static(value)
+            or is_user_object(value)
+        ):
+            return None  # a structure, a function, another library's value: the general path
+    for i in derivative.wrt_positions:
+        value = args[i]
+        if type(value) is not np.ndarray or value.dtype.kind != "f":
+            return None
+    pair = specialized or derivative
+    out, memory = pair.forward(*args)
+    if isinstance(out, np.generic) and out.dtype.kind == "f":
+        seed = out.dtype.type(1)
+    else:
+        seed = scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
+    return out, _fresh(pair.backward(seed, memory), [seed, *args])
+
+
+def _fresh(
+    gradients: tuple[Any, ...], others: Sequence[Any], positions: Sequence[int] | None = None
+) -> tuple[Any, ...]:
+    """``gradients`` where each at ``positions`` (every one where ``None``; the others
+    are new arrays the backward made) is a new writable numpy array of its own, none
+    one of ``others`` or another gradient; else as :func:`owned` makes them (copied
+    where needed)."""
+    unsure = gradients if positions is None else [gradients[i] for i in positions]
+    for g in unsure:
+        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
+            return owned(gradients, others)
+    ids = set(map(id, unsure))
+    if len(ids) != len(unsure) or not ids.isdisjoint(map(id, others)):
+        return owned(gradients, others)  # a gradient is an argument, or two are one array
+    return gradients

@@ -1,10 +1,24 @@
-"""The front doors that take derivatives: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``.
+"""The front doors that take derivatives: ``grad``, ``value_and_grad``, ``vjp``,
+``jvp``, and the second derivatives ``hvp`` and ``hessian``.
 
 Thin wrappers over the compiler: they bind arguments, check what the user asked for
-(:mod:`autodiff_tutor.api_checks`) and run the code compiled, once per function and
-``wrt``, by a :class:`~autodiff_tutor.compiled.Differentiable` (re-exported here with
-``differentiable``); later calls of ``value_and_grad`` take the fast path
-(:mod:`autodiff_tutor.api_fast`).
+and flatten structures (:mod:`autodiff_tutor.api.arguments`), and run the code
+compiled, once per function and ``wrt``, by a
+:class:`~autodiff_tutor.api.compiled.Differentiable`; later calls of
+``value_and_grad`` take the fast call (:func:`~autodiff_tutor.api.compiled.fast_call`).
+
+``hvp`` and ``hessian`` are forward over reverse: the compiler writes the gradient of
+``f`` as a plain function (``f_grad``), then differentiates that function again in
+forward mode (``f_grad_jvp``). A Hessian-vector product costs about as much as a few
+gradients; the Hessian is one product per entry of the input (fine for the small
+inputs of a lesson, Newton's method on a few parameters).
+
+``grad``, ``value_and_grad``, ``hvp`` and ``jvp`` called inside differentiated code
+stand for generated functions: the compiler's front end rewrites such a call into a
+call of one (:mod:`.compiler.front.desugar.derivative_calls`), and
+:class:`DerivativeMaker`, registered with the front end when the package is imported
+(the front doors live above the compiler), tells the front doors apart and makes
+those functions.
 
 >>> import numpy as np
 >>> @differentiable
@@ -13,6 +27,26 @@ Thin wrappers over the compiler: they bind arguments, check what the user asked 
 >>> value, gradient = value_and_grad(rosenbrock)(np.array([-1.0, 2.0]))
 >>> float(value), gradient.tolist()
 (104.0, [396.0, 200.0])
+>>> def f(x):
+...     return np.sum(x ** 3)
+>>> hessian(f)(np.array([1.0, 2.0])).tolist()
+[[6.0, 0.0], [0.0, 12.0]]
+>>> step = lambda x: np.sum(x - grad(f)(x) / 6.0)  # grad inside: x - x**2 / 2
+>>> grad(step)(np.array([1.0, 2.0])).tolist()
+[0.0, -1.0]
+>>> class Model:
+...     def __init__(self):
+...         self.W = np.eye(2)
+...     def loss(self, X):
+...         return np.sum((X @ self.W) ** 2)
+>>> grad(Model().loss, wrt="self.W")(np.ones((1, 2))).tolist()
+[[2.0, 2.0], [2.0, 2.0]]
+>>> def layer(p, x):
+...     return np.tanh(x @ p["W"] + p["b"])
+>>> p = {"W": np.eye(2), "b": np.zeros(2)}
+>>> out, pullback = vjp(layer, p, np.zeros((1, 2)), wrt="p")
+>>> pullback(np.ones((1, 2)))[0]["b"].tolist()
+[1.0, 1.0]
 """
 
 from __future__ import annotations
@@ -24,29 +58,60 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.api_checks import (
+from autodiff_tutor.api.arguments import (
     bind_arguments,
+    by_key,
+    check_list_seed,
     check_wrt,
+    entry_names,
+    flatten_call,
+    has_float_leaf,
+    leaves_of,
     located,
     numeric_array,
     owned,
+    reads_keys,
     refuse_foreign,
+    refuse_structure,
+    refuse_structured_output,
+    refuse_structured_vjp,
     scalar_seed,
+    unwrap,
+    unwrap_call,
+    varargs_name,
     wrt_entries,
 )
-from autodiff_tutor.api_fast import CONTAINERS, fast_call
-from autodiff_tutor.callables import unwrap_call
-from autodiff_tutor.compiled import Differentiable, Wrt, differentiable
+from autodiff_tutor.api.compiled import (
+    CONTAINERS,
+    BoundDifferentiable,
+    Differentiable,
+    Wrt,
+    differentiable,
+    fast_call,
+)
 from autodiff_tutor.compiler.failures import relocate, run_located
-from autodiff_tutor.compiler.pipeline import Derivative
+from autodiff_tutor.compiler.front.desugar.derivative_calls import (
+    Made,
+    Request,
+    register_derivative_maker,
+)
+from autodiff_tutor.compiler.pipeline import Derivative, compile_gradient_function
 from autodiff_tutor.errors import (
     ArgumentError,
     NoDerivativeRuleError,
     NonDifferentiableInputError,
+    UnsupportedSyntaxError,
     front_door,
 )
 from autodiff_tutor.pickling import MadeFunction
-from autodiff_tutor.pytree import is_static, is_user_object
+from autodiff_tutor.pytree import (
+    ObjectView,
+    flatten,
+    holds_user_object,
+    is_static,
+    is_structure,
+    is_user_object,
+)
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
     array_module,
@@ -55,22 +120,12 @@ from autodiff_tutor.runtime.backend import (
     ones_like,
     shape_of,
 )
-from autodiff_tutor.structured_calls import reads_keys, varargs_name
-from autodiff_tutor.structured_vjp import (
-    by_key,
-    check_list_seed,
-    has_float_leaf,
-    leaves_of,
-    refuse_structured_output,
-)
 
-__all__ = ["Differentiable", "differentiable", "grad", "jvp", "value_and_grad", "vjp"]
+__all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
 
 
 def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
     """Check (and for Python numbers and lists, convert) a value to differentiate."""
-    from autodiff_tutor.structured_calls import refuse_structure
-
     refuse_structure(f.name, name, value)  # grad and value_and_grad flatten them first
     if isinstance(value, (list, tuple)):
         try:
@@ -206,9 +261,7 @@ def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
     """Bound methods, callable objects and partials (see :mod:`autodiff_tutor.callables`)."""
-    from autodiff_tutor import callables
-
-    return callables.unwrap(f, wrt)
+    return unwrap(f, wrt)
 
 
 def _structured_value_and_grad(
@@ -216,8 +269,6 @@ def _structured_value_and_grad(
 ) -> tuple[Any, Any] | None:
     """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
     (see :mod:`autodiff_tutor.structured_calls`); ``None`` when there are none."""
-    from autodiff_tutor.structured_calls import flatten_call
-
     flat = flatten_call(compiled, wrt, args, kwargs)
     if flat is None:
         return None
@@ -312,10 +363,7 @@ def vjp(
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
     if _has_containers(args, kwargs) or _takes_varargs(f):
-        from autodiff_tutor import api
-        from autodiff_tutor.structured_vjp import structured_vjp
-
-        structured = structured_vjp(f, args, kwargs, wrt, api)  # lists, dicts of arrays
+        structured = structured_vjp(f, args, kwargs, wrt)  # lists, dicts of arrays
         if structured is not None:
             return structured
     compiled = differentiable(f)
@@ -422,11 +470,8 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
         return unwrapped.jvp(_jvp, args, tangents)
     if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):
-        from autodiff_tutor import api
-        from autodiff_tutor.structured_calls import structured_jvp
-
         # lists, tuples, dicts of arrays
-        structured = structured_jvp(f, args, tangents, api, keywords)
+        structured = structured_jvp(f, args, tangents, keywords)
         if structured is not None:
             return structured
     compiled = differentiable(f)
@@ -476,3 +521,348 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     if isinstance(out_dot, tuple):
         return out, owned(out_dot, [*dots, *values])
     return out, owned([out_dot], [*dots, *values])[0]
+
+
+def structured_vjp(
+    f: Any, args: Sequence[Any], kwargs: dict[str, Any], wrt: Any
+) -> tuple[Any, Callable[..., tuple[Any, ...]]] | None:
+    """``vjp(f, *args, wrt=wrt, **kwargs)`` where an argument in ``wrt`` is a
+    structure: the call flattened, and each gradient in its argument's structure
+    (``None`` for leaves that are not floating-point). ``None`` when no argument in
+    ``wrt`` is a structure.
+
+    >>> import numpy as np
+    >>> def f(ws):
+    ...     return ws[0] * ws[1]
+    >>> out, pullback = structured_vjp(f, [[np.ones(2), 3 * np.ones(2)]], {}, None)
+    >>> [g.tolist() for g in pullback(np.ones(2))[0]]
+    [[3.0, 3.0], [1.0, 1.0]]
+    """
+
+    if getattr(f, "_gradient_of", None) is not None:
+        return gradient_vjp(f, args, kwargs, wrt)
+    compiled = differentiable(f)
+    entries = float_params(compiled, args, kwargs) if wrt is None else wrt
+    entries = [entries] if isinstance(entries, (int, str)) else list(entries)
+    flat = flatten_call(compiled, entries, args, kwargs)
+    if flat is None:
+        return None
+    out, pullback = vjp(flat.function, *flat.args, wrt=list(flat.wrt))
+
+    def structured_pullback(*seeds: Any) -> tuple[Any, ...]:
+        return flat.rebuild(pullback(*seeds))
+
+    return out, structured_pullback
+
+
+def gradient_vjp(
+    f: Any, args: Sequence[Any], kwargs: dict[str, Any], wrt: Any
+) -> tuple[Any, Callable[..., tuple[Any, ...]]] | None:
+    """``vjp(grad(g), ...)`` where an argument is an object seen as the structure of
+    its attributes (``grad(model.loss)`` passes ``model`` so), a function the code is
+    specialized on (``apply(np.tanh, x)``), or where ``wrt`` names
+    an attribute (``"self.W"``): reverse over reverse through the call flattened as
+    ``grad`` flattens it. The pullback's seeds have the structure of ``grad(g)``'s result, the
+    gradients that of the entries of ``wrt``. ``None`` when no argument is such a
+    value and no entry names an attribute (the arrays' path); a structure (a list,
+    tuple or dict) among the arguments is refused.
+
+    >>> import numpy as np
+    >>> class Quadratic:
+    ...     def __init__(self):
+    ...         self.W = np.array([1.0, 2.0])
+    ...     def loss(self, x):
+    ...         return np.sum(self.W**2 * x)
+    >>> q = Quadratic()
+    >>> out, pullback = vjp(grad(q.loss, wrt="self.W"), np.ones(2), wrt="self.W")
+    >>> pullback(np.array([1.0, 0.0]))[0].tolist()   # the Hessian w.r.t. W, times a vector
+    [2.0, 0.0]
+    """
+
+    refuse_structured_vjp(f, args)
+    compiled, of_wrt = f._gradient_of
+    asked_wrt = float_params(compiled, args, kwargs) if wrt is None else wrt
+    of, asked = entry_names(compiled, of_wrt), entry_names(compiled, asked_wrt)
+    dotted = any("." in entry for entry in (*of, *asked))
+    specialized = (  # the compiled code specializes on these: the call is flattened
+        isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
+        for a in (*args, *kwargs.values())
+    )
+    if not (dotted or any(specialized)):
+        return None
+    every = of + [entry for entry in asked if entry not in of]
+    flat = flatten_call(compiled, every, list(args), kwargs)
+    if flat is None:
+        return None
+    # each entry's structure, with the position of each leaf among flat.wrt
+    positions = flat.rebuild(tuple(range(len(flat.wrt))))
+    wanted = [
+        flat.wrt[i]
+        for entry in asked
+        for i in flatten(positions[every.index(entry)])[0]
+        if i is not None
+    ]
+    gradient = grad(flat.function, list(flat.wrt))
+    flat_out, flat_pullback = vjp(gradient, *flat.args, wrt=wanted)
+    single = isinstance(of_wrt, (int, str))
+    by_entry = flat.rebuild(flat_out)
+    out = tuple(by_entry[every.index(entry)] for entry in of)
+
+    def pullback(*seeds: Any) -> tuple[Any, ...]:
+        if len(seeds) != len(of):
+            raise located(
+                ArgumentError,
+                f"the gradient of {compiled.name} has {len(of)} output(s); pullback needs "
+                f"one seed each, got {len(seeds)}",
+            )
+        flat_seeds: list[Any] = [None] * len(flat.wrt)
+        for entry, seed in zip(of, seeds, strict=False):
+            places = flatten(positions[every.index(entry)])[0]
+            given = flatten(seed)[0] if seed is not None else [None] * len(places)
+            for place, leaf in zip(places, given, strict=False):
+                if place is not None:
+                    flat_seeds[place] = leaf
+        found = dict(zip(wanted, flat_pullback(*flat_seeds), strict=True))
+        full = tuple(found.get(name) for name in flat.wrt)
+        rebuilt = flat.rebuild(full)
+        return tuple(rebuilt[every.index(entry)] for entry in asked)
+
+    return (out[0] if single else out), pullback
+
+
+def structured_jvp(
+    f: Any,
+    args: Sequence[Any],
+    tangents: Sequence[Any],
+    keywords: dict[str, Any] | None = None,
+) -> tuple | None:
+    """``jvp(f, args, tangents)`` (``keywords``: passed too, held fixed) where an
+    argument is a structure (its tangent has the same structure; ``None`` leaves for
+    integer arrays), also for ``f = grad(g)``: the call is flattened into one array
+    per leaf, and a gradient and its tangent come back in the argument's structure.
+    ``None`` when no argument is a structure.
+
+    >>> import numpy as np
+    >>> def loss(p):
+    ...     return np.sum(p["w"] ** 3)
+    >>> p = {"w": np.array([1.0, 2.0])}
+    >>> structured_jvp(grad(loss), [p], [{"w": np.array([1.0, 0.0])}])[1]
+    {'w': array([6., 0.])}
+    """
+
+    pairs = list(zip(args, tangents, strict=False))
+    gradient_of = getattr(f, "_gradient_of", None)
+    compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
+    varargs = varargs_name(compiled.signature)
+    if (
+        not any(
+            is_structure(a) or isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
+            for a in args
+        )
+        and varargs is None
+    ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
+        return None  # an array tangent for a structure: taken as one stacked array
+    values = bind_arguments(compiled, args, keywords or {})
+    given = list(tangents)
+    if varargs is not None:  # the tangents of the extra arguments, as *args is: a tuple
+        at = compiled.params.index(varargs)
+        extra = tuple(given[at:])
+        given = given[:at] + [extra if any(t is not None for t in extra) else None]
+    given += [None] * (len(values) - len(given))
+    varying = [p for p, t in zip(compiled.params, given, strict=True) if t is not None]
+    of = entry_names(compiled, gradient_of[1]) if gradient_of is not None else []
+    every = varying + [p for p in of if p not in varying]
+    flat = flatten_call(compiled, every, list(args), keywords or {})
+    if flat is None:
+        return None
+    flat_tangents = []
+    for param, value, tangent in zip(compiled.params, values, given, strict=True):
+        if (
+            isinstance(value, ObjectView)
+            or is_static(value)
+            or holds_user_object(value)
+            or (param in every and is_structure(value))
+            or param == varargs
+        ):
+            leaves = flatten(value, statics=True)[0]
+            dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
+            if len(dots) != len(leaves):
+                raise located(
+                    ArgumentError,
+                    f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
+                    hint=f"give the tangent of {param!r} the same structure as {param!r}",
+                )
+            pairs = zip(leaves, dots, strict=True)
+            flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
+            if param in flat.function.__dict__.get("holders", {}):
+                flat_tangents.append(None)  # the object itself, whose attributes it writes
+        else:
+            flat_tangents.append(tangent)
+    if gradient_of is None:
+        return jvp(flat.function, flat.args, flat_tangents)
+    gradient = grad(flat.function, list(flat.wrt))
+    gradients, gradient_dots = jvp(gradient, flat.args, flat_tangents)
+    pick = [every.index(p) for p in of]
+    by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
+    chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
+    if isinstance(gradient_of[1], (int, str)):
+        return chosen[0][0], chosen[1][0]
+    return chosen[0], chosen[1]
+
+
+def _position(f: Callable[..., Any], wrt: int | str, door: str) -> int:
+    """The position of the one input ``wrt`` names."""
+    if isinstance(wrt, bool) or not isinstance(wrt, (int, str)):
+        raise located(
+            ArgumentError,
+            f"{door} takes one input to differentiate, by position or name; got wrt={wrt!r}",
+            hint="for several inputs, pass them as one array, or take one block at a time",
+        )
+    params = differentiable(f).params
+    names = differentiable(f).wrt_names(wrt)
+    return params.index(names[0])
+
+
+@front_door
+def hvp(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
+    """A function of ``(*args, v)`` giving the Hessian of a scalar-valued ``f`` with
+    respect to the input ``wrt``, times ``v`` (shaped like that input): forward mode
+    over the compiled gradient, ``jvp(grad(f, wrt), args, v)``.
+
+    >>> import numpy as np
+    >>> def f(x, y):
+    ...     return np.sum(x * x * y)
+    >>> hvp(f, wrt="x")(np.array([1.0, 2.0]), 3.0, np.array([1.0, 1.0])).tolist()
+    [6.0, 6.0]
+    """
+    gradient = grad(f, wrt)
+
+    def product(*args: Any) -> Any:
+        if not args:
+            raise located(ArgumentError, "hvp(f) is called with the arguments of f, then v")
+        *values, vector = args
+        position = _position(f, wrt, "hvp")
+        tangents = [None] * len(values)
+        if position >= len(values):
+            raise located(
+                ArgumentError,
+                f"hvp(f) is called with the arguments of f, then v: got {len(args)} "
+                "values, too few for the input it differentiates",
+            )
+        tangents[position] = vector
+        return jvp(gradient, tuple(values), tuple(tangents))[1]
+
+    product.__name__ = f"hvp_{differentiable(f).name}"
+    return MadeFunction(product, hvp, (f, wrt))
+
+
+@front_door
+def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
+    """A function giving the Hessian of a scalar-valued ``f`` with respect to the
+    input ``wrt``: shaped ``x.shape + x.shape`` for that input ``x``, one
+    Hessian-vector product (:func:`hvp`) per entry of ``x``.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return x[0] * x[1] ** 2
+    >>> hessian(f)(np.array([1.0, 3.0])).tolist()
+    [[0.0, 6.0], [6.0, 2.0]]
+    """
+    product = hvp(f, wrt)
+
+    def second_derivatives(*args: Any) -> Any:
+        x = args[_position(f, wrt, "hessian")]
+        xp = array_module(x)
+        shape = shape_of(x)
+        size = int(xp.asarray(x).size)
+        columns = []
+        for i in range(size):
+            basis = xp.zeros(size, dtype=xp.asarray(x).dtype)
+            basis[i] = 1.0
+            columns.append(xp.reshape(product(*args, xp.reshape(basis, shape)), (size,)))
+        # the Hessian is symmetric: column i is row i
+        return xp.reshape(xp.stack(columns), (*shape, *shape))
+
+    second_derivatives.__name__ = f"hessian_{differentiable(f).name}"
+    return MadeFunction(second_derivatives, hessian, (f, wrt))
+
+
+_DOORS = {
+    id(grad): "grad",
+    id(value_and_grad): "value_and_grad",
+    id(jvp): "jvp",
+    id(vjp): "vjp",
+    id(hvp): "hvp",
+    id(hessian): "hessian",
+}
+
+
+class DerivativeMaker:
+    """What the front end asks (see :func:`.derivative_calls.register_derivative_maker`)."""
+
+    def kind(self, value: Any) -> str | None:
+        """The kind of front door ``value`` is, ``"made"`` for a function one made."""
+        if isinstance(value, MadeFunction):
+            made_by = _DOORS.get(id(value._made_by))
+            if made_by == "hessian":
+                return made_by  # refused inside compiled code, as hessian(f)(x) is
+            return "made" if made_by in ("grad", "value_and_grad", "hvp") else None
+        return _DOORS.get(id(value))
+
+    def made(self, value: MadeFunction) -> tuple[str, Any, Any]:
+        """``(kind, f, wrt)`` of ``grad(f, wrt)`` made before."""
+        function, wrt = value._recipe
+        return _DOORS[id(value._made_by)], function, wrt
+
+    def __init__(self) -> None:
+        self._making: set[int] = set()  # the functions whose derivative is being made
+
+    def make(self, request: Request) -> Made | None:
+        """The generated function ``request`` asks for; ``None`` for a function the
+        compiler differentiates only through its object (a bound method, a partial).
+        A derivative of a function taken inside itself (at any depth) is refused: its
+        generated code would have to contain itself."""
+        key = id(request.function) if request.lifted is None else id(request.lifted)
+        if key in self._making:
+            raise UnsupportedSyntaxError(
+                f"{request.kind} of {getattr(request.function, '__name__', 'a function')} "
+                "is taken inside the code it differentiates (a recursion), which the "
+                "compiler cannot write out",
+                hint="take the derivative outside, or write the recursion as a loop",
+            )
+        self._making.add(key)
+        try:
+            return self._make(request)
+        finally:
+            self._making.discard(key)
+
+    def _make(self, request: Request) -> Made | None:
+        compiled = self._compiled(request)
+        if compiled is None:
+            return None
+        if request.kind == "jvp":
+            return Made(compiled.tangent(request.wrt).function)
+        derivative = compiled.derivative(request.wrt)
+        single = isinstance(request.wrt, (int, str))
+        if request.kind == "hvp":
+            gradient = compile_gradient_function(derivative, True)
+            return Made(Differentiable(gradient).tangent(0).function, pick=1)
+        value = request.kind == "value_and_grad"
+        return Made(compile_gradient_function(derivative, single, value))
+
+    def _compiled(self, request: Request) -> Differentiable | None:
+        if request.lifted is None:
+            compiled = differentiable(request.function)
+            return None if isinstance(compiled, BoundDifferentiable) else compiled
+        parsed = request.parsed
+        lifted = Differentiable(parsed.fn)  # read in the caller's names, located there
+        lifted.name = parsed.tree.name
+        lifted.params = list(request.params)
+        lifted.signature = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in lifted.params]
+        )
+        lifted.parsed = parsed
+        return lifted
+
+
+register_derivative_maker(DerivativeMaker())
