@@ -59,7 +59,13 @@ from autodiff_tutor.errors import (
     SourceUnavailableError,
     TracingError,
 )
-from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign
+from autodiff_tutor.foreign_libraries import (
+    advice,
+    conversion,
+    describe,
+    first_foreign,
+    library_of,
+)
 from autodiff_tutor.locations import location
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import (
@@ -71,6 +77,7 @@ from autodiff_tutor.pytree import (
     holds_user_object,
     is_static,
     is_structure,
+    is_user_object,
     unflatten,
 )
 from autodiff_tutor.runtime.backend import (
@@ -186,21 +193,30 @@ def is_number_like(value: Any) -> bool:
         return any(word in str(dtype) for word in ("float", "int", "complex"))
 
 
-def owned(gradients: Sequence[Any], others: Sequence[Any]) -> tuple[Any, ...]:
+def owned(
+    gradients: Sequence[Any], others: Sequence[Any], unsure: Sequence[int] | None = None
+) -> tuple[Any, ...]:
     """Every gradient as an array the caller owns: fresh and writable.
 
     Copies only where needed: a read-only array (a broadcast view from a rule), or one
     sharing memory with an earlier gradient or with ``others`` (the seeds, the inputs).
+    ``unsure``: the positions of the gradients that may not be new arrays (a
+    specialized backward knows the others are); ``None``, every one.
 
     >>> owned([np.broadcast_to(1.0, (2,))], [])[0].flags.writeable
     True
     """
-    owned: list[Any] = []
+    checked = gradients if unsure is None else [gradients[i] for i in unsure]
+    if all(type(g) is np.ndarray and g.base is None and g.flags.writeable for g in checked):
+        ids = set(map(id, checked))  # new numpy arrays: only themselves can alias them
+        if len(ids) == len(checked) and ids.isdisjoint(map(id, others)):
+            return tuple(gradients)
+    copies: list[Any] = []
     for g in gradients:
-        if g is not None and _needs_copy(g, [*owned, *others]):
+        if g is not None and _needs_copy(g, [*copies, *others]):
             g = g.copy()
-        owned.append(g)
-    return tuple(owned)
+        copies.append(g)
+    return tuple(copies)
 
 
 def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
@@ -302,6 +318,124 @@ def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[
     return [bound.arguments[p] for p in f.params]
 
 
+#: Arguments that may be structures: a call with one is flattened.
+CONTAINERS = (dict, list, tuple, ObjectView)
+
+
+def needs_flattening(value: Any) -> bool:
+    """Whether a call with ``value`` is flattened: a structure (a list, tuple or dict,
+    an object seen as its attributes), or a function the compiled code is specialized
+    on (``apply(np.tanh, x)``).
+
+    >>> needs_flattening([np.ones(2)]), needs_flattening(np.tanh), needs_flattening(2.0)
+    (True, True, False)
+    """
+    return isinstance(value, CONTAINERS) or is_static(value) or is_user_object(value)
+
+
+def is_float_array(value: Any) -> bool:
+    """A floating-point numpy array: an input differentiated as it is given."""
+    return type(value) is np.ndarray and value.dtype.kind == "f"
+
+
+def checked_values(
+    f: Any, positions: Sequence[int], args: Sequence[Any], kwargs: dict[str, Any]
+) -> list[Any]:
+    """The values of every parameter of ``f`` in a call, checked: none another
+    library's, and the ones at ``positions`` (the inputs differentiated) floating-point
+    (Python numbers and lists converted)."""
+    if not kwargs and len(args) == len(f.params):
+        values = list(args)  # the common call: every argument by position
+    else:
+        values = bind_arguments(f, args, kwargs)
+    for name, value in zip(f.params, values, strict=True):
+        if type(value) is not np.ndarray:  # an autograd ArrayBox, a torch tensor: refused
+            refuse_foreign(f"the argument {name!r} of {f.name}", value)
+    for i in positions:
+        if not is_float_array(values[i]):
+            values[i] = checked_input(f.name, f.params[i], values[i])
+    return values
+
+
+def plain_call(args: Sequence[Any], positions: Sequence[int]) -> bool:
+    """Whether :func:`checked_values` hands the arguments of a call by position back as
+    they are, and none is flattened: no structure, function or other library's value,
+    float numpy arrays at ``positions``."""
+    for value in args:
+        if type(value) is not np.ndarray and (
+            needs_flattening(value) or library_of(value) is not None
+        ):
+            return False
+    return all(is_float_array(args[i]) for i in positions)
+
+
+def checked_input(function: str, name: str, value: Any) -> Any:
+    """Check (and for Python numbers and lists, convert) a value to differentiate."""
+    refuse_structure(function, name, value)  # grad and value_and_grad flatten them first
+    if isinstance(value, (list, tuple)):
+        try:
+            value = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise located(
+                NonDifferentiableInputError,
+                f"cannot differentiate {function} with respect to {name!r}: its value is a "
+                f"{type(value).__name__} that is not a rectangular array of numbers ({error})",
+                hint="pass a float array; several arrays (weights and biases) go in as "
+                "separate arguments",
+            ) from None
+    elif isinstance(value, float):
+        value = np.float64(value)
+    if is_float_value(value) and dtype_kind(value) != "c":
+        return value
+    kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+    if dtype_kind(value) == "c":
+        raise located(
+            NonDifferentiableInputError,
+            f"cannot differentiate {function} with respect to {name!r}: its value is complex "
+            f"({kind}), and gradients through complex numbers are not supported",
+            hint=f"pass the real and imaginary parts of {name!r} as two float arrays",
+        )
+    raise located(
+        NonDifferentiableInputError,
+        f"cannot differentiate {function} with respect to {name!r}: its value is of type "
+        f"{kind}, and only floating-point values have gradients",
+        hint=f"pass a float array (for example np.asarray({name}, dtype=float)) "
+        f"or leave {name!r} out of wrt",
+    )
+
+
+def may_differentiate(value: Any) -> bool:
+    """Whether ``vjp`` differentiates an argument by default: a floating-point value, a
+    list, or a structure holding a floating-point leaf.
+
+    >>> may_differentiate(np.ones(2)), may_differentiate(3), may_differentiate({"w": 1.0})
+    (True, False, True)
+    """
+    return is_float_value(value) or isinstance(value, list) or has_float_leaf(value)
+
+
+def float_params(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+    """The parameters given floating-point values (or lists) in this call: the default
+    ``wrt`` of ``vjp``.
+
+    >>> from autodiff_tutor import differentiable
+    >>> def f(x, n):
+    ...     return x * n
+    >>> float_params(differentiable(f), (np.ones(2), 3), {})
+    ['x']
+    """
+    values = bind_arguments(f, args, kwargs)
+    held = varargs_name(f.signature)  # *args: held fixed unless named in wrt
+    names = [p for p, v in zip(f.params, values, strict=True) if p != held and may_differentiate(v)]
+    if not names:
+        raise located(
+            NonDifferentiableInputError,
+            f"{f.name} has no floating-point argument to differentiate",
+            hint="pass float arrays, or name the inputs with wrt=...",
+        )
+    return names
+
+
 def scalar_seed(f: Any, out: Any) -> Any:
     """The seed 1 of a scalar output ``out`` of the compiled function ``f``, or a
     located error saying why ``out`` has no gradient.
@@ -377,7 +511,7 @@ class Unwrapped:
         names = list(parameters)
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
-        varargs = _has_varargs(self.takes or self.fn)
+        varargs = varargs_name(inspect.signature(self.takes or self.fn)) is not None
         held = (None,) * len(self.prefix)
         if varargs and not self.keywords and given_count > len(positional):
             return jvp(self.fn, (*self.prefix, *args), (*held, *tangents), {})  # *args, in order
@@ -437,7 +571,7 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
         name
         for name, value in bound.arguments.items()
         if parameters[name].kind is not inspect.Parameter.VAR_POSITIONAL
-        and (is_float_value(value) or isinstance(value, list) or has_float_leaf(value))
+        and may_differentiate(value)
     ]
     return unwrap(f, floats or None)
 
@@ -531,13 +665,6 @@ def is_required(parameter: inspect.Parameter) -> bool:
     return parameter.default is inspect.Parameter.empty and parameter.kind not in (
         inspect.Parameter.VAR_POSITIONAL,
         inspect.Parameter.VAR_KEYWORD,
-    )
-
-
-def _has_varargs(fn: Callable[..., Any]) -> bool:
-    return any(
-        p.kind is inspect.Parameter.VAR_POSITIONAL
-        for p in inspect.signature(fn).parameters.values()
     )
 
 
@@ -975,8 +1102,6 @@ def refuse_structure(function: str, name: str, value: Any) -> None:
 
 def _ragged(value: Any) -> bool:
     """Whether a list of arrays cannot be stacked into one array (np.asarray fails)."""
-    import numpy as np
-
     try:
         return np.asarray(value).dtype == object
     except ValueError:

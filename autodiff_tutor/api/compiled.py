@@ -7,7 +7,7 @@ protocol (``op_forward`` / ``op_backward`` / ``op_jvp``), so it can be used insi
 another compiled function or in the tracing mode. It keeps what it compiled: the
 front end once, a forward/backward pair per ``wrt``, and, per pair, the pairs
 specialized on the arguments' shapes and dtypes (:mod:`.compiler.specialized`), which
-:func:`fast_call` runs once a call has gone through every check. The front doors
+:func:`cached_call` runs once a call has gone through every check. The front doors
 that take derivatives (``grad``, ``value_and_grad``, ``vjp``, ``jvp``) are in
 :mod:`autodiff_tutor.api.derivatives`.
 
@@ -15,9 +15,8 @@ that take derivatives (``grad``, ``value_and_grad``, ``vjp``, ``jvp``) are in
 >>> def f(x):
 ...     return np.sum(x * x)
 >>> compiled = differentiable(f)
->>> out, (g,) = fast_call(compiled, compiled.derivative(0), (np.arange(3.0),))
->>> float(out), g.tolist()
-(5.0, [0.0, 2.0, 4.0])
+>>> compiled(np.arange(3.0)), compiled.derivative(0) is compiled.derivative("x")
+(np.float64(5.0), True)
 """
 
 from __future__ import annotations
@@ -29,8 +28,6 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from autodiff_tutor.api.arguments import (
     bind_arguments,
     bind_in_order,
@@ -40,6 +37,8 @@ from autodiff_tutor.api.arguments import (
     is_required,
     located,
     owned,
+    plain_call,
+    refuse_structured_output,
     scalar_seed,
     unwrap,
 )
@@ -58,7 +57,7 @@ from autodiff_tutor.compiler.pipeline import (
     front_end_of,
     stages,
 )
-from autodiff_tutor.compiler.specialized import Specialized, specialized_pair
+from autodiff_tutor.compiler.specialized import specialized_pair
 from autodiff_tutor.errors import (
     ArgumentError,
     AutodiffError,
@@ -66,10 +65,9 @@ from autodiff_tutor.errors import (
     add_note,
     front_door,
 )
-from autodiff_tutor.foreign_libraries import library_of
 from autodiff_tutor.pickling import by_reference, importable, with_sources
 from autodiff_tutor.protocol import call_if_traced, register_op_factory
-from autodiff_tutor.pytree import ObjectView, flatten, is_static, is_user_object
+from autodiff_tutor.pytree import flatten
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
 from autodiff_tutor.runtime.guards import GuardFailed
 from autodiff_tutor.specialization_header import header
@@ -664,80 +662,53 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
 register_op_factory(differentiable)  # generated code calls user helpers through it
 
 
-#: Arguments that may be structures: the general path flattens them.
-CONTAINERS = (dict, list, tuple, ObjectView)
+def run_pair(compiled: Differentiable, pair: Any, values: Sequence[Any]) -> tuple[Any, Any]:
+    """Run a forward/backward ``pair`` (the general one, or one specialized on the
+    arguments' shapes) on checked ``values`` with the seed 1 of the scalar output: the
+    value and the gradients, arrays of the caller's own (:func:`owned`)."""
+    out, memory = pair.forward(*values)
+    if isinstance(out, list):  # a list, or a dict (compiled as its values)
+        refuse_structured_output(compiled, out)
+    seed = scalar_seed(compiled, out)  # a located error where out is not a scalar
+    return out, owned(pair.backward(seed, memory), [seed, *values])
 
 
-def fast_call(
+def cached_call(
     compiled: Differentiable, derivative: Derivative, args: tuple[Any, ...]
 ) -> tuple[Any, tuple[Any, ...]] | None:
-    """The common call, with the checks it needs and no more: every argument by
-    position, the ones in ``wrt`` float numpy arrays, none a structure, a float numpy
-    scalar out, and gradients that are fresh arrays (else copied where needed, as
-    :func:`owned` does). It runs the pair specialized on the arguments' shapes and
-    dtypes where there is one (``f.show(specialized=True)``); where one of its checks
-    fails (a custom op's output of another shape, a branch going the other way), the
-    specialization is dropped and the general pair runs the call. ``None``, before
-    anything ran, hands the call to the general path."""
+    """A call of ``value_and_grad`` after one that went through every check: the pair
+    specialized on the arguments' shapes and dtypes, cached on ``derivative`` (made at
+    the second call with them, ``f.show(specialized=True)``), else the general pair.
+    Where the specialization's guard key assures the checks (float arrays for ``wrt``,
+    a float numpy scalar out), none runs again; else the call must be plain
+    (:func:`plain_call`). Where a check inside the specialized code fails (a custom
+    op's output of another shape, a branch going the other way), the specialization is
+    dropped and the general pair runs the call. ``None``, before anything ran, hands
+    the call to the checks.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(x * x)
+    >>> compiled = differentiable(f)
+    >>> out, (g,) = cached_call(compiled, compiled.derivative(0), (np.arange(3.0),))
+    >>> float(out), g.tolist()
+    (5.0, [0.0, 2.0, 4.0])
+    """
     if len(args) != len(derivative.program.params):
         return None
     specialized = specialized_pair(derivative, args)
     try:
         if specialized is not None and specialized.seed is not None:
-            out, memory = specialized.forward(*args)  # the guard key assures the checks below
+            out, memory = specialized.forward(*args)  # the guard key assures the checks
             if type(out) is type(specialized.seed):
                 gradients = specialized.backward(specialized.seed, memory)
                 if specialized.unsure:  # a custom op's gradients: are they fresh?
-                    return out, _fresh(gradients, args, specialized.unsure)
+                    return out, owned(gradients, args, specialized.unsure)
                 return out, gradients
             return out, owned(specialized.backward(scalar_seed(compiled, out), memory), args)
-        return _run_pair(compiled, derivative, specialized, args)
+        if not plain_call(args, derivative.wrt_positions):
+            return None
+        return run_pair(compiled, specialized or derivative, args)
     except GuardFailed:  # a custom op's shape, a branch's path: not as probed
         derivative.specializations[specialized.key] = None  # general code for this key
-        return _run_pair(compiled, derivative, None, args)
-
-
-def _run_pair(
-    compiled: Differentiable,
-    derivative: Derivative,
-    specialized: Specialized | None,
-    args: tuple[Any, ...],
-) -> tuple[Any, tuple[Any, ...]] | None:
-    """The fast call of ``specialized`` (or the general pair) where the guard key does
-    not assure the checks: they run here."""
-    for value in args:
-        if type(value) is not np.ndarray and (
-            isinstance(value, CONTAINERS)
-            or library_of(value) is not None
-            or is_static(value)
-            or is_user_object(value)
-        ):
-            return None  # a structure, a function, another library's value: the general path
-    for i in derivative.wrt_positions:
-        value = args[i]
-        if type(value) is not np.ndarray or value.dtype.kind != "f":
-            return None
-    pair = specialized or derivative
-    out, memory = pair.forward(*args)
-    if isinstance(out, np.generic) and out.dtype.kind == "f":
-        seed = out.dtype.type(1)
-    else:
-        seed = scalar_seed(compiled, out)  # a located error, or the seed of a 0-d array
-    return out, _fresh(pair.backward(seed, memory), [seed, *args])
-
-
-def _fresh(
-    gradients: tuple[Any, ...], others: Sequence[Any], positions: Sequence[int] | None = None
-) -> tuple[Any, ...]:
-    """``gradients`` where each at ``positions`` (every one where ``None``; the others
-    are new arrays the backward made) is a new writable numpy array of its own, none
-    one of ``others`` or another gradient; else as :func:`owned` makes them (copied
-    where needed)."""
-    unsure = gradients if positions is None else [gradients[i] for i in positions]
-    for g in unsure:
-        if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
-            return owned(gradients, others)
-    ids = set(map(id, unsure))
-    if len(ids) != len(unsure) or not ids.isdisjoint(map(id, others)):
-        return owned(gradients, others)  # a gradient is an argument, or two are one array
-    return gradients
+        return run_pair(compiled, derivative, args)

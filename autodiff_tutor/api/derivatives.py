@@ -5,7 +5,8 @@ Thin wrappers over the compiler: they bind arguments, check what the user asked 
 and flatten structures (:mod:`autodiff_tutor.api.arguments`), and run the code
 compiled, once per function and ``wrt``, by a
 :class:`~autodiff_tutor.api.compiled.Differentiable`; later calls of
-``value_and_grad`` take the fast call (:func:`~autodiff_tutor.api.compiled.fast_call`).
+``value_and_grad`` run the pair cached for their arguments' shapes
+(:func:`~autodiff_tutor.api.compiled.cached_call`).
 
 ``hvp`` and ``hessian`` are forward over reverse: the compiler writes the gradient of
 ``f`` as a plain function (``f_grad``), then differentiates that function again in
@@ -56,38 +57,36 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from autodiff_tutor.api.arguments import (
     bind_arguments,
     by_key,
     check_list_seed,
     check_wrt,
+    checked_input,
+    checked_values,
     entry_names,
     flatten_call,
-    has_float_leaf,
+    float_params,
     leaves_of,
     located,
+    needs_flattening,
     numeric_array,
     owned,
     reads_keys,
     refuse_foreign,
-    refuse_structure,
-    refuse_structured_output,
     refuse_structured_vjp,
-    scalar_seed,
     unwrap,
     unwrap_call,
     varargs_name,
     wrt_entries,
 )
 from autodiff_tutor.api.compiled import (
-    CONTAINERS,
     BoundDifferentiable,
     Differentiable,
     Wrt,
+    cached_call,
     differentiable,
-    fast_call,
+    run_pair,
 )
 from autodiff_tutor.compiler.failures import relocate, run_located
 from autodiff_tutor.compiler.front.desugar.derivative_calls import (
@@ -99,7 +98,6 @@ from autodiff_tutor.compiler.pipeline import Derivative, compile_gradient_functi
 from autodiff_tutor.errors import (
     ArgumentError,
     NoDerivativeRuleError,
-    NonDifferentiableInputError,
     UnsupportedSyntaxError,
     front_door,
 )
@@ -110,7 +108,6 @@ from autodiff_tutor.pytree import (
     holds_user_object,
     is_static,
     is_structure,
-    is_user_object,
 )
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
@@ -124,56 +121,13 @@ from autodiff_tutor.runtime.backend import (
 __all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
 
 
-def _prepare_input(f: Differentiable, name: str, value: Any) -> Any:
-    """Check (and for Python numbers and lists, convert) a value to differentiate."""
-    refuse_structure(f.name, name, value)  # grad and value_and_grad flatten them first
-    if isinstance(value, (list, tuple)):
-        try:
-            value = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise located(
-                NonDifferentiableInputError,
-                f"cannot differentiate {f.name} with respect to {name!r}: its value is a "
-                f"{type(value).__name__} that is not a rectangular array of numbers ({error})",
-                hint="pass a float array; several arrays (weights and biases) go in as "
-                "separate arguments",
-            ) from None
-    elif isinstance(value, float):
-        value = np.float64(value)
-    if is_float_value(value) and dtype_kind(value) != "c":
-        return value
-    kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
-    if dtype_kind(value) == "c":
-        raise located(
-            NonDifferentiableInputError,
-            f"cannot differentiate {f.name} with respect to {name!r}: its value is complex "
-            f"({kind}), and gradients through complex numbers are not supported",
-            hint=f"pass the real and imaginary parts of {name!r} as two float arrays",
-        )
-    raise located(
-        NonDifferentiableInputError,
-        f"cannot differentiate {f.name} with respect to {name!r}: its value is of type {kind}, "
-        "and only floating-point values have gradients",
-        hint=f"pass a float array (for example np.asarray({name}, dtype=float)) "
-        f"or leave {name!r} out of wrt",
-    )
-
-
 def _run_forward(
     f: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Derivative, Any, Any, list[Any]]:
+    """The derivative for ``wrt``, and its forward run on the call's checked values:
+    ``(derivative, out, memory, values)``."""
     derivative = f.derivative(wrt)
-    if not kwargs and len(args) == len(f.params):
-        values = list(args)  # the common call: every argument by position
-    else:
-        values = bind_arguments(f, args, kwargs)
-    for name, value in zip(f.params, values, strict=True):
-        if type(value) is not np.ndarray:  # an autograd ArrayBox, a torch tensor: refused
-            refuse_foreign(f"the argument {name!r} of {f.name}", value)
-    for i in derivative.wrt_positions:
-        value = values[i]
-        if not (type(value) is np.ndarray and value.dtype.kind == "f"):  # the fast path
-            values[i] = _prepare_input(f, f.params[i], value)
+    values = checked_values(f, derivative.wrt_positions, args, kwargs)
     out, memory = derivative.forward(*values)
     return derivative, out, memory, values
 
@@ -206,37 +160,32 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     compiled = differentiable(f)
     check_wrt(wrt)
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
-    fast: list[Derivative] = []  # the derivative, once a call took the fast path
-    one = isinstance(wrt, (int, str))  # one input: its gradient alone
+    checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
-            if fast and not compiled.current():
-                fast.clear()  # a name it reads was rebound: compiled again below
-            if fast and not kwargs:
-                result = fast_call(compiled, fast[0], args)
+            if checked and not compiled.current():
+                checked.clear()  # a name it reads was rebound: compiled again below
+            if checked and not kwargs:  # the pair cached for these shapes
+                result = cached_call(compiled, checked[0], args)
                 if result is not None:
-                    if one or wrt is None:
-                        return result[0], result[1][0] if one else _unpack(result[1], wrt)
-                    return result  # a list of inputs: the tuple of their gradients
+                    return result[0], _unpack(result[1], wrt)
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
                 if structured is not None:
                     return structured
-            derivative, out, memory, values = _run_forward(compiled, wrt, args, kwargs)
-            if isinstance(out, list):  # a list, or a dict (compiled as its values)
-                refuse_structured_output(compiled, out)
-            seed = scalar_seed(compiled, out)
-            gradients = owned(derivative.backward(seed, memory), [seed, *values])
+            derivative = compiled.derivative(wrt)
+            values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
+            out, gradients = run_pair(compiled, derivative, values)
         except Exception as error:
             located = relocate(error)
             if located is None:
                 raise
             raise located from error
-        if not by_attribute and not fast:
-            fast.append(derivative)  # checked once: later calls of this shape skip the checks
+        if not by_attribute and not checked:
+            checked.append(derivative)  # later calls run the pair cached for their shapes
         return out, _unpack(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
@@ -244,19 +193,14 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
 
 def _takes_varargs(f: Any) -> bool:
-    """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments)."""
-    if not inspect.isfunction(f):
-        return False  # bound methods and partials are unwrapped before; others refused
-    return varargs_name(inspect.signature(f)) is not None
+    """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments;
+    bound methods and partials are unwrapped before, others refused)."""
+    return inspect.isfunction(f) and varargs_name(inspect.signature(f)) is not None
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-    """Whether an argument may be a structure (lists, tuples, dicts, objects' views), or
-    a function the compiled code is specialized on (``apply(np.tanh, x)``)."""
-    return any(
-        isinstance(v, CONTAINERS) or is_static(v) or is_user_object(v)
-        for v in (*args, *kwargs.values())
-    )
+    """Whether an argument is flattened (see :func:`needs_flattening`)."""
+    return any(needs_flattening(v) for v in (*args, *kwargs.values()))
 
 
 def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
@@ -389,32 +333,6 @@ def vjp(
     return by_key(derivative.program.output_keys, out, pullback, compiled.name)
 
 
-def float_params(f: Differentiable, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
-    """The parameters given floating-point values (or lists) in this call: the default
-    ``wrt`` of ``vjp``.
-
-    >>> import numpy as np
-    >>> def f(x, n):
-    ...     return x * n
-    >>> float_params(differentiable(f), (np.ones(2), 3), {})
-    ['x']
-    """
-    values = bind_arguments(f, args, kwargs)
-    held = varargs_name(f.signature)  # *args: held fixed unless named in wrt
-    names = [
-        p
-        for p, v in zip(f.params, values, strict=True)
-        if p != held and (is_float_value(v) or isinstance(v, list) or has_float_leaf(v))
-    ]
-    if not names:
-        raise located(
-            NonDifferentiableInputError,
-            f"{f.name} has no floating-point argument to differentiate",
-            hint="pass float arrays, or name the inputs with wrt=...",
-        )
-    return names
-
-
 def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
     if isinstance(out, list):  # a list of arrays: a list of seeds
         where = f"the seed for output {index} of {f.name}"
@@ -501,7 +419,7 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
         if tangent is None:
             continue
-        value = _prepare_input(compiled, name, arg)
+        value = checked_input(compiled.name, name, arg)
         tangent = numeric_array(tangent, value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
             raise located(

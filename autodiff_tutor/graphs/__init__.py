@@ -83,7 +83,8 @@ def graph(what: Callable[..., Any] | Tape | Any, *args: Any, wrt: Any = None) ->
 def _compiled_run(f: Callable[..., Any], args: tuple[Any, ...], wrt: Any) -> Graph:
     """Compile ``f``, run its forward and backward once on ``args``, draw the pair
     with the shapes each value had."""
-    from autodiff_tutor.api.derivatives import _run_forward, differentiable, float_params
+    from autodiff_tutor.api.arguments import float_params
+    from autodiff_tutor.api.derivatives import _run_forward, differentiable
 
     compiled = differentiable(f)
     if not args:

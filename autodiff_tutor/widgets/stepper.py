@@ -51,7 +51,7 @@ __all__ = ["BackwardStepper", "backward_stepper"]
 
 
 def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
-    from autodiff_tutor.api.derivatives import float_params
+    from autodiff_tutor.api.arguments import float_params
 
     return float_params(compiled, args, {})
 
