@@ -322,6 +322,17 @@ def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[
 CONTAINERS = (dict, list, tuple, ObjectView)
 
 
+def specialized_on(value: Any) -> bool:
+    """Whether the compiled code is specialized on what ``value`` is, so that a call
+    with it is flattened whatever ``wrt`` asks: an object seen as the structure of its
+    attributes, a function passed, or a structure holding an object of the user's.
+
+    >>> specialized_on(np.tanh), specialized_on([np.ones(2)])
+    (True, False)
+    """
+    return isinstance(value, ObjectView) or is_static(value) or holds_user_object(value)
+
+
 def needs_flattening(value: Any) -> bool:
     """Whether a call with ``value`` is flattened: a structure (a list, tuple or dict,
     an object seen as its attributes), or a function the compiled code is specialized
@@ -801,9 +812,7 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         if p not in passed_whole
         and (
             (p in names and is_structure(v))
-            or isinstance(v, ObjectView)
-            or is_static(v)
-            or holds_user_object(v)  # net.feedforward(x): its class and attributes known
+            or specialized_on(v)  # net.feedforward(x): its class and attributes known
             or p == varargs
         )
     }
@@ -1118,6 +1127,51 @@ def has_float_leaf(value: Any) -> bool:
     """
 
     return is_structure(value) and any(is_float_value(leaf) for leaf in flatten(value)[0])
+
+
+def check_seed(f: Any, index: int, seed: Any, out: Any) -> Any:
+    """The seed given for output ``index`` of ``f``, checked against that output
+    ``out``: a numeric array of its shape (``None``: zeros), a list for a list.
+
+    >>> from autodiff_tutor import differentiable
+    >>> f = differentiable(lambda x: 2 * x)
+    >>> check_seed(f, 0, [1.0, 2.0], np.ones(2)).tolist()
+    [1.0, 2.0]
+    >>> check_seed(f, 0, np.ones(3), np.ones(2))
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.ArgumentError: the seed for output 0 of ... has shape (3,), ...
+    """
+    if isinstance(out, list):  # a list of arrays: a list of seeds
+        where = f"the seed for output {index} of {f.name}"
+        return check_list_seed(seed, out, where, lambda s, o: check_seed(f, index, s, o))
+    xp = array_module(out)
+    if seed is None:
+        return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
+    seed = numeric_array(seed, out, f"the seed for output {index} of {f.name}")
+    if shape_of(seed) != shape_of(out):
+        raise located(
+            ArgumentError,
+            f"the seed for output {index} of {f.name} has shape {shape_of(seed)}, "
+            f"but that output has shape {shape_of(out)}",
+            hint="give a seed with the output's shape",
+        )
+    return seed
+
+
+def check_seed_count(seeds: Sequence[Any], outputs: int, what: str) -> None:
+    """A pullback takes one seed per output of ``what``.
+
+    >>> check_seed_count((1.0,), 2, "f")
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.ArgumentError: f has 2 output(s); pullback needs one seed each, ...
+    """
+    if len(seeds) != outputs:
+        raise located(
+            ArgumentError,
+            f"{what} has {outputs} output(s); pullback needs one seed each, got {len(seeds)}",
+        )
 
 
 def check_list_seed(

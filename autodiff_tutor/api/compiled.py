@@ -372,24 +372,24 @@ class Differentiable:
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
         """Run the generated forward; the saved memory remembers which inputs it serves."""
         wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
-        derivative = self.derivative(wrt)
-        values = bind_in_order(self, inputs)
+        function, names, values = self._operation(wrt, inputs)
+        derivative = function.derivative(list(names))
         out, memory = run_located(derivative.forward, *values)
         outputs = out if derivative.returns_tuple else (out,)
-        return outputs, (wrt, derivative, memory)
+        return outputs, (names, derivative, memory)
 
     def op_jvp(
         self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """Values and tangents of the outputs (forward mode through this function)."""
-        values = bind_in_order(self, inputs)
         wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
         if not wrt:
-            outputs = self.fn(*values)
+            outputs = self._run_plain(inputs)
             outputs = outputs if isinstance(outputs, tuple) else (outputs,)
             return outputs, tuple(ones_like(o) * 0 for o in outputs)
-        tangent = self.tangent(wrt)
-        dots = [t for t in tangents if t is not None]
+        function, names, values = self._operation(wrt, inputs)
+        tangent = function.tangent(list(names))
+        dots = [tangents[self.params.index(n)] for n in names]
         out, out_dot = run_located(tangent.function, *values, *dots)
         if tangent.returns_tuple:
             return tuple(out), tuple(out_dot)
@@ -399,13 +399,24 @@ class Differentiable:
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
     ) -> tuple[Any, ...]:
         """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
-        wrt, derivative, memory = saved  # the pair that made memory, even if since recompiled
+        names, derivative, memory = saved  # the pair that made memory, even if recompiled
         backward = derivative.backward
-        gradients = dict(zip(wrt, run_located(backward, *d_outputs, memory), strict=True))
+        gradients = dict(zip(names, run_located(backward, *d_outputs, memory), strict=True))
         flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
         return tuple(
             gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
         )
+
+    def _operation(
+        self, wrt: tuple[str, ...], inputs: Sequence[Any]
+    ) -> tuple[Differentiable, tuple[str, ...], list[Any]]:
+        """The compiled function an operation's call runs, the names of ``wrt`` among its
+        parameters, and the values of the call with ``inputs``."""
+        return self, wrt, bind_in_order(self, inputs)
+
+    def _run_plain(self, inputs: Sequence[Any]) -> Any:
+        """The function run as it is, on an operation's ``inputs``."""
+        return self.fn(*bind_in_order(self, inputs))
 
 
 class BoundDifferentiable(Differentiable):
@@ -529,45 +540,25 @@ class BoundDifferentiable(Differentiable):
     # -- the differentiable-operation protocol: the visible parameters are its inputs
 
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Any]:
-        wrt = tuple(p for p, v in zip(self.params, inputs, strict=False) if is_float_value(v))
-        if not wrt:
-            out = self.bound_callable(*inputs)
+        if not any(is_float_value(v) for v in inputs):  # nothing to differentiate
+            out = self._run_plain(inputs)
             return (out if isinstance(out, tuple) else (out,)), None
-        function, names, values = self.flattened(wrt, inputs)
-        derivative = function.derivative(list(names))
-        out, memory = run_located(derivative.forward, *values)
-        outputs = out if derivative.returns_tuple else (out,)
-        return outputs, (names, derivative, memory)
+        return super().op_forward(*inputs)
 
     def op_backward(
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Any
     ) -> tuple[Any, ...]:
         if saved is None:  # no floating-point input
             return (None,) * len(self.params)
-        names, derivative, memory = saved
-        gradients = dict(
-            zip(names, run_located(derivative.backward, *d_outputs, memory), strict=True)
-        )
-        flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
-        return tuple(
-            gradients.get(p) if flag else None for p, flag in zip(self.params, flags, strict=True)
-        )
+        return super().op_backward(d_outputs, compute_gradients, saved)
 
-    def op_jvp(
-        self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        wrt = tuple(p for p, t in zip(self.params, tangents, strict=False) if t is not None)
-        if not wrt:
-            outputs = self.bound_callable(*inputs)
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            return outputs, tuple(ones_like(o) * 0 for o in outputs)
-        function, names, values = self.flattened(wrt, inputs)
-        tangent = function.tangent(list(names))
-        dots = [tangents[self.params.index(n)] for n in names]
-        out, out_dot = run_located(tangent.function, *values, *dots)
-        if tangent.returns_tuple:
-            return tuple(out), tuple(out_dot)
-        return (out,), (out_dot,)
+    def _operation(
+        self, wrt: tuple[str, ...], inputs: Sequence[Any]
+    ) -> tuple[Differentiable, tuple[str, ...], list[Any]]:
+        return self.flattened(wrt, inputs)
+
+    def _run_plain(self, inputs: Sequence[Any]) -> Any:
+        return self.bound_callable(*inputs)
 
 
 def _describe(key: Any) -> str:

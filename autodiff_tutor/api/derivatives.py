@@ -60,7 +60,8 @@ from typing import Any
 from autodiff_tutor.api.arguments import (
     bind_arguments,
     by_key,
-    check_list_seed,
+    check_seed,
+    check_seed_count,
     check_wrt,
     checked_input,
     checked_values,
@@ -75,6 +76,7 @@ from autodiff_tutor.api.arguments import (
     reads_keys,
     refuse_foreign,
     refuse_structured_vjp,
+    specialized_on,
     unwrap,
     unwrap_call,
     varargs_name,
@@ -103,10 +105,7 @@ from autodiff_tutor.errors import (
 )
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import (
-    ObjectView,
     flatten,
-    holds_user_object,
-    is_static,
     is_structure,
 )
 from autodiff_tutor.runtime.backend import (
@@ -114,7 +113,6 @@ from autodiff_tutor.runtime.backend import (
     array_module,
     dtype_kind,
     is_float_value,
-    ones_like,
     shape_of,
 )
 
@@ -317,38 +315,15 @@ def vjp(
     outputs = out if derivative.returns_tuple else (out,)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
-        if len(seeds) != len(outputs):
-            raise located(
-                ArgumentError,
-                f"{compiled.name} has {len(outputs)} output(s); pullback needs one seed each, "
-                f"got {len(seeds)}",
-            )
+        check_seed_count(seeds, len(outputs), compiled.name)
         checked = [
-            _check_seed(compiled, i, s, o)
+            check_seed(compiled, i, s, o)
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
         given = [leaf for s in (*seeds, *checked) for leaf in leaves_of(s)]
         return owned(run_located(derivative.backward, *checked, memory), [*given, *values])
 
     return by_key(derivative.program.output_keys, out, pullback, compiled.name)
-
-
-def _check_seed(f: Differentiable, index: int, seed: Any, out: Any) -> Any:
-    if isinstance(out, list):  # a list of arrays: a list of seeds
-        where = f"the seed for output {index} of {f.name}"
-        return check_list_seed(seed, out, where, lambda s, o: _check_seed(f, index, s, o))
-    xp = array_module(out)
-    if seed is None:
-        return xp.zeros_like(out) if shape_of(out) else ones_like(out) * 0
-    seed = numeric_array(seed, out, f"the seed for output {index} of {f.name}")
-    if shape_of(seed) != shape_of(out):
-        raise located(
-            ArgumentError,
-            f"the seed for output {index} of {f.name} has shape {shape_of(seed)}, "
-            f"but that output has shape {shape_of(out)}",
-            hint="give a seed with the output's shape",
-        )
-    return seed
 
 
 def _refuse_complex_tangents(out: Any, out_dot: Any) -> None:
@@ -502,11 +477,7 @@ def gradient_vjp(
     asked_wrt = float_params(compiled, args, kwargs) if wrt is None else wrt
     of, asked = entry_names(compiled, of_wrt), entry_names(compiled, asked_wrt)
     dotted = any("." in entry for entry in (*of, *asked))
-    specialized = (  # the compiled code specializes on these: the call is flattened
-        isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
-        for a in (*args, *kwargs.values())
-    )
-    if not (dotted or any(specialized)):
+    if not (dotted or any(specialized_on(a) for a in (*args, *kwargs.values()))):
         return None
     every = of + [entry for entry in asked if entry not in of]
     flat = flatten_call(compiled, every, list(args), kwargs)
@@ -527,12 +498,7 @@ def gradient_vjp(
     out = tuple(by_entry[every.index(entry)] for entry in of)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
-        if len(seeds) != len(of):
-            raise located(
-                ArgumentError,
-                f"the gradient of {compiled.name} has {len(of)} output(s); pullback needs "
-                f"one seed each, got {len(seeds)}",
-            )
+        check_seed_count(seeds, len(of), f"the gradient of {compiled.name}")
         flat_seeds: list[Any] = [None] * len(flat.wrt)
         for entry, seed in zip(of, seeds, strict=False):
             places = flatten(positions[every.index(entry)])[0]
@@ -572,13 +538,9 @@ def structured_jvp(
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
     varargs = varargs_name(compiled.signature)
-    if (
-        not any(
-            is_structure(a) or isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
-            for a in args
-        )
-        and varargs is None
-    ) or any(is_structure(a) and t is not None and not is_structure(t) for a, t in pairs):
+    if (not any(is_structure(a) or specialized_on(a) for a in args) and varargs is None) or any(
+        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
+    ):
         return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, keywords or {})
     given = list(tangents)
@@ -595,13 +557,7 @@ def structured_jvp(
         return None
     flat_tangents = []
     for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if (
-            isinstance(value, ObjectView)
-            or is_static(value)
-            or holds_user_object(value)
-            or (param in every and is_structure(value))
-            or param == varargs
-        ):
+        if specialized_on(value) or (param in every and is_structure(value)) or param == varargs:
             leaves = flatten(value, statics=True)[0]
             dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
             if len(dots) != len(leaves):

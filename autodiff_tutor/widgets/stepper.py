@@ -57,8 +57,7 @@ def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
 
 
 def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
-    from autodiff_tutor.api.arguments import scalar_seed
-    from autodiff_tutor.api.derivatives import _check_seed
+    from autodiff_tutor.api.arguments import check_seed, scalar_seed
     from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 
     outputs = out if derivative.returns_tuple else (out,)
@@ -76,7 +75,7 @@ def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ..
             hint="pass seed=(g1, g2, ...) shaped like the outputs",
         )
     return tuple(
-        _check_seed(compiled, i, s, o) for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
+        check_seed(compiled, i, s, o) for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
     )
 
 
