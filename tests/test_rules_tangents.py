@@ -33,8 +33,7 @@ from test_nn_backend import numpy_conversion_forbidden
 from test_rules_numeric import CASES, Case, _prepare, call_rule, fixed, inputs
 
 from autodiff_tutor.compiler.rule_inline import _formula, is_none_gradient
-from autodiff_tutor.rules.helper_rules import HELPER_OPS
-from autodiff_tutor.rules.registry import Rule, all_rules
+from autodiff_tutor.rules.registry import Rule, all_rules, helper_ops
 
 SPECIAL = ("out", "xp")
 
@@ -323,7 +322,7 @@ def test_every_rule_has_a_tangent_rule(op: str) -> None:
 
 # the helpers' rules are walked by tests/test_rules_helpers.py on its own table (which
 # must cover them all); here, on the numeric table's cases of them where it has some
-PARAMS = case_params(CASES, sorted(all_rules()), optional=frozenset(HELPER_OPS))
+PARAMS = case_params(CASES, sorted(all_rules()), optional=helper_ops())
 
 
 @pytest.mark.parametrize(("op", "case"), PARAMS)

@@ -300,10 +300,6 @@ def pad_tangent(xp, x, pad_width=0, mode="constant", constant_values=0, *, d_x):
     return xp.pad(d_x, pad_width, mode=mode)
 
 
-ARRANGEMENT_HELPER_OPS = ("unpad",)
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
-
 @defvjp(
     "unpad",
     shape=HELPER,

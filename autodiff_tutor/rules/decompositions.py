@@ -155,9 +155,6 @@ def lstsq_tangent_(out, a, b, rcond=None, *, d_a, d_b):
 
 # --- eigh_grad, the gradient of eigh, differentiable again --------------------------------
 
-DECOMPOSITION_HELPER_OPS = ("eigh_grad",)
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
 
 @defvjp(
     "eigh_grad",

@@ -26,14 +26,7 @@ are declared non-differentiable.
 
 import numpy as np
 
-from autodiff_tutor.rules.arrangement import ARRANGEMENT_HELPER_OPS
-from autodiff_tutor.rules.decompositions import DECOMPOSITION_HELPER_OPS
-from autodiff_tutor.rules.helper_rules_products import PRODUCT_HELPER_OPS
-from autodiff_tutor.rules.linalg import LINALG_HELPER_OPS
-from autodiff_tutor.rules.picking import PICKING_HELPER_OPS
 from autodiff_tutor.rules.record import HELPER, Family
-from autodiff_tutor.rules.splits import SPLIT_HELPER_OPS
-from autodiff_tutor.rules.statistics import STATISTICS_HELPER_OPS
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
@@ -419,34 +412,3 @@ family.declare_nondifferentiable(
     "shares_memory",
     "axes_last",
 )
-
-HELPER_OPS = (
-    "unbroadcast",
-    "broadcast_like",
-    "checked_gradient",
-    "checked_output",
-    "unreduce",
-    "cast_like",
-    "matmul_dx",
-    "matmul_dy",
-    "dot_dx",
-    "dot_dy",
-    "scatter",
-    "overwritten",
-    "assign_at",
-    "split_like",
-    "unstack",
-    "untranspose",
-    "add_lists",
-    "prod_others",
-    *PRODUCT_HELPER_OPS,
-    *ARRANGEMENT_HELPER_OPS,
-    *DECOMPOSITION_HELPER_OPS,
-    *LINALG_HELPER_OPS,
-    *PICKING_HELPER_OPS,
-    *SPLIT_HELPER_OPS,
-    *STATISTICS_HELPER_OPS,
-)
-"""The ops of this module, of :mod:`~autodiff_tutor.rules.helper_rules_products`, and
-the helpers whose rules sit beside their primitive's (``unpad`` beside ``pad``,
-``undo_diff`` beside ``diff``...): checked by ``tests/test_rules_helpers.py``."""

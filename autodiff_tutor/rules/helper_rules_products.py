@@ -32,9 +32,6 @@ from autodiff_tutor.runtime.helpers_scans import cumprod_grad, cumprod_grad_cros
 family = Family("helper_rules_products", shape=HELPER)
 defvjp, defjvp = family.defvjp, family.defjvp
 
-PRODUCT_HELPER_OPS = ("cumprod_grad", "einsum_operand")
-"""The ops of this module (part of ``helper_rules.HELPER_OPS``)."""
-
 
 @defvjp(
     "cumprod_grad",

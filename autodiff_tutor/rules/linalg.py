@@ -107,9 +107,6 @@ def norm_tangent(out, xp, x, ord=None, axis=None, keepdims=False, *, d_x):
 
 # --- norm_grad, the gradient of the other ords, differentiable again ---------------------
 
-LINALG_HELPER_OPS = ("norm_grad",)
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
 
 @defvjp(
     "norm_grad",

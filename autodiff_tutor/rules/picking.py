@@ -238,9 +238,6 @@ def column_stack_tangent(xp, xs, *, d_xs):
 
 # --- the helpers above, differentiable again ------------------------------------------------
 
-PICKING_HELPER_OPS = ("embed_diagonal", "untake_along_axis", "unjoin")
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
 
 @defvjp(
     "embed_diagonal",

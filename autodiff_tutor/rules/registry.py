@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from autodiff_tutor.rules.catalog import FAMILIES
-from autodiff_tutor.rules.record import Family, Rule
+from autodiff_tutor.rules.record import HELPER, Family, Rule
 
 __all__ = [
     "NONDIFFERENTIABLE",
@@ -29,6 +29,7 @@ __all__ = [
     "all_rules",
     "defjvp",
     "defvjp",
+    "helper_ops",
     "is_nondifferentiable",
     "lookup",
     "merge",
@@ -122,6 +123,17 @@ def views(*kinds: str) -> frozenset[str]:
     (['array_split', 'dsplit'], True)
     """
     return frozenset(op for op, rule in RULES.items() if rule.view in kinds)
+
+
+def helper_ops() -> frozenset[str]:
+    """The runtime helpers that generated gradients call, each a primitive of its own
+    (its rule's shape ``HELPER``) so that a gradient can be differentiated again; the
+    rule of one sits in its family module, beside its primitive's where it has one.
+
+    >>> "unbroadcast" in helper_ops(), "unpad" in helper_ops(), "sin" in helper_ops()
+    (True, True, False)
+    """
+    return frozenset(op for op, rule in RULES.items() if rule.shape == HELPER)
 
 
 def all_rules() -> dict[str, Rule]:

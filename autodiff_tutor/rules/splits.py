@@ -119,10 +119,6 @@ def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     return xp.dsplit(d_x, indices_or_sections)
 
 
-SPLIT_HELPER_OPS = ("unsplit",)
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
-
 @defvjp(
     "unsplit",
     shape=HELPER,

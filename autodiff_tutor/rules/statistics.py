@@ -216,10 +216,6 @@ def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
     return xp.diff(d_x, n=n, axis=axis)
 
 
-STATISTICS_HELPER_OPS = ("undo_diff",)
-"""The runtime helpers whose rules are here (part of ``helper_rules.HELPER_OPS``)."""
-
-
 @defvjp(
     "undo_diff",
     shape=HELPER,
