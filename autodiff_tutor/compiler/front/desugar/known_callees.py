@@ -208,7 +208,10 @@ class _Specializer:
 
     def _aliases(self, tree: ast.FunctionDef, scope: _Scope) -> dict[str, _Known]:
         """Names the function assigns once, at its top level, a known function or object
-        (``f = sigmoid``, ``act = self.act``): calls of them are calls of that value."""
+        (``f = sigmoid``, ``act = self.act``), a derivative (``dg = grad(f)``: each call
+        of it takes the derivative) or what a factory of the user's returns (``h =
+        compose(f, g)``, the factory run while compiling): calls of them are calls of
+        that value."""
         counts: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -220,42 +223,23 @@ class _Specializer:
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and counts.get(statement.targets[0].id) == 1
-                and isinstance(statement.value, (ast.Name, ast.Attribute, ast.Subscript))
             ):
                 continue
-            known = self._known(statement.value, scope)
-            if known is not None and known.structure is None and _callable(known.value):
-                aliases[statement.targets[0].id] = known
-                if isinstance(statement.value, ast.Subscript) and _only_called(
-                    tree, statement.targets[0].id
-                ):  # act = ACTIVATIONS[name]: looked up while compiling, only called
-                    statement.made = True
-        for statement in tree.body:  # dg = grad(f): each call of it takes the derivative
-            if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and counts.get(statement.targets[0].id) == 1
-                and isinstance(statement.value, ast.Call)
-                and _only_called(tree, statement.targets[0].id)
-                and self._derivative_maker(statement.value.func, scope)
-            ):
-                aliases[statement.targets[0].id] = _Known(value=_Derivative(statement.value))
-                statement.made = True
-        for statement in tree.body:  # h = compose(f, g): only called, never read otherwise
-            if not (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and counts.get(statement.targets[0].id) == 1
-                and isinstance(statement.value, ast.Call)
-                and _only_called(tree, statement.targets[0].id)
-            ):
-                continue
-            known = self._product(statement.value, scope)
-            if known is not None:
-                aliases[statement.targets[0].id] = known
-                statement.made = True  # dropped: the factory ran while compiling
+            name, value = statement.targets[0].id, statement.value
+            if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+                known = self._known(value, scope)
+                if known is not None and known.structure is None and _callable(known.value):
+                    aliases[name] = known
+                    if isinstance(value, ast.Subscript) and _only_called(tree, name):
+                        statement.made = True  # act = ACTIVATIONS[name]: looked up here
+            elif isinstance(value, ast.Call) and _only_called(tree, name):
+                if self._derivative_maker(value.func, scope):
+                    known = _Known(value=_Derivative(value))
+                else:
+                    known = self._product(value, scope)
+                if known is not None:  # only called, never read otherwise
+                    aliases[name] = known
+                    statement.made = True  # dropped: made while compiling
         return aliases
 
     def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
