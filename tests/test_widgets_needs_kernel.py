@@ -13,9 +13,9 @@ import re
 
 import numpy as np
 import pytest
+from widget_subjects import Cube, leaky, leaky_backward
 
 from autodiff_tutor import differentiable
-from autodiff_tutor.ops import DifferentiableFunction
 from autodiff_tutor.tracing import evaluate, gradient, last_tape, traced
 from autodiff_tutor.verify import check_op
 from autodiff_tutor.verify.symbolic import verify_symbolic
@@ -45,25 +45,6 @@ def repeated(x, n):
     for _ in range(n):
         x = np.sin(x)
     return x
-
-
-def leaky(x, a):
-    return np.where(x > 0, x, a * x)
-
-
-def leaky_backward(d_y, x, a):
-    return d_y * np.where(x > 0, 1.0, a), d_y * np.where(x > 0, 0.0, x)
-
-
-class Cube(DifferentiableFunction):
-    def __init__(self):
-        super().__init__(save_inputs_for_backward=True)
-
-    def forward(self, x):
-        return x * x * x
-
-    def backward(self, d_y, compute_gradients, x):
-        return 3 * x * x * d_y
 
 
 def _tape():

@@ -6,9 +6,9 @@ import re
 
 import numpy as np
 import pytest
+from widget_subjects import Cube, leaky, leaky_backward, leaky_wrong
 
 from autodiff_tutor.errors import ArgumentError
-from autodiff_tutor.ops import DifferentiableFunction
 from autodiff_tutor.tracing import evaluate, extract_data, gradient, traced
 from autodiff_tutor.verify import check_layer, check_op
 from autodiff_tutor.verify.symbolic import verify_symbolic
@@ -95,18 +95,6 @@ def test_tape_view_refuses_what_is_not_a_tape():
 # --- verification view ---------------------------------------------------------------------
 
 
-def leaky(x, a):
-    return np.where(x > 0, x, a * x)
-
-
-def leaky_backward(d_y, x, a):
-    return d_y * np.where(x > 0, 1.0, a), d_y * np.where(x > 0, 0.0, x)
-
-
-def leaky_wrong(d_y, x, a):
-    return d_y * np.where(x > 0, 1.0, a), d_y * np.where(x > 0, x, 0.0)  # d_a on the wrong side
-
-
 @pytest.fixture(scope="module")
 def reports():
     return verify_symbolic(leaky, leaky_backward), verify_symbolic(leaky, leaky_wrong)
@@ -154,17 +142,6 @@ def test_verification_view_refuses_other_objects():
 
 
 # --- check report view ---------------------------------------------------------------------
-
-
-class Cube(DifferentiableFunction):
-    def __init__(self):
-        super().__init__(save_inputs_for_backward=True)
-
-    def forward(self, x):
-        return x * x * x
-
-    def backward(self, d_y, compute_gradients, x):
-        return 2 * x * x * d_y  # wrong: should be 3 x^2
 
 
 def test_check_report_view_filters_by_status():
