@@ -109,7 +109,7 @@ class Differentiable:
         self.made_from: Derivative | None = None  # the pair a gradient function comes from
         self.gradient_function: Callable[..., Any] | None = None  # grad(f) it compiles
         #: the tree to compile where it is not ``fn``'s own source (structured parameters
-        #: made leaves: :mod:`autodiff_tutor.structured_calls`)
+        #: made leaves: :func:`~autodiff_tutor.api.arguments.flatten_call`)
         self.parsed: ParsedFunction | None = None
         functools.update_wrapper(self, fn)
 
@@ -450,7 +450,7 @@ class BoundDifferentiable(Differentiable):
     """
 
     def __init__(self, target: Callable[..., Any]):
-        self.bound_callable = target  # (what callables.unwrap sees through)
+        self.bound_callable = target  # (what arguments.unwrap sees through)
         super().__init__(target)
         fn = self._unwrapped(None).fn
         called = fn.__name__ == "__call__" and not inspect.ismethod(target)

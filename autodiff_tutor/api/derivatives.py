@@ -152,7 +152,7 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     >>> dx.tolist(), dy.tolist()
     ([0.0, 1.0], [1.0, 1.0])
     """
-    unwrapped = _unwrap_callable(f, wrt)
+    unwrapped = unwrap(f, wrt)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return MadeFunction(unwrapped.value_and_grad(value_and_grad), value_and_grad, (f, wrt))
     compiled = differentiable(f)
@@ -201,16 +201,11 @@ def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     return any(needs_flattening(v) for v in (*args, *kwargs.values()))
 
 
-def _unwrap_callable(f: Any, wrt: Wrt) -> Any:
-    """Bound methods, callable objects and partials (see :mod:`autodiff_tutor.callables`)."""
-    return unwrap(f, wrt)
-
-
 def _structured_value_and_grad(
     compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
 ) -> tuple[Any, Any] | None:
     """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
-    (see :mod:`autodiff_tutor.structured_calls`); ``None`` when there are none."""
+    (see :func:`~autodiff_tutor.api.arguments.flatten_call`); ``None`` when there are none."""
     flat = flatten_call(compiled, wrt, args, kwargs)
     if flat is None:
         return None
@@ -238,13 +233,13 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     def gradient(*args: Any, **kwargs: Any) -> Any:
         return both(*args, **kwargs)[1]
 
-    unwrapped = _unwrap_callable(f, wrt)
+    unwrapped = unwrap(f, wrt)
     if unwrapped is not None:
         gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
         made = MadeFunction(gradient, grad, (f, wrt))
         made.__signature__ = inspect.signature(f)  # the parameters the call shows
         # so jvp, vjp and grad of it differentiate the def's gradient, the object
-        # passed first (see callables.unwrap)
+        # passed first (see arguments.unwrap)
         of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
         made.gradient_through = (f, grad(unwrapped.fn, of))
         return made
@@ -359,7 +354,7 @@ def jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any]) -> 
 def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, Any]) -> Any:
     """:func:`jvp`, with ``keywords`` passed to ``f`` and held fixed (a partial's stored
     keyword-only arguments)."""
-    unwrapped = _unwrap_callable(f, None)
+    unwrapped = unwrap(f, None)
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
         return unwrapped.jvp(_jvp, args, tangents)
     if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):

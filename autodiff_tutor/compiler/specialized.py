@@ -92,7 +92,7 @@ class Specialized:
     forward_source: str
     backward_source: str
     #: The seed of the output (a float numpy scalar's 1) where the guard key alone
-    #: assures what ``value_and_grad``'s fast call checks (float arrays for ``wrt``, a
+    #: assures what ``value_and_grad``'s cached call checks (float arrays for ``wrt``, a
     #: float numpy scalar out); ``None``: the call checks them.
     seed: Any
     #: The positions of the returned gradients the backward does not make as new arrays
