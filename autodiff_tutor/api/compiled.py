@@ -58,6 +58,7 @@ from autodiff_tutor.compiler.pipeline import (
     stages,
 )
 from autodiff_tutor.compiler.specialized import specialized_pair
+from autodiff_tutor.display import generated_code_html
 from autodiff_tutor.errors import (
     ArgumentError,
     AutodiffError,
@@ -359,8 +360,6 @@ class Differentiable:
         return stages(self.fn, self.wrt_names(wrt))
 
     def _repr_html_(self) -> str:
-        from autodiff_tutor.display import generated_code_html
-
         return generated_code_html(self)
 
     # -- the differentiable-operation protocol -----------------------------------
