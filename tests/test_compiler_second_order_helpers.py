@@ -45,8 +45,36 @@ def _data(rng):
     return rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
 
 
+def smooth(a):
+    return a / (1.0 + a * a)
+
+
+def apply(fn, a):
+    return fn(a) * 0.5 + a
+
+
+def passes_a_helper_as_a_value(x):
+    """``apply`` calls the helper it is given (``fn(a)``, ``smooth`` bound to a name of
+    the compiler's): the second derivative inlines ``smooth`` at that call too."""
+    return np.sum(apply(smooth, x) ** 2 * x)
+
+
+def make_activation(k):
+    return lambda z: np.tanh(k * z)
+
+
+def weights_through_helpers(x, w):
+    """A helper given as a value on the path of ``w`` only, next to a lambda made by a
+    helper: differentiated with respect to ``x``, twice."""
+    w = make_activation(1.5)(w)
+    w = apply(smooth, w)
+    return np.sum(x * w) + np.sum(x**3 * w)
+
+
 CASES = [
     (two_layer_loss, lambda r: _data(r)),
+    (passes_a_helper_as_a_value, lambda r: (r.normal(size=(2, 3)),)),
+    (weights_through_helpers, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
     (logistic_loss, lambda r: (r.normal(size=3), r.normal(size=(5, 3)), np.sign(r.normal(size=5)))),
 ]
 IDS = [fn.__name__ for fn, _ in CASES]
@@ -56,7 +84,8 @@ def autograd_hvp(fn, args, direction):
     f = with_autograd_numpy(fn)
     # the helpers read np from their module: give autograd's to them as well
     globals_ = f.__globals__
-    for name in ("activation", "layer", "squared", "softplus"):
+    helpers = ("activation", "layer", "squared", "softplus", "smooth", "apply", "make_activation")
+    for name in helpers:
         globals_[name] = with_autograd_numpy(globals()[name])
 
     def directional(*call):

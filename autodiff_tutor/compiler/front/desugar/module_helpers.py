@@ -43,6 +43,7 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and not _loads(n)
     }
     definitions: dict[str, ast.FunctionDef] = {}
+    nested_objects: dict[str, Any] = {}
     pending = list(called)
     while pending:
         helper = pending.pop()
@@ -63,8 +64,9 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
             return None
         definitions[name] = tree
+        nested_objects[name] = helper
         pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
-    tree = copy_tree(parsed.tree)
+    tree = _calls_by_name(copy_tree(parsed.tree), parsed.values, nested_objects)
     first_call = next(
         (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
         tree,
@@ -78,6 +80,28 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         nested.append(definition)
     tree.body = nested + tree.body
     return dataclasses.replace(parsed, tree=tree)
+
+
+def _calls_by_name(tree: ast.FunctionDef, values: dict[str, Any], nested: dict[str, Any]):
+    """``tree`` with the names that hold a nested helper as a value (``fn_2`` for the
+    ``smooth`` given to ``apply(smooth, x)``, which ``apply`` calls) replaced by the
+    helper's own name, so that those calls inline it too."""
+    aliases = {
+        alias: name
+        for alias, value in values.items()
+        for name, helper in nested.items()
+        if value is helper and alias != name
+    }
+    if not aliases:
+        return tree
+
+    class ByName(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if isinstance(node.ctx, ast.Load) and node.id in aliases:
+                return ast.copy_location(ast.Name(aliases[node.id], ast.Load()), node)
+            return node
+
+    return ByName().visit(tree)
 
 
 def with_structure_helpers_nested(parsed: ParsedFunction) -> ParsedFunction:
