@@ -71,20 +71,44 @@ def weights_through_helpers(x, w):
     return np.sum(x * w) + np.sum(x**3 * w)
 
 
+def body(x, w):
+    """A helper with helpers of its own inside (a lambda, a def) and a helper given as
+    a value; read none of its names, they are hoisted beside it when it is inlined."""
+    cubed = lambda a: a * a * a  # noqa: E731
+
+    def bump(r):
+        return np.sin(r) + r * r
+
+    return np.sum(cubed(x) * w) + np.sum(apply(smooth, bump(x)))
+
+
+forwards_to_body = lambda x, w: body(x, w)  # noqa: E731
+
+
 CASES = [
     (two_layer_loss, lambda r: _data(r)),
     (passes_a_helper_as_a_value, lambda r: (r.normal(size=(2, 3)),)),
+    (forwards_to_body, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
     (weights_through_helpers, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
     (logistic_loss, lambda r: (r.normal(size=3), r.normal(size=(5, 3)), np.sign(r.normal(size=5)))),
 ]
-IDS = [fn.__name__ for fn, _ in CASES]
+IDS = [fn.__name__ if fn.__name__ != "<lambda>" else "forwards_to_body" for fn, _ in CASES]
 
 
 def autograd_hvp(fn, args, direction):
     f = with_autograd_numpy(fn)
     # the helpers read np from their module: give autograd's to them as well
     globals_ = f.__globals__
-    helpers = ("activation", "layer", "squared", "softplus", "smooth", "apply", "make_activation")
+    helpers = (
+        "activation",
+        "layer",
+        "squared",
+        "softplus",
+        "smooth",
+        "apply",
+        "make_activation",
+        "body",
+    )
     for name in helpers:
         globals_[name] = with_autograd_numpy(globals()[name])
 

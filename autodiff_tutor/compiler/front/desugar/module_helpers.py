@@ -44,28 +44,24 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
     }
     definitions: dict[str, ast.FunctionDef] = {}
     nested_objects: dict[str, Any] = {}
-    pending = list(called)
+    # (helper, called directly): one called only by another helper may stay a call
+    pending = [(helper, True) for helper in called]
     while pending:
-        helper = pending.pop()
+        helper, direct = pending.pop()
         name = getattr(helper, "__name__", "")
         if name in definitions:
             continue
-        if namespace.get(name) is not helper or name in user_locals:
-            return None  # not reachable by its name from the user's function
-        try:
-            source = parse_function(helper)
-        except AutodiffError:
-            return None
-        tree = source.tree
-        reads = _free_reads(tree)
-        helper_names = source.namespace()
-        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
-            return None  # a name that means something else where the helper is inlined
-        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
-            return None
-        definitions[name] = tree
+        found = _nestable(helper, namespace, user_locals, set(definitions))
+        if found is None:
+            if direct:
+                return None
+            continue  # called where it was: compiled in turn, as for a first derivative
+        for definition in found:
+            definitions[definition.name] = definition
         nested_objects[name] = helper
-        pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
+        helper_names = parse_function(helper).namespace()
+        reads = set().union(*(_free_reads(d) for d in found))
+        pending += [(helper_names[n], False) for n in reads if inlinable(helper_names.get(n))]
     tree = _calls_by_name(copy_tree(parsed.tree), parsed.values, nested_objects)
     first_call = next(
         (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
@@ -80,6 +76,97 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         nested.append(definition)
     tree.body = nested + tree.body
     return dataclasses.replace(parsed, tree=tree)
+
+
+def _nestable(
+    helper: Any, namespace: dict[str, Any], user_locals: set[str], taken: set[str]
+) -> list[ast.FunctionDef] | None:
+    """The definitions that nest ``helper`` (its own, and those of the helpers it
+    defines inside, hoisted beside it); ``None`` when it cannot be nested."""
+    name = getattr(helper, "__name__", "")
+    if namespace.get(name) is not helper or name in user_locals:
+        return None  # not reachable by its name from the user's function
+    try:
+        source = parse_function(helper)
+    except AutodiffError:
+        return None
+    found = _hoisted(source.tree, set(namespace) | user_locals | taken)
+    if found is None:
+        return None
+    helper_names = source.namespace()
+    for tree in found:
+        reads = _free_reads(tree) - {d.name for d in found}
+        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
+            return None  # a name that means something else where the helper is inlined
+        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
+            return None
+    return found
+
+
+def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | None:
+    """``tree`` (a copy) and the helpers it defines in its body (``def`` or ``name =
+    lambda``) that read none of its own names, renamed ``<function>_<helper>`` and
+    moved beside it, so that it has no function inside; ``[tree]`` when it defines
+    none; ``None`` when a hoisted name is taken or bound twice.
+
+    >>> import textwrap
+    >>> tree = ast.parse(textwrap.dedent('''
+    ...     def body(x):
+    ...         sq = lambda a: a * a
+    ...         return sq(x)
+    ... ''')).body[0]
+    >>> [d.name for d in _hoisted(tree, set())], ast.unparse(_hoisted(tree, set())[0].body[0])
+    (['body', 'body_sq'], 'return body_sq(x)')
+    """
+    tree = copy_tree(tree)
+    inner: dict[str, ast.FunctionDef] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef):
+            inner[statement.name] = statement
+        elif (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Lambda)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            function = statement.value
+            body = [ast.copy_location(ast.Return(function.body), function.body)]
+            definition = ast.FunctionDef(statement.targets[0].id, function.args, body, [])
+            inner[definition.name] = ast.copy_location(definition, statement)
+    if not inner:
+        return [tree]
+    bindings = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)]
+    bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
+    own = set(bindings) - set(inner)
+    renames = {n: f"{tree.name}_{n}" for n in inner}
+    if any(bindings.count(n) != 1 or renames[n] in taken for n in inner):
+        return None
+    if any(_free_reads(d) & own for d in inner.values()):
+        return None  # reads a name of the function's: a closure, not hoisted
+
+    class Renamed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if node.id in renames:
+                return ast.copy_location(ast.Name(renames[node.id], node.ctx), node)
+            return node
+
+    tree.body = [s for s in tree.body if _defined(s) not in inner]
+    hoisted = [Renamed().visit(tree)]
+    for n, definition in inner.items():
+        definition.name = renames[n]
+        hoisted.append(Renamed().visit(definition))
+    return [ast.fix_missing_locations(d) for d in hoisted]
+
+
+def _defined(statement: ast.stmt) -> str | None:
+    """The name a ``def`` or ``name = lambda ...`` defines."""
+    if isinstance(statement, ast.FunctionDef):
+        return statement.name
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+        target = statement.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    return None
 
 
 def _calls_by_name(tree: ast.FunctionDef, values: dict[str, Any], nested: dict[str, Any]):
