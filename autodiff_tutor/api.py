@@ -189,7 +189,11 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
 
 def _takes_varargs(f: Any) -> bool:
-    """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments)."""
+    """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments),
+    or the gradient of one (``grad(f)``, differentiated again per count as well)."""
+    gradient_of = getattr(f, "_gradient_of", None)
+    if gradient_of is not None:
+        return varargs_name(gradient_of[0].signature) is not None
     if not inspect.isfunction(f):
         return False  # bound methods and partials are unwrapped before; others refused
     return varargs_name(inspect.signature(f)) is not None

@@ -27,7 +27,12 @@ from autodiff_tutor.api_checks import located
 from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 from autodiff_tutor.pytree import ObjectView, flatten, holds_user_object, is_static, is_structure
 from autodiff_tutor.runtime.backend import is_float_value
-from autodiff_tutor.structured_calls import entry_names, flatten_call, refuse_structured_vjp
+from autodiff_tutor.structured_calls import (
+    entry_names,
+    flatten_call,
+    refuse_structured_vjp,
+    varargs_name,
+)
 
 
 def has_float_leaf(value: Any) -> bool:
@@ -109,7 +114,8 @@ def gradient_vjp(
         isinstance(a, ObjectView) or is_static(a) or holds_user_object(a)
         for a in (*args, *kwargs.values())
     )
-    if not (dotted or any(specialized)):
+    varargs = varargs_name(compiled.signature) is not None  # flattened per count of *args
+    if not (dotted or varargs or any(specialized)):
         return None
     every = of + [entry for entry in asked if entry not in of]
     flat = flatten_call(compiled, every, list(args), kwargs)
