@@ -85,14 +85,26 @@ def body(x, w):
 forwards_to_body = lambda x, w: body(x, w)  # noqa: E731
 
 
+def body_with_function_values(x, w):
+    """Lambdas written in the calls that take them, and a local name for a helper: the
+    lambdas are hoisted as helpers of their own, the name read as the helper's."""
+    w = apply(lambda a: a * np.tanh(a), w)
+    g = smooth
+    return np.sum(g(w) * x) + np.sum(apply(lambda a: np.sin(a) * a, x) ** 2)
+
+
+forwards_to_body_with_function_values = lambda x, w: body_with_function_values(x, w)  # noqa: E731
+
+
 CASES = [
     (two_layer_loss, lambda r: _data(r)),
     (passes_a_helper_as_a_value, lambda r: (r.normal(size=(2, 3)),)),
     (forwards_to_body, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
+    (forwards_to_body_with_function_values, lambda r: (r.normal(size=3), r.normal(size=3))),
     (weights_through_helpers, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
     (logistic_loss, lambda r: (r.normal(size=3), r.normal(size=(5, 3)), np.sign(r.normal(size=5)))),
 ]
-IDS = [fn.__name__ if fn.__name__ != "<lambda>" else "forwards_to_body" for fn, _ in CASES]
+IDS = [next(name for name, value in globals().items() if value is fn) for fn, _ in CASES]
 
 
 def autograd_hvp(fn, args, direction):
@@ -100,6 +112,7 @@ def autograd_hvp(fn, args, direction):
     # the helpers read np from their module: give autograd's to them as well
     globals_ = f.__globals__
     helpers = (
+        "body_with_function_values",
         "activation",
         "layer",
         "squared",

@@ -133,8 +133,6 @@ def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | 
             body = [ast.copy_location(ast.Return(function.body), function.body)]
             definition = ast.FunctionDef(statement.targets[0].id, function.args, body, [])
             inner[definition.name] = ast.copy_location(definition, statement)
-    if not inner:
-        return [tree]
     bindings = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)]
     bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
@@ -142,6 +140,20 @@ def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | 
     renames = {n: f"{tree.name}_{n}" for n in inner}
     if any(bindings.count(n) != 1 or renames[n] in taken for n in inner):
         return None
+    # g = helper, bound once and only called: calls of the function it names
+    aliases = {
+        s.targets[0].id: s.value.id
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Name)
+        and s.value.id not in own | set(inner)
+        and bindings.count(s.targets[0].id) == 1
+        and _only_called_in(tree, s.targets[0].id)
+    }
+    renames.update(aliases)
+    own -= set(aliases)
     if any(_free_reads(d) & own for d in inner.values()):
         return None  # reads a name of the function's: a closure, not hoisted
 
@@ -151,12 +163,65 @@ def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | 
                 return ast.copy_location(ast.Name(renames[node.id], node.ctx), node)
             return node
 
-    tree.body = [s for s in tree.body if _defined(s) not in inner]
+    tree.body = [s for s in tree.body if _defined(s) not in inner and _alias(s) not in aliases]
     hoisted = [Renamed().visit(tree)]
     for n, definition in inner.items():
         definition.name = renames[n]
         hoisted.append(Renamed().visit(definition))
-    return [ast.fix_missing_locations(d) for d in hoisted]
+    return [ast.fix_missing_locations(d) for d in _lambdas_hoisted(hoisted, own, taken)]
+
+
+def _lambdas_hoisted(
+    definitions: list[ast.FunctionDef], own: set[str], taken: set[str]
+) -> list[ast.FunctionDef]:
+    """``definitions`` with each lambda written inside them (``apply(lambda a: a * a,
+    w)``) that reads none of ``own`` made a definition of its own beside them,
+    ``<function>_lambda_<k>``, and read by that name (a lambda that reads ``own`` is
+    left: the function then has a function inside, and is not nested)."""
+    out = list(definitions)
+    count = 0
+
+    class ByName(ast.NodeTransformer):
+        def __init__(self, where: str):
+            self.where = where
+
+        def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+            nonlocal count
+            body = [ast.copy_location(ast.Return(node.body), node.body)]
+            definition = ast.copy_location(ast.FunctionDef("", node.args, body, []), node)
+            if _free_reads(definition) & own or any(
+                isinstance(n, ast.Lambda) for n in ast.walk(node.body)
+            ):
+                return node
+            count += 1
+            definition.name = f"{self.where}_lambda_{count}"
+            while definition.name in taken:
+                count += 1
+                definition.name = f"{self.where}_lambda_{count}"
+            out.append(definition)
+            return ast.copy_location(ast.Name(definition.name, ast.Load()), node)
+
+    for definition in definitions:
+        ByName(definitions[0].name).visit(definition)
+    return out
+
+
+def _alias(statement: ast.stmt) -> str | None:
+    """The name ``g`` of a statement ``g = name``."""
+    if (
+        isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Name)
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return statement.targets[0].id
+    return None
+
+
+def _only_called_in(tree: ast.AST, name: str) -> bool:
+    """Whether ``tree`` reads ``name`` only to call it."""
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and _loads(n)]
+    return all(id(n) in calls for n in reads)
 
 
 def _defined(statement: ast.stmt) -> str | None:
