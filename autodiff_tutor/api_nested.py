@@ -96,7 +96,9 @@ class DerivativeMaker:
         single = isinstance(request.wrt, (int, str))
         if request.kind == "hvp":
             gradient = compile_gradient_function(derivative, True)
-            return Made(Differentiable(gradient).tangent(0).function, pick=1)
+            # along the input differentiated (hvp(f, wrt=1)(x, y, v): along y, not x)
+            along = derivative.wrt_positions[0]
+            return Made(Differentiable(gradient).tangent(along).function, pick=1)
         value = request.kind == "value_and_grad"
         return Made(compile_gradient_function(derivative, single, value))
 

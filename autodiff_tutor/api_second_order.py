@@ -5,7 +5,8 @@ function (``f_grad``), then differentiates that function again in forward mode
 (``f_grad_jvp``). A Hessian-vector product costs about as much as a few gradients;
 the Hessian is one product per entry of the input (fine for the small inputs of a
 lesson, Newton's method on a few parameters). Both work inside a function that is
-itself differentiated too (``hvp``; see :mod:`.compiler.front.desugar.derivative_calls`).
+itself differentiated too, called where they are made (``hvp(f)(x, v)``,
+``hessian(f)(x)``; see :mod:`.compiler.front.desugar.derivative_calls`).
 
 >>> import numpy as np
 >>> def f(x):

@@ -4,7 +4,8 @@
 written inside a function that is itself differentiated (a Newton step, a gradient
 penalty, one step of meta-learning) are calls of a derivative the compiler generates:
 a plain Python function with source (``f_grad(x)``: the forward, the seed, the
-backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``). Each call is rewritten
+backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``); ``hessian(f)(x)`` is
+one such product per entry of ``x``, written as a loop. Each call is rewritten
 here into a call of that function, nested as a helper that the compiler then inlines
 and differentiates like any other code: nested derivatives are code, so the outer
 derivative never mixes up its perturbation with the inner one.
@@ -31,10 +32,13 @@ def lifted(x, y):
 from __future__ import annotations
 
 import ast
+import inspect
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy
 
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction
@@ -43,7 +47,7 @@ from autodiff_tutor.syntax import copy_tree
 
 #: the kinds of derivative a call can take inside compiled code
 CALLED_WITH_FUNCTION = ("grad", "value_and_grad", "hvp")  # kind(f, wrt)(*args)
-REFUSED = ("hessian", "vjp")
+REFUSED = ("hessian", "vjp")  # refused where they are not called as written below
 _makers: list[Any] = []
 
 
@@ -117,6 +121,7 @@ class Context:
     nest: Callable[[Any, ast.Call], str]
     fresh: Callable[[str], str]
     lifting: bool
+    bind: Callable[[Any, str], ast.Name] | None = None  # a name read as this value
 
 
 NOT_KNOWN = object()
@@ -132,6 +137,8 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
             context.value_of(func.func, guard=True)
         if kind in CALLED_WITH_FUNCTION:
             return _with_function(kind, func, call, context)
+        if kind == "hessian" and context.bind is not None:
+            return _hessian(func, call, context)
         if kind in REFUSED:
             _refuse(kind, func, context)
         return None
@@ -152,6 +159,84 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
 
 def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context) -> ast.expr:
     """``grad(f, wrt)(*args)``, ``value_and_grad(...)``, ``hvp(f, wrt)(*args, v)``."""
+    request, captured = _request(kind, maker.args[0], _wrt(kind, maker, context), context)
+    return _called(request, call, captured, list(call.args), context)
+
+
+def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | None:
+    """``hessian(f, wrt)(*args)``: one Hessian-vector product (``hvp(f, wrt)``) per entry
+    of the input ``x`` it differentiates, along the basis vectors, stacked and shaped
+    ``x.shape + x.shape`` (as the front door computes it), written as code::
+
+        np.reshape(np.stack([np.reshape(f_hvp(*args, np.reshape(np.eye(np.size(x))[i],
+            np.shape(x))), (np.size(x),)) for i in range(np.size(x))]),
+            np.shape(x) + np.shape(x))
+    """
+    wrt = _wrt("hessian", maker, context)
+    request, captured = _request("hvp", maker.args[0], wrt, context)
+    arguments = list(call.args)
+    position = _position(request, captured, wrt)
+    if (
+        call.keywords
+        or any(isinstance(a, ast.Starred) for a in arguments)
+        or not (position is not None and 0 <= position < len(arguments))
+    ):
+        raise UnsupportedSyntaxError(
+            "hessian(f)(...) inside differentiated code takes the arguments of f one by "
+            "one, by position",
+            context.parsed.location(call),
+            hint="write hessian(f)(x) or hessian(f, wrt=1)(x, y)",
+        )
+    assert context.bind is not None
+    np_ = context.bind(numpy, "np")
+    entry = context.fresh("hessian_entry")
+
+    def numpy_call(name: str, *args: ast.expr) -> ast.Call:
+        return ast.Call(ast.Attribute(copy_tree(np_), name, ast.Load()), list(args), [])
+
+    x = arguments[position]
+    size = numpy_call("size", copy_tree(x))
+    shape = numpy_call("shape", copy_tree(x))
+    basis = ast.Subscript(numpy_call("eye", size), ast.Name(entry, ast.Load()), ast.Load())
+    direction = numpy_call("reshape", basis, shape)
+    product = _called(request, call, captured, [*arguments, direction], context)
+    if product is None:
+        return None
+    flat_size = ast.Tuple([numpy_call("size", copy_tree(x))], ast.Load())
+    loop = ast.comprehension(
+        ast.Name(entry, ast.Store()),
+        ast.Call(ast.Name("range", ast.Load()), [numpy_call("size", copy_tree(x))], []),
+        [],
+        0,
+    )
+    rows = ast.ListComp(numpy_call("reshape", product, flat_size), [loop])
+    both = ast.BinOp(
+        numpy_call("shape", copy_tree(x)), ast.Add(), numpy_call("shape", copy_tree(x))
+    )
+    result = numpy_call("reshape", numpy_call("stack", rows), both)
+    return ast.fix_missing_locations(ast.copy_location(result, call))
+
+
+def _position(request: Request, captured: list[str], wrt: Any) -> int | None:
+    """The position among the call's arguments of the input ``wrt`` names."""
+    if request.lifted is not None:
+        own = request.lifted.own
+        if isinstance(wrt, str):
+            return own.index(wrt) if wrt in own else None
+        return wrt % len(own) if isinstance(wrt, int) and -len(own) <= wrt < len(own) else None
+    try:
+        params = list(inspect.signature(request.function).parameters)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(wrt, str):
+        return params.index(wrt) if wrt in params else None
+    if isinstance(wrt, bool) or not isinstance(wrt, int):
+        return None
+    return wrt % len(params) if -len(params) <= wrt < len(params) else None
+
+
+def _wrt(kind: str, maker: ast.Call, context: Context) -> Any:
+    """The ``wrt`` of ``kind(f, wrt)``, refused where the call is not written so."""
     where = context.parsed.location(maker)
     if not maker.args or any(isinstance(a, ast.Starred) for a in maker.args):
         raise UnsupportedSyntaxError(
@@ -169,8 +254,7 @@ def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context)
                 context.parsed.location(keyword.value),
             )
         options["wrt"] = _constant(keyword.value, "wrt", context)
-    request, captured = _request(kind, maker.args[0], options["wrt"], context)
-    return _called(request, call, captured, list(call.args), context)
+    return options["wrt"]
 
 
 def _jvp(call: ast.Call, context: Context) -> ast.expr:
@@ -430,8 +514,8 @@ def _stem(function: ast.expr) -> str:
 
 def _refuse(kind: str, node: ast.expr, context: Context) -> None:
     hints = {
-        "hessian": "a Hessian inside differentiated code is not compiled (its size is known "
-        "only at run time); use hvp(f)(x, v), or np.sum(grad(f)(x) * v)",
+        "hessian": "call it where it is made: hessian(f)(x) or hessian(f, wrt=1)(x, y) "
+        "(or use hvp(f)(x, v))",
         "vjp": "use grad(f)(x) or value_and_grad(f)(x) (a scalar f), or jvp(f, (x,), (v,))",
     }
     raise UnsupportedSyntaxError(

@@ -285,6 +285,7 @@ class _Specializer:
             nest=lambda made, at: self._nested(made, None, at),
             fresh=self.names.fresh,
             lifting=function is self.tree,
+            bind=self._bind,
         )
         rewritten = derivative_calls.rewritten(call, context)
         if rewritten is None and hasattr(call, "derivative_refusal"):
