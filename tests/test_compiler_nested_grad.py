@@ -164,6 +164,12 @@ def hvp_in_the_second_input(x, y):
     return np.sum(hvp(scaled, wrt=1)(x, y, np.cos(x)) ** 2)
 
 
+def hvp_of_a_lambda(x, y):
+    """The lambda reads the caller's ``y``, lifted as its first input: the product is
+    along the lambda's own input (it was along ``y``, a wrong number)."""
+    return np.sum(hvp(lambda z: np.sum(np.sin(z * y) * z))(x, np.cos(x)) * y)
+
+
 def hessian_inside(x):
     return np.sum(hessian(convex)(x) * np.outer(x, x))
 
@@ -209,6 +215,8 @@ PROGRAMS = [
     (through_a_helper, (W,), 0),
     (hvp_in_the_second_input, (W, V), 0),
     (hvp_in_the_second_input, (W, V), 1),
+    (hvp_of_a_lambda, (W, V), 0),
+    (hvp_of_a_lambda, (W, V), 1),
     (hessian_inside, (W,), 0),
     (hessian_in_the_second_input, (W, V), 0),
     (hessian_in_the_second_input, (W, V), 1),
