@@ -2,6 +2,7 @@
 ``jvp`` called in a function that is itself differentiated, checked against central
 differences of the function and against autograd running the same code with its own
 ``grad``; ``hessian`` called where it is made (one product per entry of its input);
+``vjp`` as ``value, pullback = vjp(f, x, wrt=...)`` or ``vjp(...)[1](v)``;
 the classic perturbation-confusion cases (an inner derivative of a lambda
 that closes over the outer variable); and the calls that are refused, located."""
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad
+from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
@@ -30,6 +31,15 @@ def _autograd_value_and_grad(f, wrt=0):
     return autograd.value_and_grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
 
 
+def _autograd_vjp(f, *args, wrt):
+    positions = wrt if isinstance(wrt, list) else [wrt]
+
+    def pullback(seed):
+        return tuple(autograd.make_vjp(f, p)(*args)[0](seed) for p in positions)
+
+    return f(*args), pullback
+
+
 AUTOGRAD_NAMES = {
     "np": anp,
     "grad": _autograd_grad,
@@ -37,6 +47,7 @@ AUTOGRAD_NAMES = {
     "hvp": lambda f, wrt=0: autograd.hessian_vector_product(f, wrt),
     "hessian": lambda f, wrt=0: autograd.hessian(f, wrt),
     "jvp": _autograd_jvp,
+    "vjp": _autograd_vjp,
 }
 
 
@@ -170,6 +181,21 @@ def hvp_of_a_lambda(x, y):
     return np.sum(hvp(lambda z: np.sum(np.sin(z * y) * z))(x, np.cos(x)) * y)
 
 
+def product(x, y):
+    return np.sin(x) * y**2
+
+
+def pullback_inside(x, y):
+    value, pullback = vjp(product, x, y, wrt=[0, 1])
+    dx, dy = pullback(np.cos(x))
+    return np.sum(value * dx) + np.sum(dy * y)
+
+
+def pullback_applied_inside(x, y):
+    (dy,) = vjp(product, x, y, wrt=1)[1](x * y)
+    return np.sum(dy**2)
+
+
 def hessian_inside(x):
     return np.sum(hessian(convex)(x) * np.outer(x, x))
 
@@ -217,6 +243,10 @@ PROGRAMS = [
     (hvp_in_the_second_input, (W, V), 1),
     (hvp_of_a_lambda, (W, V), 0),
     (hvp_of_a_lambda, (W, V), 1),
+    (pullback_inside, (W, V), 0),
+    (pullback_inside, (W, V), 1),
+    (pullback_applied_inside, (W, V), 0),
+    (pullback_applied_inside, (W, V), 1),
     (hessian_inside, (W,), 0),
     (hessian_in_the_second_input, (W, V), 0),
     (hessian_in_the_second_input, (W, V), 1),
@@ -302,10 +332,23 @@ def test_a_gradient_of_a_lambda_taking_a_gradient_of_a_lambda():
 # -- what is refused, located -------------------------------------------------------------
 
 
-def vjp_inside(x):
-    from autodiff_tutor import vjp
+def vjp_without_wrt(x):
+    value, pullback = vjp(product, x, x)
+    return np.sum(pullback(x)[0])
 
-    return vjp(convex, x)[0]
+
+def vjp_value_read_by_index(x):
+    return np.sum(vjp(product, x, x, wrt=0)[0])
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [(vjp_without_wrt, "wrt written out"), (vjp_value_read_by_index, "vjp called inside")],
+)
+def test_a_vjp_inside_written_otherwise_is_refused_at_its_call(fn, words):
+    with pytest.raises(UnsupportedSyntaxError, match=words) as raised:
+        grad(fn)(W)
+    assert "vjp(product, x, x" in raised.value.location.text
 
 
 class Cubic:

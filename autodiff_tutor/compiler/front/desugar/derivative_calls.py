@@ -5,7 +5,8 @@ written inside a function that is itself differentiated (a Newton step, a gradie
 penalty, one step of meta-learning) are calls of a derivative the compiler generates:
 a plain Python function with source (``f_grad(x)``: the forward, the seed, the
 backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``); ``hessian(f)(x)`` is
-one such product per entry of ``x``, written as a loop. Each call is rewritten
+one such product per entry of ``x``, written as a loop; ``pullback(v)`` of ``value,
+pullback = vjp(f, x, wrt=0)`` is ``grad`` of ``sum(f(x) * v)``. Each call is rewritten
 here into a call of that function, nested as a helper that the compiler then inlines
 and differentiates like any other code: nested derivatives are code, so the outer
 derivative never mixes up its perturbation with the inner one.
@@ -131,6 +132,15 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
     """``call`` as a call of the generated derivative it takes, or ``None`` where it
     takes none (left to the other rewrites)."""
     func = call.func
+    if (  # vjp(f, x, wrt=0)[1](v): the pullback applied
+        isinstance(func, ast.Subscript)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.slice, ast.Constant)
+        and func.slice.value == 1
+        and derivative_kind(context.value_of(func.value.func)) == "vjp"
+    ):
+        context.value_of(func.value.func, guard=True)
+        return pullback(func.value, call, context)
     if isinstance(func, ast.Call):  # grad(f, wrt)(x)
         kind = derivative_kind(context.value_of(func.func))
         if kind is not None:
@@ -161,6 +171,80 @@ def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context)
     """``grad(f, wrt)(*args)``, ``value_and_grad(...)``, ``hvp(f, wrt)(*args, v)``."""
     request, captured = _request(kind, maker.args[0], _wrt(kind, maker, context), context)
     return _called(request, call, captured, list(call.args), context)
+
+
+def vjp_parts(made: ast.Call, context: Context) -> tuple[ast.expr, list[ast.expr], Any]:
+    """The function, the arguments and the ``wrt`` (written out) of ``vjp(f, *args,
+    wrt=...)`` taken inside differentiated code; refused where it is written otherwise."""
+    where = context.parsed.location(made)
+    keywords = {k.arg: k.value for k in made.keywords}
+    if (
+        len(made.args) < 2
+        or any(isinstance(a, ast.Starred) for a in made.args)
+        or set(keywords) != {"wrt"}
+    ):
+        raise UnsupportedSyntaxError(
+            "vjp inside differentiated code takes the function, its arguments one by one, "
+            "and wrt written out (the inputs whose gradients the pullback gives)",
+            where,
+            hint="write value, pullback = vjp(f, x, y, wrt=[0, 1]), then pullback(v)",
+        )
+    return made.args[0], list(made.args[1:]), _constant(keywords["wrt"], "wrt", context)
+
+
+def pullback(made: ast.Call, call: ast.Call, context: Context) -> ast.expr | None:
+    """``pullback(v)`` of ``vjp(f, *args, wrt=...)``: by linearity, the gradient of
+    ``sum(f(*args) * v)`` with respect to the inputs ``wrt`` names, a tuple (as the
+    pullback returns), taken by ``grad`` of a function written here,
+    ``def f_pullback(seed, *args): return (f(*args) * seed).sum()``, its seed held."""
+    function, arguments, wrt = vjp_parts(made, context)
+    where = context.parsed.location(call)
+    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        raise UnsupportedSyntaxError(
+            "the pullback of vjp inside differentiated code takes one seed, shaped like "
+            "the function's output",
+            where,
+        )
+    value = context.value_of(function, guard=True) if isinstance(function, ast.Name) else None
+    if value is None or value is NOT_KNOWN or not callable(value):
+        raise UnsupportedSyntaxError(
+            "vjp inside differentiated code differentiates a function known while "
+            "compiling, by its name",
+            context.parsed.location(function),
+            hint="define the function with def at module level (or in this function) and "
+            "pass it by name",
+        )
+    try:
+        params = list(inspect.signature(value).parameters)
+    except (TypeError, ValueError):
+        params = []
+    entries = wrt if isinstance(wrt, (list, tuple)) else [wrt]
+    positions = [params.index(e) if isinstance(e, str) and e in params else e for e in entries]
+    count = len(arguments)
+    if not all(type(p) is int and -count <= p < count for p in positions):
+        raise UnsupportedSyntaxError(
+            f"wrt={wrt!r} does not name arguments of this vjp call",
+            context.parsed.location(made),
+            hint="give positions among the arguments passed, or their parameter names",
+        )
+    seed = context.fresh("seed")
+    own = [seed] + [context.fresh(f"{_stem(function)}_arg") for _ in arguments]
+    product = ast.BinOp(
+        ast.Call(copy_tree(function), [ast.Name(n, ast.Load()) for n in own[1:]], []),
+        ast.Mult(),
+        ast.Name(seed, ast.Load()),
+    )
+    body = [ast.Return(ast.Call(ast.Attribute(product, "sum", ast.Load()), [], []))]
+    tree = _tree(context.fresh(f"{_stem(function)}_pullback"), [], own, body, call)
+    lifted = Lifted(tree, [], own)
+    request = Request(
+        "grad",
+        [1 + p % count for p in positions],
+        lifted=lifted,
+        parsed=_parsed(context.parsed, tree),
+        params=own,
+    )
+    return _called(request, call, [], [call.args[0], *arguments], context)
 
 
 def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | None:
@@ -516,7 +600,8 @@ def _refuse(kind: str, node: ast.expr, context: Context) -> None:
     hints = {
         "hessian": "call it where it is made: hessian(f)(x) or hessian(f, wrt=1)(x, y) "
         "(or use hvp(f)(x, v))",
-        "vjp": "use grad(f)(x) or value_and_grad(f)(x) (a scalar f), or jvp(f, (x,), (v,))",
+        "vjp": "write value, pullback = vjp(f, x, wrt=0) (at the function's top level, "
+        "then pullback(v)) or vjp(f, x, wrt=0)[1](v); or use grad(f)(x), jvp(f, (x,), (v,))",
     }
     raise UnsupportedSyntaxError(
         f"{kind} called inside differentiated code is not supported",
