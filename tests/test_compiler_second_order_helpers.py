@@ -10,6 +10,8 @@ import pytest
 from oracles import with_autograd_numpy
 
 from autodiff_tutor import differentiable, grad, jvp, vjp
+from autodiff_tutor.compiler.front.desugar.module_helpers import with_helpers_nested
+from autodiff_tutor.compiler.front.source import parse_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 SCALE = 0.5
@@ -211,3 +213,22 @@ def test_a_gradient_keeps_the_default_arguments():
     x, v = np.array([0.5, -1.0]), np.array([1.0, 1.0])
     _, hvp = jvp(grad(scaled_cube), [x], [v])  # scale left to its default
     np.testing.assert_allclose(hvp, 2.0 * 6 * x * v)
+
+
+def inner_helper_with_a_lambda_reading_its_parameter(x):
+    def inner(r):
+        return apply(lambda a: a * r, r)  # the lambda reads inner's r: not hoisted
+
+    return np.sum(inner(x) ** 2)
+
+
+def calls_a_helper_with_a_closure(x):
+    return inner_helper_with_a_lambda_reading_its_parameter(x)
+
+
+def test_a_lambda_reading_a_name_of_the_function_it_is_in_is_not_hoisted():
+    """Hoisted beside the helper, the lambda would read ``r`` where no ``r`` is bound:
+    the helper is not nested for a second derivative (which is then refused at its
+    call)."""
+    helper = inner_helper_with_a_lambda_reading_its_parameter
+    assert with_helpers_nested(parse_function(calls_a_helper_with_a_closure), [helper]) is None

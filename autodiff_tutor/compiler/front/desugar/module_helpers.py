@@ -176,20 +176,21 @@ def _lambdas_hoisted(
 ) -> list[ast.FunctionDef]:
     """``definitions`` with each lambda written inside them (``apply(lambda a: a * a,
     w)``) that reads none of ``own`` made a definition of its own beside them,
-    ``<function>_lambda_<k>``, and read by that name (a lambda that reads ``own`` is
-    left: the function then has a function inside, and is not nested)."""
+    ``<function>_lambda_<k>``, and read by that name (a lambda that reads ``own``, or a
+    name the definition it is in binds, is left: the function then has a function
+    inside, and is not nested)."""
     out = list(definitions)
     count = 0
 
     class ByName(ast.NodeTransformer):
-        def __init__(self, where: str):
-            self.where = where
+        def __init__(self, where: str, bound: set[str]):
+            self.where, self.bound = where, bound
 
         def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
             nonlocal count
             body = [ast.copy_location(ast.Return(node.body), node.body)]
             definition = ast.copy_location(ast.FunctionDef("", node.args, body, []), node)
-            if _free_reads(definition) & own or any(
+            if _free_reads(definition) & self.bound or any(
                 isinstance(n, ast.Lambda) for n in ast.walk(node.body)
             ):
                 return node
@@ -202,8 +203,14 @@ def _lambdas_hoisted(
             return ast.copy_location(ast.Name(definition.name, ast.Load()), node)
 
     for definition in definitions:
-        ByName(definitions[0].name).visit(definition)
+        ByName(definitions[0].name, own | _bound(definition)).visit(definition)
     return out
+
+
+def _bound(tree: ast.FunctionDef) -> set[str]:
+    """The names ``tree`` binds: its parameters, the names it assigns, loop variables."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
+    return names | {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
 
 
 def _alias(statement: ast.stmt) -> str | None:
