@@ -1,7 +1,9 @@
 """Derivatives taken inside differentiated code: ``grad``, ``value_and_grad``, ``hvp`` and
 ``jvp`` called in a function that is itself differentiated, checked against central
 differences of the function and against autograd running the same code with its own
-``grad``; the classic perturbation-confusion cases (an inner derivative of a lambda
+``grad``; ``hessian`` called where it is made (one product per entry of its input);
+``vjp`` as ``value, pullback = vjp(f, x, wrt=...)`` or ``vjp(...)[1](v)``;
+the classic perturbation-confusion cases (an inner derivative of a lambda
 that closes over the outer variable); and the calls that are refused, located."""
 
 import types
@@ -12,7 +14,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad
+from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 
@@ -29,12 +31,23 @@ def _autograd_value_and_grad(f, wrt=0):
     return autograd.value_and_grad(f, tuple(wrt) if isinstance(wrt, list) else wrt)
 
 
+def _autograd_vjp(f, *args, wrt):
+    positions = wrt if isinstance(wrt, list) else [wrt]
+
+    def pullback(seed):
+        return tuple(autograd.make_vjp(f, p)(*args)[0](seed) for p in positions)
+
+    return f(*args), pullback
+
+
 AUTOGRAD_NAMES = {
     "np": anp,
     "grad": _autograd_grad,
     "value_and_grad": _autograd_value_and_grad,
-    "hvp": autograd.hessian_vector_product,
+    "hvp": lambda f, wrt=0: autograd.hessian_vector_product(f, wrt),
+    "hessian": lambda f, wrt=0: autograd.hessian(f, wrt),
     "jvp": _autograd_jvp,
+    "vjp": _autograd_vjp,
 }
 
 
@@ -157,6 +170,53 @@ def derivative_made_at_module_level(w):
     return np.sum(GLOBAL_GRADIENT(w) ** 2)
 
 
+def hvp_in_the_second_input(x, y):
+    """Along ``y``: the product's tangent was taken along ``x`` (a wrong number)."""
+    return np.sum(hvp(scaled, wrt=1)(x, y, np.cos(x)) ** 2)
+
+
+def hvp_of_a_lambda(x, y):
+    """The lambda reads the caller's ``y``, lifted as its first input: the product is
+    along the lambda's own input (it was along ``y``, a wrong number)."""
+    return np.sum(hvp(lambda z: np.sum(np.sin(z * y) * z))(x, np.cos(x)) * y)
+
+
+def product(x, y):
+    return np.sin(x) * y**2
+
+
+def pullback_inside(x, y):
+    value, pullback = vjp(product, x, y, wrt=[0, 1])
+    dx, dy = pullback(np.cos(x))
+    return np.sum(value * dx) + np.sum(dy * y)
+
+
+def pullback_applied_inside(x, y):
+    (dy,) = vjp(product, x, y, wrt=1)[1](x * y)
+    return np.sum(dy**2)
+
+
+def hessian_inside(x):
+    return np.sum(hessian(convex)(x) * np.outer(x, x))
+
+
+def hessian_in_the_second_input(x, y):
+    return np.sum(hessian(scaled, wrt=1)(x, y) ** 2)
+
+
+def hessian_of_a_lambda(x, y):
+    """The lambda reads the caller's ``y``: lifted, its Hessian in its own input."""
+    return np.sum(hessian(lambda z: np.sum(np.sin(z * y) * z))(x) * y)
+
+
+def matrix_loss(m):
+    return np.sum(np.tanh(m @ m))
+
+
+def hessian_of_a_matrix_input(m):
+    return np.sum(hessian(matrix_loss)(m) ** 2)
+
+
 W = np.array([0.3, -0.4, 0.8])
 V = np.array([1.0, 0.5, -2.0])
 DATA = np.array([1.0, 2.0, 0.5])
@@ -179,6 +239,20 @@ PROGRAMS = [
     (both_gradients, (W, V), 1),
     (value_and_both_gradients, (W, V), 0),
     (through_a_helper, (W,), 0),
+    (hvp_in_the_second_input, (W, V), 0),
+    (hvp_in_the_second_input, (W, V), 1),
+    (hvp_of_a_lambda, (W, V), 0),
+    (hvp_of_a_lambda, (W, V), 1),
+    (pullback_inside, (W, V), 0),
+    (pullback_inside, (W, V), 1),
+    (pullback_applied_inside, (W, V), 0),
+    (pullback_applied_inside, (W, V), 1),
+    (hessian_inside, (W,), 0),
+    (hessian_in_the_second_input, (W, V), 0),
+    (hessian_in_the_second_input, (W, V), 1),
+    (hessian_of_a_lambda, (W, V), 0),
+    (hessian_of_a_lambda, (W, V), 1),
+    (hessian_of_a_matrix_input, (np.array([[0.3, -0.2], [0.5, 0.1]]),), 0),
 ]
 
 
@@ -258,21 +332,23 @@ def test_a_gradient_of_a_lambda_taking_a_gradient_of_a_lambda():
 # -- what is refused, located -------------------------------------------------------------
 
 
-def hessian_inside(x):
-    return np.sum(hessian(convex)(x))
+def vjp_without_wrt(x):
+    value, pullback = vjp(product, x, x)
+    return np.sum(pullback(x)[0])
 
 
-def vjp_inside(x):
-    from autodiff_tutor import vjp
-
-    return vjp(convex, x)[0]
+def vjp_value_read_by_index(x):
+    return np.sum(vjp(product, x, x, wrt=0)[0])
 
 
-def test_a_hessian_inside_differentiated_code_is_refused_at_its_call():
-    with pytest.raises(UnsupportedSyntaxError, match="hessian called inside") as raised:
-        grad(hessian_inside)(np.ones(2))
-    assert raised.value.location.text.strip() == "return np.sum(hessian(convex)(x))"
-    assert "hvp(f)(x, v)" in raised.value.hint
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [(vjp_without_wrt, "wrt written out"), (vjp_value_read_by_index, "vjp called inside")],
+)
+def test_a_vjp_inside_written_otherwise_is_refused_at_its_call(fn, words):
+    with pytest.raises(UnsupportedSyntaxError, match=words) as raised:
+        grad(fn)(W)
+    assert "vjp(product, x, x" in raised.value.location.text
 
 
 class Cubic:

@@ -2,8 +2,8 @@
 compiler inlines where they are called, against central differences (or, for a
 refusal, its located message and hint): arguments Python binds otherwise (``**opts``,
 unknown keywords, extra arguments), defaults read where the helper is defined (the
-closure-in-a-loop idiom), early returns and keyword-only parameters, helpers without
-a value, and a helper defined inside another.
+closure-in-a-loop idiom), early returns and keyword-only parameters, helpers given a
+function to call, helpers without a value, and a helper defined inside another.
 """
 
 from __future__ import annotations
@@ -120,6 +120,22 @@ def test_nested_helper_defaults_are_read_where_defined(fn):
 @pytest.mark.parametrize("fn", [nested_early_return, nested_keyword_only])
 def test_nested_helpers_with_early_returns_or_keyword_only_parameters(fn):
     _matches_differences(fn)
+
+
+def nested_helper_given_a_function(x):
+    def bumped(a):
+        return a * np.sin(a)
+
+    def apply(fn, a):
+        return fn(a) + 0.5 * fn(a * a)
+
+    return np.sum(apply(bumped, x)) + np.sum(apply(np.tanh, x))
+
+
+def test_a_nested_helper_calls_the_function_it_is_given():
+    """``fn(a)`` inside a nested helper given ``bumped`` (or ``np.tanh``) by name calls
+    that function (it was refused as a call of a local variable)."""
+    _matches_differences(nested_helper_given_a_function)
 
 
 def nested_keyword_only_given_by_position(x):

@@ -10,6 +10,8 @@ import pytest
 from oracles import with_autograd_numpy
 
 from autodiff_tutor import differentiable, grad, jvp, vjp
+from autodiff_tutor.compiler.front.desugar.module_helpers import with_helpers_nested
+from autodiff_tutor.compiler.front.source import parse_function
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
 SCALE = 0.5
@@ -45,18 +47,84 @@ def _data(rng):
     return rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
 
 
+def smooth(a):
+    return a / (1.0 + a * a)
+
+
+def apply(fn, a):
+    return fn(a) * 0.5 + a
+
+
+def passes_a_helper_as_a_value(x):
+    """``apply`` calls the helper it is given (``fn(a)``, ``smooth`` bound to a name of
+    the compiler's): the second derivative inlines ``smooth`` at that call too."""
+    return np.sum(apply(smooth, x) ** 2 * x)
+
+
+def make_activation(k):
+    return lambda z: np.tanh(k * z)
+
+
+def weights_through_helpers(x, w):
+    """A helper given as a value on the path of ``w`` only, next to a lambda made by a
+    helper: differentiated with respect to ``x``, twice."""
+    w = make_activation(1.5)(w)
+    w = apply(smooth, w)
+    return np.sum(x * w) + np.sum(x**3 * w)
+
+
+def body(x, w):
+    """A helper with helpers of its own inside (a lambda, a def) and a helper given as
+    a value; read none of its names, they are hoisted beside it when it is inlined."""
+    cubed = lambda a: a * a * a  # noqa: E731
+
+    def bump(r):
+        return np.sin(r) + r * r
+
+    return np.sum(cubed(x) * w) + np.sum(apply(smooth, bump(x)))
+
+
+forwards_to_body = lambda x, w: body(x, w)  # noqa: E731
+
+
+def body_with_function_values(x, w):
+    """Lambdas written in the calls that take them, and a local name for a helper: the
+    lambdas are hoisted as helpers of their own, the name read as the helper's."""
+    w = apply(lambda a: a * np.tanh(a), w)
+    g = smooth
+    return np.sum(g(w) * x) + np.sum(apply(lambda a: np.sin(a) * a, x) ** 2)
+
+
+forwards_to_body_with_function_values = lambda x, w: body_with_function_values(x, w)  # noqa: E731
+
+
 CASES = [
     (two_layer_loss, lambda r: _data(r)),
+    (passes_a_helper_as_a_value, lambda r: (r.normal(size=(2, 3)),)),
+    (forwards_to_body, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
+    (forwards_to_body_with_function_values, lambda r: (r.normal(size=3), r.normal(size=3))),
+    (weights_through_helpers, lambda r: (r.normal(size=(2, 3)), r.normal(size=3))),
     (logistic_loss, lambda r: (r.normal(size=3), r.normal(size=(5, 3)), np.sign(r.normal(size=5)))),
 ]
-IDS = [fn.__name__ for fn, _ in CASES]
+IDS = [next(name for name, value in globals().items() if value is fn) for fn, _ in CASES]
 
 
 def autograd_hvp(fn, args, direction):
     f = with_autograd_numpy(fn)
     # the helpers read np from their module: give autograd's to them as well
     globals_ = f.__globals__
-    for name in ("activation", "layer", "squared", "softplus"):
+    helpers = (
+        "body_with_function_values",
+        "activation",
+        "layer",
+        "squared",
+        "softplus",
+        "smooth",
+        "apply",
+        "make_activation",
+        "body",
+    )
+    for name in helpers:
         globals_[name] = with_autograd_numpy(globals()[name])
 
     def directional(*call):
@@ -145,3 +213,22 @@ def test_a_gradient_keeps_the_default_arguments():
     x, v = np.array([0.5, -1.0]), np.array([1.0, 1.0])
     _, hvp = jvp(grad(scaled_cube), [x], [v])  # scale left to its default
     np.testing.assert_allclose(hvp, 2.0 * 6 * x * v)
+
+
+def inner_helper_with_a_lambda_reading_its_parameter(x):
+    def inner(r):
+        return apply(lambda a: a * r, r)  # the lambda reads inner's r: not hoisted
+
+    return np.sum(inner(x) ** 2)
+
+
+def calls_a_helper_with_a_closure(x):
+    return inner_helper_with_a_lambda_reading_its_parameter(x)
+
+
+def test_a_lambda_reading_a_name_of_the_function_it_is_in_is_not_hoisted():
+    """Hoisted beside the helper, the lambda would read ``r`` where no ``r`` is bound:
+    the helper is not nested for a second derivative (which is then refused at its
+    call)."""
+    helper = inner_helper_with_a_lambda_reading_its_parameter
+    assert with_helpers_nested(parse_function(calls_a_helper_with_a_closure), [helper]) is None

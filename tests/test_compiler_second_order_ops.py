@@ -123,6 +123,26 @@ def test_hvp_through_a_custom_op_of_yours():
     np.testing.assert_allclose(compiled, expected, rtol=1e-10)
 
 
+def squared(v):
+    return v * v
+
+
+def scale_of_a_helper(x, a):
+    """A custom op of yours next to a helper function of yours: the helper is inlined,
+    the op's backward compiled (the helper kept both as operations, refused)."""
+    return np.sum(scale(squared(x), a) ** 3)
+
+
+def test_a_custom_op_of_yours_next_to_a_helper_is_differentiated_again():
+    _, forward_over_reverse = jvp(grad(scale_of_a_helper), (X, A), (V, None))
+    expected = autograd.hessian_vector_product(lambda x: anp.sum((x * x * A) ** 3))(X, V)
+    np.testing.assert_allclose(forward_over_reverse, expected, rtol=1e-10)
+    eps = 1e-6
+    gradient = grad(scale_of_a_helper)
+    differences = (gradient(X + eps * V, A) - gradient(X - eps * V, A)) / (2 * eps)
+    np.testing.assert_allclose(forward_over_reverse, differences, rtol=1e-6)
+
+
 class CubeDerivative(DifferentiableFunction):
     """``3 x**2 d_y``, with its own hand-written backward: the second derivative of x**3."""
 

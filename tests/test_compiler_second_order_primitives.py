@@ -2,8 +2,9 @@
 (``np.diff``: ``undo_diff``; ``np.pad``: ``unpad``; ``np.hstack`` and its kin:
 ``unjoin``; ``np.split`` and its kin: ``unsplit``; ``np.diag``: ``embed_diagonal``;
 ``np.take_along_axis``: ``untake_along_axis``; ``np.linalg.norm`` with an ord other
-than Frobenius: ``norm_grad``; ``np.linalg.eigh``: ``eigh_grad``), and through
-``np.linalg.det``, whose gradient reads a scalar by an index (``(g * out)[..., None, None]``).
+than Frobenius: ``norm_grad``; ``np.linalg.eigh``: ``eigh_grad``; ``np.linalg.svd``:
+``svd_pullback``), and through ``np.linalg.det``, whose gradient reads a scalar by an
+index (``(g * out)[..., None, None]``).
 
 Each program's Hessian-vector product, forward over reverse (``jvp(grad f)``) and
 reverse over reverse (``vjp(grad f)``), must compile and match central differences of
@@ -108,6 +109,17 @@ def spectral_norms(W):
     return np.linalg.norm(W, 2) * np.sum(W) + np.linalg.norm(W @ W.T + np.eye(3), -2) ** 2
 
 
+TARGET = np.array(
+    [[0.5, -1.0, 0.2, 0.3], [1.5, 0.3, -0.7, 1.1], [0.1, 0.9, 1.2, -0.2], [-0.4, 0.6, 0.8, 0.0]]
+)
+
+
+def svd_low_rank_fit(X):
+    u, s, vh = np.linalg.svd(X, full_matrices=False)
+    low_rank = (u[:, :2] * s[:2]) @ vh[:2]
+    return np.sum((low_rank - TARGET[: X.shape[0], : X.shape[1]]) ** 2) + np.sum(s**3)
+
+
 def _matrix(rng):
     return (rng.normal(size=(3, 3)),)
 
@@ -133,8 +145,11 @@ PROGRAMS = [
     (spectral_norms, lambda r: (r.normal(size=(3, 4)),), False),  # autograd: no ord=2
     (eigenvalues_cubed, _matrix, True),
     (projection_on_top_eigenvectors, _matrix, True),
+    (svd_low_rank_fit, _matrix, True),
+    (svd_low_rank_fit, lambda r: (r.normal(size=(4, 3)),), True),  # tall
+    (svd_low_rank_fit, lambda r: (r.normal(size=(3, 4)) - 1.0,), True),  # wide
 ]
-IDS = [fn.__name__ for fn, _, _ in PROGRAMS]
+IDS = [f"{fn.__name__}-{k}" for k, (fn, _, _) in enumerate(PROGRAMS)]
 
 
 def differences_of_the_gradient(fn, x, v, eps=1e-5):
@@ -213,3 +228,19 @@ def test_eigh_at_a_repeated_eigenvalue_is_refused_at_the_users_line():
             second()
         assert caught.value.location.line == line
         assert "repeated eigenvalue" in caught.value.message
+
+
+def test_svd_at_repeated_singular_values_is_refused_at_the_users_line():
+    """At repeated singular values the singular vectors have no derivative: the second
+    derivative through svd is refused where svd is called, in both compositions."""
+    X = np.array([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
+    gradient = grad(svd_low_rank_fit)
+    line = svd_low_rank_fit.__code__.co_firstlineno + 1
+    for second in (
+        lambda: jvp(gradient, (X,), (np.ones_like(X),)),
+        lambda: vjp(gradient, X)[1](np.ones_like(X)),
+    ):
+        with pytest.raises(NoDerivativeRuleError) as caught:
+            second()
+        assert caught.value.location.line == line
+        assert "repeated or zero singular value" in caught.value.message

@@ -119,6 +119,18 @@ def norm_grad_inputs(shape: tuple[int, ...], ord: Any, options: dict[str, Any]) 
     return sample
 
 
+def svd_pullback_inputs(m: int, n: int, batch: tuple[int, ...]) -> Any:
+    """``gu, gs, gvh`` at random, and ``u, s, vh``: the reduced SVD of a random matrix
+    (its singular values distinct and nonzero, as the rule needs)."""
+
+    def sample(rng: np.random.Generator) -> list[Any]:
+        u, s, vh = np.linalg.svd(rng.normal(size=(*batch, m, n)), full_matrices=False)
+        grads = [rng.normal(size=np.shape(a)) for a in (u, s, vh)]
+        return [*grads, u, s, vh]
+
+    return sample
+
+
 HELPER_CASES: dict[str, list[Case]] = {
     "unbroadcast": [
         Case(helpers.unbroadcast, inputs(normal(*g), normal(*x)), {}, f"{g}->{x}", (0,))
@@ -354,6 +366,15 @@ HELPER_CASES: dict[str, list[Case]] = {
             {},
             "eigenvalues only",
         ),
+    ],
+    "svd_pullback": [  # the gradient of svd: a rational function of (gu, gs, gvh, u, s, vh)
+        Case(helpers.svd_pullback, svd_pullback_inputs(m, n, batch), {}, label)
+        for m, n, batch, label in [
+            (3, 3, (), "square"),
+            (4, 2, (), "tall"),
+            (2, 4, (), "wide"),
+            (3, 2, (2,), "stacked tall"),
+        ]
     ],
     "cumprod_grad": [  # the gradient of cumprod: grad has the scan's shape (flat for None)
         Case(helpers.cumprod_grad, inputs(normal(3, 4), uniform(0.5, 1.5, 3, 4)), o, label)

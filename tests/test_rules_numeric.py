@@ -60,6 +60,12 @@ def away_from_zero(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
 
 
+def svd_pullback_sample(rng: np.random.Generator) -> list[Any]:
+    """Gradients at random and the reduced SVD ``u, s, vh`` of a random 4x3 matrix."""
+    u, s, vh = np.linalg.svd(rng.normal(size=(4, 3)), full_matrices=False)
+    return [*(rng.normal(size=np.shape(a)) for a in (u, s, vh)), u, s, vh]
+
+
 def inputs(*samplers: Callable[[np.random.Generator], Any]) -> Sampler:
     return lambda rng: [s(rng) for s in samplers]
 
@@ -554,6 +560,9 @@ CASES: dict[str, list[Case]] = {
             inputs(normal(3), normal(3, 3), fixed(np.array([-1.0, 0.5, 2.0])), normal(3, 3)),
             {},
         )
+    ],
+    "svd_pullback": [
+        Case(helpers.svd_pullback, svd_pullback_sample, {}, "tall"),
     ],
     "norm_grad": [
         Case(

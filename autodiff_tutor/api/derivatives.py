@@ -14,7 +14,8 @@ forward mode (``f_grad_jvp``). A Hessian-vector product costs about as much as a
 gradients; the Hessian is one product per entry of the input (fine for the small
 inputs of a lesson, Newton's method on a few parameters).
 
-``grad``, ``value_and_grad``, ``hvp`` and ``jvp`` called inside differentiated code
+``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``hvp`` and ``hessian`` called inside
+differentiated code where they are made (``hvp(f)(x, v)``, ``hessian(f)(x)``)
 stand for generated functions: the compiler's front end rewrites such a call into a
 call of one (:mod:`.compiler.front.desugar.derivative_calls`), and
 :class:`DerivativeMaker`, registered with the front end when the package is imported
@@ -192,7 +193,11 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
 
 def _takes_varargs(f: Any) -> bool:
     """Whether ``f`` is a def with ``*args`` (flattened per count of extra arguments;
-    bound methods and partials are unwrapped before, others refused)."""
+    bound methods and partials are unwrapped before, others refused), or the gradient
+    of one (``grad(f)``, differentiated again per count as well)."""
+    gradient_of = getattr(f, "_gradient_of", None)
+    if gradient_of is not None:
+        return varargs_name(gradient_of[0].signature) is not None
     return inspect.isfunction(f) and varargs_name(inspect.signature(f)) is not None
 
 
@@ -472,7 +477,8 @@ def gradient_vjp(
     asked_wrt = float_params(compiled, args, kwargs) if wrt is None else wrt
     of, asked = entry_names(compiled, of_wrt), entry_names(compiled, asked_wrt)
     dotted = any("." in entry for entry in (*of, *asked))
-    if not (dotted or any(specialized_on(a) for a in (*args, *kwargs.values()))):
+    varargs = varargs_name(compiled.signature) is not None  # flattened per count of *args
+    if not (dotted or varargs or any(specialized_on(a) for a in (*args, *kwargs.values()))):
         return None
     every = of + [entry for entry in asked if entry not in of]
     flat = flatten_call(compiled, every, list(args), kwargs)
@@ -715,7 +721,9 @@ class DerivativeMaker:
         single = isinstance(request.wrt, (int, str))
         if request.kind == "hvp":
             gradient = compile_gradient_function(derivative, True)
-            return Made(Differentiable(gradient).tangent(0).function, pick=1)
+            # along the input differentiated (hvp(f, wrt=1)(x, y, v): along y, not x)
+            along = derivative.wrt_positions[0]
+            return Made(Differentiable(gradient).tangent(along).function, pick=1)
         value = request.kind == "value_and_grad"
         return Made(compile_gradient_function(derivative, single, value))
 

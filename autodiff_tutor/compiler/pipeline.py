@@ -332,8 +332,10 @@ def compile_gradient_function(
 def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Callable[..., Any]:
     program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
+    # the functions of yours it calls (custom ops stay calls: read below, or refused)
     helpers = [s.callee for s in program.all_steps() if s.kind == "op_call"]
-    if helpers and all(inlinable(h) for h in helpers):
+    helpers = [h for h in helpers if inlinable(h)]
+    if helpers:
         nested = with_helpers_nested(parsed, helpers)  # the helpers' operations in place
         if nested is not None:
             nested_front = front_end_of(nested)

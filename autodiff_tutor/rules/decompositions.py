@@ -27,6 +27,9 @@ from autodiff_tutor.runtime.helpers import (
     lstsq_grad,
     lstsq_tangent,
     svd_grad,
+    svd_pullback,
+    svd_pullback_adjoint,
+    svd_pullback_along,
     svd_tangent,
 )
 
@@ -111,7 +114,7 @@ def _reduced_only(full_matrices=True, compute_uv=True, hermitian=False):
     symbolic=NUMBERS_ONLY,
 )
 def svd(g, out, x, full_matrices=True, compute_uv=True, hermitian=False):
-    return svd_grad(g, out, x)
+    return svd_pullback(g[0], g[1], g[2], out[0], out[1], out[2])
 
 
 @defjvp("svd")
@@ -153,7 +156,7 @@ def lstsq_tangent_(out, a, b, rcond=None, *, d_a, d_b):
     return lstsq_tangent(d_a, d_b, out, a, b)
 
 
-# --- eigh_grad, the gradient of eigh, differentiable again --------------------------------
+# --- eigh_grad and svd_pullback, the gradients of eigh and svd, differentiable again ----
 
 
 @defvjp(
@@ -180,4 +183,37 @@ def eigh_grad_tangent(gw, gv, w, v, *, d_gw, d_gv, d_w, d_v):
         + eigh_grad_along(gw, gv, w, v, d_gv, "gv")
         + eigh_grad_along(gw, gv, w, v, d_w, "w")
         + eigh_grad_along(gw, gv, w, v, d_v, "v")
+    )
+
+
+@defvjp(
+    "svd_pullback",
+    shape=HELPER,
+    math="u (J s + s K + diag(gs)) vh (+ the parts outside the spans), J = F * (u^T gu - "
+    "gu^T u), K = F * (v^T gv - gv^T v), F_ij = 1 / (s_j^2 - s_i^2)",
+    latex=r"U (J S + S K + \operatorname{diag}(g_s)) V_h",
+    convention="refused at a repeated or zero singular value (the singular vectors have no "
+    "derivative there)",
+    symbolic=NUMBERS_ONLY,
+)
+def svd_pullback_(g, gu, gs, gvh, u, s, vh):
+    return (
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "gu"),
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "gs"),
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "gvh"),
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "u"),
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "s"),
+        svd_pullback_adjoint(g, gu, gs, gvh, u, s, vh, "vh"),
+    )
+
+
+@defjvp("svd_pullback")
+def svd_pullback_tangent(gu, gs, gvh, u, s, vh, *, d_gu, d_gs, d_gvh, d_u, d_s, d_vh):
+    return (
+        svd_pullback_along(gu, gs, gvh, u, s, vh, d_gu, "gu")
+        + svd_pullback_along(gu, gs, gvh, u, s, vh, d_gs, "gs")
+        + svd_pullback_along(gu, gs, gvh, u, s, vh, d_gvh, "gvh")
+        + svd_pullback_along(gu, gs, gvh, u, s, vh, d_u, "u")
+        + svd_pullback_along(gu, gs, gvh, u, s, vh, d_s, "s")
+        + svd_pullback_along(gu, gs, gvh, u, s, vh, d_vh, "vh")
     )

@@ -79,6 +79,9 @@ from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
     norm_grad_in_g,
     piecewise_constant_norm,
     svd_grad,
+    svd_pullback,
+    svd_pullback_adjoint,
+    svd_pullback_along,
     svd_tangent,
 )
 from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported

@@ -36,6 +36,9 @@ __all__ = [
     "norm_grad_in_g",
     "piecewise_constant_norm",
     "svd_grad",
+    "svd_pullback",
+    "svd_pullback_adjoint",
+    "svd_pullback_along",
     "svd_tangent",
 ]
 
@@ -171,11 +174,7 @@ def eigh_tangent(d_a: Any, w: Any, v: Any) -> list[Any]:
 def svd_grad(g: Any, out: Any, a: Any, compute_uv: bool = True) -> Any:
     """The gradient of ``np.linalg.svd(a, full_matrices=False)`` (``g`` one gradient
     per result: ``[gu, gs, gvh]``), or of the singular values alone
-    (``compute_uv=False``: ``g`` is ``gs``): ``u diag(gs) vh``, plus, for the singular
-    vectors, ``u (J s + s K) vh`` with ``J = F * (u^T gu - gu^T u)``, ``K`` the same
-    for ``v``, ``F_ij = 1 / (s_j^2 - s_i^2)``, and the parts of ``gu``, ``gv`` outside
-    the spans of ``u``, ``v`` (rectangular ``a``). Repeated or zero singular values
-    give no derivative of the vectors (inf or nan where ``gu``, ``gvh`` reach them).
+    (``compute_uv=False``: ``g`` is ``gs``): see :func:`svd_pullback`.
 
     >>> svd_grad(np.ones(2), np.array([3.0, 1.0]), np.diag([3.0, 1.0]), False).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
@@ -184,8 +183,23 @@ def svd_grad(g: Any, out: Any, a: Any, compute_uv: bool = True) -> Any:
     if not compute_uv:
         u, _, vh = xp.linalg.svd(a, full_matrices=False)
         return (u * g[..., None, :]) @ vh
-    gu, gs, gvh = g
-    u, s, vh = out
+    return svd_pullback(*g, *out)
+
+
+def svd_pullback(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> Any:
+    """The gradient of ``u, s, vh = np.linalg.svd(a, full_matrices=False)`` with
+    respect to ``a``, given the gradients ``gu``, ``gs``, ``gvh`` of its results:
+    ``u diag(gs) vh``, plus, for the singular vectors, ``u (J s + s K) vh`` with
+    ``J = F * (u^T gu - gu^T u)``, ``K`` the same for ``v``, ``F_ij = 1 / (s_j^2 -
+    s_i^2)``, and the parts of ``gu``, ``gv`` outside the spans of ``u``, ``v``
+    (rectangular ``a``). Repeated or zero singular values give no derivative of the
+    vectors (inf or nan where ``gu``, ``gvh`` reach them).
+
+    >>> u, s, vh = np.eye(2), np.array([3.0, 1.0]), np.eye(2)
+    >>> svd_pullback(np.zeros((2, 2)), np.ones(2), np.zeros((2, 2)), u, s, vh).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    xp = array_module(gu, gs, gvh, u, s, vh)
     v, gv = _t(vh), _t(gvh)
     f = _inverse_gaps(s, squared=True)
     j = f * (_t(u) @ gu - _t(gu) @ u)
@@ -193,11 +207,143 @@ def svd_grad(g: Any, out: Any, a: Any, compute_uv: bool = True) -> Any:
     core = j * s[..., None, :] + s[..., :, None] * k
     core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
     grad = u @ core @ vh
-    m, n = a.shape[-2], a.shape[-1]
-    if m > s.shape[-1]:  # the part of gu outside the span of u
+    if u.shape[-2] > s.shape[-1]:  # the part of gu outside the span of u
         grad = grad + ((gu - u @ (_t(u) @ gu)) / s[..., None, :]) @ vh
-    if n > s.shape[-1]:  # the part of gv outside the span of v
+    if vh.shape[-1] > s.shape[-1]:  # the part of gv outside the span of v
         grad = grad + u @ _t((gv - v @ (vh @ gv)) / s[..., None, :])
+    return grad
+
+
+SVD_PULLBACK_INPUTS = ("gu", "gs", "gvh", "u", "s", "vh")
+
+
+def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> dict[str, Any]:
+    """The intermediate values of :func:`svd_pullback`, which its derivatives read;
+    refused at repeated or zero singular values (the singular vectors have no
+    derivative there, and the gradient of svd is made of them)."""
+    xp = array_module(gu, gs, gvh, u, s, vh)
+    f = _inverse_gaps(s, squared=True)
+    if not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0)):
+        from autodiff_tutor.errors import NoDerivativeRuleError
+
+        raise NoDerivativeRuleError(
+            "no second derivative through np.linalg.svd at a repeated or zero singular "
+            "value: its singular vectors have no derivative there, and the gradient of svd "
+            "is made of them",
+            hint="second derivatives through svd need distinct, nonzero singular values; "
+            "at this point, compare with finite differences of the gradient",
+        )
+    v, gv = _t(vh), _t(gvh)
+    a, b = _t(u) @ gu - _t(gu) @ u, _t(v) @ gv - _t(gv) @ v
+    j, k = f * a, f * b
+    core = j * s[..., None, :] + s[..., :, None] * k
+    core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
+    p = (gu - u @ (_t(u) @ gu)) / s[..., None, :]
+    q = (gv - v @ (vh @ gv)) / s[..., None, :]
+    return {"v": v, "gv": gv, "f": f, "a": a, "b": b, "j": j, "k": k, "core": core, "p": p, "q": q}
+
+
+def svd_pullback_adjoint(
+    c: Any, gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, of: str
+) -> Any:
+    """The adjoint of :func:`svd_pullback` in one of its inputs (``of``: ``"gu"``,
+    ``"gs"``, ``"gvh"``, ``"u"``, ``"s"`` or ``"vh"``), for the cotangent ``c`` of its
+    result: each term of the formula taken back (products by transposed products, the
+    element-wise ones element-wise, ``dF_ij = -F_ij^2 (2 s_j ds_j - 2 s_i ds_i)``).
+
+    >>> u, s, vh = np.eye(2), np.array([3.0, 1.0]), np.eye(2)
+    >>> z = np.zeros((2, 2))
+    >>> svd_pullback_adjoint(np.eye(2), z, np.ones(2), z, u, s, vh, "gs").tolist()
+    [1.0, 1.0]
+    """
+    xp = array_module(c, gu, gs, gvh, u, s, vh)
+    parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
+    v, gv, f, core = parts["v"], parts["gv"], parts["f"], parts["core"]
+    c_core = _t(u) @ c @ v
+    if of == "gs":
+        return xp.diagonal(c_core, axis1=-2, axis2=-1)
+    c_j, c_k = c_core * s[..., None, :], s[..., :, None] * c_core
+    c_a, c_b = f * c_j, f * c_k
+    wide, tall = vh.shape[-1] > s.shape[-1], u.shape[-2] > s.shape[-1]
+    if of == "gu":
+        d = u @ (c_a - _t(c_a))
+        if tall:
+            c_z = (c @ v) / s[..., None, :]
+            d = d + c_z - u @ (_t(u) @ c_z)
+        return d
+    if of == "gvh":
+        d = v @ (c_b - _t(c_b))
+        if wide:
+            c_y = (_t(c) @ u) / s[..., None, :]
+            d = d + c_y - v @ (_t(v) @ c_y)
+        return _t(d)
+    if of == "u":
+        d = c @ v @ _t(core) + gu @ (_t(c_a) - c_a)
+        if tall:
+            c_z = (c @ v) / s[..., None, :]
+            d = d - c_z @ (_t(gu) @ u) - gu @ (_t(c_z) @ u)
+        if wide:
+            d = d + c @ parts["q"]
+        return d
+    if of == "vh":
+        d_v = gv @ (_t(c_b) - c_b)
+        if wide:
+            c_y = (_t(c) @ u) / s[..., None, :]
+            d_v = d_v - c_y @ (_t(gv) @ v) - gv @ (_t(c_y) @ v)
+        d = _t(core) @ _t(u) @ c + _t(d_v)
+        if tall:
+            d = d + _t(parts["p"]) @ c
+        return d
+    # s
+    d = xp.sum(c_core * parts["j"], axis=-2) + xp.sum(c_core * parts["k"], axis=-1)
+    r = (c_j * parts["a"] + c_k * parts["b"]) * f * f
+    d = d + 2 * s * (xp.sum(r, axis=-1) - xp.sum(r, axis=-2))
+    if tall:
+        d = d - xp.sum((c @ v) * parts["p"], axis=-2) / s
+    if wide:
+        d = d - xp.sum((_t(c) @ u) * parts["q"], axis=-2) / s
+    return d
+
+
+def svd_pullback_along(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, t: Any, of: str) -> Any:
+    """The tangent of :func:`svd_pullback` along a change ``t`` of one of its inputs
+    (``of`` as in :func:`svd_pullback_adjoint`): the product rule on each term.
+
+    >>> u, s, vh = np.eye(2), np.array([3.0, 1.0]), np.eye(2)
+    >>> z = np.zeros((2, 2))
+    >>> svd_pullback_along(z, np.ones(2), z, u, s, vh, np.array([1.0, 0.0]), "gs").tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
+    xp = array_module(gu, gs, gvh, u, s, vh, t)
+    parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
+    v, gv, f = parts["v"], parts["gv"], parts["f"]
+    d = {name: None for name in SVD_PULLBACK_INPUTS}
+    d[of] = t
+    zero = {"gu": gu, "gs": gs, "gvh": gvh, "u": u, "s": s, "vh": vh}
+    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (
+        xp.zeros_like(zero[n]) if d[n] is None else d[n] for n in SVD_PULLBACK_INPUTS
+    )
+    d_v, d_gv = _t(d_vh), _t(d_gvh)
+    twice = 2 * s * d_s
+    d_f = -f * f * (twice[..., None, :] - twice[..., :, None])
+    d_a = _t(d_u) @ gu + _t(u) @ d_gu - _t(d_gu) @ u - _t(gu) @ d_u
+    d_b = _t(d_v) @ gv + _t(v) @ d_gv - _t(d_gv) @ v - _t(gv) @ d_v
+    d_j, d_k = d_f * parts["a"] + f * d_a, d_f * parts["b"] + f * d_b
+    d_core = d_j * s[..., None, :] + parts["j"] * d_s[..., None, :]
+    d_core = d_core + d_s[..., :, None] * parts["k"] + s[..., :, None] * d_k
+    d_core = d_core + xp.eye(s.shape[-1], dtype=s.dtype) * d_gs[..., None, :]
+    core = parts["core"]
+    grad = d_u @ core @ vh + u @ d_core @ vh + u @ core @ d_vh
+    if u.shape[-2] > s.shape[-1]:
+        d_z = d_gu - d_u @ (_t(u) @ gu) - u @ (_t(d_u) @ gu + _t(u) @ d_gu)
+        p = parts["p"]
+        d_p = d_z / s[..., None, :] - p * (d_s / s)[..., None, :]
+        grad = grad + d_p @ vh + p @ d_vh
+    if vh.shape[-1] > s.shape[-1]:
+        d_y = d_gv - d_v @ (vh @ gv) - v @ (d_vh @ gv + vh @ d_gv)
+        q = parts["q"]
+        d_q = d_y / s[..., None, :] - q * (d_s / s)[..., None, :]
+        grad = grad + d_u @ _t(q) + u @ _t(d_q)
     return grad
 
 

@@ -4,6 +4,9 @@
 >>> summary.add(frozenset({"if"}), [Outcome("compiler", "right")])
 >>> summary.counts[("compiler", "if", "right")]
 1
+>>> summary.add(frozenset(), [Outcome("compiler", "right"), Outcome("hvp", "refused", "no")])
+>>> summary.after_first_order["refused"]
+1
 """
 
 from __future__ import annotations
@@ -42,13 +45,22 @@ class Summary:
         default_factory=dict
     )
     failure_counts: collections.Counter = field(default_factory=collections.Counter)
+    # second order where the compiled gradient is right (the rate the refusal bar is about)
+    after_first_order: collections.Counter = field(default_factory=collections.Counter)
+    after_first_order_refusals: collections.Counter = field(default_factory=collections.Counter)
 
     def add(self, constructs: Iterable[str], outcomes: list[Outcome], program=None) -> None:
         """Count one program's outcomes (no outcome: the program was invalid)."""
         self.programs += 1
         if not outcomes:
             self.invalid += 1
+        first_right = any(o.mode == "compiler" and o.kind == "right" for o in outcomes)
         for outcome in outcomes:
+            if first_right and outcome.mode == "hvp":
+                self.after_first_order[outcome.kind] += 1
+                if outcome.kind == "refused":
+                    reason = outcome.detail.splitlines()[0][:90]
+                    self.after_first_order_refusals[reason] += 1
             self.totals[(outcome.mode, outcome.kind)] += 1
             for construct in constructs:
                 self.counts[(outcome.mode, construct, outcome.kind)] += 1
@@ -60,6 +72,19 @@ class Summary:
                 kept = self.examples.setdefault(key, [])
                 if program is not None and len(kept) < EXAMPLES and _new_kind(program, kept):
                     kept.append((program, outcome))
+
+    def _after_first_order_lines(self) -> list[str]:
+        """The hvp row counted only where the compiled gradient is right (needs the
+        modes compiler and hvp), and its refusals."""
+        row = [self.after_first_order[k] for k in KINDS]
+        if not sum(row):
+            return []
+        rate = f"{100 * row[1] / sum(row):.1f}"
+        lines = [f"{'hvp|1st':<10}" + "".join(f"{n:>10}" for n in row) + f"{rate:>10}"]
+        lines.append("  (hvp|1st: second order where the compiled gradient is right)")
+        for error, n in self.after_first_order_refusals.most_common(12):
+            lines.append(f"  {n:>7}  hvp|1st   {error[:100]}")
+        return lines
 
     def bad(self) -> int:
         """How many outcomes were wrong or crashed."""
@@ -74,6 +99,7 @@ class Summary:
             total = sum(row)
             rate = f"{100 * row[1] / total:.1f}" if total else "-"
             lines.append(f"{mode:<10}" + "".join(f"{n:>10}" for n in row) + f"{rate:>10}")
+        lines += self._after_first_order_lines()
         for mode in MODES:
             lines += ["", f"[{mode}] per construct: " + " / ".join(KINDS)]
             for construct in CONSTRUCTS:

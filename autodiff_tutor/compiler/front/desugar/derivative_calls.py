@@ -4,7 +4,9 @@
 written inside a function that is itself differentiated (a Newton step, a gradient
 penalty, one step of meta-learning) are calls of a derivative the compiler generates:
 a plain Python function with source (``f_grad(x)``: the forward, the seed, the
-backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``). Each call is rewritten
+backward in a row; ``f_jvp(x, x_dot)``; ``f_grad_jvp(x, v)``); ``hessian(f)(x)`` is
+one such product per entry of ``x``, written as a loop; ``pullback(v)`` of ``value,
+pullback = vjp(f, x, wrt=0)`` is ``grad`` of ``sum(f(x) * v)``. Each call is rewritten
 here into a call of that function, nested as a helper that the compiler then inlines
 and differentiates like any other code: nested derivatives are code, so the outer
 derivative never mixes up its perturbation with the inner one.
@@ -31,10 +33,13 @@ def lifted(x, y):
 from __future__ import annotations
 
 import ast
+import inspect
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy
 
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction
@@ -43,7 +48,7 @@ from autodiff_tutor.syntax import copy_tree
 
 #: the kinds of derivative a call can take inside compiled code
 CALLED_WITH_FUNCTION = ("grad", "value_and_grad", "hvp")  # kind(f, wrt)(*args)
-REFUSED = ("hessian", "vjp")
+REFUSED = ("hessian", "vjp")  # refused where they are not called as written below
 _makers: list[Any] = []
 
 
@@ -117,6 +122,7 @@ class Context:
     nest: Callable[[Any, ast.Call], str]
     fresh: Callable[[str], str]
     lifting: bool
+    bind: Callable[[Any, str], ast.Name] | None = None  # a name read as this value
 
 
 NOT_KNOWN = object()
@@ -126,12 +132,23 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
     """``call`` as a call of the generated derivative it takes, or ``None`` where it
     takes none (left to the other rewrites)."""
     func = call.func
+    if (  # vjp(f, x, wrt=0)[1](v): the pullback applied
+        isinstance(func, ast.Subscript)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.slice, ast.Constant)
+        and func.slice.value == 1
+        and derivative_kind(context.value_of(func.value.func)) == "vjp"
+    ):
+        context.value_of(func.value.func, guard=True)
+        return pullback(func.value, call, context)
     if isinstance(func, ast.Call):  # grad(f, wrt)(x)
         kind = derivative_kind(context.value_of(func.func))
         if kind is not None:
             context.value_of(func.func, guard=True)
         if kind in CALLED_WITH_FUNCTION:
             return _with_function(kind, func, call, context)
+        if kind == "hessian" and context.bind is not None:
+            return _hessian(func, call, context)
         if kind in REFUSED:
             _refuse(kind, func, context)
         return None
@@ -152,6 +169,158 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
 
 def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context) -> ast.expr:
     """``grad(f, wrt)(*args)``, ``value_and_grad(...)``, ``hvp(f, wrt)(*args, v)``."""
+    request, captured = _request(kind, maker.args[0], _wrt(kind, maker, context), context)
+    return _called(request, call, captured, list(call.args), context)
+
+
+def vjp_parts(made: ast.Call, context: Context) -> tuple[ast.expr, list[ast.expr], Any]:
+    """The function, the arguments and the ``wrt`` (written out) of ``vjp(f, *args,
+    wrt=...)`` taken inside differentiated code; refused where it is written otherwise."""
+    where = context.parsed.location(made)
+    keywords = {k.arg: k.value for k in made.keywords}
+    if (
+        len(made.args) < 2
+        or any(isinstance(a, ast.Starred) for a in made.args)
+        or set(keywords) != {"wrt"}
+    ):
+        raise UnsupportedSyntaxError(
+            "vjp inside differentiated code takes the function, its arguments one by one, "
+            "and wrt written out (the inputs whose gradients the pullback gives)",
+            where,
+            hint="write value, pullback = vjp(f, x, y, wrt=[0, 1]), then pullback(v)",
+        )
+    return made.args[0], list(made.args[1:]), _constant(keywords["wrt"], "wrt", context)
+
+
+def pullback(made: ast.Call, call: ast.Call, context: Context) -> ast.expr | None:
+    """``pullback(v)`` of ``vjp(f, *args, wrt=...)``: by linearity, the gradient of
+    ``sum(f(*args) * v)`` with respect to the inputs ``wrt`` names, a tuple (as the
+    pullback returns), taken by ``grad`` of a function written here,
+    ``def f_pullback(seed, *args): return (f(*args) * seed).sum()``, its seed held."""
+    function, arguments, wrt = vjp_parts(made, context)
+    where = context.parsed.location(call)
+    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        raise UnsupportedSyntaxError(
+            "the pullback of vjp inside differentiated code takes one seed, shaped like "
+            "the function's output",
+            where,
+        )
+    value = context.value_of(function, guard=True) if isinstance(function, ast.Name) else None
+    if value is None or value is NOT_KNOWN or not callable(value):
+        raise UnsupportedSyntaxError(
+            "vjp inside differentiated code differentiates a function known while "
+            "compiling, by its name",
+            context.parsed.location(function),
+            hint="define the function with def at module level (or in this function) and "
+            "pass it by name",
+        )
+    try:
+        params = list(inspect.signature(value).parameters)
+    except (TypeError, ValueError):
+        params = []
+    entries = wrt if isinstance(wrt, (list, tuple)) else [wrt]
+    positions = [params.index(e) if isinstance(e, str) and e in params else e for e in entries]
+    count = len(arguments)
+    if not all(type(p) is int and -count <= p < count for p in positions):
+        raise UnsupportedSyntaxError(
+            f"wrt={wrt!r} does not name arguments of this vjp call",
+            context.parsed.location(made),
+            hint="give positions among the arguments passed, or their parameter names",
+        )
+    seed = context.fresh("seed")
+    own = [seed] + [context.fresh(f"{_stem(function)}_arg") for _ in arguments]
+    product = ast.BinOp(
+        ast.Call(copy_tree(function), [ast.Name(n, ast.Load()) for n in own[1:]], []),
+        ast.Mult(),
+        ast.Name(seed, ast.Load()),
+    )
+    body = [ast.Return(ast.Call(ast.Attribute(product, "sum", ast.Load()), [], []))]
+    tree = _tree(context.fresh(f"{_stem(function)}_pullback"), [], own, body, call)
+    lifted = Lifted(tree, [], own)
+    request = Request(
+        "grad",
+        [1 + p % count for p in positions],
+        lifted=lifted,
+        parsed=_parsed(context.parsed, tree),
+        params=own,
+    )
+    return _called(request, call, [], [call.args[0], *arguments], context)
+
+
+def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | None:
+    """``hessian(f, wrt)(*args)``: one Hessian-vector product (``hvp(f, wrt)``) per entry
+    of the input ``x`` it differentiates, along the basis vectors, stacked and shaped
+    ``x.shape + x.shape`` (as the front door computes it), written as code::
+
+        np.reshape(np.stack([np.reshape(f_hvp(*args, np.reshape(np.eye(np.size(x))[i],
+            np.shape(x))), (np.size(x),)) for i in range(np.size(x))]),
+            np.shape(x) + np.shape(x))
+    """
+    wrt = _wrt("hessian", maker, context)
+    request, captured = _request("hvp", maker.args[0], wrt, context)
+    arguments = list(call.args)
+    position = _position(request, captured, wrt)
+    if (
+        call.keywords
+        or any(isinstance(a, ast.Starred) for a in arguments)
+        or not (position is not None and 0 <= position < len(arguments))
+    ):
+        raise UnsupportedSyntaxError(
+            "hessian(f)(...) inside differentiated code takes the arguments of f one by "
+            "one, by position",
+            context.parsed.location(call),
+            hint="write hessian(f)(x) or hessian(f, wrt=1)(x, y)",
+        )
+    assert context.bind is not None
+    np_ = context.bind(numpy, "np")
+    entry = context.fresh("hessian_entry")
+
+    def numpy_call(name: str, *args: ast.expr) -> ast.Call:
+        return ast.Call(ast.Attribute(copy_tree(np_), name, ast.Load()), list(args), [])
+
+    x = arguments[position]
+    size = numpy_call("size", copy_tree(x))
+    shape = numpy_call("shape", copy_tree(x))
+    basis = ast.Subscript(numpy_call("eye", size), ast.Name(entry, ast.Load()), ast.Load())
+    direction = numpy_call("reshape", basis, shape)
+    product = _called(request, call, captured, [*arguments, direction], context)
+    if product is None:
+        return None
+    flat_size = ast.Tuple([numpy_call("size", copy_tree(x))], ast.Load())
+    loop = ast.comprehension(
+        ast.Name(entry, ast.Store()),
+        ast.Call(ast.Name("range", ast.Load()), [numpy_call("size", copy_tree(x))], []),
+        [],
+        0,
+    )
+    rows = ast.ListComp(numpy_call("reshape", product, flat_size), [loop])
+    both = ast.BinOp(
+        numpy_call("shape", copy_tree(x)), ast.Add(), numpy_call("shape", copy_tree(x))
+    )
+    result = numpy_call("reshape", numpy_call("stack", rows), both)
+    return ast.fix_missing_locations(ast.copy_location(result, call))
+
+
+def _position(request: Request, captured: list[str], wrt: Any) -> int | None:
+    """The position among the call's arguments of the input ``wrt`` names."""
+    if request.lifted is not None:
+        own = request.lifted.own
+        if isinstance(wrt, str):
+            return own.index(wrt) if wrt in own else None
+        return wrt % len(own) if isinstance(wrt, int) and -len(own) <= wrt < len(own) else None
+    try:
+        params = list(inspect.signature(request.function).parameters)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(wrt, str):
+        return params.index(wrt) if wrt in params else None
+    if isinstance(wrt, bool) or not isinstance(wrt, int):
+        return None
+    return wrt % len(params) if -len(params) <= wrt < len(params) else None
+
+
+def _wrt(kind: str, maker: ast.Call, context: Context) -> Any:
+    """The ``wrt`` of ``kind(f, wrt)``, refused where the call is not written so."""
     where = context.parsed.location(maker)
     if not maker.args or any(isinstance(a, ast.Starred) for a in maker.args):
         raise UnsupportedSyntaxError(
@@ -169,8 +338,7 @@ def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context)
                 context.parsed.location(keyword.value),
             )
         options["wrt"] = _constant(keyword.value, "wrt", context)
-    request, captured = _request(kind, maker.args[0], options["wrt"], context)
-    return _called(request, call, captured, list(call.args), context)
+    return options["wrt"]
 
 
 def _jvp(call: ast.Call, context: Context) -> ast.expr:
@@ -430,9 +598,10 @@ def _stem(function: ast.expr) -> str:
 
 def _refuse(kind: str, node: ast.expr, context: Context) -> None:
     hints = {
-        "hessian": "a Hessian inside differentiated code is not compiled (its size is known "
-        "only at run time); use hvp(f)(x, v), or np.sum(grad(f)(x) * v)",
-        "vjp": "use grad(f)(x) or value_and_grad(f)(x) (a scalar f), or jvp(f, (x,), (v,))",
+        "hessian": "call it where it is made: hessian(f)(x) or hessian(f, wrt=1)(x, y) "
+        "(or use hvp(f)(x, v))",
+        "vjp": "write value, pullback = vjp(f, x, wrt=0) (at the function's top level, "
+        "then pullback(v)) or vjp(f, x, wrt=0)[1](v); or use grad(f)(x), jvp(f, (x,), (v,))",
     }
     raise UnsupportedSyntaxError(
         f"{kind} called inside differentiated code is not supported",

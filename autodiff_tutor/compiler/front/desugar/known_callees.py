@@ -210,8 +210,8 @@ class _Specializer:
         """Names the function assigns once, at its top level, a known function or object
         (``f = sigmoid``, ``act = self.act``), a derivative (``dg = grad(f)``: each call
         of it takes the derivative) or what a factory of the user's returns (``h =
-        compose(f, g)``, the factory run while compiling): calls of them are calls of
-        that value."""
+        compose(f, g)``, the factory run while compiling), and the pullback of ``value,
+        pullback = vjp(f, x, wrt=0)``: calls of them are calls of that value."""
         counts: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -240,7 +240,63 @@ class _Specializer:
                 if known is not None:  # only called, never read otherwise
                     aliases[name] = known
                     statement.made = True  # dropped: made while compiling
+        for k, statement in enumerate(tree.body):  # value, pullback = vjp(f, x, wrt=0)
+            pullback = self._pullback(statement, tree.body[:k], counts, tree, scope)
+            if pullback is not None:
+                aliases[pullback] = _Known(value=_Pullback(statement.made_by))
         return aliases
+
+    def _pullback(
+        self,
+        statement: ast.stmt,
+        before: list[ast.stmt],
+        counts: dict[str, int],
+        tree: ast.FunctionDef,
+        scope: _Scope,
+    ) -> str | None:
+        """``value, pullback = vjp(f, x, y, wrt=...)`` at the function's top level, the
+        pullback only called and the arguments names that nothing rebinds after it
+        (parameters, or names bound once before): made ``value = f(x, y)`` (its
+        ``made_by`` kept), and the name of the pullback returned; ``None`` otherwise."""
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Tuple)
+            and len(statement.targets[0].elts) == 2
+            and all(isinstance(e, ast.Name) for e in statement.targets[0].elts)
+            and isinstance(statement.value, ast.Call)
+            and len(statement.value.args) >= 2
+        ):
+            return None
+        value, pullback = (e.id for e in statement.targets[0].elts)
+        kind = derivative_calls.derivative_kind(self._value_of(statement.value.func, scope))
+        bound_before = {
+            t.id
+            for s in before
+            if isinstance(s, ast.Assign)
+            for t in s.targets
+            if isinstance(t, ast.Name)
+        }
+        stable = all(
+            isinstance(a, ast.Name)
+            and (counts.get(a.id, 0) == 0 or (counts[a.id] == 1 and a.id in bound_before))
+            for a in statement.value.args[1:]
+        )
+        if not (
+            kind == "vjp"
+            and stable
+            and counts.get(value) == 1
+            and counts.get(pullback) == 1
+            and _only_called(tree, pullback)
+        ):
+            return None
+        self._value_of(statement.value.func, scope, guard=True)
+        self.changed = True
+        made = statement.value
+        statement.made_by = made
+        statement.targets = [ast.copy_location(ast.Name(value, ast.Store()), statement.targets[0])]
+        statement.value = ast.copy_location(ast.Call(made.args[0], made.args[1:], []), made)
+        return pullback
 
     def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
         """Whether ``func`` is ``grad``, ``value_and_grad`` or ``hvp`` (whose call makes
@@ -253,13 +309,17 @@ class _Specializer:
         of the generated derivative, nested as a helper (see :mod:`.derivative_calls`);
         ``None`` for any other call."""
         func = call.func
+        pullback = None
         if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
             alias = aliases[func.id].value
-            if not isinstance(alias, _Derivative):
+            if isinstance(alias, _Pullback):
+                pullback = alias.made
+            elif not isinstance(alias, _Derivative):
                 return None
-            call = ast.copy_location(
-                ast.Call(copy_tree(alias.maker), call.args, call.keywords), call
-            )
+            else:
+                call = ast.copy_location(
+                    ast.Call(copy_tree(alias.maker), call.args, call.keywords), call
+                )
         function = scope.function or self.tree
         context = derivative_calls.Context(
             parsed=dataclasses.replace(self.parsed, values=dict(self.values)),
@@ -269,8 +329,12 @@ class _Specializer:
             nest=lambda made, at: self._nested(made, None, at),
             fresh=self.names.fresh,
             lifting=function is self.tree,
+            bind=self._bind,
         )
-        rewritten = derivative_calls.rewritten(call, context)
+        if pullback is not None:  # pullback(v) of value, pullback = vjp(f, x, wrt=...)
+            rewritten = derivative_calls.pullback(copy_tree(pullback), call, context)
+        else:
+            rewritten = derivative_calls.rewritten(call, context)
         if rewritten is None and hasattr(call, "derivative_refusal"):
             self.changed = True  # its call marked: refused if a gradient flows through it
             return call  # as written (dg(x) of a dropped dg = grad(f): grad(f)(x))
@@ -1005,6 +1069,14 @@ class _Derivative:
     """``dg = grad(f)`` in the function: each call of ``dg`` is a call of ``maker``'s."""
 
     maker: ast.Call
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pullback:
+    """``value, pullback = vjp(f, x, wrt=...)`` in the function: each call of
+    ``pullback`` is the gradient of ``sum(f(x) * seed)`` (see :mod:`.derivative_calls`)."""
+
+    made: ast.Call
 
 
 @dataclasses.dataclass(frozen=True)

@@ -43,28 +43,26 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and not _loads(n)
     }
     definitions: dict[str, ast.FunctionDef] = {}
-    pending = list(called)
+    nested_objects: dict[str, Any] = {}
+    # (helper, called directly): one called only by another helper may stay a call
+    pending = [(helper, True) for helper in called]
     while pending:
-        helper = pending.pop()
+        helper, direct = pending.pop()
         name = getattr(helper, "__name__", "")
         if name in definitions:
             continue
-        if namespace.get(name) is not helper or name in user_locals:
-            return None  # not reachable by its name from the user's function
-        try:
-            source = parse_function(helper)
-        except AutodiffError:
-            return None
-        tree = source.tree
-        reads = _free_reads(tree)
-        helper_names = source.namespace()
-        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
-            return None  # a name that means something else where the helper is inlined
-        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
-            return None
-        definitions[name] = tree
-        pending += [helper_names[n] for n in reads if inlinable(helper_names.get(n))]
-    tree = copy_tree(parsed.tree)
+        found = _nestable(helper, namespace, user_locals, set(definitions))
+        if found is None:
+            if direct:
+                return None
+            continue  # called where it was: compiled in turn, as for a first derivative
+        for definition in found:
+            definitions[definition.name] = definition
+        nested_objects[name] = helper
+        helper_names = parse_function(helper).namespace()
+        reads = set().union(*(_free_reads(d) for d in found))
+        pending += [(helper_names[n], False) for n in reads if inlinable(helper_names.get(n))]
+    tree = _calls_by_name(copy_tree(parsed.tree), parsed.values, nested_objects)
     first_call = next(
         (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) in definitions),
         tree,
@@ -78,6 +76,191 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
         nested.append(definition)
     tree.body = nested + tree.body
     return dataclasses.replace(parsed, tree=tree)
+
+
+def _nestable(
+    helper: Any, namespace: dict[str, Any], user_locals: set[str], taken: set[str]
+) -> list[ast.FunctionDef] | None:
+    """The definitions that nest ``helper`` (its own, and those of the helpers it
+    defines inside, hoisted beside it); ``None`` when it cannot be nested."""
+    name = getattr(helper, "__name__", "")
+    if namespace.get(name) is not helper or name in user_locals:
+        return None  # not reachable by its name from the user's function
+    try:
+        source = parse_function(helper)
+    except AutodiffError:
+        return None
+    found = _hoisted(source.tree, set(namespace) | user_locals | taken)
+    if found is None:
+        return None
+    helper_names = source.namespace()
+    for tree in found:
+        reads = _free_reads(tree) - {d.name for d in found}
+        if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
+            return None  # a name that means something else where the helper is inlined
+        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
+            return None
+    return found
+
+
+def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | None:
+    """``tree`` (a copy) and the helpers it defines in its body (``def`` or ``name =
+    lambda``) that read none of its own names, renamed ``<function>_<helper>`` and
+    moved beside it, so that it has no function inside; ``[tree]`` when it defines
+    none; ``None`` when a hoisted name is taken or bound twice.
+
+    >>> import textwrap
+    >>> tree = ast.parse(textwrap.dedent('''
+    ...     def body(x):
+    ...         sq = lambda a: a * a
+    ...         return sq(x)
+    ... ''')).body[0]
+    >>> [d.name for d in _hoisted(tree, set())], ast.unparse(_hoisted(tree, set())[0].body[0])
+    (['body', 'body_sq'], 'return body_sq(x)')
+    """
+    tree = copy_tree(tree)
+    inner: dict[str, ast.FunctionDef] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef):
+            inner[statement.name] = statement
+        elif (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Lambda)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            function = statement.value
+            body = [ast.copy_location(ast.Return(function.body), function.body)]
+            definition = ast.FunctionDef(statement.targets[0].id, function.args, body, [])
+            inner[definition.name] = ast.copy_location(definition, statement)
+    bindings = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)]
+    bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
+    own = set(bindings) - set(inner)
+    renames = {n: f"{tree.name}_{n}" for n in inner}
+    if any(bindings.count(n) != 1 or renames[n] in taken for n in inner):
+        return None
+    # g = helper, bound once and only called: calls of the function it names
+    aliases = {
+        s.targets[0].id: s.value.id
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Name)
+        and s.value.id not in own | set(inner)
+        and bindings.count(s.targets[0].id) == 1
+        and _only_called_in(tree, s.targets[0].id)
+    }
+    renames.update(aliases)
+    own -= set(aliases)
+    if any(_free_reads(d) & own for d in inner.values()):
+        return None  # reads a name of the function's: a closure, not hoisted
+
+    class Renamed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if node.id in renames:
+                return ast.copy_location(ast.Name(renames[node.id], node.ctx), node)
+            return node
+
+    tree.body = [s for s in tree.body if _defined(s) not in inner and _alias(s) not in aliases]
+    hoisted = [Renamed().visit(tree)]
+    for n, definition in inner.items():
+        definition.name = renames[n]
+        hoisted.append(Renamed().visit(definition))
+    return [ast.fix_missing_locations(d) for d in _lambdas_hoisted(hoisted, own, taken)]
+
+
+def _lambdas_hoisted(
+    definitions: list[ast.FunctionDef], own: set[str], taken: set[str]
+) -> list[ast.FunctionDef]:
+    """``definitions`` with each lambda written inside them (``apply(lambda a: a * a,
+    w)``) that reads none of ``own`` made a definition of its own beside them,
+    ``<function>_lambda_<k>``, and read by that name (a lambda that reads ``own``, or a
+    name the definition it is in binds, is left: the function then has a function
+    inside, and is not nested)."""
+    out = list(definitions)
+    count = 0
+
+    class ByName(ast.NodeTransformer):
+        def __init__(self, where: str, bound: set[str]):
+            self.where, self.bound = where, bound
+
+        def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+            nonlocal count
+            body = [ast.copy_location(ast.Return(node.body), node.body)]
+            definition = ast.copy_location(ast.FunctionDef("", node.args, body, []), node)
+            if _free_reads(definition) & self.bound or any(
+                isinstance(n, ast.Lambda) for n in ast.walk(node.body)
+            ):
+                return node
+            count += 1
+            definition.name = f"{self.where}_lambda_{count}"
+            while definition.name in taken:
+                count += 1
+                definition.name = f"{self.where}_lambda_{count}"
+            out.append(definition)
+            return ast.copy_location(ast.Name(definition.name, ast.Load()), node)
+
+    for definition in definitions:
+        ByName(definitions[0].name, own | _bound(definition)).visit(definition)
+    return out
+
+
+def _bound(tree: ast.FunctionDef) -> set[str]:
+    """The names ``tree`` binds: its parameters, the names it assigns, loop variables."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
+    return names | {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+
+
+def _alias(statement: ast.stmt) -> str | None:
+    """The name ``g`` of a statement ``g = name``."""
+    if (
+        isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Name)
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return statement.targets[0].id
+    return None
+
+
+def _only_called_in(tree: ast.AST, name: str) -> bool:
+    """Whether ``tree`` reads ``name`` only to call it."""
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and _loads(n)]
+    return all(id(n) in calls for n in reads)
+
+
+def _defined(statement: ast.stmt) -> str | None:
+    """The name a ``def`` or ``name = lambda ...`` defines."""
+    if isinstance(statement, ast.FunctionDef):
+        return statement.name
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+        target = statement.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    return None
+
+
+def _calls_by_name(tree: ast.FunctionDef, values: dict[str, Any], nested: dict[str, Any]):
+    """``tree`` with the names that hold a nested helper as a value (``fn_2`` for the
+    ``smooth`` given to ``apply(smooth, x)``, which ``apply`` calls) replaced by the
+    helper's own name, so that those calls inline it too."""
+    aliases = {
+        alias: name
+        for alias, value in values.items()
+        for name, helper in nested.items()
+        if value is helper and alias != name
+    }
+    if not aliases:
+        return tree
+
+    class ByName(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if isinstance(node.ctx, ast.Load) and node.id in aliases:
+                return ast.copy_location(ast.Name(aliases[node.id], ast.Load()), node)
+            return node
+
+    return ByName().visit(tree)
 
 
 def with_structure_helpers_nested(parsed: ParsedFunction) -> ParsedFunction:

@@ -126,14 +126,21 @@ class InlineNested:
             for name in sorted(set(params) | assigned)
         }
         statements: list[ast.stmt] = []
+        passed: dict[str, ast.expr] = {}
         for param in params:
+            given = values.get(param)
+            if _dotted(given) and param not in assigned and _only_called(helper, param):
+                passed[param] = given  # a function passed by name: called by that name
+                continue
             value = values.get(param, defaults.get(param))
             if value is None:
                 reject(call, f"missing argument {param!r} for {helper.name}")
             statements.append(assign_like(local[param], copy_tree(value), call))
 
         class Rename(ast.NodeTransformer):
-            def visit_Name(self, name: ast.Name) -> ast.Name:
+            def visit_Name(self, name: ast.Name) -> ast.expr:
+                if name.id in passed:
+                    return ast.copy_location(copy_tree(passed[name.id]), name)
                 if name.id in local:
                     return ast.copy_location(ast.Name(local[name.id], name.ctx), name)
                 return name
@@ -158,6 +165,21 @@ class InlineNested:
             statements.extend(self._statement(statement))
         self.inlining.pop()
         return result, statements
+
+
+def _dotted(node: ast.expr | None) -> bool:
+    """A name, or a dotted name (``np.tanh``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _only_called(helper: ast.FunctionDef, param: str) -> bool:
+    """Whether ``helper`` reads its parameter ``param`` only to call it (``fn(a)``): a
+    function it is given, which the inlined body may call by the caller's name."""
+    calls = {id(n.func) for n in ast.walk(helper) if isinstance(n, ast.Call)}
+    reads = [n for n in ast.walk(helper) if isinstance(n, ast.Name) and n.id == param]
+    return bool(reads) and all(id(n) in calls for n in reads)
 
 
 def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
