@@ -3,12 +3,17 @@ located message and hint): a Python list of numbers among arrays in
 ``np.concatenate``, helpers with keyword-only parameters, ``enumerate(zip(...,
 strict=True))``, scipy functions that convert their arguments (in tracing), ``**``
 of a dict written in the function, the options-dict habit (``config = config or
-{}``), ``scipy.stats.norm`` with and without ``loc`` and ``scale``, a call missing an
+{}``), ``scipy.stats.norm`` and ``t`` with and without ``loc`` and ``scale``, a call missing an
 input, a method storing a cache on ``self``, and ``dict.get``.
 """
 
 from __future__ import annotations
 
+import types
+
+import autograd
+import autograd.numpy
+import autograd.scipy.stats
 import numpy as np
 import pytest
 from oracles import central_difference
@@ -237,6 +242,37 @@ def test_scipy_normal_with_and_without_loc_and_scale(fn):
     direction = np.array([1.0, -0.5, 2.0, 0.25])
     _, tangent = ad.jvp(fn, (x,), (direction,))
     np.testing.assert_allclose(tangent, expected @ direction, rtol=1e-6)
+
+
+def student_t_standard(x):
+    return np.sum(t.logpdf(x[:3], 3.0))  # scipy's loc=0, scale=1, left out
+
+
+def student_t_with_loc_scale(x):
+    return np.sum(t.logpdf(x[:2], 3.0, x[2], np.exp(x[3])))
+
+
+@pytest.mark.parametrize("fn", [student_t_standard, student_t_with_loc_scale])
+def test_student_t_with_and_without_loc_and_scale_in_both_modes(fn):
+    """``t.logpdf(x, df)`` takes scipy's ``loc=0, scale=1`` (the rule's defaults) in
+    the compiler and in tracing, against central differences and autograd."""
+    x = np.array([0.3, -1.1, 0.4, -0.2])
+    expected = central_difference(fn, [x], 0)
+    np.testing.assert_allclose(autograd.grad(_with_autograd_t(fn))(x), expected, rtol=1e-6)
+    both = ad.value_and_grad(fn)
+    for _ in range(3):
+        value, gradient = both(x)
+        np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+    value, gradient = tracing.value_and_gradient(fn, x)
+    np.testing.assert_allclose(value, fn(x), rtol=1e-12)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+
+
+def _with_autograd_t(fn):
+    """``fn`` with autograd's numpy and ``t`` in its globals."""
+    names = {**fn.__globals__, "np": autograd.numpy, "t": autograd.scipy.stats.t}
+    return types.FunctionType(fn.__code__, names)
 
 
 def student_t_without_df(x):

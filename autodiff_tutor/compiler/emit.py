@@ -32,13 +32,13 @@ import linecache
 import sys
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.forward_mode.tangent import Tangents
-from autodiff_tutor.compiler.front.names import emission_names, identifier_renames, renamed_source
+from autodiff_tutor.compiler.front.names import emission_names, identifier_renames, renamed
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values
 from autodiff_tutor.compiler.ir import tuple_source
 from autodiff_tutor.compiler.origins import Origin
@@ -90,6 +90,8 @@ GENERATED_NAMES: dict[str, Any] = {
     **dict.fromkeys(("memory", "stack", "path", "xp", "site_flags"), object()),
 }
 
+T = TypeVar("T", bound=ast.AST)
+
 _counter = itertools.count(1)
 COMMENT_COLUMN = 58  # comments line up, but never further right than this
 
@@ -110,6 +112,44 @@ class Generated:
     seeds: list[str] = field(default_factory=list)
 
 
+class Spelling:
+    """How the generated code spells each identifier (a user's name that a helper
+    shares given back, the helper called by another: :mod:`.front.names`), and every
+    identifier it was asked to spell, so that the renames can be chosen from what the
+    code uses before it is rendered with them.
+
+    >>> spelling = Spelling({"size__user": "size", "size": "size_"})
+    >>> print(ast.unparse(spelling.tree(ast.parse("y = size(size__user)"))))
+    y = size_(size)
+    >>> spelling("memory"), sorted(spelling.used)
+    ('memory', ['memory', 'size', 'size__user', 'y'])
+    """
+
+    def __init__(self, renames: Mapping[str, str] | None = None) -> None:
+        self.renames = dict(renames or {})
+        self.used: set[str] = set()
+
+    def __call__(self, name: str) -> str:
+        """How the code spells the identifier ``name``."""
+        self.used.add(name)
+        return self.renames.get(name, name)
+
+    def all(self, names: Iterable[str]) -> list[str]:
+        """How the code spells each of ``names``."""
+        return [self(name) for name in names]
+
+    def tree(self, tree: T) -> T:
+        """``tree`` with its identifiers spelled (a copy where one changes)."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.arg):
+                self.used.add(node.id if isinstance(node, ast.Name) else node.arg)
+        return renamed(tree, self.renames)
+
+
+#: A function's source rendered with the given spelling of its identifiers.
+Render = Callable[[Spelling], "Source"]
+
+
 @dataclass
 class Line:
     """One rendered line: its code, the user's line it comes from, its nesting depth,
@@ -124,13 +164,18 @@ class Line:
     parts: tuple[tuple[int, int, Origin], ...] = ()
 
 
-def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
-    """The statements as rendered lines (compound statements: header, then body).
+def lines_of(
+    statements: list[ast.stmt], depth: int = 0, spelling: Spelling | None = None
+) -> list[Line]:
+    """The statements as rendered lines (compound statements: header, then body), their
+    identifiers spelled by ``spelling`` (as they are where none is given).
 
     >>> loop = ast.parse("for i in r:\\n    a, = f(i)").body
     >>> [(line.code, line.depth) for line in lines_of(loop)]
     [('for i in r:', 0), ('(a,) = f(i)', 1)]
     """
+    if spelling is not None:
+        statements = [spelling.tree(statement) for statement in statements]
     lines: list[Line] = []
     for statement in statements:
         origin = origin_of(statement)
@@ -157,8 +202,9 @@ def lines_of(statements: list[ast.stmt], depth: int = 0) -> list[Line]:
 
 
 def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...]:
-    """Where, in ``text``, the sub-expressions of ``statement`` that carry an origin of
-    their own are (found by parsing ``text`` again: ``unparse`` gives no columns).
+    """Where, in ``text`` (the statement rendered), the sub-expressions of
+    ``statement`` that carry an origin of their own are: noted while rendering it
+    again (:class:`_Columns`).
 
     Only a statement that ``inline`` wrote other statements' values into
     (``inlined``) has any.
@@ -173,7 +219,7 @@ def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...
         return ()
     value = getattr(statement, "value", None)
     tagged = {
-        id(node)
+        id(node): node.origin
         for node in ast.walk(statement)
         if node is not statement
         and node is not value
@@ -181,15 +227,44 @@ def _parts(statement: ast.stmt, text: str) -> tuple[tuple[int, int, Origin], ...
     }
     if not tagged:
         return ()
-    again = ast.parse(text).body[0]
-    pairs = list(zip(ast.walk(statement), ast.walk(again), strict=False))
-    if any(type(ours) is not type(parsed) for ours, parsed in pairs):
-        return ()  # not the same tree (a negative constant parsed as a negation)
-    return tuple(
-        (parsed.col_offset, parsed.end_col_offset, ours.origin)
-        for ours, parsed in pairs
-        if id(ours) in tagged
-    )
+    columns = _Columns(tagged.keys())
+    if columns.visit(statement) != text:
+        return ()  # rendered otherwise (a one-name tuple target: see _simple)
+    spans = columns.spans
+    return tuple((*spans[key], origin) for key, origin in tagged.items() if key in spans)
+
+
+class _Columns(ast._Unparser):  # ast.unparse's own class (private): one renderer, columns noted
+    """``ast.unparse`` noting where in its text each node of ``wanted`` (by ``id``)
+    is written: the columns the parser would give it (parentheses added for
+    precedence outside).
+
+    >>> tree = ast.parse("(a + b) * c", mode="eval").body
+    >>> columns = _Columns({id(tree.left)})
+    >>> columns.visit(tree), list(columns.spans.values())
+    ('(a + b) * c', [(1, 6)])
+    """
+
+    def __init__(self, wanted: Iterable[int]) -> None:
+        super().__init__()
+        self.wanted = set(wanted)
+        self.spans: dict[int, tuple[int, int]] = {}
+        self._parenthesized: set[int] = set()
+
+    def require_parens(self, precedence: Any, node: ast.AST) -> Any:
+        if self.get_precedence(node) > precedence:
+            self._parenthesized.add(id(node))
+        return super().require_parens(precedence, node)
+
+    def traverse(self, node: Any) -> None:
+        if isinstance(node, list) or id(node) not in self.wanted:
+            super().traverse(node)
+            return
+        first = sum(map(len, self._source))
+        super().traverse(node)
+        last = sum(map(len, self._source))
+        inside = 1 if id(node) in self._parenthesized else 0
+        self.spans[id(node)] = (first + inside, last - inside)
 
 
 def _simple(statement: ast.stmt) -> str:
@@ -242,55 +317,79 @@ def rendered(lines: list[Line], comments: bool = True) -> list[tuple[str, Line]]
     return list(zip(render_body(lines, comments), lines, strict=True))
 
 
-def render_forward(generated: Generated) -> Source:
+def render_forward(generated: Generated, spelling: Spelling | None = None) -> Source:
     """The forward function's source: the outputs, then the memory for backward."""
-    head = f"def {generated.name}_forward({', '.join(generated.params)}):"
-    outputs = tuple_source(generated.outputs) if generated.returns_tuple else generated.outputs[0]
-    body = rendered(lines_of(generated.forward), comments=False)
-    kept = [ast.unparse(generated.memory.kept(n)) for n in generated.memory.names]
-    body.append(f"    return {outputs}, {tuple_source(kept) if kept else '()'}")
+    spell = spelling or Spelling()
+    head = f"def {generated.name}_forward({', '.join(spell.all(generated.params))}):"
+    outputs = spell.all(generated.outputs)
+    returned = tuple_source(outputs) if generated.returns_tuple else outputs[0]
+    body = rendered(lines_of(generated.forward, spelling=spell), comments=False)
+    kept = [ast.unparse(spell.tree(generated.memory.kept(n))) for n in generated.memory.names]
+    body.append(f"    return {returned}, {tuple_source(kept) if kept else '()'}")
     return Source.of([head, *body])
 
 
-def render_backward(generated: Generated) -> Source:
+def render_backward(generated: Generated, spelling: Spelling | None = None) -> Source:
     """The backward function's source: output gradients and memory in, input gradients out."""
-    head = f"def {generated.name}_backward({', '.join([*generated.seeds, 'memory'])}):"
+    spell = spelling or Spelling()
+    memory = spell("memory")
+    head = f"def {generated.name}_backward({', '.join([*spell.all(generated.seeds), memory])}):"
     body: list[str | tuple[str, Line]] = []
     if generated.memory.names:
-        body.append(f"    {tuple_source(generated.memory.names)} = memory")
-    body += rendered(lines_of(generated.backward))
-    body.append(f"    return {tuple_source(generated.gradients)}")
+        body.append(f"    {tuple_source(spell.all(generated.memory.names))} = {memory}")
+    body += rendered(lines_of(generated.backward, spelling=spell))
+    body.append(f"    return {tuple_source(spell.all(generated.gradients))}")
     return Source.of([head, *body])
 
 
-def render_jvp(tangents: Tangents) -> Source:
+def render_jvp(tangents: Tangents, spelling: Spelling | None = None) -> Source:
     """The JVP function's source: values and tangents in, value and tangent out."""
-    params = tangents.params + [tangents.dot(w) for w in tangents.wrt]
+    spell = spelling or Spelling()
+    params = spell.all(tangents.params + [tangents.dot(w) for w in tangents.wrt])
     lines: list[str | tuple[str, Line]] = [f"def {tangents.name}_jvp({', '.join(params)}):"]
-    lines += rendered(lines_of(tangents.statements), comments=False)
+    lines += rendered(lines_of(tangents.statements, spelling=spell), comments=False)
+    outputs = spell.all(tangents.outputs)
     dots = []
-    for output in tangents.outputs:
-        dots.append(tangents.dot(output) if output in tangents.varied else f"zeros_like({output})")
+    for output, spelled in zip(tangents.outputs, outputs, strict=True):
+        varied = output in tangents.varied
+        dots.append(spell(tangents.dot(output)) if varied else f"{spell('zeros_like')}({spelled})")
     if tangents.returns_tuple:
-        lines.append(f"    return ({', '.join(tangents.outputs)},), ({', '.join(dots)},)")
+        lines.append(f"    return ({', '.join(outputs)},), ({', '.join(dots)},)")
     else:
-        lines.append(f"    return {tangents.outputs[0]}, {dots[0]}")
+        lines.append(f"    return {outputs[0]}, {dots[0]}")
     return Source.of(lines)
 
 
+def compile_pair(
+    name: str, generated: Generated, parsed: ParsedFunction
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The forward and backward functions of ``generated`` (see :func:`compile_sources`)."""
+    renders = [
+        lambda spelling: render_forward(generated, spelling),
+        lambda spelling: render_backward(generated, spelling),
+    ]
+    forward, backward = compile_sources(name, renders, parsed)
+    return forward, backward
+
+
 def compile_sources(
-    name: str, sources: list[str], parsed: ParsedFunction
+    name: str, renders: list[Render], parsed: ParsedFunction
 ) -> list[Callable[..., Any]]:
-    """Compile generated function definitions in the user's module globals.
+    """Compile generated function definitions (each rendered by one of ``renders``)
+    in the user's module globals.
 
     The helpers (and the user function's closure values) are passed to a factory
     function, so the generated code sees them without touching the user's module.
-    The origins of the lines of :class:`Source` s go to :data:`.locations.ORIGINS`. A name the
-    user's code and a helper share gets its meanings back (:mod:`.front.names`); each
-    function's final source is its ``generated_source``.
+    The origins of the lines of :class:`Source` s go to :data:`.locations.ORIGINS`. A
+    name the user's code and a helper share gets its meanings back
+    (:mod:`.front.names`): the code is rendered once to learn the identifiers it uses,
+    and again with the renames chosen from them; each function's final source is its
+    ``generated_source``.
     """
     user_fn = parsed.fn
-    renames = identifier_renames(sources, emission_names(parsed, GENERATED_NAMES))
+    spelling = Spelling()
+    sources = [render(spelling) for render in renders]
+    renames = identifier_renames(spelling.used, emission_names(parsed, GENERATED_NAMES))
     if renames is None:
         raise UnsupportedSyntaxError(
             f"the names {sorted(set(parsed.aliases.values()))} of {parsed.name!r} are also "
@@ -298,7 +397,8 @@ def compile_sources(
             parsed.location(parsed.tree),
             hint="rename those variables (for example with a trailing '_')",
         )
-    sources = [_renamed(source, renames) for source in sources]
+    if renames:
+        sources = [render(Spelling(renames)) for render in renders]
     captured = {renames.get(n, n): value for n, value in RUNTIME.items()}
     captured.update({renames[n]: value for n, value in BUILTINS.items() if n in renames})
     captured.update(closure_values(user_fn))
@@ -324,15 +424,6 @@ def compile_sources(
     for function, source in zip(functions, sources, strict=True):
         function.generated_source = source
     return functions
-
-
-def _renamed(source: str, renames: dict[str, str]) -> str:
-    """``source`` with ``renames`` made, its lines' origins kept."""
-    if not renames:
-        return source
-    result = Source(renamed_source(source, renames))
-    result.lines = getattr(source, "lines", ())
-    return result
 
 
 #: Generated files whose functions were freed while linecache's own code ran.

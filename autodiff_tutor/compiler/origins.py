@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autodiff_tutor.compiler.front.names import with_users_names
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.errors import Location
@@ -72,8 +73,8 @@ def step_origin(parsed: ParsedFunction, step: Step, role: str = "forward") -> Or
     """'line N: <the sub-expression the step computes>'."""
     node = step.origin if step.origin is not None else parsed.tree
     text = parsed.line_text(node)
-    if step.expression is not None:
-        text = _short(step.expression)
+    if step.expression is not None:  # quoted with the user's names, not their stand-ins
+        text = _short(with_users_names(step.expression, parsed.aliases))
     where = step.expression if step.expression is not None else node
     text = _users_text(parsed, node, f"line {parsed.file_line(node)}: {text}")
     return Origin(text, parsed, where, step, role)

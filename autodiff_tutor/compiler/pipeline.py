@@ -42,9 +42,10 @@ from autodiff_tutor.compiler.emit import (
     Generated,
     Line,
     Source,
+    Spelling,
+    compile_pair,
     compile_sources,
     lines_of,
-    render_backward,
     render_body,
     render_forward,
     render_jvp,
@@ -174,8 +175,7 @@ def compile_derivative(
         reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
         kept = adjoint, _private_copy(reverse[1])  # before memory changes it in place
         generated = _generate(program, activity, parsed, wrt, True, record, reverse=reverse)
-    forward_src, backward_src = render_forward(generated), render_backward(generated)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
+    forward, backward = compile_pair(parsed.name, generated, parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
     if record is not None:
         record["emit"] = f"{forward_src}\n\n{backward_src}"
@@ -299,8 +299,8 @@ def compile_tangent(
     with errors_as_written(parsed):
         analyze(program, parsed, wrt)  # rejects gradients that would vanish
         tangents = build_jvp(program, parsed, wrt)
-    source = render_jvp(tangents)
-    (function,) = compile_sources(f"{parsed.name}_jvp", [source], parsed)
+    render = functools.partial(render_jvp, tangents)
+    (function,) = compile_sources(f"{parsed.name}_jvp", [render], parsed)
     return TangentFunction(
         parsed.name, tuple(wrt), function, function.generated_source, program.returns_tuple
     )
@@ -377,17 +377,21 @@ def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Cal
         )
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
-    output = generated.outputs[0]
     name = f"{derivative.name}_{'value_and_grad' if value else 'grad'}"
-    lines: list[str | tuple[str, Line]] = [f"def {name}({', '.join(generated.params)}):"]
-    lines += rendered(lines_of(forward), comments=False)
-    lines.append(f"    {generated.seeds[0]} = seed_one({output})")
-    lines += rendered(lines_of(backward), comments=True)
-    gradients = generated.gradients
-    returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"
-    lines.append(f"    return {output + ', ' if value else ''}{returned}")
-    source = Source.of(lines)
-    (function,) = compile_sources(name, [source], parsed)
+
+    def render(spell: Spelling) -> Source:
+        output = spell(generated.outputs[0])
+        params = ", ".join(spell.all(generated.params))
+        lines: list[str | tuple[str, Line]] = [f"def {name}({params}):"]
+        lines += rendered(lines_of(forward, spelling=spell), comments=False)
+        lines.append(f"    {spell(generated.seeds[0])} = {spell('seed_one')}({output})")
+        lines += rendered(lines_of(backward, spelling=spell), comments=True)
+        gradients = spell.all(generated.gradients)
+        returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"
+        lines.append(f"    return {output + ', ' if value else ''}{returned}")
+        return Source.of(lines)
+
+    (function,) = compile_sources(name, [render], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
     own = [parsed.own_name(p) for p in inspect.signature(parsed.fn).parameters]
     if list(generated.params) == own:

@@ -28,9 +28,7 @@ from autodiff_tutor.compiler.activity import analyze
 from autodiff_tutor.compiler.emit import (
     RUNTIME,
     Generated,
-    compile_sources,
-    render_backward,
-    render_forward,
+    compile_pair,
 )
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.compiler.ir import Program, counted_loops
@@ -201,8 +199,7 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         specialized.forward = in_place(specialized.forward, facts, scope, IN_PLACE_FROM)
         specialized.backward = in_place(specialized.backward, facts, scope, IN_PLACE_FROM)
         specialized.backward = into_slots(specialized.backward, scope)
-    forward_src, backward_src = render_forward(specialized), render_backward(specialized)
-    forward, backward = compile_sources(parsed.name, [forward_src, backward_src], parsed)
+    forward, backward = compile_pair(parsed.name, specialized, parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
     seed = None
     out_fact = fact_of(out)
@@ -241,9 +238,8 @@ def _recorded_run(
     pair.backward = record_facts(pair.backward, "site_flags")
     pair.params = [*params, "site_flags"]
     pair.seeds = [*pair.seeds, "site_flags"]
-    sources = [render_forward(pair), render_backward(pair)]
     name = f"{derivative.parsed.name}_{suffix}"
-    forward, backward = compile_sources(name, sources, derivative.parsed)
+    forward, backward = compile_pair(name, pair, derivative.parsed)
     flags: dict[Any, Any] = {p: fact_of(a) for p, a in zip(params, args, strict=False)}
     out, memory = forward(*args, flags)
     seed = ones_like(out)

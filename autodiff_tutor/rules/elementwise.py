@@ -15,6 +15,7 @@ output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTIO
 """
 
 import builtins
+import math
 
 from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
@@ -298,6 +299,7 @@ def clip_sympy(sp, x, a_min=None, a_max=None):
     symbolic=ScalarRule(assume=lambda s: [s["a_min"] < s["a_max"]]),
     aliases=("clamp",),
     method=True,
+    none_means={"a_min": -math.inf, "a_max": math.inf},  # numpy's clip: no bound
 )
 def clip(g, xp, x, a_min, a_max):
     inside = (x >= a_min) & (x <= a_max)

@@ -132,6 +132,7 @@ class Rule:
     method: bool = False
     attribute: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    none_means: dict[str, Any] = field(default_factory=dict)
     view: str = ""
 
     def check_options(self, options: dict[str, Any]) -> None:
@@ -204,6 +205,7 @@ class Family:
         method: bool = False,
         attribute: str | None = None,
         defaults: dict[str, Any] | None = None,
+        none_means: dict[str, Any] | None = None,
         view: str = "",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
@@ -227,6 +229,9 @@ class Family:
         (``"absolute"``) or objects (``builtins.abs``) for the same primitive.
         ``defaults`` are the values of inputs a call may leave out (``norm.cdf(x)``:
         ``loc=0.0, scale=1.0``); a call that gives them differentiates them.
+        ``none_means`` are the values an input given as ``None`` stands for in the
+        formulas (``clip``'s absent bound: ``-inf``, ``inf``), where they run on values
+        (tracing; the compiler folds the ``None`` into the formula it writes).
         ``view`` says whether numpy's result may share memory with the first input (a
         write through either is then seen by the other): ``"view"`` (``transpose``,
         ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
@@ -277,6 +282,7 @@ class Family:
                 method=method,
                 attribute=attribute,
                 defaults=dict(defaults or {}),
+                none_means=dict(none_means or {}),
                 view=view,
             )
             return fn

@@ -311,6 +311,7 @@ def _t_logpdf(sp, x, df, loc, scale):
 @defvjp(
     "t_logpdf",
     broadcasting=True,
+    defaults=_NORMAL,  # scipy.stats.t's standard form, when left out
     shape=OTHER,  # elementwise in four inputs
     math="ln Gamma((df+1)/2) - ln Gamma(df/2) - ln(df pi)/2 - ln scale "
     "- (df+1)/2 ln(1 + z^2/df), z = (x - loc)/scale",

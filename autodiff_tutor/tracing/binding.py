@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +26,6 @@ from autodiff_tutor.rules.registry import Rule
 # call parameter name -> rule parameter name
 NAME_ALIASES = {"min": "a_min", "max": "a_max", "newshape": "shape", "x1": "x", "x2": "y"}
 
-# values that stand for a missing input, per op (the forward keeps the original call)
-MISSING_INPUTS = {
-    "clip": {"a_min": -math.inf, "a_max": math.inf},
-    **{op: {"loc": 0.0, "scale": 1.0} for op in ("norm_logpdf", "norm_pdf", "norm_cdf")},
-    "t_logpdf": {"loc": 0.0, "scale": 1.0},  # scipy's defaults: norm.logpdf(x) is N(0, 1)
-}
 
 _EMPTY = inspect.Parameter.empty
 
@@ -100,7 +93,7 @@ def bind(fn: Any, rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         elif p.kind is inspect.Parameter.VAR_POSITIONAL and arguments.get(p.name):
             return _bind_positional(rule, args, kwargs)  # np.atleast_2d(*arys), np.einsum
     by_name = {p.name: p for p in signature.parameters.values()}
-    missing = MISSING_INPUTS.get(rule.op, {})
+    missing = _stand_ins(rule)
     inputs: dict[str, Any] = {}
     for name, parameter in zip(rule.inputs, parameters, strict=False):
         if parameter.name in arguments:
@@ -126,10 +119,21 @@ def bind(fn: Any, rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     return Bound(values, options, unsupported)
 
 
+def _stand_ins(rule: Rule) -> dict[str, Any]:
+    """The values that stand for an input left out or given as ``None`` (the forward
+    keeps the original call): the rule's ``defaults`` and ``none_means``.
+
+    >>> from autodiff_tutor.rules.registry import lookup
+    >>> _stand_ins(lookup("clip")), _stand_ins(lookup("norm_cdf"))
+    ({'a_min': -inf, 'a_max': inf}, {'loc': 0.0, 'scale': 1.0})
+    """
+    return {**rule.defaults, **rule.none_means}
+
+
 def _bind_positional(rule: Rule, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Bound | None:
     count = len(rule.inputs)
     if len(args) < count:  # norm.logpdf(x, mu): scipy's default scale, or scale= by name
-        missing, rest = MISSING_INPUTS.get(rule.op, {}), rule.inputs[len(args) :]
+        missing, rest = _stand_ins(rule), rule.inputs[len(args) :]
         if not all(name in missing or name in kwargs for name in rest):
             return None
         kwargs = dict(kwargs)

@@ -6,9 +6,10 @@ variables of its own (``xp``, ``stack``, ``memory``). A user function may take a
 parameter, bind a variable or read a global of the same name (``def loss(x, memory)``,
 ``size = 3.0`` in a notebook, ``from numpy import zeros_like``). So that each name
 means one thing, the front end reads such a name through a stand-in
-(``size__user``) while the compiler works, and emission gives the user's name back
-and calls the helper by another name (``size_``): the generated code reads the user's
-own variable, live, as the user's function does.
+(``size__user``) while the compiler works, and emission, renaming the trees before
+it renders them (:func:`renamed`), gives the user's name back and calls the helper by
+another name (``size_``): the generated code reads the user's own variable, live, as
+the user's function does.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.front.source import parse_function
@@ -19,8 +20,8 @@ own variable, live, as the user's function does.
 >>> parsed.aliases
 {'size__user': 'size'}
 >>> renames = emission_names(parsed, {"size": len})
->>> renamed_source("y = size__user * size(x)  # size__user * size", renames)
-'y = size * size_(x)  # size * size'
+>>> identifier_renames({"size__user", "size", "d_size__user", "x"}, renames)
+{'size__user': 'size', 'size': 'size_', 'd_size__user': 'd_size'}
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
-import io
 import re
-import tokenize
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError
@@ -40,6 +39,8 @@ from autodiff_tutor.syntax import copy_tree
 
 #: How a stand-in's name ends (never shown: emission gives the user's name back).
 STAND_IN = "__user"
+
+T = TypeVar("T", bound=ast.AST)
 
 
 def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> ParsedFunction:
@@ -120,16 +121,15 @@ def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[s
     return renames
 
 
-def identifier_renames(sources: list[str], renames: Mapping[str, str]) -> dict[str, str] | None:
+def identifier_renames(identifiers: set[str], renames: Mapping[str, str]) -> dict[str, str] | None:
     """``renames`` (:func:`emission_names`) and the generated names made from a
-    stand-in (``d_size__user`` becomes ``d_size``), unless two identifiers of
-    ``sources`` would then share a name (then those keep their stand-in: unique,
+    stand-in (``d_size__user`` becomes ``d_size``), unless two of the generated
+    code's ``identifiers`` would then share a name (then those keep their stand-in: unique,
     correct, less readable). ``None`` when even ``renames`` would merge two names.
     """
     if not renames:
         return {}
     stand_ins = sorted((a for a in renames if a.endswith(STAND_IN)), key=len, reverse=True)
-    identifiers = {_name(n) for s in sources for n in ast.walk(ast.parse(s)) if _identifier(n)}
     derived = {}
     for name in identifiers - renames.keys():
         alias = next((a for a in stand_ins if a in name), None)
@@ -145,44 +145,43 @@ def _injective(identifiers: set[str], renames: Mapping[str, str]) -> bool:
     return len({renames.get(n, n) for n in identifiers}) == len(identifiers)
 
 
-def renamed_source(source: str, renames: Mapping[str, str]) -> str:
-    """``source`` (generated Python) with its identifiers (variables, parameters; not
-    attributes or keywords) renamed by ``renames`` (:func:`identifier_renames`), and
-    the stand-ins in its comments (they quote the user's code) given the user's
-    names. The layout of every line is kept.
+def renamed(tree: T, renames: Mapping[str, str]) -> T:
+    """A copy of ``tree`` (generated code) with its identifiers (variables,
+    parameters; not attributes or keywords) renamed by ``renames``
+    (:func:`identifier_renames`); ``tree`` itself when it has none of them.
+
+    >>> print(ast.unparse(renamed(ast.parse("y = size__user * size(x.size)"),
+    ...                           {"size__user": "size", "size": "size_"})))
+    y = size * size_(x.size)
     """
-    if not renames:
-        return source
-    lines = [line.encode() for line in source.split("\n")]
-    spots = [
-        (n.lineno - 1, n.col_offset, n.end_col_offset, renames[_name(n)])
-        for n in ast.walk(ast.parse(source))
-        if _identifier(n) and _name(n) in renames
-    ]
-    comments = _comment_columns(source)
-    for row, start, end, name in sorted(spots, reverse=True):  # right to left in a line
-        lines[row] = lines[row][:start] + name.encode() + lines[row][end:]
-    texts = [line.decode() for line in lines]
-    column = min((c for c, _ in comments.values()), default=0)  # where comments line up
-    for row, (_, comment) in comments.items():
-        code = texts[row][: texts[row].rindex(comment)].rstrip()
-        texts[row] = code.ljust(column - 2) + "  " + comment
-    text = "\n".join(texts)
-    stand_ins = [alias for alias in renames if alias.endswith(STAND_IN) and alias in text]
-    if not stand_ins:
-        return text
-    pattern = "|".join(re.escape(alias) for alias in sorted(stand_ins, key=len, reverse=True))
-    return re.sub(pattern, lambda match: renames[match.group(0)], text)
+    if not any(_identifier(n) and _name(n) in renames for n in ast.walk(tree)):
+        return tree
+    tree = copy_tree(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = renames.get(node.id, node.id)
+        elif isinstance(node, ast.arg):
+            node.arg = renames.get(node.arg, node.arg)
+    return tree
 
 
-def _comment_columns(source: str) -> dict[int, tuple[int, str]]:
-    """Each comment that follows code: its column and text, by row (from 0)."""
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return {
-        t.start[0] - 1: (t.start[1], t.string)
-        for t in tokens
-        if t.type == tokenize.COMMENT and t.line[: t.start[1]].strip()
-    }
+def with_users_names(tree: T, aliases: Mapping[str, str]) -> T:
+    """``tree`` (a user's expression, to quote) with each stand-in of ``aliases`` given
+    the user's name back, also inside a name made from it (a version, an inlined
+    helper's copy: ``size__user_1`` reads ``size_1``).
+
+    >>> print(ast.unparse(with_users_names(ast.parse("size__user_1 * x"),
+    ...                                    {"size__user": "size"})))
+    size_1 * x
+    """
+    stand_ins = sorted(aliases, key=len, reverse=True)
+    renames = {}
+    for node in ast.walk(tree):
+        if _identifier(node):
+            alias = next((a for a in stand_ins if a in _name(node)), None)
+            if alias is not None:
+                renames[_name(node)] = _name(node).replace(alias, aliases[alias])
+    return renamed(tree, renames)
 
 
 def _identifier(node: ast.AST) -> bool:

@@ -28,12 +28,15 @@ be put back (``np.transpose(y, axes)``, ``broadcast_to``, a view of a view in on
 expression without gradient, ``c.T[0]``), and writes reaching a parameter (the
 caller's array, refused as in PyTorch and JAX).
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``aliases``: it
+reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.front.normalize.sharing import view_base
 from autodiff_tutor.compiler.ir import Branch, Step
@@ -44,51 +47,58 @@ from autodiff_tutor.syntax import copy_tree
 RESHAPES = views("reshape")
 
 
-class AliasesMixin:
+class Aliases:
     """Tracks which value is a view of which, and spreads each write to the others."""
 
-    def _note_view(self, step: Step) -> None:
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def note_view(self, step: Step) -> None:
         """Remember that ``step``'s result may be a view (or an alias) of its operand."""
         if (
-            self.loop_stack
+            self.normalizer.loop_stack
             or step.synthetic
             or step.targets
             or step.kind not in ("primitive", "copy", "static")
         ):
             return
-        base = view_base(step, self._is_module)
-        if base is None or base in self.list_names or base == step.target:
+        base = view_base(step, self.normalizer.writes.is_module)
+        if base is None or base in self.normalizer.list_names or base == step.target:
             return
         if step.kind == "static" and not _is_alias(step):
             step = _static_view(step, base)  # without gradient: the user's call as it is
             if step is None:
                 return  # not one that can be put back: the final check decides
-        self.view_of[step.target] = (base, step)
+        self.normalizer.view_of[step.target] = (base, step)
 
-    def _spread_write(self, old: str, new: str, node: ast.AST) -> None:
+    def spread_write(self, old: str, new: str, node: ast.AST) -> None:
         """``new`` is ``old`` after a write: give every name sharing it a new version."""
-        if self.loop_stack:
+        if self.normalizer.loop_stack:
             return  # the final check decides (a loop body is lowered once)
         up, version = [], old
-        while version in self.view_of:
-            base, step = self.view_of[version]
+        while version in self.normalizer.view_of:
+            base, step = self.normalizer.view_of[version]
             if not _can_put_back(step):
                 return  # the final check refuses it if a stale name is read
             up.append((version, base, step))
             version = base
         root = version
-        if root in self.params or self._made_by_call(root):
+        if root in self.normalizer.params or self._made_by_call(root):
             return  # the caller's array, or one a call may share: refused by the checks
         members = [
-            v for v in dict.fromkeys(self.current.values()) if v != old and root in self._bases(v)
+            v
+            for v in dict.fromkeys(self.normalizer.current.values())
+            if v != old and root in self._bases(v)
         ]
         if not up and not members:
             return
-        down = [(v, *self.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]]
+        down = [
+            (v, *self.normalizer.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]
+        ]
         for _, base, step in up + down:
-            if _layout_decides(step) and base in self.layout_unsure:
+            if _layout_decides(step) and base in self.normalizer.layout_unsure:
                 # numpy's view-or-copy depends on a layout the compiled code may not have
-                self.layout_blocked[old] = self.layout_unsure[base]
+                self.normalizer.layout_blocked[old] = self.normalizer.layout_unsure[base]
                 return
         renamed = {old: new}
         for version, base, step in up:
@@ -100,34 +110,34 @@ class AliasesMixin:
             for version in [*reversed(self._bases(member)[:-1]), member]:
                 if version in renamed:
                     continue
-                base, step = self.view_of[version]
+                base, step = self.normalizer.view_of[version]
                 test = self._shares_test(version, base, node)
                 value = _retaken(step, base, renamed[base])
                 renamed[version] = self._guarded(test, value, version, node)
                 self._relate(renamed[version], renamed[base], value, test)
-        for name, version in list(self.current.items()):
+        for name, version in list(self.normalizer.current.items()):
             if version in renamed:
-                self.current[name] = renamed[version]
+                self.normalizer.current[name] = renamed[version]
 
     def _relate(self, view: str, base: str, step: Step, test: str) -> None:
         """``view`` is ``step`` of ``base`` (after a write); whether it shares ``base``'s
         memory is what ``test`` said of the versions before (the compiled arrays may not
         share memory: ``y_2 = assign_at(y, at[1:], v_2)`` is a new array)."""
-        self.view_of[view] = (base, step)
-        self.shares_tests[(view, base)] = test
+        self.normalizer.view_of[view] = (base, step)
+        self.normalizer.shares_tests[(view, base)] = test
 
     def _made_by_call(self, version: str) -> bool:
         """Whether ``version`` comes from a call the compiler cannot see into."""
         return any(
             version in step.defined() and step.kind in ("opaque", "op_call", "escape")
-            for step in self.emitted
+            for step in self.normalizer.emitted
         )
 
     def _bases(self, version: str) -> list[str]:
         """The arrays ``version`` was taken from, nearest first, ending at its root."""
         chain = []
-        while version in self.view_of:
-            version = self.view_of[version][0]
+        while version in self.normalizer.view_of:
+            version = self.normalizer.view_of[version][0]
             chain.append(version)
         return chain
 
@@ -135,35 +145,35 @@ class AliasesMixin:
         """The name of ``shares_memory(view, base)``: inherited by the versions a write
         made, else computed once per pair of the user's and block (a test computed in
         one branch is not there in the other)."""
-        if (view, base) in self.shares_tests:
-            return self.shares_tests[(view, base)]
-        key = (view, base, id(self.steps))
-        if key not in self.shares_tests:
+        if (view, base) in self.normalizer.shares_tests:
+            return self.normalizer.shares_tests[(view, base)]
+        key = (view, base, id(self.normalizer.steps))
+        if key not in self.normalizer.shares_tests:
             call = ast.Call(ast.Name("shares_memory", ast.Load()), [_name(view), _name(base)], [])
             step = Step(None, call, "static", op="shares_memory")
-            self.shares_tests[key] = self._synthetic(step, node)
-        return self.shares_tests[key]
+            self.normalizer.shares_tests[key] = self._synthetic(step, node)
+        return self.normalizer.shares_tests[key]
 
     def _guarded(self, test: str, value: Step, old: str, node: ast.AST) -> str:
         """``new = value if test else old``, as a branch; returns ``new``'s name."""
-        variable = self.variable_of.get(old)
-        target = self._version_name(variable) if variable else self._fresh()
-        outer, self.steps = self.steps, []
+        variable = self.normalizer.variable_of.get(old)
+        target = self.normalizer.version_name(variable) if variable else self.normalizer.fresh()
+        outer, self.normalizer.steps = self.normalizer.steps, []
         if value.kind == "copy":  # an alias: the new version is the same array
             source = value.value.id
         else:
             source = self._synthetic(value, node)
-        body, self.steps = self.steps, outer
-        self._copy_back(body, target, source, node)
+        body, self.normalizer.steps = self.normalizer.steps, outer
+        self.normalizer.flow.copy_back(body, target, source, node)
         orelse: list = []
-        self._copy_back(orelse, target, old, node)
-        self.steps.append(Branch(test, body, orelse, [target], node))
-        self.spread_versions.add(target)
+        self.normalizer.flow.copy_back(orelse, target, old, node)
+        self.normalizer.steps.append(Branch(test, body, orelse, [target], node))
+        self.normalizer.spread_versions.add(target)
         return target
 
     def _synthetic(self, step: Step, node: ast.AST) -> str:
         """Emit a step the compiler adds (not a read of the user's, for the final check)."""
-        name = self._emit(step, node if isinstance(node, ast.expr) else None).id
+        name = self.normalizer.emit(step, node if isinstance(node, ast.expr) else None).id
         step.synthetic = True
         return name
 

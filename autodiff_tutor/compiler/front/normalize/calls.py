@@ -2,7 +2,9 @@
 to their rule's inputs and options by :mod:`.front.normalize.rule_calls`), custom ops and
 the user's own functions (compiled in turn), and calls nothing differentiates.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``calls``: it
+reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 """
 
 from __future__ import annotations
@@ -23,20 +25,19 @@ from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import is_nondifferentiable, lookup
 
 
-class CallsMixin:
+class Calls:
     """Lowering of calls into primitive, op-call and opaque steps."""
 
-    def _call(self, node: ast.Call, target: str | None) -> ast.Name:
-        callee = self.resolver.callee(node)
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def call(self, node: ast.Call, target: str | None) -> ast.Name:
+        callee = self.normalizer.resolver.callee(node)
         if callee.kind == "escape" and self._is_list_of_arrays(node):
             callee = Callee("primitive", op="stack", obj=callee.obj, description=callee.description)
         if self._is_conversion(node, callee):  # np.array(x) of x with gradient: a copy
-            return self._conversion(node, target)
-        if (
-            callee.obj in (list, tuple)
-            and len(node.args) == 1
-            and self._is_list_value(node.args[0])
-        ):
+            return self.normalizer.conversions.conversion(node, target)
+        if callee.obj in (list, tuple) and len(node.args) == 1 and self.is_list_value(node.args[0]):
             return self._list_copy(node.args[0], node, target)
         if self._is_list_copy_method(node):  # ys.copy() of a list built here
             return self._list_copy(node.func.value, node, target)
@@ -46,18 +47,20 @@ class CallsMixin:
             )
         if callee.kind == "primitive" and callee.op is not None:
             if is_nondifferentiable(callee.op) and lookup(callee.op) is None:
-                return self._emit(Step(target, self._rename(node), "static", op=callee.op))
+                return self.normalizer.emit(
+                    Step(target, self.normalizer.rename(node), "static", op=callee.op)
+                )
             node = self._spread_shape(node, callee)
             rule = lookup(callee.op)
             if rule is not None:
-                return self._rule_call(node, target, callee, rule)
+                return self.normalizer.rule_calls.rule_call(node, target, callee, rule)
             callee = Callee("opaque", obj=callee.obj, description=callee.description)
         self._spread_shape(node, callee)
         if callee.kind in ("op_call", "user_call", "op_factory"):
             return self._op_call(node, target, callee)
         args = [self._operand(a) for a in node.args]
         keywords = [ast.keyword(k.arg, self._operand(k.value)) for k in node.keywords]
-        func = self._rename(node.func)
+        func = self.normalizer.rename(node.func)
         operands = list(args) + [k.value for k in keywords]
         if callee.receiver is not None:
             receiver = self._operand(callee.receiver)
@@ -67,7 +70,7 @@ class CallsMixin:
         inputs = {f"arg{i}": a for i, a in enumerate(operands) if isinstance(a, ast.Name)}
         step = Step(target, value, callee.kind, inputs=inputs, callee=callee.obj)
         step.description = callee.description
-        return self._emit(step, node)
+        return self.normalizer.emit(step, node)
 
     def _spread_shape(self, node: ast.Call, callee: Callee) -> ast.Call:
         """``x.reshape(*y.shape)`` is ``x.reshape(y.shape)``; any other ``f(*y.shape)``
@@ -78,7 +81,7 @@ class CallsMixin:
             return node
         if callee.op == "reshape" and callee.receiver is not None and len(node.args) == 1:
             return ast.copy_location(ast.Call(node.func, [spread[0].value], node.keywords), node)
-        self._refuse(
+        self.normalizer.expressions.refuse(
             spread[0],
             "'*' unpacking into a call that carries gradient is not supported",
             "pass the arguments one by one (x.reshape(y.shape) rather than x.reshape(*y.shape))",
@@ -93,7 +96,7 @@ class CallsMixin:
         try:
             bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as error:
-            self._reject(node, f"cannot call {callee.description}: {error}", "")
+            self.normalizer.reject(node, f"cannot call {callee.description}: {error}", "")
         bound.apply_defaults()
         positional: list[ast.expr] = []
         names: list[str] = []  # the parameter each positional argument binds to
@@ -105,13 +108,15 @@ class CallsMixin:
                 elif _is_literal(item):
                     positional.append(ast.Constant(item))
                 else:
-                    self._reject(node, f"pass the argument {name!r} of {callee.description}", "")
+                    self.normalizer.reject(
+                        node, f"pass the argument {name!r} of {callee.description}", ""
+                    )
                 names.append(name)
-        func = self._rename(node.func)
+        func = self.normalizer.rename(node.func)
         if callee.kind == "op_factory":  # srelu(X, ..., fmt): the op made for its options
             for n, a in zip(names, positional, strict=True):
                 if n in obj.static_params and isinstance(a, ast.Constant) and a.value is None:
-                    self._reject(
+                    self.normalizer.reject(
                         node,
                         f"{callee.description} needs {n}= here: compiled code takes plain "
                         "arrays, which carry no data format",
@@ -122,11 +127,11 @@ class CallsMixin:
             positional = [
                 a for n, a in zip(names, positional, strict=True) if n not in obj.static_params
             ]
-            options = [self._static_operand(a, "an option of the op") for a in static]
+            options = [self.static_operand(a, "an option of the op") for a in static]
             func = ast.Call(ast.Attribute(func, "make_op", ast.Load()), options, [])
         for argument in positional:
-            if self._is_list_value(argument) and self._carries_gradient(argument):
-                self._reject(
+            if self.is_list_value(argument) and self.normalizer.carries_gradient(argument):
+                self.normalizer.reject(
                     argument,
                     f"passing a list of values with gradient to {callee.description} is not "
                     "supported",
@@ -140,20 +145,22 @@ class CallsMixin:
         inputs = {f"arg{i}": a for i, a in enumerate(args) if isinstance(a, ast.Name)}
         step = Step(target, value, "op_call", inputs=inputs, callee=obj)
         step.description = callee.description
-        return self._emit(step, node)
+        return self.normalizer.emit(step, node)
 
-    def _returned_key(self, base: ast.expr, key: ast.expr) -> ast.Constant | None:
+    def returned_key(self, base: ast.expr, key: ast.expr) -> ast.Constant | None:
         """The position of ``key`` in the dict a user's helper returns, when ``base`` was
         made here by calling that helper (its compiled form returns the dict's values,
         in order): ``helper(x)["loss"]`` reads the value at that position."""
-        made = [s for s in self.emitted if isinstance(base, ast.Name) and s.target == base.id]
+        made = [
+            s for s in self.normalizer.emitted if isinstance(base, ast.Name) and s.target == base.id
+        ]
         if not made or made[-1].kind != "op_call" or not inspect.isfunction(made[-1].callee):
             return None
         keys = returned_keys(made[-1].callee)
         if keys is None:
             return None
         if not (isinstance(key, ast.Constant) and key.value in keys):
-            self._reject(
+            self.normalizer.reject(
                 key,
                 f"{made[-1].description} returns a dict with the keys {', '.join(keys)}: "
                 "read one of them, by its name written out",
@@ -162,10 +169,10 @@ class CallsMixin:
         return ast.Constant(keys.index(key.value))
 
     def _check_recursion(self, node: ast.Call, fn) -> None:
-        if fn is self.parsed.fn:
-            self._reject(
+        if fn is self.normalizer.parsed.fn:
+            self.normalizer.reject(
                 node,
-                f"{self.tree.name!r} calls itself: recursion is not supported",
+                f"{self.normalizer.tree.name!r} calls itself: recursion is not supported",
                 "write the recursion as a loop",
             )
 
@@ -179,15 +186,18 @@ class CallsMixin:
         arg = node.args[0]
         if isinstance(arg, ast.List):
             return True
-        return isinstance(arg, ast.Name) and self.current.get(arg.id) in self.list_names
+        return (
+            isinstance(arg, ast.Name)
+            and self.normalizer.current.get(arg.id) in self.normalizer.list_names
+        )
 
     def _is_conversion(self, node: ast.Call, callee: Callee) -> bool:
         """``np.array(x)``, ``np.asarray(x)``, ``xp.asarray(x)``... of x with gradient."""
         if callee.kind not in ("escape", "module_call") or not conversion_name(node):
             return False
-        if not node.args or self._is_list_value(node.args[0]):  # np.asarray(ys): an escape
+        if not node.args or self.is_list_value(node.args[0]):  # np.asarray(ys): an escape
             return False
-        return self._carries_gradient(node.args[0])
+        return self.normalizer.carries_gradient(node.args[0])
 
     def _is_list_copy_method(self, node: ast.Call) -> bool:
         func = node.func
@@ -196,7 +206,7 @@ class CallsMixin:
             and func.attr == "copy"
             and not (node.args or node.keywords)
             and isinstance(func.value, ast.Name)
-            and self._is_list_value(func.value)
+            and self.is_list_value(func.value)
         )
 
     def _list_copy(self, items: ast.expr, node: ast.Call, target: str | None) -> ast.Name:
@@ -204,39 +214,48 @@ class CallsMixin:
         of the same items (its gradient is the copy's), so that ``ys[0] = v`` later
         leaves the copy as it was (a tuple is a list here, as tuples written out are)."""
         if isinstance(items, (ast.List, ast.Tuple)):
-            items = ast.List([self._atom(e) for e in items.elts], ast.Load())
+            items = ast.List([self.normalizer.atom(e) for e in items.elts], ast.Load())
         else:
-            items = ast.Name(self.current[items.id], ast.Load())
+            items = ast.Name(self.normalizer.current[items.id], ast.Load())
         value = ast.Call(ast.Name("list", ast.Load()), [items], [])
-        return self._primitive(target, value, "make_list", [], {}, node, {"xs": items})
+        return self.primitive(target, value, "make_list", [], {}, node, {"xs": items})
 
-    def _holds_lists(self, base: ast.expr) -> bool:
+    def holds_lists(self, base: ast.expr) -> bool:
         """Whether ``base`` is a list built here that holds lists only (``rows`` of
         ``rows.append(cols)``, of a nested comprehension): what is read from it is one."""
-        if not (isinstance(base, ast.Name) and base.id in self.list_names):
+        if not (isinstance(base, ast.Name) and base.id in self.normalizer.list_names):
             return False
-        return only_lists(base.id, self.emitted, self.list_names)
+        return only_lists(base.id, self.normalizer.emitted, self.normalizer.list_names)
 
-    def _is_list_value(self, node: ast.expr) -> bool:
+    def is_list_value(self, node: ast.expr) -> bool:
         """A list (or tuple) written out, or a name holding a list built here."""
         if isinstance(node, (ast.List, ast.Tuple)):
             return True
-        return isinstance(node, ast.Name) and self.current.get(node.id) in self.list_names
+        return (
+            isinstance(node, ast.Name)
+            and self.normalizer.current.get(node.id) in self.normalizer.list_names
+        )
 
     def _operand(self, node: ast.expr) -> ast.expr:
         """An atom when ``node`` carries gradient, else the expression itself."""
-        return self._atom(node) if self._carries_gradient(node) else self._rename(node)
+        return (
+            self.normalizer.atom(node)
+            if self.normalizer.carries_gradient(node)
+            else self.normalizer.rename(node)
+        )
 
-    def _static_operand(self, node: ast.expr, what: str) -> ast.expr:
+    def static_operand(self, node: ast.expr, what: str) -> ast.expr:
         """An operand kept whole (an index, an option); activity checks, for the ``wrt``
         asked, that it does not depend on a differentiated value."""
-        renamed = self._rename(node)
-        if self._carries_gradient(node):
+        renamed = self.normalizer.rename(node)
+        if self.normalizer.carries_gradient(node):
             reads = {n.id for n in ast.walk(renamed) if isinstance(n, ast.Name)}
-            self.static_operands.append(StaticOperand(what, node, reads & self.may_carry))
+            self.normalizer.static_operands.append(
+                StaticOperand(what, node, reads & self.normalizer.may_carry)
+            )
         return renamed
 
-    def _primitive(
+    def primitive(
         self,
         target: str | None,
         value: ast.expr,
@@ -249,47 +268,49 @@ class CallsMixin:
         rule = lookup(op)
         if rule is None:
             if is_nondifferentiable(op):
-                return self._emit(Step(target, value, "static", op=op), node)
-            self._refuse(node, f"no derivative rule for the operation '{op}'", "")
+                return self.normalizer.emit(Step(target, value, "static", op=op), node)
+            self.normalizer.expressions.refuse(
+                node, f"no derivative rule for the operation '{op}'", ""
+            )
         if inputs is None:
             inputs = dict(zip(rule.inputs, operands, strict=False))
         key = (op, ast.dump(value))
-        if target is None and key in self.computed and not rule.list_result:
-            return ast.Name(self.computed[key], ast.Load())  # x[i] read twice: one value
+        if target is None and key in self.normalizer.computed and not rule.list_result:
+            return ast.Name(self.normalizer.computed[key], ast.Load())  # x[i] read twice: one value
         step = Step(target, value, "primitive", op=op, inputs=inputs, options=options)
         step.description = ast.unparse(node) if isinstance(node, ast.expr) else op
-        name = self._emit(step, node)
-        self.computed.setdefault(key, name.id)
+        name = self.normalizer.emit(step, node)
+        self.normalizer.computed.setdefault(key, name.id)
         if rule.list_result:  # its gradient is a list too: accumulate with add_lists
-            self.list_names.add(name.id)
+            self.normalizer.list_names.add(name.id)
         return name
 
-    def _unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
+    def unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
         """``a, b = helper(x)``: one step with several outputs."""
         names = []
         for element in target.elts:
             if not isinstance(element, ast.Name):
-                self._reject(element, "only names can be unpacked into", "")
+                self.normalizer.reject(element, "only names can be unpacked into", "")
             names.append(element.id)
-        temp = self._lower(value, target=None)
-        step = self.emitted[-1]
-        versions = [self._version_name(n) for n in names]
+        temp = self.normalizer.expressions.lower(value, target=None)
+        step = self.normalizer.emitted[-1]
+        versions = [self.normalizer.version_name(n) for n in names]
         if step.kind == "op_call" and step.target == temp.id:
             step.targets = versions
-            if temp.id in self.may_carry:
-                self.may_carry |= set(versions)
+            if temp.id in self.normalizer.may_carry:
+                self.normalizer.may_carry |= set(versions)
         else:  # a value holding a tuple or list: one item each (with gradient if it has one)
             for i, version in enumerate(versions):
                 if names[i] == "_":
                     continue  # an unpacked value nobody reads
                 item = ast.Subscript(temp, ast.Constant(i), ast.Load())
-                if temp.id in self.may_carry:
+                if temp.id in self.normalizer.may_carry:
                     index = {"index": ast.Constant(i)}
-                    self._primitive(version, item, "getitem", [temp], index, value)
+                    self.primitive(version, item, "getitem", [temp], index, value)
                 else:
-                    self._emit(Step(version, item, "static"))
+                    self.normalizer.emit(Step(version, item, "static"))
         for name, version in zip(names, versions, strict=True):
-            self.current[name] = version
+            self.normalizer.current[name] = version
 
 
 def _call_signature(callee: Callee) -> inspect.Signature:

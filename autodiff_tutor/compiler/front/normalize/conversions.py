@@ -12,7 +12,9 @@ when a ``dtype`` is given (an integer or boolean dtype passes no gradient, as
 is an alias of ``x`` (see :func:`shares_input`): a later write into it is a write into
 ``x``, refused or followed as for a view.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``conversions``:
+it reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 
 >>> import ast
 >>> shares_input(ast.parse("np.asarray(x)").body[0].value)
@@ -59,16 +61,19 @@ def shares_input(call: ast.Call) -> bool:
     return name != "array"
 
 
-class ConversionsMixin:
+class Conversions:
     """``np.array(x)`` & co. of a value with gradient as a copy, a cast or an alias."""
 
-    def _conversion(self, node: ast.Call, target: str | None) -> ast.Name:
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def conversion(self, node: ast.Call, target: str | None) -> ast.Name:
         """``y = np.array(x)``: a ``copy`` step (``astype`` with a dtype), whose forward
         line is the user's call."""
         name = conversion_name(node)
         description = ast.unparse(node.func)
         if len(node.args) > 2:
-            self._refuse(
+            self.normalizer.expressions.refuse(
                 node.args[2],
                 f"{description} with more than two positional arguments is not supported",
                 "pass its options by keyword (dtype=..., order=...)",
@@ -76,7 +81,7 @@ class ConversionsMixin:
         options = dict(zip(("dtype",), node.args[1:], strict=False))
         for keyword in node.keywords:
             if keyword.arg not in _OPTIONS[name]:
-                self._refuse(
+                self.normalizer.expressions.refuse(
                     keyword.value,
                     f"the keyword '{keyword.arg}=' of {description} is not supported "
                     "on a value that carries gradient",
@@ -90,25 +95,29 @@ class ConversionsMixin:
             options[keyword.arg] = keyword.value
         copy = options.get("copy")
         if copy is not None and not isinstance(copy, ast.Constant):
-            self._refuse(
+            self.normalizer.expressions.refuse(
                 copy,
                 f"the option 'copy' of {description} must be written as True, False or None "
                 "here, so the compiler knows whether the result shares x's memory",
                 "write copy=True (a new array) or leave it out",
             )
-        source = self._atom(node.args[0])
+        source = self.normalizer.atom(node.args[0])
         dtype = options.get("dtype")
         kept = [k for k in node.keywords if k.arg in _LAYOUT or k.arg == "copy"]
         if dtype is not None:
-            dtype = self._static_operand(dtype, "the dtype")
+            dtype = self.normalizer.calls.static_operand(dtype, "the dtype")
             kept.append(ast.keyword("dtype", dtype))
-        value = ast.Call(self._rename(node.func), [source], kept)
+        value = ast.Call(self.normalizer.rename(node.func), [source], kept)
         inputs = {"x": source}
         if dtype is None:
-            return self._primitive(target, value, "copy", [source], {}, node, inputs)
-        return self._primitive(target, value, "astype", [source], {"dtype": dtype}, node, inputs)
+            return self.normalizer.calls.primitive(
+                target, value, "copy", [source], {}, node, inputs
+            )
+        return self.normalizer.calls.primitive(
+            target, value, "astype", [source], {"dtype": dtype}, node, inputs
+        )
 
-    def _stacked(self, value: ast.expr, node: ast.Call, callee: Any) -> ast.expr:
+    def stacked(self, value: ast.expr, node: ast.Call, callee: Any) -> ast.expr:
         """``np.stack(value)`` for a list of values with gradient passed where the rule
         takes one array (``np.sum([a, b])``, ``np.linalg.norm([a, b])``: numpy converts
         the list by stacking it); the module is the call's own (``np``, ``xp``)."""
@@ -117,11 +126,11 @@ class ConversionsMixin:
             module = module.value
         if isinstance(getattr(node.func, "value", None), ast.Attribute) and not (
             isinstance(module, ast.Name)
-            and hasattr(self.resolver.namespace.get(module.id), "stack")
+            and hasattr(self.normalizer.resolver.namespace.get(module.id), "stack")
         ):
             module = None
         if not isinstance(module, ast.Name) or callee.receiver is not None:
-            self._refuse(
+            self.normalizer.expressions.refuse(
                 value,
                 f"a list of values with gradient passed to {callee.description}",
                 "stack it first: np.stack([...])",

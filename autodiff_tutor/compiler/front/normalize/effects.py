@@ -8,7 +8,9 @@
   become *effect* steps: the user's statement runs once in the forward (reading the
   forward's values) and never in the backward.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``effects``: it
+reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -35,6 +37,7 @@ import builtins
 import logging
 import random
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -50,16 +53,21 @@ NEVER_WRITES_MODULES = ("matplotlib",)
 CONTEXT_METHODS = {"__enter__", "__exit__"}  # 'with' desugared into these two calls
 
 
-class EffectsMixin:
+class Effects:
     """Lowering of unpacking assignments and of effect statements."""
+
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     # -- unpacking -------------------------------------------------------------------
 
-    def _unpack_value(self, target: ast.Tuple | ast.List, value: ast.expr) -> None:
+    def unpack_value(self, target: ast.Tuple | ast.List, value: ast.expr) -> None:
         """``a, b = value`` for any value: compute it once, then read item by item."""
-        whole = self._atom(value)
+        whole = self.normalizer.atom(value)
         if not isinstance(whole, ast.Name):
-            self._reject(value, "this value cannot be unpacked", "unpack a tuple, list or array")
+            self.normalizer.reject(
+                value, "this value cannot be unpacked", "unpack a tuple, list or array"
+            )
         listed = len(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else None
         self._unpack_from(target, whole, value, listed)
 
@@ -76,9 +84,9 @@ class EffectsMixin:
         elements = target.elts
         starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
         if len(starred) > 1:
-            self._reject(target, "only one starred name per unpacking", "")
+            self.normalizer.reject(target, "only one starred name per unpacking", "")
         if starred and listed is None:
-            self._reject(
+            self.normalizer.reject(
                 elements[starred[0]],
                 "a starred name needs a value of known length (a tuple or list written out, "
                 "or a structured parameter)",
@@ -88,60 +96,64 @@ class EffectsMixin:
         for i, element in enumerate(elements):
             if isinstance(element, ast.Starred):
                 if listed < count - 1:
-                    self._reject(
+                    self.normalizer.reject(
                         target, f"cannot unpack {listed} values into {count - 1} or more", ""
                     )
-                self.resolver.locals.add(whole.id)
+                self.normalizer.resolver.locals.add(whole.id)
                 middle = range(i, listed - (count - 1 - i))
                 items = [ast.Subscript(whole, ast.Constant(j), ast.Load()) for j in middle]
-                self._assign(element.value, ast.List(items, ast.Load()))
+                self.normalizer.assign(element.value, ast.List(items, ast.Load()))
                 continue
             elif starred and i > starred[0]:
                 index = ast.Constant(i - count)
             else:
                 index = ast.Constant(i)
             if isinstance(element, ast.Name):
-                version = self._version_name(element.id)
+                version = self.normalizer.version_name(element.id)
                 self._item(version, whole, index, node)
-                self.current[element.id] = version
+                self.normalizer.current[element.id] = version
             elif isinstance(element, (ast.Tuple, ast.List)):
                 inner = self._item(None, whole, index, node)
                 self._unpack_from(element, inner, node)
             else:  # y[i], obj.attr: read the item into a name, then assign it
                 item = self._item(None, whole, index, node)
-                self.resolver.locals.add(item.id)
-                self._assign(element, item)
+                self.normalizer.resolver.locals.add(item.id)
+                self.normalizer.assign(element, item)
 
     def _item(self, target: str | None, whole: ast.Name, index: ast.expr, node) -> ast.Name:
         item = ast.Subscript(whole, index, ast.Load())
-        if whole.id in self.may_carry:
-            return self._primitive(target, item, "getitem", [whole], {"index": index}, node)
-        return self._emit(Step(target, item, "static"))
+        if whole.id in self.normalizer.may_carry:
+            return self.normalizer.calls.primitive(
+                target, item, "getitem", [whole], {"index": index}, node
+            )
+        return self.normalizer.emit(Step(target, item, "static"))
 
     # -- effects ---------------------------------------------------------------------
 
-    def _effect(self, node: ast.stmt) -> None:
+    def effect(self, node: ast.stmt) -> None:
         """A statement run once in the forward for its effect (print, assert, raise)."""
         if isinstance(node, ast.Expr):
             self._check_effect_call(node.value)
         for inner in ast.walk(node):
             if isinstance(inner, ast.Lambda):  # its parameters would not be renamed
-                self._reject(
+                self.normalizer.reject(
                     inner,
                     "a lambda inside print/assert/raise is not supported",
                     "define the function before this line",
                 )
-        statement = self._rename(node)
+        statement = self.normalizer.rename(node)
         reads = sorted(
             {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} - set(vars(builtins))
         )
         value = ast.Tuple([ast.Name(n, ast.Load()) for n in reads], ast.Load())
-        self._emit(Step(self._fresh("effect"), value, "effect", statement=statement))
+        self.normalizer.emit(
+            Step(self.normalizer.fresh("effect"), value, "effect", statement=statement)
+        )
 
     def _check_effect_call(self, call: ast.expr) -> None:
         """A call kept for its effect must not change a local value in place."""
         if not isinstance(call, ast.Call):
-            self._reject(
+            self.normalizer.reject(
                 call,
                 "an expression statement is not supported: its value would be thrown away",
                 "assign the result to a name, or remove the line",
@@ -154,14 +166,16 @@ class EffectsMixin:
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        local_method = isinstance(root, ast.Name) and not self.resolver.is_global(root.id)
+        local_method = isinstance(root, ast.Name) and not self.normalizer.resolver.is_global(
+            root.id
+        )
         reads_local = any(
-            isinstance(n, ast.Name) and not self.resolver.is_global(n.id)
+            isinstance(n, ast.Name) and not self.normalizer.resolver.is_global(n.id)
             for arg in [*call.args, *(k.value for k in call.keywords)]
             for n in ast.walk(arg)
         )
         if local_method or reads_local:
-            self._reject(
+            self.normalizer.reject(
                 call,
                 "an expression statement is not supported: its value would be thrown away, "
                 "and the call may change a value of this function in place",
@@ -171,7 +185,7 @@ class EffectsMixin:
             )
 
     def _is_reporting(self, func: ast.expr) -> bool:
-        obj = self._global_callee(func)
+        obj = self.global_callee(func)
         if obj is None:
             return False
         module = getattr(obj, "__module__", "") or ""
@@ -184,20 +198,20 @@ class EffectsMixin:
     def _never_writes(self, func: ast.expr) -> bool:
         """``np.random.seed``, ``random.seed``, plotting: calls that change no value
         they are given (see ``NEVER_WRITES``)."""
-        obj = self._global_callee(func)
+        obj = self.global_callee(func)
         module = getattr(obj, "__module__", "") or ""
         return obj is not None and (
             id(obj) in NEVER_WRITES or module.startswith(NEVER_WRITES_MODULES)
         )
 
-    def _global_callee(self, func: ast.expr) -> object | None:
+    def global_callee(self, func: ast.expr) -> object | None:
         """What ``func`` calls, when it is read from a global (``np.random.seed``)."""
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        if not isinstance(root, ast.Name) or not self.resolver.is_global(root.id):
+        if not isinstance(root, ast.Name) or not self.normalizer.resolver.is_global(root.id):
             return None
         try:
-            return self.resolver.evaluate(func)
+            return self.normalizer.resolver.evaluate(func)
         except Exception:  # a local's method, or a name the resolver cannot see
             return None

@@ -5,48 +5,54 @@ Inside a branch or a loop body the usual versions apply; at the end of each body
 (or at the next iteration) every path agrees on the name. A loop is lowered once:
 which of its carried names may carry gradient is found first, on the user's syntax.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``flow``: it
+reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.front.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 from autodiff_tutor.syntax import copy_tree
 
 
-class FlowMixin:
+class Flow:
     """Lowering of ``if``, ``for``, ``while`` and ``a if c else b``."""
 
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
     def _block(self, statements: list[ast.stmt]) -> list[Node]:
-        outer, computed = self.steps, dict(self.computed)
+        outer, computed = self.normalizer.steps, dict(self.normalizer.computed)
         if _writes_in_place(statements):  # r += v may change what an earlier rows[1] read:
             computed.clear()  # no value read before is reused in the block or after it
-            self.computed.clear()
-        self.steps = []
+            self.normalizer.computed.clear()
+        self.normalizer.steps = []
         for statement in statements:
-            self._statement(statement)
-        block, self.steps = self.steps, outer
-        self.computed = computed  # values computed in the block are not there after it
+            self.normalizer.statement(statement)
+        block, self.normalizer.steps = self.normalizer.steps, outer
+        self.normalizer.computed = computed  # values computed in the block are not there after it
         return block
 
     def _restore(self, versions: dict[str, str]) -> None:
-        self.current.clear()  # in place: the resolver holds this dict
-        self.current.update(versions)
+        self.normalizer.current.clear()  # in place: the resolver holds this dict
+        self.normalizer.current.update(versions)
 
-    def _if(self, node: ast.If) -> None:
+    def if_statement(self, node: ast.If) -> None:
         test = self._condition(node.test)
-        entry = dict(self.current)
+        entry = dict(self.normalizer.current)
         body = self._block(node.body)
-        after_body = dict(self.current)
+        after_body = dict(self.normalizer.current)
         self._restore(entry)
         orelse = self._block(node.orelse)
-        after_else = dict(self.current)
+        after_else = dict(self.normalizer.current)
         self._restore(entry)
         canonical = self._merge(node, [(body, after_body), (orelse, after_else)], entry)
-        self.steps.append(Branch(test, body, orelse, canonical, node))
+        self.normalizer.steps.append(Branch(test, body, orelse, canonical, node))
 
     def _merge(self, node: ast.AST, paths: list, entry: dict[str, str]) -> list[str]:
         """Give each name a path changed one version after the join (copy-backs)."""
@@ -57,13 +63,13 @@ class FlowMixin:
         ]
         canonical = []
         for name in names:
-            version = self._version_name(name)
+            version = self.normalizer.version_name(name)
             for block, versions in paths:
                 if name in versions:
-                    self._copy_back(block, version, versions[name], node)
+                    self.copy_back(block, version, versions[name], node)
                 else:  # never assigned on this path: reading it would fail, as in Python
                     self._unbound(block, version, node)
-            self.current[name] = version
+            self.normalizer.current[name] = version
             canonical.append(version)
         return canonical
 
@@ -71,50 +77,58 @@ class FlowMixin:
         step = Step(target, ast.Name("unbound", ast.Load()), "static", copy_back=True, origin=node)
         step.synthetic = True
         block.append(step)
-        self.emitted.append(step)
+        self.normalizer.emitted.append(step)
 
-    def _copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
-        kind = "copy" if source in self.may_carry else "static"
+    def copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
+        kind = "copy" if source in self.normalizer.may_carry else "static"
         step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
         step.synthetic = True
-        if source in self.list_names:
-            self.list_names.add(target)
-        if source in self.layout_unsure:
-            self.layout_unsure[target] = self.layout_unsure[source]
+        if source in self.normalizer.list_names:
+            self.normalizer.list_names.add(target)
+        if source in self.normalizer.layout_unsure:
+            self.normalizer.layout_unsure[target] = self.normalizer.layout_unsure[source]
         block.append(step)
-        self.emitted.append(step)
+        self.normalizer.emitted.append(step)
         if kind == "copy":
-            self.may_carry.add(target)
+            self.normalizer.may_carry.add(target)
 
     def _condition(self, test: ast.expr) -> str:
-        return self._emit(Step(None, self._rename(test), "static"), test).id
+        return self.normalizer.emit(Step(None, self.normalizer.rename(test), "static"), test).id
 
-    def _if_expression(self, node: ast.IfExp, target: str | None) -> ast.Name:
+    def if_expression(self, node: ast.IfExp, target: str | None) -> ast.Name:
         """``a if c else b``: a branch whose two paths assign one name."""
         test = self._condition(node.test)
-        target = target or self._fresh()
+        target = target or self.normalizer.fresh()
         paths = []
         for value in (node.body, node.orelse):
-            outer, computed, self.steps = self.steps, dict(self.computed), []
-            atom = self._atom(value)
-            block, self.steps, self.computed = self.steps, outer, computed
+            outer, computed, self.normalizer.steps = (
+                self.normalizer.steps,
+                dict(self.normalizer.computed),
+                [],
+            )
+            atom = self.normalizer.atom(value)
+            block, self.normalizer.steps, self.normalizer.computed = (
+                self.normalizer.steps,
+                outer,
+                computed,
+            )
             paths.append((block, atom))
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
-                step = Step(target, atom, "static", copy_back=True, origin=self.origin)
+                step = Step(target, atom, "static", copy_back=True, origin=self.normalizer.origin)
                 step.synthetic = True
                 block.append(step)
-                self.emitted.append(step)
+                self.normalizer.emitted.append(step)
             else:
-                self._copy_back(block, target, atom.id, node)
-        self.taken.add(target)
-        self.steps.append(Branch(test, paths[0][0], paths[1][0], [target], node))
+                self.copy_back(block, target, atom.id, node)
+        self.normalizer.taken.add(target)
+        self.normalizer.steps.append(Branch(test, paths[0][0], paths[1][0], [target], node))
         return ast.Name(target, ast.Load())
 
-    def _loop(self, node: ast.For | ast.While) -> None:
+    def loop(self, node: ast.For | ast.While) -> None:
         """A loop, lowered once: the names it carries from one iteration to the next that
         may carry gradient are known before its body is normalized (:meth:`_carried`)."""
-        assigned = _assigned_names(node.body) & _read_names(self.tree)
+        assigned = _assigned_names(node.body) & _read_names(self.normalizer.tree)
         if isinstance(node, ast.For):
             assigned.discard(node.target.id)
         may_carry = self._carried(node.body, assigned)
@@ -130,7 +144,7 @@ class FlowMixin:
             changed = False
             for value, targets in _assignments(body):
                 new = (targets & assigned) - found
-                if new and self._carries_gradient(value, frozenset(found)):
+                if new and self.normalizer.carries_gradient(value, frozenset(found)):
                     found |= new
                     changed = True
         return frozenset(found)
@@ -138,51 +152,53 @@ class FlowMixin:
     def _loop_once(
         self, node: ast.For | ast.While, assigned: set[str], may_carry: frozenset[str]
     ) -> None:
-        entry = dict(self.current)
+        entry = dict(self.normalizer.current)
         carried: dict[str, str] = {}
         for name in sorted(assigned):  # copy-in: the version a body iteration starts from
-            version = self._version_name(name)
+            version = self.normalizer.version_name(name)
             if name in entry:
-                self._lower(ast.Name(entry[name], ast.Load()), target=version)
-                self.emitted[-1].synthetic = True
-                if entry[name] in self.list_names:
-                    self.list_names.add(version)
+                self.normalizer.expressions.lower(ast.Name(entry[name], ast.Load()), target=version)
+                self.normalizer.emitted[-1].synthetic = True
+                if entry[name] in self.normalizer.list_names:
+                    self.normalizer.list_names.add(version)
             else:  # first assigned in the body: unbound before the first iteration
                 step = Step(version, ast.Name("unbound", ast.Load()), "static", origin=node)
                 step.synthetic = True
-                self._emit(step)
+                self.normalizer.emit(step)
             carried[name] = version
-            self.current[name] = version
+            self.normalizer.current[name] = version
             if name in may_carry:
-                self.may_carry.add(version)
+                self.normalizer.may_carry.add(version)
         loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
         if isinstance(node, ast.For):
             if not isinstance(node.target, ast.Name):
-                self._reject(node.target, "the loop variable must be a name", "")
-            loop.iterations = self._emit(
-                Step(None, self._rename(node.iter), "static"), node.iter
+                self.normalizer.reject(node.target, "the loop variable must be a name", "")
+            loop.iterations = self.normalizer.emit(
+                Step(None, self.normalizer.rename(node.iter), "static"), node.iter
             ).id
-            loop.index = self._version_name(node.target.id)
+            loop.index = self.normalizer.version_name(node.target.id)
             self._index_kept_when_empty(node.target, loop.index)
-            self.current[node.target.id] = loop.index
+            self.normalizer.current[node.target.id] = loop.index
         else:
-            loop.test = self._rename(node.test)
-            loop.counter = self._fresh("count")
-        self.loop_stack.append(id(node))
+            loop.test = self.normalizer.rename(node.test)
+            loop.counter = self.normalizer.fresh("count")
+        self.normalizer.loop_stack.append(id(node))
         body = self._block(node.body)
-        self.loop_stack.pop()
-        after = dict(self.current)
+        self.normalizer.loop_stack.pop()
+        after = dict(self.normalizer.current)
         for name in sorted(assigned):
             if name in after and after[name] != carried[name]:
-                if after[name] in self.may_carry and name not in may_carry:
-                    self._reject(node, "the gradient flow of this loop could not be resolved", "")
-                self._copy_back(body, carried[name], after[name], node)
+                if after[name] in self.normalizer.may_carry and name not in may_carry:
+                    self.normalizer.reject(
+                        node, "the gradient flow of this loop could not be resolved", ""
+                    )
+                self.copy_back(body, carried[name], after[name], node)
         loop.body = body
         loop.canonical = [carried[n] for n in sorted(carried)]
         self._restore({**entry, **carried})
         if loop.index is not None:
-            self.current[node.target.id] = loop.index
-        self.steps.append(loop)
+            self.normalizer.current[node.target.id] = loop.index
+        self.normalizer.steps.append(loop)
 
     def _index_kept_when_empty(self, target: ast.Name, index: str) -> None:
         """A nested ``for`` loop that runs no time leaves its variable as it was: its
@@ -191,11 +207,15 @@ class FlowMixin:
         would otherwise read a name never bound). A value that carries gradient is not
         copied (an index never carries gradient), and neither is one outside a loop
         (nothing copies it out there)."""
-        before = self.current.get(target.id)
-        if not self.loop_stack or before is None or self._carries_gradient(target):
+        before = self.normalizer.current.get(target.id)
+        if (
+            not self.normalizer.loop_stack
+            or before is None
+            or self.normalizer.carries_gradient(target)
+        ):
             return
-        self._lower(ast.Name(before, ast.Load()), target=index)
-        self.emitted[-1].synthetic = True
+        self.normalizer.expressions.lower(ast.Name(before, ast.Load()), target=index)
+        self.normalizer.emitted[-1].synthetic = True
 
 
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:

@@ -10,6 +10,12 @@ value the backward pass needs still has a name. Expressions that never carry
 gradient (``x.shape[0]``, ``x > 0``) stay whole; the others are lowered step by step
 (:mod:`.front.normalize.expressions`, calls in :mod:`.front.normalize.calls`).
 
+The normalizer holds the state of one function's normalization and one part per kind
+of construct (expressions, calls, rule calls, conversions, einsum, flow, writes,
+aliases, effects, stack steps), each an object of its own module that reaches the
+state and the other parts through ``self.normalizer``: what a part calls says where
+it lives (``self.normalizer.calls.call(...)``).
+
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
 >>> def f(X, W, b):
@@ -32,17 +38,17 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.front.fence import is_list_append
-from autodiff_tutor.compiler.front.normalize.aliases import AliasesMixin
-from autodiff_tutor.compiler.front.normalize.calls import CallsMixin
-from autodiff_tutor.compiler.front.normalize.conversions import ConversionsMixin
-from autodiff_tutor.compiler.front.normalize.effects import EffectsMixin
-from autodiff_tutor.compiler.front.normalize.einsum import EinsumMixin
-from autodiff_tutor.compiler.front.normalize.expressions import ExpressionsMixin
-from autodiff_tutor.compiler.front.normalize.flow import FlowMixin
+from autodiff_tutor.compiler.front.normalize.aliases import Aliases
+from autodiff_tutor.compiler.front.normalize.calls import Calls
+from autodiff_tutor.compiler.front.normalize.conversions import Conversions
+from autodiff_tutor.compiler.front.normalize.effects import Effects
+from autodiff_tutor.compiler.front.normalize.einsum import Einsum
+from autodiff_tutor.compiler.front.normalize.expressions import Expressions
+from autodiff_tutor.compiler.front.normalize.flow import Flow
 from autodiff_tutor.compiler.front.normalize.resolve import Resolver
-from autodiff_tutor.compiler.front.normalize.rule_calls import RuleCallsMixin
-from autodiff_tutor.compiler.front.normalize.stacks import StacksMixin
-from autodiff_tutor.compiler.front.normalize.writes import WritesMixin
+from autodiff_tutor.compiler.front.normalize.rule_calls import RuleCalls
+from autodiff_tutor.compiler.front.normalize.stacks import StackSteps
+from autodiff_tutor.compiler.front.normalize.writes import Writes
 from autodiff_tutor.compiler.front.source import ParsedFunction, as_load
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -60,18 +66,12 @@ def normalize(parsed: ParsedFunction, tree: ast.FunctionDef) -> Program:
     return _Normalizer(parsed, tree).run()
 
 
-class _Normalizer(
-    ExpressionsMixin,
-    CallsMixin,
-    RuleCallsMixin,
-    ConversionsMixin,
-    EinsumMixin,
-    FlowMixin,
-    WritesMixin,
-    AliasesMixin,
-    EffectsMixin,
-    StacksMixin,
-):
+class _Normalizer:
+    """The normalization of one function: the state its parts share (the versions of
+    the user's names, the steps so far, what may carry gradient, ...), the steps of
+    statements and names, and one object per kind of construct, each in its module
+    (``self.expressions``, ``self.calls``, ...), which reads and fills that state."""
+
     def __init__(self, parsed: ParsedFunction, tree: ast.FunctionDef):
         self.parsed = parsed
         self.tree = tree
@@ -100,6 +100,16 @@ class _Normalizer(
         self.resolver = Resolver(parsed, self.current)
         self.origin: ast.AST = self.tree
         self.temp_count = 0
+        self.expressions = Expressions(self)
+        self.calls = Calls(self)
+        self.rule_calls = RuleCalls(self)
+        self.conversions = Conversions(self)
+        self.einsum = Einsum(self)
+        self.flow = Flow(self)
+        self.writes = Writes(self)
+        self.aliases = Aliases(self)
+        self.effects = Effects(self)
+        self.stack_steps = StackSteps(self)
 
     def run(self) -> Program:
         outputs: list[str] | None = None
@@ -112,14 +122,14 @@ class _Normalizer(
                 outputs, returns_tuple = self._return(statement)
                 return_node = statement
                 break
-            self._statement(statement)
+            self.statement(statement)
         if outputs is None:
             raise UnsupportedSyntaxError(
                 f"{self.tree.name!r} has no return statement",
                 self.parsed.location(self.tree),
                 hint="return the value to differentiate",
             )
-        self._check_writes()
+        self.writes.check_writes()
         return Program(
             name=self.tree.name,
             params=self.params,
@@ -135,53 +145,53 @@ class _Normalizer(
             static_globals=getattr(self.tree, "static_globals", ()),
         )
 
-    def _statement(self, node: ast.stmt) -> None:
+    def statement(self, node: ast.stmt) -> None:
         self.origin = node
         if isinstance(node, ast.If):
-            self._if(node)
+            self.flow.if_statement(node)
         elif isinstance(node, (ast.For, ast.While)):
-            self._loop(node)
-        elif isinstance(node, ast.Expr) and self._stack_of(node.value, "push"):
-            self._stack_push(node.value, self._stack_of(node.value, "push"))
+            self.flow.loop(node)
+        elif isinstance(node, ast.Expr) and self.stack_steps.stack_of(node.value, "push"):
+            self.stack_steps.stack_push(node.value, self.stack_steps.stack_of(node.value, "push"))
         elif isinstance(node, ast.Expr) and is_list_append(node.value):
-            self._append(node.value)
+            self.writes.append(node.value)
         elif isinstance(node, ast.Pass) or (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         ):
             return  # a docstring or 'pass'
         elif isinstance(node, ast.Expr) and getattr(node, "written", None):
-            self._kept_write(node)  # self.nfev += 1: store_attribute(self_object, ...)
+            self.writes.kept_write(node)  # self.nfev += 1: store_attribute(self_object, ...)
         elif isinstance(node, (ast.Expr, ast.Assert, ast.Raise)):
-            self._effect(node)  # print(...), assert, raise: run in the forward only
+            self.effects.effect(node)  # print(...), assert, raise: run in the forward only
         elif isinstance(node, ast.Return):
-            self._reject(node, "a return here is not supported", "return at the end")
+            self.reject(node, "a return here is not supported", "return at the end")
         elif isinstance(node, ast.AugAssign):
             right = node.value
             old = None
             if isinstance(node.target, ast.Name):
-                right = self._atom(node.value)  # the right side is read before the write
-                self._check_in_place(node)
+                right = self.atom(node.value)  # the right side is read before the write
+                self.writes.check_in_place(node)
                 old = self.current[node.target.id]
             value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
-            self._assign(node.target, ast.copy_location(value, node))
+            self.assign(node.target, ast.copy_location(value, node))
             if old is not None:  # views and aliases see the write
                 if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
                     self.layout_unsure[self.current[node.target.id]] = node
-                self._spread_write(old, self.current[node.target.id], node)
+                self.aliases.spread_write(old, self.current[node.target.id], node)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
-                self._assign(node.target, node.value)
+                self.assign(node.target, node.value)
         elif isinstance(node, ast.Assign):
-            self._assign(node.targets[0], node.value)
+            self.assign(node.targets[0], node.value)
 
-    def _assign(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, ast.Name) and self._stack_kind_made(value):
-            version = self._version_name(target.id)
-            self._new_stack(version, value, self._stack_kind_made(value))
+    def assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name) and self.stack_steps.stack_kind_made(value):
+            version = self.version_name(target.id)
+            self.stack_steps.new_stack(version, value, self.stack_steps.stack_kind_made(value))
             self.current[target.id] = version
         elif isinstance(target, ast.Name):
-            version = self._version_name(target.id)
-            self._lower(value, target=version)  # the right side reads the old versions
+            version = self.version_name(target.id)
+            self.expressions.lower(value, target=version)  # the right side reads the old versions
             if isinstance(value, ast.List) or self._is_list_read(value):
                 self.list_names.add(version)
             self.current[target.id] = version
@@ -191,28 +201,28 @@ class _Normalizer(
             and all(isinstance(e, ast.Name) for e in target.elts)
         ):
             if len(target.elts) != len(value.elts):
-                self._reject(target, "the two sides of this assignment differ in length", "")
-            atoms = [self._atom(v) for v in value.elts]  # right side first, like Python
+                self.reject(target, "the two sides of this assignment differ in length", "")
+            atoms = [self.atom(v) for v in value.elts]  # right side first, like Python
             for name_node, atom in zip(target.elts, atoms, strict=True):
                 if not isinstance(name_node, ast.Name):
-                    self._reject(name_node, "only names can be unpacked into", "")
-                version = self._version_name(name_node.id)
+                    self.reject(name_node, "only names can be unpacked into", "")
+                version = self.version_name(name_node.id)
                 # the atom already names a version: copy it as it is (s, t = t, s)
-                kind = "copy" if self._is_varied(atom) else "static"
-                self._emit(Step(version, atom, kind), value)
+                kind = "copy" if self.is_varied(atom) else "static"
+                self.emit(Step(version, atom, kind), value)
                 self.current[name_node.id] = version
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            self._setitem(target, value)
+            self.writes.setitem(target, value)
         elif (
             isinstance(target, ast.Tuple)
             and isinstance(value, ast.Call)
             and all(isinstance(e, ast.Name) for e in target.elts)
         ):
-            self._unpack_call(target, value)
+            self.calls.unpack_call(target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            self._unpack_value(target, value)  # N, D = x.shape; a, (b, c) = v; a, *r = v
+            self.effects.unpack_value(target, value)  # N, D = x.shape; a, (b, c) = v; a, *r = v
         else:
-            self._reject(
+            self.reject(
                 target,
                 "this assignment target is not supported",
                 "assign to a name, a tuple of names, or an element of an array (y[i] = ...)",
@@ -220,25 +230,25 @@ class _Normalizer(
 
     def _return(self, node: ast.Return) -> tuple[list[str], bool]:
         if node.value is None:
-            self._reject(node, "the function returns nothing", "return the value to differentiate")
+            self.reject(node, "the function returns nothing", "return the value to differentiate")
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
         is_tuple = isinstance(node.value, ast.Tuple)
         outputs: list[str] = []
         for i, value in enumerate(values):
-            name = self._fresh("out" if not is_tuple else f"out{i + 1}")
-            atom = self._atom(value, name=name)
+            name = self.fresh("out" if not is_tuple else f"out{i + 1}")
+            atom = self.atom(value, name=name)
             if not isinstance(atom, ast.Name) or atom.id in outputs or atom.id in self.params:
-                atom = self._lower(atom, target=name)
+                atom = self.expressions.lower(atom, target=name)
             outputs.append(atom.id)
         return outputs, is_tuple
 
-    def _atom(self, node: ast.expr, name: str | None = None) -> ast.expr:
+    def atom(self, node: ast.expr, name: str | None = None) -> ast.expr:
         """A name or constant holding ``node``'s value (emitting steps as needed)."""
         if isinstance(node, ast.Constant):
             return node
         if isinstance(node, ast.Name) and not self.resolver.is_global(node.id):
             return ast.Name(self.current.get(node.id, node.id), ast.Load())
-        return self._lower(node, target=name)
+        return self.expressions.lower(node, target=name)
 
     def _is_list_read(self, value: ast.expr) -> bool:
         """``ys`` or a slice ``ys[1:]`` of a list built here: a list too."""
@@ -246,9 +256,9 @@ class _Normalizer(
             value = value.value
         return isinstance(value, ast.Name) and self.current.get(value.id) in self.list_names
 
-    def _emit(self, step: Step, node: ast.AST | None = None) -> ast.Name:
+    def emit(self, step: Step, node: ast.AST | None = None) -> ast.Name:
         if step.target is None:  # temporaries are named after their operands, in order
-            step.target = self._fresh()
+            step.target = self.fresh()
         step.origin = self.origin
         if isinstance(node, ast.expr):
             step.expression = node
@@ -266,20 +276,20 @@ class _Normalizer(
         unsure = [self.layout_unsure[n] for n in sorted(names & self.layout_unsure.keys())]
         if unsure:
             self.layout_unsure.update(dict.fromkeys(step.defined(), unsure[0]))
-        self._note_view(step)
+        self.aliases.note_view(step)
         if step.kind == "static" and step.callee is None:
             self.resolver.note_module_local(step.target, step.value)
         return ast.Name(step.target, ast.Load())
 
-    def _version_name(self, name: str) -> str:
+    def version_name(self, name: str) -> str:
         """The name of the next value assigned to the user's ``name`` (x, then x_2...)."""
         taken_before = name in self.current or any(name in s.defined() for s in self.emitted)
-        version = name if not taken_before else self._fresh(name + "_")
+        version = name if not taken_before else self.fresh(name + "_")
         self.taken.add(version)
         self.variable_of[version] = name
         return version
 
-    def _fresh(self, stem: str = "t") -> str:
+    def fresh(self, stem: str = "t") -> str:
         if stem not in ("t",) and not stem.endswith("_") and stem not in self.taken:
             self.taken.add(stem)
             return stem
@@ -294,7 +304,7 @@ class _Normalizer(
         self.taken.add(f"{stem}{n}")
         return f"{stem}{n}"
 
-    def _rename(self, node: ast.expr) -> ast.expr:
+    def rename(self, node: ast.expr) -> ast.expr:
         """A copy of ``node`` reading each local name's current version."""
         node = copy_tree(node)
         for child in ast.walk(node):
@@ -302,10 +312,10 @@ class _Normalizer(
                 child.id = self.current[child.id]
         return node
 
-    def _is_varied(self, node: ast.expr) -> bool:
+    def is_varied(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id in self.may_carry
 
-    def _carries_gradient(self, node: ast.expr, also: frozenset[str] = frozenset()) -> bool:
+    def carries_gradient(self, node: ast.expr, also: frozenset[str] = frozenset()) -> bool:
         """Whether ``node``'s value may depend differentiably on a parameter.
 
         ``also``: user names to count as carrying gradient too (a loop's carried names).
@@ -319,29 +329,29 @@ class _Normalizer(
         if isinstance(node, ast.Attribute):
             if node.attr in NO_GRADIENT_ATTRIBUTES:
                 return False
-            return self._carries_gradient(node.value, also)
+            return self.carries_gradient(node.value, also)
         if isinstance(node, ast.Subscript):
-            if self._carries_gradient(node.value, also):
+            if self.carries_gradient(node.value, also):
                 return True
             # np.r_[x, c] calls a function of its index; an array's item only picks one
             computes = self.resolver.computes_from_index(node.value)
-            return computes and self._carries_gradient(node.slice, also)
+            return computes and self.carries_gradient(node.slice, also)
         if isinstance(node, ast.Call):
-            popped_from = self._stack_of(node, "pop")
+            popped_from = self.stack_steps.stack_of(node, "pop")
             if popped_from is not None:  # a gradient function's memory, read again
                 return self.stacks[popped_from] == "values"
             if self.resolver.is_nondifferentiable_call(node):
                 return False
             # the function called is a value too: np.poly1d(x)(0.5) is made from x
             parts = [*node.args, *(k.value for k in node.keywords), node.func]
-            return any(self._carries_gradient(p, also) for p in parts)
+            return any(self.carries_gradient(p, also) for p in parts)
         return any(
-            self._carries_gradient(c, also)
+            self.carries_gradient(c, also)
             for c in ast.iter_child_nodes(node)
             if isinstance(c, ast.expr)
         )
 
-    def _reject(self, node: ast.AST, message: str, hint: str) -> None:
+    def reject(self, node: ast.AST, message: str, hint: str) -> None:
         raise UnsupportedSyntaxError(message, self.parsed.location(node), hint=hint)
 
 

@@ -4,7 +4,9 @@ bound to the rule's inputs and options, by position or keyword, with numpy's def
 the rule restricts are checked where they are written, and a method's trailing
 arguments keep their form (``x.reshape(2, 3)``). Each call is one primitive step.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``rule_calls``:
+it reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -34,23 +36,24 @@ from autodiff_tutor.rules.record import HELPER
 from autodiff_tutor.rules.registry import Rule
 
 
-class RuleCallsMixin:
+class RuleCalls:
     """Calls bound to their derivative rule's inputs and options."""
 
-    def _rule_call(
-        self, node: ast.Call, target: str | None, callee: Callee, rule: Rule
-    ) -> ast.Name:
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def rule_call(self, node: ast.Call, target: str | None, callee: Callee, rule: Rule) -> ast.Name:
         params = rule.signature_parameters()
         positional: list[ast.expr] = list(node.args)
         receiver = callee.receiver
         if rule.op == "einsum" and len(positional) > 3 and not node.keywords:
-            return self._einsum_in_pairs(node, target, callee)
+            return self.normalizer.einsum.einsum_in_pairs(node, target, callee)
         if rule.op == "einsum" and len(positional) == 2 and not node.keywords:
-            return self._einsum_of_one(node, target, callee)
+            return self.normalizer.einsum.einsum_of_one(node, target, callee)
         if receiver is not None:
             positional.insert(0, receiver)
         if len(positional) > len(params) or len(positional) < len(rule.inputs):
-            self._check_leading(node, rule, positional)  # np.einsum of three operands
+            self.check_leading(node, rule, positional)  # np.einsum of three operands
         bound: dict[str, ast.expr] = {}
         names = _positional_names(callee.obj) if receiver is None else None
         if names is not None and len(positional) > len(rule.inputs):
@@ -61,12 +64,14 @@ class RuleCallsMixin:
         extra = positional[len(params) :]
         if extra:
             if receiver is None or not params or params[-1] in rule.inputs:
-                self._refuse(extra[0], f"too many arguments for {callee.description}", "")
+                self.normalizer.expressions.refuse(
+                    extra[0], f"too many arguments for {callee.description}", ""
+                )
             last = params[-1]  # x.reshape(2, 3): the last option takes the rest
             bound[last] = ast.Tuple(elts=[bound[last], *extra], ctx=ast.Load())
         for keyword in node.keywords:
             if keyword.arg not in params:
-                self._refuse(
+                self.normalizer.expressions.refuse(
                     keyword.value,
                     f"the keyword '{keyword.arg}=' of {callee.description} is not supported",
                     f"supported arguments: {', '.join(params)}",
@@ -76,7 +81,7 @@ class RuleCallsMixin:
             bound.setdefault(param, ast.Constant(default))
         missing = [p for p in rule.inputs if p not in bound]
         if missing:
-            self._refuse(
+            self.normalizer.expressions.refuse(
                 node,
                 f"{callee.description} is missing {', '.join(missing)}",
                 f"write them in the call, by position: {callee.description}"
@@ -84,16 +89,26 @@ class RuleCallsMixin:
             )
         self._check_options(node, rule, bound)
         for p in rule.inputs if not (rule.sequence or rule.shape == HELPER) else ():
-            if self._is_list_value(bound[p]) and self._carries_gradient(bound[p]):
-                bound[p] = self._stacked(bound[p], node, callee)  # numpy would stack it
+            if self.normalizer.calls.is_list_value(bound[p]) and self.normalizer.carries_gradient(
+                bound[p]
+            ):
+                bound[p] = self.normalizer.conversions.stacked(
+                    bound[p], node, callee
+                )  # numpy would stack it
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
-        kept = len(self.static_operands)
-        options = {p: self._static_operand(bound[p], f"'{p}'") for p in rule.options if p in bound}
-        if isinstance(receiver, ast.Name) and len(self.static_operands) > kept:
+        kept = len(self.normalizer.static_operands)
+        options = {
+            p: self.normalizer.calls.static_operand(bound[p], f"'{p}'")
+            for p in rule.options
+            if p in bound
+        }
+        if isinstance(receiver, ast.Name) and len(self.normalizer.static_operands) > kept:
             self._read_as_method(receiver, node.func.attr)
         lowered = {**inputs, **options}
         value = self._rebuild_call(node, callee, lowered, params, receiver is not None)
-        return self._primitive(target, value, rule.op, list(inputs.values()), options, node, inputs)
+        return self.normalizer.calls.primitive(
+            target, value, rule.op, list(inputs.values()), options, node, inputs
+        )
 
     def _options_by_keyword(
         self, node: ast.Call, callee: Callee, rule: Rule, names: list[tuple[str, Any]]
@@ -110,12 +125,14 @@ class RuleCallsMixin:
             kept += 1
         for index, arg in enumerate(node.args[kept:], start=kept):
             if index >= len(names):
-                self._refuse(arg, f"too many arguments for {callee.description}", "")
+                self.normalizer.expressions.refuse(
+                    arg, f"too many arguments for {callee.description}", ""
+                )
             name, default, _ = names[index]
             if name in rule.options:
                 keywords.append(ast.keyword(name, arg))
             elif not (isinstance(arg, ast.Constant) and arg.value is default):
-                self._refuse(
+                self.normalizer.expressions.refuse(
                     arg,
                     f"the argument {name!r} of {callee.description} is not supported here",
                     f"supported arguments: {', '.join(rule.signature_parameters())}",
@@ -123,7 +140,7 @@ class RuleCallsMixin:
         call = ast.Call(node.func, list(node.args[:kept]), keywords)
         return ast.copy_location(call, node)
 
-    def _check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
+    def check_leading(self, node: ast.Call, rule: Rule, positional: list[ast.expr]) -> None:
         """A call with more or fewer arrays than its rule takes: the rule's check of its
         leading inputs says what the rule covers (einsum's subscripts), when it can."""
         leading = dict(zip(rule.inputs, positional, strict=False))
@@ -143,7 +160,7 @@ class RuleCallsMixin:
                 except ValueError:
                     if name in rule.inputs:
                         return  # a computed input: the rule checks it when it runs
-                    self._refuse(
+                    self.normalizer.expressions.refuse(
                         bound[name],
                         f"the option '{name}' must be a literal here, so the compiler can "
                         "check that its derivative rule covers it",
@@ -152,7 +169,7 @@ class RuleCallsMixin:
         try:
             rule.check_options(values)
         except AutodiffError as error:
-            located = type(error)(error.message, self.parsed.location(node), error.hint)
+            located = type(error)(error.message, self.normalizer.parsed.location(node), error.hint)
             raise ValueRefusal(located) from None
 
     def _rebuild_call(
@@ -178,29 +195,29 @@ class RuleCallsMixin:
     def _callee_expr(self, node: ast.Call, callee: Callee) -> ast.expr:
         if callee.receiver is not None:
             return node.func
-        return self._rename(node.func)
+        return self.normalizer.rename(node.func)
 
     def _input_operand(self, node: ast.expr, rule: Rule) -> ast.expr:
         if rule.sequence and isinstance(node, (ast.List, ast.Tuple)):
-            return type(node)(elts=[self._atom(e) for e in node.elts], ctx=ast.Load())
+            return type(node)(elts=[self.normalizer.atom(e) for e in node.elts], ctx=ast.Load())
         if (
             rule.sequence
             and isinstance(node, ast.Name)
-            and self.current.get(node.id) in self.list_names
+            and self.normalizer.current.get(node.id) in self.normalizer.list_names
         ):
-            return ast.Name(self.current[node.id], ast.Load())
+            return ast.Name(self.normalizer.current[node.id], ast.Load())
         if rule.sequence:
-            self._refuse(
+            self.normalizer.expressions.refuse(
                 node,
                 f"{rule.op} needs a list here",
                 "write [a, b, ...] or build a list with append",
             )
-        return self._atom(node)
+        return self.normalizer.atom(node)
 
     def _read_as_method(self, receiver: ast.Name, method: str) -> None:
         """The refused option of ``r.method(...)`` just kept: ``r`` was read as an array,
         and may be a module the compiler could not see."""
-        operand = self.static_operands[-1]
+        operand = self.normalizer.static_operands[-1]
         operand.what += f" of {receiver.id}.{method}(...), read as an array method,"
         operand.hint = (
             f"if {receiver.id!r} is a module, give the parameter a default ({receiver.id}=np) "

@@ -11,7 +11,9 @@ Its adjoint is a stack of gradients, its tangent a stack of tangents (see
 :class:`~autodiff_tutor.runtime.stack.PathStack` holds what decides the path (branch
 tests, counts): its pushes and pops are kept in the forward, never differentiated.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``stack_steps``:
+it reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.runtime.stack import Stack
@@ -37,6 +39,7 @@ def f(x):
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.runtime.stack import PathStack, Stack
@@ -44,49 +47,62 @@ from autodiff_tutor.runtime.stack import PathStack, Stack
 STACK_CLASSES = {Stack: "values", PathStack: "path"}
 
 
-class StacksMixin:
+class StackSteps:
     """Lowering of ``Stack()``, ``stack.push(...)`` and ``stack.pop()``."""
 
-    def _stack_kind_made(self, value: ast.expr) -> str | None:
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def stack_kind_made(self, value: ast.expr) -> str | None:
         """``"values"`` or ``"path"`` when ``value`` makes a new stack."""
         if not (isinstance(value, ast.Call) and not value.args and not value.keywords):
             return None
-        made = self._global_callee(value.func)
+        made = self.normalizer.effects.global_callee(value.func)
         return STACK_CLASSES.get(made) if isinstance(made, type) else None
 
-    def _stack_of(self, call: ast.expr, method: str) -> str | None:
+    def stack_of(self, call: ast.expr, method: str) -> str | None:
         """The version of the stack ``call`` pushes on or pops from (``stack.push(v)``)."""
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             return None
         receiver = call.func.value
         if call.func.attr != method or not isinstance(receiver, ast.Name):
             return None
-        version = self.current.get(receiver.id)
-        return version if version in self.stacks else None
+        version = self.normalizer.current.get(receiver.id)
+        return version if version in self.normalizer.stacks else None
 
-    def _new_stack(self, version: str, value: ast.expr, kind: str) -> None:
-        self.stacks[version] = kind
-        self._emit(Step(version, self._rename(value), "static", op=kind, stack=version))
+    def new_stack(self, version: str, value: ast.expr, kind: str) -> None:
+        self.normalizer.stacks[version] = kind
+        self.normalizer.emit(
+            Step(version, self.normalizer.rename(value), "static", op=kind, stack=version)
+        )
 
-    def _stack_push(self, call: ast.Call, stack: str) -> None:
+    def stack_push(self, call: ast.Call, stack: str) -> None:
         """``stack.push(values)``: the values computed into one name, then pushed."""
         if len(call.args) != 1 or call.keywords:
-            self._reject(call, "a stack's push takes one value", "")
-        pushed = self._atom(call.args[0])
+            self.normalizer.reject(call, "a stack's push takes one value", "")
+        pushed = self.normalizer.atom(call.args[0])
         value = ast.Call(
             ast.Attribute(ast.Name(stack, ast.Load()), "push", ast.Load()), [pushed], []
         )
-        step = Step(self._fresh("push"), value, "push", op=self.stacks[stack], stack=stack)
+        step = Step(
+            self.normalizer.fresh("push"),
+            value,
+            "push",
+            op=self.normalizer.stacks[stack],
+            stack=stack,
+        )
         step.inputs = {"values": pushed}
-        self._emit(step, call)
+        self.normalizer.emit(step, call)
 
-    def _stack_pop(self, call: ast.Call, stack: str, target: str | None) -> ast.Name:
+    def stack_pop(self, call: ast.Call, stack: str, target: str | None) -> ast.Name:
         """``stack.pop()``: what was pushed last (a list of values, for a value stack)."""
         if call.args or call.keywords:
-            self._reject(call, "a stack's pop takes no arguments", "")
+            self.normalizer.reject(call, "a stack's pop takes no arguments", "")
         value = ast.Call(ast.Attribute(ast.Name(stack, ast.Load()), "pop", ast.Load()), [], [])
-        popped = self._emit(Step(target, value, "pop", op=self.stacks[stack], stack=stack), call)
-        if self.stacks[stack] == "values":  # may carry gradient, as a list of items
-            self.may_carry.add(popped.id)
-            self.list_names.add(popped.id)
+        popped = self.normalizer.emit(
+            Step(target, value, "pop", op=self.normalizer.stacks[stack], stack=stack), call
+        )
+        if self.normalizer.stacks[stack] == "values":  # may carry gradient, as a list of items
+            self.normalizer.may_carry.add(popped.id)
+            self.normalizer.list_names.add(popped.id)
         return popped

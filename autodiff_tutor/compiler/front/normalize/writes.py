@@ -4,7 +4,9 @@ Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i
 v)``), which is exact when no other name sees the old array: writes into parameters
 are rejected, and views or aliases of a written array may not be read afterwards.
 
-Part of :mod:`.front.normalize.normalize` (a mixin of its normalizer).
+Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``writes``: it
+reads and fills the normalizer's state, and calls its other parts, through
+``self.normalizer``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import types
+from typing import Any
 
 from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
 from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
@@ -28,46 +31,61 @@ _AUG_SYMBOL = {
 }
 
 
-class WritesMixin:
+class Writes:
     """Array writes and list appends as new versions; checks that they are exact."""
 
-    def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
+    def __init__(self, normalizer: Any) -> None:
+        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
+
+    def setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
         name = target.value.id
         key = target.slice
-        if name in self.params and self.current.get(name) == name and _string(key):
+        if (
+            name in self.normalizer.params
+            and self.normalizer.current.get(name) == name
+            and _string(key)
+        ):
             return self._store_entry(target, value)
-        is_list = self.current.get(name) in self.list_names  # params = [W, b]; params[0] = v
+        is_list = (
+            self.normalizer.current.get(name) in self.normalizer.list_names
+        )  # params = [W, b]; params[0] = v
         if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
-            self._reject(
+            self.normalizer.reject(
                 target.slice,
                 f"a slice write into the list {name!r} is not supported",
                 f"write its items one by one ({name}[0] = ...), or build a new list",
             )
-        item = self._atom(value)  # the right side is read before the write
-        index = self._static_operand(target.slice, "an index")
+        item = self.normalizer.atom(value)  # the right side is read before the write
+        index = self.normalizer.calls.static_operand(target.slice, "an index")
         fix = f"{name} = list({name})" if is_list else f"{name} = {name}.copy()"
         what = getattr(target, "described_as", f"{name}[...] = ...")  # np.fill_diagonal(a, v)
         self._check_unshared(name, target, what, fix)
-        base = ast.Name(self.current[name], ast.Load())
+        base = ast.Name(self.normalizer.current[name], ast.Load())
         at_index = ast.Subscript(ast.Name("at", ast.Load()), index, ast.Load())
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
-        version = self._version_name(name)
+        version = self.normalizer.version_name(name)
         if is_list:  # a new version of the list (list_result: it is a list name)
             inputs = {"xs": base, "x": item}
-            self._primitive(version, call, "list_setitem", [], {"index": index}, target, inputs)
+            self.normalizer.calls.primitive(
+                version, call, "list_setitem", [], {"index": index}, target, inputs
+            )
         else:
             inputs = {"x": base, "value": item}
-            self._primitive(version, call, "setitem", [], {"index": index}, target, inputs)
-        self.current[name] = version
-        self._spread_write(base.id, version, target)  # views and aliases see the write
+            self.normalizer.calls.primitive(
+                version, call, "setitem", [], {"index": index}, target, inputs
+            )
+        self.normalizer.current[name] = version
+        self.normalizer.aliases.spread_write(
+            base.id, version, target
+        )  # views and aliases see the write
 
     def _store_entry(self, target: ast.Subscript, value: ast.expr) -> None:
         """``state["k"] = v`` into a dict parameter (``bn_param["running_mean"] = ...``):
         run in the forward for its effect, as Python does (the caller sees the entry
         changed), with no gradient through the dict; reading the parameter after the
         write is refused where the write is made (see :mod:`.front.desugar.structures`)."""
-        item = self._atom(value)
+        item = self.normalizer.atom(value)
         call = ast.Call(
             ast.Name("store_entry", ast.Load()),
             [ast.Name(target.value.id, ast.Load()), ast.Constant(target.slice.value), item],
@@ -77,17 +95,19 @@ class WritesMixin:
         reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), item], ast.Load())
         if not isinstance(item, ast.Name):
             reads = ast.Tuple([ast.Name(target.value.id, ast.Load())], ast.Load())
-        self._emit(Step(self._fresh("effect"), reads, "effect", statement=statement), target)
+        self.normalizer.emit(
+            Step(self.normalizer.fresh("effect"), reads, "effect", statement=statement), target
+        )
 
-    def _kept_write(self, node: ast.Expr) -> None:
+    def kept_write(self, node: ast.Expr) -> None:
         """A write into an attribute of the method's object (``store_attribute(
         self_object, "nfev", v)``, see :mod:`.front.desugar.attributes`): run in the
         forward for its effect; the value written must not carry gradient, which
         activity checks for the ``wrt`` asked."""
         call = node.value
         holder, key, value, *flags = call.args
-        item = self._atom(value)
-        if isinstance(item, ast.Name) and item.id in self.may_carry:
+        item = self.normalizer.atom(value)
+        if isinstance(item, ast.Name) and item.id in self.normalizer.may_carry:
             what = f"the value written into {node.written}"
             hint = (
                 f"{node.written} gets no gradient: the compiled forward writes it for its "
@@ -95,30 +115,37 @@ class WritesMixin:
                 "differentiated value in a local variable (a cache of the forward pass is "
                 "what the generated code keeps for you), or write it after the gradient"
             )
-            self.static_operands.append(StaticOperand(what, node.written_value, {item.id}, hint))
+            self.normalizer.static_operands.append(
+                StaticOperand(what, node.written_value, {item.id}, hint)
+            )
         statement = ast.copy_location(
-            ast.Expr(ast.Call(call.func, [self._rename(holder), key, item, *flags], [])), node
+            ast.Expr(ast.Call(call.func, [self.normalizer.rename(holder), key, item, *flags], [])),
+            node,
         )
-        reads = [self._rename(holder)] + ([item] if isinstance(item, ast.Name) else [])
-        step = Step(self._fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
+        reads = [self.normalizer.rename(holder)] + ([item] if isinstance(item, ast.Name) else [])
+        step = Step(self.normalizer.fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
         step.statement = statement
-        self._emit(step, node.value)
+        self.normalizer.emit(step, node.value)
 
-    def _append(self, call: ast.Call) -> None:
+    def append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
         name = call.func.value.id
-        if self.current.get(name) not in self.list_names:
-            self._reject(call, f"{name!r} is not a list built in this function", "start it with []")
-        item = self._atom(call.args[0])
+        if self.normalizer.current.get(name) not in self.normalizer.list_names:
+            self.normalizer.reject(
+                call, f"{name!r} is not a list built in this function", "start it with []"
+            )
+        item = self.normalizer.atom(call.args[0])
         self._check_unshared(name, call, f"{name}.append(...)", f"{name} = list({name})")
-        base = ast.Name(self.current[name], ast.Load())
+        base = ast.Name(self.normalizer.current[name], ast.Load())
         value = ast.BinOp(base, ast.Add(), ast.List([item], ast.Load()))
-        version = self._version_name(name)
-        self._primitive(version, value, "list_append", [], {}, call, {"xs": base, "x": item})
-        self.list_names.add(version)
-        self.current[name] = version
+        version = self.normalizer.version_name(name)
+        self.normalizer.calls.primitive(
+            version, value, "list_append", [], {}, call, {"xs": base, "x": item}
+        )
+        self.normalizer.list_names.add(version)
+        self.normalizer.current[name] = version
 
-    def _check_in_place(self, node: ast.AugAssign) -> None:
+    def check_in_place(self, node: ast.AugAssign) -> None:
         """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
         name = node.target.id
         symbol = _AUG_SYMBOL.get(type(node.op), "?")
@@ -135,19 +162,22 @@ class WritesMixin:
         the compiler cannot see into. Views and aliases (``r = y``, ``x[1:]``, ``x.T``)
         are rejected only when one of them is read after the write (checked at the end).
         """
-        version = self.current.get(name)
+        version = self.normalizer.current.get(name)
         if version is None:
-            self._reject(node, f"{name!r} is not defined yet", "")
+            self.normalizer.reject(node, f"{name!r} is not defined yet", "")
         family = self._same_array(version)
-        problem = bool(family & set(self.params))
-        for step in self.emitted:  # made by a call we cannot see into: it may alias anything
+        problem = bool(family & set(self.normalizer.params))
+        for step in self.normalizer.emitted:  # made by a call we cannot see into: may alias
             if set(step.defined()) & family and step.kind in ("opaque", "op_call", "escape"):
                 problem = True
         if problem:
             self._in_place_error(node, what, fix)
-        loops = set(self.loop_stack)
-        self.pending_writes.append((len(self.emitted), version, node, what, fix, loops))
-        self.computed.clear()  # r += v may change what an earlier rows[1] read: read again
+        loops = set(self.normalizer.loop_stack)
+        self.normalizer.pending_writes.append(
+            (len(self.normalizer.emitted), version, node, what, fix, loops)
+        )
+        # r += v may change what an earlier rows[1] read: read it again
+        self.normalizer.computed.clear()
 
     def _in_place_error(
         self,
@@ -158,6 +188,7 @@ class WritesMixin:
         element: str = "",
         layout: ast.AugAssign | None = None,
         listed: bool = False,
+        reads: ast.expr | None = None,
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
@@ -169,7 +200,7 @@ class WritesMixin:
             )
         if layout is not None:  # the spread was given up (front.normalize.aliases)
             name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
-            line = self.parsed.location(layout).line
+            line = self.normalizer.parsed.location(layout).line
             later = (
                 f", and {seen_by!r} is read after the write: whether it shares the array in "
                 f"numpy depends on the memory layout that '{name} {symbol}= ...' (line {line}) "
@@ -180,7 +211,7 @@ class WritesMixin:
                 "(a new array, laid out as numpy lays it out), or copy what you read before "
                 "the write"
             )
-        if _is_swap(node, seen_by):  # y[0], y[2] = y[2], y[0]: the right side reads y
+        if _is_swap(node, reads):  # y[0], y[2] = y[2], y[0]: the right side reads y
             name = node.value.id
             hint = (
                 f"a swap reads the array it writes: write it with lists of indices, "
@@ -193,68 +224,75 @@ class WritesMixin:
                 "single number) and is read after the write"
             )
             hint = f"copy what you read ({seen_by} = {element}.copy()) or the array ({fix})"
-        self._reject(
+        self.normalizer.reject(
             node,
             f"'{what}' would change, in place, an array that other names share "
             f"(a parameter, an alias or a view){later}",
             hint,
         )
 
-    def _check_writes(self) -> None:
+    def check_writes(self) -> None:
         """Views and aliases of a written array must not be read after the write.
 
         In a loop that writes, a read earlier in the body is also after the write (of the
         previous iteration), unless the body made that view afresh before reading it.
         """
         definer = {}
-        for position, step in enumerate(self.emitted):
+        for position, step in enumerate(self.normalizer.emitted):
             for name in step.defined():
                 definer.setdefault(name, []).append((position, step))
-        for index, version, node, what, fix, loops in self.pending_writes:
+        for index, version, node, what, fix, loops in self.normalizer.pending_writes:
             family = self._same_array(version)
             related = self._sharing(family, index, loops)
-            if related & set(self.params):
+            if related & set(self.normalizer.params):
                 self._in_place_error(node, what, fix)
             watched = related - family
-            for position, step in enumerate(self.emitted):
+            for position, step in enumerate(self.normalizer.emitted):
                 if step.synthetic:
                     continue
                 for name in step.operand_names() & watched:
                     if position == index:
                         stale = False  # the write itself reads the values before it
                     elif position > index:
-                        fresh = self.spread_versions
+                        fresh = self.normalizer.spread_versions
                         stale = not _made_between(name, index, position, definer, fresh)
                     else:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         seen_by, element = _described(name, definer), _element(name, definer)
-                        layout = self.layout_blocked.get(version)
-                        listed = name in self.list_names
-                        self._in_place_error(node, what, fix, seen_by, element, layout, listed)
+                        layout = self.normalizer.layout_blocked.get(version)
+                        listed = name in self.normalizer.list_names
+                        reads = _held_expression(name, definer)
+                        self._in_place_error(
+                            node, what, fix, seen_by, element, layout, listed, reads
+                        )
 
     def _sharing(self, family: set[str], index: int, loops: set) -> set[str]:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
-        list_write = bool(family & self.list_names)  # ys[i] = v, ys.append(v): the list object
+        list_write = bool(
+            family & self.normalizer.list_names
+        )  # ys[i] = v, ys.append(v): the list object
         held = {} if list_write else self._held_items()
-        values = {n for step in self.emitted for n in step.defined()} | set(self.params)
+        values = {n for step in self.normalizer.emitted for n in step.defined()} | set(
+            self.normalizer.params
+        )
         fresh = self._made_afresh(family, index) if list_write else set()
         changed = True
         while changed:
             changed = False
-            for position, step in enumerate(self.emitted):
+            for position, step in enumerate(self.normalizer.emitted):
                 if self._same_variable_copy(step) or not (
                     position < index or set(step.loops) & loops
                 ):
                     continue
                 if position > index and _innermost_shared(step.loops, loops) in fresh:
                     continue  # an earlier iteration's list: this one writes a new list
-                if list_write and list_read(step, self.list_names):
+                if list_write and list_read(step, self.normalizer.list_names):
                     continue  # list(ys), old = ys[0]: a slot write leaves them as they were
                 edges = memory_edges(
-                    step, self.list_names, self._is_module, held, values, self._is_helper
+                    step, self.normalizer.list_names, self.is_module, held, values, self._is_helper
                 )
                 for seer, seen in edges:
                     if seen in related and seer not in related:
@@ -268,7 +306,7 @@ class WritesMixin:
         what a later step of an earlier iteration holds is another list."""
         made = {
             id(step)
-            for step in self.emitted[:index]
+            for step in self.normalizer.emitted[:index]
             if not step.synthetic
             and isinstance(step.value, ast.List)
             and set(step.defined()) & family
@@ -285,7 +323,7 @@ class WritesMixin:
                 elif loop is not None and id(node) in made:
                     loops.add(loop)
 
-        visit(self.steps, None)
+        visit(self.normalizer.steps, None)
         return loops
 
     @staticmethod
@@ -304,8 +342,8 @@ class WritesMixin:
         """Each list version -> the arrays it holds (its own items and its earlier
         versions'; a copy of a list holds the same)."""
         held: dict[str, set[str]] = {}
-        for step in self.emitted:
-            items = list_items(step, self._is_module, self._is_helper)
+        for step in self.normalizer.emitted:
+            items = list_items(step, self.is_module, self._is_helper)
             if items is not None:
                 old = step.inputs.get("xs")
                 before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
@@ -318,17 +356,17 @@ class WritesMixin:
     def _is_helper(self, name: str) -> bool:
         """Whether ``name`` is a function of the user's (called without gradient, it is
         not inlined: it may return its arguments or views of them)."""
-        if not self.resolver.is_global(name):
+        if not self.normalizer.resolver.is_global(name):
             return False
         try:
-            return is_user_function(self.resolver.evaluate(ast.Name(name, ast.Load())))
+            return is_user_function(self.normalizer.resolver.evaluate(ast.Name(name, ast.Load())))
         except UnsupportedSyntaxError:
             return False
 
-    def _is_module(self, name: str) -> bool:
+    def is_module(self, name: str) -> bool:
         """Whether ``name`` (in a step without gradient) is a module, not an array."""
-        resolver = self.resolver
-        version = self.current.get(name, name)
+        resolver = self.normalizer.resolver
+        version = self.normalizer.current.get(name, name)
         if version in resolver.module_locals or version in resolver.module_values:
             return True
         if not resolver.is_global(name):
@@ -343,8 +381,8 @@ class WritesMixin:
         copy-in or copy-back): the same object, as the user sees it."""
         if not (step.synthetic and isinstance(step.value, ast.Name)):
             return False
-        variable = self.variable_of.get(step.target)
-        return variable is not None and variable == self.variable_of.get(step.value.id)
+        variable = self.normalizer.variable_of.get(step.target)
+        return variable is not None and variable == self.normalizer.variable_of.get(step.value.id)
 
     def _same_array(self, version: str) -> set[str]:
         """``version`` and the other versions of the same object: those the compiler's own
@@ -353,7 +391,7 @@ class WritesMixin:
         changed = True
         while changed:
             changed = False
-            for step in self.emitted:
+            for step in self.normalizer.emitted:
                 if self._same_variable_copy(step):
                     pair = {step.target, step.value.id}
                 elif step.op in ("list_append", "list_setitem"):  # the list object itself
@@ -390,10 +428,18 @@ def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str
 
 def _described(name: str, definer: dict) -> str:
     """A name the user wrote, or the expression a temporary holds (``x[i - 1]``)."""
+    held = _held_expression(name, definer)
+    if held is not None:
+        return ast.unparse(held)
+    return re.sub(r"_\d+$", "", name)  # the user's name, not its version
+
+
+def _held_expression(name: str, definer: dict) -> ast.expr | None:
+    """The user's expression a temporary holds (``x[i - 1]``); ``None`` for a name."""
     steps = [step for _, step in definer.get(name, []) if step.expression is not None]
     if name.startswith("t") and name[1:].isdigit() and steps:
-        return ast.unparse(steps[0].expression)
-    return re.sub(r"_\d+$", "", name)  # the user's name, not its version
+        return steps[0].expression
+    return None
 
 
 def _element(name: str, definer: dict) -> str:
@@ -411,18 +457,14 @@ def _element(name: str, definer: dict) -> str:
     return ast.unparse(steps[0].expression)
 
 
-def _is_swap(target: ast.AST, seen_by: str) -> bool:
+def _is_swap(target: ast.AST, reads: ast.expr | None) -> bool:
     """Whether the write into ``target`` (``y[0]``) is seen by a tuple of reads of the
     same array (``(y[2], y[0])``): a swap, ``y[0], y[2] = y[2], y[0]``.
 
-    >>> _is_swap(ast.parse("y[0]").body[0].value, "(y[2], y[0])")
+    >>> _is_swap(ast.parse("y[0]").body[0].value, ast.parse("(y[2], y[0])").body[0].value)
     True
     """
     if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
-        return False
-    try:
-        reads = ast.parse(seen_by, mode="eval").body
-    except SyntaxError:
         return False
     return isinstance(reads, ast.Tuple) and all(
         isinstance(e, ast.Subscript)
