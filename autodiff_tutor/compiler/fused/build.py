@@ -114,7 +114,9 @@ def compile_kernel(name: str, source: str) -> Callable[..., Any]:
     numba = numba_or_none()
     namespace: dict[str, Any] = {"np": np, "math": math}
     exec(compile(source, f"<fused {name}>", "exec"), namespace)  # noqa: S102 - our own code
-    return numba.njit(cache=False, nogil=True)(namespace[f"{name}_fused"])
+    # reassoc: sums are added in whatever order vectorizes (as numpy's pairwise sums
+    # differ from a plain loop's): values agree to rounding, not bit for bit
+    return numba.njit(cache=False, nogil=True, fastmath={"reassoc"})(namespace[f"{name}_fused"])
 
 
 def fused_pair(

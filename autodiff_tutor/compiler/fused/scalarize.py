@@ -21,13 +21,17 @@ the pair then runs as numpy code.
 >>> kernel = scalarize(forward, backward, ["x"], "out", "d_out", ["d_x"], {"x": (4,)}, {})
 >>> print(kernel.body_text())
 n = x.shape[0]
-d_x = np.zeros(n)
+d_x = np.empty(n)
 total = 0.0
+d_x_next = 0.0
 for i in range(n - 1):
     a = x[i + 1] - x[i]
     total += a * a
-    d_x[i + 1] += 2 * a
-    d_x[i] -= 2 * a
+    d_x_1 = 2 * a
+    d_x_0 = 2 * a
+    d_x[i] = d_x_next - d_x_0
+    d_x_next = d_x_1
+d_x[n - 1] = d_x_next
 """
 
 from __future__ import annotations
@@ -150,7 +154,19 @@ class Group:
     length: int
     phase: int
     before: list[tuple[str, str]] = field(default_factory=list)
-    lines: list[tuple[int, str, str]] = field(default_factory=list)  # depth, code, origin
+    lines: list[tuple[int, Any, str]] = field(default_factory=list)  # depth, code, origin
+    after: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Write:
+    """``array[i + offset] += text`` (``-=`` for the sign ``-``), written out once every
+    write is known (:meth:`_Lowering.writes`)."""
+
+    array: GradientArray
+    offset: int
+    sign: str
+    text: str
 
 
 @dataclass
@@ -507,9 +523,8 @@ class _Lowering:
             raise NotLowered(f"the write into {ast.unparse(target)!r}")
         group = self.group(value.length, value.phase)
         array.ready = max(array.ready, value.phase + 1)
-        offset = _offset_text(start)
-        code = f"{array.name}[i{offset}] {sign}= {self.element_text(value.node, group)}"
-        self.line(group, 1, code)
+        text = self.element_text(value.node, group)
+        group.lines.append((1, _Write(array, start, sign, text), self.origin))  # see writes()
 
     def materialize(self, name: str, value: Elements) -> str:
         array = self.fresh(name)
@@ -621,7 +636,74 @@ class _Lowering:
         """The length the loops are written against (``n``): the longest argument's."""
         return self.lengths[max(self.lengths)] if self.lengths else ""
 
+    def writes(self) -> None:
+        """The writes into each gradient array, written out. An array that one loop
+        alone writes, at constant offsets, is stored once per element: the element
+        ``i + lowest offset`` is complete in iteration ``i``, and what the further
+        offsets add is carried to the next iterations in scalars (``d_x_next``), so
+        the loop stores each element once and reads none back; the others are
+        accumulated in place (``d_x[i + 1] += ...``)."""
+        places: dict[str, list[tuple[Group, int]]] = {}
+        for g in self.groups:
+            for index, (_, code, _) in enumerate(g.lines):
+                if isinstance(code, _Write):
+                    places.setdefault(code.array.name, []).append((g, index))
+        for found in places.values():
+            groups = {id(g) for g, _ in found}
+            array = found[0][0].lines[found[0][1]][1].array
+            if len(groups) == 1 and array.writes == len(found):
+                self.carried_writes(found[0][0], [i for _, i in found], array)
+                continue
+            for g, index in found:
+                depth, write, origin = g.lines[index]
+                code = (
+                    f"{write.array.name}[i{_offset_text(write.offset)}] {write.sign}= {write.text}"
+                )
+                g.lines[index] = (depth, code, origin)
+
+    def carried_writes(self, group: Group, indexes: list[int], array: GradientArray) -> None:
+        writes = [group.lines[i][1] for i in indexes]
+        low = min(w.offset for w in writes)
+        reach = max(w.offset for w in writes) - low
+        carries = [
+            self.fresh(f"{array.name}_next{'' if reach == 1 else d + 1}") for d in range(reach)
+        ]
+        parts: list[list[str]] = [[] for _ in range(reach + 1)]
+        single = len(writes) == 1
+        for index, write in zip(indexes, writes, strict=True):
+            depth, _, origin = group.lines[index]
+            if single:
+                value = write.text
+            else:
+                value = self.fresh(f"{array.name}_{write.offset}")
+                group.lines[index] = (depth, f"{value} = {write.text}", origin)
+            parts[write.offset - low].append(("- " if write.sign == "-" else "+ ") + value)
+        last = indexes[-1]
+        at = _offset_text(low)
+        stored = " ".join(([carries[0]] if reach else []) + parts[0]).removeprefix("+ ")
+        new = [(1, f"{array.name}[i{at}] = {stored}", "")]
+        for d in range(reach):
+            more = carries[d + 1] if d + 1 < reach else ""
+            carried = " ".join(([more] if more else []) + parts[d + 1]).removeprefix("+ ")
+            new.append((1, f"{carries[d]} = {carried or '0.0'}", ""))
+        if single:
+            group.lines[last] = (group.lines[last][0], new[0][1], group.lines[last][2])
+            group.lines[last + 1 : last + 1] = new[1:]
+        else:
+            group.lines[last + 1 : last + 1] = new
+        group.before += [(f"{c} = 0.0", "") for c in carries]
+        for d, c in enumerate(carries):  # the last elements: what was carried past the end
+            group.after.append(
+                (f"{array.name}[{self.length_text(group.length + low + d)}] = {c}", "")
+            )
+        if low == 0 and group.length + reach == array.length:  # every element stored
+            self.allocations = [
+                a.replace("np.zeros(", "np.empty(", 1) if a.startswith(f"{array.name} = ") else a
+                for a in self.allocations
+            ]
+
     def layout(self) -> list[tuple[int, str, str]]:
+        self.writes()
         lines: list[tuple[int, str, str]] = []
         if self.lengths:
             lines.append((0, f"n = {self.lengths_main()}", ""))
@@ -637,6 +719,7 @@ class _Lowering:
                 lines += [(0, code, origin) for code, origin in g.before]
                 lines.append((0, f"for i in range({self.length_text(g.length)}):", ""))
                 lines += g.lines
+                lines += [(0, code, origin) for code, origin in g.after]
         return lines
 
 
