@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,7 +209,8 @@ class _Lowering:
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.env: dict[str, Any] = {}
-        self.taken: set[str] = {"i", "n", "np", "math", *params}
+        self.taken: set[str] = {"i", "n", "np", "math", "i0", "j", "m", *params}
+        self.buffers: dict[str, str] = {}  # a push's buffer: its count
         self.params = params
         self.top: list[tuple[int, list[tuple[str, str]]]] = []  # (phase, lines)
         self.allocations: list[str] = []
@@ -702,8 +704,98 @@ class _Lowering:
                 for a in self.allocations
             ]
 
+    def strip_mined(self, group: Group) -> list[tuple[int, str, str]] | None:
+        """A loop over elements that holds Python loops, written over blocks of
+        :data:`BLOCK` elements: each part of its body (the work between the Python
+        loops, and each Python loop) runs over the block's elements innermost, so
+        that the elements' independent work vectorizes where one element's loop is a
+        chain of dependent steps. What one part leaves to another is kept per element
+        of the block (``value_block[j]``), and a push's buffer per element too.
+        ``None``: the loop holds no Python loop, or carries a number between parts."""
+        lines = group.lines
+        if not any(depth >= 2 for depth, _, _ in lines):
+            return None
+        parts: list[tuple[tuple[int, str, str] | None, list[tuple[int, str, str]]]] = []
+        k = 0
+        while k < len(lines):
+            end = k + 1
+            if _is_header(lines[k]):
+                while end < len(lines) and lines[end][0] >= 2:
+                    end += 1
+                parts.append((lines[k], lines[k + 1 : end]))
+            else:
+                while end < len(lines) and not _is_header(lines[end]):
+                    end += 1
+                parts.append((None, lines[k:end]))
+            k = end
+        defined = [{_assigned_name(code) for _, code, _ in body} - {None} for _, body in parts]
+        used = [
+            {w for _, code, _ in ([h] if h else []) + body for w in _WORD.findall(code)}
+            for h, body in parts
+        ]
+        before = {code.split(" = ")[0] for code, _ in group.before}
+        crossing = set()
+        for a, names in enumerate(defined):
+            for name in names:
+                if any(name in used[b] or name in defined[b] for b in range(len(parts)) if b != a):
+                    crossing.add(name)
+        if crossing & before:
+            return None  # a carry between parts: the per-element loop keeps it
+        n = self.length_text(group.length)
+        for name in sorted(crossing):
+            self.allocations.append(f"{name}_block = np.empty({BLOCK})")
+
+        def blocked(code: str) -> str:
+            for name in crossing:
+                code = re.sub(rf"\b{name}\b", f"{name}_block[j]", code)
+            for buffer in self.buffers:
+                code = re.sub(rf"\b{buffer}\[(\w+)\]", rf"{buffer}[\1, j]", code)
+            return code
+
+        for buffer, count in self.buffers.items():
+            self.allocations = [
+                f"{buffer} = np.empty(({count}, {BLOCK}))" if a.startswith(f"{buffer} = ") else a
+                for a in self.allocations
+            ]
+        out = [
+            (0, f"for i0 in range(0, {n}, {BLOCK}):", ""),
+            (1, f"m = min({BLOCK}, {n} - i0)", ""),
+        ]
+        for header, body in parts:
+            depth, sums = 1, []
+            if header is not None:
+                out.append((1, header[1], header[2]))
+                depth = 2
+                body, sums = self.block_sums(header[1], body)
+                out += [(2, f"{total} = 0.0", "") for total, _ in sums]
+            out += [(depth, "for j in range(m):", ""), (depth + 1, "i = i0 + j", "")]
+            shift = depth + 1 - (2 if header is not None else 1)
+            out += [(d + shift, blocked(code), origin) for d, code, origin in body]
+            out += [(2, f"{target} += {total}", "") for total, target in sums]
+        return out
+
+    def block_sums(
+        self, header: str, body: list[tuple[int, str, str]]
+    ) -> tuple[list[tuple[int, str, str]], list[tuple[str, str]]]:
+        """A Python loop's writes at its own index (``d_c[k] += e``, each element's
+        share of a sum) added up over the block in a scalar first, then written once:
+        no store into one element per element of the block."""
+        var = header.split()[1]
+        sums, out = [], []
+        for depth, code, origin in body:
+            found = re.fullmatch(rf"(\w+)\[{var}\] ([+-])= (.*)", code)
+            if found is None or depth != 2:
+                out.append((depth, code, origin))
+                continue
+            array, sign, value = found.groups()
+            total = self.fresh(f"{array}_sum")
+            out.append((depth, f"{total} {sign}= {value}", origin))
+            sums.append((total, f"{array}[{var}]"))
+        return out, sums
+
     def layout(self) -> list[tuple[int, str, str]]:
         self.writes()
+        blocked = {id(g): self.strip_mined(g) for g in self.groups}  # before the allocations
         lines: list[tuple[int, str, str]] = []
         if self.lengths:
             lines.append((0, f"n = {self.lengths_main()}", ""))
@@ -717,8 +809,11 @@ class _Lowering:
                 if g.phase != phase:
                     continue
                 lines += [(0, code, origin) for code, origin in g.before]
-                lines.append((0, f"for i in range({self.length_text(g.length)}):", ""))
-                lines += g.lines
+                if blocked[id(g)] is not None:
+                    lines += blocked[id(g)]
+                else:
+                    lines.append((0, f"for i in range({self.length_text(g.length)}):", ""))
+                    lines += g.lines
                 lines += [(0, code, origin) for code, origin in g.after]
         return lines
 
@@ -761,6 +856,8 @@ class _LoopContext:
         # iteration to the next, as locals set before the loop
         self.carried: dict[str, Any] = {}
         for name in _assigned(s.body):
+            if not _read_first(s.body, name):
+                continue  # written before it is read in every iteration: not carried
             before = lowering.env.get(name)
             if isinstance(before, (Scalar, Elements, Argument)):
                 self.carried[name] = before
@@ -841,6 +938,7 @@ class _LoopContext:
             buffer = lowering.fresh(f"pushed_{_name_of(v)}")
             count = lowering.length_text(self.counted.count)
             lowering.allocations.append(f"{buffer} = np.empty({count})")
+            lowering.buffers[buffer] = count
             if isinstance(value, Argument):
                 value = Elements(("load", value.name, 0), value.length)
             if not isinstance(value, (Elements, Scalar)):
@@ -909,6 +1007,21 @@ class _LoopContext:
                 lowering.env[name] = _POISONED  # a number per iteration, not after the loop
 
 
+#: Elements per block of a loop over elements that holds Python loops.
+BLOCK = 256
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _is_header(line: tuple[int, str, str]) -> bool:
+    return line[0] == 1 and line[1].startswith("for ")
+
+
+def _assigned_name(code: str) -> str | None:
+    """The name a kernel line ``name = ...`` assigns (``None`` for other lines)."""
+    head, _, rest = code.partition(" = ")
+    return head if rest and head.isidentifier() else None
+
+
 def _assigned(body: list[ast.stmt]) -> list[str]:
     """The names ``body`` assigns, in order."""
     names: list[str] = []
@@ -923,6 +1036,21 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
 
 def _base_name(e: ast.expr) -> str:
     return e.id if isinstance(e, ast.Name) else "array"
+
+
+def _read_first(body: list[ast.stmt], name: str) -> bool:
+    """Whether ``body`` reads ``name`` before it assigns it (a value carried from the
+    previous iteration)."""
+    for s in body:
+        value = getattr(s, "value", None)
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
+        if isinstance(s, ast.AugAssign) or not isinstance(s, ast.Assign):
+            reads |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if name in reads:
+            return True
+        if name in _assigned([s]):
+            return False
+    return False
 
 
 def _reads_local(node: tuple) -> bool:
