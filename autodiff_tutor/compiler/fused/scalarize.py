@@ -745,12 +745,23 @@ class _Lowering:
         for name in sorted(crossing):
             self.allocations.append(f"{name}_block = np.empty({BLOCK})")
 
+        pieces: dict[tuple[str, int], str] = {}  # (array, offset) -> its block's slice
+
+        def piece(found: re.Match) -> str:
+            array, sign, offset = found.group(1), found.group(2), found.group(3)
+            at = int(offset) * (-1 if sign == "-" else 1) if offset else 0
+            if (array, at) not in pieces:
+                side = "" if at == 0 else f"_{'p' if at > 0 else 'm'}{abs(at)}"
+                pieces[(array, at)] = self.fresh(f"{array}_part{side}")
+            return f"{pieces[(array, at)]}[j]"
+
         def blocked(code: str) -> str:
             for name in crossing:
                 code = re.sub(rf"\b{name}\b", f"{name}_block[j]", code)
             for buffer in self.buffers:
                 code = re.sub(rf"\b{buffer}\[(\w+)\]", rf"{buffer}[\1, j]", code)
-            return code
+            # the elements of the block through slices of it: indexes the vectorizer reads
+            return re.sub(r"\b(\w+)\[i(?: ([+-]) (\d+))?\]", piece, code)
 
         for buffer, count in self.buffers.items():
             self.allocations = [
@@ -761,6 +772,7 @@ class _Lowering:
             (0, f"for i0 in range(0, {n}, {BLOCK}):", ""),
             (1, f"m = min({BLOCK}, {n} - i0)", ""),
         ]
+        slices_at = len(out)
         for header, body in parts:
             depth, sums = 1, []
             if header is not None:
@@ -770,8 +782,15 @@ class _Lowering:
                 out += [(2, f"{total} = 0.0", "") for total, _ in sums]
             out += [(depth, "for j in range(m):", ""), (depth + 1, "i = i0 + j", "")]
             shift = depth + 1 - (2 if header is not None else 1)
-            out += [(d + shift, blocked(code), origin) for d, code, origin in body]
+            lines = [(d + shift, blocked(code), origin) for d, code, origin in body]
+            if not any(re.search(r"\bi\b", code) for _, code, _ in lines):
+                out.pop()  # i = i0 + j: read by no line now
+            out += lines
             out += [(2, f"{target} += {total}", "") for total, target in sums]
+        out[slices_at:slices_at] = [
+            (1, f"{name} = {array}[i0{_offset_text(at)} : i0{_offset_text(at)} + m]", "")
+            for (array, at), name in pieces.items()
+        ]
         return out
 
     def block_sums(
