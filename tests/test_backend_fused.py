@@ -40,6 +40,20 @@ def horner(coefficients, x):
     return np.sum(value)
 
 
+def damped_steps(c, x):
+    s = 1.0
+    for k in range(c.shape[0]):
+        s = np.sin(s * c[k]) + x * x
+    return np.sum(s[1:] - s[:-1]) + np.sum(s * s)
+
+
+def started_from_a_sum(c, x):
+    s = np.sum(x) * 0.1
+    for ci in c:
+        s = s * ci + x
+    return np.sum(s * s)
+
+
 def affine(W, b, x):
     return np.sum(np.tanh(x @ W + b))
 
@@ -62,8 +76,9 @@ def _run(fn, args, wrt):
         (rosenbrock, lambda rng: (rng.normal(size=9),), [0]),
         (chain, lambda rng: (rng.normal(size=7), rng.normal(size=7)), [0, 1]),
         (horner, lambda rng: (rng.normal(size=5), rng.normal(size=3)), [0, 1]),
+        (damped_steps, lambda rng: (rng.normal(size=3), rng.normal(size=300)), [0, 1]),
     ],
-    ids=["rosenbrock", "elementwise_chain_with_shifts", "horner_loop"],
+    ids=["rosenbrock", "elementwise_chain_with_shifts", "horner_loop", "loop_result_shifted"],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
@@ -93,6 +108,24 @@ def test_what_cannot_be_lowered_runs_as_numpy_code_and_says_why(capsys):
         np.testing.assert_array_equal(g, e)
     differentiable(affine, backend="numba").show(wrt=[0, 1], backend="numba")
     assert "not fused" in capsys.readouterr().out
+
+
+@needs_numba
+def test_a_loop_started_from_a_sum_is_not_lowered():
+    """The loop starts from one number made from all of ``x``: numpy's gradient of
+    that start is a sum over the elements, which a loop over elements holds as each
+    element's share. It is refused (said in the note), and the numpy pair's gradient,
+    checked by central differences, is what comes back."""
+    rng = np.random.default_rng(5)
+    args = (rng.normal(size=3), rng.normal(size=6))
+    (value, gradients), (expected_value, expected), note = _run(started_from_a_sum, args, [0, 1])
+    assert note.startswith("not fused (") and "shape changed in a loop" in note
+    assert value == expected_value
+    for index, g, e in zip([0, 1], gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+        np.testing.assert_allclose(
+            g, central_difference(started_from_a_sum, args, index), rtol=1e-6, atol=1e-6
+        )
 
 
 @needs_numba

@@ -94,6 +94,8 @@ def lower(
     trees = copy_tree(generated)
     for name in trees.memory.names:  # the backward reads the forward's names themselves
         kept = trees.memory.kept(name)
+        if isinstance(kept, ast.Call) and ast.unparse(kept.func) == "like":
+            kept = kept.args[0]  # only its shape is kept: the kernel has the value itself
         if not (isinstance(kept, ast.Name) and kept.id == name):
             raise NotLowered(f"the memory keeps {ast.unparse(kept)}")
     return scalarize(

@@ -211,6 +211,9 @@ class _Lowering:
         self.env: dict[str, Any] = {}
         self.taken: set[str] = {"i", "n", "np", "math", "i0", "j", "m", *params}
         self.buffers: dict[str, str] = {}  # a push's buffer: its count
+        self.local_groups: dict[str, Group] = {}  # a loop's local: the loop over elements
+        #: push buffers popped in a later loop over elements: one row per element
+        self.whole_buffers: set[str] = set()
         self.params = params
         self.top: list[tuple[int, list[tuple[str, str]]]] = []  # (phase, lines)
         self.allocations: list[str] = []
@@ -244,8 +247,10 @@ class _Lowering:
         names = []
         for g in gradients:
             value = self.env.get(g)
-            if isinstance(value, GradientArray):
-                names.append(value.name)
+            if isinstance(value, _Copy):
+                value = value.value
+            if isinstance(value, GradientArray):  # each gradient an array of its own
+                names.append(value.name if value.name not in names else f"{value.name}.copy()")
             elif isinstance(value, Elements):
                 names.append(self.materialize(g, value))
             else:
@@ -371,12 +376,18 @@ class _Lowering:
             base = self.value(e.value)
             if isinstance(base, tuple) and base[0] == "object":
                 return ("object", getattr(base[1], e.attr))
+            if e.attr == "shape" and isinstance(base, (Argument, Elements, GradientArray)):
+                return ("shape", (base.length,))
             return ("method", base, e.attr)
         raise NotLowered(f"the expression {ast.unparse(e)!r}")
 
     def map_(self, fn, *values: Any) -> Any:
         """An elementwise operation of values (numbers and arrays of one length)."""
         values = tuple(v.inner if isinstance(v, _Varying) else v for v in values)
+        values = tuple(v.value if isinstance(v, _Copy) else v for v in values)
+        if any(isinstance(v, _Varied) for v in values):  # what it makes is varied too
+            unwrapped = [v.value if isinstance(v, _Varied) else v for v in values]
+            return _Varied(self.map_(fn, *unwrapped))
         lengths = {v.length for v in values if isinstance(v, (Elements, Argument, GradientArray))}
         if len(lengths) > 1:
             raise NotLowered(f"arrays of lengths {sorted(lengths)} in one operation")
@@ -416,6 +427,13 @@ class _Lowering:
     def subscript(self, base: Any, index: ast.expr) -> Any:
         if isinstance(base, GradientArray):
             base = self.finished(base)
+        if isinstance(base, tuple) and base[0] == "shape":  # x.shape[0]: a number known here
+            try:
+                return Scalar(("num", str(base[1][ast.literal_eval(index)])))
+            except (ValueError, IndexError, TypeError):
+                raise NotLowered(f"the index {ast.unparse(index)!r} of a shape") from None
+        if isinstance(base, Elements) and _reads_local(base.node) and self.loop is None:
+            base = self.stored(base)  # a loop's result read at other elements: an array
         if isinstance(base, (Argument, Elements)) and isinstance(index, ast.Slice):
             start, stop = _constant_slice(index, base.length)
             node = self.node_of(base)
@@ -434,6 +452,12 @@ class _Lowering:
             _, base, attr = fn
             if attr == "sum" and not e.args:
                 return self.total(base)
+            if attr == "copy" and not e.args and isinstance(base, (Scalar, _Varied)):
+                return base
+            if attr == "sum" and not e.args and isinstance(base, _Varied):
+                return self.total(base.value)  # the elements' shares, summed
+            if attr == "copy" and not e.args and isinstance(base, (Elements, Argument)):
+                return _Copy(base)  # an array only where it is written into (see write)
             raise NotLowered(f"the method {attr!r}")
         args = [self.value(a) for a in e.args]
         if fn[0] == "helper":
@@ -441,11 +465,16 @@ class _Lowering:
         obj = fn[1]
         if obj in SUMS and len(args) == 1:
             return self.total(args[0])
-        if obj in ELEMENTWISE and all(isinstance(a, (Scalar, Elements, Argument)) for a in args):
+        numbers = (Scalar, Elements, Argument, GradientArray, _Varying, _Varied)
+        if obj in ELEMENTWISE and all(isinstance(a, numbers) for a in args):
             name = ELEMENTWISE[obj]
             return self.map_(lambda *xs: ("call", name, *xs), *args)
         if obj is range and len(args) == 1 and isinstance(args[0], Counted):
             return args[0]
+        if obj is range and len(args) == 1 and isinstance(args[0], Scalar):
+            count = args[0].node
+            if count[0] == "num" and count[1].isdigit():
+                return Counted(int(count[1]))
         if obj is reversed and len(args) == 1 and isinstance(args[0], Counted):
             return ("reversed", args[0])
         raise NotLowered(f"the call of {ast.unparse(e.func)}")
@@ -468,8 +497,16 @@ class _Lowering:
                 isinstance(like, Scalar) and isinstance(value, Scalar)
             ):
                 return value
-            if isinstance(like, _Varying):  # a scalar only where the result is dead
-                return _Varied(value)
+            if isinstance(like, _Varying):  # a number in numpy's first iteration
+                return value if isinstance(value, _Varied) else _Varied(value)
+            if isinstance(value, _Varied) and isinstance(like, Scalar):
+                value = value.value  # each element's share, summed: numpy's sum
+            if isinstance(like, Scalar) and isinstance(value, (Elements, Argument)):
+                return self.total(value)  # summed to one number (in a loop: each element's share)
+        if name == "array_module" and len(args) == 1:
+            return ("object", np)  # the kernel's arrays are numpy's
+        if name == "like" and len(args) == 1:
+            return args[0]  # what memory keeps of a value whose shape alone is read
         if name == "indexed_len" and len(args) == 1 and isinstance(args[0], Argument):
             return Counted(args[0].length)
         if name == "Stack" and not args:
@@ -498,10 +535,13 @@ class _Lowering:
     # -- writes into gradient arrays ---------------------------------------------------
 
     def write(self, target: ast.expr, value: Any, accumulate: bool, sign: str) -> None:
-        if isinstance(target, ast.Name):
-            array, index = self.read(target.id), None
-        else:
-            array, index = self.read(_name_of(target.value)), target.slice
+        name = target.id if isinstance(target, ast.Name) else _name_of(target.value)
+        array, index = self.read(name), None if isinstance(target, ast.Name) else target.slice
+        if isinstance(array, _Copy) and self.loop is None:  # a copy written into: an array
+            copied = array.value
+            array = GradientArray(self._allocate(self.fresh(name), copied.length), copied.length)
+            self.env[name] = array
+            self.write(ast.Name(name), copied, accumulate=True, sign="+")
         if not isinstance(array, GradientArray):
             raise NotLowered(f"a write into {ast.unparse(target)!r}, not a gradient array")
         if array.read:
@@ -517,6 +557,8 @@ class _Lowering:
             self.loop.write(self, array, index, value, sign)
             return
         start, stop = (0, array.length) if index is None else _constant_slice(index, array.length)
+        if isinstance(value, GradientArray):
+            value = self.finished(value)
         if isinstance(value, Argument):
             value = Elements(("load", value.name, 0), value.length)
         if isinstance(value, Scalar):
@@ -527,6 +569,18 @@ class _Lowering:
         array.ready = max(array.ready, value.phase + 1)
         text = self.element_text(value.node, group)
         group.lines.append((1, _Write(array, start, sign, text), self.origin))  # see writes()
+
+    def stored(self, value: Elements) -> Elements:
+        """A value a Python loop left in its locals, stored into an array by the loop
+        over elements that ran it, and read from the next phase on."""
+        local = value.node[1] if value.node[0] == "local" else None
+        group = self.local_groups.get(local)
+        if group is None:
+            raise NotLowered("a loop's value read at another element")
+        array = self.fresh(f"{local}_all")
+        self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
+        self.line(group, 1, f"{array}[i] = {self.element_text(value.node, group)}")
+        return Elements(("load", array, 0), value.length, group.phase + 1)
 
     def materialize(self, name: str, value: Elements) -> str:
         array = self.fresh(name)
@@ -812,8 +866,28 @@ class _Lowering:
             sums.append((total, f"{array}[{var}]"))
         return out, sums
 
+    def whole(self) -> None:
+        """Push buffers popped in another loop over elements hold every element's
+        values (``pushed[k, i]``), written in one loop and read in the other."""
+        for buffer in self.whole_buffers:
+            count = self.buffers.pop(buffer)
+            for g in self.groups:
+                g.lines = [
+                    (d, re.sub(rf"\b{buffer}\[(\w+)\]", rf"{buffer}[\1, i]", code), o)
+                    for d, code, o in g.lines
+                ]
+            size = self.length_text(self.groups_length(buffer))
+            self.allocations = [
+                f"{buffer} = np.empty(({count}, {size}))" if a.startswith(f"{buffer} = ") else a
+                for a in self.allocations
+            ]
+
+    def groups_length(self, buffer: str) -> int:
+        return next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
+
     def layout(self) -> list[tuple[int, str, str]]:
         self.writes()
+        self.whole()
         blocked = {id(g): self.strip_mined(g) for g in self.groups}  # before the allocations
         lines: list[tuple[int, str, str]] = []
         if self.lengths:
@@ -841,17 +915,27 @@ _POISONED = object()
 
 
 @dataclass(frozen=True)
+class _Copy:
+    """``value.copy()``: the value itself, until something is written into it."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
 class _Varying:
-    """A value a loop pops whose shape changed between iterations (a number first,
-    then an array): ``unbroadcast`` to it differs in the iteration it was a number."""
+    """A value a loop pops that was one number for all elements in numpy, at least in
+    the loop's first iteration (made from a number the loop starts from)."""
 
     inner: Any
 
 
 @dataclass(frozen=True)
 class _Varied:
-    """What ``unbroadcast`` to a :class:`_Varying` gives: right in every iteration but
-    the last of the backward's loop, so that it may only be read in the next one."""
+    """A gradient numpy sums to one number where the loop keeps each element's share:
+    ``unbroadcast`` to a :class:`_Varying`, and what is computed from it. Shares are
+    right wherever they are summed again (a sum, a write into a gradient at the loop's
+    index) or passed on linearly within the loop; they are never written into a
+    whole array, and not read after the loop (where the shares were not summed)."""
 
     value: Any
 
@@ -866,7 +950,6 @@ class _LoopContext:
         self.kernel_var = lowering.fresh(self.var)
         self.group: Group | None = None
         self.header_at: int | None = None
-        self.varied: set[str] = set()
         self.origin = origin_of(s)
         self.pending: list[tuple[int, str, str]] = []
         self.locals: dict[str, str] = {}
@@ -878,6 +961,10 @@ class _LoopContext:
             if not _read_first(s.body, name):
                 continue  # written before it is read in every iteration: not carried
             before = lowering.env.get(name)
+            if isinstance(before, GradientArray):
+                if name in _accumulated(s.body):
+                    continue  # written into in the loop (d_x += ...): stays the array
+                before = lowering.finished(before)  # complete before the loop: its elements
             if isinstance(before, (Scalar, Elements, Argument)):
                 self.carried[name] = before
                 local = self.local_name(lowering, name)
@@ -902,6 +989,8 @@ class _LoopContext:
                 else f"for {self.kernel_var} in range({count}):"
             )
             for name, before in self.carried.items():
+                if lowering.phase_of(before) > phase:
+                    raise NotLowered(f"{name} needs a sum made in the same loop over elements")
                 node = lowering.node_of(before)
                 text = lowering.element_text(node, self.group, 1)
                 self.group.lines.append((1, f"{self.locals[name]} = {text}", self.origin))
@@ -911,26 +1000,29 @@ class _LoopContext:
                 self.group.lines.append(line)
         elif self.group.length != length:
             raise NotLowered("arrays of two lengths in one loop")
+        if phase > self.group.phase:  # the loop runs before the sum it would need
+            raise NotLowered("a loop that needs a sum made in its own loop over elements")
         return self.group
 
     def assign(self, lowering: _Lowering, name: str, value: Any) -> Any:
-        if isinstance(value, _Varied):
-            self.varied.add(name)
+        varied = isinstance(value, _Varied)
+        if varied:
             value = value.value
         if isinstance(value, (Elements, Argument, Scalar)):
             if isinstance(value, Argument):
                 value = Elements(("load", value.name, 0), value.length)
             local = self.local_name(lowering, name)
             if isinstance(value, Scalar) and self.group is None:
-                if _reads_local(value.node):
-                    raise NotLowered("a loop's number made before its elementwise work")
                 self.pending.append((2, f"{local} = {lowering.text(value.node)}", lowering.origin))
                 return Scalar(("local", local), value.phase)
             length = value.length if isinstance(value, Elements) else self.group.length
             group = self.ensure_group(lowering, length, value.phase)
             lowering.line(group, 2, f"{local} = {lowering.element_text(value.node, group, 2)}")
-            if name in self.varied:
-                return _POISONED  # its last iteration's value is not an element's
+            lowering.local_groups[local] = group
+            if varied:
+                return _Varied(Elements(("local", local), length, value.phase))
+            if isinstance(value, Scalar):  # one number in numpy: a sum is taken to it
+                return Scalar(("local", local), value.phase)
             return Elements(("local", local), length, value.phase)
         if isinstance(value, Partial):
             return value
@@ -954,7 +1046,7 @@ class _LoopContext:
         pushed.group = self.group
         for v in values:
             value = lowering.value(v)
-            buffer = lowering.fresh(f"pushed_{_name_of(v)}")
+            buffer = lowering.fresh(f"pushed_{_pushed_name(v) or 'value'}")
             count = lowering.length_text(self.counted.count)
             lowering.allocations.append(f"{buffer} = np.empty({count})")
             lowering.buffers[buffer] = count
@@ -970,9 +1062,9 @@ class _LoopContext:
             pushed.buffers.append(buffer)
             # a carried name that starts as a number: in the first iteration the
             # value pushed is a number where later ones are arrays
-            name = v.id if isinstance(v, ast.Name) else ""
-            starts_scalar = isinstance(self.carried.get(name), Scalar)
-            pushed.varying.append(starts_scalar)
+            # a number for all elements, at least in the first iteration (the loop's
+            # names are typed as they enter it): its gradient is a sum in numpy
+            pushed.varying.append(isinstance(value, Scalar))
 
     def pop(self, lowering: _Lowering, names: list[str], stack: ast.expr) -> None:
         pushed = lowering.read(_name_of(stack))
@@ -985,17 +1077,25 @@ class _LoopContext:
             raise NotLowered("a pop that does not undo a forward loop's push")
         if pushed.group is None:
             raise NotLowered("a pop of a stack no loop over elements pushed onto")
-        group = self.ensure_group(lowering, pushed.group.length, pushed.group.phase)
-        if group is not pushed.group:
-            raise NotLowered("a pop in another loop over elements than its push")
+        # the phase the backward's loop needs: that of the values it carries in
+        needed = max([pushed.group.phase, *map(lowering.phase_of, self.carried.values())])
+        group = self.ensure_group(lowering, pushed.group.length, needed)
+        if group is not pushed.group:  # popped in a later loop: keep every element's values
+            for buffer in pushed.buffers:
+                lowering.whole_buffers.add(buffer)
         for name, buffer, varying in zip(names, pushed.buffers, pushed.varying, strict=True):
             local = self.local_name(lowering, name)
             lowering.line(group, 2, f"{local} = {buffer}[{self.kernel_var}]")
             value = Elements(("local", local), group.length)
+            lowering.local_groups[local] = group
             # the backward's last iteration pops the number the forward started from
             lowering.env[name] = _Varying(value) if varying else value
 
     def write(self, lowering, array: GradientArray, index, value, sign: str) -> None:
+        if isinstance(value, _Varied):  # each element's share: summed at the loop's index
+            if self.group is None or index is None or self.index_of(index) is None:
+                raise NotLowered(f"a gradient numpy sums, written into all of {array.name}")
+            value = Partial(lowering.node_of(value.value), self.group.length)
         if isinstance(value, Partial):
             if index is None or self.index_of(index) is None:
                 raise NotLowered("a sum in a loop written other than at the loop's index")
@@ -1006,6 +1106,8 @@ class _LoopContext:
             return
         if isinstance(value, Argument):
             value = Elements(("load", value.name, 0), value.length)
+        if isinstance(value, Scalar):  # the same number (or a local) for every element
+            value = Elements(value.node, array.length, value.phase)
         if index is not None or not isinstance(value, Elements) or value.length != array.length:
             raise NotLowered("a write in a loop other than a whole array's elements")
         if array.assigned:
@@ -1020,7 +1122,7 @@ class _LoopContext:
             raise NotLowered("a loop with no elementwise work")
         self.group.__dict__["memo"].pop()
         for name, value in list(lowering.env.items()):
-            if isinstance(value, _Varying) or (
+            if isinstance(value, (_Varying, _Varied)) or (
                 isinstance(value, Scalar) and _reads_local(value.node)
             ):
                 lowering.env[name] = _POISONED  # a number per iteration, not after the loop
@@ -1055,6 +1157,20 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
 
 def _base_name(e: ast.expr) -> str:
     return e.id if isinstance(e, ast.Name) else "array"
+
+
+def _accumulated(body: list[ast.stmt]) -> set[str]:
+    """The names ``body`` adds into (``d_x += ...``)."""
+    return {
+        s.target.id for s in body if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)
+    }
+
+
+def _pushed_name(e: ast.expr) -> str:
+    """The name a push keeps, ``t`` or ``like(t)`` (its shape alone); '' for another."""
+    if isinstance(e, ast.Call) and ast.unparse(e.func) == "like" and len(e.args) == 1:
+        e = e.args[0]
+    return e.id if isinstance(e, ast.Name) else ""
 
 
 def _read_first(body: list[ast.stmt], name: str) -> bool:
