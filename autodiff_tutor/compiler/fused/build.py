@@ -27,9 +27,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import importlib
+import importlib.util
 import math
+import os
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,13 +117,46 @@ def lower(
 
 def compile_kernel(name: str, source: str) -> Callable[..., Any]:
     """The kernel's source compiled by numba (no Python fallback: an unsupported
-    construct is an error here, and the numpy pair runs)."""
+    construct is an error here, and the numpy pair runs). Where :func:`kernel_file`
+    can keep the source in a file, numba caches the machine code beside it, so another
+    process with the same kernel loads it instead of compiling it again."""
     numba = numba_or_none()
-    namespace: dict[str, Any] = {"np": np, "math": math}
-    exec(compile(source, f"<fused {name}>", "exec"), namespace)  # noqa: S102 - our own code
+    path = kernel_file(name, source)
+    if path is not None:
+        module_name = f"autodiff_tutor_fused_{path.stem}"
+        module = sys.modules.get(module_name)
+        if module is None:  # numba's cache finds the function through its module
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+        function, cache = getattr(module, f"{name}_fused"), True
+    else:
+        namespace: dict[str, Any] = {"np": np, "math": math}
+        exec(compile(source, f"<fused {name}>", "exec"), namespace)  # noqa: S102 - our own code
+        function, cache = namespace[f"{name}_fused"], False
     # reassoc: sums are added in whatever order vectorizes (as numpy's pairwise sums
     # differ from a plain loop's): values agree to rounding, not bit for bit
-    return numba.njit(cache=False, nogil=True, fastmath={"reassoc"})(namespace[f"{name}_fused"])
+    return numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})(function)
+
+
+def kernel_file(name: str, source: str) -> Path | None:
+    """The kernel's source as a module in the cache folder (``$AUTODIFF_TUTOR_CACHE``,
+    else ``~/.cache/autodiff_tutor``), named by a hash of the source; ``None`` where
+    no such folder can be written."""
+    root = os.environ.get("AUTODIFF_TUTOR_CACHE") or Path.home() / ".cache" / "autodiff_tutor"
+    text = f"import math\n\nimport numpy as np\n\n\n{source}\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+    path = Path(root) / "fused" / f"{name}_{digest}.py"
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(text)
+            os.replace(temporary, path)  # whole, where processes write it at once
+    except OSError:
+        return None
+    return path
 
 
 def fused_pair(
