@@ -123,7 +123,8 @@ def compile_kernel(name: str, source: str) -> Callable[..., Any]:
     numba = numba_or_none()
     path = kernel_file(name, source)
     if path is not None:
-        module_name = f"autodiff_tutor_fused_{path.stem}"
+        place = hashlib.sha256(str(path.parent).encode()).hexdigest()[:8]  # one per folder
+        module_name = f"autodiff_tutor_fused_{place}_{path.stem}"
         module = sys.modules.get(module_name)
         if module is None:  # numba's cache finds the function through its module
             spec = importlib.util.spec_from_file_location(module_name, path)
