@@ -115,13 +115,13 @@ def lower(
     )
 
 
-def compile_kernel(name: str, source: str) -> Callable[..., Any]:
+def compile_kernel(name: str, source: str, cached: bool = True) -> Callable[..., Any]:
     """The kernel's source compiled by numba (no Python fallback: an unsupported
     construct is an error here, and the numpy pair runs). Where :func:`kernel_file`
     can keep the source in a file, numba caches the machine code beside it, so another
     process with the same kernel loads it instead of compiling it again."""
     numba = numba_or_none()
-    path = kernel_file(name, source)
+    path = kernel_file(name, source) if cached else None
     if path is not None:
         place = hashlib.sha256(str(path.parent).encode()).hexdigest()[:8]  # one per folder
         module_name = f"autodiff_tutor_fused_{place}_{path.stem}"
@@ -146,7 +146,7 @@ def kernel_file(name: str, source: str) -> Path | None:
     else ``~/.cache/autodiff_tutor``), named by a hash of the source; ``None`` where
     no such folder can be written."""
     root = os.environ.get("AUTODIFF_TUTOR_CACHE") or Path.home() / ".cache" / "autodiff_tutor"
-    text = f"import math\n\nimport numpy as np\n\n\n{source}\n"
+    text = f"# autodiff_tutor fused kernel, v2\nimport math\n\nimport numpy as np\n\n\n{source}\n"
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     path = Path(root) / "fused" / f"{name}_{digest}.py"
     try:
@@ -177,8 +177,12 @@ def fused_pair(
     source = kernel_source(name, kernel)
     shown = kernel_source(name, kernel, comments=True)
     try:
-        compiled = compile_kernel(name, source)
-        out, gradients = compiled(*args)  # compiled here, on the arguments' types
+        try:
+            compiled = compile_kernel(name, source)
+            out, gradients = compiled(*args)  # compiled here, on the arguments' types
+        except Exception:  # numba's cache did not load: compiled without it
+            compiled = compile_kernel(name, source, cached=False)
+            out, gradients = compiled(*args)
         _check(out, gradients, args, wrt_positions)
     except Exception as error:  # numba refused it: the numpy pair runs
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
