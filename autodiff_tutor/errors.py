@@ -220,6 +220,11 @@ class ArgumentError(AutodiffError):
     """A wrong ``wrt``, wrong number of seeds or arguments at an API entry point."""
 
 
+class BackendUnavailableError(ArgumentError, ImportError):
+    """A backend was asked for that is unknown, or whose library is not installed
+    (``backend="numba"`` without numba: the hint names the extra that installs it)."""
+
+
 class BackwardOutputError(AutodiffError):
     """A hand-written backward returned the wrong count, shape, dtype or array module."""
 

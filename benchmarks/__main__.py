@@ -43,6 +43,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "at sizes issue-small and issue-large",
     )
     parser.add_argument("--repeat", type=int, help="repeats per measurement (default 7)")
+    parser.add_argument("--warmup", type=int, help="warm-up calls before timing (default 1)")
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        help="run every system on this one core (as taskset -c CPU; jax and numba included)",
+    )
     parser.add_argument("--min-time", type=float, help="seconds per repeat (default 0.05)")
     parser.add_argument(
         "--timer",
@@ -62,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.runner import report_problems, run
 
     args = parse(argv)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     quick = args.quick
     sizes = _names(args.sizes) or (["tiny"] if quick else ["small", "large"])
     workloads = _names(args.workloads)
@@ -74,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         systems=_names(args.systems),
         repeat=args.repeat or (1 if quick else 7),
         min_time=args.min_time if args.min_time is not None else (0.0 if quick else 0.05),
-        warmup=0 if quick else 1,
+        warmup=args.warmup if args.warmup is not None else (0 if quick else 1),
         compile_repeat=1 if quick else 3,
         timer=args.timer,
         progress=lambda line: print(line, file=sys.stderr, flush=True),

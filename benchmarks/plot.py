@@ -37,6 +37,13 @@ def ratios(results: dict[str, Any]) -> tuple[list[str], dict[str, list[float | N
     return labels, found
 
 
+def _floor(row: dict[str, Any]) -> float | None:
+    """The row's bandwidth floor over its hand-written time."""
+    base = median_of(row["systems"].get("hand-written"))
+    floor = row.get("bandwidth_floor_s")
+    return floor / base if floor and base else None
+
+
 def plot(results: dict[str, Any], directory: Path) -> Path | None:
     """Draw the ratios into ``directory`` (``latest_ratios.png`` and a time-stamped
     copy); ``None`` when matplotlib is not installed or nothing ran."""
@@ -55,6 +62,12 @@ def plot(results: dict[str, Any], directory: Path) -> Path | None:
     for k, (name, values) in enumerate(found.items()):
         xs = [i + (k - (len(found) - 1) / 2) * width for i, v in enumerate(values) if v]
         axes.bar(xs, [v for v in values if v], width, label=name)
+    floors = [_floor(row) for row in results["rows"]]
+    if any(floors):  # the bandwidth floor of each row, a short line over its bars
+        for i, floor in enumerate(floors):
+            if floor:
+                axes.hlines(floor, i - 0.45, i + 0.45, colors="grey", linestyles=":")
+        axes.plot([], [], color="grey", linestyle=":", label="bandwidth floor")
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.axhline(TARGET, color="red", linestyle="--", linewidth=0.8, label=f"target {TARGET}")
     axes.set_yscale("log")

@@ -24,6 +24,7 @@ TARGET = 1.2  # autodiff_tutor within 1.2x of the hand-written value-and-gradien
 GRADIENT_SYSTEMS = (
     "hand-written",
     "autodiff_tutor",
+    "fused",
     "tracing",
     "tangent-ad",
     "autograd",
@@ -108,8 +109,12 @@ def ratio_table(results: dict[str, Any], baseline: str, names: tuple[str, ...]) 
             if name == "autodiff_tutor" and baseline == "hand-written" and ratio > TARGET:
                 text = f"**{text}**"
             cells.append(text)
+        if baseline == "hand-written":  # the reference: the bandwidth floor
+            floor = row.get("bandwidth_floor_s")
+            cells.append(f"{floor / base:.3f}" if floor and base else "n/a")
         rows.append(_row_head(row) + cells)
-    return _table(["workload", "size", *columns], rows)
+    floor = ["bandwidth floor"] if baseline == "hand-written" else []
+    return _table(["workload", "size", *columns, *floor], rows)
 
 
 def memory_table(results: dict[str, Any]) -> list[str]:
@@ -152,12 +157,15 @@ def compile_table(results: dict[str, Any]) -> list[str]:
             + [
                 format_seconds(cost["compile_s"]),
                 format_seconds(cost["first_call_s"]),
+                _seconds_or_na(cost.get("specialize_s")),
+                _seconds_or_na(cost.get("fused_specialize_s")),
                 format_seconds(ours),
                 f"{cost['first_call_s'] / ours:.0f}",
                 jax_text,
             ]
         )
-    header = ["workload", "size", "compile", "first call", "cached call", "first / cached"]
+    header = ["workload", "size", "compile", "first call", "second call (specializes)"]
+    header += ["second call, fused (and numba compiles)", "cached call", "first / cached"]
     return _table([*header, "jax first call"], rows)
 
 
@@ -192,6 +200,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["## Median time per call (value and gradient; forward: value only)", ""]
     lines += time_table(results)
     lines += ["", f"## Ratio to the hand-written value-and-gradient (target {TARGET})", ""]
+    lines += [_bandwidth_line(meta), ""]
     lines += ratio_table(results, "hand-written", GRADIENT_SYSTEMS[1:])
     lines += ["", "## Gradient / forward cost", ""]
     lines += ratio_table(results, "forward", GRADIENT_SYSTEMS)
@@ -204,6 +213,24 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     lines += compile_table(results)
     return "\n".join(lines) + "\n"
+
+
+def _seconds_or_na(seconds: float | None) -> str:
+    return "n/a" if seconds is None else format_seconds(seconds)
+
+
+def _bandwidth_line(meta: dict[str, Any]) -> str:
+    measured = meta.get("bandwidth") or {}
+    if not measured:
+        return "Bandwidth not measured."
+    rates = ", ".join(
+        f"{name.removesuffix('_bytes_per_s')} {rate / 1e9:.1f} GB/s"
+        for name, rate in measured.items()
+    )
+    return (
+        f"Measured bandwidth, one core: {rates}. The bandwidth floor is the time to read "
+        "every argument and write each gradient once at the best of these."
+    )
 
 
 def _threads(meta: dict[str, Any]) -> str:

@@ -19,9 +19,11 @@ objects (empty caches): the transformation and compile alone, and a first
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
+import tempfile
 import time
 import timeit
 import zlib
@@ -32,7 +34,10 @@ import numpy as np
 
 import autodiff_tutor
 from autodiff_tutor.api import Differentiable, value_and_grad
+from autodiff_tutor.compiler.fused import with_backend
 from benchmarks import THREAD_VARIABLES
+from benchmarks.bandwidth import floor_seconds
+from benchmarks.bandwidth import measure as measure_bandwidth
 from benchmarks.handwritten import HANDWRITTEN
 from benchmarks.measure import Timing, loop_count, median_of, peak_memory, time_once
 from benchmarks.systems import SYSTEMS, Prepared, Skipped
@@ -164,8 +169,32 @@ def compile_cost(workload: Workload, args: tuple[Any, ...], repeat: int) -> dict
     compiles = [
         time_once(lambda: Differentiable(workload.fn).derivative(wrt))[0] for _ in range(repeat)
     ]
-    first_call, _ = time_once(lambda: value_and_grad(Differentiable(workload.fn), wrt=wrt)(*args))
-    return {"compile_s": median_of(compiles), "first_call_s": first_call}
+    both = value_and_grad(Differentiable(workload.fn), wrt=wrt)
+    first_call, _ = time_once(lambda: both(*args))
+    specialize, _ = time_once(lambda: both(*args))  # the second call specializes
+    cost = {"compile_s": median_of(compiles), "first_call_s": first_call}
+    cost["specialize_s"] = specialize
+    if SYSTEMS["fused"].version() is not None:  # the second call also lowers and compiles
+        fused = value_and_grad(with_backend(Differentiable(workload.fn), "numba"), wrt=wrt)
+        time_once(lambda: fused(*args))
+        with _fresh_kernel_cache():  # a cold compile, not numba's cache of an earlier run
+            cost["fused_specialize_s"] = time_once(lambda: fused(*args))[0]
+    return cost
+
+
+@contextlib.contextmanager
+def _fresh_kernel_cache() -> Any:
+    """An empty folder for the fused backend's kernels while it lasts."""
+    before = os.environ.get("AUTODIFF_TUTOR_CACHE")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["AUTODIFF_TUTOR_CACHE"] = folder
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("AUTODIFF_TUTOR_CACHE", None)
+            else:
+                os.environ["AUTODIFF_TUTOR_CACHE"] = before
 
 
 def _slow_systems(
@@ -247,6 +276,8 @@ def run(
         "timer": timer,
     }
     start = time.perf_counter()
+    # the floor of every row: its arguments read and gradients written once
+    bandwidth = measure_bandwidth(repeat=3) if min_time > 0 else {}
     rows, problems = [], []
     for name in names:
         workload = WORKLOADS[name]
@@ -289,10 +320,12 @@ def run(
             if progress:
                 for system in chosen:
                     progress(_progress_line(name, size, system, row["systems"][system]))
+            row["bandwidth_floor_s"] = floor_seconds(args, workload.wrt, bandwidth)
             if "autodiff_tutor" in chosen and row["systems"]["autodiff_tutor"]["status"] == "ok":
                 row["compile"] = compile_cost(workload, args, compile_repeat)
             rows.append(row)
     meta = _meta(options, chosen)
+    meta["bandwidth"] = bandwidth
     meta["wall_s"] = time.perf_counter() - start
     return {"meta": meta, "rows": rows, "problems": problems}
 

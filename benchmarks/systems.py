@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import autodiff_tutor
-from autodiff_tutor import tracing, value_and_grad
+from autodiff_tutor import differentiable, tracing, value_and_grad
 from benchmarks.handwritten import HANDWRITTEN
 from benchmarks.workloads import Workload, with_numpy
 
@@ -159,6 +159,24 @@ class TangentAD(System):
         return Prepared(lambda: both(*args), unpack, mode="compiled")
 
 
+class Fused(System):
+    """``value_and_grad(..., backend="numba")``: the specialized pair as numba loops
+    (made at the second call; a pair that cannot be lowered runs as numpy code, and
+    the mode says so)."""
+
+    name = "fused"
+    module = "numba"
+
+    def prepare(self, workload: Workload, args: tuple[Any, ...]) -> Prepared:
+        both = value_and_grad(workload.fn, wrt=list(workload.wrt), backend="numba")
+        both(*args), both(*args)  # specialized and compiled: its note says how it runs
+        compiled = differentiable(workload.fn, backend="numba")
+        pairs = compiled.derivative(list(workload.wrt)).specializations.values()
+        notes = {p.fused_note for p in pairs if p is not None}
+        mode = "fused" if notes == {"fused by numba"} else "numpy (not fused)"
+        return Prepared(lambda: both(*args), _plain, mode=mode)
+
+
 class Jax(System):
     name = "jax"
     module = "jax"
@@ -235,6 +253,7 @@ SYSTEMS: dict[str, System] = {
         Forward(),
         HandWritten(),
         Compiled(),
+        Fused(),
         Tracing(),
         TangentAD(),
         Autograd(),

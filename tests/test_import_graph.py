@@ -163,6 +163,7 @@ STAGES: list[tuple[str, ...]] = [
     ("emit",),
     ("failures", "mixed_arrays"),
     ("pipeline", "specialized", "second_order"),
+    ("fused",),  # another backend lowers the specialized pairs
 ]
 
 #: Earlier stages that ask a later one a question (not a pass run out of order).

@@ -120,6 +120,7 @@ CHECKED_AT_LEAST = {
     "notebooks/06_symbolic.ipynb": 8,
     "notebooks/07_training.ipynb": 8,
     "book/explanation/compiler.ipynb": 10,
+    "book/explanation/fused_loops.ipynb": 2,
     "book/howto/debug_wrong_gradient.ipynb": 4,
     "book/howto/read_generated_code.ipynb": 3,
     "book/howto/verify_gradients.ipynb": 2,

@@ -42,6 +42,7 @@ from autodiff_tutor.api.arguments import (
     scalar_seed,
     unwrap,
 )
+from autodiff_tutor.compiler import fused
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
 from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.front.called import Call, calls_of_yours, may_write_in_place
@@ -94,6 +95,9 @@ class Differentiable:
         d_x = 2 * (d_t1 * x)        # line 3: x * x
         return (d_x,)
     """
+
+    #: what runs its specialized pairs: "numpy", or "numba" (:mod:`.compiler.fused`)
+    backend = "numpy"
 
     def __init__(self, fn: Callable[..., Any]):
         if not isinstance(self, BoundDifferentiable):
@@ -204,7 +208,8 @@ class Differentiable:
         check_wrt(wrt)
         names = self.wrt_names(wrt)
         if names not in self._cache:
-            self._cache[names] = compile_derivative(self.fn, names, self.front_end())
+            compiled = compile_derivative(self.fn, names, self.front_end())
+            self._cache[names] = fused.attach(compiled, self.backend)
         self._by_request[key] = self._cache[names]
         return self._cache[names]
 
@@ -299,11 +304,17 @@ class Differentiable:
         return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
 
     @front_door
-    def show(self, wrt: Wrt = None, stages: bool = False, specialized: bool = False) -> None:
+    def show(
+        self, wrt: Wrt = None, stages: bool = False, specialized: bool = False, backend: str = ""
+    ) -> None:
         """Print the generated forward and backward functions; with ``stages=True``,
         every stage's result in the order the compiler runs them; with
         ``specialized=True``, the pairs specialized on the argument shapes and dtypes
-        that ``grad``/``value_and_grad`` met so far (see :meth:`specialized_sources`)."""
+        that ``grad``/``value_and_grad`` met so far (see :meth:`specialized_sources`);
+        with ``backend="numba"``, beside each the fused kernel it runs as."""
+        if backend:
+            print(fused.show_text(fused.with_backend(self, backend), wrt))
+            return
         if specialized:
             print("\n\n".join(self.specialized_sources(wrt)) or "(no specialization yet)")
             return
@@ -610,8 +621,9 @@ def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable
 
 
 @front_door
-def differentiable(fn: Callable[..., Any]) -> Differentiable:
-    """Decorator: make ``fn`` differentiable by the source-to-source compiler.
+def differentiable(fn: Callable[..., Any], backend: str = "numpy") -> Differentiable:
+    """Decorator: make ``fn`` differentiable by the source-to-source compiler;
+    ``backend="numba"`` runs its specialized pairs as fused loops (:mod:`.compiler.fused`).
 
     ``fn`` is a def or a lambda; a bound method (``model.loss``), an object whose
     ``__call__`` is written in Python, or a ``functools.partial`` of one gives a
@@ -627,6 +639,8 @@ def differentiable(fn: Callable[..., Any]) -> Differentiable:
     >>> differentiable(square).name, differentiable(square)(3.0)
     ('square', 9.0)
     """
+    if backend != "numpy":
+        return fused.with_backend(differentiable(fn), backend)
     if isinstance(fn, Differentiable):
         return fn
     if getattr(fn, "_gradient_of", None) is None and unwrap(fn, None) is not None:

@@ -140,11 +140,14 @@ def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
 
 
 @front_door
-def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[Any, Any]]:
+def value_and_grad(
+    f: Callable[..., Any], wrt: Wrt = 0, backend: str | None = None
+) -> Callable[..., tuple[Any, Any]]:
     """A function returning ``(f(*args), gradient)`` of a scalar-valued ``f``.
 
     ``wrt`` picks the inputs by position or name; one gives one gradient, a list
-    gives a tuple.
+    gives a tuple. ``backend="numba"`` runs it as fused loops from the second call
+    (:mod:`.compiler.fused`; the extra ``autodiff_tutor[fused]``).
 
     >>> import numpy as np
     >>> def f(x, y):
@@ -153,6 +156,8 @@ def value_and_grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., tuple[A
     >>> dx.tolist(), dy.tolist()
     ([0.0, 1.0], [1.0, 1.0])
     """
+    if backend is not None:
+        f = differentiable(f, backend=backend)
     unwrapped = unwrap(f, wrt)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return MadeFunction(unwrapped.value_and_grad(value_and_grad), value_and_grad, (f, wrt))
@@ -219,11 +224,12 @@ def _structured_value_and_grad(
 
 
 @front_door
-def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
+def grad(f: Callable[..., Any], wrt: Wrt = 0, backend: str | None = None) -> Callable[..., Any]:
     """A function returning the gradient of a scalar-valued ``f`` w.r.t. ``wrt``.
 
     ``f`` is a def, a lambda, a bound method, a callable object or a partial; a
     ``*args`` parameter is compiled for the number of extra arguments each call gives.
+    ``backend="numba"``: as :func:`value_and_grad`.
 
     >>> import numpy as np
     >>> def f(x):
@@ -233,6 +239,8 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0) -> Callable[..., Any]:
     >>> grad(lambda x, *args: np.sum(x * x) * len(args))(np.ones(2), 0.5, 0.5).tolist()
     [4.0, 4.0]
     """
+    if backend is not None:
+        f = differentiable(f, backend=backend)
     both = value_and_grad(f, wrt)
 
     def gradient(*args: Any, **kwargs: Any) -> Any:

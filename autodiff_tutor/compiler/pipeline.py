@@ -117,6 +117,9 @@ class Derivative:
     #: pairs specialized on argument shapes and dtypes, by guard key (``None``: the
     #: general pair serves that key); see :mod:`.specialized`
     specializations: dict[Any, Any] = field(default_factory=dict)
+    #: what lowers each specialized pair for another backend (``fused.build.fused_pair``
+    #: for numba); ``None``: the numpy pair runs
+    lowering: Callable[..., Any] | None = None
 
     @functools.cached_property
     def wrt_positions(self) -> tuple[int, ...]:

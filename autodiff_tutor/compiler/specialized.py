@@ -97,6 +97,10 @@ class Specialized:
     #: of its own (:func:`.specialize.owned.not_made_here`, a custom op's for one): the call
     #: checks those alone.
     unsure: tuple[int, ...]
+    #: The kernel another backend runs this pair as (``show(backend="numba")``), and
+    #: what became of the lowering (fused, or why not).
+    fused_source: str = ""
+    fused_note: str = ""
 
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
@@ -190,6 +194,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     }
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
     specialized.forward = method_reductions(forward, facts, scope)
+    # another backend lowers the pair as it is here: expressions, before numpy's memory rewrites
+    plain = copy_tree(specialized) if derivative.lowering is not None else None
     if _largest(args) >= RELEASE_FROM:  # free dead intermediates early: a lower peak
         kept = {*specialized.memory.names, *specialized.outputs}
         specialized.forward = release_dead(specialized.forward, kept)
@@ -209,7 +215,10 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     if wrt_floats and out_fact[0] == "scalar" and np.dtype(out_fact[2]).kind == "f":
         seed = out.dtype.type(1)
     unsure = not_made_here(specialized.backward, specialized.gradients, facts, scope)
-    return Specialized(key, forward, backward, forward_src, backward_src, seed, unsure)
+    pair = Specialized(key, forward, backward, forward_src, backward_src, seed, unsure)
+    if plain is not None:
+        return derivative.lowering(pair, plain, args, scope, derivative.wrt_positions)
+    return pair
 
 
 def _probe(derivative: Derivative, args: Sequence[Any]) -> tuple[Generated, dict, Any]:

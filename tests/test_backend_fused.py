@@ -1,0 +1,165 @@
+"""The fused backend (``backend="numba"``): a specialized pair lowered into loops.
+
+Each program here is run by the fused kernel (it must be lowered: the note says so)
+and checked against the numpy backend and central differences; what cannot be
+lowered runs as numpy code, with the reason in ``show``; and without numba the
+backend is refused with a hint naming the extra. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracles import central_difference
+
+from autodiff_tutor import differentiable, grad, value_and_grad
+from autodiff_tutor.compiler.fused import build
+from autodiff_tutor.errors import BackendUnavailableError
+
+needs_numba = pytest.mark.skipif(
+    build.numba_or_none() is None, reason="numba (the [fused] extra) is not installed"
+)
+
+
+def rosenbrock(x):
+    a = x[1:] - x[:-1] ** 2
+    b = 1.0 - x[:-1]
+    return np.sum(100.0 * a * a + b * b)
+
+
+def chain(x, y):
+    u = np.tanh(x * y) + np.exp(-x)
+    v = u[2:] - 2.0 * u[1:-1] + u[:-2]
+    return np.sum(v * v) + np.sum(np.log(1.0 + y * y))
+
+
+def horner(coefficients, x):
+    value = 0.0
+    for c in coefficients:
+        value = value * x + c
+    return np.sum(value)
+
+
+def damped_steps(c, x):
+    s = 1.0
+    for k in range(c.shape[0]):
+        s = np.sin(s * c[k]) + x * x
+    return np.sum(s[1:] - s[:-1]) + np.sum(s * s)
+
+
+def started_from_a_sum(c, x):
+    s = np.sum(x) * 0.1
+    for ci in c:
+        s = s * ci + x
+    return np.sum(s * s)
+
+
+def affine(W, b, x):
+    return np.sum(np.tanh(x @ W + b))
+
+
+def _run(fn, args, wrt):
+    """Value and gradients by the fused backend (third call: specialized and lowered
+    at the second) and by the numpy backend, and the lowering's note."""
+    fused = value_and_grad(fn, wrt=wrt, backend="numba")
+    for _ in range(3):
+        value, gradients = fused(*args)
+    expected_value, expected = value_and_grad(fn, wrt=wrt)(*args)
+    (pair,) = differentiable(fn, backend="numba").derivative(wrt).specializations.values()
+    return (value, gradients), (expected_value, expected), pair.fused_note
+
+
+@needs_numba
+@pytest.mark.parametrize(
+    ("fn", "make", "wrt"),
+    [
+        (rosenbrock, lambda rng: (rng.normal(size=9),), [0]),
+        (chain, lambda rng: (rng.normal(size=7), rng.normal(size=7)), [0, 1]),
+        (horner, lambda rng: (rng.normal(size=5), rng.normal(size=3)), [0, 1]),
+        (damped_steps, lambda rng: (rng.normal(size=3), rng.normal(size=300)), [0, 1]),
+    ],
+    ids=["rosenbrock", "elementwise_chain_with_shifts", "horner_loop", "loop_result_shifted"],
+)
+def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
+    """Slices with offsets, elementwise chains, sums and a Python loop over
+    elementwise work are lowered, and give the numpy backend's value and gradients,
+    which central differences confirm."""
+    args = make(np.random.default_rng(3))
+    (value, gradients), (expected_value, expected), note = _run(fn, args, wrt)
+    assert note == "fused by numba"
+    assert np.isclose(value, expected_value, rtol=1e-12)
+    assert type(value) is np.float64
+    for index, g, e in zip(wrt, gradients, expected, strict=True):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(g, central_difference(fn, args, index), rtol=1e-6, atol=1e-6)
+
+
+@needs_numba
+def test_what_cannot_be_lowered_runs_as_numpy_code_and_says_why(capsys):
+    """A matrix product over 2-d arrays is not lowered: the numpy pair runs, right,
+    and ``show(backend="numba")`` says it is not fused and why."""
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(2, 3)))
+    (value, gradients), (expected_value, expected), note = _run(affine, args, [0, 1])
+    assert note.startswith("not fused (") and "dimensions" in note
+    assert value == expected_value
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+    differentiable(affine, backend="numba").show(wrt=[0, 1], backend="numba")
+    assert "not fused" in capsys.readouterr().out
+
+
+@needs_numba
+def test_a_loop_started_from_a_sum_is_not_lowered():
+    """The loop starts from one number made from all of ``x``: numpy's gradient of
+    that start is a sum over the elements, which a loop over elements holds as each
+    element's share. It is refused (said in the note), and the numpy pair's gradient,
+    checked by central differences, is what comes back."""
+    rng = np.random.default_rng(5)
+    args = (rng.normal(size=3), rng.normal(size=6))
+    (value, gradients), (expected_value, expected), note = _run(started_from_a_sum, args, [0, 1])
+    assert note.startswith("not fused (") and "shape changed in a loop" in note
+    assert value == expected_value
+    for index, g, e in zip([0, 1], gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+        np.testing.assert_allclose(
+            g, central_difference(started_from_a_sum, args, index), rtol=1e-6, atol=1e-6
+        )
+
+
+@needs_numba
+def test_show_prints_the_fused_loop_beside_the_numpy_pair(capsys):
+    """The kernel is shown as one loop with index shifts and scalar temporaries,
+    each line naming the user's line, after the numpy pair it was lowered from."""
+    both = grad(rosenbrock, backend="numba")
+    x = np.linspace(-1.0, 1.0, 6)
+    both(x), both(x)
+    differentiable(rosenbrock, backend="numba").show(backend="numba")
+    shown = capsys.readouterr().out
+    assert shown.index("def rosenbrock_backward") < shown.index("def rosenbrock_fused(x):")
+    assert "for i in range(n - 1):" in shown
+    assert "a = x[i + 1] - x[i] * x[i]" in shown
+    # each element of the gradient stored once: what x[1:] adds is carried
+    assert "d_x[i] = d_x_next + d_x_0" in shown and "d_x_next = d_x_1" in shown
+    assert "d_x[n - 1] = d_x_next" in shown
+    assert "# line " in shown.split("def rosenbrock_fused")[1]
+
+
+def test_without_numba_the_backend_is_refused_with_the_extra(monkeypatch):
+    """Where numba is not installed, asking for it raises an error that is also an
+    ImportError, located at the call, whose hint names the extra to install."""
+    monkeypatch.setattr(build, "numba_or_none", lambda: None)
+    with pytest.raises(ImportError) as raised:
+        value_and_grad(rosenbrock, backend="numba")
+    error = raised.value
+    assert isinstance(error, BackendUnavailableError)
+    assert "autodiff_tutor[fused]" in error.hint
+    assert error.location is not None and error.location.filename == __file__
+
+
+def test_an_unknown_backend_is_refused():
+    """A backend name that is not one of the backends is refused, naming them."""
+    with pytest.raises(BackendUnavailableError, match="unknown backend 'jax'") as raised:
+        differentiable(rosenbrock, backend="jax")
+    assert "'numba'" in raised.value.hint
