@@ -172,6 +172,32 @@ def test_errors_name_the_users_variables():
         grad(escapes)(np.ones(1))
 
 
+def escapes_through_a_name_with_digits(w):
+    total_2 = np.sum(w * w)
+    return float(total_2)
+
+
+def calls_a_loop_variable_with_digits(w):
+    fns = []
+    for k in range(3):
+        g = lambda v, k=k: np.sin(v * (k + 1))  # noqa: E731
+        fns.append(g)
+    total = 0.0
+    for f_1 in fns:
+        total = total + np.sum(f_1(w))
+    return total
+
+
+def test_errors_name_a_variable_whose_name_ends_in_digits_as_written():
+    """A user's name ending in ``_<digits>`` (``total_2``, ``f_1``) is not taken for a
+    version of another name (``total``, ``f``) in an error: the message names it as
+    written, from the map of versions to the user's names."""
+    with pytest.raises(GradientEscapeError, match="float turns 'total_2' into a plain value"):
+        grad(escapes_through_a_name_with_digits)(np.ones(3))
+    with pytest.raises(UnsupportedSyntaxError, match="calling the local variable 'f_1' is not"):
+        grad(calls_a_loop_variable_with_digits)(np.ones(3))
+
+
 def layers(stack, size):
     h = size
     for W in stack:  # a list of weights named like the memory stack
