@@ -264,3 +264,16 @@ def test_every_generated_name_as_a_parameter_and_a_local(tmp_path):
             tangent = jvp(f, args, (np.ones_like(x),) + (0.0,) * (len(args) - 1))[1]
             np.testing.assert_allclose(tangent, np.sum(expected), err_msg=n)
             assert "__user" not in f.backward_source(0) + f.forward_source(0), n
+
+
+def parameter_named_xp(x, xp):
+    return np.sum(x * xp)
+
+
+def test_a_parameter_named_xp_is_differentiated_with_the_others():
+    """A second parameter named ``xp`` (the name of the generated code's array module)
+    keeps its name and gets its gradient beside the first's."""
+    x = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+    value, grads = value_and_grad(parameter_named_xp, wrt=[0, 1])(x, 2 * x)
+    assert np.isclose(value, np.sum(2 * x * x))
+    assert np.allclose(grads[0], 2 * x) and np.allclose(grads[1], x)
