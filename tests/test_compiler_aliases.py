@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from fuzz.check import Loaded
 from oracles import autograd_gradient, central_difference
+from program_checks import assert_right_in_mode
 from wrapped_text import flat
 
 import autodiff_tutor as ad
@@ -542,3 +543,43 @@ def test_a_method_whose_helper_writes_into_its_argument_is_refused(wrt):
     model = _WritesThroughAHelper()
     with pytest.raises(UnsupportedSyntaxError, match="would change, in place"):
         ad.value_and_grad(model.loss, wrt=wrt)(np.linspace(-1.0, 1.0, 4))
+
+
+def transpose_view(x):
+    t = x + 0.0
+    v = np.transpose(t)
+    t *= 2.0
+    return np.sum(v * v)
+
+
+def reshape_view(x):
+    t = x + 0.0
+    v = np.reshape(t, (-1,))
+    t /= 2.0
+    return np.sum(v * v)
+
+
+def transpose_view_element_write(x):
+    t = x + 0.0
+    v = np.transpose(t)
+    t[:, 0] = 1.5
+    return np.sum(v * v)
+
+
+def squeeze_view(x):
+    t = x + 0.0
+    v = np.squeeze(t[None])
+    t *= 2.0
+    return np.sum(v * v)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp"])
+@pytest.mark.parametrize(
+    "fn", [transpose_view, reshape_view, squeeze_view, transpose_view_element_write]
+)
+def test_a_view_made_by_a_numpy_function_sees_an_update_of_its_array(mode, fn):
+    """A view taken by a numpy function (``np.transpose``, ``np.reshape``,
+    ``np.squeeze``), not a method or an index, is an alias too: an in-place update of
+    its array (``t *= 2.0``, ``t[:, 0] = 1.5``) changes what it reads, in reverse and
+    forward mode."""
+    assert_right_in_mode(mode, fn, np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]]))

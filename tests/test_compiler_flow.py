@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from corpus_flow import Program, load_all
 from oracles import central_difference
+from program_checks import assert_right_in_mode
 
 from autodiff_tutor.api import Differentiable, differentiable, grad, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError, NonDifferentiableInputError
@@ -367,3 +368,18 @@ def test_in_place_updates_are_rejected_or_exact(fn):
     np.testing.assert_allclose(value, fn(*(np.copy(a) for a in args)), rtol=1e-12)
     expected = central_difference(fn, args, 0)
     np.testing.assert_allclose(gradient, expected, rtol=1e-5, atol=1e-6)
+
+
+def loop_variable_after_zero_trips(x):
+    acc = 0.0
+    n = 0
+    for i in range(n):
+        acc = acc + np.sum(x * i)
+    return acc + np.sum(x)
+
+
+def test_a_loop_that_runs_zero_times():
+    """A loop over ``range(0)`` runs no iteration: the values it would assign keep
+    the ones from before it, and the gradient is that of the code after it."""
+    x = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+    assert_right_in_mode("compiler", loop_variable_after_zero_trips, x)

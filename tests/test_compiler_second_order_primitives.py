@@ -244,3 +244,44 @@ def test_svd_at_repeated_singular_values_is_refused_at_the_users_line():
             second()
         assert caught.value.location.line == line
         assert "repeated or zero singular value" in caught.value.message
+
+
+def prod_over_two_axes(x):
+    v1 = np.prod(x, axis=(0, 1), keepdims=True)
+    return np.sum(v1 * v1)
+
+
+def prod_over_the_outer_axes(x):
+    return np.sum(np.sin(np.prod(x, axis=(0, -1))))
+
+
+def prod_over_one_axis(x):
+    return np.sum(np.prod(x, axis=1) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape"),
+    [
+        (prod_over_two_axes, (3, 4)),
+        (prod_over_the_outer_axes, (2, 3, 2)),
+        (prod_over_one_axis, (3, 4)),
+    ],
+)
+def test_second_order_of_prod_over_axes(fn, shape):
+    """``np.prod`` over one axis or a tuple of axes (the tangent of its ``prod_others``
+    helper takes either): forward over reverse and reverse over reverse agree with
+    autograd's Hessian and with central differences of the gradient."""
+    x = np.random.default_rng(0).uniform(0.5, 1.5, size=shape) * np.sign(
+        np.random.default_rng(1).normal(size=shape)
+    )
+    direction = np.random.default_rng(2).normal(size=shape)
+    _, got = jvp(grad(fn), (x,), (direction,))
+    hessian = autograd.hessian(with_autograd_numpy(fn))(x)
+    expected = np.tensordot(hessian, direction, axes=direction.ndim)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    _, pullback = vjp(grad(fn), x)  # reverse over reverse: the Hessian is symmetric
+    np.testing.assert_allclose(pullback(direction)[0], expected, rtol=1e-9, atol=1e-12)
+    h = 1e-6
+    gradient = grad(fn)
+    differences = (gradient(x + h * direction) - gradient(x - h * direction)) / (2 * h)
+    np.testing.assert_allclose(got, differences, rtol=1e-5, atol=1e-6)

@@ -172,6 +172,32 @@ def test_errors_name_the_users_variables():
         grad(escapes)(np.ones(1))
 
 
+def escapes_through_a_name_with_digits(w):
+    total_2 = np.sum(w * w)
+    return float(total_2)
+
+
+def calls_a_loop_variable_with_digits(w):
+    fns = []
+    for k in range(3):
+        g = lambda v, k=k: np.sin(v * (k + 1))  # noqa: E731
+        fns.append(g)
+    total = 0.0
+    for f_1 in fns:
+        total = total + np.sum(f_1(w))
+    return total
+
+
+def test_errors_name_a_variable_whose_name_ends_in_digits_as_written():
+    """A user's name ending in ``_<digits>`` (``total_2``, ``f_1``) is not taken for a
+    version of another name (``total``, ``f``) in an error: the message names it as
+    written, from the map of versions to the user's names."""
+    with pytest.raises(GradientEscapeError, match="float turns 'total_2' into a plain value"):
+        grad(escapes_through_a_name_with_digits)(np.ones(3))
+    with pytest.raises(UnsupportedSyntaxError, match="calling the local variable 'f_1' is not"):
+        grad(calls_a_loop_variable_with_digits)(np.ones(3))
+
+
 def layers(stack, size):
     h = size
     for W in stack:  # a list of weights named like the memory stack
@@ -238,3 +264,16 @@ def test_every_generated_name_as_a_parameter_and_a_local(tmp_path):
             tangent = jvp(f, args, (np.ones_like(x),) + (0.0,) * (len(args) - 1))[1]
             np.testing.assert_allclose(tangent, np.sum(expected), err_msg=n)
             assert "__user" not in f.backward_source(0) + f.forward_source(0), n
+
+
+def parameter_named_xp(x, xp):
+    return np.sum(x * xp)
+
+
+def test_a_parameter_named_xp_is_differentiated_with_the_others():
+    """A second parameter named ``xp`` (the name of the generated code's array module)
+    keeps its name and gets its gradient beside the first's."""
+    x = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+    value, grads = value_and_grad(parameter_named_xp, wrt=[0, 1])(x, 2 * x)
+    assert np.isclose(value, np.sum(2 * x * x))
+    assert np.allclose(grads[0], 2 * x) and np.allclose(grads[1], x)

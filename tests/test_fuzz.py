@@ -3,9 +3,9 @@ every mode or refused with a located error (``make fuzz N=...`` runs a long camp
 
 The seeds are ``0 .. SLICE - 1``, all of them, and ``RARE_SEEDS``. Constructs that hit a
 known compiler or rules bug are left out of the generator by name, and each name points
-at the strict xfail that reproduces the bug (``tests/test_reliability_regressions.py``,
-or here for the bugs the fuzz families found): when the fix lands, that xfail fails, and
-the construct comes back into the slice here.
+at the strict xfail that reproduces the bug (``test_<subject>.test_name``, in the test
+file of its subject, or the name of a test here for the bugs the fuzz families found):
+when the fix lands, that xfail fails, and the construct comes back into the slice here.
 
 The families ``object_method``, ``state_across_calls`` and ``index_tricks``, and those of
 objects, methods and functions as values (``method_calls``, ``function_values``,
@@ -17,11 +17,11 @@ programs are written, run, and are right in the modes no known bug touches.
 from __future__ import annotations
 
 import functools
+import importlib
 import runpy
 
 import numpy as np
 import pytest
-import test_reliability_regressions as regressions
 from fuzz import check, check_forms
 from fuzz.campaign import KINDS, _reproducer, run
 from fuzz.check import Loaded, Outcome, check_program
@@ -47,7 +47,8 @@ KNOWN_BUG_HVP: dict[str, str] = {}
 def test_every_left_out_construct_has_its_strict_xfail():
     for construct, name in {**KNOWN_BUG_CONSTRUCTS, **KNOWN_BUG_HVP}.items():
         assert construct in CONSTRUCTS
-        test = getattr(regressions, name, None) or globals()[name]
+        module, _, test_name = name.rpartition(".")
+        test = getattr(importlib.import_module(module), test_name) if module else globals()[name]
         marks = getattr(test, "pytestmark", [])
         assert any(m.name == "xfail" and m.kwargs.get("strict") for m in marks), name
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from program_checks import assert_right_in_mode
 from test_rules_numeric import CASES, Case, _prepare, central_difference
 
 from autodiff_tutor import grad
@@ -74,3 +75,46 @@ def test_a_wrong_rule_would_be_caught() -> None:
     expected = central_difference(np.sin, [x], {}, g, 0)[0]
     assert not np.allclose(-g * np.cos(x), expected, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(grad(weighted_sum(np.sin, g, 1))(x), expected, rtol=1e-6)
+
+
+def cast_to_int(x):
+    return np.sum(x * x.astype(int))
+
+
+def floor_as_data(x):
+    return np.sum(x * np.floor(x))
+
+
+def mask_as_float(x):
+    return np.sum(x * (x > 0).astype(float))
+
+
+def power_zero(x):
+    return np.sum(np.maximum(x, 0.0) ** 0 * x)
+
+
+def polynomial(x):
+    p = 0.0 * x
+    for k in range(3):
+        p = p + x**k
+    return np.sum(p)
+
+
+INTEGER_VALUED = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]]) * 3.0
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize("fn", [cast_to_int, floor_as_data, mask_as_float])
+def test_integer_valued_data_passes_no_gradient(mode, fn):
+    """A cast to integers (``x.astype(int)``), ``np.floor`` and a mask cast to floats
+    are data without gradient: the derivative of ``x * cast(x)`` is ``cast(x)``, in
+    each mode."""
+    assert_right_in_mode(mode, fn, INTEGER_VALUED)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize("fn", [power_zero, polynomial])
+def test_the_power_rule_at_a_zero_base(mode, fn):
+    """``x ** 0`` and ``x ** k`` at ``x == 0`` (``k`` from 0): the derivative
+    ``k * x ** (k - 1)`` is finite there (``0 ** -1`` is never formed), in each mode."""
+    assert_right_in_mode(mode, fn, np.array([0.0, -1.0, 2.0]))

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 import pytest
 from oracles import central_difference
+from program_checks import compiled_result
 from test_rules_numeric import CASES, Case
 
-from autodiff_tutor import grad
+from autodiff_tutor import grad, value_and_grad
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.rules.registry import all_rules, helper_ops
 from autodiff_tutor.tracing import value_and_gradient
@@ -211,3 +212,18 @@ def test_every_op_is_tried_on_an_empty_input() -> None:
     """The walk covers the catalog, and most ops run on an empty input (not refused)."""
     accepted = [op for op in OPS if empty_call(op)[3] is None]
     assert len(accepted) >= 0.8 * len(OPS), sorted(set(OPS) - set(accepted))
+
+
+def mean_of(x):
+    return np.mean(x)
+
+
+@pytest.mark.parametrize("mode", ["compiler", "tracing"])
+def test_the_mean_of_an_empty_array(mode):
+    """``np.mean`` of an empty array compiles and traces: its value is numpy's ``nan``
+    and its gradient an empty array of the input's shape."""
+    if mode == "compiler":
+        value, got = compiled_result(lambda: value_and_grad(mean_of)(np.zeros(0)))
+    else:
+        value, got = compiled_result(lambda: value_and_gradient(mean_of, np.zeros(0)))
+    assert np.isnan(value) and got.shape == (0,)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -591,7 +590,7 @@ def _read_called(front: FrontEnd, call: Call) -> None:
     node = call.node if hasattr(call.node, "lineno") else call.keeper.origin
     where = front.parsed.location(node)
     if call.function is None:  # h(x) with h a parameter: nothing to read
-        name = re.sub(r"_\d+$", "", call.node.func.id)  # the user's name, not its version
+        name = front.program.user_name(call.node.func.id)  # not its version
         raise UnsupportedSyntaxError(
             f"calling the local variable {name!r} is not supported: the compiler cannot "
             "read the function it holds, which may change your arrays in place",

@@ -78,7 +78,7 @@ def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = No
             if carried and step.refusal is not None:
                 raise step.refusal  # a construct refused where it carries gradient
             if carried:
-                _raise_dropped_gradient(step, carried, parsed)
+                _raise_dropped_gradient(step, carried, parsed, program)
     for operand in program.static_operands:
         if operand.reads & varied:
             raise UnsupportedSyntaxError(
@@ -154,9 +154,11 @@ def _wrt_of(program: Program) -> list[str]:
     return list(program.params)
 
 
-def _raise_dropped_gradient(step, carried: list[str], parsed: ParsedFunction) -> None:
+def _raise_dropped_gradient(
+    step, carried: list[str], parsed: ParsedFunction, program: Program
+) -> None:
     what = step.description or "this call"
-    users = sorted({re.sub(r"_\d+$", "", n) for n in carried if not re.fullmatch(r"t\d+", n)})
+    users = sorted({program.user_name(n) for n in carried if not re.fullmatch(r"t\d+", n)})
     names = ", ".join(repr(n) for n in users)  # the user's names, not versions
     node = step.expression or step.origin
     location = parsed.location(node) if node is not None else None

@@ -237,6 +237,18 @@ class Program:
     #: global ints whose values the code was compiled on (``range(N_LAYERS)`` over a
     #: structure, unrolled): guarded by value, see :mod:`.compiler.assumptions`
     static_globals: tuple[str, ...] = ()
+    #: the name the user wrote for each version (``x_2`` -> ``x``) and each name the
+    #: desugaring made from one (a generator's ``f`` renamed ``f_2`` -> ``f``)
+    user_names: dict[str, str] = field(default_factory=dict)
+
+    def user_name(self, name: str) -> str:
+        """The name the user wrote for ``name``; any other name (a temporary) as it is.
+
+        >>> program = Program("f", ["x"], {}, [], ["x"], False, user_names={"x_2": "x"})
+        >>> program.user_name("x_2"), program.user_name("t1")
+        ('x', 't1')
+        """
+        return self.user_names.get(name, name)
 
     def all_steps(self) -> list[Step]:
         """Every step, including those inside branches and loops."""

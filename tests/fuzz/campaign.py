@@ -153,9 +153,8 @@ def run(
     every program uses one of these constructs (see :func:`fuzz.generator.generate`).
 
     ``workers=0`` checks in this process. ``workers=n`` uses ``n`` worker processes,
-    each replaced after ``PROGRAMS_PER_WORKER`` programs: compiled functions are never
-    freed by autodiff_tutor today (see test_reliability_regressions), so a long run in
-    one process would grow by about 150 KB per program.
+    each replaced after ``PROGRAMS_PER_WORKER`` programs, so that what a program leaves
+    behind in its process cannot add up over a long run.
     """
     seeds = list(seeds)
     check = functools.partial(

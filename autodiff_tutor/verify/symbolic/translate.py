@@ -43,16 +43,15 @@ from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 from autodiff_tutor.verify.symbolic.translate_calls import (
     MUTATING,
     SUM_LIKE,
-    CallsMixin,
+    Calls,
     Flags,
     Namespace,
     Opaque,
-    _is_check,
     _is_condition,
     _is_symbolic,
     finish,
 )
-from autodiff_tutor.verify.symbolic.translate_expressions import ExpressionsMixin
+from autodiff_tutor.verify.symbolic.translate_expressions import Expressions
 
 __all__ = ["Translation", "parse_source", "translate_function", "translate_parsed"]
 
@@ -126,7 +125,13 @@ class _Return(Exception):
         self.value = value
 
 
-class _Interpreter(ExpressionsMixin, CallsMixin):
+class _Interpreter:
+    """The translation of one call of a function: its state (the names bound so far,
+    the notes, what is channel-wise), its statements, and one part per kind of
+    expression, each an object of its own module that reaches that state through
+    ``self.interpreter``: expressions (``self.expressions``) and calls
+    (``self.calls``)."""
+
     def __init__(
         self, parsed: ParsedFunction, names: dict[str, Any], owner: Any, sums: set[str]
     ) -> None:
@@ -137,6 +142,8 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         self.env: dict[str, Any] = {}
         self.notes: list[str] = []
         self.channel_wise: dict[Any, str] = {}
+        self.expressions = Expressions(self)
+        self.calls = Calls(self)
 
     # --- errors and notes ------------------------------------------------------------
 
@@ -164,7 +171,7 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
             if i < len(args):
                 self.env[name] = args[i]
             elif i >= len(params) - len(defaults):
-                self.env[name] = self.expr(defaults[i - len(params) + len(defaults)])
+                self.env[name] = self.expressions.expr(defaults[i - len(params) + len(defaults)])
             else:
                 raise self.fail(tree, f"{tree.name}: no value for parameter {name!r}")
         try:
@@ -179,16 +186,19 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Return):
-            raise _Return(None if node.value is None else self.expr(node.value))
+            raise _Return(None if node.value is None else self.expressions.expr(node.value))
         if isinstance(node, ast.Assign):
-            value = self.expr(node.value)
+            value = self.expressions.expr(node.value)
             for target in node.targets:
                 self.assign(target, value)
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            self.assign(node.target, self.expr(node.value))
+            self.assign(node.target, self.expressions.expr(node.value))
         elif isinstance(node, ast.AugAssign):
-            current = self.expr(as_load(node.target))
-            self.assign(node.target, self.binop(node, node.op, current, self.expr(node.value)))
+            current = self.expressions.expr(as_load(node.target))
+            self.assign(
+                node.target,
+                self.expressions.binop(node, node.op, current, self.expressions.expr(node.value)),
+            )
         elif isinstance(node, ast.If):
             self.block(node.body if self.truth(node.test) else node.orelse)
         elif isinstance(node, ast.Expr):
@@ -223,7 +233,7 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         """``check_channel_parameters(fmt, X, op, tl=tl, ...)`` raises unless each keyword
         value is channel-wise in ``fmt``: remember those inputs (by their symbols)."""
         try:
-            fmt = self.expr(call.args[0]) if call.args else None
+            fmt = self.expressions.expr(call.args[0]) if call.args else None
         except TranslationError:
             fmt = None
         if not isinstance(fmt, str):
@@ -235,7 +245,7 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
                     self.channel_wise[value] = fmt
 
     def truth(self, test: ast.expr) -> bool:
-        value = self.expr(test)
+        value = self.expressions.expr(test)
         if _is_symbolic(value):
             raise self.fail(
                 test,
@@ -265,11 +275,17 @@ class _Interpreter(ExpressionsMixin, CallsMixin):
         """``d[mask] = v``: per element, ``v`` where the mask holds, ``d`` elsewhere."""
         if not isinstance(target.value, ast.Name):
             raise self.fail(target, f"cannot assign to {ast.unparse(target)}")
-        current = self.expr(target.value)
-        index = self.expr(target.slice)
+        current = self.expressions.expr(target.value)
+        index = self.expressions.expr(target.slice)
         if isinstance(index, Opaque) or index is Ellipsis or isinstance(index, slice):
             self.env[target.value.id] = value  # d[...] = v, d[:] = v
             return
         if not (_is_symbolic(index) and _is_condition(index)):
             raise self.fail(target, "only assignments through a boolean mask are translated")
         self.env[target.value.id] = FUNCTIONS["where"](index, value, current)
+
+
+def _is_check(statement: ast.stmt) -> bool:
+    return isinstance(statement, (ast.Pass, ast.Assert)) or (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+    )

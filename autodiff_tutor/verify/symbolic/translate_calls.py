@@ -3,7 +3,9 @@
 Part of :mod:`~autodiff_tutor.verify.symbolic.translate`: which names mean a sum over elements,
 a shape change, an array module or an in-place update; the marker values
 (:class:`Opaque`, :class:`Flags`, :class:`Namespace`, :class:`Summed`); and the
-translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``).
+translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``),
+a part of the interpreter, which holds it as ``calls``: it reads the interpreter's
+state, and calls its other parts, through ``self.interpreter``.
 
 >>> finish((Summed(1, line=3), None))
 (1, None)
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import operator
 from typing import Any
 
 import sympy as sp
@@ -24,7 +25,7 @@ from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_condition, as_n
 __all__ = [
     "ARRAY_MODULE_FACTORIES",
     "BROADCASTS",
-    "CallsMixin",
+    "Calls",
     "Flags",
     "Namespace",
     "Opaque",
@@ -104,7 +105,7 @@ class Summed:
     Per element it is that element's contribution, which is right only where the sum
     is final (returned, or summed again): using it in further arithmetic would mix
     elements, so the translator refuses that, except for a factor that is the same
-    for every summed element (see ``ExpressionsMixin.scaled_sum``). ``by`` names the
+    for every summed element (see ``Expressions.scaled_sum``). ``by`` names the
     reduction (``reduce_to_channels``) and ``fmt`` the value of its format argument
     (``"BC"``); both are empty for any other sum.
     """
@@ -143,14 +144,19 @@ def _name_of(fn: Any) -> str:
     return getattr(fn, "__name__", "") or type(fn).__name__
 
 
-class CallsMixin:
-    """The call-translating half of the interpreter (it provides ``fail``, ``note``,
-    ``expr``, ``sums``, ``require_number`` and ``parsed``)."""
+class Calls:
+    """The calls of the translated function (``xp.where(...)``, ``x.astype(...)``,
+    ``reduce_to_channels(...)``), part of the interpreter, which it reaches through
+    ``self.interpreter``."""
 
-    def expr_Call(self, node: ast.Call) -> Any:
-        func = self.expr(node.func)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
+    def __init__(self, interpreter: Any) -> None:
+        self.interpreter = interpreter  # the interpreter it is part of: its state, its parts
+
+    def call(self, node: ast.Call) -> Any:
+        expr = self.interpreter.expressions.expr
+        func = expr(node.func)
+        args = [expr(a) for a in node.args]
+        kwargs = {k.arg: expr(k.value) for k in node.keywords if k.arg}
         if isinstance(func, tuple) and func[0] == "xp":
             return self.array_call(node, canonical(func[1]), args, kwargs)
         if isinstance(func, tuple) and func[0] == "method":
@@ -162,12 +168,12 @@ class CallsMixin:
             return FUNCTIONS["abs"](args[0])
         if func in (builtins.max, builtins.min) and len(args) == 2:
             return FUNCTIONS["maximum" if func is builtins.max else "minimum"](*args)
-        if name in self.sums:
+        if name in self.interpreter.sums:
             return self.summed(node, name, args[0])
         if name in SHAPE_ONLY:
             return args[0]
         if any(_is_symbolic(a) or isinstance(a, Summed) for a in [*args, *kwargs.values()]):
-            raise self.fail(
+            raise self.interpreter.fail(
                 node,
                 f"cannot translate the call {ast.unparse(node.func)}(...) on array values",
                 "inline it, or if it sums over the elements sharing a parameter pass "
@@ -178,7 +184,7 @@ class CallsMixin:
     def array_call(self, node: ast.Call, name: str, args: list[Any], kwargs: dict) -> Any:
         for value in [*args, *kwargs.values()]:
             if isinstance(value, Summed):
-                self.require_number(node, value)
+                self.interpreter.expressions.require_number(node, value)
         if name == "clip":
             bounds = [kwargs.get(k) for k in ("a_min", "a_max", "min", "max")]
             args = [*args, *[b for b in bounds if b is not None]]
@@ -191,38 +197,44 @@ class CallsMixin:
             return as_number(args[1] if len(args) > 1 else kwargs["fill_value"])
         if name == "astype":
             return _astype(args[0], args[1] if len(args) > 1 else kwargs.get("dtype"))
-        if name in self.sums:
+        if name in self.interpreter.sums:
             return self.summed(node, name, args[0])
         if name in SHAPE_ONLY:
             return args[0]
         if name in ("mean", "prod", "max", "min", "matmul", "dot", "cumsum", "norm"):
-            raise self.fail(node, f"xp.{name} mixes elements: it cannot be read per element")
-        raise self.fail(node, f"xp.{name} has no symbolic translation")
+            raise self.interpreter.fail(
+                node, f"xp.{name} mixes elements: it cannot be read per element"
+            )
+        raise self.interpreter.fail(node, f"xp.{name} has no symbolic translation")
 
     def method_call(
         self, node: ast.Call, base: Any, name: str, args: list[Any], kwargs: dict
     ) -> Any:
         if name in MUTATING:
-            raise self.fail(node, f"in-place update .{name}() cannot be translated")
+            raise self.interpreter.fail(node, f"in-place update .{name}() cannot be translated")
         if name == "astype":
             return _astype(base, args[0] if args else kwargs.get("dtype"))
         if name == "clip":
             return FUNCTIONS["clip"](base, *args)
-        if name in self.sums:
+        if name in self.interpreter.sums:
             return self.summed(node, name, base)
         if name in SHAPE_ONLY:
             return base
-        raise self.fail(node, f"method .{name}() has no symbolic translation")
+        raise self.interpreter.fail(node, f"method .{name}() has no symbolic translation")
 
     def summed(self, node: ast.AST, name: str, value: Any) -> Any:
         """A reduction: per element, the element's contribution (final use only); the
         broadcast helpers of generated code are identities per element."""
         if name in BROADCASTS:
             return value
-        self.note(node, f"{name}(...) read as a sum: each element's contribution is checked")
+        self.interpreter.note(
+            node, f"{name}(...) read as a sum: each element's contribution is checked"
+        )
         if isinstance(value, Summed):  # a sum of a sum: over more axes, of no known kind
-            return Summed(value.expr, self.parsed.file_line(node))
-        return Summed(value, self.parsed.file_line(node), name, self.format_argument(node, name))
+            return Summed(value.expr, self.interpreter.parsed.file_line(node))
+        return Summed(
+            value, self.interpreter.parsed.file_line(node), name, self.format_argument(node, name)
+        )
 
     def format_argument(self, node: ast.AST, name: str) -> str:
         """The value of ``fmt`` in ``reduce_to_channels(x, fmt)`` when it is a known
@@ -231,7 +243,7 @@ class CallsMixin:
             return ""
         fmt = node.args[1] if len(node.args) > 1 else None
         fmt = fmt or next((k.value for k in node.keywords if k.arg == "fmt"), None)
-        value = self.expr(fmt) if fmt is not None else None
+        value = self.interpreter.expressions.expr(fmt) if fmt is not None else None
         return value if isinstance(value, str) else ""
 
 
@@ -245,43 +257,3 @@ def _astype(value: Any, dtype: Any) -> Any:
     if dtype is bool or getattr(dtype, "__name__", "") == "bool_":
         return as_condition(value)
     return as_number(value)
-
-
-def _selects_elements(index: Any) -> bool:
-    parts = index if isinstance(index, tuple) else (index,)
-    for part in parts:
-        if part is None or part is Ellipsis or isinstance(part, slice):
-            continue
-        if _is_symbolic(part) and _is_condition(part):
-            continue
-        return True
-    return False
-
-
-_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.Pow: "pow"}
-_COMPARE = {
-    ast.Lt: "lt",
-    ast.LtE: "le",
-    ast.Gt: "gt",
-    ast.GtE: "ge",
-    ast.Eq: "eq",
-    ast.NotEq: "ne",
-}
-
-_PYTHON = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-}
-
-
-def _is_check(statement: ast.stmt) -> bool:
-    return isinstance(statement, (ast.Pass, ast.Assert)) or (
-        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-    )

@@ -9,11 +9,17 @@ meaning (calls are in :mod:`~autodiff_tutor.verify.symbolic.translate_calls`).
 ...     return -x if True else x
 >>> translate_function(f, [sp.Symbol("x")]).value
 -x
+
+Part of the interpreter of :mod:`~autodiff_tutor.verify.symbolic.translate`, which
+holds it as ``expressions``: it reads the interpreter's state (the names bound so
+far, the function's globals, ...), and calls its other parts, through
+``self.interpreter``.
 """
 
 from __future__ import annotations
 
 import ast
+import operator
 import types
 from typing import Any
 
@@ -21,9 +27,6 @@ from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.rules.names import is_array_module
 from autodiff_tutor.verify.symbolic.algebra import as_number, binary, compare, logical
 from autodiff_tutor.verify.symbolic.translate_calls import (
-    _BINARY,
-    _COMPARE,
-    _PYTHON,
     ARRAY_MODULE_FACTORIES,
     SHAPE_ONLY,
     Flags,
@@ -33,43 +36,72 @@ from autodiff_tutor.verify.symbolic.translate_calls import (
     _is_condition,
     _is_symbolic,
     _Named,
-    _selects_elements,
 )
 
-__all__ = ["ExpressionsMixin"]
+__all__ = ["Expressions"]
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.Pow: "pow"}
+_COMPARE = {
+    ast.Lt: "lt",
+    ast.LtE: "le",
+    ast.Gt: "gt",
+    ast.GtE: "ge",
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+}
+
+_PYTHON = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+}
 
 
-class ExpressionsMixin:
-    """The expression-translating part of the interpreter (it provides ``fail``,
-    ``truth``, ``env``, ``names``, ``sums`` and ``owner``)."""
+class Expressions:
+    """The expressions of the translated function, each read per element (a call by
+    the interpreter's ``calls``)."""
+
+    def __init__(self, interpreter: Any) -> None:
+        self.interpreter = interpreter  # the interpreter it is part of: its state, its parts
 
     def expr(self, node: ast.expr) -> Any:
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if isinstance(node, ast.Call):
+            method = self.interpreter.calls.call
+        else:
+            method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
-            raise self.fail(node, f"cannot translate {type(node).__name__} {ast.unparse(node)}")
+            raise self.interpreter.fail(
+                node, f"cannot translate {type(node).__name__} {ast.unparse(node)}"
+            )
         try:
             return method(node)
         except TranslationError as error:
             if error.location is not None:
                 raise
-            raise self.fail(node, error.message, error.hint) from None
+            raise self.interpreter.fail(node, error.message, error.hint) from None
 
     def expr_Constant(self, node: ast.Constant) -> Any:
         return node.value
 
     def expr_Name(self, node: ast.Name) -> Any:
-        if node.id in self.env:
-            return self.env[node.id]
-        if node.id in self.names:
-            value = self.names[node.id]
+        if node.id in self.interpreter.env:
+            return self.interpreter.env[node.id]
+        if node.id in self.interpreter.names:
+            value = self.interpreter.names[node.id]
             if isinstance(value, types.ModuleType) and is_array_module(value):
                 return Namespace()
             return value
         if node.id in ("np", "numpy", "xp", "cupy", "cp"):
             return Namespace()
-        if node.id in self.sums | SHAPE_ONLY | ARRAY_MODULE_FACTORIES:
+        if node.id in self.interpreter.sums | SHAPE_ONLY | ARRAY_MODULE_FACTORIES:
             return _Named(node.id)
-        raise self.fail(node, f"unknown name {node.id!r}")
+        raise self.interpreter.fail(node, f"unknown name {node.id!r}")
 
     def expr_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self.expr(e) for e in node.elts)
@@ -90,7 +122,7 @@ class ExpressionsMixin:
             return value
         if isinstance(node.op, ast.Invert):
             return logical("not", value)
-        raise self.fail(node, "'not' on array values (use ~ for masks)")
+        raise self.interpreter.fail(node, "'not' on array values (use ~ for masks)")
 
     def binop(self, node: ast.AST, op: ast.operator, left: Any, right: Any) -> Any:
         if not (_is_symbolic(left) or _is_symbolic(right)):
@@ -107,7 +139,7 @@ class ExpressionsMixin:
             return logical("or", left, right)
         if type(op) in _BINARY:
             return binary(_BINARY[type(op)], left, right)
-        raise self.fail(
+        raise self.interpreter.fail(
             node,
             f"operator {type(op).__name__} cannot be translated per element",
             "matrix products and integer division mix elements",
@@ -127,7 +159,9 @@ class ExpressionsMixin:
             return None
         if not self.same_for_every_summed_element(total, factor):
             return None
-        self.note(node, "a sum times a factor that is the same for every summed element")
+        self.interpreter.note(
+            node, "a sum times a factor that is the same for every summed element"
+        )
         product = binary(_BINARY[type(op)], total.expr, factor)
         return Summed(product, total.line, total.by, total.fmt)
 
@@ -140,7 +174,7 @@ class ExpressionsMixin:
             return False
         channel_sum = total.by == "reduce_to_channels" and total.fmt != ""
         return all(
-            channel_sum and self.channel_wise.get(symbol) == total.fmt
+            channel_sum and self.interpreter.channel_wise.get(symbol) == total.fmt
             for symbol in factor.free_symbols
         )
 
@@ -159,19 +193,21 @@ class ExpressionsMixin:
                 self.require_number(node, right)
                 conditions.append(compare(_COMPARE[type(op)], left, right))
             else:
-                raise self.fail(node, f"comparison {type(op).__name__} cannot be translated")
+                raise self.interpreter.fail(
+                    node, f"comparison {type(op).__name__} cannot be translated"
+                )
             left = right
         return conditions[0] if len(conditions) == 1 else logical("and", *conditions)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:
         values = [self.expr(v) for v in node.values]
         if any(_is_symbolic(v) for v in values):
-            raise self.fail(node, "'and'/'or' on array values", "use & and | on masks")
+            raise self.interpreter.fail(node, "'and'/'or' on array values", "use & and | on masks")
         result = all(values) if isinstance(node.op, ast.And) else any(values)
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Any:
-        return self.expr(node.body if self.truth(node.test) else node.orelse)
+        return self.expr(node.body if self.interpreter.truth(node.test) else node.orelse)
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
@@ -183,14 +219,14 @@ class ExpressionsMixin:
             if node.attr in ("shape", "dtype", "ndim", "size"):
                 return Opaque(ast.unparse(node))
             return ("method", base, node.attr)
-        if base is self.owner and self.owner is not None:
+        if base is self.interpreter.owner and self.interpreter.owner is not None:
             return getattr(base, node.attr, Opaque(ast.unparse(node)))
         if isinstance(base, Opaque):
             return Opaque(ast.unparse(node))
         try:
             return getattr(base, node.attr)
         except AttributeError:
-            raise self.fail(node, f"unknown attribute {ast.unparse(node)}") from None
+            raise self.interpreter.fail(node, f"unknown attribute {ast.unparse(node)}") from None
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
@@ -203,21 +239,32 @@ class ExpressionsMixin:
             return Opaque(ast.unparse(node))
         if _is_symbolic(base):
             if _selects_elements(index):
-                raise self.fail(
+                raise self.interpreter.fail(
                     node,
                     f"{ast.unparse(node)} picks particular elements",
                     "per-element translation understands masks, slices, None and ...",
                 )
             return base  # a mask, slice or new axis: the element itself
-        raise self.fail(node, f"cannot translate {ast.unparse(node)}")
+        raise self.interpreter.fail(node, f"cannot translate {ast.unparse(node)}")
 
     def require_number(self, node: ast.AST, value: Any) -> None:
         if isinstance(value, Summed):
-            raise self.fail(
+            raise self.interpreter.fail(
                 node,
                 f"the sum of line {value.line} is used in further computation: per element "
                 "it cannot be followed (it mixes elements)",
                 "the symbolic check reads sums only as the last step of a value",
             )
         if isinstance(value, (Opaque, Namespace, Flags, str, tuple)) or value is None:
-            raise self.fail(node, f"{value!r} cannot be used as a number here")
+            raise self.interpreter.fail(node, f"{value!r} cannot be used as a number here")
+
+
+def _selects_elements(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, slice):
+            continue
+        if _is_symbolic(part) and _is_condition(part):
+            continue
+        return True
+    return False

@@ -15,7 +15,8 @@ a branch is held in a variable from before that loop or branch. An item appended
 a list attribute is appended to the object's list; reading that list afterwards is
 refused where its entries are not followed (a list passed as one value).
 
-Part of :mod:`.front.desugar.structures` (a mixin of its pass).
+Part of :mod:`.front.desugar.structures`, whose pass holds it as ``attribute_writes``:
+it reads the pass's state, and calls its other parts, through ``self.structures``.
 
 >>> import ast
 >>> from autodiff_tutor.compiler.front.desugar.base import Names
@@ -38,6 +39,7 @@ return x * self_nfev_1
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, reject
 from autodiff_tutor.syntax import copy_tree
@@ -49,16 +51,23 @@ DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set)
 MUTATING = {"append", "extend", "insert", "pop", "remove", "update", "clear", "setdefault"}
 
 
-class AttributeWritesMixin:
+class AttributeWrites:
     """``self.x = v``, ``self.x += v`` and ``self.xs.append(v)`` on an object whose
     attributes the function writes (its literal names the parameter holding it)."""
 
-    def _holder(self, name: str) -> str | None:
+    def __init__(self, structures: Any) -> None:
+        self.structures = structures  # the pass it is part of: its state, its other parts
+        # the variables holding attributes written in loops and branches, and the list
+        # attributes appended to whose items are not followed
+        self.carried: set[str] = set()
+        self.changed_lists: dict[tuple[str, str], ast.stmt] = {}
+
+    def holder(self, name: str) -> str | None:
         """The parameter passing the object ``name`` itself, when it is written."""
-        literal = self.env.get(name)
+        literal = self.structures.env.get(name)
         return getattr(literal, "holder", None) if getattr(literal, "is_object", False) else None
 
-    def _attribute_statement(self, node: ast.stmt) -> list[ast.stmt] | None:
+    def statement(self, node: ast.stmt) -> list[ast.stmt] | None:
         """The statements for a write into an attribute, else ``None``."""
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             return self._attribute_call(node, node.value)
@@ -73,7 +82,7 @@ class AttributeWritesMixin:
             return None
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
             return None
-        holder = self._holder(target.value.id)
+        holder = self.holder(target.value.id)
         if holder is None:
             return None
         return self._write_attribute(target, value, node, holder)
@@ -82,7 +91,7 @@ class AttributeWritesMixin:
         self, target: ast.Attribute, value: ast.expr, at: ast.stmt, holder: str
     ) -> list[ast.stmt]:
         obj, attr = target.value.id, target.attr
-        folded = self._fold(self._attributes(value), whole=True)
+        folded = self._read(value)
         if isinstance(folded, DISPLAYS):
             reject(
                 target,
@@ -92,13 +101,13 @@ class AttributeWritesMixin:
                 f"set {obj}.{attr} to that structure after the gradient, outside the "
                 "differentiated method",
             )
-        literal = self.env[obj]
+        literal = self.structures.env[obj]
         keys = [k.value for k in literal.keys]
-        if self.depth:
-            entry = literal.values[keys.index(attr)]  # a variable: see _carry_attributes
+        if self.structures.depth:
+            entry = literal.values[keys.index(attr)]  # a variable: see carry
             statements, leaf = [assign_like(entry.id, folded, at)], name_node(entry.id)
         else:
-            statements, leaf = self._hold(folded, f"{obj}_{attr}", at)
+            statements, leaf = self.structures.hold(folded, f"{obj}_{attr}", at)
             self._set_entry(obj, attr, leaf)
         augmented = ast.Constant(isinstance(at, ast.AugAssign))
         args = [name_node(holder), ast.Constant(attr), copy_tree(leaf), augmented]
@@ -115,10 +124,10 @@ class AttributeWritesMixin:
         ):
             return None
         obj, attr = func.value.value.id, func.value.attr
-        holder = self._holder(obj)
+        holder = self.holder(obj)
         if holder is None:
             return None
-        if func.attr != "append" or len(call.args) != 1 or call.keywords or self.depth:
+        if func.attr != "append" or len(call.args) != 1 or call.keywords or self.structures.depth:
             reject(
                 call,
                 f"this changes the attribute {obj}.{attr} of the object in place: the "
@@ -127,14 +136,14 @@ class AttributeWritesMixin:
                 f"append at the top level of the method, or assign a new value "
                 f"({obj}.{attr} = ...)",
             )
-        keys = [k.value for k in self.env[obj].keys]
+        keys = [k.value for k in self.structures.env[obj].keys]
         if attr not in keys:
             reject(func.value, f"{obj}.{attr} is not an attribute of the object")
-        item = self._fold(self._attributes(call.args[0]), whole=True)
+        item = self._read(call.args[0])
         if isinstance(item, DISPLAYS):
             reject(call.args[0], "the compiled code appends a value (a number, an array) here")
-        statements, leaf = self._hold(item, f"{obj}_{attr}_item", node)
-        entry = self.env[obj].values[keys.index(attr)]
+        statements, leaf = self.structures.hold(item, f"{obj}_{attr}_item", node)
+        entry = self.structures.env[obj].values[keys.index(attr)]
         if isinstance(entry, ast.List):  # its items are followed: the list grows here too
             self._set_entry(obj, attr, ast.List([*entry.elts, copy_tree(leaf)], ast.Load()))
         else:
@@ -142,17 +151,22 @@ class AttributeWritesMixin:
         args = [name_node(holder), ast.Constant(attr), copy_tree(leaf)]
         return [*statements, _effect(APPEND, args, node, f"{obj}.{attr}", call)]
 
+    def _read(self, value: ast.expr) -> ast.expr:
+        """The value written, with its reads of structures and attributes resolved."""
+        reads = self.structures.reads
+        return reads.fold(reads.attributes(value), whole=True)
+
     def _set_entry(self, obj: str, attr: str, value: ast.expr) -> None:
-        literal = copy_tree(self.env[obj])  # (keeps is_object, cls, holder)
+        literal = copy_tree(self.structures.env[obj])  # (keeps is_object, cls, holder)
         keys = [k.value for k in literal.keys]
         if attr in keys:
             literal.values[keys.index(attr)] = value
         else:
             literal.keys.append(ast.Constant(attr))
             literal.values.append(value)
-        self.env[obj] = literal
+        self.structures.env[obj] = literal
 
-    def _carry_attributes(self, region: ast.stmt) -> list[ast.stmt]:
+    def carry(self, region: ast.stmt) -> list[ast.stmt]:
         """Before a loop or branch that is not unrolled: each attribute written inside
         it held in a variable (``self_nfev_2 = self_nfev``), which its writes reassign
         and its reads read, there and after."""
@@ -164,11 +178,11 @@ class AttributeWritesMixin:
                     isinstance(target, ast.Attribute)
                     and isinstance(target.value, ast.Name)
                     and isinstance(target.ctx, ast.Store)
-                    and self._holder(target.value.id) is not None
+                    and self.holder(target.value.id) is not None
                 ):
                     continue
                 obj, attr = target.value.id, target.attr
-                literal = self.env[obj]
+                literal = self.structures.env[obj]
                 keys = [k.value for k in literal.keys]
                 if attr not in keys:
                     reject(
@@ -185,13 +199,13 @@ class AttributeWritesMixin:
                         f"{obj}.{attr} holds a structure and is set inside a loop or a branch",
                         f"set {obj}.{attr} once, outside loops and branches",
                     )
-                variable = self.names.fresh(f"{obj}_{attr}")
+                variable = self.structures.names.fresh(f"{obj}_{attr}")
                 self.carried.add(variable)
                 out.append(assign_like(variable, copy_tree(entry), region))
                 self._set_entry(obj, attr, name_node(variable))
         return out
 
-    def _refuse_changed_list(self, attribute: ast.Attribute) -> None:
+    def refuse_changed_list(self, attribute: ast.Attribute) -> None:
         """A read of a list attribute appended to before, whose items are not followed."""
         key = (attribute.value.id, attribute.attr)
         if key in self.changed_lists:

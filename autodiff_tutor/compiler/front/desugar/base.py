@@ -4,6 +4,8 @@
 >>> names = Names(ast.parse("k_1 = x"))
 >>> names.fresh("k"), names.exact("x"), names.exact("y")
 ('k_2', 'x_3', 'y')
+>>> names.made_from
+{'k_2': 'k', 'x_3': 'x'}
 """
 
 from __future__ import annotations
@@ -13,18 +15,21 @@ import itertools
 
 
 class Names:
-    """Fresh names that do not clash with any name in the function."""
+    """Fresh names that do not clash with any name in the function, and the name each
+    was made from (a generator's ``f`` renamed ``f_2``: errors name ``f``)."""
 
     def __init__(self, tree: ast.AST):
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
         self.counter = itertools.count(1)
+        self.made_from: dict[str, str] = {}  # fresh name -> the stem it was made from
 
     def fresh(self, stem: str) -> str:
         while True:
             name = f"{stem}_{next(self.counter)}"
             if name not in self.taken:
                 self.taken.add(name)
+                self.made_from[name] = stem
                 return name
 
     def exact(self, name: str) -> str:

@@ -68,7 +68,8 @@ def desugar(
     ``namespace``: the function's globals (to tell the builtin ``sum`` from another);
     ``structures``: structured parameters, as literals of their leaf parameters;
     ``statics``: int parameters whose values the call made known (``range(n_layers)``).
-    The tree's ``static_globals`` names the global ints its indexes and ranges read.
+    The tree's ``static_globals`` names the global ints its indexes and ranges read,
+    its ``made_from`` the name each name the rewrites made was made from (``f_2``: ``f``).
     """
     tree = copy_tree(tree)
     names = Names(tree)
@@ -86,6 +87,7 @@ def desugar(
     tree.body = structured.run(tree.body)
     tree.output_keys = structured.output_keys  # a returned dict: its keys, in order
     tree.static_globals = tuple(sorted(structured.globals_used))
+    tree.made_from = names.made_from  # filled by the rewrites below too
     refuse_reads_after_state_writes(tree)  # bn_param["running_mean"] = ...: effect only
     tree.body = rewrite_returns(tree.body, names)
     tree.body = _flatten([_rewrite_statement(s, names) for s in tree.body])

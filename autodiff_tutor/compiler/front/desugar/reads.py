@@ -2,14 +2,15 @@
 ``self.W`` of an object parameter, ``params[1][0]``, ``p["W"]``, ``len(params)``,
 ``d.items()``, ``sorted(d)``, each replaced by the leaf or constant it denotes.
 
-Part of the structures pass (a mixin of :class:`~.desugar_structures.Structures`).
+Part of :mod:`.front.desugar.structures`, whose pass holds it as ``reads``: it reads
+the pass's state, and calls its other parts, through ``self.structures``.
 
 >>> import ast
 >>> from autodiff_tutor.compiler.front.desugar.base import Names
 >>> from autodiff_tutor.compiler.front.desugar.structures import Structures
 >>> literal = ast.parse("{'W': p_W, 'b': [p_b_0, p_b_1]}", mode="eval").body
 >>> structures = Structures(Names(literal), {"p": literal})
->>> ast.unparse(structures._fold(ast.parse("p['b'][1] * len(p)", mode="eval").body))
+>>> ast.unparse(structures.reads.fold(ast.parse("p['b'][1] * len(p)", mode="eval").body))
 'p_b_1 * 2'
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import reject
 from autodiff_tutor.syntax import copy_tree
@@ -30,17 +32,21 @@ OPTIONS_HINT = (
 )
 
 
-class ReadsMixin:
-    """Folding of reads of structures (``self.env`` maps names to their literals)."""
+class Reads:
+    """Folding of reads of structures (``self.structures.env`` maps names to their
+    literals)."""
 
-    def _attributes(self, node: ast.stmt) -> ast.stmt:
+    def __init__(self, structures: Any) -> None:
+        self.structures = structures  # the pass it is part of: its state, its other parts
+
+    def attributes(self, node: ast.stmt) -> ast.stmt:
         """``self.W`` of an object parameter reads its entry ``self["W"]``; writes that
         are not statements of their own are refused (the statements are kept for their
         effect, see :mod:`.front.desugar.attributes`)."""
-        objects = {n for n, s in self.env.items() if getattr(s, "is_object", False)}
+        structures = self.structures
+        objects = {n for n, s in structures.env.items() if getattr(s, "is_object", False)}
         if not objects:
             return node
-        pass_ = self
 
         class Attributes(ast.NodeTransformer):
             def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
@@ -49,9 +55,9 @@ class ReadsMixin:
                 if not (isinstance(value, ast.Name) and value.id in objects):
                     return attribute
                 if not isinstance(attribute.ctx, ast.Load):
-                    pass_._refuse_write(value.id, attribute)
-                pass_._refuse_changed_list(attribute)
-                keys = [k.value for k in pass_.env[value.id].keys]
+                    structures.refuse_write(value.id, attribute)
+                structures.attribute_writes.refuse_changed_list(attribute)
+                keys = [k.value for k in structures.env[value.id].keys]
                 if attribute.attr not in keys:
                     reject(
                         attribute,
@@ -68,21 +74,21 @@ class ReadsMixin:
 
         return Attributes().visit(node)
 
-    def _fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
+    def fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
         """``expr`` with structures replaced and reads of them resolved."""
-        pass_ = self
+        reads, structures = self, self.structures
 
         class Fold(ast.NodeTransformer):
             def visit_Name(self, node: ast.Name) -> ast.expr:
-                if isinstance(node.ctx, ast.Load) and node.id in pass_.constants:
-                    return copy_tree(pass_.constants[node.id])
-                if isinstance(node.ctx, ast.Load) and node.id in pass_.env:
-                    return ast.copy_location(copy_tree(pass_.env[node.id]), node)
+                if isinstance(node.ctx, ast.Load) and node.id in structures.constants:
+                    return copy_tree(structures.constants[node.id])
+                if isinstance(node.ctx, ast.Load) and node.id in structures.env:
+                    return ast.copy_location(copy_tree(structures.env[node.id]), node)
                 return node
 
             def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
                 node.test = self.visit(node.test)
-                truth = static_truth(node.test, pass_._known)
+                truth = static_truth(node.test, reads.known)
                 if truth is None:
                     node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
                     return node
@@ -94,8 +100,8 @@ class ReadsMixin:
                 self.generic_visit(node)
                 if not isinstance(node.value, DISPLAYS):
                     return node
-                node.slice = pass_._static_slice(node.slice)  # params[f"W{i}"], params[-1]
-                return pass_._subscript(node)
+                node.slice = reads.static_slice(node.slice)  # params[f"W{i}"], params[-1]
+                return reads.subscript(node)
 
             def visit_Call(self, node: ast.Call) -> ast.expr:
                 self.generic_visit(node)
@@ -111,8 +117,8 @@ class ReadsMixin:
                     and isinstance(node.args[0], ast.Starred)
                 ):
                     rows = node.args[0].value
-                    if isinstance(rows, ast.Name) and rows.id in pass_.built:
-                        rows = ast.List(copy_tree(pass_.built[rows.id]), ast.Load())
+                    if isinstance(rows, ast.Name) and rows.id in structures.built:
+                        rows = ast.List(copy_tree(structures.built[rows.id]), ast.Load())
                     if not isinstance(rows, (ast.List, ast.Tuple)) or not all(
                         isinstance(r, (ast.List, ast.Tuple)) for r in rows.elts
                     ):
@@ -162,7 +168,9 @@ class ReadsMixin:
             if not isinstance(node, DISPLAYS):
                 continue
             nested = isinstance(node, ast.Dict) or any(isinstance(e, DISPLAYS) for e in node.elts)
-            tracked = any(isinstance(n, ast.Name) and n.id in self.leaves for n in ast.walk(node))
+            tracked = any(
+                isinstance(n, ast.Name) and n.id in structures.leaves for n in ast.walk(node)
+            )
             if nested and (tracked or isinstance(node, ast.Dict)):
                 choice = isinstance(expr, (ast.BoolOp, ast.IfExp))  # config = config or {}
                 reject(
@@ -172,7 +180,7 @@ class ReadsMixin:
                 )
         return folded
 
-    def _subscript(self, node: ast.Subscript) -> ast.expr:
+    def subscript(self, node: ast.Subscript) -> ast.expr:
         structure, key = node.value, node.slice
         if isinstance(structure, ast.Dict):
             keys = [k.value for k in structure.keys]
@@ -198,7 +206,7 @@ class ReadsMixin:
         ):
             bounds = [p.value if p is not None else None for p in (key.lower, key.upper, key.step)]
             return type(structure)(structure.elts[slice(*bounds)], ast.Load())
-        if not self._is_structure(structure):
+        if not self.structures.is_structure(structure):
             return node  # a flat list of plain values: the compiler reads it at run time
         reject(
             node,
@@ -212,29 +220,39 @@ class ReadsMixin:
             "them into one array (np.stack(params)) and index that array",
         )
 
-    def _known(self, name: str) -> int | str | None:
+    def known(self, name: str) -> int | str | None:
         """The int or string a name stands for while compiling: an unrolled loop's
         index, an int argument the call was specialized on, a name assigned once an int
         or string written out, a global int."""
-        if name in self.constants:
-            value = self.constants[name]
+        if name in self.structures.constants:
+            value = self.structures.constants[name]
             return value.value if isinstance(value, ast.Constant) else None
-        if name in self.statics:
-            self.statics_used.add(name)
-            return self.statics[name]
-        if name in self.written:
-            return self.written[name]
+        if name in self.structures.statics:
+            self.structures.statics_used.add(name)
+            return self.structures.statics[name]
+        if name in self.structures.written:
+            return self.structures.written[name]
         return self._global_int(name)
 
-    def _static_slice(self, key: ast.expr) -> ast.expr:
+    def _global_int(self, name: str) -> int | None:
+        """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
+        compiled code is guarded by its value (see :mod:`.compiler.assumptions`)."""
+        structures = self.structures
+        value = structures.namespace.get(name)
+        if name in structures.local or type(value) is not int:
+            return None
+        structures.globals_used.add(name)
+        return value
+
+    def static_slice(self, key: ast.expr) -> ast.expr:
         """A key, an index or a slice with each part computed where it is known."""
         if isinstance(key, ast.Slice):
             parts = [
-                folded_key(p, self._known) if p is not None else None
+                folded_key(p, self.known) if p is not None else None
                 for p in (key.lower, key.upper, key.step)
             ]
             return ast.copy_location(ast.Slice(*parts), key)
-        return folded_key(key, self._known)
+        return folded_key(key, self.known)
 
 
 def iterated(node: ast.expr) -> list[ast.expr] | None:

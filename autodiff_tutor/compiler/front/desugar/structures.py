@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWritesMixin
+from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWrites
 from autodiff_tutor.compiler.front.desugar.base import (
     Names,
     StatementPass,
@@ -54,18 +54,23 @@ from autodiff_tutor.compiler.front.desugar.base import (
 from autodiff_tutor.compiler.front.desugar.reads import (
     DISPLAYS,
     OPTIONS_HINT,
-    ReadsMixin,
+    Reads,
     bind_target,
     items_of,
     static_truth,
     substitute,
 )
-from autodiff_tutor.compiler.front.desugar.unroll import UnrollMixin
+from autodiff_tutor.compiler.front.desugar.unroll import Unrolling
 from autodiff_tutor.syntax import copy_tree
 
 
-class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
-    """Replace structures by their leaves (see the module docstring)."""
+class Structures(StatementPass):
+    """Replace structures by their leaves (see the module docstring): the state of one
+    function's pass (what each name holds, the leaves, the ints known while compiling,
+    ...), its steps for statements and assignments, and one part per concern, each an
+    object of its own module that reads that state through ``self.structures``: reads
+    of structures (``self.reads``), loops unrolled (``self.unrolling``) and writes into
+    an object's attributes (``self.attribute_writes``)."""
 
     def __init__(
         self,
@@ -102,20 +107,9 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         # touched them; zip(*rows) reads them (the list itself is still built at run time)
         self.built: dict[str, list[ast.expr]] = {}
         self.built_from: dict[str, str] = {}  # rows = items: the other name of the list
-        # writes into an object's attributes (see .front.desugar.attributes): the
-        # variables holding attributes written in loops and branches, and the list
-        # attributes appended to whose items are not followed
-        self.carried: set[str] = set()
-        self.changed_lists: dict[tuple[str, str], ast.stmt] = {}
-
-    def _global_int(self, name: str) -> int | None:
-        """A global int the function reads (``range(N_LAYERS)``); recorded, so that the
-        compiled code is guarded by its value (see :mod:`.compiler.assumptions`)."""
-        value = self.namespace.get(name)
-        if name in self.local or type(value) is not int:
-            return None
-        self.globals_used.add(name)
-        return value
+        self.reads = Reads(self)
+        self.unrolling = Unrolling(self)
+        self.attribute_writes = AttributeWrites(self)
 
     # -- statements ------------------------------------------------------------------
 
@@ -162,22 +156,22 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         items = self.built.pop(name)
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call.args[0])):
             return self._statement_of(node)  # rows.append(rows): a list as any
-        value = self._fold(call.args[0], whole=True)
+        value = self.reads.fold(call.args[0], whole=True)
         nested = any(isinstance(e, DISPLAYS) for e in getattr(value, "elts", ()))
         if isinstance(value, ast.Dict) or nested:  # a list of dicts or of nested lists: as any
             return self._statement_of(node)
-        statements, item = self._hold(value, f"{name}_{len(items)}", node)
+        statements, item = self.hold(value, f"{name}_{len(items)}", node)
         self.built[name] = [*items, item]
         call.args = [copy_tree(item)]
         return [*statements, node]
 
     def _statement_of(self, node: ast.stmt) -> list[ast.stmt]:
         if isinstance(node, ast.If):
-            node.test = self._fold(self._attributes(node.test))
-            truth = static_truth(node.test, self._known)
+            node.test = self.reads.fold(self.reads.attributes(node.test))
+            truth = static_truth(node.test, self.reads.known)
             if truth is not None:  # if len(args) > 2: the branch Python takes, alone
                 return self.run(node.body if truth else node.orelse)
-        written = self._attribute_statement(node)  # self.nfev += 1
+        written = self.attribute_writes.statement(node)  # self.nfev += 1
         if written is not None:
             return written
         self._check_mutation(node)
@@ -193,16 +187,16 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             self.written[node.targets[0].id] = node.value.value
         if isinstance(node, (ast.For, ast.While, ast.If)):
             return self._compound(node)
-        node = self._attributes(node)
+        node = self.reads.attributes(node)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            return self._assign(node.targets[0], node.value, node)
+            return self.assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
             read = copy_tree(node.target)
             read.ctx = ast.Load()
             value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
-            return self._assign(node.target, value, node)
+            return self.assign(node.target, value, node)
         if isinstance(node, ast.Return) and node.value is not None:
-            value = self._fold(node.value, whole=True)
+            value = self.reads.fold(node.value, whole=True)
             if isinstance(value, ast.Dict) and self.depth:
                 reject(
                     node,
@@ -220,7 +214,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
                 )
         for field in ("value", "test", "msg", "exc"):
             if isinstance(getattr(node, field, None), ast.expr):
-                setattr(node, field, self._fold(getattr(node, field)))
+                setattr(node, field, self.reads.fold(getattr(node, field)))
         return [node]
 
     def _compound(self, node: ast.For | ast.While | ast.If) -> list[ast.stmt]:
@@ -228,14 +222,14 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         statement by statement, its heads read after the attributes it writes are held
         in variables (a while test reads them anew at each iteration)."""
         if isinstance(node, ast.For):
-            node.iter = self._attributes(node.iter)
-            unrolled = self._unroll(node)
+            node.iter = self.reads.attributes(node.iter)
+            unrolled = self.unrolling.unroll(node)
             if unrolled is not None:
                 return unrolled
-        carried = self._carry_attributes(node)
+        carried = self.attribute_writes.carry(node)
         for field in ("iter", "test"):
             if hasattr(node, field):
-                setattr(node, field, self._fold(self._attributes(getattr(node, field))))
+                setattr(node, field, self.reads.fold(self.reads.attributes(getattr(node, field))))
         self._enter(node)
         node.body = self.run(node.body)
         node.orelse = self.run(node.orelse)
@@ -254,7 +248,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
                     "a returned dict must hold arrays (not lists, dicts or constants)",
                     "return one array per key, or return a tuple",
                 )
-        statements, literal = self._hold(value, "out", at)
+        statements, literal = self.hold(value, "out", at)
         self.output_keys = tuple(k.value for k in literal.keys)
         returned = ast.copy_location(ast.Return(ast.List(literal.values, ast.Load())), at)
         return [*statements, returned]
@@ -292,10 +286,10 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
                 f"keep that list in a name of its own (losses = []; losses.{call.func.attr}"
                 "(...)), and put it in the structure afterwards",
             )
-        self._refuse_write(root.id, call)
+        self.refuse_write(root.id, call)
 
-    def _refuse_write(self, name: str, node: ast.AST) -> None:
-        if isinstance(node, ast.Attribute) and self._holder(name) is not None:
+    def refuse_write(self, name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute) and self.attribute_writes.holder(name) is not None:
             reject(
                 node,
                 f"this form of write into {name}.{node.attr} is not supported: the compiled "
@@ -320,24 +314,24 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             )
         reject(node, f"this changes the structure {name!r} in place", "build a new one instead")
 
-    def _assign(self, target: ast.expr, value: ast.expr, at: ast.stmt) -> list[ast.stmt]:
+    def assign(self, target: ast.expr, value: ast.expr, at: ast.stmt) -> list[ast.stmt]:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             if target.value.id in self.env:
                 return self._write_item(target, value, at)
         if isinstance(value, ast.DictComp):
             value = self._dict_comprehension(value)
         else:
-            value = self._fold(value, whole=True)
-        if isinstance(target, (ast.Tuple, ast.List)) and self._is_structure(value):
+            value = self.reads.fold(value, whole=True)
+        if isinstance(target, (ast.Tuple, ast.List)) and self.is_structure(value):
             out: list[ast.stmt] = []
             for element, item in _pair_up(target, items_of(value), value):
-                out += self._assign(element, item, at)
+                out += self.assign(element, item, at)
             return out
         if isinstance(target, ast.Name):
             self.env.pop(target.id, None)
             if target.id in self.parameters:
                 reject(target, f"the structured parameter {target.id!r} is reassigned")
-            if self._is_structure(value):
+            if self.is_structure(value):
                 if self.depth and target.id in self.once and self._of_parameters(value):
                     self.env[target.id] = value  # self_1 = self in a loop: one more name
                     return []
@@ -348,19 +342,19 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
                         "a structure (a dict or a nested list) is made inside a loop or a branch",
                         OPTIONS_HINT if empty else "make it before the loop or branch",
                     )
-                statements, literal = self._hold(value, target.id, at)
+                statements, literal = self.hold(value, target.id, at)
                 self.env[target.id] = literal
                 return statements
-        elif self._is_structure(value) and isinstance(value, ast.Dict):
+        elif self.is_structure(value) and isinstance(value, ast.Dict):
             reject(value, "a dict can only be assigned to a name here")
         return [ast.copy_location(ast.Assign([target], value), at)]
 
     def _write_item(self, target: ast.Subscript, value: ast.expr, at: ast.stmt) -> list:
         name = target.value.id
-        key = self._fold(target.slice)
+        key = self.reads.fold(target.slice)
         if name in self.parameters or self.depth or not isinstance(key, ast.Constant):
-            self._refuse_write(name, target)
-        statements, leaf = self._hold(self._fold(value, whole=True), f"{name}_{key.value}", at)
+            self.refuse_write(name, target)
+        statements, leaf = self.hold(self.reads.fold(value, whole=True), f"{name}_{key.value}", at)
         structure = copy_tree(self.env[name])
         if isinstance(structure, ast.Dict):
             keys = [k.value for k in structure.keys]
@@ -378,7 +372,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         self.env[name] = structure
         return statements
 
-    def _hold(self, value: ast.expr, stem: str, at: ast.stmt) -> tuple[list, ast.expr]:
+    def hold(self, value: ast.expr, stem: str, at: ast.stmt) -> tuple[list, ast.expr]:
         """Copy each leaf of ``value`` that is not already a leaf into a fresh name."""
         if isinstance(value, ast.Constant) or (
             isinstance(value, ast.Name) and value.id in self.leaves
@@ -389,7 +383,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             for key, item in zip(value.keys, value.values, strict=True):
                 if not isinstance(key, ast.Constant):
                     reject(value, "dict keys must be constants here", "use strings as keys")
-                statements, leaf = self._hold(item, f"{stem}_{key.value}", at)
+                statements, leaf = self.hold(item, f"{stem}_{key.value}", at)
                 out += statements
                 values.append(leaf)
             held = unique_keys([copy_tree(k) for k in value.keys], values)
@@ -399,7 +393,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         if isinstance(value, (ast.List, ast.Tuple)):
             out, elements = [], []
             for i, item in enumerate(value.elts):
-                statements, leaf = self._hold(item, f"{stem}_{i}", at)
+                statements, leaf = self.hold(item, f"{stem}_{i}", at)
                 out += statements
                 elements.append(leaf)
             return out, type(value)(elements, ast.Load())
@@ -415,7 +409,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         names = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
         return bool(names) and all(n.id in self.parameter_leaves for n in names)
 
-    def _is_structure(self, value: ast.expr) -> bool:
+    def is_structure(self, value: ast.expr) -> bool:
         """A literal the pass keeps track of: a dict, nested, or holding tracked leaves."""
         if isinstance(value, ast.Dict):
             return True
@@ -430,7 +424,7 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
         if len(node.generators) != 1 or node.generators[0].ifs:
             reject(node, "dict comprehensions take one 'for' without 'if' here")
         generator = node.generators[0]
-        elements = self._elements(generator.iter)
+        elements = self.unrolling.elements(generator.iter)
         if elements is None:
             reject(generator.iter, "a dict comprehension must go over a dict or a structure")
         keys, values = [], []
@@ -438,11 +432,11 @@ class Structures(ReadsMixin, UnrollMixin, AttributeWritesMixin, StatementPass):
             bound = bind_target(generator.target, element)
             if bound is None:
                 reject(generator.target, "cannot unpack this element here")
-            key = self._fold(substitute(node.key, bound))
+            key = self.reads.fold(substitute(node.key, bound))
             if not isinstance(key, ast.Constant):
                 reject(node.key, "the keys of a dict comprehension must be known statically")
             keys.append(key)
-            values.append(self._fold(substitute(node.value, bound), whole=True))
+            values.append(self.reads.fold(substitute(node.value, bound), whole=True))
         return unique_keys(keys, values)
 
 

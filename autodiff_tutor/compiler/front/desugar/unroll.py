@@ -5,7 +5,8 @@
 (``params[f"W{i}"]``) become one copy of the body per element (the copies keep the
 user's line numbers).
 
-Part of the structures pass (a mixin of :class:`~.front.desugar.structures.Structures`).
+Part of :mod:`.front.desugar.structures`, whose pass holds it as ``unrolling``: it
+reads the pass's state, and calls its other parts, through ``self.structures``.
 
 >>> import ast
 >>> from autodiff_tutor.compiler.front.desugar.base import Names
@@ -37,19 +38,23 @@ return s
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import reject
 from autodiff_tutor.compiler.front.desugar.reads import static_value, zipped_as_written
 from autodiff_tutor.syntax import copy_tree
 
 
-class UnrollMixin:
+class Unrolling:
     """Loops over structures, one copy of the body per element."""
 
-    def _unroll(self, node: ast.For) -> list[ast.stmt] | None:
+    def __init__(self, structures: Any) -> None:
+        self.structures = structures  # the pass it is part of: its state, its other parts
+
+    def unroll(self, node: ast.For) -> list[ast.stmt] | None:
         """One copy of the body per element, when the loop goes over a structure, or
         over a constant range whose index makes a structure's keys (``params[f"W{i}"]``)."""
-        sequence = self._elements(node.iter) or self._key_range(node)
+        sequence = self.elements(node.iter) or self._key_range(node)
         if sequence is None:
             return None
         if node.orelse:
@@ -71,23 +76,24 @@ class UnrollMixin:
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             }
             if index is not None and index not in stored and isinstance(element, ast.Constant):
-                self.constants[index] = element
-            out += self._assign(copy_tree(node.target), copy_tree(element), node)
-            out += self.run(copy_tree(node.body))
-            self.constants.pop(index, None)
+                self.structures.constants[index] = element
+            out += self.structures.assign(copy_tree(node.target), copy_tree(element), node)
+            out += self.structures.run(copy_tree(node.body))
+            self.structures.constants.pop(index, None)
         return out
 
-    def _elements(self, iterable: ast.expr) -> list[ast.expr] | None:
+    def elements(self, iterable: ast.expr) -> list[ast.expr] | None:
         """The elements a loop goes over, when they are known statically."""
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
             name, args = iterable.func.id, iterable.args
             if name == "range" and self._indexes_structure(iterable):
                 return self._static_range(iterable)
             if name in ("sorted", "list") and len(args) == 1 and not iterable.keywords:
-                folded = self._fold(copy_tree(iterable))  # sorted(d): d's keys, in order
-                if isinstance(folded, ast.List) and isinstance(self._fold(args[0], True), ast.Dict):
+                fold = self.structures.reads.fold
+                folded = fold(copy_tree(iterable))  # sorted(d): d's keys, in order
+                if isinstance(folded, ast.List) and isinstance(fold(args[0], True), ast.Dict):
                     return list(folded.elts)
-            parts = [self._elements(a) for a in args]
+            parts = [self.elements(a) for a in args]
             if name in ("zip", "enumerate", "reversed") and parts and parts[0] is not None:
                 if name == "reversed" and len(parts) == 1:
                     return parts[0][::-1]
@@ -100,10 +106,10 @@ class UnrollMixin:
                         return None  # zip(a, b, strict=True) of lengths that differ
                     return [ast.Tuple(list(es), ast.Load()) for es in zip(*parts, strict=False)]
             return None
-        value = self._fold(copy_tree(iterable), whole=True)
+        value = self.structures.reads.fold(copy_tree(iterable), whole=True)
         if isinstance(value, ast.Dict):
             return list(value.keys)
-        if isinstance(value, (ast.List, ast.Tuple)) and self._is_structure(value):
+        if isinstance(value, (ast.List, ast.Tuple)) and self.structures.is_structure(value):
             return list(value.elts)
         return None
 
@@ -118,7 +124,7 @@ class UnrollMixin:
         keyed = isinstance(index, ast.Name) and any(
             isinstance(n, ast.Subscript)
             and isinstance(n.value, ast.Name)
-            and n.value.id in self.env
+            and n.value.id in self.structures.env
             and any(isinstance(m, ast.Name) and m.id == index.id for m in ast.walk(n.slice))
             for s in node.body
             for n in ast.walk(s)
@@ -141,7 +147,8 @@ class UnrollMixin:
         (``len(params) - 1``, ``n_layers`` an int argument or a global int), else ``None``."""
         if call.keywords or not 1 <= len(call.args) <= 3:
             return None
-        bounds = [static_value(self._fold(copy_tree(a)), self._known) for a in call.args]
+        reads = self.structures.reads
+        bounds = [static_value(reads.fold(copy_tree(a)), reads.known) for a in call.args]
         if not all(type(b) is int for b in bounds) or bounds[2:] == [0]:
             return None
         return [ast.Constant(i) for i in range(*bounds)]
@@ -149,5 +156,7 @@ class UnrollMixin:
     def _indexes_structure(self, call: ast.Call) -> bool:
         """``range(len(s))`` of a structure ``s``: its index reads ``s[i]``."""
         return any(
-            isinstance(n, ast.Name) and n.id in self.env for a in call.args for n in ast.walk(a)
+            isinstance(n, ast.Name) and n.id in self.structures.env
+            for a in call.args
+            for n in ast.walk(a)
         )

@@ -97,7 +97,9 @@ class _Normalizer:
         self.loop_stack: list[int] = []  # the loops enclosing the step being emitted
         self.taken = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
         self.taken |= set(self.params)
-        self.resolver = Resolver(parsed, self.current)
+        # a name the desugaring made -> the name it was made from (f_2 -> f)
+        self.made_from: dict[str, str] = getattr(tree, "made_from", {})
+        self.resolver = Resolver(parsed, self.current, self.user_name)
         self.origin: ast.AST = self.tree
         self.temp_count = 0
         self.expressions = Expressions(self)
@@ -143,6 +145,7 @@ class _Normalizer:
             static_operands=self.static_operands,
             output_keys=getattr(self.tree, "output_keys", None),
             static_globals=getattr(self.tree, "static_globals", ()),
+            user_names={n: self.user_name(n) for n in self.variable_of | self.made_from},
         )
 
     def statement(self, node: ast.stmt) -> None:
@@ -280,6 +283,12 @@ class _Normalizer:
         if step.kind == "static" and step.callee is None:
             self.resolver.note_module_local(step.target, step.value)
         return ast.Name(step.target, ast.Load())
+
+    def user_name(self, name: str) -> str:
+        """The name the user wrote for ``name``: the variable a version stands for
+        (``x_2``: ``x``), through the names the desugaring made (``f_2``: ``f``)."""
+        variable = self.variable_of.get(name, name)
+        return self.made_from.get(variable, variable)
 
     def version_name(self, name: str) -> str:
         """The name of the next value assigned to the user's ``name`` (x, then x_2...)."""

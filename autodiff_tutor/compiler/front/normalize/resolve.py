@@ -21,9 +21,8 @@ import ast
 import builtins
 import inspect
 import math
-import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,10 +66,17 @@ class Callee:
 class Resolver:
     """Resolves names and calls of one function (locals shadow globals)."""
 
-    def __init__(self, parsed: ParsedFunction, current: dict[str, str]):
+    def __init__(
+        self,
+        parsed: ParsedFunction,
+        current: dict[str, str],
+        user_name: Callable[[str], str] | None = None,
+    ):
         self.parsed = parsed
         self.namespace = parsed.namespace()
         self.current = current  # the normalizer's live map of local names
+        # the name the user wrote for a version (x_2: x), from the normalizer
+        self.user_name = user_name or (lambda name: name)
         self.module_locals: set[str] = set()  # xp = array_module(x): the values' module
         # mod = np: a module under a local name; def f(x, xp=np): a module parameter
         self.module_values: dict[str, Any] = module_parameters(parsed)
@@ -111,7 +117,7 @@ class Resolver:
                 hint="call a function by its name",
             )
         elif not self.is_global(func.id):
-            user = re.sub(r"_\d+$", "", func.id)  # the user's name, not its version
+            user = self.user_name(func.id)  # the user's name, not its version
             raise UnsupportedSyntaxError(
                 f"calling the local variable {user!r} is not supported",
                 self.parsed.location(func),

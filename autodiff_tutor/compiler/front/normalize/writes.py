@@ -12,7 +12,6 @@ reads and fills the normalizer's state, and calls its other parts, through
 from __future__ import annotations
 
 import ast
-import re
 import types
 from typing import Any
 
@@ -259,7 +258,9 @@ class Writes:
                     else:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
-                        seen_by, element = _described(name, definer), _element(name, definer)
+                        variable = self.normalizer.user_name(name)  # not its version
+                        seen_by = _described(name, definer, variable)
+                        element = _element(name, definer, variable)
                         layout = self.normalizer.layout_blocked.get(version)
                         listed = name in self.normalizer.list_names
                         reads = _held_expression(name, definer)
@@ -426,12 +427,11 @@ def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str
     )
 
 
-def _described(name: str, definer: dict) -> str:
-    """A name the user wrote, or the expression a temporary holds (``x[i - 1]``)."""
+def _described(name: str, definer: dict, variable: str) -> str:
+    """The user's name of ``name`` (``variable``), or the expression a temporary holds
+    (``x[i - 1]``)."""
     held = _held_expression(name, definer)
-    if held is not None:
-        return ast.unparse(held)
-    return re.sub(r"_\d+$", "", name)  # the user's name, not its version
+    return variable if held is None else ast.unparse(held)
 
 
 def _held_expression(name: str, definer: dict) -> ast.expr | None:
@@ -442,14 +442,14 @@ def _held_expression(name: str, definer: dict) -> ast.expr | None:
     return None
 
 
-def _element(name: str, definer: dict) -> str:
+def _element(name: str, definer: dict, variable: str) -> str:
     """The user's ``y[i]`` or ``y[i, j]`` if ``name`` was read so (integers only: a view
     of ``y`` or a copy of one number, depending on ``y``'s dimensions), else ``""``."""
     steps = [step for _, step in definer.get(name, [])]
     if len(steps) != 1 or steps[0].op != "getitem" or steps[0].expression is None:
         return ""
     if getattr(steps[0].expression, "loop_item", False):  # for v in y: v itself
-        return re.sub(r"_\d+$", "", name)
+        return variable
     index = steps[0].options["index"]
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     if any(isinstance(p, (ast.Slice, ast.Starred)) or _is_none(p) for p in parts):
