@@ -58,6 +58,39 @@ def affine(W, b, x):
     return np.sum(np.tanh(x @ W + b))
 
 
+def narrow_layer(W, b, x):
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+def mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(Y * (z - lse)) / X.shape[0]
+
+
+def relu_softmax(W, V, X, Y):
+    h = np.maximum(X @ W, 0.0)
+    p = np.exp(h @ V - np.max(h @ V, axis=1, keepdims=True))
+    p = p / np.sum(p, axis=1, keepdims=True)
+    return -np.sum(Y * np.log(p)) + np.sum(h.T * h.T)
+
+
+def cube(x):
+    return np.sum(np.tanh(x))
+
+
+def _relu_softmax_args(rng):
+    Y = np.eye(3)[[0, 2, 1, 2, 0]]
+    return (*(rng.normal(size=s) for s in [(4, 6), (6, 3), (5, 4)]), Y)
+
+
+def _mlp_args(rng):
+    Y = np.eye(3)[[0, 2, 1, 2, 0]]
+    return (*(rng.normal(size=s) for s in [(4, 6), 6, (6, 3), 3, (5, 4)]), Y)
+
+
 def _run(fn, args, wrt):
     """Value and gradients by the fused backend (third call: specialized and lowered
     at the second) and by the numpy backend, and the lowering's note."""
@@ -77,8 +110,29 @@ def _run(fn, args, wrt):
         (chain, lambda rng: (rng.normal(size=7), rng.normal(size=7)), [0, 1]),
         (horner, lambda rng: (rng.normal(size=5), rng.normal(size=3)), [0, 1]),
         (damped_steps, lambda rng: (rng.normal(size=3), rng.normal(size=300)), [0, 1]),
+        (
+            affine,
+            lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(2, 3))),
+            [0, 1, 2],
+        ),
+        (mlp, _mlp_args, [0, 1, 2, 3]),
+        (relu_softmax, _relu_softmax_args, [0, 1, 2]),
+        (
+            narrow_layer,
+            lambda rng: (rng.normal(size=(3, 1)), rng.normal(size=1), rng.normal(size=(1, 3))),
+            [0, 1, 2],
+        ),
     ],
-    ids=["rosenbrock", "elementwise_chain_with_shifts", "horner_loop", "loop_result_shifted"],
+    ids=[
+        "rosenbrock",
+        "elementwise_chain_with_shifts",
+        "horner_loop",
+        "loop_result_shifted",
+        "matrix_product_and_bias",
+        "mlp_log_softmax_by_rows",
+        "relu_softmax_and_transposes",
+        "matrices_of_one_row_or_column",
+    ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
@@ -97,16 +151,15 @@ def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
 
 @needs_numba
 def test_what_cannot_be_lowered_runs_as_numpy_code_and_says_why(capsys):
-    """A matrix product over 2-d arrays is not lowered: the numpy pair runs, right,
+    """An array of three dimensions is not lowered: the numpy pair runs, right,
     and ``show(backend="numba")`` says it is not fused and why."""
-    rng = np.random.default_rng(0)
-    args = (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(2, 3)))
-    (value, gradients), (expected_value, expected), note = _run(affine, args, [0, 1])
-    assert note.startswith("not fused (") and "dimensions" in note
+    args = (np.random.default_rng(0).normal(size=(2, 3, 4)),)
+    (value, gradients), (expected_value, expected), note = _run(cube, args, [0])
+    assert note.startswith("not fused (") and "3 dimensions" in note
     assert value == expected_value
     for g, e in zip(gradients, expected, strict=True):
         np.testing.assert_array_equal(g, e)
-    differentiable(affine, backend="numba").show(wrt=[0, 1], backend="numba")
+    differentiable(cube, backend="numba").show(wrt=[0], backend="numba")
     assert "not fused" in capsys.readouterr().out
 
 

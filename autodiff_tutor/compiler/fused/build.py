@@ -10,7 +10,8 @@ lowered, or numba cannot compile the kernel, the numpy pair is kept and says why
 its ``fused_note``.
 
 >>> import numpy as np
->>> from autodiff_tutor.compiler.fused.scalarize import scalarize
+>>> from autodiff_tutor.compiler.fused.matrices import lower_matrices
+from autodiff_tutor.compiler.fused.scalarize import scalarize
 >>> import ast
 >>> forward = ast.parse("out = (x * x).sum()").body
 >>> kernel = scalarize(forward, [], ["x"], "out", "d_out", [], {"x": (3,)}, {})
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.emit import Generated
+from autodiff_tutor.compiler.fused.matrices import lower_matrices
 from autodiff_tutor.compiler.fused.scalarize import Kernel, NotLowered, scalarize
 from autodiff_tutor.compiler.specialized import Specialized
 from autodiff_tutor.syntax import copy_tree
@@ -103,7 +105,10 @@ def lower(
             kept = kept.args[0]  # only its shape is kept: the kernel has the value itself
         if not (isinstance(kept, ast.Name) and kept.id == name):
             raise NotLowered(f"the memory keeps {ast.unparse(kept)}")
-    return scalarize(
+    lowering = scalarize
+    if any(shape is not None and len(shape) >= 2 for shape in shapes.values()):
+        lowering = lower_matrices  # loops over rows between matrix products
+    return lowering(
         trees.forward,
         trees.backward,
         list(generated.params),
