@@ -1,8 +1,9 @@
 """Lowering a specialized pair of matrices into loops over rows between matrix products.
 
 Where a pair's values have two dimensions (a layer's ``X @ W1 + b1``, a softmax along
-``axis=1``), the kernel keeps each matrix product a BLAS call (``np.dot``) and writes
-the work between products as loops over rows: every value of one statement is an
+``axis=1``), the kernel keeps each matrix product numpy's own (``X @ W1``: its BLAS, the one a
+hand-written program calls) and writes the work between products as loops over rows,
+functions numba compiles: every value of one statement is an
 element ``[i, j]`` (a row vector ``b1`` is ``b1[j]``, a ``keepdims`` column ``m`` is
 ``m[i, 0]``), a row's reduction (``.sum(axis=1, keepdims=True)``, ``.max(...)``) an
 accumulator in the loop over the row's elements, a column's reduction (``axis=0``) a
@@ -24,22 +25,24 @@ dimensions) raises :class:`NotLowered` with the reason: the numpy pair runs.
 >>> print(kernel.body_text())
 h = np.empty((4, 2))
 t_2 = np.empty((4, 2))
-t = np.dot(X, W)
+t = X @ W
+out = rows_1(h, t, t_2)
+d_W = X.T @ t_2
+>>> [(name, params, returned, lines)] = kernel.loops  # what numba compiles
+>>> print("\\n".join("    " * depth + code for depth, code, _ in lines))
 out = 0.0
 for i in range(4):
     for j in range(2):
         h[i, j] = np.tanh(t[i, j])
-    for j in range(2):
         out += h[i, j]
-    for j in range(2):
         t_2[i, j] = 1 - h[i, j] * h[i, j]
-d_W = np.dot(X.T, t_2)
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +58,7 @@ _REDUCTIONS = {np.sum: "sum", np.max: "max", np.amax: "max", np.min: "min", np.a
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
 #: what a reduction starts from, and how it takes an element in
 _START = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 # A node is a tuple: ("def", d) an element of the value ``d`` (a :class:`Def`);
 # ("tdef", d) an element of its transpose; ("num", text) one number; ("op", op, a, b),
@@ -83,10 +87,29 @@ class _Region:
 
     rows: int
     before: list[tuple[int, str, str]] = field(default_factory=list)
+    inits: list[tuple[int, str, str]] = field(default_factory=list)
     body: list[tuple[int, str, str]] = field(default_factory=list)
     after: list[tuple[int, str, str]] = field(default_factory=list)
     by_row: set[int] = field(default_factory=set)
     unfinished: set[int] = field(default_factory=set)
+    columns: _Columns | None = None
+
+    def end_columns(self) -> None:
+        """Close the open loop over a row's elements: what follows it comes now."""
+        if self.columns is not None:
+            self.body.extend(self.columns.after)
+            self.columns = None
+
+
+@dataclass
+class _Columns:
+    """The open loop over a row's ``count`` elements: where its ``for j`` line is, the
+    lines that come after it (a row's reduction stored), the reductions it finishes."""
+
+    count: int
+    at: int
+    after: list[tuple[int, str, str]] = field(default_factory=list)
+    finishes: set[int] = field(default_factory=set)
 
 
 def lower_matrices(
@@ -139,6 +162,15 @@ def shape_of(node: tuple) -> tuple[int, ...]:
     if kind == "where":
         return _broadcast(_broadcast(shape_of(node[1]), shape_of(node[2])), shape_of(node[3]))
     raise NotLowered(f"the node {kind}")
+
+
+def _reads(node: tuple):
+    """The stored values ``node`` reads, through the values written inside it."""
+    for leaf in _leaves(node):
+        if leaf[1].stored:
+            yield leaf
+        else:
+            yield from _reads(leaf[1].expr)
 
 
 def _leaves(node: tuple):
@@ -198,7 +230,7 @@ class _Matrices:
             if d.kind == "arg" or text in names:
                 text = f"{text}.copy()"
             names.append(text)
-        return Kernel(self.params, out[1].name, names, lines)
+        return Kernel(self.params, out[1].name, names, lines, self.loops)
 
     def statement(self, s: ast.stmt) -> None:
         self.statement_start = len(self.defs)
@@ -421,6 +453,8 @@ class _Matrices:
 
     def emit(self) -> list[tuple[int, str, str]]:
         self.allocations: list[tuple[int, str, str]] = []
+        self.loops: list[tuple[str, list[str], list[str], list[tuple[int, str, str]]]] = []
+        self.known = {*self.params, *(d.name for d in self.defs)}
         self.lines: list[tuple[int, str, str]] = []
         self.region: _Region | None = None
         for d in self.defs:
@@ -436,15 +470,24 @@ class _Matrices:
         region, self.region = self.region, None
         if region is None:
             return
+        region.end_columns()
         self.lines.extend(region.before)
-        self.lines.append((0, f"for i in range({region.rows}):", ""))
-        self.lines.extend((depth + 1, code, origin) for depth, code, origin in region.body)
+        lines = [*region.inits, (0, f"for i in range({region.rows}):", "")]
+        lines.extend((depth + 1, code, origin) for depth, code, origin in region.body)
+        sums = [code.partition(" = ")[0] for _, code, _ in region.inits]
+        words = dict.fromkeys(w for _, code, _ in lines for w in _WORD.findall(code))
+        params = [w for w in words if w in self.known and w not in sums]
+        name = f"rows_{len(self.loops) + 1}"
+        self.loops.append((name, params, sums, lines))
+        call = f"{name}({', '.join(params)})"
+        origin = next((o for _, _, o in region.body if o), "")
+        self.lines.append((0, f"{', '.join(sums)} = {call}" if sums else call, origin))
         self.lines.extend(region.after)
 
     def unfinished(self, node: tuple) -> bool:
         """Whether ``node`` reads a value the open loop over rows finishes only after it."""
         return self.region is not None and any(
-            id(leaf[1]) in self.region.unfinished for leaf in _leaves(node)
+            id(leaf[1]) in self.region.unfinished for leaf in _reads(node)
         )
 
     def emit_def(self, d: Def) -> None:
@@ -455,7 +498,7 @@ class _Matrices:
             ):
                 self.close()
             a, b = (o[1].name + (".T" if o[0] == "tdef" else "") for o in d.expr)
-            self.top(f"{d.name} = np.dot({a}, {b})", d.origin)
+            self.top(f"{d.name} = {a} @ {b}", d.origin)  # numpy's own BLAS
             return
         if d.shape == () and d.kind == "elementwise":
             code = f"{d.name} = {self.text(d.expr, ())}"
@@ -481,8 +524,7 @@ class _Matrices:
         inner = 1 if len(shape) == 2 and shape[1] != 1 else 0
         per_row: list[tuple[int, str, str]] = []
         text = self.text(node, shape, per_row if inner else None)
-        body = region.body
-        body.extend(per_row)
+        before, after = list(per_row), []
         if d.kind == "elementwise":
             index = ", ".join(self.index(("def", d), shape))
             statement = f"{d.name}[{index}] = {text}"
@@ -491,11 +533,11 @@ class _Matrices:
             op, axis, _ = d.expr
             if axis == 1:  # a row's reduction: an accumulator per row
                 acc = self.fresh("acc")
-                body.append((0, f"{acc} = {_START[op]}", d.origin))
+                before.append((0, f"{acc} = {_START[op]}", d.origin))
                 statement = _accumulate(op, acc, text)
                 self.allocations.append((0, f"{d.name} = np.empty({d.shape})", d.origin))
-                index = "i, 0" if len(d.shape) == 2 else "i"
-                after = (0, f"{d.name}[{index}] = {acc}", d.origin)
+                index = ", ".join(self.index(("def", d), shape[:1]))
+                after.append((0, f"{d.name}[{index}] = {acc}", d.origin))
                 region.by_row.add(id(d))
             elif axis == 0:  # a column's: a vector every row adds into
                 alloc = (
@@ -504,18 +546,33 @@ class _Matrices:
                 self.allocations.append((0, f"{d.name} = {alloc}", d.origin))
                 column = ", ".join(self.index(("def", d), shape))
                 statement = _accumulate(op, f"{d.name}[{column}]", text)
-                after = None
                 region.unfinished.add(id(d))
             else:  # the whole array's: one number
-                region.before.append((0, f"{d.name} = {_START[op]}", d.origin))
+                region.inits.append((0, f"{d.name} = {_START[op]}", d.origin))
                 statement = _accumulate(op, d.name, text)
-                after = None
                 region.unfinished.add(id(d))
-        if inner:
-            body.append((0, f"for j in range({shape[1]}):", d.origin))
-        body.append((inner, statement, d.origin))
-        if d.kind == "reduce" and d.expr[1] == 1:
-            body.append(after)
+        if not inner:
+            region.end_columns()
+            region.body.extend([*before, (0, statement, d.origin), *after])
+            return
+        columns = region.columns
+        if columns is None or columns.count != shape[1] or self.reads(node, columns.finishes):
+            region.end_columns()  # a new loop over the row's elements
+            region.body.extend(before)
+            columns = region.columns = _Columns(shape[1], len(region.body))
+            region.body.append((0, f"for j in range({shape[1]}):", d.origin))
+        else:  # one more line of the open loop over the row's elements
+            region.body[columns.at : columns.at] = before
+            columns.at += len(before)
+        region.body.append((1, statement, d.origin))
+        columns.after.extend(after)
+        if after:
+            columns.finishes.add(id(d))
+
+    @staticmethod
+    def reads(node: tuple, ids: set[int]) -> bool:
+        """Whether ``node`` reads one of the values ``ids``."""
+        return any(id(leaf[1]) in ids for leaf in _reads(node))
 
     def joins(self, node: tuple, shape: tuple[int, ...]) -> bool:
         """Whether a nest over ``shape`` reading ``node`` can run in the open loop over
@@ -523,7 +580,7 @@ class _Matrices:
         region = self.region
         if region is None or region.rows != shape[0]:
             return False
-        for leaf in _leaves(node):
+        for leaf in _reads(node):
             d = leaf[1]
             if id(d) in region.unfinished:
                 return False
