@@ -77,6 +77,13 @@ def relu_softmax(W, V, X, Y):
     return -np.sum(Y * np.log(p)) + np.sum(h.T * h.T)
 
 
+def row_and_column_means(W, X):
+    z = X @ W
+    s = np.sum(z, axis=1)
+    c = np.mean(z, axis=0)
+    return np.sum(np.tanh(s)) + np.sum(np.abs(c)) + np.mean(z * z)
+
+
 def cube(x):
     return np.sum(np.tanh(x))
 
@@ -118,6 +125,11 @@ def _run(fn, args, wrt):
         (mlp, _mlp_args, [0, 1, 2, 3]),
         (relu_softmax, _relu_softmax_args, [0, 1, 2]),
         (
+            row_and_column_means,
+            lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(5, 3))),
+            [0, 1],
+        ),
+        (
             narrow_layer,
             lambda rng: (rng.normal(size=(3, 1)), rng.normal(size=1), rng.normal(size=(1, 3))),
             [0, 1, 2],
@@ -131,13 +143,15 @@ def _run(fn, args, wrt):
         "matrix_product_and_bias",
         "mlp_log_softmax_by_rows",
         "relu_softmax_and_transposes",
+        "sums_and_means_along_rows_and_columns",
         "matrices_of_one_row_or_column",
     ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
-    elementwise work are lowered, and give the numpy backend's value and gradients,
-    which central differences confirm."""
+    elementwise work are lowered, and so are matrices (products, bias rows, sums,
+    means and softmax along rows or columns, transposes, one-row matrices); they give
+    the numpy backend's value and gradients, which central differences confirm."""
     args = make(np.random.default_rng(3))
     (value, gradients), (expected_value, expected), note = _run(fn, args, wrt)
     assert note == "fused by numba"

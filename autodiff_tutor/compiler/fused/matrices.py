@@ -52,17 +52,25 @@ from autodiff_tutor.compiler.code import origin_of
 from autodiff_tutor.compiler.emit import RUNTIME
 from autodiff_tutor.compiler.fused.scalarize import ELEMENTWISE, Kernel, NotLowered
 
+_ELEMENTWISE = {**ELEMENTWISE, np.sign: "np.sign"}
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 _REDUCTIONS = {np.sum: "sum", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min"}
+#: the kinds of node that compute (not read) an element
+_COMPUTED = ("op", "neg", "call", "cmp", "where", "fill")
+#: the kinds of node that read an element of an array: as it is, transposed, or a
+#: vector read as a column (``[:, None]``)
+_READS = ("def", "tdef", "cdef")
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
 #: what a reduction starts from, and how it takes an element in
 _START = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 # A node is a tuple: ("def", d) an element of the value ``d`` (a :class:`Def`);
-# ("tdef", d) an element of its transpose; ("num", text) one number; ("op", op, a, b),
-# ("neg", a), ("call", function, args...), ("cmp", op, a, b), ("where", c, a, b).
+# ("tdef", d) an element of its transpose; ("cdef", d) of a vector read as a column;
+# ("num", text) one number; ("fill", shape, a) a number ``a`` broadcast to ``shape``;
+# ("op", op, a, b), ("neg", a), ("call", function, args...), ("cmp", op, a, b),
+# ("where", c, a, b).
 
 
 @dataclass(eq=False)
@@ -150,6 +158,10 @@ def shape_of(node: tuple) -> tuple[int, ...]:
         return node[1].shape
     if kind == "tdef":
         return node[1].shape[::-1]
+    if kind == "cdef":
+        return (node[1].shape[0], 1)
+    if kind == "fill":
+        return node[1]
     if kind in ("neg",):
         return shape_of(node[1])
     if kind in ("op", "cmp"):
@@ -174,8 +186,10 @@ def _reads(node: tuple):
 
 
 def _leaves(node: tuple):
-    if node[0] in ("def", "tdef"):
+    if node[0] in _READS:
         yield node
+    elif node[0] == "fill":
+        yield from _leaves(node[2])
     elif node[0] != "num":
         for part in node[1:]:
             if isinstance(part, tuple):
@@ -215,6 +229,8 @@ class _Matrices:
         grads = []
         for g in gradients:
             value = self.env.get(g)
+            if value is not None and value[0] in _COMPUTED:
+                value = ("def", self.define(g, "elementwise", shape_of(value), value))
             if value is None or value[0] not in ("def", "tdef") or value[1].shape == ():
                 raise NotLowered(f"the gradient {g} is not an array")
             value[1].returned = True
@@ -243,7 +259,7 @@ class _Matrices:
             raise NotLowered(f"the statement {ast.unparse(s)!r}")
 
     def bind(self, name: str, value: Any) -> None:
-        if isinstance(value, tuple) and value[0] in ("op", "neg", "call", "cmp", "where"):
+        if isinstance(value, tuple) and value[0] in _COMPUTED:
             value = ("def", self.define(name, "elementwise", shape_of(value), value))
         elif value[0] == "def" and value[1] in self.defs[self.statement_start :]:
             value[1].name = self.fresh(name)  # the product or sum this line makes: its name
@@ -292,7 +308,7 @@ class _Matrices:
             base = self.value(e.value)
             if base[0] in ("object", "module"):
                 return ("object", getattr(base[1], e.attr))
-            if e.attr == "T" and base[0] in ("op", "neg", "call", "cmp", "where"):
+            if e.attr == "T" and (base[0] in _COMPUTED or base[0] == "cdef"):
                 if len(shape_of(base)) < 2:
                     return base
                 return ("tdef", self.define("t", "elementwise", shape_of(base), base))
@@ -318,7 +334,7 @@ class _Matrices:
     def number(self, e: ast.expr) -> tuple:
         """``e`` as a node of arithmetic: a number or an array's elements."""
         value = self.value(e)
-        if value[0] not in ("num", "def", "tdef", "op", "neg", "call", "cmp", "where"):
+        if value[0] not in ("num", *_READS, *_COMPUTED):
             raise NotLowered(f"{ast.unparse(e)!r} in arithmetic")
         shape_of(value)
         return value
@@ -330,6 +346,8 @@ class _Matrices:
             _, base, attr = fn
             if attr in ("sum", "max", "min") and not e.args:
                 return self.reduce(attr, base, keywords)
+            if attr == "mean" and not e.args:
+                return self.mean(base, keywords)
             if attr == "copy" and not e.args and not keywords:
                 return base
             raise NotLowered(f"the method {attr!r}")
@@ -340,21 +358,28 @@ class _Matrices:
         obj = fn[1]
         if obj in _REDUCTIONS and len(e.args) == 1:
             return self.reduce(_REDUCTIONS[obj], self.number(e.args[0]), keywords)
+        if obj is np.mean and len(e.args) == 1:
+            return self.mean(self.number(e.args[0]), keywords)
         if keywords:
             raise NotLowered(f"the keyword arguments of {ast.unparse(e.func)}")
         if obj in (np.dot, np.matmul) and len(e.args) == 2:
             return self.matmul(self.value(e.args[0]), self.value(e.args[1]))
         if obj is np.where and len(e.args) == 3:
             return ("where", *(self.number(a) for a in e.args))
-        if obj in ELEMENTWISE and 1 <= len(e.args) <= 2:
-            node = ("call", ELEMENTWISE[obj], *(self.number(a) for a in e.args))
+        if obj in _ELEMENTWISE and 1 <= len(e.args) <= 2:
+            node = ("call", _ELEMENTWISE[obj], *(self.number(a) for a in e.args))
             shape_of(node)
             return node
         raise NotLowered(f"the call of {ast.unparse(e.func)}")
 
     def helper(self, name: str, e: ast.Call) -> Any:
+        if name == "unreduce" and len(e.args) == 2:
+            keywords = {k.arg: k.value for k in e.keywords}
+            return self.unreduce(self.number(e.args[0]), self.number(e.args[1]), keywords)
         if e.keywords:
             raise NotLowered(f"the keyword arguments of {name}")
+        if name == "zeros_like" and len(e.args) == 1:
+            return ("fill", shape_of(self.number(e.args[0])), ("num", "0.0"))
         if name == "array_module" and len(e.args) == 1:
             return ("module", np)  # the kernel's arrays are numpy's
         if name == "like" and len(e.args) == 1:
@@ -364,6 +389,42 @@ class _Matrices:
             return self.unbroadcast(value, shape_of(like))
         raise NotLowered(f"the helper call {ast.unparse(e)!r}")
 
+    def unreduce(self, g: tuple, like: tuple, keywords: dict[str, ast.expr]) -> Any:
+        """A reduction's gradient ``g`` broadcast back over the shape of its input."""
+        axis, keepdims = self.axis_of(keywords)
+        shape = shape_of(like)
+        if axis is None or len(shape) == 1:
+            if shape_of(g) != ():
+                raise NotLowered("a whole reduction's gradient that is not a number")
+            return ("fill", shape, g)
+        if keepdims:
+            return ("fill", shape, g)
+        if g[0] in _COMPUTED:
+            g = ("def", self.define("t", "elementwise", shape_of(g), g))
+        if g[0] != "def" or len(g[1].shape) != 1:
+            raise NotLowered("a reduction's gradient of another shape")
+        return ("fill", shape, ("cdef", g[1]) if axis == 1 else g)
+
+    def axis_of(self, keywords: dict[str, ast.expr]) -> tuple[Any, bool]:
+        try:
+            axis = ast.literal_eval(keywords.pop("axis", ast.Constant(None)))
+            keepdims = ast.literal_eval(keywords.pop("keepdims", ast.Constant(False)))
+        except ValueError:
+            raise NotLowered("a reduction's axis not known while compiling") from None
+        if keywords:
+            raise NotLowered(f"a reduction's arguments {', '.join(keywords)}")
+        if not (axis is None or type(axis) is int) or type(keepdims) is not bool:
+            raise NotLowered(f"the reduction axis {axis!r}")
+        return axis, keepdims
+
+    def mean(self, operand: tuple, keywords: dict[str, ast.expr]) -> Any:
+        """A mean: the sum, divided by the number of elements summed."""
+        axis = keywords.get("axis")
+        shape = shape_of(operand)
+        total = self.reduce("sum", operand, dict(keywords))
+        count = int(np.prod(shape)) if axis is None else shape[ast.literal_eval(axis)]
+        return ("op", "/", total, ("num", f"{count}.0"))
+
     def unbroadcast(self, value: tuple, shape: tuple[int, ...]) -> Any:
         """``value`` summed over the axes along which it was broadcast to its shape."""
         have = shape_of(value)
@@ -371,6 +432,8 @@ class _Matrices:
             return value
         if shape == ():
             return self.reduce("sum", value, {})
+        if int(np.prod(shape)) == 1:  # a number kept in an array of one element
+            return ("fill", shape, self.reduce("sum", value, {}))
         if len(have) == 2 and shape in ((have[1],), (1, have[1])):
             keep = ast.Constant(len(shape) == 2)
             return self.reduce("sum", value, {"axis": ast.Constant(0), "keepdims": keep})
@@ -383,7 +446,7 @@ class _Matrices:
         operands = []
         for operand in (a, b):
             if operand[0] not in ("def", "tdef"):
-                if operand[0] not in ("op", "neg", "call", "cmp", "where"):
+                if operand[0] not in _COMPUTED and operand[0] != "cdef":
                     raise NotLowered("a matrix product of something other than arrays")
                 operand = ("def", self.define("t", "elementwise", shape_of(operand), operand))
             operands.append(operand)
@@ -394,20 +457,14 @@ class _Matrices:
         return ("def", self.define("t", "matmul", shape, tuple(operands)))
 
     def reduce(self, op: str, operand: tuple, keywords: dict[str, ast.expr]) -> Any:
-        try:
-            axis = ast.literal_eval(keywords.pop("axis", ast.Constant(None)))
-            keepdims = ast.literal_eval(keywords.pop("keepdims", ast.Constant(False)))
-        except ValueError:
-            raise NotLowered("a reduction's axis not known while compiling") from None
-        if keywords:
-            raise NotLowered(f"a reduction's arguments {', '.join(keywords)}")
+        if isinstance(keywords.get("axis"), ast.Tuple):
+            raise NotLowered("a reduction over several axes")
+        axis, keepdims = self.axis_of(keywords)
         shape = shape_of(operand)
         if shape == ():
             return operand
         rank = len(shape)
-        if isinstance(axis, tuple) and sorted(a % rank for a in axis) == list(range(rank)):
-            axis = None
-        if axis is not None and (type(axis) is not int or not -rank <= axis < rank):
+        if axis is not None and not -rank <= axis < rank:
             raise NotLowered(f"the reduction axis {axis!r}")
         axis = None if axis is None or rank == 1 else axis % rank
         if axis is None:
@@ -431,7 +488,7 @@ class _Matrices:
             nodes = [d.expr]
         for node in nodes:
             for leaf in _leaves(node):
-                leaf[1].readers.append((d, leaf[0] == "tdef"))
+                leaf[1].readers.append((d, leaf[0] != "def"))
 
     def loop_shape(self, d: Def) -> tuple[int, ...]:
         return shape_of(d.expr[2]) if d.kind == "reduce" else d.shape
@@ -598,6 +655,8 @@ class _Matrices:
             for k, n in enumerate(own)
         ]
         index = ["0" if n == 1 else v for v, n in zip(index, own, strict=True)]
+        if leaf[0] == "cdef":
+            return index[:1]  # the column's one index: its row
         return index[::-1] if leaf[0] == "tdef" else index
 
     def text(self, node: tuple, shape: tuple[int, ...], per_row: list | None = None) -> str:
@@ -609,7 +668,9 @@ class _Matrices:
         kind = node[0]
         if kind == "num":
             return node[1], 9
-        if kind in ("def", "tdef"):
+        if kind == "fill":
+            return self._text(node[2], shape, per_row)
+        if kind in _READS:
             d = node[1]
             if not d.stored:
                 return self._text(d.expr, shape, per_row)
