@@ -93,6 +93,20 @@ def _relu_softmax_args(rng):
     return (*(rng.normal(size=s) for s in [(4, 6), (6, 3), (5, 4)]), Y)
 
 
+def wide_mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(Y * (z - lse))
+
+
+def _wide_mlp_args(rng):
+    """A hidden layer of 2560 values (``VECTORIZED_FROM`` or more): numpy computes its tanh."""
+    Y = np.eye(3)[rng.integers(0, 3, 40)]
+    return (*(rng.normal(size=s) for s in [(4, 64), 64, (64, 3), 3, (40, 4)]), Y)
+
+
 def _mlp_args(rng):
     Y = np.eye(3)[[0, 2, 1, 2, 0]]
     return (*(rng.normal(size=s) for s in [(4, 6), 6, (6, 3), 3, (5, 4)]), Y)
@@ -124,6 +138,7 @@ def _run(fn, args, wrt):
         ),
         (mlp, _mlp_args, [0, 1, 2, 3]),
         (relu_softmax, _relu_softmax_args, [0, 1, 2]),
+        (wide_mlp, _wide_mlp_args, [0, 1, 2, 3]),
         (
             row_and_column_means,
             lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(5, 3))),
@@ -143,6 +158,7 @@ def _run(fn, args, wrt):
         "matrix_product_and_bias",
         "mlp_log_softmax_by_rows",
         "relu_softmax_and_transposes",
+        "mlp_with_numpy_tanh_between_loops",
         "sums_and_means_along_rows_and_columns",
         "matrices_of_one_row_or_column",
     ],

@@ -23,9 +23,9 @@ dimensions) raises :class:`NotLowered` with the reason: the numpy pair runs.
 >>> names = ["W", "X"], "out", "d_out", ["d_W"]
 >>> kernel = lower_matrices(forward, backward, *names, shapes, {"np": np})
 >>> print(kernel.body_text())
-h = np.empty((4, 2))
 t_2 = np.empty((4, 2))
 t = X @ W
+h = t
 out = rows_1(h, t, t_2)
 d_W = X.T @ t_2
 >>> [(name, params, returned, lines)] = kernel.loops  # what numba compiles
@@ -53,6 +53,13 @@ from autodiff_tutor.compiler.emit import RUNTIME
 from autodiff_tutor.compiler.fused.scalarize import ELEMENTWISE, Kernel, NotLowered
 
 _ELEMENTWISE = {**ELEMENTWISE, np.sign: "np.sign"}
+#: functions numpy computes with SIMD instructions (its own, or SVML's) several times
+#: faster than the scalar call a loop compiled by numba makes: on arrays of
+#: ``VECTORIZED_FROM`` elements or more, numpy computes them (``np.tanh(t, out=t)``),
+#: and the loops the arithmetic around them
+_VECTORIZED = {np.exp, np.log, np.tanh, np.sin, np.cos, np.tan, np.expm1, np.log1p}
+_VECTORIZED |= {np.sinh, np.cosh, np.arctan}
+VECTORIZED_FROM = 1024
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 _REDUCTIONS = {np.sum: "sum", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min"}
@@ -367,7 +374,15 @@ class _Matrices:
         if obj is np.where and len(e.args) == 3:
             return ("where", *(self.number(a) for a in e.args))
         if obj in _ELEMENTWISE and 1 <= len(e.args) <= 2:
-            node = ("call", _ELEMENTWISE[obj], *(self.number(a) for a in e.args))
+            args = [self.number(a) for a in e.args]
+            shape = shape_of(args[0])
+            if obj in _VECTORIZED and len(args) == 1 and int(np.prod(shape)) >= VECTORIZED_FROM:
+                argument = args[0]
+                if argument[0] != "def":
+                    argument = ("def", self.define("t", "elementwise", shape, argument))
+                call = (_ELEMENTWISE[obj], argument)
+                return ("def", self.define("t", "ufunc", shape, call))
+            node = ("call", _ELEMENTWISE[obj], *args)
             shape_of(node)
             return node
         raise NotLowered(f"the call of {ast.unparse(e.func)}")
@@ -480,8 +495,8 @@ class _Matrices:
     # -- which values are arrays ---------------------------------------------------------
 
     def count_reads(self, d: Def) -> None:
-        if d.kind == "matmul":
-            nodes = list(d.expr)
+        if d.kind in ("matmul", "ufunc"):
+            nodes = list(d.expr[1:] if d.kind == "ufunc" else d.expr)
         elif d.kind == "reduce":
             nodes = [d.expr[2]]
         else:
@@ -499,7 +514,7 @@ class _Matrices:
         if d.kind != "elementwise" or d.returned or d.shape == () or len(d.readers) != 1:
             return True
         reader, transposed = d.readers[0]
-        if transposed or reader.kind == "matmul":
+        if transposed or reader.kind in ("matmul", "ufunc"):
             return True
         loop = self.loop_shape(reader)
         # a number per row read in a loop over the row's elements: computed once per row
@@ -548,6 +563,14 @@ class _Matrices:
         )
 
     def emit_def(self, d: Def) -> None:
+        if d.kind == "ufunc":  # numpy's loop over the whole array (SIMD)
+            (kind, a) = d.expr[1]
+            if self.region and id(a) in self.region.by_row:
+                self.close()
+            spare = a.kind in ("elementwise", "matmul", "ufunc") and not a.returned
+            out = f", out={a.name}" if spare and len(a.readers) == 1 else ""
+            self.top(f"{d.name} = {d.expr[0]}({a.name}{out})", d.origin)
+            return
         if d.kind == "matmul":
             if any(
                 self.region and id(o[1]) in self.region.by_row | self.region.unfinished
@@ -577,7 +600,11 @@ class _Matrices:
             self.region = _Region(shape[0])
         region = self.region
         if d.kind == "elementwise":
-            self.allocations.append((0, f"{d.name} = np.empty({d.shape})", d.origin))
+            spare = self.spare(d, node)
+            if spare is None:
+                self.allocations.append((0, f"{d.name} = np.empty({d.shape})", d.origin))
+            else:  # written over the array it reads, which nothing reads after
+                region.before.append((0, f"{d.name} = {spare.name}", d.origin))
         inner = 1 if len(shape) == 2 and shape[1] != 1 else 0
         per_row: list[tuple[int, str, str]] = []
         text = self.text(node, shape, per_row if inner else None)
@@ -630,6 +657,23 @@ class _Matrices:
     def reads(node: tuple, ids: set[int]) -> bool:
         """Whether ``node`` reads one of the values ``ids``."""
         return any(id(leaf[1]) in ids for leaf in _reads(node))
+
+    @staticmethod
+    def spare(d: Def, node: tuple) -> Def | None:
+        """An array of ``d``'s shape that ``d`` reads at its own element and that
+        nothing else reads: ``d`` can be written over it."""
+        for leaf in _leaves(node):
+            t = leaf[1]
+            if (
+                leaf[0] == "def"
+                and t.stored
+                and t.shape == d.shape
+                and t.kind in ("elementwise", "matmul", "ufunc")
+                and not t.returned
+                and [reader for reader, _ in t.readers] == [d]
+            ):
+                return t
+        return None
 
     def joins(self, node: tuple, shape: tuple[int, ...]) -> bool:
         """Whether a nest over ``shape`` reading ``node`` can run in the open loop over
