@@ -179,6 +179,23 @@ def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
         np.testing.assert_allclose(g, central_difference(fn, args, index), rtol=1e-6, atol=1e-6)
 
 
+def ratio(x, y):
+    return np.sum(x / y)
+
+
+@needs_numba
+def test_a_division_by_zero_is_inf_as_in_numpy():
+    """A kernel divides as numpy does: by zero it gives inf (and its gradient inf and
+    nan), where it raised ZeroDivisionError and was not used."""
+    args = (np.array([1.0, -2.0, 3.0]), np.array([2.0, 0.0, 4.0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (value, gradients), (expected_value, expected), note = _run(ratio, args, [0, 1])
+    assert note == "fused by numba"
+    assert value == expected_value == -np.inf
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
 @needs_numba
 def test_what_cannot_be_lowered_runs_as_numpy_code_and_says_why(capsys):
     """An array of three dimensions is not lowered: the numpy pair runs, right,

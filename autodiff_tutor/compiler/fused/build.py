@@ -159,7 +159,8 @@ def compile_kernel(
         cache = False
     # reassoc: sums are added in whatever order vectorizes (as numpy's pairwise sums
     # differ from a plain loop's): values agree to rounding, not bit for bit
-    jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})
+    # error_model numpy: a division by zero is inf or nan, as numpy's, not an exception
+    jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"}, error_model="numpy")
     if not loops:
         return jit(namespace[f"{name}_fused"])
     for loop in loops:  # the kernel finds them as globals of its module
@@ -173,7 +174,7 @@ def kernel_file(name: str, source: str) -> Path | None:
     else ``~/.cache/autodiff_tutor``), named by a hash of the source; ``None`` where
     no such folder can be written."""
     root = os.environ.get("AUTODIFF_TUTOR_CACHE") or Path.home() / ".cache" / "autodiff_tutor"
-    text = f"# autodiff_tutor fused kernel, v2\nimport math\n\nimport numpy as np\n\n\n{source}\n"
+    text = f"# autodiff_tutor fused kernel, v3\nimport math\n\nimport numpy as np\n\n\n{source}\n"
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     path = Path(root) / "fused" / f"{name}_{digest}.py"
     try:
