@@ -58,6 +58,60 @@ def affine(W, b, x):
     return np.sum(np.tanh(x @ W + b))
 
 
+def narrow_layer(W, b, x):
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+def mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(Y * (z - lse)) / X.shape[0]
+
+
+def relu_softmax(W, V, X, Y):
+    h = np.maximum(X @ W, 0.0)
+    p = np.exp(h @ V - np.max(h @ V, axis=1, keepdims=True))
+    p = p / np.sum(p, axis=1, keepdims=True)
+    return -np.sum(Y * np.log(p)) + np.sum(h.T * h.T)
+
+
+def row_and_column_means(W, X):
+    z = X @ W
+    s = np.sum(z, axis=1)
+    c = np.mean(z, axis=0)
+    return np.sum(np.tanh(s)) + np.sum(np.abs(c)) + np.mean(z * z)
+
+
+def cube(x):
+    return np.sum(np.tanh(x))
+
+
+def _relu_softmax_args(rng):
+    Y = np.eye(3)[[0, 2, 1, 2, 0]]
+    return (*(rng.normal(size=s) for s in [(4, 6), (6, 3), (5, 4)]), Y)
+
+
+def wide_mlp(W1, b1, W2, b2, X, Y):
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(Y * (z - lse))
+
+
+def _wide_mlp_args(rng):
+    """A hidden layer of 2560 values (``VECTORIZED_FROM`` or more): numpy computes its tanh."""
+    Y = np.eye(3)[rng.integers(0, 3, 40)]
+    return (*(rng.normal(size=s) for s in [(4, 64), 64, (64, 3), 3, (40, 4)]), Y)
+
+
+def _mlp_args(rng):
+    Y = np.eye(3)[[0, 2, 1, 2, 0]]
+    return (*(rng.normal(size=s) for s in [(4, 6), 6, (6, 3), 3, (5, 4)]), Y)
+
+
 def _run(fn, args, wrt):
     """Value and gradients by the fused backend (third call: specialized and lowered
     at the second) and by the numpy backend, and the lowering's note."""
@@ -77,13 +131,43 @@ def _run(fn, args, wrt):
         (chain, lambda rng: (rng.normal(size=7), rng.normal(size=7)), [0, 1]),
         (horner, lambda rng: (rng.normal(size=5), rng.normal(size=3)), [0, 1]),
         (damped_steps, lambda rng: (rng.normal(size=3), rng.normal(size=300)), [0, 1]),
+        (
+            affine,
+            lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(2, 3))),
+            [0, 1, 2],
+        ),
+        (mlp, _mlp_args, [0, 1, 2, 3]),
+        (relu_softmax, _relu_softmax_args, [0, 1, 2]),
+        (wide_mlp, _wide_mlp_args, [0, 1, 2, 3]),
+        (
+            row_and_column_means,
+            lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(5, 3))),
+            [0, 1],
+        ),
+        (
+            narrow_layer,
+            lambda rng: (rng.normal(size=(3, 1)), rng.normal(size=1), rng.normal(size=(1, 3))),
+            [0, 1, 2],
+        ),
     ],
-    ids=["rosenbrock", "elementwise_chain_with_shifts", "horner_loop", "loop_result_shifted"],
+    ids=[
+        "rosenbrock",
+        "elementwise_chain_with_shifts",
+        "horner_loop",
+        "loop_result_shifted",
+        "matrix_product_and_bias",
+        "mlp_log_softmax_by_rows",
+        "relu_softmax_and_transposes",
+        "mlp_with_numpy_tanh_between_loops",
+        "sums_and_means_along_rows_and_columns",
+        "matrices_of_one_row_or_column",
+    ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
-    elementwise work are lowered, and give the numpy backend's value and gradients,
-    which central differences confirm."""
+    elementwise work are lowered, and so are matrices (products, bias rows, sums,
+    means and softmax along rows or columns, transposes, one-row matrices); they give
+    the numpy backend's value and gradients, which central differences confirm."""
     args = make(np.random.default_rng(3))
     (value, gradients), (expected_value, expected), note = _run(fn, args, wrt)
     assert note == "fused by numba"
@@ -95,18 +179,34 @@ def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
         np.testing.assert_allclose(g, central_difference(fn, args, index), rtol=1e-6, atol=1e-6)
 
 
+def ratio(x, y):
+    return np.sum(x / y)
+
+
+@needs_numba
+def test_a_division_by_zero_is_inf_as_in_numpy():
+    """A kernel divides as numpy does: by zero it gives inf (and its gradient inf and
+    nan), where it raised ZeroDivisionError and was not used."""
+    args = (np.array([1.0, -2.0, 3.0]), np.array([2.0, 0.0, 4.0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (value, gradients), (expected_value, expected), note = _run(ratio, args, [0, 1])
+    assert note == "fused by numba"
+    assert value == expected_value == -np.inf
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
 @needs_numba
 def test_what_cannot_be_lowered_runs_as_numpy_code_and_says_why(capsys):
-    """A matrix product over 2-d arrays is not lowered: the numpy pair runs, right,
+    """An array of three dimensions is not lowered: the numpy pair runs, right,
     and ``show(backend="numba")`` says it is not fused and why."""
-    rng = np.random.default_rng(0)
-    args = (rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(2, 3)))
-    (value, gradients), (expected_value, expected), note = _run(affine, args, [0, 1])
-    assert note.startswith("not fused (") and "dimensions" in note
+    args = (np.random.default_rng(0).normal(size=(2, 3, 4)),)
+    (value, gradients), (expected_value, expected), note = _run(cube, args, [0])
+    assert note.startswith("not fused (") and "3 dimensions" in note
     assert value == expected_value
     for g, e in zip(gradients, expected, strict=True):
         np.testing.assert_array_equal(g, e)
-    differentiable(affine, backend="numba").show(wrt=[0, 1], backend="numba")
+    differentiable(cube, backend="numba").show(wrt=[0], backend="numba")
     assert "not fused" in capsys.readouterr().out
 
 

@@ -166,6 +166,7 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
+    single = isinstance(wrt, (int, str))  # one gradient, not a tuple (None: by count)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
@@ -174,7 +175,9 @@ def value_and_grad(
             if checked and not kwargs:  # the pair cached for these shapes
                 result = cached_call(compiled, checked[0], args)
                 if result is not None:
-                    return result[0], _unpack(result[1], wrt)
+                    gradients = result[1]
+                    one = single or (wrt is None and len(gradients) == 1)  # as _unpack
+                    return result[0], gradients[0] if one else gradients
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)

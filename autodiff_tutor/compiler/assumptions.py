@@ -98,15 +98,23 @@ class Assumptions:
 
     def hold(self) -> bool:
         """Whether every name still has the token it had when compiled."""
+        # plain loops, no generators: this runs before every cached call
         for namespace, name, expected in self.globals_read:
             value = namespace.get(name, _MISSING)
             if value is _MISSING:
                 value = getattr(builtins, name, _MISSING)
-            if not _matches(value, expected):
+            if type(expected) is _Same:  # the common case (np, a helper)
+                if value is not expected.value:
+                    return False
+            elif not _matches(value, expected):
                 return False
-        if not all(_matches(_cell_value(cell), expected) for cell, expected in self.cells_read):
-            return False
-        return all(check() for check in self.checks)
+        for cell, expected in self.cells_read:
+            if not _matches(_cell_value(cell), expected):
+                return False
+        for check in self.checks:
+            if not check():
+                return False
+        return True
 
     def extended(
         self, functions: Iterable[Callable[..., Any]], checks: Iterable[Callable[[], bool]]

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.emit import Generated
+from autodiff_tutor.compiler.fused.matrices import lower_matrices
 from autodiff_tutor.compiler.fused.scalarize import Kernel, NotLowered, scalarize
 from autodiff_tutor.compiler.specialized import Specialized
 from autodiff_tutor.syntax import copy_tree
@@ -59,18 +60,31 @@ def numba_or_none() -> Any:
 def kernel_source(name: str, kernel: Kernel, comments: bool = False) -> str:
     """The kernel as a Python function (numba compiles it): the value and the
     gradients out."""
-    lines = [f"def {name}_fused({', '.join(kernel.params)}):"]
-    width = max((4 * (d + 1) + len(c) for d, c, _ in kernel.lines), default=0)
-    width = min(max(width, 24), _COMMENT_AT)
-    for depth, code, origin in kernel.lines:
-        text = "    " * (depth + 1) + code
-        if comments and origin:
-            text = f"{text.ljust(width)}  # {origin}"
-        lines.append(text)
+    lines = []
+    for loop, params, returned, body in kernel.loops:  # numba compiles these
+        lines.append(f"def {loop}({', '.join(params)}):")
+        lines.extend(_body_lines(body, comments))
+        if returned:
+            lines.append(f"    return {', '.join(returned)}")
+        lines.append("")
+    lines.append(f"def {name}_fused({', '.join(kernel.params)}):")
+    lines.extend(_body_lines(kernel.lines, comments))
     gradients = ", ".join(kernel.gradients)
     gradients = f"({gradients},)" if len(kernel.gradients) == 1 else f"({gradients})"
     lines.append(f"    return {kernel.output}, {gradients}")
     return "\n".join(lines)
+
+
+def _body_lines(body: Sequence[tuple[int, str, str]], comments: bool) -> list[str]:
+    width = max((4 * (d + 1) + len(c) for d, c, _ in body), default=0)
+    width = min(max(width, 24), _COMMENT_AT)
+    lines = []
+    for depth, code, origin in body:
+        text = "    " * (depth + 1) + code
+        if comments and origin:
+            text = f"{text.ljust(width)}  # {origin}"
+        lines.append(text)
+    return lines
 
 
 def lower(
@@ -103,7 +117,10 @@ def lower(
             kept = kept.args[0]  # only its shape is kept: the kernel has the value itself
         if not (isinstance(kept, ast.Name) and kept.id == name):
             raise NotLowered(f"the memory keeps {ast.unparse(kept)}")
-    return scalarize(
+    lowering = scalarize
+    if any(shape is not None and len(shape) >= 2 for shape in shapes.values()):
+        lowering = lower_matrices  # loops over rows between matrix products
+    return lowering(
         trees.forward,
         trees.backward,
         list(generated.params),
@@ -115,11 +132,15 @@ def lower(
     )
 
 
-def compile_kernel(name: str, source: str, cached: bool = True) -> Callable[..., Any]:
+def compile_kernel(
+    name: str, source: str, cached: bool = True, loops: Sequence[str] = ()
+) -> Callable[..., Any]:
     """The kernel's source compiled by numba (no Python fallback: an unsupported
     construct is an error here, and the numpy pair runs). Where :func:`kernel_file`
     can keep the source in a file, numba caches the machine code beside it, so another
-    process with the same kernel loads it instead of compiling it again."""
+    process with the same kernel loads it instead of compiling it again. Where the
+    kernel has ``loops`` (functions of its own), numba compiles those and the kernel
+    stays the Python function that calls them and numpy's matrix products."""
     numba = numba_or_none()
     path = kernel_file(name, source) if cached else None
     if path is not None:
@@ -131,14 +152,21 @@ def compile_kernel(name: str, source: str, cached: bool = True) -> Callable[...,
             module = importlib.util.module_from_spec(spec)
             sys.modules[module_name] = module
             spec.loader.exec_module(module)
-        function, cache = getattr(module, f"{name}_fused"), True
+        namespace, cache = module.__dict__, True
     else:
-        namespace: dict[str, Any] = {"np": np, "math": math}
+        namespace = {"np": np, "math": math}
         exec(compile(source, f"<fused {name}>", "exec"), namespace)  # noqa: S102 - our own code
-        function, cache = namespace[f"{name}_fused"], False
+        cache = False
     # reassoc: sums are added in whatever order vectorizes (as numpy's pairwise sums
     # differ from a plain loop's): values agree to rounding, not bit for bit
-    return numba.njit(cache=cache, nogil=True, fastmath={"reassoc"})(function)
+    # error_model numpy: a division by zero is inf or nan, as numpy's, not an exception
+    jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc"}, error_model="numpy")
+    if not loops:
+        return jit(namespace[f"{name}_fused"])
+    for loop in loops:  # the kernel finds them as globals of its module
+        if not isinstance(namespace[loop], numba.core.dispatcher.Dispatcher):
+            namespace[loop] = jit(namespace[loop])
+    return namespace[f"{name}_fused"]
 
 
 def kernel_file(name: str, source: str) -> Path | None:
@@ -146,7 +174,7 @@ def kernel_file(name: str, source: str) -> Path | None:
     else ``~/.cache/autodiff_tutor``), named by a hash of the source; ``None`` where
     no such folder can be written."""
     root = os.environ.get("AUTODIFF_TUTOR_CACHE") or Path.home() / ".cache" / "autodiff_tutor"
-    text = f"# autodiff_tutor fused kernel, v2\nimport math\n\nimport numpy as np\n\n\n{source}\n"
+    text = f"# autodiff_tutor fused kernel, v3\nimport math\n\nimport numpy as np\n\n\n{source}\n"
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     path = Path(root) / "fused" / f"{name}_{digest}.py"
     try:
@@ -175,13 +203,14 @@ def fused_pair(
         return dataclasses.replace(pair, fused_note=f"not fused ({reason}): numpy runs")
     name = generated.name
     source = kernel_source(name, kernel)
+    loops = [loop[0] for loop in kernel.loops]
     shown = kernel_source(name, kernel, comments=True)
     try:
         try:
-            compiled = compile_kernel(name, source)
+            compiled = compile_kernel(name, source, loops=loops)
             out, gradients = compiled(*args)  # compiled here, on the arguments' types
         except Exception:  # numba's cache did not load: compiled without it
-            compiled = compile_kernel(name, source, cached=False)
+            compiled = compile_kernel(name, source, cached=False, loops=loops)
             out, gradients = compiled(*args)
         _check(out, gradients, args, wrt_positions)
     except Exception as error:  # numba refused it: the numpy pair runs

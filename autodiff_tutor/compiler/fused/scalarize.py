@@ -178,6 +178,11 @@ class Kernel:
     output: str
     gradients: list[str]
     lines: list[tuple[int, str, str]]
+    #: functions numba compiles, which the body (then plain Python) calls: name,
+    #: parameters, the names returned, lines
+    loops: list[tuple[str, list[str], list[str], list[tuple[int, str, str]]]] = field(
+        default_factory=list
+    )
 
     def body_text(self, comments: bool = False) -> str:
         """The body's lines (no ``def`` or ``return``), indented by depth."""
