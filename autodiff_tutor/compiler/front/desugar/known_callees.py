@@ -199,7 +199,9 @@ class _Specializer:
         for statement in body:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
                 # its own aliases (dg = grad(f) in a module helper nested here) and defs
-                inner = dataclasses.replace(scope, own_def=statement)
+                inner = scope
+                if scope.function in (None, self.tree):  # not inside an inlined method
+                    inner = dataclasses.replace(scope, own_def=statement)
                 statement.body = self._body(statement.body, inner, self._aliases(statement, inner))
                 statement.body = _unused_defs_dropped(statement.body)
                 out.append(statement)
@@ -222,6 +224,7 @@ class _Specializer:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 counts[node.id] = counts.get(node.id, 0) + 1
+        parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
         aliases = {}
         for statement in tree.body:
             if not (
@@ -229,6 +232,7 @@ class _Specializer:
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and counts.get(statement.targets[0].id) == 1
+                and statement.targets[0].id not in parameters  # read before, as given
             ):
                 continue
             name, value = statement.targets[0].id, statement.value
