@@ -123,6 +123,8 @@ class Context:
     fresh: Callable[[str], str]
     lifting: bool
     bind: Callable[[Any, str], ast.Name] | None = None  # a name read as this value
+    #: the function ``function`` is a def of (its defs are the caller's too)
+    outer: ast.FunctionDef | None = None
 
 
 NOT_KNOWN = object()
@@ -380,11 +382,21 @@ def _request(
     if isinstance(function, ast.Lambda) and context.lifting:
         lifted = lift_lambda(function, context.local)
     elif isinstance(function, ast.Name) and context.lifting:
-        definition = _local_def(context.function, function.id)
+        definition = _caller_def(context, function.id)
         if definition is not None:
             lifted = lift_def(definition, context.local)
+        if lifted is not None and definition is not _local_def(context.function, function.id):
+            hidden = set(lifted.captured) & assigned_names(context.function)
+            if hidden:  # the call would pass the def's own variables, not the closure's
+                raise UnsupportedSyntaxError(
+                    f"{kind}({function.id}) here differentiates a def that reads "
+                    f"{', '.join(sorted(hidden))} of the function around it, a name this "
+                    "helper binds too",
+                    context.parsed.location(function),
+                    hint=f"pass {', '.join(sorted(hidden))} to {function.id} as arguments",
+                )
     local = isinstance(function, ast.Lambda) or (
-        isinstance(function, ast.Name) and _local_def(context.function, function.id)
+        isinstance(function, ast.Name) and _caller_def(context, function.id)
     )
     if lifted is None and local:
         why = (
@@ -558,6 +570,14 @@ def _shifted(wrt: Any, lifted: Lifted) -> Any:
     if isinstance(wrt, str):
         return wrt
     return [_shifted(w, lifted) for w in wrt]
+
+
+def _caller_def(context: Context, name: str) -> ast.FunctionDef | None:
+    """The def named ``name`` of the caller, or of the function it is a def of."""
+    found = _local_def(context.function, name)
+    if found is None and context.outer is not None:
+        found = _local_def(context.outer, name)
+    return found
 
 
 def _local_def(function: ast.FunctionDef, name: str) -> ast.FunctionDef | None:

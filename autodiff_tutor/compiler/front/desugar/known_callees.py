@@ -101,6 +101,9 @@ class _Scope:
     known: dict[str, _Known]  # parameters known while compiling (an object, a helper's self)
     reader: Callable[[str], Any]  # a free name's value now (for checks)
     function: ast.FunctionDef | None = None  # the function these names are of
+    #: a def of the differentiated function whose body this is (a nested helper of the
+    #: user's): its own defs and lambdas are lifted for the derivatives taken of them
+    own_def: ast.FunctionDef | None = None
 
 
 def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
@@ -195,7 +198,12 @@ class _Specializer:
         out = []
         for statement in body:
             if isinstance(statement, ast.FunctionDef):  # a helper defined in the function
-                statement.body = self._body(statement.body, scope, {})
+                # its own aliases (dg = grad(f) in a module helper nested here) and defs
+                inner = scope
+                if scope.function in (None, self.tree):  # not inside an inlined method
+                    inner = dataclasses.replace(scope, own_def=statement)
+                statement.body = self._body(statement.body, inner, self._aliases(statement, inner))
+                statement.body = _unused_defs_dropped(statement.body)
                 out.append(statement)
             elif getattr(statement, "made", False):
                 continue  # h = compose(f, g): its calls call what compose made
@@ -216,6 +224,7 @@ class _Specializer:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 counts[node.id] = counts.get(node.id, 0) + 1
+        parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
         aliases = {}
         for statement in tree.body:
             if not (
@@ -223,6 +232,7 @@ class _Specializer:
                 and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)
                 and counts.get(statement.targets[0].id) == 1
+                and statement.targets[0].id not in parameters  # read before, as given
             ):
                 continue
             name, value = statement.targets[0].id, statement.value
@@ -320,7 +330,7 @@ class _Specializer:
                 call = ast.copy_location(
                     ast.Call(copy_tree(alias.maker), call.args, call.keywords), call
                 )
-        function = scope.function or self.tree
+        function = scope.own_def or scope.function or self.tree
         context = derivative_calls.Context(
             parsed=dataclasses.replace(self.parsed, values=dict(self.values)),
             value_of=lambda expr, guard=False: self._value_of(expr, scope, guard),
@@ -328,7 +338,8 @@ class _Specializer:
             function=function,
             nest=lambda made, at: self._nested(made, None, at),
             fresh=self.names.fresh,
-            lifting=function is self.tree,
+            lifting=function is self.tree or function is scope.own_def,
+            outer=(scope.function or self.tree) if scope.own_def is not None else None,
             bind=self._bind,
         )
         if pullback is not None:  # pullback(v) of value, pullback = vjp(f, x, wrt=...)
@@ -1468,3 +1479,19 @@ def _lambda_tree(function: Any) -> ast.FunctionDef | None:
     returned = ast.copy_location(ast.Return(lambda_.body), lambda_.body)
     tree = ast.FunctionDef("<lambda>", lambda_.args, [returned], [], None)
     return ast.fix_missing_locations(ast.copy_location(tree, lambda_))
+
+
+def _unused_defs_dropped(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` without the defs nothing in it reads any more (a closure only
+    differentiated, ``grad(bump)(w)``, whose derivative was lifted into a call of its
+    own): a nested helper keeps no function inside, so that it is inlined.
+
+    >>> body = ast.parse("def g(s):\\n    return s\\ny = 1").body
+    >>> [type(s).__name__ for s in _unused_defs_dropped(body)]
+    ['Assign']
+    """
+    module = ast.Module(body, [])
+    read = {
+        n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    return [s for s in body if not (isinstance(s, ast.FunctionDef) and s.name not in read)]

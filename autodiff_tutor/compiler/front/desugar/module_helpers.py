@@ -10,8 +10,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar.derivative_calls import (
+    CALLED_WITH_FUNCTION,
+    derivative_kind,
+)
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.syntax import copy_tree
@@ -90,24 +95,40 @@ def _nestable(
         source = parse_function(helper)
     except AutodiffError:
         return None
-    found = _hoisted(source.tree, set(namespace) | user_locals | taken)
+    helper_names = source.namespace()
+
+    def differentiates(func: ast.expr) -> bool:  # grad, value_and_grad, hvp, jvp
+        return isinstance(func, ast.Name) and derivative_kind(helper_names.get(func.id)) in (
+            *CALLED_WITH_FUNCTION,
+            "jvp",
+        )
+
+    found = _hoisted(source.tree, set(namespace) | user_locals | taken, differentiates)
     if found is None:
         return None
-    helper_names = source.namespace()
     for tree in found:
         reads = _free_reads(tree) - {d.name for d in found}
         if any(n in user_locals or namespace.get(n) is not helper_names.get(n) for n in reads):
             return None  # a name that means something else where the helper is inlined
-        if tree.decorator_list or not _plain_signature(tree) or not _one_final_return(tree):
+        if (
+            tree.decorator_list
+            or not _plain_signature(tree)
+            or not _one_final_return(tree, _differentiated_functions(tree, differentiates))
+        ):
             return None
     return found
 
 
-def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | None:
+def _hoisted(
+    tree: ast.FunctionDef, taken: set[str], differentiates: Callable[[ast.expr], bool] = bool
+) -> list[ast.FunctionDef] | None:
     """``tree`` (a copy) and the helpers it defines in its body (``def`` or ``name =
     lambda``) that read none of its own names, renamed ``<function>_<helper>`` and
     moved beside it, so that it has no function inside; ``[tree]`` when it defines
-    none; ``None`` when a hoisted name is taken or bound twice.
+    none; ``None`` when a hoisted name is taken or bound twice, or when one that reads
+    its names (a closure) is used otherwise than differentiated (``grad(bump)``, the
+    call's function ``differentiates``): such a closure stays inside, as a def, and
+    the derivative taken of it is lifted where the helper is nested.
 
     >>> import textwrap
     >>> tree = ast.parse(textwrap.dedent('''
@@ -137,6 +158,16 @@ def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | 
     bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
     own = set(bindings) - set(inner)
+    closures = {n for n, d in inner.items() if _free_reads(d) & own}
+    differentiated = {
+        d.name
+        for d in _differentiated_functions(tree, differentiates)
+        if isinstance(d, ast.FunctionDef)
+    }
+    if any(bindings.count(n) != 1 or n not in differentiated for n in closures):
+        return None  # a closure called or passed: not nested
+    kept = {n: inner.pop(n) for n in closures}  # written as a def where it was
+    own |= set(kept)
     renames = {n: f"{tree.name}_{n}" for n in inner}
     if any(bindings.count(n) != 1 or renames[n] in taken for n in inner):
         return None
@@ -163,7 +194,11 @@ def _hoisted(tree: ast.FunctionDef, taken: set[str]) -> list[ast.FunctionDef] | 
                 return ast.copy_location(ast.Name(renames[node.id], node.ctx), node)
             return node
 
-    tree.body = [s for s in tree.body if _defined(s) not in inner and _alias(s) not in aliases]
+    tree.body = [
+        kept.get(_defined(s), s)
+        for s in tree.body
+        if _defined(s) not in inner and _alias(s) not in aliases
+    ]
     hoisted = [Renamed().visit(tree)]
     for n, definition in inner.items():
         definition.name = renames[n]
@@ -335,10 +370,53 @@ def _plain_signature(tree: ast.FunctionDef) -> bool:
     return not (arguments.vararg or arguments.kwarg or arguments.kwonlyargs)
 
 
-def _one_final_return(tree: ast.FunctionDef) -> bool:
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-    nested = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
+def _one_final_return(tree: ast.FunctionDef, differentiated: list[ast.AST] = ()) -> bool:
+    """Whether ``tree`` returns once, at its end, and defines no function inside but
+    the ``differentiated`` ones (whose derivatives are lifted, see :func:`_hoisted`)."""
+    inside = [
+        n
+        for d in differentiated
+        for n in (
+            ast.walk(d.body) if isinstance(d, ast.Lambda) else ast.walk(ast.Module(d.body, []))
+        )
+    ]
+    skip = {id(n) for n in inside}
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and id(n) not in skip]
+    nested = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.Lambda))
+        and n not in differentiated
+        and id(n) not in skip
+    ]
     return len(returns) == 1 and tree.body[-1] is returns[0] and nested == [tree]
+
+
+def _differentiated_functions(
+    tree: ast.FunctionDef, differentiates: Callable[[ast.expr], bool]
+) -> list[ast.AST]:
+    """The defs at the top of ``tree``'s body and the lambdas in it that are only
+    differentiated: each read of the def's name, and each such lambda, is the first
+    argument of a call whose function ``differentiates`` (``grad(bump)``, ``jvp(lambda
+    s: ..., (w,), (v,))``)."""
+    firsts = [
+        n.args[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and n.args and differentiates(n.func)
+    ]
+    out: list[ast.AST] = [f for f in firsts if isinstance(f, ast.Lambda)]
+    first_ids = {id(f) for f in firsts}
+    for statement in tree.body:
+        if not isinstance(statement, ast.FunctionDef):
+            continue
+        reads = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id == statement.name and _loads(n)
+        ]
+        if reads and all(id(n) in first_ids for n in reads):
+            out.append(statement)
+    return out
 
 
 def inlinable(obj: Any) -> bool:
