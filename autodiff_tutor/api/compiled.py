@@ -620,9 +620,10 @@ def _remember(fn: Callable[..., Any], wrapper: Differentiable) -> Differentiable
 
 
 @front_door
-def differentiable(fn: Callable[..., Any], backend: str = "numpy") -> Differentiable:
+def differentiable(fn: Callable[..., Any] | None = None, backend: str = "numpy") -> Any:
     """Decorator: make ``fn`` differentiable by the source-to-source compiler;
-    ``backend="numba"`` runs its specialized pairs as fused loops (:mod:`.compiler.fused`).
+    ``backend="numba"`` runs its specialized pairs as fused loops (:mod:`.compiler.fused`),
+    also written ``@differentiable(backend="numba")``.
 
     ``fn`` is a def or a lambda; a bound method (``model.loss``), an object whose
     ``__call__`` is written in Python, or a ``functools.partial`` of one gives a
@@ -637,7 +638,11 @@ def differentiable(fn: Callable[..., Any], backend: str = "numpy") -> Differenti
     >>> square = lambda x: x * x
     >>> differentiable(square).name, differentiable(square)(3.0)
     ('square', 9.0)
+    >>> differentiable(backend="numpy")(square).name  # the decorator with arguments
+    'square'
     """
+    if fn is None:  # @differentiable(backend=...): the decorator, given its options
+        return functools.partial(differentiable, backend=backend)
     if backend != "numpy":
         return fused.with_backend(differentiable(fn), backend)
     if isinstance(fn, Differentiable):
