@@ -213,13 +213,25 @@ def test_a_vector_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line
     assert "ord=3" in caught.value.message
 
 
-def test_eigh_at_a_repeated_eigenvalue_is_refused_at_the_users_line():
-    """At a repeated eigenvalue the eigenvectors have no derivative: the second
-    derivative through eigh is refused where eigh is called (it was NaN), while distinct
-    eigenvalues work (above)."""
-    X = np.eye(3)
-    gradient = grad(eigenvalues_cubed)
-    line = eigenvalues_cubed.__code__.co_firstlineno + 1
+@pytest.mark.parametrize(
+    ("fn", "X", "reason"),
+    [
+        (eigenvalues_cubed, np.eye(3), "repeated eigenvalue"),
+        (
+            svd_low_rank_fit,
+            np.array([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),
+            "repeated or zero singular value",
+        ),
+    ],
+    ids=["eigh_at_a_repeated_eigenvalue", "svd_at_repeated_singular_values"],
+)
+def test_a_decomposition_without_a_derivative_is_refused_at_the_users_line(fn, X, reason):
+    """At a repeated eigenvalue (eigh) or repeated singular values (svd) the vectors
+    have no derivative: the second derivative is refused where the decomposition is
+    called (through eigh it was NaN), in both compositions, while distinct values work
+    (above)."""
+    gradient = grad(fn)
+    line = fn.__code__.co_firstlineno + 1
     for second in (
         lambda: jvp(gradient, (X,), (np.ones_like(X),)),
         lambda: vjp(gradient, X)[1](np.ones_like(X)),
@@ -227,23 +239,7 @@ def test_eigh_at_a_repeated_eigenvalue_is_refused_at_the_users_line():
         with pytest.raises(NoDerivativeRuleError) as caught:
             second()
         assert caught.value.location.line == line
-        assert "repeated eigenvalue" in caught.value.message
-
-
-def test_svd_at_repeated_singular_values_is_refused_at_the_users_line():
-    """At repeated singular values the singular vectors have no derivative: the second
-    derivative through svd is refused where svd is called, in both compositions."""
-    X = np.array([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
-    gradient = grad(svd_low_rank_fit)
-    line = svd_low_rank_fit.__code__.co_firstlineno + 1
-    for second in (
-        lambda: jvp(gradient, (X,), (np.ones_like(X),)),
-        lambda: vjp(gradient, X)[1](np.ones_like(X)),
-    ):
-        with pytest.raises(NoDerivativeRuleError) as caught:
-            second()
-        assert caught.value.location.line == line
-        assert "repeated or zero singular value" in caught.value.message
+        assert reason in caught.value.message
 
 
 def prod_over_two_axes(x):
