@@ -14,6 +14,8 @@ product kernel alone, which no numpy code, generated or hand-written, can change
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +29,74 @@ SHAPES = {
     "mlp issue-large (X @ W1)": ((2048, 784), (784, 512)),
     "rnn large (h @ Wh)": ((64, 256), (256, 256)),
 }
+
+
+#: OpenBLAS reads its kernel (CPU type) from this variable, when set, instead of detecting
+#: the CPU: an older kernel than the CPU's makes every numpy matrix product slower.
+KERNEL_VARIABLE = "OPENBLAS_CORETYPE"
+
+_ARCHITECTURE = (
+    "import numpy, threadpoolctl;"
+    "print(next((i.get('architecture') or '' for i in threadpoolctl.threadpool_info()"
+    " if i['user_api'] == 'blas'), ''))"
+)
+
+
+def kernel() -> dict[str, str]:
+    """numpy's BLAS and the kernel it runs: ``library``, ``version``, ``architecture``,
+    and where :data:`KERNEL_VARIABLE` chooses the kernel, ``set_by`` and ``detected``
+    (the kernel OpenBLAS picks for this CPU, read in a process without the variable).
+    Empty where threadpoolctl (in the ``bench`` extra) is not installed.
+
+    >>> sorted(kernel()) in ([], ["architecture", "library", "version"],
+    ...                      ["architecture", "detected", "library", "set_by", "version"])
+    True
+    """
+    import numpy  # noqa: F401  (threadpoolctl sees only the libraries loaded)
+
+    try:
+        import threadpoolctl
+    except ImportError:
+        return {}
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas:
+        return {}
+    found = {
+        "library": blas[0]["internal_api"],
+        "version": blas[0].get("version") or "",
+        "architecture": blas[0].get("architecture") or "",
+    }
+    if os.environ.get(KERNEL_VARIABLE):
+        free = {k: v for k, v in os.environ.items() if k != KERNEL_VARIABLE}
+        detected = subprocess.run(
+            [sys.executable, "-c", _ARCHITECTURE], env=free, capture_output=True, text=True
+        )
+        found["set_by"] = f"{KERNEL_VARIABLE}={os.environ[KERNEL_VARIABLE]}"
+        found["detected"] = detected.stdout.strip()
+    return found
+
+
+def describe(found: dict[str, str]) -> str:
+    """One sentence for a report: the library, its kernel and who chose it.
+
+    >>> print(describe({"library": "openblas", "version": "0.3.31", "architecture": "Haswell",
+    ...                 "set_by": "OPENBLAS_CORETYPE=Haswell", "detected": "SkylakeX"}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    BLAS: openblas 0.3.31, Haswell kernel, set by OPENBLAS_CORETYPE=Haswell (on this CPU
+    OpenBLAS picks SkylakeX: numpy's matrix products are slower than they would be).
+    """
+    if not found:
+        return "BLAS kernel not known (threadpoolctl is not installed)."
+    text = f"BLAS: {found['library']} {found['version']}, {found['architecture']} kernel"
+    if "set_by" not in found:
+        return text + ", as OpenBLAS picks for this CPU."
+    text += f", set by {found['set_by']}"
+    if found["detected"] and found["detected"] != found["architecture"]:
+        text += (
+            f" (on this CPU OpenBLAS picks {found['detected']}: numpy's matrix products are "
+            "slower than they would be)"
+        )
+    return text + "."
 
 
 @dataclass

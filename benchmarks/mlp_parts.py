@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import handwritten
+from benchmarks import blas, handwritten
 from benchmarks.workloads import WORKLOADS, with_numpy
 
 
@@ -93,6 +93,7 @@ def jax_parts(size: str, repeat: int = 7) -> dict[str, float]:
 
 def main(sizes: list[str]) -> None:
     """Print, per size, the parts' times and their share of the hand-written call."""
+    print(blas.describe(blas.kernel()))
     for size in sizes:
         parts = numpy_parts(size)
         whole = parts.pop("whole")

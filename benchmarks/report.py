@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.blas import describe as describe_blas
+
 _TIMER_NAMES = {"wall": "time.perf_counter (wall)", "cpu": "time.process_time (CPU)"}
 TARGET = 1.2  # autodiff_tutor within 1.2x of the hand-written value-and-gradient
 GRADIENT_SYSTEMS = (
@@ -187,6 +189,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"after {meta['warmup']} warm-up call), garbage collection off while timing; "
         f"suite wall time {meta['wall_s']:.1f} s. BLAS threads: {_threads(meta)}. "
         f"(1 call): two calls over {meta['slow_call_s']} s each; the second one is the time.",
+        "",
+        describe_blas(meta.get("blas", {})),
         "",
     ]
     if results["problems"]:

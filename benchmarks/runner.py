@@ -35,7 +35,7 @@ import numpy as np
 import autodiff_tutor
 from autodiff_tutor.api import Differentiable, value_and_grad
 from autodiff_tutor.compiler.fused import with_backend
-from benchmarks import THREAD_VARIABLES
+from benchmarks import THREAD_VARIABLES, blas
 from benchmarks.bandwidth import floor_seconds
 from benchmarks.bandwidth import measure as measure_bandwidth
 from benchmarks.handwritten import HANDWRITTEN
@@ -228,6 +228,7 @@ def _meta(options: dict[str, Any], systems: Sequence[str]) -> dict[str, Any]:
         "numpy": np.__version__,
         "autodiff_tutor": autodiff_tutor.__version__,
         "threads": {v: os.environ.get(v, "") for v in THREAD_VARIABLES},
+        "blas": blas.kernel(),
         "versions": {name: SYSTEMS[name].version() for name in systems},
         **options,
     }
