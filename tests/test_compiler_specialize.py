@@ -96,6 +96,31 @@ def test_specialized_show_is_the_shorter_code_that_runs():
     _check(rosenbrock, (x,), [0], [dx])
 
 
+def test_show_prints_the_specialized_pair_once_arguments_were_seen(capsys):
+    """Before any call ``show()`` prints the general pair; after ``value_and_grad`` met
+    arguments it prints the pair that runs for them, headed by what it assumes, and
+    ``show(specialized=False)`` still gives the general pair."""
+
+    def chain(x):  # a function of this test alone: no other test's calls specialized it
+        a = x[1:] - x[:-1] ** 2
+        return np.sum(100.0 * a * a)
+
+    compiled = differentiable(chain)
+    compiled.show()
+    before = capsys.readouterr().out
+    assert before.strip() == compiled.source().strip()
+    both = value_and_grad(compiled)
+    x = np.linspace(-1.0, 1.0, 10)
+    both(x), both(x)
+    compiled.show()
+    after = capsys.readouterr().out
+    (specialized,) = compiled.specialized_sources()
+    assert after.startswith("# specialized for x: float64[10]\n" + specialized.split("\n", 1)[1])
+    assert "unbroadcast" not in after and "show(specialized=False)" in after
+    compiled.show(specialized=False)
+    assert capsys.readouterr().out == before
+
+
 def test_float32_and_float64_are_specialized_apart():
     both = value_and_grad(affine, wrt=[0, 1])
     rng = np.random.default_rng(1)

@@ -304,25 +304,67 @@ class Differentiable:
 
     @front_door
     def show(
-        self, wrt: Wrt = None, stages: bool = False, specialized: bool = False, backend: str = ""
+        self,
+        wrt: Wrt = None,
+        stages: bool = False,
+        specialized: bool | None = None,
+        backend: str = "",
     ) -> None:
-        """Print the generated forward and backward functions; with ``stages=True``,
-        every stage's result in the order the compiler runs them; with
-        ``specialized=True``, the pairs specialized on the argument shapes and dtypes
-        that ``grad``/``value_and_grad`` met so far (see :meth:`specialized_sources`);
-        with ``backend="numba"``, beside each the fused kernel it runs as."""
+        """Print the generated forward and backward functions. Once ``grad`` or
+        ``value_and_grad`` has met arguments, the pairs specialized on their shapes and
+        dtypes (see :meth:`specialized_sources`), each headed by what it assumes;
+        before, or with ``specialized=False``, the general pair, which runs for any
+        shapes. With ``stages=True``, every stage's result in the order the compiler
+        runs them; with ``backend="numba"``, beside each pair the fused kernel it runs as.
+
+        >>> import numpy as np
+        >>> from autodiff_tutor import value_and_grad
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(x * x)
+        >>> f.show()
+        def f_forward(x):
+            t1 = x * x
+            out = np.sum(t1)
+            return out, (x, like(t1))
+        <BLANKLINE>
+        def f_backward(d_out, memory):
+            (x, t1) = memory
+            d_t1 = unreduce(d_out, t1)  # line 3: np.sum(x * x)
+            d_x = 2 * (d_t1 * x)        # line 3: x * x
+            return (d_x,)
+        >>> both = value_and_grad(f)
+        >>> _ = both(np.ones(3)), both(np.ones(3))
+        >>> f.show()
+        # specialized for x: float64[3]
+        def f_forward(x):
+            out = (x * x).sum()
+            return out, (x,)
+        <BLANKLINE>
+        # the backward of value_and_grad: the output's gradient is 1
+        def f_backward(d_out, memory):
+            (x,) = memory
+            d_x = 2 * x  # line 3: x * x
+            return (d_x,)
+        <BLANKLINE>
+        # the general pair, for any shapes: show(specialized=False)
+        """
         if backend:
             print(fused.show_text(fused.with_backend(self, backend), wrt))
             return
-        if specialized:
-            print("\n\n".join(self.specialized_sources(wrt)) or "(no specialization yet)")
+        if stages:
+            for stage, text in self.stages(wrt).items():
+                print(f"── {stage} " + "─" * (60 - len(stage)))
+                print(text)
             return
-        if not stages:
+        texts = self.specialized_sources(wrt) if specialized is not False else []
+        if texts:
+            general = "# the general pair, for any shapes: show(specialized=False)"
+            print("\n\n".join(texts) + ("" if specialized else "\n\n" + general))
+        elif specialized:
+            print("(no specialization yet)")
+        else:
             print(self.source(wrt))
-            return
-        for stage, text in self.stages(wrt).items():
-            print(f"── {stage} " + "─" * (60 - len(stage)))
-            print(text)
 
     @front_door
     def specialized_sources(self, wrt: Wrt = None) -> list[str]:
