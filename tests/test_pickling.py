@@ -275,3 +275,42 @@ def test_a_pullback_loads_in_a_fresh_interpreter_and_pulls_back_the_same(where, 
         assert_close(g_there, g_here)
     dW = central_difference(lambda w: float(np.sum(layer(w, *args[1:]) * seed)), list(args[:1]), 0)
     assert_close(here[0], dW, tol=1e-6)
+
+
+RUN_ON_ITS_BACKEND = """
+import pickle, sys, json
+import numpy as np
+from autodiff_tutor import value_and_grad
+compiled = pickle.loads(open(sys.argv[1], "rb").read())
+x = np.asarray(json.loads(sys.argv[2]))
+both = value_and_grad(compiled)
+for _ in range(3):  # the fused kernel runs from the second call
+    value, gradient = both(x)
+notes = [p.fused_note for p in compiled.derivative(0).specializations.values() if p]
+print(json.dumps([compiled.backend, notes, float(value), gradient.tolist()]))
+"""
+
+
+def test_a_function_on_the_fused_backend_is_loaded_on_it(tmp_path):
+    """``differentiable(f, backend="numba")`` sent by value to a fresh interpreter runs
+    there as the fused kernel (it ran as numpy code before), with the gradient the numpy
+    backend and central differences give."""
+    pytest.importorskip("numba")
+
+    def smooth(x):
+        return np.sum(np.tanh(x[1:] - x[:-1]) ** 2) + np.sum(x * x)
+
+    path = tmp_path / "function.pickle"
+    path.write_bytes(cloudpickle.dumps(differentiable(smooth, backend="numba")))
+    x = np.linspace(-1.0, 1.0, 9)
+    root = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root.parent), str(root)])}
+    command = [sys.executable, "-c", RUN_ON_ITS_BACKEND, str(path), json.dumps(x.tolist())]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    backend, notes, value, gradient = json.loads(done.stdout)
+    assert backend == "numba" and notes == ["fused by numba"]
+    expected_value, expected = value_and_grad(smooth)(x)
+    assert_close(value, expected_value)
+    assert_close(gradient, expected, tol=1e-11)
+    assert_close(gradient, central_difference(smooth, [x], 0), tol=1e-6)

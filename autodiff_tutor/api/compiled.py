@@ -145,7 +145,8 @@ class Differentiable:
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         """Pickled by reference where its module's name for it is importable, else as
         its plain function and source, compiled again on loading (see
-        :mod:`autodiff_tutor.pickling`); a gradient function as the ``grad`` it is of.
+        :mod:`autodiff_tutor.pickling`); a gradient function as the ``grad`` it is of;
+        on the backend it runs on.
 
         >>> import pickle
         >>> import cloudpickle
@@ -159,9 +160,10 @@ class Differentiable:
         """
         if importable(self):
             return by_reference(self)
+        backend = () if self.backend == "numpy" else (self.backend,)
         if self.made_from is not None:  # differentiable(grad(f)): made again from grad(f)
-            return differentiable, (self.gradient_function,)
-        return with_sources(differentiable, (self.fn,))
+            return differentiable, (self.gradient_function, *backend)
+        return with_sources(differentiable, (self.fn, *backend))
 
     # -- compiled code ---------------------------------------------------------
 
