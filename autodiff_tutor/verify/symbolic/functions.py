@@ -134,8 +134,6 @@ def _params(parsed: ParsedFunction, skip_self: bool) -> list[str]:
 
 
 def _as_tuple(value: Any, count: int, what: str = "") -> tuple[Any, ...]:
-    if count == 1 and not isinstance(value, (tuple, list)):
-        return (value,)
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     if what and len(values) != count:
         raise TranslationError(
@@ -268,8 +266,7 @@ def _memory_layout(
         raise ArgumentError(f"the forward of {title} must return (outputs, memory)")
     outputs, memory = result.value
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    n_seeds = len(_params(backward, skip_self=False)) - 1
-    seeds = _symbols(_params(backward, skip_self=False)[:n_seeds])
+    seeds = _symbols(_params(backward, skip_self=False)[:-1])  # then the memory
     grads = translate_parsed(backward, [*seeds, memory], namespace, reductions=reductions)
     inputs = tuple(symbols[names.index(n)] for n in wrt_names)
     return Problem(
