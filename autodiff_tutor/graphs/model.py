@@ -5,8 +5,8 @@ user's name and line, or a gradient the backward computes) and its edges (which
 value flows into which operation, with the value's shape). The forward's edges point
 from inputs to the output; the adjoint's point back, from the output's gradient to
 the inputs' gradients; a ``saved`` edge is a forward value the backward reads.
-Builders: :mod:`.compiled` (the compiler's program and its generated backward) and
-:mod:`.traced` (a tracing tape). It draws itself as SVG (:mod:`.svg`).
+Builders: :mod:`.of_compiled` (the compiler's program and its generated backward) and
+:mod:`.of_trace` (a tracing tape). It draws itself as SVG (:mod:`.svg`).
 
 >>> g = Graph("f", [GraphNode("x", "forward", "x", "argument", role="input"),
 ...                 GraphNode("y", "forward", "y", "sin", line=2, shape=(3,))],
