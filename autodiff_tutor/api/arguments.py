@@ -59,13 +59,7 @@ from autodiff_tutor.errors import (
     SourceUnavailableError,
     TracingError,
 )
-from autodiff_tutor.foreign_libraries import (
-    advice,
-    conversion,
-    describe,
-    first_foreign,
-    library_of,
-)
+from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign, library_of
 from autodiff_tutor.locations import location
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import (

@@ -105,10 +105,7 @@ from autodiff_tutor.errors import (
     front_door,
 )
 from autodiff_tutor.pickling import MadeFunction
-from autodiff_tutor.pytree import (
-    flatten,
-    is_structure,
-)
+from autodiff_tutor.pytree import flatten, is_structure
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
     array_module,
@@ -527,10 +524,7 @@ def gradient_vjp(
 
 
 def structured_jvp(
-    f: Any,
-    args: Sequence[Any],
-    tangents: Sequence[Any],
-    keywords: dict[str, Any] | None = None,
+    f: Any, args: Sequence[Any], tangents: Sequence[Any], keywords: dict[str, Any] | None = None
 ) -> tuple | None:
     """``jvp(f, args, tangents)`` (``keywords``: passed too, held fixed) where an
     argument is a structure (its tangent has the same structure; ``None`` leaves for

@@ -45,11 +45,7 @@ class BackendSwitch(widgets.VBox):
     where there is no GPU.
     """
 
-    def __init__(
-        self,
-        reason: str | None = _AUTO,
-        cupy_loader: Callable[[], Any] = _load_cupy,
-    ):
+    def __init__(self, reason: str | None = _AUTO, cupy_loader: Callable[[], Any] = _load_cupy):
         if reason is _AUTO:
             from autodiff_tutor.verify.numeric.gpu import gpu_unavailable_reason
 

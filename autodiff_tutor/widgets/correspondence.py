@@ -88,10 +88,7 @@ def correspondence(derivative: Any) -> Correspondence:
     """Group the generated lines of a compiled ``Derivative`` by the user's line."""
     parsed = derivative.parsed
     result = Correspondence(
-        list(parsed.lines),
-        parsed.first_line,
-        derivative.forward_source,
-        derivative.backward_source,
+        list(parsed.lines), parsed.first_line, derivative.forward_source, derivative.backward_source
     )
     for source, statements, target in (
         (derivative.forward_source, derivative.forward_lines, result.forward),

@@ -46,14 +46,7 @@ from autodiff_tutor.verify.symbolic.translate_calls import (
 __all__ = ["Expressions"]
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.Pow: "pow"}
-_COMPARE = {
-    ast.Lt: "lt",
-    ast.LtE: "le",
-    ast.Gt: "gt",
-    ast.GtE: "ge",
-    ast.Eq: "eq",
-    ast.NotEq: "ne",
-}
+_COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 _PYTHON = {
     ast.Add: operator.add,
