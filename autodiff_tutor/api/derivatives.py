@@ -163,7 +163,6 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
-    single = isinstance(wrt, (int, str))  # one gradient, not a tuple (None: by count)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
@@ -172,9 +171,7 @@ def value_and_grad(
             if checked and not kwargs:  # the pair cached for these shapes
                 result = cached_call(compiled, checked[0], args)
                 if result is not None:
-                    gradients = result[1]
-                    one = single or (wrt is None and len(gradients) == 1)  # as _unpack
-                    return result[0], gradients[0] if one else gradients
+                    return result[0], _unpack(result[1], wrt)
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
@@ -443,8 +440,7 @@ def structured_vjp(
     if getattr(f, "_gradient_of", None) is not None:
         return gradient_vjp(f, args, kwargs, wrt)
     compiled = differentiable(f)
-    entries = float_params(compiled, args, kwargs) if wrt is None else wrt
-    entries = [entries] if isinstance(entries, (int, str)) else list(entries)
+    entries = wrt_entries(float_params(compiled, args, kwargs) if wrt is None else wrt)
     flat = flatten_call(compiled, entries, args, kwargs)
     if flat is None:
         return None
@@ -598,9 +594,8 @@ def _position(f: Callable[..., Any], wrt: int | str, door: str) -> int:
             f"{door} takes one input to differentiate, by position or name; got wrt={wrt!r}",
             hint="for several inputs, pass them as one array, or take one block at a time",
         )
-    params = differentiable(f).params
-    names = differentiable(f).wrt_names(wrt)
-    return params.index(names[0])
+    compiled = differentiable(f)
+    return compiled.params.index(compiled.wrt_names(wrt)[0])
 
 
 @front_door
