@@ -150,10 +150,7 @@ class TapeView(widgets.VBox):
 
 
 def tape_view(tape: Any = None) -> TapeView:
-    """A view of a tracing tape (default: ``tracing.last_tape()``).
-
-    See the module docstring for an example.
-    """
+    """A view of a tracing tape (default: ``tracing.last_tape()``; see the module)."""
     if tape is None:
         from autodiff_tutor.tracing import last_tape
 

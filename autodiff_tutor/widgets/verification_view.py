@@ -203,9 +203,7 @@ class VerificationView(widgets.VBox):
 def verification_view(report: Any) -> widgets.VBox:
     """A view of a check report: a symbolic report (``verify_symbolic``) as region and
     kink tables with LaTeX, or a ``check_op`` / ``check_layer`` report (then the same
-    as :func:`~autodiff_tutor.widgets.check_report_view`).
-
-    See the module docstring for an example.
+    as :func:`~autodiff_tutor.widgets.check_report_view`). See the module docstring.
     """
     from autodiff_tutor.verify.numeric.report import CheckReport
 

@@ -64,7 +64,6 @@ __all__ = ["check_op", "differs"]
 
 SHAPE_KINDS = ("shape",)
 DTYPE_KINDS = ("dtype", "module")
-BACKWARD_KINDS = ("count", "missing", "type", "unrequested")
 
 
 class _Collector:

@@ -74,7 +74,21 @@ def verify_symbolic(
     ``assume`` restricts the inputs (``["tl < tr"]``); ``reductions`` names your own
     helpers that sum over the elements sharing a parameter.
     """
-    problem = _problem(op, backward, layout, wrt, assume, reductions, name)
+    if backward is not None:
+        problem = problem_from_pair(op, backward, layout, assume, reductions, name)
+    elif callable(getattr(op, "forward_source", None)) and callable(
+        getattr(op, "backward_source", None)
+    ):
+        problem = problem_from_compiled(op, wrt, assume, reductions, name)
+    elif callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None)):
+        problem = problem_from_op(op, assume, reductions, name)
+    else:
+        raise ArgumentError(
+            f"verify_symbolic needs a custom op, a compiled function, or a forward and a "
+            f"backward; got {type(op).__name__}",
+            hint="verify_symbolic(op), verify_symbolic(f) for @differentiable f, or "
+            "verify_symbolic(forward, backward)",
+        )
     return verify_problem(problem, samples=samples, seed=seed)
 
 
@@ -91,31 +105,6 @@ def verify_problem(problem: Problem, samples: int = 3000, seed: int = 0) -> Symb
     report, regions = check_regions(problem, samples=samples, seed=seed)
     report.kinks = kink_checks(problem, regions)
     return report
-
-
-def _problem(
-    op: Any,
-    backward: Source | None,
-    layout: str,
-    wrt: Any,
-    assume: Sequence[Any],
-    reductions: Sequence[str],
-    name: str | None,
-) -> Problem:
-    if backward is not None:
-        return problem_from_pair(op, backward, layout, assume, reductions, name)
-    if callable(getattr(op, "forward_source", None)) and callable(
-        getattr(op, "backward_source", None)
-    ):
-        return problem_from_compiled(op, wrt, assume, reductions, name)
-    if callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None)):
-        return problem_from_op(op, assume, reductions, name)
-    raise ArgumentError(
-        f"verify_symbolic needs a custom op, a compiled function, or a forward and a "
-        f"backward; got {type(op).__name__}",
-        hint="verify_symbolic(op), verify_symbolic(f) for @differentiable f, or "
-        "verify_symbolic(forward, backward)",
-    )
 
 
 def _symbols(names: Sequence[str]) -> list[sp.Symbol]:
