@@ -662,14 +662,7 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     return MadeFunction(second_derivatives, hessian, (f, wrt))
 
 
-_DOORS = {
-    id(grad): "grad",
-    id(value_and_grad): "value_and_grad",
-    id(jvp): "jvp",
-    id(vjp): "vjp",
-    id(hvp): "hvp",
-    id(hessian): "hessian",
-}
+_DOORS = {id(door): door.__name__ for door in (grad, value_and_grad, jvp, vjp, hvp, hessian)}
 
 
 class DerivativeMaker:
