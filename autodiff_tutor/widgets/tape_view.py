@@ -88,10 +88,8 @@ class TapeView(widgets.VBox):
         return text
 
     def _position(self, index: int | None) -> int | None:
-        for position, row in enumerate(self.rows):
-            if index is not None and row["index"] == index:
-                return position
-        return None
+        rows = enumerate(self.rows)
+        return next((p for p, row in rows if index is not None and row["index"] == index), None)
 
     def _roles(self) -> dict[str, list[int]]:
         chosen = self._position(self.record_picker.value)
