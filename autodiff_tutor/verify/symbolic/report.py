@@ -24,16 +24,6 @@ import sympy as sp
 
 __all__ = ["KinkCheck", "RegionCheck", "SymbolicReport"]
 
-#: Region verdicts: ``proved`` (sympy simplified the difference to 0), ``numeric``
-#: (not proved, but equal at every sampled point: a fallback, reported as such),
-#: ``differs`` (a counterexample exists), ``undecided`` (nothing could be evaluated).
-REGION_VERDICTS = ("proved", "numeric", "differs", "undecided")
-
-#: Kink verdicts: ``smooth`` (both sides agree and so does the backward),
-#: ``one-sided`` (the backward takes one side's derivative), ``subgradient`` (a value
-#: strictly between the two), ``invalid`` (outside them), ``not analysed``.
-KINK_VERDICTS = ("smooth", "one-sided", "subgradient", "invalid", "not analysed")
-
 
 def _s(expr: Any) -> str:
     return "None" if expr is None else sp.sstr(expr)
@@ -67,7 +57,12 @@ def _point(point: dict[str, float] | None) -> str:
 
 @dataclass
 class RegionCheck:
-    """One input in one region: expected derivative vs the backward's formula."""
+    """One input in one region: expected derivative vs the backward's formula.
+
+    ``verdict``: ``proved`` (sympy simplified the difference to 0), ``numeric`` (not
+    proved, but equal at every sampled point: a fallback, reported as such), ``differs``
+    (a counterexample exists), ``undecided`` (nothing could be evaluated).
+    """
 
     input: str
     region: str
@@ -103,7 +98,10 @@ class RegionCheck:
 class KinkCheck:
     """One input on one boundary: the backward's value against the one-sided derivatives.
 
-    ``weight`` is the share of side *a* when the value is a convex combination
+    ``verdict``: ``smooth`` (both sides agree and so does the backward), ``one-sided``
+    (the backward takes one side's derivative), ``subgradient`` (a value strictly
+    between the two), ``invalid`` (outside them), ``not analysed``. ``weight`` is the
+    share of side *a* when the value is a convex combination
     ``weight * derivative_a + (1 - weight) * derivative_b``.
     """
 
