@@ -174,9 +174,10 @@ def value_and_grad(
                     return result[0], _unpack(result[1], wrt)
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
-                structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
-                if structured is not None:
-                    return structured
+                flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
+                if flat is not None:  # gradients in the structures of their arguments
+                    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
+                    return out, flat.rebuild(gradients)
             derivative = compiled.derivative(wrt)
             values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
             out, gradients = run_pair(compiled, derivative, values)
@@ -206,18 +207,6 @@ def _takes_varargs(f: Any) -> bool:
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """Whether an argument is flattened (see :func:`needs_flattening`)."""
     return any(needs_flattening(v) for v in (*args, *kwargs.values()))
-
-
-def _structured_value_and_grad(
-    compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
-) -> tuple[Any, Any] | None:
-    """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
-    (see :func:`~autodiff_tutor.api.arguments.flatten_call`); ``None`` when there are none."""
-    flat = flatten_call(compiled, wrt, args, kwargs)
-    if flat is None:
-        return None
-    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
-    return out, flat.rebuild(gradients)
 
 
 @front_door
