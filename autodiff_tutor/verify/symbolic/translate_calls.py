@@ -1,11 +1,12 @@
 """Calls, reductions and the values the translator carries besides sympy expressions.
 
 Part of :mod:`~autodiff_tutor.verify.symbolic.translate`: which names mean a sum over elements,
-a shape change, an array module or an in-place update; the marker values
-(:class:`Opaque`, :class:`Flags`, :class:`Namespace`, :class:`Summed`); and the
-translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``),
-a part of the interpreter, which holds it as ``calls``: it reads the interpreter's
-state, and calls its other parts, through ``self.interpreter``.
+a shape change, an array module or an in-place update; the marker values the
+translator's parts share (:class:`Opaque`, :class:`Flags`, :class:`Namespace`,
+:class:`Summed`, :class:`Named`); and the translation of calls (``xp.where(...)``,
+``x.astype(...)``, ``reduce_to_channels(...)``), a part of the interpreter, which
+holds it as ``calls``: it reads the interpreter's state, and calls its other parts,
+through ``self.interpreter``.
 
 >>> finish((Summed(1, line=3), None))
 (1, None)
