@@ -639,11 +639,10 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
         xp = array_module(x)
         shape = shape_of(x)
         size = int(xp.asarray(x).size)
-        columns = []
-        for i in range(size):
-            basis = xp.zeros(size, dtype=xp.asarray(x).dtype)
-            basis[i] = 1.0
-            columns.append(xp.reshape(product(*args, xp.reshape(basis, shape)), (size,)))
+        columns = [  # one product per basis vector, a row of the identity
+            xp.reshape(product(*args, xp.reshape(basis, shape)), (size,))
+            for basis in xp.eye(size, dtype=xp.asarray(x).dtype)
+        ]
         # the Hessian is symmetric: column i is row i
         return xp.reshape(xp.stack(columns), (*shape, *shape))
 
