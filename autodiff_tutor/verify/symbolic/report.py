@@ -196,8 +196,7 @@ class SymbolicReport:
         lines.append(f"  inputs {', '.join(self.inputs)}; output gradient {', '.join(self.seeds)}")
         if self.assumptions:
             lines.append(f"  assuming {', '.join(self.assumptions)}")
-        for out in self.outputs:
-            lines.append(f"  forward: {_s(out)}")
+        lines += [f"  forward: {_s(out)}" for out in self.outputs]
         lines.append(f"  regions: {' | '.join(self.region_names())}")
         rows = [("input", "region", "derivative of the forward", "backward", "verdict")]
         rows += [(c.input, c.region, _s(c.expected), _s(c.got), c.verdict) for c in self.regions]
@@ -217,8 +216,7 @@ class SymbolicReport:
         if self.kinks:
             lines.append("  kinks (the backward's value on each boundary between two regions):")
             lines += self._kink_lines()
-        for note in self.notes:
-            lines.append(f"  note: {note}")
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
     def _kink_lines(self) -> list[str]:
