@@ -41,6 +41,7 @@ import ast
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,13 +60,7 @@ from autodiff_tutor.errors import (
     SourceUnavailableError,
     TracingError,
 )
-from autodiff_tutor.foreign_libraries import (
-    advice,
-    conversion,
-    describe,
-    first_foreign,
-    library_of,
-)
+from autodiff_tutor.foreign_libraries import advice, conversion, describe, first_foreign, library_of
 from autodiff_tutor.locations import location
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import (
@@ -88,6 +83,8 @@ from autodiff_tutor.runtime.backend import (
     shape_of,
 )
 from autodiff_tutor.syntax import copy_tree
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
@@ -303,8 +300,7 @@ def bind_in_order(f: Any, inputs: Sequence[Any]) -> list[Any]:
     >>> bind_in_order(F(), (1.0, 0.5))
     [1.0, 0.5, 2]
     """
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    n = sum(p.kind in kinds for p in f.signature.parameters.values())
+    n = sum(p.kind in _POSITIONAL for p in f.signature.parameters.values())
     return bind_arguments(f, inputs[:n], dict(zip(f.params[n:], inputs[n:], strict=False)))
 
 
@@ -470,10 +466,7 @@ def scalar_seed(f: Any, out: Any) -> Any:
             f"{f.name} returns {len(out)} values; grad needs a single scalar output",
             hint="use vjp(f, *args) and give one seed per output",
         )
-    size = 1
-    for n in shape_of(out):
-        size *= n
-    if size != 1:
+    if math.prod(shape_of(out)) != 1:
         raise located(
             NonScalarOutputError,
             f"{f.name} returns an array of shape {shape_of(out)}; a gradient needs a scalar "
@@ -481,9 +474,6 @@ def scalar_seed(f: Any, out: Any) -> Any:
             hint="reduce it (np.sum, np.mean) or use vjp(f, *args) and call pullback(seed)",
         )
     return ones_like(out)
-
-
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 @dataclass
@@ -892,10 +882,8 @@ def varargs_name(signature: inspect.Signature) -> str | None:
     >>> varargs_name(inspect.signature(lambda self, x, *args: x))
     'args'
     """
-    for name, parameter in signature.parameters.items():
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            return name
-    return None
+    kinds = {name: parameter.kind for name, parameter in signature.parameters.items()}
+    return next((n for n, kind in kinds.items() if kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
 def _refuse_no_float(function: str, names: Sequence[str]) -> None:

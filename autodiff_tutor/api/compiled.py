@@ -253,9 +253,7 @@ class Differentiable:
             return tuple(p for p in self.params if is_required(parameters[p]))
         items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
         names = []
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, (int, str)):
-                raise located(ArgumentError, f"wrt entries are positions or names, got {item!r}")
+        for item in items:  # positions and names (check_wrt refused anything else)
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
                     raise located(

@@ -105,10 +105,7 @@ from autodiff_tutor.errors import (
     front_door,
 )
 from autodiff_tutor.pickling import MadeFunction
-from autodiff_tutor.pytree import (
-    flatten,
-    is_structure,
-)
+from autodiff_tutor.pytree import flatten, is_structure
 from autodiff_tutor.runtime.backend import (
     COMPLEX_HINT,
     array_module,
@@ -166,7 +163,6 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
-    single = isinstance(wrt, (int, str))  # one gradient, not a tuple (None: by count)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
@@ -175,14 +171,13 @@ def value_and_grad(
             if checked and not kwargs:  # the pair cached for these shapes
                 result = cached_call(compiled, checked[0], args)
                 if result is not None:
-                    gradients = result[1]
-                    one = single or (wrt is None and len(gradients) == 1)  # as _unpack
-                    return result[0], gradients[0] if one else gradients
+                    return result[0], _unpack(result[1], wrt)
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
-                structured = _structured_value_and_grad(compiled, wrt, args, kwargs)
-                if structured is not None:
-                    return structured
+                flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
+                if flat is not None:  # gradients in the structures of their arguments
+                    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
+                    return out, flat.rebuild(gradients)
             derivative = compiled.derivative(wrt)
             values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
             out, gradients = run_pair(compiled, derivative, values)
@@ -212,18 +207,6 @@ def _takes_varargs(f: Any) -> bool:
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """Whether an argument is flattened (see :func:`needs_flattening`)."""
     return any(needs_flattening(v) for v in (*args, *kwargs.values()))
-
-
-def _structured_value_and_grad(
-    compiled: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
-) -> tuple[Any, Any] | None:
-    """Lists, tuples and dicts of arrays in ``wrt``: gradients in the same structure
-    (see :func:`~autodiff_tutor.api.arguments.flatten_call`); ``None`` when there are none."""
-    flat = flatten_call(compiled, wrt, args, kwargs)
-    if flat is None:
-        return None
-    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
-    return out, flat.rebuild(gradients)
 
 
 @front_door
@@ -446,8 +429,7 @@ def structured_vjp(
     if getattr(f, "_gradient_of", None) is not None:
         return gradient_vjp(f, args, kwargs, wrt)
     compiled = differentiable(f)
-    entries = float_params(compiled, args, kwargs) if wrt is None else wrt
-    entries = [entries] if isinstance(entries, (int, str)) else list(entries)
+    entries = wrt_entries(float_params(compiled, args, kwargs) if wrt is None else wrt)
     flat = flatten_call(compiled, entries, args, kwargs)
     if flat is None:
         return None
@@ -527,10 +509,7 @@ def gradient_vjp(
 
 
 def structured_jvp(
-    f: Any,
-    args: Sequence[Any],
-    tangents: Sequence[Any],
-    keywords: dict[str, Any] | None = None,
+    f: Any, args: Sequence[Any], tangents: Sequence[Any], keywords: dict[str, Any] | None = None
 ) -> tuple | None:
     """``jvp(f, args, tangents)`` (``keywords``: passed too, held fixed) where an
     argument is a structure (its tangent has the same structure; ``None`` leaves for
@@ -604,9 +583,8 @@ def _position(f: Callable[..., Any], wrt: int | str, door: str) -> int:
             f"{door} takes one input to differentiate, by position or name; got wrt={wrt!r}",
             hint="for several inputs, pass them as one array, or take one block at a time",
         )
-    params = differentiable(f).params
-    names = differentiable(f).wrt_names(wrt)
-    return params.index(names[0])
+    compiled = differentiable(f)
+    return compiled.params.index(compiled.wrt_names(wrt)[0])
 
 
 @front_door
@@ -661,11 +639,10 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
         xp = array_module(x)
         shape = shape_of(x)
         size = int(xp.asarray(x).size)
-        columns = []
-        for i in range(size):
-            basis = xp.zeros(size, dtype=xp.asarray(x).dtype)
-            basis[i] = 1.0
-            columns.append(xp.reshape(product(*args, xp.reshape(basis, shape)), (size,)))
+        columns = [  # one product per basis vector, a row of the identity
+            xp.reshape(product(*args, xp.reshape(basis, shape)), (size,))
+            for basis in xp.eye(size, dtype=xp.asarray(x).dtype)
+        ]
         # the Hessian is symmetric: column i is row i
         return xp.reshape(xp.stack(columns), (*shape, *shape))
 
@@ -673,14 +650,7 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     return MadeFunction(second_derivatives, hessian, (f, wrt))
 
 
-_DOORS = {
-    id(grad): "grad",
-    id(value_and_grad): "value_and_grad",
-    id(jvp): "jvp",
-    id(vjp): "vjp",
-    id(hvp): "hvp",
-    id(hessian): "hessian",
-}
+_DOORS = {id(door): door.__name__ for door in (grad, value_and_grad, jvp, vjp, hvp, hessian)}
 
 
 class DerivativeMaker:

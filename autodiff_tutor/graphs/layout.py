@@ -73,14 +73,19 @@ def _width(node: Any) -> float:
     return max(64.0, CHAR * max(len(text) for text in node_lines(node)) + 18)
 
 
-def _forward_rows(graph: Any) -> dict[str, int]:
-    rows: dict[str, int] = {}
-    inputs: dict[str, list[str]] = {}
+def _forward_sources(graph: Any) -> dict[str, list[str]]:
+    """The nodes whose values flow into each node, by the forward's edges."""
+    sources: dict[str, list[str]] = {}
     for edge in graph.edges:
         if edge.kind == "forward":
-            inputs.setdefault(edge.target, []).append(edge.source)
+            sources.setdefault(edge.target, []).append(edge.source)
+    return sources
+
+
+def _forward_rows(graph: Any, sources: dict[str, list[str]]) -> dict[str, int]:
+    rows: dict[str, int] = {}
     for node in graph.side("forward"):  # program order: inputs come first
-        before = [rows[s] for s in inputs.get(node.id, []) if s in rows]
+        before = [rows[s] for s in sources.get(node.id, []) if s in rows]
         rows[node.id] = 1 + max(before) if before else 0
     return rows
 
@@ -96,7 +101,8 @@ def _order(ids: list[str], position: dict[str, float], sources: dict[str, list[s
 def layout(graph: Any) -> Layout:
     """Rows and boxes for every node of ``graph``; see the module docstring."""
     placed = Layout()
-    rows = _forward_rows(graph)
+    sources = _forward_sources(graph)
+    rows = _forward_rows(graph, sources)
     forward = graph.side("forward")
     adjoint = graph.side("adjoint")
     last = max(rows.values(), default=0)
@@ -104,10 +110,6 @@ def layout(graph: Any) -> Layout:
         rows[node.id] = rows.get(node.beside, last) if node.beside else last
     placed.rows = rows
     widths = {node.id: _width(node) for node in graph.nodes}
-    sources: dict[str, list[str]] = {}
-    for edge in graph.edges:
-        if edge.kind == "forward":
-            sources.setdefault(edge.target, []).append(edge.source)
     by_row: dict[int, list[str]] = {}
     for node in forward:
         by_row.setdefault(rows[node.id], []).append(node.id)
@@ -123,11 +125,16 @@ def layout(graph: Any) -> Layout:
         row: sum(widths[i] for i in ids) + GAP * (len(ids) - 1) for row, ids in by_row.items()
     }
     forward_width = max(row_widths.values(), default=0.0)
-    for row, ids in by_row.items():  # each row centred in the forward's column
-        x = MARGIN + (forward_width - row_widths[row]) / 2
+
+    def place(row: int, ids: list[str], x: float) -> float:
+        """Boxes for the nodes ``ids`` of ``row``, left to right from ``x``; the end."""
         for node_id in ids:
             placed.boxes[node_id] = Box(x, TOP + row * ROW, widths[node_id], NODE_HEIGHT)
             x += widths[node_id] + GAP
+        return x
+
+    for row, ids in by_row.items():  # each row centred in the forward's column
+        place(row, ids, MARGIN + (forward_width - row_widths[row]) / 2)
     right = MARGIN + forward_width
     if adjoint:
         placed.adjoint_left = right + GUTTER
@@ -138,11 +145,7 @@ def layout(graph: Any) -> Layout:
         for node in sorted(adjoint, key=lambda n: beside_x[n.id]):
             adjoint_rows.setdefault(rows[node.id], []).append(node.id)
         for row, ids in adjoint_rows.items():
-            x = placed.adjoint_left
-            for node_id in ids:
-                placed.boxes[node_id] = Box(x, TOP + row * ROW, widths[node_id], NODE_HEIGHT)
-                x += widths[node_id] + GAP
-            right = max(right, x - GAP)
+            right = max(right, place(row, ids, placed.adjoint_left) - GAP)
     placed.width = right + MARGIN
     bottom = TOP + max(rows.values(), default=0) * ROW + NODE_HEIGHT
     placed.height = bottom + 24 + MARGIN  # room for the curves that leave the last row

@@ -5,8 +5,8 @@ user's name and line, or a gradient the backward computes) and its edges (which
 value flows into which operation, with the value's shape). The forward's edges point
 from inputs to the output; the adjoint's point back, from the output's gradient to
 the inputs' gradients; a ``saved`` edge is a forward value the backward reads.
-Builders: :mod:`.compiled` (the compiler's program and its generated backward) and
-:mod:`.traced` (a tracing tape). It draws itself as SVG (:mod:`.svg`).
+Builders: :mod:`.of_compiled` (the compiler's program and its generated backward) and
+:mod:`.of_trace` (a tracing tape). It draws itself as SVG (:mod:`.svg`).
 
 >>> g = Graph("f", [GraphNode("x", "forward", "x", "argument", role="input"),
 ...                 GraphNode("y", "forward", "y", "sin", line=2, shape=(3,))],
@@ -28,11 +28,6 @@ from autodiff_tutor.graphs.svg import render
 
 #: The sides of a graph: the user's operations, and the gradients computed backward.
 SIDES = ("forward", "adjoint")
-#: What a node is: an argument, an operation, the returned value, the gradient the
-#: backward starts from, a gradient it returns, an operation no gradient flows through.
-ROLES = ("input", "operation", "output", "seed", "gradient", "no gradient")
-#: What an edge carries: a forward value, a gradient, a forward value the backward reads.
-KINDS = ("forward", "adjoint", "saved")
 
 
 @dataclass(frozen=True)
@@ -43,7 +38,10 @@ class GraphNode:
     or a gradient's (``d_h``); ``operation`` what computes it (``tanh``,
     ``argument``); ``line`` the user's line; ``code`` the user's code (or, for the
     adjoint, the generated statement); ``beside``: for a gradient, the forward node it
-    is the gradient of, drawn on its row.
+    is the gradient of, drawn on its row. ``role``: ``input`` (an argument),
+    ``operation``, ``output`` (the returned value), ``seed`` (the gradient the backward
+    starts from), ``gradient`` (one it returns), ``no gradient`` (an operation no
+    gradient flows through).
     """
 
     id: str
@@ -61,7 +59,9 @@ class GraphNode:
 
 @dataclass(frozen=True)
 class GraphEdge:
-    """A value flowing from ``source`` into ``target`` (node ids), with its shape."""
+    """A value flowing from ``source`` into ``target`` (node ids), with its shape;
+    ``kind``: ``forward`` (a forward value), ``adjoint`` (a gradient), ``saved`` (a
+    forward value the backward reads)."""
 
     source: str
     target: str

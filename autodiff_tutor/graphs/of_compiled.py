@@ -78,25 +78,24 @@ class _Builder:
             node_id = f"{base}#{k}"
         return node_id
 
-    def add(self, node: GraphNode) -> str:
-        self.nodes[node.id] = node
-        return node.id
+    def add(self, side: str, key: str, name: str, operation: str, **facts: Any) -> str:
+        """A new node of ``side`` for the value ``key``; its id."""
+        node_id = self.new_id(side, key)
+        self.nodes[node_id] = GraphNode(node_id, side, name, operation, **facts)
+        return node_id
 
     # -- the forward: the normalized program -------------------------------------
 
     def forward(self) -> dict[str, frozenset[str]]:
         env: dict[str, frozenset[str]] = {}
         for param in self.derivative.program.params:
-            node_id = self.new_id("forward", param)
-            self.add(
-                GraphNode(
-                    node_id,
-                    "forward",
-                    self.shown(param),
-                    "argument",
-                    shape=self.shape(param),
-                    role="input",
-                )
+            node_id = self.add(
+                "forward",
+                param,
+                self.shown(param),
+                "argument",
+                shape=self.shape(param),
+                role="input",
             )
             env[param] = frozenset([node_id])
         env = self.walk(self.derivative.program.steps, env)
@@ -143,20 +142,16 @@ class _Builder:
         elif len(targets) == 1 and _assigned_name(step) is not None:
             label = _assigned_name(step)  # your variable, renamed where you assign it again
         active = any(t in self.derivative.activity.active for t in targets)
-        node_id = self.new_id("forward", targets[0])
-        line = self.parsed.file_line(step.origin) if step.origin is not None else None
-        self.add(
-            GraphNode(
-                node_id,
-                "forward",
-                name,
-                step.op or step.description or step.kind,
-                line=line,
-                code=code,
-                shape=self.shape(targets[0]),
-                role="operation" if active else "no gradient",
-                label=label,
-            )
+        node_id = self.add(
+            "forward",
+            targets[0],
+            name,
+            step.op or step.description or step.kind,
+            line=self.parsed.file_line(step.origin) if step.origin is not None else None,
+            code=code,
+            shape=self.shape(targets[0]),
+            role="operation" if active else "no gradient",
+            label=label,
         )
         operands = [n for _, n in step.input_names()]
         operands += sorted(step.operand_names() - set(operands))
@@ -175,19 +170,15 @@ class _Builder:
         final = {name: max(ids, key=order.index) for name, ids in env.items() if ids}
         gradients: dict[str, str] = {}
         for seed, output in zip(generated.seeds, generated.outputs, strict=False):
-            node_id = self.new_id("adjoint", seed)
-            self.add(
-                GraphNode(
-                    node_id,
-                    "adjoint",
-                    self.shown(seed),
-                    "gradient of the output",
-                    shape=self.shape(seed),
-                    role="seed",
-                    beside=final.get(output),
-                )
+            gradients[seed] = self.add(
+                "adjoint",
+                seed,
+                self.shown(seed),
+                "gradient of the output",
+                shape=self.shape(seed),
+                role="seed",
+                beside=final.get(output),
             )
-            gradients[seed] = node_id
         for statement in _statements(generated.backward):
             targets = _targets(statement)
             if not targets or any(not t.startswith("d_") or t in forward_names for t in targets):
@@ -200,18 +191,15 @@ class _Builder:
             beside = final.get(primal)
             if beside is None and step is not None:
                 beside = final.get(step.target)
-            node_id = self.new_id("adjoint", targets[0])
-            self.add(
-                GraphNode(
-                    node_id,
-                    "adjoint",
-                    ", ".join(self.shown(t) for t in targets),
-                    operation,
-                    line=int(found.group(1)) if found else None,
-                    code=self.shown(ast.unparse(statement)),
-                    shape=self.shape(targets[0]),
-                    beside=beside,
-                )
+            node_id = self.add(
+                "adjoint",
+                targets[0],
+                ", ".join(self.shown(t) for t in targets),
+                operation,
+                line=int(found.group(1)) if found else None,
+                code=self.shown(ast.unparse(statement)),
+                shape=self.shape(targets[0]),
+                beside=beside,
             )
             for name in _reads(statement):
                 if name in gradients:

@@ -23,6 +23,7 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 
+from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 
 __all__ = ["BackendSwitch", "backend_switch"]
@@ -45,11 +46,7 @@ class BackendSwitch(widgets.VBox):
     where there is no GPU.
     """
 
-    def __init__(
-        self,
-        reason: str | None = _AUTO,
-        cupy_loader: Callable[[], Any] = _load_cupy,
-    ):
+    def __init__(self, reason: str | None = _AUTO, cupy_loader: Callable[[], Any] = _load_cupy):
         if reason is _AUTO:
             from autodiff_tutor.verify.numeric.gpu import gpu_unavailable_reason
 
@@ -91,12 +88,8 @@ class BackendSwitch(widgets.VBox):
     @value.setter
     def value(self, name: str) -> None:
         if name not in ("numpy", "cupy"):
-            from autodiff_tutor.errors import ArgumentError
-
             raise ArgumentError(f"the backend is 'numpy' or 'cupy', not {name!r}")
         if name == "cupy" and self.reason is not None:
-            from autodiff_tutor.errors import ArgumentError
-
             raise ArgumentError(f"cannot switch to cupy: {self.reason}")
         (self.cupy_button if name == "cupy" else self.numpy_button).value = True
 
@@ -158,8 +151,5 @@ class BackendSwitch(widgets.VBox):
 
 
 def backend_switch() -> BackendSwitch:
-    """A numpy / cupy switch (cupy greyed out with the reason when it cannot run here).
-
-    See the module docstring for an example.
-    """
+    """A numpy / cupy switch, cupy greyed out where it cannot run (see the module)."""
     return BackendSwitch()

@@ -23,12 +23,12 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.verify.numeric.report import COLOURS
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import table_html
 
 __all__ = ["CheckReportView", "check_report_view"]
 
-_COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "skipped": "#6e7781", "warning": "#9a6700"}
 _ALL = "all"
 
 
@@ -39,9 +39,9 @@ class CheckReportView(widgets.VBox):
 
     def __init__(self, report: Any):
         self.report = report
-        counts = {s: sum(1 for e in report.entries if e.status == s) for s in _COLOURS}
+        counts = {s: sum(1 for e in report.entries if e.status == s) for s in COLOURS}
         status = "passed" if report.passed else "FAILED"
-        colour = _COLOURS["passed" if report.passed else "failed"]
+        colour = COLOURS["passed" if report.passed else "failed"]
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         self.header = widgets.HTML(
             f"<b>check of {html.escape(report.subject)}</b>: "
@@ -71,7 +71,7 @@ class CheckReportView(widgets.VBox):
         rows = [
             [
                 html.escape(e.category),
-                f'<span style="color:{_COLOURS[e.status]};font-weight:bold">{e.status}</span>',
+                f'<span style="color:{COLOURS[e.status]};font-weight:bold">{e.status}</span>',
                 f'<span style="white-space:pre-wrap">{html.escape(e.message)}</span>',
             ]
             for e in self.shown_entries
@@ -80,10 +80,7 @@ class CheckReportView(widgets.VBox):
 
 
 def check_report_view(report: Any) -> CheckReportView:
-    """A view of the report of ``check_op`` or ``check_layer``.
-
-    See the module docstring for an example.
-    """
+    """A view of the report of ``check_op`` or ``check_layer`` (see the module)."""
     if not hasattr(report, "entries") or not hasattr(report, "subject"):
         raise ArgumentError(
             f"check_report_view needs the report of check_op or check_layer, "

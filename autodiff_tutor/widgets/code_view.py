@@ -29,13 +29,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.widgets.correspondence import Correspondence, correspondence
-from autodiff_tutor.widgets.render import (
-    CURRENT,
-    RELATED,
-    code_html,
-    highlighted_lines,
-    panel_row,
-)
+from autodiff_tutor.widgets.render import CURRENT, RELATED, code_html, highlighted_lines, panel_row
 
 __all__ = ["CodeView", "code_view"]
 

@@ -69,18 +69,12 @@ def _locate(source: str, statements: list[Any]) -> list[int | None]:
     found: list[int | None] = []
     position = 1  # line 0 is the def
     for statement in statements:
-        expected = "    " * (statement.depth + 1) + statement.code
-        hit = None
-        for index in range(position, len(lines)):
-            text = lines[index]
-            if text == expected or re.fullmatch(re.escape(expected) + r" +# .*", text):
-                hit = index
-                break
-        if hit is None:
-            found.append(None)
-            continue
-        found.append(hit + 1)
-        position = hit + 1
+        # the statement as rendered, with or without its comment
+        line = re.compile(re.escape("    " * (statement.depth + 1) + statement.code) + r"( +# .*)?")
+        hit = next((i for i in range(position, len(lines)) if line.fullmatch(lines[i])), None)
+        if hit is not None:
+            position = hit + 1
+        found.append(None if hit is None else hit + 1)
     return found
 
 
@@ -88,10 +82,7 @@ def correspondence(derivative: Any) -> Correspondence:
     """Group the generated lines of a compiled ``Derivative`` by the user's line."""
     parsed = derivative.parsed
     result = Correspondence(
-        list(parsed.lines),
-        parsed.first_line,
-        derivative.forward_source,
-        derivative.backward_source,
+        list(parsed.lines), parsed.first_line, derivative.forward_source, derivative.backward_source
     )
     for source, statements, target in (
         (derivative.forward_source, derivative.forward_lines, result.forward),

@@ -15,9 +15,12 @@ curious student) can ask a view which lines it is showing.
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from autodiff_tutor.display import CURRENT, RELATED, code_html, highlighted_lines, panel_row
 
@@ -58,25 +61,22 @@ def format_value(value: Any, *, precision: int = 6, max_chars: int = 200) -> str
         return "—"
     if isinstance(value, (list, tuple)):
         inner = ", ".join(format_value(v, precision=precision, max_chars=max_chars) for v in value)
-        text = f"[{inner}]" if isinstance(value, list) else f"({inner})"
-        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+        return _clipped(f"[{inner}]" if isinstance(value, list) else f"({inner})", max_chars)
     shape = getattr(value, "shape", None)
     if shape is None or shape == ():
         try:
             return f"{float(value):.{precision}g}"
         except (TypeError, ValueError):
-            text = repr(value)
-            return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-    size = 1
-    for n in shape:
-        size *= n
-    if size > 64:
+            return _clipped(repr(value), max_chars)
+    if math.prod(shape) > 64:
         return f"array {tuple(shape)}, {getattr(value, 'dtype', '')}"
-    import numpy as np
-
     data = value.get() if hasattr(value, "get") else value  # cupy -> host for display
     text = np.array2string(np.asarray(data), precision=precision, max_line_width=72)
     return text if len(text) <= max_chars else f"array {tuple(shape)}"
+
+
+def _clipped(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 def table_html(

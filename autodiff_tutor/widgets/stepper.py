@@ -34,6 +34,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from autodiff_tutor.api.arguments import check_seed, float_params, scalar_seed
+from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
 from autodiff_tutor.widgets.correspondence import correspondence
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.recorder import BackwardRecording, record_backward
@@ -50,16 +52,7 @@ from autodiff_tutor.widgets.render import (
 __all__ = ["BackwardStepper", "backward_stepper"]
 
 
-def _float_params(compiled: Any, args: tuple[Any, ...]) -> list[str]:
-    from autodiff_tutor.api.arguments import float_params
-
-    return float_params(compiled, args, {})
-
-
 def _seeds(compiled: Any, derivative: Any, out: Any, seed: Any) -> tuple[Any, ...]:
-    from autodiff_tutor.api.arguments import check_seed, scalar_seed
-    from autodiff_tutor.errors import ArgumentError, NonScalarOutputError
-
     outputs = out if derivative.returns_tuple else (out,)
     if seed is None:
         try:
@@ -105,7 +98,7 @@ class BackwardStepper(widgets.VBox):
 
         compiled = differentiable(f)
         if wrt is None:
-            wrt = _float_params(compiled, args)
+            wrt = float_params(compiled, args, {})
         derivative, out, memory, _ = _run_forward(compiled, wrt, args, {})
         seeds = _seeds(compiled, derivative, out, seed)
         self.output = out
@@ -230,11 +223,7 @@ class BackwardStepper(widgets.VBox):
 
 
 def backward_stepper(
-    f: Callable[..., Any],
-    *args: Any,
-    wrt: Any = None,
-    seed: Any = None,
-    max_steps: int = 2000,
+    f: Callable[..., Any], *args: Any, wrt: Any = None, seed: Any = None, max_steps: int = 2000
 ) -> BackwardStepper:
     """Step through the backward of ``f`` at ``args`` (see the module docstring).
 

@@ -88,10 +88,8 @@ class TapeView(widgets.VBox):
         return text
 
     def _position(self, index: int | None) -> int | None:
-        for position, row in enumerate(self.rows):
-            if index is not None and row["index"] == index:
-                return position
-        return None
+        rows = enumerate(self.rows)
+        return next((p for p, row in rows if index is not None and row["index"] == index), None)
 
     def _roles(self) -> dict[str, list[int]]:
         chosen = self._position(self.record_picker.value)
@@ -150,10 +148,7 @@ class TapeView(widgets.VBox):
 
 
 def tape_view(tape: Any = None) -> TapeView:
-    """A view of a tracing tape (default: ``tracing.last_tape()``).
-
-    See the module docstring for an example.
-    """
+    """A view of a tracing tape (default: ``tracing.last_tape()``; see the module)."""
     if tape is None:
         from autodiff_tutor.tracing import last_tape
 

@@ -28,13 +28,14 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.verify.numeric.report import COLOURS, CheckReport
 from autodiff_tutor.verify.symbolic.report import latex
+from autodiff_tutor.widgets.check_view import check_report_view
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import table_html
 
 __all__ = ["VerificationView", "verification_view"]
 
-_GOOD, _BAD = "#1a7f37", "#cf222e"
 _ALL = "all"
 
 
@@ -53,7 +54,7 @@ def _point(point: dict[str, float] | None) -> str:
 
 
 def _verdict(text: str, passed: bool) -> str:
-    colour = _GOOD if passed else _BAD
+    colour = COLOURS["passed" if passed else "failed"]
     return f'<span style="color:{colour};font-weight:bold">{html.escape(text)}</span>'
 
 
@@ -203,15 +204,9 @@ class VerificationView(widgets.VBox):
 def verification_view(report: Any) -> widgets.VBox:
     """A view of a check report: a symbolic report (``verify_symbolic``) as region and
     kink tables with LaTeX, or a ``check_op`` / ``check_layer`` report (then the same
-    as :func:`~autodiff_tutor.widgets.check_report_view`).
-
-    See the module docstring for an example.
+    as :func:`~autodiff_tutor.widgets.check_report_view`). See the module docstring.
     """
-    from autodiff_tutor.verify.numeric.report import CheckReport
-
     if isinstance(report, CheckReport):
-        from autodiff_tutor.widgets.check_view import check_report_view
-
         return check_report_view(report)
     if not all(hasattr(report, name) for name in ("regions", "kinks", "region_names")):
         raise ArgumentError(

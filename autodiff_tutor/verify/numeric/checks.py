@@ -62,9 +62,9 @@ from autodiff_tutor.verify.numeric.report import CheckEntry, CheckReport
 
 __all__ = ["check_op", "differs"]
 
-SHAPE_KINDS = ("shape",)
 DTYPE_KINDS = ("dtype", "module")
-BACKWARD_KINDS = ("count", "missing", "type", "unrequested")
+#: the category of a problem with a backward's gradients, by its kind (others: "backward")
+CATEGORIES = {"shape": "gradient shapes", **dict.fromkeys(DTYPE_KINDS, "gradient dtypes")}
 
 
 class _Collector:
@@ -132,12 +132,7 @@ def _run_forward(op: Any, name: str, label: str, inputs: tuple[Any, ...], out: _
 
 def _sort_problems(problems: list[GradientProblem], label: str, out: _Collector) -> None:
     for p in problems:
-        if p.kind in SHAPE_KINDS:
-            out.add("gradient shapes", f"{p.message} ({label})")
-        elif p.kind in DTYPE_KINDS:
-            out.add("gradient dtypes", f"{p.message} ({label})")
-        else:
-            out.add("backward", f"{p.message} ({label})")
+        out.add(CATEGORIES.get(p.kind, "backward"), f"{p.message} ({label})")
 
 
 def _run_backward(

@@ -110,10 +110,7 @@ def probe_input(
     elements: Iterable[int],
     step: float = STEP,
 ) -> list[Probe]:
-    """Probe ``elements`` (flat indices) of ``inputs[which]``; inputs must be float64.
-
-    See the module docstring for an example.
-    """
+    """Probe ``elements`` (flat indices) of ``inputs[which]``, float64 (see the module)."""
     L = objective(op, d_outputs)
     f0 = L(inputs)
     x = inputs[which]

@@ -46,10 +46,7 @@ def gpu_unavailable_reason() -> str | None:
 def gpu_entry(
     op: Any, inputs: tuple[Any, ...], flags: tuple[bool, ...], rng: np.random.Generator
 ) -> CheckEntry:
-    """Run ``op`` on cupy copies of numpy ``inputs`` and compare with the CPU.
-
-    See the module docstring for an example.
-    """
+    """Run ``op`` on cupy copies of numpy ``inputs`` and compare with the CPU (see the module)."""
     reason = gpu_unavailable_reason()
     if reason is not None:
         return CheckEntry("GPU", "skipped", reason)

@@ -99,10 +99,7 @@ def finite_difference_entries(
     max_elements: int = 64,
     rng: np.random.Generator,
 ) -> list[CheckEntry]:
-    """The "finite differences" and "kinks" entries for float64 ``inputs``.
-
-    See the module docstring for an example.
-    """
+    """The "finite differences" and "kinks" entries for float64 ``inputs`` (see the module)."""
     outputs, _ = op.op_forward(*inputs)
     d_outputs = tuple(random_like(y, rng) for y in outputs)
     chosen = {}

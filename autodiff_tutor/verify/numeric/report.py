@@ -20,12 +20,13 @@ import html
 import textwrap
 from dataclasses import dataclass, field
 
-__all__ = ["STATUSES", "CheckEntry", "CheckReport"]
+__all__ = ["COLOURS", "STATUSES", "CheckEntry", "CheckReport"]
 
 #: ``warning`` does not fail a report (an input on a kink is not the op's fault).
 STATUSES = ("passed", "failed", "skipped", "warning")
 
-_COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "skipped": "#6e7781", "warning": "#9a6700"}
+#: The colour each status is shown in.
+COLOURS = {"passed": "#1a7f37", "failed": "#cf222e", "skipped": "#6e7781", "warning": "#9a6700"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class CheckReport:
         verdict = "passed" if self.passed else "failed"
         rows = []
         for e in self.entries:
-            colour = _COLOURS[e.status]
+            colour = COLOURS[e.status]
             message = html.escape(e.message).replace("\n", "<br>")
             rows.append(
                 f"<tr><td>{html.escape(e.category)}</td>"
@@ -112,7 +113,7 @@ class CheckReport:
             )
         return (
             f"<div><b>check of {html.escape(self.subject)}</b>: "
-            f'<span style="color:{_COLOURS[verdict]}">{verdict}</span>'
+            f'<span style="color:{COLOURS[verdict]}">{verdict}</span>'
             "<table><tr><th>category</th><th>result</th><th>details</th></tr>"
             + "".join(rows)
             + "</table></div>"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -40,16 +41,19 @@ from autodiff_tutor.rules.registry import all_rules
 __all__ = [
     "FUNCTIONS",
     "KIT",
+    "RELATIONS",
     "as_condition",
     "as_number",
     "binary",
     "compare",
     "is_condition",
+    "is_symbolic",
     "logical",
     "where",
 ]
 
-_RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
+#: The comparisons by name, as sympy relations.
+RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
     "lt": sp.Lt,
     "le": sp.Le,
     "gt": sp.Gt,
@@ -58,10 +62,30 @@ _RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
     "ne": sp.Ne,
 }
 
+_ARITHMETIC = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "pow": operator.pow,
+}
+_LOGICAL = {"and": sp.And, "or": sp.Or, "not": sp.Not}
+
 
 def _unwrap(value: Any) -> Any:
     """The sympy value inside a ``SymValue`` (see :mod:`.values`)."""
     return value.expr if getattr(type(value), "__sympy_value__", False) else value
+
+
+def is_symbolic(value: Any) -> bool:
+    """Whether ``value`` is a sympy object (an expression or a condition), not a
+    Python value or a marker of the translator.
+
+    >>> import sympy as sp
+    >>> is_symbolic(sp.Symbol("x") > 0), is_symbolic(1.0)
+    (True, False)
+    """
+    return isinstance(value, sp.Basic)
 
 
 def is_condition(value: Any) -> bool:
@@ -93,8 +117,6 @@ def as_number(value: Any) -> sp.Expr:
         return sp.Integer(int(value))
     if isinstance(value, numbers.Real):
         return sp.nsimplify(float(value), rational=True)
-    if isinstance(value, sp.Expr):
-        return value
     raise TranslationError(f"cannot use {type(value).__name__} value {value!r} as a number")
 
 
@@ -107,12 +129,10 @@ def as_condition(value: Any) -> Any:
     x > 1
     """
     value = _unwrap(value)
+    if isinstance(value, (bool, np.bool_)):
+        return sp.true if value else sp.false
     if is_condition(value):
-        return (
-            sp.true
-            if value is True or value is np.True_
-            else (sp.false if value is False or value is np.False_ else value)
-        )
+        return value
     number = as_number(value)
     if isinstance(number, sp.Piecewise) and len(number.args) == 2:
         (one, cond), (zero, rest) = number.args
@@ -143,7 +163,7 @@ def compare(relation: str, a: Any, b: Any) -> Any:
     >>> compare("lt", FUNCTIONS["abs"](x), 1)
     ((x >= 0) & (x < 1)) | ((x < 0) & (-x < 1))
     """
-    relate = _RELATIONS[relation]
+    relate = RELATIONS[relation]
     a, b = as_number(a), as_number(b)
     if not (a.has(sp.Piecewise) or b.has(sp.Piecewise)):
         return relate(a, b)
@@ -160,19 +180,9 @@ def binary(op: str, a: Any, b: Any) -> sp.Expr:
     x*Piecewise((1, x > 0), (0, True))
     """
     a, b = as_number(a), as_number(b)
-    if op == "add":
-        result = a + b
-    elif op == "sub":
-        result = a - b
-    elif op == "mul":
-        result = a * b
-    elif op == "truediv":
-        result = a / b
-    elif op == "pow":
-        result = a**b
-    else:
+    if op not in _ARITHMETIC:
         raise TranslationError(f"operator {op!r} has no symbolic meaning here")
-    return result
+    return _ARITHMETIC[op](a, b)
 
 
 def logical(op: str, *operands: Any) -> Any:
@@ -184,13 +194,9 @@ def logical(op: str, *operands: Any) -> Any:
     (x > 0) & (x < 1)
     """
     conditions = [as_condition(v) for v in operands]
-    if op == "and":
-        return sp.And(*conditions)
-    if op == "or":
-        return sp.Or(*conditions)
-    if op == "not":
-        return sp.Not(conditions[0])
-    raise TranslationError(f"logical operator {op!r} has no symbolic meaning here")
+    if op not in _LOGICAL:
+        raise TranslationError(f"logical operator {op!r} has no symbolic meaning here")
+    return _LOGICAL[op](*conditions)
 
 
 # --- elementwise functions ---------------------------------------------------------

@@ -93,11 +93,7 @@ def _values(expr: Any, symbols: Sequence[sp.Symbol], points: np.ndarray) -> np.n
 
 
 def find_counterexample(
-    expected: Any,
-    got: Any,
-    symbols: Sequence[sp.Symbol],
-    points: np.ndarray,
-    inside: Any,
+    expected: Any, got: Any, symbols: Sequence[sp.Symbol], points: np.ndarray, inside: Any
 ) -> tuple[np.ndarray | None, int]:
     """A point (preferably with round coordinates) where ``expected != got``.
 

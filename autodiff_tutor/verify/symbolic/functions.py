@@ -74,7 +74,21 @@ def verify_symbolic(
     ``assume`` restricts the inputs (``["tl < tr"]``); ``reductions`` names your own
     helpers that sum over the elements sharing a parameter.
     """
-    problem = _problem(op, backward, layout, wrt, assume, reductions, name)
+    if backward is not None:
+        problem = problem_from_pair(op, backward, layout, assume, reductions, name)
+    elif callable(getattr(op, "forward_source", None)) and callable(
+        getattr(op, "backward_source", None)
+    ):
+        problem = problem_from_compiled(op, wrt, assume, reductions, name)
+    elif callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None)):
+        problem = problem_from_op(op, assume, reductions, name)
+    else:
+        raise ArgumentError(
+            f"verify_symbolic needs a custom op, a compiled function, or a forward and a "
+            f"backward; got {type(op).__name__}",
+            hint="verify_symbolic(op), verify_symbolic(f) for @differentiable f, or "
+            "verify_symbolic(forward, backward)",
+        )
     return verify_problem(problem, samples=samples, seed=seed)
 
 
@@ -93,31 +107,6 @@ def verify_problem(problem: Problem, samples: int = 3000, seed: int = 0) -> Symb
     return report
 
 
-def _problem(
-    op: Any,
-    backward: Source | None,
-    layout: str,
-    wrt: Any,
-    assume: Sequence[Any],
-    reductions: Sequence[str],
-    name: str | None,
-) -> Problem:
-    if backward is not None:
-        return problem_from_pair(op, backward, layout, assume, reductions, name)
-    if callable(getattr(op, "forward_source", None)) and callable(
-        getattr(op, "backward_source", None)
-    ):
-        return problem_from_compiled(op, wrt, assume, reductions, name)
-    if callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None)):
-        return problem_from_op(op, assume, reductions, name)
-    raise ArgumentError(
-        f"verify_symbolic needs a custom op, a compiled function, or a forward and a "
-        f"backward; got {type(op).__name__}",
-        hint="verify_symbolic(op), verify_symbolic(f) for @differentiable f, or "
-        "verify_symbolic(forward, backward)",
-    )
-
-
 def _symbols(names: Sequence[str]) -> list[sp.Symbol]:
     return [sp.Symbol(n, real=True) for n in names]
 
@@ -134,8 +123,6 @@ def _params(parsed: ParsedFunction, skip_self: bool) -> list[str]:
 
 
 def _as_tuple(value: Any, count: int, what: str = "") -> tuple[Any, ...]:
-    if count == 1 and not isinstance(value, (tuple, list)):
-        return (value,)
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     if what and len(values) != count:
         raise TranslationError(
@@ -268,8 +255,7 @@ def _memory_layout(
         raise ArgumentError(f"the forward of {title} must return (outputs, memory)")
     outputs, memory = result.value
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    n_seeds = len(_params(backward, skip_self=False)) - 1
-    seeds = _symbols(_params(backward, skip_self=False)[:n_seeds])
+    seeds = _symbols(_params(backward, skip_self=False)[:-1])  # then the memory
     grads = translate_parsed(backward, [*seeds, memory], namespace, reductions=reductions)
     inputs = tuple(symbols[names.index(n)] for n in wrt_names)
     return Problem(

@@ -84,8 +84,7 @@ def kink_checks(problem: Problem, regions: Regions) -> list[KinkCheck]:
                 symbol, value = solved
                 name = f"{sp.sstr(symbol)} = {sp.sstr(value)}"
                 on_boundary = _boundary_points(region_map.witnesses(a), symbols, symbol, value)
-                signs = dict(region_map.signs_of(a))
-                signs[bound] = 0
+                signs = {**region_map.signs_of(a), bound: 0}
                 for k, x in enumerate(problem.inputs):
                     gradient = problem.gradients[k]
                     at_kink = sp.Integer(0) if gradient is None else restrict(gradient, signs)

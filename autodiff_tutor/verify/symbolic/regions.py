@@ -22,6 +22,7 @@ x
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,7 +32,15 @@ from sympy.core.relational import Relational
 
 __all__ = ["RegionMap", "boundaries", "canonical", "lambdify", "restrict", "truth"]
 
-_NEGATIVE = {sp.StrictLessThan: True, sp.LessThan: True}
+#: each kind of comparison as the test of the sign of ``lhs - rhs`` against 0
+_SIGN_TESTS = {
+    sp.StrictLessThan: operator.lt,
+    sp.LessThan: operator.le,
+    sp.StrictGreaterThan: operator.gt,
+    sp.GreaterThan: operator.ge,
+    sp.Equality: operator.eq,
+    sp.Unequality: operator.ne,
+}
 
 
 def canonical(expr: sp.Expr) -> tuple[sp.Expr, int]:
@@ -59,19 +68,10 @@ def truth(relation: Relational, sign: int) -> bool:
     >>> truth(x <= 0, 0), truth(x < 0, 0), truth(sp.Eq(x, 0), 1)
     (True, False, False)
     """
-    if isinstance(relation, sp.StrictLessThan):
-        return sign < 0
-    if isinstance(relation, sp.LessThan):
-        return sign <= 0
-    if isinstance(relation, sp.StrictGreaterThan):
-        return sign > 0
-    if isinstance(relation, sp.GreaterThan):
-        return sign >= 0
-    if isinstance(relation, sp.Equality):
-        return sign == 0
-    if isinstance(relation, sp.Unequality):
-        return sign != 0
-    raise TypeError(f"not a comparison: {relation}")
+    test = _SIGN_TESTS.get(type(relation))
+    if test is None:
+        raise TypeError(f"not a comparison: {relation}")
+    return test(sign, 0)
 
 
 def _relations(expr: Any) -> set[Relational]:
@@ -190,8 +190,7 @@ class RegionMap:
         self.signs = signs[keep]
         self.regions: dict[tuple[int, ...], np.ndarray] = {}
         for i, pattern in enumerate(map(tuple, self.signs)):
-            self.regions.setdefault(pattern, [])  # type: ignore[arg-type]
-            self.regions[pattern].append(i)  # type: ignore[attr-defined]
+            self.regions.setdefault(pattern, []).append(i)  # type: ignore[attr-defined]
         # left to right along the first symbol (the data input of an op)
         by_first = sorted(self.regions.items(), key=lambda kv: (self._centre(kv[1]), kv[0]))
         self.regions = {k: np.array(v) for k, v in by_first}

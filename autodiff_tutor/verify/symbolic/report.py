@@ -24,16 +24,6 @@ import sympy as sp
 
 __all__ = ["KinkCheck", "RegionCheck", "SymbolicReport"]
 
-#: Region verdicts: ``proved`` (sympy simplified the difference to 0), ``numeric``
-#: (not proved, but equal at every sampled point: a fallback, reported as such),
-#: ``differs`` (a counterexample exists), ``undecided`` (nothing could be evaluated).
-REGION_VERDICTS = ("proved", "numeric", "differs", "undecided")
-
-#: Kink verdicts: ``smooth`` (both sides agree and so does the backward),
-#: ``one-sided`` (the backward takes one side's derivative), ``subgradient`` (a value
-#: strictly between the two), ``invalid`` (outside them), ``not analysed``.
-KINK_VERDICTS = ("smooth", "one-sided", "subgradient", "invalid", "not analysed")
-
 
 def _s(expr: Any) -> str:
     return "None" if expr is None else sp.sstr(expr)
@@ -67,7 +57,12 @@ def _point(point: dict[str, float] | None) -> str:
 
 @dataclass
 class RegionCheck:
-    """One input in one region: expected derivative vs the backward's formula."""
+    """One input in one region: expected derivative vs the backward's formula.
+
+    ``verdict``: ``proved`` (sympy simplified the difference to 0), ``numeric`` (not
+    proved, but equal at every sampled point: a fallback, reported as such), ``differs``
+    (a counterexample exists), ``undecided`` (nothing could be evaluated).
+    """
 
     input: str
     region: str
@@ -103,7 +98,10 @@ class RegionCheck:
 class KinkCheck:
     """One input on one boundary: the backward's value against the one-sided derivatives.
 
-    ``weight`` is the share of side *a* when the value is a convex combination
+    ``verdict``: ``smooth`` (both sides agree and so does the backward), ``one-sided``
+    (the backward takes one side's derivative), ``subgradient`` (a value strictly
+    between the two), ``invalid`` (outside them), ``not analysed``. ``weight`` is the
+    share of side *a* when the value is a convex combination
     ``weight * derivative_a + (1 - weight) * derivative_b``.
     """
 
@@ -198,8 +196,7 @@ class SymbolicReport:
         lines.append(f"  inputs {', '.join(self.inputs)}; output gradient {', '.join(self.seeds)}")
         if self.assumptions:
             lines.append(f"  assuming {', '.join(self.assumptions)}")
-        for out in self.outputs:
-            lines.append(f"  forward: {_s(out)}")
+        lines += [f"  forward: {_s(out)}" for out in self.outputs]
         lines.append(f"  regions: {' | '.join(self.region_names())}")
         rows = [("input", "region", "derivative of the forward", "backward", "verdict")]
         rows += [(c.input, c.region, _s(c.expected), _s(c.got), c.verdict) for c in self.regions]
@@ -219,8 +216,7 @@ class SymbolicReport:
         if self.kinks:
             lines.append("  kinks (the backward's value on each boundary between two regions):")
             lines += self._kink_lines()
-        for note in self.notes:
-            lines.append(f"  note: {note}")
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
     def _kink_lines(self) -> list[str]:

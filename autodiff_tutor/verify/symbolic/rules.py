@@ -30,8 +30,8 @@ import sympy as sp
 from autodiff_tutor.rules.record import Rule
 from autodiff_tutor.rules.registry import all_rules
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
-from autodiff_tutor.verify.symbolic.check import Problem, check_regions
-from autodiff_tutor.verify.symbolic.kinks import kink_checks
+from autodiff_tutor.verify.symbolic.check import Problem
+from autodiff_tutor.verify.symbolic.functions import verify_problem
 from autodiff_tutor.verify.symbolic.report import SymbolicReport
 from autodiff_tutor.verify.symbolic.rules_arrays import call_rule, verify_array
 from autodiff_tutor.verify.symbolic.values import SymValue, sympy_xp, unwrap
@@ -124,6 +124,4 @@ def _verify_scalar(rule: Rule, spec: ScalarRule, samples: int) -> SymbolicReport
     problem = Problem(
         rule.op, tuple(symbols.values()), (unwrap(out),), (g,), tuple(grads), assumptions, notes
     )
-    report, regions = check_regions(problem, samples=samples)
-    report.kinks = kink_checks(problem, regions)
-    return report
+    return verify_problem(problem, samples=samples)

@@ -47,11 +47,8 @@ def call_rule(
 
 
 def _symbol_array(prefix: str, shape: tuple[int, ...]) -> np.ndarray:
-    n = int(np.prod(shape))
-    names = [f"{prefix}{i}" for i in range(n)]
-    array = np.empty(n, dtype=object)
-    array[:] = [sp.Symbol(name, real=True) for name in names]
-    return array.reshape(shape)
+    symbols = [sp.Symbol(f"{prefix}{i}", real=True) for i in range(int(np.prod(shape)))]
+    return np.array(symbols, dtype=object).reshape(shape)
 
 
 def _ordered(symbols: np.ndarray, ties: bool, axis: Any, largest: bool) -> dict[sp.Symbol, Any]:

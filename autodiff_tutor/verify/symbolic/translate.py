@@ -39,7 +39,7 @@ import sympy as sp
 
 from autodiff_tutor.compiler.front.source import ParsedFunction, as_load, parse_function
 from autodiff_tutor.errors import TranslationError
-from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
+from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, is_condition, is_symbolic
 from autodiff_tutor.verify.symbolic.translate_calls import (
     MUTATING,
     SUM_LIKE,
@@ -47,8 +47,6 @@ from autodiff_tutor.verify.symbolic.translate_calls import (
     Flags,
     Namespace,
     Opaque,
-    _is_condition,
-    _is_symbolic,
     finish,
 )
 from autodiff_tutor.verify.symbolic.translate_expressions import Expressions
@@ -246,7 +244,7 @@ class _Interpreter:
 
     def truth(self, test: ast.expr) -> bool:
         value = self.expressions.expr(test)
-        if _is_symbolic(value):
+        if is_symbolic(value):
             raise self.fail(
                 test,
                 "a branch on array values cannot be translated",
@@ -280,7 +278,7 @@ class _Interpreter:
         if isinstance(index, Opaque) or index is Ellipsis or isinstance(index, slice):
             self.env[target.value.id] = value  # d[...] = v, d[:] = v
             return
-        if not (_is_symbolic(index) and _is_condition(index)):
+        if not (is_symbolic(index) and is_condition(index)):
             raise self.fail(target, "only assignments through a boolean mask are translated")
         self.env[target.value.id] = FUNCTIONS["where"](index, value, current)
 

@@ -1,11 +1,12 @@
 """Calls, reductions and the values the translator carries besides sympy expressions.
 
 Part of :mod:`~autodiff_tutor.verify.symbolic.translate`: which names mean a sum over elements,
-a shape change, an array module or an in-place update; the marker values
-(:class:`Opaque`, :class:`Flags`, :class:`Namespace`, :class:`Summed`); and the
-translation of calls (``xp.where(...)``, ``x.astype(...)``, ``reduce_to_channels(...)``),
-a part of the interpreter, which holds it as ``calls``: it reads the interpreter's
-state, and calls its other parts, through ``self.interpreter``.
+a shape change, an array module or an in-place update; the marker values the
+translator's parts share (:class:`Opaque`, :class:`Flags`, :class:`Namespace`,
+:class:`Summed`, :class:`Named`); and the translation of calls (``xp.where(...)``,
+``x.astype(...)``, ``reduce_to_channels(...)``), a part of the interpreter, which
+holds it as ``calls``: it reads the interpreter's state, and calls its other parts,
+through ``self.interpreter``.
 
 >>> finish((Summed(1, line=3), None))
 (1, None)
@@ -20,13 +21,14 @@ from typing import Any
 import sympy as sp
 
 from autodiff_tutor.rules.names import canonical
-from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_condition, as_number, is_condition
+from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_condition, as_number, is_symbolic
 
 __all__ = [
     "ARRAY_MODULE_FACTORIES",
     "BROADCASTS",
     "Calls",
     "Flags",
+    "Named",
     "Namespace",
     "Opaque",
     "SHAPE_ONLY",
@@ -120,15 +122,11 @@ class Summed:
         return f"sum({self.expr})"
 
 
-class _Named:
+class Named:
     """A helper of generated code known by name only (``unbroadcast`` without globals)."""
 
     def __init__(self, name: str) -> None:
         self.__name__ = name
-
-
-def _is_symbolic(value: Any) -> bool:
-    return isinstance(value, sp.Basic)
 
 
 def finish(value: Any) -> Any:
@@ -172,7 +170,7 @@ class Calls:
             return self.summed(node, name, args[0])
         if name in SHAPE_ONLY:
             return args[0]
-        if any(_is_symbolic(a) or isinstance(a, Summed) for a in [*args, *kwargs.values()]):
+        if any(is_symbolic(a) or isinstance(a, Summed) for a in [*args, *kwargs.values()]):
             raise self.interpreter.fail(
                 node,
                 f"cannot translate the call {ast.unparse(node.func)}(...) on array values",
@@ -245,10 +243,6 @@ class Calls:
         fmt = fmt or next((k.value for k in node.keywords if k.arg == "fmt"), None)
         value = self.interpreter.expressions.expr(fmt) if fmt is not None else None
         return value if isinstance(value, str) else ""
-
-
-def _is_condition(value: Any) -> bool:
-    return is_condition(value)
 
 
 def _astype(value: Any, dtype: Any) -> Any:

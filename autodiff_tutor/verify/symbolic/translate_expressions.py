@@ -25,30 +25,28 @@ from typing import Any
 
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.rules.names import is_array_module
-from autodiff_tutor.verify.symbolic.algebra import as_number, binary, compare, logical
+from autodiff_tutor.verify.symbolic.algebra import (
+    as_number,
+    binary,
+    compare,
+    is_condition,
+    is_symbolic,
+    logical,
+)
 from autodiff_tutor.verify.symbolic.translate_calls import (
     ARRAY_MODULE_FACTORIES,
     SHAPE_ONLY,
     Flags,
+    Named,
     Namespace,
     Opaque,
     Summed,
-    _is_condition,
-    _is_symbolic,
-    _Named,
 )
 
 __all__ = ["Expressions"]
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.Pow: "pow"}
-_COMPARE = {
-    ast.Lt: "lt",
-    ast.LtE: "le",
-    ast.Gt: "gt",
-    ast.GtE: "ge",
-    ast.Eq: "eq",
-    ast.NotEq: "ne",
-}
+_COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 _PYTHON = {
     ast.Add: operator.add,
@@ -100,7 +98,7 @@ class Expressions:
         if node.id in ("np", "numpy", "xp", "cupy", "cp"):
             return Namespace()
         if node.id in self.interpreter.sums | SHAPE_ONLY | ARRAY_MODULE_FACTORIES:
-            return _Named(node.id)
+            return Named(node.id)
         raise self.interpreter.fail(node, f"unknown name {node.id!r}")
 
     def expr_Tuple(self, node: ast.Tuple) -> Any:
@@ -113,11 +111,11 @@ class Expressions:
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         value = self.expr(node.operand)
-        if isinstance(node.op, ast.Not) and not _is_symbolic(value):
+        if isinstance(node.op, ast.Not) and not is_symbolic(value):
             return not value
         self.require_number(node.operand, value)
         if isinstance(node.op, ast.USub):
-            return -as_number(value) if _is_symbolic(value) else -value
+            return -as_number(value) if is_symbolic(value) else -value
         if isinstance(node.op, ast.UAdd):
             return value
         if isinstance(node.op, ast.Invert):
@@ -125,7 +123,7 @@ class Expressions:
         raise self.interpreter.fail(node, "'not' on array values (use ~ for masks)")
 
     def binop(self, node: ast.AST, op: ast.operator, left: Any, right: Any) -> Any:
-        if not (_is_symbolic(left) or _is_symbolic(right)):
+        if not (is_symbolic(left) or is_symbolic(right)):
             if isinstance(left, (int, float)) and isinstance(right, (int, float)):
                 return _PYTHON[type(op)](left, right)
         scaled = self.scaled_sum(node, op, left, right)
@@ -170,7 +168,7 @@ class Expressions:
             return False
         if isinstance(factor, (int, float)):
             return True
-        if not _is_symbolic(factor) or _is_condition(factor):
+        if not is_symbolic(factor) or is_condition(factor):
             return False
         channel_sum = total.by == "reduce_to_channels" and total.fmt != ""
         return all(
@@ -201,10 +199,9 @@ class Expressions:
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:
         values = [self.expr(v) for v in node.values]
-        if any(_is_symbolic(v) for v in values):
+        if any(is_symbolic(v) for v in values):
             raise self.interpreter.fail(node, "'and'/'or' on array values", "use & and | on masks")
-        result = all(values) if isinstance(node.op, ast.And) else any(values)
-        return result
+        return all(values) if isinstance(node.op, ast.And) else any(values)
 
     def expr_IfExp(self, node: ast.IfExp) -> Any:
         return self.expr(node.body if self.interpreter.truth(node.test) else node.orelse)
@@ -213,7 +210,7 @@ class Expressions:
         base = self.expr(node.value)
         if isinstance(base, Namespace):
             return ("xp", node.attr)
-        if _is_symbolic(base):
+        if is_symbolic(base):
             if node.attr in ("T", "mT", "real"):
                 return base
             if node.attr in ("shape", "dtype", "ndim", "size"):
@@ -237,7 +234,7 @@ class Expressions:
             return base[index]
         if isinstance(base, Opaque):
             return Opaque(ast.unparse(node))
-        if _is_symbolic(base):
+        if is_symbolic(base):
             if _selects_elements(index):
                 raise self.interpreter.fail(
                     node,
@@ -264,7 +261,7 @@ def _selects_elements(index: Any) -> bool:
     for part in parts:
         if part is None or part is Ellipsis or isinstance(part, slice):
             continue
-        if _is_symbolic(part) and _is_condition(part):
+        if is_symbolic(part) and is_condition(part):
             continue
         return True
     return False

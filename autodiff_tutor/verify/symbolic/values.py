@@ -22,8 +22,8 @@ import sympy as sp
 
 from autodiff_tutor.errors import TranslationError
 from autodiff_tutor.verify.symbolic.algebra import (
-    _RELATIONS,
     FUNCTIONS,
+    RELATIONS,
     as_condition,
     as_number,
     binary,
@@ -94,11 +94,11 @@ def _logop(op: str) -> Callable[[SymValue, Any], SymValue]:
 for _op in ("add", "sub", "mul", "truediv", "pow"):
     setattr(SymValue, f"__{_op}__", _binop(_op))
     setattr(SymValue, f"__r{_op}__", _binop(_op, reflected=True))
-for _rel in _RELATIONS:
+for _rel in RELATIONS:
     setattr(SymValue, f"__{_rel}__", _relop(_rel))
-for _name, _lop in (("and", "and"), ("or", "or")):
-    setattr(SymValue, f"__{_name}__", _logop(_lop))
-    setattr(SymValue, f"__r{_name}__", _logop(_lop))
+for _lop in ("and", "or"):
+    setattr(SymValue, f"__{_lop}__", _logop(_lop))
+    setattr(SymValue, f"__r{_lop}__", _logop(_lop))
 SymValue.__neg__ = lambda self: SymValue(-as_number(self))  # type: ignore[attr-defined]
 SymValue.__pos__ = lambda self: self  # type: ignore[attr-defined]
 SymValue.__invert__ = lambda self: SymValue(logical("not", self))  # type: ignore[attr-defined]
