@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError, UnsupportedSyntaxError
+
 
 def array_module(*values: Any) -> Any:
     """The array module (numpy, cupy, ...) of the first array among ``values``.
@@ -209,8 +211,6 @@ def refuse_complex_gradient() -> None:
     ...
     autodiff_tutor.errors.NoDerivativeRuleError: a gradient passed through complex values...
     """
-    from autodiff_tutor.errors import NoDerivativeRuleError
-
     raise NoDerivativeRuleError(
         "a gradient passed through complex values on its way to a real one: "
         "differentiating through complex numbers is not supported",
@@ -320,8 +320,6 @@ def shares_memory(view: Any, base: Any) -> bool:
         return True
     overlap = getattr(array_module(view, base), "may_share_memory", None)
     if overlap is None:
-        from autodiff_tutor.errors import UnsupportedSyntaxError
-
         raise UnsupportedSyntaxError(
             "a write into an array that a view shares needs to know whether the view is "
             f"a copy, and {type(view).__name__} arrays cannot tell (no may_share_memory)",

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
 __all__ = [
@@ -216,8 +217,6 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
     >>> einsum_parts("...ij,...jk", (4, 3))
     ('ABij', 'Bjk', 'ABik')
     """
-    from autodiff_tutor.errors import NoDerivativeRuleError
-
     spec = subscripts.replace(" ", "")
     inputs, arrow, output = spec.partition("->")
     operands = inputs.split(",")
@@ -322,8 +321,6 @@ def vector_norm_grad(
     if isinstance(axis, (tuple, list)):
         axis = axis[0] if len(axis) == 1 else axis
     if isinstance(ord, str) or (axis is None and x.ndim != 1) or isinstance(axis, (tuple, list)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
 
 __all__ = [
@@ -215,8 +215,6 @@ def _check_distinct(index: Any) -> None:
         if isinstance(p, list) or getattr(p, "dtype", None) is not None and p.dtype.kind in "iu"
     ]
     if len(arrays) == 1 and len(np.unique(arrays[0])) != arrays[0].size:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
             "written, so its gradient is not supported",

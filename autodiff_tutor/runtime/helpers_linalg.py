@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
 from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
 
@@ -85,8 +86,6 @@ def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
     xp = array_module(gw, gv, w, v)
     f = _inverse_gaps(w)
     if not bool(xp.all(xp.isfinite(f))):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "no second derivative through np.linalg.eigh at a repeated eigenvalue: its "
             "eigenvectors have no derivative there, and the gradient of eigh is made of them",
@@ -224,8 +223,6 @@ def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> 
     xp = array_module(gu, gs, gvh, u, s, vh)
     f = _inverse_gaps(s, squared=True)
     if not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "no second derivative through np.linalg.svd at a repeated or zero singular "
             "value: its singular vectors have no derivative there, and the gradient of svd "
@@ -450,8 +447,6 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
     covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
     spectral = ("nuc", 2, -2) if _is_matrix_norm(x, axis) else ()  # norm_grad_along_x's
     if isinstance(ord, str) or ord not in covered:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         kind = "matrix" if _is_matrix_norm(x, axis) else "vector"
         raise NoDerivativeRuleError(
             f"no second derivative for np.linalg.norm with ord={ord!r} (a {kind} norm): "
@@ -486,8 +481,6 @@ def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
     moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, s, vh = xp.linalg.svd(moved, full_matrices=False)
     if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no second derivative for np.linalg.norm with ord={ord!r} at a repeated or "
             "zero singular value: its singular vectors have no derivative there",
@@ -572,8 +565,6 @@ def _least_squares(out: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
     solution; refused unless ``a`` has full column rank (its solution is then
     ``(a^T a)^-1 a^T b``, the one the formulas differentiate)."""
     if int(out[2]) < a.shape[-1]:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"np.linalg.lstsq of a matrix of rank {int(out[2])} with {a.shape[-1]} "
             "columns: the derivative is covered for full column rank only (one solution)",
