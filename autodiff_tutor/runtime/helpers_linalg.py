@@ -198,31 +198,28 @@ def svd_pullback(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> Any:
     >>> svd_pullback(np.zeros((2, 2)), np.ones(2), np.zeros((2, 2)), u, s, vh).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    xp = array_module(gu, gs, gvh, u, s, vh)
-    v, gv = _t(vh), _t(gvh)
-    f = _inverse_gaps(s, squared=True)
-    j = f * (_t(u) @ gu - _t(gu) @ u)
-    k = f * (_t(v) @ gv - _t(gv) @ v)
-    core = j * s[..., None, :] + s[..., :, None] * k
-    core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
-    grad = u @ core @ vh
-    if u.shape[-2] > s.shape[-1]:  # the part of gu outside the span of u
-        grad = grad + ((gu - u @ (_t(u) @ gu)) / s[..., None, :]) @ vh
-    if vh.shape[-1] > s.shape[-1]:  # the part of gv outside the span of v
-        grad = grad + u @ _t((gv - v @ (vh @ gv)) / s[..., None, :])
+    parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh, refuse=False)
+    grad = u @ parts["core"] @ vh
+    if parts["p"] is not None:  # the part of gu outside the span of u
+        grad = grad + parts["p"] @ vh
+    if parts["q"] is not None:  # the part of gv outside the span of v
+        grad = grad + u @ _t(parts["q"])
     return grad
 
 
 SVD_PULLBACK_INPUTS = ("gu", "gs", "gvh", "u", "s", "vh")
 
 
-def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> dict[str, Any]:
-    """The intermediate values of :func:`svd_pullback`, which its derivatives read;
-    refused at repeated or zero singular values (the singular vectors have no
-    derivative there, and the gradient of svd is made of them)."""
+def _svd_pullback_parts(
+    gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, refuse: bool = True
+) -> dict[str, Any]:
+    """The intermediate values of :func:`svd_pullback` (``p``, ``q``: ``None`` unless
+    ``u``, ``v`` have more rows than ``s`` has values), which its derivatives read;
+    with ``refuse``, refused at repeated or zero singular values (the singular vectors
+    have no derivative there, and the gradient of svd is made of them)."""
     xp = array_module(gu, gs, gvh, u, s, vh)
     f = _inverse_gaps(s, squared=True)
-    if not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0)):
+    if refuse and (not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0))):
         raise NoDerivativeRuleError(
             "no second derivative through np.linalg.svd at a repeated or zero singular "
             "value: its singular vectors have no derivative there, and the gradient of svd "
@@ -235,8 +232,9 @@ def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> 
     j, k = f * a, f * b
     core = j * s[..., None, :] + s[..., :, None] * k
     core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
-    p = (gu - u @ (_t(u) @ gu)) / s[..., None, :]
-    q = (gv - v @ (vh @ gv)) / s[..., None, :]
+    tall, wide = u.shape[-2] > s.shape[-1], vh.shape[-1] > s.shape[-1]
+    p = (gu - u @ (_t(u) @ gu)) / s[..., None, :] if tall else None
+    q = (gv - v @ (vh @ gv)) / s[..., None, :] if wide else None
     return {"v": v, "gv": gv, "f": f, "a": a, "b": b, "j": j, "k": k, "core": core, "p": p, "q": q}
 
 
@@ -422,8 +420,7 @@ def norm_grad(
     >>> norm_grad(1.0, 2.0, np.array([[2.0, 0.0], [0.0, 1.0]]), 2).tolist()
     [[1.0, 0.0], [0.0, 0.0]]
     """
-    pair = isinstance(axis, (tuple, list)) and len(axis) == 2
-    if pair or (axis is None and x.ndim == 2):
+    if _is_matrix_norm(x, axis):
         return matrix_norm_grad(g, value, x, ord, axis, keepdims)
     return vector_norm_grad(g, value, x, ord, axis, keepdims)
 
