@@ -170,6 +170,20 @@ def has_float_dtype(value: Any) -> bool:
     return is_float_value(value)
 
 
+def copy_array(x: Any) -> Any:
+    """A copy of the array ``x``, in its own array module (an array-API array has no
+    ``.copy()``).
+
+    >>> a = np.zeros(2)
+    >>> b = copy_array(a)
+    >>> b is a, b.tolist()
+    (False, [0.0, 0.0])
+    """
+    if hasattr(x, "copy"):
+        return x.copy()
+    return array_module(x).asarray(x, copy=True)
+
+
 def cast_like(g: Any, x: Any) -> Any:
     """``g`` in the dtype of ``x`` (a gradient always has its input's dtype).
 

@@ -26,7 +26,7 @@ from autodiff_tutor.errors import NonDifferentiableInputError, front_door
 from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
-from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.runtime.backend import array_module, copy_array, shape_of
 from autodiff_tutor.tracing import traced_values, variable_writes
 from autodiff_tutor.tracing.array import Traced
 from autodiff_tutor.tracing.other_libraries import foreign_input
@@ -40,12 +40,6 @@ def _is_floating(raw: Any) -> bool:
     if kind is not None:
         return kind == "f"
     return bool(array_module(raw).isdtype(raw.dtype, "real floating"))
-
-
-def _copy(raw: Any) -> Any:
-    if hasattr(raw, "copy"):
-        return raw.copy()
-    return array_module(raw).asarray(raw, copy=True)
 
 
 @front_door
@@ -111,7 +105,7 @@ def _unlabelled(x: Any) -> Traced:
                 location(),
                 hint=hint,
             )
-        raw = _copy(x)
+        raw = copy_array(x)
     else:
         raise NonDifferentiableInputError(
             f"traced() takes an array or Python numbers, not {type(x).__name__}",
