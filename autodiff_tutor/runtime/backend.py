@@ -10,6 +10,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -106,10 +107,7 @@ def size(x: Any) -> int:
     >>> size(np.zeros((2, 3)))
     6
     """
-    result = 1
-    for n in shape_of(x):
-        result *= n
-    return result
+    return math.prod(shape_of(x))
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
