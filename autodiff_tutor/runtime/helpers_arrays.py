@@ -19,6 +19,7 @@ import numpy as np
 
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.helpers_indexing import add_at
 
 __all__ = [
     "einsum_operand",
@@ -136,13 +137,7 @@ def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
         for i, n in enumerate(indices.shape)
     )
     buffer = xp.zeros(x.shape, dtype=g.dtype)
-    values = xp.broadcast_to(g, indices.shape)
-    if xp is np:
-        np.add.at(buffer, index, values)
-    else:  # cupy: scatter_add accumulates repeated indices
-        import cupyx
-
-        cupyx.scatter_add(buffer, index, values)
+    add_at(buffer, index, xp.broadcast_to(g, indices.shape))
     return cast_like(buffer, x)
 
 
