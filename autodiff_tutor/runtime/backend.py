@@ -285,10 +285,7 @@ class Like:
 
     @property
     def size(self) -> int:
-        result = 1
-        for n in self.shape:
-            result *= n
-        return result
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         return f"like(shape={self.shape}, dtype={self.dtype})"
