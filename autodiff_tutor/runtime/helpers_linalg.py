@@ -312,12 +312,8 @@ def svd_pullback_along(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, t: A
     xp = array_module(gu, gs, gvh, u, s, vh, t)
     parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
     v, gv, f = parts["v"], parts["gv"], parts["f"]
-    d = {name: None for name in SVD_PULLBACK_INPUTS}
-    d[of] = t
-    zero = {"gu": gu, "gs": gs, "gvh": gvh, "u": u, "s": s, "vh": vh}
-    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (
-        xp.zeros_like(zero[n]) if d[n] is None else d[n] for n in SVD_PULLBACK_INPUTS
-    )
+    values = zip(SVD_PULLBACK_INPUTS, (gu, gs, gvh, u, s, vh), strict=True)
+    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (t if n == of else xp.zeros_like(v) for n, v in values)
     d_v, d_gv = _t(d_vh), _t(d_gvh)
     twice = 2 * s * d_s
     d_f = -f * f * (twice[..., None, :] - twice[..., :, None])
