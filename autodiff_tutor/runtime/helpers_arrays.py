@@ -326,12 +326,7 @@ def vector_norm_grad(
     if ord == 0:
         return xp.zeros_like(x)
     if ord in (np.inf, -np.inf):
-        magnitude = xp.abs(x)
-        hit = (
-            xp.astype(magnitude == ox, x.dtype)
-            if hasattr(xp, "astype")
-            else (magnitude == ox).astype(x.dtype)
-        )
+        hit = xp.astype(xp.abs(x) == ox, x.dtype)
         count = xp.sum(hit, axis=axis, keepdims=True)
         return gx * xp.sign(x) * hit / count
     safe = xp.where(ox == 0, 1, ox)

@@ -393,8 +393,7 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
-        hit = sums == out
-        hit = xp.astype(hit, x.dtype) if hasattr(xp, "astype") else hit.astype(x.dtype)
+        hit = xp.astype(sums == out, x.dtype)
         return cast_like(g * xp.sign(x) * hit / xp.sum(hit, axis=across, keepdims=True), x)
     moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, _, vh = xp.linalg.svd(moved, full_matrices=False)
