@@ -18,10 +18,6 @@ from typing import Any
 COLUMNS = ("#", "operation", "inputs", "output", "grad", "line")
 
 
-def _shape(shape: tuple[int, ...]) -> str:
-    return str(tuple(shape))
-
-
 def rows(tape: Any) -> list[dict[str, Any]]:
     """One dict per traced argument, then one per recorded operation.
 
@@ -82,11 +78,11 @@ def row_cells(row: dict[str, Any]) -> list[str]:
     ['0', 'sum axis=0', 'x (2,)', 'v1 ()', 'yes']
     """
     inputs = ", ".join(
-        label if shape is None else f"{label} {_shape(shape)}"
+        label if shape is None else f"{label} {tuple(shape)}"
         for label, shape in zip(row["inputs"], row["input_shapes"], strict=True)
     )
     outputs = ", ".join(
-        f"{label} {_shape(shape)}"
+        f"{label} {tuple(shape)}"
         for label, shape in zip(row["outputs"], row["output_shapes"], strict=True)
     )
     op = row["op"] + (f" {row['detail']}" if row["detail"] else "")
