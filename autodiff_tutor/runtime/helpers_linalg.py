@@ -80,9 +80,10 @@ def eigh_grad(gw: Any, gv: Any, w: Any, v: Any) -> Any:
     return (inner + _t(inner)) / 2
 
 
-def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
+def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any, bool]:
     """``F`` (the inverse gaps of ``w``), ``vᵀ gv`` and ``M = F * (vᵀ gv)``: the pieces
-    of :func:`eigh_grad`'s eigenvector part (``M`` is 0 where ``gv`` is, as there)."""
+    of :func:`eigh_grad`'s eigenvector part, and whether ``gv`` reaches them (else ``M``
+    is 0, as in :func:`eigh_grad`: no ``inf * 0``)."""
     xp = array_module(gw, gv, w, v)
     f = _inverse_gaps(w)
     if not bool(xp.all(xp.isfinite(f))):
@@ -93,8 +94,8 @@ def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
             "compare with finite differences of the gradient",
         )
     vt_gv = _t(v) @ gv
-    m = f * vt_gv if xp.any(gv != 0) else xp.zeros_like(vt_gv)
-    return f, vt_gv, m
+    through_gv = bool(xp.any(gv != 0))
+    return f, vt_gv, f * vt_gv if through_gv else xp.zeros_like(vt_gv), through_gv
 
 
 def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
@@ -109,9 +110,8 @@ def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
     [[1.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(gw, gv, w, v, t)
-    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    f, vt_gv, m, through_gv = _eigh_grad_parts(gw, gv, w, v)
     vt = _t(v)
-    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
     if of == "gw":
         inner = (v * t[..., None, :]) @ vt
     elif of == "gv":
@@ -139,14 +139,13 @@ def eigh_grad_adjoint(c: Any, gw: Any, gv: Any, w: Any, v: Any, of: str) -> Any:
     [1.0, 1.0]
     """
     xp = array_module(c, gw, gv, w, v)
-    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    f, vt_gv, m, through_gv = _eigh_grad_parts(gw, gv, w, v)
     s = (c + _t(c)) / 2
     p = _t(v) @ s @ v
     if of == "gw":
         return xp.diagonal(p, axis1=-2, axis2=-1)
     if of == "gv":
         return v @ (f * p)
-    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
     if of == "w":
         if not through_gv:
             return xp.zeros_like(w)
