@@ -386,9 +386,7 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
     xp = array_module(x)
     row, col = (-2, -1) if axis is None else tuple(axis)
     row, col = row % x.ndim, col % x.ndim
-    if not keepdims:
-        g = xp.expand_dims(g, tuple(sorted((row, col))))
-        out = xp.expand_dims(out, tuple(sorted((row, col))))
+    g, out = _expanded(g, (row, col), keepdims), _expanded(out, (row, col), keepdims)
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
