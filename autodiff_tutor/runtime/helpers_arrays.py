@@ -13,6 +13,7 @@ into a matrix of zeros.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -164,13 +165,19 @@ def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
     _, promote, joined = _JOINS[str(how)]
     shapes = [promote(tuple(x.shape)) for x in xs]
     axis = joined(len(shapes[0]))
-    pieces, start = [], 0
-    for x, shape in zip(xs, shapes, strict=True):
-        stop = start + shape[axis]
-        index = (slice(None),) * axis + (slice(start, stop),)
-        pieces.append(cast_like(xp.reshape(g[index], tuple(x.shape)), x))
-        start = stop
-    return pieces
+    pieces = cut(g, [shape[axis] for shape in shapes], axis)
+    return [cast_like(xp.reshape(p, tuple(x.shape)), x) for p, x in zip(pieces, xs, strict=True)]
+
+
+def cut(g: Any, lengths: list[int], axis: int) -> list[Any]:
+    """Consecutive slices of ``g`` along ``axis``, of the given lengths.
+
+    >>> [p.tolist() for p in cut(np.arange(5.0), [2, 3], 0)]
+    [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    """
+    lead = (slice(None),) * (axis % len(g.shape))
+    starts = itertools.accumulate(lengths, initial=0)  # and the end: one more than lengths
+    return [g[(*lead, slice(s, s + n), ...)] for s, n in zip(starts, lengths, strict=False)]
 
 
 def einsum_operand(subscripts: Any, g: Any, x: Any, y: Any, which: int) -> Any:
