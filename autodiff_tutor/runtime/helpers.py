@@ -334,11 +334,8 @@ def inverse_axes(axes: Any) -> tuple[int, ...]:
     >>> inverse_axes((1, 2, 0))
     (2, 0, 1)
     """
-    axes = tuple(int(a) for a in axes)
-    inverse = [0] * len(axes)
-    for i, a in enumerate(axes):
-        inverse[a % len(axes)] = i
-    return tuple(inverse)
+    positions = [int(a) for a in axes]
+    return tuple(sorted(range(len(positions)), key=lambda i: positions[i] % len(positions)))
 
 
 def untranspose(g: Any, axes: Any) -> Any:
