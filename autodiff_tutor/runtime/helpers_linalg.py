@@ -95,7 +95,8 @@ def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any, b
         )
     vt_gv = _t(v) @ gv
     through_gv = bool(xp.any(gv != 0))
-    return f, vt_gv, f * vt_gv if through_gv else xp.zeros_like(vt_gv), through_gv
+    m = f * vt_gv if through_gv else xp.zeros_like(vt_gv)
+    return f, vt_gv, m, through_gv
 
 
 def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
@@ -312,7 +313,7 @@ def svd_pullback_along(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, t: A
     parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
     v, gv, f = parts["v"], parts["gv"], parts["f"]
     values = zip(SVD_PULLBACK_INPUTS, (gu, gs, gvh, u, s, vh), strict=True)
-    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (t if n == of else xp.zeros_like(v) for n, v in values)
+    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (t if n == of else xp.zeros_like(x) for n, x in values)
     d_v, d_gv = _t(d_vh), _t(d_gvh)
     twice = 2 * s * d_s
     d_f = -f * f * (twice[..., None, :] - twice[..., :, None])
