@@ -17,7 +17,7 @@ from autodiff_tutor.rules.formula import parse
 from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
 from autodiff_tutor.rules.registry import all_rules, is_nondifferentiable, lookup
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
-from autodiff_tutor.tracing.rule_parts import _parts, input_gradients
+from autodiff_tutor.tracing.rule_parts import formula_parts, input_gradients
 from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 
 
@@ -116,14 +116,14 @@ def test_one_parse_serves_the_inliner_and_tracing() -> None:
     assert parse(mixed) is formula  # parsed once
     assert [ast.unparse(e) for e in formula.expressions] == ["g * x * y", "g * x"]
     assert [ast.unparse(e) for e in formula.returned] == ["both * y", "both"]
-    first, second = _parts(mixed)
+    first, second = formula_parts(mixed)
     assert first(g=2.0, xp=np, x=3.0, y=5.0) == 30.0 and second(2.0, np, 3.0, 5.0) == 6.0
 
 
 def test_a_body_outside_the_grammar_is_refused_by_the_parse() -> None:
     with pytest.raises(ValueError, match="only assignments and one return"):
         parse(not_a_formula)
-    assert _parts(not_a_formula) is None  # tracing then calls the whole rule
+    assert formula_parts(not_a_formula) is None  # tracing then calls the whole rule
 
 
 def test_tracing_calls_only_the_wanted_formula() -> None:

@@ -105,7 +105,6 @@ def _check_format(fmt: str, ndim: int | None) -> None:
             f"data format {fmt!r} labels {len(fmt)} axes but the array has {ndim}",
             hint="give exactly one label per axis of the data",
         )
-    return fmt
 
 
 def find_dims(fmt: Any, label: str) -> tuple[int, ...]:
@@ -263,12 +262,10 @@ def check_channel_parameters(fmt: str, data: Any, op: str, **params: Any) -> Non
         expected = _CHANNEL_SHAPES.get((fmt, data.shape))
         if expected is not None:
             dtype = data.dtype
-            for param in params.values():
-                if type(param) is not np.ndarray or param.shape != expected:
-                    break
-                if param.dtype != dtype:
-                    break
-            else:
+            if all(
+                type(p) is np.ndarray and p.shape == expected and p.dtype == dtype
+                for p in params.values()
+            ):
                 return
     expected = channel_shape(fmt, shape_of(data))
     for name, param in params.items():

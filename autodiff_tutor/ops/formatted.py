@@ -69,8 +69,16 @@ _ELEMENTWISE = {"where", "clip", "copy", "zeros_like", "ones_like", "full_like",
 
 
 def _located_error(message: str, hint: str) -> DataFormatError:
-
     return DataFormatError(message, location(), hint=hint)
+
+
+def _reduction(name: str) -> Any:
+    def method(self: FormattedArray, axis: Any = None, keepdims: bool = False) -> Any:
+        return getattr(np, name)(self, axis=axis, keepdims=keepdims)
+
+    method.__name__ = name
+    method.__doc__ = f"``np.{name}(x, axis, keepdims)``: the reduced axes lose their labels."
+    return method
 
 
 class FormattedArray(np.lib.mixins.NDArrayOperatorsMixin):
@@ -142,25 +150,11 @@ class FormattedArray(np.lib.mixins.NDArrayOperatorsMixin):
         axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
         return np.transpose(self, axes or None)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """``np.sum(x, axis, keepdims)``: the reduced axes lose their labels."""
-        return np.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """``np.mean(x, axis, keepdims)``: the reduced axes lose their labels."""
-        return np.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """``np.max(x, axis, keepdims)``: the reduced axes lose their labels."""
-        return np.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """``np.min(x, axis, keepdims)``: the reduced axes lose their labels."""
-        return np.min(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """``np.prod(x, axis, keepdims)``: the reduced axes lose their labels."""
-        return np.prod(self, axis=axis, keepdims=keepdims)
+    sum = _reduction("sum")
+    mean = _reduction("mean")
+    max = _reduction("max")
+    min = _reduction("min")
+    prod = _reduction("prod")
 
     def astype(self, dtype: Any) -> FormattedArray:
         """The data cast to ``dtype``, with the same labels."""

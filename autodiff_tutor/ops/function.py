@@ -147,7 +147,7 @@ class DifferentiableFunction(BackwardCalls):
 
     def op_forward(self, *inputs: Any) -> tuple[tuple[Any, ...], Saved]:
         """Run ``forward``; return ``(outputs, saved)`` as the protocol asks."""
-        bind_arguments(self.forward, inputs, "forward", self, _inputs_layout)
+        bind_arguments(self.forward, inputs, "forward", self, lambda: "the op's inputs")
         result = self.forward(*inputs)
         num_outputs = self.num_outputs
         expected = num_outputs + self.num_memory_values
@@ -242,7 +242,6 @@ class DifferentiableFunction(BackwardCalls):
         rule, so ``jvp`` cannot go through it; the error names the op and points at
         the user's call.
         """
-
         raise NoDerivativeRuleError(
             f"jvp cannot go through the custom op {self.name!r}: it has a hand-written "
             "backward (reverse mode) but no forward-mode (jvp) rule",
@@ -296,10 +295,6 @@ class DifferentiableFunction(BackwardCalls):
         return (
             f"<{self.name}: {self.num_outputs} output(s){', ' if flags else ''}{', '.join(flags)}>"
         )
-
-
-def _inputs_layout() -> str:
-    return "the op's inputs"
 
 
 def op_vjp(

@@ -38,8 +38,7 @@ def signature_of(fn: Any) -> inspect.Signature:
     function = getattr(fn, "__func__", fn)
     key = (function, hasattr(fn, "__self__"))
     if key not in _SIGNATURES:
-        signature = inspect.signature(fn)
-        _SIGNATURES[key] = signature
+        _SIGNATURES[key] = inspect.signature(fn)
     return _SIGNATURES[key]
 
 
@@ -116,10 +115,7 @@ def gradient_flags(compute_gradients: Any, num_inputs: int, op: Any) -> tuple[bo
     ((True, False), (True,))
     """
     if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
-        for f in compute_gradients:
-            if type(f) is not bool:
-                break
-        else:
+        if all(type(f) is bool for f in compute_gradients):
             return compute_gradients  # the generated code's literal tuple: nothing to convert
     if isinstance(compute_gradients, bool):
         compute_gradients = (compute_gradients,)

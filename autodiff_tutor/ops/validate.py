@@ -224,17 +224,13 @@ def same_numpy_inputs(specs: tuple[InputSpec, ...], inputs: tuple[Any, ...]) -> 
     >>> same_numpy_inputs(specs, (np.zeros(2),)), same_numpy_inputs(specs, (np.zeros(3),))
     (True, False)
     """
-    if len(specs) != len(inputs):
-        return False
-    for spec, value in zip(specs, inputs):  # noqa: B905 (lengths compared above)
-        if not (
-            type(value) is np.ndarray
-            and spec.module is np
-            and value.shape == spec.shape
-            and value.dtype == spec.dtype
-        ):
-            return False
-    return True
+    return len(specs) == len(inputs) and all(
+        type(value) is np.ndarray
+        and spec.module is np
+        and value.shape == spec.shape
+        and value.dtype == spec.dtype
+        for spec, value in zip(specs, inputs)  # noqa: B905 (lengths compared first)
+    )
 
 
 def numpy_gradients_fine(

@@ -10,9 +10,12 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+
+from autodiff_tutor.errors import NoDerivativeRuleError, UnsupportedSyntaxError
 
 
 def array_module(*values: Any) -> Any:
@@ -104,10 +107,7 @@ def size(x: Any) -> int:
     >>> size(np.zeros((2, 3)))
     6
     """
-    result = 1
-    for n in shape_of(x):
-        result *= n
-    return result
+    return math.prod(shape_of(x))
 
 
 def shape_of(value: Any) -> tuple[int, ...]:
@@ -168,6 +168,20 @@ def has_float_dtype(value: Any) -> bool:
     return is_float_value(value)
 
 
+def copy_array(x: Any) -> Any:
+    """A copy of the array ``x``, in its own array module (an array-API array has no
+    ``.copy()``).
+
+    >>> a = np.zeros(2)
+    >>> b = copy_array(a)
+    >>> b is a, b.tolist()
+    (False, [0.0, 0.0])
+    """
+    if hasattr(x, "copy"):
+        return x.copy()
+    return array_module(x).asarray(x, copy=True)
+
+
 def cast_like(g: Any, x: Any) -> Any:
     """``g`` in the dtype of ``x`` (a gradient always has its input's dtype).
 
@@ -209,8 +223,6 @@ def refuse_complex_gradient() -> None:
     ...
     autodiff_tutor.errors.NoDerivativeRuleError: a gradient passed through complex values...
     """
-    from autodiff_tutor.errors import NoDerivativeRuleError
-
     raise NoDerivativeRuleError(
         "a gradient passed through complex values on its way to a real one: "
         "differentiating through complex numbers is not supported",
@@ -273,10 +285,7 @@ class Like:
 
     @property
     def size(self) -> int:
-        result = 1
-        for n in self.shape:
-            result *= n
-        return result
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         return f"like(shape={self.shape}, dtype={self.dtype})"
@@ -320,8 +329,6 @@ def shares_memory(view: Any, base: Any) -> bool:
         return True
     overlap = getattr(array_module(view, base), "may_share_memory", None)
     if overlap is None:
-        from autodiff_tutor.errors import UnsupportedSyntaxError
-
         raise UnsupportedSyntaxError(
             "a write into an array that a view shares needs to know whether the view is "
             f"a copy, and {type(view).__name__} arrays cannot tell (no may_share_memory)",

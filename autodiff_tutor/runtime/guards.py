@@ -19,6 +19,7 @@ autodiff_tutor.runtime.guards.GuardFailed: float64[4], made for float64[2, 3]
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -90,16 +91,11 @@ def expect_path(test: Any, taken: bool) -> None:
         raise GuardFailed(f"a branch test is {not taken}, made for {taken}")
 
 
+@functools.cache
 def _dtype(name: str) -> np.dtype:
     """The dtype named ``name``, made once: comparing with a dtype costs half of
     comparing with its name (which numpy parses on each comparison)."""
-    found = _DTYPES.get(name)
-    if found is None:
-        found = _DTYPES[name] = np.dtype(name)
-    return found
-
-
-_DTYPES: dict[str, np.dtype] = {}
+    return np.dtype(name)
 
 
 def _described(fact: Any) -> str:

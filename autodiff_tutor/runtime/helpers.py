@@ -30,6 +30,7 @@ from autodiff_tutor.runtime.backend import (
     size,
 )
 from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
+    cut,
     einsum_operand,
     einsum_parts,
     embed_diagonal,
@@ -333,11 +334,8 @@ def inverse_axes(axes: Any) -> tuple[int, ...]:
     >>> inverse_axes((1, 2, 0))
     (2, 0, 1)
     """
-    axes = tuple(int(a) for a in axes)
-    inverse = [0] * len(axes)
-    for i, a in enumerate(axes):
-        inverse[a % len(axes)] = i
-    return tuple(inverse)
+    positions = [int(a) for a in axes]
+    return tuple(sorted(range(len(positions)), key=lambda i: positions[i] % len(positions)))
 
 
 def untranspose(g: Any, axes: Any) -> Any:
@@ -365,9 +363,9 @@ def split_like(g: Any, xs: Any, axis: int = 0) -> list[Any]:
     shapes = [shape_of(x) if hasattr(x, "shape") else np.shape(x) for x in xs]
     if axis is None:  # np.concatenate(xs, axis=None) joins the flattened inputs
         xp = array_module(g)
-        flat = _cut(g, [int(np.prod(shape)) for shape in shapes], 0)
+        flat = cut(g, [int(np.prod(shape)) for shape in shapes], 0)
         return [xp.reshape(p, shape) for p, shape in zip(flat, shapes, strict=True)]
-    return _cut(g, [shape[axis] for shape in shapes], axis)
+    return cut(g, [shape[axis] for shape in shapes], axis)
 
 
 def unsplit(g: Any, axis: int = 0) -> Any:
@@ -379,17 +377,6 @@ def unsplit(g: Any, axis: int = 0) -> Any:
     [1.0, 1.0, 0.0]
     """
     return array_module(*g).concatenate(g, axis=axis)
-
-
-def _cut(g: Any, lengths: list[int], axis: int) -> list[Any]:
-    """Consecutive slices of ``g`` along ``axis``, of the given lengths."""
-    pieces, start = [], 0
-    for n in lengths:
-        index = [slice(None)] * len(shape_of(g))
-        index[axis] = slice(start, start + n)
-        pieces.append(g[tuple(index)])
-        start += n
-    return pieces
 
 
 def unstack(g: Any, axis: int = 0) -> list[Any]:

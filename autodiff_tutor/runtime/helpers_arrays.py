@@ -13,11 +13,14 @@ into a matrix of zeros.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
+from autodiff_tutor.runtime.helpers_indexing import add_at
 
 __all__ = [
     "einsum_operand",
@@ -135,13 +138,7 @@ def untake_along_axis(g: Any, x: Any, indices: Any, axis: Any = -1) -> Any:
         for i, n in enumerate(indices.shape)
     )
     buffer = xp.zeros(x.shape, dtype=g.dtype)
-    values = xp.broadcast_to(g, indices.shape)
-    if xp is np:
-        np.add.at(buffer, index, values)
-    else:  # cupy: scatter_add accumulates repeated indices
-        import cupyx
-
-        cupyx.scatter_add(buffer, index, values)
+    add_at(buffer, index, xp.broadcast_to(g, indices.shape))
     return cast_like(buffer, x)
 
 
@@ -168,13 +165,19 @@ def unjoin(g: Any, xs: Any, how: str) -> list[Any]:
     _, promote, joined = _JOINS[str(how)]
     shapes = [promote(tuple(x.shape)) for x in xs]
     axis = joined(len(shapes[0]))
-    pieces, start = [], 0
-    for x, shape in zip(xs, shapes, strict=True):
-        stop = start + shape[axis]
-        index = (slice(None),) * axis + (slice(start, stop),)
-        pieces.append(cast_like(xp.reshape(g[index], tuple(x.shape)), x))
-        start = stop
-    return pieces
+    pieces = cut(g, [shape[axis] for shape in shapes], axis)
+    return [cast_like(xp.reshape(p, tuple(x.shape)), x) for p, x in zip(pieces, xs, strict=True)]
+
+
+def cut(g: Any, lengths: list[int], axis: int) -> list[Any]:
+    """Consecutive slices of ``g`` along ``axis``, of the given lengths.
+
+    >>> [p.tolist() for p in cut(np.arange(5.0), [2, 3], 0)]
+    [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    """
+    lead = (slice(None),) * (axis % len(g.shape))
+    starts = itertools.accumulate(lengths, initial=0)  # and the end: one more than lengths
+    return [g[(*lead, slice(s, s + n), ...)] for s, n in zip(starts, lengths, strict=False)]
 
 
 def einsum_operand(subscripts: Any, g: Any, x: Any, y: Any, which: int) -> Any:
@@ -216,8 +219,6 @@ def einsum_parts(subscripts: str, ndims: tuple[int, int] | None = None) -> tuple
     >>> einsum_parts("...ij,...jk", (4, 3))
     ('ABij', 'Bjk', 'ABik')
     """
-    from autodiff_tutor.errors import NoDerivativeRuleError
-
     spec = subscripts.replace(" ", "")
     inputs, arrow, output = spec.partition("->")
     operands = inputs.split(",")
@@ -322,8 +323,6 @@ def vector_norm_grad(
     if isinstance(axis, (tuple, list)):
         axis = axis[0] if len(axis) == 1 else axis
     if isinstance(ord, str) or (axis is None and x.ndim != 1) or isinstance(axis, (tuple, list)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for np.linalg.norm with ord={ord!r} (a matrix norm)",
             hint="the norm rule covers vector norms of any ord (give axis=<int> for the "
@@ -334,12 +333,7 @@ def vector_norm_grad(
     if ord == 0:
         return xp.zeros_like(x)
     if ord in (np.inf, -np.inf):
-        magnitude = xp.abs(x)
-        hit = (
-            xp.astype(magnitude == ox, x.dtype)
-            if hasattr(xp, "astype")
-            else (magnitude == ox).astype(x.dtype)
-        )
+        hit = xp.astype(xp.abs(x) == ox, x.dtype)
         count = xp.sum(hit, axis=axis, keepdims=True)
         return gx * xp.sign(x) * hit / count
     safe = xp.where(ox == 0, 1, ox)

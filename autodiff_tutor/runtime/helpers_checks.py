@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.errors import BackwardOutputError, ForwardOutputError, NonScalarOutputError
-from autodiff_tutor.runtime.backend import ones_like, shape_of
+from autodiff_tutor.runtime.backend import ones_like, shape_of, size
 
 __all__ = ["checked_gradient", "checked_output", "seed_one"]
 
@@ -39,14 +39,11 @@ def seed_one(out: Any) -> Any:
     >>> seed_one(np.float64(2.5))
     np.float64(1.0)
     """
-    size = 1
-    for n in shape_of(out):
-        size *= n
-    if isinstance(out, (tuple, list)) or size != 1:
+    if isinstance(out, (tuple, list)) or size(out) != 1:
         shape = (
             f"a {type(out).__name__}"
             if isinstance(out, (tuple, list))
-            else (f"an array of shape {shape_of(out)}")
+            else f"an array of shape {shape_of(out)}"
         )
         raise NonScalarOutputError(
             f"a gradient was taken of a function that returns {shape}; a gradient needs "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError
+from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
 
 __all__ = [
@@ -138,13 +138,8 @@ def scatter(g: Any, x: Any, index: Any) -> Any:
         return result
     xp = array_module(g, x)
     result = xp.zeros(shape_of(x), dtype=x.dtype)
-    if _has_integer_array(index):
-        if xp is np:
-            np.add.at(result, index, g)
-        else:
-            import cupyx  # an integer index on cupy: scatter_add accumulates repeats
-
-            cupyx.scatter_add(result, index, g)
+    if _integer_parts(index):
+        add_at(result, index, g)
     else:
         result[index] = result[index] + g
     return result
@@ -158,7 +153,7 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
     >>> d.tolist()
     [2.0, 0.0, 1.0]
     """
-    if _has_integer_array(index):
+    if _integer_parts(index):
         xp = array_module(buffer)
         if xp is np:
             np.add.at(buffer, index, g)
@@ -208,15 +203,8 @@ def overwritten(g: Any, index: Any) -> Any:
 
 def _check_distinct(index: Any) -> None:
     """Writing twice to one element keeps only the last write: refuse that index."""
-    parts = index if isinstance(index, tuple) else (index,)
-    arrays = [
-        np.asarray(p)
-        for p in parts
-        if isinstance(p, list) or getattr(p, "dtype", None) is not None and p.dtype.kind in "iu"
-    ]
+    arrays = [np.asarray(p) for p in _integer_parts(index)]
     if len(arrays) == 1 and len(np.unique(arrays[0])) != arrays[0].size:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
             "written, so its gradient is not supported",
@@ -225,10 +213,12 @@ def _check_distinct(index: Any) -> None:
         )
 
 
-def _has_integer_array(index: Any) -> bool:
+def _integer_parts(index: Any) -> list[Any]:
+    """The parts of ``index`` that are integer arrays or lists (which numpy reads as
+    positions, repeats included)."""
     parts = index if isinstance(index, tuple) else (index,)
-    for part in parts:
-        dtype = getattr(part, "dtype", None)
-        if isinstance(part, list) or (dtype is not None and dtype.kind in "iu"):
-            return True
-    return False
+    return [
+        p
+        for p in parts
+        if isinstance(p, list) or getattr(p, "dtype", None) is not None and p.dtype.kind in "iu"
+    ]

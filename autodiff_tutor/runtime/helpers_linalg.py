@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
 from autodiff_tutor.runtime.helpers_arrays import vector_norm_grad
 
@@ -79,14 +80,13 @@ def eigh_grad(gw: Any, gv: Any, w: Any, v: Any) -> Any:
     return (inner + _t(inner)) / 2
 
 
-def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
+def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any, bool]:
     """``F`` (the inverse gaps of ``w``), ``vᵀ gv`` and ``M = F * (vᵀ gv)``: the pieces
-    of :func:`eigh_grad`'s eigenvector part (``M`` is 0 where ``gv`` is, as there)."""
+    of :func:`eigh_grad`'s eigenvector part, and whether ``gv`` reaches them (else ``M``
+    is 0, as in :func:`eigh_grad`: no ``inf * 0``)."""
     xp = array_module(gw, gv, w, v)
     f = _inverse_gaps(w)
     if not bool(xp.all(xp.isfinite(f))):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             "no second derivative through np.linalg.eigh at a repeated eigenvalue: its "
             "eigenvectors have no derivative there, and the gradient of eigh is made of them",
@@ -94,8 +94,9 @@ def _eigh_grad_parts(gw: Any, gv: Any, w: Any, v: Any) -> tuple[Any, Any, Any]:
             "compare with finite differences of the gradient",
         )
     vt_gv = _t(v) @ gv
-    m = f * vt_gv if xp.any(gv != 0) else xp.zeros_like(vt_gv)
-    return f, vt_gv, m
+    through_gv = bool(xp.any(gv != 0))
+    m = f * vt_gv if through_gv else xp.zeros_like(vt_gv)
+    return f, vt_gv, m, through_gv
 
 
 def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
@@ -110,9 +111,8 @@ def eigh_grad_along(gw: Any, gv: Any, w: Any, v: Any, t: Any, of: str) -> Any:
     [[1.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(gw, gv, w, v, t)
-    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    f, vt_gv, m, through_gv = _eigh_grad_parts(gw, gv, w, v)
     vt = _t(v)
-    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
     if of == "gw":
         inner = (v * t[..., None, :]) @ vt
     elif of == "gv":
@@ -140,14 +140,13 @@ def eigh_grad_adjoint(c: Any, gw: Any, gv: Any, w: Any, v: Any, of: str) -> Any:
     [1.0, 1.0]
     """
     xp = array_module(c, gw, gv, w, v)
-    f, vt_gv, m = _eigh_grad_parts(gw, gv, w, v)
+    f, vt_gv, m, through_gv = _eigh_grad_parts(gw, gv, w, v)
     s = (c + _t(c)) / 2
     p = _t(v) @ s @ v
     if of == "gw":
         return xp.diagonal(p, axis1=-2, axis2=-1)
     if of == "gv":
         return v @ (f * p)
-    through_gv = bool(xp.any(gv != 0))  # else M is 0, as in eigh_grad (no inf * 0)
     if of == "w":
         if not through_gv:
             return xp.zeros_like(w)
@@ -199,33 +198,28 @@ def svd_pullback(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> Any:
     >>> svd_pullback(np.zeros((2, 2)), np.ones(2), np.zeros((2, 2)), u, s, vh).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    xp = array_module(gu, gs, gvh, u, s, vh)
-    v, gv = _t(vh), _t(gvh)
-    f = _inverse_gaps(s, squared=True)
-    j = f * (_t(u) @ gu - _t(gu) @ u)
-    k = f * (_t(v) @ gv - _t(gv) @ v)
-    core = j * s[..., None, :] + s[..., :, None] * k
-    core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
-    grad = u @ core @ vh
-    if u.shape[-2] > s.shape[-1]:  # the part of gu outside the span of u
-        grad = grad + ((gu - u @ (_t(u) @ gu)) / s[..., None, :]) @ vh
-    if vh.shape[-1] > s.shape[-1]:  # the part of gv outside the span of v
-        grad = grad + u @ _t((gv - v @ (vh @ gv)) / s[..., None, :])
+    parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh, refuse=False)
+    grad = u @ parts["core"] @ vh
+    if parts["p"] is not None:  # the part of gu outside the span of u
+        grad = grad + parts["p"] @ vh
+    if parts["q"] is not None:  # the part of gv outside the span of v
+        grad = grad + u @ _t(parts["q"])
     return grad
 
 
 SVD_PULLBACK_INPUTS = ("gu", "gs", "gvh", "u", "s", "vh")
 
 
-def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> dict[str, Any]:
-    """The intermediate values of :func:`svd_pullback`, which its derivatives read;
-    refused at repeated or zero singular values (the singular vectors have no
-    derivative there, and the gradient of svd is made of them)."""
+def _svd_pullback_parts(
+    gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, refuse: bool = True
+) -> dict[str, Any]:
+    """The intermediate values of :func:`svd_pullback` (``p``, ``q``: ``None`` unless
+    ``u``, ``v`` have more rows than ``s`` has values), which its derivatives read;
+    with ``refuse``, refused at repeated or zero singular values (the singular vectors
+    have no derivative there, and the gradient of svd is made of them)."""
     xp = array_module(gu, gs, gvh, u, s, vh)
     f = _inverse_gaps(s, squared=True)
-    if not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
+    if refuse and (not bool(xp.all(xp.isfinite(f))) or not bool(xp.all(s != 0))):
         raise NoDerivativeRuleError(
             "no second derivative through np.linalg.svd at a repeated or zero singular "
             "value: its singular vectors have no derivative there, and the gradient of svd "
@@ -238,8 +232,9 @@ def _svd_pullback_parts(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> 
     j, k = f * a, f * b
     core = j * s[..., None, :] + s[..., :, None] * k
     core = core + xp.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
-    p = (gu - u @ (_t(u) @ gu)) / s[..., None, :]
-    q = (gv - v @ (vh @ gv)) / s[..., None, :]
+    tall, wide = u.shape[-2] > s.shape[-1], vh.shape[-1] > s.shape[-1]
+    p = (gu - u @ (_t(u) @ gu)) / s[..., None, :] if tall else None
+    q = (gv - v @ (vh @ gv)) / s[..., None, :] if wide else None
     return {"v": v, "gv": gv, "f": f, "a": a, "b": b, "j": j, "k": k, "core": core, "p": p, "q": q}
 
 
@@ -317,12 +312,8 @@ def svd_pullback_along(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, t: A
     xp = array_module(gu, gs, gvh, u, s, vh, t)
     parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
     v, gv, f = parts["v"], parts["gv"], parts["f"]
-    d = {name: None for name in SVD_PULLBACK_INPUTS}
-    d[of] = t
-    zero = {"gu": gu, "gs": gs, "gvh": gvh, "u": u, "s": s, "vh": vh}
-    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (
-        xp.zeros_like(zero[n]) if d[n] is None else d[n] for n in SVD_PULLBACK_INPUTS
-    )
+    values = zip(SVD_PULLBACK_INPUTS, (gu, gs, gvh, u, s, vh), strict=True)
+    d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (t if n == of else xp.zeros_like(x) for n, x in values)
     d_v, d_gv = _t(d_vh), _t(d_gvh)
     twice = 2 * s * d_s
     d_f = -f * f * (twice[..., None, :] - twice[..., :, None])
@@ -396,14 +387,11 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
     xp = array_module(x)
     row, col = (-2, -1) if axis is None else tuple(axis)
     row, col = row % x.ndim, col % x.ndim
-    if not keepdims:
-        g = xp.expand_dims(g, tuple(sorted((row, col))))
-        out = xp.expand_dims(out, tuple(sorted((row, col))))
+    g, out = _expanded(g, (row, col), keepdims), _expanded(out, (row, col), keepdims)
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
-        hit = sums == out
-        hit = xp.astype(hit, x.dtype) if hasattr(xp, "astype") else hit.astype(x.dtype)
+        hit = xp.astype(sums == out, x.dtype)
         return cast_like(g * xp.sign(x) * hit / xp.sum(hit, axis=across, keepdims=True), x)
     moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, _, vh = xp.linalg.svd(moved, full_matrices=False)
@@ -425,8 +413,7 @@ def norm_grad(
     >>> norm_grad(1.0, 2.0, np.array([[2.0, 0.0], [0.0, 1.0]]), 2).tolist()
     [[1.0, 0.0], [0.0, 0.0]]
     """
-    pair = isinstance(axis, (tuple, list)) and len(axis) == 2
-    if pair or (axis is None and x.ndim == 2):
+    if _is_matrix_norm(x, axis):
         return matrix_norm_grad(g, value, x, ord, axis, keepdims)
     return vector_norm_grad(g, value, x, ord, axis, keepdims)
 
@@ -450,8 +437,6 @@ def piecewise_constant_norm(ord: Any, x: Any, axis: Any = None) -> Any:
     covered = (1, -1, np.inf, -np.inf) if _is_matrix_norm(x, axis) else (0, 1, np.inf, -np.inf)
     spectral = ("nuc", 2, -2) if _is_matrix_norm(x, axis) else ()  # norm_grad_along_x's
     if isinstance(ord, str) or ord not in covered:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         kind = "matrix" if _is_matrix_norm(x, axis) else "vector"
         raise NoDerivativeRuleError(
             f"no second derivative for np.linalg.norm with ord={ord!r} (a {kind} norm): "
@@ -486,8 +471,6 @@ def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
     moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, s, vh = xp.linalg.svd(moved, full_matrices=False)
     if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no second derivative for np.linalg.norm with ord={ord!r} at a repeated or "
             "zero singular value: its singular vectors have no derivative there",
@@ -572,8 +555,6 @@ def _least_squares(out: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
     solution; refused unless ``a`` has full column rank (its solution is then
     ``(a^T a)^-1 a^T b``, the one the formulas differentiate)."""
     if int(out[2]) < a.shape[-1]:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"np.linalg.lstsq of a matrix of rank {int(out[2])} with {a.shape[-1]} "
             "columns: the derivative is covered for full column rank only (one solution)",

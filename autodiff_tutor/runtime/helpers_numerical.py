@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
 __all__ = [
@@ -142,8 +143,6 @@ def median_weights(x: Any, axis: int | None = None, q: float = 0.5, scale: float
     """
     xp = array_module(x)
     if np.ndim(q) != 0:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for a quantile at several q ({q!r})",
             hint="call np.quantile (or np.percentile) once per q",
@@ -276,8 +275,6 @@ def gradient_axis(f: Any, spacing: Any = 1.0, axis: int | None = None) -> int:
     Traceback (most recent call last):
     autodiff_tutor.errors.NoDerivativeRuleError: no derivative rule for np.gradient of a 2-D...
     """
-    from autodiff_tutor.errors import NoDerivativeRuleError
-
     ndim = np.ndim(f)
     if axis is None and ndim != 1:
         raise NoDerivativeRuleError(

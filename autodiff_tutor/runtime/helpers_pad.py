@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.runtime.backend import array_module, cast_like
 
 PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")  # those np.pad's rule covers
@@ -61,8 +62,6 @@ def pad_mode_covered(mode: str = "constant") -> str:
     'wrap'
     """
     if mode not in PAD_MODES:
-        from autodiff_tutor.errors import NoDerivativeRuleError
-
         raise NoDerivativeRuleError(
             f"no derivative rule for np.pad with mode={mode!r}",
             hint=f"the pad rule covers the modes {', '.join(map(repr, PAD_MODES))}; pad "

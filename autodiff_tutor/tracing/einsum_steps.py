@@ -23,11 +23,9 @@ def einsum_steps(
     """``(result,)`` of ``np.einsum(*args)`` computed by ``call`` (tracing's
     ``call_function``) step by step, or ``None`` when the call is the rule's own case
     or one it refuses."""
-    if kwargs or not args:
+    if kwargs or not args or not isinstance(args[0], str):  # subscripts: a literal, as numpy's
         return None
-    subscripts = args[0] if isinstance(args[0], str) else None  # a literal, as numpy's
-    if subscripts is None:
-        return None
+    subscripts = args[0]
     pairs = einsum_in_pairs(subscripts) if len(args) > 3 else None
     if pairs is not None and len(pairs) == len(args) - 2:
         result = args[1]

@@ -44,14 +44,9 @@ def parameter_labels(fn: Callable[..., Any], count: int) -> list[str]:
         parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         parameters = []
-    labels = []
-    for i in range(count):
-        p = parameters[i] if i < len(parameters) else None
-        if p is None or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            labels.append(f"arg{i}")
-        else:
-            labels.append(p.name)
-    return labels
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name if p.kind in positional else None for p in parameters[:count]]
+    return [names[i] if i < len(names) and names[i] else f"arg{i}" for i in range(count)]
 
 
 def _bind_leaves(value: Any, tape: Tape, label: str, argument: bool = True) -> Any:

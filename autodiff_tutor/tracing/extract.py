@@ -13,7 +13,7 @@ from typing import Any
 from autodiff_tutor.errors import front_door
 from autodiff_tutor.locations import here, user_frame
 from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
-from autodiff_tutor.tracing.from_data import _copy
+from autodiff_tutor.runtime.backend import copy_array
 from autodiff_tutor.tracing.tape import Extraction, active_tape
 from autodiff_tutor.tracing.traced_values import input_info, is_live, is_traced
 
@@ -38,7 +38,7 @@ def _take_out(x: Any, op: str, intentional: bool) -> Any:
     record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
     extraction = Extraction(x._node, where, record.index, intentional)
     tape.extractions.append(extraction)
-    data = _copy(x._data)
+    data = copy_array(x._data)
     tape.extracted[id(data)] = (data, extraction)
     return data
 

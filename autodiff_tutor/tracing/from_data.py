@@ -26,26 +26,11 @@ from autodiff_tutor.errors import NonDifferentiableInputError, front_door
 from autodiff_tutor.foreign_libraries import first_foreign
 from autodiff_tutor.locations import here, location
 from autodiff_tutor.ops.formatted import FormattedArray, formatted, is_formatted
-from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.runtime.backend import copy_array, dtype_kind, shape_of
 from autodiff_tutor.tracing import traced_values, variable_writes
 from autodiff_tutor.tracing.array import Traced
 from autodiff_tutor.tracing.other_libraries import foreign_input
 from autodiff_tutor.tracing.tape import Origin, active_tape
-
-
-def _is_floating(raw: Any) -> bool:
-    """Real floating point: complex data is refused (the rules are written for real
-    numbers, and a gradient through complex values would be wrong)."""
-    kind = getattr(raw.dtype, "kind", None)
-    if kind is not None:
-        return kind == "f"
-    return bool(array_module(raw).isdtype(raw.dtype, "real floating"))
-
-
-def _copy(raw: Any) -> Any:
-    if hasattr(raw, "copy"):
-        return raw.copy()
-    return array_module(raw).asarray(raw, copy=True)
 
 
 @front_door
@@ -98,7 +83,7 @@ def _unlabelled(x: Any) -> Traced:
                 "of numbers",
             )
     elif hasattr(x, "shape") and hasattr(x, "dtype"):
-        if not _is_floating(x):
+        if dtype_kind(x) != "f":  # complex too: the rules are written for real numbers
             why, hint = (
                 ("gradients through complex numbers are not supported", "trace the real "
                  "and imaginary parts as two arrays")
@@ -111,7 +96,7 @@ def _unlabelled(x: Any) -> Traced:
                 location(),
                 hint=hint,
             )
-        raw = _copy(x)
+        raw = copy_array(x)
     else:
         raise NonDifferentiableInputError(
             f"traced() takes an array or Python numbers, not {type(x).__name__}",

@@ -52,12 +52,11 @@ def _result(grad: Any, x: Traced, tape: Tape, higher: str | None) -> Any:
     recorded adjoint, or a constant that no variable reaches (a constant gradient)."""
     if grad is None:
         grad = zeros_like(x._data)
-    if higher is not None:
-        if is_traced(grad):
-            return grad
-        grad = cast_like(grad, x._data)
-        return make(grad, x, tape, tape.new_leaf(shape_of(grad), str(grad.dtype), higher))
+    if higher is not None and is_traced(grad):
+        return grad
     grad = cast_like(grad, x._data)
+    if higher is not None:
+        return make(grad, x, tape, tape.new_leaf(shape_of(grad), str(grad.dtype), higher))
     if isinstance(grad, np.ndarray) and not grad.flags.writeable:
         grad = grad.copy()  # a broadcast view from a reduction's rule
     return grad

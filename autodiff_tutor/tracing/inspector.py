@@ -18,10 +18,6 @@ from typing import Any
 COLUMNS = ("#", "operation", "inputs", "output", "grad", "line")
 
 
-def _shape(shape: tuple[int, ...]) -> str:
-    return str(tuple(shape))
-
-
 def rows(tape: Any) -> list[dict[str, Any]]:
     """One dict per traced argument, then one per recorded operation.
 
@@ -73,13 +69,20 @@ def rows(tape: Any) -> list[dict[str, Any]]:
     return result
 
 
-def _cells(row: dict[str, Any]) -> list[str]:
+def row_cells(row: dict[str, Any]) -> list[str]:
+    """The cells of one of :func:`rows`, as the text and HTML tables show them.
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
+    >>> row_cells(rows(last_tape())[1])[:5]
+    ['0', 'sum axis=0', 'x (2,)', 'v1 ()', 'yes']
+    """
     inputs = ", ".join(
-        label if shape is None else f"{label} {_shape(shape)}"
+        label if shape is None else f"{label} {tuple(shape)}"
         for label, shape in zip(row["inputs"], row["input_shapes"], strict=True)
     )
     outputs = ", ".join(
-        f"{label} {_shape(shape)}"
+        f"{label} {tuple(shape)}"
         for label, shape in zip(row["outputs"], row["output_shapes"], strict=True)
     )
     op = row["op"] + (f" {row['detail']}" if row["detail"] else "")
@@ -106,7 +109,7 @@ def text_table(tape: Any) -> str:
     >>> text_table(last_tape()).splitlines()[-1].split()[:4]
     ['0', 'negative', 'x', '()']
     """
-    body = [_cells(row) for row in rows(tape)]
+    body = [row_cells(row) for row in rows(tape)]
     widths = [max(len(c) for c in column) for column in zip(COLUMNS, *body, strict=False)]
     widths = [min(w, 40) for w in widths]
     lines = [_title(tape)]
@@ -127,7 +130,7 @@ def html_table(tape: Any) -> str:
     body = []
     for row in rows(tape):
         style = "" if row["needs_gradient"] else ' style="color: #888"'
-        cells = "".join(f"<td>{html.escape(c)}</td>" for c in _cells(row))
+        cells = "".join(f"<td>{html.escape(c)}</td>" for c in row_cells(row))
         body.append(f"<tr{style}>{cells}</tr>")
     caption = html.escape(_title(tape))
     return (

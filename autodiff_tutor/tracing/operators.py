@@ -135,9 +135,7 @@ def set_item(y: Any, index: Any, value: Any) -> None:
     try:
         result = dispatch.apply("assign_at", "y[...] = ...", forward, [y, raw_index, value], {})
     except AutodiffError as error:
-        if error.location is not None:
-            raise
-        raise type(error)(error.message, location(), error.hint) from None
+        raise error.located_at(location()) from None
     if not shared:
         update(y, result)
     elif not put_back(y, result, update):  # a write through a view: its array sees it

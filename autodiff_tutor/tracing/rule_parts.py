@@ -31,11 +31,16 @@ from autodiff_tutor.tracing.higher import traced_globals, traced_rule
 
 
 @functools.cache
-def _parts(
+def formula_parts(
     rule_fn: Callable[..., Any], traced: bool = False
 ) -> tuple[Callable[..., Any], ...] | None:
     """One function per returned formula, or ``None`` when the rule cannot be cut
-    (``traced``: with the helpers routed through tracing)."""
+    (``traced``: with the helpers routed through tracing).
+
+    >>> from autodiff_tutor.rules.registry import lookup
+    >>> [part.__name__ for part in formula_parts(lookup("power").vjp)]
+    ['power_part0', 'power_part1']
+    """
     try:
         formula = parse(rule_fn)
     except ValueError:
@@ -83,7 +88,7 @@ def input_gradients(
     vjp = traced_rule(rule.vjp) if traced else rule.vjp
     if len(rule.inputs) == 1:
         return [vjp(**arguments) if wanted[0] else None]
-    parts = _parts(rule.vjp, traced)
+    parts = formula_parts(rule.vjp, traced)
     if parts is None or len(parts) != len(rule.inputs):
         return [g if w else None for g, w in zip(vjp(**arguments), wanted, strict=True)]
     return [part(**arguments) if w else None for part, w in zip(parts, wanted, strict=True)]

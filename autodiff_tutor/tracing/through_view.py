@@ -33,18 +33,6 @@ from autodiff_tutor.tracing import dispatch
 from autodiff_tutor.tracing.value import TracedValue, base_of, views_of
 
 
-def parent_of(value: TracedValue) -> TracedValue | None:
-    """The traced array ``value`` is a view of, if tracing made it so and it is alive.
-
-    >>> from autodiff_tutor.tracing.value import note_view
-    >>> base = TracedValue(np.zeros((2, 3)))
-    >>> view = note_view(TracedValue(base._data.T), base, lambda b: b)
-    >>> parent_of(view) is base, parent_of(base)
-    (True, None)
-    """
-    return base_of(value)
-
-
 def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:
     """Whether a write through ``view`` can be put back: ``view`` is a view tracing
     made, and every traced array sharing its memory is its root or a view of it.
@@ -56,11 +44,11 @@ def follows(view: TracedValue, sharers: list[TracedValue]) -> bool:
     >>> follows(view, [base]), follows(view, [base, stranger])
     (True, False)
     """
-    if parent_of(view) is None:
+    if base_of(view) is None:
         return False
     root = view
-    while parent_of(root) is not None:
-        root = parent_of(root)
+    while base_of(root) is not None:
+        root = base_of(root)
     family = [root, *(v for _, v in views_of(root))]
     return all(any(s is f for f in family) for s in sharers)
 
@@ -69,7 +57,7 @@ def put_back(view: TracedValue, result: TracedValue, update: Any) -> bool:
     """``view`` takes ``result``'s value, written into the array it is a view of (and so
     on up to the root, whose views are then rebuilt by ``update``). Returns ``False``
     when the positions cannot be read (the caller refuses the write)."""
-    parent = parent_of(view)
+    parent = base_of(view)
     where = positions(view._data, parent._data)
     if where is None:
         return False
@@ -82,7 +70,7 @@ def put_back(view: TracedValue, result: TracedValue, update: Any) -> bool:
         return assign_at(raw_parent, index, raw_value)
 
     new_parent = dispatch.apply("assign_at", "y[...] = ...", forward, [parent, index, result], {})
-    if parent_of(parent) is not None:
+    if base_of(parent) is not None:
         return put_back(parent, new_parent, update)
     update(parent, new_parent)
     return True

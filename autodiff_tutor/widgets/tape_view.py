@@ -25,10 +25,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
-from autodiff_tutor.tracing.inspector import (
-    COLUMNS,
-    _cells,  # one formatting of a row for both views
-)
+from autodiff_tutor.tracing.inspector import COLUMNS, row_cells
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import CURRENT, RELATED, table_html
 
@@ -120,7 +117,7 @@ class TapeView(widgets.VBox):
         colour.update({p: USERS for p in roles["users"]})
         body, styles = [], []
         for position, row in enumerate(self.rows):
-            body.append(_cells(row))  # the same cells as the tape's own text table
+            body.append(row_cells(row))  # the same cells as the tape's own text table
             style = f"background:{colour[position]}" if position in colour else ""
             if not row["needs_gradient"]:
                 style += ";color:#888"
