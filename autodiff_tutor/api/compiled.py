@@ -32,6 +32,7 @@ from autodiff_tutor.api.arguments import (
     bind_in_order,
     check_function,
     check_wrt,
+    checked_values,
     flatten_call,
     is_required,
     located,
@@ -193,6 +194,26 @@ class Differentiable:
         self._front = None
         self._assumptions = None
         return False
+
+    def forward_run(
+        self, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any] | None = None
+    ) -> tuple[Derivative, Any, Any, list[Any]]:
+        """The derivative for ``wrt`` and its forward run on the call's checked values:
+        ``(derivative, out, memory, values)``; what ``vjp``, the stepper and the graph
+        pictures start from.
+
+        >>> import numpy as np
+        >>> @differentiable
+        ... def f(x):
+        ...     return np.sum(x * x)
+        >>> derivative, out, memory, values = f.forward_run(0, (np.array([1.0, 2.0]),))
+        >>> out, derivative.backward(1.0, memory)
+        (np.float64(5.0), (array([2., 4.]),))
+        """
+        derivative = self.derivative(wrt)
+        values = checked_values(self, derivative.wrt_positions, args, kwargs or {})
+        out, memory = derivative.forward(*values)
+        return derivative, out, memory, values
 
     @front_door
     def derivative(self, wrt: Wrt = None) -> Derivative:

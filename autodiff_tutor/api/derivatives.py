@@ -117,17 +117,6 @@ from autodiff_tutor.runtime.backend import (
 __all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
 
 
-def _run_forward(
-    f: Differentiable, wrt: Wrt, args: Sequence[Any], kwargs: dict[str, Any]
-) -> tuple[Derivative, Any, Any, list[Any]]:
-    """The derivative for ``wrt``, and its forward run on the call's checked values:
-    ``(derivative, out, memory, values)``."""
-    derivative = f.derivative(wrt)
-    values = checked_values(f, derivative.wrt_positions, args, kwargs)
-    out, memory = derivative.forward(*values)
-    return derivative, out, memory, values
-
-
 def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
     return (
         gradients[0]
@@ -305,7 +294,7 @@ def vjp(
     compiled = differentiable(f)
     if wrt is None:
         wrt = float_params(compiled, args, kwargs)
-    derivative, out, memory, values = run_located(_run_forward, compiled, wrt, args, kwargs)
+    derivative, out, memory, values = run_located(compiled.forward_run, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:

@@ -83,8 +83,8 @@ def graph(what: Callable[..., Any] | Tape | Any, *args: Any, wrt: Any = None) ->
 def _compiled_run(f: Callable[..., Any], args: tuple[Any, ...], wrt: Any) -> Graph:
     """Compile ``f``, run its forward and backward once on ``args``, draw the pair
     with the shapes each value had."""
+    from autodiff_tutor.api import differentiable
     from autodiff_tutor.api.arguments import float_params
-    from autodiff_tutor.api.derivatives import _run_forward, differentiable
 
     compiled = differentiable(f)
     if not args:
@@ -94,7 +94,7 @@ def _compiled_run(f: Callable[..., Any], args: tuple[Any, ...], wrt: Any) -> Gra
     derivative = compiled.derivative(wrt)
     codes = (derivative.forward.__code__, derivative.backward.__code__)
     with watching(*codes) as shapes:
-        derivative, out, memory, _ = _run_forward(compiled, wrt, args, {})
+        derivative, out, memory, _ = compiled.forward_run(wrt, args)
         outputs = out if derivative.returns_tuple else (out,)
         seeds = tuple(ones_like(o) for o in outputs)  # the shapes do not depend on them
         derivative.backward(*seeds, memory)

@@ -94,12 +94,12 @@ class BackwardStepper(widgets.VBox):
         seed: Any = None,
         max_steps: int = 2000,
     ):
-        from autodiff_tutor.api.derivatives import _run_forward, differentiable
+        from autodiff_tutor.api import differentiable
 
         compiled = differentiable(f)
         if wrt is None:
             wrt = float_params(compiled, args, {})
-        derivative, out, memory, _ = _run_forward(compiled, wrt, args, {})
+        derivative, out, memory, _ = compiled.forward_run(wrt, args)
         seeds = _seeds(compiled, derivative, out, seed)
         self.output = out
         self.derivative = derivative
