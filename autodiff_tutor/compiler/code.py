@@ -201,6 +201,36 @@ def walk_statements(statements: list[Statement]) -> Iterator[Statement]:
             yield from walk_statements(getattr(statement, field, []))
 
 
+def blocks(statements: list[Statement]) -> Iterator[list[Statement]]:
+    """Every list of statements: ``statements`` and each nested body, in order.
+
+    >>> loop = ast.parse("for i in r:\\n    a = i\\nb = 1").body
+    >>> [len(block) for block in blocks(loop)]
+    [2, 1]
+    """
+    yield statements
+    for statement in statements:
+        for field in ("body", "orelse"):
+            body = getattr(statement, field, None)
+            if body:
+                yield from blocks(body)
+
+
+def changed_names(statement: Statement) -> list[str]:
+    """The names a statement binds or changes in place, its loop index included.
+
+    >>> [changed_names(s) for s in ast.parse("d_x[i] += g\\nfor j in r: pass\\nf(x)").body]
+    [['d_x', 'i'], ['j'], []]
+    """
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For)):
+        targets = [statement.target]
+    else:
+        targets = []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
 def _as_store(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Name):
         return ast.Name(target.id, ast.Store())

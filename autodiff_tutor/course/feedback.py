@@ -139,7 +139,12 @@ def _has_ellipsis(value: Any) -> bool:
     return isinstance(value, (tuple, list)) and any(_has_ellipsis(v) for v in value)
 
 
-def _describe_error(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """An error as its type and the first line of its message, for a feedback line.
+
+    >>> describe_error(ValueError("shapes (2,) and (3,) differ\\nmore detail"))
+    'ValueError: shapes (2,) and (3,) differ'
+    """
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
@@ -300,7 +305,7 @@ def check_function(
         if isinstance(exc, NotImplementedError):
             return Feedback(name, "missing", "not written yet; write it in the cell above.")
         if exc is not None:
-            return Feedback(name, "error", f"{at} it raised {_describe_error(exc)}")
+            return Feedback(name, "error", f"{at} it raised {describe_error(exc)}")
         if _has_ellipsis(got):
             return Feedback(name, "missing", f"{at} it still returns ...; finish the function.")
         if got is None:

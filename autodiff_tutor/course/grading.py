@@ -24,7 +24,7 @@ import inspect
 import textwrap
 from typing import Any
 
-from autodiff_tutor.course.feedback import Feedback, _describe_error
+from autodiff_tutor.course.feedback import Feedback, describe_error
 from autodiff_tutor.verify.numeric.checks import check_op
 from autodiff_tutor.verify.numeric.common import backward_raw, is_float_array
 from autodiff_tutor.verify.numeric.layer_check import check_layer
@@ -191,7 +191,7 @@ def grade_backward(
     except NotImplementedError:
         return Feedback(label, "missing", "backward is not written yet."), None
     except Exception as exc:  # the student's code or an untranslatable construct
-        return Feedback(label, "error", f"could not verify: {_describe_error(exc)}"), None
+        return Feedback(label, "error", f"could not verify: {describe_error(exc)}"), None
     if report.passed:
         regions = ", ".join(report.region_names())
         numeric = sorted({c.region for c in report.regions if c.verdict == "numeric"})

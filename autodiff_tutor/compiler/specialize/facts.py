@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.specialize.simplify import _blocks, _bound, _own_parts, _walk
 from autodiff_tutor.runtime.guards import fact_of
 from autodiff_tutor.syntax import copy_tree
 
@@ -71,12 +70,12 @@ def record_facts(statements: list[ast.stmt], flags: str) -> list[ast.stmt]:
             if body and not isinstance(statement, ast.FunctionDef):
                 setattr(statement, field, record_facts(body, flags))
         if isinstance(statement, ast.For):  # the loop variable, at the top of the body
-            statement.body[:0] = _records(_bound(statement), flags)
+            statement.body[:0] = _records(code.changed_names(statement), flags)
             out.append(statement)
             continue
         out.append(statement)
         if isinstance(statement, (ast.Assign, ast.AugAssign)):
-            out += _records(_bound(statement), flags)
+            out += _records(code.changed_names(statement), flags)
     return out
 
 
@@ -98,7 +97,7 @@ def scalar_seeds(
     spread it over an array that only elementwise arithmetic reads (see the module):
     ``d_t = unreduce(g, t)`` (``d_t`` not in ``keep``: returned gradients stay arrays)
     and ``unreduce(...)`` as an operand."""
-    for block in list(_blocks(statements)):
+    for block in list(code.blocks(statements)):
         for statement in list(block):
             found = _named_spread(statement, facts)
             if found is None or found[0] in keep:
@@ -113,7 +112,7 @@ def scalar_seeds(
                 block.remove(statement)
                 for reader in readers:
                     _Replace(name, small).visit(reader)
-    for statement in _walk(statements):
+    for statement in code.walk_statements(statements):
         root = getattr(statement, "value", None)
         for leaf in _operands(root) or [] if isinstance(root, ast.expr) else []:
             found = _spread(leaf, facts)
@@ -134,12 +133,14 @@ def _later_readers(
     """The statements reading ``name`` (bound once, by ``statement``): all of them
     later in ``block``, at its own level, with no statement until the last one binding
     a name that ``small`` reads (else ``None``: reading ``small`` there would differ)."""
-    if [s for s in _walk(statements) if name in _bound(s)] != [statement]:
+    if [s for s in code.walk_statements(statements) if name in code.changed_names(s)] != [
+        statement
+    ]:
         return None
     everywhere = [
         s
-        for s in _walk(statements)
-        if s is not statement and any(code.mentions(part, name) for part in _own_parts(s))
+        for s in code.walk_statements(statements)
+        if s is not statement and any(code.mentions(part, name) for part in code.own_parts(s))
     ]
     start = block.index(statement) + 1
     positions = [i for i in range(start, len(block)) if code.mentions(block[i], name)]
@@ -149,7 +150,10 @@ def _later_readers(
         return None  # read inside a loop or a branch: not a statement of this block
     inputs = {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
     for between in block[start : positions[-1]]:
-        if any(set(_bound(s)) & inputs or isinstance(s, ast.Expr) for s in _walk([between])):
+        if any(
+            set(code.changed_names(s)) & inputs or isinstance(s, ast.Expr)
+            for s in code.walk_statements([between])
+        ):
             return None
     return [block[i] for i in positions]
 

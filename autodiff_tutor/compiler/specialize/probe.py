@@ -114,14 +114,14 @@ def value_params(program: Program) -> set[str]:
     found: set[str] = set()
     for step in program.all_steps():
         for option in step.options.values():
-            found |= _value_reads(option)
+            found |= value_reads(option)
     for step in statics:
-        found |= _value_reads(step.value)
+        found |= value_reads(step.value)
     pending = list(found)
     while pending:
         name = pending.pop()
         if name in static:
-            for read in _value_reads(static[name].value) - found:
+            for read in value_reads(static[name].value) - found:
                 found.add(read)
                 pending.append(read)
     return found & set(program.params)
@@ -137,9 +137,13 @@ def _masks(program: Program) -> set[str]:
     return masks
 
 
-def _value_reads(node: ast.AST) -> set[str]:
+def value_reads(node: ast.AST) -> set[str]:
     """Names read for their value: not those only read for a shape (``x.shape``,
-    ``len(x)``)."""
+    ``len(x)``).
+
+    >>> sorted(value_reads(ast.parse("np.zeros(x.shape) + len(y) * z", mode="eval")))
+    ['len', 'np', 'z']
+    """
     shape_only: set[int] = set()
     for inner in ast.walk(node):
         if isinstance(inner, ast.Attribute) and inner.attr in _SHAPE_ATTRIBUTES - {"T"}:
@@ -249,13 +253,6 @@ def _transformed(statements: list[ast.stmt], forms: dict[int, str] | None) -> li
     of the reverse pass (:func:`..pipeline.generate_checked`)."""
     sites = _Sites(forms)
     return [ast.fix_missing_locations(sites.visit(s)) for s in statements]
-
-
-def _walk(statements: list[ast.stmt]):
-    for statement in statements:
-        yield statement
-        for field in ("body", "orelse"):
-            yield from _walk(getattr(statement, field, []) or [])
 
 
 def probe_sites(statements: list[ast.stmt]) -> list[ast.stmt]:

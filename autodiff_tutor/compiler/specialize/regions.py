@@ -72,7 +72,7 @@ import numpy as np
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Loop, Program, loops_in
-from autodiff_tutor.compiler.specialize.probe import _value_reads
+from autodiff_tutor.compiler.specialize.probe import value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
 GUARD_NAMES = ("expect_array", "expect_fact", "expect_arrays")
@@ -105,8 +105,8 @@ def varying(program: Program) -> set[str]:
         for step in steps:
             if set(step.defined()) <= found:
                 continue
-            reads = _value_reads(step.value) | {
-                n for o in step.options.values() for n in _value_reads(o)
+            reads = value_reads(step.value) | {
+                n for o in step.options.values() for n in value_reads(o)
             }
             if reads & found:
                 found.update(step.defined())
@@ -131,10 +131,10 @@ def shapes_vary(program: Program, facts: dict) -> bool:
     names = varying(program)
     for step in program.all_steps():
         for key, option in step.options.items():
-            reads = _value_reads(option) & names
+            reads = value_reads(option) & names
             if key == "index" and step.op in ("getitem", "setitem"):
                 bounds = {
-                    n for s in ast.walk(option) if isinstance(s, ast.Slice) for n in _value_reads(s)
+                    n for s in ast.walk(option) if isinstance(s, ast.Slice) for n in value_reads(s)
                 }
                 reads = {n for n in reads if n in bounds or not _integer(facts.get(n))}
             if reads:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.specialize.signs import signs_and_constants
 
 _ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp)
@@ -66,7 +67,7 @@ def _swaps_back(statements: list[ast.stmt]) -> bool:
         g = d_2 * h
     """
     changed = False
-    for block in _blocks(statements):
+    for block in code.blocks(statements):
         i = 0
         while i + 1 < len(block):
             a, b = _single_name_assign(block[i]), _single_name_assign(block[i + 1])
@@ -85,38 +86,14 @@ def _swaps_back(statements: list[ast.stmt]) -> bool:
 # -- bookkeeping -------------------------------------------------------------------------
 
 
-def _walk(statements: list[ast.stmt]):
-    for statement in statements:
-        yield statement
-        for field in ("body", "orelse"):
-            yield from _walk(getattr(statement, field, []) or [])
-
-
-def _bound(statement: ast.stmt) -> list[str]:
-    """Names a statement binds or changes in place (``d_x[i] += g`` changes ``d_x``)."""
-    names = []
-    targets = []
-    if isinstance(statement, ast.Assign):
-        targets = statement.targets
-    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
-        targets = [statement.target]
-    elif isinstance(statement, ast.For):
-        targets = [statement.target]
-    for target in targets:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                names.append(node.id)
-    return names
-
-
 def _counts(statements: list[ast.stmt]) -> tuple[Counter, Counter]:
     """How often each name is bound (or changed in place), and read, anywhere."""
     bound, read = Counter(), Counter()
-    for statement in _walk(statements):
-        bound.update(_bound(statement))
+    for statement in code.walk_statements(statements):
+        bound.update(code.changed_names(statement))
         if isinstance(statement, ast.Expr):  # add_at(d_x, ...) changes d_x
             bound.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name))
-        for part in _own_parts(statement):
+        for part in code.own_parts(statement):
             for node in ast.walk(part):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     read[node.id] += 1
@@ -125,14 +102,6 @@ def _counts(statements: list[ast.stmt]) -> tuple[Counter, Counter]:
                 if isinstance(node, ast.Name):
                     read[node.id] += 1
     return bound, read
-
-
-def _own_parts(statement: ast.stmt) -> list[ast.AST]:
-    if isinstance(statement, (ast.For, ast.While)):
-        return [statement.iter if isinstance(statement, ast.For) else statement.test]
-    if isinstance(statement, ast.If):
-        return [statement.test]
-    return [statement]
 
 
 def _single_name_assign(statement: ast.stmt) -> tuple[str, ast.expr] | None:
@@ -161,28 +130,19 @@ class _Rename(ast.NodeTransformer):
 # -- the rewrites ------------------------------------------------------------------------
 
 
-def _blocks(statements: list[ast.stmt]):
-    yield statements
-    for statement in statements:
-        for field in ("body", "orelse"):
-            body = getattr(statement, field, None)
-            if body:
-                yield from _blocks(body)
-
-
 def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
     """Every copy ``t = s`` that can go, in one pass: the renames are collected (a copy
     of a copy reads the first name) and made in one walk at the end."""
     bound, _ = _counts(statements)
-    order = {id(s): k for k, s in enumerate(_walk(statements))}
+    order = {id(s): k for k, s in enumerate(code.walk_statements(statements))}
     first_bound: dict[str, int] = {}  # the first statement (in walk order) binding a name
-    for statement in _walk(statements):
-        for name in _bound(statement):
+    for statement in code.walk_statements(statements):
+        for name in code.changed_names(statement):
             first_bound.setdefault(name, order[id(statement)])
     last_top: dict[str, int] = {}  # the last top-level statement binding or changing it
     for k, statement in enumerate(statements):
-        for inner in _walk([statement]):
-            names = _bound(inner)
+        for inner in code.walk_statements([statement]):
+            names = code.changed_names(inner)
             if isinstance(inner, ast.Expr):
                 names = [n.id for n in ast.walk(inner) if isinstance(n, ast.Name)]
             for name in names:
@@ -194,7 +154,7 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
             name = renames[name]
         return name
 
-    for block in _blocks(statements):
+    for block in code.blocks(statements):
         gone = []
         for i, statement in enumerate(block):
             found = _single_name_assign(statement)
@@ -247,7 +207,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
     its value reads."""
     bound, read = _counts(statements)
     changed = False
-    for block in list(_blocks(statements)):
+    for block in list(code.blocks(statements)):
         pending: dict[str, _Pending] = {}
         gone: list[int] = []
         for j, user in enumerate(block):
@@ -267,7 +227,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
                 read[target] -= 1
                 gone.append(waiting.index)
                 changed = True
-            changing = set(_bound(user))
+            changing = set(code.changed_names(user))
             if not isinstance(user, (ast.Assign, ast.AugAssign)):
                 changing |= mentioned  # a compound or call statement may change them
             for target in [t for t, w in pending.items() if w.inputs & changing]:
