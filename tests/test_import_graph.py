@@ -280,3 +280,22 @@ def test_the_graph_sees_the_package() -> None:
     graph = import_graph()
     assert "autodiff_tutor.rules.catalog" in graph["autodiff_tutor.rules.registry"]
     assert "autodiff_tutor.rules.record" in graph["autodiff_tutor.rules.elementwise"]
+
+
+def private_imports() -> list[str]:
+    """``module: line imports name from other`` for each underscore name one module
+    of the package imports from another (a shared helper belongs public in one home)."""
+    found = []
+    for module, path in module_names().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
+                found += [
+                    f"{module}:{node.lineno} imports {alias.name} from {node.module}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    return found
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    assert private_imports() == []
