@@ -609,24 +609,13 @@ class _Specializer:
                 # f(x, *extras) of a tuple the code reads (a global, a closure): its
                 # entries, guarded by its length
                 count = len(known.value)
-                read, attributes = known.path
-                self.checks.append(functools.partial(_same_length, read, attributes, count))
-                spread += [
-                    ast.copy_location(
-                        ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
-                    )
-                    for i in range(count)
-                ]
-                continue
-            if known is None or not isinstance(known.structure, (ast.Tuple, ast.List)):
+                self.checks.append(functools.partial(_same_length, known.path, count))
+            elif known is not None and isinstance(known.structure, (ast.Tuple, ast.List)):
+                count = len(known.structure.elts)
+            else:
                 spread.append(argument)  # a count known only at run time: refused there
                 continue
-            spread += [
-                ast.copy_location(
-                    ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
-                )
-                for i in range(len(known.structure.elts))
-            ]
+            spread += _entry_reads(value, range(count), argument)
         return spread
 
     def _through_object(self, func: ast.expr, scope: _Scope) -> bool:
@@ -695,11 +684,11 @@ class _Specializer:
             return None  # an object only read: left as written
         cls = known.value
         where = self.parsed.location(call)
-        stores = sum(
-            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-            for n in ast.walk(function)
-        )
-        if stores != 1 or type(cls) is not type or cls.__new__ is not object.__new__:
+        if (
+            _assignments(function, name) != 1
+            or type(cls) is not type
+            or cls.__new__ is not object.__new__
+        ):
             raise UnsupportedSyntaxError(
                 f"this builds an object of {cls.__name__} that the compiler cannot follow "
                 "(its name is assigned more than once, or its class makes objects its own way)",
@@ -742,17 +731,13 @@ class _Specializer:
         if entries is None or not _calls_through(loop.body, target.id):
             return None
         inside = ast.Module(loop.body, [])
-        if any(
-            isinstance(n, (ast.Break, ast.Continue, ast.Return))
-            or (isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Load))
-            for n in ast.walk(inside)
+        if _assignments(inside, target.id) or any(
+            isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(inside)
         ):
             return None
         function = scope.function or self.tree
-        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target.id]
-        if len(reads) != 1 + sum(
-            isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(inside)
-        ):
+        reads = [n for n in ast.walk(function) if _is_name(n, target.id)]
+        if len(reads) != 1 + sum(_is_name(n, target.id) for n in ast.walk(inside)):
             return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in entries:
@@ -794,10 +779,7 @@ class _Specializer:
             return None
         positions = range(len(known.structure.elts))
         positions = positions[picked] if picked is not None else positions
-        return [
-            ast.copy_location(ast.Subscript(copy_tree(base), ast.Constant(i), ast.Load()), base)
-            for i in positions
-        ]
+        return _entry_reads(base, positions, base)
 
     # -- what an expression denotes ----------------------------------------------------
 
@@ -830,7 +812,8 @@ class _Specializer:
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
         if method == "class":  # net.shift(a), a classmethod of the object's class
             cls = type(base.value)
-            self.checks.append(_same_class_attribute(cls, expr.attr, _raw(cls, expr.attr)))
+            raw = inspect.getattr_static(cls, expr.attr, None)
+            self.checks.append(_same_class_attribute(cls, expr.attr, raw))
             receiver = self._bind(cls, cls.__name__)
             return _Known(value=value, receiver=receiver, path=path, owner=_Known(value=cls))
         if method:
@@ -863,12 +846,9 @@ class _Specializer:
         entry = base.value[found]
         if not _callable(entry) or base.path is None:
             return None
-        read, attributes = base.path
 
         def still() -> bool:
-            value = read()
-            for attribute in attributes:
-                value = _attribute(value, attribute)[0]
+            value = _now(base.path)
             return isinstance(value, dict) and value.get(found, _MISSING) is entry
 
         self.checks.append(still)
@@ -948,7 +928,7 @@ class _Specializer:
         known: dict[str, _Known] = {}
         if owner is not None and arguments:
             known[arguments[0].arg] = owner  # self: the object the method is called on
-            if _assigned(tree, arguments[0].arg):
+            if _assignments(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
         extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
         if extras is not None and _assignments(tree, extras[0]) == 1:
@@ -1032,16 +1012,8 @@ class _Specializer:
         return _bound_name(name)
 
     def _check_path(self, known: _Known) -> None:
-        read, attributes = known.path
-        expected = known.value
-
-        def still() -> bool:
-            value = read()
-            for attribute in attributes:
-                value = _attribute(value, attribute)[0]
-            return value is expected
-
-        self.checks.append(still)
+        path, expected = known.path, known.value
+        self.checks.append(lambda: _now(path) is expected)
 
 
 # -- values ------------------------------------------------------------------------------
@@ -1146,11 +1118,26 @@ def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
     arguments.kw_defaults = [d for _, d in pairs]
 
 
-def _same_length(read: Callable[[str], Any], attributes: tuple[str, ...], count: int) -> bool:
+def _now(path: tuple[Callable[[], Any], tuple[str, ...]]) -> Any:
+    """What a :attr:`_Known.path` (a free name's reader, then attributes) finds now."""
+    read, attributes = path
     value = read()
     for attribute in attributes:
         value = _attribute(value, attribute)[0]
+    return value
+
+
+def _same_length(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
+    value = _now(path)
     return isinstance(value, tuple) and len(value) == count
+
+
+def _entry_reads(value: ast.expr, positions: range, at: ast.AST) -> list[ast.expr]:
+    """``value[0]``, ``value[1]``, ...: a read of each entry at ``positions``."""
+    return [
+        ast.copy_location(ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), at)
+        for i in positions
+    ]
 
 
 def _bound_name(name: str) -> ast.Name:
@@ -1159,10 +1146,6 @@ def _bound_name(name: str) -> ast.Name:
     node = name_node(name)
     node.bound_here = True
     return node
-
-
-def _raw(cls: type, name: str) -> Any:
-    return inspect.getattr_static(cls, name, None)
 
 
 def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
@@ -1196,13 +1179,6 @@ def _callable(value: Any) -> bool:
 
 def _assignments(tree: ast.AST, name: str) -> int:
     return sum(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(tree)
-    )
-
-
-def _assigned(tree: ast.AST, name: str) -> bool:
-    return any(
         isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
         for n in ast.walk(tree)
     )
