@@ -310,8 +310,6 @@ def _rewrite_loop(node: ast.For | ast.While, names: Names) -> list[ast.stmt]:
         body.insert(0, assign_like(cont, ast.Constant(False), node))
     if brk and isinstance(node, ast.For):
         body = [ast.copy_location(ast.If(negation(brk), body, []), node)]
-        if cont:  # the continue flag is reset inside the guard
-            pass
     elif brk:
         node.test = ast.BoolOp(ast.And(), [negation(brk), node.test])
     node.body = body
@@ -334,20 +332,15 @@ def _guard(
             rest = body[i + 1 :]
             node.body = _guard(node.body, brk, cont, flags)
             node.orelse = _guard(node.orelse, brk, cont, flags)
+            out.append(node)
             if not rest:
-                out.append(node)
                 return out
             # the jump happens in one branch: the rest runs in the other, or under a guard
+            guarded = _guard(rest, brk, cont, flags)
             if _ends_in_jump(node.body) and not _contains(node.orelse, (ast.Break, ast.Continue)):
-                node.orelse = node.orelse + _guard(rest, brk, cont, flags)
-                out.append(node)
-                return out
-            out.append(node)
-            out.append(
-                ast.copy_location(
-                    ast.If(negation(*flags), _guard(rest, brk, cont, flags), []), node
-                )
-            )
+                node.orelse = node.orelse + guarded
+            else:
+                out.append(ast.copy_location(ast.If(negation(*flags), guarded, []), node))
             return out
         out.append(node)
     return out

@@ -154,9 +154,8 @@ class Expressions:
                     opnames.index_object_hint(obj, node.slice, getattr(node.value, "attr", "")),
                 )
             base = self.normalizer.atom(node.value)
-            index = self.normalizer.calls.returned_key(
-                base, node.slice
-            )  # helper(x)["loss"]: a position
+            # helper(x)["loss"]: a position
+            index = self.normalizer.calls.returned_key(base, node.slice)
             index = index or self.normalizer.calls.static_operand(node.slice, "an index")
             value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
             name = self.normalizer.calls.primitive(

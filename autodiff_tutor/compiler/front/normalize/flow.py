@@ -101,18 +101,11 @@ class Flow:
         target = target or self.normalizer.fresh()
         paths = []
         for value in (node.body, node.orelse):
-            outer, computed, self.normalizer.steps = (
-                self.normalizer.steps,
-                dict(self.normalizer.computed),
-                [],
-            )
+            outer, computed = self.normalizer.steps, dict(self.normalizer.computed)
+            self.normalizer.steps = []
             atom = self.normalizer.atom(value)
-            block, self.normalizer.steps, self.normalizer.computed = (
-                self.normalizer.steps,
-                outer,
-                computed,
-            )
-            paths.append((block, atom))
+            paths.append((self.normalizer.steps, atom))
+            self.normalizer.steps, self.normalizer.computed = outer, computed
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
                 step = Step(target, atom, "static", copy_back=True, origin=self.normalizer.origin)
@@ -170,9 +163,7 @@ class Flow:
             if name in may_carry:
                 self.normalizer.may_carry.add(version)
         loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
-        if isinstance(node, ast.For):
-            if not isinstance(node.target, ast.Name):
-                self.normalizer.reject(node.target, "the loop variable must be a name", "")
+        if isinstance(node, ast.For):  # its target a name (see loop)
             loop.iterations = self.normalizer.emit(
                 Step(None, self.normalizer.rename(node.iter), "static"), node.iter
             ).id
@@ -228,7 +219,7 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 if isinstance(node.value, ast.Name):
                     names.add(node.value.id)
-            elif is_list_append(node) if isinstance(node, ast.expr) else False:
+            elif isinstance(node, ast.expr) and is_list_append(node):
                 names.add(node.func.value.id)
     return names
 
@@ -285,15 +276,13 @@ def _writes_in_place(statements: list[ast.stmt]) -> bool:
     >>> _writes_in_place(ast.parse("r += 1.0").body), _writes_in_place(ast.parse("r = r + 1").body)
     (True, False)
     """
-    for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.AugAssign) or (
-                isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
-            ):
-                return True
-            if isinstance(node, ast.expr) and is_list_append(node):
-                return True
-    return False
+    return any(
+        isinstance(node, ast.AugAssign)
+        or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store))
+        or (isinstance(node, ast.expr) and is_list_append(node))
+        for statement in statements
+        for node in ast.walk(statement)
+    )
 
 
 def _is_element(target: ast.expr) -> bool:
