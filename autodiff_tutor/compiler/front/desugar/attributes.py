@@ -41,7 +41,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, reject
+from autodiff_tutor.compiler.front.desugar.base import (
+    assign_like,
+    augmented_value,
+    name_node,
+    reject,
+)
 from autodiff_tutor.syntax import copy_tree
 
 #: the runtime helpers the writes become (see :mod:`autodiff_tutor.runtime`)
@@ -74,10 +79,7 @@ class AttributeWrites:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AugAssign):
-            target = node.target
-            read = copy_tree(target)
-            read.ctx = ast.Load()
-            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+            target, value = node.target, augmented_value(node)
         else:
             return None
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):

@@ -41,6 +41,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     DesugarError,
     Names,
     assign_like,
+    augmented_value,
     name_node,
     negation,
     reject,
@@ -137,10 +138,7 @@ def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt
         node.orelse = _flatten([_rewrite_statement(s, names) for s in node.orelse])
         return node
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-        read = copy_tree(node.target)
-        read.ctx = ast.Load()
-        value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
-        return ast.copy_location(ast.Assign([node.target], value), node)
+        return ast.copy_location(ast.Assign([node.target], augmented_value(node)), node)
     return node
 
 

@@ -59,6 +59,7 @@ from typing import Any
 from autodiff_tutor.compiler.front.desugar import derivative_calls
 from autodiff_tutor.compiler.front.desugar.base import Names, name_node
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
@@ -562,9 +563,7 @@ class _Specializer:
             if scope.function is not self.tree:
                 return None  # its free names are an inlined function's: refused as before
             name = self.names.fresh("passed_lambda")
-            returned = ast.copy_location(ast.Return(expr.body), expr.body)
-            helper = ast.copy_location(ast.FunctionDef(name, expr.args, [returned], [], None), expr)
-            self.definitions.append(ast.fix_missing_locations(helper))
+            self.definitions.append(ast.fix_missing_locations(def_of_lambda(name, expr)))
             self.changed = True
             return _Known(value=_Local(name))
         if isinstance(expr, ast.Call) and self._is_partial(expr.func, scope) and expr.args:
@@ -1451,10 +1450,7 @@ def _lambda_tree(function: Any) -> ast.FunctionDef | None:
     ]
     if len(found) != 1:
         return None
-    lambda_ = found[0]
-    returned = ast.copy_location(ast.Return(lambda_.body), lambda_.body)
-    tree = ast.FunctionDef("<lambda>", lambda_.args, [returned], [], None)
-    return ast.fix_missing_locations(ast.copy_location(tree, lambda_))
+    return ast.fix_missing_locations(def_of_lambda("<lambda>", found[0]))
 
 
 def _unused_defs_dropped(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -42,6 +42,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
 )
 from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
 from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
+from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.syntax import copy_tree
 
 COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
@@ -63,10 +64,7 @@ def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Lambda)
         ):
-            value = node.value
-            returned = ast.copy_location(ast.Return(value.body), value.body)
-            helper = ast.FunctionDef(node.targets[0].id, value.args, [returned], [], None)
-            out.append(ast.copy_location(helper, node))
+            out.append(def_of_lambda(node.targets[0].id, node.value, node))
             continue
         out.append(node)
     return out

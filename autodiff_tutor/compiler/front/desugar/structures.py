@@ -48,6 +48,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     Names,
     StatementPass,
     assign_like,
+    augmented_value,
     name_node,
     reject,
 )
@@ -191,10 +192,7 @@ class Structures(StatementPass):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self.assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-            read = copy_tree(node.target)
-            read.ctx = ast.Load()
-            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
-            return self.assign(node.target, value, node)
+            return self.assign(node.target, augmented_value(node), node)
         if isinstance(node, ast.Return) and node.value is not None:
             value = self.reads.fold(node.value, whole=True)
             if isinstance(value, ast.Dict) and self.depth:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar.base import augmented_value
 from autodiff_tutor.compiler.front.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
-from autodiff_tutor.syntax import copy_tree
 
 
 class Flow:
@@ -258,11 +258,8 @@ def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                 }
                 names |= {t.value.id for t in targets if _is_element(t)}
-                value = node.value
-                if isinstance(node, ast.AugAssign):  # h += v reads h too: h = h + v
-                    read = copy_tree(node.target)
-                    read.ctx = ast.Load()
-                    value = ast.BinOp(read, node.op, value)
+                # h += v reads h too: h = h + v
+                value = augmented_value(node) if isinstance(node, ast.AugAssign) else node.value
                 found.append((value, names))
             elif isinstance(node, ast.expr) and is_list_append(node):
                 found.append((node.args[0], {node.func.value.id}))
