@@ -1190,12 +1190,8 @@ def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
     def read(name: str) -> Any:
         if name in values:
             return values[name]
-        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-        if name in cells:
-            try:
-                return cells[name].cell_contents
-            except ValueError:
-                return _MISSING
+        if name in fn.__code__.co_freevars:  # a cell not assigned yet: missing
+            return closure_values(fn).get(name, _MISSING)
         found = fn.__globals__.get(name, _MISSING)
         return getattr(builtins, name, _MISSING) if found is _MISSING else found
 
