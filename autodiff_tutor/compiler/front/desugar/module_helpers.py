@@ -358,9 +358,7 @@ def _called(call: ast.Call) -> str | None:
 
 def _free_reads(tree: ast.FunctionDef) -> set[str]:
     """The names a function reads that it does not bind itself."""
-    bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - bound
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - _bound(tree)
 
 
 def _plain_signature(tree: ast.FunctionDef) -> bool:
