@@ -345,16 +345,14 @@ def _guard(
 
 
 def _ends_in_jump(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], ast.Assign) and _is_flag(body[-1])
-
-
-def _is_flag(node: ast.Assign) -> bool:
-    target = node.targets[0]
+    """Whether ``body`` ends setting a jump's flag (``break_1 = True``)."""
+    last = body[-1] if body else None
     return (
-        isinstance(target, ast.Name)
-        and target.id.startswith(("break_", "continue_"))
-        and isinstance(node.value, ast.Constant)
-        and node.value.value is True
+        isinstance(last, ast.Assign)
+        and isinstance(last.targets[0], ast.Name)
+        and last.targets[0].id.startswith(("break_", "continue_"))
+        and isinstance(last.value, ast.Constant)
+        and last.value.value is True
     )
 
 

@@ -176,18 +176,14 @@ class _Specializer:
                 self.generic_visit(attribute)
                 return specializer._class_value(attribute, scope)
 
-            def visit_ListComp(self, comprehension: ast.ListComp) -> ast.expr:
-                return self._comprehension(comprehension)
-
-            def visit_GeneratorExp(self, comprehension: ast.GeneratorExp) -> ast.expr:
-                return self._comprehension(comprehension)
-
-            def _comprehension(self, comprehension: ast.expr) -> ast.expr:
+            def visit_ListComp(self, comprehension: ast.ListComp | ast.GeneratorExp) -> ast.expr:
                 items = specializer._unrolled_items(comprehension, scope)
                 if items is None:
                     self.generic_visit(comprehension)
                     return comprehension
                 return self.visit(items)
+
+            visit_GeneratorExp = visit_ListComp
 
             def visit_For(self, loop: ast.For) -> ast.stmt | list[ast.stmt]:
                 copies = specializer._unrolled(loop, scope)

@@ -295,7 +295,8 @@ class LowerPython(StatementPass):
             sequence = self._sequence(argument, before, at)
         best, k = self.names.fresh(f"{name}imum"), self.names.fresh("k")
         before.append(assign_like(best, ast.Subscript(sequence, ast.Constant(0), ast.Load()), at))
-        bound = ast.Call(name_node("range"), [ast.Constant(1), _len(sequence)], [])
+        length = ast.Call(name_node("len"), [copy_tree(sequence)], [])
+        bound = ast.Call(name_node("range"), [ast.Constant(1), length], [])
         item = ast.Subscript(copy_tree(sequence), name_node(k), ast.Load())
         pair = ast.Call(name_node(name), [name_node(best), item], [])
         loop = ast.For(name_node(k, True), bound, [assign_like(best, pair, at)], [])
@@ -316,10 +317,6 @@ class LowerPython(StatementPass):
         for loop in loops:
             loop.body = self.run(loop.body)
         return loops
-
-
-def _len(sequence: ast.expr) -> ast.Call:
-    return ast.Call(name_node("len"), [copy_tree(sequence)], [])
 
 
 def _renamed(node: ast.AST, renames: dict[str, str]) -> ast.AST:

@@ -62,10 +62,9 @@ class Expressions:
             value = self.normalizer.rename(node)
             kind = "copy" if self.normalizer.is_varied(value) else "static"
             return self.normalizer.emit(Step(target, value, kind))
-        if self.normalizer.stack_steps.stack_of(node, "pop"):  # a gradient function's memory
-            return self.normalizer.stack_steps.stack_pop(
-                node, self.normalizer.stack_steps.stack_of(node, "pop"), target
-            )
+        popped_from = self.normalizer.stack_steps.stack_of(node, "pop")
+        if popped_from:  # a gradient function's memory
+            return self.normalizer.stack_steps.stack_pop(node, popped_from, target)
         if not self.normalizer.carries_gradient(node):
             return self.normalizer.emit(Step(target, self.normalizer.rename(node), "static"))
         try:
