@@ -116,16 +116,10 @@ def _body_span(node: ast.Lambda) -> tuple[tuple[int, int], tuple[int, int]]:
 def _name(module: ast.Module, node: ast.Lambda, first_line: int) -> str:
     """The assignment target's name (``f = lambda ...``), else ``lambda_<line>``."""
     for statement in ast.walk(module):
-        if isinstance(statement, ast.Assign) and statement.value is node:
-            targets = statement.targets
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is node:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 return targets[0].id
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and statement.value is node
-            and isinstance(statement.target, ast.Name)
-        ):
-            return statement.target.id
     return f"lambda_{first_line + node.lineno - 1}"
 
 

@@ -257,13 +257,12 @@ def _layout_decides(step: Step) -> bool:
 
 def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
-    if (
+    return (
         _is_alias(step)
         or step.op in ("copy", "getitem", "transpose", "swapaxes")
         or step.op in RESHAPES
-    ):
-        return True
-    return step.op == "moveaxis" and {"source", "destination"} <= step.options.keys()
+        or (step.op == "moveaxis" and {"source", "destination"} <= step.options.keys())
+    )
 
 
 def _retaken(step: Step, base: str, new_base: str) -> Step:

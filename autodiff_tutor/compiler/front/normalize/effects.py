@@ -104,10 +104,7 @@ class Effects:
                 items = [ast.Subscript(whole, ast.Constant(j), ast.Load()) for j in middle]
                 self.normalizer.assign(element.value, ast.List(items, ast.Load()))
                 continue
-            elif starred and i > starred[0]:
-                index = ast.Constant(i - count)
-            else:
-                index = ast.Constant(i)
+            index = ast.Constant(i - count if starred and i > starred[0] else i)
             if isinstance(element, ast.Name):
                 version = self.normalizer.version_name(element.id)
                 self._item(version, whole, index, node)
