@@ -251,11 +251,11 @@ class Writes:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         variable = self.normalizer.user_name(name)  # not its version
-                        seen_by = _described(name, definer, variable)
+                        reads = _held_expression(name, definer)  # a temporary's: x[i - 1]
+                        seen_by = variable if reads is None else ast.unparse(reads)
                         element = _element(name, definer, variable)
                         layout = self.normalizer.layout_blocked.get(version)
                         listed = name in self.normalizer.list_names
-                        reads = _held_expression(name, definer)
                         self._in_place_error(
                             node, what, fix, seen_by, element, layout, listed, reads
                         )
@@ -416,13 +416,6 @@ def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str
         and _made_between(step.value.id, start, p, definer, fresh)
         for p, step in steps
     )
-
-
-def _described(name: str, definer: dict, variable: str) -> str:
-    """The user's name of ``name`` (``variable``), or the expression a temporary holds
-    (``x[i - 1]``)."""
-    held = _held_expression(name, definer)
-    return variable if held is None else ast.unparse(held)
 
 
 def _held_expression(name: str, definer: dict) -> ast.expr | None:
