@@ -356,7 +356,7 @@ class _Specializer:
         known = self._known(expr, scope)
         if known is None or known.structure is not None or known.value is _MISSING:
             return derivative_calls.NOT_KNOWN
-        if guard and known.path is not None:
+        if guard:
             self._check_path(known)
         return known.value
 
@@ -399,8 +399,7 @@ class _Specializer:
         if not inspect.isfunction(product):
             return None
         for k in (factory, *known):
-            if k.path is not None:
-                self._check_path(k)
+            self._check_path(k)
         self.inlined.append(product)  # held: the helper's key is its identity
         return _Known(value=product)
 
@@ -480,16 +479,14 @@ class _Specializer:
             if callable(value) and (prefix or keywords or through):
                 # self.act(z) with act = np.tanh on an object read at run time, a partial
                 # of a ufunc: called by a name bound to it, which the compiler resolves
-                if known.path is not None:
-                    self._check_path(known)
+                self._check_path(known)
                 name = self._bind(value, getattr(value, "__name__", "function"))
                 bound = ast.Call(name, prefix + call.args, [*keywords, *call.keywords])
                 return ast.copy_location(bound, call)
             return call
         if not is_user_file(value.__code__.co_filename):
             return call  # a library's function or method (norm.cdf): resolved as before
-        if known.path is not None:
-            self._check_path(known)
+        self._check_path(known)
         lambda_ = value.__name__ == "<lambda>"
         given = self._spread(call.args, scope)  # self.objective(x, *args): args' entries
         arguments = ([receiver] if receiver is not None else []) + prefix + given
@@ -575,8 +572,7 @@ class _Specializer:
             except TypeError:
                 return None
             for part in parts:
-                if part.path is not None:
-                    self._check_path(part)
+                self._check_path(part)
             return _Known(value=made)
         known = self._known(expr, scope)
         if known is None or known.structure is not None or not _callable(known.value):
@@ -691,8 +687,7 @@ class _Specializer:
                 hint=f"build the {cls.__name__} once, outside the differentiated function, "
                 "and pass it as an argument",
             )
-        if known.path is not None:
-            self._check_path(known)
+        self._check_path(known)
         init = _class_function(cls, "__init__", self.checks)
         call = rewrite.visit(call)  # calls among its arguments resolved
         attributes: list[str] = []
@@ -1007,8 +1002,10 @@ class _Specializer:
         return _bound_name(name)
 
     def _check_path(self, known: _Known) -> None:
+        """The check that ``known``'s path still finds its value (none without a path)."""
         path, expected = known.path, known.value
-        self.checks.append(lambda: _now(path) is expected)
+        if path is not None:
+            self.checks.append(lambda: _now(path) is expected)
 
 
 # -- values ------------------------------------------------------------------------------
