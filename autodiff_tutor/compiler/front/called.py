@@ -37,15 +37,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.compiler.code import resolve
+from autodiff_tutor.compiler.front.desugar.attributes import MUTATING
 from autodiff_tutor.compiler.front.fence import in_place_call
 from autodiff_tutor.compiler.front.normalize.resolve import classify, is_user_function
 from autodiff_tutor.compiler.front.source import parse_function
 from autodiff_tutor.compiler.ir import Loop, Program, Step, expressions_in
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.locations import is_user_file
-
-# methods that change a list or dict in place (an argument's, if it is one)
-CONTAINER_WRITES = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"}
 
 
 @dataclass(frozen=True)
@@ -104,7 +102,8 @@ def may_write_in_place(fn: Callable[..., Any], seen: frozenset[int] = frozenset(
             continue
         if in_place_call(node, namespace) is not None:
             return True
-        if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_WRITES:
+        # a list's or a dict's method that changes it
+        if isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING:
             return True
         if isinstance(node.func, ast.Name) and node.func.id in local:
             return True  # a function passed in, or defined inside: not known here

@@ -66,19 +66,24 @@ def lambda_as_def(
             hint="write it as a def, e.g. 'def f(x): return ...', or give each lambda its own line",
         )
     node = found[0]
-    tree = ast.FunctionDef(
-        name=_name(module, node, first_line),
-        args=node.args,
-        body=[ast.copy_location(ast.Return(node.body), node.body)],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-    )
-    ast.copy_location(tree, node)
+    tree = def_of_lambda(_name(module, node, first_line), node)
     tree.end_lineno, tree.end_col_offset = node.end_lineno, node.end_col_offset
     ast.increment_lineno(tree, 1 - node.lineno)  # the lambda's line is line 1
     own_lines = [text.rstrip("\n") for text in file_lines[node.lineno - 1 : node.end_lineno]]
     return tree, first_line + node.lineno - 1, own_lines
+
+
+def def_of_lambda(name: str, node: ast.Lambda, at: ast.AST | None = None) -> ast.FunctionDef:
+    """``def name(args): return body`` of the lambda ``node``, located at ``at`` (else at
+    the lambda).
+
+    >>> print(ast.unparse(def_of_lambda("sq", ast.parse("lambda a: a * a", mode="eval").body)))
+    def sq(a):
+        return a * a
+    """
+    returned = ast.copy_location(ast.Return(node.body), node.body)
+    tree = ast.FunctionDef(name, node.args, [returned], [], None)
+    return ast.copy_location(tree, node if at is None else at)
 
 
 def parse_source(file_lines: list[str]) -> ast.Module | None:
@@ -111,16 +116,10 @@ def _body_span(node: ast.Lambda) -> tuple[tuple[int, int], tuple[int, int]]:
 def _name(module: ast.Module, node: ast.Lambda, first_line: int) -> str:
     """The assignment target's name (``f = lambda ...``), else ``lambda_<line>``."""
     for statement in ast.walk(module):
-        if isinstance(statement, ast.Assign) and statement.value is node:
-            targets = statement.targets
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is node:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 return targets[0].id
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and statement.value is node
-            and isinstance(statement.target, ast.Name)
-        ):
-            return statement.target.id
     return f"lambda_{first_line + node.lineno - 1}"
 
 

@@ -204,9 +204,5 @@ def as_load(target: ast.expr) -> ast.expr:
 
 
 def _indent_removed(source: str, dedented: str) -> int:
-    first = source.splitlines()[0]
-    return (
-        len(first)
-        - len(first.lstrip())
-        - (len(dedented.splitlines()[0]) - len(dedented.splitlines()[0].lstrip()))
-    )
+    first, kept = source.splitlines()[0], dedented.splitlines()[0]
+    return (len(first) - len(first.lstrip())) - (len(kept) - len(kept.lstrip()))

@@ -41,7 +41,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, reject
+from autodiff_tutor.compiler.front.desugar.base import (
+    assign_like,
+    augmented_value,
+    name_node,
+    reject,
+)
 from autodiff_tutor.syntax import copy_tree
 
 #: the runtime helpers the writes become (see :mod:`autodiff_tutor.runtime`)
@@ -74,10 +79,7 @@ class AttributeWrites:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AugAssign):
-            target = node.target
-            read = copy_tree(target)
-            read.ctx = ast.Load()
-            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+            target, value = node.target, augmented_value(node)
         else:
             return None
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
@@ -108,7 +110,7 @@ class AttributeWrites:
             statements, leaf = [assign_like(entry.id, folded, at)], name_node(entry.id)
         else:
             statements, leaf = self.structures.hold(folded, f"{obj}_{attr}", at)
-            self._set_entry(obj, attr, leaf)
+            self.structures.set_entry(obj, attr, leaf)
         augmented = ast.Constant(isinstance(at, ast.AugAssign))
         args = [name_node(holder), ast.Constant(attr), copy_tree(leaf), augmented]
         return [*statements, _effect(STORE, args, at, f"{obj}.{attr}", target)]
@@ -145,7 +147,8 @@ class AttributeWrites:
         statements, leaf = self.structures.hold(item, f"{obj}_{attr}_item", node)
         entry = self.structures.env[obj].values[keys.index(attr)]
         if isinstance(entry, ast.List):  # its items are followed: the list grows here too
-            self._set_entry(obj, attr, ast.List([*entry.elts, copy_tree(leaf)], ast.Load()))
+            grown = ast.List([*entry.elts, copy_tree(leaf)], ast.Load())
+            self.structures.set_entry(obj, attr, grown)
         else:
             self.changed_lists[(obj, attr)] = node  # one value: reads of it after are refused
         args = [name_node(holder), ast.Constant(attr), copy_tree(leaf)]
@@ -155,16 +158,6 @@ class AttributeWrites:
         """The value written, with its reads of structures and attributes resolved."""
         reads = self.structures.reads
         return reads.fold(reads.attributes(value), whole=True)
-
-    def _set_entry(self, obj: str, attr: str, value: ast.expr) -> None:
-        literal = copy_tree(self.structures.env[obj])  # (keeps is_object, cls, holder)
-        keys = [k.value for k in literal.keys]
-        if attr in keys:
-            literal.values[keys.index(attr)] = value
-        else:
-            literal.keys.append(ast.Constant(attr))
-            literal.values.append(value)
-        self.structures.env[obj] = literal
 
     def carry(self, region: ast.stmt) -> list[ast.stmt]:
         """Before a loop or branch that is not unrolled: each attribute written inside
@@ -202,7 +195,7 @@ class AttributeWrites:
                 variable = self.structures.names.fresh(f"{obj}_{attr}")
                 self.carried.add(variable)
                 out.append(assign_like(variable, copy_tree(entry), region))
-                self._set_entry(obj, attr, name_node(variable))
+                self.structures.set_entry(obj, attr, name_node(variable))
         return out
 
     def refuse_changed_list(self, attribute: ast.Attribute) -> None:

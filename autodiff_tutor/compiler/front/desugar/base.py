@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import itertools
 
+from autodiff_tutor.syntax import copy_tree
+
 
 class Names:
     """Fresh names that do not clash with any name in the function, and the name each
@@ -58,6 +60,17 @@ def name_node(identifier: str, store: bool = False) -> ast.Name:
 
 def assign_like(identifier: str, value: ast.expr, like: ast.AST) -> ast.Assign:
     return ast.copy_location(ast.Assign([name_node(identifier, True)], value), like)
+
+
+def augmented_value(node: ast.AugAssign) -> ast.BinOp:
+    """The value ``target op= value`` assigns: ``target op value``, the target read.
+
+    >>> ast.unparse(augmented_value(ast.parse("y[i] *= 2").body[0]))
+    'y[i] * 2'
+    """
+    read = copy_tree(node.target)
+    read.ctx = ast.Load()
+    return ast.copy_location(ast.BinOp(read, node.op, node.value), node)
 
 
 def negation(*flags: str) -> ast.expr:

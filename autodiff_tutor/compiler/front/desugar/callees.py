@@ -57,12 +57,11 @@ def spread_count(call: ast.Call, namespace: dict | None, local: set[str]) -> int
     elif inspect.isfunction(callee):
         parameters = list(inspect.signature(callee).parameters.values())
         positional = [p for p in parameters if p.kind in _POSITIONAL]
-        if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters) or any(
-            p.default is not inspect.Parameter.empty for p in positional
-        ):
-            return None
+        empty = inspect.Parameter.empty  # *p must fill a fixed count, and no keyword
         if any(
-            p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+            p.kind is inspect.Parameter.VAR_POSITIONAL
+            or (p.kind in _POSITIONAL and p.default is not empty)
+            or (p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is empty)
             for p in parameters
         ):
             return None

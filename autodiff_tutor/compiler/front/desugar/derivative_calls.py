@@ -280,25 +280,19 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
     def numpy_call(name: str, *args: ast.expr) -> ast.Call:
         return ast.Call(ast.Attribute(copy_tree(np_), name, ast.Load()), list(args), [])
 
-    x = arguments[position]
-    size = numpy_call("size", copy_tree(x))
-    shape = numpy_call("shape", copy_tree(x))
-    basis = ast.Subscript(numpy_call("eye", size), ast.Name(entry, ast.Load()), ast.Load())
-    direction = numpy_call("reshape", basis, shape)
+    def of_x(name: str) -> ast.Call:  # np.size(x), np.shape(x)
+        return numpy_call(name, copy_tree(arguments[position]))
+
+    basis = ast.Subscript(numpy_call("eye", of_x("size")), ast.Name(entry, ast.Load()), ast.Load())
+    direction = numpy_call("reshape", basis, of_x("shape"))
     product = _called(request, call, captured, [*arguments, direction], context)
     if product is None:
         return None
-    flat_size = ast.Tuple([numpy_call("size", copy_tree(x))], ast.Load())
-    loop = ast.comprehension(
-        ast.Name(entry, ast.Store()),
-        ast.Call(ast.Name("range", ast.Load()), [numpy_call("size", copy_tree(x))], []),
-        [],
-        0,
-    )
+    flat_size = ast.Tuple([of_x("size")], ast.Load())
+    entries = ast.Call(ast.Name("range", ast.Load()), [of_x("size")], [])
+    loop = ast.comprehension(ast.Name(entry, ast.Store()), entries, [], 0)
     rows = ast.ListComp(numpy_call("reshape", product, flat_size), [loop])
-    both = ast.BinOp(
-        numpy_call("shape", copy_tree(x)), ast.Add(), numpy_call("shape", copy_tree(x))
-    )
+    both = ast.BinOp(of_x("shape"), ast.Add(), of_x("shape"))
     result = numpy_call("reshape", numpy_call("stack", rows), both)
     return ast.fix_missing_locations(ast.copy_location(result, call))
 
@@ -330,17 +324,15 @@ def _wrt(kind: str, maker: ast.Call, context: Context) -> Any:
             where,
             hint=f"write {kind}(f)(x) or {kind}(f, wrt=1)(x, y)",
         )
-    options = {"wrt": 0}
-    for name, expr in zip(("wrt",), maker.args[1:], strict=False):
-        options[name] = _constant(expr, name, context)
+    wrt = _constant(maker.args[1], "wrt", context) if len(maker.args) > 1 else 0
     for keyword in maker.keywords:
         if keyword.arg != "wrt":
             raise UnsupportedSyntaxError(
                 f"{kind}(...) takes the function and wrt, not {keyword.arg!r}",
                 context.parsed.location(keyword.value),
             )
-        options["wrt"] = _constant(keyword.value, "wrt", context)
-    return options["wrt"]
+        wrt = _constant(keyword.value, "wrt", context)
+    return wrt
 
 
 def _jvp(call: ast.Call, context: Context) -> ast.expr:

@@ -41,6 +41,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     DesugarError,
     Names,
     assign_like,
+    augmented_value,
     name_node,
     negation,
     reject,
@@ -137,10 +138,7 @@ def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt
         node.orelse = _flatten([_rewrite_statement(s, names) for s in node.orelse])
         return node
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-        read = copy_tree(node.target)
-        read.ctx = ast.Load()
-        value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
-        return ast.copy_location(ast.Assign([node.target], value), node)
+        return ast.copy_location(ast.Assign([node.target], augmented_value(node)), node)
     return node
 
 
@@ -310,8 +308,6 @@ def _rewrite_loop(node: ast.For | ast.While, names: Names) -> list[ast.stmt]:
         body.insert(0, assign_like(cont, ast.Constant(False), node))
     if brk and isinstance(node, ast.For):
         body = [ast.copy_location(ast.If(negation(brk), body, []), node)]
-        if cont:  # the continue flag is reset inside the guard
-            pass
     elif brk:
         node.test = ast.BoolOp(ast.And(), [negation(brk), node.test])
     node.body = body
@@ -334,36 +330,29 @@ def _guard(
             rest = body[i + 1 :]
             node.body = _guard(node.body, brk, cont, flags)
             node.orelse = _guard(node.orelse, brk, cont, flags)
+            out.append(node)
             if not rest:
-                out.append(node)
                 return out
             # the jump happens in one branch: the rest runs in the other, or under a guard
+            guarded = _guard(rest, brk, cont, flags)
             if _ends_in_jump(node.body) and not _contains(node.orelse, (ast.Break, ast.Continue)):
-                node.orelse = node.orelse + _guard(rest, brk, cont, flags)
-                out.append(node)
-                return out
-            out.append(node)
-            out.append(
-                ast.copy_location(
-                    ast.If(negation(*flags), _guard(rest, brk, cont, flags), []), node
-                )
-            )
+                node.orelse = node.orelse + guarded
+            else:
+                out.append(ast.copy_location(ast.If(negation(*flags), guarded, []), node))
             return out
         out.append(node)
     return out
 
 
 def _ends_in_jump(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], ast.Assign) and _is_flag(body[-1])
-
-
-def _is_flag(node: ast.Assign) -> bool:
-    target = node.targets[0]
+    """Whether ``body`` ends setting a jump's flag (``break_1 = True``)."""
+    last = body[-1] if body else None
     return (
-        isinstance(target, ast.Name)
-        and target.id.startswith(("break_", "continue_"))
-        and isinstance(node.value, ast.Constant)
-        and node.value.value is True
+        isinstance(last, ast.Assign)
+        and isinstance(last.targets[0], ast.Name)
+        and last.targets[0].id.startswith(("break_", "continue_"))
+        and isinstance(last.value, ast.Constant)
+        and last.value.value is True
     )
 
 

@@ -59,6 +59,7 @@ from typing import Any
 from autodiff_tutor.compiler.front.desugar import derivative_calls
 from autodiff_tutor.compiler.front.desugar.base import Names, name_node
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff_tutor.locations import is_user_file
@@ -175,18 +176,14 @@ class _Specializer:
                 self.generic_visit(attribute)
                 return specializer._class_value(attribute, scope)
 
-            def visit_ListComp(self, comprehension: ast.ListComp) -> ast.expr:
-                return self._comprehension(comprehension)
-
-            def visit_GeneratorExp(self, comprehension: ast.GeneratorExp) -> ast.expr:
-                return self._comprehension(comprehension)
-
-            def _comprehension(self, comprehension: ast.expr) -> ast.expr:
+            def visit_ListComp(self, comprehension: ast.ListComp | ast.GeneratorExp) -> ast.expr:
                 items = specializer._unrolled_items(comprehension, scope)
                 if items is None:
                     self.generic_visit(comprehension)
                     return comprehension
                 return self.visit(items)
+
+            visit_GeneratorExp = visit_ListComp
 
             def visit_For(self, loop: ast.For) -> ast.stmt | list[ast.stmt]:
                 copies = specializer._unrolled(loop, scope)
@@ -359,7 +356,7 @@ class _Specializer:
         known = self._known(expr, scope)
         if known is None or known.structure is not None or known.value is _MISSING:
             return derivative_calls.NOT_KNOWN
-        if guard and known.path is not None:
+        if guard:
             self._check_path(known)
         return known.value
 
@@ -402,8 +399,7 @@ class _Specializer:
         if not inspect.isfunction(product):
             return None
         for k in (factory, *known):
-            if k.path is not None:
-                self._check_path(k)
+            self._check_path(k)
         self.inlined.append(product)  # held: the helper's key is its identity
         return _Known(value=product)
 
@@ -483,16 +479,14 @@ class _Specializer:
             if callable(value) and (prefix or keywords or through):
                 # self.act(z) with act = np.tanh on an object read at run time, a partial
                 # of a ufunc: called by a name bound to it, which the compiler resolves
-                if known.path is not None:
-                    self._check_path(known)
+                self._check_path(known)
                 name = self._bind(value, getattr(value, "__name__", "function"))
                 bound = ast.Call(name, prefix + call.args, [*keywords, *call.keywords])
                 return ast.copy_location(bound, call)
             return call
         if not is_user_file(value.__code__.co_filename):
             return call  # a library's function or method (norm.cdf): resolved as before
-        if known.path is not None:
-            self._check_path(known)
+        self._check_path(known)
         lambda_ = value.__name__ == "<lambda>"
         given = self._spread(call.args, scope)  # self.objective(x, *args): args' entries
         arguments = ([receiver] if receiver is not None else []) + prefix + given
@@ -562,9 +556,7 @@ class _Specializer:
             if scope.function is not self.tree:
                 return None  # its free names are an inlined function's: refused as before
             name = self.names.fresh("passed_lambda")
-            returned = ast.copy_location(ast.Return(expr.body), expr.body)
-            helper = ast.copy_location(ast.FunctionDef(name, expr.args, [returned], [], None), expr)
-            self.definitions.append(ast.fix_missing_locations(helper))
+            self.definitions.append(ast.fix_missing_locations(def_of_lambda(name, expr)))
             self.changed = True
             return _Known(value=_Local(name))
         if isinstance(expr, ast.Call) and self._is_partial(expr.func, scope) and expr.args:
@@ -580,8 +572,7 @@ class _Specializer:
             except TypeError:
                 return None
             for part in parts:
-                if part.path is not None:
-                    self._check_path(part)
+                self._check_path(part)
             return _Known(value=made)
         known = self._known(expr, scope)
         if known is None or known.structure is not None or not _callable(known.value):
@@ -609,24 +600,13 @@ class _Specializer:
                 # f(x, *extras) of a tuple the code reads (a global, a closure): its
                 # entries, guarded by its length
                 count = len(known.value)
-                read, attributes = known.path
-                self.checks.append(functools.partial(_same_length, read, attributes, count))
-                spread += [
-                    ast.copy_location(
-                        ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
-                    )
-                    for i in range(count)
-                ]
-                continue
-            if known is None or not isinstance(known.structure, (ast.Tuple, ast.List)):
+                self.checks.append(functools.partial(_same_length, known.path, count))
+            elif known is not None and isinstance(known.structure, (ast.Tuple, ast.List)):
+                count = len(known.structure.elts)
+            else:
                 spread.append(argument)  # a count known only at run time: refused there
                 continue
-            spread += [
-                ast.copy_location(
-                    ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), argument
-                )
-                for i in range(len(known.structure.elts))
-            ]
+            spread += _entry_reads(value, range(count), argument)
         return spread
 
     def _through_object(self, func: ast.expr, scope: _Scope) -> bool:
@@ -695,11 +675,11 @@ class _Specializer:
             return None  # an object only read: left as written
         cls = known.value
         where = self.parsed.location(call)
-        stores = sum(
-            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-            for n in ast.walk(function)
-        )
-        if stores != 1 or type(cls) is not type or cls.__new__ is not object.__new__:
+        if (
+            _assignments(function, name) != 1
+            or type(cls) is not type
+            or cls.__new__ is not object.__new__
+        ):
             raise UnsupportedSyntaxError(
                 f"this builds an object of {cls.__name__} that the compiler cannot follow "
                 "(its name is assigned more than once, or its class makes objects its own way)",
@@ -707,8 +687,7 @@ class _Specializer:
                 hint=f"build the {cls.__name__} once, outside the differentiated function, "
                 "and pass it as an argument",
             )
-        if known.path is not None:
-            self._check_path(known)
+        self._check_path(known)
         init = _class_function(cls, "__init__", self.checks)
         call = rewrite.visit(call)  # calls among its arguments resolved
         attributes: list[str] = []
@@ -742,17 +721,13 @@ class _Specializer:
         if entries is None or not _calls_through(loop.body, target.id):
             return None
         inside = ast.Module(loop.body, [])
-        if any(
-            isinstance(n, (ast.Break, ast.Continue, ast.Return))
-            or (isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Load))
-            for n in ast.walk(inside)
+        if _assignments(inside, target.id) or any(
+            isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(inside)
         ):
             return None
         function = scope.function or self.tree
-        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target.id]
-        if len(reads) != 1 + sum(
-            isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(inside)
-        ):
+        reads = [n for n in ast.walk(function) if _is_name(n, target.id)]
+        if len(reads) != 1 + sum(_is_name(n, target.id) for n in ast.walk(inside)):
             return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in entries:
@@ -794,10 +769,7 @@ class _Specializer:
             return None
         positions = range(len(known.structure.elts))
         positions = positions[picked] if picked is not None else positions
-        return [
-            ast.copy_location(ast.Subscript(copy_tree(base), ast.Constant(i), ast.Load()), base)
-            for i in positions
-        ]
+        return _entry_reads(base, positions, base)
 
     # -- what an expression denotes ----------------------------------------------------
 
@@ -830,7 +802,8 @@ class _Specializer:
         path = (base.path[0], (*base.path[1], expr.attr)) if base.path else None
         if method == "class":  # net.shift(a), a classmethod of the object's class
             cls = type(base.value)
-            self.checks.append(_same_class_attribute(cls, expr.attr, _raw(cls, expr.attr)))
+            raw = inspect.getattr_static(cls, expr.attr, None)
+            self.checks.append(_same_class_attribute(cls, expr.attr, raw))
             receiver = self._bind(cls, cls.__name__)
             return _Known(value=value, receiver=receiver, path=path, owner=_Known(value=cls))
         if method:
@@ -863,12 +836,9 @@ class _Specializer:
         entry = base.value[found]
         if not _callable(entry) or base.path is None:
             return None
-        read, attributes = base.path
 
         def still() -> bool:
-            value = read()
-            for attribute in attributes:
-                value = _attribute(value, attribute)[0]
+            value = _now(base.path)
             return isinstance(value, dict) and value.get(found, _MISSING) is entry
 
         self.checks.append(still)
@@ -948,7 +918,7 @@ class _Specializer:
         known: dict[str, _Known] = {}
         if owner is not None and arguments:
             known[arguments[0].arg] = owner  # self: the object the method is called on
-            if _assigned(tree, arguments[0].arg):
+            if _assignments(tree, arguments[0].arg):
                 known.clear()  # self rebound in the method: not known after all
         extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
         if extras is not None and _assignments(tree, extras[0]) == 1:
@@ -1032,16 +1002,10 @@ class _Specializer:
         return _bound_name(name)
 
     def _check_path(self, known: _Known) -> None:
-        read, attributes = known.path
-        expected = known.value
-
-        def still() -> bool:
-            value = read()
-            for attribute in attributes:
-                value = _attribute(value, attribute)[0]
-            return value is expected
-
-        self.checks.append(still)
+        """The check that ``known``'s path still finds its value (none without a path)."""
+        path, expected = known.path, known.value
+        if path is not None:
+            self.checks.append(lambda: _now(path) is expected)
 
 
 # -- values ------------------------------------------------------------------------------
@@ -1146,11 +1110,26 @@ def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
     arguments.kw_defaults = [d for _, d in pairs]
 
 
-def _same_length(read: Callable[[str], Any], attributes: tuple[str, ...], count: int) -> bool:
+def _now(path: tuple[Callable[[], Any], tuple[str, ...]]) -> Any:
+    """What a :attr:`_Known.path` (a free name's reader, then attributes) finds now."""
+    read, attributes = path
     value = read()
     for attribute in attributes:
         value = _attribute(value, attribute)[0]
+    return value
+
+
+def _same_length(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
+    value = _now(path)
     return isinstance(value, tuple) and len(value) == count
+
+
+def _entry_reads(value: ast.expr, positions: range, at: ast.AST) -> list[ast.expr]:
+    """``value[0]``, ``value[1]``, ...: a read of each entry at ``positions``."""
+    return [
+        ast.copy_location(ast.Subscript(copy_tree(value), ast.Constant(i), ast.Load()), at)
+        for i in positions
+    ]
 
 
 def _bound_name(name: str) -> ast.Name:
@@ -1159,10 +1138,6 @@ def _bound_name(name: str) -> ast.Name:
     node = name_node(name)
     node.bound_here = True
     return node
-
-
-def _raw(cls: type, name: str) -> Any:
-    return inspect.getattr_static(cls, name, None)
 
 
 def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
@@ -1201,13 +1176,6 @@ def _assignments(tree: ast.AST, name: str) -> int:
     )
 
 
-def _assigned(tree: ast.AST, name: str) -> bool:
-    return any(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(tree)
-    )
-
-
 def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
     """How to read a free name of ``fn`` now: bound while specializing, a closure
     variable, a global, a builtin."""
@@ -1215,12 +1183,8 @@ def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
     def read(name: str) -> Any:
         if name in values:
             return values[name]
-        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-        if name in cells:
-            try:
-                return cells[name].cell_contents
-            except ValueError:
-                return _MISSING
+        if name in fn.__code__.co_freevars:  # a cell not assigned yet: missing
+            return closure_values(fn).get(name, _MISSING)
         found = fn.__globals__.get(name, _MISSING)
         return getattr(builtins, name, _MISSING) if found is _MISSING else found
 
@@ -1475,10 +1439,7 @@ def _lambda_tree(function: Any) -> ast.FunctionDef | None:
     ]
     if len(found) != 1:
         return None
-    lambda_ = found[0]
-    returned = ast.copy_location(ast.Return(lambda_.body), lambda_.body)
-    tree = ast.FunctionDef("<lambda>", lambda_.args, [returned], [], None)
-    return ast.fix_missing_locations(ast.copy_location(tree, lambda_))
+    return ast.fix_missing_locations(def_of_lambda("<lambda>", found[0]))
 
 
 def _unused_defs_dropped(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -17,6 +17,7 @@ from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     CALLED_WITH_FUNCTION,
     derivative_kind,
 )
+from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.syntax import copy_tree
@@ -150,10 +151,8 @@ def _hoisted(
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
         ):
-            function = statement.value
-            body = [ast.copy_location(ast.Return(function.body), function.body)]
-            definition = ast.FunctionDef(statement.targets[0].id, function.args, body, [])
-            inner[definition.name] = ast.copy_location(definition, statement)
+            name = statement.targets[0].id
+            inner[name] = def_of_lambda(name, statement.value, statement)
     bindings = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)]
     bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
@@ -223,8 +222,7 @@ def _lambdas_hoisted(
 
         def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
             nonlocal count
-            body = [ast.copy_location(ast.Return(node.body), node.body)]
-            definition = ast.copy_location(ast.FunctionDef("", node.args, body, []), node)
+            definition = def_of_lambda("", node)
             if _free_reads(definition) & self.bound or any(
                 isinstance(n, ast.Lambda) for n in ast.walk(node.body)
             ):
@@ -360,9 +358,7 @@ def _called(call: ast.Call) -> str | None:
 
 def _free_reads(tree: ast.FunctionDef) -> set[str]:
     """The names a function reads that it does not bind itself."""
-    bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - bound
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - _bound(tree)
 
 
 def _plain_signature(tree: ast.FunctionDef) -> bool:

@@ -54,8 +54,7 @@ class InlineNested:
     def _defaults_now(self, node: ast.FunctionDef) -> list[ast.stmt]:
         """Python evaluates a helper's defaults where the ``def`` runs (``def g(v, k=k)``
         keeps the ``k`` of that moment): each default that is not a constant is read
-        into a name of its own there, and the inlined calls read that name (once read
-        at each call: a later ``k = 5.0`` changed the value, silently)."""
+        into a name of its own there, and the inlined calls read that name."""
         taken = []
         for param, default in _defaults(node).items():
             if isinstance(default, ast.Constant):
@@ -196,7 +195,7 @@ def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
 def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call) -> dict:
     """The call's arguments by parameter name; anything Python would bind otherwise
     (``**opts``, an unknown or repeated keyword, too many arguments) is refused, never
-    dropped (a dropped ``**opts`` once left the helper's defaults in place, silently)."""
+    dropped (the helper's defaults would then stand in for it, silently)."""
     name = helper.name  # (a '*' argument is refused before, by LowerPython)
     positional = len(helper.args.args)  # then the keyword-only ones (def g(v, *, k=1.0))
     if len(call.args) > positional:

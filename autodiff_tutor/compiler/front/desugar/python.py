@@ -42,6 +42,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
 )
 from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
 from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
+from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.syntax import copy_tree
 
 COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
@@ -63,10 +64,7 @@ def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Lambda)
         ):
-            value = node.value
-            returned = ast.copy_location(ast.Return(value.body), value.body)
-            helper = ast.FunctionDef(node.targets[0].id, value.args, [returned], [], None)
-            out.append(ast.copy_location(helper, node))
+            out.append(def_of_lambda(node.targets[0].id, node.value, node))
             continue
         out.append(node)
     return out
@@ -297,7 +295,8 @@ class LowerPython(StatementPass):
             sequence = self._sequence(argument, before, at)
         best, k = self.names.fresh(f"{name}imum"), self.names.fresh("k")
         before.append(assign_like(best, ast.Subscript(sequence, ast.Constant(0), ast.Load()), at))
-        bound = ast.Call(name_node("range"), [ast.Constant(1), _len(sequence)], [])
+        length = ast.Call(name_node("len"), [copy_tree(sequence)], [])
+        bound = ast.Call(name_node("range"), [ast.Constant(1), length], [])
         item = ast.Subscript(copy_tree(sequence), name_node(k), ast.Load())
         pair = ast.Call(name_node(name), [name_node(best), item], [])
         loop = ast.For(name_node(k, True), bound, [assign_like(best, pair, at)], [])
@@ -318,10 +317,6 @@ class LowerPython(StatementPass):
         for loop in loops:
             loop.body = self.run(loop.body)
         return loops
-
-
-def _len(sequence: ast.expr) -> ast.Call:
-    return ast.Call(name_node("len"), [copy_tree(sequence)], [])
 
 
 def _renamed(node: ast.AST, renames: dict[str, str]) -> ast.AST:

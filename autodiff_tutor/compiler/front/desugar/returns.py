@@ -76,16 +76,11 @@ def rewrite_returns(body: list[ast.stmt], names: Names) -> list[ast.stmt]:
                 if in_loop and loop:  # a return in an inner loop leaves the enclosing loop too
                     brk = ast.copy_location(ast.Break(), node)
                     out.append(ast.copy_location(ast.If(name_node(returned), [brk], []), node))
+                if in_loop:  # the return's break left this loop's body
                     out.extend(rewrite(rest, in_loop))
                 elif rest:
-                    if in_loop:  # the return's break already left this loop's body
-                        out.extend(rewrite(rest, in_loop))
-                    else:
-                        out.append(
-                            ast.copy_location(
-                                ast.If(negation(returned), rewrite(rest, in_loop), []), node
-                            )
-                        )
+                    guarded = ast.If(negation(returned), rewrite(rest, in_loop), [])
+                    out.append(ast.copy_location(guarded, node))
                 return out
             out.append(node)
         return out
@@ -93,14 +88,9 @@ def rewrite_returns(body: list[ast.stmt], names: Names) -> list[ast.stmt]:
     first = body[0] if body else None
     init = [assign_like(returned, ast.Constant(False), first)]
     rewritten = rewrite(body, False)
-    final = ast.copy_location(
-        ast.Return(
-            name_node(results[0])
-            if len(results) == 1
-            else ast.Tuple([name_node(r) for r in results], ast.Load())
-        ),
-        returns[-1],
-    )
+    reads = [name_node(r) for r in results]
+    value = reads[0] if len(reads) == 1 else ast.Tuple(reads, ast.Load())
+    final = ast.copy_location(ast.Return(value), returns[-1])
     return init + rewritten + [final]
 
 

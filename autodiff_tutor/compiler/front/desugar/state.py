@@ -36,8 +36,8 @@ def _walk(body: list[ast.stmt], parameters: set[str], written: dict[str, ast.AST
     for statement in body:
         if isinstance(statement, (ast.For, ast.While)):
             inner = {**written, **_writes(statement, parameters)}
-            for part in _heads(statement):
-                _refuse_reads(part, inner)
+            head = statement.iter if isinstance(statement, ast.For) else statement.test
+            _refuse_reads(head, inner)
             _walk(statement.body, parameters, inner)
             _walk(statement.orelse, parameters, inner)
             written.update(inner)
@@ -54,10 +54,6 @@ def _walk(body: list[ast.stmt], parameters: set[str], written: dict[str, ast.AST
             _refuse_reads(statement.value if write else statement, written)
             if write:
                 written[write] = statement
-
-
-def _heads(loop: ast.For | ast.While) -> list[ast.expr]:
-    return [loop.iter] if isinstance(loop, ast.For) else [loop.test]
 
 
 def _write(statement: ast.stmt, parameters: set[str]) -> str | None:

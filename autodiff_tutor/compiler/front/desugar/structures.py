@@ -42,12 +42,14 @@ return X
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWrites
 from autodiff_tutor.compiler.front.desugar.base import (
     Names,
     StatementPass,
     assign_like,
+    augmented_value,
     name_node,
     reject,
 )
@@ -191,10 +193,7 @@ class Structures(StatementPass):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self.assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-            read = copy_tree(node.target)
-            read.ctx = ast.Load()
-            value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
-            return self.assign(node.target, value, node)
+            return self.assign(node.target, augmented_value(node), node)
         if isinstance(node, ast.Return) and node.value is not None:
             value = self.reads.fold(node.value, whole=True)
             if isinstance(value, ast.Dict) and self.depth:
@@ -355,15 +354,11 @@ class Structures(StatementPass):
         if name in self.parameters or self.depth or not isinstance(key, ast.Constant):
             self.refuse_write(name, target)
         statements, leaf = self.hold(self.reads.fold(value, whole=True), f"{name}_{key.value}", at)
+        if isinstance(self.env[name], ast.Dict):
+            self.set_entry(name, key.value, leaf)
+            return statements
         structure = copy_tree(self.env[name])
-        if isinstance(structure, ast.Dict):
-            keys = [k.value for k in structure.keys]
-            if key.value in keys:
-                structure.values[keys.index(key.value)] = leaf
-            else:
-                structure.keys.append(ast.Constant(key.value))
-                structure.values.append(leaf)
-        elif isinstance(key.value, int) and -len(structure.elts) <= key.value < len(structure.elts):
+        if isinstance(key.value, int) and -len(structure.elts) <= key.value < len(structure.elts):
             if isinstance(structure, ast.Tuple):
                 reject(target, "tuples cannot be changed")
             structure.elts[key.value] = leaf
@@ -371,6 +366,18 @@ class Structures(StatementPass):
             reject(target, "this index is out of range")
         self.env[name] = structure
         return statements
+
+    def set_entry(self, name: str, key: Any, value: ast.expr) -> None:
+        """The dict ``name`` holds, with ``value`` at ``key`` (a new entry, or in place of
+        the old one)."""
+        literal = copy_tree(self.env[name])  # (keeps is_object, cls, holder)
+        keys = [k.value for k in literal.keys]
+        if key in keys:
+            literal.values[keys.index(key)] = value
+        else:
+            literal.keys.append(ast.Constant(key))
+            literal.values.append(value)
+        self.env[name] = literal
 
     def hold(self, value: ast.expr, stem: str, at: ast.stmt) -> tuple[list, ast.expr]:
         """Copy each leaf of ``value`` that is not already a leaf into a fresh name."""

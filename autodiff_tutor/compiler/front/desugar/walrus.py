@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node
+
 # where a walrus inside is not always evaluated, or binds in another scope
 _LAZY = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp,
          ast.DictComp)  # fmt: skip
@@ -77,12 +79,8 @@ def hoist_walrus(body: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(node, ast.If):
             for walrus in hoistable(node.test):
                 name = walrus.target.id
-                out.append(
-                    ast.copy_location(
-                        ast.Assign([ast.Name(name, ast.Store())], walrus.value), walrus
-                    )
-                )
-                node.test = _replaced(node.test, walrus, ast.Name(name, ast.Load()))
+                out.append(assign_like(name, walrus.value, walrus))
+                node.test = _replaced(node.test, walrus, name_node(name))
         out.append(node)
     return out
 

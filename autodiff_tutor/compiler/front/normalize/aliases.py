@@ -193,34 +193,22 @@ class Aliases:
             )
         if step.op == "swapaxes" or (step.op == "transpose" and "axes" not in step.options):
             return _retaken(step, base, view)  # its own inverse
+
+        def of_view(call: ast.Call, op: str, options: dict[str, ast.expr]) -> Step:
+            return Step(None, call, "primitive", op=op, inputs={"x": _name(view)}, options=options)
+
         if step.op == "transpose":  # v = y.transpose(axes): y = v.transpose(inverse_axes(axes))
             axes = ast.Call(_name("inverse_axes"), [copy_tree(step.options["axes"])], [])
             call = ast.Call(ast.Attribute(_name(view), "transpose", ast.Load()), [axes], [])
-            options = {"axes": axes}
-            return Step(
-                None, call, "primitive", op="transpose", inputs={"x": _name(view)}, options=options
-            )
+            return of_view(call, "transpose", {"axes": axes})
         if step.op == "moveaxis":  # moved back: destination to source
             back = {"source": step.options["destination"], "destination": step.options["source"]}
             back = {k: copy_tree(v) for k, v in back.items()}
-            call = ast.Call(
-                copy_tree(step.value.func),
-                [_name(view), back["source"], back["destination"]],
-                [],
-            )
-            return Step(
-                None, call, "primitive", op="moveaxis", inputs={"x": _name(view)}, options=back
-            )
+            moved = [_name(view), back["source"], back["destination"]]
+            return of_view(ast.Call(copy_tree(step.value.func), moved, []), "moveaxis", back)
         shape = ast.Attribute(_name(base), "shape", ast.Load())
         call = ast.Call(ast.Attribute(_name(view), "reshape", ast.Load()), [shape], [])
-        return Step(
-            None,
-            call,
-            "primitive",
-            op="reshape",
-            inputs={"x": _name(view)},
-            options={"shape": shape},
-        )
+        return of_view(call, "reshape", {"shape": shape})
 
 
 def _static_view(step: Step, base: str) -> Step | None:
@@ -269,13 +257,12 @@ def _layout_decides(step: Step) -> bool:
 
 def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
-    if (
+    return (
         _is_alias(step)
         or step.op in ("copy", "getitem", "transpose", "swapaxes")
         or step.op in RESHAPES
-    ):
-        return True
-    return step.op == "moveaxis" and {"source", "destination"} <= step.options.keys()
+        or (step.op == "moveaxis" and {"source", "destination"} <= step.options.keys())
+    )
 
 
 def _retaken(step: Step, base: str, new_base: str) -> Step:

@@ -184,12 +184,7 @@ class Calls:
         ):
             return False
         arg = node.args[0]
-        if isinstance(arg, ast.List):
-            return True
-        return (
-            isinstance(arg, ast.Name)
-            and self.normalizer.current.get(arg.id) in self.normalizer.list_names
-        )
+        return isinstance(arg, ast.List) or (isinstance(arg, ast.Name) and self.is_list_value(arg))
 
     def _is_conversion(self, node: ast.Call, callee: Callee) -> bool:
         """``np.array(x)``, ``np.asarray(x)``, ``xp.asarray(x)``... of x with gradient."""
@@ -286,12 +281,8 @@ class Calls:
         return name
 
     def unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
-        """``a, b = helper(x)``: one step with several outputs."""
-        names = []
-        for element in target.elts:
-            if not isinstance(element, ast.Name):
-                self.normalizer.reject(element, "only names can be unpacked into", "")
-            names.append(element.id)
+        """``a, b = helper(x)`` (names only): one step with several outputs."""
+        names = [element.id for element in target.elts]
         temp = self.normalizer.expressions.lower(value, target=None)
         step = self.normalizer.emitted[-1]
         versions = [self.normalizer.version_name(n) for n in names]

@@ -81,16 +81,12 @@ class Conversions:
         options = dict(zip(("dtype",), node.args[1:], strict=False))
         for keyword in node.keywords:
             if keyword.arg not in _OPTIONS[name]:
+                axes = "; for more axes use np.reshape or x[None]" if keyword.arg == "ndmin" else ""
                 self.normalizer.expressions.refuse(
                     keyword.value,
                     f"the keyword '{keyword.arg}=' of {description} is not supported "
                     "on a value that carries gradient",
-                    f"supported here: {', '.join(_OPTIONS[name])}"
-                    + (
-                        "; for more axes use np.reshape or x[None]"
-                        if keyword.arg == "ndmin"
-                        else ""
-                    ),
+                    f"supported here: {', '.join(_OPTIONS[name])}{axes}",
                 )
             options[keyword.arg] = keyword.value
         copy = options.get("copy")
@@ -108,13 +104,9 @@ class Conversions:
             dtype = self.normalizer.calls.static_operand(dtype, "the dtype")
             kept.append(ast.keyword("dtype", dtype))
         value = ast.Call(self.normalizer.rename(node.func), [source], kept)
-        inputs = {"x": source}
-        if dtype is None:
-            return self.normalizer.calls.primitive(
-                target, value, "copy", [source], {}, node, inputs
-            )
+        op, given = ("copy", {}) if dtype is None else ("astype", {"dtype": dtype})
         return self.normalizer.calls.primitive(
-            target, value, "astype", [source], {"dtype": dtype}, node, inputs
+            target, value, op, [source], given, node, {"x": source}
         )
 
     def stacked(self, value: ast.expr, node: ast.Call, callee: Any) -> ast.expr:

@@ -104,10 +104,7 @@ class Effects:
                 items = [ast.Subscript(whole, ast.Constant(j), ast.Load()) for j in middle]
                 self.normalizer.assign(element.value, ast.List(items, ast.Load()))
                 continue
-            elif starred and i > starred[0]:
-                index = ast.Constant(i - count)
-            else:
-                index = ast.Constant(i)
+            index = ast.Constant(i - count if starred and i > starred[0] else i)
             if isinstance(element, ast.Name):
                 version = self.normalizer.version_name(element.id)
                 self._item(version, whole, index, node)
@@ -161,7 +158,7 @@ class Effects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in CONTEXT_METHODS:
             return
-        if self._is_reporting(func) or self._never_writes(func):
+        if self._changes_nothing(func):
             return
         root = func
         while isinstance(root, ast.Attribute):
@@ -184,24 +181,17 @@ class Effects:
                 "np.testing checks are fine",
             )
 
-    def _is_reporting(self, func: ast.expr) -> bool:
+    def _changes_nothing(self, func: ast.expr) -> bool:
+        """Calls that report (``print``, a logger's) or change no value they are given
+        (``np.random.seed``, plotting): see ``REPORTING`` and ``NEVER_WRITES``."""
         obj = self.global_callee(func)
         if obj is None:
             return False
         module = getattr(obj, "__module__", "") or ""
         return (
-            id(obj) in REPORTING
-            or module.startswith(REPORTING_MODULES)
-            or (isinstance(getattr(obj, "__self__", None), logging.Logger))
-        )
-
-    def _never_writes(self, func: ast.expr) -> bool:
-        """``np.random.seed``, ``random.seed``, plotting: calls that change no value
-        they are given (see ``NEVER_WRITES``)."""
-        obj = self.global_callee(func)
-        module = getattr(obj, "__module__", "") or ""
-        return obj is not None and (
-            id(obj) in NEVER_WRITES or module.startswith(NEVER_WRITES_MODULES)
+            id(obj) in REPORTING | NEVER_WRITES
+            or module.startswith(REPORTING_MODULES + NEVER_WRITES_MODULES)
+            or isinstance(getattr(obj, "__self__", None), logging.Logger)
         )
 
     def global_callee(self, func: ast.expr) -> object | None:

@@ -62,10 +62,9 @@ class Expressions:
             value = self.normalizer.rename(node)
             kind = "copy" if self.normalizer.is_varied(value) else "static"
             return self.normalizer.emit(Step(target, value, kind))
-        if self.normalizer.stack_steps.stack_of(node, "pop"):  # a gradient function's memory
-            return self.normalizer.stack_steps.stack_pop(
-                node, self.normalizer.stack_steps.stack_of(node, "pop"), target
-            )
+        popped_from = self.normalizer.stack_steps.stack_of(node, "pop")
+        if popped_from:  # a gradient function's memory
+            return self.normalizer.stack_steps.stack_pop(node, popped_from, target)
         if not self.normalizer.carries_gradient(node):
             return self.normalizer.emit(Step(target, self.normalizer.rename(node), "static"))
         try:
@@ -154,9 +153,8 @@ class Expressions:
                     opnames.index_object_hint(obj, node.slice, getattr(node.value, "attr", "")),
                 )
             base = self.normalizer.atom(node.value)
-            index = self.normalizer.calls.returned_key(
-                base, node.slice
-            )  # helper(x)["loss"]: a position
+            # helper(x)["loss"]: a position
+            index = self.normalizer.calls.returned_key(base, node.slice)
             index = index or self.normalizer.calls.static_operand(node.slice, "an index")
             value = ast.Subscript(value=base, slice=index, ctx=ast.Load())
             name = self.normalizer.calls.primitive(

@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar.base import augmented_value
 from autodiff_tutor.compiler.front.fence import is_list_append
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
-from autodiff_tutor.syntax import copy_tree
 
 
 class Flow:
@@ -101,18 +101,11 @@ class Flow:
         target = target or self.normalizer.fresh()
         paths = []
         for value in (node.body, node.orelse):
-            outer, computed, self.normalizer.steps = (
-                self.normalizer.steps,
-                dict(self.normalizer.computed),
-                [],
-            )
+            outer, computed = self.normalizer.steps, dict(self.normalizer.computed)
+            self.normalizer.steps = []
             atom = self.normalizer.atom(value)
-            block, self.normalizer.steps, self.normalizer.computed = (
-                self.normalizer.steps,
-                outer,
-                computed,
-            )
-            paths.append((block, atom))
+            paths.append((self.normalizer.steps, atom))
+            self.normalizer.steps, self.normalizer.computed = outer, computed
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
                 step = Step(target, atom, "static", copy_back=True, origin=self.normalizer.origin)
@@ -170,9 +163,7 @@ class Flow:
             if name in may_carry:
                 self.normalizer.may_carry.add(version)
         loop = Loop(node.__class__.__name__.lower(), [], [], origin=node)
-        if isinstance(node, ast.For):
-            if not isinstance(node.target, ast.Name):
-                self.normalizer.reject(node.target, "the loop variable must be a name", "")
+        if isinstance(node, ast.For):  # its target a name (see loop)
             loop.iterations = self.normalizer.emit(
                 Step(None, self.normalizer.rename(node.iter), "static"), node.iter
             ).id
@@ -228,7 +219,7 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                 if isinstance(node.value, ast.Name):
                     names.add(node.value.id)
-            elif is_list_append(node) if isinstance(node, ast.expr) else False:
+            elif isinstance(node, ast.expr) and is_list_append(node):
                 names.add(node.func.value.id)
     return names
 
@@ -267,11 +258,8 @@ def _assignments(statements: list[ast.stmt]) -> list[tuple[ast.expr, set[str]]]:
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                 }
                 names |= {t.value.id for t in targets if _is_element(t)}
-                value = node.value
-                if isinstance(node, ast.AugAssign):  # h += v reads h too: h = h + v
-                    read = copy_tree(node.target)
-                    read.ctx = ast.Load()
-                    value = ast.BinOp(read, node.op, value)
+                # h += v reads h too: h = h + v
+                value = augmented_value(node) if isinstance(node, ast.AugAssign) else node.value
                 found.append((value, names))
             elif isinstance(node, ast.expr) and is_list_append(node):
                 found.append((node.args[0], {node.func.value.id}))
@@ -285,15 +273,13 @@ def _writes_in_place(statements: list[ast.stmt]) -> bool:
     >>> _writes_in_place(ast.parse("r += 1.0").body), _writes_in_place(ast.parse("r = r + 1").body)
     (True, False)
     """
-    for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.AugAssign) or (
-                isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
-            ):
-                return True
-            if isinstance(node, ast.expr) and is_list_append(node):
-                return True
-    return False
+    return any(
+        isinstance(node, ast.AugAssign)
+        or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store))
+        or (isinstance(node, ast.expr) and is_list_append(node))
+        for statement in statements
+        for node in ast.walk(statement)
+    )
 
 
 def _is_element(target: ast.expr) -> bool:

@@ -207,8 +207,6 @@ class _Normalizer:
                 self.reject(target, "the two sides of this assignment differ in length", "")
             atoms = [self.atom(v) for v in value.elts]  # right side first, like Python
             for name_node, atom in zip(target.elts, atoms, strict=True):
-                if not isinstance(name_node, ast.Name):
-                    self.reject(name_node, "only names can be unpacked into", "")
                 version = self.version_name(name_node.id)
                 # the atom already names a version: copy it as it is (s, t = t, s)
                 kind = "copy" if self.is_varied(atom) else "static"
@@ -266,12 +264,8 @@ class _Normalizer:
         if isinstance(node, ast.expr):
             step.expression = node
         names = step.operand_names()
-        if (
-            step.kind in ("primitive", "copy", "op_call", "opaque", "escape")
-            and names & self.may_carry
-        ):
-            if step.kind in ("primitive", "copy", "op_call"):
-                self.may_carry.add(step.target)
+        if step.kind in ("primitive", "copy", "op_call") and names & self.may_carry:
+            self.may_carry.add(step.target)
         step.loops = tuple(self.loop_stack)
         self.steps.append(step)
         self.emitted.append(step)
@@ -365,7 +359,6 @@ class _Normalizer:
 
 
 def _defaults(parsed: ParsedFunction) -> dict[str, Any]:
-
     signature = inspect.signature(parsed.fn)
     return {
         name: p.default

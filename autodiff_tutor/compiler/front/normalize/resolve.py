@@ -41,7 +41,6 @@ MODULE_FACTORIES = {"array_module", "get_array_module", "array_namespace"}
 PAIRWISE = {id(builtins.max): "maximum", id(builtins.min): "minimum"}
 # math.exp(x) & co. on scalars, compiled with the numpy rule of the same name (the
 # compiler reads the source; tracing cannot follow math.*: lesson 04 shows the contrast).
-MATH_ON_SCALARS = True
 SCALAR_MATH = {
     id(getattr(math, name)): name
     for name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
@@ -132,7 +131,7 @@ class Resolver:
         if pair is not None and len(node.args) == 2 and not node.keywords:
             # max(a, b) of two values: the maximum rule (ties split the gradient)
             return Callee("primitive", op=pair, obj=obj, description=description)
-        if MATH_ON_SCALARS and id(obj) in SCALAR_MATH:  # math.exp(x): the numpy rule
+        if id(obj) in SCALAR_MATH:  # math.exp(x): the numpy rule
             return Callee("primitive", op=SCALAR_MATH[id(obj)], obj=obj, description=description)
         return classify(obj, description)
 
@@ -194,9 +193,9 @@ class Resolver:
         return known and not is_container(obj)
 
     def subscripted(self, node: ast.expr) -> tuple[bool, Any]:
-        """Whether the value of a subscripted ``node`` is known while compiling, and that
-        value (``None`` for an attribute of the values' module, known at run time only:
-        never a container)."""
+        """Whether the value of ``node`` (subscripted, or assigned) is known while
+        compiling, and that value (``None`` for an attribute of the values' module, known
+        at run time only: never a container, nor a module)."""
         root = _root_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
         if root is None:
             return False, None
@@ -219,19 +218,7 @@ class Resolver:
         if self.makes_module(value):
             self.module_locals.add(target)
             return
-        root = _root_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
-        if root is None:
-            return
-        names = None
-        if not self.is_global(root):
-            version = self.current.get(root, root)
-            if version not in self.module_values:
-                return
-            names = {root: self.module_values[version]}
-        try:
-            obj = self.evaluate(value, names)
-        except UnsupportedSyntaxError:
-            return
+        obj = self.subscripted(value)[1]
         if isinstance(obj, types.ModuleType):
             self.module_values[target] = obj
 

@@ -89,12 +89,9 @@ class RuleCalls:
             )
         self._check_options(node, rule, bound)
         for p in rule.inputs if not (rule.sequence or rule.shape == HELPER) else ():
-            if self.normalizer.calls.is_list_value(bound[p]) and self.normalizer.carries_gradient(
-                bound[p]
-            ):
-                bound[p] = self.normalizer.conversions.stacked(
-                    bound[p], node, callee
-                )  # numpy would stack it
+            listed = self.normalizer.calls.is_list_value(bound[p])
+            if listed and self.normalizer.carries_gradient(bound[p]):  # numpy would stack it
+                bound[p] = self.normalizer.conversions.stacked(bound[p], node, callee)
         inputs = {p: self._input_operand(bound[p], rule) for p in rule.inputs}
         kept = len(self.normalizer.static_operands)
         options = {
@@ -183,7 +180,7 @@ class RuleCalls:
         """The user's call with its operands replaced by the lowered atoms."""
         positional_params = params[: len(node.args) + int(method)]
         values = [lowered[p] for p in positional_params if p in lowered]
-        func = self._callee_expr(node, callee)
+        func = node.func if callee.receiver is not None else self.normalizer.rename(node.func)
         if method:
             receiver, values = values[0], values[1:]
             func = ast.Attribute(value=receiver, attr=node.func.attr, ctx=ast.Load())
@@ -192,27 +189,17 @@ class RuleCalls:
         keywords = [ast.keyword(k.arg, lowered[k.arg]) for k in node.keywords]
         return ast.Call(func=func, args=values, keywords=keywords)
 
-    def _callee_expr(self, node: ast.Call, callee: Callee) -> ast.expr:
-        if callee.receiver is not None:
-            return node.func
-        return self.normalizer.rename(node.func)
-
     def _input_operand(self, node: ast.expr, rule: Rule) -> ast.expr:
-        if rule.sequence and isinstance(node, (ast.List, ast.Tuple)):
+        if not rule.sequence:
+            return self.normalizer.atom(node)
+        if isinstance(node, (ast.List, ast.Tuple)):
             return type(node)(elts=[self.normalizer.atom(e) for e in node.elts], ctx=ast.Load())
-        if (
-            rule.sequence
-            and isinstance(node, ast.Name)
-            and self.normalizer.current.get(node.id) in self.normalizer.list_names
-        ):
-            return ast.Name(self.normalizer.current[node.id], ast.Load())
-        if rule.sequence:
-            self.normalizer.expressions.refuse(
-                node,
-                f"{rule.op} needs a list here",
-                "write [a, b, ...] or build a list with append",
-            )
-        return self.normalizer.atom(node)
+        version = self.normalizer.current.get(node.id) if isinstance(node, ast.Name) else None
+        if version in self.normalizer.list_names:
+            return ast.Name(version, ast.Load())
+        self.normalizer.expressions.refuse(
+            node, f"{rule.op} needs a list here", "write [a, b, ...] or build a list with append"
+        )
 
     def _read_as_method(self, receiver: ast.Name, method: str) -> None:
         """The refused option of ``r.method(...)`` just kept: ``r`` was read as an array,

@@ -54,12 +54,10 @@ def view_base(step: Step, is_module: Callable[[str], bool] = _no_module) -> str 
     value = step.value
     if isinstance(value, ast.Name):
         return value.id
-    if step.op in VIEW_OPS and step.inputs:  # np.transpose(t), t.T, t.reshape(...), t[i]
-        if step.op == "getitem" and _is_copying_index(step.options.get("index")):
-            return None
-        first = next(iter(step.inputs.values()))
-        return first.id if isinstance(first, ast.Name) else None
-    if isinstance(value, ast.Call) and shares_input(value) and step.inputs:  # np.asarray(t)
+    if step.op == "getitem" and _is_copying_index(step.options.get("index")):
+        return None
+    converts = isinstance(value, ast.Call) and shares_input(value)  # np.asarray(t)
+    if step.inputs and (step.op in VIEW_OPS or converts):  # np.transpose(t), t.T, t[i]...
         first = next(iter(step.inputs.values()))
         return first.id if isinstance(first, ast.Name) else None
     if step.op is not None:

@@ -84,13 +84,8 @@ class StackSteps:
         value = ast.Call(
             ast.Attribute(ast.Name(stack, ast.Load()), "push", ast.Load()), [pushed], []
         )
-        step = Step(
-            self.normalizer.fresh("push"),
-            value,
-            "push",
-            op=self.normalizer.stacks[stack],
-            stack=stack,
-        )
+        kind = self.normalizer.stacks[stack]
+        step = Step(self.normalizer.fresh("push"), value, "push", op=kind, stack=stack)
         step.inputs = {"values": pushed}
         self.normalizer.emit(step, call)
 

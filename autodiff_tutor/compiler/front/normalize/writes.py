@@ -46,9 +46,8 @@ class Writes:
             and _string(key)
         ):
             return self._store_entry(target, value)
-        is_list = (
-            self.normalizer.current.get(name) in self.normalizer.list_names
-        )  # params = [W, b]; params[0] = v
+        # params = [W, b]; params[0] = v
+        is_list = self.normalizer.current.get(name) in self.normalizer.list_names
         if is_list and isinstance(target.slice, (ast.Slice, ast.Tuple)):
             self.normalizer.reject(
                 target.slice,
@@ -65,19 +64,13 @@ class Writes:
         call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, item], [])
         version = self.normalizer.version_name(name)
         if is_list:  # a new version of the list (list_result: it is a list name)
-            inputs = {"xs": base, "x": item}
-            self.normalizer.calls.primitive(
-                version, call, "list_setitem", [], {"index": index}, target, inputs
-            )
+            op, inputs = "list_setitem", {"xs": base, "x": item}
         else:
-            inputs = {"x": base, "value": item}
-            self.normalizer.calls.primitive(
-                version, call, "setitem", [], {"index": index}, target, inputs
-            )
+            op, inputs = "setitem", {"x": base, "value": item}
+        self.normalizer.calls.primitive(version, call, op, [], {"index": index}, target, inputs)
         self.normalizer.current[name] = version
-        self.normalizer.aliases.spread_write(
-            base.id, version, target
-        )  # views and aliases see the write
+        # views and aliases see the write
+        self.normalizer.aliases.spread_write(base.id, version, target)
 
     def _store_entry(self, target: ast.Subscript, value: ast.expr) -> None:
         """``state["k"] = v`` into a dict parameter (``bn_param["running_mean"] = ...``):
@@ -91,9 +84,8 @@ class Writes:
             [],
         )
         statement = ast.copy_location(ast.Expr(call), target)
-        reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), item], ast.Load())
-        if not isinstance(item, ast.Name):
-            reads = ast.Tuple([ast.Name(target.value.id, ast.Load())], ast.Load())
+        read = [item] if isinstance(item, ast.Name) else []
+        reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), *read], ast.Load())
         self.normalizer.emit(
             Step(self.normalizer.fresh("effect"), reads, "effect", statement=statement), target
         )
@@ -259,11 +251,11 @@ class Writes:
                         stale = self._stale_in_loop(name, position, step, loops, definer)
                     if stale:
                         variable = self.normalizer.user_name(name)  # not its version
-                        seen_by = _described(name, definer, variable)
+                        reads = _held_expression(name, definer)  # a temporary's: x[i - 1]
+                        seen_by = variable if reads is None else ast.unparse(reads)
                         element = _element(name, definer, variable)
                         layout = self.normalizer.layout_blocked.get(version)
                         listed = name in self.normalizer.list_names
-                        reads = _held_expression(name, definer)
                         self._in_place_error(
                             node, what, fix, seen_by, element, layout, listed, reads
                         )
@@ -272,9 +264,8 @@ class Writes:
         """Names that see the memory of the written array when the write happens: made
         before the write, or anywhere in a loop around it (the next iteration's write)."""
         related = set(family)
-        list_write = bool(
-            family & self.normalizer.list_names
-        )  # ys[i] = v, ys.append(v): the list object
+        # ys[i] = v, ys.append(v): the list object
+        list_write = bool(family & self.normalizer.list_names)
         held = {} if list_write else self._held_items()
         values = {n for step in self.normalizer.emitted for n in step.defined()} | set(
             self.normalizer.params
@@ -425,13 +416,6 @@ def _made_between(name: str, start: int, end: int, definer: dict, fresh: set[str
         and _made_between(step.value.id, start, p, definer, fresh)
         for p, step in steps
     )
-
-
-def _described(name: str, definer: dict, variable: str) -> str:
-    """The user's name of ``name`` (``variable``), or the expression a temporary holds
-    (``x[i - 1]``)."""
-    held = _held_expression(name, definer)
-    return variable if held is None else ast.unparse(held)
 
 
 def _held_expression(name: str, definer: dict) -> ast.expr | None:
