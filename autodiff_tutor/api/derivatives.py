@@ -152,6 +152,7 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
+    one = isinstance(wrt, (int, str))  # one gradient, not a tuple (_unpack, decided once)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
@@ -160,7 +161,7 @@ def value_and_grad(
             if checked and not kwargs:  # the pair cached for these shapes
                 result = cached_call(compiled, checked[0], args)
                 if result is not None:
-                    return result[0], _unpack(result[1], wrt)
+                    return result[0], result[1][0] if one else _unpack(result[1], wrt)
             keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt

@@ -299,8 +299,13 @@ def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized
     its arrays' shapes and dtypes alone: that is the key :func:`guard_key` made for
     them, and no other argument's key entry looks like it. Any other call (a new
     key, another kind of argument) takes the full :func:`guard_key`."""
-    # array_key(args), written out: this runs before every cached call
-    arrays = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args])
+    # array_key(args), written out (one argument without a list): this runs before
+    # every cached call
+    if len(args) == 1:
+        first = args[0]
+        arrays = ((first.shape, first.dtype) if type(first) is np.ndarray else None,)
+    else:
+        arrays = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args])
     found = derivative.specializations.get(arrays, False)
     if found is not False:
         return found
