@@ -88,6 +88,42 @@ def cube(x):
     return np.sum(np.tanh(x))
 
 
+def rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ Wh + xs[t] @ Wx + b)
+        total = total + np.sum(h * h)
+    return total
+
+
+def leaky_sine_state(W, U, xs):
+    h = np.tanh(xs[0] @ U)
+    for t in range(xs.shape[0]):
+        h = 0.5 * h + np.sin(xs[t] @ U + h @ W)
+    return np.sum(h) + np.sum(W * W)
+
+
+def gated_state(U, V, W, xs):
+    h = xs[0] @ U
+    total = 0.0
+    for t in range(xs.shape[0]):
+        gate = 1.0 / (1.0 + np.exp(-(xs[t] @ V)))
+        h = gate * (h @ W) + (1.0 - gate) * (xs[t] @ U)
+        total = total + np.sum(h * gate)
+    return total
+
+
+def _rnn_args(rng, steps, batch, d, h):
+    return (
+        rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+        rng.normal(0, 1 / np.sqrt(d), (d, h)),
+        rng.normal(0, 0.1, h),
+        rng.normal(size=(steps, batch, d)),
+        rng.normal(size=(batch, h)),
+    )
+
+
 def _relu_softmax_args(rng):
     Y = np.eye(3)[[0, 2, 1, 2, 0]]
     return (*(rng.normal(size=s) for s in [(4, 6), (6, 3), (5, 4)]), Y)
@@ -149,6 +185,24 @@ def _run(fn, args, wrt):
             lambda rng: (rng.normal(size=(3, 1)), rng.normal(size=1), rng.normal(size=(1, 3))),
             [0, 1, 2],
         ),
+        (rnn, lambda rng: _rnn_args(rng, 5, 4, 3, 6), [0, 1, 2, 3, 4]),
+        (rnn, lambda rng: _rnn_args(rng, 3, 8, 5, 32), [0, 1, 2, 4]),
+        (
+            leaky_sine_state,
+            lambda rng: (
+                *(rng.normal(0, 0.5, s) for s in [(4, 4), (3, 4)]),
+                rng.normal(size=(6, 2, 3)),
+            ),
+            [0, 1, 2],
+        ),
+        (
+            gated_state,
+            lambda rng: (
+                *(rng.normal(0, 0.5, s) for s in [(3, 5), (3, 5), (5, 5)]),
+                rng.normal(size=(4, 2, 3)),
+            ),
+            [0, 1, 2, 3],
+        ),
     ],
     ids=[
         "rosenbrock",
@@ -161,13 +215,19 @@ def _run(fn, args, wrt):
         "mlp_with_numpy_tanh_between_loops",
         "sums_and_means_along_rows_and_columns",
         "matrices_of_one_row_or_column",
+        "rnn_small_products_as_loops",
+        "rnn_large_products_by_numpy",
+        "leaky_sine_state_over_steps",
+        "gated_state_reading_the_step_twice",
     ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
     elementwise work are lowered, and so are matrices (products, bias rows, sums,
     means and softmax along rows or columns, transposes, one-row matrices); they give
-    the numpy backend's value and gradients, which central differences confirm."""
+    the numpy backend's value and gradients, which central differences confirm. So
+    are loops over the leading axis of a three-dimensional argument with matrix
+    products inside (recurrent states), small products as loops, large ones numpy's."""
     args = make(np.random.default_rng(3))
     (value, gradients), (expected_value, expected), note = _run(fn, args, wrt)
     assert note == "fused by numba"
