@@ -345,3 +345,54 @@ def test_the_decorator_takes_the_backend():
     assert np.isclose(value, expected_value, rtol=1e-12)
     np.testing.assert_allclose(gradient, expected, rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(gradient, central_difference(smooth.fn, (x,), 0), rtol=1e-6)
+
+
+def state_started_from_a_number(W, xs):
+    h = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h + xs[t] @ W)
+    return np.sum(h * h)
+
+
+@needs_numba
+def test_a_state_whose_shape_changes_in_the_loop_is_not_lowered():
+    """The state is a number before the loop and a matrix after its first step: the
+    loop's body, written once, cannot be for both. It is refused (said in the note),
+    and the numpy pair's gradients, checked by central differences, come back."""
+    rng = np.random.default_rng(7)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=(5, 2, 3)))
+    fn = state_started_from_a_number
+    (value, gradients), (expected_value, expected), note = _run(fn, args, [0, 1])
+    assert note.startswith("not fused (") and "changed in a loop" in note
+    assert np.isclose(value, expected_value, rtol=1e-12)
+    for index, g, e in zip([0, 1], gradients, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(g, central_difference(fn, args, index), rtol=1e-6, atol=1e-6)
+
+
+@needs_numba
+def test_a_lowered_loop_takes_arguments_of_another_memory_layout():
+    """The kernel is compiled for the first call's arrays; a later call with arrays of
+    the same shapes laid out otherwise (a transposed copy, a strided view) gives the
+    numpy backend's gradients too."""
+    rng = np.random.default_rng(8)
+    args = _rnn_args(rng, 4, 3, 2, 5)
+    fused = value_and_grad(rnn, wrt=[0, 1, 2], backend="numba")
+    for _ in range(2):
+        fused(*args)
+    Wh, Wx, b, xs, h0 = args
+    other = (
+        np.asfortranarray(Wh),
+        np.asfortranarray(Wx),
+        np.repeat(b, 2)[::2],
+        np.asfortranarray(xs),
+        np.asfortranarray(h0),
+    )
+    assert not other[3].flags.c_contiguous and not other[2].flags.contiguous
+    value, gradients = fused(*other)
+    expected_value, expected = value_and_grad(rnn, wrt=[0, 1, 2])(*args)
+    (pair,) = differentiable(rnn, backend="numba").derivative([0, 1, 2]).specializations.values()
+    assert pair.fused_note == "fused by numba"
+    assert np.isclose(value, expected_value, rtol=1e-12)
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11)

@@ -112,12 +112,15 @@ def lower_loops(
 ) -> Kernel:
     """The pair as one kernel (see the module's docstring); :class:`NotLowered` where it
     cannot be."""
-    small = _Loops(params, shapes, scope, small=True)
-    kernel = small.run(forward, backward, output, seed, gradients)
-    if small.large_products:
-        return _Loops(params, shapes, scope, small=False).run(
-            forward, backward, output, seed, gradients
-        )
+    try:
+        small = _Loops(params, shapes, scope, small=True)
+        kernel = small.run(forward, backward, output, seed, gradients)
+        if small.large_products:
+            return _Loops(params, shapes, scope, small=False).run(
+                forward, backward, output, seed, gradients
+            )
+    except (ValueError, TypeError, KeyError, IndexError) as error:  # a form not read here
+        raise NotLowered(f"a loop's code not read ({type(error).__name__}: {error})") from None
     return kernel
 
 
@@ -335,9 +338,13 @@ class _Loops:
         self.emit(header)
         self.shapes[s.target.id] = ()
         self.step, self.frame = s.target.id, frame
+        before = dict(self.shapes)
         self.depth += 1
         self.block(s.body)
         self.depth -= 1
+        for name, shape in before.items():  # the body's code was written for these
+            if self.shapes[name] != shape:
+                raise NotLowered(f"the shape of {name} changed in a loop")
         self.step, self.frame = None, None
         if walked_back and self.popped:
             raise NotLowered("a loop walked back pops fewer values than it pushed")
@@ -352,7 +359,9 @@ class _Loops:
 
     def push(self, e: ast.Call) -> None:
         values = e.args[0].elts if isinstance(e.args[0], ast.Tuple) else None
-        if values is None or not all(isinstance(v, ast.Name) for v in values):
+        if values is None or not all(
+            isinstance(v, ast.Name) and v.id in self.shapes for v in values
+        ):
             raise NotLowered(f"the push {ast.unparse(e)!r}")
         if self.frame is None:  # pushed once: the names themselves, as they are now
             kept = []
