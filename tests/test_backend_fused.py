@@ -114,6 +114,24 @@ def gated_state(U, V, W, xs):
     return total
 
 
+def relu_state_mean(W, U, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.maximum(h @ W + xs[t] @ U, 0.0)
+        total = total + np.mean(h)
+    return total
+
+
+def _state_args(rng, steps, batch, d, h):
+    return (
+        rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+        rng.normal(0, 1 / np.sqrt(d), (d, h)),
+        rng.normal(size=(steps, batch, d)),
+        rng.normal(0, 0.3, (batch, h)),
+    )
+
+
 def _rnn_args(rng, steps, batch, d, h):
     return (
         rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
@@ -203,6 +221,8 @@ def _run(fn, args, wrt):
             ),
             [0, 1, 2, 3],
         ),
+        (relu_state_mean, lambda rng: _state_args(rng, 3, 2, 3, 4), [0, 1, 2, 3]),
+        (relu_state_mean, lambda rng: _state_args(rng, 3, 8, 5, 40), [0, 1, 2]),
     ],
     ids=[
         "rosenbrock",
@@ -219,6 +239,8 @@ def _run(fn, args, wrt):
         "rnn_large_products_by_numpy",
         "leaky_sine_state_over_steps",
         "gated_state_reading_the_step_twice",
+        "relu_state_and_means_small",
+        "relu_state_and_means_large",
     ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):

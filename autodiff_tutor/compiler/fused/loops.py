@@ -44,29 +44,41 @@ pair runs.
 y_steps = np.empty((3, 1, 2))
 total = 0.0
 for t in range(3):
-    a = xs[t]
     t_2 = np.zeros((1, 2))
     for i in range(1):
         for k in range(2):
-            a_ik = a[i, k]
+            a_ik = xs[t, i, k]
             for j in range(2):
                 t_2[i, j] += a_ik * W[k, j]
-    y = np.tanh(t_2)
-    y_steps[t] = y
-    total = total + y.sum()
+    y = np.empty((1, 2))
+    for i in range(1):
+        for k in range(2):
+            y[i, k] = np.tanh(t_2[0, k])
+    for i in range(1):
+        for k in range(2):
+            y_steps[t, i, k] = y[0, k]
+    total_2 = 0.0
+    for i in range(1):
+        for k in range(2):
+            total_2 += y[i, k]
+    total = total + total_2
 d_total = 1.0
 d_W = np.zeros((2, 2))
 for t in range(2, -1, -1):
     y = y_steps[t]
-    a_2 = xs[t].T
-    b = 1 - y * y
+    b = np.empty((1, 2))
+    for i in range(1):
+        for k in range(2):
+            b[i, k] = 1 - y[0, k] * y[0, k]
     t_3 = np.zeros((2, 2))
     for i in range(2):
         for k in range(1):
-            a_ik = a_2[i, k]
+            a_ik = xs[t, k, i]
             for j in range(2):
                 t_3[i, j] += a_ik * b[k, j]
-    d_W += t_3
+    for i in range(2):
+        for k in range(2):
+            d_W[i, k] += t_3[i, k]
 """
 
 from __future__ import annotations
@@ -75,6 +87,7 @@ import ast
 import builtins
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +146,15 @@ class _Value:
     shape: tuple[int, ...]
     precedence: int = 9
     arithmetic: bool = False  # code the kernel computes element by element
+    #: the code of one element, given the index of each of the value's dimensions;
+    #: ``None`` where only the whole array has code (a reshaped view)
+    element: Callable[[list[str]], str] | None = None
+
+    def at(self, index: list[str]) -> str:
+        """The code of the element at ``index`` (one entry per dimension)."""
+        if self.element is not None:
+            return self.element(index)
+        return f"{self.code}[{', '.join(index)}]" if index else self.code
 
 
 @dataclass
@@ -239,8 +261,7 @@ class _Loops:
                 or _broadcast(self.shapes[name], value.shape) != (self.shapes[name])
             ):
                 raise NotLowered(f"the statement {ast.unparse(s)!r}")
-            value = self.settled(value)
-            return self.emit(f"{name} {_BINARY[type(s.op)]}= {value.code}")
+            return self.write(name, self.shapes[name], value, _BINARY[type(s.op)])
         if isinstance(s, ast.Delete):
             return None
         raise NotLowered(f"the statement {ast.unparse(s)!r}")
@@ -278,9 +299,34 @@ class _Loops:
                 self.shapes[name] = shape
                 self.emit(f"{name} = {f'np.zeros({shape})' if shape else '0.0'}")
                 return
-        value = self.settled(self.value(e))
+        self.bind(name, self.settled(self.value(e)))
+
+    def bind(self, name: str, value: _Value) -> None:
+        """``name = value``; in a kernel numba compiles, arithmetic over arrays as
+        loops over the elements (numba's array expressions take long to compile)."""
+        if self.small and value.arithmetic and value.shape:
+            # its elements in loops: a fresh array (``name`` may be read, or shared)
+            target = name if name not in _WORD.findall(value.code) else self.fresh(name)
+            self.emit(f"{target} = np.empty({value.shape})")
+            self.shapes[target] = value.shape
+            self.write(target, value.shape, value)
+            if target != name:
+                self.emit(f"{name} = {target}")
+        else:
+            self.emit(f"{name} = {value.code}")
         self.shapes[name] = value.shape
-        self.emit(f"{name} = {value.code}")
+
+    def nest(self, shape: tuple[int, ...], line: Callable[[list[str]], str]) -> None:
+        """Loops over the elements of ``shape``, ``line(index)`` innermost."""
+        if len(shape) > 3:
+            raise NotLowered(f"a value of {len(shape)} dimensions in loops")
+        index = self.loop_names[: len(shape)]
+        depth = self.depth
+        for name, n in zip(index, shape, strict=True):
+            self.emit(f"for {name} in range({n}):")
+            self.depth += 1
+        self.emit(line(index))
+        self.depth = depth
 
     def settled(self, value: _Value) -> _Value:
         """In a Python kernel, arithmetic over arrays is one function numba compiles."""
@@ -383,7 +429,10 @@ class _Loops:
                 f"np.empty({self.shapes[name]})" if self.small else f"[None] * {self.frame.count}"
             )
             self.allocations.append((0, f"{name} = {empty}", self.origin))
-            self.emit(f"{name}[{self.step}] = {v.id}")
+            if self.small:
+                self.write(f"{name}[{self.step}]", shape, _Value(v.id, shape))
+            else:
+                self.emit(f"{name}[{self.step}] = {v.id}")
             rows.append(name)
         self.frame.pushes.append(rows)
 
@@ -417,16 +466,35 @@ class _Loops:
         value = self.value(e)
         if value.shape != row.shape:
             raise NotLowered(f"the write into {ast.unparse(target)!r} of shape {value.shape}")
-        self.emit(f"{row.code} {op}= {self.settled(value).code}")
+        self.write(row.code, row.shape, value, op)
+
+    def write(self, target: str, shape: tuple[int, ...], value: _Value, op: str = "") -> None:
+        """``target op= value`` into an array of ``shape``: in a kernel numba compiles,
+        as loops over the elements (numba takes seconds to compile a write of an array
+        into a slice, or an in-place operator over arrays)."""
+        if self.small and shape:
+            reads_target = target.partition("[")[0] in _WORD.findall(value.code)
+            a_view = value.element is None and not re.fullmatch(r"\w+", value.code)
+            if value.shape and (a_view or reads_target):
+                # an array of its own first: the loops must not read what they write
+                value = _Value(self.fresh_copy(value), value.shape)
+
+            def line(index: list[str]) -> str:
+                at = ", ".join(index)
+                at = f"{target[:-1]}, {at}]" if target.endswith("]") else f"{target}[{at}]"
+                return f"{at} {op}= {value.at(_aligned(index, shape, value.shape))}"
+
+            return self.nest(shape, line)
+        self.emit(f"{target} {op}= {self.settled(value).code}")
 
     # -- expressions ------------------------------------------------------------------------
 
     def value(self, e: ast.expr) -> _Value:
         if isinstance(e, ast.Constant) and type(e.value) in (int, float):
-            return _Value(repr(e.value), ())
+            return _Value(repr(e.value), (), element=_constant(repr(e.value)))
         if isinstance(e, ast.Name):
             if e.id in self.shapes:
-                return _Value(e.id, self.shapes[e.id])
+                return _Value(e.id, self.shapes[e.id], element=_indexed(e.id))
             raise NotLowered(f"the name {e.id!r}")
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return self.matmul(self.value(e.left), self.value(e.right))
@@ -435,22 +503,26 @@ class _Loops:
             left, right = self.value(e.left), self.value(e.right)
             shape = _broadcast(left.shape, right.shape)
             p = _PRECEDENCE[op]
-            lt = (
-                left.code
-                if left.precedence > p or (left.precedence == p and op != "**")
-                else (f"({left.code})")
-            )
-            rt = right.code if right.precedence > p else f"({right.code})"
-            return _Value(f"{lt} {op} {rt}", shape, p, True)
+            if not (left.precedence > p or (left.precedence == p and op != "**")):
+                left = _parenthesized(left)
+            if not right.precedence > p:
+                right = _parenthesized(right)
+            form = f"{{}} {op} {{}}"
+            code = form.format(left.code, right.code)
+            return _Value(code, shape, p, True, _combined(form, shape, left, right))
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             inner = self.value(e.operand)
-            code = inner.code if inner.precedence >= 3 else f"({inner.code})"
-            return _Value(f"-{code}", inner.shape, 3, True)
+            if inner.precedence < 3:
+                inner = _parenthesized(inner)
+            return _Value(
+                f"-{inner.code}", inner.shape, 3, True, _combined("-{}", inner.shape, inner)
+            )
         if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
             left, right = self.value(e.left), self.value(e.comparators[0])
             shape = _broadcast(left.shape, right.shape)
-            code = f"({left.code}) {_COMPARE[type(e.ops[0])]} ({right.code})"
-            return _Value(code, shape, 0, True)
+            form = f"({{}}) {_COMPARE[type(e.ops[0])]} ({{}})"
+            code = form.format(left.code, right.code)
+            return _Value(code, shape, 0, True, _combined(form, shape, left, right))
         if isinstance(e, ast.Attribute):
             return self.attribute(e)
         if isinstance(e, ast.Subscript):
@@ -463,7 +535,7 @@ class _Loops:
         base = self.value(e.value)
         if e.attr == "T":
             code = base.code if base.precedence == 9 else f"({base.code})"
-            return _Value(f"{code}.T", base.shape[::-1])
+            return _Value(f"{code}.T", base.shape[::-1], element=lambda i: base.at(i[::-1]))
         raise NotLowered(f"the attribute {ast.unparse(e)!r}")
 
     def subscript(self, e: ast.Subscript) -> _Value:
@@ -483,23 +555,29 @@ class _Loops:
             raise NotLowered(f"the index {ast.unparse(e)!r}")
         index = e.slice
         if isinstance(index, ast.Name) and index.id == self.step and index.id is not None:
-            return _Value(f"{base.code}[{index.id}]", base.shape[1:])
+            step = index.id
+            return _Value(
+                f"{base.code}[{step}]", base.shape[1:], element=lambda i: base.at([step, *i])
+            )
         if isinstance(index, ast.Constant) and type(index.value) is int:
             if not -base.shape[0] <= index.value < base.shape[0]:
                 raise NotLowered(f"the index {ast.unparse(e)!r}, out of bounds")
-            return _Value(f"{base.code}[{index.value % base.shape[0]}]", base.shape[1:])
+            row = str(index.value % base.shape[0])
+            return _Value(
+                f"{base.code}[{row}]", base.shape[1:], element=lambda i: base.at([row, *i])
+            )
         if isinstance(index, ast.Slice) and index.lower is None and index.step is None:
             stop = base.shape[0] if index.upper is None else self.integer(index.upper)
             if stop < 0 or stop > base.shape[0]:
                 raise NotLowered(f"the slice {ast.unparse(e)!r}")
             if stop == base.shape[0]:
                 return base
-            return _Value(f"{base.code}[:{stop}]", (stop, *base.shape[1:]))
+            return _Value(f"{base.code}[:{stop}]", (stop, *base.shape[1:]), element=base.at)
         raise NotLowered(f"the index {ast.unparse(e)!r}")
 
     def call(self, e: ast.Call) -> _Value:
         if e.keywords and not (
-            isinstance(e.func, ast.Attribute) and e.func.attr in ("sum", "reshape")
+            isinstance(e.func, ast.Attribute) and e.func.attr in ("sum", "mean", "reshape")
         ):
             raise NotLowered(f"the call {ast.unparse(e)!r}")
         if isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
@@ -513,9 +591,28 @@ class _Loops:
             if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
                 raise NotLowered(f"the call {ast.unparse(e)!r}")
             return self.reduce(self.value(e.func.value), e.args, e.keywords)
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "mean":
+            if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
+                raise NotLowered(f"the call {ast.unparse(e)!r}")
+            operand = self.value(e.func.value)
+            total = self.reduce(operand, e.args, e.keywords)
+            count = repr(float(math.prod(operand.shape) // max(1, math.prod(total.shape))))
+            form = f"{{}} / {count}"
+            return _Value(
+                form.format(total.code), total.shape, 2, True, _combined(form, total.shape, total)
+            )
         if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
             return self.reshape(self.value(e.func.value), e.args)
         function = self.function(e.func)
+        if function is np.where and len(e.args) == 3:
+            parts = [self.value(a) for a in e.args]
+            shape = _broadcast(_broadcast(parts[0].shape, parts[1].shape), parts[2].shape)
+            if not self.small and shape:  # numpy's, its arguments computed first
+                codes = ", ".join(self.settled(p).code for p in parts)
+                return _Value(f"np.where({codes})", shape)
+            element = _combined("({1} if {0} else {2})", shape, *parts)
+            code = f"np.where({', '.join(p.code for p in parts)})" if shape else element([])
+            return _Value(code, shape, 9, True, element)
         if function is np.sum and len(e.args) == 1:
             return self.reduce(self.value(e.args[0]), [], e.keywords)
         if function in _FUNCTIONS:
@@ -523,11 +620,10 @@ class _Loops:
             shape: tuple[int, ...] = ()
             for a in args:
                 shape = _broadcast(shape, a.shape)
-            code = f"{_FUNCTIONS[function]}({', '.join(a.code for a in args)})"
-            if _FUNCTIONS[function] in ("max", "min") and shape:
-                code = f"np.{_FUNCTIONS[function]}imum({', '.join(a.code for a in args)})"
+            form = f"{_FUNCTIONS[function]}({', '.join('{}' for _ in args)})"
+            code = form.format(*(a.code for a in args))
             if self.small or not shape:
-                return _Value(code, shape, 9, True)
+                return _Value(code, shape, 9, True, _combined(form, shape, *args))
             # a Python kernel: numpy computes the function over the whole array (SIMD),
             # the arithmetic of its arguments first, in one pass
             settled = [self.settled(a) for a in args]
@@ -564,6 +660,21 @@ class _Loops:
         rank = len(operand.shape)
         axes = range(rank) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
         axes = sorted({a % rank for a in axes}, reverse=True)
+        if self.small:  # an accumulator in loops over the operand's elements
+            kept = [k for k in range(rank) if k not in axes]
+            shape = tuple(operand.shape[k] for k in kept)
+            total = self.fresh("total")
+            self.shapes[total] = shape
+            self.emit(f"{total} = np.zeros({shape})" if shape else f"{total} = 0.0")
+            if operand.element is None:
+                operand = _Value(self.operand(operand, "v"), operand.shape)
+
+            def line(index: list[str]) -> str:
+                at = f"[{', '.join(index[k] for k in kept)}]" if kept else ""
+                return f"{total}{at} += {operand.at(index)}"
+
+            self.nest(operand.shape, line)
+            return _Value(total, shape)
         if len(axes) == rank:
             return _Value(f"{code}.sum()", ())
         shape = list(operand.shape)
@@ -582,7 +693,11 @@ class _Loops:
         # numba reshapes only contiguous arrays: an argument or a view is made one
         if not re.fullmatch(r"\w+", code) or code in self.params:
             code = f"np.ascontiguousarray({code})"
-        return _Value(f"{code}.reshape({shape})", shape)
+        reshaped = _Value(f"{code}.reshape({shape})", shape)
+        if not self.small:
+            return reshaped
+        name = self.operand(reshaped, "v")  # a view, once: its elements are read by index
+        return _Value(name, shape, element=_indexed(name))
 
     def matmul(self, a: _Value, b: _Value) -> _Value:
         if not a.shape or not b.shape or len(a.shape) > 2 or len(b.shape) > 2:
@@ -600,7 +715,10 @@ class _Loops:
             codes = [o.code if o.precedence == 9 else f"({o.code})" for o in (left, right)]
             self.emit(f"{out} = {codes[0]} @ {codes[1]}")
             return _Value(out, shape)
-        left, right = self.operand(a, "a"), self.operand(b, "b")
+        left, right = (
+            _Value(self.operand(o, name), o.shape) if o.arithmetic or o.element is None else o
+            for o, name in ((a, "a"), (b, "b"))
+        )
         self.emit(f"{out} = np.zeros({shape})" if shape else f"{out} = 0.0")
         m = a.shape[0] if len(a.shape) == 2 else None
         n = b.shape[1] if len(b.shape) == 2 else None
@@ -611,26 +729,36 @@ class _Loops:
             self.depth += 1
         self.emit(f"for {k} in range({inner}):")
         self.depth += 1
-        row = f"{left}[{i}, {k}]" if m is not None else f"{left}[{k}]"
+        row = left.at([i, k] if m is not None else [k])
         if n is not None:
             self.emit(f"{a_ik} = {row}")
             self.emit(f"for {j} in range({n}):")
             self.depth += 1
             at = f"{i}, {j}" if m is not None else j
-            self.emit(f"{out}[{at}] += {a_ik} * {right}[{k}, {j}]")
+            self.emit(f"{out}[{at}] += {a_ik} * {right.at([k, j])}")
         else:
             at = f"[{i}]" if m is not None else ""
-            self.emit(f"{out}{at} += {row} * {right}[{k}]")
+            self.emit(f"{out}{at} += {row} * {right.at([k])}")
         self.depth = depth
         return _Value(out, shape)
+
+    def fresh_copy(self, value: _Value) -> str:
+        """``value`` written into a new array, element by element."""
+        if value.element is None and not re.fullmatch(r"\w+", value.code):  # a view
+            view = self.operand(value, "v")
+            value = _Value(view, value.shape, element=_indexed(view))
+        name = self.fresh("v")
+        self.shapes[name] = value.shape
+        self.emit(f"{name} = np.empty({value.shape})")
+        self.write(name, value.shape, value)
+        return name
 
     def operand(self, value: _Value, base: str) -> str:
         """A product's operand as a name the loops index."""
         if re.fullmatch(r"\w+", value.code):
             return value.code
         name = self.fresh(base)
-        self.shapes[name] = value.shape
-        self.emit(f"{name} = {value.code}")
+        self.bind(name, value)
         return name
 
 
@@ -650,3 +778,37 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError:
         raise NotLowered(f"shapes {a} and {b} do not broadcast") from None
+
+
+def _indexed(name: str) -> Callable[[list[str]], str]:
+    return lambda index: f"{name}[{', '.join(index)}]" if index else name
+
+
+def _constant(code: str) -> Callable[[list[str]], str]:
+    return lambda index: code
+
+
+def _parenthesized(value: _Value) -> _Value:
+    return _Value(
+        f"({value.code})",
+        value.shape,
+        9,
+        value.arithmetic,
+        lambda index: f"({value.at(index)})",
+    )
+
+
+def _combined(form: str, shape: tuple[int, ...], *parts: _Value) -> Callable[[list[str]], str]:
+    """The element of ``form`` over ``parts`` broadcast to ``shape``: each part at
+    its own index (its dimensions of one at 0)."""
+
+    def element(index: list[str]) -> str:
+        return form.format(*(part.at(_aligned(index, shape, part.shape)) for part in parts))
+
+    return element
+
+
+def _aligned(index: list[str], shape: tuple[int, ...], own: tuple[int, ...]) -> list[str]:
+    """The index into an array of shape ``own`` broadcast to ``shape`` at ``index``."""
+    offset = len(shape) - len(own)
+    return ["0" if n == 1 else index[offset + k] for k, n in enumerate(own)]
