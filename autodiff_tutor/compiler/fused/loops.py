@@ -10,15 +10,18 @@ walks it back reads them at its own step (``h_3 = h_3_steps[t]``). Every shape i
 known at lowering time, so the kernel chooses how to multiply by size:
 
 - where every matrix product has at most :data:`SMALL_PRODUCT` multiply-adds, the whole
-  kernel is compiled by numba, each product written as explicit loops (a BLAS call costs
-  more than a small product), elementwise work as numba's fused array expressions;
+  kernel is compiled by numba, and every array value is written as loops over its
+  elements: a product as three loops (a BLAS call costs more than a small product), an
+  elementwise value, a sum or a write into a step's row as one loop nest each (numba
+  compiles those in a fraction of the time its array expressions and slice writes take);
 - else the kernel is plain Python, its products numpy's own ``@`` (its BLAS) and its
-  functions over arrays numpy's (SIMD), and the arithmetic of a statement between them
-  one function numba compiles (one pass, no temporaries).
+  functions over arrays numpy's (SIMD), the arithmetic of a statement between them one
+  function numba compiles (one pass, no temporaries), and the values pushed kept in
+  lists, as the numpy pair keeps them.
 
-What it cannot read so (a loop it cannot make static, a helper it does not know, an
-index other than the loop's step) raises :class:`NotLowered` with the reason: the numpy
-pair runs.
+What it cannot read so (a loop inside a loop, a branch, a helper it does not know, an
+index other than the loop's step or a number, a shape that changes from one step to
+the next) raises :class:`NotLowered` with the reason: the numpy pair runs.
 
 >>> import ast
 >>> import numpy as np
