@@ -339,7 +339,7 @@ class _Loops:
         if not any(self.shapes.get(w) for w in words):
             return value
         params = [w for w in words if w in self.shapes]
-        name = f"elementwise_{len(self.helpers) + 1}"
+        name = self.fresh(f"elementwise_{len(self.helpers) + 1}")  # a module function
         self.helpers.append((name, params, [value.code], []))
         return _Value(f"{name}({', '.join(params)})", value.shape)
 
