@@ -88,6 +88,60 @@ def cube(x):
     return np.sum(np.tanh(x))
 
 
+def rnn(Wh, Wx, b, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ Wh + xs[t] @ Wx + b)
+        total = total + np.sum(h * h)
+    return total
+
+
+def leaky_sine_state(W, U, xs):
+    h = np.tanh(xs[0] @ U)
+    for t in range(xs.shape[0]):
+        h = 0.5 * h + np.sin(xs[t] @ U + h @ W)
+    return np.sum(h) + np.sum(W * W)
+
+
+def gated_state(U, V, W, xs):
+    h = xs[0] @ U
+    total = 0.0
+    for t in range(xs.shape[0]):
+        gate = 1.0 / (1.0 + np.exp(-(xs[t] @ V)))
+        h = gate * (h @ W) + (1.0 - gate) * (xs[t] @ U)
+        total = total + np.sum(h * gate)
+    return total
+
+
+def relu_state_mean(W, U, xs, h0):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.maximum(h @ W + xs[t] @ U, 0.0)
+        total = total + np.mean(h)
+    return total
+
+
+def _state_args(rng, steps, batch, d, h):
+    return (
+        rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+        rng.normal(0, 1 / np.sqrt(d), (d, h)),
+        rng.normal(size=(steps, batch, d)),
+        rng.normal(0, 0.3, (batch, h)),
+    )
+
+
+def _rnn_args(rng, steps, batch, d, h):
+    return (
+        rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+        rng.normal(0, 1 / np.sqrt(d), (d, h)),
+        rng.normal(0, 0.1, h),
+        rng.normal(size=(steps, batch, d)),
+        rng.normal(size=(batch, h)),
+    )
+
+
 def _relu_softmax_args(rng):
     Y = np.eye(3)[[0, 2, 1, 2, 0]]
     return (*(rng.normal(size=s) for s in [(4, 6), (6, 3), (5, 4)]), Y)
@@ -149,6 +203,26 @@ def _run(fn, args, wrt):
             lambda rng: (rng.normal(size=(3, 1)), rng.normal(size=1), rng.normal(size=(1, 3))),
             [0, 1, 2],
         ),
+        (rnn, lambda rng: _rnn_args(rng, 5, 4, 3, 6), [0, 1, 2, 3, 4]),
+        (rnn, lambda rng: _rnn_args(rng, 3, 8, 5, 32), [0, 1, 2, 4]),
+        (
+            leaky_sine_state,
+            lambda rng: (
+                *(rng.normal(0, 0.5, s) for s in [(4, 4), (3, 4)]),
+                rng.normal(size=(6, 2, 3)),
+            ),
+            [0, 1, 2],
+        ),
+        (
+            gated_state,
+            lambda rng: (
+                *(rng.normal(0, 0.5, s) for s in [(3, 5), (3, 5), (5, 5)]),
+                rng.normal(size=(4, 2, 3)),
+            ),
+            [0, 1, 2, 3],
+        ),
+        (relu_state_mean, lambda rng: _state_args(rng, 3, 2, 3, 4), [0, 1, 2, 3]),
+        (relu_state_mean, lambda rng: _state_args(rng, 3, 8, 5, 40), [0, 1, 2]),
     ],
     ids=[
         "rosenbrock",
@@ -161,13 +235,21 @@ def _run(fn, args, wrt):
         "mlp_with_numpy_tanh_between_loops",
         "sums_and_means_along_rows_and_columns",
         "matrices_of_one_row_or_column",
+        "rnn_small_products_as_loops",
+        "rnn_large_products_by_numpy",
+        "leaky_sine_state_over_steps",
+        "gated_state_reading_the_step_twice",
+        "relu_state_and_means_small",
+        "relu_state_and_means_large",
     ],
 )
 def test_lowered_programs_give_the_numpy_gradients(fn, make, wrt):
     """Slices with offsets, elementwise chains, sums and a Python loop over
     elementwise work are lowered, and so are matrices (products, bias rows, sums,
     means and softmax along rows or columns, transposes, one-row matrices); they give
-    the numpy backend's value and gradients, which central differences confirm."""
+    the numpy backend's value and gradients, which central differences confirm. So
+    are loops over the leading axis of a three-dimensional argument with matrix
+    products inside (recurrent states), small products as loops, large ones numpy's."""
     args = make(np.random.default_rng(3))
     (value, gradients), (expected_value, expected), note = _run(fn, args, wrt)
     assert note == "fused by numba"
@@ -285,3 +367,54 @@ def test_the_decorator_takes_the_backend():
     assert np.isclose(value, expected_value, rtol=1e-12)
     np.testing.assert_allclose(gradient, expected, rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(gradient, central_difference(smooth.fn, (x,), 0), rtol=1e-6)
+
+
+def state_started_from_a_number(W, xs):
+    h = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h + xs[t] @ W)
+    return np.sum(h * h)
+
+
+@needs_numba
+def test_a_state_whose_shape_changes_in_the_loop_is_not_lowered():
+    """The state is a number before the loop and a matrix after its first step: the
+    loop's body, written once, cannot be for both. It is refused (said in the note),
+    and the numpy pair's gradients, checked by central differences, come back."""
+    rng = np.random.default_rng(7)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=(5, 2, 3)))
+    fn = state_started_from_a_number
+    (value, gradients), (expected_value, expected), note = _run(fn, args, [0, 1])
+    assert note.startswith("not fused (") and "changed in a loop" in note
+    assert np.isclose(value, expected_value, rtol=1e-12)
+    for index, g, e in zip([0, 1], gradients, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(g, central_difference(fn, args, index), rtol=1e-6, atol=1e-6)
+
+
+@needs_numba
+def test_a_lowered_loop_takes_arguments_of_another_memory_layout():
+    """The kernel is compiled for the first call's arrays; a later call with arrays of
+    the same shapes laid out otherwise (a transposed copy, a strided view) gives the
+    numpy backend's gradients too."""
+    rng = np.random.default_rng(8)
+    args = _rnn_args(rng, 4, 3, 2, 5)
+    fused = value_and_grad(rnn, wrt=[0, 1, 2], backend="numba")
+    for _ in range(2):
+        fused(*args)
+    Wh, Wx, b, xs, h0 = args
+    other = (
+        np.asfortranarray(Wh),
+        np.asfortranarray(Wx),
+        np.repeat(b, 2)[::2],
+        np.asfortranarray(xs),
+        np.asfortranarray(h0),
+    )
+    assert not other[3].flags.c_contiguous and not other[2].flags.contiguous
+    value, gradients = fused(*other)
+    expected_value, expected = value_and_grad(rnn, wrt=[0, 1, 2])(*args)
+    (pair,) = differentiable(rnn, backend="numba").derivative([0, 1, 2]).specializations.values()
+    assert pair.fused_note == "fused by numba"
+    assert np.isclose(value, expected_value, rtol=1e-12)
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11)
