@@ -573,3 +573,21 @@ def test_a_ufunc_staticmethod_swapped_in_is_followed():
             np.testing.assert_allclose(gradient, -np.sin(X4 * model.W) * model.W, rtol=1e-12)
     finally:
         _Squashed.squash = original
+
+
+def test_the_fused_mode_checks_the_numba_backend_and_can_fail(monkeypatch):
+    """``--modes fused`` runs ``value_and_grad(..., backend="numba")``: a program the
+    backend lowers is right, and a wrong value from that backend is caught."""
+    pytest.importorskip("numba")
+    program = _program("    v1 = np.tanh(x) * w\n")  # lowered: fused by numba
+    assert check_program(program, modes=("fused",)) == [Outcome("fused", "right", "")]
+    real = ad.value_and_grad
+
+    def fused_off(fn, wrt=0, backend=None):
+        both = real(fn, wrt, backend=backend)
+        return lambda *a: (both(*a)[0] + (0.5 if backend == "numba" else 0.0), both(*a)[1])
+
+    monkeypatch.setattr(check.ad, "value_and_grad", fused_off)
+    (compiled,) = check_program(program, modes=("compiler",))
+    (fused,) = check_program(program, modes=("fused",))
+    assert compiled.kind == "right" and fused.kind == "wrong"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from fuzz.campaign import run, write_reproducers
-from fuzz.check import MODES
+from fuzz.check import MODES, OPTIONAL_MODES
 from fuzz.forms import FAMILIES
 from fuzz.forms_calls import CALL_FAMILIES, NESTED_FAMILIES
 from fuzz.generator import CONSTRUCTS, MAKERS
@@ -29,7 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=1000, help="number of programs")
     parser.add_argument("--start", type=int, default=0, help="first seed")
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"))
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"comma-separated modes, of {', '.join(MODES + OPTIONAL_MODES)}",
+    )
     parser.add_argument(
         "--exclude", default="", help=f"comma-separated constructs to leave out: {CONSTRUCTS}"
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodiff_tutor.compiler import specialized
-from fuzz.check import MODES, Outcome, check_program
+from fuzz.check import MODES, OPTIONAL_MODES, Outcome, check_program
 from fuzz.check_forms import driver
 from fuzz.generator import CONSTRUCTS, Program, generate
 from fuzz.minimize import minimize, signature, simplify_result, still_fails
@@ -94,13 +94,14 @@ class Summary:
         """The summary as text: per mode, per construct, refusal rates, failures."""
         lines = [f"programs: {self.programs} (invalid, skipped: {self.invalid})", ""]
         lines.append(f"{'mode':<10}" + "".join(f"{k:>10}" for k in KINDS) + f"{'refused%':>10}")
-        for mode in MODES:
+        ran = [m for m in OPTIONAL_MODES if any(self.totals[(m, k)] for k in KINDS)]
+        for mode in (*MODES, *ran):
             row = [self.totals[(mode, k)] for k in KINDS]
             total = sum(row)
             rate = f"{100 * row[1] / total:.1f}" if total else "-"
             lines.append(f"{mode:<10}" + "".join(f"{n:>10}" for n in row) + f"{rate:>10}")
         lines += self._after_first_order_lines()
-        for mode in MODES:
+        for mode in (*MODES, *ran):
             lines += ["", f"[{mode}] per construct: " + " / ".join(KINDS)]
             for construct in CONSTRUCTS:
                 row = [self.counts[(mode, construct, k)] for k in KINDS]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,11 @@ from fuzz.outcome import Loaded, Outcome, failure, located
 __all__ = ["Loaded", "Outcome", "check_program", "located"]
 
 MODES = ("compiler", "jvp", "hvp", "tracing")
+#: Modes a campaign runs only when asked (``--modes ...,fused``): ``fused`` is the
+#: compiler's gradient on the numba backend (a compile of a few tenths of a second per
+#: program; needs the ``fused`` extra), for the programs that are plain functions (the
+#: object and state forms are not: the backend takes a def or a lambda).
+OPTIONAL_MODES = ("fused",)
 VALUE_TOLERANCE = 1e-9
 
 
@@ -78,26 +84,31 @@ def _oracles_agree(exact: list[Any], reference: list[tuple[np.ndarray, np.ndarra
     return all(e.shape == d.shape and np.all(oracles.close(e, d)[t]) for e, (d, t) in pairs)
 
 
-def check_compiler(loaded: Loaded, x, w, value, reference, other=None) -> Outcome:
+def check_compiler(
+    loaded: Loaded, x, w, value, reference, other=None, backend: str | None = None
+) -> Outcome:
     """``value_and_grad`` w.r.t. both inputs, called twice: the first call runs the
     general pair, the second the pair specialized on the input shapes (where the
     program is shape-static); both are judged. ``other``: ``(x, w, value, reference)``
     at other values of the same shapes, for a third call (the specialized pair again,
     where a ``while`` loop may run another number of times, a helper give another
-    shape, a branch go the other way)."""
+    shape, a branch go the other way). With ``backend="numba"`` (mode ``fused``) the
+    second and third calls run the fused kernel where the pair is lowered."""
+    mode = "compiler" if backend is None else "fused"
+    make = ad.value_and_grad if backend is None else partial(ad.value_and_grad, backend=backend)
     both = None
     calls = [("first", x, w, value, reference), ("second", x, w, value, reference)]
     calls += [("third, at other values", *other)] if other else []
     for call, x, w, value, reference in calls:
         try:
-            both = both or ad.value_and_grad(loaded.f, wrt=[0, 1])
+            both = both or make(loaded.f, wrt=[0, 1])
             got_value, grads = both(x.copy(), w.copy())
         except Exception as error:  # noqa: BLE001 - classifying every exception is the point
-            return failure("compiler", error, loaded.filename)
+            return failure(mode, error, loaded.filename)
         if not oracles.close(got_value, value, VALUE_TOLERANCE):
             detail = f"value {got_value!r}, expected {value!r} ({call} call)"
-            return Outcome("compiler", "wrong", detail)
-        outcome = _judge_gradients("compiler", list(grads), reference, ["x", "w"])
+            return Outcome(mode, "wrong", detail)
+        outcome = _judge_gradients(mode, list(grads), reference, ["x", "w"])
         if outcome.kind != "right":
             return Outcome(outcome.mode, outcome.kind, f"{outcome.detail} ({call} call)")
     return outcome
@@ -246,11 +257,13 @@ def _check_loaded(
     if not np.isfinite(value):
         return []
     outcomes = []
-    needs_reference = {"compiler", "tracing"} & set(modes)
+    needs_reference = {"compiler", "fused", "tracing"} & set(modes)
     reference = gradient_reference(program, loaded, x, w) if needs_reference else []
+    other = _other_values(program, loaded, x, w) if {"compiler", "fused"} & set(modes) else None
     if "compiler" in modes:
-        other = _other_values(program, loaded, x, w)
         outcomes.append(check_compiler(loaded, x, w, value, reference, other))
+    if "fused" in modes:
+        outcomes.append(check_compiler(loaded, x, w, value, reference, other, backend="numba"))
     if "jvp" in modes:
         outcomes.append(check_jvp(loaded, x, w, value, program.seed))
     second_order = program.autograd_ok and not program.kink_inputs
