@@ -121,6 +121,43 @@ def test_show_prints_the_specialized_pair_once_arguments_were_seen(capsys):
     assert capsys.readouterr().out == before
 
 
+class _Scaled:
+    def __init__(self):
+        self.scale, self.W = 2.0, np.array([[1.0, 0.5, 0.0], [0.0, 1.0, -0.5], [0.2, 0.0, 1.0]])
+
+    def loss(self, w, x):
+        return np.sum((self.scale * (x @ self.W) * w) ** 2)
+
+
+def test_calls_through_an_object_or_a_dict_run_the_specialized_pair(capsys):
+    """A method reading its object's attributes, and a function taking a dict of
+    arrays, are compiled as functions of the flattened values; from the second call
+    those run the pair specialized on their shapes, which ``show()`` prints; gradients
+    are checked against central
+    differences, and an attribute changed between calls is read at the next call."""
+    model = _Scaled()
+    both = value_and_grad(model.loss)
+    w, x = np.array([1.0, -0.5, 2.0]), np.array([0.3, 1.0, -1.2])
+    for scale in (2.0, 2.0, 3.0):
+        model.scale = scale
+        _, dw = both(w, x)
+        np.testing.assert_allclose(dw, central_difference(model.loss, (w, x), 0), rtol=1e-7)
+    differentiable(model.loss).show()
+    assert capsys.readouterr().out.startswith("# specialized for self_scale: float, self_W:")
+
+    def loss(params, x):
+        return np.sum((params["a"] * x) ** 2 + params["b"] * x)
+
+    params = {"a": np.array([1.0, 2.0, -1.0]), "b": np.array([0.5, 0.0, 1.0])}
+    by_dict = value_and_grad(loss)
+    for _ in range(3):
+        _, grads = by_dict(params, x)
+    np.testing.assert_allclose(grads["a"], 2 * params["a"] * x * x)
+    np.testing.assert_allclose(grads["b"], x)
+    differentiable(loss).show()
+    assert capsys.readouterr().out.startswith("# specialized for params_a: float64[3]")
+
+
 def test_float32_and_float64_are_specialized_apart():
     both = value_and_grad(affine, wrt=[0, 1])
     rng = np.random.default_rng(1)

@@ -378,7 +378,9 @@ class Differentiable:
                 print(f"── {stage} " + "─" * (60 - len(stage)))
                 print(text)
             return
-        texts = self.specialized_sources(wrt) if specialized is not False else []
+        texts = []
+        if specialized is not False:  # wrt None: every wrt differentiated so far
+            texts = self.specialized_sources(wrt) if wrt is not None else self.all_specialized()
         if texts:
             general = "# the general pair, for any shapes: show(specialized=False)"
             print("\n\n".join(texts) + ("" if specialized else "\n\n" + general))
@@ -416,6 +418,24 @@ class Differentiable:
                 f"{pair.backward_source}"
             )
         return texts
+
+    def all_specialized(self) -> list[str]:
+        """:meth:`specialized_sources` of every ``wrt`` differentiated so far.
+
+        >>> import numpy as np
+        >>> from autodiff_tutor import value_and_grad
+        >>> @differentiable
+        ... def f(x, y):
+        ...     return np.sum(x * y)
+        >>> both = value_and_grad(f, wrt="y")
+        >>> _ = both(np.ones(2), np.ones(2)), both(np.ones(2), np.ones(2))
+        >>> [text.splitlines()[0] for text in f.all_specialized()]
+        ['# specialized for x: float64[2], y: float64[2]']
+        """
+        own = [text for names in list(self._cache) for text in self.specialized_sources(names)]
+        # the functions flattened from it for its arguments' structures (dicts, objects)
+        flats = [flat for flat, _ in self.__dict__.get("_structured", {}).values()]
+        return own + [text for flat in flats for text in flat.all_specialized()]
 
     @front_door
     def stages(self, wrt: Wrt = None) -> dict[str, str]:
@@ -600,6 +620,9 @@ class BoundDifferentiable(Differentiable):
     def specialized_sources(self, wrt: Wrt = None) -> list[str]:
         function, names, _ = self.flattened(wrt)
         return function.specialized_sources(list(names))
+
+    def all_specialized(self) -> list[str]:
+        return differentiable(self._unwrapped(None).fn).all_specialized()  # the method's def
 
     def _specialized_on(self) -> str:
         """The header of the code shown: what it was specialized on."""

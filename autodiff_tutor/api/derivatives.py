@@ -153,11 +153,15 @@ def value_and_grad(
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
     one = isinstance(wrt, (int, str))  # one gradient, not a tuple (_unpack, decided once)
+    # per function flattened for the arguments' structures (an object's attributes, a
+    # dict of arrays): its value_and_grad, kept so that its calls reach the cached pair
+    flattened: dict[tuple[Any, tuple[str, ...]], Callable[..., Any]] = {}
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         try:  # free unless the generated code raises: then located at the user's code
-            if checked and not compiled.current():
+            if (checked or flattened) and not compiled.current():
                 checked.clear()  # a name it reads was rebound: compiled again below
+                flattened.clear()
             if checked and not kwargs:  # the pair cached for these shapes
                 result = cached_call(compiled, checked[0], args)
                 if result is not None:
@@ -166,7 +170,10 @@ def value_and_grad(
             if by_attribute or varargs or keyed or _has_containers(args, kwargs):
                 flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
                 if flat is not None:  # gradients in the structures of their arguments
-                    out, gradients = value_and_grad(flat.function, list(flat.wrt))(*flat.args)
+                    key = (flat.function, tuple(flat.wrt))
+                    if key not in flattened:
+                        flattened[key] = value_and_grad(flat.function, list(flat.wrt))
+                    out, gradients = flattened[key](*flat.args)
                     return out, flat.rebuild(gradients)
             derivative = compiled.derivative(wrt)
             values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
