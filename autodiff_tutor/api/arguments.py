@@ -87,6 +87,11 @@ from autodiff_tutor.syntax import copy_tree
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
+#: Where :func:`flatten_call` keeps, on a compiled function, what it made for each
+#: structure of arguments.
+_FLATTENED = "_structured"
+
+
 def located(kind: type[AutodiffError], message: str, hint: str = "") -> AutodiffError:
     """An error about how the API was called, located at the user's call."""
 
@@ -774,6 +779,39 @@ class Flattened:
     rebuild: Callable[[tuple[Any, ...]], Any]
 
 
+def flattened_functions(compiled: Any) -> list[Any]:
+    """The functions :func:`flatten_call` made from ``compiled`` so far, one per
+    structure of the arguments it met (kept on ``compiled``, dropped with its pairs).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import differentiable, grad
+    >>> @differentiable
+    ... def f(p):
+    ...     return np.sum(p["a"] ** 2)
+    >>> _ = grad(f)({"a": np.ones(2)})
+    >>> [function.params for function in flattened_functions(f)]
+    [['p_a']]
+    """
+    return [flat for flat, _ in compiled.__dict__.get(_FLATTENED, {}).values()]
+
+
+def forget_flattened(compiled: Any) -> None:
+    """Drop what :func:`flatten_call` made from ``compiled`` (a name it reads was
+    rebound: made again at the next call).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor import differentiable, grad
+    >>> @differentiable
+    ... def f(p):
+    ...     return np.sum(p["a"] ** 2)
+    >>> _ = grad(f)({"a": np.ones(2)})
+    >>> forget_flattened(f)
+    >>> flattened_functions(f)
+    []
+    """
+    compiled.__dict__.pop(_FLATTENED, None)
+
+
 def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> Flattened | None:
     """``None`` when no argument in ``wrt`` is a structure (nor an object seen through
     :class:`ObjectView`); else the flattened call. ``wrt`` may name an attribute of an
@@ -818,7 +856,7 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     }
     trees_key = tuple((p, specialization_key(t)) for p, (_, t) in structured.items())
     key = (names, trees_key, tuple(statics.items()))
-    cache = compiled.__dict__.setdefault("_structured", {})
+    cache = compiled.__dict__.setdefault(_FLATTENED, {})
     # (an entry holds its trees' classes and static parts: their ids in key stay theirs)
     if key not in cache:
         trees = {p: t for p, (_, t) in structured.items()}

@@ -34,6 +34,8 @@ from autodiff_tutor.api.arguments import (
     check_wrt,
     checked_values,
     flatten_call,
+    flattened_functions,
+    forget_flattened,
     is_required,
     located,
     owned,
@@ -190,7 +192,7 @@ class Differentiable:
         self._cache.clear()
         self._by_request.clear()
         self._tangent_cache.clear()
-        self.__dict__.pop("_structured", None)  # the flattened functions made from it
+        forget_flattened(self)  # the flattened functions made from it
         self._front = None
         self._assumptions = None
         return False
@@ -434,7 +436,7 @@ class Differentiable:
         """
         own = [text for names in list(self._cache) for text in self.specialized_sources(names)]
         # the functions flattened from it for its arguments' structures (dicts, objects)
-        flats = [flat for flat, _ in self.__dict__.get("_structured", {}).values()]
+        flats = flattened_functions(self)
         return own + [text for flat in flats for text in flat.all_specialized()]
 
     @front_door
