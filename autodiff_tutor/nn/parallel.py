@@ -104,6 +104,16 @@ def _placement(shards: int, workers: Sequence[str] | None) -> list[Any]:
     return [[w] for w in workers]
 
 
+def _run(client: Any, fn: Callable[..., Any], tasks: list[tuple], placement: list[Any]) -> list:
+    """``fn(*task)`` for each task on the workers, the results in the tasks' order
+    (whoever computed them)."""
+    futures = [
+        client.submit(fn, *task, workers=where, pure=False)
+        for task, where in zip(tasks, placement, strict=True)
+    ]
+    return client.gather(futures)
+
+
 class ParallelGradient:
     """``(value, gradient)`` of a loss averaged over the rows of ``data``, each shard's
     computed on a Dask worker by ``value_and_grad(params, *shard)``.
@@ -168,18 +178,8 @@ class ParallelGradient:
     def __call__(self, params: Any, workers: Sequence[str] | None = None) -> tuple[Any, Any]:
         [shipped] = self.client.scatter([params], broadcast=True, hash=False)
         placement = _placement(len(self.shards), workers)
-        futures = [
-            self.client.submit(
-                _value_and_grad_of_shard,
-                self.value_and_grad,
-                shipped,
-                shard,
-                workers=where,
-                pure=False,
-            )
-            for shard, where in zip(self.shards, placement, strict=True)
-        ]
-        results = self.client.gather(futures)  # in shard order, whoever computed them
+        tasks = [(self.value_and_grad, shipped, shard) for shard in self.shards]
+        results = _run(self.client, _value_and_grad_of_shard, tasks, placement)
         values = [value for value, _ in results]
         gradients = [gradient for _, gradient in results]
         return weighted_mean(values, self.rows), weighted_mean(gradients, self.rows)
@@ -289,21 +289,8 @@ def train_parallel(
         blocks = [b for b in np.array_split(rows, shards) if len(b)]
         [shipped] = client.scatter([model], broadcast=True, hash=False)
         placement = _placement(shards, workers)[: len(blocks)]
-        futures = [
-            client.submit(
-                shard_gradients,
-                shipped,
-                loss,
-                X_shipped,
-                y_shipped,
-                block,
-                autodiff,
-                workers=where,
-                pure=False,
-            )
-            for block, where in zip(blocks, placement, strict=True)
-        ]
-        results = client.gather(futures)  # in block order, whoever computed them
+        tasks = [(shipped, loss, X_shipped, y_shipped, block, autodiff) for block in blocks]
+        results = _run(client, shard_gradients, tasks, placement)
         sizes = [len(b) for b in blocks]
         optimizer.update(model, weighted_mean([g for _, g in results], sizes))
         return sum(value * r for (value, _), r in zip(results, sizes, strict=True))

@@ -23,6 +23,7 @@ each side:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -55,61 +56,39 @@ def _solve(bound: sp.Expr, inputs: tuple[sp.Symbol, ...]) -> tuple[sp.Symbol, An
 
 def kink_checks(problem: Problem, regions: Regions) -> list[KinkCheck]:
     """One :class:`KinkCheck` per input and per boundary between two sampled regions."""
-    region_map = regions.map
-    symbols = problem.symbols()
+    patterns = list(regions.map.regions)
     checks: list[KinkCheck] = []
-    patterns = list(region_map.regions)
-    for j, bound in enumerate(region_map.bounds):
-        for a in patterns:
-            for b in patterns:
-                if not (a[j] < 0 < b[j] and all(a[k] == b[k] for k in range(len(a)) if k != j)):
-                    continue
-                solved = _solve(bound, problem.inputs)
-                side_a, side_b = region_map.describe(a), region_map.describe(b)
-                if solved is None:
-                    checks.append(
-                        KinkCheck(
-                            "*",
-                            f"{sp.sstr(bound)} = 0",
-                            side_a,
-                            side_b,
-                            None,
-                            None,
-                            None,
-                            "not analysed",
-                            "no input can be solved for",
-                        )
-                    )
-                    continue
-                symbol, value = solved
-                name = f"{sp.sstr(symbol)} = {sp.sstr(value)}"
-                on_boundary = _boundary_points(region_map.witnesses(a), symbols, symbol, value)
-                signs = {**region_map.signs_of(a), bound: 0}
-                for k, x in enumerate(problem.inputs):
-                    gradient = problem.gradients[k]
-                    at_kink = sp.Integer(0) if gradient is None else restrict(gradient, signs)
-                    at_kink = _tidy(at_kink.subs(symbol, value))
-                    d_a = _tidy(regions.expected[a][k].subs(symbol, value))
-                    d_b = _tidy(regions.expected[b][k].subs(symbol, value))
-                    verdict, detail, weight, example = _judge(
-                        at_kink, d_a, d_b, side_a, side_b, symbols, on_boundary
-                    )
-                    checks.append(
-                        KinkCheck(
-                            x.name,
-                            name,
-                            side_a,
-                            side_b,
-                            at_kink,
-                            d_a,
-                            d_b,
-                            verdict,
-                            detail,
-                            weight,
-                            example,
-                        )
-                    )
+    for j, bound in enumerate(regions.map.bounds):
+        for a, b in itertools.product(patterns, patterns):
+            if a[j] < 0 < b[j] and all(a[k] == b[k] for k in range(len(a)) if k != j):
+                checks += _boundary_checks(problem, regions, bound, a, b)
     return sorted(checks, key=lambda k: k.boundary)
+
+
+def _boundary_checks(
+    problem: Problem, regions: Regions, bound: sp.Expr, a: tuple[int, ...], b: tuple[int, ...]
+) -> list[KinkCheck]:
+    """The check of every input on the boundary ``bound`` between regions ``a`` and ``b``."""
+    region_map, symbols = regions.map, problem.symbols()
+    side_a, side_b = region_map.describe(a), region_map.describe(b)
+    solved = _solve(bound, problem.inputs)
+    if solved is None:
+        boundary, why = f"{sp.sstr(bound)} = 0", "no input can be solved for"
+        return [KinkCheck("*", boundary, side_a, side_b, None, None, None, "not analysed", why)]
+    symbol, value = solved
+    name = f"{sp.sstr(symbol)} = {sp.sstr(value)}"
+    on_boundary = _boundary_points(region_map.witnesses(a), symbols, symbol, value)
+    signs = {**region_map.signs_of(a), bound: 0}
+    checks = []
+    for k, x in enumerate(problem.inputs):
+        gradient = problem.gradients[k]
+        at_kink = sp.Integer(0) if gradient is None else restrict(gradient, signs)
+        at_kink = _tidy(at_kink.subs(symbol, value))
+        d_a = _tidy(regions.expected[a][k].subs(symbol, value))
+        d_b = _tidy(regions.expected[b][k].subs(symbol, value))
+        judged = _judge(at_kink, d_a, d_b, side_a, side_b, symbols, on_boundary)
+        checks.append(KinkCheck(x.name, name, side_a, side_b, at_kink, d_a, d_b, *judged))
+    return checks
 
 
 def _tidy(expr: Any) -> Any:

@@ -17,7 +17,7 @@ one-sided derivatives, and whether that value is a valid choice).
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import sympy as sp
@@ -55,6 +55,19 @@ def _point(point: dict[str, float] | None) -> str:
     return ", ".join(f"{k}={v:.6g}" for k, v in point.items())
 
 
+def _plain(check: RegionCheck | KinkCheck, formulas: tuple[str, ...]) -> dict[str, Any]:
+    """A check's fields in order (its ``formulas`` as text, ``passed`` before the
+    counterexample, no sympy ``conditions``)."""
+    data: dict[str, Any] = {}
+    for name in (f.name for f in fields(check)):
+        if name == "counterexample":
+            data["passed"] = check.passed
+        if name != "conditions":
+            value = getattr(check, name)
+            data[name] = _s(value) if name in formulas else value
+    return data
+
+
 @dataclass
 class RegionCheck:
     """One input in one region: expected derivative vs the backward's formula.
@@ -81,17 +94,7 @@ class RegionCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (strings and floats), for autograders and JSON."""
-        return {
-            "input": self.input,
-            "region": self.region,
-            "expected": _s(self.expected),
-            "got": _s(self.got),
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "counterexample": self.counterexample,
-            "expected_value": self.expected_value,
-            "got_value": self.got_value,
-        }
+        return _plain(self, ("expected", "got"))
 
 
 @dataclass
@@ -124,20 +127,7 @@ class KinkCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (strings and floats), for autograders and JSON."""
-        return {
-            "input": self.input,
-            "boundary": self.boundary,
-            "side_a": self.side_a,
-            "side_b": self.side_b,
-            "value": _s(self.value),
-            "derivative_a": _s(self.derivative_a),
-            "derivative_b": _s(self.derivative_b),
-            "verdict": self.verdict,
-            "detail": self.detail,
-            "weight": _s(self.weight),
-            "passed": self.passed,
-            "counterexample": self.counterexample,
-        }
+        return _plain(self, ("value", "derivative_a", "derivative_b", "weight"))
 
 
 @dataclass
