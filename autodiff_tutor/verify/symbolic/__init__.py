@@ -5,9 +5,8 @@ In the order the check runs:
 - :mod:`.algebra` and :mod:`.values`: numpy's elementwise semantics on sympy scalars
   (masks as numbers, kinks as ``Piecewise``; the primitives' sympy forms come from their
   rule records);
-- :mod:`.translate` (statements), :mod:`.translate_expressions` and
-  :mod:`.translate_calls`: numpy source of a forward or backward, translated to sympy
-  one element at a time;
+- :mod:`.translate`: numpy source of a forward or backward, translated to sympy one
+  element at a time;
 - :mod:`.regions`: the regions of a piecewise function; :mod:`.check`: the backward
   against the derivative of the forward in each region; :mod:`.kinks`: what the
   backward does on the boundaries;
