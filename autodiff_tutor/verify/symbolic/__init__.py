@@ -2,16 +2,15 @@
 
 In the order the check runs:
 
-- :mod:`.algebra` and :mod:`.values`: numpy's elementwise semantics on sympy scalars
-  (masks as numbers, kinks as ``Piecewise``; the primitives' sympy forms come from their
-  rule records);
+- :mod:`.algebra`: numpy's elementwise semantics on sympy scalars (masks as numbers,
+  kinks as ``Piecewise``; the primitives' sympy forms come from their rule records);
 - :mod:`.translate`: numpy source of a forward or backward, translated to sympy one
   element at a time;
 - :mod:`.regions`: the regions of a piecewise function; :mod:`.check`: the backward
   against the derivative of the forward in each region; :mod:`.kinks`: what the
   backward does on the boundaries;
 - :mod:`.functions`: ``verify_symbolic`` and ``verify_compiled`` (a user's functions);
-  :mod:`.rules` and :mod:`.rules_arrays`: every rule of the registry;
+  :mod:`.rules`: every rule of the registry;
 - :mod:`.report`: the result, as data, text and HTML.
 
 >>> verify_rule("abs").passed
