@@ -27,12 +27,16 @@ except ModuleNotFoundError as missing:  # a plain `pip install autodiff_tutor`
     ) from missing
 
 from autodiff_tutor.widgets.backend_switch import BackendSwitch, backend_switch
-from autodiff_tutor.widgets.check_view import CheckReportView, check_report_view
 from autodiff_tutor.widgets.code_view import CodeView, code_view
 from autodiff_tutor.widgets.explorer import DerivativeExplorer, derivative_explorer
 from autodiff_tutor.widgets.stepper import BackwardStepper, backward_stepper
 from autodiff_tutor.widgets.tape_view import TapeView, tape_view
-from autodiff_tutor.widgets.verification_view import VerificationView, verification_view
+from autodiff_tutor.widgets.verification_view import (
+    CheckReportView,
+    VerificationView,
+    check_report_view,
+    verification_view,
+)
 
 __all__ = [
     "BackendSwitch",
