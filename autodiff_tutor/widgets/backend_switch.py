@@ -38,7 +38,8 @@ def _load_cupy() -> Any:
 
 
 class BackendSwitch(widgets.VBox):
-    """numpy / cupy toggle; see the module docstring.
+    """numpy / cupy toggle, cupy greyed out where it cannot run; see the module
+    docstring.
 
     ``reason`` (why cupy cannot be chosen, or ``None``) is found with the same test as
     ``check_op``'s GPU category; ``cupy_loader`` returns the module to use for "cupy".
@@ -150,6 +151,4 @@ class BackendSwitch(widgets.VBox):
             callback(self.xp)
 
 
-def backend_switch() -> BackendSwitch:
-    """A numpy / cupy switch, cupy greyed out where it cannot run (see the module)."""
-    return BackendSwitch()
+backend_switch = BackendSwitch

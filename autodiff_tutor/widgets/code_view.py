@@ -37,10 +37,12 @@ __all__ = ["CodeView", "code_view"]
 class CodeView(widgets.VBox):
     """Three highlighted panels (yours, forward, backward) and a line picker.
 
-    ``line_picker`` is a ``Dropdown`` over your file lines that have generated code;
-    ``highlighted`` says which lines each panel marks now; ``summary``,
-    ``user_html``, ``forward_html`` and ``backward_html`` are the parts of the page
-    shown for the chosen line. See the module docstring.
+    ``code_view(f, wrt)``: ``f`` is a function or a ``@differentiable``, ``wrt`` the
+    inputs of the gradients (as in ``grad``: positions or names; ``None`` means every
+    parameter without a default). ``line_picker`` is a ``Dropdown`` over your file
+    lines that have generated code; ``highlighted`` says which lines each panel marks
+    now; ``summary``, ``user_html``, ``forward_html`` and ``backward_html`` are the
+    parts of the page shown for the chosen line. See the module docstring.
     """
 
     def __init__(self, f: Callable[..., Any], wrt: Any = None):
@@ -144,9 +146,4 @@ class CodeView(widgets.VBox):
         }
 
 
-def code_view(f: Callable[..., Any], wrt: Any = None) -> CodeView:
-    """The code view of ``f`` (a function or a ``@differentiable``) for gradients w.r.t.
-    ``wrt`` (as in ``grad``: positions or names; ``None`` means every parameter without
-    a default). See the module docstring for an example.
-    """
-    return CodeView(f, wrt)
+code_view = CodeView

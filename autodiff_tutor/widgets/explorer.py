@@ -103,9 +103,16 @@ def _error_summary(text: str) -> str:
 
 class DerivativeExplorer(widgets.VBox):
     """Sliders, source buttons, the table of gradients and the plot; see the module
-    docstring. ``gradients`` maps each source to its gradient (a tuple of floats, or
-    an error text); ``gradient`` is the chosen source's; ``kinks`` the inputs that
-    finite differences found on or next to a kink."""
+    docstring.
+
+    ``derivative_explorer(f, ranges)`` explores a scalar function of one or two
+    scalars: ``ranges`` is ``(low, high)`` (one input) or one pair per input (default
+    ``(-3, 3)``); ``start`` the first point; ``source`` one of :data:`SOURCES`;
+    ``fixed`` keyword arguments held constant (for example ``fixed={"n": 3}``);
+    ``samples`` the points of the curve. ``gradients`` maps each source to its
+    gradient (a tuple of floats, or an error text); ``gradient`` is the chosen
+    source's; ``kinks`` the inputs that finite differences found on or next to a kink.
+    """
 
     def __init__(
         self,
@@ -337,23 +344,7 @@ class DerivativeExplorer(widgets.VBox):
         self.plot.update((x0, y0), self.function_value, gradient, slices)
 
 
-def derivative_explorer(
-    f: Callable[..., Any],
-    ranges: Range | Sequence[Range] | None = None,
-    *,
-    start: float | Sequence[float] | None = None,
-    source: str = "compiler",
-    fixed: dict[str, Any] | None = None,
-    samples: int = 200,
-) -> DerivativeExplorer:
-    """Explore the derivative of a scalar function of one or two scalars.
-
-    ``ranges`` is ``(low, high)`` (one input) or one pair per input (default
-    ``(-3, 3)``); ``start`` the first point; ``source`` one of :data:`SOURCES`;
-    ``fixed`` keyword arguments held constant (for example ``fixed={"n": 3}``);
-    ``samples`` the points of the curve. See the module docstring.
-    """
-    return DerivativeExplorer(f, ranges, start=start, source=source, fixed=fixed, samples=samples)
+derivative_explorer = DerivativeExplorer
 
 
 def _digits(exact: np.ndarray, other: np.ndarray) -> int:

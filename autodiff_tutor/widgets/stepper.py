@@ -79,11 +79,14 @@ PRERENDERED_STEPS = 300
 class BackwardStepper(widgets.VBox):
     """Step through one run of a generated backward; see the module docstring.
 
-    ``slider`` (1 .. number of executed lines) picks the step; ``current_line`` is the
-    highlighted backward line, ``values`` the gradient variables after it ran,
-    ``recording`` every step, and ``gradients`` what the backward returned.
-    ``backward_html``, ``user_html``, ``values_html`` and ``caption`` are the parts of
-    the page shown for the current step.
+    ``backward_stepper(f, *args)`` runs the backward of ``f`` at ``args``; ``wrt``
+    picks the inputs (default: every floating-point argument), ``seed`` is the output
+    gradient to start from (default 1 for a scalar output). ``slider`` (1 .. number of
+    executed lines) picks the step; ``current_line`` is the highlighted backward line,
+    ``values`` the gradient variables after it ran, ``recording`` every step, and
+    ``gradients`` what the backward returned. ``backward_html``, ``user_html``,
+    ``values_html`` and ``caption`` are the parts of the page shown for the current
+    step.
     """
 
     def __init__(
@@ -222,12 +225,4 @@ class BackwardStepper(widgets.VBox):
         return caption, backward, user, values
 
 
-def backward_stepper(
-    f: Callable[..., Any], *args: Any, wrt: Any = None, seed: Any = None, max_steps: int = 2000
-) -> BackwardStepper:
-    """Step through the backward of ``f`` at ``args`` (see the module docstring).
-
-    ``wrt`` picks the inputs (default: every floating-point argument); ``seed`` is the
-    output gradient to start from (default 1 for a scalar output).
-    """
-    return BackwardStepper(f, *args, wrt=wrt, seed=seed, max_steps=max_steps)
+backward_stepper = BackwardStepper
