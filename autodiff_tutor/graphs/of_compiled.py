@@ -35,10 +35,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from autodiff_tutor.compiler.code import origin_of
+from autodiff_tutor.compiler.code import origin_of, walk_statements
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 from autodiff_tutor.compiler.pipeline import Derivative
 from autodiff_tutor.graphs.model import Graph, GraphEdge, GraphNode
@@ -179,7 +178,7 @@ class _Builder:
                 role="seed",
                 beside=final.get(output),
             )
-        for statement in _statements(generated.backward):
+        for statement in walk_statements(generated.backward):  # a branch or loop: no target
             targets = _targets(statement)
             if not targets or any(not t.startswith("d_") or t in forward_names for t in targets):
                 continue  # a value restored for the backward, not a gradient
@@ -230,16 +229,6 @@ def _assigned_name(step: Step) -> str | None:
 
 def _short(code: str, limit: int = 28) -> str:
     return code if len(code) <= limit else code[: limit - 1] + "…"
-
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every simple statement of ``body``, those in branches and loops included."""
-    for statement in body:
-        if isinstance(statement, (ast.If, ast.For, ast.While)):
-            yield from _statements(statement.body)
-            yield from _statements(statement.orelse)
-        else:
-            yield statement
 
 
 def _written(target: ast.expr) -> ast.Name | None:
