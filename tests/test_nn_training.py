@@ -9,6 +9,7 @@ from autodiff_tutor.errors import ArgumentError
 from autodiff_tutor.nn import (
     SGD,
     Adam,
+    Dropout,
     FullyConnected,
     PReLULayer,
     Sequential,
@@ -144,3 +145,17 @@ def test_history_plots_the_loss_per_epoch():
     assert list(line.get_xdata()) == [1, 2, 3] and list(line.get_ydata()) == [3.0, 2.0, 1.5]
     assert ax.get_xlabel() == "epoch" and ax.get_ylabel() == "loss"
     plt.close(fig)
+
+
+def test_a_rate_out_of_range_is_located_at_the_users_line():
+    """A fraction out of [0, 1) (SGD's momentum, Dropout's rate) is refused with the
+    message's interval intact and located at the line that passed it."""
+    for make, what in [
+        (lambda: SGD(0.1, momentum=1.0), "momentum"),
+        (lambda: Dropout(1.5), "rate"),
+    ]:
+        with pytest.raises(ArgumentError, match=r"must be in \[0, 1\), got") as info:
+            make()
+        assert what in str(info.value)
+        assert info.value.location is not None
+        assert info.value.location.filename == __file__

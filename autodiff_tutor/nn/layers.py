@@ -227,7 +227,7 @@ class Dropout(Layer):
 
     def __init__(self, rate: float = 0.5, seed: int = 0, name: str | None = None) -> None:
         if not 0 <= rate < 1:
-            raise ArgumentError(f"Dropout rate must be in [0, 1, location()), got {rate!r}")
+            raise ArgumentError(f"Dropout rate must be in [0, 1), got {rate!r}", location())
         super().__init__(None, name, f"Dropout with rate {rate}")
         self.rate = float(rate)
         self.rng = np.random.default_rng(seed)

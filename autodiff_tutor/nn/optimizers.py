@@ -33,7 +33,7 @@ def _positive(value: float, what: str) -> float:
 
 def _fraction(value: float, what: str) -> float:
     if not 0 <= value < 1:
-        raise ArgumentError(f"{what} must be in [0, 1, location()), got {value!r}")
+        raise ArgumentError(f"{what} must be in [0, 1), got {value!r}", location())
     return float(value)
 
 
