@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import itertools
 
+from autodiff_tutor.compiler.code import is_name
 from autodiff_tutor.syntax import copy_tree
 
 
@@ -82,6 +83,18 @@ def negation(*flags: str) -> ast.expr:
     if len(flags) == 1:
         return ast.UnaryOp(ast.Not(), name_node(flags[0]))
     return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
+
+
+def only_called(tree: ast.AST, name: str) -> bool:
+    """Whether ``tree`` reads ``name``, and only to call it (``fn(a)``: a function
+    given, which an inlined body may call by the caller's name).
+
+    >>> only_called(ast.parse("y = fn(a) + fn(b)"), "fn"), only_called(ast.parse("g(fn)"), "fn")
+    (True, False)
+    """
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    reads = [n for n in ast.walk(tree) if is_name(n, name) and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in calls for n in reads)
 
 
 def reject(node: ast.AST, message: str, hint: str = "") -> None:

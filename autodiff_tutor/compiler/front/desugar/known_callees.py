@@ -52,12 +52,12 @@ import builtins
 import dataclasses
 import functools
 import inspect
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.code import is_name, mentions
 from autodiff_tutor.compiler.front.desugar import derivative_calls
-from autodiff_tutor.compiler.front.desugar.base import Names, name_node
+from autodiff_tutor.compiler.front.desugar.base import Names, name_node, only_called
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
@@ -237,9 +237,9 @@ class _Specializer:
                 known = self._known(value, scope)
                 if known is not None and known.structure is None and _callable(known.value):
                     aliases[name] = known
-                    if isinstance(value, ast.Subscript) and _only_called(tree, name):
+                    if isinstance(value, ast.Subscript) and only_called(tree, name):
                         statement.made = True  # act = ACTIVATIONS[name]: looked up here
-            elif isinstance(value, ast.Call) and _only_called(tree, name):
+            elif isinstance(value, ast.Call) and only_called(tree, name):
                 if self._derivative_maker(value.func, scope):
                     known = _Known(value=_Derivative(value))
                 else:
@@ -294,7 +294,7 @@ class _Specializer:
             and stable
             and counts.get(value) == 1
             and counts.get(pullback) == 1
-            and _only_called(tree, pullback)
+            and only_called(tree, pullback)
         ):
             return None
         self._value_of(statement.value.func, scope, guard=True)
@@ -726,8 +726,8 @@ class _Specializer:
         ):
             return None
         function = scope.function or self.tree
-        reads = [n for n in ast.walk(function) if _is_name(n, target.id)]
-        if len(reads) != 1 + sum(_is_name(n, target.id) for n in ast.walk(inside)):
+        reads = [n for n in ast.walk(function) if is_name(n, target.id)]
+        if len(reads) != 1 + sum(is_name(n, target.id) for n in ast.walk(inside)):
             return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in entries:
@@ -1231,7 +1231,7 @@ class _Initializer:
         for node in ast.walk(tree):
             if isinstance(node, ast.Return):
                 self._refuse("its __init__ returns early")
-            if not (isinstance(node, ast.Attribute) and _is_name(node.value, this)):
+            if not (isinstance(node, ast.Attribute) and is_name(node.value, this)):
                 continue
             if isinstance(node.ctx, ast.Store) and id(node) not in top:
                 self._refuse(f"its __init__ sets self.{node.attr} inside a loop or a branch")
@@ -1240,12 +1240,12 @@ class _Initializer:
 
         class Local(ast.NodeTransformer):
             def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
-                if _is_name(node.value, this):
+                if is_name(node.value, this):
                     return ast.copy_location(ast.Name(f"{this}_{node.attr}", node.ctx), node)
                 return self.generic_visit(node)
 
         Local().visit(tree)
-        if any(_is_name(n, this) for n in ast.walk(tree)):
+        if mentions(tree, this):
             self._refuse("its __init__ uses self otherwise than setting its attributes")
         held = [ast.Name(f"{this}_{a}", ast.Load()) for a in self.attributes]
         tree.body.append(ast.Return(ast.Tuple(held, ast.Load())))
@@ -1258,19 +1258,6 @@ class _Initializer:
             hint=f"build the {self.cls.__name__} outside the differentiated function and "
             "pass it as an argument (its arrays are then differentiable as its attributes)",
         )
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _only_called(tree: ast.AST, name: str) -> bool:
-    """Whether every read of ``name`` in ``tree`` is a call of it."""
-    called = {
-        id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_name(n.func, name)
-    }
-    reads = [n for n in ast.walk(tree) if _is_name(n, name) and isinstance(n.ctx, ast.Load)]
-    return bool(reads) and all(id(n) in called for n in reads)
 
 
 def _only_decides(tree: ast.FunctionDef) -> bool:
@@ -1337,31 +1324,24 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: i
     positional arguments, where known: a ``*args`` becomes that many parameters, and
     ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
-    if function.__name__ == "<lambda>":
-        tree = _lambda_tree(function) or _lambda_by_position(function)
-        if tree is None:
+    try:
+        source = parse_function(function)
+    except AutodiffError as error:
+        if function.__name__ == "<lambda>":
             raise UnsupportedSyntaxError(
                 f"{_said(call.func)!r} is a lambda whose source the compiler cannot single "
                 "out (several lambdas on its line, or none it can read), so it cannot inline it",
                 where,
                 hint="define it with def, or on a line of its own: sig = lambda z: ...",
-            )
-        namespace = dict(vars(builtins))
-        namespace.update(function.__globals__)
-        namespace.update(closure_values(function))
-    else:
-        try:
-            source = parse_function(function)
-        except AutodiffError as error:
-            raise UnsupportedSyntaxError(
-                f"{_said(call.func)!r} calls {function.__qualname__}, whose source the "
-                f"compiler cannot read to inline it ({error.message})",
-                where,
-                hint="define it in a file or notebook cell, or give it a derivative rule as "
-                "a DifferentiableFunction",
             ) from None
-        tree, namespace = source.tree, source.namespace()
-    tree = copy_tree(tree)
+        raise UnsupportedSyntaxError(
+            f"{_said(call.func)!r} calls {function.__qualname__}, whose source the "
+            f"compiler cannot read to inline it ({error.message})",
+            where,
+            hint="define it in a file or notebook cell, or give it a derivative rule as "
+            "a DifferentiableFunction",
+        ) from None
+    tree, namespace = copy_tree(source.tree), source.namespace()
     arguments = tree.args
     if arguments.vararg and given is not None and not arguments.kwarg:
         _with_extras(tree, given)
@@ -1409,37 +1389,6 @@ def _with_extras(tree: ast.FunctionDef, given: int) -> None:
     entries = ast.Tuple([name_node(n) for n in names], ast.Load())
     tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
     tree.extras = (vararg, entries)
-
-
-def _lambda_by_position(function: Any) -> ast.FunctionDef | None:
-    """A lambda's definition found by the positions of its code (several lambdas of the
-    same parameters on its line, told apart by their columns: :mod:`.front.lambdas`);
-    ``None`` where even they cannot tell."""
-    try:
-        return copy_tree(parse_function(function).tree)
-    except AutodiffError:
-        return None
-
-
-def _lambda_tree(function: Any) -> ast.FunctionDef | None:
-    """A lambda's definition, as ``def <lambda>(args): return body``, where its source
-    lines hold exactly one lambda with its parameters; else ``None``."""
-    try:
-        lines, _ = inspect.getsourcelines(function)
-        module = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    code = function.__code__
-    parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    found = [
-        n
-        for n in ast.walk(module)
-        if isinstance(n, ast.Lambda)
-        and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == parameters
-    ]
-    if len(found) != 1:
-        return None
-    return ast.fix_missing_locations(def_of_lambda("<lambda>", found[0]))
 
 
 def _unused_defs_dropped(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -142,20 +142,10 @@ class LowerPython(StatementPass):
     def _expression(self, expr: ast.expr, before: list[ast.stmt], at: ast.stmt) -> ast.expr:
         lower = self
 
-        class Lower(ast.NodeTransformer):
-            def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
-                node.test = self.visit(node.test)
-                body, orelse = lower._side(node.body, at), lower._side(node.orelse, at)
-                statements, value = lazy.if_expression(node, body, orelse, lower._fresh)
-                before.extend(statements)  # each side's loops run on its path only
-                return value
-
-            def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-                operands = [([], self.visit(node.values[0]))]
-                operands += [lower._side(value, at) for value in node.values[1:]]
-                statements, value = lazy.bool_operation(node, operands, lower._fresh)
-                before.extend(statements)
-                return value
+        class Lower(lazy.LazySides):
+            def side(self, expr: ast.expr) -> lazy.Side:
+                statements: list[ast.stmt] = []
+                return statements, lower._expression(expr, statements, at)
 
             def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
                 reject(
@@ -203,16 +193,7 @@ class LowerPython(StatementPass):
             def visit_SetComp(self, node: ast.SetComp) -> ast.expr:
                 reject(node, "set comprehensions are not supported", "use a list or an array")
 
-        return Lower().visit(expr)
-
-    def _side(self, expr: ast.expr, at: ast.stmt) -> lazy.Side:
-        """A side Python may skip, lowered on its own: (its statements, its value)."""
-        statements: list[ast.stmt] = []
-        value = self._expression(expr, statements, at)
-        return statements, value
-
-    def _fresh(self) -> str:
-        return self.names.fresh("choice")
+        return Lower(before, lambda: self.names.fresh("choice")).visit(expr)
 
     def _refuse_inside(self, expr: ast.expr, where: str) -> None:
         for node in ast.walk(expr):

@@ -68,27 +68,26 @@ class Flow:
                 if name in versions:
                     self.copy_back(block, version, versions[name], node)
                 else:  # never assigned on this path: reading it would fail, as in Python
-                    self._unbound(block, version, node)
+                    unbound = Step(version, ast.Name("unbound", ast.Load()), "static", origin=node)
+                    self._joined(block, unbound)
             self.normalizer.current[name] = version
             canonical.append(version)
         return canonical
 
-    def _unbound(self, block: list[Node], target: str, node: ast.AST) -> None:
-        step = Step(target, ast.Name("unbound", ast.Load()), "static", copy_back=True, origin=node)
-        step.synthetic = True
+    def _joined(self, block: list[Node], step: Step) -> None:
+        """A copy the compiler makes at the end of a path, for the join after it."""
+        step.synthetic = step.copy_back = True
         block.append(step)
         self.normalizer.emitted.append(step)
 
     def copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
         kind = "copy" if source in self.normalizer.may_carry else "static"
-        step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
-        step.synthetic = True
+        step = Step(target, ast.Name(source, ast.Load()), kind, origin=node)
         if source in self.normalizer.list_names:
             self.normalizer.list_names.add(target)
         if source in self.normalizer.layout_unsure:
             self.normalizer.layout_unsure[target] = self.normalizer.layout_unsure[source]
-        block.append(step)
-        self.normalizer.emitted.append(step)
+        self._joined(block, step)
         if kind == "copy":
             self.normalizer.may_carry.add(target)
 
@@ -108,10 +107,8 @@ class Flow:
             self.normalizer.steps, self.normalizer.computed = outer, computed
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
-                step = Step(target, atom, "static", copy_back=True, origin=self.normalizer.origin)
-                step.synthetic = True
-                block.append(step)
-                self.normalizer.emitted.append(step)
+                origin = self.normalizer.origin
+                self._joined(block, Step(target, atom, "static", origin=origin))
             else:
                 self.copy_back(block, target, atom.id, node)
         self.normalizer.taken.add(target)

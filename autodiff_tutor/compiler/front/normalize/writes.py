@@ -19,6 +19,7 @@ from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
 from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
 from autodiff_tutor.compiler.ir import Branch, Loop, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
 
 _AUG_SYMBOL = {
     ast.Add: "+",
@@ -78,17 +79,10 @@ class Writes:
         changed), with no gradient through the dict; reading the parameter after the
         write is refused where the write is made (see :mod:`.front.desugar.structures`)."""
         item = self.normalizer.atom(value)
-        call = ast.Call(
-            ast.Name("store_entry", ast.Load()),
-            [ast.Name(target.value.id, ast.Load()), ast.Constant(target.slice.value), item],
-            [],
-        )
-        statement = ast.copy_location(ast.Expr(call), target)
-        read = [item] if isinstance(item, ast.Name) else []
-        reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), *read], ast.Load())
-        self.normalizer.emit(
-            Step(self.normalizer.fresh("effect"), reads, "effect", statement=statement), target
-        )
+        holder = ast.Name(target.value.id, ast.Load())
+        key = ast.Constant(target.slice.value)
+        call = ast.Call(ast.Name("store_entry", ast.Load()), [holder, key, item], [])
+        self._effect(call, holder, item, target, target)
 
     def kept_write(self, node: ast.Expr) -> None:
         """A write into an attribute of the method's object (``store_attribute(
@@ -109,14 +103,18 @@ class Writes:
             self.normalizer.static_operands.append(
                 StaticOperand(what, node.written_value, {item.id}, hint)
             )
-        statement = ast.copy_location(
-            ast.Expr(ast.Call(call.func, [self.normalizer.rename(holder), key, item, *flags], [])),
-            node,
-        )
-        reads = [self.normalizer.rename(holder)] + ([item] if isinstance(item, ast.Name) else [])
+        holder = self.normalizer.rename(holder)
+        stored = ast.Call(call.func, [holder, key, item, *flags], [])
+        self._effect(stored, holder, item, node, node.value)
+
+    def _effect(self, call: ast.Call, holder: ast.expr, item: ast.expr, at, node) -> None:
+        """``call`` made in the forward for its effect, reading the object or dict it
+        writes into (``holder``) and the value it writes."""
+        statement = ast.copy_location(ast.Expr(call), at)
+        reads = [copy_tree(holder)] + ([item] if isinstance(item, ast.Name) else [])
         step = Step(self.normalizer.fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
         step.statement = statement
-        self.normalizer.emit(step, node.value)
+        self.normalizer.emit(step, node)
 
     def append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
