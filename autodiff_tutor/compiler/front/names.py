@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
+from autodiff_tutor.compiler.front.desugar.base import bindings
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.syntax import copy_tree
@@ -55,7 +56,7 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     tree = parsed.tree
     structures = getattr(parsed, "structures", None) or {}  # parameters given as leaves
     bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | set(structures)
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
+    bound |= set(bindings(tree))
     namespace = parsed.namespace()
 
     def clashes(name: str) -> bool:
@@ -190,10 +191,6 @@ def _identifier(node: ast.AST) -> bool:
 
 def _name(node: ast.Name | ast.arg) -> str:
     return node.id if isinstance(node, ast.Name) else node.arg
-
-
-def _loads(node: ast.Name) -> bool:
-    return isinstance(node.ctx, ast.Load)
 
 
 def _names_in(tree: ast.AST) -> set[str]:

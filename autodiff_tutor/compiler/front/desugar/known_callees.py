@@ -52,12 +52,19 @@ import builtins
 import dataclasses
 import functools
 import inspect
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from autodiff_tutor.compiler.code import is_name, mentions
 from autodiff_tutor.compiler.front.desugar import derivative_calls
-from autodiff_tutor.compiler.front.desugar.base import Names, name_node, only_called
+from autodiff_tutor.compiler.front.desugar.base import (
+    Names,
+    bindings,
+    name_node,
+    only_called,
+    root_name,
+)
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
@@ -217,10 +224,7 @@ class _Specializer:
         of it takes the derivative) or what a factory of the user's returns (``h =
         compose(f, g)``, the factory run while compiling), and the pullback of ``value,
         pullback = vjp(f, x, wrt=0)``: calls of them are calls of that value."""
-        counts: dict[str, int] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                counts[node.id] = counts.get(node.id, 0) + 1
+        counts = bindings(tree)
         parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
         aliases = {}
         for statement in tree.body:
@@ -240,7 +244,8 @@ class _Specializer:
                     if isinstance(value, ast.Subscript) and only_called(tree, name):
                         statement.made = True  # act = ACTIVATIONS[name]: looked up here
             elif isinstance(value, ast.Call) and only_called(tree, name):
-                if self._derivative_maker(value.func, scope):
+                kind = derivative_calls.derivative_kind(self._value_of(value.func, scope))
+                if kind in derivative_calls.CALLED_WITH_FUNCTION:  # grad, value_and_grad, hvp
                     known = _Known(value=_Derivative(value))
                 else:
                     known = self._product(value, scope)
@@ -257,7 +262,7 @@ class _Specializer:
         self,
         statement: ast.stmt,
         before: list[ast.stmt],
-        counts: dict[str, int],
+        counts: Counter[str],
         tree: ast.FunctionDef,
         scope: _Scope,
     ) -> str | None:
@@ -304,12 +309,6 @@ class _Specializer:
         statement.targets = [ast.copy_location(ast.Name(value, ast.Store()), statement.targets[0])]
         statement.value = ast.copy_location(ast.Call(made.args[0], made.args[1:], []), made)
         return pullback
-
-    def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
-        """Whether ``func`` is ``grad``, ``value_and_grad`` or ``hvp`` (whose call makes
-        a derivative function)."""
-        kind = derivative_calls.derivative_kind(self._value_of(func, scope))
-        return kind in derivative_calls.CALLED_WITH_FUNCTION
 
     def _derivative(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr | None:
         """``grad(f)(x)``, ``jvp(f, (x,), (v,))``, ``dg(x)`` with ``dg = grad(f)``: a call
@@ -676,7 +675,7 @@ class _Specializer:
         cls = known.value
         where = self.parsed.location(call)
         if (
-            _assignments(function, name) != 1
+            bindings(function)[name] != 1
             or type(cls) is not type
             or cls.__new__ is not object.__new__
         ):
@@ -721,7 +720,7 @@ class _Specializer:
         if entries is None or not _calls_through(loop.body, target.id):
             return None
         inside = ast.Module(loop.body, [])
-        if _assignments(inside, target.id) or any(
+        if bindings(inside)[target.id] or any(
             isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(inside)
         ):
             return None
@@ -918,10 +917,10 @@ class _Specializer:
         known: dict[str, _Known] = {}
         if owner is not None and arguments:
             known[arguments[0].arg] = owner  # self: the object the method is called on
-            if _assignments(tree, arguments[0].arg):
+            if bindings(tree)[arguments[0].arg]:
                 known.clear()  # self rebound in the method: not known after all
         extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
-        if extras is not None and _assignments(tree, extras[0]) == 1:
+        if extras is not None and bindings(tree)[extras[0]] == 1:
             known[extras[0]] = _Known(structure=extras[1])
         if fixed:
             _without_parameters(tree, set(fixed))
@@ -1087,11 +1086,7 @@ def _reassigned(function: Any) -> set[str] | None:
         tree = parse_function(function).tree
     except AutodiffError:
         return None
-    return {
-        n.id
-        for n in ast.walk(ast.Module(tree.body, []))
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
+    return set(bindings(ast.Module(tree.body, [])))
 
 
 def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
@@ -1167,13 +1162,6 @@ def _runtime_helper(value: Any, name: str) -> bool:
 
 def _callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and not hasattr(value, "shape")
-
-
-def _assignments(tree: ast.AST, name: str) -> int:
-    return sum(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(tree)
-    )
 
 
 def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
@@ -1296,14 +1284,10 @@ def _constant_int(expr: ast.expr) -> int | None:
 def _calls_through(body: list[ast.stmt], name: str) -> bool:
     """Whether ``body`` calls ``name`` or a method of it (``layer(h)``,
     ``layer.forward(h)``)."""
-    for node in ast.walk(ast.Module(body, [])):
-        if isinstance(node, ast.Call):
-            func = node.func
-            while isinstance(func, ast.Attribute):
-                func = func.value
-            if isinstance(func, ast.Name) and func.id == name:
-                return True
-    return False
+    return any(
+        isinstance(node, ast.Call) and root_name(node.func) == name
+        for node in ast.walk(ast.Module(body, []))
+    )
 
 
 def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:

@@ -26,6 +26,8 @@ from autodiff_tutor.compiler.front.desugar.base import (
     name_node,
     only_called,
     reject,
+    rewrite_bodies,
+    root_name,
 )
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
 from autodiff_tutor.syntax import copy_tree
@@ -99,9 +101,7 @@ class InlineNested:
             node.body = rewrite_returns(node.body, self.names)
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, self.run(getattr(node, field)))
+        rewrite_bodies(node, self.run)
         if not self.helpers:
             return [node]
         replace = _Replace(self, node)
@@ -134,7 +134,8 @@ class InlineNested:
         passed: dict[str, ast.expr] = {}
         for param in params:
             given = values.get(param)
-            if _dotted(given) and param not in assigned and only_called(helper, param):
+            dotted = root_name(given) is not None  # a name, or a dotted name (np.tanh)
+            if dotted and param not in assigned and only_called(helper, param):
                 passed[param] = given  # a function passed by name: called by that name
                 continue
             value = values.get(param, defaults.get(param))
@@ -170,13 +171,6 @@ class InlineNested:
             statements.extend(self._statement(statement))
         self.inlining.pop()
         return result, statements
-
-
-def _dotted(node: ast.expr | None) -> bool:
-    """A name, or a dotted name (``np.tanh``)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:

@@ -39,6 +39,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     assign_like,
     name_node,
     reject,
+    rewrite_bodies,
 )
 from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
 from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
@@ -55,9 +56,7 @@ def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
     """``name = lambda args: expr`` -> ``def name(args): return expr`` (at any depth)."""
     out: list[ast.stmt] = []
     for node in body:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, lambdas_to_defs(getattr(node, field)))
+        rewrite_bodies(node, lambdas_to_defs)
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -103,9 +102,7 @@ class LowerPython(StatementPass):
             isinstance(node, ast.Expr) and is_list_append(node.value)
         ):
             return [node]  # Python itself runs it in the forward
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, self.run(getattr(node, field)))
+        rewrite_bodies(node, self.run)
         before: list[ast.stmt] = []
         if isinstance(node, ast.For):  # map(...), a global dict or set: its items, in a list
             node.iter = listed(node.iter, self.namespace, self.local)

@@ -5,26 +5,21 @@ Inside a branch or a loop body the usual versions apply; at the end of each body
 (or at the next iteration) every path agrees on the name. A loop is lowered once:
 which of its carried names may carry gradient is found first, on the user's syntax.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``flow``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.flow``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import augmented_value
 from autodiff_tutor.compiler.front.fence import is_list_append
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 
 
-class Flow:
+class Flow(Part):
     """Lowering of ``if``, ``for``, ``while`` and ``a if c else b``."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def _block(self, statements: list[ast.stmt]) -> list[Node]:
         outer, computed = self.normalizer.steps, dict(self.normalizer.computed)

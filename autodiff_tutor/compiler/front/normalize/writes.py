@@ -4,17 +4,15 @@ Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i
 v)``), which is exact when no other name sees the old array: writes into parameters
 are rejected, and views or aliases of a written array may not be read afterwards.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``writes``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.writes``.
 """
 
 from __future__ import annotations
 
 import ast
 import types
-from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
 from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
 from autodiff_tutor.compiler.ir import Branch, Loop, StaticOperand, Step
@@ -31,11 +29,8 @@ _AUG_SYMBOL = {
 }
 
 
-class Writes:
+class Writes(Part):
     """Array writes and list appends as new versions; checks that they are exact."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
