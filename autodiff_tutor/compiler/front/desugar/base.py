@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from autodiff_tutor.compiler.code import is_name
-from autodiff_tutor.syntax import copy_tree
+from autodiff_tutor.compiler.front.source import as_load
 
 
 class Names:
@@ -84,9 +84,7 @@ def augmented_value(node: ast.AugAssign) -> ast.BinOp:
     >>> ast.unparse(augmented_value(ast.parse("y[i] *= 2").body[0]))
     'y[i] * 2'
     """
-    read = copy_tree(node.target)
-    read.ctx = ast.Load()
-    return ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+    return ast.copy_location(ast.BinOp(as_load(node.target), node.op, node.value), node)
 
 
 def negation(*flags: str) -> ast.expr:
