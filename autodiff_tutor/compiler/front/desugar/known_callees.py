@@ -527,8 +527,8 @@ class _Specializer:
         ``arguments[first:]`` and the keywords), by name; the helper is made for them
         (its calls of them resolved) and they are not passed. A parameter the function
         assigns is left as it is."""
-        positional = _positional(function)
-        named = [*positional, *_keyword_only(function)]
+        positional, code = _positional(function), function.__code__  # a plain function
+        named = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         given = [
             (positional[i], a)
             for i, a in enumerate(arguments)
@@ -1069,13 +1069,6 @@ def _identity(known: _Known) -> Any:
 def _positional(function: Any) -> list[str]:
     code = getattr(function, "__code__", None)
     return list(code.co_varnames[: code.co_argcount]) if code is not None else []
-
-
-def _keyword_only(function: Any) -> list[str]:
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return []
-    return list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
 
 
 def _reassigned(function: Any) -> set[str] | None:
