@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler.front.desugar.base import root_name
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names, spread_count
 from autodiff_tutor.compiler.front.desugar.walrus import hoistable
 from autodiff_tutor.compiler.front.source import ParsedFunction
@@ -233,12 +234,10 @@ def is_fill_diagonal(node: ast.expr, namespace: dict | None = None) -> bool:
 
 
 def _is_module(node: ast.expr, namespace: dict | None) -> bool:
-    root = node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name) or namespace is None:
+    root = root_name(node)
+    if root is None or namespace is None:
         return False
-    return type(namespace.get(root.id)).__name__ == "module"
+    return type(namespace.get(root)).__name__ == "module"
 
 
 def _check_node(

@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
+from autodiff_tutor.compiler.front.desugar.base import Names, bindings
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.syntax import copy_tree
@@ -55,7 +56,7 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     tree = parsed.tree
     structures = getattr(parsed, "structures", None) or {}  # parameters given as leaves
     bound = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | set(structures)
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
+    bound |= set(bindings(tree))
     namespace = parsed.namespace()
 
     def clashes(name: str) -> bool:
@@ -69,7 +70,7 @@ def with_helper_names_aliased(parsed: ParsedFunction, helpers: Mapping[str, Any]
     if not any(named(node) for node in ast.walk(tree)):
         return parsed
     stand_ins = {name: alias for alias, name in parsed.aliases.items()}
-    taken = _names_in(tree) | set(namespace) | set(helpers)
+    taken = Names(tree).taken | set(namespace) | set(helpers)
     tree = copy_tree(tree)
     for node in ast.walk(tree):
         if named(node):
@@ -114,7 +115,7 @@ def emission_names(parsed: ParsedFunction, helpers: Mapping[str, Any]) -> dict[s
     Empty for a function with no such name (nearly every one)."""
     if not parsed.aliases:
         return {}
-    taken = _names_in(parsed.tree) | set(parsed.namespace()) | set(helpers)
+    taken = Names(parsed.tree).taken | set(parsed.namespace()) | set(helpers)
     renames = dict(parsed.aliases)
     for name in sorted(set(parsed.aliases.values())):
         renames[name] = _unused(f"{name}_", taken)
@@ -190,15 +191,6 @@ def _identifier(node: ast.AST) -> bool:
 
 def _name(node: ast.Name | ast.arg) -> str:
     return node.id if isinstance(node, ast.Name) else node.arg
-
-
-def _loads(node: ast.Name) -> bool:
-    return isinstance(node.ctx, ast.Load)
-
-
-def _names_in(tree: ast.AST) -> set[str]:
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return names | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
 
 
 def _unused(name: str, taken: set[str]) -> str:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections import Counter
+from collections.abc import Callable
 
-from autodiff_tutor.syntax import copy_tree
+from autodiff_tutor.compiler.code import is_name
+from autodiff_tutor.compiler.front.source import as_load
 
 
 class Names:
@@ -54,6 +57,19 @@ class StatementPass:
         return [node]
 
 
+def rewrite_bodies(node: ast.stmt, rewrite: Callable[[list[ast.stmt]], list[ast.stmt]]) -> None:
+    """``node``'s bodies (``body``, ``orelse``) replaced by what ``rewrite`` makes of them.
+
+    >>> loop = ast.parse("for i in r:\\n    a = i").body[0]
+    >>> rewrite_bodies(loop, lambda body: body * 2)
+    >>> len(loop.body), loop.orelse
+    (2, [])
+    """
+    for field in ("body", "orelse"):
+        if isinstance(getattr(node, field, None), list):
+            setattr(node, field, rewrite(getattr(node, field)))
+
+
 def name_node(identifier: str, store: bool = False) -> ast.Name:
     return ast.Name(identifier, ast.Store() if store else ast.Load())
 
@@ -68,9 +84,7 @@ def augmented_value(node: ast.AugAssign) -> ast.BinOp:
     >>> ast.unparse(augmented_value(ast.parse("y[i] *= 2").body[0]))
     'y[i] * 2'
     """
-    read = copy_tree(node.target)
-    read.ctx = ast.Load()
-    return ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+    return ast.copy_location(ast.BinOp(as_load(node.target), node.op, node.value), node)
 
 
 def negation(*flags: str) -> ast.expr:
@@ -82,6 +96,41 @@ def negation(*flags: str) -> ast.expr:
     if len(flags) == 1:
         return ast.UnaryOp(ast.Not(), name_node(flags[0]))
     return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
+
+
+def bindings(tree: ast.AST) -> Counter[str]:
+    """How many times ``tree`` binds (assigns or deletes) each name.
+
+    >>> bindings(ast.parse("a = 1\\na, b = f(a)"))
+    Counter({'a': 2, 'b': 1})
+    """
+    return Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    )
+
+
+def root_name(node: ast.expr | None) -> str | None:
+    """The name a dotted expression starts from (``np`` of ``np.linalg.norm``), else
+    ``None``.
+
+    >>> root_name(ast.parse("np.linalg.norm", mode="eval").body), root_name(ast.Constant(1))
+    ('np', None)
+    """
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def only_called(tree: ast.AST, name: str) -> bool:
+    """Whether ``tree`` reads ``name``, and only to call it (``fn(a)``: a function
+    given, which an inlined body may call by the caller's name).
+
+    >>> only_called(ast.parse("y = fn(a) + fn(b)"), "fn"), only_called(ast.parse("g(fn)"), "fn")
+    (True, False)
+    """
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    reads = [n for n in ast.walk(tree) if is_name(n, name) and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in calls for n in reads)
 
 
 def reject(node: ast.AST, message: str, hint: str = "") -> None:

@@ -33,6 +33,7 @@ def lifted(x, y):
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import types
 from collections.abc import Callable
@@ -533,19 +534,11 @@ def _tree(
 
 
 def _parsed(parsed: ParsedFunction, tree: ast.FunctionDef) -> ParsedFunction:
-    """The lifted tree read in the caller's names and located in the caller's file."""
-    return ParsedFunction(
-        parsed.fn,
-        tree,
-        parsed.filename,
-        parsed.first_line,
-        parsed.lines,
-        parsed.indent,
-        dict(parsed.aliases),
-        dict(parsed.values),
-        parsed.checks,
-        parsed.inlined,
-    )
+    """The lifted tree read in the caller's names and located in the caller's file (a
+    plain :class:`ParsedFunction`: a structured caller's leaves are not its own)."""
+    fields = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)}
+    copies = {"aliases": dict(parsed.aliases), "values": dict(parsed.values)}
+    return ParsedFunction(**{**fields, **copies, "tree": tree})
 
 
 def _shifted(wrt: Any, lifted: Lifted) -> Any:

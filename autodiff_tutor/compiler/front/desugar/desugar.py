@@ -42,6 +42,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     Names,
     assign_like,
     augmented_value,
+    bindings,
     name_node,
     negation,
     reject,
@@ -97,13 +98,11 @@ def desugar(
 
 def _assigned_once(tree: ast.FunctionDef) -> set[str]:
     """The names ``tree`` binds exactly once (and not as a parameter)."""
-    counts: dict[str, int] = {}
-    for node in ast.walk(ast.Module(tree.body, [])):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            counts[node.id] = counts.get(node.id, 0) + 1
-        elif isinstance(node, (ast.FunctionDef, ast.arg)):
-            name = node.name if isinstance(node, ast.FunctionDef) else node.arg
-            counts[name] = counts.get(name, 0) + 2
+    body = ast.Module(tree.body, [])
+    counts = bindings(body)
+    for node in ast.walk(body):
+        if isinstance(node, (ast.FunctionDef, ast.arg)):
+            counts[node.name if isinstance(node, ast.FunctionDef) else node.arg] += 2
     parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
     return {name for name, count in counts.items() if count == 1 and name not in parameters}
 

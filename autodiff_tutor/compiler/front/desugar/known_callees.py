@@ -52,12 +52,19 @@ import builtins
 import dataclasses
 import functools
 import inspect
-import textwrap
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler.code import is_name, mentions
 from autodiff_tutor.compiler.front.desugar import derivative_calls
-from autodiff_tutor.compiler.front.desugar.base import Names, name_node
+from autodiff_tutor.compiler.front.desugar.base import (
+    Names,
+    bindings,
+    name_node,
+    only_called,
+    root_name,
+)
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
@@ -217,10 +224,7 @@ class _Specializer:
         of it takes the derivative) or what a factory of the user's returns (``h =
         compose(f, g)``, the factory run while compiling), and the pullback of ``value,
         pullback = vjp(f, x, wrt=0)``: calls of them are calls of that value."""
-        counts: dict[str, int] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                counts[node.id] = counts.get(node.id, 0) + 1
+        counts = bindings(tree)
         parameters = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
         aliases = {}
         for statement in tree.body:
@@ -237,10 +241,11 @@ class _Specializer:
                 known = self._known(value, scope)
                 if known is not None and known.structure is None and _callable(known.value):
                     aliases[name] = known
-                    if isinstance(value, ast.Subscript) and _only_called(tree, name):
+                    if isinstance(value, ast.Subscript) and only_called(tree, name):
                         statement.made = True  # act = ACTIVATIONS[name]: looked up here
-            elif isinstance(value, ast.Call) and _only_called(tree, name):
-                if self._derivative_maker(value.func, scope):
+            elif isinstance(value, ast.Call) and only_called(tree, name):
+                kind = derivative_calls.derivative_kind(self._value_of(value.func, scope))
+                if kind in derivative_calls.CALLED_WITH_FUNCTION:  # grad, value_and_grad, hvp
                     known = _Known(value=_Derivative(value))
                 else:
                     known = self._product(value, scope)
@@ -257,7 +262,7 @@ class _Specializer:
         self,
         statement: ast.stmt,
         before: list[ast.stmt],
-        counts: dict[str, int],
+        counts: Counter[str],
         tree: ast.FunctionDef,
         scope: _Scope,
     ) -> str | None:
@@ -294,7 +299,7 @@ class _Specializer:
             and stable
             and counts.get(value) == 1
             and counts.get(pullback) == 1
-            and _only_called(tree, pullback)
+            and only_called(tree, pullback)
         ):
             return None
         self._value_of(statement.value.func, scope, guard=True)
@@ -304,12 +309,6 @@ class _Specializer:
         statement.targets = [ast.copy_location(ast.Name(value, ast.Store()), statement.targets[0])]
         statement.value = ast.copy_location(ast.Call(made.args[0], made.args[1:], []), made)
         return pullback
-
-    def _derivative_maker(self, func: ast.expr, scope: _Scope) -> bool:
-        """Whether ``func`` is ``grad``, ``value_and_grad`` or ``hvp`` (whose call makes
-        a derivative function)."""
-        kind = derivative_calls.derivative_kind(self._value_of(func, scope))
-        return kind in derivative_calls.CALLED_WITH_FUNCTION
 
     def _derivative(self, call: ast.Call, scope: _Scope, aliases: dict) -> ast.expr | None:
         """``grad(f)(x)``, ``jvp(f, (x,), (v,))``, ``dg(x)`` with ``dg = grad(f)``: a call
@@ -528,8 +527,8 @@ class _Specializer:
         ``arguments[first:]`` and the keywords), by name; the helper is made for them
         (its calls of them resolved) and they are not passed. A parameter the function
         assigns is left as it is."""
-        positional = _positional(function)
-        named = [*positional, *_keyword_only(function)]
+        positional, code = _positional(function), function.__code__  # a plain function
+        named = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         given = [
             (positional[i], a)
             for i, a in enumerate(arguments)
@@ -676,7 +675,7 @@ class _Specializer:
         cls = known.value
         where = self.parsed.location(call)
         if (
-            _assignments(function, name) != 1
+            bindings(function)[name] != 1
             or type(cls) is not type
             or cls.__new__ is not object.__new__
         ):
@@ -721,13 +720,13 @@ class _Specializer:
         if entries is None or not _calls_through(loop.body, target.id):
             return None
         inside = ast.Module(loop.body, [])
-        if _assignments(inside, target.id) or any(
+        if bindings(inside)[target.id] or any(
             isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(inside)
         ):
             return None
         function = scope.function or self.tree
-        reads = [n for n in ast.walk(function) if _is_name(n, target.id)]
-        if len(reads) != 1 + sum(_is_name(n, target.id) for n in ast.walk(inside)):
+        reads = [n for n in ast.walk(function) if is_name(n, target.id)]
+        if len(reads) != 1 + sum(is_name(n, target.id) for n in ast.walk(inside)):
             return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in entries:
@@ -918,10 +917,10 @@ class _Specializer:
         known: dict[str, _Known] = {}
         if owner is not None and arguments:
             known[arguments[0].arg] = owner  # self: the object the method is called on
-            if _assignments(tree, arguments[0].arg):
+            if bindings(tree)[arguments[0].arg]:
                 known.clear()  # self rebound in the method: not known after all
         extras = getattr(tree, "extras", None)  # *args, as the tuple of its entries
-        if extras is not None and _assignments(tree, extras[0]) == 1:
+        if extras is not None and bindings(tree)[extras[0]] == 1:
             known[extras[0]] = _Known(structure=extras[1])
         if fixed:
             _without_parameters(tree, set(fixed))
@@ -1072,13 +1071,6 @@ def _positional(function: Any) -> list[str]:
     return list(code.co_varnames[: code.co_argcount]) if code is not None else []
 
 
-def _keyword_only(function: Any) -> list[str]:
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return []
-    return list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
-
-
 def _reassigned(function: Any) -> set[str] | None:
     """The names ``function``'s body assigns (``None``: its source is not read)."""
     if function.__name__ == "<lambda>":
@@ -1087,11 +1079,7 @@ def _reassigned(function: Any) -> set[str] | None:
         tree = parse_function(function).tree
     except AutodiffError:
         return None
-    return {
-        n.id
-        for n in ast.walk(ast.Module(tree.body, []))
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
+    return set(bindings(ast.Module(tree.body, [])))
 
 
 def _without_parameters(tree: ast.FunctionDef, names: set[str]) -> None:
@@ -1169,13 +1157,6 @@ def _callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and not hasattr(value, "shape")
 
 
-def _assignments(tree: ast.AST, name: str) -> int:
-    return sum(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        for n in ast.walk(tree)
-    )
-
-
 def _reader(fn: Any, values: dict[str, Any]) -> Callable[[str], Any]:
     """How to read a free name of ``fn`` now: bound while specializing, a closure
     variable, a global, a builtin."""
@@ -1231,7 +1212,7 @@ class _Initializer:
         for node in ast.walk(tree):
             if isinstance(node, ast.Return):
                 self._refuse("its __init__ returns early")
-            if not (isinstance(node, ast.Attribute) and _is_name(node.value, this)):
+            if not (isinstance(node, ast.Attribute) and is_name(node.value, this)):
                 continue
             if isinstance(node.ctx, ast.Store) and id(node) not in top:
                 self._refuse(f"its __init__ sets self.{node.attr} inside a loop or a branch")
@@ -1240,12 +1221,12 @@ class _Initializer:
 
         class Local(ast.NodeTransformer):
             def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
-                if _is_name(node.value, this):
+                if is_name(node.value, this):
                     return ast.copy_location(ast.Name(f"{this}_{node.attr}", node.ctx), node)
                 return self.generic_visit(node)
 
         Local().visit(tree)
-        if any(_is_name(n, this) for n in ast.walk(tree)):
+        if mentions(tree, this):
             self._refuse("its __init__ uses self otherwise than setting its attributes")
         held = [ast.Name(f"{this}_{a}", ast.Load()) for a in self.attributes]
         tree.body.append(ast.Return(ast.Tuple(held, ast.Load())))
@@ -1258,19 +1239,6 @@ class _Initializer:
             hint=f"build the {self.cls.__name__} outside the differentiated function and "
             "pass it as an argument (its arrays are then differentiable as its attributes)",
         )
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _only_called(tree: ast.AST, name: str) -> bool:
-    """Whether every read of ``name`` in ``tree`` is a call of it."""
-    called = {
-        id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_name(n.func, name)
-    }
-    reads = [n for n in ast.walk(tree) if _is_name(n, name) and isinstance(n.ctx, ast.Load)]
-    return bool(reads) and all(id(n) in called for n in reads)
 
 
 def _only_decides(tree: ast.FunctionDef) -> bool:
@@ -1309,14 +1277,10 @@ def _constant_int(expr: ast.expr) -> int | None:
 def _calls_through(body: list[ast.stmt], name: str) -> bool:
     """Whether ``body`` calls ``name`` or a method of it (``layer(h)``,
     ``layer.forward(h)``)."""
-    for node in ast.walk(ast.Module(body, [])):
-        if isinstance(node, ast.Call):
-            func = node.func
-            while isinstance(func, ast.Attribute):
-                func = func.value
-            if isinstance(func, ast.Name) and func.id == name:
-                return True
-    return False
+    return any(
+        isinstance(node, ast.Call) and root_name(node.func) == name
+        for node in ast.walk(ast.Module(body, []))
+    )
 
 
 def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
@@ -1337,31 +1301,24 @@ def _source_tree(function: Any, call: ast.Call, parsed: ParsedFunction, given: i
     positional arguments, where known: a ``*args`` becomes that many parameters, and
     ``args`` the tuple of them (see :func:`_with_extras`)."""
     where = parsed.location(call)
-    if function.__name__ == "<lambda>":
-        tree = _lambda_tree(function) or _lambda_by_position(function)
-        if tree is None:
+    try:
+        source = parse_function(function)
+    except AutodiffError as error:
+        if function.__name__ == "<lambda>":
             raise UnsupportedSyntaxError(
                 f"{_said(call.func)!r} is a lambda whose source the compiler cannot single "
                 "out (several lambdas on its line, or none it can read), so it cannot inline it",
                 where,
                 hint="define it with def, or on a line of its own: sig = lambda z: ...",
-            )
-        namespace = dict(vars(builtins))
-        namespace.update(function.__globals__)
-        namespace.update(closure_values(function))
-    else:
-        try:
-            source = parse_function(function)
-        except AutodiffError as error:
-            raise UnsupportedSyntaxError(
-                f"{_said(call.func)!r} calls {function.__qualname__}, whose source the "
-                f"compiler cannot read to inline it ({error.message})",
-                where,
-                hint="define it in a file or notebook cell, or give it a derivative rule as "
-                "a DifferentiableFunction",
             ) from None
-        tree, namespace = source.tree, source.namespace()
-    tree = copy_tree(tree)
+        raise UnsupportedSyntaxError(
+            f"{_said(call.func)!r} calls {function.__qualname__}, whose source the "
+            f"compiler cannot read to inline it ({error.message})",
+            where,
+            hint="define it in a file or notebook cell, or give it a derivative rule as "
+            "a DifferentiableFunction",
+        ) from None
+    tree, namespace = copy_tree(source.tree), source.namespace()
     arguments = tree.args
     if arguments.vararg and given is not None and not arguments.kwarg:
         _with_extras(tree, given)
@@ -1409,37 +1366,6 @@ def _with_extras(tree: ast.FunctionDef, given: int) -> None:
     entries = ast.Tuple([name_node(n) for n in names], ast.Load())
     tree.body.insert(0, ast.copy_location(ast.Assign([name_node(vararg, True)], entries), tree))
     tree.extras = (vararg, entries)
-
-
-def _lambda_by_position(function: Any) -> ast.FunctionDef | None:
-    """A lambda's definition found by the positions of its code (several lambdas of the
-    same parameters on its line, told apart by their columns: :mod:`.front.lambdas`);
-    ``None`` where even they cannot tell."""
-    try:
-        return copy_tree(parse_function(function).tree)
-    except AutodiffError:
-        return None
-
-
-def _lambda_tree(function: Any) -> ast.FunctionDef | None:
-    """A lambda's definition, as ``def <lambda>(args): return body``, where its source
-    lines hold exactly one lambda with its parameters; else ``None``."""
-    try:
-        lines, _ = inspect.getsourcelines(function)
-        module = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    code = function.__code__
-    parameters = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    found = [
-        n
-        for n in ast.walk(module)
-        if isinstance(n, ast.Lambda)
-        and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == parameters
-    ]
-    if len(found) != 1:
-        return None
-    return ast.fix_missing_locations(def_of_lambda("<lambda>", found[0]))
 
 
 def _unused_defs_dropped(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -49,6 +49,32 @@ from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node
 Side = tuple[list[ast.stmt], ast.expr]  # the statements a side needs, then its value
 
 
+class LazySides(ast.NodeTransformer):
+    """A rewrite whose conditional expressions and ``and``/``or`` keep what each side
+    needs on that side: ``side(expr)`` lowers one side on its own, the statements
+    computing the value go to ``before``, and ``fresh()`` names the value."""
+
+    def __init__(self, before: list[ast.stmt], fresh: Callable[[], str]):
+        self.before, self.fresh = before, fresh
+
+    def side(self, expr: ast.expr) -> Side:
+        raise NotImplementedError
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        node.test = self.visit(node.test)
+        body, orelse = self.side(node.body), self.side(node.orelse)
+        statements, value = if_expression(node, body, orelse, self.fresh)
+        self.before.extend(statements)  # each side's statements run on its path only
+        return value
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        operands = [([], self.visit(node.values[0]))]
+        operands += [self.side(value) for value in node.values[1:]]
+        statements, value = bool_operation(node, operands, self.fresh)
+        self.before.extend(statements)
+        return value
+
+
 def if_expression(node: ast.IfExp, body: Side, orelse: Side, fresh: Callable[[], str]) -> Side:
     """``body if node.test else orelse`` (its sides lowered): the expression itself
     when neither side needs statements, else an ``if`` computing a fresh name, each

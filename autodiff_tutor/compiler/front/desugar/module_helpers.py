@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from autodiff_tutor.compiler import code
+from autodiff_tutor.compiler.front.desugar.base import bindings, only_called
 from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     CALLED_WITH_FUNCTION,
     derivative_kind,
@@ -45,9 +47,7 @@ def with_helpers_nested(parsed: ParsedFunction, called: list[Any]) -> ParsedFunc
     """
     namespace = parsed.namespace()
     user_locals = {a.arg for a in ast.walk(parsed.tree) if isinstance(a, ast.arg)}
-    user_locals |= {
-        n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name) and not _loads(n)
-    }
+    user_locals |= set(bindings(parsed.tree))
     definitions: dict[str, ast.FunctionDef] = {}
     nested_objects: dict[str, Any] = {}
     # (helper, called directly): one called only by another helper may stay a call
@@ -153,22 +153,22 @@ def _hoisted(
         ):
             name = statement.targets[0].id
             inner[name] = def_of_lambda(name, statement.value, statement)
-    bindings = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)]
-    bindings += [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-    bindings += [a.arg for a in tree.args.args + tree.args.kwonlyargs]
-    own = set(bindings) - set(inner)
+    bound = bindings(tree)
+    bound.update(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+    bound.update(a.arg for a in tree.args.args + tree.args.kwonlyargs)
+    own = set(bound) - set(inner)
     closures = {n for n, d in inner.items() if _free_reads(d) & own}
     differentiated = {
         d.name
         for d in _differentiated_functions(tree, differentiates)
         if isinstance(d, ast.FunctionDef)
     }
-    if any(bindings.count(n) != 1 or n not in differentiated for n in closures):
+    if any(bound[n] != 1 or n not in differentiated for n in closures):
         return None  # a closure called or passed: not nested
     kept = {n: inner.pop(n) for n in closures}  # written as a def where it was
     own |= set(kept)
     renames = {n: f"{tree.name}_{n}" for n in inner}
-    if any(bindings.count(n) != 1 or renames[n] in taken for n in inner):
+    if any(bound[n] != 1 or renames[n] in taken for n in inner):
         return None
     # g = helper, bound once and only called: calls of the function it names
     aliases = {
@@ -179,8 +179,8 @@ def _hoisted(
         and isinstance(s.targets[0], ast.Name)
         and isinstance(s.value, ast.Name)
         and s.value.id not in own | set(inner)
-        and bindings.count(s.targets[0].id) == 1
-        and _only_called_in(tree, s.targets[0].id)
+        and bound[s.targets[0].id] == 1
+        and (only_called(tree, s.targets[0].id) or s.targets[0].id not in code.reads(tree))
     }
     renames.update(aliases)
     own -= set(aliases)
@@ -242,8 +242,7 @@ def _lambdas_hoisted(
 
 def _bound(tree: ast.FunctionDef) -> set[str]:
     """The names ``tree`` binds: its parameters, the names it assigns, loop variables."""
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not _loads(n)}
-    return names | {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    return set(bindings(tree)) | {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
 
 
 def _alias(statement: ast.stmt) -> str | None:
@@ -255,13 +254,6 @@ def _alias(statement: ast.stmt) -> str | None:
     ):
         return statement.targets[0].id
     return None
-
-
-def _only_called_in(tree: ast.AST, name: str) -> bool:
-    """Whether ``tree`` reads ``name`` only to call it."""
-    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and _loads(n)]
-    return all(id(n) in calls for n in reads)
 
 
 def _defined(statement: ast.stmt) -> str | None:
@@ -348,17 +340,13 @@ def _is_structure(value: ast.expr, names: set[str]) -> bool:
     return isinstance(value, nested) and any(isinstance(e, nested) for e in value.elts)
 
 
-def _loads(name: ast.Name) -> bool:
-    return isinstance(name.ctx, ast.Load)
-
-
 def _called(call: ast.Call) -> str | None:
     return call.func.id if isinstance(call.func, ast.Name) else None
 
 
 def _free_reads(tree: ast.FunctionDef) -> set[str]:
     """The names a function reads that it does not bind itself."""
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and _loads(n)} - _bound(tree)
+    return code.reads(tree) - _bound(tree)
 
 
 def _plain_signature(tree: ast.FunctionDef) -> bool:
@@ -408,7 +396,7 @@ def _differentiated_functions(
         reads = [
             n
             for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and n.id == statement.name and _loads(n)
+            if code.is_name(n, statement.name) and isinstance(n.ctx, ast.Load)
         ]
         if reads and all(id(n) in first_ids for n in reads):
             out.append(statement)

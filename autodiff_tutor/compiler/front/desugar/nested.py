@@ -20,7 +20,15 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.front.desugar import lazy as lazy
-from autodiff_tutor.compiler.front.desugar.base import Names, assign_like, name_node, reject
+from autodiff_tutor.compiler.front.desugar.base import (
+    Names,
+    assign_like,
+    name_node,
+    only_called,
+    reject,
+    rewrite_bodies,
+    root_name,
+)
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
 from autodiff_tutor.syntax import copy_tree
 
@@ -93,9 +101,7 @@ class InlineNested:
             node.body = rewrite_returns(node.body, self.names)
 
     def _statement(self, node: ast.stmt) -> list[ast.stmt]:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, self.run(getattr(node, field)))
+        rewrite_bodies(node, self.run)
         if not self.helpers:
             return [node]
         replace = _Replace(self, node)
@@ -105,7 +111,7 @@ class InlineNested:
             node.iter = replace.visit(node.iter)
         elif isinstance(node, ast.Assert) and node.msg is not None:
             node.test = replace.visit(node.test)
-            message = replace._side(node.msg)  # evaluated only when the assertion fails
+            message = replace.side(node.msg)  # evaluated only when the assertion fails
             return [*replace.before, *lazy.assertion(node.test, message, node)]
         else:
             replace.visit(node)
@@ -128,7 +134,8 @@ class InlineNested:
         passed: dict[str, ast.expr] = {}
         for param in params:
             given = values.get(param)
-            if _dotted(given) and param not in assigned and _only_called(helper, param):
+            dotted = root_name(given) is not None  # a name, or a dotted name (np.tanh)
+            if dotted and param not in assigned and only_called(helper, param):
                 passed[param] = given  # a function passed by name: called by that name
                 continue
             value = values.get(param, defaults.get(param))
@@ -166,21 +173,6 @@ class InlineNested:
         return result, statements
 
 
-def _dotted(node: ast.expr | None) -> bool:
-    """A name, or a dotted name (``np.tanh``)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
-def _only_called(helper: ast.FunctionDef, param: str) -> bool:
-    """Whether ``helper`` reads its parameter ``param`` only to call it (``fn(a)``): a
-    function it is given, which the inlined body may call by the caller's name."""
-    calls = {id(n.func) for n in ast.walk(helper) if isinstance(n, ast.Call)}
-    reads = [n for n in ast.walk(helper) if isinstance(n, ast.Name) and n.id == param]
-    return bool(reads) and all(id(n) in calls for n in reads)
-
-
 def _defaults(helper: ast.FunctionDef) -> dict[str, ast.expr]:
     """The default of each parameter that has one, keyword-only ones included."""
     params = [a.arg for a in helper.args.args]
@@ -216,38 +208,21 @@ def _nested_arguments(helper: ast.FunctionDef, params: list[str], call: ast.Call
     return values
 
 
-class _Replace(ast.NodeTransformer):
+class _Replace(lazy.LazySides):
     """Each call of a nested helper in one statement becomes the name of its result;
     the helper's body is collected in ``before``, to run before the statement. A side
     Python may skip (of ``a if c else b``, ``and``, ``or``) keeps its helpers' bodies:
     they run only when Python evaluates that side (:mod:`.front.desugar.lazy`)."""
 
     def __init__(self, inliner: InlineNested, statement: ast.stmt):
+        super().__init__([], lambda: inliner.names.fresh("choice"))
         self.inliner = inliner
         self.statement = statement
-        self.before: list[ast.stmt] = []
 
-    def _side(self, expr: ast.expr) -> lazy.Side:
+    def side(self, expr: ast.expr) -> lazy.Side:
         inner = _Replace(self.inliner, self.statement)
         value = inner.visit(expr)
         return inner.before, value
-
-    def visit_IfExp(self, expr: ast.IfExp) -> ast.expr:
-        expr.test = self.visit(expr.test)
-        body, orelse = self._side(expr.body), self._side(expr.orelse)
-        statements, value = lazy.if_expression(expr, body, orelse, self._fresh)
-        self.before += statements
-        return value
-
-    def visit_BoolOp(self, expr: ast.BoolOp) -> ast.expr:
-        operands = [([], self.visit(expr.values[0]))]
-        operands += [self._side(value) for value in expr.values[1:]]
-        statements, value = lazy.bool_operation(expr, operands, self._fresh)
-        self.before += statements
-        return value
-
-    def _fresh(self) -> str:
-        return self.inliner.names.fresh("choice")
 
     def visit_DictComp(self, comprehension: ast.expr) -> ast.expr:
         """Not lowered to a loop yet (a dict comprehension): the helper's body

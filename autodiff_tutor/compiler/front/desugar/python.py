@@ -39,6 +39,7 @@ from autodiff_tutor.compiler.front.desugar.base import (
     assign_like,
     name_node,
     reject,
+    rewrite_bodies,
 )
 from autodiff_tutor.compiler.front.desugar.callees import listed, spread_call, spread_count
 from autodiff_tutor.compiler.front.fence import is_fill_diagonal, is_list_append
@@ -55,9 +56,7 @@ def lambdas_to_defs(body: list[ast.stmt]) -> list[ast.stmt]:
     """``name = lambda args: expr`` -> ``def name(args): return expr`` (at any depth)."""
     out: list[ast.stmt] = []
     for node in body:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, lambdas_to_defs(getattr(node, field)))
+        rewrite_bodies(node, lambdas_to_defs)
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -103,9 +102,7 @@ class LowerPython(StatementPass):
             isinstance(node, ast.Expr) and is_list_append(node.value)
         ):
             return [node]  # Python itself runs it in the forward
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, self.run(getattr(node, field)))
+        rewrite_bodies(node, self.run)
         before: list[ast.stmt] = []
         if isinstance(node, ast.For):  # map(...), a global dict or set: its items, in a list
             node.iter = listed(node.iter, self.namespace, self.local)
@@ -142,20 +139,10 @@ class LowerPython(StatementPass):
     def _expression(self, expr: ast.expr, before: list[ast.stmt], at: ast.stmt) -> ast.expr:
         lower = self
 
-        class Lower(ast.NodeTransformer):
-            def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
-                node.test = self.visit(node.test)
-                body, orelse = lower._side(node.body, at), lower._side(node.orelse, at)
-                statements, value = lazy.if_expression(node, body, orelse, lower._fresh)
-                before.extend(statements)  # each side's loops run on its path only
-                return value
-
-            def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-                operands = [([], self.visit(node.values[0]))]
-                operands += [lower._side(value, at) for value in node.values[1:]]
-                statements, value = lazy.bool_operation(node, operands, lower._fresh)
-                before.extend(statements)
-                return value
+        class Lower(lazy.LazySides):
+            def side(self, expr: ast.expr) -> lazy.Side:
+                statements: list[ast.stmt] = []
+                return statements, lower._expression(expr, statements, at)
 
             def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
                 reject(
@@ -203,16 +190,7 @@ class LowerPython(StatementPass):
             def visit_SetComp(self, node: ast.SetComp) -> ast.expr:
                 reject(node, "set comprehensions are not supported", "use a list or an array")
 
-        return Lower().visit(expr)
-
-    def _side(self, expr: ast.expr, at: ast.stmt) -> lazy.Side:
-        """A side Python may skip, lowered on its own: (its statements, its value)."""
-        statements: list[ast.stmt] = []
-        value = self._expression(expr, statements, at)
-        return statements, value
-
-    def _fresh(self) -> str:
-        return self.names.fresh("choice")
+        return Lower(before, lambda: self.names.fresh("choice")).visit(expr)
 
     def _refuse_inside(self, expr: ast.expr, where: str) -> None:
         for node in ast.walk(expr):

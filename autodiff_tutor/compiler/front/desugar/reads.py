@@ -276,11 +276,19 @@ def iterated(node: ast.expr) -> list[ast.expr] | None:
     parts = [iterated(a) for a in node.args]
     if not parts or any(p is None for p in parts):
         return None
-    if node.func.id == "zip" and zipped_as_written(node, parts):
+    return combined(node, parts)
+
+
+def combined(call: ast.Call, parts: list[list[ast.expr] | None]) -> list[ast.expr] | None:
+    """The items of ``zip``, ``enumerate`` or ``reversed`` (``call``) of sequences whose
+    items are known while compiling (``parts``; ``None`` for one that is not), else
+    ``None``."""
+    name = call.func.id
+    if name == "zip" and all(p is not None for p in parts) and zipped_as_written(call, parts):
         return [ast.Tuple(list(items), ast.Load()) for items in zip(*parts, strict=False)]
-    if node.func.id == "enumerate" and len(parts) == 1:
+    if name == "enumerate" and len(parts) == 1 and not call.keywords:
         return [ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])]
-    if node.func.id == "reversed" and len(parts) == 1:
+    if name == "reversed" and len(parts) == 1:
         return parts[0][::-1]
     return None
 

@@ -41,7 +41,7 @@ import ast
 from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import reject
-from autodiff_tutor.compiler.front.desugar.reads import static_value, zipped_as_written
+from autodiff_tutor.compiler.front.desugar.reads import combined, static_value
 from autodiff_tutor.syntax import copy_tree
 
 
@@ -94,17 +94,8 @@ class Unrolling:
                 if isinstance(folded, ast.List) and isinstance(fold(args[0], True), ast.Dict):
                     return list(folded.elts)
             parts = [self.elements(a) for a in args]
-            if name in ("zip", "enumerate", "reversed") and parts and parts[0] is not None:
-                if name == "reversed" and len(parts) == 1:
-                    return parts[0][::-1]
-                if name == "enumerate" and len(parts) == 1 and not iterable.keywords:
-                    return [
-                        ast.Tuple([ast.Constant(i), e], ast.Load()) for i, e in enumerate(parts[0])
-                    ]
-                if name == "zip" and all(p is not None for p in parts):
-                    if not zipped_as_written(iterable, parts):
-                        return None  # zip(a, b, strict=True) of lengths that differ
-                    return [ast.Tuple(list(es), ast.Load()) for es in zip(*parts, strict=False)]
+            if parts and parts[0] is not None:  # zip, enumerate, reversed of structures
+                return combined(iterable, parts)
             return None
         value = self.structures.reads.fold(copy_tree(iterable), whole=True)
         if isinstance(value, ast.Dict):

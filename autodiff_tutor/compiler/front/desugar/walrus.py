@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node
+from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, rewrite_bodies
 
 # where a walrus inside is not always evaluated, or binds in another scope
 _LAZY = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp,
@@ -73,9 +73,7 @@ def hoist_walrus(body: list[ast.stmt]) -> list[ast.stmt]:
     """
     out: list[ast.stmt] = []
     for node in body:
-        for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list):
-                setattr(node, field, hoist_walrus(getattr(node, field)))
+        rewrite_bodies(node, hoist_walrus)
         if isinstance(node, ast.If):
             for walrus in hoistable(node.test):
                 name = walrus.target.id

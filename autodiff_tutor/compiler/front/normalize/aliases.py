@@ -28,16 +28,14 @@ be put back (``np.transpose(y, axes)``, ``broadcast_to``, a view of a view in on
 expression without gradient, ``c.T[0]``), and writes reaching a parameter (the
 caller's array, refused as in PyTorch and JAX).
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``aliases``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.aliases``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.sharing import view_base
 from autodiff_tutor.compiler.ir import Branch, Step
 from autodiff_tutor.rules.registry import views
@@ -47,11 +45,8 @@ from autodiff_tutor.syntax import copy_tree
 RESHAPES = views("reshape")
 
 
-class Aliases:
+class Aliases(Part):
     """Tracks which value is a view of which, and spreads each write to the others."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def note_view(self, step: Step) -> None:
         """Remember that ``step``'s result may be a view (or an alias) of its operand."""

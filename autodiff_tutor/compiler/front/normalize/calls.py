@@ -2,9 +2,7 @@
 to their rule's inputs and options by :mod:`.front.normalize.rule_calls`), custom ops and
 the user's own functions (compiled in turn), and calls nothing differentiates.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``calls``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.calls``.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.desugar import desugar_function
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.conversions import conversion_name
 from autodiff_tutor.compiler.front.normalize.resolve import Callee
 from autodiff_tutor.compiler.front.normalize.sharing import only_lists
@@ -25,11 +24,8 @@ from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import is_nondifferentiable, lookup
 
 
-class Calls:
+class Calls(Part):
     """Lowering of calls into primitive, op-call and opaque steps."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def call(self, node: ast.Call, target: str | None) -> ast.Name:
         callee = self.normalizer.resolver.callee(node)

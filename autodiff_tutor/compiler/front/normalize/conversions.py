@@ -12,9 +12,7 @@ when a ``dtype`` is given (an integer or boolean dtype passes no gradient, as
 is an alias of ``x`` (see :func:`shares_input`): a later write into it is a write into
 ``x``, refused or followed as for a view.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``conversions``:
-it reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.conversions``.
 
 >>> import ast
 >>> shares_input(ast.parse("np.asarray(x)").body[0].value)
@@ -29,6 +27,7 @@ import ast
 import copy as copying
 from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.rules.names import CONVERSIONS
 
 # the keywords each conversion takes besides its array (numpy 2); the rest are refused
@@ -61,11 +60,8 @@ def shares_input(call: ast.Call) -> bool:
     return name != "array"
 
 
-class Conversions:
+class Conversions(Part):
     """``np.array(x)`` & co. of a value with gradient as a copy, a cast or an alias."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def conversion(self, node: ast.Call, target: str | None) -> ast.Name:
         """``y = np.array(x)``: a ``copy`` step (``astype`` with a dtype), whose forward

@@ -8,9 +8,7 @@
   become *effect* steps: the user's statement runs once in the forward (reading the
   forward's values) and never in the backward.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``effects``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.effects``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -37,10 +35,11 @@ import builtins
 import logging
 import random
 import warnings
-from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler.front.desugar.base import root_name
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Step
 
 # calls whose only effect is to report: they may read any value, gradient or not
@@ -53,11 +52,8 @@ NEVER_WRITES_MODULES = ("matplotlib",)
 CONTEXT_METHODS = {"__enter__", "__exit__"}  # 'with' desugared into these two calls
 
 
-class Effects:
+class Effects(Part):
     """Lowering of unpacking assignments and of effect statements."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     # -- unpacking -------------------------------------------------------------------
 
@@ -160,12 +156,8 @@ class Effects:
             return
         if self._changes_nothing(func):
             return
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        local_method = isinstance(root, ast.Name) and not self.normalizer.resolver.is_global(
-            root.id
-        )
+        root = root_name(func)
+        local_method = root is not None and not self.normalizer.resolver.is_global(root)
         reads_local = any(
             isinstance(n, ast.Name) and not self.normalizer.resolver.is_global(n.id)
             for arg in [*call.args, *(k.value for k in call.keywords)]
@@ -196,10 +188,8 @@ class Effects:
 
     def global_callee(self, func: ast.expr) -> object | None:
         """What ``func`` calls, when it is read from a global (``np.random.seed``)."""
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or not self.normalizer.resolver.is_global(root.id):
+        root = root_name(func)
+        if root is None or not self.normalizer.resolver.is_global(root):
             return None
         try:
             return self.normalizer.resolver.evaluate(func)

@@ -3,16 +3,14 @@ three or more operands become two-operand einsums in turn, one operand the sum,
 transpose, trace or diagonal it is. Each is one primitive step at the user's line;
 the plans come from the einsum record's module, so tracing makes the same steps.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``einsum``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.einsum``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.resolve import Callee
 from autodiff_tutor.rules.einsum_plans import einsum_in_pairs, einsum_of_one
 from autodiff_tutor.rules.registry import lookup
@@ -27,11 +25,8 @@ def _literal(node: ast.expr) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class Einsum:
+class Einsum(Part):
     """``np.einsum`` of one operand, or of three or more, as the steps it is."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def einsum_in_pairs(self, node: ast.Call, target: str | None, callee: Callee) -> ast.Name:
         """``np.einsum('ij,jk,kl->il', a, b, c)``: two-operand einsums in turn (one

@@ -5,9 +5,7 @@ result (``.eigenvalues`` of ``np.linalg.eigh(a)`` reads item 0). What cannot be
 differentiated is kept as the user wrote it, with a refusal that activity raises only
 when a value it reads carries gradient for the ``wrt`` asked.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``expressions``:
-it reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.expressions``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -31,20 +29,17 @@ def f(a, i):
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from autodiff_tutor.compiler.front.names import as_written
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Step, ValueRefusal
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import lookup
 
 
-class Expressions:
+class Expressions(Part):
     """Expressions lowered to steps, one operation each."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def _result_field(self, base: ast.expr, attr: str) -> ast.Constant | None:
         """The index of a named field of a primitive's tuple result (``.eigenvalues`` of

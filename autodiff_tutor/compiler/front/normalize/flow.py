@@ -5,26 +5,21 @@ Inside a branch or a loop body the usual versions apply; at the end of each body
 (or at the next iteration) every path agrees on the name. A loop is lowered once:
 which of its carried names may carry gradient is found first, on the user's syntax.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``flow``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.flow``.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import augmented_value
 from autodiff_tutor.compiler.front.fence import is_list_append
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Branch, Loop, Node, Step
 
 
-class Flow:
+class Flow(Part):
     """Lowering of ``if``, ``for``, ``while`` and ``a if c else b``."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def _block(self, statements: list[ast.stmt]) -> list[Node]:
         outer, computed = self.normalizer.steps, dict(self.normalizer.computed)
@@ -68,27 +63,26 @@ class Flow:
                 if name in versions:
                     self.copy_back(block, version, versions[name], node)
                 else:  # never assigned on this path: reading it would fail, as in Python
-                    self._unbound(block, version, node)
+                    unbound = Step(version, ast.Name("unbound", ast.Load()), "static", origin=node)
+                    self._joined(block, unbound)
             self.normalizer.current[name] = version
             canonical.append(version)
         return canonical
 
-    def _unbound(self, block: list[Node], target: str, node: ast.AST) -> None:
-        step = Step(target, ast.Name("unbound", ast.Load()), "static", copy_back=True, origin=node)
-        step.synthetic = True
+    def _joined(self, block: list[Node], step: Step) -> None:
+        """A copy the compiler makes at the end of a path, for the join after it."""
+        step.synthetic = step.copy_back = True
         block.append(step)
         self.normalizer.emitted.append(step)
 
     def copy_back(self, block: list[Node], target: str, source: str, node: ast.AST) -> None:
         kind = "copy" if source in self.normalizer.may_carry else "static"
-        step = Step(target, ast.Name(source, ast.Load()), kind, copy_back=True, origin=node)
-        step.synthetic = True
+        step = Step(target, ast.Name(source, ast.Load()), kind, origin=node)
         if source in self.normalizer.list_names:
             self.normalizer.list_names.add(target)
         if source in self.normalizer.layout_unsure:
             self.normalizer.layout_unsure[target] = self.normalizer.layout_unsure[source]
-        block.append(step)
-        self.normalizer.emitted.append(step)
+        self._joined(block, step)
         if kind == "copy":
             self.normalizer.may_carry.add(target)
 
@@ -108,10 +102,8 @@ class Flow:
             self.normalizer.steps, self.normalizer.computed = outer, computed
         for block, atom in paths:
             if isinstance(atom, ast.Constant):
-                step = Step(target, atom, "static", copy_back=True, origin=self.normalizer.origin)
-                step.synthetic = True
-                block.append(step)
-                self.normalizer.emitted.append(step)
+                origin = self.normalizer.origin
+                self._joined(block, Step(target, atom, "static", origin=origin))
             else:
                 self.copy_back(block, target, atom.id, node)
         self.normalizer.taken.add(target)

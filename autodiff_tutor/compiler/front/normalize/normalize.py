@@ -117,7 +117,6 @@ class _Normalizer:
         outputs: list[str] | None = None
         returns_tuple, return_node = False, None
         body = self.tree.body
-        self.taken |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
         for statement in body:
             self.origin = statement
             if isinstance(statement, ast.Return):

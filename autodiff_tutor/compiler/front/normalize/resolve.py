@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autodiff_tutor.compiler.front.desugar.base import root_name
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import is_differentiable_op
@@ -95,7 +96,7 @@ class Resolver:
         func = node.func
         description = ast.unparse(func)
         if isinstance(func, ast.Attribute):
-            root = _root_name(func)
+            root = root_name(func)
             if root is not None and not self.is_global(root):
                 version = self.current.get(root, root)
                 if version in self.module_locals:
@@ -196,7 +197,7 @@ class Resolver:
         """Whether the value of ``node`` (subscripted, or assigned) is known while
         compiling, and that value (``None`` for an attribute of the values' module, known
         at run time only: never a container, nor a module)."""
-        root = _root_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
+        root = root_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
         if root is None:
             return False, None
         names = None
@@ -327,9 +328,3 @@ def module_parameters(parsed: ParsedFunction) -> dict[str, Any]:
         for name, p in parameters.items()
         if isinstance(p.default, types.ModuleType)
     }
-
-
-def _root_name(node: ast.expr) -> str | None:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None

@@ -4,9 +4,7 @@ bound to the rule's inputs and options, by position or keyword, with numpy's def
 the rule restricts are checked where they are written, and a method's trailing
 arguments keep their form (``x.reshape(2, 3)``). Each call is one primitive step.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``rule_calls``:
-it reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.rule_calls``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.compiler.pipeline import front_end
@@ -29,6 +27,7 @@ import ast
 import inspect
 from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.resolve import Callee
 from autodiff_tutor.compiler.ir import ValueRefusal
 from autodiff_tutor.errors import AutodiffError
@@ -36,11 +35,8 @@ from autodiff_tutor.rules.record import HELPER
 from autodiff_tutor.rules.registry import Rule
 
 
-class RuleCalls:
+class RuleCalls(Part):
     """Calls bound to their derivative rule's inputs and options."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def rule_call(self, node: ast.Call, target: str | None, callee: Callee, rule: Rule) -> ast.Name:
         params = rule.signature_parameters()

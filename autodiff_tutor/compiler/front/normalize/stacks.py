@@ -11,9 +11,7 @@ Its adjoint is a stack of gradients, its tangent a stack of tangents (see
 :class:`~autodiff_tutor.runtime.stack.PathStack` holds what decides the path (branch
 tests, counts): its pushes and pops are kept in the forward, never differentiated.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``stack_steps``:
-it reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.stack_steps``.
 
 >>> import numpy as np
 >>> from autodiff_tutor.runtime.stack import Stack
@@ -39,19 +37,16 @@ def f(x):
 from __future__ import annotations
 
 import ast
-from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.runtime.stack import PathStack, Stack
 
 STACK_CLASSES = {Stack: "values", PathStack: "path"}
 
 
-class StackSteps:
+class StackSteps(Part):
     """Lowering of ``Stack()``, ``stack.push(...)`` and ``stack.pop()``."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def stack_kind_made(self, value: ast.expr) -> str | None:
         """``"values"`` or ``"path"`` when ``value`` makes a new stack."""

@@ -4,21 +4,20 @@ Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i
 v)``), which is exact when no other name sees the old array: writes into parameters
 are rejected, and views or aliases of a written array may not be read afterwards.
 
-Part of :mod:`.front.normalize.normalize`, whose normalizer holds it as ``writes``: it
-reads and fills the normalizer's state, and calls its other parts, through
-``self.normalizer``.
+A :class:`~.front.normalize.Part` of the normalizer, ``normalizer.writes``.
 """
 
 from __future__ import annotations
 
 import ast
 import types
-from typing import Any
 
+from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
 from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
 from autodiff_tutor.compiler.ir import Branch, Loop, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.syntax import copy_tree
 
 _AUG_SYMBOL = {
     ast.Add: "+",
@@ -30,11 +29,8 @@ _AUG_SYMBOL = {
 }
 
 
-class Writes:
+class Writes(Part):
     """Array writes and list appends as new versions; checks that they are exact."""
-
-    def __init__(self, normalizer: Any) -> None:
-        self.normalizer = normalizer  # the normalizer it is part of: its state, its other parts
 
     def setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         """``y[i] = v`` becomes ``y_2 = assign_at(y, at[i], v)``: a new version of y."""
@@ -78,17 +74,10 @@ class Writes:
         changed), with no gradient through the dict; reading the parameter after the
         write is refused where the write is made (see :mod:`.front.desugar.structures`)."""
         item = self.normalizer.atom(value)
-        call = ast.Call(
-            ast.Name("store_entry", ast.Load()),
-            [ast.Name(target.value.id, ast.Load()), ast.Constant(target.slice.value), item],
-            [],
-        )
-        statement = ast.copy_location(ast.Expr(call), target)
-        read = [item] if isinstance(item, ast.Name) else []
-        reads = ast.Tuple([ast.Name(target.value.id, ast.Load()), *read], ast.Load())
-        self.normalizer.emit(
-            Step(self.normalizer.fresh("effect"), reads, "effect", statement=statement), target
-        )
+        holder = ast.Name(target.value.id, ast.Load())
+        key = ast.Constant(target.slice.value)
+        call = ast.Call(ast.Name("store_entry", ast.Load()), [holder, key, item], [])
+        self._effect(call, holder, item, target, target)
 
     def kept_write(self, node: ast.Expr) -> None:
         """A write into an attribute of the method's object (``store_attribute(
@@ -109,14 +98,18 @@ class Writes:
             self.normalizer.static_operands.append(
                 StaticOperand(what, node.written_value, {item.id}, hint)
             )
-        statement = ast.copy_location(
-            ast.Expr(ast.Call(call.func, [self.normalizer.rename(holder), key, item, *flags], [])),
-            node,
-        )
-        reads = [self.normalizer.rename(holder)] + ([item] if isinstance(item, ast.Name) else [])
+        holder = self.normalizer.rename(holder)
+        stored = ast.Call(call.func, [holder, key, item, *flags], [])
+        self._effect(stored, holder, item, node, node.value)
+
+    def _effect(self, call: ast.Call, holder: ast.expr, item: ast.expr, at, node) -> None:
+        """``call`` made in the forward for its effect, reading the object or dict it
+        writes into (``holder``) and the value it writes."""
+        statement = ast.copy_location(ast.Expr(call), at)
+        reads = [copy_tree(holder)] + ([item] if isinstance(item, ast.Name) else [])
         step = Step(self.normalizer.fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
         step.statement = statement
-        self.normalizer.emit(step, node.value)
+        self.normalizer.emit(step, node)
 
     def append(self, call: ast.Call) -> None:
         """``ys.append(v)`` becomes ``ys_2 = ys + [v]``: a new version of the list."""
