@@ -12,7 +12,7 @@ a move (``untile``, ``unrepeat``...) are in :mod:`autodiff_tutor.runtime.helpers
 [1.0, 2.0, 0.0]
 """
 
-from autodiff_tutor.rules.record import HELPER, SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, LINEAR, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import (
     negated,
@@ -39,40 +39,30 @@ def cases(fn, *settings):
     "flip",
     math="x reversed along axis",
     symbolic=cases(lambda xp, x, **o: xp.flip(x, **o), (((2, 3),), {}), (((2, 3),), {"axis": 1})),
+    tangent=LINEAR,
 )
 def flip(g, xp, x, axis=None):
     return xp.flip(g, axis)
-
-
-@defjvp("flip")
-def flip_tangent(xp, x, axis=None, *, d_x):
-    return xp.flip(d_x, axis)
 
 
 @defvjp(
     "fliplr",
     math="x reversed left-right",
     symbolic=cases(lambda xp, x: xp.fliplr(x), (((2, 3),), {})),
+    tangent=LINEAR,
 )
 def fliplr(g, xp, x):
     return xp.fliplr(g)
 
 
-@defjvp("fliplr")
-def fliplr_tangent(xp, x, *, d_x):
-    return xp.fliplr(d_x)
-
-
 @defvjp(
-    "flipud", math="x reversed up-down", symbolic=cases(lambda xp, x: xp.flipud(x), (((2, 3),), {}))
+    "flipud",
+    math="x reversed up-down",
+    symbolic=cases(lambda xp, x: xp.flipud(x), (((2, 3),), {})),
+    tangent=LINEAR,
 )
 def flipud(g, xp, x):
     return xp.flipud(g)
-
-
-@defjvp("flipud")
-def flipud_tangent(xp, x, *, d_x):
-    return xp.flipud(d_x)
 
 
 @defvjp(
@@ -84,14 +74,10 @@ def flipud_tangent(xp, x, *, d_x):
         (((2, 3),), {"shift": (1, -1), "axis": (0, 1)}),
         (((2, 3),), {"shift": 2}),
     ),
+    tangent=LINEAR,
 )
 def roll(g, xp, x, shift=0, axis=None):
     return xp.roll(g, negated(shift), axis)
-
-
-@defjvp("roll")
-def roll_tangent(xp, x, shift=0, axis=None, *, d_x):
-    return xp.roll(d_x, shift, axis)
 
 
 @defvjp(
@@ -102,14 +88,10 @@ def roll_tangent(xp, x, shift=0, axis=None, *, d_x):
         (((2, 3),), {}),
         (((2, 3, 2),), {"k": 3, "axes": (1, 2)}),
     ),
+    tangent=LINEAR,
 )
 def rot90(g, xp, x, k=1, axes=(0, 1)):
     return xp.rot90(g, -k, axes)
-
-
-@defjvp("rot90")
-def rot90_tangent(xp, x, k=1, axes=(0, 1), *, d_x):
-    return xp.rot90(d_x, k, axes)
 
 
 # --- broadcasts, flattening, axis moves -------------------------------------------------
@@ -120,14 +102,10 @@ def rot90_tangent(xp, x, k=1, axes=(0, 1), *, d_x):
     view="view",
     math="x broadcast to shape",
     symbolic=cases(lambda xp, x, **o: xp.broadcast_to(x, **o), (((3, 1),), {"shape": (2, 3, 4)})),
+    tangent=LINEAR,
 )
 def broadcast_to(g, x, shape=None):
     return unbroadcast(g, x)
-
-
-@defjvp("broadcast_to")
-def broadcast_to_tangent(xp, x, shape=None, *, d_x):
-    return xp.broadcast_to(d_x, shape)
 
 
 @defvjp(
@@ -169,14 +147,10 @@ def flatten_tangent(xp, x, *, d_x):
         lambda xp, x, **o: xp.swapaxes(x, **o), (((2, 3, 2),), {"axis1": 0, "axis2": 2})
     ),
     method=True,
+    tangent=LINEAR,
 )
 def swapaxes(g, xp, x, axis1=0, axis2=1):
     return xp.swapaxes(g, axis1, axis2)
-
-
-@defjvp("swapaxes")
-def swapaxes_tangent(xp, x, axis1=0, axis2=1, *, d_x):
-    return xp.swapaxes(d_x, axis1, axis2)
 
 
 @defvjp(
@@ -188,14 +162,10 @@ def swapaxes_tangent(xp, x, axis1=0, axis2=1, *, d_x):
         (((2, 3, 2),), {"source": 0, "destination": -1}),
         (((2, 3, 2),), {"source": (0, 1), "destination": (2, 0)}),
     ),
+    tangent=LINEAR,
 )
 def moveaxis(g, xp, x, source=0, destination=0):
     return xp.moveaxis(g, destination, source)
-
-
-@defjvp("moveaxis")
-def moveaxis_tangent(xp, x, source=0, destination=0, *, d_x):
-    return xp.moveaxis(d_x, source, destination)
 
 
 def _atleast(n):
@@ -205,34 +175,37 @@ def _atleast(n):
     return cases(primal, (((),), {}), (((3,),), {}))
 
 
-@defvjp("atleast_1d", view="reshape", math="x with at least 1 axis", symbolic=_atleast(1))
+@defvjp(
+    "atleast_1d",
+    view="reshape",
+    math="x with at least 1 axis",
+    symbolic=_atleast(1),
+    tangent=LINEAR,
+)
 def atleast_1d(g, xp, x):
     return xp.reshape(g, x.shape)
 
 
-@defjvp("atleast_1d")
-def atleast_1d_tangent(xp, x, *, d_x):
-    return xp.atleast_1d(d_x)
-
-
-@defvjp("atleast_2d", view="reshape", math="x with at least 2 axes", symbolic=_atleast(2))
+@defvjp(
+    "atleast_2d",
+    view="reshape",
+    math="x with at least 2 axes",
+    symbolic=_atleast(2),
+    tangent=LINEAR,
+)
 def atleast_2d(g, xp, x):
     return xp.reshape(g, x.shape)
 
 
-@defjvp("atleast_2d")
-def atleast_2d_tangent(xp, x, *, d_x):
-    return xp.atleast_2d(d_x)
-
-
-@defvjp("atleast_3d", view="reshape", math="x with at least 3 axes", symbolic=_atleast(3))
+@defvjp(
+    "atleast_3d",
+    view="reshape",
+    math="x with at least 3 axes",
+    symbolic=_atleast(3),
+    tangent=LINEAR,
+)
 def atleast_3d(g, xp, x):
     return xp.reshape(g, x.shape)
-
-
-@defjvp("atleast_3d")
-def atleast_3d_tangent(xp, x, *, d_x):
-    return xp.atleast_3d(d_x)
 
 
 # --- copies: tile, repeat, pad ------------------------------------------------------------
@@ -244,14 +217,10 @@ def atleast_3d_tangent(xp, x, *, d_x):
     symbolic=cases(
         lambda xp, x, **o: xp.tile(x, **o), (((2,),), {"reps": 2}), (((2, 1),), {"reps": (2, 1, 3)})
     ),
+    tangent=LINEAR,
 )
 def tile(g, x, reps=1):
     return untile(g, x, reps)
-
-
-@defjvp("tile")
-def tile_tangent(xp, x, reps=1, *, d_x):
-    return xp.tile(d_x, reps)
 
 
 @defvjp(
@@ -263,14 +232,10 @@ def tile_tangent(xp, x, reps=1, *, d_x):
         (((3, 2),), {"repeats": [1, 0, 2], "axis": 0}),
     ),
     method=True,
+    tangent=LINEAR,
 )
 def repeat(g, x, repeats=1, axis=None):
     return unrepeat(g, x, repeats, axis)
-
-
-@defjvp("repeat")
-def repeat_tangent(xp, x, repeats=1, axis=None, *, d_x):
-    return xp.repeat(d_x, repeats, axis)
 
 
 @defvjp(
@@ -311,11 +276,7 @@ def pad_tangent(xp, x, pad_width=0, mode="constant", constant_values=0, *, d_x):
         (((5,),), {"pad_width": (2, 1), "mode": "reflect"}),
         (((4,),), {"pad_width": 1, "mode": "edge"}),
     ),
+    tangent=LINEAR,
 )
 def unpad_(g, xp, grad, pad_width=0, mode="constant"):
     return xp.pad(g, pad_width, mode=mode)  # unpad is pad's transpose, mode by mode
-
-
-@defjvp("unpad")
-def unpad_tangent(grad, pad_width=0, mode="constant", *, d_grad):
-    return unpad(d_grad, pad_width, mode)

@@ -17,7 +17,7 @@ output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTIO
 import builtins
 import math
 
-from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, SYMMETRIC, Family
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 family = Family("elementwise", shape=ELEMENTWISE)
@@ -26,14 +26,9 @@ defvjp, defjvp = family.defvjp, family.defjvp
 # --- arithmetic -------------------------------------------------------------
 
 
-@defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y)
+@defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y, tangent=SYMMETRIC)
 def add(g, x, y):
     return g, g
-
-
-@defjvp("add")
-def add_tangent(x, y, *, d_x, d_y):
-    return d_x + d_y
 
 
 @defvjp("subtract", broadcasting=True, math="x - y", sympy=lambda sp, x, y: x - y, aliases=("sub",))
@@ -83,6 +78,7 @@ def divide_tangent(out, x, y, *, d_x, d_y):
     sympy=lambda sp, x, y: x**y,
     symbolic=ScalarRule(positive=("x",)),
     aliases=("pow", builtins.pow),
+    tangent=SYMMETRIC,
 )
 def power(g, out, xp, x, y):
     # the exponent y - 1, but 0 where y == 0: so never 0 * x**-1 (nan at x = 0)
@@ -92,74 +88,43 @@ def power(g, out, xp, x, y):
     )
 
 
-@defjvp("power")
-def power_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * y * x ** (
-        (y - (y != 0)) if isinstance(y, int | float) else xp.where(y == 0, y, y - 1)
-    ) + d_y * out * xp.log(xp.where(x == 0, 1.0, x))
-
-
-@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",))
+@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",), tangent=SYMMETRIC)
 def negative(g, x):
     return -g
 
 
-@defjvp("negative")
-def negative_tangent(x, *, d_x):
-    return -d_x
-
-
-@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",))
+@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",), tangent=SYMMETRIC)
 def positive(g, x):
     return g
 
 
-@defjvp("positive")
-def positive_tangent(x, *, d_x):
-    return d_x
-
-
-@defvjp("square", math="x^2", sympy=lambda sp, x: x**2)
+@defvjp("square", math="x^2", sympy=lambda sp, x: x**2, tangent=SYMMETRIC)
 def square(g, x):
     return 2 * g * x
-
-
-@defjvp("square")
-def square_tangent(x, *, d_x):
-    return 2 * d_x * x
 
 
 # --- exponentials and logarithms ---------------------------------------------
 
 
-@defvjp("exp", math="e^x", sympy=lambda sp, x: sp.exp(x))
+@defvjp("exp", math="e^x", sympy=lambda sp, x: sp.exp(x), tangent=SYMMETRIC)
 def exp(g, out, x):
     return g * out
 
 
-@defjvp("exp")
-def exp_tangent(out, x, *, d_x):
-    return d_x * out
-
-
-@defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1)
+@defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1, tangent=SYMMETRIC)
 def expm1(g, out, x):
     return g * (out + 1)
 
 
-@defjvp("expm1")
-def expm1_tangent(out, x, *, d_x):
-    return d_x * (out + 1)
-
-
-@defvjp("log", math="ln x", sympy=lambda sp, x: sp.log(x), symbolic=ScalarRule(positive=("x",)))
+@defvjp(
+    "log",
+    math="ln x",
+    sympy=lambda sp, x: sp.log(x),
+    symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
+)
 def log(g, x):
     return g / x
-
-
-@defjvp("log")
-def log_tangent(x, *, d_x):
-    return d_x / x
 
 
 @defvjp(
@@ -167,14 +132,10 @@ def log_tangent(x, *, d_x):
     math="ln(1 + x)",
     sympy=lambda sp, x: sp.log(1 + x),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def log1p(g, x):
     return g / (1 + x)
-
-
-@defjvp("log1p")
-def log1p_tangent(x, *, d_x):
-    return d_x / (1 + x)
 
 
 @defvjp(
@@ -184,14 +145,10 @@ def log1p_tangent(x, *, d_x):
     "x = 0 (an unused sqrt(0), as on the diagonal of pairwise distances, gives 0, not 0/0)",
     sympy=lambda sp, x: sp.sqrt(x),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def sqrt(g, out, xp, x):
     return g / (2 * xp.where(g == 0, 1, out))
-
-
-@defjvp("sqrt")
-def sqrt_tangent(out, xp, x, *, d_x):
-    return d_x / (2 * xp.where(d_x == 0, 1, out))
 
 
 @defvjp(
@@ -200,14 +157,10 @@ def sqrt_tangent(out, xp, x, *, d_x):
     math="ln(e^x + e^y)",
     convention="from the output, exp(x - out): never overflows; nan at x = y = -inf (0/0)",
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)),
+    tangent=SYMMETRIC,
 )
 def logaddexp(g, out, xp, x, y):
     return g * xp.exp(x - out), g * xp.exp(y - out)
-
-
-@defjvp("logaddexp")
-def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * xp.exp(x - out) + d_y * xp.exp(y - out)
 
 
 # --- kinks: abs, maximum, minimum, clip, where ----------------------------------
@@ -224,14 +177,10 @@ def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
     convention="abs'(0) = 0 (sign(0) = 0)",
     sympy=lambda sp, x: sp.where(sp.ge(x, 0), x, -x),
     aliases=("absolute", "fabs", builtins.abs),
+    tangent=SYMMETRIC,
 )
 def abs_(g, xp, x):
     return g * xp.sign(x)
-
-
-@defjvp("abs")
-def abs_tangent(xp, x, *, d_x):
-    return d_x * xp.sign(x)
 
 
 @defvjp(
@@ -300,18 +249,11 @@ def clip_sympy(sp, x, a_min=None, a_max=None):
     aliases=("clamp",),
     method=True,
     none_means={"a_min": -math.inf, "a_max": math.inf},  # numpy's clip: no bound
+    tangent=SYMMETRIC,
 )
 def clip(g, xp, x, a_min, a_max):
     inside = (x >= a_min) & (x <= a_max)
     return xp.where(inside, g, 0), xp.where(x < a_min, g, 0), xp.where(x > a_max, g, 0)
-
-
-@defjvp("clip")
-def clip_tangent(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
-    inside = (x >= a_min) & (x <= a_max)
-    return (
-        xp.where(inside, d_x, 0) + xp.where(x < a_min, d_a_min, 0) + xp.where(x > a_max, d_a_max, 0)
-    )
 
 
 @defvjp(
@@ -321,11 +263,7 @@ def clip_tangent(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
     shape=SELECTION,
     sympy=lambda sp, condition, x, y: sp.where(condition, x, y),
     symbolic=ScalarRule(condition=("condition",)),
+    tangent=SYMMETRIC,
 )
 def where(g, xp, condition, x, y):
     return None, xp.where(condition, g, 0), xp.where(condition, 0, g)
-
-
-@defjvp("where")
-def where_tangent(xp, condition, x, y, *, d_condition=None, d_x, d_y):
-    return xp.where(condition, d_x, 0) + xp.where(condition, 0, d_y)

@@ -26,7 +26,7 @@ are declared non-differentiable.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import HELPER, Family
+from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, SYMMETRIC, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
@@ -34,7 +34,6 @@ from autodiff_tutor.runtime.helpers import (
     add_lists,
     assign_at,
     axes_last,
-    broadcast_like,
     dot_dx,
     dot_dy,
     inverse_axes,
@@ -42,11 +41,8 @@ from autodiff_tutor.runtime.helpers import (
     matmul_dy,
     overwritten,
     prod_others,
-    scatter,
-    split_like,
     unbroadcast,
     unreduce,
-    unstack,
     untranspose,
 )
 
@@ -63,14 +59,10 @@ defvjp, defjvp = family.defvjp, family.defjvp
         lambda xp, grad, x: helpers.unbroadcast(grad, x),
         [(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})],
     ),
+    tangent=LINEAR,
 )
 def unbroadcast_(g, xp, grad, x):
     return cast_like(unreduce(g, grad), grad), None
-
-
-@defjvp("unbroadcast")
-def unbroadcast_tangent(grad, x, *, d_grad, d_x=None):
-    return unbroadcast(d_grad, x)
 
 
 @defvjp(
@@ -84,15 +76,11 @@ def unbroadcast_tangent(grad, x, *, d_grad, d_x=None):
             (((1, 2), (3, 2)), {"axis": 0, "keepdims": True}),
         ],
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
     kept = grad if keepdims or axis is None else xp.expand_dims(grad, axis=axis)
     return xp.reshape(unbroadcast(g, kept), shape_of(grad)), None
-
-
-@defjvp("unreduce")
-def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
-    return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
 
 
 @defvjp(
@@ -102,14 +90,10 @@ def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
         lambda xp, value, like: helpers.broadcast_like(value, like),
         [(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})],
     ),
+    tangent=LINEAR,
 )
 def broadcast_like_(g, value, like):
     return unbroadcast(g, value), None
-
-
-@defjvp("broadcast_like")
-def broadcast_like_tangent(value, like, *, d_value, d_like=None):
-    return broadcast_like(d_value, like)
 
 
 @defvjp(
@@ -119,42 +103,30 @@ def broadcast_like_tangent(value, like, *, d_value, d_like=None):
         lambda xp, gradient, like: helpers.checked_gradient(gradient, like),
         [(((3,), (3,)), {}), (((2, 2), (2, 2)), {})],
     ),
+    tangent=SYMMETRIC,
 )
 def checked_gradient_(g, gradient, like):
     return g, None
-
-
-@defjvp("checked_gradient")
-def checked_gradient_tangent(gradient, like, *, d_gradient, d_like=None):
-    return d_gradient
 
 
 @defvjp(
     "checked_output",
     math="a custom op's output, checked to be one value",
     symbolic=ArrayRule(lambda xp, value: helpers.checked_output(value), [(((3,),), {})]),
+    tangent=SYMMETRIC,
 )
 def checked_output_(g, value):
     return g
-
-
-@defjvp("checked_output")
-def checked_output_tangent(value, *, d_value):
-    return d_value
 
 
 @defvjp(
     "cast_like",
     math="grad in x's dtype",
     symbolic=ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
+    tangent=LINEAR,
 )
 def cast_like_(g, grad, x):
     return cast_like(g, grad), None
-
-
-@defjvp("cast_like")
-def cast_like_tangent(grad, x, *, d_grad, d_x=None):
-    return cast_like(d_grad, x)
 
 
 @defvjp(
@@ -164,14 +136,10 @@ def cast_like_tangent(grad, x, *, d_grad, d_x=None):
         lambda xp, grad, **o: helpers.untranspose(grad, **o),
         [(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})],
     ),
+    tangent=LINEAR,
 )
 def untranspose_(g, grad, axes=None):
     return untranspose(g, inverse_axes(axes))
-
-
-@defjvp("untranspose")
-def untranspose_tangent(grad, axes=None, *, d_grad):
-    return untranspose(d_grad, axes)
 
 
 # --- matmul and dot: bilinear in (grad, the other operand) -----------------------------
@@ -255,14 +223,10 @@ def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
         lambda xp, grad, x, index=None: helpers.scatter(grad, x, index),
         [(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})],
     ),
+    tangent=LINEAR,
 )
 def scatter_(g, grad, x, index=None):
     return g[index], None
-
-
-@defjvp("scatter")
-def scatter_tangent(grad, x, index=None, *, d_grad, d_x=None):
-    return scatter(d_grad, x, index)
 
 
 @defvjp(
@@ -272,14 +236,10 @@ def scatter_tangent(grad, x, index=None, *, d_grad, d_x=None):
         lambda xp, grad, index=None: helpers.overwritten(grad, index),
         [(((3, 2),), {"index": slice(1, None)})],
     ),
+    tangent=LINEAR,
 )
 def overwritten_(g, grad, index=None):
     return overwritten(g, index)
-
-
-@defjvp("overwritten")
-def overwritten_tangent(grad, index=None, *, d_grad):
-    return overwritten(d_grad, index)
 
 
 @defvjp(
@@ -312,14 +272,10 @@ def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
         lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
         [(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})],
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def split_like_(g, xp, grad, xs, axis=0):
     return xp.concatenate(g, axis=axis), None
-
-
-@defjvp("split_like")
-def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
-    return split_like(d_grad, xs, axis=axis)
 
 
 @defvjp(
@@ -329,14 +285,10 @@ def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
     symbolic=ArrayRule(
         lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def unstack_(g, xp, grad, axis=0):
     return xp.stack(g, axis=axis)
-
-
-@defjvp("unstack")
-def unstack_tangent(grad, axis=0, *, d_grad):
-    return unstack(d_grad, axis=axis)
 
 
 @defvjp(
@@ -372,6 +324,7 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
         [(((3,),), {}), (((2, 3),), {"axis": 1})],
         wrap=True,
     ),
+    tangent=SYMMETRIC,
 )
 def prod_others_(g, xp, x, axis=None):
     order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
@@ -383,19 +336,6 @@ def prod_others_(g, xp, x, axis=None):
     g_flat = xp.reshape(xp.transpose(g, order), flat.shape)
     grad = xp.sum(pairs * xp.expand_dims(g_flat, a), axis=a + 1)  # pairs is symmetric
     return xp.transpose(xp.reshape(grad, moved.shape), inverse_axes(order))
-
-
-@defjvp("prod_others")
-def prod_others_tangent(xp, x, axis=None, *, d_x):
-    order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
-    moved = xp.transpose(x, order)
-    flat = xp.reshape(moved, moved.shape[: x.ndim - len(axes_last(x.ndim, axis, True))] + (-1,))
-    a = flat.ndim - 1
-    eye = xp.eye(flat.shape[a], dtype=bool)
-    pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
-    d_flat = xp.reshape(xp.transpose(d_x, order), flat.shape)
-    tangent = xp.sum(pairs * xp.expand_dims(d_flat, a), axis=a + 1)
-    return xp.transpose(xp.reshape(tangent, moved.shape), inverse_axes(order))
 
 
 # --- piecewise constant (a.e.) or static: no derivative -----------------------------------

@@ -14,7 +14,7 @@ along ``axis``; ``np.trapezoid``'s sample points ``x`` and spacing ``dx`` are op
 """
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import Family
+from autodiff_tutor.rules.record import LINEAR_KEYWORDS, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     convolve_operand,
@@ -83,14 +83,10 @@ def convolve_tangent(xp, x, y, mode="full", *, d_x, d_y):
         lambda xp, y, **o: xp.trapezoid(y, **o),
         [(((4,),), {}), (((2, 3),), {"axis": 0, "dx": 0.5})],
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def trapezoid(g, xp, y, x=None, dx=1.0, axis=-1):
     return xp.expand_dims(g, axis) * trapezoid_weights(y, x, dx, axis)
-
-
-@defjvp("trapezoid")
-def trapezoid_tangent(xp, y, x=None, dx=1.0, axis=-1, *, d_y):
-    return xp.trapezoid(d_y, x=x, dx=dx, axis=axis)
 
 
 @defvjp(

@@ -16,7 +16,7 @@ in its gradient, and its adjoint is the primitive it undoes (``diagonal``,
 import numpy as np
 
 from autodiff_tutor.rules.arrangement import cases
-from autodiff_tutor.rules.record import HELPER, SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, LINEAR, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime.helpers import (
     at,
@@ -41,14 +41,10 @@ defvjp, defjvp = family.defvjp, family.defjvp
     symbolic=cases(
         lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})
     ),
+    tangent=LINEAR,
 )
 def triu(g, xp, x, k=0):
     return unbroadcast(xp.triu(g, k), x)  # a 1-D x is repeated into the rows of a square
-
-
-@defjvp("triu")
-def triu_tangent(xp, x, k=0, *, d_x):
-    return xp.triu(d_x, k)
 
 
 @defvjp(
@@ -57,14 +53,10 @@ def triu_tangent(xp, x, k=0, *, d_x):
     symbolic=cases(
         lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})
     ),
+    tangent=LINEAR,
 )
 def tril(g, xp, x, k=0):
     return unbroadcast(xp.tril(g, k), x)  # a 1-D x is repeated into the rows of a square
-
-
-@defjvp("tril")
-def tril_tangent(xp, x, k=0, *, d_x):
-    return xp.tril(d_x, k)
 
 
 @defvjp(
@@ -77,15 +69,11 @@ def tril_tangent(xp, x, k=0, *, d_x):
         (((2, 2, 3),), {"axis1": 0, "axis2": 2}),
     ),
     method=True,
+    tangent=LINEAR,
 )
 def trace(g, xp, x, offset=0, axis1=0, axis2=1):
     eye = xp.eye(x.shape[axis1], x.shape[axis2], k=offset, dtype=x.dtype)
     return xp.moveaxis(xp.expand_dims(g, (-2, -1)) * eye, (-2, -1), (axis1, axis2))
-
-
-@defjvp("trace")
-def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
-    return xp.trace(d_x, offset, axis1, axis2)
 
 
 @defvjp(
@@ -99,14 +87,10 @@ def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
         (((2, 2, 3),), {"axis1": 1, "axis2": 2, "offset": 1}),
     ),
     method=True,
+    tangent=LINEAR,
 )
 def diagonal(g, x, offset=0, axis1=0, axis2=1):
     return embed_diagonal(g, x, offset, axis1, axis2)
-
-
-@defjvp("diagonal")
-def diagonal_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
-    return xp.diagonal(d_x, offset, axis1, axis2)
 
 
 @defvjp(
@@ -118,14 +102,10 @@ def diagonal_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
         (((2, 3),), {"k": 1}),
         (((2,),), {"k": -1}),
     ),
+    tangent=LINEAR,
 )
 def diag(g, xp, x, k=0):
     return xp.diagonal(g, k) if x.ndim == 1 else embed_diagonal(g, x, k)
-
-
-@defjvp("diag")
-def diag_tangent(xp, x, k=0, *, d_x):
-    return xp.diag(d_x, k)
 
 
 # --- picking by index -----------------------------------------------------------------------
@@ -142,6 +122,7 @@ def diag_tangent(xp, x, k=0, *, d_x):
         (((2, 3),), {"indices": np.array([[1], [0]]), "axis": 1}),
     ),
     method=True,
+    tangent=LINEAR,
 )
 def take(g, xp, x, indices=None, axis=None):
     return (
@@ -149,11 +130,6 @@ def take(g, xp, x, indices=None, axis=None):
         if axis is None
         else scatter(g, x, at[(slice(None),) * (axis % x.ndim) + (indices,)])
     )
-
-
-@defjvp("take")
-def take_tangent(xp, x, indices=None, axis=None, *, d_x):
-    return xp.take(d_x, indices, axis)
 
 
 @defvjp(
@@ -166,14 +142,10 @@ def take_tangent(xp, x, indices=None, axis=None, *, d_x):
         (((2, 3),), {"indices": np.array([[0], [2]]), "axis": 1}),
         (((3, 2),), {"indices": np.array([[0, 1], [0, 1]]), "axis": 0}),
     ),
+    tangent=LINEAR,
 )
 def take_along_axis(g, x, indices=None, axis=-1):
     return untake_along_axis(g, x, indices, axis)
-
-
-@defjvp("take_along_axis")
-def take_along_axis_tangent(xp, x, indices=None, axis=-1, *, d_x):
-    return xp.take_along_axis(d_x, indices, axis)
 
 
 # --- stacking ------------------------------------------------------------------------------
@@ -190,50 +162,48 @@ def _joined(how):
     return cases(lambda xp, xs: getattr(xp, how)(xs), *shapes)
 
 
-@defvjp("hstack", sequence=True, math="[x_1 x_2 ...] side by side", symbolic=_joined("hstack"))
+@defvjp(
+    "hstack",
+    sequence=True,
+    math="[x_1 x_2 ...] side by side",
+    symbolic=_joined("hstack"),
+    tangent=LINEAR,
+)
 def hstack(g, xs):
     return unjoin(g, xs, "hstack")
 
 
-@defjvp("hstack")
-def hstack_tangent(xp, xs, *, d_xs):
-    return xp.hstack(d_xs)
-
-
 @defvjp(
-    "vstack", sequence=True, math="[x_1; x_2; ...] one above the other", symbolic=_joined("vstack")
+    "vstack",
+    sequence=True,
+    math="[x_1; x_2; ...] one above the other",
+    symbolic=_joined("vstack"),
+    tangent=LINEAR,
 )
 def vstack(g, xs):
     return unjoin(g, xs, "vstack")
 
 
-@defjvp("vstack")
-def vstack_tangent(xp, xs, *, d_xs):
-    return xp.vstack(d_xs)
-
-
 @defvjp(
-    "dstack", sequence=True, math="x_1, x_2, ... along a third axis", symbolic=_joined("dstack")
+    "dstack",
+    sequence=True,
+    math="x_1, x_2, ... along a third axis",
+    symbolic=_joined("dstack"),
+    tangent=LINEAR,
 )
 def dstack(g, xs):
     return unjoin(g, xs, "dstack")
 
 
-@defjvp("dstack")
-def dstack_tangent(xp, xs, *, d_xs):
-    return xp.dstack(d_xs)
-
-
 @defvjp(
-    "column_stack", sequence=True, math="x_1, x_2, ... as columns", symbolic=_joined("column_stack")
+    "column_stack",
+    sequence=True,
+    math="x_1, x_2, ... as columns",
+    symbolic=_joined("column_stack"),
+    tangent=LINEAR,
 )
 def column_stack(g, xs):
     return unjoin(g, xs, "column_stack")
-
-
-@defjvp("column_stack")
-def column_stack_tangent(xp, xs, *, d_xs):
-    return xp.column_stack(d_xs)
 
 
 # --- the helpers above, differentiable again ------------------------------------------------
@@ -247,14 +217,10 @@ def column_stack_tangent(xp, xs, *, d_xs):
         lambda xp, grad, x, **o: embed_diagonal(grad, x, **o),
         [(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})],
     ),
+    tangent=LINEAR,
 )
 def embed_diagonal_(g, xp, grad, x, offset=0, axis1=0, axis2=1):
     return cast_like(xp.diagonal(g, offset, axis1, axis2), grad), None
-
-
-@defjvp("embed_diagonal")
-def embed_diagonal_tangent(grad, x, offset=0, axis1=0, axis2=1, *, d_grad, d_x=None):
-    return embed_diagonal(d_grad, x, offset, axis1, axis2)
 
 
 @defvjp(
@@ -267,14 +233,10 @@ def embed_diagonal_tangent(grad, x, offset=0, axis1=0, axis2=1, *, d_grad, d_x=N
         lambda xp, grad, x, indices, **o: untake_along_axis(grad, x, indices, **o),
         [(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})],
     ),
+    tangent=LINEAR,
 )
 def untake_along_axis_(g, xp, grad, x, indices, axis=-1):
     return unbroadcast(cast_like(xp.take_along_axis(g, indices, axis), grad), grad), None, None
-
-
-@defjvp("untake_along_axis")
-def untake_along_axis_tangent(grad, x, indices, axis=-1, *, d_grad, d_x=None, d_indices=None):
-    return untake_along_axis(d_grad, x, indices, axis)
 
 
 @defvjp(
@@ -289,11 +251,7 @@ def untake_along_axis_tangent(grad, x, indices, axis=-1, *, d_grad, d_x=None, d_
             (((5,), [(2,), (3,)], Fixed("hstack")), {}),
         ],
     ),
+    tangent=LINEAR,
 )
 def unjoin_(g, xp, grad, xs, how):
     return cast_like(getattr(xp, str(how))(g), grad), None, None
-
-
-@defjvp("unjoin")
-def unjoin_tangent(grad, xs, how, *, d_grad, d_xs=None, d_how=None):
-    return unjoin(d_grad, xs, how)

@@ -5,7 +5,9 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
 
 - ``vjp``: the reverse-mode rule, a tiny function whose ``return`` expression the
   compiler inlines (``@family.defvjp``);
-- ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``);
+- ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``), or
+  derived from the vjp where the math says how (``tangent=``: :data:`SYMMETRIC`,
+  :data:`LINEAR`, :data:`LINEAR_KEYWORDS`);
 - ``shape``: its shape class (:data:`ELEMENTWISE`, :data:`REDUCTION`, ...), which the
   compiler reads to know when a gradient needs no ``unbroadcast``;
 - ``sympy``: its value on sympy scalars, which the symbolic checker differentiates,
@@ -70,13 +72,17 @@ imports the families, the registry reads the catalog.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.rules.formula import parse, substitute
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
+from autodiff_tutor.runtime import helpers
 
 SPECIAL_PARAMETERS = ("g", "out", "xp")
 
@@ -96,6 +102,18 @@ SHAPE = "shape"
 HELPER = "helper"
 """A runtime helper that generated backward code calls (second derivatives)."""
 OTHER = "other"
+
+# --- tangent rules derived from the vjp (``defvjp(..., tangent=...)``) -----------------
+
+SYMMETRIC = "symmetric"
+"""Each input's Jacobian is symmetric (elementwise ops, flips): the tangent is the vjp
+with ``g`` replaced by each input's tangent, the terms added (``d_x * xp.cos(x)``)."""
+LINEAR = "linear"
+"""Linear in its first input, the others only shape it: the tangent is the primitive
+applied to that input's tangent, the other parameters by position
+(``xp.flip(d_x, axis)``; a runtime helper calls itself: ``unjoin(d_grad, xs, how)``)."""
+LINEAR_KEYWORDS = "linear, options by keyword"
+"""As :data:`LINEAR`, the options passed by keyword (``xp.sum(d_x, axis=axis, ...)``)."""
 
 
 # --- the record ------------------------------------------------------------------------
@@ -207,6 +225,7 @@ class Family:
         defaults: dict[str, Any] | None = None,
         none_means: dict[str, Any] | None = None,
         view: str = "",
+        tangent: str = "",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
 
@@ -236,6 +255,8 @@ class Family:
         write through either is then seen by the other): ``"view"`` (``transpose``,
         ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
         ``"split"`` (a list of views); ``""`` for a new array.
+        ``tangent`` derives the forward-mode rule from this one (:data:`SYMMETRIC`,
+        :data:`LINEAR`, :data:`LINEAR_KEYWORDS`) instead of a ``defjvp`` below it.
 
         >>> family = Family("example")
         >>> @family.defvjp("twice", math="2 x", aliases=("double",))
@@ -285,6 +306,9 @@ class Family:
                 none_means=dict(none_means or {}),
                 view=view,
             )
+            if tangent:  # parsed now: its source is in linecache, which a tool may clear
+                self._set_jvp(op, derived_tangent(self.rules[op], tangent))
+                parse(self.rules[op].jvp)
             return fn
 
         return register
@@ -306,11 +330,14 @@ class Family:
         """
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            rule = self.rules[op]
-            rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
+            self._set_jvp(op, fn)
             return fn
 
         return register
+
+    def _set_jvp(self, op: str, fn: Callable[..., Any]) -> None:
+        rule = self.rules[op]
+        rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
 
     def declare_nondifferentiable(self, *ops: str, aliases: dict[Any, str] | None = None) -> None:
         """Primitives whose output carries no gradient (comparisons, ``sign``...), and
@@ -323,6 +350,54 @@ class Family:
         """
         self.nondifferentiable.update(ops)
         self.aliases.update(aliases or {})
+
+
+def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
+    """The tangent rule that ``how`` derives from ``rule``'s vjp: a function with the
+    tangent rules' signature, whose source (``inspect.getsource``) is its formula.
+
+    >>> def cube(g, x):
+    ...     return g * 3 * x * x
+    >>> tangent = derived_tangent(Rule("cube", cube, ("x",), {}, False, False), SYMMETRIC)
+    >>> print(inspect.getsource(tangent), end="")
+    def cube_tangent(x, *, d_x):
+        return d_x * 3 * x * x
+    >>> tangent(2.0, d_x=1.0)
+    12.0
+    """
+    gradients = dict(zip(rule.inputs, parse(rule.vjp).expressions, strict=True))
+    unused = [n for n, e in gradients.items() if isinstance(e, ast.Constant) and e.value is None]
+    if how == SYMMETRIC:
+        terms = [
+            substitute(e, {"g": ast.Name(f"d_{n}", ast.Load())})
+            for n, e in gradients.items()
+            if n not in unused
+        ]
+        body = ast.unparse(functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), terms))
+        scope = inspect.unwrap(rule.vjp).__globals__  # the names the vjp's formula calls
+    elif how in (LINEAR, LINEAR_KEYWORDS):
+        first, *others = rule.inputs
+        if how == LINEAR:
+            others += rule.options
+        else:
+            others += [f"{n}={n}" for n in rule.options]
+        callee = rule.op if rule.shape == HELPER else f"xp.{rule.op}"
+        scope = {rule.op: getattr(helpers, rule.op)} if rule.shape == HELPER else {}
+        body = f"{callee}({', '.join([f'd_{first}', *others])})"
+    else:
+        raise ValueError(f"rule {rule.op!r}: no tangent is derived {how!r}")
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    parameters = [n for n in ("out", "xp") if n in used]
+    parameters += [*rule.inputs, *(f"{n}={v!r}" for n, v in rule.options.items()), "*"]
+    parameters += [f"d_{n}=None" if n in unused else f"d_{n}" for n in rule.inputs]
+    name = f"{rule.op}_tangent"
+    source = f"def {name}({', '.join(parameters)}):\n    return {body}\n"
+    filename = f"<{name}, derived from {rule.vjp.__name__}>"
+    # the parse of rules (and inspect.getsource) reads this source from linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), scope, namespace)  # noqa: S102
+    return namespace[name]
 
 
 def _by_name(op: str) -> Callable[..., Any]:

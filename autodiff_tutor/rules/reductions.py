@@ -8,11 +8,11 @@ settings of :data:`REDUCTION_CASES` (max and min on ordered elements, and at tie
 >>> import numpy as np
 >>> sum_(np.float64(2.0), np.ones(3)).tolist()
 [2.0, 2.0, 2.0]
->>> sum_tangent(np, np.ones((2, 3)), axis=0, d_x=np.ones((2, 3))).tolist()
+>>> family.rules["sum"].jvp(np, np.ones((2, 3)), axis=0, d_x=np.ones((2, 3))).tolist()
 [2.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import REDUCTION, Family
+from autodiff_tutor.rules.record import LINEAR_KEYWORDS, REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import prod_others, size, tie_share, unreduce
 
@@ -33,14 +33,10 @@ REDUCTION_CASES = [
     math="sum_i x_i",
     symbolic=ArrayRule(lambda xp, x, **o: xp.sum(x, **o), REDUCTION_CASES),
     method=True,
+    tangent=LINEAR_KEYWORDS,
 )
 def sum_(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims)
-
-
-@defjvp("sum")
-def sum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
-    return xp.sum(d_x, axis=axis, keepdims=keepdims)
 
 
 @defvjp(
@@ -48,14 +44,10 @@ def sum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
     math="(1/n) sum_i x_i",
     symbolic=ArrayRule(lambda xp, x, **o: xp.mean(x, **o), REDUCTION_CASES),
     method=True,
+    tangent=LINEAR_KEYWORDS,
 )
 def mean(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / max(size(x), 1))
-
-
-@defjvp("mean")
-def mean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
-    return xp.mean(d_x, axis=axis, keepdims=keepdims)
 
 
 @defvjp(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, SYMMETRIC, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
 
@@ -45,14 +45,10 @@ def _scipy(path: str) -> tuple[Any, ...]:
     "expit",
     math="1 / (1 + e^-x)",
     sympy=lambda sp, x: 1 / (1 + sp.exp(-x)),
+    tangent=SYMMETRIC,
 )
 def expit(g, out, x):
     return g * out * (1 - out)
-
-
-@defjvp("expit")
-def expit_tangent(out, x, *, d_x):
-    return d_x * out * (1 - out)
 
 
 @defvjp(
@@ -61,34 +57,22 @@ def expit_tangent(out, x, *, d_x):
     convention="poles at x = 0 and x = 1",
     sympy=lambda sp, x: sp.log(x / (1 - x)),
     symbolic=ScalarRule(positive=("x",), assume=lambda s: [s["x"] < 1]),
+    tangent=SYMMETRIC,
 )
 def logit(g, x):
     return g / (x * (1 - x))
 
 
-@defjvp("logit")
-def logit_tangent(x, *, d_x):
-    return d_x / (x * (1 - x))
-
-
-@defvjp("erf", math="2/sqrt(pi) int_0^x e^(-t^2) dt", sympy=lambda sp, x: sp.erf(x))
+@defvjp(
+    "erf", math="2/sqrt(pi) int_0^x e^(-t^2) dt", sympy=lambda sp, x: sp.erf(x), tangent=SYMMETRIC
+)
 def erf(g, xp, x):
     return g * 2 * xp.exp(-x * x) / xp.pi**0.5
 
 
-@defjvp("erf")
-def erf_tangent(xp, x, *, d_x):
-    return d_x * 2 * xp.exp(-x * x) / xp.pi**0.5
-
-
-@defvjp("erfc", math="1 - erf(x)", sympy=lambda sp, x: sp.erfc(x))
+@defvjp("erfc", math="1 - erf(x)", sympy=lambda sp, x: sp.erfc(x), tangent=SYMMETRIC)
 def erfc(g, xp, x):
     return -g * 2 * xp.exp(-x * x) / xp.pi**0.5
-
-
-@defjvp("erfc")
-def erfc_tangent(xp, x, *, d_x):
-    return -d_x * 2 * xp.exp(-x * x) / xp.pi**0.5
 
 
 @defvjp(
@@ -98,14 +82,10 @@ def erfc_tangent(xp, x, *, d_x):
     convention="poles at 0, -1, -2, ...",
     sympy=lambda sp, x: sp.loggamma(x),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def gammaln(g, x):
     return g * digamma(x)
-
-
-@defjvp("gammaln")
-def gammaln_tangent(x, *, d_x):
-    return d_x * digamma(x)
 
 
 @defvjp(
@@ -116,14 +96,10 @@ def gammaln_tangent(x, *, d_x):
     sympy=lambda sp, x: sp.polygamma(0, x),
     symbolic=ScalarRule(positive=("x",)),
     aliases=("psi",),
+    tangent=SYMMETRIC,
 )
 def digamma_(g, x):
     return g * trigamma(x)
-
-
-@defjvp("digamma")
-def digamma_tangent(x, *, d_x):
-    return d_x * trigamma(x)
 
 
 @defvjp(
@@ -134,14 +110,10 @@ def digamma_tangent(x, *, d_x):
     convention="d/dy is 0 where x = 0 (as the value); d/dx = ln y",
     sympy=lambda sp, x, y: x * sp.log(y),
     symbolic=ScalarRule(positive=("y",)),
+    tangent=SYMMETRIC,
 )
 def xlogy(g, xp, x, y):
     return g * xp.log(y), xp.where(x == 0, 0, g * x / y)
-
-
-@defjvp("xlogy")
-def xlogy_tangent(xp, x, y, *, d_x, d_y):
-    return d_x * xp.log(y) + xp.where(x == 0, 0, d_y * x / y)
 
 
 # --- over axes -----------------------------------------------------------------------------
@@ -255,16 +227,11 @@ def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
         sp.exp(-(((x - loc) / scale) ** 2) / 2) / (scale * sp.sqrt(2 * sp.pi))
     ),
     symbolic=ScalarRule(positive=("scale",)),
+    tangent=SYMMETRIC,
 )
 def norm_pdf(g, out, x, loc, scale):
     z = (x - loc) / scale
     return -g * out * z / scale, g * out * z / scale, g * out * (z * z - 1) / scale
-
-
-@defjvp("norm_pdf")
-def norm_pdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
-    z = (x - loc) / scale
-    return -d_x * out * z / scale + d_loc * out * z / scale + d_scale * out * (z * z - 1) / scale
 
 
 @defvjp(

@@ -13,7 +13,7 @@ the same way.
 [1.0, 1.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import HELPER, SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import split_like, unsplit
 
@@ -73,14 +73,10 @@ def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
         lambda xp, x, **o: xp.hsplit(x, **o),
         [(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})],
     ),
+    tangent=LINEAR,
 )
 def hsplit(g, x, indices_or_sections=1):
     return unsplit(g, 1 if x.ndim > 1 else 0)
-
-
-@defjvp("hsplit")
-def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.hsplit(d_x, indices_or_sections)
 
 
 @defvjp(
@@ -91,14 +87,10 @@ def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     symbolic=ArrayRule(
         lambda xp, x, **o: xp.vsplit(x, **o), [(((4, 2),), {"indices_or_sections": [1]})]
     ),
+    tangent=LINEAR,
 )
 def vsplit(g, x, indices_or_sections=1):
     return unsplit(g, 0)
-
-
-@defjvp("vsplit")
-def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.vsplit(d_x, indices_or_sections)
 
 
 @defvjp(
@@ -109,14 +101,10 @@ def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     symbolic=ArrayRule(
         lambda xp, x, **o: xp.dsplit(x, **o), [(((1, 2, 4),), {"indices_or_sections": 2})]
     ),
+    tangent=LINEAR,
 )
 def dsplit(g, x, indices_or_sections=1):
     return unsplit(g, 2)
-
-
-@defjvp("dsplit")
-def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.dsplit(d_x, indices_or_sections)
 
 
 @defvjp(
@@ -126,11 +114,7 @@ def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     symbolic=ArrayRule(
         lambda xp, grad, **o: unsplit(grad, **o), [(([(1, 2), (2, 2)],), {"axis": 0})]
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def unsplit_(g, grad, axis=0):
     return split_like(g, grad, axis=axis)
-
-
-@defjvp("unsplit")
-def unsplit_tangent(grad, axis=0, *, d_grad):
-    return unsplit(d_grad, axis=axis)

@@ -15,7 +15,7 @@ every array library and the symbolic checker evaluate alike.
 import numpy as np
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import HELPER, REDUCTION, Family
+from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
@@ -172,14 +172,10 @@ SCAN_CASES = [(((2, 3),), {"axis": 0}), (((2, 3),), {"axis": -1}), (((2, 2),), {
     math="y_i = sum_{j <= i} x_j",
     symbolic=ArrayRule(lambda xp, x, **o: xp.cumsum(x, **o), SCAN_CASES),
     method=True,
+    tangent=LINEAR_KEYWORDS,
 )
 def cumsum(g, xp, x, axis=None):
     return xp.reshape(xp.flip(xp.cumsum(xp.flip(g, axis), axis), axis), x.shape)
-
-
-@defjvp("cumsum")
-def cumsum_tangent(xp, x, axis=None, *, d_x):
-    return xp.cumsum(d_x, axis=axis)
 
 
 @defvjp(
@@ -206,14 +202,10 @@ def cumprod_tangent(out, xp, x, axis=None, *, d_x):
         lambda xp, x, **o: xp.diff(x, **o),
         [(((4,),), {}), (((2, 4),), {"n": 2}), (((3, 2),), {"axis": 0})],
     ),
+    tangent=LINEAR_KEYWORDS,
 )
 def diff(g, x, n=1, axis=-1):
     return undo_diff(g, n, axis)
-
-
-@defjvp("diff")
-def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
-    return xp.diff(d_x, n=n, axis=axis)
 
 
 @defvjp(
@@ -224,14 +216,10 @@ def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
         lambda xp, grad, **o: undo_diff(grad, **o),
         [(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})],
     ),
+    tangent=LINEAR,
 )
 def undo_diff_(g, xp, grad, n=1, axis=-1):
     return cast_like(xp.diff(g, n=n, axis=axis), grad)  # undo_diff is diff's transpose
-
-
-@defjvp("undo_diff")
-def undo_diff_tangent(grad, n=1, axis=-1, *, d_grad):
-    return undo_diff(d_grad, n, axis)
 
 
 @defvjp(

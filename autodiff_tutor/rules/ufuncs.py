@@ -10,7 +10,7 @@ short. Poles and kinks are written in each record's ``convention``.
 0.72...
 """
 
-from autodiff_tutor.rules.record import ELEMENTWISE, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, SYMMETRIC, Family
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 # ln 2 is written ``xp.log(x * 0 + 2)``: exact for sympy, and in x's dtype for numpy
@@ -23,14 +23,9 @@ defvjp, defjvp = family.defvjp, family.defjvp
 # --- exponentials and logarithms in other bases ---------------------------------------
 
 
-@defvjp("exp2", math="2^x", sympy=lambda sp, x: 2**x)
+@defvjp("exp2", math="2^x", sympy=lambda sp, x: 2**x, tangent=SYMMETRIC)
 def exp2(g, out, xp, x):
     return g * out * xp.log(out * 0 + 2)
-
-
-@defjvp("exp2")
-def exp2_tangent(out, xp, x, *, d_x):
-    return d_x * out * xp.log(out * 0 + 2)
 
 
 @defvjp(
@@ -38,14 +33,10 @@ def exp2_tangent(out, xp, x, *, d_x):
     math="log_2 x",
     sympy=lambda sp, x: sp.log(x) / sp.log(2),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def log2(g, xp, x):
     return g / (x * xp.log(x * 0 + 2))
-
-
-@defjvp("log2")
-def log2_tangent(xp, x, *, d_x):
-    return d_x / (x * xp.log(x * 0 + 2))
 
 
 @defvjp(
@@ -53,14 +44,10 @@ def log2_tangent(xp, x, *, d_x):
     math="log_10 x",
     sympy=lambda sp, x: sp.log(x) / sp.log(10),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def log10(g, xp, x):
     return g / (x * xp.log(x * 0 + 10))
-
-
-@defjvp("log10")
-def log10_tangent(xp, x, *, d_x):
-    return d_x / (x * xp.log(x * 0 + 10))
 
 
 @defvjp(
@@ -70,14 +57,10 @@ def log10_tangent(xp, x, *, d_x):
     latex=r"\log_2(2^x + 2^y)",
     convention="from the output, 2^(x - out): never overflows; nan at x = y = -inf",
     sympy=lambda sp, x, y: sp.log(2**x + 2**y) / sp.log(2),
+    tangent=SYMMETRIC,
 )
 def logaddexp2(g, out, xp, x, y):
     return g * xp.exp2(x - out), g * xp.exp2(y - out)
-
-
-@defjvp("logaddexp2")
-def logaddexp2_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * xp.exp2(x - out) + d_y * xp.exp2(y - out)
 
 
 # --- powers ------------------------------------------------------------------------------
@@ -89,14 +72,10 @@ def logaddexp2_tangent(out, xp, x, y, *, d_x, d_y):
     convention="cbrt'(0) = inf (a vertical tangent)",
     sympy=lambda sp, x: sp.cbrt(x),
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def cbrt(g, out, x):
     return g / (3 * out * out)
-
-
-@defjvp("cbrt")
-def cbrt_tangent(out, x, *, d_x):
-    return d_x / (3 * out * out)
 
 
 @defvjp(
@@ -105,14 +84,10 @@ def cbrt_tangent(out, x, *, d_x):
     convention="a pole at x = 0 (inf)",
     sympy=lambda sp, x: 1 / x,
     symbolic=ScalarRule(positive=("x",)),
+    tangent=SYMMETRIC,
 )
 def reciprocal(g, out, x):
     return -g * out * out
-
-
-@defjvp("reciprocal")
-def reciprocal_tangent(out, x, *, d_x):
-    return -d_x * out * out
 
 
 # --- sinc, hypot, arctan2 ---------------------------------------------------------------
@@ -124,14 +99,10 @@ def reciprocal_tangent(out, x, *, d_x):
     convention="sinc'(0) = 0, the limit: at x = 0 the formula is (cos 0 - 1) / 1",
     sympy=lambda sp, x: sp.sin(sp.pi * x) / (sp.pi * x),
     symbolic=ScalarRule(positive=("x",)),  # proved for x > 0 (sinc is even); 0 by its limit
+    tangent=SYMMETRIC,
 )
 def sinc(g, out, xp, x):
     return g * (xp.cos(xp.pi * x) - out) / xp.where(x == 0, 1, x)
-
-
-@defjvp("sinc")
-def sinc_tangent(out, xp, x, *, d_x):
-    return d_x * (xp.cos(xp.pi * x) - out) / xp.where(x == 0, 1, x)
 
 
 @defvjp(
@@ -140,16 +111,11 @@ def sinc_tangent(out, xp, x, *, d_x):
     math="sqrt(x^2 + y^2)",
     convention="at x = y = 0 the gradient is 0 (a subgradient, as norm's)",
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2),
+    tangent=SYMMETRIC,
 )
 def hypot(g, out, xp, x, y):
     safe = xp.where(out == 0, 1, out)
     return g * x / safe, g * y / safe
-
-
-@defjvp("hypot")
-def hypot_tangent(out, xp, x, y, *, d_x, d_y):
-    safe = xp.where(out == 0, 1, out)
-    return d_x * x / safe + d_y * y / safe
 
 
 @defvjp(
