@@ -26,12 +26,18 @@ are declared non-differentiable.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, SYMMETRIC, Family
+from autodiff_tutor.rules.record import (
+    HELPER,
+    LINEAR,
+    LINEAR_KEYWORDS,
+    MULTILINEAR,
+    SYMMETRIC,
+    Family,
+)
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
-    add_lists,
     assign_at,
     axes_last,
     dot_dx,
@@ -154,14 +160,10 @@ def untranspose_(g, grad, axes=None):
         lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
         [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
     ),
+    tangent=MULTILINEAR,
 )
 def matmul_dx_(g, grad, x, y):
     return cast_like(g @ y, grad), None, matmul_dy(grad, g, y)
-
-
-@defjvp("matmul_dx")
-def matmul_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
-    return matmul_dx(d_grad, x, y) + matmul_dx(grad, x, d_y)
 
 
 @defvjp(
@@ -171,14 +173,10 @@ def matmul_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
         lambda xp, grad, x, y: helpers.matmul_dy(grad, x, y),
         [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})],
     ),
+    tangent=MULTILINEAR,
 )
 def matmul_dy_(g, grad, x, y):
     return cast_like(x @ g, grad), matmul_dx(grad, x, g), None
-
-
-@defjvp("matmul_dy")
-def matmul_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
-    return matmul_dy(d_grad, x, y) + matmul_dy(grad, d_x, y)
 
 
 @defvjp(
@@ -187,14 +185,10 @@ def matmul_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
     symbolic=ArrayRule(
         lambda xp, grad, x, y: helpers.dot_dx(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
     ),
+    tangent=MULTILINEAR,
 )
 def dot_dx_(g, xp, grad, x, y):
     return cast_like(xp.dot(g, y), grad), None, dot_dy(grad, g, y)
-
-
-@defjvp("dot_dx")
-def dot_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
-    return dot_dx(d_grad, x, y) + dot_dx(grad, x, d_y)
 
 
 @defvjp(
@@ -203,14 +197,10 @@ def dot_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
     symbolic=ArrayRule(
         lambda xp, grad, x, y: helpers.dot_dy(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
     ),
+    tangent=MULTILINEAR,
 )
 def dot_dy_(g, xp, grad, x, y):
     return cast_like(xp.dot(x, g), grad), dot_dx(grad, x, g), None
-
-
-@defjvp("dot_dy")
-def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
-    return dot_dy(d_grad, x, y) + dot_dy(grad, d_x, y)
 
 
 # --- indexing: scatter and gather, writes --------------------------------------------
@@ -297,14 +287,10 @@ def unstack_(g, xp, grad, axis=0):
     symbolic=ArrayRule(
         lambda xp, xs, ys: helpers.add_lists(xs, ys), [(([(2,), (1, 2)], [(2,), (1, 2)]), {})]
     ),
+    tangent=LINEAR,
 )
 def add_lists_(g, xs, ys):
     return g, g
-
-
-@defjvp("add_lists")
-def add_lists_tangent(xs, ys, *, d_xs, d_ys):
-    return add_lists(d_xs, d_ys)
 
 
 # --- products of the others: exact at zeros --------------------------------------------

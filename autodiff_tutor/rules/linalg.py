@@ -10,7 +10,7 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.rules.record import HELPER, LINALG, Family
+from autodiff_tutor.rules.record import HELPER, LINALG, MULTILINEAR, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
@@ -59,14 +59,10 @@ def matmul_tangent(x, y, *, d_x, d_y):
         [(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]],
     ),
     method=True,
+    tangent=MULTILINEAR,
 )
 def dot(g, x, y):
     return dot_dx(g, x, y), dot_dy(g, x, y)
-
-
-@defjvp("dot")
-def dot_tangent(xp, x, y, *, d_x, d_y):
-    return xp.dot(d_x, y) + xp.dot(x, d_y)
 
 
 @defvjp(

@@ -13,7 +13,7 @@ of matrices (leading axes), as numpy's functions do.
 [[-1.0, -0.0], [-0.0, -1.0]]
 """
 
-from autodiff_tutor.rules.record import LINALG, Family
+from autodiff_tutor.rules.record import LINALG, MULTILINEAR, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
@@ -32,14 +32,10 @@ NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols"
     "outer",
     math="x_i y_j",
     symbolic=ArrayRule(lambda xp, x, y: xp.outer(x, y), [(((2,), (3,)), {}), (((2, 2), (2,)), {})]),
+    tangent=MULTILINEAR,
 )
 def outer(g, xp, x, y):
     return xp.reshape(g @ xp.ravel(y), x.shape), xp.reshape(xp.ravel(x) @ g, y.shape)
-
-
-@defjvp("outer")
-def outer_tangent(xp, x, y, *, d_x, d_y):
-    return xp.outer(d_x, y) + xp.outer(x, d_y)
 
 
 @defvjp(
@@ -51,17 +47,13 @@ def outer_tangent(xp, x, y, *, d_x, d_y):
         lambda xp, x, y: xp.inner(x, y),
         [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
     ),
+    tangent=MULTILINEAR,
 )
 def inner(g, xp, x, y):
     return (
         xp.tensordot(g, y, axes=(tuple(range(x.ndim - 1, xp.ndim(g))), tuple(range(y.ndim - 1)))),
         xp.tensordot(g, x, axes=(tuple(range(x.ndim - 1)), tuple(range(x.ndim - 1)))),
     )
-
-
-@defjvp("inner")
-def inner_tangent(xp, x, y, *, d_x, d_y):
-    return xp.inner(d_x, y) + xp.inner(x, d_y)
 
 
 def _letters_only(subscripts):
@@ -108,14 +100,10 @@ def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
             (((3, 2), (2, 3)), {"axes": ([0], [1])}),
         ],
     ),
+    tangent=MULTILINEAR,
 )
 def tensordot(g, x, y, axes=2):
     return tensordot_operand(g, x, y, axes, 0), tensordot_operand(g, x, y, axes, 1)
-
-
-@defjvp("tensordot")
-def tensordot_tangent(xp, x, y, axes=2, *, d_x, d_y):
-    return xp.tensordot(d_x, y, axes) + xp.tensordot(x, d_y, axes)
 
 
 @defvjp(
@@ -125,14 +113,10 @@ def tensordot_tangent(xp, x, y, axes=2, *, d_x, d_y):
         lambda xp, x, y: xp.kron(x, y),
         [(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})],
     ),
+    tangent=MULTILINEAR,
 )
 def kron(g, x, y):
     return kron_operand(g, x, y, 0), kron_operand(g, x, y, 1)
-
-
-@defjvp("kron")
-def kron_tangent(xp, x, y, *, d_x, d_y):
-    return xp.kron(d_x, y) + xp.kron(x, d_y)
 
 
 # --- np.linalg ------------------------------------------------------------------------------

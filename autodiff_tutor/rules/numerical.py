@@ -14,7 +14,7 @@ along ``axis``; ``np.trapezoid``'s sample points ``x`` and spacing ``dx`` are op
 """
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import LINEAR_KEYWORDS, Family
+from autodiff_tutor.rules.record import LINEAR_KEYWORDS, MULTILINEAR, MULTILINEAR_KEYWORDS, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     convolve_operand,
@@ -42,17 +42,13 @@ defvjp, defjvp = family.defvjp, family.defjvp
         lambda xp, x, y, **o: xp.cross(x, y, **o),
         [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})],
     ),
+    tangent=MULTILINEAR_KEYWORDS,
 )
 def cross(g, xp, x, y, axis=None):
     return (
         unbroadcast(cross_operand(g, x, y, 0, axis), x),
         unbroadcast(cross_operand(g, x, y, 1, axis), y),
     )
-
-
-@defjvp("cross")
-def cross_tangent(xp, x, y, axis=None, *, d_x, d_y):
-    return xp.cross(d_x, y, axis=axis) + xp.cross(x, d_y, axis=axis)
 
 
 @defvjp(
@@ -64,14 +60,10 @@ def cross_tangent(xp, x, y, axis=None, *, d_x, d_y):
         lambda xp, x, y, **o: xp.convolve(x, y, **o),
         [(((3,), (2,)), {}), (((4,), (2,)), {"mode": "same"}), (((2,), (4,)), {"mode": "valid"})],
     ),
+    tangent=MULTILINEAR,
 )
 def convolve(g, x, y, mode="full"):
     return convolve_operand(g, x, y, 0, mode), convolve_operand(g, x, y, 1, mode)
-
-
-@defjvp("convolve")
-def convolve_tangent(xp, x, y, mode="full", *, d_x, d_y):
-    return xp.convolve(d_x, y, mode) + xp.convolve(x, d_y, mode)
 
 
 @defvjp(

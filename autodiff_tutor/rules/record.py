@@ -7,7 +7,7 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
   compiler inlines (``@family.defvjp``);
 - ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``), or
   derived from the vjp where the math says how (``tangent=``: :data:`SYMMETRIC`,
-  :data:`LINEAR`, :data:`LINEAR_KEYWORDS`);
+  :data:`LINEAR`, :data:`MULTILINEAR`);
 - ``shape``: its shape class (:data:`ELEMENTWISE`, :data:`REDUCTION`, ...), which the
   compiler reads to know when a gradient needs no ``unbroadcast``;
 - ``sympy``: its value on sympy scalars, which the symbolic checker differentiates,
@@ -109,11 +109,18 @@ SYMMETRIC = "symmetric"
 """Each input's Jacobian is symmetric (elementwise ops, flips): the tangent is the vjp
 with ``g`` replaced by each input's tangent, the terms added (``d_x * xp.cos(x)``)."""
 LINEAR = "linear"
-"""Linear in its first input, the others only shape it: the tangent is the primitive
-applied to that input's tangent, the other parameters by position
+"""Linear in its differentiable inputs together, the others only shape it: the tangent
+is the primitive applied to their tangents, the other parameters by position
 (``xp.flip(d_x, axis)``; a runtime helper calls itself: ``unjoin(d_grad, xs, how)``)."""
-LINEAR_KEYWORDS = "linear, options by keyword"
-"""As :data:`LINEAR`, the options passed by keyword (``xp.sum(d_x, axis=axis, ...)``)."""
+MULTILINEAR = "multilinear"
+"""Linear in each differentiable input on its own (products): the tangent is the sum,
+over those inputs, of the primitive with that input replaced by its tangent
+(``xp.dot(d_x, y) + xp.dot(x, d_y)``)."""
+BY_KEYWORD = ", options by keyword"
+"""Added to :data:`LINEAR` or :data:`MULTILINEAR`: the options are passed by keyword
+(``xp.sum(d_x, axis=axis, keepdims=keepdims)``)."""
+LINEAR_KEYWORDS = LINEAR + BY_KEYWORD
+MULTILINEAR_KEYWORDS = MULTILINEAR + BY_KEYWORD
 
 
 # --- the record ------------------------------------------------------------------------
@@ -256,7 +263,7 @@ class Family:
         ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
         ``"split"`` (a list of views); ``""`` for a new array.
         ``tangent`` derives the forward-mode rule from this one (:data:`SYMMETRIC`,
-        :data:`LINEAR`, :data:`LINEAR_KEYWORDS`) instead of a ``defjvp`` below it.
+        :data:`LINEAR`, :data:`MULTILINEAR`) instead of a ``defjvp`` below it.
 
         >>> family = Family("example")
         >>> @family.defvjp("twice", math="2 x", aliases=("double",))
@@ -375,15 +382,17 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
         ]
         body = ast.unparse(functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), terms))
         scope = inspect.unwrap(rule.vjp).__globals__  # the names the vjp's formula calls
-    elif how in (LINEAR, LINEAR_KEYWORDS):
-        first, *others = rule.inputs
-        if how == LINEAR:
-            others += rule.options
-        else:
-            others += [f"{n}={n}" for n in rule.options]
+    elif how in (LINEAR, LINEAR_KEYWORDS, MULTILINEAR, MULTILINEAR_KEYWORDS):
         callee = rule.op if rule.shape == HELPER else f"xp.{rule.op}"
         scope = {rule.op: getattr(helpers, rule.op)} if rule.shape == HELPER else {}
-        body = f"{callee}({', '.join([f'd_{first}', *others])})"
+        options = [f"{n}={n}" if how.endswith(BY_KEYWORD) else n for n in rule.options]
+        active = [n for n in rule.inputs if n not in unused]
+
+        def call(moved: list[str]) -> str:
+            arguments = [f"d_{n}" if n in moved else n for n in rule.inputs] + options
+            return f"{callee}({', '.join(arguments)})"
+
+        body = call(active) if how.startswith(LINEAR) else " + ".join(call([n]) for n in active)
     else:
         raise ValueError(f"rule {rule.op!r}: no tangent is derived {how!r}")
     used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
