@@ -17,7 +17,7 @@ output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTIO
 import builtins
 import math
 
-from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, SYMMETRIC, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 family = Family("elementwise", shape=ELEMENTWISE)
@@ -26,7 +26,7 @@ defvjp, defjvp = family.defvjp, family.defjvp
 # --- arithmetic -------------------------------------------------------------
 
 
-@defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y, tangent=SYMMETRIC)
+@defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y)
 def add(g, x, y):
     return g, g
 
@@ -78,7 +78,6 @@ def divide_tangent(out, x, y, *, d_x, d_y):
     sympy=lambda sp, x, y: x**y,
     symbolic=ScalarRule(positive=("x",)),
     aliases=("pow", builtins.pow),
-    tangent=SYMMETRIC,
 )
 def power(g, out, xp, x, y):
     # the exponent y - 1, but 0 where y == 0: so never 0 * x**-1 (nan at x = 0)
@@ -88,17 +87,17 @@ def power(g, out, xp, x, y):
     )
 
 
-@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",), tangent=SYMMETRIC)
+@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg"))
 def negative(g, x):
     return -g
 
 
-@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",), tangent=SYMMETRIC)
+@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos"))
 def positive(g, x):
     return g
 
 
-@defvjp("square", math="x^2", sympy=lambda sp, x: x**2, tangent=SYMMETRIC)
+@defvjp("square", math="x^2", sympy=lambda sp, x: x**2)
 def square(g, x):
     return 2 * g * x
 
@@ -106,12 +105,12 @@ def square(g, x):
 # --- exponentials and logarithms ---------------------------------------------
 
 
-@defvjp("exp", math="e^x", sympy=lambda sp, x: sp.exp(x), tangent=SYMMETRIC)
+@defvjp("exp", math="e^x", sympy=lambda sp, x: sp.exp(x))
 def exp(g, out, x):
     return g * out
 
 
-@defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1, tangent=SYMMETRIC)
+@defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1)
 def expm1(g, out, x):
     return g * (out + 1)
 
@@ -121,7 +120,6 @@ def expm1(g, out, x):
     math="ln x",
     sympy=lambda sp, x: sp.log(x),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def log(g, x):
     return g / x
@@ -132,7 +130,6 @@ def log(g, x):
     math="ln(1 + x)",
     sympy=lambda sp, x: sp.log(1 + x),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def log1p(g, x):
     return g / (1 + x)
@@ -145,7 +142,6 @@ def log1p(g, x):
     "x = 0 (an unused sqrt(0), as on the diagonal of pairwise distances, gives 0, not 0/0)",
     sympy=lambda sp, x: sp.sqrt(x),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def sqrt(g, out, xp, x):
     return g / (2 * xp.where(g == 0, 1, out))
@@ -157,7 +153,6 @@ def sqrt(g, out, xp, x):
     math="ln(e^x + e^y)",
     convention="from the output, exp(x - out): never overflows; nan at x = y = -inf (0/0)",
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)),
-    tangent=SYMMETRIC,
 )
 def logaddexp(g, out, xp, x, y):
     return g * xp.exp(x - out), g * xp.exp(y - out)
@@ -177,7 +172,6 @@ def logaddexp(g, out, xp, x, y):
     convention="abs'(0) = 0 (sign(0) = 0)",
     sympy=lambda sp, x: sp.where(sp.ge(x, 0), x, -x),
     aliases=("absolute", "fabs", builtins.abs),
-    tangent=SYMMETRIC,
 )
 def abs_(g, xp, x):
     return g * xp.sign(x)
@@ -249,7 +243,6 @@ def clip_sympy(sp, x, a_min=None, a_max=None):
     aliases=("clamp",),
     method=True,
     none_means={"a_min": -math.inf, "a_max": math.inf},  # numpy's clip: no bound
-    tangent=SYMMETRIC,
 )
 def clip(g, xp, x, a_min, a_max):
     inside = (x >= a_min) & (x <= a_max)
@@ -263,7 +256,6 @@ def clip(g, xp, x, a_min, a_max):
     shape=SELECTION,
     sympy=lambda sp, condition, x, y: sp.where(condition, x, y),
     symbolic=ScalarRule(condition=("condition",)),
-    tangent=SYMMETRIC,
 )
 def where(g, xp, condition, x, y):
     return None, xp.where(condition, g, 0), xp.where(condition, 0, g)

@@ -26,16 +26,8 @@ are declared non-differentiable.
 
 import numpy as np
 
-from autodiff_tutor.rules.record import (
-    HELPER,
-    LINEAR,
-    LINEAR_KEYWORDS,
-    MULTILINEAR,
-    SYMMETRIC,
-    Family,
-)
+from autodiff_tutor.rules.record import HELPER, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
-from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
     assign_at,
@@ -61,11 +53,8 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp(
     "unbroadcast",
     math="sum grad down to x's shape",
-    symbolic=ArrayRule(
-        lambda xp, grad, x: helpers.unbroadcast(grad, x),
-        [(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})]),
+    tangent="linear",
 )
 def unbroadcast_(g, xp, grad, x):
     return cast_like(unreduce(g, grad), grad), None
@@ -75,14 +64,13 @@ def unbroadcast_(g, xp, grad, x):
     "unreduce",
     math="broadcast grad back over the reduced axes of x",
     symbolic=ArrayRule(
-        lambda xp, grad, x, **o: helpers.unreduce(grad, x, **o),
-        [
+        cases=[
             (((2,), (2, 3)), {"axis": 1}),
             (((), (2, 2)), {}),
             (((1, 2), (3, 2)), {"axis": 0, "keepdims": True}),
         ],
     ),
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
     kept = grad if keepdims or axis is None else xp.expand_dims(grad, axis=axis)
@@ -92,11 +80,8 @@ def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
 @defvjp(
     "broadcast_like",
     math="value broadcast to like's shape (a tangent of a broadcast result)",
-    symbolic=ArrayRule(
-        lambda xp, value, like: helpers.broadcast_like(value, like),
-        [(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})]),
+    tangent="linear",
 )
 def broadcast_like_(g, value, like):
     return unbroadcast(g, value), None
@@ -105,11 +90,8 @@ def broadcast_like_(g, value, like):
 @defvjp(
     "checked_gradient",
     math="the gradient a custom op's backward returned, its shape checked",
-    symbolic=ArrayRule(
-        lambda xp, gradient, like: helpers.checked_gradient(gradient, like),
-        [(((3,), (3,)), {}), (((2, 2), (2, 2)), {})],
-    ),
-    tangent=SYMMETRIC,
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {}), (((2, 2), (2, 2)), {})]),
+    tangent="symmetric",
 )
 def checked_gradient_(g, gradient, like):
     return g, None
@@ -118,8 +100,8 @@ def checked_gradient_(g, gradient, like):
 @defvjp(
     "checked_output",
     math="a custom op's output, checked to be one value",
-    symbolic=ArrayRule(lambda xp, value: helpers.checked_output(value), [(((3,),), {})]),
-    tangent=SYMMETRIC,
+    symbolic=ArrayRule(cases=[(((3,),), {})]),
+    tangent="symmetric",
 )
 def checked_output_(g, value):
     return g
@@ -128,8 +110,8 @@ def checked_output_(g, value):
 @defvjp(
     "cast_like",
     math="grad in x's dtype",
-    symbolic=ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {})]),
+    tangent="linear",
 )
 def cast_like_(g, grad, x):
     return cast_like(g, grad), None
@@ -138,11 +120,8 @@ def cast_like_(g, grad, x):
 @defvjp(
     "untranspose",
     math="grad with the permutation axes undone",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: helpers.untranspose(grad, **o),
-        [(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})]),
+    tangent="linear",
 )
 def untranspose_(g, grad, axes=None):
     return untranspose(g, inverse_axes(axes))
@@ -156,11 +135,8 @@ def untranspose_(g, grad, axes=None):
 @defvjp(
     "matmul_dx",
     math="grad @ y^T",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
-        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})]),
+    tangent="multilinear",
 )
 def matmul_dx_(g, grad, x, y):
     return cast_like(g @ y, grad), None, matmul_dy(grad, g, y)
@@ -169,11 +145,8 @@ def matmul_dx_(g, grad, x, y):
 @defvjp(
     "matmul_dy",
     math="x^T @ grad",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.matmul_dy(grad, x, y),
-        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})],
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def matmul_dy_(g, grad, x, y):
     return cast_like(x @ g, grad), matmul_dx(grad, x, g), None
@@ -182,10 +155,8 @@ def matmul_dy_(g, grad, x, y):
 @defvjp(
     "dot_dx",
     math="grad . y^T",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.dot_dx(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def dot_dx_(g, xp, grad, x, y):
     return cast_like(xp.dot(g, y), grad), None, dot_dy(grad, g, y)
@@ -194,10 +165,8 @@ def dot_dx_(g, xp, grad, x, y):
 @defvjp(
     "dot_dy",
     math="x^T . grad",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.dot_dy(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def dot_dy_(g, xp, grad, x, y):
     return cast_like(xp.dot(x, g), grad), dot_dx(grad, x, g), None
@@ -210,10 +179,9 @@ def dot_dy_(g, xp, grad, x, y):
     "scatter",
     math="zeros like x, grad added at x[index]",
     symbolic=ArrayRule(
-        lambda xp, grad, x, index=None: helpers.scatter(grad, x, index),
-        [(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})],
+        cases=[(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})]
     ),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def scatter_(g, grad, x, index=None):
     return g[index], None
@@ -222,11 +190,8 @@ def scatter_(g, grad, x, index=None):
 @defvjp(
     "overwritten",
     math="grad with zeros at index",
-    symbolic=ArrayRule(
-        lambda xp, grad, index=None: helpers.overwritten(grad, index),
-        [(((3, 2),), {"index": slice(1, None)})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((3, 2),), {"index": slice(1, None)})]),
+    tangent="linear",
 )
 def overwritten_(g, grad, index=None):
     return overwritten(g, index)
@@ -238,8 +203,7 @@ def overwritten_(g, grad, index=None):
     latex=r"x \text{ with } x[\mathit{index}] = \mathit{value}",
     convention="the overwritten entries get no gradient (repeated indices are refused)",
     symbolic=ArrayRule(
-        lambda xp, x, index, value: helpers.assign_at(x, index, value),
-        [(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})],
+        cases=[(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})]
     ),
 )
 def assign_at_(g, x, index, value):
@@ -258,11 +222,8 @@ def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
     "split_like",
     list_result=True,
     math="grad cut into pieces shaped like xs",
-    symbolic=ArrayRule(
-        lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
-        [(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})],
-    ),
-    tangent=LINEAR_KEYWORDS,
+    symbolic=ArrayRule(cases=[(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def split_like_(g, xp, grad, xs, axis=0):
     return xp.concatenate(g, axis=axis), None
@@ -272,10 +233,8 @@ def split_like_(g, xp, grad, xs, axis=0):
     "unstack",
     list_result=True,
     math="grad split along axis",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]
-    ),
-    tangent=LINEAR_KEYWORDS,
+    symbolic=ArrayRule(cases=[(((2, 3),), {"axis": -1})]),
+    tangent="linear by keyword",
 )
 def unstack_(g, xp, grad, axis=0):
     return xp.stack(g, axis=axis)
@@ -284,10 +243,8 @@ def unstack_(g, xp, grad, axis=0):
 @defvjp(
     "add_lists",
     math="[x_i + y_i]",
-    symbolic=ArrayRule(
-        lambda xp, xs, ys: helpers.add_lists(xs, ys), [(([(2,), (1, 2)], [(2,), (1, 2)]), {})]
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(([(2,), (1, 2)], [(2,), (1, 2)]), {})]),
+    tangent="linear",
 )
 def add_lists_(g, xs, ys):
     return g, g
@@ -305,12 +262,8 @@ def add_lists_(g, xs, ys):
     math="prod_{j != i} x_j",
     latex=r"\prod_{j \ne i} x_j",
     convention="exact at zeros; builds the n x n matrix of pair products along the axis",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: helpers.prod_others(x, **o),
-        [(((3,),), {}), (((2, 3),), {"axis": 1})],
-        wrap=True,
-    ),
-    tangent=SYMMETRIC,
+    symbolic=ArrayRule(cases=[(((3,),), {}), (((2, 3),), {"axis": 1})], wrap=True),
+    tangent="symmetric",
 )
 def prod_others_(g, xp, x, axis=None):
     order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis

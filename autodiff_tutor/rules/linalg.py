@@ -10,7 +10,7 @@ For 2-D operands the matmul gradients are the textbook ``g @ y.T`` and ``x.T @ g
 
 import numpy as np
 
-from autodiff_tutor.rules.record import HELPER, LINALG, MULTILINEAR, Family
+from autodiff_tutor.rules.record import HELPER, LINALG, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
@@ -40,7 +40,7 @@ MATMUL_SHAPES = [
 @defvjp(
     "matmul",
     math="x @ y",
-    symbolic=ArrayRule(lambda xp, x, y: xp.matmul(x, y), [(s, {}) for s in MATMUL_SHAPES]),
+    symbolic=ArrayRule(cases=[(s, {}) for s in MATMUL_SHAPES]),
 )
 def matmul(g, x, y):
     return matmul_dx(g, x, y), matmul_dy(g, x, y)
@@ -54,12 +54,9 @@ def matmul_tangent(x, y, *, d_x, d_y):
 @defvjp(
     "dot",
     math="x . y",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.dot(x, y),
-        [(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]],
-    ),
+    symbolic=ArrayRule(cases=[(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]]),
     method=True,
-    tangent=MULTILINEAR,
+    tangent="multilinear",
 )
 def dot(g, x, y):
     return dot_dx(g, x, y), dot_dy(g, x, y)

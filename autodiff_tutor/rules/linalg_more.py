@@ -13,7 +13,7 @@ of matrices (leading axes), as numpy's functions do.
 [[-1.0, -0.0], [-0.0, -1.0]]
 """
 
-from autodiff_tutor.rules.record import LINALG, MULTILINEAR, Family
+from autodiff_tutor.rules.record import LINALG, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
@@ -31,8 +31,8 @@ NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols"
 @defvjp(
     "outer",
     math="x_i y_j",
-    symbolic=ArrayRule(lambda xp, x, y: xp.outer(x, y), [(((2,), (3,)), {}), (((2, 2), (2,)), {})]),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2,), (3,)), {}), (((2, 2), (2,)), {})]),
+    tangent="multilinear",
 )
 def outer(g, xp, x, y):
     return xp.reshape(g @ xp.ravel(y), x.shape), xp.reshape(xp.ravel(x) @ g, y.shape)
@@ -43,11 +43,8 @@ def outer(g, xp, x, y):
     math="sum_k x_..k y_..k",
     latex=r"\sum_k x_{\dots k}\, y_{\dots k}",
     convention="arrays of at least one axis (for 0-d operands write x * y)",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.inner(x, y),
-        [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})]),
+    tangent="multilinear",
 )
 def inner(g, xp, x, y):
     return (
@@ -72,8 +69,7 @@ def _letters_only(subscripts):
     "left out of the output are refused",
     check=_letters_only,
     symbolic=ArrayRule(
-        lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
-        [
+        cases=[
             ((Fixed("ij,jk->ik"), (2, 3), (3, 2)), {}),
             ((Fixed("bi,bi->b"), (2, 2), (2, 2)), {}),
             ((Fixed("ij,k"), (2, 2), (2,)), {}),
@@ -93,14 +89,13 @@ def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
     "tensordot",
     math="sum over the paired axes of x y",
     symbolic=ArrayRule(
-        lambda xp, x, y, **o: xp.tensordot(x, y, **o),
-        [
+        cases=[
             (((2, 3), (3, 2)), {"axes": 1}),
             (((2, 2, 3), (2, 3)), {"axes": 2}),
             (((3, 2), (2, 3)), {"axes": ([0], [1])}),
         ],
     ),
-    tangent=MULTILINEAR,
+    tangent="multilinear",
 )
 def tensordot(g, x, y, axes=2):
     return tensordot_operand(g, x, y, axes, 0), tensordot_operand(g, x, y, axes, 1)
@@ -109,11 +104,8 @@ def tensordot(g, x, y, axes=2):
 @defvjp(
     "kron",
     math="blocks x_ij y",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.kron(x, y),
-        [(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})],
-    ),
-    tangent=MULTILINEAR,
+    symbolic=ArrayRule(cases=[(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})]),
+    tangent="multilinear",
 )
 def kron(g, x, y):
     return kron_operand(g, x, y, 0), kron_operand(g, x, y, 1)

@@ -16,7 +16,7 @@ in its gradient, and its adjoint is the primitive it undoes (``diagonal``,
 import numpy as np
 
 from autodiff_tutor.rules.arrangement import cases
-from autodiff_tutor.rules.record import HELPER, LINEAR, SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
 from autodiff_tutor.runtime.helpers import (
     at,
@@ -38,10 +38,8 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp(
     "triu",
     math="upper triangle of x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})
-    ),
-    tangent=LINEAR,
+    symbolic=cases((((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})),
+    tangent="linear",
 )
 def triu(g, xp, x, k=0):
     return unbroadcast(xp.triu(g, k), x)  # a 1-D x is repeated into the rows of a square
@@ -50,10 +48,8 @@ def triu(g, xp, x, k=0):
 @defvjp(
     "tril",
     math="lower triangle of x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})
-    ),
-    tangent=LINEAR,
+    symbolic=cases((((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})),
+    tangent="linear",
 )
 def tril(g, xp, x, k=0):
     return unbroadcast(xp.tril(g, k), x)  # a 1-D x is repeated into the rows of a square
@@ -63,13 +59,12 @@ def tril(g, xp, x, k=0):
     "trace",
     math="sum_i x_ii",
     symbolic=cases(
-        lambda xp, x, **o: xp.trace(x, **o),
         (((3, 3),), {}),
         (((2, 3),), {"offset": 1}),
         (((2, 2, 3),), {"axis1": 0, "axis2": 2}),
     ),
     method=True,
-    tangent=LINEAR,
+    tangent="linear",
 )
 def trace(g, xp, x, offset=0, axis1=0, axis2=1):
     eye = xp.eye(x.shape[axis1], x.shape[axis2], k=offset, dtype=x.dtype)
@@ -81,13 +76,12 @@ def trace(g, xp, x, offset=0, axis1=0, axis2=1):
     view="view",
     math="(x_ii)_i",
     symbolic=cases(
-        lambda xp, x, **o: xp.diagonal(x, **o),
         (((3, 3),), {}),
         (((2, 3),), {"offset": -1}),
         (((2, 2, 3),), {"axis1": 1, "axis2": 2, "offset": 1}),
     ),
     method=True,
-    tangent=LINEAR,
+    tangent="linear",
 )
 def diagonal(g, x, offset=0, axis1=0, axis2=1):
     return embed_diagonal(g, x, offset, axis1, axis2)
@@ -96,13 +90,8 @@ def diagonal(g, x, offset=0, axis1=0, axis2=1):
 @defvjp(
     "diag",
     math="diagonal of a matrix, or a matrix with diagonal x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.diag(x, **o),
-        (((3,),), {}),
-        (((2, 3),), {"k": 1}),
-        (((2,),), {"k": -1}),
-    ),
-    tangent=LINEAR,
+    symbolic=cases((((3,),), {}), (((2, 3),), {"k": 1}), (((2,),), {"k": -1})),
+    tangent="linear",
 )
 def diag(g, xp, x, k=0):
     return xp.diagonal(g, k) if x.ndim == 1 else embed_diagonal(g, x, k)
@@ -117,12 +106,11 @@ def diag(g, xp, x, k=0):
     latex=r"x[\mathit{indices}] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
-        lambda xp, x, **o: xp.take(x, **o),
         (((4,),), {"indices": np.array([0, 2, 2])}),
         (((2, 3),), {"indices": np.array([[1], [0]]), "axis": 1}),
     ),
     method=True,
-    tangent=LINEAR,
+    tangent="linear",
 )
 def take(g, xp, x, indices=None, axis=None):
     return (
@@ -138,11 +126,10 @@ def take(g, xp, x, indices=None, axis=None):
     latex=r"x[\dots, \mathit{indices}, \dots] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
-        lambda xp, x, **o: xp.take_along_axis(x, **o),
         (((2, 3),), {"indices": np.array([[0], [2]]), "axis": 1}),
         (((3, 2),), {"indices": np.array([[0, 1], [0, 1]]), "axis": 0}),
     ),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def take_along_axis(g, x, indices=None, axis=-1):
     return untake_along_axis(g, x, indices, axis)
@@ -159,7 +146,7 @@ def _joined(how):
             {},
         ),
     ]
-    return cases(lambda xp, xs: getattr(xp, how)(xs), *shapes)
+    return cases(*shapes)
 
 
 @defvjp(
@@ -167,7 +154,7 @@ def _joined(how):
     sequence=True,
     math="[x_1 x_2 ...] side by side",
     symbolic=_joined("hstack"),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def hstack(g, xs):
     return unjoin(g, xs, "hstack")
@@ -178,7 +165,7 @@ def hstack(g, xs):
     sequence=True,
     math="[x_1; x_2; ...] one above the other",
     symbolic=_joined("vstack"),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def vstack(g, xs):
     return unjoin(g, xs, "vstack")
@@ -189,7 +176,7 @@ def vstack(g, xs):
     sequence=True,
     math="x_1, x_2, ... along a third axis",
     symbolic=_joined("dstack"),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def dstack(g, xs):
     return unjoin(g, xs, "dstack")
@@ -200,7 +187,7 @@ def dstack(g, xs):
     sequence=True,
     math="x_1, x_2, ... as columns",
     symbolic=_joined("column_stack"),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def column_stack(g, xs):
     return unjoin(g, xs, "column_stack")
@@ -214,10 +201,9 @@ def column_stack(g, xs):
     shape=HELPER,
     math="zeros like x with grad on a diagonal",
     symbolic=ArrayRule(
-        lambda xp, grad, x, **o: embed_diagonal(grad, x, **o),
-        [(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})],
+        cases=[(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})]
     ),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def embed_diagonal_(g, xp, grad, x, offset=0, axis1=0, axis2=1):
     return cast_like(xp.diagonal(g, offset, axis1, axis2), grad), None
@@ -229,11 +215,8 @@ def embed_diagonal_(g, xp, grad, x, offset=0, axis1=0, axis2=1):
     math="zeros like x, grad added at the picked places",
     latex=r"0_x \text{ with } \mathit{grad} \text{ added at } \mathit{indices}",
     convention="repeated indices accumulate",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, indices, **o: untake_along_axis(grad, x, indices, **o),
-        [(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})]),
+    tangent="linear",
 )
 def untake_along_axis_(g, xp, grad, x, indices, axis=-1):
     return unbroadcast(cast_like(xp.take_along_axis(g, indices, axis), grad), grad), None, None
@@ -245,13 +228,12 @@ def untake_along_axis_(g, xp, grad, x, indices, axis=-1):
     list_result=True,
     math="grad cut into the joined inputs' pieces",
     symbolic=ArrayRule(
-        lambda xp, grad, xs, how: unjoin(grad, xs, how),
-        [
+        cases=[
             (((2, 3), [(3,), (1, 3)], Fixed("vstack")), {}),
             (((5,), [(2,), (3,)], Fixed("hstack")), {}),
         ],
     ),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def unjoin_(g, xp, grad, xs, how):
     return cast_like(getattr(xp, str(how))(g), grad), None, None

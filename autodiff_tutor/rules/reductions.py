@@ -12,7 +12,7 @@ settings of :data:`REDUCTION_CASES` (max and min on ordered elements, and at tie
 [2.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import LINEAR_KEYWORDS, REDUCTION, Family
+from autodiff_tutor.rules.record import REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import prod_others, size, tie_share, unreduce
 
@@ -31,9 +31,9 @@ REDUCTION_CASES = [
 @defvjp(
     "sum",
     math="sum_i x_i",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.sum(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def sum_(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims)
@@ -42,9 +42,9 @@ def sum_(g, x, axis=None, keepdims=False):
 @defvjp(
     "mean",
     math="(1/n) sum_i x_i",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.mean(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def mean(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / max(size(x), 1))
@@ -55,7 +55,7 @@ def mean(g, out, x, axis=None, keepdims=False):
     math="max_i x_i",
     latex=r"\max_i x_i",
     convention="ties share the gradient equally",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.max(x, **o), REDUCTION_CASES[:3], ordered=True),
+    symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
     aliases=("amax",),
     method=True,
 )
@@ -76,7 +76,7 @@ def max_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     math="min_i x_i",
     latex=r"\min_i x_i",
     convention="ties share the gradient equally",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.min(x, **o), REDUCTION_CASES[:3], ordered=True),
+    symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
     aliases=("amin",),
     method=True,
 )
@@ -97,7 +97,7 @@ def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     math="prod_i x_i",
     latex=r"\prod_i x_i",
     convention="exact at zeros (product of the others)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
 )
 def prod(g, x, axis=None, keepdims=False):

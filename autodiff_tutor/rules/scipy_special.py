@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, SYMMETRIC, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
 
@@ -45,7 +45,6 @@ def _scipy(path: str) -> tuple[Any, ...]:
     "expit",
     math="1 / (1 + e^-x)",
     sympy=lambda sp, x: 1 / (1 + sp.exp(-x)),
-    tangent=SYMMETRIC,
 )
 def expit(g, out, x):
     return g * out * (1 - out)
@@ -57,20 +56,21 @@ def expit(g, out, x):
     convention="poles at x = 0 and x = 1",
     sympy=lambda sp, x: sp.log(x / (1 - x)),
     symbolic=ScalarRule(positive=("x",), assume=lambda s: [s["x"] < 1]),
-    tangent=SYMMETRIC,
 )
 def logit(g, x):
     return g / (x * (1 - x))
 
 
 @defvjp(
-    "erf", math="2/sqrt(pi) int_0^x e^(-t^2) dt", sympy=lambda sp, x: sp.erf(x), tangent=SYMMETRIC
+    "erf",
+    math="2/sqrt(pi) int_0^x e^(-t^2) dt",
+    sympy=lambda sp, x: sp.erf(x),
 )
 def erf(g, xp, x):
     return g * 2 * xp.exp(-x * x) / xp.pi**0.5
 
 
-@defvjp("erfc", math="1 - erf(x)", sympy=lambda sp, x: sp.erfc(x), tangent=SYMMETRIC)
+@defvjp("erfc", math="1 - erf(x)", sympy=lambda sp, x: sp.erfc(x))
 def erfc(g, xp, x):
     return -g * 2 * xp.exp(-x * x) / xp.pi**0.5
 
@@ -82,7 +82,6 @@ def erfc(g, xp, x):
     convention="poles at 0, -1, -2, ...",
     sympy=lambda sp, x: sp.loggamma(x),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def gammaln(g, x):
     return g * digamma(x)
@@ -96,7 +95,6 @@ def gammaln(g, x):
     sympy=lambda sp, x: sp.polygamma(0, x),
     symbolic=ScalarRule(positive=("x",)),
     aliases=("psi",),
-    tangent=SYMMETRIC,
 )
 def digamma_(g, x):
     return g * trigamma(x)
@@ -110,7 +108,6 @@ def digamma_(g, x):
     convention="d/dy is 0 where x = 0 (as the value); d/dx = ln y",
     sympy=lambda sp, x, y: x * sp.log(y),
     symbolic=ScalarRule(positive=("y",)),
-    tangent=SYMMETRIC,
 )
 def xlogy(g, xp, x, y):
     return g * xp.log(y), xp.where(x == 0, 0, g * x / y)
@@ -200,20 +197,11 @@ _NORMAL = {"loc": 0.0, "scale": 1.0}  # scipy.stats.norm's standard normal, when
         -(((x - loc) / scale) ** 2) / 2 - sp.log(scale) - sp.log(2 * sp.pi) / 2
     ),
     symbolic=ScalarRule(positive=("scale",)),
+    tangent="symmetric in out's dtype",
 )
 def norm_logpdf(g, x, loc, scale):
     z = (x - loc) / scale
     return -g * z / scale, g * z / scale, g * (z * z - 1) / scale
-
-
-@defjvp("norm_logpdf")
-def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
-    z = (x - loc) / scale  # each term in the output's dtype (scipy computes in float64)
-    return (
-        cast_like(-d_x * z / scale, out)
-        + cast_like(d_loc * z / scale, out)
-        + cast_like(d_scale * (z * z - 1) / scale, out)
-    )
 
 
 @defvjp(
@@ -227,7 +215,7 @@ def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
         sp.exp(-(((x - loc) / scale) ** 2) / 2) / (scale * sp.sqrt(2 * sp.pi))
     ),
     symbolic=ScalarRule(positive=("scale",)),
-    tangent=SYMMETRIC,
+    tangent="symmetric",
 )
 def norm_pdf(g, out, x, loc, scale):
     z = (x - loc) / scale
@@ -285,6 +273,7 @@ def _t_logpdf(sp, x, df, loc, scale):
     convention="df > 0 and scale > 0 (numpy gives nan otherwise)",
     sympy=_t_logpdf,
     symbolic=ScalarRule(positive=("df", "scale")),
+    tangent="symmetric in out's dtype",
 )
 def t_logpdf(g, xp, x, df, loc, scale):
     z = (x - loc) / scale
@@ -301,28 +290,6 @@ def t_logpdf(g, xp, x, df, loc, scale):
         ),
         g * pull,
         g * (z * pull - 1 / scale),
-    )
-
-
-@defjvp("t_logpdf")
-def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
-    z = (x - loc) / scale
-    pull = (df + 1) * z / (scale * (df + z * z))
-    return (
-        cast_like(-d_x * pull, out)
-        + cast_like(
-            d_df
-            * (
-                0.5 * digamma((df + 1) / 2)
-                - 0.5 * digamma(df / 2)
-                - 0.5 / df
-                - 0.5 * xp.log1p(z * z / df)
-                + (df + 1) * z * z / (2 * df * (df + z * z))
-            ),
-            out,
-        )
-        + cast_like(d_loc * pull, out)
-        + cast_like(d_scale * (z * pull - 1 / scale), out)
     )
 
 

@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from autodiff_tutor.rules.record import LINEAR, LINEAR_KEYWORDS, SHAPE, SYMMETRIC, Family
+from autodiff_tutor.rules.record import SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, ScalarRule
 from autodiff_tutor.runtime.backend import has_float_dtype, zeros_like
 from autodiff_tutor.runtime.helpers import (
@@ -42,7 +42,7 @@ defvjp, defjvp = family.defvjp, family.defjvp
         lambda xp, x, shape=None: xp.reshape(x, shape), [(((2, 3),), {"shape": (3, 2)})]
     ),
     method=True,
-    tangent=LINEAR,
+    tangent="linear",
 )
 def reshape(g, xp, x, shape=None):
     return xp.reshape(g, x.shape)
@@ -54,7 +54,7 @@ def reshape(g, xp, x, shape=None):
     math="squeeze(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.squeeze(x, axis), [(((1, 3),), {"axis": 0})]),
     method=True,
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def squeeze(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
@@ -65,7 +65,7 @@ def squeeze(g, xp, x, axis=None):
     view="reshape",
     math="expand_dims(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.expand_dims(x, axis), [(((3,),), {"axis": -1})]),
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def expand_dims(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
@@ -105,7 +105,7 @@ def transpose_tangent(x, axes=None, *, d_x):
         ],
     ),
     aliases=("concat",),
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def concatenate(g, xs, axis=0):
     return split_like(g, xs, axis=axis)
@@ -118,7 +118,7 @@ def concatenate(g, xs, axis=0):
     symbolic=ArrayRule(
         lambda xp, xs, axis=0: xp.stack(xs, axis=axis), [(([(2,), (2,)],), {"axis": 1})]
     ),
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def stack(g, xs, axis=0):
     return unstack(g, axis=axis)
@@ -232,7 +232,7 @@ def list_setitem_tangent(xs, x, index=0, *, d_xs, d_x):
     list_result=True,
     math="[x_1, x_2, ...]",
     symbolic=ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
-    tangent=SYMMETRIC,
+    tangent="symmetric",
 )
 def make_list(g, xs):
     return g
@@ -259,7 +259,11 @@ def astype_tangent(out, x, dtype=None, *, d_x):
 
 
 @defvjp(
-    "copy", math="copy of x", symbolic=ScalarRule(lambda xp, x: x), method=True, tangent=SYMMETRIC
+    "copy",
+    math="copy of x",
+    symbolic=ScalarRule(lambda xp, x: x),
+    method=True,
+    tangent="symmetric",
 )
 def copy(g, x):
     return g

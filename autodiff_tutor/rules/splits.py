@@ -13,7 +13,7 @@ the same way.
 [1.0, 1.0, 2.0, 2.0]
 """
 
-from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, SHAPE, Family
+from autodiff_tutor.rules.record import HELPER, SHAPE, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule
 from autodiff_tutor.runtime.helpers import split_like, unsplit
 
@@ -34,7 +34,7 @@ def _cases(axis_option: bool) -> list:
     view="split",
     list_result=True,
     math="[x_1, x_2, ...] = split(x)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.split(x, **o), _cases(True)),
+    symbolic=ArrayRule(cases=_cases(True)),
 )
 def split(g, x, indices_or_sections=1, axis=0):
     return unsplit(g, axis)
@@ -50,10 +50,7 @@ def split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
     view="split",
     list_result=True,
     math="[x_1, x_2, ...] = array_split(x) (pieces of unequal sizes)",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.array_split(x, **o),
-        [*_cases(True), (((5, 2),), {"indices_or_sections": 3})],
-    ),
+    symbolic=ArrayRule(cases=[*_cases(True), (((5, 2),), {"indices_or_sections": 3})]),
 )
 def array_split(g, x, indices_or_sections=1, axis=0):
     return unsplit(g, axis)
@@ -70,10 +67,9 @@ def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
     list_result=True,
     math="split along axis 1 (axis 0 of a vector)",
     symbolic=ArrayRule(
-        lambda xp, x, **o: xp.hsplit(x, **o),
-        [(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})],
+        cases=[(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})]
     ),
-    tangent=LINEAR,
+    tangent="linear",
 )
 def hsplit(g, x, indices_or_sections=1):
     return unsplit(g, 1 if x.ndim > 1 else 0)
@@ -84,10 +80,8 @@ def hsplit(g, x, indices_or_sections=1):
     view="split",
     list_result=True,
     math="split along axis 0",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.vsplit(x, **o), [(((4, 2),), {"indices_or_sections": [1]})]
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((4, 2),), {"indices_or_sections": [1]})]),
+    tangent="linear",
 )
 def vsplit(g, x, indices_or_sections=1):
     return unsplit(g, 0)
@@ -98,10 +92,8 @@ def vsplit(g, x, indices_or_sections=1):
     view="split",
     list_result=True,
     math="split along axis 2",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.dsplit(x, **o), [(((1, 2, 4),), {"indices_or_sections": 2})]
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((1, 2, 4),), {"indices_or_sections": 2})]),
+    tangent="linear",
 )
 def dsplit(g, x, indices_or_sections=1):
     return unsplit(g, 2)
@@ -111,10 +103,8 @@ def dsplit(g, x, indices_or_sections=1):
     "unsplit",
     shape=HELPER,
     math="the pieces of grad joined along axis",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: unsplit(grad, **o), [(([(1, 2), (2, 2)],), {"axis": 0})]
-    ),
-    tangent=LINEAR_KEYWORDS,
+    symbolic=ArrayRule(cases=[(([(1, 2), (2, 2)],), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def unsplit_(g, grad, axis=0):
     return split_like(g, grad, axis=axis)

@@ -15,7 +15,7 @@ every array library and the symbolic checker evaluate alike.
 import numpy as np
 
 from autodiff_tutor.errors import NoDerivativeRuleError
-from autodiff_tutor.rules.record import HELPER, LINEAR, LINEAR_KEYWORDS, REDUCTION, Family
+from autodiff_tutor.rules.record import HELPER, REDUCTION, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly
 from autodiff_tutor.runtime.helpers import (
     cast_like,
@@ -43,7 +43,7 @@ STAT_CASES = [
 @defvjp(
     "var",
     math="sum_i (x_i - mean)^2 / (n - ddof)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.var(x, **o), STAT_CASES),
+    symbolic=ArrayRule(cases=STAT_CASES),
     method=True,
 )
 def var(g, out, xp, x, axis=None, ddof=0, keepdims=False):
@@ -144,8 +144,7 @@ def nanmean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
     "average",
     math="sum_i w_i x_i / sum_i w_i",
     symbolic=ArrayRule(
-        lambda xp, x, **o: xp.average(x, **o),
-        [(((2, 3),), {}), (((2, 3),), {"axis": 1, "weights": np.array([1, 2, 3])})],
+        cases=[(((2, 3),), {}), (((2, 3),), {"axis": 1, "weights": np.array([1, 2, 3])})]
     ),
 )
 def average(g, xp, x, axis=None, weights=None, keepdims=False):
@@ -170,9 +169,9 @@ SCAN_CASES = [(((2, 3),), {"axis": 0}), (((2, 3),), {"axis": -1}), (((2, 2),), {
 @defvjp(
     "cumsum",
     math="y_i = sum_{j <= i} x_j",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.cumsum(x, **o), SCAN_CASES),
+    symbolic=ArrayRule(cases=SCAN_CASES),
     method=True,
-    tangent=LINEAR_KEYWORDS,
+    tangent="linear by keyword",
 )
 def cumsum(g, xp, x, axis=None):
     return xp.reshape(xp.flip(xp.cumsum(xp.flip(g, axis), axis), axis), x.shape)
@@ -183,7 +182,7 @@ def cumsum(g, xp, x, axis=None):
     math="y_i = prod_{j <= i} x_j",
     latex=r"y_i = \prod_{j \le i} x_j",
     convention="exact at zeros (no division by x: see runtime.helpers_scans)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.cumprod(x, **o), SCAN_CASES),
+    symbolic=ArrayRule(cases=SCAN_CASES),
     method=True,
 )
 def cumprod(g, out, xp, x, axis=None):
@@ -198,11 +197,8 @@ def cumprod_tangent(out, xp, x, axis=None, *, d_x):
 @defvjp(
     "diff",
     math="y_i = x_{i+1} - x_i (n times)",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.diff(x, **o),
-        [(((4,),), {}), (((2, 4),), {"n": 2}), (((3, 2),), {"axis": 0})],
-    ),
-    tangent=LINEAR_KEYWORDS,
+    symbolic=ArrayRule(cases=[(((4,),), {}), (((2, 4),), {"n": 2}), (((3, 2),), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def diff(g, x, n=1, axis=-1):
     return undo_diff(g, n, axis)
@@ -212,11 +208,8 @@ def diff(g, x, n=1, axis=-1):
     "undo_diff",
     shape=HELPER,
     math="the adjoint of diff: (-1)^n diff(pad(grad, n), n)",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: undo_diff(grad, **o),
-        [(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})],
-    ),
-    tangent=LINEAR,
+    symbolic=ArrayRule(cases=[(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})]),
+    tangent="linear",
 )
 def undo_diff_(g, xp, grad, n=1, axis=-1):
     return cast_like(xp.diff(g, n=n, axis=axis), grad)  # undo_diff is diff's transpose

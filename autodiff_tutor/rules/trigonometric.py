@@ -5,58 +5,67 @@
 0.7864477329659274
 """
 
-from autodiff_tutor.rules.record import ELEMENTWISE, SYMMETRIC, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, Family
 
 family = Family("trigonometric", shape=ELEMENTWISE)
 defvjp, defjvp = family.defvjp, family.defjvp
 
 
-@defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x), tangent=SYMMETRIC)
+@defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x))
 def sin(g, xp, x):
     return g * xp.cos(x)
 
 
-@defvjp("cos", math="cos x", sympy=lambda sp, x: sp.cos(x), tangent=SYMMETRIC)
+@defvjp("cos", math="cos x", sympy=lambda sp, x: sp.cos(x))
 def cos(g, xp, x):
     return -g * xp.sin(x)
 
 
-@defvjp("tan", math="tan x", sympy=lambda sp, x: sp.tan(x), tangent=SYMMETRIC)
+@defvjp("tan", math="tan x", sympy=lambda sp, x: sp.tan(x))
 def tan(g, out, x):
     return g * (1 + out * out)
 
 
 @defvjp(
-    "arcsin", math="arcsin x", sympy=lambda sp, x: sp.asin(x), aliases=("asin",), tangent=SYMMETRIC
+    "arcsin",
+    math="arcsin x",
+    sympy=lambda sp, x: sp.asin(x),
+    aliases=("asin",),
 )
 def arcsin(g, xp, x):
     return g / xp.sqrt(1 - x * x)
 
 
 @defvjp(
-    "arccos", math="arccos x", sympy=lambda sp, x: sp.acos(x), aliases=("acos",), tangent=SYMMETRIC
+    "arccos",
+    math="arccos x",
+    sympy=lambda sp, x: sp.acos(x),
+    aliases=("acos",),
 )
 def arccos(g, xp, x):
     return -g / xp.sqrt(1 - x * x)
 
 
 @defvjp(
-    "arctan", math="arctan x", sympy=lambda sp, x: sp.atan(x), aliases=("atan",), tangent=SYMMETRIC
+    "arctan",
+    math="arctan x",
+    sympy=lambda sp, x: sp.atan(x),
+    aliases=("atan",),
 )
 def arctan(g, x):
     return g / (1 + x * x)
 
 
-@defvjp("sinh", math="sinh x", sympy=lambda sp, x: sp.sinh(x), tangent=SYMMETRIC)
+@defvjp("sinh", math="sinh x", sympy=lambda sp, x: sp.sinh(x))
 def sinh(g, xp, x):
     return g * xp.cosh(x)
 
 
-@defvjp("cosh", math="cosh x", sympy=lambda sp, x: sp.cosh(x), tangent=SYMMETRIC)
+@defvjp("cosh", math="cosh x", sympy=lambda sp, x: sp.cosh(x))
 def cosh(g, xp, x):
     return g * xp.sinh(x)
 
 
-@defvjp("tanh", math="tanh x", sympy=lambda sp, x: sp.tanh(x), tangent=SYMMETRIC)
+@defvjp("tanh", math="tanh x", sympy=lambda sp, x: sp.tanh(x))
 def tanh(g, out, x):
     return g * (1 - out * out)

@@ -10,7 +10,7 @@ short. Poles and kinks are written in each record's ``convention``.
 0.72...
 """
 
-from autodiff_tutor.rules.record import ELEMENTWISE, SYMMETRIC, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, Family
 from autodiff_tutor.rules.symbolic_spec import ScalarRule
 
 # ln 2 is written ``xp.log(x * 0 + 2)``: exact for sympy, and in x's dtype for numpy
@@ -23,7 +23,7 @@ defvjp, defjvp = family.defvjp, family.defjvp
 # --- exponentials and logarithms in other bases ---------------------------------------
 
 
-@defvjp("exp2", math="2^x", sympy=lambda sp, x: 2**x, tangent=SYMMETRIC)
+@defvjp("exp2", math="2^x", sympy=lambda sp, x: 2**x)
 def exp2(g, out, xp, x):
     return g * out * xp.log(out * 0 + 2)
 
@@ -33,7 +33,6 @@ def exp2(g, out, xp, x):
     math="log_2 x",
     sympy=lambda sp, x: sp.log(x) / sp.log(2),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def log2(g, xp, x):
     return g / (x * xp.log(x * 0 + 2))
@@ -44,7 +43,6 @@ def log2(g, xp, x):
     math="log_10 x",
     sympy=lambda sp, x: sp.log(x) / sp.log(10),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def log10(g, xp, x):
     return g / (x * xp.log(x * 0 + 10))
@@ -57,7 +55,6 @@ def log10(g, xp, x):
     latex=r"\log_2(2^x + 2^y)",
     convention="from the output, 2^(x - out): never overflows; nan at x = y = -inf",
     sympy=lambda sp, x, y: sp.log(2**x + 2**y) / sp.log(2),
-    tangent=SYMMETRIC,
 )
 def logaddexp2(g, out, xp, x, y):
     return g * xp.exp2(x - out), g * xp.exp2(y - out)
@@ -72,7 +69,6 @@ def logaddexp2(g, out, xp, x, y):
     convention="cbrt'(0) = inf (a vertical tangent)",
     sympy=lambda sp, x: sp.cbrt(x),
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def cbrt(g, out, x):
     return g / (3 * out * out)
@@ -84,7 +80,6 @@ def cbrt(g, out, x):
     convention="a pole at x = 0 (inf)",
     sympy=lambda sp, x: 1 / x,
     symbolic=ScalarRule(positive=("x",)),
-    tangent=SYMMETRIC,
 )
 def reciprocal(g, out, x):
     return -g * out * out
@@ -99,7 +94,6 @@ def reciprocal(g, out, x):
     convention="sinc'(0) = 0, the limit: at x = 0 the formula is (cos 0 - 1) / 1",
     sympy=lambda sp, x: sp.sin(sp.pi * x) / (sp.pi * x),
     symbolic=ScalarRule(positive=("x",)),  # proved for x > 0 (sinc is even); 0 by its limit
-    tangent=SYMMETRIC,
 )
 def sinc(g, out, xp, x):
     return g * (xp.cos(xp.pi * x) - out) / xp.where(x == 0, 1, x)
@@ -111,7 +105,6 @@ def sinc(g, out, xp, x):
     math="sqrt(x^2 + y^2)",
     convention="at x = y = 0 the gradient is 0 (a subgradient, as norm's)",
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2),
-    tangent=SYMMETRIC,
 )
 def hypot(g, out, xp, x, y):
     safe = xp.where(out == 0, 1, out)
