@@ -2,7 +2,9 @@
 trigonometric and hyperbolic functions are in :mod:`autodiff_tutor.rules.trigonometric`).
 
 Each primitive's record is one block: its reverse-mode rule (``@defvjp``, with its
-sympy form, aliases and convention), then its tangent rule (``@defjvp``). Binary rules
+sympy form, aliases and convention). Its tangent rule is that rule with ``g`` replaced
+by each input's tangent (an elementwise Jacobian is diagonal, so its own transpose),
+unless a ``@defjvp`` below it writes its own. Binary rules
 are ``broadcasting``: the compiler sums each result back to its input's shape, so the
 formulas stay the textbook ones. The family's shape class is ``ELEMENTWISE`` (the
 output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTION``.

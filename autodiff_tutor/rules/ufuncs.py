@@ -2,8 +2,8 @@
 reciprocal, ``sinc``, ``hypot``, ``arctan2``, ``logaddexp2``, ``fmax`` and ``fmin``.
 
 The same shape of record as :mod:`~autodiff_tutor.rules.elementwise` (a reverse-mode
-rule with its sympy form, then its tangent rule); kept apart so that each module stays
-short. Poles and kinks are written in each record's ``convention``.
+rule with its sympy form; its tangent rule derived, or written below it); kept apart so
+that each module stays short. Poles and kinks are written in each record's ``convention``.
 
 >>> import numpy as np
 >>> float(log2(np.float64(1.0), np, np.float64(2.0)))  # d/dx log2(x) = 1 / (x ln 2)
