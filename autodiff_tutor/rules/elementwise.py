@@ -89,12 +89,12 @@ def power(g, out, xp, x, y):
     )
 
 
-@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg"))
+@defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",))
 def negative(g, x):
     return -g
 
 
-@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos"))
+@defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",))
 def positive(g, x):
     return g
 

@@ -50,46 +50,31 @@ def mean(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / max(size(x), 1))
 
 
-@defvjp(
-    "max",
-    math="max_i x_i",
-    latex=r"\max_i x_i",
-    convention="ties share the gradient equally",
-    symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
-    aliases=("amax",),
-    method=True,
-)
-def max_(g, out, x, axis=None, keepdims=False):
+# max and min: one rule, ties share the gradient equally
+
+
+def extreme(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
         x, out, axis=axis, keepdims=keepdims
     )
 
 
-@defjvp("max")
-def max_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
+def extreme_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     share = tie_share(x, out, axis=axis, keepdims=keepdims)
     return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
 
 
-@defvjp(
-    "min",
-    math="min_i x_i",
-    latex=r"\min_i x_i",
-    convention="ties share the gradient equally",
-    symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
-    aliases=("amin",),
-    method=True,
-)
-def min_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
-        x, out, axis=axis, keepdims=keepdims
-    )
-
-
-@defjvp("min")
-def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
-    share = tie_share(x, out, axis=axis, keepdims=keepdims)
-    return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
+for _op in ("max", "min"):
+    defvjp(
+        _op,
+        math=f"{_op}_i x_i",
+        latex=rf"\{_op}_i x_i",
+        convention="ties share the gradient equally",
+        symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
+        aliases=(f"a{_op}",),
+        method=True,
+    )(extreme)
+    defjvp(_op)(extreme_tangent)
 
 
 @defvjp(
