@@ -88,6 +88,12 @@ def test_a_rule_must_take_g_first() -> None:
         Family("example").defvjp("bad")(lambda x, g: g)
 
 
+def test_an_alias_string_for_a_tuple_is_refused() -> None:
+    """``aliases=("neg")`` is a string: its letters would become spellings of the op."""
+    with pytest.raises(ValueError, match="aliases is a tuple of names, not 'neg'"):
+        Family("example").defvjp("negative", aliases=("neg"))(lambda g, x: -g)
+
+
 def test_the_sympy_form_is_the_default_symbolic_primal() -> None:
     """The symbolic check runs ``xp.<op>``, which the checker's ``xp`` takes from the
     record's sympy form."""

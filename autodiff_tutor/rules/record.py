@@ -276,6 +276,8 @@ class Family:
                 raise ValueError(f"rule {op!r}: first parameter must be 'g'")
             if op in self.rules and not self.redefine:
                 raise ValueError(f"rule {op!r} is defined twice in family {self.name!r}")
+            if isinstance(aliases, str):  # ("neg") for ("neg",): its letters would be names
+                raise ValueError(f"rule {op!r}: aliases is a tuple of names, not {aliases!r}")
             primal = [n for n in names if n not in SPECIAL_PARAMETERS]
             inputs = tuple(n for n in primal if params[n].default is inspect.Parameter.empty)
             options = {n: params[n].default for n in primal if n not in inputs}
