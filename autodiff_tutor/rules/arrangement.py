@@ -103,35 +103,32 @@ def broadcast_to(g, x, shape=None):
     return unbroadcast(g, x)
 
 
-@defvjp(
+# ravel, flatten and atleast_nd keep the elements in their order: g is reshaped back
+
+
+def reshaped_back(g, xp, x):
+    return xp.reshape(g, x.shape)
+
+
+def flattened(xp, x, *, d_x):
+    return xp.reshape(d_x, (-1,))
+
+
+defvjp(
     "ravel",
     view="reshape",
     math="x flattened",
     symbolic=cases((((2, 3),), {})),
     method=True,
-)
-def ravel(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("ravel")
-def ravel_tangent(xp, x, *, d_x):
-    return xp.reshape(d_x, (-1,))
-
-
-@defvjp(
+)(reshaped_back)
+defjvp("ravel")(flattened)
+defvjp(
     "flatten",
     math="x flattened (a copy)",
     symbolic=ArrayRule(lambda xp, x: x.flatten(), [(((2, 3),), {})]),
     method=True,
-)
-def flatten(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("flatten")
-def flatten_tangent(xp, x, *, d_x):
-    return xp.reshape(d_x, (-1,))
+)(reshaped_back)
+defjvp("flatten")(flattened)
 
 
 @defvjp(
@@ -160,40 +157,14 @@ def moveaxis(g, xp, x, source=0, destination=0):
     return xp.moveaxis(g, destination, source)
 
 
-AT_LEAST = cases((((),), {}), (((3,),), {}))
-
-
-@defvjp(
-    "atleast_1d",
-    view="reshape",
-    math="x with at least 1 axis",
-    symbolic=AT_LEAST,
-    tangent="linear",
-)
-def atleast_1d(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defvjp(
-    "atleast_2d",
-    view="reshape",
-    math="x with at least 2 axes",
-    symbolic=AT_LEAST,
-    tangent="linear",
-)
-def atleast_2d(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defvjp(
-    "atleast_3d",
-    view="reshape",
-    math="x with at least 3 axes",
-    symbolic=AT_LEAST,
-    tangent="linear",
-)
-def atleast_3d(g, xp, x):
-    return xp.reshape(g, x.shape)
+for _n, _axes in ((1, "1 axis"), (2, "2 axes"), (3, "3 axes")):
+    defvjp(
+        f"atleast_{_n}d",
+        view="reshape",
+        math=f"x with at least {_axes}",
+        symbolic=cases((((),), {}), (((3,),), {})),
+        tangent="linear",
+    )(reshaped_back)
 
 
 # --- copies: tile, repeat, pad ------------------------------------------------------------
