@@ -14,7 +14,7 @@ of matrices (leading axes), as numpy's functions do.
 """
 
 from autodiff_tutor.rules.record import LINALG, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
+from autodiff_tutor.rules.symbolic_spec import NUMBERS_ONLY, ArrayRule, Fixed
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
     einsum_parts,
@@ -24,8 +24,6 @@ from autodiff_tutor.runtime.helpers import (
 
 family = Family("linalg_more", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
-
-NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
 
 
 @defvjp(

@@ -29,7 +29,7 @@ from autodiff_tutor.runtime.helpers import (
 )
 
 family = Family("picking", shape=SHAPE)
-defvjp, defjvp = family.defvjp, family.defjvp
+defvjp = family.defvjp
 
 
 # --- triangles and diagonals --------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
+from autodiff_tutor.rules.symbolic_spec import NUMBERS_ONLY, ArrayRule, ScalarRule
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
 
 family = Family("scipy_special", shape=ELEMENTWISE)
@@ -304,7 +304,7 @@ def t_logpdf(g, xp, x, df, loc, scale):
     r" - \tfrac{1}{2} \ln \det(2 \pi \Sigma)",
     convention="cov symmetric positive definite; its gradient is the symmetric one "
     "(scipy reads one triangle: perturb cov symmetrically); x is (d,) or (n, d)",
-    symbolic=NumericOnly("np.linalg computes on numbers, not on sympy symbols"),
+    symbolic=NUMBERS_ONLY,
 )
 def multivariate_normal_logpdf(g, xp, x, mean, cov):
     inv = xp.linalg.inv(cov)

@@ -79,3 +79,7 @@ class Fixed:
     """
 
     value: Any
+
+
+NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
+"""The linear algebra of ``np.linalg`` (decompositions, inverses, densities built on them)."""

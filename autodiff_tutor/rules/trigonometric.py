@@ -8,7 +8,7 @@
 from autodiff_tutor.rules.record import ELEMENTWISE, Family
 
 family = Family("trigonometric", shape=ELEMENTWISE)
-defvjp, defjvp = family.defvjp, family.defjvp
+defvjp = family.defvjp
 
 
 @defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x))
