@@ -6,6 +6,7 @@ Every check walks the registry, so a new record is held to them with no new test
 from __future__ import annotations
 
 import ast
+import inspect
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,9 +15,9 @@ import pytest
 from autodiff_tutor.rules import names
 from autodiff_tutor.rules.catalog import FAMILIES
 from autodiff_tutor.rules.formula import parse
-from autodiff_tutor.rules.record import ELEMENTWISE, SELECTION, Family
+from autodiff_tutor.rules.record import ELEMENTWISE, HELPER, SELECTION, Family
 from autodiff_tutor.rules.registry import all_rules, is_nondifferentiable, lookup
-from autodiff_tutor.rules.symbolic_spec import ScalarRule
+from autodiff_tutor.rules.symbolic_spec import ArrayRule, ScalarRule
 from autodiff_tutor.tracing.rule_parts import formula_parts, input_gradients
 from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 
@@ -87,6 +88,12 @@ def test_a_rule_must_take_g_first() -> None:
         Family("example").defvjp("bad")(lambda x, g: g)
 
 
+def test_an_alias_string_for_a_tuple_is_refused() -> None:
+    """``aliases=("neg")`` is a string: its letters would become spellings of the op."""
+    with pytest.raises(ValueError, match="aliases is a tuple of names, not 'neg'"):
+        Family("example").defvjp("negative", aliases=("neg"))(lambda g, x: -g)
+
+
 def test_the_sympy_form_is_the_default_symbolic_primal() -> None:
     """The symbolic check runs ``xp.<op>``, which the checker's ``xp`` takes from the
     record's sympy form."""
@@ -95,6 +102,49 @@ def test_the_sympy_form_is_the_default_symbolic_primal() -> None:
     rule = family.rules["cube"]
     assert rule.shape == ELEMENTWISE and isinstance(rule.symbolic, ScalarRule)
     assert rule.symbolic.primal(SimpleNamespace(cube=lambda v: v**3), 2.0) == 8.0
+
+
+def test_an_array_check_runs_the_primitive_or_the_helper_by_default() -> None:
+    """An ``ArrayRule`` without a primal runs ``xp.<op>(*inputs, **options)``, or the
+    runtime helper of a helper's rule; one shared by two records serves each its own."""
+    family = Family("example")
+    shared = ArrayRule(cases=[(((2, 3),), {"axis": 0})])
+    for op in ("sum", "max"):
+        family.defvjp(op, symbolic=shared)(lambda g, x, axis=None: g)
+    family.defvjp("unstack", shape=HELPER, symbolic=shared)(lambda g, grad, axis=0: g)
+    x = np.arange(6.0).reshape(2, 3)
+    assert family.rules["sum"].symbolic.primal(np, x, axis=0).tolist() == [3.0, 5.0, 7.0]
+    assert family.rules["max"].symbolic.primal(np, x, axis=0).tolist() == [3.0, 4.0, 5.0]
+    assert len(family.rules["unstack"].symbolic.primal(np, x, axis=0)) == 2
+    assert shared.primal is None
+
+
+def negative_example(g, x):
+    return -g
+
+
+def product_example(g, xp, x, y, axes=2):
+    return xp.tensordot(g, y, axes), xp.tensordot(x, g, axes)
+
+
+def test_tangents_derived_from_the_vjp() -> None:
+    """``tangent=`` writes the tangent rule from the vjp (its source readable, as a
+    written one's); an elementwise rule gets the symmetric one unless a ``defjvp``
+    replaces it; an unknown way is refused."""
+    family = Family("example", shape=ELEMENTWISE)
+    family.defvjp("negative", sympy=lambda sp, x: -x)(negative_example)
+    assert inspect.getsource(family.rules["negative"].jvp) == (
+        "def negative_tangent(x, *, d_x):\n    return -d_x\n"
+    )
+    family.defjvp("negative")(lambda x, *, d_x: -1.0 * d_x)
+    assert family.rules["negative"].jvp(2.0, d_x=3.0) == -3.0
+    products = Family("products")
+    products.defvjp("tensordot", tangent="multilinear")(product_example)
+    assert ast.unparse(parse(products.rules["tensordot"].jvp).expressions[0]) == (
+        "xp.tensordot(d_x, y, axes) + xp.tensordot(x, d_y, axes)"
+    )
+    with pytest.raises(ValueError, match="tangent='sideways' is none of"):
+        Family("example").defvjp("twice", tangent="sideways")(negative_example)
 
 
 # --- the rule grammar, parsed once ------------------------------------------------------

@@ -27,9 +27,9 @@ family = Family("arrangement", shape=SHAPE)
 defvjp, defjvp = family.defvjp, family.defjvp
 
 
-def cases(fn, *settings):
-    """An array check of ``fn`` for each ``(input shapes, options)``."""
-    return ArrayRule(fn, list(settings))
+def cases(*settings):
+    """An array check of the primitive for each ``(input shapes, options)``."""
+    return ArrayRule(cases=list(settings))
 
 
 # --- flips, rolls, rotations ------------------------------------------------------------
@@ -38,78 +38,55 @@ def cases(fn, *settings):
 @defvjp(
     "flip",
     math="x reversed along axis",
-    symbolic=cases(lambda xp, x, **o: xp.flip(x, **o), (((2, 3),), {}), (((2, 3),), {"axis": 1})),
+    symbolic=cases((((2, 3),), {}), (((2, 3),), {"axis": 1})),
+    tangent="linear",
 )
 def flip(g, xp, x, axis=None):
     return xp.flip(g, axis)
 
 
-@defjvp("flip")
-def flip_tangent(xp, x, axis=None, *, d_x):
-    return xp.flip(d_x, axis)
-
-
 @defvjp(
     "fliplr",
     math="x reversed left-right",
-    symbolic=cases(lambda xp, x: xp.fliplr(x), (((2, 3),), {})),
+    symbolic=cases((((2, 3),), {})),
+    tangent="linear",
 )
 def fliplr(g, xp, x):
     return xp.fliplr(g)
 
 
-@defjvp("fliplr")
-def fliplr_tangent(xp, x, *, d_x):
-    return xp.fliplr(d_x)
-
-
 @defvjp(
-    "flipud", math="x reversed up-down", symbolic=cases(lambda xp, x: xp.flipud(x), (((2, 3),), {}))
+    "flipud",
+    math="x reversed up-down",
+    symbolic=cases((((2, 3),), {})),
+    tangent="linear",
 )
 def flipud(g, xp, x):
     return xp.flipud(g)
-
-
-@defjvp("flipud")
-def flipud_tangent(xp, x, *, d_x):
-    return xp.flipud(d_x)
 
 
 @defvjp(
     "roll",
     math="x shifted cyclically by shift",
     symbolic=cases(
-        lambda xp, x, **o: xp.roll(x, **o),
         (((4,),), {"shift": 1}),
         (((2, 3),), {"shift": (1, -1), "axis": (0, 1)}),
         (((2, 3),), {"shift": 2}),
     ),
+    tangent="linear",
 )
 def roll(g, xp, x, shift=0, axis=None):
     return xp.roll(g, negated(shift), axis)
 
 
-@defjvp("roll")
-def roll_tangent(xp, x, shift=0, axis=None, *, d_x):
-    return xp.roll(d_x, shift, axis)
-
-
 @defvjp(
     "rot90",
     math="x rotated by k quarter turns",
-    symbolic=cases(
-        lambda xp, x, **o: xp.rot90(x, **o),
-        (((2, 3),), {}),
-        (((2, 3, 2),), {"k": 3, "axes": (1, 2)}),
-    ),
+    symbolic=cases((((2, 3),), {}), (((2, 3, 2),), {"k": 3, "axes": (1, 2)})),
+    tangent="linear",
 )
 def rot90(g, xp, x, k=1, axes=(0, 1)):
     return xp.rot90(g, -k, axes)
-
-
-@defjvp("rot90")
-def rot90_tangent(xp, x, k=1, axes=(0, 1), *, d_x):
-    return xp.rot90(d_x, k, axes)
 
 
 # --- broadcasts, flattening, axis moves -------------------------------------------------
@@ -119,64 +96,51 @@ def rot90_tangent(xp, x, k=1, axes=(0, 1), *, d_x):
     "broadcast_to",
     view="view",
     math="x broadcast to shape",
-    symbolic=cases(lambda xp, x, **o: xp.broadcast_to(x, **o), (((3, 1),), {"shape": (2, 3, 4)})),
+    symbolic=cases((((3, 1),), {"shape": (2, 3, 4)})),
+    tangent="linear",
 )
 def broadcast_to(g, x, shape=None):
     return unbroadcast(g, x)
 
 
-@defjvp("broadcast_to")
-def broadcast_to_tangent(xp, x, shape=None, *, d_x):
-    return xp.broadcast_to(d_x, shape)
+# ravel, flatten and atleast_nd keep the elements in their order: g is reshaped back
 
 
-@defvjp(
+def reshaped_back(g, xp, x):
+    return xp.reshape(g, x.shape)
+
+
+def flattened(xp, x, *, d_x):
+    return xp.reshape(d_x, (-1,))
+
+
+defvjp(
     "ravel",
     view="reshape",
     math="x flattened",
-    symbolic=cases(lambda xp, x: xp.ravel(x), (((2, 3),), {})),
+    symbolic=cases((((2, 3),), {})),
     method=True,
-)
-def ravel(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("ravel")
-def ravel_tangent(xp, x, *, d_x):
-    return xp.reshape(d_x, (-1,))
-
-
-@defvjp(
+)(reshaped_back)
+defjvp("ravel")(flattened)
+defvjp(
     "flatten",
     math="x flattened (a copy)",
-    symbolic=cases(lambda xp, x: x.flatten(), (((2, 3),), {})),
+    symbolic=ArrayRule(lambda xp, x: x.flatten(), [(((2, 3),), {})]),
     method=True,
-)
-def flatten(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("flatten")
-def flatten_tangent(xp, x, *, d_x):
-    return xp.reshape(d_x, (-1,))
+)(reshaped_back)
+defjvp("flatten")(flattened)
 
 
 @defvjp(
     "swapaxes",
     view="view",
     math="x with two axes exchanged",
-    symbolic=cases(
-        lambda xp, x, **o: xp.swapaxes(x, **o), (((2, 3, 2),), {"axis1": 0, "axis2": 2})
-    ),
+    symbolic=cases((((2, 3, 2),), {"axis1": 0, "axis2": 2})),
     method=True,
+    tangent="linear",
 )
 def swapaxes(g, xp, x, axis1=0, axis2=1):
     return xp.swapaxes(g, axis1, axis2)
-
-
-@defjvp("swapaxes")
-def swapaxes_tangent(xp, x, axis1=0, axis2=1, *, d_x):
-    return xp.swapaxes(d_x, axis1, axis2)
 
 
 @defvjp(
@@ -184,55 +148,23 @@ def swapaxes_tangent(xp, x, axis1=0, axis2=1, *, d_x):
     view="view",
     math="x with axes moved from source to destination",
     symbolic=cases(
-        lambda xp, x, **o: xp.moveaxis(x, **o),
         (((2, 3, 2),), {"source": 0, "destination": -1}),
         (((2, 3, 2),), {"source": (0, 1), "destination": (2, 0)}),
     ),
+    tangent="linear",
 )
 def moveaxis(g, xp, x, source=0, destination=0):
     return xp.moveaxis(g, destination, source)
 
 
-@defjvp("moveaxis")
-def moveaxis_tangent(xp, x, source=0, destination=0, *, d_x):
-    return xp.moveaxis(d_x, source, destination)
-
-
-def _atleast(n):
-    def primal(xp, x):
-        return getattr(xp, f"atleast_{n}d")(x)
-
-    return cases(primal, (((),), {}), (((3,),), {}))
-
-
-@defvjp("atleast_1d", view="reshape", math="x with at least 1 axis", symbolic=_atleast(1))
-def atleast_1d(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("atleast_1d")
-def atleast_1d_tangent(xp, x, *, d_x):
-    return xp.atleast_1d(d_x)
-
-
-@defvjp("atleast_2d", view="reshape", math="x with at least 2 axes", symbolic=_atleast(2))
-def atleast_2d(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("atleast_2d")
-def atleast_2d_tangent(xp, x, *, d_x):
-    return xp.atleast_2d(d_x)
-
-
-@defvjp("atleast_3d", view="reshape", math="x with at least 3 axes", symbolic=_atleast(3))
-def atleast_3d(g, xp, x):
-    return xp.reshape(g, x.shape)
-
-
-@defjvp("atleast_3d")
-def atleast_3d_tangent(xp, x, *, d_x):
-    return xp.atleast_3d(d_x)
+for _n, _axes in ((1, "1 axis"), (2, "2 axes"), (3, "3 axes")):
+    defvjp(
+        f"atleast_{_n}d",
+        view="reshape",
+        math=f"x with at least {_axes}",
+        symbolic=cases((((),), {}), (((3,),), {})),
+        tangent="linear",
+    )(reshaped_back)
 
 
 # --- copies: tile, repeat, pad ------------------------------------------------------------
@@ -241,36 +173,22 @@ def atleast_3d_tangent(xp, x, *, d_x):
 @defvjp(
     "tile",
     math="x repeated reps times as a block",
-    symbolic=cases(
-        lambda xp, x, **o: xp.tile(x, **o), (((2,),), {"reps": 2}), (((2, 1),), {"reps": (2, 1, 3)})
-    ),
+    symbolic=cases((((2,),), {"reps": 2}), (((2, 1),), {"reps": (2, 1, 3)})),
+    tangent="linear",
 )
 def tile(g, x, reps=1):
     return untile(g, x, reps)
 
 
-@defjvp("tile")
-def tile_tangent(xp, x, reps=1, *, d_x):
-    return xp.tile(d_x, reps)
-
-
 @defvjp(
     "repeat",
     math="each element of x repeated",
-    symbolic=cases(
-        lambda xp, x, **o: xp.repeat(x, **o),
-        (((2, 2),), {"repeats": 2}),
-        (((3, 2),), {"repeats": [1, 0, 2], "axis": 0}),
-    ),
+    symbolic=cases((((2, 2),), {"repeats": 2}), (((3, 2),), {"repeats": [1, 0, 2], "axis": 0})),
     method=True,
+    tangent="linear",
 )
 def repeat(g, x, repeats=1, axis=None):
     return unrepeat(g, x, repeats, axis)
-
-
-@defjvp("repeat")
-def repeat_tangent(xp, x, repeats=1, axis=None, *, d_x):
-    return xp.repeat(d_x, repeats, axis)
 
 
 @defvjp(
@@ -282,7 +200,6 @@ def repeat_tangent(xp, x, repeats=1, axis=None, *, d_x):
     "refused at the call",
     check=pad_mode_covered,
     symbolic=cases(
-        lambda xp, x, **o: xp.pad(x, **o),
         (((2, 2),), {"pad_width": 1}),
         (((2, 3),), {"pad_width": ((0, 1), (2, 0)), "constant_values": 5}),
         (((3, 2),), {"pad_width": ((2, 1), (1, 1)), "mode": "reflect"}),
@@ -306,16 +223,11 @@ def pad_tangent(xp, x, pad_width=0, mode="constant", constant_values=0, *, d_x):
     math="the adjoint of pad: the padding cut off, or added onto the values it copies",
     check=pad_mode_covered,
     symbolic=cases(
-        lambda xp, grad, **o: unpad(grad, **o),
         (((4, 3),), {"pad_width": 1}),
         (((5,),), {"pad_width": (2, 1), "mode": "reflect"}),
         (((4,),), {"pad_width": 1, "mode": "edge"}),
     ),
+    tangent="linear",
 )
 def unpad_(g, xp, grad, pad_width=0, mode="constant"):
     return xp.pad(g, pad_width, mode=mode)  # unpad is pad's transpose, mode by mode
-
-
-@defjvp("unpad")
-def unpad_tangent(grad, pad_width=0, mode="constant", *, d_grad):
-    return unpad(d_grad, pad_width, mode)

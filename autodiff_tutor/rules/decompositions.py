@@ -18,7 +18,7 @@ and the transpose identity of vjp and jvp).
 
 from autodiff_tutor.errors import NoDerivativeRuleError
 from autodiff_tutor.rules.record import HELPER, LINALG, Family
-from autodiff_tutor.rules.symbolic_spec import NumericOnly
+from autodiff_tutor.rules.symbolic_spec import NUMBERS_ONLY
 from autodiff_tutor.runtime.helpers import (
     eigh_grad,
     eigh_grad_adjoint,
@@ -35,8 +35,6 @@ from autodiff_tutor.runtime.helpers import (
 
 family = Family("decompositions", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
-
-NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
 
 
 @defvjp(

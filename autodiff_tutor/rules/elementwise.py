@@ -2,7 +2,9 @@
 trigonometric and hyperbolic functions are in :mod:`autodiff_tutor.rules.trigonometric`).
 
 Each primitive's record is one block: its reverse-mode rule (``@defvjp``, with its
-sympy form, aliases and convention), then its tangent rule (``@defjvp``). Binary rules
+sympy form, aliases and convention). Its tangent rule is that rule with ``g`` replaced
+by each input's tangent (an elementwise Jacobian is diagonal, so its own transpose),
+unless a ``@defjvp`` below it writes its own. Binary rules
 are ``broadcasting``: the compiler sums each result back to its input's shape, so the
 formulas stay the textbook ones. The family's shape class is ``ELEMENTWISE`` (the
 output has its operands' shape and dtype); ``clip`` and ``where`` are ``SELECTION``.
@@ -29,11 +31,6 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp("add", broadcasting=True, math="x + y", sympy=lambda sp, x, y: x + y)
 def add(g, x, y):
     return g, g
-
-
-@defjvp("add")
-def add_tangent(x, y, *, d_x, d_y):
-    return d_x + d_y
 
 
 @defvjp("subtract", broadcasting=True, math="x - y", sympy=lambda sp, x, y: x - y, aliases=("sub",))
@@ -92,21 +89,9 @@ def power(g, out, xp, x, y):
     )
 
 
-@defjvp("power")
-def power_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * y * x ** (
-        (y - (y != 0)) if isinstance(y, int | float) else xp.where(y == 0, y, y - 1)
-    ) + d_y * out * xp.log(xp.where(x == 0, 1.0, x))
-
-
 @defvjp("negative", math="-x", sympy=lambda sp, x: -x, aliases=("neg",))
 def negative(g, x):
     return -g
-
-
-@defjvp("negative")
-def negative_tangent(x, *, d_x):
-    return -d_x
 
 
 @defvjp("positive", math="+x", sympy=lambda sp, x: x, aliases=("pos",))
@@ -114,19 +99,9 @@ def positive(g, x):
     return g
 
 
-@defjvp("positive")
-def positive_tangent(x, *, d_x):
-    return d_x
-
-
 @defvjp("square", math="x^2", sympy=lambda sp, x: x**2)
 def square(g, x):
     return 2 * g * x
-
-
-@defjvp("square")
-def square_tangent(x, *, d_x):
-    return 2 * d_x * x
 
 
 # --- exponentials and logarithms ---------------------------------------------
@@ -137,29 +112,19 @@ def exp(g, out, x):
     return g * out
 
 
-@defjvp("exp")
-def exp_tangent(out, x, *, d_x):
-    return d_x * out
-
-
 @defvjp("expm1", math="e^x - 1", sympy=lambda sp, x: sp.exp(x) - 1)
 def expm1(g, out, x):
     return g * (out + 1)
 
 
-@defjvp("expm1")
-def expm1_tangent(out, x, *, d_x):
-    return d_x * (out + 1)
-
-
-@defvjp("log", math="ln x", sympy=lambda sp, x: sp.log(x), symbolic=ScalarRule(positive=("x",)))
+@defvjp(
+    "log",
+    math="ln x",
+    sympy=lambda sp, x: sp.log(x),
+    symbolic=ScalarRule(positive=("x",)),
+)
 def log(g, x):
     return g / x
-
-
-@defjvp("log")
-def log_tangent(x, *, d_x):
-    return d_x / x
 
 
 @defvjp(
@@ -170,11 +135,6 @@ def log_tangent(x, *, d_x):
 )
 def log1p(g, x):
     return g / (1 + x)
-
-
-@defjvp("log1p")
-def log1p_tangent(x, *, d_x):
-    return d_x / (1 + x)
 
 
 @defvjp(
@@ -189,11 +149,6 @@ def sqrt(g, out, xp, x):
     return g / (2 * xp.where(g == 0, 1, out))
 
 
-@defjvp("sqrt")
-def sqrt_tangent(out, xp, x, *, d_x):
-    return d_x / (2 * xp.where(d_x == 0, 1, out))
-
-
 @defvjp(
     "logaddexp",
     broadcasting=True,
@@ -203,11 +158,6 @@ def sqrt_tangent(out, xp, x, *, d_x):
 )
 def logaddexp(g, out, xp, x, y):
     return g * xp.exp(x - out), g * xp.exp(y - out)
-
-
-@defjvp("logaddexp")
-def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * xp.exp(x - out) + d_y * xp.exp(y - out)
 
 
 # --- kinks: abs, maximum, minimum, clip, where ----------------------------------
@@ -227,11 +177,6 @@ def logaddexp_tangent(out, xp, x, y, *, d_x, d_y):
 )
 def abs_(g, xp, x):
     return g * xp.sign(x)
-
-
-@defjvp("abs")
-def abs_tangent(xp, x, *, d_x):
-    return d_x * xp.sign(x)
 
 
 @defvjp(
@@ -306,14 +251,6 @@ def clip(g, xp, x, a_min, a_max):
     return xp.where(inside, g, 0), xp.where(x < a_min, g, 0), xp.where(x > a_max, g, 0)
 
 
-@defjvp("clip")
-def clip_tangent(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
-    inside = (x >= a_min) & (x <= a_max)
-    return (
-        xp.where(inside, d_x, 0) + xp.where(x < a_min, d_a_min, 0) + xp.where(x > a_max, d_a_max, 0)
-    )
-
-
 @defvjp(
     "where",
     broadcasting=True,
@@ -324,8 +261,3 @@ def clip_tangent(xp, x, a_min, a_max, *, d_x, d_a_min, d_a_max):
 )
 def where(g, xp, condition, x, y):
     return None, xp.where(condition, g, 0), xp.where(condition, 0, g)
-
-
-@defjvp("where")
-def where_tangent(xp, condition, x, y, *, d_condition=None, d_x, d_y):
-    return xp.where(condition, d_x, 0) + xp.where(condition, 0, d_y)

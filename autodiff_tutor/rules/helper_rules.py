@@ -28,13 +28,10 @@ import numpy as np
 
 from autodiff_tutor.rules.record import HELPER, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
-from autodiff_tutor.runtime import helpers
 from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
 from autodiff_tutor.runtime.helpers import (
-    add_lists,
     assign_at,
     axes_last,
-    broadcast_like,
     dot_dx,
     dot_dy,
     inverse_axes,
@@ -42,11 +39,8 @@ from autodiff_tutor.runtime.helpers import (
     matmul_dy,
     overwritten,
     prod_others,
-    scatter,
-    split_like,
     unbroadcast,
     unreduce,
-    unstack,
     untranspose,
 )
 
@@ -59,119 +53,78 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp(
     "unbroadcast",
     math="sum grad down to x's shape",
-    symbolic=ArrayRule(
-        lambda xp, grad, x: helpers.unbroadcast(grad, x),
-        [(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((2, 3), (3,)), {}), (((2, 2), (2, 1)), {})]),
+    tangent="linear",
 )
 def unbroadcast_(g, xp, grad, x):
     return cast_like(unreduce(g, grad), grad), None
-
-
-@defjvp("unbroadcast")
-def unbroadcast_tangent(grad, x, *, d_grad, d_x=None):
-    return unbroadcast(d_grad, x)
 
 
 @defvjp(
     "unreduce",
     math="broadcast grad back over the reduced axes of x",
     symbolic=ArrayRule(
-        lambda xp, grad, x, **o: helpers.unreduce(grad, x, **o),
-        [
+        cases=[
             (((2,), (2, 3)), {"axis": 1}),
             (((), (2, 2)), {}),
             (((1, 2), (3, 2)), {"axis": 0, "keepdims": True}),
         ],
     ),
+    tangent="linear by keyword",
 )
 def unreduce_(g, xp, grad, x, axis=None, keepdims=False):
     kept = grad if keepdims or axis is None else xp.expand_dims(grad, axis=axis)
     return xp.reshape(unbroadcast(g, kept), shape_of(grad)), None
 
 
-@defjvp("unreduce")
-def unreduce_tangent(grad, x, axis=None, keepdims=False, *, d_grad, d_x=None):
-    return unreduce(d_grad, x, axis=axis, keepdims=keepdims)
-
-
 @defvjp(
     "broadcast_like",
     math="value broadcast to like's shape (a tangent of a broadcast result)",
-    symbolic=ArrayRule(
-        lambda xp, value, like: helpers.broadcast_like(value, like),
-        [(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((3,), (2, 3)), {}), (((2, 1), (2, 2)), {})]),
+    tangent="linear",
 )
 def broadcast_like_(g, value, like):
     return unbroadcast(g, value), None
 
 
-@defjvp("broadcast_like")
-def broadcast_like_tangent(value, like, *, d_value, d_like=None):
-    return broadcast_like(d_value, like)
-
-
 @defvjp(
     "checked_gradient",
     math="the gradient a custom op's backward returned, its shape checked",
-    symbolic=ArrayRule(
-        lambda xp, gradient, like: helpers.checked_gradient(gradient, like),
-        [(((3,), (3,)), {}), (((2, 2), (2, 2)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {}), (((2, 2), (2, 2)), {})]),
+    tangent="symmetric",
 )
 def checked_gradient_(g, gradient, like):
     return g, None
 
 
-@defjvp("checked_gradient")
-def checked_gradient_tangent(gradient, like, *, d_gradient, d_like=None):
-    return d_gradient
-
-
 @defvjp(
     "checked_output",
     math="a custom op's output, checked to be one value",
-    symbolic=ArrayRule(lambda xp, value: helpers.checked_output(value), [(((3,),), {})]),
+    symbolic=ArrayRule(cases=[(((3,),), {})]),
+    tangent="symmetric",
 )
 def checked_output_(g, value):
     return g
 
 
-@defjvp("checked_output")
-def checked_output_tangent(value, *, d_value):
-    return d_value
-
-
 @defvjp(
     "cast_like",
     math="grad in x's dtype",
-    symbolic=ArrayRule(lambda xp, grad, x: cast_like(grad, x), [(((3,), (3,)), {})]),
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {})]),
+    tangent="linear",
 )
 def cast_like_(g, grad, x):
     return cast_like(g, grad), None
 
 
-@defjvp("cast_like")
-def cast_like_tangent(grad, x, *, d_grad, d_x=None):
-    return cast_like(d_grad, x)
-
-
 @defvjp(
     "untranspose",
     math="grad with the permutation axes undone",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: helpers.untranspose(grad, **o),
-        [(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})],
-    ),
+    symbolic=ArrayRule(cases=[(((3, 2),), {"axes": (1, 0)}), (((2, 2, 3),), {"axes": (2, 0, 1)})]),
+    tangent="linear",
 )
 def untranspose_(g, grad, axes=None):
     return untranspose(g, inverse_axes(axes))
-
-
-@defjvp("untranspose")
-def untranspose_tangent(grad, axes=None, *, d_grad):
-    return untranspose(d_grad, axes)
 
 
 # --- matmul and dot: bilinear in (grad, the other operand) -----------------------------
@@ -182,67 +135,41 @@ def untranspose_tangent(grad, axes=None, *, d_grad):
 @defvjp(
     "matmul_dx",
     math="grad @ y^T",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.matmul_dx(grad, x, y),
-        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {}), (((2,), (2, 3), (3,)), {})]),
+    tangent="multilinear",
 )
 def matmul_dx_(g, grad, x, y):
     return cast_like(g @ y, grad), None, matmul_dy(grad, g, y)
 
 
-@defjvp("matmul_dx")
-def matmul_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
-    return matmul_dx(d_grad, x, y) + matmul_dx(grad, x, d_y)
-
-
 @defvjp(
     "matmul_dy",
     math="x^T @ grad",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.matmul_dy(grad, x, y),
-        [(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {}), (((2,), (3,), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def matmul_dy_(g, grad, x, y):
     return cast_like(x @ g, grad), matmul_dx(grad, x, g), None
 
 
-@defjvp("matmul_dy")
-def matmul_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
-    return matmul_dy(d_grad, x, y) + matmul_dy(grad, d_x, y)
-
-
 @defvjp(
     "dot_dx",
     math="grad . y^T",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.dot_dx(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
-    ),
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def dot_dx_(g, xp, grad, x, y):
     return cast_like(xp.dot(g, y), grad), None, dot_dy(grad, g, y)
 
 
-@defjvp("dot_dx")
-def dot_dx_tangent(grad, x, y, *, d_grad, d_x=None, d_y):
-    return dot_dx(d_grad, x, y) + dot_dx(grad, x, d_y)
-
-
 @defvjp(
     "dot_dy",
     math="x^T . grad",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, y: helpers.dot_dy(grad, x, y), [(((2, 2), (2, 3), (3, 2)), {})]
-    ),
+    symbolic=ArrayRule(cases=[(((2, 2), (2, 3), (3, 2)), {})]),
+    tangent="multilinear",
 )
 def dot_dy_(g, xp, grad, x, y):
     return cast_like(xp.dot(x, g), grad), dot_dx(grad, x, g), None
-
-
-@defjvp("dot_dy")
-def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
-    return dot_dy(d_grad, x, y) + dot_dy(grad, d_x, y)
 
 
 # --- indexing: scatter and gather, writes --------------------------------------------
@@ -252,34 +179,22 @@ def dot_dy_tangent(grad, x, y, *, d_grad, d_x, d_y=None):
     "scatter",
     math="zeros like x, grad added at x[index]",
     symbolic=ArrayRule(
-        lambda xp, grad, x, index=None: helpers.scatter(grad, x, index),
-        [(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})],
+        cases=[(((2,), (3, 2)), {"index": 1}), (((3,), (3,)), {"index": np.array([0, 2, 0])})]
     ),
+    tangent="linear",
 )
 def scatter_(g, grad, x, index=None):
     return g[index], None
 
 
-@defjvp("scatter")
-def scatter_tangent(grad, x, index=None, *, d_grad, d_x=None):
-    return scatter(d_grad, x, index)
-
-
 @defvjp(
     "overwritten",
     math="grad with zeros at index",
-    symbolic=ArrayRule(
-        lambda xp, grad, index=None: helpers.overwritten(grad, index),
-        [(((3, 2),), {"index": slice(1, None)})],
-    ),
+    symbolic=ArrayRule(cases=[(((3, 2),), {"index": slice(1, None)})]),
+    tangent="linear",
 )
 def overwritten_(g, grad, index=None):
     return overwritten(g, index)
-
-
-@defjvp("overwritten")
-def overwritten_tangent(grad, index=None, *, d_grad):
-    return overwritten(d_grad, index)
 
 
 @defvjp(
@@ -288,8 +203,7 @@ def overwritten_tangent(grad, index=None, *, d_grad):
     latex=r"x \text{ with } x[\mathit{index}] = \mathit{value}",
     convention="the overwritten entries get no gradient (repeated indices are refused)",
     symbolic=ArrayRule(
-        lambda xp, x, index, value: helpers.assign_at(x, index, value),
-        [(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})],
+        cases=[(((3, 2), Fixed(1), (2,)), {}), (((3, 2), Fixed((slice(None), 0)), ()), {})]
     ),
 )
 def assign_at_(g, x, index, value):
@@ -308,51 +222,32 @@ def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
     "split_like",
     list_result=True,
     math="grad cut into pieces shaped like xs",
-    symbolic=ArrayRule(
-        lambda xp, grad, xs, **o: helpers.split_like(grad, xs, **o),
-        [(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})],
-    ),
+    symbolic=ArrayRule(cases=[(((3, 2), [(1, 2), (2, 2)]), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def split_like_(g, xp, grad, xs, axis=0):
     return xp.concatenate(g, axis=axis), None
-
-
-@defjvp("split_like")
-def split_like_tangent(grad, xs, axis=0, *, d_grad, d_xs=None):
-    return split_like(d_grad, xs, axis=axis)
 
 
 @defvjp(
     "unstack",
     list_result=True,
     math="grad split along axis",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: helpers.unstack(grad, **o), [(((2, 3),), {"axis": -1})]
-    ),
+    symbolic=ArrayRule(cases=[(((2, 3),), {"axis": -1})]),
+    tangent="linear by keyword",
 )
 def unstack_(g, xp, grad, axis=0):
     return xp.stack(g, axis=axis)
 
 
-@defjvp("unstack")
-def unstack_tangent(grad, axis=0, *, d_grad):
-    return unstack(d_grad, axis=axis)
-
-
 @defvjp(
     "add_lists",
     math="[x_i + y_i]",
-    symbolic=ArrayRule(
-        lambda xp, xs, ys: helpers.add_lists(xs, ys), [(([(2,), (1, 2)], [(2,), (1, 2)]), {})]
-    ),
+    symbolic=ArrayRule(cases=[(([(2,), (1, 2)], [(2,), (1, 2)]), {})]),
+    tangent="linear",
 )
 def add_lists_(g, xs, ys):
     return g, g
-
-
-@defjvp("add_lists")
-def add_lists_tangent(xs, ys, *, d_xs, d_ys):
-    return add_lists(d_xs, d_ys)
 
 
 # --- products of the others: exact at zeros --------------------------------------------
@@ -367,11 +262,8 @@ def add_lists_tangent(xs, ys, *, d_xs, d_ys):
     math="prod_{j != i} x_j",
     latex=r"\prod_{j \ne i} x_j",
     convention="exact at zeros; builds the n x n matrix of pair products along the axis",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: helpers.prod_others(x, **o),
-        [(((3,),), {}), (((2, 3),), {"axis": 1})],
-        wrap=True,
-    ),
+    symbolic=ArrayRule(cases=[(((3,),), {}), (((2, 3),), {"axis": 1})], wrap=True),
+    tangent="symmetric",
 )
 def prod_others_(g, xp, x, axis=None):
     order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
@@ -383,19 +275,6 @@ def prod_others_(g, xp, x, axis=None):
     g_flat = xp.reshape(xp.transpose(g, order), flat.shape)
     grad = xp.sum(pairs * xp.expand_dims(g_flat, a), axis=a + 1)  # pairs is symmetric
     return xp.transpose(xp.reshape(grad, moved.shape), inverse_axes(order))
-
-
-@defjvp("prod_others")
-def prod_others_tangent(xp, x, axis=None, *, d_x):
-    order = axes_last(x.ndim, axis)  # the chosen axes side by side, last, as one axis
-    moved = xp.transpose(x, order)
-    flat = xp.reshape(moved, moved.shape[: x.ndim - len(axes_last(x.ndim, axis, True))] + (-1,))
-    a = flat.ndim - 1
-    eye = xp.eye(flat.shape[a], dtype=bool)
-    pairs = prod_others(xp.where(eye, 1, xp.expand_dims(flat, a)), axis=a + 1) * ~eye
-    d_flat = xp.reshape(xp.transpose(d_x, order), flat.shape)
-    tangent = xp.sum(pairs * xp.expand_dims(d_flat, a), axis=a + 1)
-    return xp.transpose(xp.reshape(tangent, moved.shape), inverse_axes(order))
 
 
 # --- piecewise constant (a.e.) or static: no derivative -----------------------------------

@@ -55,8 +55,7 @@ def cumprod_grad_tangent(xp, grad, x, axis=None, *, d_grad, d_x):
     latex=r"A_y^{\top} g, \; \mathrm{einsum}(x, y) = A_y x",
     convention="linear in grad and in the partner; the operand itself gives only a shape",
     symbolic=ArrayRule(
-        lambda xp, subscripts, grad, x, y, which: einsum_operand(subscripts, grad, x, y, which),
-        [
+        cases=[
             ((Fixed("ij,jk->ik"), (2, 2), (2, 3), (3, 2), Fixed(0)), {}),
             ((Fixed("ij,j->i"), (2,), (2, 3), (3,), Fixed(1)), {}),
         ],

@@ -40,7 +40,7 @@ MATMUL_SHAPES = [
 @defvjp(
     "matmul",
     math="x @ y",
-    symbolic=ArrayRule(lambda xp, x, y: xp.matmul(x, y), [(s, {}) for s in MATMUL_SHAPES]),
+    symbolic=ArrayRule(cases=[(s, {}) for s in MATMUL_SHAPES]),
 )
 def matmul(g, x, y):
     return matmul_dx(g, x, y), matmul_dy(g, x, y)
@@ -54,19 +54,12 @@ def matmul_tangent(x, y, *, d_x, d_y):
 @defvjp(
     "dot",
     math="x . y",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.dot(x, y),
-        [(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]],
-    ),
+    symbolic=ArrayRule(cases=[(s, {}) for s in [((2, 3), (3, 2)), ((2, 3), (3,)), ((3,), (3,))]]),
     method=True,
+    tangent="multilinear",
 )
 def dot(g, x, y):
     return dot_dx(g, x, y), dot_dy(g, x, y)
-
-
-@defjvp("dot")
-def dot_tangent(xp, x, y, *, d_x, d_y):
-    return xp.dot(d_x, y) + xp.dot(x, d_y)
 
 
 @defvjp(

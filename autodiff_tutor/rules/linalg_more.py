@@ -14,7 +14,7 @@ of matrices (leading axes), as numpy's functions do.
 """
 
 from autodiff_tutor.rules.record import LINALG, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed, NumericOnly
+from autodiff_tutor.rules.symbolic_spec import NUMBERS_ONLY, ArrayRule, Fixed
 from autodiff_tutor.runtime.helpers import (
     einsum_operand,
     einsum_parts,
@@ -25,21 +25,15 @@ from autodiff_tutor.runtime.helpers import (
 family = Family("linalg_more", shape=LINALG)
 defvjp, defjvp = family.defvjp, family.defjvp
 
-NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
-
 
 @defvjp(
     "outer",
     math="x_i y_j",
-    symbolic=ArrayRule(lambda xp, x, y: xp.outer(x, y), [(((2,), (3,)), {}), (((2, 2), (2,)), {})]),
+    symbolic=ArrayRule(cases=[(((2,), (3,)), {}), (((2, 2), (2,)), {})]),
+    tangent="multilinear",
 )
 def outer(g, xp, x, y):
     return xp.reshape(g @ xp.ravel(y), x.shape), xp.reshape(xp.ravel(x) @ g, y.shape)
-
-
-@defjvp("outer")
-def outer_tangent(xp, x, y, *, d_x, d_y):
-    return xp.outer(d_x, y) + xp.outer(x, d_y)
 
 
 @defvjp(
@@ -47,21 +41,14 @@ def outer_tangent(xp, x, y, *, d_x, d_y):
     math="sum_k x_..k y_..k",
     latex=r"\sum_k x_{\dots k}\, y_{\dots k}",
     convention="arrays of at least one axis (for 0-d operands write x * y)",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.inner(x, y),
-        [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 3), (2, 3)), {})]),
+    tangent="multilinear",
 )
 def inner(g, xp, x, y):
     return (
         xp.tensordot(g, y, axes=(tuple(range(x.ndim - 1, xp.ndim(g))), tuple(range(y.ndim - 1)))),
         xp.tensordot(g, x, axes=(tuple(range(x.ndim - 1)), tuple(range(x.ndim - 1)))),
     )
-
-
-@defjvp("inner")
-def inner_tangent(xp, x, y, *, d_x, d_y):
-    return xp.inner(d_x, y) + xp.inner(x, d_y)
 
 
 def _letters_only(subscripts):
@@ -80,8 +67,7 @@ def _letters_only(subscripts):
     "left out of the output are refused",
     check=_letters_only,
     symbolic=ArrayRule(
-        lambda xp, subscripts, x, y: xp.einsum(subscripts, x, y),
-        [
+        cases=[
             ((Fixed("ij,jk->ik"), (2, 3), (3, 2)), {}),
             ((Fixed("bi,bi->b"), (2, 2), (2, 2)), {}),
             ((Fixed("ij,k"), (2, 2), (2,)), {}),
@@ -101,38 +87,26 @@ def einsum_tangent(xp, subscripts, x, y, *, d_subscripts=None, d_x, d_y):
     "tensordot",
     math="sum over the paired axes of x y",
     symbolic=ArrayRule(
-        lambda xp, x, y, **o: xp.tensordot(x, y, **o),
-        [
+        cases=[
             (((2, 3), (3, 2)), {"axes": 1}),
             (((2, 2, 3), (2, 3)), {"axes": 2}),
             (((3, 2), (2, 3)), {"axes": ([0], [1])}),
         ],
     ),
+    tangent="multilinear",
 )
 def tensordot(g, x, y, axes=2):
     return tensordot_operand(g, x, y, axes, 0), tensordot_operand(g, x, y, axes, 1)
 
 
-@defjvp("tensordot")
-def tensordot_tangent(xp, x, y, axes=2, *, d_x, d_y):
-    return xp.tensordot(d_x, y, axes) + xp.tensordot(x, d_y, axes)
-
-
 @defvjp(
     "kron",
     math="blocks x_ij y",
-    symbolic=ArrayRule(
-        lambda xp, x, y: xp.kron(x, y),
-        [(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})],
-    ),
+    symbolic=ArrayRule(cases=[(((2,), (3,)), {}), (((2, 2), (1, 2)), {}), (((2,), (2, 2)), {})]),
+    tangent="multilinear",
 )
 def kron(g, x, y):
     return kron_operand(g, x, y, 0), kron_operand(g, x, y, 1)
-
-
-@defjvp("kron")
-def kron_tangent(xp, x, y, *, d_x, d_y):
-    return xp.kron(d_x, y) + xp.kron(x, d_y)
 
 
 # --- np.linalg ------------------------------------------------------------------------------

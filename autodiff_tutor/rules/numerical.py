@@ -39,9 +39,9 @@ defvjp, defjvp = family.defvjp, family.defjvp
     convention="along axis (the same for both operands and the result); a 2-vector has "
     "a zero third component",
     symbolic=ArrayRule(
-        lambda xp, x, y, **o: xp.cross(x, y, **o),
-        [(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})],
+        cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})]
     ),
+    tangent="multilinear by keyword",
 )
 def cross(g, xp, x, y, axis=None):
     return (
@@ -50,28 +50,22 @@ def cross(g, xp, x, y, axis=None):
     )
 
 
-@defjvp("cross")
-def cross_tangent(xp, x, y, axis=None, *, d_x, d_y):
-    return xp.cross(d_x, y, axis=axis) + xp.cross(x, d_y, axis=axis)
-
-
 @defvjp(
     "convolve",
     math="sum_k x_k y_(n-k)",
     latex=r"\sum_k x_k\, y_{n-k}",
     convention="1-D operands, as numpy's; mode 'full', 'same' or 'valid'",
     symbolic=ArrayRule(
-        lambda xp, x, y, **o: xp.convolve(x, y, **o),
-        [(((3,), (2,)), {}), (((4,), (2,)), {"mode": "same"}), (((2,), (4,)), {"mode": "valid"})],
+        cases=[
+            (((3,), (2,)), {}),
+            (((4,), (2,)), {"mode": "same"}),
+            (((2,), (4,)), {"mode": "valid"}),
+        ],
     ),
+    tangent="multilinear",
 )
 def convolve(g, x, y, mode="full"):
     return convolve_operand(g, x, y, 0, mode), convolve_operand(g, x, y, 1, mode)
-
-
-@defjvp("convolve")
-def convolve_tangent(xp, x, y, mode="full", *, d_x, d_y):
-    return xp.convolve(d_x, y, mode) + xp.convolve(x, d_y, mode)
 
 
 @defvjp(
@@ -79,18 +73,11 @@ def convolve_tangent(xp, x, y, mode="full", *, d_x, d_y):
     math="sum_i (y_i + y_(i+1)) (x_(i+1) - x_i) / 2",
     latex=r"\sum_i \tfrac{1}{2} (y_i + y_{i+1}) (x_{i+1} - x_i)",
     convention="the sample points x and the spacing dx carry no gradient",
-    symbolic=ArrayRule(
-        lambda xp, y, **o: xp.trapezoid(y, **o),
-        [(((4,),), {}), (((2, 3),), {"axis": 0, "dx": 0.5})],
-    ),
+    symbolic=ArrayRule(cases=[(((4,),), {}), (((2, 3),), {"axis": 0, "dx": 0.5})]),
+    tangent="linear by keyword",
 )
 def trapezoid(g, xp, y, x=None, dx=1.0, axis=-1):
     return xp.expand_dims(g, axis) * trapezoid_weights(y, x, dx, axis)
-
-
-@defjvp("trapezoid")
-def trapezoid_tangent(xp, y, x=None, dx=1.0, axis=-1, *, d_y):
-    return xp.trapezoid(d_y, x=x, dx=dx, axis=axis)
 
 
 @defvjp(
@@ -98,7 +85,7 @@ def trapezoid_tangent(xp, y, x=None, dx=1.0, axis=-1, *, d_y):
     math="sum_k p_k x^(n-1-k)",
     latex=r"\sum_k p_k\, x^{n-1-k}",
     convention="p is 1-D, highest power first, as numpy's",
-    symbolic=ArrayRule(lambda xp, p, x: xp.polyval(p, x), [(((2,), (3,)), {}), (((3,), (2,)), {})]),
+    symbolic=ArrayRule(cases=[(((2,), (3,)), {}), (((3,), (2,)), {})]),
 )
 def polyval(g, p, x):
     return polyval_operand(g, p, x, 0), polyval_operand(g, p, x, 1)

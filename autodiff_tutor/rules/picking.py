@@ -29,7 +29,7 @@ from autodiff_tutor.runtime.helpers import (
 )
 
 family = Family("picking", shape=SHAPE)
-defvjp, defjvp = family.defvjp, family.defjvp
+defvjp = family.defvjp
 
 
 # --- triangles and diagonals --------------------------------------------------------------
@@ -38,54 +38,37 @@ defvjp, defjvp = family.defvjp, family.defjvp
 @defvjp(
     "triu",
     math="upper triangle of x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.triu(x, **o), (((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})
-    ),
+    symbolic=cases((((3, 3),), {}), (((2, 3),), {"k": 1}), (((3,),), {})),
+    tangent="linear",
 )
 def triu(g, xp, x, k=0):
     return unbroadcast(xp.triu(g, k), x)  # a 1-D x is repeated into the rows of a square
 
 
-@defjvp("triu")
-def triu_tangent(xp, x, k=0, *, d_x):
-    return xp.triu(d_x, k)
-
-
 @defvjp(
     "tril",
     math="lower triangle of x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.tril(x, **o), (((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})
-    ),
+    symbolic=cases((((3, 3),), {}), (((2, 3),), {"k": -1}), (((3,),), {})),
+    tangent="linear",
 )
 def tril(g, xp, x, k=0):
     return unbroadcast(xp.tril(g, k), x)  # a 1-D x is repeated into the rows of a square
-
-
-@defjvp("tril")
-def tril_tangent(xp, x, k=0, *, d_x):
-    return xp.tril(d_x, k)
 
 
 @defvjp(
     "trace",
     math="sum_i x_ii",
     symbolic=cases(
-        lambda xp, x, **o: xp.trace(x, **o),
         (((3, 3),), {}),
         (((2, 3),), {"offset": 1}),
         (((2, 2, 3),), {"axis1": 0, "axis2": 2}),
     ),
     method=True,
+    tangent="linear",
 )
 def trace(g, xp, x, offset=0, axis1=0, axis2=1):
     eye = xp.eye(x.shape[axis1], x.shape[axis2], k=offset, dtype=x.dtype)
     return xp.moveaxis(xp.expand_dims(g, (-2, -1)) * eye, (-2, -1), (axis1, axis2))
-
-
-@defjvp("trace")
-def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
-    return xp.trace(d_x, offset, axis1, axis2)
 
 
 @defvjp(
@@ -93,39 +76,25 @@ def trace_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
     view="view",
     math="(x_ii)_i",
     symbolic=cases(
-        lambda xp, x, **o: xp.diagonal(x, **o),
         (((3, 3),), {}),
         (((2, 3),), {"offset": -1}),
         (((2, 2, 3),), {"axis1": 1, "axis2": 2, "offset": 1}),
     ),
     method=True,
+    tangent="linear",
 )
 def diagonal(g, x, offset=0, axis1=0, axis2=1):
     return embed_diagonal(g, x, offset, axis1, axis2)
 
 
-@defjvp("diagonal")
-def diagonal_tangent(xp, x, offset=0, axis1=0, axis2=1, *, d_x):
-    return xp.diagonal(d_x, offset, axis1, axis2)
-
-
 @defvjp(
     "diag",
     math="diagonal of a matrix, or a matrix with diagonal x",
-    symbolic=cases(
-        lambda xp, x, **o: xp.diag(x, **o),
-        (((3,),), {}),
-        (((2, 3),), {"k": 1}),
-        (((2,),), {"k": -1}),
-    ),
+    symbolic=cases((((3,),), {}), (((2, 3),), {"k": 1}), (((2,),), {"k": -1})),
+    tangent="linear",
 )
 def diag(g, xp, x, k=0):
     return xp.diagonal(g, k) if x.ndim == 1 else embed_diagonal(g, x, k)
-
-
-@defjvp("diag")
-def diag_tangent(xp, x, k=0, *, d_x):
-    return xp.diag(d_x, k)
 
 
 # --- picking by index -----------------------------------------------------------------------
@@ -137,11 +106,11 @@ def diag_tangent(xp, x, k=0, *, d_x):
     latex=r"x[\mathit{indices}] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
-        lambda xp, x, **o: xp.take(x, **o),
         (((4,),), {"indices": np.array([0, 2, 2])}),
         (((2, 3),), {"indices": np.array([[1], [0]]), "axis": 1}),
     ),
     method=True,
+    tangent="linear",
 )
 def take(g, xp, x, indices=None, axis=None):
     return (
@@ -151,29 +120,19 @@ def take(g, xp, x, indices=None, axis=None):
     )
 
 
-@defjvp("take")
-def take_tangent(xp, x, indices=None, axis=None, *, d_x):
-    return xp.take(d_x, indices, axis)
-
-
 @defvjp(
     "take_along_axis",
     math="x[..., indices, ...] along axis",
     latex=r"x[\dots, \mathit{indices}, \dots] \text{ along an axis}",
     convention="repeated indices accumulate",
     symbolic=cases(
-        lambda xp, x, **o: xp.take_along_axis(x, **o),
         (((2, 3),), {"indices": np.array([[0], [2]]), "axis": 1}),
         (((3, 2),), {"indices": np.array([[0, 1], [0, 1]]), "axis": 0}),
     ),
+    tangent="linear",
 )
 def take_along_axis(g, x, indices=None, axis=-1):
     return untake_along_axis(g, x, indices, axis)
-
-
-@defjvp("take_along_axis")
-def take_along_axis_tangent(xp, x, indices=None, axis=-1, *, d_x):
-    return xp.take_along_axis(d_x, indices, axis)
 
 
 # --- stacking ------------------------------------------------------------------------------
@@ -187,53 +146,51 @@ def _joined(how):
             {},
         ),
     ]
-    return cases(lambda xp, xs: getattr(xp, how)(xs), *shapes)
+    return cases(*shapes)
 
 
-@defvjp("hstack", sequence=True, math="[x_1 x_2 ...] side by side", symbolic=_joined("hstack"))
+@defvjp(
+    "hstack",
+    sequence=True,
+    math="[x_1 x_2 ...] side by side",
+    symbolic=_joined("hstack"),
+    tangent="linear",
+)
 def hstack(g, xs):
     return unjoin(g, xs, "hstack")
 
 
-@defjvp("hstack")
-def hstack_tangent(xp, xs, *, d_xs):
-    return xp.hstack(d_xs)
-
-
 @defvjp(
-    "vstack", sequence=True, math="[x_1; x_2; ...] one above the other", symbolic=_joined("vstack")
+    "vstack",
+    sequence=True,
+    math="[x_1; x_2; ...] one above the other",
+    symbolic=_joined("vstack"),
+    tangent="linear",
 )
 def vstack(g, xs):
     return unjoin(g, xs, "vstack")
 
 
-@defjvp("vstack")
-def vstack_tangent(xp, xs, *, d_xs):
-    return xp.vstack(d_xs)
-
-
 @defvjp(
-    "dstack", sequence=True, math="x_1, x_2, ... along a third axis", symbolic=_joined("dstack")
+    "dstack",
+    sequence=True,
+    math="x_1, x_2, ... along a third axis",
+    symbolic=_joined("dstack"),
+    tangent="linear",
 )
 def dstack(g, xs):
     return unjoin(g, xs, "dstack")
 
 
-@defjvp("dstack")
-def dstack_tangent(xp, xs, *, d_xs):
-    return xp.dstack(d_xs)
-
-
 @defvjp(
-    "column_stack", sequence=True, math="x_1, x_2, ... as columns", symbolic=_joined("column_stack")
+    "column_stack",
+    sequence=True,
+    math="x_1, x_2, ... as columns",
+    symbolic=_joined("column_stack"),
+    tangent="linear",
 )
 def column_stack(g, xs):
     return unjoin(g, xs, "column_stack")
-
-
-@defjvp("column_stack")
-def column_stack_tangent(xp, xs, *, d_xs):
-    return xp.column_stack(d_xs)
 
 
 # --- the helpers above, differentiable again ------------------------------------------------
@@ -244,17 +201,12 @@ def column_stack_tangent(xp, xs, *, d_xs):
     shape=HELPER,
     math="zeros like x with grad on a diagonal",
     symbolic=ArrayRule(
-        lambda xp, grad, x, **o: embed_diagonal(grad, x, **o),
-        [(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})],
+        cases=[(((2,), (2, 3)), {}), (((2, 2), (2, 3, 3)), {"offset": 1, "axis1": 1, "axis2": 2})]
     ),
+    tangent="linear",
 )
 def embed_diagonal_(g, xp, grad, x, offset=0, axis1=0, axis2=1):
     return cast_like(xp.diagonal(g, offset, axis1, axis2), grad), None
-
-
-@defjvp("embed_diagonal")
-def embed_diagonal_tangent(grad, x, offset=0, axis1=0, axis2=1, *, d_grad, d_x=None):
-    return embed_diagonal(d_grad, x, offset, axis1, axis2)
 
 
 @defvjp(
@@ -263,18 +215,11 @@ def embed_diagonal_tangent(grad, x, offset=0, axis1=0, axis2=1, *, d_grad, d_x=N
     math="zeros like x, grad added at the picked places",
     latex=r"0_x \text{ with } \mathit{grad} \text{ added at } \mathit{indices}",
     convention="repeated indices accumulate",
-    symbolic=ArrayRule(
-        lambda xp, grad, x, indices, **o: untake_along_axis(grad, x, indices, **o),
-        [(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})],
-    ),
+    symbolic=ArrayRule(cases=[(((2, 1), (2, 3), Fixed(np.array([[0], [2]]))), {"axis": 1})]),
+    tangent="linear",
 )
 def untake_along_axis_(g, xp, grad, x, indices, axis=-1):
     return unbroadcast(cast_like(xp.take_along_axis(g, indices, axis), grad), grad), None, None
-
-
-@defjvp("untake_along_axis")
-def untake_along_axis_tangent(grad, x, indices, axis=-1, *, d_grad, d_x=None, d_indices=None):
-    return untake_along_axis(d_grad, x, indices, axis)
 
 
 @defvjp(
@@ -283,17 +228,12 @@ def untake_along_axis_tangent(grad, x, indices, axis=-1, *, d_grad, d_x=None, d_
     list_result=True,
     math="grad cut into the joined inputs' pieces",
     symbolic=ArrayRule(
-        lambda xp, grad, xs, how: unjoin(grad, xs, how),
-        [
+        cases=[
             (((2, 3), [(3,), (1, 3)], Fixed("vstack")), {}),
             (((5,), [(2,), (3,)], Fixed("hstack")), {}),
         ],
     ),
+    tangent="linear",
 )
 def unjoin_(g, xp, grad, xs, how):
     return cast_like(getattr(xp, str(how))(g), grad), None, None
-
-
-@defjvp("unjoin")
-def unjoin_tangent(grad, xs, how, *, d_grad, d_xs=None, d_how=None):
-    return unjoin(d_grad, xs, how)

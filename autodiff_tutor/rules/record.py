@@ -5,7 +5,9 @@ A primitive's facts live together, in its family's module (``elementwise.py``,
 
 - ``vjp``: the reverse-mode rule, a tiny function whose ``return`` expression the
   compiler inlines (``@family.defvjp``);
-- ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``);
+- ``jvp``: the forward-mode (tangent) rule, the same way (``@family.defjvp``), or
+  derived from the vjp where the math says how (``tangent=``, :func:`derived_tangent`;
+  an elementwise rule's by default);
 - ``shape``: its shape class (:data:`ELEMENTWISE`, :data:`REDUCTION`, ...), which the
   compiler reads to know when a gradient needs no ``unbroadcast``;
 - ``sympy``: its value on sympy scalars, which the symbolic checker differentiates,
@@ -70,13 +72,19 @@ imports the families, the registry reads the catalog.
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import dataclasses
 import functools
 import inspect
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodiff_tutor.rules.formula import parse, substitute
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
+from autodiff_tutor.runtime import helpers
 
 SPECIAL_PARAMETERS = ("g", "out", "xp")
 
@@ -96,6 +104,17 @@ SHAPE = "shape"
 HELPER = "helper"
 """A runtime helper that generated backward code calls (second derivatives)."""
 OTHER = "other"
+
+TANGENTS = (
+    "symmetric",
+    "symmetric in out's dtype",
+    "linear",
+    "linear by keyword",
+    "multilinear",
+    "multilinear by keyword",
+)
+"""The ways a tangent rule is derived from the vjp (``defvjp(..., tangent=...)``; see
+:func:`derived_tangent`)."""
 
 
 # --- the record ------------------------------------------------------------------------
@@ -207,6 +226,7 @@ class Family:
         defaults: dict[str, Any] | None = None,
         none_means: dict[str, Any] | None = None,
         view: str = "",
+        tangent: str = "",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Record ``fn`` as the reverse-mode rule of primitive ``op``, with its facts.
 
@@ -236,6 +256,10 @@ class Family:
         write through either is then seen by the other): ``"view"`` (``transpose``,
         ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
         ``"split"`` (a list of views); ``""`` for a new array.
+        ``tangent`` derives the forward-mode rule from this one (one of
+        :data:`TANGENTS`, see :func:`derived_tangent`) instead of a ``defjvp`` below
+        it; an elementwise rule's (shape ``ELEMENTWISE`` or ``SELECTION``) is
+        ``"symmetric"`` unless a ``defjvp`` replaces it.
 
         >>> family = Family("example")
         >>> @family.defvjp("twice", math="2 x", aliases=("double",))
@@ -252,14 +276,15 @@ class Family:
                 raise ValueError(f"rule {op!r}: first parameter must be 'g'")
             if op in self.rules and not self.redefine:
                 raise ValueError(f"rule {op!r} is defined twice in family {self.name!r}")
+            if isinstance(aliases, str):  # ("neg") for ("neg",): its letters would be names
+                raise ValueError(f"rule {op!r}: aliases is a tuple of names, not {aliases!r}")
             primal = [n for n in names if n not in SPECIAL_PARAMETERS]
             inputs = tuple(n for n in primal if params[n].default is inspect.Parameter.empty)
             options = {n: params[n].default for n in primal if n not in inputs}
-            spec = symbolic
-            if sympy is not None and (spec is None or isinstance(spec, ScalarRule)):
-                spec = spec or ScalarRule()
-                if spec.primal is None:  # the check runs the record's own sympy form
-                    spec.primal = _by_name(op)
+            kind = self.shape if shape is None else shape
+            spec = symbolic or (ScalarRule() if sympy is not None else None)
+            if isinstance(spec, ScalarRule | ArrayRule) and spec.primal is None:
+                spec = dataclasses.replace(spec, primal=_by_name(op, kind == HELPER))
             self.rules[op] = Rule(
                 op=op,
                 vjp=fn if check is None else checked(fn, check, options),
@@ -275,7 +300,7 @@ class Family:
                 math=math,
                 latex=latex,
                 check=check,
-                shape=self.shape if shape is None else shape,
+                shape=kind,
                 sympy=sympy,
                 symbolic=spec,
                 aliases=tuple(aliases),
@@ -285,6 +310,11 @@ class Family:
                 none_means=dict(none_means or {}),
                 view=view,
             )
+            if tangent:
+                self._derive_jvp(op, tangent)
+            elif self.rules[op].shape in (ELEMENTWISE, SELECTION):
+                with contextlib.suppress(ValueError):  # a vjp the parse cannot read (a lambda)
+                    self._derive_jvp(op, "symmetric")
             return fn
 
         return register
@@ -306,11 +336,18 @@ class Family:
         """
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            rule = self.rules[op]
-            rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
+            self._set_jvp(op, fn)
             return fn
 
         return register
+
+    def _set_jvp(self, op: str, fn: Callable[..., Any]) -> None:
+        rule = self.rules[op]
+        rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
+
+    def _derive_jvp(self, op: str, how: str) -> None:
+        self._set_jvp(op, derived_tangent(self.rules[op], how))
+        parse(self.rules[op].jvp)  # now: its source is in linecache, which a tool may clear
 
     def declare_nondifferentiable(self, *ops: str, aliases: dict[Any, str] | None = None) -> None:
         """Primitives whose output carries no gradient (comparisons, ``sign``...), and
@@ -325,11 +362,81 @@ class Family:
         self.aliases.update(aliases or {})
 
 
-def _by_name(op: str) -> Callable[..., Any]:
-    """``xp.<op>(*inputs)``: the primal of a symbolic check, on the checker's ``xp``."""
+def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
+    """The tangent rule that ``how`` (one of :data:`TANGENTS`) derives from ``rule``'s
+    vjp: a function with the tangent rules' signature, whose source
+    (``inspect.getsource``) is its formula.
 
-    def primal(xp: Any, *inputs: Any) -> Any:
-        return getattr(xp, op)(*inputs)
+    - ``"symmetric"``: each input's Jacobian is symmetric (elementwise ops: diagonal): the
+      vjp with ``g`` replaced by each input's tangent, the terms added;
+      ``"symmetric in out's dtype"``: each term cast, ``cast_like(term, out)`` (scipy's
+      densities compute in float64; the family module imports ``cast_like``);
+    - ``"linear"``: linear in its differentiable inputs together, the others only shape
+      it: the primitive applied to their tangents, the options by position
+      (``xp.flip(d_x, axis)``; a runtime helper calls itself: ``unjoin(d_grad, xs, how)``);
+    - ``"multilinear"``: linear in each differentiable input on its own (products): the
+      sum, over those inputs, of the primitive with that input replaced by its tangent
+      (``xp.dot(d_x, y) + xp.dot(x, d_y)``);
+    - ``"... by keyword"``: the options by keyword (``xp.sum(d_x, axis=axis, ...)``).
+
+    >>> def cube(g, x):
+    ...     return g * 3 * x * x
+    >>> tangent = derived_tangent(Rule("cube", cube, ("x",), {}, False, False), "symmetric")
+    >>> print(inspect.getsource(tangent), end="")
+    def cube_tangent(x, *, d_x):
+        return d_x * 3 * x * x
+    >>> tangent(2.0, d_x=1.0)
+    12.0
+    """
+    if how not in TANGENTS:
+        raise ValueError(f"rule {rule.op!r}: tangent={how!r} is none of {TANGENTS}")
+    gradients = dict(zip(rule.inputs, parse(rule.vjp).expressions, strict=True))
+    unused = [n for n, e in gradients.items() if isinstance(e, ast.Constant) and e.value is None]
+    if how.startswith("symmetric"):
+        terms = [
+            substitute(e, {"g": ast.Name(f"d_{n}", ast.Load())})
+            for n, e in gradients.items()
+            if n not in unused
+        ]
+        if how.endswith("dtype"):
+            out = ast.Name("out", ast.Load())
+            terms = [ast.Call(ast.Name("cast_like", ast.Load()), [t, out], []) for t in terms]
+        body = ast.unparse(functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), terms))
+        scope = inspect.unwrap(rule.vjp).__globals__  # the names the vjp's formula calls
+    else:
+        callee = rule.op if rule.shape == HELPER else f"xp.{rule.op}"
+        scope = {rule.op: getattr(helpers, rule.op)} if rule.shape == HELPER else {}
+        options = [f"{n}={n}" if how.endswith("keyword") else n for n in rule.options]
+        active = [n for n in rule.inputs if n not in unused]
+
+        def call(moved: list[str]) -> str:
+            arguments = [f"d_{n}" if n in moved else n for n in rule.inputs] + options
+            return f"{callee}({', '.join(arguments)})"
+
+        if how.startswith("linear"):
+            body = call(active)
+        else:
+            body = " + ".join(call([n]) for n in active)
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    parameters = [n for n in ("out", "xp") if n in used]
+    parameters += [*rule.inputs, *(f"{n}={v!r}" for n, v in rule.options.items()), "*"]
+    parameters += [f"d_{n}=None" if n in unused else f"d_{n}" for n in rule.inputs]
+    name = f"{rule.op}_tangent"
+    source = f"def {name}({', '.join(parameters)}):\n    return {body}\n"
+    filename = f"<{name}, derived from {rule.vjp.__name__}>"
+    # the parse of rules (and inspect.getsource) reads this source from linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), scope, namespace)  # noqa: S102
+    return namespace[name]
+
+
+def _by_name(op: str, helper: bool) -> Callable[..., Any]:
+    """``xp.<op>(*inputs, **options)``, the primal of a symbolic check on the checker's
+    ``xp`` (a scalar rule's is its record's sympy form), or the runtime helper ``op``."""
+
+    def primal(xp: Any, *inputs: Any, **options: Any) -> Any:
+        return getattr(helpers if helper else xp, op)(*inputs, **options)
 
     return primal
 

@@ -8,7 +8,7 @@ settings of :data:`REDUCTION_CASES` (max and min on ordered elements, and at tie
 >>> import numpy as np
 >>> sum_(np.float64(2.0), np.ones(3)).tolist()
 [2.0, 2.0, 2.0]
->>> sum_tangent(np, np.ones((2, 3)), axis=0, d_x=np.ones((2, 3))).tolist()
+>>> family.rules["sum"].jvp(np, np.ones((2, 3)), axis=0, d_x=np.ones((2, 3))).tolist()
 [2.0, 2.0, 2.0]
 """
 
@@ -31,73 +31,50 @@ REDUCTION_CASES = [
 @defvjp(
     "sum",
     math="sum_i x_i",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.sum(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
+    tangent="linear by keyword",
 )
 def sum_(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims)
 
 
-@defjvp("sum")
-def sum_tangent(xp, x, axis=None, keepdims=False, *, d_x):
-    return xp.sum(d_x, axis=axis, keepdims=keepdims)
-
-
 @defvjp(
     "mean",
     math="(1/n) sum_i x_i",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.mean(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
+    tangent="linear by keyword",
 )
 def mean(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * (size(out) / max(size(x), 1))
 
 
-@defjvp("mean")
-def mean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
-    return xp.mean(d_x, axis=axis, keepdims=keepdims)
+# max and min: one rule, ties share the gradient equally
 
 
-@defvjp(
-    "max",
-    math="max_i x_i",
-    latex=r"\max_i x_i",
-    convention="ties share the gradient equally",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.max(x, **o), REDUCTION_CASES[:3], ordered=True),
-    aliases=("amax",),
-    method=True,
-)
-def max_(g, out, x, axis=None, keepdims=False):
+def extreme(g, out, x, axis=None, keepdims=False):
     return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
         x, out, axis=axis, keepdims=keepdims
     )
 
 
-@defjvp("max")
-def max_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
+def extreme_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     share = tie_share(x, out, axis=axis, keepdims=keepdims)
     return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
 
 
-@defvjp(
-    "min",
-    math="min_i x_i",
-    latex=r"\min_i x_i",
-    convention="ties share the gradient equally",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.min(x, **o), REDUCTION_CASES[:3], ordered=True),
-    aliases=("amin",),
-    method=True,
-)
-def min_(g, out, x, axis=None, keepdims=False):
-    return unreduce(g, x, axis=axis, keepdims=keepdims) * tie_share(
-        x, out, axis=axis, keepdims=keepdims
-    )
-
-
-@defjvp("min")
-def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
-    share = tie_share(x, out, axis=axis, keepdims=keepdims)
-    return xp.sum(d_x * share, axis=axis, keepdims=keepdims)
+for _op in ("max", "min"):
+    defvjp(
+        _op,
+        math=f"{_op}_i x_i",
+        latex=rf"\{_op}_i x_i",
+        convention="ties share the gradient equally",
+        symbolic=ArrayRule(cases=REDUCTION_CASES[:3], ordered=True),
+        aliases=(f"a{_op}",),
+        method=True,
+    )(extreme)
+    defjvp(_op)(extreme_tangent)
 
 
 @defvjp(
@@ -105,7 +82,7 @@ def min_tangent(out, xp, x, axis=None, keepdims=False, *, d_x):
     math="prod_i x_i",
     latex=r"\prod_i x_i",
     convention="exact at zeros (product of the others)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.prod(x, **o), REDUCTION_CASES),
+    symbolic=ArrayRule(cases=REDUCTION_CASES),
     method=True,
 )
 def prod(g, x, axis=None, keepdims=False):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff_tutor.rules.record import ELEMENTWISE, OTHER, REDUCTION, Family
-from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
+from autodiff_tutor.rules.symbolic_spec import NUMBERS_ONLY, ArrayRule, ScalarRule
 from autodiff_tutor.runtime.helpers import cast_like, digamma, trigamma, unreduce
 
 family = Family("scipy_special", shape=ELEMENTWISE)
@@ -50,11 +50,6 @@ def expit(g, out, x):
     return g * out * (1 - out)
 
 
-@defjvp("expit")
-def expit_tangent(out, x, *, d_x):
-    return d_x * out * (1 - out)
-
-
 @defvjp(
     "logit",
     math="ln(x / (1 - x))",
@@ -66,29 +61,18 @@ def logit(g, x):
     return g / (x * (1 - x))
 
 
-@defjvp("logit")
-def logit_tangent(x, *, d_x):
-    return d_x / (x * (1 - x))
-
-
-@defvjp("erf", math="2/sqrt(pi) int_0^x e^(-t^2) dt", sympy=lambda sp, x: sp.erf(x))
+@defvjp(
+    "erf",
+    math="2/sqrt(pi) int_0^x e^(-t^2) dt",
+    sympy=lambda sp, x: sp.erf(x),
+)
 def erf(g, xp, x):
     return g * 2 * xp.exp(-x * x) / xp.pi**0.5
-
-
-@defjvp("erf")
-def erf_tangent(xp, x, *, d_x):
-    return d_x * 2 * xp.exp(-x * x) / xp.pi**0.5
 
 
 @defvjp("erfc", math="1 - erf(x)", sympy=lambda sp, x: sp.erfc(x))
 def erfc(g, xp, x):
     return -g * 2 * xp.exp(-x * x) / xp.pi**0.5
-
-
-@defjvp("erfc")
-def erfc_tangent(xp, x, *, d_x):
-    return -d_x * 2 * xp.exp(-x * x) / xp.pi**0.5
 
 
 @defvjp(
@@ -101,11 +85,6 @@ def erfc_tangent(xp, x, *, d_x):
 )
 def gammaln(g, x):
     return g * digamma(x)
-
-
-@defjvp("gammaln")
-def gammaln_tangent(x, *, d_x):
-    return d_x * digamma(x)
 
 
 @defvjp(
@@ -121,11 +100,6 @@ def digamma_(g, x):
     return g * trigamma(x)
 
 
-@defjvp("digamma")
-def digamma_tangent(x, *, d_x):
-    return d_x * trigamma(x)
-
-
 @defvjp(
     "xlogy",
     broadcasting=True,
@@ -137,11 +111,6 @@ def digamma_tangent(x, *, d_x):
 )
 def xlogy(g, xp, x, y):
     return g * xp.log(y), xp.where(x == 0, 0, g * x / y)
-
-
-@defjvp("xlogy")
-def xlogy_tangent(xp, x, y, *, d_x, d_y):
-    return d_x * xp.log(y) + xp.where(x == 0, 0, d_y * x / y)
 
 
 # --- over axes -----------------------------------------------------------------------------
@@ -228,20 +197,11 @@ _NORMAL = {"loc": 0.0, "scale": 1.0}  # scipy.stats.norm's standard normal, when
         -(((x - loc) / scale) ** 2) / 2 - sp.log(scale) - sp.log(2 * sp.pi) / 2
     ),
     symbolic=ScalarRule(positive=("scale",)),
+    tangent="symmetric in out's dtype",
 )
 def norm_logpdf(g, x, loc, scale):
     z = (x - loc) / scale
     return -g * z / scale, g * z / scale, g * (z * z - 1) / scale
-
-
-@defjvp("norm_logpdf")
-def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
-    z = (x - loc) / scale  # each term in the output's dtype (scipy computes in float64)
-    return (
-        cast_like(-d_x * z / scale, out)
-        + cast_like(d_loc * z / scale, out)
-        + cast_like(d_scale * (z * z - 1) / scale, out)
-    )
 
 
 @defvjp(
@@ -255,16 +215,11 @@ def norm_logpdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
         sp.exp(-(((x - loc) / scale) ** 2) / 2) / (scale * sp.sqrt(2 * sp.pi))
     ),
     symbolic=ScalarRule(positive=("scale",)),
+    tangent="symmetric",
 )
 def norm_pdf(g, out, x, loc, scale):
     z = (x - loc) / scale
     return -g * out * z / scale, g * out * z / scale, g * out * (z * z - 1) / scale
-
-
-@defjvp("norm_pdf")
-def norm_pdf_tangent(out, x, loc, scale, *, d_x, d_loc, d_scale):
-    z = (x - loc) / scale
-    return -d_x * out * z / scale + d_loc * out * z / scale + d_scale * out * (z * z - 1) / scale
 
 
 @defvjp(
@@ -318,6 +273,7 @@ def _t_logpdf(sp, x, df, loc, scale):
     convention="df > 0 and scale > 0 (numpy gives nan otherwise)",
     sympy=_t_logpdf,
     symbolic=ScalarRule(positive=("df", "scale")),
+    tangent="symmetric in out's dtype",
 )
 def t_logpdf(g, xp, x, df, loc, scale):
     z = (x - loc) / scale
@@ -337,28 +293,6 @@ def t_logpdf(g, xp, x, df, loc, scale):
     )
 
 
-@defjvp("t_logpdf")
-def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
-    z = (x - loc) / scale
-    pull = (df + 1) * z / (scale * (df + z * z))
-    return (
-        cast_like(-d_x * pull, out)
-        + cast_like(
-            d_df
-            * (
-                0.5 * digamma((df + 1) / 2)
-                - 0.5 * digamma(df / 2)
-                - 0.5 / df
-                - 0.5 * xp.log1p(z * z / df)
-                + (df + 1) * z * z / (2 * df * (df + z * z))
-            ),
-            out,
-        )
-        + cast_like(d_loc * pull, out)
-        + cast_like(d_scale * (z * pull - 1 / scale), out)
-    )
-
-
 # --- the multivariate normal density (scipy.stats.multivariate_normal) ---------------------
 
 
@@ -370,7 +304,7 @@ def t_logpdf_tangent(out, xp, x, df, loc, scale, *, d_x, d_df, d_loc, d_scale):
     r" - \tfrac{1}{2} \ln \det(2 \pi \Sigma)",
     convention="cov symmetric positive definite; its gradient is the symmetric one "
     "(scipy reads one triangle: perturb cov symmetrically); x is (d,) or (n, d)",
-    symbolic=NumericOnly("np.linalg computes on numbers, not on sympy symbols"),
+    symbolic=NUMBERS_ONLY,
 )
 def multivariate_normal_logpdf(g, xp, x, mean, cov):
     inv = xp.linalg.inv(cov)

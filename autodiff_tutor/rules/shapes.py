@@ -42,14 +42,10 @@ defvjp, defjvp = family.defvjp, family.defjvp
         lambda xp, x, shape=None: xp.reshape(x, shape), [(((2, 3),), {"shape": (3, 2)})]
     ),
     method=True,
+    tangent="linear",
 )
 def reshape(g, xp, x, shape=None):
     return xp.reshape(g, x.shape)
-
-
-@defjvp("reshape")
-def reshape_tangent(xp, x, shape=None, *, d_x):
-    return xp.reshape(d_x, shape)
 
 
 @defvjp(
@@ -58,14 +54,10 @@ def reshape_tangent(xp, x, shape=None, *, d_x):
     math="squeeze(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.squeeze(x, axis), [(((1, 3),), {"axis": 0})]),
     method=True,
+    tangent="linear by keyword",
 )
 def squeeze(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
-
-
-@defjvp("squeeze")
-def squeeze_tangent(xp, x, axis=None, *, d_x):
-    return xp.squeeze(d_x, axis=axis)
 
 
 @defvjp(
@@ -73,14 +65,10 @@ def squeeze_tangent(xp, x, axis=None, *, d_x):
     view="reshape",
     math="expand_dims(x)",
     symbolic=ArrayRule(lambda xp, x, axis=None: xp.expand_dims(x, axis), [(((3,),), {"axis": -1})]),
+    tangent="linear by keyword",
 )
 def expand_dims(g, xp, x, axis=None):
     return xp.reshape(g, x.shape)
-
-
-@defjvp("expand_dims")
-def expand_dims_tangent(xp, x, axis=None, *, d_x):
-    return xp.expand_dims(d_x, axis=axis)
 
 
 @defvjp(
@@ -117,14 +105,10 @@ def transpose_tangent(x, axes=None, *, d_x):
         ],
     ),
     aliases=("concat",),
+    tangent="linear by keyword",
 )
 def concatenate(g, xs, axis=0):
     return split_like(g, xs, axis=axis)
-
-
-@defjvp("concatenate")
-def concatenate_tangent(xp, xs, axis=0, *, d_xs):
-    return xp.concatenate(d_xs, axis=axis)
 
 
 @defvjp(
@@ -134,14 +118,10 @@ def concatenate_tangent(xp, xs, axis=0, *, d_xs):
     symbolic=ArrayRule(
         lambda xp, xs, axis=0: xp.stack(xs, axis=axis), [(([(2,), (2,)],), {"axis": 1})]
     ),
+    tangent="linear by keyword",
 )
 def stack(g, xs, axis=0):
     return unstack(g, axis=axis)
-
-
-@defjvp("stack")
-def stack_tangent(xp, xs, axis=0, *, d_xs):
-    return xp.stack(d_xs, axis=axis)
 
 
 @defvjp(
@@ -252,14 +232,10 @@ def list_setitem_tangent(xs, x, index=0, *, d_xs, d_x):
     list_result=True,
     math="[x_1, x_2, ...]",
     symbolic=ArrayRule(lambda xp, xs: list(xs), [(([(2,), (2, 1)],), {})]),
+    tangent="symmetric",
 )
 def make_list(g, xs):
     return g
-
-
-@defjvp("make_list")
-def make_list_tangent(xs, *, d_xs):
-    return d_xs
 
 
 @defvjp(
@@ -282,11 +258,12 @@ def astype_tangent(out, x, dtype=None, *, d_x):
     return cast_like(d_x, out) if has_float_dtype(out) else zeros_like(out)
 
 
-@defvjp("copy", math="copy of x", symbolic=ScalarRule(lambda xp, x: x), method=True)
+@defvjp(
+    "copy",
+    math="copy of x",
+    symbolic=ScalarRule(lambda xp, x: x),
+    method=True,
+    tangent="symmetric",
+)
 def copy(g, x):
     return g
-
-
-@defjvp("copy")
-def copy_tangent(x, *, d_x):
-    return d_x

@@ -34,7 +34,7 @@ def _cases(axis_option: bool) -> list:
     view="split",
     list_result=True,
     math="[x_1, x_2, ...] = split(x)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.split(x, **o), _cases(True)),
+    symbolic=ArrayRule(cases=_cases(True)),
 )
 def split(g, x, indices_or_sections=1, axis=0):
     return unsplit(g, axis)
@@ -50,10 +50,7 @@ def split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
     view="split",
     list_result=True,
     math="[x_1, x_2, ...] = array_split(x) (pieces of unequal sizes)",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.array_split(x, **o),
-        [*_cases(True), (((5, 2),), {"indices_or_sections": 3})],
-    ),
+    symbolic=ArrayRule(cases=[*_cases(True), (((5, 2),), {"indices_or_sections": 3})]),
 )
 def array_split(g, x, indices_or_sections=1, axis=0):
     return unsplit(g, axis)
@@ -70,17 +67,12 @@ def array_split_tangent(xp, x, indices_or_sections=1, axis=0, *, d_x):
     list_result=True,
     math="split along axis 1 (axis 0 of a vector)",
     symbolic=ArrayRule(
-        lambda xp, x, **o: xp.hsplit(x, **o),
-        [(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})],
+        cases=[(((2, 4),), {"indices_or_sections": 2}), (((4,),), {"indices_or_sections": [1]})]
     ),
+    tangent="linear",
 )
 def hsplit(g, x, indices_or_sections=1):
     return unsplit(g, 1 if x.ndim > 1 else 0)
-
-
-@defjvp("hsplit")
-def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.hsplit(d_x, indices_or_sections)
 
 
 @defvjp(
@@ -88,17 +80,11 @@ def hsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     view="split",
     list_result=True,
     math="split along axis 0",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.vsplit(x, **o), [(((4, 2),), {"indices_or_sections": [1]})]
-    ),
+    symbolic=ArrayRule(cases=[(((4, 2),), {"indices_or_sections": [1]})]),
+    tangent="linear",
 )
 def vsplit(g, x, indices_or_sections=1):
     return unsplit(g, 0)
-
-
-@defjvp("vsplit")
-def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.vsplit(d_x, indices_or_sections)
 
 
 @defvjp(
@@ -106,31 +92,19 @@ def vsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
     view="split",
     list_result=True,
     math="split along axis 2",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.dsplit(x, **o), [(((1, 2, 4),), {"indices_or_sections": 2})]
-    ),
+    symbolic=ArrayRule(cases=[(((1, 2, 4),), {"indices_or_sections": 2})]),
+    tangent="linear",
 )
 def dsplit(g, x, indices_or_sections=1):
     return unsplit(g, 2)
-
-
-@defjvp("dsplit")
-def dsplit_tangent(xp, x, indices_or_sections=1, *, d_x):
-    return xp.dsplit(d_x, indices_or_sections)
 
 
 @defvjp(
     "unsplit",
     shape=HELPER,
     math="the pieces of grad joined along axis",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: unsplit(grad, **o), [(([(1, 2), (2, 2)],), {"axis": 0})]
-    ),
+    symbolic=ArrayRule(cases=[(([(1, 2), (2, 2)],), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def unsplit_(g, grad, axis=0):
     return split_like(g, grad, axis=axis)
-
-
-@defjvp("unsplit")
-def unsplit_tangent(grad, axis=0, *, d_grad):
-    return unsplit(d_grad, axis=axis)

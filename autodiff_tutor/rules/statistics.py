@@ -43,7 +43,7 @@ STAT_CASES = [
 @defvjp(
     "var",
     math="sum_i (x_i - mean)^2 / (n - ddof)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.var(x, **o), STAT_CASES),
+    symbolic=ArrayRule(cases=STAT_CASES),
     method=True,
 )
 def var(g, out, xp, x, axis=None, ddof=0, keepdims=False):
@@ -144,8 +144,7 @@ def nanmean_tangent(xp, x, axis=None, keepdims=False, *, d_x):
     "average",
     math="sum_i w_i x_i / sum_i w_i",
     symbolic=ArrayRule(
-        lambda xp, x, **o: xp.average(x, **o),
-        [(((2, 3),), {}), (((2, 3),), {"axis": 1, "weights": np.array([1, 2, 3])})],
+        cases=[(((2, 3),), {}), (((2, 3),), {"axis": 1, "weights": np.array([1, 2, 3])})]
     ),
 )
 def average(g, xp, x, axis=None, weights=None, keepdims=False):
@@ -170,16 +169,12 @@ SCAN_CASES = [(((2, 3),), {"axis": 0}), (((2, 3),), {"axis": -1}), (((2, 2),), {
 @defvjp(
     "cumsum",
     math="y_i = sum_{j <= i} x_j",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.cumsum(x, **o), SCAN_CASES),
+    symbolic=ArrayRule(cases=SCAN_CASES),
     method=True,
+    tangent="linear by keyword",
 )
 def cumsum(g, xp, x, axis=None):
     return xp.reshape(xp.flip(xp.cumsum(xp.flip(g, axis), axis), axis), x.shape)
-
-
-@defjvp("cumsum")
-def cumsum_tangent(xp, x, axis=None, *, d_x):
-    return xp.cumsum(d_x, axis=axis)
 
 
 @defvjp(
@@ -187,7 +182,7 @@ def cumsum_tangent(xp, x, axis=None, *, d_x):
     math="y_i = prod_{j <= i} x_j",
     latex=r"y_i = \prod_{j \le i} x_j",
     convention="exact at zeros (no division by x: see runtime.helpers_scans)",
-    symbolic=ArrayRule(lambda xp, x, **o: xp.cumprod(x, **o), SCAN_CASES),
+    symbolic=ArrayRule(cases=SCAN_CASES),
     method=True,
 )
 def cumprod(g, out, xp, x, axis=None):
@@ -202,36 +197,22 @@ def cumprod_tangent(out, xp, x, axis=None, *, d_x):
 @defvjp(
     "diff",
     math="y_i = x_{i+1} - x_i (n times)",
-    symbolic=ArrayRule(
-        lambda xp, x, **o: xp.diff(x, **o),
-        [(((4,),), {}), (((2, 4),), {"n": 2}), (((3, 2),), {"axis": 0})],
-    ),
+    symbolic=ArrayRule(cases=[(((4,),), {}), (((2, 4),), {"n": 2}), (((3, 2),), {"axis": 0})]),
+    tangent="linear by keyword",
 )
 def diff(g, x, n=1, axis=-1):
     return undo_diff(g, n, axis)
-
-
-@defjvp("diff")
-def diff_tangent(xp, x, n=1, axis=-1, *, d_x):
-    return xp.diff(d_x, n=n, axis=axis)
 
 
 @defvjp(
     "undo_diff",
     shape=HELPER,
     math="the adjoint of diff: (-1)^n diff(pad(grad, n), n)",
-    symbolic=ArrayRule(
-        lambda xp, grad, **o: undo_diff(grad, **o),
-        [(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})],
-    ),
+    symbolic=ArrayRule(cases=[(((3,),), {}), (((2, 2),), {"n": 2}), (((2, 2),), {"axis": 0})]),
+    tangent="linear",
 )
 def undo_diff_(g, xp, grad, n=1, axis=-1):
     return cast_like(xp.diff(g, n=n, axis=axis), grad)  # undo_diff is diff's transpose
-
-
-@defjvp("undo_diff")
-def undo_diff_tangent(grad, n=1, axis=-1, *, d_grad):
-    return undo_diff(d_grad, n, axis)
 
 
 @defvjp(

@@ -37,7 +37,8 @@ class ScalarRule:
 @dataclass
 class ArrayRule:
     """Symbolic check of a rule on arrays: ``primal(xp, *inputs, **options)`` on numpy
-    object arrays of symbols.
+    object arrays of symbols (by default the record's own ``xp.<op>``, or its runtime
+    helper).
 
     ``cases`` lists ``(input shapes, options)``; a shape that is a list of shapes is a
     sequence input (``concatenate``), a :class:`Fixed` is a value given as is.
@@ -49,7 +50,7 @@ class ArrayRule:
     False
     """
 
-    primal: Callable[..., Any]
+    primal: Callable[..., Any] | None = None
     cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
     ordered: bool = False
     at_zero: bool = False
@@ -78,3 +79,7 @@ class Fixed:
     """
 
     value: Any
+
+
+NUMBERS_ONLY = NumericOnly("np.linalg computes on numbers, not on sympy symbols")
+"""The linear algebra of ``np.linalg`` (decompositions, inverses, densities built on them)."""

@@ -8,7 +8,7 @@
 from autodiff_tutor.rules.record import ELEMENTWISE, Family
 
 family = Family("trigonometric", shape=ELEMENTWISE)
-defvjp, defjvp = family.defvjp, family.defjvp
+defvjp = family.defvjp
 
 
 @defvjp("sin", math="sin x", sympy=lambda sp, x: sp.sin(x))
@@ -16,19 +16,9 @@ def sin(g, xp, x):
     return g * xp.cos(x)
 
 
-@defjvp("sin")
-def sin_tangent(xp, x, *, d_x):
-    return d_x * xp.cos(x)
-
-
 @defvjp("cos", math="cos x", sympy=lambda sp, x: sp.cos(x))
 def cos(g, xp, x):
     return -g * xp.sin(x)
-
-
-@defjvp("cos")
-def cos_tangent(xp, x, *, d_x):
-    return -d_x * xp.sin(x)
 
 
 @defvjp("tan", math="tan x", sympy=lambda sp, x: sp.tan(x))
@@ -36,39 +26,34 @@ def tan(g, out, x):
     return g * (1 + out * out)
 
 
-@defjvp("tan")
-def tan_tangent(out, x, *, d_x):
-    return d_x * (1 + out * out)
-
-
-@defvjp("arcsin", math="arcsin x", sympy=lambda sp, x: sp.asin(x), aliases=("asin",))
+@defvjp(
+    "arcsin",
+    math="arcsin x",
+    sympy=lambda sp, x: sp.asin(x),
+    aliases=("asin",),
+)
 def arcsin(g, xp, x):
     return g / xp.sqrt(1 - x * x)
 
 
-@defjvp("arcsin")
-def arcsin_tangent(xp, x, *, d_x):
-    return d_x / xp.sqrt(1 - x * x)
-
-
-@defvjp("arccos", math="arccos x", sympy=lambda sp, x: sp.acos(x), aliases=("acos",))
+@defvjp(
+    "arccos",
+    math="arccos x",
+    sympy=lambda sp, x: sp.acos(x),
+    aliases=("acos",),
+)
 def arccos(g, xp, x):
     return -g / xp.sqrt(1 - x * x)
 
 
-@defjvp("arccos")
-def arccos_tangent(xp, x, *, d_x):
-    return -d_x / xp.sqrt(1 - x * x)
-
-
-@defvjp("arctan", math="arctan x", sympy=lambda sp, x: sp.atan(x), aliases=("atan",))
+@defvjp(
+    "arctan",
+    math="arctan x",
+    sympy=lambda sp, x: sp.atan(x),
+    aliases=("atan",),
+)
 def arctan(g, x):
     return g / (1 + x * x)
-
-
-@defjvp("arctan")
-def arctan_tangent(x, *, d_x):
-    return d_x / (1 + x * x)
 
 
 @defvjp("sinh", math="sinh x", sympy=lambda sp, x: sp.sinh(x))
@@ -76,26 +61,11 @@ def sinh(g, xp, x):
     return g * xp.cosh(x)
 
 
-@defjvp("sinh")
-def sinh_tangent(xp, x, *, d_x):
-    return d_x * xp.cosh(x)
-
-
 @defvjp("cosh", math="cosh x", sympy=lambda sp, x: sp.cosh(x))
 def cosh(g, xp, x):
     return g * xp.sinh(x)
 
 
-@defjvp("cosh")
-def cosh_tangent(xp, x, *, d_x):
-    return d_x * xp.sinh(x)
-
-
 @defvjp("tanh", math="tanh x", sympy=lambda sp, x: sp.tanh(x))
 def tanh(g, out, x):
     return g * (1 - out * out)
-
-
-@defjvp("tanh")
-def tanh_tangent(out, x, *, d_x):
-    return d_x * (1 - out * out)

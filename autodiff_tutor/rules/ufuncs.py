@@ -2,8 +2,8 @@
 reciprocal, ``sinc``, ``hypot``, ``arctan2``, ``logaddexp2``, ``fmax`` and ``fmin``.
 
 The same shape of record as :mod:`~autodiff_tutor.rules.elementwise` (a reverse-mode
-rule with its sympy form, then its tangent rule); kept apart so that each module stays
-short. Poles and kinks are written in each record's ``convention``.
+rule with its sympy form; its tangent rule derived, or written below it); kept apart so
+that each module stays short. Poles and kinks are written in each record's ``convention``.
 
 >>> import numpy as np
 >>> float(log2(np.float64(1.0), np, np.float64(2.0)))  # d/dx log2(x) = 1 / (x ln 2)
@@ -28,11 +28,6 @@ def exp2(g, out, xp, x):
     return g * out * xp.log(out * 0 + 2)
 
 
-@defjvp("exp2")
-def exp2_tangent(out, xp, x, *, d_x):
-    return d_x * out * xp.log(out * 0 + 2)
-
-
 @defvjp(
     "log2",
     math="log_2 x",
@@ -41,11 +36,6 @@ def exp2_tangent(out, xp, x, *, d_x):
 )
 def log2(g, xp, x):
     return g / (x * xp.log(x * 0 + 2))
-
-
-@defjvp("log2")
-def log2_tangent(xp, x, *, d_x):
-    return d_x / (x * xp.log(x * 0 + 2))
 
 
 @defvjp(
@@ -58,11 +48,6 @@ def log10(g, xp, x):
     return g / (x * xp.log(x * 0 + 10))
 
 
-@defjvp("log10")
-def log10_tangent(xp, x, *, d_x):
-    return d_x / (x * xp.log(x * 0 + 10))
-
-
 @defvjp(
     "logaddexp2",
     broadcasting=True,
@@ -73,11 +58,6 @@ def log10_tangent(xp, x, *, d_x):
 )
 def logaddexp2(g, out, xp, x, y):
     return g * xp.exp2(x - out), g * xp.exp2(y - out)
-
-
-@defjvp("logaddexp2")
-def logaddexp2_tangent(out, xp, x, y, *, d_x, d_y):
-    return d_x * xp.exp2(x - out) + d_y * xp.exp2(y - out)
 
 
 # --- powers ------------------------------------------------------------------------------
@@ -94,11 +74,6 @@ def cbrt(g, out, x):
     return g / (3 * out * out)
 
 
-@defjvp("cbrt")
-def cbrt_tangent(out, x, *, d_x):
-    return d_x / (3 * out * out)
-
-
 @defvjp(
     "reciprocal",
     math="1 / x",
@@ -108,11 +83,6 @@ def cbrt_tangent(out, x, *, d_x):
 )
 def reciprocal(g, out, x):
     return -g * out * out
-
-
-@defjvp("reciprocal")
-def reciprocal_tangent(out, x, *, d_x):
-    return -d_x * out * out
 
 
 # --- sinc, hypot, arctan2 ---------------------------------------------------------------
@@ -129,11 +99,6 @@ def sinc(g, out, xp, x):
     return g * (xp.cos(xp.pi * x) - out) / xp.where(x == 0, 1, x)
 
 
-@defjvp("sinc")
-def sinc_tangent(out, xp, x, *, d_x):
-    return d_x * (xp.cos(xp.pi * x) - out) / xp.where(x == 0, 1, x)
-
-
 @defvjp(
     "hypot",
     broadcasting=True,
@@ -144,12 +109,6 @@ def sinc_tangent(out, xp, x, *, d_x):
 def hypot(g, out, xp, x, y):
     safe = xp.where(out == 0, 1, out)
     return g * x / safe, g * y / safe
-
-
-@defjvp("hypot")
-def hypot_tangent(out, xp, x, y, *, d_x, d_y):
-    safe = xp.where(out == 0, 1, out)
-    return d_x * x / safe + d_y * y / safe
 
 
 @defvjp(
