@@ -17,7 +17,9 @@ a function, and implements the shared protocol of :mod:`autodiff_tutor.protocol`
 tracing mode and to ``check_op``. ``op_backward`` validates what the backward
 returned (count, shape, dtype, array module, ``None`` only where not requested) and
 raises :class:`~autodiff_tutor.errors.BackwardOutputError` on a mismatch: nothing is
-summed, broadcast or cast silently (:mod:`.function_backward`).
+summed, broadcast or cast silently. Arguments that ``forward`` or ``backward`` cannot
+take fail with a clear :class:`~autodiff_tutor.errors.ArgumentError` (not a
+``TypeError`` from inside), checked once per function and argument count.
 
 >>> import numpy as np
 >>> class Cube(DifferentiableFunction):
@@ -38,27 +40,50 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from dataclasses import dataclass
 from typing import Any
 
 from autodiff_tutor.errors import (
     ArgumentError,
+    BackwardOutputError,
     ForwardOutputError,
     NoDerivativeRuleError,
     SourceUnavailableError,
 )
 from autodiff_tutor.locations import location
-from autodiff_tutor.ops.formatted import strip_dims
-from autodiff_tutor.ops.function_backward import BackwardCalls, Saved
-from autodiff_tutor.ops.signatures import bind_arguments, positional_names
+from autodiff_tutor.ops.formats import strip_dims
 from autodiff_tutor.ops.validate import (
     InputSpec,
+    as_gradient_tuple,
     describe_inputs,
+    gradient_problems,
+    numpy_gradients_fine,
     same_numpy_inputs,
 )
 from autodiff_tutor.protocol import call_if_traced
 from autodiff_tutor.runtime.backend import ones_like
 
-__all__ = ["DifferentiableFunction", "op_vjp"]
+__all__ = ["DifferentiableFunction", "Saved", "op_vjp"]
+
+
+@dataclass(slots=True)
+class Saved:
+    """What an op keeps between forward and backward: exactly what it declared.
+
+    ``specs`` records each input's name, shape, dtype and array module (not the
+    input itself), so the backward's result can be validated.
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.ops import PReLUFunction
+    >>> _, saved = PReLUFunction("BC").op_forward(np.ones((2, 3)), np.ones((1, 3)))
+    >>> [spec.name for spec in saved.specs], len(saved.inputs), saved.outputs
+    (['X', 'alpha'], 2, ())
+    """
+
+    specs: tuple[InputSpec, ...]
+    inputs: tuple[Any, ...] = ()
+    outputs: tuple[Any, ...] = ()
+    memory: tuple[Any, ...] = ()
 
 
 def _check_count(value: Any, what: str, minimum: int) -> int:
@@ -70,7 +95,7 @@ def _check_count(value: Any, what: str, minimum: int) -> int:
     return value
 
 
-class DifferentiableFunction(BackwardCalls):
+class DifferentiableFunction:
     """Base class of operations with a hand-written backward (see the module docstring).
 
     >>> import numpy as np
@@ -233,6 +258,85 @@ class DifferentiableFunction(BackwardCalls):
             )
         return tuple(result)
 
+    def op_backward_raw(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
+    ) -> Any:
+        """Call the user's ``backward`` and return its result unchecked.
+
+        ``check_op`` uses this to sort problems into categories; everything else calls
+        :meth:`op_backward`, which validates. When no gradient is requested the user's
+        backward is not called at all.
+        """
+        d_outputs = self._d_outputs(d_outputs)
+        flags = gradient_flags(compute_gradients, len(saved.specs), self)
+        return self._run_backward(d_outputs, flags, saved)
+
+    def _d_outputs(self, d_outputs: Any) -> tuple[Any, ...]:
+        d_outputs = tuple(d_outputs)
+        if len(d_outputs) != self.num_outputs:
+            raise ArgumentError(
+                f"op_backward of {self.name!r} got {len(d_outputs)} output gradient(s) "
+                f"for {self.num_outputs} output(s)",
+                hint="pass one gradient per output, in a tuple",
+            )
+        return d_outputs
+
+    def _run_backward(
+        self, d_outputs: tuple[Any, ...], flags: tuple[bool, ...], saved: Saved
+    ) -> Any:
+        if not any(flags):  # nothing requested: nothing to compute
+            return (None,) * len(flags)
+        args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
+        bind_arguments(self.backward, args, "backward", self, lambda: self._backward_layout(saved))
+        return self.backward(*args)
+
+    def op_backward(
+        self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved
+    ) -> tuple[Any, ...]:
+        """Run the user's ``backward`` and validate its result (one gradient per input):
+        a mismatch raises :class:`~autodiff_tutor.errors.BackwardOutputError`.
+
+        >>> import numpy as np
+        >>> class Double(DifferentiableFunction):
+        ...     def forward(self, x):
+        ...         return 2 * x
+        ...     def backward(self, d_y, compute_gradients):
+        ...         return 2 * d_y
+        >>> outputs, saved = Double().op_forward(np.ones(2))
+        >>> Double().op_backward((np.ones(2),), (True,), saved)
+        (array([2., 2.]),)
+        >>> Double().op_backward((np.ones(3),), (True,), saved)
+        Traceback (most recent call last):
+            ...
+        autodiff_tutor.errors.BackwardOutputError: ...
+        """
+        if type(d_outputs) is not tuple or len(d_outputs) != self.num_outputs:
+            d_outputs = self._d_outputs(d_outputs)  # converted, or a clear error
+        flags = gradient_flags(compute_gradients, len(saved.specs), self)
+        result = self._run_backward(d_outputs, flags, saved)
+        if type(result) is tuple and numpy_gradients_fine(saved.specs, flags, result):
+            return result  # checked with a few comparisons: the common case
+        problems = gradient_problems(self.name, saved.specs, flags, result)
+        if problems:
+            raise BackwardOutputError(
+                "\n".join(p.message for p in problems),
+                hint="a gradient has exactly its input's shape, dtype and array module; "
+                "check_op(op, *inputs) runs every check and explains each one",
+            )
+        grads = as_gradient_tuple(result, len(saved.specs))
+        assert grads is not None  # a wrong count is a problem above
+        return grads
+
+    def _backward_layout(self, saved: Saved) -> str:
+        parts = [f"{self.num_outputs} output gradient(s)", "compute_gradients"]
+        if self.save_inputs_for_backward:
+            parts.append(f"{len(saved.inputs)} input(s)")
+        if self.save_outputs_for_backward:
+            parts.append(f"{len(saved.outputs)} output(s)")
+        if self.num_memory_values:
+            parts.append(f"{self.num_memory_values} memory value(s)")
+        return ", then ".join(parts)
+
     def op_jvp(
         self, inputs: tuple[Any, ...], tangents: tuple[Any, ...]
     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -321,3 +425,108 @@ def op_vjp(
     if compute_gradients is None:
         compute_gradients = (True,) * len(inputs)
     return outputs, tuple(op.op_backward(tuple(d_outputs), tuple(compute_gradients), saved))
+
+
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+
+
+def signature_of(fn: Any) -> inspect.Signature:
+    """``inspect.signature(fn)``, computed once per function (ops call it every time).
+
+    >>> class F:
+    ...     def forward(self, X, alpha):
+    ...         return X * alpha
+    >>> list(signature_of(F().forward).parameters)
+    ['X', 'alpha']
+    """
+    function = getattr(fn, "__func__", fn)
+    key = (function, hasattr(fn, "__self__"))
+    if key not in _SIGNATURES:
+        _SIGNATURES[key] = inspect.signature(fn)
+    return _SIGNATURES[key]
+
+
+_BINDS: set[Any] = set()
+
+
+def bind_arguments(fn: Any, args: tuple[Any, ...], method: str, op: Any, layout: Any) -> None:
+    """Fail clearly when ``fn`` cannot take ``args`` (instead of a TypeError inside).
+
+    Binding positional arguments depends on their count only, so a count that bound
+    once is remembered and not bound again. ``layout()`` (the expected parameters, for
+    the hint) is only built on an error.
+
+    >>> class Op:
+    ...     name = "square"
+    ...     def forward(self, x):
+    ...         return x * x
+    >>> bind_arguments(Op().forward, (1.0, 2.0), "forward", Op(), lambda: "x")
+    Traceback (most recent call last):
+        ...
+    autodiff_tutor.errors.ArgumentError: forward of 'square' cannot take the 2 argument(s)...
+    """
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"), len(args))
+    try:
+        if key in _BINDS:
+            return
+        signature = signature_of(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        raise ArgumentError(
+            f"{method} of {op.name!r} cannot take the {len(args)} argument(s) it is given: {exc}",
+            hint=f"its parameters after self must be: {layout()}",
+        ) from None
+    _BINDS.add(key)
+
+
+_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def positional_names(fn: Any) -> tuple[str, ...]:
+    """The names of ``fn``'s positional parameters (none when it has no signature).
+
+    >>> def forward(X, alpha, *rest, scale=1.0):
+    ...     return X
+    >>> positional_names(forward)
+    ('X', 'alpha')
+    """
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"))
+    try:
+        return _NAMES[key]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameters = signature_of(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    names = tuple(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+    _NAMES[key] = names
+    return names
+
+
+def gradient_flags(compute_gradients: Any, num_inputs: int, op: Any) -> tuple[bool, ...]:
+    """``compute_gradients`` as a tuple of one bool per input of ``op`` (a clear error
+    for another count).
+
+    >>> class Op:
+    ...     name = "op"
+    >>> gradient_flags((True, 0), 2, Op()), gradient_flags(True, 1, Op())
+    ((True, False), (True,))
+    """
+    if type(compute_gradients) is tuple and len(compute_gradients) == num_inputs:
+        if all(type(f) is bool for f in compute_gradients):
+            return compute_gradients  # the generated code's literal tuple: nothing to convert
+    if isinstance(compute_gradients, bool):
+        compute_gradients = (compute_gradients,)
+    flags = tuple(bool(f) for f in compute_gradients)
+    if len(flags) != num_inputs:
+        raise ArgumentError(
+            f"compute_gradients for {op.name!r} has {len(flags)} flag(s) for {num_inputs} input(s)",
+            hint="pass one bool per input",
+        )
+    return flags

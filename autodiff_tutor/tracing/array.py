@@ -2,14 +2,18 @@
 to it while ``evaluate`` runs.
 
 Operators, numpy ufuncs and functions, indexing and the usual methods all work and
-are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``,
-``y[0] += v``) and in-place operators (``y += v``) record a new value that every
-name of ``y`` sees, as in numpy, unless another traced array is a view of the same
-memory (numpy would change it too, which tracing cannot follow: that is refused). A
-write into a variable of the trace (an argument it traces) or a view of one is refused
-(:mod:`~autodiff_tutor.tracing.variable_writes`). Turning a traced array into a Python
-number or a plain array while it is being traced is an error that says why (it would
-silently lose the gradient).
+are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``) and
+in-place operators (``y += v``) follow numpy (:mod:`~autodiff_tutor.tracing.operators`).
+Turning a traced array into a Python number or a plain array while it is being traced
+is an error that says why (it would silently lose the gradient).
+
+numpy hands traced arrays to tracing through its dispatch protocols
+(``__array_ufunc__``, ``__array_function__``), so ``np.tanh(x)`` works on a traced
+``x``. Array-API libraries (``array_api_strict``) and cupy have no such protocol for
+foreign types; for them, a traced array's ``__array_namespace__`` (which
+``array_module`` reads, for the ``xp = array_module(x); xp.tanh(x)`` style) is a
+:class:`TracedNamespace`: the library's own functions, routed through tracing whenever
+an argument is traced.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced
@@ -22,6 +26,7 @@ traced(array([-1.,  2.]), not on a trace)
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Iterator
 from typing import Any
@@ -29,34 +34,30 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.locations import inside_numpy_check, storing_item
-from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
-from autodiff_tutor.rules.names import op_of_method
+from autodiff_tutor.ops.formats import FormattedArray, is_formatted
+from autodiff_tutor.rules.names import is_array_module, op_of_method
 from autodiff_tutor.rules.registry import lookup
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
-from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
+from autodiff_tutor.tracing import dispatch, messages, traced_values
+from autodiff_tutor.tracing.dispatch import bind
+from autodiff_tutor.tracing.messages import foreign_call
 from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
-from autodiff_tutor.tracing.other_libraries import foreign_call
 from autodiff_tutor.tracing.tape import Origin
-from autodiff_tutor.tracing.value import TracedValue, note_view
+from autodiff_tutor.tracing.traced_values import TracedValue, note_view
 
 IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
 PLAIN_ATTRIBUTES = {"nbytes", "itemsize", "flags", "device", "strides"}
-
-
-def _array_method(name: str) -> Any:
-    def method(self: Traced, *args: Any, **kwargs: Any) -> Any:
-        return self._method(name, args, kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)``, recorded like ``np.{name}(x, ...)``."
-    return method
+#: the methods recorded like numpy's function of the same name on any array library
+#: (computed by :func:`method_fallback` where the library's arrays lack them)
+ARRAY_METHODS = frozenset(
+    "sum mean max min prod reshape transpose squeeze dot clip astype copy".split()
+)
 
 
 class Traced(TracedValue):
     """An array whose operations are recorded on the running trace (see the module).
 
-    Make one with :func:`~autodiff_tutor.tracing.from_data.traced`; ``evaluate`` traces
+    Make one with :func:`~autodiff_tutor.tracing.data.traced`; ``evaluate`` traces
     the ones passed to it.
 
     >>> from autodiff_tutor.tracing import evaluate, traced
@@ -268,7 +269,7 @@ class Traced(TracedValue):
                 return method_fallback(array_module(raw), op, raw_inputs, bound.options)
 
         rule = lookup(op)
-        bound = binding.bind(getattr(np, name, None), rule, (self, *args), kwargs)
+        bound = bind(getattr(np, name, None), rule, (self, *args), kwargs)
         if bound is None:
             forward()  # a wrong call raises the library's own error
             raise messages.unsupported_call(
@@ -282,23 +283,12 @@ class Traced(TracedValue):
         result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
         return note_view(result, self, lambda base: base._method(name, args, kwargs))
 
-    sum = _array_method("sum")
-    mean = _array_method("mean")
-    max = _array_method("max")
-    min = _array_method("min")
-    prod = _array_method("prod")
-    reshape = _array_method("reshape")
-    transpose = _array_method("transpose")
-    squeeze = _array_method("squeeze")
-    dot = _array_method("dot")
-    clip = _array_method("clip")
-    astype = _array_method("astype")
-    copy = _array_method("copy")
-
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         raw = self._data
+        if name in ARRAY_METHODS:
+            return lambda *args, **kwargs: self._method(name, args, kwargs)
         if not hasattr(raw, name):
             raise AttributeError(f"traced array has no attribute {name!r}")
         if name in IN_PLACE_METHODS:
@@ -348,3 +338,90 @@ class Traced(TracedValue):
 
 def _unpickle(data: Any) -> Traced:
     return Traced(data, None, None, frozenset({Origin("pickled", "")}))
+
+
+class TracedNamespace:
+    """The functions of array module ``xp``, tracing-aware (see the module docstring).
+
+    >>> import numpy as np
+    >>> numpy_like(np).tanh(0.0)  # plain values pass straight through
+    np.float64(0.0)
+    """
+
+    def __init__(self, xp: Any):
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        if is_array_module(value):
+            return numpy_like(value)
+        if callable(value) and not isinstance(value, type):
+            return traced_function(value, f"{self._xp.__name__}.{name}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"<traced namespace of {self._xp.__name__}>"
+
+
+@functools.lru_cache(maxsize=16)
+def numpy_like(xp: Any) -> TracedNamespace:
+    """The traced-aware namespace of array module ``xp`` (cached per module).
+
+    >>> import numpy as np
+    >>> numpy_like(np) is numpy_like(np)
+    True
+    """
+    return TracedNamespace(xp)
+
+
+@functools.lru_cache(maxsize=1024)
+def traced_function(fn: Any, name: str) -> Any:
+    """``fn`` routed through tracing (its derivative rule, or a located refusal)
+    whenever an argument is traced; ``fn`` itself otherwise. ``name`` is how the
+    user calls it, for messages.
+
+    >>> import numpy as np
+    >>> traced_function(np.sum, "np.sum")([1.0, 2.0])
+    np.float64(3.0)
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not traced_values.traced_leaves([args, kwargs]):
+            return fn(*args, **kwargs)
+        return dispatch.call_function(fn, args, kwargs, name)
+
+    return call
+
+
+def method_fallback(xp: Any, op: str, inputs: list[Any], options: dict[str, Any]) -> Any:
+    """Compute method ``op`` (``x.sum(axis=0)``) with the functions of an array-API
+    namespace, for arrays that have no such method.
+
+    >>> import array_api_strict as xs
+    >>> method_fallback(xs, "sum", [xs.ones((2, 3))], {"axis": 0})
+    Array([2., 2., 2.], dtype=array_api_strict.float64)
+    """
+    x = inputs[0]
+    if op in ("sum", "mean", "max", "min", "prod"):
+        axis, keepdims = options.get("axis"), bool(options.get("keepdims", False))
+        return getattr(xp, op)(x, axis=axis, keepdims=keepdims)
+    if op == "reshape":
+        return xp.reshape(x, tuple(options["shape"]))
+    if op == "transpose":
+        axes = options.get("axes")
+        return xp.permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else tuple(axes))
+    if op == "squeeze":
+        axis = options.get("axis")
+        if axis is None:
+            axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+        return xp.squeeze(x, axis=axis)
+    if op == "clip":
+        return xp.clip(x, min=inputs[1], max=inputs[2])
+    if op == "astype":
+        return xp.astype(x, options["dtype"])
+    if op == "copy":
+        return xp.asarray(x, copy=True)
+    if op == "dot" and x.ndim <= 2 and inputs[1].ndim <= 2:
+        return xp.matmul(x, inputs[1])
+    raise AttributeError(f"{op}: no array-API equivalent of this method")
