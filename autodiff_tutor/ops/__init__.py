@@ -22,10 +22,16 @@ from autodiff_tutor.ops.formats import (
     reduce_to_channels,
     strip_dims,
 )
-from autodiff_tutor.ops.function import DifferentiableFunction, Saved, op_vjp
+from autodiff_tutor.ops.function import (
+    DifferentiableFunction,
+    GradientProblem,
+    InputSpec,
+    Saved,
+    gradient_problems,
+    op_vjp,
+)
 from autodiff_tutor.ops.prelu import PReLUFunction, prelu, prelu_reference
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction, srelu, srelu_reference
-from autodiff_tutor.ops.validate import GradientProblem, InputSpec, gradient_problems
 from autodiff_tutor.protocol import is_differentiable_op
 
 __all__ = [
