@@ -31,8 +31,7 @@ and ``np.asarray`` keep the trace, scipy's functions with rules use them, as MAT
 """
 
 from autodiff_tutor.ops.formats import dims, find_dims, strip_dims
-from autodiff_tutor.tracing.array import Traced, numpy_like
-from autodiff_tutor.tracing.data import extract_data, stop_gradient, traced
+from autodiff_tutor.tracing.array import Traced, extract_data, numpy_like, stop_gradient, traced
 from autodiff_tutor.tracing.dispatch import call_op
 from autodiff_tutor.tracing.evaluate import evaluate, new_variables, value_and_gradient
 from autodiff_tutor.tracing.gradient import gradient

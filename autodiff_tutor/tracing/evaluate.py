@@ -3,7 +3,7 @@
 gradient, with ``wrt`` picking arguments by position or name, or a bound method's
 attributes (the compiler's ``value_and_grad`` contract). The gradient is in
 :mod:`~autodiff_tutor.tracing.gradient`, the data in and out in
-:mod:`~autodiff_tutor.tracing.data`.
+:mod:`~autodiff_tutor.tracing.array`.
 
 The Rosenbrock function of MATLAB's example, at ``x0 = [-1, 2]``:
 
@@ -31,7 +31,7 @@ from autodiff_tutor.ops.formats import FormattedArray, is_formatted
 from autodiff_tutor.pytree import flatten, is_structure, leaf_paths, unflatten
 from autodiff_tutor.runtime.backend import is_float_value, shape_of
 from autodiff_tutor.tracing import messages
-from autodiff_tutor.tracing.data import extract_data, traced
+from autodiff_tutor.tracing.array import extract_data, traced
 from autodiff_tutor.tracing.gradient import take_gradient
 from autodiff_tutor.tracing.messages import reached_foreign_code
 from autodiff_tutor.tracing.operators import register_variable

@@ -55,6 +55,7 @@ make a copy first (x = x.copy(), where zero_corner starts
 from __future__ import annotations
 
 import ast
+import operator
 from typing import Any
 
 import numpy as np
@@ -73,21 +74,30 @@ from autodiff_tutor.tracing.traced_values import (
     views_of,
 )
 
-_SYMBOLS = {
-    "add": "+",
-    "subtract": "-",
-    "multiply": "*",
-    "divide": "/",
-    "power": "**",
-    "matmul": "@",
-    "floor_divide": "//",
-    "remainder": "%",
-    "less": "<",
-    "less_equal": "<=",
-    "greater": ">",
-    "greater_equal": ">=",
-    "equal": "==",
-    "not_equal": "!=",
+#: op -> (the operator's function, its symbol, its other forms: "r" reflected
+#: (``__radd__``), "i" in place (``__iadd__``); Python reflects comparisons itself)
+BINARY = {
+    "add": (operator.add, "+", "ri"),
+    "subtract": (operator.sub, "-", "ri"),
+    "multiply": (operator.mul, "*", "ri"),
+    "divide": (operator.truediv, "/", "ri"),
+    "power": (operator.pow, "**", "ri"),
+    "matmul": (operator.matmul, "@", "ri"),
+    "floor_divide": (operator.floordiv, "//", "r"),
+    "remainder": (operator.mod, "%", "r"),
+    "less": (operator.lt, "<", ""),
+    "less_equal": (operator.le, "<=", ""),
+    "greater": (operator.gt, ">", ""),
+    "greater_equal": (operator.ge, ">=", ""),
+    "equal": (operator.eq, "==", ""),
+    "not_equal": (operator.ne, "!=", ""),
+}
+#: op -> the unary operator's function (``-x``, ``+x``, ``abs(x)``, ``~x``)
+UNARY = {
+    "negative": operator.neg,
+    "positive": operator.pos,
+    "abs": operator.abs,
+    "invert": operator.invert,
 }
 
 
@@ -98,7 +108,7 @@ def binary(op: str, function: Any, reflected: bool = False) -> Any:
         if is_formatted(other):
             return NotImplemented  # the formatted array's operator labels the result
         a, b = (other, self) if reflected else (self, other)
-        name = f"the {_SYMBOLS[op]} operator"
+        name = f"the {BINARY[op][1]} operator"
 
         def forward() -> Any:
             return function(traced_values.unwrap(a), traced_values.unwrap(b))
@@ -123,7 +133,7 @@ def unary(op: str, function: Any) -> Any:
 def in_place(op: str, function: Any) -> Any:
     """The method for an augmented operator (``y += v``): see the module docstring."""
     compute = binary(op, function)
-    symbol = _SYMBOLS[op] + "="
+    symbol = BINARY[op][1] + "="
 
     def method(self: TracedValue, other: Any) -> Any:
         if not isinstance(self._data, np.generic):  # numpy scalars are rebound, not written
@@ -150,6 +160,24 @@ def in_place(op: str, function: Any) -> Any:
 
     method.__name__ = f"__i{function.__name__.strip('_')}__"
     return method
+
+
+def operator_methods() -> dict[str, Any]:
+    """The operator methods of a traced array, by name (``__add__``, ``__radd__``,
+    ``__iadd__``, ``__neg__``...), from :data:`BINARY` and :data:`UNARY`.
+
+    >>> sorted(operator_methods())[:4]
+    ['__abs__', '__add__', '__eq__', '__floordiv__']
+    """
+    methods = {f"__{f.__name__}__": unary(op, f) for op, f in UNARY.items()}
+    for op, (function, _, forms) in BINARY.items():
+        name = function.__name__
+        methods[f"__{name}__"] = binary(op, function)
+        if "r" in forms:
+            methods[f"__r{name}__"] = binary(op, function, reflected=True)
+        if "i" in forms:
+            methods[f"__i{name}__"] = in_place(op, function)
+    return methods
 
 
 def set_item(y: Any, index: Any, value: Any) -> None:
