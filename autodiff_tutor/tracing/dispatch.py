@@ -369,11 +369,8 @@ def call_op(op: Any, *inputs: Any) -> Any:
 
     Returns the outputs as traced arrays: a bare value when ``op.num_outputs`` is 1,
     else a tuple. When an input is on the running trace, one record is added whose
-    backward calls ``op.op_backward``. On plain inputs it just runs the forward.
-
-    This is the hook for ``DifferentiableFunction.__call__`` (and compiled
-    functions): when any input is traced (``is_traced``), delegate to
-    ``call_op(self, *inputs)``.
+    backward calls ``op.op_backward``. On plain inputs it just runs the forward. An op
+    or a compiled function called on a traced value comes here by itself.
 
     >>> from autodiff_tutor.api import differentiable
     >>> from autodiff_tutor.tracing import evaluate, gradient, traced

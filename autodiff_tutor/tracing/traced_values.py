@@ -12,11 +12,9 @@ other traced values see the same memory: numpy would change them too, and so wou
 the array-API libraries that wrap memory as numpy does (``array_api_strict``: its
 slices, transposes and reshapes are views), whose memory tracing sees through DLPack
 (:func:`may_share_memory`). Views that tracing made itself (``v = t.reshape(-1)``,
-``t.T``, ``t[0]``, ``np.transpose(t)``: :func:`note_view`) are rebuilt from the
-updated array, so they see the update as in numpy; an update *through* such a view
-(``v += 1``) is put back into its array where the library can write at positions
-(:mod:`~autodiff_tutor.tracing.operators`); any other sharing is refused instead of
-silently diverging from what the library does.
+``t.T``, ``t[0]``: :func:`note_view`) see the update as in numpy, and writes through
+them reach their array (:mod:`~autodiff_tutor.tracing.operators`); any other sharing
+is refused instead of silently diverging from what the library does.
 
 The helpers tell a traced array from a plain value (and one on the running trace from
 one that is not), take the raw data out, make new traced arrays around results, copy

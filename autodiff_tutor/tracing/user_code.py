@@ -23,14 +23,12 @@ is numpy, and an escape is refused as before.
 What differs from the modules, in the namespaces the copies see:
 
 - numpy's array-making functions (``np.zeros``, ``ones``, ``empty``, ``full``,
-  ``eye``, ``identity``) give *buffers*: traced arrays off the trace. In MATLAB,
-  assigning a ``dlarray`` into a numeric array makes that array a ``dlarray``; numpy
-  cannot do that for a foreign type (``out[i] = t`` on a plain ndarray converts ``t``
-  in C, and the array stays plain). A buffer is a constant, which behaves as the plain
-  array would (``float(out[0])`` is fine), until a traced value is written or added
-  into it (``out[i] = t``, ``out[:, j] += t``, ``np.add(a, t, out=out)``); from then
-  on it is on the trace. A buffer that never got a traced value leaves ``evaluate`` as
-  a plain array;
+  ``eye``, ``identity``) give *buffers*: traced arrays off the trace, as a numeric
+  array that a ``dlarray`` is assigned into becomes a ``dlarray`` in MATLAB. A buffer
+  is a constant, which behaves as the plain array would (``float(out[0])`` is fine),
+  until a traced value is written or added into it (``out[i] = t``, ``out[:, j] +=
+  t``, ``np.add(a, t, out=out)``); from then on it is on the trace. A buffer that
+  never got a traced value leaves ``evaluate`` as a plain array;
 - its conversions (``np.array([a, b])``, ``np.asarray(t)``), ``np.r_``/``np.c_`` and
   scalar casts (``np.float64(t)``), which numpy makes in C (through ``__array__``,
   which must return a plain array), keep traced values traced: a traced value stays
