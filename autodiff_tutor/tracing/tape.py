@@ -2,7 +2,7 @@
 
 Every operation on a traced value appends a :class:`Record` (operation, inputs,
 output, the user's line). The backward pass reads the records in reverse; the
-inspector shows them as rows of data (:func:`rows`), a text table or HTML, each record
+inspector shows them as rows of data (:meth:`Tape.rows`), a text table or HTML, each record
 with its options as they were written (:func:`detail`: ``x[:, 0]``, ``axis=0``). When
 the evaluation ends, or a gradient releases the trace, the arrays kept for the backward
 pass are dropped; the records themselves stay, so a notebook can still show them.
@@ -305,14 +305,40 @@ class Tape:
     # -- the inspector ---------------------------------------------------------
 
     def rows(self) -> list[dict[str, Any]]:
-        """The records as data: one dict per argument and per operation.
+        """One dict per traced argument, then one per recorded operation.
 
-        >>> from autodiff_tutor.tracing import evaluate, traced
-        >>> _ = evaluate(lambda x: x * 2, traced(1.0))
-        >>> [row["op"] for row in last_tape().rows()]
-        ['input', 'multiply']
+        Keys: ``index`` (``None`` for arguments), ``op``, ``detail`` (options such as
+        ``axis=0``), ``inputs`` (labels), ``input_ids`` (node ids, ``None`` for
+        constants), ``input_shapes``, ``outputs`` (labels), ``output_ids``,
+        ``output_shapes``, ``needs_gradient`` and ``where`` (the user's line).
+
+        >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+        >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
+        >>> row = last_tape().rows()[1]
+        >>> row["op"], row["detail"], row["input_ids"], row["output_shapes"]
+        ('sum', 'axis=0', [0], [()])
         """
-        return rows(self)
+        arguments = [
+            Record(None, "input", "rule", [], (node.id,), node.where)  # type: ignore[arg-type]
+            for node in self.nodes
+            if node.record is None
+        ]
+        return [
+            {
+                "index": record.index,
+                "op": record.op,
+                "detail": record.detail,
+                "inputs": [i.label for i in record.inputs],
+                "input_ids": [i.node for i in record.inputs],
+                "input_shapes": [i.shape for i in record.inputs],
+                "outputs": [self.nodes[n].label for n in record.outputs],
+                "output_ids": list(record.outputs),
+                "output_shapes": [self.nodes[n].shape for n in record.outputs],
+                "needs_gradient": record.needs_gradient,
+                "where": record.where,
+            }
+            for record in [*arguments, *self.records]
+        ]
 
     def table(self) -> str:
         """The records as a readable text table.
@@ -326,13 +352,36 @@ class Tape:
         0  multiply   x (2,), x (2,)  v1 (2,)  yes   <doctest ...>:1
         1  sum        v1 (2,)         v2 ()    yes   <doctest ...>:1
         """
-        return text_table(self)
+        body = [row_cells(row) for row in self.rows()]
+        widths = [max(len(c) for c in column) for column in zip(COLUMNS, *body, strict=False)]
+        widths = [min(w, 40) for w in widths]
+        lines = [_title(self)]
+        for cells in [list(COLUMNS), *body]:
+            lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.table()
 
     def _repr_html_(self) -> str:
-        return html_table(self)
+        """The records as an HTML table, for notebooks.
+
+        >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+        >>> _ = evaluate(lambda x: x * 2, traced(1.0))
+        >>> "<td>multiply</td>" in last_tape()._repr_html_()
+        True
+        """
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+        body = []
+        for row in self.rows():
+            style = "" if row["needs_gradient"] else ' style="color: #888"'
+            cells = "".join(f"<td>{html.escape(c)}</td>" for c in row_cells(row))
+            body.append(f"<tr{style}>{cells}</tr>")
+        caption = html.escape(_title(self))
+        return (
+            f"<table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
 
 
 def _may_share_memory(a: Any, b: Any) -> bool:
@@ -367,49 +416,12 @@ def deactivate(token: Any) -> None:
 COLUMNS = ("#", "operation", "inputs", "output", "grad", "line")
 
 
-def rows(tape: Any) -> list[dict[str, Any]]:
-    """One dict per traced argument, then one per recorded operation.
-
-    Keys: ``index`` (``None`` for arguments), ``op``, ``detail`` (options such as
-    ``axis=0``), ``inputs`` (labels), ``input_ids`` (node ids, ``None`` for
-    constants), ``input_shapes``, ``outputs`` (labels), ``output_ids``,
-    ``output_shapes``, ``needs_gradient`` and ``where`` (the user's line).
-
-    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
-    >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
-    >>> row = rows(last_tape())[1]
-    >>> row["op"], row["detail"], row["input_ids"], row["output_shapes"]
-    ('sum', 'axis=0', [0], [()])
-    """
-    arguments = [
-        Record(None, "input", "rule", [], (node.id,), node.where)  # type: ignore[arg-type]
-        for node in tape.nodes
-        if node.record is None
-    ]
-    return [
-        {
-            "index": record.index,
-            "op": record.op,
-            "detail": record.detail,
-            "inputs": [i.label for i in record.inputs],
-            "input_ids": [i.node for i in record.inputs],
-            "input_shapes": [i.shape for i in record.inputs],
-            "outputs": [tape.nodes[n].label for n in record.outputs],
-            "output_ids": list(record.outputs),
-            "output_shapes": [tape.nodes[n].shape for n in record.outputs],
-            "needs_gradient": record.needs_gradient,
-            "where": record.where,
-        }
-        for record in [*arguments, *tape.records]
-    ]
-
-
 def row_cells(row: dict[str, Any]) -> list[str]:
-    """The cells of one of :func:`rows`, as the text and HTML tables show them.
+    """The cells of one of :meth:`Tape.rows`, as the text and HTML tables show them.
 
     >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
     >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
-    >>> row_cells(rows(last_tape())[1])[:5]
+    >>> row_cells(last_tape().rows()[1])[:5]
     ['0', 'sum axis=0', 'x (2,)', 'v1 ()', 'yes']
     """
     inputs = ", ".join(
@@ -433,45 +445,6 @@ def _title(tape: Any) -> str:
     arguments = sum(1 for node in tape.nodes if node.record is None)
     plural = "" if arguments == 1 else "s"
     return f"{tape.describe()}, {state}: {arguments} argument{plural}, {len(tape)} operations"
-
-
-def text_table(tape: Any) -> str:
-    """The tape as an aligned text table (columns: #, operation, inputs, output,
-    grad, line); the module docstring shows one.
-
-    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
-    >>> _ = evaluate(lambda x: -x, traced(1.0))
-    >>> text_table(last_tape()).splitlines()[-1].split()[:4]
-    ['0', 'negative', 'x', '()']
-    """
-    body = [row_cells(row) for row in rows(tape)]
-    widths = [max(len(c) for c in column) for column in zip(COLUMNS, *body, strict=False)]
-    widths = [min(w, 40) for w in widths]
-    lines = [_title(tape)]
-    for cells in [list(COLUMNS), *body]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-    return "\n".join(lines)
-
-
-def html_table(tape: Any) -> str:
-    """The tape as an HTML table, for notebooks (``_repr_html_``).
-
-    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
-    >>> _ = evaluate(lambda x: x * 2, traced(1.0))
-    >>> "<td>multiply</td>" in last_tape()._repr_html_()
-    True
-    """
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
-    body = []
-    for row in rows(tape):
-        style = "" if row["needs_gradient"] else ' style="color: #888"'
-        cells = "".join(f"<td>{html.escape(c)}</td>" for c in row_cells(row))
-        body.append(f"<tr{style}>{cells}</tr>")
-    caption = html.escape(_title(tape))
-    return (
-        f"<table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
 
 
 def format_index(index: Any) -> str:
