@@ -14,8 +14,7 @@ from autodiff_tutor import grad
 from autodiff_tutor.course import explain_errors
 from autodiff_tutor.errors import WIDTH, AutodiffError, Location, cell_name, place, wrap
 from autodiff_tutor.tracing import evaluate, extract_data, gradient, last_tape, traced
-from autodiff_tutor.tracing.gradient_messages import extracted_and_continued
-from autodiff_tutor.tracing.messages import in_place
+from autodiff_tutor.tracing.messages import extracted_and_continued, in_place
 
 LONG = in_place("y[0] = 1")
 

@@ -26,7 +26,7 @@ from autodiff_tutor.ops import (
     op_vjp,
     reduce_to_channels,
 )
-from autodiff_tutor.ops.validate import (
+from autodiff_tutor.ops.function import (
     describe_inputs,
     gradient_problems,
     numpy_gradients_fine,

@@ -18,7 +18,7 @@ from autodiff_tutor.rules.formula import parse
 from autodiff_tutor.rules.record import ELEMENTWISE, HELPER, SELECTION, Family
 from autodiff_tutor.rules.registry import all_rules, is_nondifferentiable, lookup
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, ScalarRule
-from autodiff_tutor.tracing.rule_parts import formula_parts, input_gradients
+from autodiff_tutor.tracing.gradient import formula_parts, input_gradients
 from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS
 
 

@@ -77,7 +77,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_the_package_modules():
     graph = _graph()
-    assert "dispatch" in graph["array"] and "value" in graph["dispatch"]
+    assert "dispatch" in graph["array"] and "traced_values" in graph["dispatch"]
 
 
 def test_no_import_cycles_inside_tracing():

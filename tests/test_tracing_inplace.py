@@ -148,7 +148,7 @@ def writes_through_views_of_views_twin(x):
     ],
 )
 def test_an_update_through_a_view_is_seen_by_its_array(fn, twin, x):
-    """Was refused: the write is put back into the array (tracing/through_view.py)."""
+    """Was refused: the write is put back into the array (tracing/operators.py)."""
     _check_like_numpy(fn, x)
     assert np.isclose(twin(x.copy()), fn(x.copy()), rtol=1e-12)
     _, grad = value_and_gradient(fn, x.copy(), wrt=0)

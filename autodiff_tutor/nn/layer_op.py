@@ -30,7 +30,7 @@ from autodiff_tutor.nn.autodiff import (
     traced_backward,
 )
 from autodiff_tutor.nn.layer import Layer, as_outputs
-from autodiff_tutor.ops.validate import as_gradient_tuple, describe_inputs, gradient_problems
+from autodiff_tutor.ops.function import as_gradient_tuple, describe_inputs, gradient_problems
 
 __all__ = ["LayerOp", "input_names"]
 

@@ -8,27 +8,30 @@ True
 
 from autodiff_tutor.ops.formats import (
     LABELS,
+    FormattedArray,
     batch_axis,
     channel_axis,
     channel_shape,
     check_channel_parameter,
     check_channel_parameters,
     check_format,
-    find_dims,
-    reduce_to_channels,
-)
-from autodiff_tutor.ops.formatted import (
-    FormattedArray,
     dims,
+    find_dims,
     formatted,
     is_formatted,
+    reduce_to_channels,
     strip_dims,
 )
-from autodiff_tutor.ops.function import DifferentiableFunction, op_vjp
-from autodiff_tutor.ops.function_backward import Saved
+from autodiff_tutor.ops.function import (
+    DifferentiableFunction,
+    GradientProblem,
+    InputSpec,
+    Saved,
+    gradient_problems,
+    op_vjp,
+)
 from autodiff_tutor.ops.prelu import PReLUFunction, prelu, prelu_reference
 from autodiff_tutor.ops.srelu import SRELU_PARAMETERS, SReLUFunction, srelu, srelu_reference
-from autodiff_tutor.ops.validate import GradientProblem, InputSpec, gradient_problems
 from autodiff_tutor.protocol import is_differentiable_op
 
 __all__ = [

@@ -20,8 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.ops.formats import check_channel_parameters, check_format, reduce_to_channels
-from autodiff_tutor.ops.formatted import data_format, labelled_like
+from autodiff_tutor.ops.formats import (
+    check_channel_parameters,
+    check_format,
+    data_format,
+    labelled_like,
+    reduce_to_channels,
+)
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
 
@@ -73,7 +78,7 @@ def prelu(X: Any, alpha: Any, fmt: str | None = None) -> Any:
     which the output keeps).
 
     >>> import numpy as np
-    >>> from autodiff_tutor.ops.formatted import formatted
+    >>> from autodiff_tutor.ops.formats import formatted
     >>> prelu(np.array([[-4.0, 4.0]]), np.array([[0.5, 0.5]]), "BC").tolist()
     [[-2.0, 4.0]]
     >>> prelu(formatted(np.array([[-4.0, 4.0]]), "BC"), np.array([[0.5], [0.5]]))

@@ -36,8 +36,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from autodiff_tutor.ops.formats import check_channel_parameters, check_format, reduce_to_channels
-from autodiff_tutor.ops.formatted import data_format, labelled_like
+from autodiff_tutor.ops.formats import (
+    check_channel_parameters,
+    check_format,
+    data_format,
+    labelled_like,
+    reduce_to_channels,
+)
 from autodiff_tutor.ops.function import DifferentiableFunction
 from autodiff_tutor.runtime.backend import array_module
 
@@ -133,11 +138,11 @@ class SReLUFunction(DifferentiableFunction):
 def srelu(X: Any, tl: Any, al: Any, tr: Any, ar: Any, fmt: str | None = None) -> Any:
     """Apply SReLU to ``X`` in data format ``fmt`` (MATLAB's interface function).
 
-    A formatted ``X`` (:func:`~autodiff_tutor.ops.formatted.formatted`, or
+    A formatted ``X`` (:func:`~autodiff_tutor.ops.formats.formatted`, or
     ``traced(X, fmt)``) says its own format, and the output has the same labels.
 
     >>> import numpy as np
-    >>> from autodiff_tutor.ops.formatted import formatted
+    >>> from autodiff_tutor.ops.formats import formatted
     >>> p = [np.full((1, 1), v) for v in (-1.0, 0.1, 1.0, 0.5)]
     >>> srelu(np.array([[-3.0], [0.0], [5.0]]), *p, fmt="BC").ravel().tolist()
     [-1.2, 0.0, 3.0]

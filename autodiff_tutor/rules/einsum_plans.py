@@ -3,7 +3,7 @@ directly: three or more operands as two-operand einsums in turn
 (:func:`einsum_in_pairs`), one operand as the sum, transpose, trace, diagonal or
 axis move it is (:func:`einsum_of_one`). Both take ``...`` (numpy's broadcast axes).
 The compiler (:mod:`.front.normalize.einsum`) and tracing
-(:mod:`autodiff_tutor.tracing.einsum_steps`) make the same steps from these plans.
+(:mod:`autodiff_tutor.tracing.dispatch`) make the same steps from these plans.
 
 >>> einsum_in_pairs("...i,...i,...i->...")
 ['...i,...i->...i', '...i,...i->...']

@@ -4,7 +4,7 @@ A rule (see :mod:`~autodiff_tutor.rules.record`) is a tiny function: optional lo
 assignments, then one ``return`` of a formula, or of a tuple with one formula per
 input. :func:`parse` reads that body once; the compiler's inliner substitutes the
 formulas into generated code (:mod:`.rule_inline`), and tracing
-compiles one small function per formula (:mod:`autodiff_tutor.tracing.rule_parts`),
+compiles one small function per formula (:mod:`autodiff_tutor.tracing.gradient`),
 so both modes evaluate the same expressions.
 
 >>> import ast

@@ -9,13 +9,9 @@ purpose. The tape is data: ``last_tape()`` shows what tracing saw.
 
 Writes in place follow numpy in arrays the function computes (``y = x * 2; y[0] = 1``,
 ``y += 1``, through views of ``y`` too). Writes into a *variable* of the trace (an
-argument it traces, or ``new_variables``), or into a view of one (``x[0, 0] = 0``,
-``x *= 2``, ``v = x.T; v[0] = 1``, a helper writing into the argument it was given),
-are refused with a located error, in ``evaluate`` + ``gradient`` and in
-``value_and_gradient`` alike, as the compiler refuses writes into a parameter: the
-gradient would be ambiguous (with respect to the value passed in, or to the written
-one). The hint, ``x = x.copy()`` where the function starts, keeps the program's meaning
-(:mod:`~autodiff_tutor.tracing.variable_writes`).
+argument it traces, or ``new_variables``), or into a view of one, are refused with a
+located error, as the compiler refuses writes into a parameter: the gradient would be
+ambiguous (:mod:`~autodiff_tutor.tracing.operators`).
 
 The function ``evaluate`` runs (and the functions it calls by name) sees numpy, scipy
 and math as tracing knows them (:mod:`~autodiff_tutor.tracing.user_code`): arrays it
@@ -34,17 +30,13 @@ and ``np.asarray`` keep the trace, scipy's functions with rules use them, as MAT
 ['matmul', 'tanh', 'power', 'sum']
 """
 
-from autodiff_tutor.ops.formatted import dims, find_dims, strip_dims
-from autodiff_tutor.tracing.array import Traced
-from autodiff_tutor.tracing.custom import call_op
-from autodiff_tutor.tracing.evaluate import evaluate, new_variables
-from autodiff_tutor.tracing.extract import extract_data, stop_gradient
-from autodiff_tutor.tracing.from_data import traced
+from autodiff_tutor.ops.formats import dims, find_dims, strip_dims
+from autodiff_tutor.tracing.array import Traced, extract_data, numpy_like, stop_gradient, traced
+from autodiff_tutor.tracing.dispatch import call_op
+from autodiff_tutor.tracing.evaluate import evaluate, new_variables, value_and_gradient
 from autodiff_tutor.tracing.gradient import gradient
-from autodiff_tutor.tracing.namespace import numpy_like
 from autodiff_tutor.tracing.tape import Tape, active_tape, last_tape, tape_of
 from autodiff_tutor.tracing.traced_values import is_live, is_traced
-from autodiff_tutor.tracing.value_and_gradient import value_and_gradient
 
 __all__ = [
     "Tape",

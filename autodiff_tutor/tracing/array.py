@@ -1,62 +1,78 @@
 """The traced array (like MATLAB's ``dlarray``): an array that records what is done
-to it while ``evaluate`` runs.
+to it while ``evaluate`` runs. ``traced(x)`` makes one from a copy of data (like
+``dlarray(x)``); ``extract_data`` and ``stop_gradient`` take the plain data out (like
+``extractdata``), which the trace then no longer follows.
 
 Operators, numpy ufuncs and functions, indexing and the usual methods all work and
-are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``,
-``y[0] += v``) and in-place operators (``y += v``) record a new value that every
-name of ``y`` sees, as in numpy, unless another traced array is a view of the same
-memory (numpy would change it too, which tracing cannot follow: that is refused). A
-write into a variable of the trace (an argument it traces) or a view of one is refused
-(:mod:`~autodiff_tutor.tracing.variable_writes`). Turning a traced array into a Python
-number or a plain array while it is being traced is an error that says why (it would
-silently lose the gradient).
+are recorded; comparisons give plain boolean arrays. Element writes (``y[0] = v``) and
+in-place operators (``y += v``) follow numpy (:mod:`~autodiff_tutor.tracing.operators`).
+Turning a traced array into a Python number or a plain array while it is being traced
+is an error that says why (it would silently lose the gradient).
+
+numpy hands traced arrays to tracing through its dispatch protocols
+(``__array_ufunc__``, ``__array_function__``), so ``np.tanh(x)`` works on a traced
+``x``. Array-API libraries (``array_api_strict``) and cupy have no such protocol for
+foreign types; for them, a traced array's ``__array_namespace__`` (which
+``array_module`` reads, for the ``xp = array_module(x); xp.tanh(x)`` style) is a
+:class:`TracedNamespace`: the library's own functions, routed through tracing whenever
+an argument is traced.
 
 >>> import numpy as np
 >>> from autodiff_tutor.tracing import traced
 >>> x = traced([-1.0, 2.0])
 >>> x
 traced(array([-1.,  2.]), not on a trace)
->>> (x * 2).shape, x.ndim, float(x[0])
-((2,), 1, -1.0)
+>>> (x * 2).shape, x.ndim, float(x[0]), extract_data(x * 2)
+((2,), 1, -1.0, array([-2.,  4.]))
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.locations import inside_numpy_check, storing_item
-from autodiff_tutor.ops.formatted import FormattedArray, is_formatted
-from autodiff_tutor.rules.names import op_of_method
+from autodiff_tutor.errors import NonDifferentiableInputError, front_door
+from autodiff_tutor.foreign_libraries import first_foreign
+from autodiff_tutor.locations import here, inside_numpy_check, location, storing_item, user_frame
+from autodiff_tutor.ops.formats import FormattedArray, formatted, is_formatted
+from autodiff_tutor.rules.names import is_array_module, op_of_method
 from autodiff_tutor.rules.registry import lookup
-from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.tracing import binding, dispatch, messages, traced_values
-from autodiff_tutor.tracing.namespace import method_fallback, numpy_like
-from autodiff_tutor.tracing.operators import binary, fill_diagonal, in_place, set_item, unary
-from autodiff_tutor.tracing.other_libraries import foreign_call
-from autodiff_tutor.tracing.tape import Origin
-from autodiff_tutor.tracing.value import TracedValue, note_view
+from autodiff_tutor.runtime.backend import array_module, copy_array, dtype_kind, shape_of
+from autodiff_tutor.tracing import dispatch, messages, traced_values
+from autodiff_tutor.tracing.dispatch import bind
+from autodiff_tutor.tracing.messages import foreign_call, foreign_input
+from autodiff_tutor.tracing.operators import (
+    fill_diagonal,
+    operator_methods,
+    register_variable,
+    set_item,
+)
+from autodiff_tutor.tracing.tape import Extraction, Origin, active_tape
+from autodiff_tutor.tracing.traced_values import (
+    TracedValue,
+    input_info,
+    is_live,
+    is_traced,
+    note_view,
+)
 
 IN_PLACE_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield"}
 PLAIN_ATTRIBUTES = {"nbytes", "itemsize", "flags", "device", "strides"}
-
-
-def _array_method(name: str) -> Any:
-    def method(self: Traced, *args: Any, **kwargs: Any) -> Any:
-        return self._method(name, args, kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)``, recorded like ``np.{name}(x, ...)``."
-    return method
+#: the methods recorded like numpy's function of the same name on any array library
+#: (computed by :func:`method_fallback` where the library's arrays lack them)
+ARRAY_METHODS = frozenset(
+    "sum mean max min prod reshape transpose squeeze dot clip astype copy".split()
+)
 
 
 class Traced(TracedValue):
     """An array whose operations are recorded on the running trace (see the module).
 
-    Make one with :func:`~autodiff_tutor.tracing.from_data.traced`; ``evaluate`` traces
+    Make one with :func:`traced`; ``evaluate`` traces
     the ones passed to it.
 
     >>> from autodiff_tutor.tracing import evaluate, traced
@@ -268,7 +284,7 @@ class Traced(TracedValue):
                 return method_fallback(array_module(raw), op, raw_inputs, bound.options)
 
         rule = lookup(op)
-        bound = binding.bind(getattr(np, name, None), rule, (self, *args), kwargs)
+        bound = bind(getattr(np, name, None), rule, (self, *args), kwargs)
         if bound is None:
             forward()  # a wrong call raises the library's own error
             raise messages.unsupported_call(
@@ -282,23 +298,12 @@ class Traced(TracedValue):
         result = dispatch.apply(op, f"x.{name}()", forward, bound.inputs, bound.options)
         return note_view(result, self, lambda base: base._method(name, args, kwargs))
 
-    sum = _array_method("sum")
-    mean = _array_method("mean")
-    max = _array_method("max")
-    min = _array_method("min")
-    prod = _array_method("prod")
-    reshape = _array_method("reshape")
-    transpose = _array_method("transpose")
-    squeeze = _array_method("squeeze")
-    dot = _array_method("dot")
-    clip = _array_method("clip")
-    astype = _array_method("astype")
-    copy = _array_method("copy")
-
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         raw = self._data
+        if name in ARRAY_METHODS:
+            return lambda *args, **kwargs: self._method(name, args, kwargs)
         if not hasattr(raw, name):
             raise AttributeError(f"traced array has no attribute {name!r}")
         if name in IN_PLACE_METHODS:
@@ -309,42 +314,261 @@ class Traced(TracedValue):
             return getattr(raw, name)
         raise messages.no_rule(f"x.{name}")
 
-    # -- operators -------------------------------------------------------------
-
-    __add__ = binary("add", operator.add)
-    __radd__ = binary("add", operator.add, reflected=True)
-    __sub__ = binary("subtract", operator.sub)
-    __rsub__ = binary("subtract", operator.sub, reflected=True)
-    __mul__ = binary("multiply", operator.mul)
-    __rmul__ = binary("multiply", operator.mul, reflected=True)
-    __truediv__ = binary("divide", operator.truediv)
-    __rtruediv__ = binary("divide", operator.truediv, reflected=True)
-    __pow__ = binary("power", operator.pow)
-    __rpow__ = binary("power", operator.pow, reflected=True)
-    __matmul__ = binary("matmul", operator.matmul)
-    __rmatmul__ = binary("matmul", operator.matmul, reflected=True)
-    __floordiv__ = binary("floor_divide", operator.floordiv)
-    __rfloordiv__ = binary("floor_divide", operator.floordiv, reflected=True)
-    __mod__ = binary("remainder", operator.mod)
-    __rmod__ = binary("remainder", operator.mod, reflected=True)
-    __lt__ = binary("less", operator.lt)
-    __le__ = binary("less_equal", operator.le)
-    __gt__ = binary("greater", operator.gt)
-    __ge__ = binary("greater_equal", operator.ge)
-    __eq__ = binary("equal", operator.eq)  # type: ignore[assignment]
-    __ne__ = binary("not_equal", operator.ne)  # type: ignore[assignment]
-    __iadd__ = in_place("add", operator.add)
-    __isub__ = in_place("subtract", operator.sub)
-    __imul__ = in_place("multiply", operator.mul)
-    __itruediv__ = in_place("divide", operator.truediv)
-    __ipow__ = in_place("power", operator.pow)
-    __imatmul__ = in_place("matmul", operator.matmul)
-    __neg__ = unary("negative", operator.neg)
-    __pos__ = unary("positive", operator.pos)
-    __abs__ = unary("abs", operator.abs)
-    __invert__ = unary("invert", operator.invert)
     __hash__ = None  # type: ignore[assignment]
+
+
+for _name, _method in operator_methods().items():  # __add__, __radd__, __iadd__, __neg__...
+    setattr(Traced, _name, _method)
 
 
 def _unpickle(data: Any) -> Traced:
     return Traced(data, None, None, frozenset({Origin("pickled", "")}))
+
+
+class TracedNamespace:
+    """The functions of array module ``xp``, tracing-aware (see the module docstring).
+
+    >>> import numpy as np
+    >>> numpy_like(np).tanh(0.0)  # plain values pass straight through
+    np.float64(0.0)
+    """
+
+    def __init__(self, xp: Any):
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        if is_array_module(value):
+            return numpy_like(value)
+        if callable(value) and not isinstance(value, type):
+            return traced_function(value, f"{self._xp.__name__}.{name}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"<traced namespace of {self._xp.__name__}>"
+
+
+@functools.lru_cache(maxsize=16)
+def numpy_like(xp: Any) -> TracedNamespace:
+    """The traced-aware namespace of array module ``xp`` (cached per module).
+
+    >>> import numpy as np
+    >>> numpy_like(np) is numpy_like(np)
+    True
+    """
+    return TracedNamespace(xp)
+
+
+@functools.lru_cache(maxsize=1024)
+def traced_function(fn: Any, name: str) -> Any:
+    """``fn`` routed through tracing (its derivative rule, or a located refusal)
+    whenever an argument is traced; ``fn`` itself otherwise. ``name`` is how the
+    user calls it, for messages.
+
+    >>> import numpy as np
+    >>> traced_function(np.sum, "np.sum")([1.0, 2.0])
+    np.float64(3.0)
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not traced_values.traced_leaves([args, kwargs]):
+            return fn(*args, **kwargs)
+        return dispatch.call_function(fn, args, kwargs, name)
+
+    return call
+
+
+def method_fallback(xp: Any, op: str, inputs: list[Any], options: dict[str, Any]) -> Any:
+    """Compute method ``op`` (``x.sum(axis=0)``) with the functions of an array-API
+    namespace, for arrays that have no such method.
+
+    >>> import array_api_strict as xs
+    >>> method_fallback(xs, "sum", [xs.ones((2, 3))], {"axis": 0})
+    Array([2., 2., 2.], dtype=array_api_strict.float64)
+    """
+    x = inputs[0]
+    if op in ("sum", "mean", "max", "min", "prod"):
+        axis, keepdims = options.get("axis"), bool(options.get("keepdims", False))
+        return getattr(xp, op)(x, axis=axis, keepdims=keepdims)
+    if op == "reshape":
+        return xp.reshape(x, tuple(options["shape"]))
+    if op == "transpose":
+        axes = options.get("axes")
+        return xp.permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else tuple(axes))
+    if op == "squeeze":
+        axis = options.get("axis")
+        if axis is None:
+            axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+        return xp.squeeze(x, axis=axis)
+    if op == "clip":
+        return xp.clip(x, min=inputs[1], max=inputs[2])
+    if op == "astype":
+        return xp.astype(x, options["dtype"])
+    if op == "copy":
+        return xp.asarray(x, copy=True)
+    if op == "dot" and x.ndim <= 2 and inputs[1].ndim <= 2:
+        return xp.matmul(x, inputs[1])
+    raise AttributeError(f"{op}: no array-API equivalent of this method")
+
+
+@front_door
+def traced(x: Any, fmt: str | None = None) -> Any:
+    """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``, and with a
+    data format ``fmt`` such as ``"SSCB"``, like ``dlarray(x, fmt)``: a formatted array,
+    see :mod:`autodiff_tutor.ops.formats`; a formatted ``x`` keeps its labels).
+
+    ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
+    (integers become float64). Pass it to ``evaluate`` to trace it; made inside the
+    evaluated function, it is *not* on the trace (the pitfall of the course), except
+    from data that ``extract_data`` took out of the running trace:
+    ``traced(extract_data(y))`` starts a new independent variable on it.
+
+    >>> traced(3)
+    traced(array(3.), not on a trace)
+    >>> traced(np.ones((1, 2)), "CB").format
+    'CB'
+    """
+    if is_formatted(x):
+        if fmt is not None:
+            formatted(x, fmt)  # a located error unless the labels agree
+        return FormattedArray(_unlabelled(x.data), x.format)
+    if fmt is not None:
+        return formatted(_unlabelled(x), fmt)
+    return _unlabelled(x)
+
+
+def _unlabelled(x: Any) -> Traced:
+    tape = active_tape()
+    if is_traced(x):
+        if is_live(x, tape):
+            return x
+        x = x._data
+    foreign = first_foreign(x)  # an autograd ArrayBox, a JAX tracer, a torch tensor
+    if foreign is not None:
+        raise foreign_input(foreign[1])
+    if isinstance(x, (bool, int, float, complex, list, tuple)):
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError):  # ragged lists
+            raw = np.asarray(None)
+        if raw.dtype.kind in "biu":
+            raw = raw.astype(np.float64)
+        if raw.dtype.kind != "f":
+            raise NonDifferentiableInputError(
+                f"traced() takes numbers, not {x!r}"[:200],
+                location(),
+                hint="pass a numpy array of floating point, or (nested, rectangular) lists "
+                "of numbers",
+            )
+    elif hasattr(x, "shape") and hasattr(x, "dtype"):
+        if dtype_kind(x) != "f":  # complex too: the rules are written for real numbers
+            why, hint = (
+                ("gradients through complex numbers are not supported", "trace the real "
+                 "and imaginary parts as two arrays")
+                if "complex" in str(x.dtype)
+                else ("integers and booleans have no gradient", "convert first, e.g. "
+                      "traced(x.astype(np.float64))")
+            )  # fmt: skip
+            raise NonDifferentiableInputError(
+                f"traced() needs real floating-point data; got dtype {x.dtype}: {why}.",
+                location(),
+                hint=hint,
+            )
+        raw = copy_array(x)
+    else:
+        raise NonDifferentiableInputError(
+            f"traced() takes an array or Python numbers, not {type(x).__name__}",
+            location(),
+            hint="pass a numpy (or cupy, or array-API) array of floating point",
+        )
+    if tape is not None and tape.extracted.get(id(x), (None,))[0] is x:
+        return _new_variable(raw, tape, tape.extracted[id(x)][1])
+    origin = Origin("inside" if tape is not None else "outside", here())
+    return Traced(raw, None, None, frozenset({origin}))
+
+
+def _new_variable(raw: Any, tape: Any, extraction: Any) -> Traced:
+    """A new variable on the running trace, from data ``extract_data`` handed out
+    (nothing flows back through the extraction: the error for a cut path says so)."""
+    extraction.new_variable = True
+    label = f"extract_data({tape.nodes[extraction.node].label})"
+    node = tape.new_leaf(shape_of(raw), str(raw.dtype), label, here())
+    variable = Traced(raw, tape, node, frozenset())
+    register_variable(tape, variable, label, argument=False)
+    return variable
+
+
+def _take_out(x: Any, op: str, intentional: bool) -> Any:
+    """The data of ``x`` (element by element in a structure), recorded on the running
+    trace as an extraction (``intentional``: by ``stop_gradient``)."""
+    if is_formatted(x):  # extract_data gives plain data; stop_gradient keeps the labels
+        data = _take_out(x.data, op, intentional)
+        return FormattedArray(data, x.format) if intentional else data
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take_out(v, op, intentional) for v in x)
+    if isinstance(x, dict):
+        return {k: _take_out(v, op, intentional) for k, v in x.items()}
+    if not is_traced(x):
+        return x
+    tape = active_tape()
+    if not is_live(x, tape):
+        return x._data
+    where = here()
+    _meet_locals(tape)
+    record = tape.add_record(op, "cut", [input_info(x, tape)], [], where)
+    extraction = Extraction(x._node, where, record.index, intentional)
+    tape.extractions.append(extraction)
+    data = copy_array(x._data)
+    tape.extracted[id(data)] = (data, extraction)
+    return data
+
+
+def _meet_locals(tape: Any) -> None:
+    """The plain arrays the user's function holds when it extracts: they exist before
+    the extracted data, so they cannot be computed from it (see ``gradient``'s
+    "extracted and continued" warning)."""
+    frame = user_frame()
+    for value in list(frame.f_locals.values()) if frame is not None else ():
+        if hasattr(value, "shape") and not is_traced(value) and not is_formatted(value):
+            tape.meet_plain(value)
+
+
+@front_door
+def extract_data(x: Any) -> Any:
+    """The plain array inside a traced value (like ``extractdata``); stops the trace.
+
+    On a value being traced, the result is a copy that the trace does not follow:
+    anything computed from it gets no gradient (``gradient`` warns when that
+    happens). Lists, tuples and dicts are handled element by element.
+
+    ``traced(extract_data(y))`` inside the evaluated function starts a **new
+    independent variable** on the running trace, with the value of ``y``: gradients
+    with respect to it are those of what is computed from it (and, as with any
+    extraction, nothing flows back through it to what ``y`` was computed from).
+
+    >>> import numpy as np
+    >>> from autodiff_tutor.tracing import evaluate, gradient, traced
+    >>> extract_data(traced([1.0, 2.0]))
+    array([1., 2.])
+    >>> def f(x):
+    ...     z = traced(extract_data(x * x))  # a new variable, z = x**2
+    ...     return gradient(np.sum(z * z * z), z)
+    >>> evaluate(f, traced([1.0, 2.0]))  # 3 z**2
+    array([ 3., 48.])
+    """
+    return _take_out(x, "extract_data", intentional=False)
+
+
+@front_door
+def stop_gradient(x: Any) -> Any:
+    """The data of ``x`` as a constant, on purpose: ``extract_data`` without a warning.
+
+    >>> from autodiff_tutor.tracing import evaluate, gradient, traced
+    >>> def f(x):
+    ...     y = x * stop_gradient(x)  # d/dx treats the second factor as a constant
+    ...     return gradient(y, x)
+    >>> evaluate(f, traced(3.0))
+    np.float64(3.0)
+    """
+    return _take_out(x, "stop_gradient", intentional=True)

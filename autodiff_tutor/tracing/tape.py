@@ -2,8 +2,9 @@
 
 Every operation on a traced value appends a :class:`Record` (operation, inputs,
 output, the user's line). The backward pass reads the records in reverse; the
-inspector (:mod:`autodiff_tutor.tracing.inspector`) shows them as a table. When the
-evaluation ends, or a gradient releases the trace, the arrays kept for the backward
+inspector shows them as rows of data (:meth:`Tape.rows`), a text table or HTML, each record
+with its options as they were written (:func:`detail`: ``x[:, 0]``, ``axis=0``). When
+the evaluation ends, or a gradient releases the trace, the arrays kept for the backward
 pass are dropped; the records themselves stay, so a notebook can still show them.
 
 >>> tape = Tape("demo")
@@ -14,6 +15,7 @@ pass are dropped; the records themselves stay, so a notebook can still show them
 
 from __future__ import annotations
 
+import html
 import itertools
 import weakref
 from contextvars import ContextVar
@@ -21,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.tracing import inspector
 
 _ACTIVE: ContextVar[Tape | None] = ContextVar("autodiff_tutor_tracing_tape", default=None)
 _LAST: list[Tape] = []
@@ -67,7 +68,7 @@ class Origin:
     ``"outside"`` (made outside ``evaluate`` and not passed to it), ``"ended"`` (left
     over from an evaluation that returned), ``"pickled"``, or ``"buffer"`` (a new
     plain array the evaluated function made, ``np.zeros(...)``: a traced constant,
-    see :mod:`~autodiff_tutor.tracing.buffers`).
+    see :mod:`~autodiff_tutor.tracing.user_code`).
 
     >>> print(Origin("inside", "model.py:3").describe())
     made by traced() inside the function that evaluate() runs (model.py:3)
@@ -202,7 +203,7 @@ class Tape:
     # until the trace ends: see InputInfo.met_after
     plain: dict[int, tuple[Any, int]] = field(default_factory=dict, repr=False)
     # (value, its data, label, whether an argument) of each variable: writes into them
-    # are refused (tracing/variable_writes.py); kept until the trace ends
+    # are refused (tracing/operators.py); kept until the trace ends
     variables: list[tuple[Any, Any, str, bool]] = field(default_factory=list, repr=False)
 
     def meet_plain(self, value: Any) -> tuple[int, int | None]:
@@ -304,24 +305,83 @@ class Tape:
     # -- the inspector ---------------------------------------------------------
 
     def rows(self) -> list[dict[str, Any]]:
-        """The records as data: one dict per argument and per operation.
+        """One dict per traced argument, then one per recorded operation.
 
-        >>> from autodiff_tutor.tracing import evaluate, traced
-        >>> _ = evaluate(lambda x: x * 2, traced(1.0))
-        >>> [row["op"] for row in last_tape().rows()]
-        ['input', 'multiply']
+        Keys: ``index`` (``None`` for arguments), ``op``, ``detail`` (options such as
+        ``axis=0``), ``inputs`` (labels), ``input_ids`` (node ids, ``None`` for
+        constants), ``input_shapes``, ``outputs`` (labels), ``output_ids``,
+        ``output_shapes``, ``needs_gradient`` and ``where`` (the user's line).
+
+        >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+        >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
+        >>> row = last_tape().rows()[1]
+        >>> row["op"], row["detail"], row["input_ids"], row["output_shapes"]
+        ('sum', 'axis=0', [0], [()])
         """
-        return inspector.rows(self)
+        arguments = [
+            Record(None, "input", "rule", [], (node.id,), node.where)  # type: ignore[arg-type]
+            for node in self.nodes
+            if node.record is None
+        ]
+        return [
+            {
+                "index": record.index,
+                "op": record.op,
+                "detail": record.detail,
+                "inputs": [i.label for i in record.inputs],
+                "input_ids": [i.node for i in record.inputs],
+                "input_shapes": [i.shape for i in record.inputs],
+                "outputs": [self.nodes[n].label for n in record.outputs],
+                "output_ids": list(record.outputs),
+                "output_shapes": [self.nodes[n].shape for n in record.outputs],
+                "needs_gradient": record.needs_gradient,
+                "where": record.where,
+            }
+            for record in [*arguments, *self.records]
+        ]
 
     def table(self) -> str:
-        """The records as a readable text table."""
-        return inspector.text_table(self)
+        """The records as a readable text table.
+
+        >>> from autodiff_tutor.tracing import evaluate, traced
+        >>> _ = evaluate(lambda x: (x * x).sum(), traced([1.0, 2.0]))
+        >>> print(last_tape().table())
+        trace ... (evaluate(<lambda>)), ended: 1 argument, 2 operations
+        #  operation  inputs          output   grad  line
+        -  input      -               x (2,)   yes   argument
+        0  multiply   x (2,), x (2,)  v1 (2,)  yes   <doctest ...>:1
+        1  sum        v1 (2,)         v2 ()    yes   <doctest ...>:1
+        """
+        body = [row_cells(row) for row in self.rows()]
+        widths = [max(len(c) for c in column) for column in zip(COLUMNS, *body, strict=False)]
+        widths = [min(w, 40) for w in widths]
+        lines = [_title(self)]
+        for cells in [list(COLUMNS), *body]:
+            lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.table()
 
     def _repr_html_(self) -> str:
-        return inspector.html_table(self)
+        """The records as an HTML table, for notebooks.
+
+        >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+        >>> _ = evaluate(lambda x: x * 2, traced(1.0))
+        >>> "<td>multiply</td>" in last_tape()._repr_html_()
+        True
+        """
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+        body = []
+        for row in self.rows():
+            style = "" if row["needs_gradient"] else ' style="color: #888"'
+            cells = "".join(f"<td>{html.escape(c)}</td>" for c in row_cells(row))
+            body.append(f"<tr{style}>{cells}</tr>")
+        caption = html.escape(_title(self))
+        return (
+            f"<table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
 
 
 def _may_share_memory(a: Any, b: Any) -> bool:
@@ -351,3 +411,73 @@ def deactivate(token: Any) -> None:
     True
     """
     _ACTIVE.reset(token)
+
+
+COLUMNS = ("#", "operation", "inputs", "output", "grad", "line")
+
+
+def row_cells(row: dict[str, Any]) -> list[str]:
+    """The cells of one of :meth:`Tape.rows`, as the text and HTML tables show them.
+
+    >>> from autodiff_tutor.tracing import evaluate, last_tape, traced
+    >>> _ = evaluate(lambda x: x.sum(axis=0), traced([1.0, 2.0]))
+    >>> row_cells(last_tape().rows()[1])[:5]
+    ['0', 'sum axis=0', 'x (2,)', 'v1 ()', 'yes']
+    """
+    inputs = ", ".join(
+        label if shape is None else f"{label} {tuple(shape)}"
+        for label, shape in zip(row["inputs"], row["input_shapes"], strict=True)
+    )
+    outputs = ", ".join(
+        f"{label} {tuple(shape)}"
+        for label, shape in zip(row["outputs"], row["output_shapes"], strict=True)
+    )
+    op = row["op"] + (f" {row['detail']}" if row["detail"] else "")
+    index = "-" if row["index"] is None else str(row["index"])
+    grad = "yes" if row["needs_gradient"] else "no"
+    return [index, op, inputs or "-", outputs or "-", grad, row["where"]]
+
+
+def _title(tape: Any) -> str:
+    state = "ended" if tape.ended else "recording"
+    if tape.released_at and not tape.ended:
+        state = f"released by gradient() at {tape.released_at}"
+    arguments = sum(1 for node in tape.nodes if node.record is None)
+    plural = "" if arguments == 1 else "s"
+    return f"{tape.describe()}, {state}: {arguments} argument{plural}, {len(tape)} operations"
+
+
+def format_index(index: Any) -> str:
+    """An index as the user wrote it, arrays shown by dtype and shape.
+
+    >>> import numpy as np
+    >>> format_index((slice(1, None), Ellipsis, np.array([0, 2])))
+    '[1:, ..., <int64 (2,)>]'
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    shown = []
+    for part in parts:
+        if isinstance(part, slice):
+            ends = (
+                (part.start, part.stop) if part.step is None else (part.start, part.stop, part.step)
+            )
+            shown.append(":".join("" if v is None else str(v) for v in ends))
+        elif part is Ellipsis:
+            shown.append("...")
+        elif hasattr(part, "shape"):
+            shown.append(f"<{part.dtype} {tuple(part.shape)}>")
+        else:
+            shown.append(repr(part))
+    return "[" + ", ".join(shown) + "]"
+
+
+def detail(op: str, options: dict[str, Any]) -> str:
+    """What the tape shows of a record's options (the index of a read).
+
+    >>> detail("sum", {"axis": 0, "keepdims": False})
+    'axis=0'
+    """
+    if op == "getitem":
+        return format_index(options.get("index"))
+    shown = {k: v for k, v in options.items() if v is not None and v is not False}
+    return ", ".join(f"{k}={v!r}" for k, v in shown.items())

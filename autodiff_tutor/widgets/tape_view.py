@@ -25,7 +25,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from autodiff_tutor.errors import ArgumentError
-from autodiff_tutor.tracing.inspector import COLUMNS, row_cells
+from autodiff_tutor.tracing.tape import COLUMNS, row_cells
 from autodiff_tutor.widgets.needs_kernel import needs_kernel
 from autodiff_tutor.widgets.render import CURRENT, RELATED, table_html
 

@@ -40,7 +40,7 @@ import numpy as np
 from autodiff_tutor.api.compiled import differentiable
 from autodiff_tutor.errors import BackwardOutputError, front_door
 from autodiff_tutor.ops import formats
-from autodiff_tutor.ops.validate import (
+from autodiff_tutor.ops.function import (
     GradientProblem,
     as_gradient_tuple,
     describe_inputs,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.ops.validate import is_array
+from autodiff_tutor.ops.function import is_array
 from autodiff_tutor.runtime.backend import array_module, dtype_kind, shape_of
 
 __all__ = [

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.ops.validate import is_array
+from autodiff_tutor.ops.function import is_array
 from autodiff_tutor.runtime.backend import array_module
 from autodiff_tutor.verify.numeric.common import cast_inputs, describe, random_like
 from autodiff_tutor.verify.numeric.report import CheckEntry
