@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.front.desugar.base import root_name
+from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names, spread_count
 from autodiff_tutor.compiler.front.desugar.walrus import hoistable
 from autodiff_tutor.compiler.front.source import ParsedFunction

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
-from autodiff_tutor.compiler.front.desugar.base import Names, bindings
+from autodiff_tutor.compiler.code import Names, bindings
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.syntax import copy_tree

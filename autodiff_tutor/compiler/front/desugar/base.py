@@ -1,47 +1,12 @@
-"""What the desugaring passes share: fresh names, small node builders, their error.
-
->>> import ast
->>> names = Names(ast.parse("k_1 = x"))
->>> names.fresh("k"), names.exact("x"), names.exact("y")
-('k_2', 'x_3', 'y')
->>> names.made_from
-{'k_2': 'k', 'x_3': 'x'}
-"""
+"""What the desugaring passes share: statement passes, small node builders, their error."""
 
 from __future__ import annotations
 
 import ast
-import itertools
-from collections import Counter
 from collections.abc import Callable
 
 from autodiff_tutor.compiler.code import is_name
 from autodiff_tutor.compiler.front.source import as_load
-
-
-class Names:
-    """Fresh names that do not clash with any name in the function, and the name each
-    was made from (a generator's ``f`` renamed ``f_2``: errors name ``f``)."""
-
-    def __init__(self, tree: ast.AST):
-        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        self.counter = itertools.count(1)
-        self.made_from: dict[str, str] = {}  # fresh name -> the stem it was made from
-
-    def fresh(self, stem: str) -> str:
-        while True:
-            name = f"{stem}_{next(self.counter)}"
-            if name not in self.taken:
-                self.taken.add(name)
-                self.made_from[name] = stem
-                return name
-
-    def exact(self, name: str) -> str:
-        if name not in self.taken:
-            self.taken.add(name)
-            return name
-        return self.fresh(name)
 
 
 class StatementPass:
@@ -96,29 +61,6 @@ def negation(*flags: str) -> ast.expr:
     if len(flags) == 1:
         return ast.UnaryOp(ast.Not(), name_node(flags[0]))
     return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [name_node(f) for f in flags]))
-
-
-def bindings(tree: ast.AST) -> Counter[str]:
-    """How many times ``tree`` binds (assigns or deletes) each name.
-
-    >>> bindings(ast.parse("a = 1\\na, b = f(a)"))
-    Counter({'a': 2, 'b': 1})
-    """
-    return Counter(
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    )
-
-
-def root_name(node: ast.expr | None) -> str | None:
-    """The name a dotted expression starts from (``np`` of ``np.linalg.norm``), else
-    ``None``.
-
-    >>> root_name(ast.parse("np.linalg.norm", mode="eval").body), root_name(ast.Constant(1))
-    ('np', None)
-    """
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def only_called(tree: ast.AST, name: str) -> bool:

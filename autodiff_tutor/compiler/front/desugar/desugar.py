@@ -37,12 +37,11 @@ from __future__ import annotations
 import ast
 import builtins
 
+from autodiff_tutor.compiler.code import Names, bindings
 from autodiff_tutor.compiler.front.desugar.base import (
     DesugarError,
-    Names,
     assign_like,
     augmented_value,
-    bindings,
     name_node,
     negation,
     reject,

@@ -56,15 +56,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from autodiff_tutor.compiler.code import is_name, mentions
+from autodiff_tutor.compiler.code import Names, bindings, is_name, mentions, root_name
 from autodiff_tutor.compiler.front.desugar import derivative_calls
-from autodiff_tutor.compiler.front.desugar.base import (
-    Names,
-    bindings,
-    name_node,
-    only_called,
-    root_name,
-)
+from autodiff_tutor.compiler.front.desugar.base import name_node, only_called
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function

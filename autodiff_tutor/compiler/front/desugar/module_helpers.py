@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.front.desugar.base import bindings, only_called
+from autodiff_tutor.compiler.code import bindings
+from autodiff_tutor.compiler.front.desugar.base import only_called
 from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     CALLED_WITH_FUNCTION,
     derivative_kind,

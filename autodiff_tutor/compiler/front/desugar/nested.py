@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler.code import Names, root_name
 from autodiff_tutor.compiler.front.desugar import lazy as lazy
 from autodiff_tutor.compiler.front.desugar.base import (
-    Names,
     assign_like,
     name_node,
     only_called,
     reject,
     rewrite_bodies,
-    root_name,
 )
 from autodiff_tutor.compiler.front.desugar.returns import rewrite_returns
 from autodiff_tutor.syntax import copy_tree

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import ast
 
+from autodiff_tutor.compiler.code import Names
 from autodiff_tutor.compiler.front.desugar import lazy as lazy
 from autodiff_tutor.compiler.front.desugar.base import (
-    Names,
     StatementPass,
     assign_like,
     name_node,

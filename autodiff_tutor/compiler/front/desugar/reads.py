@@ -6,7 +6,7 @@ Part of :mod:`.front.desugar.structures`, whose pass holds it as ``reads``: it r
 the pass's state, and calls its other parts, through ``self.structures``.
 
 >>> import ast
->>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.code import Names
 >>> from autodiff_tutor.compiler.front.desugar.structures import Structures
 >>> literal = ast.parse("{'W': p_W, 'b': [p_b_0, p_b_1]}", mode="eval").body
 >>> structures = Structures(Names(literal), {"p": literal})

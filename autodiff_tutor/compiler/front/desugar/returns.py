@@ -24,13 +24,8 @@ from __future__ import annotations
 
 import ast
 
-from autodiff_tutor.compiler.front.desugar.base import (
-    Names,
-    assign_like,
-    name_node,
-    negation,
-    reject,
-)
+from autodiff_tutor.compiler.code import Names
+from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node, negation, reject
 
 
 def rewrite_returns(body: list[ast.stmt], names: Names) -> list[ast.stmt]:

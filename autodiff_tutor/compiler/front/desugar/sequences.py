@@ -7,7 +7,7 @@ The indexed loop's ``indexed_len(X)`` (a runtime helper) checks that ``X`` has
 positions: a dict would give its values where Python's loop gives its keys.
 
 >>> import ast
->>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.code import Names
 >>> loop = ast.parse("for v in x:\\n    x = x * 2").body[0]
 >>> print(ast.unparse(hold_rebound(loop, Names(loop))[0]), "|", ast.unparse(loop.iter))
 sequence_1 = x | sequence_1
@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from autodiff_tutor.compiler.front.desugar.base import Names, assign_like, name_node
+from autodiff_tutor.compiler.code import Names
+from autodiff_tutor.compiler.front.desugar.base import assign_like, name_node
 from autodiff_tutor.syntax import copy_tree
 
 
@@ -28,7 +29,7 @@ def hold_rebound(loop: ast.For, names: Names) -> list[ast.stmt]:
     (``for v in x: x = x * 2``), the sequence is held in a fresh name first (and the
     loop reads that): the assignments, ``[held = x]``.
 
-    >>> from autodiff_tutor.compiler.front.desugar.base import Names
+    >>> from autodiff_tutor.compiler.code import Names
     >>> loop = ast.parse("for v in xs:\\n    ys = xs").body[0]  # xs is not assigned
     >>> hold_rebound(loop, Names(loop))
     []

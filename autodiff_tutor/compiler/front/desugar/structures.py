@@ -44,9 +44,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autodiff_tutor.compiler.code import Names
 from autodiff_tutor.compiler.front.desugar.attributes import MUTATING, AttributeWrites
 from autodiff_tutor.compiler.front.desugar.base import (
-    Names,
     StatementPass,
     assign_like,
     augmented_value,

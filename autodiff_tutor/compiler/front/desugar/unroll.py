@@ -9,7 +9,7 @@ Part of :mod:`.front.desugar.structures`, whose pass holds it as ``unrolling``: 
 reads the pass's state, and calls its other parts, through ``self.structures``.
 
 >>> import ast
->>> from autodiff_tutor.compiler.front.desugar.base import Names
+>>> from autodiff_tutor.compiler.code import Names
 >>> from autodiff_tutor.compiler.front.desugar.structures import Structures
 >>> tree = ast.parse('''
 ... def f(p, s):

@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from autodiff_tutor.compiler.front.desugar.base import root_name
+from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Step
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.compiler.front.desugar.base import root_name
+from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.protocol import is_differentiable_op
