@@ -242,10 +242,3 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
         for key, child in zip(entry_keys(tree), tree[2], strict=True)
         for path in leaf_paths(f"{name}[{key!r}]", child)
     ]
-
-
-def flatten_count(tree: Treedef) -> range:
-    """As many items as ``tree`` has leaves."""
-    if tree[0] in ("leaf", "static"):
-        return range(1 if tree[0] == "leaf" else 0)
-    return range(sum(len(flatten_count(child)) for child in tree[2]))

@@ -68,7 +68,6 @@ from autodiff_tutor.pytree import (
     Treedef,
     entry_keys,
     flatten,
-    flatten_count,
     holds_user_object,
     is_static,
     is_structure,
@@ -157,6 +156,17 @@ def wrt_entries(wrt: Any) -> list[Any] | None:
     (['x'], ['x', 1], None)
     """
     return [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+
+
+def one_or_all(values: Sequence[Any], wrt: Any) -> Any:
+    """The one value where ``wrt`` names one input (or is ``None`` and there is one
+    value), else all of them.
+
+    >>> one_or_all((1.0,), "x"), one_or_all((1.0,), None), one_or_all((1.0,), ["x"])
+    (1.0, 1.0, (1.0,))
+    """
+    one = isinstance(wrt, (int, str)) or (wrt is None and len(values) == 1)
+    return values[0] if one else values
 
 
 def check_wrt(wrt: Any) -> None:
@@ -818,19 +828,13 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     object parameter: ``"self.W"``."""
 
     entries = wrt_entries(wrt)
-    picks: dict[str, set[str]] = {}
-    if entries is not None:
-        plain = []
-        for entry in entries:
-            if isinstance(entry, str) and "." in entry:
-                param, attribute = entry.split(".", 1)
-                picks.setdefault(param, set()).add(attribute)
-                entry = param
-            if entry not in plain:
-                plain.append(entry)
-        names = compiled.wrt_names(plain)
-    else:
-        names = compiled.wrt_names(None)
+    picks: dict[str, set[str]] = {}  # "self.W": the attributes asked for, by parameter
+    for entry in entries or ():
+        if isinstance(entry, str) and "." in entry:
+            param, attribute = entry.split(".", 1)
+            picks.setdefault(param, set()).add(attribute)
+    plain = [e.split(".")[0] if isinstance(e, str) else e for e in entries or ()]
+    names = compiled.wrt_names(None if entries is None else list(dict.fromkeys(plain)))
     values = bind_arguments(compiled, args, kwargs)
     varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
     passed_whole = set(compiled.__dict__.get("holders", {}).values())  # self_object
@@ -844,9 +848,15 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             or p == varargs
         )
     }
-    structured.update(  # activation="swish" read as a key: the function is made for it
-        {p: ([], ("static", v)) for p, v in string_keys(compiled, values).items() if p not in names}
-    )
+    if reads_keys(compiled):  # activation="swish" read as a key: the function is made for it
+        keys = _index_parameters(compiled)
+        structured.update(
+            {
+                p: ([], ("static", v))
+                for p, v in zip(compiled.params, values, strict=True)
+                if type(v) is str and p in keys and p not in names
+            }
+        )
     if not structured:
         return None
     statics = {
@@ -890,8 +900,15 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
         if missing:
             raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
-    if not flat_wrt:
-        _refuse_no_float(compiled.name, names)
+    if not flat_wrt:  # the structures asked for hold no floating-point array
+        raise located(
+            NonDifferentiableInputError,
+            f"cannot differentiate {compiled.name} with respect to "
+            f"{', '.join(map(repr, names))}: there is no floating-point array in it, and "
+            "only those have gradients",
+            hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
+        )
+    ordered = entry_names(compiled, wrt)  # the gradients' order
 
     def rebuild(gradients: tuple[Any, ...]) -> Any:
         by_name = {}
@@ -902,14 +919,11 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
                 if param in structured
                 else picked[0]
             )
-        ordered = []
-        for entry in entries if entries is not None else names:
-            if isinstance(entry, int):
-                entry = compiled.params[entry]
+        picked = []
+        for entry in ordered:
             param, _, attribute = entry.partition(".")
-            ordered.append(by_name[param][attribute] if attribute else by_name[param])
-        single = isinstance(wrt, (int, str)) or (wrt is None and len(ordered) == 1)
-        return ordered[0] if single else tuple(ordered)
+            picked.append(by_name[param][attribute] if attribute else by_name[param])
+        return one_or_all(tuple(picked), wrt)
 
     return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
 
@@ -924,36 +938,13 @@ def varargs_name(signature: inspect.Signature) -> str | None:
     return next((n for n, kind in kinds.items() if kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
-def _refuse_no_float(function: str, names: Sequence[str]) -> None:
-    """Structures asked for in ``wrt`` that hold no floating-point array."""
-
-    raise located(
-        NonDifferentiableInputError,
-        f"cannot differentiate {function} with respect to {', '.join(map(repr, names))}: "
-        "there is no floating-point array in it, and only those have gradients",
-        hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
-    )
-
-
 def _top_keys(tree: Treedef) -> list[Any]:
     """For each leaf, the key of the top-level entry it belongs to."""
-    if tree[0] == "static":
-        return []
-    if tree[0] == "leaf":
-        return [None]
-    keys = entry_keys(tree)
-    return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
-
-
-def string_keys(compiled: Any, values: Sequence[Any]) -> dict[str, str]:
-    """The parameters given a string that the function reads as a key or an index
-    (``ACTIVATIONS[activation]``): specialized on, by value, like a function passed."""
-    if not reads_keys(compiled):
-        return {}
-    keys = _index_parameters(compiled)
-    return {
-        p: v for p, v in zip(compiled.params, values, strict=False) if type(v) is str and p in keys
-    }
+    if tree[0] in ("leaf", "static"):
+        return [None] * (tree[0] == "leaf")
+    return [
+        key for key, child in zip(entry_keys(tree), tree[2], strict=True) for _ in _top_keys(child)
+    ]
 
 
 def reads_keys(compiled: Any) -> bool:

@@ -513,6 +513,18 @@ class Differentiable:
         return self.fn(*bind_in_order(self, inputs))
 
 
+def _of_flattened(method: str) -> Callable[..., Any]:
+    """``method`` of a :class:`BoundDifferentiable`: that of the compiled function of
+    its def, for the names of ``wrt`` among that function's parameters."""
+
+    def run(self: BoundDifferentiable, wrt: Wrt = None) -> Any:
+        function, names, _ = self.flattened(wrt)
+        return getattr(function, method)(list(names))
+
+    run.__name__ = run.__qualname__ = method
+    return front_door(run)
+
+
 class BoundDifferentiable(Differentiable):
     """``differentiable(model.loss)``, ``differentiable(Sigmoid())``,
     ``differentiable(functools.partial(f, a))``: a compiled function of the parameters
@@ -585,15 +597,10 @@ class BoundDifferentiable(Differentiable):
     def front_end(self) -> FrontEnd:
         return self.flattened()[0].front_end()
 
-    @front_door
-    def derivative(self, wrt: Wrt = None) -> Derivative:
-        function, names, _ = self.flattened(wrt)
-        return function.derivative(list(names))
-
-    @front_door
-    def tangent(self, wrt: Wrt = None) -> TangentFunction:
-        function, names, _ = self.flattened(wrt)
-        return function.tangent(list(names))
+    derivative = _of_flattened("derivative")
+    tangent = _of_flattened("tangent")
+    stages = _of_flattened("stages")
+    specialized_sources = _of_flattened("specialized_sources")
 
     @front_door
     def forward_source(self, wrt: Wrt = None) -> str:
@@ -612,16 +619,6 @@ class BoundDifferentiable(Differentiable):
             + "\n\n"
             + Differentiable.backward_source(self, wrt)
         )
-
-    @front_door
-    def stages(self, wrt: Wrt = None) -> dict[str, str]:
-        function, names, _ = self.flattened(wrt)
-        return function.stages(list(names))
-
-    @front_door
-    def specialized_sources(self, wrt: Wrt = None) -> list[str]:
-        function, names, _ = self.flattened(wrt)
-        return function.specialized_sources(list(names))
 
     def all_specialized(self) -> list[str]:
         return differentiable(self._unwrapped(None).fn).all_specialized()  # the method's def

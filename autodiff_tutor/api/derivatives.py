@@ -64,7 +64,6 @@ from autodiff_tutor.api.arguments import (
     check_seed,
     check_seed_count,
     check_wrt,
-    checked_input,
     checked_values,
     entry_names,
     flatten_call,
@@ -73,9 +72,9 @@ from autodiff_tutor.api.arguments import (
     located,
     needs_flattening,
     numeric_array,
+    one_or_all,
     owned,
     reads_keys,
-    refuse_foreign,
     refuse_structured_vjp,
     specialized_on,
     unwrap,
@@ -91,7 +90,7 @@ from autodiff_tutor.api.compiled import (
     differentiable,
     run_pair,
 )
-from autodiff_tutor.compiler.failures import relocate, run_located
+from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     Made,
     Request,
@@ -115,14 +114,6 @@ from autodiff_tutor.runtime.backend import (
 )
 
 __all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
-
-
-def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
-    return (
-        gradients[0]
-        if isinstance(wrt, (int, str)) or (wrt is None and len(gradients) == 1)
-        else gradients
-    )
 
 
 @front_door
@@ -152,40 +143,38 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
-    one = isinstance(wrt, (int, str))  # one gradient, not a tuple (_unpack, decided once)
+    one = isinstance(wrt, (int, str))  # one gradient, not a tuple (one_or_all, decided once)
     # per function flattened for the arguments' structures (an object's attributes, a
     # dict of arrays): its value_and_grad, kept so that its calls reach the cached pair
     flattened: dict[tuple[Any, tuple[str, ...]], Callable[..., Any]] = {}
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        try:  # free unless the generated code raises: then located at the user's code
-            if (checked or flattened) and not compiled.current():
-                checked.clear()  # a name it reads was rebound: compiled again below
-                flattened.clear()
-            if checked and not kwargs:  # the pair cached for these shapes
-                result = cached_call(compiled, checked[0], args)
-                if result is not None:
-                    return result[0], result[1][0] if one else _unpack(result[1], wrt)
-            keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
-            if by_attribute or varargs or keyed or _has_containers(args, kwargs):
-                flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
-                if flat is not None:  # gradients in the structures of their arguments
-                    key = (flat.function, tuple(flat.wrt))
-                    if key not in flattened:
-                        flattened[key] = value_and_grad(flat.function, list(flat.wrt))
-                    out, gradients = flattened[key](*flat.args)
-                    return out, flat.rebuild(gradients)
-            derivative = compiled.derivative(wrt)
-            values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
-            out, gradients = run_pair(compiled, derivative, values)
-        except Exception as error:
-            located = relocate(error)
-            if located is None:
-                raise
-            raise located from error
+        # free unless the generated code raises: then located at the user's code
+        return run_located(checked_call, args, kwargs)
+
+    def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        if (checked or flattened) and not compiled.current():
+            checked.clear()  # a name it reads was rebound: compiled again below
+            flattened.clear()
+        if checked and not kwargs:  # the pair cached for these shapes
+            result = cached_call(compiled, checked[0], args)
+            if result is not None:
+                return result[0], result[1][0] if one else one_or_all(result[1], wrt)
+        keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
+        if by_attribute or varargs or keyed or _has_containers(args, kwargs):
+            flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
+            if flat is not None:  # gradients in the structures of their arguments
+                key = (flat.function, tuple(flat.wrt))
+                if key not in flattened:
+                    flattened[key] = value_and_grad(flat.function, list(flat.wrt))
+                out, gradients = flattened[key](*flat.args)
+                return out, flat.rebuild(gradients)
+        derivative = compiled.derivative(wrt)
+        values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
+        out, gradients = run_pair(compiled, derivative, values)
         if not by_attribute and not checked:
             checked.append(derivative)  # later calls run the pair cached for their shapes
-        return out, _unpack(gradients, wrt)
+        return out, one_or_all(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return MadeFunction(value_and_gradient, value_and_grad, (f, wrt))  # pickles as this call
@@ -373,20 +362,16 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
             f"jvp needs one tangent per argument: {len(args)} arguments, {len(tangents)} tangents",
             hint="give None as the tangent of an argument that does not vary",
         )
-    wrt = [p for p, t in zip(compiled.params, tangents, strict=False) if t is not None]
-    if not wrt:
+    positions = [i for i, t in enumerate(tangents) if t is not None]
+    if not positions:
         raise located(
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
-    values = bind_arguments(compiled, args, keywords)
-    for name, value in zip(compiled.params, values, strict=True):
-        refuse_foreign(f"the argument {name!r} of {compiled.name}", value)
+    values = checked_values(compiled, positions, args, keywords)
     dots = []
-    for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
-        if tangent is None:
-            continue
-        value = checked_input(compiled.name, name, arg)
-        tangent = numeric_array(tangent, value, f"the tangent of {name!r}")
+    for i in positions:
+        name, value = compiled.params[i], values[i]
+        tangent = numeric_array(tangents[i], value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
             raise located(
                 ArgumentError,
@@ -394,7 +379,7 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
                 f"but {name!r} has shape {shape_of(value)}",
             )
         dots.append(tangent)
-        values[compiled.params.index(name)] = value
+    wrt = [compiled.params[i] for i in positions]
     function = compiled.tangent(wrt)
     out, out_dot = run_located(function.function, *values, *dots)
     _refuse_complex_tangents(out, out_dot)
