@@ -523,11 +523,11 @@ class Unwrapped:
         stored arguments held fixed (a partial's keywords are passed in their
         parameters' places, or by keyword to keyword-only parameters)."""
 
-        parameters = inspect.signature(self.takes or self.fn).parameters
-        names = list(parameters)
+        signature = inspect.signature(self.takes or self.fn)
+        parameters, names = signature.parameters, list(signature.parameters)
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
-        varargs = varargs_name(inspect.signature(self.takes or self.fn)) is not None
+        varargs = varargs_name(signature) is not None
         held = (None,) * len(self.prefix)
         if varargs and not self.keywords and given_count > len(positional):
             return jvp(self.fn, (*self.prefix, *args), (*held, *tangents), {})  # *args, in order
@@ -578,11 +578,12 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
 
     if wrt is not None or unwrap(f, None) is None:
         return unwrap(f, wrt)
+    signature = inspect.signature(f)
     try:
-        bound = inspect.signature(f).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError:
         return unwrap(f, None)  # the call's own check says what is wrong
-    parameters = inspect.signature(f).parameters
+    parameters = signature.parameters
     floats = [  # (*args held fixed unless named in wrt)
         name
         for name, value in bound.arguments.items()
@@ -627,11 +628,11 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         return None
     if not inspect.isfunction(fn):
         return None
-    visible = list(inspect.signature(f).parameters)
+    parameters = inspect.signature(f).parameters
+    visible = list(parameters)
     hidden = list(inspect.signature(fn).parameters)[: len(prefix)]
     entries = wrt_entries(wrt)
     if entries is None:
-        parameters = inspect.signature(f).parameters
         entries = [p for p in visible if is_required(parameters[p])]
     names = []
     for entry in entries:

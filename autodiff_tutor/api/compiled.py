@@ -229,8 +229,7 @@ class Differentiable:
             found = None
         if found is not None:  # the same request as before: checked then
             return found
-        check_wrt(wrt)
-        names = self.wrt_names(wrt)
+        names = self.wrt_names(wrt)  # (checks wrt)
         if names not in self._cache:
             compiled = compile_derivative(self.fn, names, self.front_end())
             self._cache[names] = fused.attach(compiled, self.backend)
@@ -313,17 +312,28 @@ class Differentiable:
     @front_door
     def forward_source(self, wrt: Wrt = None) -> str:
         """The generated forward function, as source."""
-        return self.derivative(wrt).forward_source
+        return self.heading() + self.derivative(wrt).forward_source
 
     @front_door
     def backward_source(self, wrt: Wrt = None) -> str:
         """The generated backward function, as source."""
-        return self.derivative(wrt).backward_source
+        return self.heading() + self.derivative(wrt).backward_source
 
     @front_door
     def source(self, wrt: Wrt = None) -> str:
         """Forward and backward sources together (the protocol's ``source()``)."""
-        return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
+        head = self.heading()  # (first, as each of the two alone)
+        derivative = self.derivative(wrt)
+        return head + derivative.forward_source + "\n\n" + derivative.backward_source
+
+    def heading(self) -> str:
+        """What the code shown is headed by: nothing here; for a bound method, what it
+        was specialized on (:class:`BoundDifferentiable`).
+
+        >>> differentiable(lambda x: x).heading()
+        ''
+        """
+        return ""
 
     @front_door
     def show(
@@ -602,34 +612,15 @@ class BoundDifferentiable(Differentiable):
     stages = _of_flattened("stages")
     specialized_sources = _of_flattened("specialized_sources")
 
-    @front_door
-    def forward_source(self, wrt: Wrt = None) -> str:
-        return self._specialized_on() + "\n" + super().forward_source(wrt)
-
-    @front_door
-    def backward_source(self, wrt: Wrt = None) -> str:
-        return self._specialized_on() + "\n" + super().backward_source(wrt)
-
-    @front_door
-    def source(self, wrt: Wrt = None) -> str:
-        return (
-            self._specialized_on()
-            + "\n"
-            + Differentiable.forward_source(self, wrt)
-            + "\n\n"
-            + Differentiable.backward_source(self, wrt)
-        )
-
     def all_specialized(self) -> list[str]:
         return differentiable(self._unwrapped(None).fn).all_specialized()  # the method's def
 
-    def _specialized_on(self) -> str:
-        """The header of the code shown: what it was specialized on."""
+    def heading(self) -> str:
         unwrapped = self._unwrapped(None)
         inner = differentiable(unwrapped.fn)
         given = dict(zip(inner.params, unwrapped.prefix, strict=False))
         given.update(unwrapped.keywords)
-        return header(self.name, given, self.flattened()[0])
+        return header(self.name, given, self.flattened()[0]) + "\n"
 
     # -- the differentiable-operation protocol: the visible parameters are its inputs
 

@@ -387,9 +387,8 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     if keys is not None:
         dot = owned(out_dot, [*dots, *values])
         return dict(zip(keys, out, strict=True)), dict(zip(keys, dot, strict=True))
-    if isinstance(out_dot, tuple):
-        return out, owned(out_dot, [*dots, *values])
-    return out, owned([out_dot], [*dots, *values])[0]
+    dot = owned(out_dot if isinstance(out_dot, tuple) else [out_dot], [*dots, *values])
+    return out, dot if isinstance(out_dot, tuple) else dot[0]
 
 
 def structured_vjp(
@@ -549,9 +548,8 @@ def structured_jvp(
         return jvp(flat.function, flat.args, flat_tangents)
     gradient = grad(flat.function, list(flat.wrt))
     gradients, gradient_dots = jvp(gradient, flat.args, flat_tangents)
-    pick = [every.index(p) for p in of]
     by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
-    chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
+    chosen = [tuple(entries[every.index(p)] for p in of) for entries in by_entry]
     if isinstance(gradient_of[1], (int, str)):
         return chosen[0][0], chosen[1][0]
     return chosen[0], chosen[1]

@@ -1,4 +1,5 @@
-"""Small array helpers that derivative rules (and so generated code) call.
+"""Small array helpers that derivative rules (and so generated code) call, and the
+public names of the ``helpers_*`` modules, re-exported here for generated code.
 
 Each one is backend-agnostic: it takes the array module from its arguments.
 
