@@ -849,21 +849,16 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             or p == varargs
         )
     }
-    if reads_keys(compiled):  # activation="swish" read as a key: the function is made for it
-        keys = _index_parameters(compiled)
-        structured.update(
-            {
-                p: ([], ("static", v))
-                for p, v in zip(compiled.params, values, strict=True)
-                if type(v) is str and p in keys and p not in names
-            }
-        )
+    indexed = _index_parameters(compiled) if reads_keys(compiled) else frozenset()
+    for p, v in zip(compiled.params, values, strict=True):
+        if type(v) is str and p in indexed and p not in names:  # activation="swish", a key:
+            structured[p] = ([], ("static", v))  # the function is made for it
     if not structured:
         return None
     statics = {
         p: v
         for p, v in zip(compiled.params, values, strict=True)
-        if type(v) is int and p not in names and p in _index_parameters(compiled)
+        if type(v) is int and p not in names and p in indexed
     }
     trees_key = tuple((p, specialization_key(t)) for p, (_, t) in structured.items())
     key = (names, trees_key, tuple(statics.items()))
