@@ -43,6 +43,7 @@ from autodiff_tutor.api.arguments import (
     refuse_structured_output,
     scalar_seed,
     unwrap,
+    wrt_entries,
 )
 from autodiff_tutor.compiler import fused
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
@@ -273,9 +274,8 @@ class Differentiable:
         if wrt is None:
             parameters = self.signature.parameters
             return tuple(p for p in self.params if is_required(parameters[p]))
-        items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
         names = []
-        for item in items:  # positions and names (check_wrt refused anything else)
+        for item in wrt_entries(wrt):  # positions and names (check_wrt refused the rest)
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
                     raise located(
@@ -723,11 +723,11 @@ def differentiable(fn: Callable[..., Any] | None = None, backend: str = "numpy")
         return fused.with_backend(differentiable(fn), backend)
     if isinstance(fn, Differentiable):
         return fn
-    if getattr(fn, "_gradient_of", None) is None and unwrap(fn, None) is not None:
+    gradient_of = getattr(fn, "_gradient_of", None)
+    if gradient_of is None and unwrap(fn, None) is not None:
         return BoundDifferentiable(fn)  # a bound method, a callable object, a partial
     check_function(fn)
     known = getattr(fn, "__dict__", {}).get(_WRAPPER)
-    gradient_of = getattr(fn, "_gradient_of", None)
     if gradient_of is None:
         return known or _remember(fn, Differentiable(fn))
     # grad(f): differentiate its generated gradient function, made again where f's
