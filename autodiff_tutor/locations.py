@@ -273,14 +273,9 @@ def argument_texts(frame: FrameType | None = None) -> list[str] | None:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return None
-    if not isinstance(tree, ast.Call):
+    if not isinstance(tree, ast.Call) or any(isinstance(a, ast.Starred) for a in tree.args):
         return None
-    texts = []
-    for argument in tree.args:
-        if isinstance(argument, ast.Starred):
-            return None
-        texts.append(ast.unparse(argument))
-    return texts
+    return [ast.unparse(argument) for argument in tree.args]
 
 
 def warn(message: str, category: type[Warning] = TracingWarning) -> None:
