@@ -788,6 +788,8 @@ class Flattened:
     wrt: tuple[str, ...]
     args: list[Any]
     rebuild: Callable[[tuple[Any, ...]], Any]
+    #: the leaves of each parameter flattened (none for a function or a key passed)
+    leaves: dict[str, list[Any]]
 
 
 def flattened_functions(compiled: Any) -> list[Any]:
@@ -921,7 +923,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             picked.append(by_name[param][attribute] if attribute else by_name[param])
         return one_or_all(tuple(picked), wrt)
 
-    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+    leaves = {param: leaves for param, (leaves, _) in structured.items()}
+    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild, leaves)
 
 
 def varargs_name(signature: inspect.Signature) -> str | None:

@@ -527,23 +527,24 @@ def structured_jvp(
     flat = flatten_call(compiled, every, list(args), keywords or {})
     if flat is None:
         return None
-    flat_tangents = []
-    for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if specialized_on(value) or (param in every and is_structure(value)) or param == varargs:
-            leaves = flatten(value, statics=True)[0]
-            dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
-            if len(dots) != len(leaves):
-                raise located(
-                    ArgumentError,
-                    f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
-                    hint=f"give the tangent of {param!r} the same structure as {param!r}",
-                )
-            pairs = zip(leaves, dots, strict=True)
-            flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
-            if param in flat.function.__dict__.get("holders", {}):
-                flat_tangents.append(None)  # the object itself, whose attributes it writes
-        else:
+    flat_tangents = []  # laid out as flat.args
+    for param, tangent in zip(compiled.params, given, strict=True):
+        leaves = flat.leaves.get(param)
+        if leaves is None:
             flat_tangents.append(tangent)
+            continue
+        dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
+        if len(dots) != len(leaves):
+            raise located(
+                ArgumentError,
+                f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
+                hint=f"give the tangent of {param!r} the same structure as {param!r}",
+            )
+        flat_tangents += [
+            d if is_float_value(v) else None for v, d in zip(leaves, dots, strict=True)
+        ]
+        if param in flat.function.__dict__.get("holders", {}):
+            flat_tangents.append(None)  # the object itself, whose attributes it writes
     if gradient_of is None:
         return jvp(flat.function, flat.args, flat_tangents)
     gradient = grad(flat.function, list(flat.wrt))
