@@ -524,7 +524,8 @@ class Unwrapped:
         parameters' places, or by keyword to keyword-only parameters)."""
 
         signature = inspect.signature(self.takes or self.fn)
-        parameters, names = signature.parameters, list(signature.parameters)
+        parameters = signature.parameters
+        names = list(parameters)
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
         varargs = varargs_name(signature) is not None

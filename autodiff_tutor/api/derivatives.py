@@ -342,9 +342,8 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     unwrapped = unwrap(f, None)
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
         return unwrapped.jvp(_jvp, args, tangents)
-    if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):
-        # lists, tuples, dicts of arrays
-        structured = structured_jvp(f, args, tangents, keywords)
+    if isinstance(args, (list, tuple)):  # lists, tuples, dicts of arrays: flattened
+        structured = structured_jvp(f, args, tangents, keywords)  # (None where none is)
         if structured is not None:
             return structured
     compiled = differentiable(f)

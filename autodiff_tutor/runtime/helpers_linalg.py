@@ -449,18 +449,17 @@ def _plain(ord: Any) -> Any:
     return ord.item() if getattr(ord, "ndim", None) == 0 else ord
 
 
-def _turns_with_singular_vectors(ord: Any, x: Any, axis: Any) -> bool:
-    """Whether the gradient of this matrix norm is made of singular vectors."""
-    ord = _plain(ord)
-    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
-    return _is_matrix_norm(x, axis) and bool(spectral)
-
-
-def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
+def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...] | None:
     """The norm's two axes, its matrices moved last, their SVD, and the singular
     vectors ``'nuc'`` (all), ``2`` (the first) or ``-2`` (the last) uses; refused at
-    repeated or zero singular values, where the singular vectors have no derivative."""
+    repeated or zero singular values, where the singular vectors have no derivative.
+    ``None`` where the gradient is not made of singular vectors (the ords
+    :func:`piecewise_constant_norm` lets through)."""
     xp, ord = array_module(x), _plain(ord)
+    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
+    if not (_is_matrix_norm(x, axis) and bool(spectral)):
+        piecewise_constant_norm(ord, x, axis)
+        return None
     where, moved = _matrices(x, axis)
     u, s, vh = xp.linalg.svd(moved, full_matrices=False)
     if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
@@ -499,10 +498,10 @@ def norm_grad_along_x(
     [[0.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(x)
-    if not _turns_with_singular_vectors(ord, x, axis):
-        piecewise_constant_norm(ord, x, axis)
+    parts = _singular_parts(x, ord, axis)
+    if parts is None:
         return xp.zeros_like(t)
-    where, moved, out, pick = _singular_parts(x, ord, axis)
+    where, moved, out, pick = parts
     u, _, vh = out
     du, _, dvh = svd_tangent(xp.moveaxis(t, where, (-2, -1)), out)
     turned = du[..., :, pick] @ vh[..., pick, :] + u[..., :, pick] @ dvh[..., pick, :]
@@ -522,10 +521,10 @@ def norm_grad_adjoint_x(
     [[0.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(x)
-    if not _turns_with_singular_vectors(ord, x, axis):
-        piecewise_constant_norm(ord, x, axis)
+    parts = _singular_parts(x, ord, axis)
+    if parts is None:
         return xp.zeros_like(x)
-    where, moved, out, pick = _singular_parts(x, ord, axis)
+    where, moved, out, pick = parts
     u, s, vh = out
     cm = xp.moveaxis(c * _expanded(grad, where, keepdims), where, (-2, -1))
     gu, gvh = xp.zeros_like(u), xp.zeros_like(vh)
