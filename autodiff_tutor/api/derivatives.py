@@ -219,19 +219,16 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, backend: str | None = None) -> Cal
         return both(*args, **kwargs)[1]
 
     unwrapped = unwrap(f, wrt)
-    if unwrapped is not None:
-        gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
-        made = MadeFunction(gradient, grad, (f, wrt))
-        made.__signature__ = inspect.signature(f)  # the parameters the call shows
-        # so jvp, vjp and grad of it differentiate the def's gradient, the object
-        # passed first (see arguments.unwrap)
-        of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
-        made.gradient_through = (f, grad(unwrapped.fn, of))
-        return made
-
-    gradient.__name__ = f"grad_{differentiable(f).name}"
+    gradient.__name__ = f"grad_{differentiable(f).name if unwrapped is None else unwrapped.name}"
     made = MadeFunction(gradient, grad, (f, wrt))  # pickles as this call
-    made._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
+    if unwrapped is None:
+        made._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
+        return made
+    made.__signature__ = inspect.signature(f)  # the parameters the call shows
+    # so jvp, vjp and grad of it differentiate the def's gradient, the object passed
+    # first (see arguments.unwrap)
+    of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
+    made.gradient_through = (f, grad(unwrapped.fn, of))
     return made
 
 
