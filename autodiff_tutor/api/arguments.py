@@ -329,10 +329,6 @@ def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[
     return [bound.arguments[p] for p in f.params]
 
 
-#: Arguments that may be structures: a call with one is flattened.
-CONTAINERS = (dict, list, tuple, ObjectView)
-
-
 def specialized_on(value: Any) -> bool:
     """Whether the compiled code is specialized on what ``value`` is, so that a call
     with it is flattened whatever ``wrt`` asks: an object seen as the structure of its
@@ -352,7 +348,8 @@ def needs_flattening(value: Any) -> bool:
     >>> needs_flattening([np.ones(2)]), needs_flattening(np.tanh), needs_flattening(2.0)
     (True, True, False)
     """
-    return isinstance(value, CONTAINERS) or is_static(value) or is_user_object(value)
+    structure = isinstance(value, (dict, list, tuple, ObjectView))
+    return structure or is_static(value) or is_user_object(value)
 
 
 def is_float_array(value: Any) -> bool:

@@ -502,12 +502,12 @@ def structured_jvp(
     {'w': array([6., 0.])}
     """
 
-    pairs = list(zip(args, tangents, strict=False))
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
     varargs = varargs_name(compiled.signature)
     if (not any(is_structure(a) or specialized_on(a) for a in args) and varargs is None) or any(
-        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
+        is_structure(a) and t is not None and not is_structure(t)
+        for a, t in zip(args, tangents, strict=False)
     ):
         return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, keywords or {})
