@@ -1019,13 +1019,9 @@ def _specialize(
         kwarg=given.kwarg,
         defaults=[],
     )
-    flat_parsed = StructuredFunction(
-        **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
-        structures=structures,
-        statics=statics,
-    )
-    flat_parsed.tree = tree
-    flat_parsed.values = {**parsed.values, **values}
+    fields = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)}
+    fields.update(tree=tree, values={**parsed.values, **values})
+    flat_parsed = StructuredFunction(**fields, structures=structures, statics=statics)
     flat = type(compiled)(compiled.fn)  # a Differentiable, as compiled is
     flat.params = [a.arg for a in arguments]
     flat.signature = inspect.Signature(
