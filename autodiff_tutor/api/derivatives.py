@@ -1,12 +1,7 @@
 """The front doors that take derivatives: ``grad``, ``value_and_grad``, ``vjp``,
-``jvp``, and the second derivatives ``hvp`` and ``hessian``.
-
-Thin wrappers over the compiler: they bind arguments, check what the user asked for
-and flatten structures (:mod:`autodiff_tutor.api.arguments`), and run the code
-compiled, once per function and ``wrt``, by a
-:class:`~autodiff_tutor.api.compiled.Differentiable`; later calls of
-``value_and_grad`` run the pair cached for their arguments' shapes
-(:func:`~autodiff_tutor.api.compiled.cached_call`).
+``jvp``, and the second derivatives ``hvp`` and ``hessian``, each on the path
+:mod:`autodiff_tutor.api` describes (later calls of ``value_and_grad`` run the pair
+cached for their arguments' shapes: :func:`~autodiff_tutor.api.compiled.cached_call`).
 
 ``hvp`` and ``hessian`` are forward over reverse: the compiler writes the gradient of
 ``f`` as a plain function (``f_grad``), then differentiates that function again in
