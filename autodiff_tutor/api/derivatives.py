@@ -48,7 +48,6 @@ those functions.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -227,21 +226,6 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, backend: str | None = None) -> Cal
     return made
 
 
-def _pullback_pickles(
-    vjp: Callable[..., tuple[Any, Callable[..., Any]]],
-) -> Callable[..., tuple[Any, Callable[..., Any]]]:
-    """``vjp`` whose pullback pickles as the call that made it (the function, the
-    arguments and ``wrt``): another process runs the forward again and pulls back the
-    same numbers."""
-
-    @functools.wraps(vjp)
-    def pickled_pullback(f: Any, *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Any]:
-        value, pullback = vjp(f, *args, wrt=wrt, **kwargs)
-        return value, MadeFunction(pullback, pullback_of, (f, args, wrt, kwargs))
-
-    return pickled_pullback
-
-
 def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any]) -> Any:
     """The pullback of ``vjp(f, *args, wrt=wrt, **kwargs)``, made again (a pullback
     that was pickled).
@@ -256,7 +240,6 @@ def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any])
 
 
 @front_door
-@_pullback_pickles
 def vjp(
     f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any
 ) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
@@ -264,7 +247,8 @@ def vjp(
 
     ``wrt=None`` means every floating-point argument (the extra arguments of a
     ``*args`` parameter are held fixed unless ``wrt`` names it). Give one seed per
-    output, shaped like that output.
+    output, shaped like that output. The pullback pickles as the call that made it:
+    another process runs the forward again and pulls back the same numbers.
 
     >>> import numpy as np
     >>> def f(x):
@@ -273,6 +257,12 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    value, pullback = _vjp(f, *args, wrt=wrt, **kwargs)
+    return value, MadeFunction(pullback, pullback_of, (f, args, wrt, kwargs))
+
+
+def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`vjp`, its pullback not yet made to pickle."""
     unwrapped = unwrap_call(f, wrt, args, kwargs)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
