@@ -58,6 +58,7 @@ from autodiff_tutor.api.arguments import (
     check_seed,
     check_seed_count,
     check_wrt,
+    checked_input,
     checked_values,
     entry_names,
     flatten_call,
@@ -348,10 +349,11 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
         raise located(
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
-    values = checked_values(compiled, positions, args, keywords)
+    values = checked_values(compiled, (), args, keywords)  # none another library's
     dots = []
-    for i in positions:
-        name, value = compiled.params[i], values[i]
+    for i in positions:  # each input checked, then its tangent
+        name = compiled.params[i]
+        value = values[i] = checked_input(compiled.name, name, values[i])
         tangent = numeric_array(tangents[i], value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
             raise located(
