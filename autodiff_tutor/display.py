@@ -155,8 +155,7 @@ def generated_code_html(compiled: Any, wrt: Any = None) -> str:
     backward (numbered from 1), side by side (:func:`panel_row`); none wraps code."""
     derivative = compiled.derivative(wrt)
     parsed = derivative.parsed
-    specialized_on = getattr(compiled, "_specialized_on", None)  # a bound method's object
-    head = specialized_on() + "\n" if specialized_on is not None else ""
+    head = compiled.heading()  # a bound method's: what it was specialized on
     panels = [
         code_html("\n".join(parsed.lines), first_line=parsed.first_line, title="your function"),
         code_html(head + derivative.forward_source, first_line=1, title="generated forward"),

@@ -62,11 +62,8 @@ def library_of(value: Any) -> str | None:
         return _BY_TYPE[kind]  # asked of operands and arguments: one lookup
     except KeyError:
         pass
-    library = None
-    for base in kind.__mro__[:-1]:  # a user's subclass of torch.Tensor too
-        library = _library_of_module(base.__module__)
-        if library is not None:
-            break
+    found = (_library_of_module(base.__module__) for base in kind.__mro__[:-1])
+    library = next((name for name in found if name is not None), None)  # a subclass too
     if len(_BY_TYPE) > 4096:  # classes made on the fly: keep the cache bounded
         _BY_TYPE.clear()
     _BY_TYPE[kind] = library

@@ -127,8 +127,11 @@ def at_raise(tb: TracebackType) -> bool:
     ...     at_raise(error.__traceback__)
     True
     """
-    code = tb.tb_frame.f_code.co_code
-    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] == _RAISE
+    return _opcode(tb.tb_frame.f_code, tb.tb_lasti) == _RAISE
+
+
+def _opcode(code: Any, offset: int) -> int | None:
+    return code.co_code[offset] if 0 <= offset < len(code.co_code) else None
 
 
 def here() -> str:
@@ -154,10 +157,7 @@ def storing_item(frame: FrameType | None = None) -> bool:
     False
     """
     frame = frame if frame is not None else user_frame()
-    if frame is None:
-        return False
-    code = frame.f_code.co_code
-    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _STORES
+    return frame is not None and _opcode(frame.f_code, frame.f_lasti) in _STORES
 
 
 def inside_numpy_check() -> bool:
@@ -273,14 +273,9 @@ def argument_texts(frame: FrameType | None = None) -> list[str] | None:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return None
-    if not isinstance(tree, ast.Call):
+    if not isinstance(tree, ast.Call) or any(isinstance(a, ast.Starred) for a in tree.args):
         return None
-    texts = []
-    for argument in tree.args:
-        if isinstance(argument, ast.Starred):
-            return None
-        texts.append(ast.unparse(argument))
-    return texts
+    return [ast.unparse(argument) for argument in tree.args]
 
 
 def warn(message: str, category: type[Warning] = TracingWarning) -> None:

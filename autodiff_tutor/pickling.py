@@ -184,10 +184,7 @@ def resolve(module_name: str, qualname: str) -> Any:
     >>> resolve("autodiff_tutor.pickling", "MadeFunction.__call__").__name__
     '__call__'
     """
-    found: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    return found
+    return functools.reduce(getattr, qualname.split("."), importlib.import_module(module_name))
 
 
 def with_sources(

@@ -101,27 +101,21 @@ def _flatten(value: Any, statics: bool, inside_object: bool, seen: set[int]) -> 
         value = ObjectView(value)
     elif statics and is_static(value):
         return [], ("static", value)
-    if isinstance(value, (dict, ObjectView)):
-        is_object = isinstance(value, ObjectView)
-        entries = value.attributes if is_object else value
-        seen = seen | {id(value.obj)} if is_object else seen
-        leaves, children = [], []
-        for key in entries:
-            inner, tree = _flatten(entries[key], statics, inside_object or is_object, seen)
-            leaves += inner
-            children.append(tree)
-        if is_object:
-            return leaves, ("object", tuple(entries), tuple(children), type(value.obj))
+    if not isinstance(value, (dict, ObjectView, list, tuple)):
+        return [value], ("leaf",)
+    is_object = isinstance(value, ObjectView)
+    entries = value.attributes if is_object else value
+    seen = seen | {id(value.obj)} if is_object else seen
+    leaves, children = [], []
+    for item in entries.values() if isinstance(entries, dict) else entries:
+        inner, tree = _flatten(item, statics, inside_object or is_object, seen)
+        leaves += inner
+        children.append(tree)
+    if is_object:
+        return leaves, ("object", tuple(entries), tuple(children), type(value.obj))
+    if isinstance(value, dict):
         return leaves, ("dict", tuple(entries), tuple(children))
-    if isinstance(value, (list, tuple)):
-        leaves, children = [], []
-        for item in value:
-            inner, tree = _flatten(item, statics, inside_object, seen)
-            leaves += inner
-            children.append(tree)
-        kind = "list" if isinstance(value, list) else "tuple"
-        return leaves, (kind, type(value), tuple(children))
-    return [value], ("leaf",)
+    return leaves, ("list" if isinstance(value, list) else "tuple", type(value), tuple(children))
 
 
 def is_static(value: Any) -> bool:
@@ -201,8 +195,7 @@ def unflatten(tree: Treedef, leaves: Sequence[Any], statics: bool = True) -> Any
     >>> unflatten(tree, [10.0, 20.0, 30.0])
     [(10.0, 20.0), {'a': 30.0}]
     """
-    items = iter(leaves)
-    return _fill(tree, items, statics)
+    return _fill(tree, iter(leaves), statics)
 
 
 def _fill(tree: Treedef, items, statics: bool) -> Any:
@@ -242,10 +235,3 @@ def leaf_paths(name: str, tree: Treedef) -> list[str]:
         for key, child in zip(entry_keys(tree), tree[2], strict=True)
         for path in leaf_paths(f"{name}[{key!r}]", child)
     ]
-
-
-def flatten_count(tree: Treedef) -> range:
-    """As many items as ``tree`` has leaves."""
-    if tree[0] in ("leaf", "static"):
-        return range(1 if tree[0] == "leaf" else 0)
-    return range(sum(len(flatten_count(child)) for child in tree[2]))

@@ -853,6 +853,26 @@ def _autograd_act(given):
     return {"tanh": anp.tanh, "smooth": smooth, "sigmoid": sigmoid}[name]
 
 
+def configured_layer(p, activation="smooth"):
+    act = ACTIVATIONS[activation]
+    return np.sum(act(p["w"]) ** 2)
+
+
+def test_jvp_of_a_structure_beside_a_string_looked_up():
+    """``jvp`` with a dict of arrays and a string read as a key: the string is no
+    argument of the flattened function and takes no tangent there; the tangent matches
+    central differences and autograd along the direction."""
+    p, direction = {"w": X}, np.linspace(-1.0, 1.0, X.size).reshape(X.shape)
+    along = lambda t: configured_layer({"w": X + t * direction}, "tanh")  # noqa: E731
+    expected = central_difference(along, [np.float64(0.0)], 0)
+    with autograd_numpy():
+        oracle = autograd.grad(lambda w: np.sum(anp.tanh(w) ** 2))(X)
+    np.testing.assert_allclose(np.sum(oracle * direction), expected, rtol=1e-6, atol=1e-8)
+    value, tangent = jvp(configured_layer, (p, "tanh"), ({"w": direction}, None))
+    np.testing.assert_allclose(value, configured_layer(p, "tanh"), rtol=1e-12)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+
+
 def test_the_string_specialization_follows_the_dict():
     """The dict rebound at the key after a call: the next call runs the new entry."""
     both = value_and_grad(configured)

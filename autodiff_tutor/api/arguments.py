@@ -68,7 +68,6 @@ from autodiff_tutor.pytree import (
     Treedef,
     entry_keys,
     flatten,
-    flatten_count,
     holds_user_object,
     is_static,
     is_structure,
@@ -157,6 +156,17 @@ def wrt_entries(wrt: Any) -> list[Any] | None:
     (['x'], ['x', 1], None)
     """
     return [wrt] if isinstance(wrt, (int, str)) else list(wrt) if wrt is not None else None
+
+
+def one_or_all(values: Sequence[Any], wrt: Any) -> Any:
+    """The one value where ``wrt`` names one input (or is ``None`` and there is one
+    value), else all of them.
+
+    >>> one_or_all((1.0,), "x"), one_or_all((1.0,), None), one_or_all((1.0,), ["x"])
+    (1.0, 1.0, (1.0,))
+    """
+    one = isinstance(wrt, (int, str)) or (wrt is None and len(values) == 1)
+    return values[0] if one else values
 
 
 def check_wrt(wrt: Any) -> None:
@@ -319,10 +329,6 @@ def bind_arguments(f: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[
     return [bound.arguments[p] for p in f.params]
 
 
-#: Arguments that may be structures: a call with one is flattened.
-CONTAINERS = (dict, list, tuple, ObjectView)
-
-
 def specialized_on(value: Any) -> bool:
     """Whether the compiled code is specialized on what ``value`` is, so that a call
     with it is flattened whatever ``wrt`` asks: an object seen as the structure of its
@@ -342,7 +348,8 @@ def needs_flattening(value: Any) -> bool:
     >>> needs_flattening([np.ones(2)]), needs_flattening(np.tanh), needs_flattening(2.0)
     (True, True, False)
     """
-    return isinstance(value, CONTAINERS) or is_static(value) or is_user_object(value)
+    structure = isinstance(value, (dict, list, tuple, ObjectView))
+    return structure or is_static(value) or is_user_object(value)
 
 
 def is_float_array(value: Any) -> bool:
@@ -513,11 +520,12 @@ class Unwrapped:
         stored arguments held fixed (a partial's keywords are passed in their
         parameters' places, or by keyword to keyword-only parameters)."""
 
-        parameters = inspect.signature(self.takes or self.fn).parameters
+        signature = inspect.signature(self.takes or self.fn)
+        parameters = signature.parameters
         names = list(parameters)
         positional = [n for n in names if parameters[n].kind in _POSITIONAL]
         given_count = len(self.prefix) + len(args)
-        varargs = varargs_name(inspect.signature(self.takes or self.fn)) is not None
+        varargs = varargs_name(signature) is not None
         held = (None,) * len(self.prefix)
         if varargs and not self.keywords and given_count > len(positional):
             return jvp(self.fn, (*self.prefix, *args), (*held, *tangents), {})  # *args, in order
@@ -568,11 +576,12 @@ def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrappe
 
     if wrt is not None or unwrap(f, None) is None:
         return unwrap(f, wrt)
+    signature = inspect.signature(f)
     try:
-        bound = inspect.signature(f).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError:
         return unwrap(f, None)  # the call's own check says what is wrong
-    parameters = inspect.signature(f).parameters
+    parameters = signature.parameters
     floats = [  # (*args held fixed unless named in wrt)
         name
         for name, value in bound.arguments.items()
@@ -617,11 +626,11 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
         return None
     if not inspect.isfunction(fn):
         return None
-    visible = list(inspect.signature(f).parameters)
+    parameters = inspect.signature(f).parameters
+    visible = list(parameters)
     hidden = list(inspect.signature(fn).parameters)[: len(prefix)]
     entries = wrt_entries(wrt)
     if entries is None:
-        parameters = inspect.signature(f).parameters
         entries = [p for p in visible if is_required(parameters[p])]
     names = []
     for entry in entries:
@@ -777,6 +786,8 @@ class Flattened:
     wrt: tuple[str, ...]
     args: list[Any]
     rebuild: Callable[[tuple[Any, ...]], Any]
+    #: the leaves of each parameter flattened (none for a function or a key passed)
+    leaves: dict[str, list[Any]]
 
 
 def flattened_functions(compiled: Any) -> list[Any]:
@@ -818,19 +829,13 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     object parameter: ``"self.W"``."""
 
     entries = wrt_entries(wrt)
-    picks: dict[str, set[str]] = {}
-    if entries is not None:
-        plain = []
-        for entry in entries:
-            if isinstance(entry, str) and "." in entry:
-                param, attribute = entry.split(".", 1)
-                picks.setdefault(param, set()).add(attribute)
-                entry = param
-            if entry not in plain:
-                plain.append(entry)
-        names = compiled.wrt_names(plain)
-    else:
-        names = compiled.wrt_names(None)
+    picks: dict[str, set[str]] = {}  # "self.W": the attributes asked for, by parameter
+    for entry in entries or ():
+        if isinstance(entry, str) and "." in entry:
+            param, attribute = entry.split(".", 1)
+            picks.setdefault(param, set()).add(attribute)
+    plain = [e.split(".")[0] if isinstance(e, str) else e for e in entries or ()]
+    names = compiled.wrt_names(None if entries is None else list(dict.fromkeys(plain)))
     values = bind_arguments(compiled, args, kwargs)
     varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
     passed_whole = set(compiled.__dict__.get("holders", {}).values())  # self_object
@@ -844,15 +849,16 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             or p == varargs
         )
     }
-    structured.update(  # activation="swish" read as a key: the function is made for it
-        {p: ([], ("static", v)) for p, v in string_keys(compiled, values).items() if p not in names}
-    )
+    indexed = _index_parameters(compiled) if reads_keys(compiled) else frozenset()
+    for p, v in zip(compiled.params, values, strict=True):
+        if type(v) is str and p in indexed and p not in names:  # activation="swish", a key:
+            structured[p] = ([], ("static", v))  # the function is made for it
     if not structured:
         return None
     statics = {
         p: v
         for p, v in zip(compiled.params, values, strict=True)
-        if type(v) is int and p not in names and p in _index_parameters(compiled)
+        if type(v) is int and p not in names and p in indexed
     }
     trees_key = tuple((p, specialization_key(t)) for p, (_, t) in structured.items())
     key = (names, trees_key, tuple(statics.items()))
@@ -890,8 +896,15 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
         missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
         if missing:
             raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
-    if not flat_wrt:
-        _refuse_no_float(compiled.name, names)
+    if not flat_wrt:  # the structures asked for hold no floating-point array
+        raise located(
+            NonDifferentiableInputError,
+            f"cannot differentiate {compiled.name} with respect to "
+            f"{', '.join(map(repr, names))}: there is no floating-point array in it, and "
+            "only those have gradients",
+            hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
+        )
+    ordered = entry_names(compiled, wrt)  # the gradients' order
 
     def rebuild(gradients: tuple[Any, ...]) -> Any:
         by_name = {}
@@ -902,16 +915,14 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
                 if param in structured
                 else picked[0]
             )
-        ordered = []
-        for entry in entries if entries is not None else names:
-            if isinstance(entry, int):
-                entry = compiled.params[entry]
+        picked = []
+        for entry in ordered:
             param, _, attribute = entry.partition(".")
-            ordered.append(by_name[param][attribute] if attribute else by_name[param])
-        single = isinstance(wrt, (int, str)) or (wrt is None and len(ordered) == 1)
-        return ordered[0] if single else tuple(ordered)
+            picked.append(by_name[param][attribute] if attribute else by_name[param])
+        return one_or_all(tuple(picked), wrt)
 
-    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild)
+    leaves = {param: leaves for param, (leaves, _) in structured.items()}
+    return Flattened(flat, tuple(flat_wrt), flat_args, rebuild, leaves)
 
 
 def varargs_name(signature: inspect.Signature) -> str | None:
@@ -924,36 +935,13 @@ def varargs_name(signature: inspect.Signature) -> str | None:
     return next((n for n, kind in kinds.items() if kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
-def _refuse_no_float(function: str, names: Sequence[str]) -> None:
-    """Structures asked for in ``wrt`` that hold no floating-point array."""
-
-    raise located(
-        NonDifferentiableInputError,
-        f"cannot differentiate {function} with respect to {', '.join(map(repr, names))}: "
-        "there is no floating-point array in it, and only those have gradients",
-        hint="pass float arrays (np.asarray(v, dtype=float)), or leave it out of wrt",
-    )
-
-
 def _top_keys(tree: Treedef) -> list[Any]:
     """For each leaf, the key of the top-level entry it belongs to."""
-    if tree[0] == "static":
-        return []
-    if tree[0] == "leaf":
-        return [None]
-    keys = entry_keys(tree)
-    return [key for key, child in zip(keys, tree[2], strict=True) for _ in flatten_count(child)]
-
-
-def string_keys(compiled: Any, values: Sequence[Any]) -> dict[str, str]:
-    """The parameters given a string that the function reads as a key or an index
-    (``ACTIVATIONS[activation]``): specialized on, by value, like a function passed."""
-    if not reads_keys(compiled):
-        return {}
-    keys = _index_parameters(compiled)
-    return {
-        p: v for p, v in zip(compiled.params, values, strict=False) if type(v) is str and p in keys
-    }
+    if tree[0] in ("leaf", "static"):
+        return [None] * (tree[0] == "leaf")
+    return [
+        key for key, child in zip(entry_keys(tree), tree[2], strict=True) for _ in _top_keys(child)
+    ]
 
 
 def reads_keys(compiled: Any) -> bool:
@@ -1031,13 +1019,9 @@ def _specialize(
         kwarg=given.kwarg,
         defaults=[],
     )
-    flat_parsed = StructuredFunction(
-        **{f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)},
-        structures=structures,
-        statics=statics,
-    )
-    flat_parsed.tree = tree
-    flat_parsed.values = {**parsed.values, **values}
+    fields = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)}
+    fields.update(tree=tree, values={**parsed.values, **values})
+    flat_parsed = StructuredFunction(**fields, structures=structures, statics=statics)
     flat = type(compiled)(compiled.fn)  # a Differentiable, as compiled is
     flat.params = [a.arg for a in arguments]
     flat.signature = inspect.Signature(

@@ -43,6 +43,7 @@ from autodiff_tutor.api.arguments import (
     refuse_structured_output,
     scalar_seed,
     unwrap,
+    wrt_entries,
 )
 from autodiff_tutor.compiler import fused
 from autodiff_tutor.compiler.assumptions import Assumptions, assumed
@@ -229,8 +230,7 @@ class Differentiable:
             found = None
         if found is not None:  # the same request as before: checked then
             return found
-        check_wrt(wrt)
-        names = self.wrt_names(wrt)
+        names = self.wrt_names(wrt)  # (checks wrt)
         if names not in self._cache:
             compiled = compile_derivative(self.fn, names, self.front_end())
             self._cache[names] = fused.attach(compiled, self.backend)
@@ -274,9 +274,8 @@ class Differentiable:
         if wrt is None:
             parameters = self.signature.parameters
             return tuple(p for p in self.params if is_required(parameters[p]))
-        items = [wrt] if isinstance(wrt, (int, str)) else list(wrt)
         names = []
-        for item in items:  # positions and names (check_wrt refused anything else)
+        for item in wrt_entries(wrt):  # positions and names (check_wrt refused the rest)
             if isinstance(item, int):
                 if not -len(self.params) <= item < len(self.params):
                     raise located(
@@ -313,17 +312,28 @@ class Differentiable:
     @front_door
     def forward_source(self, wrt: Wrt = None) -> str:
         """The generated forward function, as source."""
-        return self.derivative(wrt).forward_source
+        return self.heading() + self.derivative(wrt).forward_source
 
     @front_door
     def backward_source(self, wrt: Wrt = None) -> str:
         """The generated backward function, as source."""
-        return self.derivative(wrt).backward_source
+        return self.heading() + self.derivative(wrt).backward_source
 
     @front_door
     def source(self, wrt: Wrt = None) -> str:
         """Forward and backward sources together (the protocol's ``source()``)."""
-        return self.forward_source(wrt) + "\n\n" + self.backward_source(wrt)
+        head = self.heading()  # (first, as each of the two alone)
+        derivative = self.derivative(wrt)
+        return head + derivative.forward_source + "\n\n" + derivative.backward_source
+
+    def heading(self) -> str:
+        """What the code shown is headed by: nothing here; for a bound method, what it
+        was specialized on (:class:`BoundDifferentiable`).
+
+        >>> differentiable(lambda x: x).heading()
+        ''
+        """
+        return ""
 
     @front_door
     def show(
@@ -513,6 +523,18 @@ class Differentiable:
         return self.fn(*bind_in_order(self, inputs))
 
 
+def _of_flattened(method: str) -> Callable[..., Any]:
+    """``method`` of a :class:`BoundDifferentiable`: that of the compiled function of
+    its def, for the names of ``wrt`` among that function's parameters."""
+
+    def run(self: BoundDifferentiable, wrt: Wrt = None) -> Any:
+        function, names, _ = self.flattened(wrt)
+        return getattr(function, method)(list(names))
+
+    run.__name__ = run.__qualname__ = method
+    return front_door(run)
+
+
 class BoundDifferentiable(Differentiable):
     """``differentiable(model.loss)``, ``differentiable(Sigmoid())``,
     ``differentiable(functools.partial(f, a))``: a compiled function of the parameters
@@ -585,54 +607,20 @@ class BoundDifferentiable(Differentiable):
     def front_end(self) -> FrontEnd:
         return self.flattened()[0].front_end()
 
-    @front_door
-    def derivative(self, wrt: Wrt = None) -> Derivative:
-        function, names, _ = self.flattened(wrt)
-        return function.derivative(list(names))
-
-    @front_door
-    def tangent(self, wrt: Wrt = None) -> TangentFunction:
-        function, names, _ = self.flattened(wrt)
-        return function.tangent(list(names))
-
-    @front_door
-    def forward_source(self, wrt: Wrt = None) -> str:
-        return self._specialized_on() + "\n" + super().forward_source(wrt)
-
-    @front_door
-    def backward_source(self, wrt: Wrt = None) -> str:
-        return self._specialized_on() + "\n" + super().backward_source(wrt)
-
-    @front_door
-    def source(self, wrt: Wrt = None) -> str:
-        return (
-            self._specialized_on()
-            + "\n"
-            + Differentiable.forward_source(self, wrt)
-            + "\n\n"
-            + Differentiable.backward_source(self, wrt)
-        )
-
-    @front_door
-    def stages(self, wrt: Wrt = None) -> dict[str, str]:
-        function, names, _ = self.flattened(wrt)
-        return function.stages(list(names))
-
-    @front_door
-    def specialized_sources(self, wrt: Wrt = None) -> list[str]:
-        function, names, _ = self.flattened(wrt)
-        return function.specialized_sources(list(names))
+    derivative = _of_flattened("derivative")
+    tangent = _of_flattened("tangent")
+    stages = _of_flattened("stages")
+    specialized_sources = _of_flattened("specialized_sources")
 
     def all_specialized(self) -> list[str]:
         return differentiable(self._unwrapped(None).fn).all_specialized()  # the method's def
 
-    def _specialized_on(self) -> str:
-        """The header of the code shown: what it was specialized on."""
+    def heading(self) -> str:
         unwrapped = self._unwrapped(None)
         inner = differentiable(unwrapped.fn)
         given = dict(zip(inner.params, unwrapped.prefix, strict=False))
         given.update(unwrapped.keywords)
-        return header(self.name, given, self.flattened()[0])
+        return header(self.name, given, self.flattened()[0]) + "\n"
 
     # -- the differentiable-operation protocol: the visible parameters are its inputs
 
@@ -735,11 +723,11 @@ def differentiable(fn: Callable[..., Any] | None = None, backend: str = "numpy")
         return fused.with_backend(differentiable(fn), backend)
     if isinstance(fn, Differentiable):
         return fn
-    if getattr(fn, "_gradient_of", None) is None and unwrap(fn, None) is not None:
+    gradient_of = getattr(fn, "_gradient_of", None)
+    if gradient_of is None and unwrap(fn, None) is not None:
         return BoundDifferentiable(fn)  # a bound method, a callable object, a partial
     check_function(fn)
     known = getattr(fn, "__dict__", {}).get(_WRAPPER)
-    gradient_of = getattr(fn, "_gradient_of", None)
     if gradient_of is None:
         return known or _remember(fn, Differentiable(fn))
     # grad(f): differentiate its generated gradient function, made again where f's

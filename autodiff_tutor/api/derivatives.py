@@ -1,12 +1,7 @@
 """The front doors that take derivatives: ``grad``, ``value_and_grad``, ``vjp``,
-``jvp``, and the second derivatives ``hvp`` and ``hessian``.
-
-Thin wrappers over the compiler: they bind arguments, check what the user asked for
-and flatten structures (:mod:`autodiff_tutor.api.arguments`), and run the code
-compiled, once per function and ``wrt``, by a
-:class:`~autodiff_tutor.api.compiled.Differentiable`; later calls of
-``value_and_grad`` run the pair cached for their arguments' shapes
-(:func:`~autodiff_tutor.api.compiled.cached_call`).
+``jvp``, and the second derivatives ``hvp`` and ``hessian``, each on the path
+:mod:`autodiff_tutor.api` describes (later calls of ``value_and_grad`` run the pair
+cached for their arguments' shapes: :func:`~autodiff_tutor.api.compiled.cached_call`).
 
 ``hvp`` and ``hessian`` are forward over reverse: the compiler writes the gradient of
 ``f`` as a plain function (``f_grad``), then differentiates that function again in
@@ -53,7 +48,6 @@ those functions.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -73,9 +67,9 @@ from autodiff_tutor.api.arguments import (
     located,
     needs_flattening,
     numeric_array,
+    one_or_all,
     owned,
     reads_keys,
-    refuse_foreign,
     refuse_structured_vjp,
     specialized_on,
     unwrap,
@@ -91,7 +85,7 @@ from autodiff_tutor.api.compiled import (
     differentiable,
     run_pair,
 )
-from autodiff_tutor.compiler.failures import relocate, run_located
+from autodiff_tutor.compiler.failures import run_located
 from autodiff_tutor.compiler.front.desugar.derivative_calls import (
     Made,
     Request,
@@ -115,14 +109,6 @@ from autodiff_tutor.runtime.backend import (
 )
 
 __all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
-
-
-def _unpack(gradients: tuple[Any, ...], wrt: Wrt) -> Any:
-    return (
-        gradients[0]
-        if isinstance(wrt, (int, str)) or (wrt is None and len(gradients) == 1)
-        else gradients
-    )
 
 
 @front_door
@@ -152,40 +138,38 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
-    one = isinstance(wrt, (int, str))  # one gradient, not a tuple (_unpack, decided once)
+    one = isinstance(wrt, (int, str))  # one gradient, not a tuple (one_or_all, decided once)
     # per function flattened for the arguments' structures (an object's attributes, a
     # dict of arrays): its value_and_grad, kept so that its calls reach the cached pair
     flattened: dict[tuple[Any, tuple[str, ...]], Callable[..., Any]] = {}
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        try:  # free unless the generated code raises: then located at the user's code
-            if (checked or flattened) and not compiled.current():
-                checked.clear()  # a name it reads was rebound: compiled again below
-                flattened.clear()
-            if checked and not kwargs:  # the pair cached for these shapes
-                result = cached_call(compiled, checked[0], args)
-                if result is not None:
-                    return result[0], result[1][0] if one else _unpack(result[1], wrt)
-            keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
-            if by_attribute or varargs or keyed or _has_containers(args, kwargs):
-                flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
-                if flat is not None:  # gradients in the structures of their arguments
-                    key = (flat.function, tuple(flat.wrt))
-                    if key not in flattened:
-                        flattened[key] = value_and_grad(flat.function, list(flat.wrt))
-                    out, gradients = flattened[key](*flat.args)
-                    return out, flat.rebuild(gradients)
-            derivative = compiled.derivative(wrt)
-            values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
-            out, gradients = run_pair(compiled, derivative, values)
-        except Exception as error:
-            located = relocate(error)
-            if located is None:
-                raise
-            raise located from error
+        # free unless the generated code raises: then located at the user's code
+        return run_located(checked_call, args, kwargs)
+
+    def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        if (checked or flattened) and not compiled.current():
+            checked.clear()  # a name it reads was rebound: compiled again below
+            flattened.clear()
+        if checked and not kwargs:  # the pair cached for these shapes
+            result = cached_call(compiled, checked[0], args)
+            if result is not None:
+                return result[0], result[1][0] if one else one_or_all(result[1], wrt)
+        keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
+        if by_attribute or varargs or keyed or _has_containers(args, kwargs):
+            flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
+            if flat is not None:  # gradients in the structures of their arguments
+                key = (flat.function, tuple(flat.wrt))
+                if key not in flattened:
+                    flattened[key] = value_and_grad(flat.function, list(flat.wrt))
+                out, gradients = flattened[key](*flat.args)
+                return out, flat.rebuild(gradients)
+        derivative = compiled.derivative(wrt)
+        values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
+        out, gradients = run_pair(compiled, derivative, values)
         if not by_attribute and not checked:
             checked.append(derivative)  # later calls run the pair cached for their shapes
-        return out, _unpack(gradients, wrt)
+        return out, one_or_all(gradients, wrt)
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return MadeFunction(value_and_gradient, value_and_grad, (f, wrt))  # pickles as this call
@@ -230,35 +214,17 @@ def grad(f: Callable[..., Any], wrt: Wrt = 0, backend: str | None = None) -> Cal
         return both(*args, **kwargs)[1]
 
     unwrapped = unwrap(f, wrt)
-    if unwrapped is not None:
-        gradient.__name__ = both.__name__.replace("value_and_grad_", "grad_")
-        made = MadeFunction(gradient, grad, (f, wrt))
-        made.__signature__ = inspect.signature(f)  # the parameters the call shows
-        # so jvp, vjp and grad of it differentiate the def's gradient, the object
-        # passed first (see arguments.unwrap)
-        of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
-        made.gradient_through = (f, grad(unwrapped.fn, of))
-        return made
-
-    gradient.__name__ = f"grad_{differentiable(f).name}"
+    gradient.__name__ = f"grad_{differentiable(f).name if unwrapped is None else unwrapped.name}"
     made = MadeFunction(gradient, grad, (f, wrt))  # pickles as this call
-    made._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
+    if unwrapped is None:
+        made._gradient_of = (differentiable(f), wrt)  # so grad(grad(f)) can compile it
+        return made
+    made.__signature__ = inspect.signature(f)  # the parameters the call shows
+    # so jvp, vjp and grad of it differentiate the def's gradient, the object passed
+    # first (see arguments.unwrap)
+    of = unwrapped.wrt[0] if unwrapped.single else unwrapped.wrt
+    made.gradient_through = (f, grad(unwrapped.fn, of))
     return made
-
-
-def _pullback_pickles(
-    vjp: Callable[..., tuple[Any, Callable[..., Any]]],
-) -> Callable[..., tuple[Any, Callable[..., Any]]]:
-    """``vjp`` whose pullback pickles as the call that made it (the function, the
-    arguments and ``wrt``): another process runs the forward again and pulls back the
-    same numbers."""
-
-    @functools.wraps(vjp)
-    def pickled_pullback(f: Any, *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Any]:
-        value, pullback = vjp(f, *args, wrt=wrt, **kwargs)
-        return value, MadeFunction(pullback, pullback_of, (f, args, wrt, kwargs))
-
-    return pickled_pullback
 
 
 def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any]) -> Any:
@@ -275,7 +241,6 @@ def pullback_of(f: Any, args: tuple[Any, ...], wrt: Wrt, kwargs: dict[str, Any])
 
 
 @front_door
-@_pullback_pickles
 def vjp(
     f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any
 ) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
@@ -283,7 +248,8 @@ def vjp(
 
     ``wrt=None`` means every floating-point argument (the extra arguments of a
     ``*args`` parameter are held fixed unless ``wrt`` names it). Give one seed per
-    output, shaped like that output.
+    output, shaped like that output. The pullback pickles as the call that made it:
+    another process runs the forward again and pulls back the same numbers.
 
     >>> import numpy as np
     >>> def f(x):
@@ -292,6 +258,12 @@ def vjp(
     >>> pullback(np.array([1.0, 2.0, 3.0]))[0].tolist()
     [2.0, 4.0, 6.0]
     """
+    value, pullback = _vjp(f, *args, wrt=wrt, **kwargs)
+    return value, MadeFunction(pullback, pullback_of, (f, args, wrt, kwargs))
+
+
+def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> tuple[Any, Any]:
+    """:func:`vjp`, its pullback not yet made to pickle."""
     unwrapped = unwrap_call(f, wrt, args, kwargs)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
@@ -353,9 +325,8 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     unwrapped = unwrap(f, None)
     if unwrapped is not None and isinstance(args, (list, tuple)):  # a bound method...
         return unwrapped.jvp(_jvp, args, tangents)
-    if isinstance(args, (list, tuple)) and (_has_containers(args, {}) or _takes_varargs(f)):
-        # lists, tuples, dicts of arrays
-        structured = structured_jvp(f, args, tangents, keywords)
+    if isinstance(args, (list, tuple)):  # lists, tuples, dicts of arrays: flattened
+        structured = structured_jvp(f, args, tangents, keywords)  # (None where none is)
         if structured is not None:
             return structured
     compiled = differentiable(f)
@@ -373,20 +344,17 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
             f"jvp needs one tangent per argument: {len(args)} arguments, {len(tangents)} tangents",
             hint="give None as the tangent of an argument that does not vary",
         )
-    wrt = [p for p, t in zip(compiled.params, tangents, strict=False) if t is not None]
-    if not wrt:
+    positions = [i for i, t in enumerate(tangents) if t is not None]
+    if not positions:
         raise located(
             ArgumentError, "every tangent is None: there is no direction to differentiate along"
         )
-    values = bind_arguments(compiled, args, keywords)
-    for name, value in zip(compiled.params, values, strict=True):
-        refuse_foreign(f"the argument {name!r} of {compiled.name}", value)
+    values = checked_values(compiled, (), args, keywords)  # none another library's
     dots = []
-    for name, arg, tangent in zip(compiled.params, values, tangents, strict=False):
-        if tangent is None:
-            continue
-        value = checked_input(compiled.name, name, arg)
-        tangent = numeric_array(tangent, value, f"the tangent of {name!r}")
+    for i in positions:  # each input checked, then its tangent
+        name = compiled.params[i]
+        value = values[i] = checked_input(compiled.name, name, values[i])
+        tangent = numeric_array(tangents[i], value, f"the tangent of {name!r}")
         if shape_of(tangent) != shape_of(value):
             raise located(
                 ArgumentError,
@@ -394,7 +362,7 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
                 f"but {name!r} has shape {shape_of(value)}",
             )
         dots.append(tangent)
-        values[compiled.params.index(name)] = value
+    wrt = [compiled.params[i] for i in positions]
     function = compiled.tangent(wrt)
     out, out_dot = run_located(function.function, *values, *dots)
     _refuse_complex_tangents(out, out_dot)
@@ -402,9 +370,8 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
     if keys is not None:
         dot = owned(out_dot, [*dots, *values])
         return dict(zip(keys, out, strict=True)), dict(zip(keys, dot, strict=True))
-    if isinstance(out_dot, tuple):
-        return out, owned(out_dot, [*dots, *values])
-    return out, owned([out_dot], [*dots, *values])[0]
+    dot = owned(out_dot if isinstance(out_dot, tuple) else [out_dot], [*dots, *values])
+    return out, dot if isinstance(out_dot, tuple) else dot[0]
 
 
 def structured_vjp(
@@ -522,12 +489,12 @@ def structured_jvp(
     {'w': array([6., 0.])}
     """
 
-    pairs = list(zip(args, tangents, strict=False))
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
     varargs = varargs_name(compiled.signature)
     if (not any(is_structure(a) or specialized_on(a) for a in args) and varargs is None) or any(
-        is_structure(a) and t is not None and not is_structure(t) for a, t in pairs
+        is_structure(a) and t is not None and not is_structure(t)
+        for a, t in zip(args, tangents, strict=False)
     ):
         return None  # an array tangent for a structure: taken as one stacked array
     values = bind_arguments(compiled, args, keywords or {})
@@ -543,30 +510,30 @@ def structured_jvp(
     flat = flatten_call(compiled, every, list(args), keywords or {})
     if flat is None:
         return None
-    flat_tangents = []
-    for param, value, tangent in zip(compiled.params, values, given, strict=True):
-        if specialized_on(value) or (param in every and is_structure(value)) or param == varargs:
-            leaves = flatten(value, statics=True)[0]
-            dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
-            if len(dots) != len(leaves):
-                raise located(
-                    ArgumentError,
-                    f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
-                    hint=f"give the tangent of {param!r} the same structure as {param!r}",
-                )
-            pairs = zip(leaves, dots, strict=True)
-            flat_tangents += [d if is_float_value(v) else None for v, d in pairs]
-            if param in flat.function.__dict__.get("holders", {}):
-                flat_tangents.append(None)  # the object itself, whose attributes it writes
-        else:
+    flat_tangents = []  # laid out as flat.args
+    for param, tangent in zip(compiled.params, given, strict=True):
+        leaves = flat.leaves.get(param)
+        if leaves is None:
             flat_tangents.append(tangent)
+            continue
+        dots = flatten(tangent)[0] if tangent is not None else [None] * len(leaves)
+        if len(dots) != len(leaves):
+            raise located(
+                ArgumentError,
+                f"the tangent of {param!r} has {len(dots)} arrays, {param!r} has {len(leaves)}",
+                hint=f"give the tangent of {param!r} the same structure as {param!r}",
+            )
+        flat_tangents += [
+            d if is_float_value(v) else None for v, d in zip(leaves, dots, strict=True)
+        ]
+        if param in flat.function.__dict__.get("holders", {}):
+            flat_tangents.append(None)  # the object itself, whose attributes it writes
     if gradient_of is None:
         return jvp(flat.function, flat.args, flat_tangents)
     gradient = grad(flat.function, list(flat.wrt))
     gradients, gradient_dots = jvp(gradient, flat.args, flat_tangents)
-    pick = [every.index(p) for p in of]
     by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
-    chosen = [tuple(entries[i] for i in pick) for entries in by_entry]
+    chosen = [tuple(entries[every.index(p)] for p in of) for entries in by_entry]
     if isinstance(gradient_of[1], (int, str)):
         return chosen[0][0], chosen[1][0]
     return chosen[0], chosen[1]

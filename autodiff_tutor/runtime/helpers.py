@@ -1,4 +1,5 @@
-"""Small array helpers that derivative rules (and so generated code) call.
+"""Small array helpers that derivative rules (and so generated code) call, and the
+public names of the ``helpers_*`` modules, re-exported here for generated code.
 
 Each one is backend-agnostic: it takes the array module from its arguments.
 
@@ -29,83 +30,17 @@ from autodiff_tutor.runtime.backend import (
     shares_memory,
     size,
 )
-from autodiff_tutor.runtime.helpers_arrays import (  # noqa: F401 - re-exported for generated code
-    cut,
-    einsum_operand,
-    einsum_parts,
-    embed_diagonal,
-    kron_operand,
-    negated,
-    tensordot_operand,
-    undo_diff,
-    unjoin,
-    unrepeat,
-    untake_along_axis,
-    untile,
-    vector_norm_grad,
-    weights_like,
-)
-from autodiff_tutor.runtime.helpers_checks import (  # noqa: F401 - re-exported
-    checked_gradient,
-    checked_output,
-    seed_one,
-)
-from autodiff_tutor.runtime.helpers_einsum import (  # noqa: F401 - re-exported
-    einsum_along,
-    einsum_partner,
-    einsum_replaced,
-)
-from autodiff_tutor.runtime.helpers_indexing import (  # noqa: F401 - re-exported
-    add_at,
-    append_to_attribute,
-    assign_at,
-    at,
-    indexed_len,
-    overwritten,
-    scatter,
-    store_attribute,
-    store_entry,
-)
-from autodiff_tutor.runtime.helpers_linalg import (  # noqa: F401 - re-exported
-    eigh_grad,
-    eigh_grad_adjoint,
-    eigh_grad_along,
-    eigh_tangent,
-    lstsq_grad,
-    lstsq_tangent,
-    matrix_norm_grad,
-    norm_grad,
-    norm_grad_adjoint_x,
-    norm_grad_along_x,
-    norm_grad_in_g,
-    piecewise_constant_norm,
-    svd_grad,
-    svd_pullback,
-    svd_pullback_adjoint,
-    svd_pullback_along,
-    svd_tangent,
-)
-from autodiff_tutor.runtime.helpers_numerical import (  # noqa: F401 - re-exported
-    convolve_operand,
-    cross_operand,
-    gradient_axis,
-    gradient_operand,
-    interp_knots_tangent,
-    interp_operand,
-    median_weights,
-    polyval_operand,
-    trapezoid_weights,
-)
-from autodiff_tutor.runtime.helpers_pad import (  # noqa: F401 - re-exported
-    pad_mode_covered,
-    pad_widths,
-    unpad,
-)
-from autodiff_tutor.runtime.helpers_scans import (  # noqa: F401 - re-exported
-    cumprod_grad,
-    cumprod_grad_cross,
-    cumprod_jvp,
-)
+
+# each helper module's public names (its __all__), re-exported for generated code
+from autodiff_tutor.runtime.helpers_arrays import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_arrays import cut, tensordot_operand
+from autodiff_tutor.runtime.helpers_checks import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_einsum import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_indexing import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_linalg import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_numerical import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_pad import *  # noqa: F403
+from autodiff_tutor.runtime.helpers_scans import *  # noqa: F403
 from autodiff_tutor.runtime.special import digamma, trigamma  # noqa: F401 - re-exported
 
 __all__ = [

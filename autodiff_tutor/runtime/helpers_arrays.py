@@ -1,10 +1,6 @@
-"""Helpers for the rules of arrangement, statistics and contraction primitives.
-
-Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so generated code
-can call them), each takes its array module from its arguments. Most undo a
-rearrangement: :func:`untile` and
-:func:`unrepeat` add the copies back up, :func:`embed_diagonal` puts a diagonal back
-into a matrix of zeros.
+"""Helpers for the rules of arrangement, statistics and contraction primitives. Most
+undo a rearrangement: :func:`untile` and :func:`unrepeat` add the copies back up,
+:func:`embed_diagonal` puts a diagonal back into a matrix of zeros.
 
 >>> import numpy as np
 >>> untile(np.ones(6), np.zeros(3), 2).tolist()

@@ -1,8 +1,6 @@
 """Helpers for the rules of ``einsum_operand`` (the gradient of a two-operand
 ``np.einsum``, in :mod:`~autodiff_tutor.runtime.helpers_arrays`), so that second
-derivatives go through ``np.einsum``. Re-exported by
-:mod:`~autodiff_tutor.runtime.helpers` for generated code; each takes its array module
-from its arguments.
+derivatives go through ``np.einsum``.
 
 ``einsum_operand(s, g, x, y, 0)`` is linear in ``g`` and in the partner ``y``, and
 depends on ``x`` only through its shape: with ``E(x, y) = np.einsum(s, x, y)`` it is

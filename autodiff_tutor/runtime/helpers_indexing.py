@@ -2,9 +2,6 @@
 :func:`add_at`, repeated integer indices accumulating) and of writing into an array
 (:func:`assign_at`, :func:`overwritten`), and ``at[...]`` to write an index as code.
 
-Like :mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so generated code
-can call them), each takes its array module from its arguments.
-
 >>> import numpy as np
 >>> scatter(np.ones(2), np.zeros(3), at[1:]).tolist()
 [0.0, 1.0, 1.0]

@@ -207,9 +207,6 @@ def svd_pullback(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any) -> Any:
     return grad
 
 
-SVD_PULLBACK_INPUTS = ("gu", "gs", "gvh", "u", "s", "vh")
-
-
 def _svd_pullback_parts(
     gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, refuse: bool = True
 ) -> dict[str, Any]:
@@ -312,7 +309,7 @@ def svd_pullback_along(gu: Any, gs: Any, gvh: Any, u: Any, s: Any, vh: Any, t: A
     xp = array_module(gu, gs, gvh, u, s, vh, t)
     parts = _svd_pullback_parts(gu, gs, gvh, u, s, vh)
     v, gv, f = parts["v"], parts["gv"], parts["f"]
-    values = zip(SVD_PULLBACK_INPUTS, (gu, gs, gvh, u, s, vh), strict=True)
+    values = zip(("gu", "gs", "gvh", "u", "s", "vh"), (gu, gs, gvh, u, s, vh), strict=True)
     d_gu, d_gs, d_gvh, d_u, d_s, d_vh = (t if n == of else xp.zeros_like(x) for n, x in values)
     d_v, d_gv = _t(d_vh), _t(d_gvh)
     twice = 2 * s * d_s
@@ -385,15 +382,13 @@ def matrix_norm_grad(g: Any, out: Any, x: Any, ord: Any, axis: Any, keepdims: bo
            [ 0.,  1.]])
     """
     xp = array_module(x)
-    row, col = (-2, -1) if axis is None else tuple(axis)
-    row, col = row % x.ndim, col % x.ndim
+    (row, col), moved = _matrices(x, axis)
     g, out = _expanded(g, (row, col), keepdims), _expanded(out, (row, col), keepdims)
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (row, col) if ord in (1, -1) else (col, row)
         sums = xp.sum(xp.abs(x), axis=summed, keepdims=True)
         hit = xp.astype(sums == out, x.dtype)
         return cast_like(g * xp.sign(x) * hit / xp.sum(hit, axis=across, keepdims=True), x)
-    moved = xp.moveaxis(x, (row, col), (-2, -1))
     u, _, vh = xp.linalg.svd(moved, full_matrices=False)
     if ord == 2:
         u, vh = u[..., :, :1], vh[..., :1, :]
@@ -454,21 +449,18 @@ def _plain(ord: Any) -> Any:
     return ord.item() if getattr(ord, "ndim", None) == 0 else ord
 
 
-def _turns_with_singular_vectors(ord: Any, x: Any, axis: Any) -> bool:
-    """Whether the gradient of this matrix norm is made of singular vectors."""
-    ord = _plain(ord)
-    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
-    return _is_matrix_norm(x, axis) and bool(spectral)
-
-
-def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
+def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...] | None:
     """The norm's two axes, its matrices moved last, their SVD, and the singular
     vectors ``'nuc'`` (all), ``2`` (the first) or ``-2`` (the last) uses; refused at
-    repeated or zero singular values, where the singular vectors have no derivative."""
+    repeated or zero singular values, where the singular vectors have no derivative.
+    ``None`` where the gradient is not made of singular vectors (the ords
+    :func:`piecewise_constant_norm` lets through)."""
     xp, ord = array_module(x), _plain(ord)
-    row, col = (-2, -1) if axis is None else tuple(axis)
-    row, col = row % x.ndim, col % x.ndim
-    moved = xp.moveaxis(x, (row, col), (-2, -1))
+    spectral = ord == "nuc" if isinstance(ord, str) else ord in (2, -2)
+    if not (_is_matrix_norm(x, axis) and bool(spectral)):
+        piecewise_constant_norm(ord, x, axis)
+        return None
+    where, moved = _matrices(x, axis)
     u, s, vh = xp.linalg.svd(moved, full_matrices=False)
     if not bool(xp.all(xp.isfinite(_inverse_gaps(s, squared=True)))) or not bool(xp.all(s > 0)):
         raise NoDerivativeRuleError(
@@ -479,7 +471,14 @@ def _singular_parts(x: Any, ord: Any, axis: Any) -> tuple[Any, ...]:
         )
     k = s.shape[-1]
     pick = slice(None) if isinstance(ord, str) else slice(0, 1) if ord == 2 else slice(k - 1, k)
-    return (row, col), moved, [u, s, vh], pick
+    return where, moved, [u, s, vh], pick
+
+
+def _matrices(x: Any, axis: Any) -> tuple[tuple[int, int], Any]:
+    """A matrix norm's two axes (non-negative), and ``x`` with them moved last."""
+    row, col = (-2, -1) if axis is None else tuple(axis)
+    row, col = row % x.ndim, col % x.ndim
+    return (row, col), array_module(x).moveaxis(x, (row, col), (-2, -1))
 
 
 def _expanded(grad: Any, where: tuple[int, int], keepdims: bool) -> Any:
@@ -499,10 +498,10 @@ def norm_grad_along_x(
     [[0.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(x)
-    if not _turns_with_singular_vectors(ord, x, axis):
-        piecewise_constant_norm(ord, x, axis)
+    parts = _singular_parts(x, ord, axis)
+    if parts is None:
         return xp.zeros_like(t)
-    where, moved, out, pick = _singular_parts(x, ord, axis)
+    where, moved, out, pick = parts
     u, _, vh = out
     du, _, dvh = svd_tangent(xp.moveaxis(t, where, (-2, -1)), out)
     turned = du[..., :, pick] @ vh[..., pick, :] + u[..., :, pick] @ dvh[..., pick, :]
@@ -522,10 +521,10 @@ def norm_grad_adjoint_x(
     [[0.0, 0.0], [0.0, 0.0]]
     """
     xp = array_module(x)
-    if not _turns_with_singular_vectors(ord, x, axis):
-        piecewise_constant_norm(ord, x, axis)
+    parts = _singular_parts(x, ord, axis)
+    if parts is None:
         return xp.zeros_like(x)
-    where, moved, out, pick = _singular_parts(x, ord, axis)
+    where, moved, out, pick = parts
     u, s, vh = out
     cm = xp.moveaxis(c * _expanded(grad, where, keepdims), where, (-2, -1))
     gu, gvh = xp.zeros_like(u), xp.zeros_like(vh)

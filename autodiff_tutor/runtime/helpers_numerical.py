@@ -1,8 +1,6 @@
 """Helpers for the rules of numpy's numerical routines (:mod:`autodiff_tutor.rules.
 numerical` and ``statistics``): the cross product, 1-D convolution, the trapezoid
-rule, polynomial evaluation, ``np.gradient`` and the median. Like
-:mod:`~autodiff_tutor.runtime.helpers` (which re-exports them, so
-generated code can call them), each takes its array module from its arguments.
+rule, polynomial evaluation, ``np.gradient`` and the median.
 
 >>> import numpy as np
 >>> trapezoid_weights(np.ones(4)).tolist()

@@ -1,7 +1,6 @@
 """Helpers for the rule of ``np.pad``: its ``pad_width`` read per axis, the modes the
 rule covers, and :func:`unpad`, the gradient (the padding cut off, or added back onto
-the values it copies). Re-exported by :mod:`~autodiff_tutor.runtime.helpers` for
-generated code; each takes its array module from its arguments.
+the values it copies).
 
 >>> import numpy as np
 >>> unpad(np.arange(5.0), 1).tolist()

@@ -1,7 +1,6 @@
 """Helpers for the rules of ``np.cumprod``: its gradient and its tangent, exact where
 ``x`` has zeros (no division by a zero), and the pair products that differentiate the
-gradient again. Re-exported by :mod:`~autodiff_tutor.runtime.helpers` for generated
-code; each takes its array module from its arguments.
+gradient again.
 
 For ``y = cumprod(x)`` along an axis, ``y_j = x_0 x_1 ... x_j`` and
 ``dy_j / dx_i = prod_{l <= j, l != i} x_l`` for ``i <= j``. Before the first zero of a
