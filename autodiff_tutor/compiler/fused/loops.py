@@ -96,18 +96,23 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.code import origin_of
-from autodiff_tutor.compiler.fused.scalarize import ELEMENTWISE, Kernel, NotLowered
+from autodiff_tutor.compiler.code import origin_of, resolve
+from autodiff_tutor.compiler.fused.scalarize import (
+    BINARY,
+    COMPARE,
+    ELEMENTWISE,
+    PRECEDENCE,
+    WORD,
+    Kernel,
+    KernelNames,
+    NotLowered,
+)
 
 #: the most multiply-adds of a product written as loops in a kernel numba compiles
 #: whole; a larger one leaves the kernel Python, calling numpy's ``@`` (BLAS)
 SMALL_PRODUCT = 4096
 #: functions of arrays, by the name the kernel calls them (numpy's, or numba's own)
 _FUNCTIONS = {**ELEMENTWISE, np.maximum: "np.maximum", np.minimum: "np.minimum"}
-_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-_COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _KERNEL_NAMES = ("np", "math")
 
 
@@ -169,7 +174,7 @@ class _Frame:
     pushes: list[list[str]] = field(default_factory=list)
 
 
-class _Loops:
+class _Loops(KernelNames):
     def __init__(
         self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any], small: bool
     ):
@@ -231,13 +236,6 @@ class _Loops:
     def emit(self, code: str) -> None:
         self.lines.append((self.depth, code, self.origin))
 
-    def fresh(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
     def statement(self, s: ast.stmt) -> None:
         if isinstance(s, ast.For):
             return self.loop(s)
@@ -252,7 +250,7 @@ class _Loops:
             if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 return self.slot_write(target, s.value)
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
-            return self.slot_write(s.target, s.value, _BINARY.get(type(s.op)))
+            return self.slot_write(s.target, s.value, BINARY.get(type(s.op)))
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             name = s.target.id
             if self.shapes.get(name, ()) == ():
@@ -260,11 +258,11 @@ class _Loops:
                 return self.assign(name, combined)
             value = self.value(s.value)
             if (
-                type(s.op) not in _BINARY
+                type(s.op) not in BINARY
                 or _broadcast(self.shapes[name], value.shape) != (self.shapes[name])
             ):
                 raise NotLowered(f"the statement {ast.unparse(s)!r}")
-            return self.write(name, self.shapes[name], value, _BINARY[type(s.op)])
+            return self.write(name, self.shapes[name], value, BINARY[type(s.op)])
         if isinstance(s, ast.Delete):
             return None
         raise NotLowered(f"the statement {ast.unparse(s)!r}")
@@ -309,7 +307,7 @@ class _Loops:
         loops over the elements (numba's array expressions take long to compile)."""
         if self.small and value.arithmetic and value.shape:
             # its elements in loops: a fresh array (``name`` may be read, or shared)
-            target = name if name not in _WORD.findall(value.code) else self.fresh(name)
+            target = name if name not in WORD.findall(value.code) else self.fresh(name)
             self.emit(f"{target} = np.empty({value.shape})")
             self.shapes[target] = value.shape
             self.write(target, value.shape, value)
@@ -335,7 +333,7 @@ class _Loops:
         """In a Python kernel, arithmetic over arrays is one function numba compiles."""
         if self.small or not value.arithmetic or not value.shape:
             return value
-        words = dict.fromkeys(w for w in _WORD.findall(value.code) if w not in _KERNEL_NAMES)
+        words = dict.fromkeys(w for w in WORD.findall(value.code) if w not in _KERNEL_NAMES)
         if not any(self.shapes.get(w) for w in words):
             return value
         params = [w for w in words if w in self.shapes]
@@ -476,7 +474,7 @@ class _Loops:
         as loops over the elements (numba takes seconds to compile a write of an array
         into a slice, or an in-place operator over arrays)."""
         if self.small and shape:
-            reads_target = target.partition("[")[0] in _WORD.findall(value.code)
+            reads_target = target.partition("[")[0] in WORD.findall(value.code)
             a_view = value.element is None and not re.fullmatch(r"\w+", value.code)
             if value.shape and (a_view or reads_target):
                 # an array of its own first: the loops must not read what they write
@@ -501,11 +499,11 @@ class _Loops:
             raise NotLowered(f"the name {e.id!r}")
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return self.matmul(self.value(e.left), self.value(e.right))
-        if isinstance(e, ast.BinOp) and type(e.op) in _BINARY:
-            op = _BINARY[type(e.op)]
+        if isinstance(e, ast.BinOp) and type(e.op) in BINARY:
+            op = BINARY[type(e.op)]
             left, right = self.value(e.left), self.value(e.right)
             shape = _broadcast(left.shape, right.shape)
-            p = _PRECEDENCE[op]
+            p = PRECEDENCE[op]
             if not (left.precedence > p or (left.precedence == p and op != "**")):
                 left = _parenthesized(left)
             if not right.precedence > p:
@@ -520,10 +518,10 @@ class _Loops:
             return _Value(
                 f"-{inner.code}", inner.shape, 3, True, _combined("-{}", inner.shape, inner)
             )
-        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in COMPARE:
             left, right = self.value(e.left), self.value(e.comparators[0])
             shape = _broadcast(left.shape, right.shape)
-            form = f"({{}}) {_COMPARE[type(e.ops[0])]} ({{}})"
+            form = f"({{}}) {COMPARE[type(e.ops[0])]} ({{}})"
             code = form.format(left.code, right.code)
             return _Value(code, shape, 0, True, _combined(form, shape, left, right))
         if isinstance(e, ast.Attribute):
@@ -606,7 +604,8 @@ class _Loops:
             )
         if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
             return self.reshape(self.value(e.func.value), e.args)
-        function = self.function(e.func)
+        known = {**vars(builtins), **self.scope, **dict.fromkeys(self.modules, np)}
+        function = resolve(e.func, known)
         if function is np.where and len(e.args) == 3:
             parts = [self.value(a) for a in e.args]
             shape = _broadcast(_broadcast(parts[0].shape, parts[1].shape), parts[2].shape)
@@ -638,18 +637,6 @@ class _Loops:
                 codes = [name, f"out={name}"]
             return _Value(f"{_FUNCTIONS[function]}({', '.join(codes)})", shape)
         raise NotLowered(f"the call {ast.unparse(e)!r}")
-
-    def function(self, e: ast.expr) -> Any:
-        if isinstance(e, ast.Name):
-            if e.id in self.modules:
-                return np
-            if e.id in self.scope:
-                return self.scope[e.id]
-            return getattr(builtins, e.id, None)
-        if isinstance(e, ast.Attribute):
-            base = self.function(e.value)
-            return getattr(base, e.attr, None) if base is not None else None
-        return None
 
     def reduce(self, operand: _Value, args: list[ast.expr], keywords: list[ast.keyword]) -> _Value:
         given = {k.arg: k.value for k in keywords}

@@ -75,6 +75,34 @@ ELEMENTWISE = {
 }
 SUMS = {np.sum}
 BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
+WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+class KernelNames:
+    """What every lowering shares: the kernel's names, each made once, and what a
+    name the pair does not bind refers to."""
+
+    taken: set[str]
+    scope: dict[str, Any]
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def outside(self, name: str) -> Any:
+        """A runtime helper, a name of the user's scope, or a builtin."""
+        if name in RUNTIME:
+            return ("helper", name)
+        if name in self.scope:
+            return ("object", self.scope[name])
+        if hasattr(builtins, name):
+            return ("object", getattr(builtins, name))
+        raise NotLowered(f"the name {name!r}")
 
 
 # -- values --------------------------------------------------------------------------------
@@ -210,7 +238,7 @@ def scalarize(
     return _Lowering(params, shapes, scope).run(forward, backward, output, seed, gradients)
 
 
-class _Lowering:
+class _Lowering(KernelNames):
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.env: dict[str, Any] = {}
@@ -220,7 +248,7 @@ class _Lowering:
         #: push buffers popped in a later loop over elements: one row per element
         self.whole_buffers: set[str] = set()
         self.params = params
-        self.top: list[tuple[int, list[tuple[str, str]]]] = []  # (phase, lines)
+        self.top: list[tuple[int, str, str]] = []  # (phase, code, origin)
         self.allocations: list[str] = []
         self.groups: list[Group] = []
         self.defs: dict[str, tuple[tuple, str]] = {}
@@ -229,13 +257,11 @@ class _Lowering:
         self.origin = ""
         for p in params:
             shape = shapes[p]
-            if shape is None:
+            if shape is None or len(shape) == 0:
                 self.env[p] = Scalar(("num", p))
             elif len(shape) == 1:
                 self.env[p] = Argument(p, shape[0])
                 self.lengths.setdefault(shape[0], f"{p}.shape[0]")
-            elif len(shape) == 0:
-                self.env[p] = Scalar(("num", p))
             else:
                 raise NotLowered(f"{p} has {len(shape)} dimensions; fused loops take vectors")
 
@@ -309,26 +335,10 @@ class _Lowering:
 
     # -- names ----------------------------------------------------------------------
 
-    def fresh(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
     def read(self, name: str) -> Any:
-        if name in self.env:
-            value = self.env[name]
-            if value is _POISONED:
-                raise NotLowered(f"{name} is read where its shape changed in a loop")
-            return value
-        if name in RUNTIME:
-            return ("helper", name)
-        if name in self.scope:
-            return ("object", self.scope[name])
-        if hasattr(builtins, name):
-            return ("object", getattr(builtins, name))
-        raise NotLowered(f"the name {name!r}")
+        if self.env.get(name) is _POISONED:
+            raise NotLowered(f"{name} is read where its shape changed in a loop")
+        return self.env[name] if name in self.env else self.outside(name)
 
     def assign(self, name: str, value: Any) -> None:
         if self.loop is not None:
@@ -346,7 +356,7 @@ class _Lowering:
         if value.node[0] == "num" and value.node[1].isidentifier():
             return value.node[1]
         kernel_name = self.fresh(name)
-        self.emit_top(value.phase, f"{kernel_name} = {self.text(value.node)}")
+        self.top.append((value.phase, f"{kernel_name} = {self.text(value.node)}", self.origin))
         return kernel_name
 
     def unpack(self, names: list[str], value: ast.expr) -> None:
@@ -534,7 +544,7 @@ class _Lowering:
         name = self.fresh("total")
         group = self.group(value.length, value.phase)
         group.before.append((f"{name} = 0.0", self.origin))
-        self.line(group, 1, f"{name} += {self.element_text(value.node, group)}")
+        self.line(group, 1, f"{name} += {self.text(value.node, group)}")
         return Scalar(("num", name), value.phase + 1)
 
     # -- writes into gradient arrays ---------------------------------------------------
@@ -572,7 +582,7 @@ class _Lowering:
             raise NotLowered(f"the write into {ast.unparse(target)!r}")
         group = self.group(value.length, value.phase)
         array.ready = max(array.ready, value.phase + 1)
-        text = self.element_text(value.node, group)
+        text = self.text(value.node, group)
         group.lines.append((1, _Write(array, start, sign, text), self.origin))  # see writes()
 
     def stored(self, value: Elements) -> Elements:
@@ -584,14 +594,14 @@ class _Lowering:
             raise NotLowered("a loop's value read at another element")
         array = self.fresh(f"{local}_all")
         self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
-        self.line(group, 1, f"{array}[i] = {self.element_text(value.node, group)}")
+        self.line(group, 1, f"{array}[i] = {self.text(value.node, group)}")
         return Elements(("load", array, 0), value.length, group.phase + 1)
 
     def materialize(self, name: str, value: Elements) -> str:
         array = self.fresh(name)
         self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
         group = self.group(value.length, value.phase)
-        self.line(group, 1, f"{array}[i] = {self.element_text(value.node, group)}")
+        self.line(group, 1, f"{array}[i] = {self.text(value.node, group)}")
         return array
 
     # -- Python loops ----------------------------------------------------------------
@@ -635,12 +645,9 @@ class _Lowering:
     def line(self, group: Group, depth: int, code: str, origin: str | None = None) -> None:
         group.lines.append((depth, code, self.origin if origin is None else origin))
 
-    def element_text(self, node: tuple, group: Group, depth: int = 1) -> str:
+    def text(self, node: tuple, group: Group | None = None, depth: int = 1) -> str:
         """The element ``i`` of ``node`` as text, each array value it reads defined
         before, as a scalar temporary of ``group``'s loop (once per offset)."""
-        return self.text(node, group, depth)
-
-    def text(self, node: tuple, group: Group | None = None, depth: int = 1) -> str:
         return ast.unparse(self.tree(node, group, depth))
 
     def tree(self, node: tuple, group: Group | None, depth: int) -> ast.expr:
@@ -680,9 +687,6 @@ class _Lowering:
         group.lines.append((depth, f"{temp} = {text}", origin))
         memo[-1][(name, offset)] = temp
         return temp
-
-    def emit_top(self, phase: int, code: str) -> None:
-        self.top.append((phase, [(code, self.origin)]))
 
     def length_text(self, length: int) -> str:
         for known, text in self.lengths.items():
@@ -789,7 +793,7 @@ class _Lowering:
             k = end
         defined = [{_assigned_name(code) for _, code, _ in body} - {None} for _, body in parts]
         used = [
-            {w for _, code, _ in ([h] if h else []) + body for w in _WORD.findall(code)}
+            {w for _, code, _ in ([h] if h else []) + body for w in WORD.findall(code)}
             for h, body in parts
         ]
         before = {code.split(" = ")[0] for code, _ in group.before}
@@ -881,14 +885,12 @@ class _Lowering:
                     (d, re.sub(rf"\b{buffer}\[(\w+)\]", rf"{buffer}[\1, i]", code), o)
                     for d, code, o in g.lines
                 ]
-            size = self.length_text(self.groups_length(buffer))
+            length = next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
+            size = self.length_text(length)
             self.allocations = [
                 f"{buffer} = np.empty(({count}, {size}))" if a.startswith(f"{buffer} = ") else a
                 for a in self.allocations
             ]
-
-    def groups_length(self, buffer: str) -> int:
-        return next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
 
     def layout(self) -> list[tuple[int, str, str]]:
         self.writes()
@@ -898,11 +900,9 @@ class _Lowering:
         if self.lengths:
             lines.append((0, f"n = {self.lengths_main()}", ""))
         lines += [(0, a, "") for a in self.allocations]
-        phases = sorted({p for p, _ in self.top} | {g.phase for g in self.groups})
+        phases = sorted({p for p, _, _ in self.top} | {g.phase for g in self.groups})
         for phase in phases:
-            for p, top in self.top:
-                if p == phase:
-                    lines += [(0, code, origin) for code, origin in top]
+            lines += [(0, code, origin) for p, code, origin in self.top if p == phase]
             for g in self.groups:
                 if g.phase != phase:
                     continue
@@ -972,13 +972,11 @@ class _LoopContext:
                 before = lowering.finished(before)  # complete before the loop: its elements
             if isinstance(before, (Scalar, Elements, Argument)):
                 self.carried[name] = before
-                local = self.local_name(lowering, name)
-                kind = Scalar if isinstance(before, Scalar) else Elements
-                length = getattr(before, "length", 0)
+                local = ("local", self.local_name(lowering, name))
                 lowering.env[name] = (
-                    Scalar(("local", local), before.phase)
-                    if kind is Scalar
-                    else Elements(("local", local), length, before.phase)
+                    Scalar(local, before.phase)
+                    if isinstance(before, Scalar)
+                    else Elements(local, before.length, before.phase)
                 )
 
     def index_of(self, index: ast.expr) -> str | None:
@@ -997,7 +995,7 @@ class _LoopContext:
                 if lowering.phase_of(before) > phase:
                     raise NotLowered(f"{name} needs a sum made in the same loop over elements")
                 node = lowering.node_of(before)
-                text = lowering.element_text(node, self.group, 1)
+                text = lowering.text(node, self.group, 1)
                 self.group.lines.append((1, f"{self.locals[name]} = {text}", self.origin))
             lowering.line(self.group, 1, header, self.origin)
             self.group.__dict__.setdefault("memo", [{}]).append({})
@@ -1022,7 +1020,7 @@ class _LoopContext:
                 return Scalar(("local", local), value.phase)
             length = value.length if isinstance(value, Elements) else self.group.length
             group = self.ensure_group(lowering, length, value.phase)
-            lowering.line(group, 2, f"{local} = {lowering.element_text(value.node, group, 2)}")
+            lowering.line(group, 2, f"{local} = {lowering.text(value.node, group, 2)}")
             lowering.local_groups[local] = group
             if varied:
                 return _Varied(Elements(("local", local), length, value.phase))
@@ -1062,7 +1060,7 @@ class _LoopContext:
             if isinstance(value, Scalar) and self.group is None:
                 raise NotLowered("a push before the loop's elementwise work")
             group = self.group
-            kernel = f"{buffer}[{self.kernel_var}] = {lowering.element_text(value.node, group, 2)}"
+            kernel = f"{buffer}[{self.kernel_var}] = {lowering.text(value.node, group, 2)}"
             lowering.line(group, 2, kernel)
             pushed.buffers.append(buffer)
             # a carried name that starts as a number: in the first iteration the
@@ -1106,7 +1104,7 @@ class _LoopContext:
                 raise NotLowered("a sum in a loop written other than at the loop's index")
             group = self.ensure_group(lowering, value.length, 0)
             array.ready = max(array.ready, group.phase + 1)
-            text = lowering.element_text(value.node, group, 2)
+            text = lowering.text(value.node, group, 2)
             lowering.line(group, 2, f"{array.name}[{self.kernel_var}] {sign}= {text}")
             return
         if isinstance(value, Argument):
@@ -1119,7 +1117,7 @@ class _LoopContext:
             raise NotLowered("an assignment of a whole array in a loop")
         group = self.ensure_group(lowering, value.length, value.phase)
         array.ready = max(array.ready, group.phase + 1)
-        text = lowering.element_text(value.node, group, 2)
+        text = lowering.text(value.node, group, 2)
         lowering.line(group, 2, f"{array.name}[i] {sign}= {text}")
 
     def close(self, lowering: _Lowering) -> None:
@@ -1135,7 +1133,6 @@ class _LoopContext:
 
 #: Elements per block of a loop over elements that holds Python loops.
 BLOCK = 256
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _is_header(line: tuple[int, str, str]) -> bool:

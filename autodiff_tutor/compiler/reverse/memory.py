@@ -166,11 +166,7 @@ def rereads(program: Program) -> Rereads:
     >>> sorted(rereads(front_end(f).program).steps)
     ['t2', 't4', 't5']
     """
-    steps = program.all_steps()
-    counts: dict[str, int] = {}
-    for step in steps:
-        for name in step.defined():
-            counts[name] = counts.get(name, 0) + 1
+    steps, counts = program.all_steps(), program.bindings()
     unseen = {"opaque", "op_call", "escape"}
     touched = {n for s in steps if s.kind in unseen for n in s.operand_names()}
     inner = {id(s) for loop in loops_in(program.steps) for s in loop.body}

@@ -43,6 +43,7 @@ d_x, d_tl, _, _, _ = op.backward(d_a, (True, True, F, F, F), x, tl, al, tr, ar, 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -209,15 +210,11 @@ def _steady_at(forward: list[ast.stmt], i: int) -> set[str]:
     """Names that hold, from statement ``i`` of ``forward`` to its end, the value they
     have at ``i``'s call: never bound (parameters, globals), or bound once, by a
     top-level statement up to ``i`` (the op's call binds its outputs)."""
-    counts: dict[str, int] = {}
-    for statement in code.walk_statements(forward):
-        loop = isinstance(statement, ast.For)
-        for name in code.bound_names(statement.target) if loop else code.writes(statement):
-            counts[name] = counts.get(name, 0) + 1
-    early = {n for statement in forward[: i + 1] for n in code.writes(statement)}
-    return {
-        n for n in _all_names(forward) if counts.get(n, 0) == 0 or (counts[n] == 1 and n in early)
+    counts = Counter(n for s in code.walk_statements(forward) for n in code.writes(s))
+    early = {  # bound by a plain statement (a loop's index changes as it runs)
+        n for s in forward[: i + 1] if not isinstance(s, ast.For) for n in code.writes(s)
     }
+    return {n for n in _all_names(forward) if counts[n] == 0 or (counts[n] == 1 and n in early)}
 
 
 def _is_guard(statement: ast.stmt) -> bool:

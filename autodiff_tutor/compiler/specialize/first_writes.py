@@ -79,7 +79,7 @@ def _only_write(loop: ast.For, name: str, counted: set[str]) -> ast.stmt | None:
     if not isinstance(index, ast.Name):
         return None
     inner = list(code.walk_statements(loop.body))
-    if any(index.id in _binds(s) for s in inner):
+    if any(index.id in code.writes(s) for s in inner):
         return None
     touching = [s for s in inner if code.mentions(s, name)]
     if len(touching) != 1 or touching[0] not in loop.body:
@@ -101,12 +101,6 @@ def _adds_into(statement: ast.stmt, name: str) -> bool:
         and not code.mentions(statement.value, name)
         and not code.mentions(statement.target.slice, name)
     )
-
-
-def _binds(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, ast.For):
-        return code.bound_names(statement.target)
-    return code.writes(statement)
 
 
 def _array(fact: Any) -> bool:

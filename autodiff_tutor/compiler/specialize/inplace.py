@@ -68,24 +68,13 @@ def in_place(
     """``statements`` (at every depth) with each large ``name = expression`` whose
     operand is a fresh array of the result's shape and dtype written as that array
     updated in place (see the module)."""
-    rewriter = _Rewriter(facts, scope, smallest)
-    return rewriter.block(statements)
+    return code.rewrite_blocks(statements, _Rewriter(facts, scope, smallest).statement)
 
 
 class _Rewriter:
     def __init__(self, facts: dict[str, Any], scope: dict[str, Any], smallest: int):
         self.facts, self.scope, self.smallest = facts, scope, smallest
         self.numpy = code.numpy_name(scope)
-
-    def block(self, statements: list[ast.stmt]) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
-        for statement in statements:
-            for field in ("body", "orelse"):
-                body = getattr(statement, field, None)
-                if isinstance(body, list) and not isinstance(statement, ast.FunctionDef):
-                    setattr(statement, field, self.block(body))
-            out += self.statement(statement)
-        return out
 
     def statement(self, statement: ast.stmt) -> list[ast.stmt]:
         if not (

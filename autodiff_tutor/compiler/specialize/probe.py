@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.forms import form_of, written
 from autodiff_tutor.compiler.specialize.paths import branches_in_loops
-from autodiff_tutor.syntax import copy_tree
 
 #: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
 #: return their first argument unchanged when its shape and dtype are already those
@@ -299,10 +299,7 @@ def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt
     >>> [ast.unparse(s) for s in rematerialize(tree, front_end(f).program)]
     ['d_a = d_t2 * (100.0 * a) + d_t2 * a * 100.0']
     """
-    counts: dict[str, int] = {}
-    for step in program.all_steps():
-        for name in step.defined():
-            counts[name] = counts.get(name, 0) + 1
+    counts = program.bindings()
     read = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}
     scaled: dict[str, ast.expr] = {}
     for step in program.steps:  # top level only: one value per name
@@ -317,15 +314,4 @@ def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt
                 scaled[step.target] = ast.BinOp(numbers[0], ast.Mult(), names[0])
     if not scaled:
         return statements
-    rewrite = _Scaled(scaled)
-    return [ast.fix_missing_locations(rewrite.visit(s)) for s in statements]
-
-
-class _Scaled(ast.NodeTransformer):
-    def __init__(self, scaled: dict[str, ast.expr]):
-        self.scaled = scaled
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if isinstance(node.ctx, ast.Load) and node.id in self.scaled:
-            return copy_tree(self.scaled[node.id])
-        return node
+    return [ast.fix_missing_locations(code.substituted(s, scaled)) for s in statements]

@@ -66,6 +66,7 @@ True
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -176,7 +177,7 @@ def loops_settled(
     regions += [s for s in code.walk_statements(backward) if _replays(s, counters)]
     for region in regions:
         for statement in code.walk_statements(region.body):
-            for name in _bound(statement):
+            for name in code.writes(statement):
                 if facts.get(name) is None:
                     return False
     return True
@@ -188,12 +189,6 @@ def _replays(statement: ast.stmt, counters: set[str]) -> bool:
         return False
     args = statement.iter.args
     return len(args) == 1 and isinstance(args[0], ast.Name) and args[0].id in counters
-
-
-def _bound(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, ast.For):
-        return code.bound_names(statement.target)
-    return code.writes(statement)
 
 
 # -- guards ------------------------------------------------------------------------------
@@ -227,13 +222,12 @@ def guard_gradients(backward: list[ast.stmt], facts: dict) -> list[ast.stmt] | N
     """``backward`` with a guard after each custom op's ``op_backward`` call on each
     gradient it returns that another statement reads (``None`` where a fact is
     unknown)."""
-    read: dict[str, int] = {}
-    for statement in code.walk_statements(backward):
-        parts = [statement.iter] if isinstance(statement, ast.For) else [statement]
-        parts = [statement.test] if isinstance(statement, (ast.While, ast.If)) else parts
-        for part in parts:
-            for name in code.reads(part):
-                read[name] = read.get(name, 0) + 1
+    read = Counter(
+        name
+        for statement in code.walk_statements(backward)
+        for part in code.own_parts(statement)
+        for name in code.reads(part)
+    )
 
     def returned_by_op(statement: ast.stmt) -> list[str]:
         value = getattr(statement, "value", None)

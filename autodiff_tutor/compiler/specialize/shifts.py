@@ -56,11 +56,8 @@ def shift_names(program: Program) -> set[str]:
     Any other reader (``log(sum(exp(t)))`` alone is not shift invariant) keeps the
     gradient."""
     steps = {s.target: s for s in program.steps if isinstance(s, Step)}
-    defined: dict[str, int] = {}
-    readers: dict[str, list[Step]] = {}
+    defined, readers = program.bindings(), {}
     for step in program.all_steps():
-        for name in step.defined():
-            defined[name] = defined.get(name, 0) + 1
         for value in step.inputs.values():
             for node in ast.walk(value):
                 if isinstance(node, ast.Name):
@@ -168,23 +165,6 @@ def _sums_along(step: Step, axis: str | None) -> bool:
 
 def _operands(step: Step) -> set[str | None]:
     return {_input(step, "x"), _input(step, "y")}
-
-
-def _follow(
-    name: str, ops: tuple[str, ...], readers: dict[str, list[Step]], defined: dict[str, int]
-) -> list[Step] | None:
-    """The steps reading ``name``, then their result, ... with the ops ``ops``, each
-    the only reader of the value before it."""
-    chain = []
-    for op in ops:
-        users = readers.get(name, [])
-        if len(users) != 1 or users[0].op != op or _input(users[0], "x") != name:
-            return None
-        if defined.get(users[0].target) != 1:
-            return None
-        chain.append(users[0])
-        name = users[0].target
-    return chain
 
 
 def _input(step: Step, key: str) -> str | None:

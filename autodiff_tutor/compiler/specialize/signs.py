@@ -16,6 +16,7 @@ d = b - a.sum(axis=0)
 from __future__ import annotations
 
 import ast
+import functools
 
 
 def signs_and_constants(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -126,10 +127,7 @@ def _product(factors: list[ast.expr]) -> ast.expr:
         if _number(factor):
             scale = scale * factor.value
     ordered = others if scale == 1 and others else [ast.Constant(scale), *others]
-    result = ordered[0]
-    for factor in ordered[1:]:
-        result = ast.BinOp(result, ast.Mult(), factor)
-    return result
+    return functools.reduce(lambda a, b: ast.BinOp(a, ast.Mult(), b), ordered)
 
 
 def _simple_factor(node: ast.expr) -> bool:

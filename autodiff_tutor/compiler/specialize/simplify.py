@@ -174,22 +174,10 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
         for i in reversed(gone):
             del block[i]
     if renames:
-        renamer = _Renames({old: resolved(old) for old in renames})
+        values = {old: code.name(resolved(old)) for old in renames}
         for statement in statements:
-            renamer.visit(statement)
+            code.substituted(statement, values)
     return bool(renames)
-
-
-class _Renames(ast.NodeTransformer):
-    """Read each name of ``renames`` as the name it maps to."""
-
-    def __init__(self, renames: dict[str, str]):
-        self.renames = renames
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id in self.renames and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
-        return node
 
 
 class _Pending:

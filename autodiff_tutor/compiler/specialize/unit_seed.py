@@ -10,6 +10,7 @@ another factor has its dtype, so no result changes dtype.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -43,9 +44,7 @@ class _UnitSeed(ast.NodeTransformer):
         rest = [f for f in factors if not code.is_name(f, self.seed)]
         if len(rest) == len(factors) or not any(self._typed(f) for f in rest):
             return node
-        product = rest[0]
-        for factor in rest[1:]:
-            product = ast.BinOp(product, ast.Mult(), factor)
+        product = functools.reduce(lambda a, b: ast.BinOp(a, ast.Mult(), b), rest)
         return ast.copy_location(product, node)
 
     def _typed(self, node: ast.expr) -> bool:
