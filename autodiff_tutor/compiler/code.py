@@ -301,6 +301,26 @@ def is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+def factors(node: ast.expr) -> list[ast.expr]:
+    """The factors of a product, left to right; ``[node]`` for anything else.
+
+    >>> [ast.unparse(f) for f in factors(ast.parse("a * (b * 2)", mode="eval").body)]
+    ['a', 'b', '2']
+    """
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return factors(node.left) + factors(node.right)
+    return [node]
+
+
+def names(*nodes: ast.AST) -> set[str]:
+    """Every name that occurs in ``nodes`` (read or bound).
+
+    >>> sorted(names(*ast.parse("y = f(x)\\nz = y").body))
+    ['f', 'x', 'y', 'z']
+    """
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def mentions(node: ast.AST, name: str) -> bool:
     """Whether ``name`` occurs anywhere in ``node`` (read or bound).
 

@@ -488,12 +488,3 @@ def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Calla
 
 def _indent(source: str) -> str:
     return "\n".join("    " + line if line else line for line in source.splitlines())
-
-
-def helper_names() -> set[str]:
-    """Names the generated code may use for runtime helpers.
-
-    >>> "unbroadcast" in helper_names()
-    True
-    """
-    return set(RUNTIME)

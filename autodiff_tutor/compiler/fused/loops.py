@@ -96,7 +96,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.code import origin_of, resolve
+from autodiff_tutor.compiler.code import names, origin_of, resolve
 from autodiff_tutor.compiler.fused.scalarize import (
     BINARY,
     COMPARE,
@@ -104,7 +104,7 @@ from autodiff_tutor.compiler.fused.scalarize import (
     PRECEDENCE,
     WORD,
     Kernel,
-    KernelNames,
+    Lowering,
     NotLowered,
 )
 
@@ -119,30 +119,6 @@ _KERNEL_NAMES = ("np", "math")
 def has_loop(forward: list[ast.stmt]) -> bool:
     """Whether the forward runs a Python loop: what this lowering reads."""
     return any(isinstance(s, ast.For) for s in forward)
-
-
-def lower_loops(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The pair as one kernel (see the module's docstring); :class:`NotLowered` where it
-    cannot be."""
-    try:
-        small = _Loops(params, shapes, scope, small=True)
-        kernel = small.run(forward, backward, output, seed, gradients)
-        if small.large_products:
-            return _Loops(params, shapes, scope, small=False).run(
-                forward, backward, output, seed, gradients
-            )
-    except (ValueError, TypeError, KeyError, IndexError) as error:  # a form not read here
-        raise NotLowered(f"a loop's code not read ({type(error).__name__}: {error})") from None
-    return kernel
 
 
 @dataclass
@@ -174,10 +150,11 @@ class _Frame:
     pushes: list[list[str]] = field(default_factory=list)
 
 
-class _Loops(KernelNames):
+class _Loops(Lowering):
     def __init__(
-        self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any], small: bool
+        self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any], small: bool = True
     ):
+        self.given = params, shapes, scope
         self.scope = scope
         self.small = small
         self.large_products = False
@@ -203,8 +180,18 @@ class _Loops(KernelNames):
     # -- the program --------------------------------------------------------------------
 
     def run(self, forward, backward, output, seed, gradients) -> Kernel:
-        for tree in [*forward, *backward]:
-            self.taken.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+        """The pair as one kernel, its products as loops where all are small."""
+        try:
+            kernel = self.kernel(forward, backward, output, seed, gradients)
+            if self.small and self.large_products:
+                large = _Loops(*self.given, small=False)
+                return large.kernel(forward, backward, output, seed, gradients)
+        except (ValueError, TypeError, KeyError, IndexError) as error:  # a form not read here
+            raise NotLowered(f"a loop's code not read ({type(error).__name__}: {error})") from None
+        return kernel
+
+    def kernel(self, forward, backward, output, seed, gradients) -> Kernel:
+        self.taken.update(names(*forward, *backward))
         self.loop_names = [self.fresh(n) for n in ("i", "k", "j", "a_ik")]
         self.block(forward)
         self.origin = ""
@@ -750,6 +737,10 @@ class _Loops(KernelNames):
         name = self.fresh(base)
         self.bind(name, value)
         return name
+
+
+#: A pair that loops over the leading axis of arrays (see the module).
+lower_loops = _Loops.lower
 
 
 def _method_of(e: ast.expr, owners: set[str], method: str) -> bool:

@@ -54,7 +54,7 @@ from autodiff_tutor.compiler.fused.scalarize import (
     PRECEDENCE,
     WORD,
     Kernel,
-    KernelNames,
+    Lowering,
     NotLowered,
 )
 
@@ -129,21 +129,6 @@ class _Columns:
     finishes: set[int] = field(default_factory=set)
 
 
-def lower_matrices(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The forward and backward of a pair whose values have at most two dimensions as
-    one kernel body (see the module's docstring); :class:`NotLowered` where it cannot."""
-    return _Matrices(params, shapes, scope).run(forward, backward, output, seed, gradients)
-
-
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     try:
         shape = np.broadcast_shapes(a, b)
@@ -205,7 +190,7 @@ def _leaves(node: tuple):
                 yield from _leaves(part)
 
 
-class _Matrices(KernelNames):
+class _Matrices(Lowering):
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.params = params
@@ -743,6 +728,10 @@ class _Matrices(KernelNames):
             return False
         own = shape_of(node)
         return len(own) == 2 and own[1] == 1 or own == () and any(True for _ in _leaves(node))
+
+
+#: A pair whose values have at most two dimensions (see the module).
+lower_matrices = _Matrices.lower
 
 
 def _paren(part: tuple[str, int]) -> str:

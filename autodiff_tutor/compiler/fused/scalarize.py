@@ -80,12 +80,37 @@ PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
 WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
-class KernelNames:
-    """What every lowering shares: the kernel's names, each made once, and what a
-    name the pair does not bind refers to."""
+class Lowering:
+    """What every lowering shares: how it is called, the kernel's names, each made
+    once, and what a name the pair does not bind refers to.
+
+    >>> class Plain(Lowering):
+    ...     def __init__(self, params, shapes, scope):
+    ...         self.taken, self.scope = set(params), scope
+    >>> Plain(["t"], {}, {}).fresh("t"), Plain([], {}, {"np": np}).outside("np")[0]
+    ('t_2', 'object')
+    """
 
     taken: set[str]
     scope: dict[str, Any]
+
+    @classmethod
+    def lower(
+        cls,
+        forward: list[ast.stmt],
+        backward: list[ast.stmt],
+        params: list[str],
+        output: str,
+        seed: str,
+        gradients: list[str],
+        shapes: dict[str, tuple[int, ...] | None],
+        scope: dict[str, Any],
+    ) -> Kernel:
+        """The forward and backward of a pair (its memory the forward's names) as one
+        kernel computing ``output`` and ``gradients``; ``shapes`` gives each
+        parameter's shape (``None``: a Python number). :class:`NotLowered` where it
+        cannot."""
+        return cls(params, shapes, scope).run(forward, backward, output, seed, gradients)
 
     def fresh(self, base: str) -> str:
         name, k = base, 2
@@ -190,7 +215,7 @@ class Group:
 @dataclass(frozen=True)
 class _Write:
     """``array[i + offset] += text`` (``-=`` for the sign ``-``), written out once every
-    write is known (:meth:`_Lowering.writes`)."""
+    write is known (:meth:`_Vectors.writes`)."""
 
     array: GradientArray
     offset: int
@@ -221,24 +246,7 @@ class Kernel:
         return "\n".join(out)
 
 
-def scalarize(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The forward and backward of a pair (its memory the forward's names) as one
-    kernel body computing ``output`` and ``gradients``; ``shapes`` gives each
-    parameter's shape (``None``: a Python number). :class:`NotLowered` where it
-    cannot."""
-    return _Lowering(params, shapes, scope).run(forward, backward, output, seed, gradients)
-
-
-class _Lowering(KernelNames):
+class _Vectors(Lowering):
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.env: dict[str, Any] = {}
@@ -916,6 +924,8 @@ class _Lowering(KernelNames):
         return lines
 
 
+#: Every array value one element at a time (see the module).
+scalarize = _Vectors.lower
 _POISONED = object()
 
 
@@ -949,7 +959,7 @@ class _LoopContext:
     """A Python loop inside the loop over elements: its lines go to one group, in the
     order they run; its names are scalar locals."""
 
-    def __init__(self, lowering: _Lowering, s: ast.For, counted: Counted, backwards: bool):
+    def __init__(self, lowering: _Vectors, s: ast.For, counted: Counted, backwards: bool):
         self.counted, self.backwards = counted, backwards
         self.var = s.target.id
         self.kernel_var = lowering.fresh(self.var)
@@ -982,7 +992,7 @@ class _LoopContext:
     def index_of(self, index: ast.expr) -> str | None:
         return self.kernel_var if isinstance(index, ast.Name) and index.id == self.var else None
 
-    def ensure_group(self, lowering: _Lowering, length: int, phase: int) -> Group:
+    def ensure_group(self, lowering: _Vectors, length: int, phase: int) -> Group:
         if self.group is None:
             self.group = lowering.group(length, phase)
             count = lowering.length_text(self.counted.count)
@@ -1007,7 +1017,7 @@ class _LoopContext:
             raise NotLowered("a loop that needs a sum made in its own loop over elements")
         return self.group
 
-    def assign(self, lowering: _Lowering, name: str, value: Any) -> Any:
+    def assign(self, lowering: _Vectors, name: str, value: Any) -> Any:
         varied = isinstance(value, _Varied)
         if varied:
             value = value.value
@@ -1031,14 +1041,14 @@ class _LoopContext:
             return value
         raise NotLowered(f"{name} in a loop is not a number or an array")
 
-    def local_name(self, lowering: _Lowering, name: str) -> str:
+    def local_name(self, lowering: _Vectors, name: str) -> str:
         """Every version of a user's name in the loop is one local: ``value_2``,
         ``value_3`` of the user's ``value`` are that name's values."""
         if name not in self.locals:
             self.locals[name] = lowering.fresh(name)
         return self.locals[name]
 
-    def push(self, lowering: _Lowering, stack: ast.expr, args: list[ast.expr]) -> None:
+    def push(self, lowering: _Vectors, stack: ast.expr, args: list[ast.expr]) -> None:
         pushed = lowering.read(_name_of(stack))
         if not isinstance(pushed, Pushed) or self.backwards or len(args) != 1:
             raise NotLowered("a push other than a forward loop's")
@@ -1063,13 +1073,11 @@ class _LoopContext:
             kernel = f"{buffer}[{self.kernel_var}] = {lowering.text(value.node, group, 2)}"
             lowering.line(group, 2, kernel)
             pushed.buffers.append(buffer)
-            # a carried name that starts as a number: in the first iteration the
-            # value pushed is a number where later ones are arrays
-            # a number for all elements, at least in the first iteration (the loop's
-            # names are typed as they enter it): its gradient is a sum in numpy
+            # a carried name that starts as a number is one number for all elements in
+            # the first iteration (typed as it enters the loop): numpy sums its gradient
             pushed.varying.append(isinstance(value, Scalar))
 
-    def pop(self, lowering: _Lowering, names: list[str], stack: ast.expr) -> None:
+    def pop(self, lowering: _Vectors, names: list[str], stack: ast.expr) -> None:
         pushed = lowering.read(_name_of(stack))
         if (
             not isinstance(pushed, Pushed)
@@ -1120,7 +1128,7 @@ class _LoopContext:
         text = lowering.text(value.node, group, 2)
         lowering.line(group, 2, f"{array.name}[i] {sign}= {text}")
 
-    def close(self, lowering: _Lowering) -> None:
+    def close(self, lowering: _Vectors) -> None:
         if self.group is None:
             raise NotLowered("a loop with no elementwise work")
         self.group.__dict__["memo"].pop()

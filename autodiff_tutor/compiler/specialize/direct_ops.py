@@ -66,7 +66,7 @@ def direct_op_calls(
     there and compiled: what they compute is what is differentiated, and a one-input
     backward's bare gradient is taken as it is)."""
     forward, backward, memory = list(forward), list(backward), list(memory)
-    taken = _all_names(forward + backward) | set(memory) | set(scope)
+    taken = code.names(*forward, *backward) | set(memory) | set(scope)
     for i, statement in enumerate(forward):
         call = _op_forward_call(statement)
         if call is None:
@@ -214,7 +214,7 @@ def _steady_at(forward: list[ast.stmt], i: int) -> set[str]:
     early = {  # bound by a plain statement (a loop's index changes as it runs)
         n for s in forward[: i + 1] if not isinstance(s, ast.For) for n in code.writes(s)
     }
-    return {n for n in _all_names(forward) if counts[n] == 0 or (counts[n] == 1 and n in early)}
+    return {n for n in code.names(*forward) if counts[n] == 0 or (counts[n] == 1 and n in early)}
 
 
 def _is_guard(statement: ast.stmt) -> bool:
@@ -225,7 +225,3 @@ def _is_guard(statement: ast.stmt) -> bool:
         and isinstance(value.func, ast.Name)
         and value.func.id in GUARD_NAMES
     )
-
-
-def _all_names(statements: list[ast.stmt]) -> set[str]:
-    return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}

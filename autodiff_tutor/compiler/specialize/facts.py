@@ -144,7 +144,7 @@ def _later_readers(
         return None
     if any(isinstance(block[i], (ast.For, ast.While, ast.If)) for i in positions):
         return None  # read inside a loop or a branch: not a statement of this block
-    inputs = {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
+    inputs = code.names(small)
     for between in block[start : positions[-1]]:
         if any(
             set(code.changed_names(s)) & inputs or isinstance(s, ast.Expr)

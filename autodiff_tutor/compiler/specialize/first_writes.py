@@ -33,9 +33,8 @@ def first_writes(
     statements: list[ast.stmt], facts: dict[str, Any], counted: set[str] = frozenset()
 ) -> list[ast.stmt]:
     """``d_x = zeros_like(x)`` then ``d_x[s] += g`` (the next statement of the block
-    that reads ``d_x``, or the only statement that touches it in the replay of a loop
-    over ``counted``, the iterations of loops counted from 0, at its index):
-    ``d_x[s] = g``. Only where every recorded value is real (see the module).
+    that reads ``d_x``, or the only one touching it in the replay of a loop over
+    ``counted``, at its index): ``d_x[s] = g`` (see the module).
 
     >>> tree = ast.parse("d_x = zeros_like(x)\\nd_x[1:] += g\\nd_x[:-1] += h").body
     >>> print(ast.unparse(first_writes(tree, {"d_x": ("array", (3,), "float64")})))

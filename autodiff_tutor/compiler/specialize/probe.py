@@ -89,7 +89,7 @@ def shape_static(program: Program) -> bool:
             if step.op in _VALUE_SHAPED:
                 return False
             for option in step.options.values():  # axes, indices, shapes
-                if not _static_value(option) or _reads(option) & masks:
+                if not _static_value(option) or code.names(option) & masks:
                     return False
         elif step.kind not in ("copy", "op_call"):
             return False  # a helper with no rule, an escape, an effect
@@ -132,7 +132,7 @@ def _masks(program: Program) -> set[str]:
     them: a shape-static program reads none of them in an option or a range."""
     masks: set[str] = set()
     for step in program.all_steps():
-        if step.kind == "static" and (_has_compare(step.value) or _reads(step.value) & masks):
+        if step.kind == "static" and (_has_compare(step.value) or code.names(step.value) & masks):
             masks.update(step.defined())
     return masks
 
@@ -160,12 +160,6 @@ def value_reads(node: ast.AST) -> set[str]:
 
 def _has_compare(value: ast.expr) -> bool:
     return any(isinstance(n, (ast.Compare, ast.BoolOp)) for n in ast.walk(value))
-
-
-def _reads(node: ast.AST | None) -> set[str]:
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _static_value(value: ast.expr) -> bool:
@@ -300,7 +294,7 @@ def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt
     ['d_a = d_t2 * (100.0 * a) + d_t2 * a * 100.0']
     """
     counts = program.bindings()
-    read = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}
+    read = code.names(*statements)
     scaled: dict[str, ast.expr] = {}
     for step in program.steps:  # top level only: one value per name
         if not (isinstance(step, Step) and step.op == "multiply" and counts[step.target] == 1):

@@ -72,7 +72,8 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.ir import Loop, Program, loops_in
+from autodiff_tutor.compiler.activity import closure
+from autodiff_tutor.compiler.ir import Loop, Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.probe import value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
@@ -99,20 +100,12 @@ def varying(program: Program) -> set[str]:
         name for loop in loops_in(program.steps) if loop.kind == "while" for name in loop.canonical
     }
     found |= {t for s in program.all_steps() if s.kind == "op_call" for t in s.defined()}
-    steps = program.all_steps()
-    changed = True
-    while changed:  # every step reading a varying name: a fixpoint (loops read back)
-        changed = False
-        for step in steps:
-            if set(step.defined()) <= found:
-                continue
-            reads = value_reads(step.value) | {
-                n for o in step.options.values() for n in value_reads(o)
-            }
-            if reads & found:
-                found.update(step.defined())
-                changed = True
-    return found
+
+    def edges(step: Step) -> tuple[set[str], set[str]]:  # every step reading a varying name
+        reads = value_reads(step.value) | {n for o in step.options.values() for n in value_reads(o)}
+        return reads, set(step.defined())
+
+    return closure(found, program.all_steps(), edges)
 
 
 def shapes_vary(program: Program, facts: dict) -> bool:

@@ -206,7 +206,9 @@ def _without_added_product(statement: ast.stmt, name: str) -> ast.stmt | None:
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return statement
     for product, other in ((value.right, value.left), (value.left, value.right)):
-        if code.mentions(other, name) or not any(_is_factor(f, name) for f in _factors(product)):
+        if code.mentions(other, name) or not any(
+            _is_factor(f, name) for f in code.factors(product)
+        ):
             continue
         if isinstance(target, ast.Name) and isinstance(other, ast.Name) and other.id == target.id:
             return None
@@ -229,13 +231,7 @@ def _adds_product_of(statement: ast.stmt, name: str) -> bool:
         return False
     if code.mentions(statement.target, name):
         return False
-    return any(_is_factor(f, name) for f in _factors(statement.value))
-
-
-def _factors(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
+    return any(_is_factor(f, name) for f in code.factors(statement.value))
 
 
 def _is_factor(node: ast.expr, name: str) -> bool:

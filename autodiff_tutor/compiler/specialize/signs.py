@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import functools
 
+from autodiff_tutor.compiler import code
+
 
 def signs_and_constants(statements: list[ast.stmt]) -> list[ast.stmt]:
     """``statements`` with the rewrites above (changed in place)."""
@@ -72,7 +74,7 @@ class _Factors(ast.NodeTransformer):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
-        factors = _factors(node.operand)
+        factors = code.factors(node.operand)
         if isinstance(node.op, ast.USub) and len(factors) > 1 and _number(factors[0]):
             return _product([ast.Constant(-factors[0].value), *factors[1:]])
         return node
@@ -81,7 +83,7 @@ class _Factors(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.op, (ast.Add, ast.Sub)):
             return node
-        left, right = _factors(node.left), _factors(node.right)
+        left, right = code.factors(node.left), code.factors(node.right)
         if len(left) < 2 and len(right) < 2:
             return node
         if isinstance(node.op, ast.Sub):  # a - b = a + (-b): the sign goes to a number
@@ -109,13 +111,6 @@ def _sum(a: ast.expr, b: ast.expr) -> ast.expr:
     if _number(a) and _number(b):
         return ast.Constant(a.value + b.value)
     return ast.BinOp(a, ast.Add(), b)
-
-
-def _factors(node: ast.expr) -> list[ast.expr]:
-    """The factors of a product (``a * (b * 2)``: a, b, 2); one for anything else."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
 
 
 def _product(factors: list[ast.expr]) -> ast.expr:

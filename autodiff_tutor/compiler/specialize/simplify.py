@@ -92,7 +92,7 @@ def _counts(statements: list[ast.stmt]) -> tuple[Counter, Counter]:
     for statement in code.walk_statements(statements):
         bound.update(code.changed_names(statement))
         if isinstance(statement, ast.Expr):  # add_at(d_x, ...) changes d_x
-            bound.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name))
+            bound.update(code.names(statement))
         for part in code.own_parts(statement):
             for node in ast.walk(part):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -144,7 +144,7 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
         for inner in code.walk_statements([statement]):
             names = code.changed_names(inner)
             if isinstance(inner, ast.Expr):
-                names = [n.id for n in ast.walk(inner) if isinstance(n, ast.Name)]
+                names = code.names(inner)
             for name in names:
                 last_top[name] = k
     renames: dict[str, str] = {}
@@ -185,7 +185,7 @@ class _Pending:
 
     def __init__(self, index: int, statement: ast.Assign, rebound: bool):
         self.index, self.statement, self.rebound = index, statement, rebound
-        self.inputs = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+        self.inputs = code.names(statement.value)
 
 
 def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
@@ -199,7 +199,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
         pending: dict[str, _Pending] = {}
         gone: list[int] = []
         for j, user in enumerate(block):
-            mentioned = {n.id for n in ast.walk(user) if isinstance(n, ast.Name)}
+            mentioned = code.names(user)
             for target in [t for t in pending if t in mentioned]:
                 waiting = pending.pop(target)
                 if not isinstance(user, (ast.Assign, ast.AugAssign)):

@@ -83,7 +83,7 @@ def stacked_products(
     backward: list[ast.stmt], counted: set[str], facts: dict[str, Any]
 ) -> list[ast.stmt]:
     """``backward`` with each counted loop's sums of products stacked (see above)."""
-    taken = {n.id for s in backward for n in ast.walk(s) if isinstance(n, ast.Name)}
+    taken = code.names(*backward)
     out: list[ast.stmt] = []
     for statement in backward:
         loop = _counted_replay(statement, counted)
