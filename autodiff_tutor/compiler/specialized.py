@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.activity import analyze
+from autodiff_tutor.compiler.code import names
 from autodiff_tutor.compiler.emit import (
     RUNTIME,
     Generated,
@@ -173,13 +174,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     )
     if _largest(args) < RELEASE_FROM:  # small steps: one product after a loop (specialize.stacked)
         specialized.backward = stacked_products(specialized.backward, counted, facts)
-    returned = {*specialized.outputs, *program.params}
-    returned |= {
-        n.id
-        for m in specialized.memory.names
-        for n in ast.walk(specialized.memory.kept(m))
-        if isinstance(n, ast.Name)
-    }
+    stored = [specialized.memory.kept(m) for m in specialized.memory.names]
+    returned = {*specialized.outputs, *program.params, *names(*stored)}
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
     specialized.forward = method_reductions(forward, facts, scope)
     # another backend lowers the pair as it is here: expressions, before numpy's memory rewrites

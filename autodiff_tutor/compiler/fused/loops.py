@@ -116,11 +116,6 @@ _FUNCTIONS = {**ELEMENTWISE, np.maximum: "np.maximum", np.minimum: "np.minimum"}
 _KERNEL_NAMES = ("np", "math")
 
 
-def has_loop(forward: list[ast.stmt]) -> bool:
-    """Whether the forward runs a Python loop: what this lowering reads."""
-    return any(isinstance(s, ast.For) for s in forward)
-
-
 @dataclass
 class _Value:
     """What an expression is in the kernel: its code, its shape (``()`` a number),
@@ -541,16 +536,14 @@ class _Loops(Lowering):
         base = self.value(e.value)
         if not base.shape or base.precedence != 9:
             raise NotLowered(f"the index {ast.unparse(e)!r}")
-        index = e.slice
+        index, row = e.slice, None
         if isinstance(index, ast.Name) and index.id == self.step and index.id is not None:
-            step = index.id
-            return _Value(
-                f"{base.code}[{step}]", base.shape[1:], element=lambda i: base.at([step, *i])
-            )
-        if isinstance(index, ast.Constant) and type(index.value) is int:
+            row = index.id
+        elif isinstance(index, ast.Constant) and type(index.value) is int:
             if not -base.shape[0] <= index.value < base.shape[0]:
                 raise NotLowered(f"the index {ast.unparse(e)!r}, out of bounds")
             row = str(index.value % base.shape[0])
+        if row is not None:  # a step's row, or a row known here
             return _Value(
                 f"{base.code}[{row}]", base.shape[1:], element=lambda i: base.at([row, *i])
             )
@@ -575,15 +568,13 @@ class _Loops(Lowering):
             shape = self.value(arg).shape
             if shape:
                 return _Value(str(shape[0]), ())
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "sum":
-            if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
-                raise NotLowered(f"the call {ast.unparse(e)!r}")
-            return self.reduce(self.value(e.func.value), e.args, e.keywords)
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "mean":
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("sum", "mean"):
             if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
                 raise NotLowered(f"the call {ast.unparse(e)!r}")
             operand = self.value(e.func.value)
             total = self.reduce(operand, e.args, e.keywords)
+            if e.func.attr == "sum":
+                return total
             count = repr(float(math.prod(operand.shape) // max(1, math.prod(total.shape))))
             form = f"{{}} / {count}"
             return _Value(

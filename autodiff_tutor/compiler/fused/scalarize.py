@@ -237,13 +237,9 @@ class Kernel:
         default_factory=list
     )
 
-    def body_text(self, comments: bool = False) -> str:
+    def body_text(self) -> str:
         """The body's lines (no ``def`` or ``return``), indented by depth."""
-        out = []
-        for depth, code, origin in self.lines:
-            text = "    " * depth + code
-            out.append(f"{text}  # {origin}" if comments and origin else text)
-        return "\n".join(out)
+        return "\n".join("    " * depth + code for depth, code, _ in self.lines)
 
 
 class _Vectors(Lowering):
@@ -573,8 +569,6 @@ class _Vectors(Lowering):
             if array.writes:
                 raise NotLowered(f"{ast.unparse(target)!r} overwrites what was written before")
             array.assigned = True
-        elif sign == "-" and not accumulate:
-            raise NotLowered("a subtracting assignment")
         array.writes += 1
         if self.loop is not None:
             self.loop.write(self, array, index, value, sign)
@@ -600,15 +594,14 @@ class _Vectors(Lowering):
         group = self.local_groups.get(local)
         if group is None:
             raise NotLowered("a loop's value read at another element")
-        array = self.fresh(f"{local}_all")
-        self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
-        self.line(group, 1, f"{array}[i] = {self.text(value.node, group)}")
+        array = self.materialize(f"{local}_all", value, group)
         return Elements(("load", array, 0), value.length, group.phase + 1)
 
-    def materialize(self, name: str, value: Elements) -> str:
+    def materialize(self, name: str, value: Elements, group: Group | None = None) -> str:
+        """``value`` stored into a new array by ``group``'s loop (else its own)."""
         array = self.fresh(name)
         self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
-        group = self.group(value.length, value.phase)
+        group = group or self.group(value.length, value.phase)
         self.line(group, 1, f"{array}[i] = {self.text(value.node, group)}")
         return array
 

@@ -73,7 +73,7 @@ import numpy as np
 
 from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.activity import closure
-from autodiff_tutor.compiler.ir import Loop, Program, Step, loops_in
+from autodiff_tutor.compiler.ir import Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.probe import value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
@@ -114,7 +114,7 @@ def shapes_vary(program: Program, facts: dict) -> bool:
     index that is an integer, or an array of integers, (``x[i]``) picks elements: the
     shape follows from its own shape, a fact the probe checks like any other.
 
-    >>> from autodiff_tutor.compiler.ir import Step
+    >>> from autodiff_tutor.compiler.ir import Loop, Step
     >>> value = ast.parse("x[i]", mode="eval").body
     >>> options = {"index": ast.Name("i", ast.Load())}
     >>> loop = Loop("while", [Step("y", value, "primitive", "getitem", options=options)], ["i"])
@@ -146,11 +146,8 @@ def _integer(fact: Any) -> bool:
 def while_counters(program: Program) -> set[str]:
     """The names counting each ``while`` loop's iterations (the backward replays as
     many)."""
-    return {loop.counter for loop in loops_in(program.steps) if _is_while(loop)}
-
-
-def _is_while(loop: Loop) -> bool:
-    return loop.kind == "while" and loop.counter is not None
+    loops = loops_in(program.steps)
+    return {loop.counter for loop in loops if loop.kind == "while" and loop.counter is not None}
 
 
 def loops_settled(
