@@ -34,6 +34,7 @@ import types
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from autodiff_tutor.compiler.code import origin_of
@@ -364,10 +365,7 @@ def compile_pair(
     name: str, generated: Generated, parsed: ParsedFunction
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The forward and backward functions of ``generated`` (see :func:`compile_sources`)."""
-    renders = [
-        lambda spelling: render_forward(generated, spelling),
-        lambda spelling: render_backward(generated, spelling),
-    ]
+    renders = [partial(render_forward, generated), partial(render_backward, generated)]
     forward, backward = compile_sources(name, renders, parsed)
     return forward, backward
 

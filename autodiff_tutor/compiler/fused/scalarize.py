@@ -536,6 +536,11 @@ class _Vectors(Lowering):
         self.allocations.append(f"{name} = np.zeros({self.length_text(length)})")
         return name
 
+    def reallocate(self, name: str, value: str) -> None:
+        """``name`` allocated as ``value`` instead."""
+        made = f"{name} = "
+        self.allocations = [made + value if a.startswith(made) else a for a in self.allocations]
+
     def total(self, value: Any) -> Any:
         if isinstance(value, Argument):
             value = Elements(("load", value.name, 0), value.length)
@@ -763,10 +768,7 @@ class _Vectors(Lowering):
                 (f"{array.name}[{self.length_text(group.length + low + d)}] = {c}", "")
             )
         if low == 0 and group.length + reach == array.length:  # every element stored
-            self.allocations = [
-                a.replace("np.zeros(", "np.empty(", 1) if a.startswith(f"{array.name} = ") else a
-                for a in self.allocations
-            ]
+            self.reallocate(array.name, f"np.empty({self.length_text(array.length)})")
 
     def strip_mined(self, group: Group) -> list[tuple[int, str, str]] | None:
         """A loop over elements that holds Python loops, written over blocks of
@@ -828,10 +830,7 @@ class _Vectors(Lowering):
             return re.sub(r"\b(\w+)\[i(?: ([+-]) (\d+))?\]", piece, code)
 
         for buffer, count in self.buffers.items():
-            self.allocations = [
-                f"{buffer} = np.empty(({count}, {BLOCK}))" if a.startswith(f"{buffer} = ") else a
-                for a in self.allocations
-            ]
+            self.reallocate(buffer, f"np.empty(({count}, {BLOCK}))")
         out = [
             (0, f"for i0 in range(0, {n}, {BLOCK}):", ""),
             (1, f"m = min({BLOCK}, {n} - i0)", ""),
@@ -887,11 +886,7 @@ class _Vectors(Lowering):
                     for d, code, o in g.lines
                 ]
             length = next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
-            size = self.length_text(length)
-            self.allocations = [
-                f"{buffer} = np.empty(({count}, {size}))" if a.startswith(f"{buffer} = ") else a
-                for a in self.allocations
-            ]
+            self.reallocate(buffer, f"np.empty(({count}, {self.length_text(length)}))")
 
     def layout(self) -> list[tuple[int, str, str]]:
         self.writes()

@@ -135,12 +135,7 @@ def _op_forward_call(statement: ast.stmt) -> tuple[list[str], str, ast.expr, lis
 def _backward_of(backward: list[ast.stmt], record: str) -> int | None:
     """The index of the one top-level statement of ``backward`` that reads ``record``,
     where it is ``... = func.op_backward(...)`` and nothing else reads it."""
-    found = [
-        i
-        for i, s in enumerate(backward)
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and n.id == record
-    ]
+    found = [i for i, s in enumerate(backward) for n in ast.walk(s) if code.is_name(n, record)]
     if len(found) != 1:
         return None
     value = getattr(backward[found[0]], "value", None)

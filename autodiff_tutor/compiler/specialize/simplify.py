@@ -71,11 +71,8 @@ def _swaps_back(statements: list[ast.stmt]) -> bool:
         i = 0
         while i + 1 < len(block):
             a, b = _single_name_assign(block[i]), _single_name_assign(block[i + 1])
-            if a is not None and b is not None and isinstance(a[1], ast.Name):
-                if isinstance(b[1], ast.Name) and (b[0], b[1].id) == (a[1].id, a[0]) != (
-                    a[0],
-                    a[0],
-                ):
+            if a and b and isinstance(a[1], ast.Name) and isinstance(b[1], ast.Name):
+                if (b[0], b[1].id) == (a[1].id, a[0]) != (a[0], a[0]):
                     del block[i + 1]
                     changed = True
                     continue
