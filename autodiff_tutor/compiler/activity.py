@@ -64,12 +64,12 @@ class Activity:
 def analyze(program: Program, parsed: ParsedFunction, wrt: list[str] | None = None) -> Activity:
     """Compute varied and useful names; reject gradients that would silently vanish."""
     steps = program.all_steps()
-    varied = varied_names(steps, wrt if wrt is not None else _wrt_of(program))
+    varied = varied_names(steps, wrt if wrt is not None else program.params)
     # gradients flow back only through differentiable steps, to their inputs (a static
     # step such as ones_like(out) or x > 0 reads a value but passes no gradient to it)
-    useful = _closure(set(program.outputs), steps, _gradient_edges_backward)
+    useful = closure(set(program.outputs), steps, _gradient_edges_backward)
     # a value that reaches the output in any way: where a dropped gradient matters
-    reaches = _closure(
+    reaches = closure(
         set(program.outputs), steps, lambda step: (set(step.defined()), step.operand_names())
     )
     for step in steps:
@@ -99,13 +99,19 @@ def varied_names(steps: list, wrt: list[str]) -> set[str]:
     >>> sorted(varied_names(program.all_steps(), ["x"]))
     ['out', 't1', 'x']
     """
-    return _closure(set(wrt), steps, _gradient_edges_forward)
+    return closure(set(wrt), steps, _gradient_edges_forward)
 
 
-def _closure(start: set[str], steps: list, edges) -> set[str]:
-    """Grow ``start`` to a fixpoint: where a step's sources meet it, add the step's targets.
+def closure(start: set[str], steps: list, edges) -> set[str]:
+    """Grow ``start`` to a fixpoint: where a step's sources (``edges(step)``: sources,
+    targets) meet it, add the step's targets. One pass is not enough: loops carry
+    values back to earlier steps.
 
-    One pass is not enough: loops carry values back to earlier steps.
+    >>> import ast
+    >>> from autodiff_tutor.compiler.ir import Step
+    >>> steps = [Step("b", ast.Name("a"), "copy"), Step("a", ast.Name("c"), "copy")]
+    >>> sorted(closure({"c"}, steps, lambda s: (s.operand_names(), set(s.defined()))))
+    ['a', 'b', 'c']
     """
     found = set(start)
     changed = True
@@ -148,10 +154,6 @@ def _reads(step) -> set[str]:
         for param, name in step.input_names()
         if not is_none_gradient(rule, rule.inputs.index(param))
     }
-
-
-def _wrt_of(program: Program) -> list[str]:
-    return list(program.params)
 
 
 def _raise_dropped_gradient(

@@ -18,8 +18,10 @@ from __future__ import annotations
 import ast
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from autodiff_tutor.syntax import copy_tree
 
 Statement = ast.stmt
 
@@ -139,10 +141,10 @@ def reads(node: ast.AST) -> set[str]:
 
 
 def writes(statement: Statement) -> set[str]:
-    """The names a simple statement binds."""
+    """The names a statement binds itself (a ``for`` header its index, not its body)."""
     if isinstance(statement, ast.Assign):
         return {n for t in statement.targets for n in bound_names(t)}
-    if isinstance(statement, ast.AugAssign):
+    if isinstance(statement, (ast.AugAssign, ast.For)):
         return bound_names(statement.target)
     return set()
 
@@ -218,6 +220,46 @@ def blocks(statements: list[Statement]) -> Iterator[list[Statement]]:
                 yield from blocks(body)
 
 
+def rewrite_blocks(
+    statements: list[Statement], rewrite: Callable[[Statement], list[Statement]]
+) -> list[Statement]:
+    """``statements`` with each statement, at every depth, replaced by what
+    ``rewrite`` makes of it (a list), its nested bodies rewritten first (in place).
+
+    >>> loop = ast.parse("for i in r:\\n    a = i").body
+    >>> print(ast.unparse(rewrite_blocks(loop, lambda s: [s, expression(call("f"))])))
+    for i in r:
+        a = i
+        f()
+    f()
+    """
+    out: list[Statement] = []
+    for statement in statements:
+        for field in ("body", "orelse"):
+            body = getattr(statement, field, None)
+            if body:
+                setattr(statement, field, rewrite_blocks(body, rewrite))
+        out += rewrite(statement)
+    return out
+
+
+def substituted(node: ast.AST, values: dict[str, ast.expr]) -> Any:
+    """``node`` (changed in place) with each name it reads from ``values`` replaced by
+    a copy of that expression.
+
+    >>> ast.unparse(substituted(ast.parse("y = x * x"), {"x": call("f", name("a"))}))
+    'y = f(a) * f(a)'
+    """
+
+    class Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in values and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(copy_tree(values[node.id]), node)
+            return node
+
+    return Replace().visit(node)
+
+
 def changed_names(statement: Statement) -> list[str]:
     """The names a statement binds or changes in place, its loop index included.
 
@@ -259,6 +301,26 @@ def fresh_name(name: str, taken: set[str]) -> str:
 def is_name(node: ast.AST, name: str) -> bool:
     """Whether ``node`` is the name ``name``."""
     return isinstance(node, ast.Name) and node.id == name
+
+
+def factors(node: ast.expr) -> list[ast.expr]:
+    """The factors of a product, left to right; ``[node]`` for anything else.
+
+    >>> [ast.unparse(f) for f in factors(ast.parse("a * (b * 2)", mode="eval").body)]
+    ['a', 'b', '2']
+    """
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return factors(node.left) + factors(node.right)
+    return [node]
+
+
+def names(*nodes: ast.AST) -> set[str]:
+    """Every name that occurs in ``nodes`` (read or bound).
+
+    >>> sorted(names(*ast.parse("y = f(x)\\nz = y").body))
+    ['f', 'x', 'y', 'z']
+    """
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def mentions(node: ast.AST, name: str) -> bool:

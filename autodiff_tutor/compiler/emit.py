@@ -34,6 +34,7 @@ import types
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from autodiff_tutor.compiler.code import origin_of
@@ -364,10 +365,7 @@ def compile_pair(
     name: str, generated: Generated, parsed: ParsedFunction
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The forward and backward functions of ``generated`` (see :func:`compile_sources`)."""
-    renders = [
-        lambda spelling: render_forward(generated, spelling),
-        lambda spelling: render_backward(generated, spelling),
-    ]
+    renders = [partial(render_forward, generated), partial(render_backward, generated)]
     forward, backward = compile_sources(name, renders, parsed)
     return forward, backward
 
@@ -488,12 +486,3 @@ def _share_closure(fn: Callable[..., Any], user_fn: Callable[..., Any]) -> Calla
 
 def _indent(source: str) -> str:
     return "\n".join("    " + line if line else line for line in source.splitlines())
-
-
-def helper_names() -> set[str]:
-    """Names the generated code may use for runtime helpers.
-
-    >>> "unbroadcast" in helper_names()
-    True
-    """
-    return set(RUNTIME)

@@ -13,6 +13,7 @@ Every step remembers the user's node it came from (for comments and errors).
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,11 +213,6 @@ def counted_loops(program: Program) -> list[Loop]:
     return found
 
 
-def has_regions(nodes: list[Node]) -> bool:
-    """Whether any branch or loop occurs in ``nodes``."""
-    return any(not isinstance(n, Step) for n in nodes)
-
-
 @dataclass
 class Program:
     """A normalized function: parameters, steps, and the names it returns."""
@@ -253,6 +249,10 @@ class Program:
     def all_steps(self) -> list[Step]:
         """Every step, including those inside branches and loops."""
         return walk_steps(self.steps)
+
+    def bindings(self) -> Counter[str]:
+        """How many steps bind each name."""
+        return Counter(t for s in self.all_steps() for t in s.defined())
 
     def defined_names(self) -> set[str]:
         """Parameters and every step target."""

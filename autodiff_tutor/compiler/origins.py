@@ -30,7 +30,6 @@ from autodiff_tutor.errors import Location
 from autodiff_tutor.locations import ORIGINS
 
 LIMIT = 36  # characters of the user's code quoted in a comment
-ROLES = ("forward", "backward", "tangent")  # the user's operation, or its derivative
 
 
 class Origin(str):

@@ -134,9 +134,7 @@ class Derivative:
         memory, forward and its own rewrites, not the reverse pass again.
         :func:`compile_derivative` keeps a copy of its own; made here otherwise (a
         derivative rebuilt for one path through the branches)."""
-        program, wrt = self.program, list(self.wrt)
-        adjoint = build_adjoint(program, self.activity, self.parsed, wrt, True)
-        return adjoint, optimize(adjoint.backward, adjoint.seeds[0])
+        return _reverse(self.program, self.activity, self.parsed, list(self.wrt), True)
 
     @property
     def num_outputs(self) -> int:
@@ -174,9 +172,8 @@ def compile_derivative(
     wrt = [parsed.own_name(name) for name in wrt]  # a parameter's stand-in (front.names)
     with errors_as_written(parsed):
         activity = analyze(program, parsed, wrt)
-        adjoint = build_adjoint(program, activity, parsed, wrt, True)
-        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
-        kept = adjoint, _private_copy(reverse[1])  # before memory changes it in place
+        reverse = _reverse(program, activity, parsed, wrt, True)
+        kept = reverse[0], _private_copy(reverse[1])  # before memory changes it in place
         generated = _generate(program, activity, parsed, wrt, True, record, reverse=reverse)
     forward, backward = compile_pair(parsed.name, generated, parsed)
     forward_src, backward_src = forward.generated_source, backward.generated_source
@@ -212,10 +209,7 @@ def _generate(
     """adjoint -> optimize (or ``reverse``, their result) -> (``transform``: probe or
     specialize) -> memory -> (``slots``: what counted loops keep in arrays, a
     specialized pair) -> forward."""
-    if reverse is None:
-        adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
-        reverse = adjoint, optimize(adjoint.backward, adjoint.seeds[0])
-    adjoint, backward = reverse
+    adjoint, backward = reverse or _reverse(program, activity, parsed, wrt, in_place)
     if transform is not None:
         keep = {*adjoint.seeds, *adjoint.gradients, *program.params, *program.defined_names()}
         backward = transform(backward, keep)
@@ -245,6 +239,14 @@ def _generate(
         record["memory"] = memory.describe()
         record["forward"] = render_forward(generated)
     return generated
+
+
+def _reverse(
+    program: Program, activity: Activity, parsed: ParsedFunction, wrt: list[str], in_place: bool
+) -> tuple[Adjoint, list[ast.stmt]]:
+    """adjoint -> optimize: the adjoint and its optimized backward."""
+    adjoint = build_adjoint(program, activity, parsed, wrt, in_place)
+    return adjoint, optimize(adjoint.backward, adjoint.seeds[0])
 
 
 def generate_checked(

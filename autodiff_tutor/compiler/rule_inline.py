@@ -38,26 +38,20 @@ def inline(rule: Rule, index: int, bindings: dict[str, ast.expr]) -> ast.expr:
     ``bindings`` maps rule parameters (``g``, ``out``, ``xp``, inputs, options) to
     expressions; unbound options take the rule's default values.
     """
-    expressions, _ = _formula(rule.vjp)
-    values = {name: ast.Constant(default) for name, default in rule.options.items()}
-    values.update(bindings)
-    return _substitute(expressions[index], values)
+    return substitute(_formula(rule.vjp)[0][index], bindings, rule.options)
 
 
 def inline_all(rule: Rule, bindings: dict[str, ast.expr]) -> ast.expr:
     """The rule's whole return expression (for sequence rules that return a list)."""
     expressions, is_tuple = _formula(rule.vjp)
-    values = {name: ast.Constant(default) for name, default in rule.options.items()}
-    values.update(bindings)
     if is_tuple:
-        return ast.Tuple([_substitute(e, values) for e in expressions], ast.Load())
-    return _substitute(expressions[0], values)
+        return ast.Tuple([substitute(e, bindings, rule.options) for e in expressions], ast.Load())
+    return substitute(expressions[0], bindings, rule.options)
 
 
 def tangent_formula(rule: Rule) -> ast.expr:
     """The tangent rule's returned expression (locals substituted)."""
-    expressions, _ = _formula(rule.jvp)
-    return expressions[0]
+    return _formula(rule.jvp)[0][0]
 
 
 def substitute(
@@ -71,6 +65,5 @@ def substitute(
 
 def is_none_gradient(rule: Rule, index: int) -> bool:
     """Whether the rule declares input ``index`` as never differentiable (returns None)."""
-    expressions, _ = _formula(rule.vjp)
-    expr = expressions[index]
+    expr = _formula(rule.vjp)[0][index]
     return isinstance(expr, ast.Constant) and expr.value is None

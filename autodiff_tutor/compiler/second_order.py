@@ -51,16 +51,13 @@ def at_users_line(stage: F) -> F:
         try:
             return stage(fn, *args, **kwargs)
         except AutodiffError as error:
-            moved = _relocated(error, getattr(_function_of(fn), ORIGIN_ATTRIBUTE, None))
+            function = getattr(fn, "fn", fn)  # a parsed function's, or fn itself
+            moved = _relocated(error, getattr(function, ORIGIN_ATTRIBUTE, None))
             if moved is None:
                 raise
             raise moved from error
 
     return run  # type: ignore[return-value]
-
-
-def _function_of(fn: Any) -> Any:
-    return getattr(fn, "fn", fn)  # a parsed function, or the function itself
 
 
 def users_line(location: Location) -> tuple[Origin, str] | None:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.activity import analyze
+from autodiff_tutor.compiler.code import names
 from autodiff_tutor.compiler.emit import (
     RUNTIME,
     Generated,
@@ -105,22 +106,10 @@ class Specialized:
 
 def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The pair specialized on the shapes and dtypes of ``args`` (a scalar output's
-    gradient): probe which ``unbroadcast`` calls give their gradient back and which
-    ``matmul_dx``/``matmul_dy`` calls multiply matrices, write those out, read
-    ``c * a`` for values ``t = c * a`` (rematerialize), simplify; with the facts the
-    probe recorded (:mod:`.specialize.facts`), drop the gradient of the stabilizing max
-    of a softmax, log-softmax or log-sum-exp (:mod:`.specialize.shifts`), read reductions'
-    gradients unspread, write first slices and
-    the elements a counted loop's replay writes once (:mod:`.specialize.first_writes`), leave out
-    the unit seed (:mod:`.specialize.unit_seed`); copy what a gradient updated in place
-    would share (:mod:`.specialize.owned`); keep the numbers counted loops save in
-    per-iteration arrays (:mod:`.reverse.slots`); write the forward as expressions
-    with sums as methods; free dead values of a large forward early; update large
-    temporaries in place (:mod:`.specialize.inplace`, with the facts of one run of the pair);
-    check custom ops' outputs and gradients where they are made (:mod:`.specialize.regions`);
-    keep the path the probe took through branches, its tests checked (:mod:`.specialize.paths`).
-    ``None`` when the program is not shape-static, a ``while`` loop did not settle in
-    the probe (see :mod:`.specialize.regions`) or ``args`` are of a kind the guard does not know
+    gradient): probed, then rewritten by the passes of :mod:`.specialize` in the order
+    below (each module says what it rewrites and why that keeps the values). ``None``
+    when the program is not shape-static, a ``while`` loop did not settle in the probe
+    (see :mod:`.specialize.regions`) or ``args`` are of a kind the guard does not know
     (see :mod:`.specialize.probe`)."""
     program, parsed = derivative.program, derivative.parsed
     key = guard_key(tuple(args))
@@ -185,13 +174,8 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
     )
     if _largest(args) < RELEASE_FROM:  # small steps: one product after a loop (specialize.stacked)
         specialized.backward = stacked_products(specialized.backward, counted, facts)
-    returned = {*specialized.outputs, *program.params}
-    returned |= {
-        n.id
-        for m in specialized.memory.names
-        for n in ast.walk(specialized.memory.kept(m))
-        if isinstance(n, ast.Name)
-    }
+    stored = [specialized.memory.kept(m) for m in specialized.memory.names]
+    returned = {*specialized.outputs, *program.params, *names(*stored)}
     forward = inline(guarded, returned)  # one expression: numpy reuses temporaries
     specialized.forward = method_reductions(forward, facts, scope)
     # another backend lowers the pair as it is here: expressions, before numpy's memory rewrites
@@ -280,17 +264,6 @@ def _largest(args: Sequence[Any]) -> int:
 MAX_SPECIALIZATIONS = 8
 
 
-def array_key(args: Sequence[Any]) -> tuple[Any, ...]:
-    """The key of a call's numpy arrays alone: each one's shape and dtype (``None`` for
-    any other argument). Where every argument is a numpy array it is the key
-    :func:`guard_key` makes; no other call's guard key looks like it.
-
-    >>> array_key((np.ones((2, 3)), 1.0))
-    (((2, 3), dtype('float64')), None)
-    """
-    return tuple([(a.shape, a.dtype) if type(a) is np.ndarray else None for a in args])
-
-
 def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized | None:
     """The specialized pair for the shapes and dtypes of ``args`` (made at the first
     call with them), or ``None``: run the general pair.
@@ -299,8 +272,8 @@ def specialized_pair(derivative: Derivative, args: Sequence[Any]) -> Specialized
     its arrays' shapes and dtypes alone: that is the key :func:`guard_key` made for
     them, and no other argument's key entry looks like it. Any other call (a new
     key, another kind of argument) takes the full :func:`guard_key`."""
-    # array_key(args), written out (one argument without a list): this runs before
-    # every cached call
+    # each array's shape and dtype, None for another argument (one argument without a
+    # list: this runs before every cached call)
     if len(args) == 1:
         first = args[0]
         arrays = ((first.shape, first.dtype) if type(first) is np.ndarray else None,)

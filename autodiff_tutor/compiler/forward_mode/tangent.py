@@ -147,7 +147,7 @@ class _Writer:
             return [primal, code.assign(self.result.dot(step.target), code.method(tangents, "pop"))]
         values = step.inputs["values"]
         dot = self._dot_of(values)
-        if _is_zero(dot):
+        if code.is_name(dot, ZERO):
             dot = _zeros_for(values)
         return [primal, code.expression(code.method(tangents, "push", dot))]
 
@@ -163,8 +163,8 @@ class _Writer:
         }
         dropped = False
         for param, atom in step.inputs.items():
-            bindings[f"d_{param}"] = self._dot_of(atom)
-            dropped |= _is_zero(bindings[f"d_{param}"]) and not isinstance(atom, ast.Constant)
+            bindings[f"d_{param}"] = dot = self._dot_of(atom)
+            dropped |= code.is_name(dot, ZERO) and not isinstance(atom, ast.Constant)
         expr = fold(_drop_zero_terms(substitute(tangent_formula(rule), bindings, rule.options)))
         if rule.broadcasting and dropped:  # what is left may be smaller than the output
             expr = code.call("broadcast_like", expr, bindings["out"])
@@ -176,7 +176,7 @@ class _Writer:
         if isinstance(atom, (ast.List, ast.Tuple)):
             items = [self._dot_of(e) for e in atom.elts]
             items = [
-                i if not (isinstance(i, ast.Name) and i.id == ZERO) else _zeros_for(e)
+                _zeros_for(e) if code.is_name(i, ZERO) else i
                 for i, e in zip(items, atom.elts, strict=True)
             ]
             return ast.List(items, ast.Load())
@@ -200,7 +200,7 @@ class _Writer:
             )
         args = step.value.args
         dots = [self._dot_of(a) for a in args]
-        dots = [ast.Constant(None) if _is_zero(d) else d for d in dots]
+        dots = [ast.Constant(None) if code.is_name(d, ZERO) else d for d in dots]
         outputs = step.defined()
         values = ast.Tuple([code.name(o) for o in outputs], ast.Store())
         out_dots = ast.Tuple([code.name(self.result.dot(o)) for o in outputs], ast.Store())
@@ -211,24 +211,16 @@ class _Writer:
         return code.with_origin(ast.Assign([ast.Tuple([values, out_dots], ast.Store())], call))
 
 
-def _is_zero(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == ZERO
-
-
 def _zeros_for(atom: ast.expr) -> ast.expr:
     return ast.Call(ast.Name("zeros_like", ast.Load()), [copy_tree(atom)], [])
-
-
-def _contains_zero(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == ZERO for n in ast.walk(node))
 
 
 def _drop_zero_terms(expr: ast.expr) -> ast.expr:
     """Remove the terms of a sum whose tangent is zero (each term is linear in one tangent)."""
     terms = _terms(expr, positive=True)
-    if terms is None or not any(_contains_zero(t) for t, _ in terms):
+    if terms is None or not any(code.mentions(t, ZERO) for t, _ in terms):
         return _zero_to_constant(expr)
-    kept = [(t, sign) for t, sign in terms if not _contains_zero(t)]
+    kept = [(t, sign) for t, sign in terms if not code.mentions(t, ZERO)]
     if not kept:
         return ast.Constant(0.0)
     total = kept[0][0] if kept[0][1] else ast.UnaryOp(ast.USub(), kept[0][0])

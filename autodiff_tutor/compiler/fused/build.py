@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.emit import Generated
-from autodiff_tutor.compiler.fused.loops import has_loop, lower_loops
+from autodiff_tutor.compiler.fused.loops import lower_loops
 from autodiff_tutor.compiler.fused.matrices import lower_matrices
 from autodiff_tutor.compiler.fused.scalarize import Kernel, NotLowered, scalarize
 from autodiff_tutor.compiler.specialized import Specialized
@@ -120,8 +120,9 @@ def lower(
             raise NotLowered(f"the memory keeps {ast.unparse(kept)}")
     lowering = scalarize
     if any(shape is not None and len(shape) >= 2 for shape in shapes.values()):
-        # loops over rows between matrix products; a loop over their steps
-        lowering = lower_loops if has_loop(trees.forward) else lower_matrices
+        # loops over rows between matrix products; a Python loop over their steps
+        steps = any(isinstance(s, ast.For) for s in trees.forward)
+        lowering = lower_loops if steps else lower_matrices
     return lowering(
         trees.forward,
         trees.backward,

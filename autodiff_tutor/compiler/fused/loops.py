@@ -96,48 +96,24 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.compiler.code import origin_of
-from autodiff_tutor.compiler.fused.scalarize import ELEMENTWISE, Kernel, NotLowered
+from autodiff_tutor.compiler.code import names, origin_of, resolve
+from autodiff_tutor.compiler.fused.scalarize import (
+    BINARY,
+    COMPARE,
+    ELEMENTWISE,
+    PRECEDENCE,
+    WORD,
+    Kernel,
+    Lowering,
+    NotLowered,
+)
 
 #: the most multiply-adds of a product written as loops in a kernel numba compiles
 #: whole; a larger one leaves the kernel Python, calling numpy's ``@`` (BLAS)
 SMALL_PRODUCT = 4096
 #: functions of arrays, by the name the kernel calls them (numpy's, or numba's own)
 _FUNCTIONS = {**ELEMENTWISE, np.maximum: "np.maximum", np.minimum: "np.minimum"}
-_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-_COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _KERNEL_NAMES = ("np", "math")
-
-
-def has_loop(forward: list[ast.stmt]) -> bool:
-    """Whether the forward runs a Python loop: what this lowering reads."""
-    return any(isinstance(s, ast.For) for s in forward)
-
-
-def lower_loops(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The pair as one kernel (see the module's docstring); :class:`NotLowered` where it
-    cannot be."""
-    try:
-        small = _Loops(params, shapes, scope, small=True)
-        kernel = small.run(forward, backward, output, seed, gradients)
-        if small.large_products:
-            return _Loops(params, shapes, scope, small=False).run(
-                forward, backward, output, seed, gradients
-            )
-    except (ValueError, TypeError, KeyError, IndexError) as error:  # a form not read here
-        raise NotLowered(f"a loop's code not read ({type(error).__name__}: {error})") from None
-    return kernel
 
 
 @dataclass
@@ -169,10 +145,11 @@ class _Frame:
     pushes: list[list[str]] = field(default_factory=list)
 
 
-class _Loops:
+class _Loops(Lowering):
     def __init__(
-        self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any], small: bool
+        self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any], small: bool = True
     ):
+        self.given = params, shapes, scope
         self.scope = scope
         self.small = small
         self.large_products = False
@@ -198,8 +175,18 @@ class _Loops:
     # -- the program --------------------------------------------------------------------
 
     def run(self, forward, backward, output, seed, gradients) -> Kernel:
-        for tree in [*forward, *backward]:
-            self.taken.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+        """The pair as one kernel, its products as loops where all are small."""
+        try:
+            kernel = self.kernel(forward, backward, output, seed, gradients)
+            if self.small and self.large_products:
+                large = _Loops(*self.given, small=False)
+                return large.kernel(forward, backward, output, seed, gradients)
+        except (ValueError, TypeError, KeyError, IndexError) as error:  # a form not read here
+            raise NotLowered(f"a loop's code not read ({type(error).__name__}: {error})") from None
+        return kernel
+
+    def kernel(self, forward, backward, output, seed, gradients) -> Kernel:
+        self.taken.update(names(*forward, *backward))
         self.loop_names = [self.fresh(n) for n in ("i", "k", "j", "a_ik")]
         self.block(forward)
         self.origin = ""
@@ -231,13 +218,6 @@ class _Loops:
     def emit(self, code: str) -> None:
         self.lines.append((self.depth, code, self.origin))
 
-    def fresh(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
     def statement(self, s: ast.stmt) -> None:
         if isinstance(s, ast.For):
             return self.loop(s)
@@ -252,7 +232,7 @@ class _Loops:
             if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 return self.slot_write(target, s.value)
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
-            return self.slot_write(s.target, s.value, _BINARY.get(type(s.op)))
+            return self.slot_write(s.target, s.value, BINARY.get(type(s.op)))
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             name = s.target.id
             if self.shapes.get(name, ()) == ():
@@ -260,11 +240,11 @@ class _Loops:
                 return self.assign(name, combined)
             value = self.value(s.value)
             if (
-                type(s.op) not in _BINARY
+                type(s.op) not in BINARY
                 or _broadcast(self.shapes[name], value.shape) != (self.shapes[name])
             ):
                 raise NotLowered(f"the statement {ast.unparse(s)!r}")
-            return self.write(name, self.shapes[name], value, _BINARY[type(s.op)])
+            return self.write(name, self.shapes[name], value, BINARY[type(s.op)])
         if isinstance(s, ast.Delete):
             return None
         raise NotLowered(f"the statement {ast.unparse(s)!r}")
@@ -309,7 +289,7 @@ class _Loops:
         loops over the elements (numba's array expressions take long to compile)."""
         if self.small and value.arithmetic and value.shape:
             # its elements in loops: a fresh array (``name`` may be read, or shared)
-            target = name if name not in _WORD.findall(value.code) else self.fresh(name)
+            target = name if name not in WORD.findall(value.code) else self.fresh(name)
             self.emit(f"{target} = np.empty({value.shape})")
             self.shapes[target] = value.shape
             self.write(target, value.shape, value)
@@ -335,7 +315,7 @@ class _Loops:
         """In a Python kernel, arithmetic over arrays is one function numba compiles."""
         if self.small or not value.arithmetic or not value.shape:
             return value
-        words = dict.fromkeys(w for w in _WORD.findall(value.code) if w not in _KERNEL_NAMES)
+        words = dict.fromkeys(w for w in WORD.findall(value.code) if w not in _KERNEL_NAMES)
         if not any(self.shapes.get(w) for w in words):
             return value
         params = [w for w in words if w in self.shapes]
@@ -476,7 +456,7 @@ class _Loops:
         as loops over the elements (numba takes seconds to compile a write of an array
         into a slice, or an in-place operator over arrays)."""
         if self.small and shape:
-            reads_target = target.partition("[")[0] in _WORD.findall(value.code)
+            reads_target = target.partition("[")[0] in WORD.findall(value.code)
             a_view = value.element is None and not re.fullmatch(r"\w+", value.code)
             if value.shape and (a_view or reads_target):
                 # an array of its own first: the loops must not read what they write
@@ -501,11 +481,11 @@ class _Loops:
             raise NotLowered(f"the name {e.id!r}")
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return self.matmul(self.value(e.left), self.value(e.right))
-        if isinstance(e, ast.BinOp) and type(e.op) in _BINARY:
-            op = _BINARY[type(e.op)]
+        if isinstance(e, ast.BinOp) and type(e.op) in BINARY:
+            op = BINARY[type(e.op)]
             left, right = self.value(e.left), self.value(e.right)
             shape = _broadcast(left.shape, right.shape)
-            p = _PRECEDENCE[op]
+            p = PRECEDENCE[op]
             if not (left.precedence > p or (left.precedence == p and op != "**")):
                 left = _parenthesized(left)
             if not right.precedence > p:
@@ -520,10 +500,10 @@ class _Loops:
             return _Value(
                 f"-{inner.code}", inner.shape, 3, True, _combined("-{}", inner.shape, inner)
             )
-        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in COMPARE:
             left, right = self.value(e.left), self.value(e.comparators[0])
             shape = _broadcast(left.shape, right.shape)
-            form = f"({{}}) {_COMPARE[type(e.ops[0])]} ({{}})"
+            form = f"({{}}) {COMPARE[type(e.ops[0])]} ({{}})"
             code = form.format(left.code, right.code)
             return _Value(code, shape, 0, True, _combined(form, shape, left, right))
         if isinstance(e, ast.Attribute):
@@ -556,16 +536,14 @@ class _Loops:
         base = self.value(e.value)
         if not base.shape or base.precedence != 9:
             raise NotLowered(f"the index {ast.unparse(e)!r}")
-        index = e.slice
+        index, row = e.slice, None
         if isinstance(index, ast.Name) and index.id == self.step and index.id is not None:
-            step = index.id
-            return _Value(
-                f"{base.code}[{step}]", base.shape[1:], element=lambda i: base.at([step, *i])
-            )
-        if isinstance(index, ast.Constant) and type(index.value) is int:
+            row = index.id
+        elif isinstance(index, ast.Constant) and type(index.value) is int:
             if not -base.shape[0] <= index.value < base.shape[0]:
                 raise NotLowered(f"the index {ast.unparse(e)!r}, out of bounds")
             row = str(index.value % base.shape[0])
+        if row is not None:  # a step's row, or a row known here
             return _Value(
                 f"{base.code}[{row}]", base.shape[1:], element=lambda i: base.at([row, *i])
             )
@@ -590,15 +568,13 @@ class _Loops:
             shape = self.value(arg).shape
             if shape:
                 return _Value(str(shape[0]), ())
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "sum":
-            if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
-                raise NotLowered(f"the call {ast.unparse(e)!r}")
-            return self.reduce(self.value(e.func.value), e.args, e.keywords)
-        if isinstance(e.func, ast.Attribute) and e.func.attr == "mean":
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("sum", "mean"):
             if isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy"):
                 raise NotLowered(f"the call {ast.unparse(e)!r}")
             operand = self.value(e.func.value)
             total = self.reduce(operand, e.args, e.keywords)
+            if e.func.attr == "sum":
+                return total
             count = repr(float(math.prod(operand.shape) // max(1, math.prod(total.shape))))
             form = f"{{}} / {count}"
             return _Value(
@@ -606,7 +582,8 @@ class _Loops:
             )
         if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
             return self.reshape(self.value(e.func.value), e.args)
-        function = self.function(e.func)
+        known = {**vars(builtins), **self.scope, **dict.fromkeys(self.modules, np)}
+        function = resolve(e.func, known)
         if function is np.where and len(e.args) == 3:
             parts = [self.value(a) for a in e.args]
             shape = _broadcast(_broadcast(parts[0].shape, parts[1].shape), parts[2].shape)
@@ -638,18 +615,6 @@ class _Loops:
                 codes = [name, f"out={name}"]
             return _Value(f"{_FUNCTIONS[function]}({', '.join(codes)})", shape)
         raise NotLowered(f"the call {ast.unparse(e)!r}")
-
-    def function(self, e: ast.expr) -> Any:
-        if isinstance(e, ast.Name):
-            if e.id in self.modules:
-                return np
-            if e.id in self.scope:
-                return self.scope[e.id]
-            return getattr(builtins, e.id, None)
-        if isinstance(e, ast.Attribute):
-            base = self.function(e.value)
-            return getattr(base, e.attr, None) if base is not None else None
-        return None
 
     def reduce(self, operand: _Value, args: list[ast.expr], keywords: list[ast.keyword]) -> _Value:
         given = {k.arg: k.value for k in keywords}
@@ -763,6 +728,10 @@ class _Loops:
         name = self.fresh(base)
         self.bind(name, value)
         return name
+
+
+#: A pair that loops over the leading axis of arrays (see the module).
+lower_loops = _Loops.lower
 
 
 def _method_of(e: ast.expr, owners: set[str], method: str) -> bool:

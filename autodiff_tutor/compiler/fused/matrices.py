@@ -41,16 +41,22 @@ for i in range(4):
 from __future__ import annotations
 
 import ast
-import builtins
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from autodiff_tutor.compiler.code import origin_of
-from autodiff_tutor.compiler.emit import RUNTIME
-from autodiff_tutor.compiler.fused.scalarize import ELEMENTWISE, Kernel, NotLowered
+from autodiff_tutor.compiler.fused.scalarize import (
+    BINARY,
+    COMPARE,
+    ELEMENTWISE,
+    PRECEDENCE,
+    WORD,
+    Kernel,
+    Lowering,
+    NotLowered,
+)
 
 _ELEMENTWISE = {**ELEMENTWISE, np.sign: "np.sign"}
 #: functions numpy computes with SIMD instructions (its own, or SVML's) several times
@@ -60,18 +66,14 @@ _ELEMENTWISE = {**ELEMENTWISE, np.sign: "np.sign"}
 _VECTORIZED = {np.exp, np.log, np.tanh, np.sin, np.cos, np.tan, np.expm1, np.log1p}
 _VECTORIZED |= {np.sinh, np.cosh, np.arctan}
 VECTORIZED_FROM = 1024
-_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-_COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 _REDUCTIONS = {np.sum: "sum", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min"}
 #: the kinds of node that compute (not read) an element
 _COMPUTED = ("op", "neg", "call", "cmp", "where", "fill")
 #: the kinds of node that read an element of an array: as it is, transposed, or a
 #: vector read as a column (``[:, None]``)
 _READS = ("def", "tdef", "cdef")
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
 #: what a reduction starts from, and how it takes an element in
 _START = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 # A node is a tuple: ("def", d) an element of the value ``d`` (a :class:`Def`);
 # ("tdef", d) an element of its transpose; ("cdef", d) of a vector read as a column;
@@ -125,21 +127,6 @@ class _Columns:
     at: int
     after: list[tuple[int, str, str]] = field(default_factory=list)
     finishes: set[int] = field(default_factory=set)
-
-
-def lower_matrices(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The forward and backward of a pair whose values have at most two dimensions as
-    one kernel body (see the module's docstring); :class:`NotLowered` where it cannot."""
-    return _Matrices(params, shapes, scope).run(forward, backward, output, seed, gradients)
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -203,7 +190,7 @@ def _leaves(node: tuple):
                 yield from _leaves(part)
 
 
-class _Matrices:
+class _Matrices(Lowering):
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.params = params
@@ -277,23 +264,8 @@ class _Matrices:
         self.defs.append(d)
         return d
 
-    def fresh(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
     def read(self, name: str) -> Any:
-        if name in self.env:
-            return self.env[name]
-        if name in RUNTIME:
-            return ("helper", name)
-        if name in self.scope:
-            return ("object", self.scope[name])
-        if hasattr(builtins, name):
-            return ("object", getattr(builtins, name))
-        raise NotLowered(f"the name {name!r}")
+        return self.env[name] if name in self.env else self.outside(name)
 
     def value(self, e: ast.expr) -> Any:
         if isinstance(e, ast.Constant) and type(e.value) in (int, float):
@@ -302,14 +274,14 @@ class _Matrices:
             return self.read(e.id)
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return self.matmul(self.value(e.left), self.value(e.right))
-        if isinstance(e, ast.BinOp) and type(e.op) in _BINARY:
-            return ("op", _BINARY[type(e.op)], self.number(e.left), self.number(e.right))
+        if isinstance(e, ast.BinOp) and type(e.op) in BINARY:
+            return ("op", BINARY[type(e.op)], self.number(e.left), self.number(e.right))
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return ("neg", self.number(e.operand))
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.UAdd):
             return self.number(e.operand)
-        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
-            op = _COMPARE[type(e.ops[0])]
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in COMPARE:
+            op = COMPARE[type(e.ops[0])]
             return ("cmp", op, self.number(e.left), self.number(e.comparators[0]))
         if isinstance(e, ast.Attribute):
             base = self.value(e.value)
@@ -547,7 +519,7 @@ class _Matrices:
         lines = [*region.inits, (0, f"for i in range({region.rows}):", "")]
         lines.extend((depth + 1, code, origin) for depth, code, origin in region.body)
         sums = [code.partition(" = ")[0] for _, code, _ in region.inits]
-        words = dict.fromkeys(w for _, code, _ in lines for w in _WORD.findall(code))
+        words = dict.fromkeys(w for _, code, _ in lines for w in WORD.findall(code))
         params = [w for w in words if w in self.known and w not in sums]
         name = f"rows_{len(self.loops) + 1}"
         self.loops.append((name, params, sums, lines))
@@ -729,7 +701,7 @@ class _Matrices:
             inner, p = self._text(node[1], shape, per_row)
             return f"-{inner if p >= 3 else f'({inner})'}", 3
         if kind == "op":
-            op, p = node[1], _PRECEDENCE[node[1]]
+            op, p = node[1], PRECEDENCE[node[1]]
             left, lp = self._text(node[2], shape, per_row)
             right, rp = self._text(node[3], shape, per_row)
             left = left if lp > p or (lp == p and op != "**") else f"({left})"
@@ -756,6 +728,10 @@ class _Matrices:
             return False
         own = shape_of(node)
         return len(own) == 2 and own[1] == 1 or own == () and any(True for _ in _leaves(node))
+
+
+#: A pair whose values have at most two dimensions (see the module).
+lower_matrices = _Matrices.lower
 
 
 def _paren(part: tuple[str, int]) -> str:

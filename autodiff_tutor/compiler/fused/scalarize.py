@@ -75,6 +75,59 @@ ELEMENTWISE = {
 }
 SUMS = {np.sum}
 BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
+WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+class Lowering:
+    """What every lowering shares: how it is called, the kernel's names, each made
+    once, and what a name the pair does not bind refers to.
+
+    >>> class Plain(Lowering):
+    ...     def __init__(self, params, shapes, scope):
+    ...         self.taken, self.scope = set(params), scope
+    >>> Plain(["t"], {}, {}).fresh("t"), Plain([], {}, {"np": np}).outside("np")[0]
+    ('t_2', 'object')
+    """
+
+    taken: set[str]
+    scope: dict[str, Any]
+
+    @classmethod
+    def lower(
+        cls,
+        forward: list[ast.stmt],
+        backward: list[ast.stmt],
+        params: list[str],
+        output: str,
+        seed: str,
+        gradients: list[str],
+        shapes: dict[str, tuple[int, ...] | None],
+        scope: dict[str, Any],
+    ) -> Kernel:
+        """The forward and backward of a pair (its memory the forward's names) as one
+        kernel computing ``output`` and ``gradients``; ``shapes`` gives each
+        parameter's shape (``None``: a Python number). :class:`NotLowered` where it
+        cannot."""
+        return cls(params, shapes, scope).run(forward, backward, output, seed, gradients)
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def outside(self, name: str) -> Any:
+        """A runtime helper, a name of the user's scope, or a builtin."""
+        if name in RUNTIME:
+            return ("helper", name)
+        if name in self.scope:
+            return ("object", self.scope[name])
+        if hasattr(builtins, name):
+            return ("object", getattr(builtins, name))
+        raise NotLowered(f"the name {name!r}")
 
 
 # -- values --------------------------------------------------------------------------------
@@ -162,7 +215,7 @@ class Group:
 @dataclass(frozen=True)
 class _Write:
     """``array[i + offset] += text`` (``-=`` for the sign ``-``), written out once every
-    write is known (:meth:`_Lowering.writes`)."""
+    write is known (:meth:`_Vectors.writes`)."""
 
     array: GradientArray
     offset: int
@@ -184,33 +237,12 @@ class Kernel:
         default_factory=list
     )
 
-    def body_text(self, comments: bool = False) -> str:
+    def body_text(self) -> str:
         """The body's lines (no ``def`` or ``return``), indented by depth."""
-        out = []
-        for depth, code, origin in self.lines:
-            text = "    " * depth + code
-            out.append(f"{text}  # {origin}" if comments and origin else text)
-        return "\n".join(out)
+        return "\n".join("    " * depth + code for depth, code, _ in self.lines)
 
 
-def scalarize(
-    forward: list[ast.stmt],
-    backward: list[ast.stmt],
-    params: list[str],
-    output: str,
-    seed: str,
-    gradients: list[str],
-    shapes: dict[str, tuple[int, ...] | None],
-    scope: dict[str, Any],
-) -> Kernel:
-    """The forward and backward of a pair (its memory the forward's names) as one
-    kernel body computing ``output`` and ``gradients``; ``shapes`` gives each
-    parameter's shape (``None``: a Python number). :class:`NotLowered` where it
-    cannot."""
-    return _Lowering(params, shapes, scope).run(forward, backward, output, seed, gradients)
-
-
-class _Lowering:
+class _Vectors(Lowering):
     def __init__(self, params: list[str], shapes: dict[str, Any], scope: dict[str, Any]):
         self.scope = scope
         self.env: dict[str, Any] = {}
@@ -220,7 +252,7 @@ class _Lowering:
         #: push buffers popped in a later loop over elements: one row per element
         self.whole_buffers: set[str] = set()
         self.params = params
-        self.top: list[tuple[int, list[tuple[str, str]]]] = []  # (phase, lines)
+        self.top: list[tuple[int, str, str]] = []  # (phase, code, origin)
         self.allocations: list[str] = []
         self.groups: list[Group] = []
         self.defs: dict[str, tuple[tuple, str]] = {}
@@ -229,13 +261,11 @@ class _Lowering:
         self.origin = ""
         for p in params:
             shape = shapes[p]
-            if shape is None:
+            if shape is None or len(shape) == 0:
                 self.env[p] = Scalar(("num", p))
             elif len(shape) == 1:
                 self.env[p] = Argument(p, shape[0])
                 self.lengths.setdefault(shape[0], f"{p}.shape[0]")
-            elif len(shape) == 0:
-                self.env[p] = Scalar(("num", p))
             else:
                 raise NotLowered(f"{p} has {len(shape)} dimensions; fused loops take vectors")
 
@@ -309,26 +339,10 @@ class _Lowering:
 
     # -- names ----------------------------------------------------------------------
 
-    def fresh(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
     def read(self, name: str) -> Any:
-        if name in self.env:
-            value = self.env[name]
-            if value is _POISONED:
-                raise NotLowered(f"{name} is read where its shape changed in a loop")
-            return value
-        if name in RUNTIME:
-            return ("helper", name)
-        if name in self.scope:
-            return ("object", self.scope[name])
-        if hasattr(builtins, name):
-            return ("object", getattr(builtins, name))
-        raise NotLowered(f"the name {name!r}")
+        if self.env.get(name) is _POISONED:
+            raise NotLowered(f"{name} is read where its shape changed in a loop")
+        return self.env[name] if name in self.env else self.outside(name)
 
     def assign(self, name: str, value: Any) -> None:
         if self.loop is not None:
@@ -346,7 +360,7 @@ class _Lowering:
         if value.node[0] == "num" and value.node[1].isidentifier():
             return value.node[1]
         kernel_name = self.fresh(name)
-        self.emit_top(value.phase, f"{kernel_name} = {self.text(value.node)}")
+        self.top.append((value.phase, f"{kernel_name} = {self.text(value.node)}", self.origin))
         return kernel_name
 
     def unpack(self, names: list[str], value: ast.expr) -> None:
@@ -522,6 +536,11 @@ class _Lowering:
         self.allocations.append(f"{name} = np.zeros({self.length_text(length)})")
         return name
 
+    def reallocate(self, name: str, value: str) -> None:
+        """``name`` allocated as ``value`` instead."""
+        made = f"{name} = "
+        self.allocations = [made + value if a.startswith(made) else a for a in self.allocations]
+
     def total(self, value: Any) -> Any:
         if isinstance(value, Argument):
             value = Elements(("load", value.name, 0), value.length)
@@ -534,7 +553,7 @@ class _Lowering:
         name = self.fresh("total")
         group = self.group(value.length, value.phase)
         group.before.append((f"{name} = 0.0", self.origin))
-        self.line(group, 1, f"{name} += {self.element_text(value.node, group)}")
+        self.line(group, 1, f"{name} += {self.text(value.node, group)}")
         return Scalar(("num", name), value.phase + 1)
 
     # -- writes into gradient arrays ---------------------------------------------------
@@ -555,8 +574,6 @@ class _Lowering:
             if array.writes:
                 raise NotLowered(f"{ast.unparse(target)!r} overwrites what was written before")
             array.assigned = True
-        elif sign == "-" and not accumulate:
-            raise NotLowered("a subtracting assignment")
         array.writes += 1
         if self.loop is not None:
             self.loop.write(self, array, index, value, sign)
@@ -572,7 +589,7 @@ class _Lowering:
             raise NotLowered(f"the write into {ast.unparse(target)!r}")
         group = self.group(value.length, value.phase)
         array.ready = max(array.ready, value.phase + 1)
-        text = self.element_text(value.node, group)
+        text = self.text(value.node, group)
         group.lines.append((1, _Write(array, start, sign, text), self.origin))  # see writes()
 
     def stored(self, value: Elements) -> Elements:
@@ -582,16 +599,15 @@ class _Lowering:
         group = self.local_groups.get(local)
         if group is None:
             raise NotLowered("a loop's value read at another element")
-        array = self.fresh(f"{local}_all")
-        self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
-        self.line(group, 1, f"{array}[i] = {self.element_text(value.node, group)}")
+        array = self.materialize(f"{local}_all", value, group)
         return Elements(("load", array, 0), value.length, group.phase + 1)
 
-    def materialize(self, name: str, value: Elements) -> str:
+    def materialize(self, name: str, value: Elements, group: Group | None = None) -> str:
+        """``value`` stored into a new array by ``group``'s loop (else its own)."""
         array = self.fresh(name)
         self.allocations.append(f"{array} = np.empty({self.length_text(value.length)})")
-        group = self.group(value.length, value.phase)
-        self.line(group, 1, f"{array}[i] = {self.element_text(value.node, group)}")
+        group = group or self.group(value.length, value.phase)
+        self.line(group, 1, f"{array}[i] = {self.text(value.node, group)}")
         return array
 
     # -- Python loops ----------------------------------------------------------------
@@ -635,12 +651,9 @@ class _Lowering:
     def line(self, group: Group, depth: int, code: str, origin: str | None = None) -> None:
         group.lines.append((depth, code, self.origin if origin is None else origin))
 
-    def element_text(self, node: tuple, group: Group, depth: int = 1) -> str:
+    def text(self, node: tuple, group: Group | None = None, depth: int = 1) -> str:
         """The element ``i`` of ``node`` as text, each array value it reads defined
         before, as a scalar temporary of ``group``'s loop (once per offset)."""
-        return self.text(node, group, depth)
-
-    def text(self, node: tuple, group: Group | None = None, depth: int = 1) -> str:
         return ast.unparse(self.tree(node, group, depth))
 
     def tree(self, node: tuple, group: Group | None, depth: int) -> ast.expr:
@@ -680,9 +693,6 @@ class _Lowering:
         group.lines.append((depth, f"{temp} = {text}", origin))
         memo[-1][(name, offset)] = temp
         return temp
-
-    def emit_top(self, phase: int, code: str) -> None:
-        self.top.append((phase, [(code, self.origin)]))
 
     def length_text(self, length: int) -> str:
         for known, text in self.lengths.items():
@@ -758,10 +768,7 @@ class _Lowering:
                 (f"{array.name}[{self.length_text(group.length + low + d)}] = {c}", "")
             )
         if low == 0 and group.length + reach == array.length:  # every element stored
-            self.allocations = [
-                a.replace("np.zeros(", "np.empty(", 1) if a.startswith(f"{array.name} = ") else a
-                for a in self.allocations
-            ]
+            self.reallocate(array.name, f"np.empty({self.length_text(array.length)})")
 
     def strip_mined(self, group: Group) -> list[tuple[int, str, str]] | None:
         """A loop over elements that holds Python loops, written over blocks of
@@ -789,7 +796,7 @@ class _Lowering:
             k = end
         defined = [{_assigned_name(code) for _, code, _ in body} - {None} for _, body in parts]
         used = [
-            {w for _, code, _ in ([h] if h else []) + body for w in _WORD.findall(code)}
+            {w for _, code, _ in ([h] if h else []) + body for w in WORD.findall(code)}
             for h, body in parts
         ]
         before = {code.split(" = ")[0] for code, _ in group.before}
@@ -823,10 +830,7 @@ class _Lowering:
             return re.sub(r"\b(\w+)\[i(?: ([+-]) (\d+))?\]", piece, code)
 
         for buffer, count in self.buffers.items():
-            self.allocations = [
-                f"{buffer} = np.empty(({count}, {BLOCK}))" if a.startswith(f"{buffer} = ") else a
-                for a in self.allocations
-            ]
+            self.reallocate(buffer, f"np.empty(({count}, {BLOCK}))")
         out = [
             (0, f"for i0 in range(0, {n}, {BLOCK}):", ""),
             (1, f"m = min({BLOCK}, {n} - i0)", ""),
@@ -881,14 +885,8 @@ class _Lowering:
                     (d, re.sub(rf"\b{buffer}\[(\w+)\]", rf"{buffer}[\1, i]", code), o)
                     for d, code, o in g.lines
                 ]
-            size = self.length_text(self.groups_length(buffer))
-            self.allocations = [
-                f"{buffer} = np.empty(({count}, {size}))" if a.startswith(f"{buffer} = ") else a
-                for a in self.allocations
-            ]
-
-    def groups_length(self, buffer: str) -> int:
-        return next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
+            length = next(g.length for g in self.groups for _, c, _ in g.lines if buffer in str(c))
+            self.reallocate(buffer, f"np.empty(({count}, {self.length_text(length)}))")
 
     def layout(self) -> list[tuple[int, str, str]]:
         self.writes()
@@ -898,11 +896,9 @@ class _Lowering:
         if self.lengths:
             lines.append((0, f"n = {self.lengths_main()}", ""))
         lines += [(0, a, "") for a in self.allocations]
-        phases = sorted({p for p, _ in self.top} | {g.phase for g in self.groups})
+        phases = sorted({p for p, _, _ in self.top} | {g.phase for g in self.groups})
         for phase in phases:
-            for p, top in self.top:
-                if p == phase:
-                    lines += [(0, code, origin) for code, origin in top]
+            lines += [(0, code, origin) for p, code, origin in self.top if p == phase]
             for g in self.groups:
                 if g.phase != phase:
                     continue
@@ -916,6 +912,8 @@ class _Lowering:
         return lines
 
 
+#: Every array value one element at a time (see the module).
+scalarize = _Vectors.lower
 _POISONED = object()
 
 
@@ -949,7 +947,7 @@ class _LoopContext:
     """A Python loop inside the loop over elements: its lines go to one group, in the
     order they run; its names are scalar locals."""
 
-    def __init__(self, lowering: _Lowering, s: ast.For, counted: Counted, backwards: bool):
+    def __init__(self, lowering: _Vectors, s: ast.For, counted: Counted, backwards: bool):
         self.counted, self.backwards = counted, backwards
         self.var = s.target.id
         self.kernel_var = lowering.fresh(self.var)
@@ -972,19 +970,17 @@ class _LoopContext:
                 before = lowering.finished(before)  # complete before the loop: its elements
             if isinstance(before, (Scalar, Elements, Argument)):
                 self.carried[name] = before
-                local = self.local_name(lowering, name)
-                kind = Scalar if isinstance(before, Scalar) else Elements
-                length = getattr(before, "length", 0)
+                local = ("local", self.local_name(lowering, name))
                 lowering.env[name] = (
-                    Scalar(("local", local), before.phase)
-                    if kind is Scalar
-                    else Elements(("local", local), length, before.phase)
+                    Scalar(local, before.phase)
+                    if isinstance(before, Scalar)
+                    else Elements(local, before.length, before.phase)
                 )
 
     def index_of(self, index: ast.expr) -> str | None:
         return self.kernel_var if isinstance(index, ast.Name) and index.id == self.var else None
 
-    def ensure_group(self, lowering: _Lowering, length: int, phase: int) -> Group:
+    def ensure_group(self, lowering: _Vectors, length: int, phase: int) -> Group:
         if self.group is None:
             self.group = lowering.group(length, phase)
             count = lowering.length_text(self.counted.count)
@@ -997,7 +993,7 @@ class _LoopContext:
                 if lowering.phase_of(before) > phase:
                     raise NotLowered(f"{name} needs a sum made in the same loop over elements")
                 node = lowering.node_of(before)
-                text = lowering.element_text(node, self.group, 1)
+                text = lowering.text(node, self.group, 1)
                 self.group.lines.append((1, f"{self.locals[name]} = {text}", self.origin))
             lowering.line(self.group, 1, header, self.origin)
             self.group.__dict__.setdefault("memo", [{}]).append({})
@@ -1009,7 +1005,7 @@ class _LoopContext:
             raise NotLowered("a loop that needs a sum made in its own loop over elements")
         return self.group
 
-    def assign(self, lowering: _Lowering, name: str, value: Any) -> Any:
+    def assign(self, lowering: _Vectors, name: str, value: Any) -> Any:
         varied = isinstance(value, _Varied)
         if varied:
             value = value.value
@@ -1022,7 +1018,7 @@ class _LoopContext:
                 return Scalar(("local", local), value.phase)
             length = value.length if isinstance(value, Elements) else self.group.length
             group = self.ensure_group(lowering, length, value.phase)
-            lowering.line(group, 2, f"{local} = {lowering.element_text(value.node, group, 2)}")
+            lowering.line(group, 2, f"{local} = {lowering.text(value.node, group, 2)}")
             lowering.local_groups[local] = group
             if varied:
                 return _Varied(Elements(("local", local), length, value.phase))
@@ -1033,14 +1029,14 @@ class _LoopContext:
             return value
         raise NotLowered(f"{name} in a loop is not a number or an array")
 
-    def local_name(self, lowering: _Lowering, name: str) -> str:
+    def local_name(self, lowering: _Vectors, name: str) -> str:
         """Every version of a user's name in the loop is one local: ``value_2``,
         ``value_3`` of the user's ``value`` are that name's values."""
         if name not in self.locals:
             self.locals[name] = lowering.fresh(name)
         return self.locals[name]
 
-    def push(self, lowering: _Lowering, stack: ast.expr, args: list[ast.expr]) -> None:
+    def push(self, lowering: _Vectors, stack: ast.expr, args: list[ast.expr]) -> None:
         pushed = lowering.read(_name_of(stack))
         if not isinstance(pushed, Pushed) or self.backwards or len(args) != 1:
             raise NotLowered("a push other than a forward loop's")
@@ -1062,16 +1058,14 @@ class _LoopContext:
             if isinstance(value, Scalar) and self.group is None:
                 raise NotLowered("a push before the loop's elementwise work")
             group = self.group
-            kernel = f"{buffer}[{self.kernel_var}] = {lowering.element_text(value.node, group, 2)}"
+            kernel = f"{buffer}[{self.kernel_var}] = {lowering.text(value.node, group, 2)}"
             lowering.line(group, 2, kernel)
             pushed.buffers.append(buffer)
-            # a carried name that starts as a number: in the first iteration the
-            # value pushed is a number where later ones are arrays
-            # a number for all elements, at least in the first iteration (the loop's
-            # names are typed as they enter it): its gradient is a sum in numpy
+            # a carried name that starts as a number is one number for all elements in
+            # the first iteration (typed as it enters the loop): numpy sums its gradient
             pushed.varying.append(isinstance(value, Scalar))
 
-    def pop(self, lowering: _Lowering, names: list[str], stack: ast.expr) -> None:
+    def pop(self, lowering: _Vectors, names: list[str], stack: ast.expr) -> None:
         pushed = lowering.read(_name_of(stack))
         if (
             not isinstance(pushed, Pushed)
@@ -1106,7 +1100,7 @@ class _LoopContext:
                 raise NotLowered("a sum in a loop written other than at the loop's index")
             group = self.ensure_group(lowering, value.length, 0)
             array.ready = max(array.ready, group.phase + 1)
-            text = lowering.element_text(value.node, group, 2)
+            text = lowering.text(value.node, group, 2)
             lowering.line(group, 2, f"{array.name}[{self.kernel_var}] {sign}= {text}")
             return
         if isinstance(value, Argument):
@@ -1119,10 +1113,10 @@ class _LoopContext:
             raise NotLowered("an assignment of a whole array in a loop")
         group = self.ensure_group(lowering, value.length, value.phase)
         array.ready = max(array.ready, group.phase + 1)
-        text = lowering.element_text(value.node, group, 2)
+        text = lowering.text(value.node, group, 2)
         lowering.line(group, 2, f"{array.name}[i] {sign}= {text}")
 
-    def close(self, lowering: _Lowering) -> None:
+    def close(self, lowering: _Vectors) -> None:
         if self.group is None:
             raise NotLowered("a loop with no elementwise work")
         self.group.__dict__["memo"].pop()
@@ -1135,7 +1129,6 @@ class _LoopContext:
 
 #: Elements per block of a loop over elements that holds Python loops.
 BLOCK = 256
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _is_header(line: tuple[int, str, str]) -> bool:

@@ -22,6 +22,7 @@ placeholder that the memory stage fills in.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 
 from autodiff_tutor.compiler import code
@@ -385,10 +386,7 @@ class _Backward:
         for name, exprs in contributions.items():
             if len(exprs) == 2 and _same(exprs[0], exprs[1]):  # x * x: one term, twice
                 exprs = [ast.BinOp(ast.Constant(2), ast.Mult(), exprs[0])]
-            total = exprs[0]
-            for expr in exprs[1:]:
-                total = ast.BinOp(total, ast.Add(), expr)
-            self.contribute(name, total)
+            self.contribute(name, functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), exprs))
 
     def _sequence(self, step: Step, rule: Rule, g: ast.Name) -> None:
         sequence = step.inputs[rule.inputs[0]]

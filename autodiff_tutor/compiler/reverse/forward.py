@@ -168,7 +168,7 @@ def _control_names(region: Branch | Loop) -> set[str]:
         return {region.test}
     if region.kind == "for":
         return {region.iterations}
-    return {n.id for n in ast.walk(region.test) if isinstance(n, ast.Name)}
+    return code.names(region.test)
 
 
 def _step_statement(step: Step, kept: set[str], origin: str) -> ast.stmt:

@@ -166,11 +166,7 @@ def rereads(program: Program) -> Rereads:
     >>> sorted(rereads(front_end(f).program).steps)
     ['t2', 't4', 't5']
     """
-    steps = program.all_steps()
-    counts: dict[str, int] = {}
-    for step in steps:
-        for name in step.defined():
-            counts[name] = counts.get(name, 0) + 1
+    steps, counts = program.all_steps(), program.bindings()
     unseen = {"opaque", "op_call", "escape"}
     touched = {n for s in steps if s.kind in unseen for n in s.operand_names()}
     inner = {id(s) for loop in loops_in(program.steps) for s in loop.body}
@@ -214,7 +210,13 @@ def _fill_pops(
     """Inner bodies first: a body's pop binds the names it pushed, for the outer body.
     ``indices``: the forward's loop indices that the backward's replays of ``for``
     loops around ``statements`` bind (``for i in reversed(t1)``), none rebound by
-    another loop since."""
+    another loop since.
+
+    The pop at the start of a body: the names it reads that its forward body
+    defined, less those read again from a parameter at indices the loops around it
+    bind (``t2 = x[i]``: the backward's ``for i in reversed(t1)`` binds the forward's
+    ``i`` of that iteration, and a name the program binds once is not an index the
+    body changes)."""
     for statement in statements:
         inside = indices
         if isinstance(statement, ast.For):
@@ -224,41 +226,12 @@ def _fill_pops(
         for body in (getattr(statement, "body", None), getattr(statement, "orelse", None)):
             if body:
                 _fill_pops(body, memory, again, inside, parsed, values)
-                _fill_pop(body, memory, again, inside, parsed, values)
-
-
-def _replays_for(statement: ast.For, loops: set[tuple[str, str]]) -> bool:
-    """``for i in reversed(t1)``: the replay of a forward ``for i in t1`` (``loops``:
-    their indices and iterations; a ``while`` loop's replay, ``for _ in
-    range(count)``, binds no forward index)."""
-    iterable, target = statement.iter, statement.target
-    if not (isinstance(iterable, ast.Call) and ast.unparse(iterable.func) == "reversed"):
-        return False
-    iterations = iterable.args[0] if len(iterable.args) == 1 else None
-    if not (isinstance(target, ast.Name) and isinstance(iterations, ast.Name)):
-        return False
-    return (target.id, iterations.id) in loops
-
-
-def _fill_pop(
-    body: list[ast.stmt],
-    memory: Memory,
-    again: Rereads,
-    indices: set[str],
-    parsed: ParsedFunction | None,
-    values: set[str] | None = None,
-) -> None:
-    """The pop at the start of ``body``: the names it reads that its forward body
-    defined, less those read again from a parameter at indices the loops around it
-    bind (``t2 = x[i]``: the backward's ``for i in reversed(t1)`` binds the forward's
-    ``i`` of that iteration, and a name the program binds once is not an index the
-    body changes)."""
-    first = body[0]
+    first = statements[0] if statements else None
     replays = getattr(first, "replays", None)
     if replays is None:
         return
     del first.replays  # decided: the placeholder becomes an ordinary statement
-    read = code.free_reads(body[1:])
+    read = code.free_reads(statements[1:])
     needed = [n for n in _ordered(replays) if n in read & defined_every_run(replays)]
     direct = {id(node) for node in replays}
     steps = [again.steps[n] for n in needed if n in again.steps]
@@ -269,7 +242,7 @@ def _fill_pop(
         and _index_names(step) <= indices
         and not _index_names(step) & defined_every_run(replays)
     ]
-    statements = [
+    rereading = [
         code.assign(step.target, copy_tree(step.value), step_origin(parsed, step, "backward"))
         for step in reread
     ]
@@ -286,11 +259,24 @@ def _fill_pop(
     if path:
         memory.path_pushes[id(replays)] = path
         pops.append(code.assign(path, code.method("path", "pop"), code.origin_of(first)))
-    body[:1] = [*pops, *statements]
+    statements[:1] = [*pops, *rereading]
+
+
+def _replays_for(statement: ast.For, loops: set[tuple[str, str]]) -> bool:
+    """``for i in reversed(t1)``: the replay of a forward ``for i in t1`` (``loops``:
+    their indices and iterations; a ``while`` loop's replay, ``for _ in
+    range(count)``, binds no forward index)."""
+    iterable, target = statement.iter, statement.target
+    if not (isinstance(iterable, ast.Call) and ast.unparse(iterable.func) == "reversed"):
+        return False
+    iterations = iterable.args[0] if len(iterable.args) == 1 else None
+    if not (isinstance(target, ast.Name) and isinstance(iterations, ast.Name)):
+        return False
+    return (target.id, iterations.id) in loops
 
 
 def _index_names(step: Step) -> set[str]:
-    return {n.id for n in ast.walk(step.options["index"]) if isinstance(n, ast.Name)}
+    return code.names(step.options["index"])
 
 
 def _ordered(nodes: list[Node]) -> list[str]:

@@ -24,7 +24,6 @@ operands of a broadcasting operation are in one class, its gradient needs no
 from __future__ import annotations
 
 import ast
-from collections import Counter
 
 from autodiff_tutor.compiler.ir import Program
 from autodiff_tutor.rules.record import ELEMENTWISE
@@ -46,8 +45,7 @@ class ShapeClasses:
     """Names grouped by provably equal shape and dtype (names assigned once only)."""
 
     def __init__(self, program: Program):
-        steps = program.all_steps()
-        counts = Counter(name for step in steps for name in step.defined())
+        steps, counts = program.all_steps(), program.bindings()
         self.classes: dict[str, str] = {p: p for p in program.params}
         for step in steps:
             if len(step.defined()) != 1 or counts[step.target] != 1:

@@ -43,6 +43,7 @@ d_x, d_tl, _, _, _ = op.backward(d_a, (True, True, F, F, F), x, tl, al, tr, ar, 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Any
 
 from autodiff_tutor.compiler import code
@@ -65,7 +66,7 @@ def direct_op_calls(
     there and compiled: what they compute is what is differentiated, and a one-input
     backward's bare gradient is taken as it is)."""
     forward, backward, memory = list(forward), list(backward), list(memory)
-    taken = _all_names(forward + backward) | set(memory) | set(scope)
+    taken = code.names(*forward, *backward) | set(memory) | set(scope)
     for i, statement in enumerate(forward):
         call = _op_forward_call(statement)
         if call is None:
@@ -134,12 +135,7 @@ def _op_forward_call(statement: ast.stmt) -> tuple[list[str], str, ast.expr, lis
 def _backward_of(backward: list[ast.stmt], record: str) -> int | None:
     """The index of the one top-level statement of ``backward`` that reads ``record``,
     where it is ``... = func.op_backward(...)`` and nothing else reads it."""
-    found = [
-        i
-        for i, s in enumerate(backward)
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and n.id == record
-    ]
+    found = [i for i, s in enumerate(backward) for n in ast.walk(s) if code.is_name(n, record)]
     if len(found) != 1:
         return None
     value = getattr(backward[found[0]], "value", None)
@@ -209,15 +205,11 @@ def _steady_at(forward: list[ast.stmt], i: int) -> set[str]:
     """Names that hold, from statement ``i`` of ``forward`` to its end, the value they
     have at ``i``'s call: never bound (parameters, globals), or bound once, by a
     top-level statement up to ``i`` (the op's call binds its outputs)."""
-    counts: dict[str, int] = {}
-    for statement in code.walk_statements(forward):
-        loop = isinstance(statement, ast.For)
-        for name in code.bound_names(statement.target) if loop else code.writes(statement):
-            counts[name] = counts.get(name, 0) + 1
-    early = {n for statement in forward[: i + 1] for n in code.writes(statement)}
-    return {
-        n for n in _all_names(forward) if counts.get(n, 0) == 0 or (counts[n] == 1 and n in early)
+    counts = Counter(n for s in code.walk_statements(forward) for n in code.writes(s))
+    early = {  # bound by a plain statement (a loop's index changes as it runs)
+        n for s in forward[: i + 1] if not isinstance(s, ast.For) for n in code.writes(s)
     }
+    return {n for n in code.names(*forward) if counts[n] == 0 or (counts[n] == 1 and n in early)}
 
 
 def _is_guard(statement: ast.stmt) -> bool:
@@ -228,7 +220,3 @@ def _is_guard(statement: ast.stmt) -> bool:
         and isinstance(value.func, ast.Name)
         and value.func.id in GUARD_NAMES
     )
-
-
-def _all_names(statements: list[ast.stmt]) -> set[str]:
-    return {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}

@@ -63,20 +63,16 @@ def record_facts(statements: list[ast.stmt], flags: str) -> list[ast.stmt]:
     a = x * 2
     probe_fact(site_flags, 'a', a)
     """
-    out: list[ast.stmt] = []
-    for statement in statements:
-        for field in ("body", "orelse"):
-            body = getattr(statement, field, None)
-            if body and not isinstance(statement, ast.FunctionDef):
-                setattr(statement, field, record_facts(body, flags))
+
+    def recorded(statement: ast.stmt) -> list[ast.stmt]:
+        records = _records(code.changed_names(statement), flags)
         if isinstance(statement, ast.For):  # the loop variable, at the top of the body
-            statement.body[:0] = _records(code.changed_names(statement), flags)
-            out.append(statement)
-            continue
-        out.append(statement)
-        if isinstance(statement, (ast.Assign, ast.AugAssign)):
-            out += _records(code.changed_names(statement), flags)
-    return out
+            statement.body[:0] = records
+        elif isinstance(statement, (ast.Assign, ast.AugAssign)):
+            return [statement, *records]
+        return [statement]
+
+    return code.rewrite_blocks(statements, recorded)
 
 
 def _records(names: list[str], flags: str) -> list[ast.stmt]:
@@ -111,7 +107,7 @@ def scalar_seeds(
             ):
                 block.remove(statement)
                 for reader in readers:
-                    _Replace(name, small).visit(reader)
+                    code.substituted(reader, {name: small})
     for statement in code.walk_statements(statements):
         root = getattr(statement, "value", None)
         for leaf in _operands(root) or [] if isinstance(root, ast.expr) else []:
@@ -148,7 +144,7 @@ def _later_readers(
         return None
     if any(isinstance(block[i], (ast.For, ast.While, ast.If)) for i in positions):
         return None  # read inside a loop or a branch: not a statement of this block
-    inputs = {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
+    inputs = code.names(small)
     for between in block[start : positions[-1]]:
         if any(
             set(code.changed_names(s)) & inputs or isinstance(s, ast.Expr)
@@ -282,7 +278,7 @@ def _kept_by_others(statement: ast.stmt, name: str, small: ast.expr, facts: dict
         hits = [leaf for leaf in _leaves(root) if code.is_name(leaf, name)]
         if hits:
             before = _shape_of(root, facts)
-            after = _shape_of(_Replace(name, small).visit(copy_tree(root)), facts)
+            after = _shape_of(code.substituted(copy_tree(root), {name: small}), facts)
             if before in (None, "weak") or before != after:
                 return False
             covered += len(hits)
@@ -318,16 +314,6 @@ def _leaves(node: ast.expr) -> list[ast.expr]:
 
 def _shape(fact: Any) -> Any:
     return fact[1] if isinstance(fact, tuple) and fact[0] == "array" else None
-
-
-class _Replace(ast.NodeTransformer):
-    def __init__(self, old: str, new: ast.expr):
-        self.old, self.new = old, new
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id == self.old and isinstance(node.ctx, ast.Load):
-            return copy_tree(self.new)
-        return node
 
 
 class _Swap(ast.NodeTransformer):

@@ -33,9 +33,8 @@ def first_writes(
     statements: list[ast.stmt], facts: dict[str, Any], counted: set[str] = frozenset()
 ) -> list[ast.stmt]:
     """``d_x = zeros_like(x)`` then ``d_x[s] += g`` (the next statement of the block
-    that reads ``d_x``, or the only statement that touches it in the replay of a loop
-    over ``counted``, the iterations of loops counted from 0, at its index):
-    ``d_x[s] = g``. Only where every recorded value is real (see the module).
+    that reads ``d_x``, or the only one touching it in the replay of a loop over
+    ``counted``, at its index): ``d_x[s] = g`` (see the module).
 
     >>> tree = ast.parse("d_x = zeros_like(x)\\nd_x[1:] += g\\nd_x[:-1] += h").body
     >>> print(ast.unparse(first_writes(tree, {"d_x": ("array", (3,), "float64")})))
@@ -79,7 +78,7 @@ def _only_write(loop: ast.For, name: str, counted: set[str]) -> ast.stmt | None:
     if not isinstance(index, ast.Name):
         return None
     inner = list(code.walk_statements(loop.body))
-    if any(index.id in _binds(s) for s in inner):
+    if any(index.id in code.writes(s) for s in inner):
         return None
     touching = [s for s in inner if code.mentions(s, name)]
     if len(touching) != 1 or touching[0] not in loop.body:
@@ -101,12 +100,6 @@ def _adds_into(statement: ast.stmt, name: str) -> bool:
         and not code.mentions(statement.value, name)
         and not code.mentions(statement.target.slice, name)
     )
-
-
-def _binds(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, ast.For):
-        return code.bound_names(statement.target)
-    return code.writes(statement)
 
 
 def _array(fact: Any) -> bool:

@@ -68,24 +68,13 @@ def in_place(
     """``statements`` (at every depth) with each large ``name = expression`` whose
     operand is a fresh array of the result's shape and dtype written as that array
     updated in place (see the module)."""
-    rewriter = _Rewriter(facts, scope, smallest)
-    return rewriter.block(statements)
+    return code.rewrite_blocks(statements, _Rewriter(facts, scope, smallest).statement)
 
 
 class _Rewriter:
     def __init__(self, facts: dict[str, Any], scope: dict[str, Any], smallest: int):
         self.facts, self.scope, self.smallest = facts, scope, smallest
         self.numpy = code.numpy_name(scope)
-
-    def block(self, statements: list[ast.stmt]) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
-        for statement in statements:
-            for field in ("body", "orelse"):
-                body = getattr(statement, field, None)
-                if isinstance(body, list) and not isinstance(statement, ast.FunctionDef):
-                    setattr(statement, field, self.block(body))
-            out += self.statement(statement)
-        return out
 
     def statement(self, statement: ast.stmt) -> list[ast.stmt]:
         if not (
@@ -118,10 +107,10 @@ class _Rewriter:
                 return self.split(target, operand, fact) + [ast.Expr(update)]
         if isinstance(value, ast.BinOp) and type(value.op) in _ARITHMETIC:
             left, right = value.left, value.right
-            if self.fresh(left, fact) and target not in _names(right):
+            if self.fresh(left, fact) and target not in code.names(right):
                 update = ast.AugAssign(ast.Name(target, ast.Store()), value.op, right)
                 return self.split(target, left, fact) + [update]
-            if self.fresh(right, fact) and target not in _names(left):
+            if self.fresh(right, fact) and target not in code.names(left):
                 if _ARITHMETIC[type(value.op)]:
                     update = ast.AugAssign(ast.Name(target, ast.Store()), value.op, left)
                     return self.split(target, right, fact) + [update]
@@ -220,10 +209,6 @@ def _combine(op: ast.operator, left: Any, right: Any) -> _Abstract | None:
     operate = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Pow: np.power}
     dtype = operate.get(type(op), np.true_divide)(a, b).dtype
     return _Abstract(tuple(shape), dtype)
-
-
-def _names(value: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
 
 
 def _load(identifier: str) -> ast.Name:

@@ -32,11 +32,8 @@ _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.MatMul
 
 
 def into_slots(backward: list[ast.stmt], scope: dict[str, Any]) -> list[ast.stmt]:
-    """Where a large gradient is made in place (:mod:`.specialize.inplace`: ``d = 2 * h``,
-    ``d += g``, ...) and then copied into its slot (``d_all[t] = d``), it is made in
-    the slot instead: ``d = d_all[t]``, ``np.multiply(2, h, out=d)``, ``d += g``, ...
-    (the same ufunc loop into other memory: the same values, one fresh array and one
-    copy fewer a step). Changes the loops in place; needs a name of numpy in ``scope``.
+    """``backward`` (its loops changed in place) with each large gradient made in its
+    slot (see the module); needs a name of numpy in ``scope``.
 
     >>> import numpy as np
     >>> body = ast.parse("for t in r:\\n d = 2 * h\\n d += g\\n d_all[t] = d").body

@@ -110,9 +110,7 @@ def _made_here(statements: list[ast.stmt], name: str, facts: dict, scope: dict) 
     if not (isinstance(fact, tuple) and fact[0] == "array"):
         return False
     for statement in code.walk_statements(statements):
-        if isinstance(statement, ast.For) and any(
-            isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.target)
-        ):
+        if isinstance(statement, ast.For) and code.mentions(statement.target, name):
             return False  # a loop's target: whatever the loop walks
         if isinstance(statement, ast.Assign) and _binds(statement, name):
             if len(statement.targets) != 1:

@@ -86,18 +86,15 @@ def record_paths(statements: list[ast.stmt], tests: set[str], flags: str) -> lis
     if t1:
         y = x
     """
-    out: list[ast.stmt] = []
-    for statement in statements:
-        for field in ("body", "orelse"):
-            body = getattr(statement, field, None)
-            if body:
-                setattr(statement, field, record_paths(body, tests, flags))
+
+    def recorded(statement: ast.stmt) -> list[ast.stmt]:
         test = getattr(statement, "test", None)
         if isinstance(statement, ast.If) and isinstance(test, ast.Name) and test.id in tests:
             args = [code.name(flags), ast.Constant(test.id), code.name(test.id)]
-            out.append(ast.fix_missing_locations(ast.Expr(code.call(PATH_HELPER, *args))))
-        out.append(statement)
-    return out
+            return [ast.fix_missing_locations(ast.Expr(code.call(PATH_HELPER, *args))), statement]
+        return [statement]
+
+    return code.rewrite_blocks(statements, recorded)
 
 
 def paths_of(flags: dict[Any, Any]) -> dict[str, Any]:

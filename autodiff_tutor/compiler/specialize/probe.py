@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler import code
 from autodiff_tutor.compiler.ir import Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.forms import form_of, written
 from autodiff_tutor.compiler.specialize.paths import branches_in_loops
-from autodiff_tutor.syntax import copy_tree
 
 #: Helpers probed, with their number of arguments: ``unbroadcast`` and ``cast_like``
 #: return their first argument unchanged when its shape and dtype are already those
@@ -89,7 +89,7 @@ def shape_static(program: Program) -> bool:
             if step.op in _VALUE_SHAPED:
                 return False
             for option in step.options.values():  # axes, indices, shapes
-                if not _static_value(option) or _reads(option) & masks:
+                if not _static_value(option) or code.names(option) & masks:
                     return False
         elif step.kind not in ("copy", "op_call"):
             return False  # a helper with no rule, an escape, an effect
@@ -132,7 +132,7 @@ def _masks(program: Program) -> set[str]:
     them: a shape-static program reads none of them in an option or a range."""
     masks: set[str] = set()
     for step in program.all_steps():
-        if step.kind == "static" and (_has_compare(step.value) or _reads(step.value) & masks):
+        if step.kind == "static" and (_has_compare(step.value) or code.names(step.value) & masks):
             masks.update(step.defined())
     return masks
 
@@ -160,12 +160,6 @@ def value_reads(node: ast.AST) -> set[str]:
 
 def _has_compare(value: ast.expr) -> bool:
     return any(isinstance(n, (ast.Compare, ast.BoolOp)) for n in ast.walk(value))
-
-
-def _reads(node: ast.AST | None) -> set[str]:
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _static_value(value: ast.expr) -> bool:
@@ -299,11 +293,8 @@ def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt
     >>> [ast.unparse(s) for s in rematerialize(tree, front_end(f).program)]
     ['d_a = d_t2 * (100.0 * a) + d_t2 * a * 100.0']
     """
-    counts: dict[str, int] = {}
-    for step in program.all_steps():
-        for name in step.defined():
-            counts[name] = counts.get(name, 0) + 1
-    read = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name)}
+    counts = program.bindings()
+    read = code.names(*statements)
     scaled: dict[str, ast.expr] = {}
     for step in program.steps:  # top level only: one value per name
         if not (isinstance(step, Step) and step.op == "multiply" and counts[step.target] == 1):
@@ -317,15 +308,4 @@ def rematerialize(statements: list[ast.stmt], program: Program) -> list[ast.stmt
                 scaled[step.target] = ast.BinOp(numbers[0], ast.Mult(), names[0])
     if not scaled:
         return statements
-    rewrite = _Scaled(scaled)
-    return [ast.fix_missing_locations(rewrite.visit(s)) for s in statements]
-
-
-class _Scaled(ast.NodeTransformer):
-    def __init__(self, scaled: dict[str, ast.expr]):
-        self.scaled = scaled
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if isinstance(node.ctx, ast.Load) and node.id in self.scaled:
-            return copy_tree(self.scaled[node.id])
-        return node
+    return [ast.fix_missing_locations(code.substituted(s, scaled)) for s in statements]

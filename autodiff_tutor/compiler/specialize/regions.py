@@ -66,12 +66,14 @@ True
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
 from autodiff_tutor.compiler import code
-from autodiff_tutor.compiler.ir import Loop, Program, loops_in
+from autodiff_tutor.compiler.activity import closure
+from autodiff_tutor.compiler.ir import Program, Step, loops_in
 from autodiff_tutor.compiler.specialize.probe import value_reads
 
 #: The guard helpers the specialized code calls (see :mod:`autodiff_tutor.runtime.guards`).
@@ -98,20 +100,12 @@ def varying(program: Program) -> set[str]:
         name for loop in loops_in(program.steps) if loop.kind == "while" for name in loop.canonical
     }
     found |= {t for s in program.all_steps() if s.kind == "op_call" for t in s.defined()}
-    steps = program.all_steps()
-    changed = True
-    while changed:  # every step reading a varying name: a fixpoint (loops read back)
-        changed = False
-        for step in steps:
-            if set(step.defined()) <= found:
-                continue
-            reads = value_reads(step.value) | {
-                n for o in step.options.values() for n in value_reads(o)
-            }
-            if reads & found:
-                found.update(step.defined())
-                changed = True
-    return found
+
+    def edges(step: Step) -> tuple[set[str], set[str]]:  # every step reading a varying name
+        reads = value_reads(step.value) | {n for o in step.options.values() for n in value_reads(o)}
+        return reads, set(step.defined())
+
+    return closure(found, program.all_steps(), edges)
 
 
 def shapes_vary(program: Program, facts: dict) -> bool:
@@ -120,7 +114,7 @@ def shapes_vary(program: Program, facts: dict) -> bool:
     index that is an integer, or an array of integers, (``x[i]``) picks elements: the
     shape follows from its own shape, a fact the probe checks like any other.
 
-    >>> from autodiff_tutor.compiler.ir import Step
+    >>> from autodiff_tutor.compiler.ir import Loop, Step
     >>> value = ast.parse("x[i]", mode="eval").body
     >>> options = {"index": ast.Name("i", ast.Load())}
     >>> loop = Loop("while", [Step("y", value, "primitive", "getitem", options=options)], ["i"])
@@ -152,11 +146,8 @@ def _integer(fact: Any) -> bool:
 def while_counters(program: Program) -> set[str]:
     """The names counting each ``while`` loop's iterations (the backward replays as
     many)."""
-    return {loop.counter for loop in loops_in(program.steps) if _is_while(loop)}
-
-
-def _is_while(loop: Loop) -> bool:
-    return loop.kind == "while" and loop.counter is not None
+    loops = loops_in(program.steps)
+    return {loop.counter for loop in loops if loop.kind == "while" and loop.counter is not None}
 
 
 def loops_settled(
@@ -176,7 +167,7 @@ def loops_settled(
     regions += [s for s in code.walk_statements(backward) if _replays(s, counters)]
     for region in regions:
         for statement in code.walk_statements(region.body):
-            for name in _bound(statement):
+            for name in code.writes(statement):
                 if facts.get(name) is None:
                     return False
     return True
@@ -188,12 +179,6 @@ def _replays(statement: ast.stmt, counters: set[str]) -> bool:
         return False
     args = statement.iter.args
     return len(args) == 1 and isinstance(args[0], ast.Name) and args[0].id in counters
-
-
-def _bound(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, ast.For):
-        return code.bound_names(statement.target)
-    return code.writes(statement)
 
 
 # -- guards ------------------------------------------------------------------------------
@@ -227,13 +212,12 @@ def guard_gradients(backward: list[ast.stmt], facts: dict) -> list[ast.stmt] | N
     """``backward`` with a guard after each custom op's ``op_backward`` call on each
     gradient it returns that another statement reads (``None`` where a fact is
     unknown)."""
-    read: dict[str, int] = {}
-    for statement in code.walk_statements(backward):
-        parts = [statement.iter] if isinstance(statement, ast.For) else [statement]
-        parts = [statement.test] if isinstance(statement, (ast.While, ast.If)) else parts
-        for part in parts:
-            for name in code.reads(part):
-                read[name] = read.get(name, 0) + 1
+    read = Counter(
+        name
+        for statement in code.walk_statements(backward)
+        for part in code.own_parts(statement)
+        for name in code.reads(part)
+    )
 
     def returned_by_op(statement: ast.stmt) -> list[str]:
         value = getattr(statement, "value", None)

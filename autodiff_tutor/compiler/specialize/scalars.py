@@ -29,6 +29,7 @@ may promote).
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from typing import Any
 
@@ -99,7 +100,8 @@ class _Regroup(ast.NodeTransformer):
             return self.generic_visit(node)  # nothing to group, or a leading 1 / n
         if self._passes(node)[0] <= len(arrays):
             return self.generic_visit(node)  # no pass saved
-        return _chain([(op, self.visit(f)) for op, f in scalars + arrays])
+        parts = [(op, self.visit(f)) for op, f in scalars + arrays]
+        return functools.reduce(lambda a, p: ast.BinOp(a, *p), parts[1:], parts[0][1])
 
     def _passes(self, node: ast.expr) -> tuple[int, bool]:
         """Array passes of a product as written, and whether its value is an array."""
@@ -150,10 +152,3 @@ def _flatten(node: ast.expr, op: ast.operator, out: list) -> None:
             out.append((ast.Div(), node.right))
         return
     out.append((op, node))
-
-
-def _chain(factors: list[tuple[ast.operator, ast.expr]]) -> ast.expr:
-    result = factors[0][1]
-    for op, factor in factors[1:]:
-        result = ast.BinOp(result, op, factor)
-    return result

@@ -56,11 +56,8 @@ def shift_names(program: Program) -> set[str]:
     Any other reader (``log(sum(exp(t)))`` alone is not shift invariant) keeps the
     gradient."""
     steps = {s.target: s for s in program.steps if isinstance(s, Step)}
-    defined: dict[str, int] = {}
-    readers: dict[str, list[Step]] = {}
+    defined, readers = program.bindings(), {}
     for step in program.all_steps():
-        for name in step.defined():
-            defined[name] = defined.get(name, 0) + 1
         for value in step.inputs.values():
             for node in ast.walk(value):
                 if isinstance(node, ast.Name):
@@ -170,23 +167,6 @@ def _operands(step: Step) -> set[str | None]:
     return {_input(step, "x"), _input(step, "y")}
 
 
-def _follow(
-    name: str, ops: tuple[str, ...], readers: dict[str, list[Step]], defined: dict[str, int]
-) -> list[Step] | None:
-    """The steps reading ``name``, then their result, ... with the ops ``ops``, each
-    the only reader of the value before it."""
-    chain = []
-    for op in ops:
-        users = readers.get(name, [])
-        if len(users) != 1 or users[0].op != op or _input(users[0], "x") != name:
-            return None
-        if defined.get(users[0].target) != 1:
-            return None
-        chain.append(users[0])
-        name = users[0].target
-    return chain
-
-
 def _input(step: Step, key: str) -> str | None:
     value = step.inputs.get(key)
     return value.id if isinstance(value, ast.Name) else None
@@ -226,7 +206,9 @@ def _without_added_product(statement: ast.stmt, name: str) -> ast.stmt | None:
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return statement
     for product, other in ((value.right, value.left), (value.left, value.right)):
-        if code.mentions(other, name) or not any(_is_factor(f, name) for f in _factors(product)):
+        if code.mentions(other, name) or not any(
+            _is_factor(f, name) for f in code.factors(product)
+        ):
             continue
         if isinstance(target, ast.Name) and isinstance(other, ast.Name) and other.id == target.id:
             return None
@@ -249,13 +231,7 @@ def _adds_product_of(statement: ast.stmt, name: str) -> bool:
         return False
     if code.mentions(statement.target, name):
         return False
-    return any(_is_factor(f, name) for f in _factors(statement.value))
-
-
-def _factors(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
+    return any(_is_factor(f, name) for f in code.factors(statement.value))
 
 
 def _is_factor(node: ast.expr, name: str) -> bool:

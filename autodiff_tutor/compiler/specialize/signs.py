@@ -16,6 +16,9 @@ d = b - a.sum(axis=0)
 from __future__ import annotations
 
 import ast
+import functools
+
+from autodiff_tutor.compiler import code
 
 
 def signs_and_constants(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -71,7 +74,7 @@ class _Factors(ast.NodeTransformer):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
-        factors = _factors(node.operand)
+        factors = code.factors(node.operand)
         if isinstance(node.op, ast.USub) and len(factors) > 1 and _number(factors[0]):
             return _product([ast.Constant(-factors[0].value), *factors[1:]])
         return node
@@ -80,7 +83,7 @@ class _Factors(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.op, (ast.Add, ast.Sub)):
             return node
-        left, right = _factors(node.left), _factors(node.right)
+        left, right = code.factors(node.left), code.factors(node.right)
         if len(left) < 2 and len(right) < 2:
             return node
         if isinstance(node.op, ast.Sub):  # a - b = a + (-b): the sign goes to a number
@@ -110,13 +113,6 @@ def _sum(a: ast.expr, b: ast.expr) -> ast.expr:
     return ast.BinOp(a, ast.Add(), b)
 
 
-def _factors(node: ast.expr) -> list[ast.expr]:
-    """The factors of a product (``a * (b * 2)``: a, b, 2); one for anything else."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
-
-
 def _product(factors: list[ast.expr]) -> ast.expr:
     """The product of ``factors``, their numbers multiplied into one, in front (a
     factor 1 goes, unless it is the only one)."""
@@ -126,10 +122,7 @@ def _product(factors: list[ast.expr]) -> ast.expr:
         if _number(factor):
             scale = scale * factor.value
     ordered = others if scale == 1 and others else [ast.Constant(scale), *others]
-    result = ordered[0]
-    for factor in ordered[1:]:
-        result = ast.BinOp(result, ast.Mult(), factor)
-    return result
+    return functools.reduce(lambda a, b: ast.BinOp(a, ast.Mult(), b), ordered)
 
 
 def _simple_factor(node: ast.expr) -> bool:

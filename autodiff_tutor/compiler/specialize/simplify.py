@@ -71,11 +71,8 @@ def _swaps_back(statements: list[ast.stmt]) -> bool:
         i = 0
         while i + 1 < len(block):
             a, b = _single_name_assign(block[i]), _single_name_assign(block[i + 1])
-            if a is not None and b is not None and isinstance(a[1], ast.Name):
-                if isinstance(b[1], ast.Name) and (b[0], b[1].id) == (a[1].id, a[0]) != (
-                    a[0],
-                    a[0],
-                ):
+            if a and b and isinstance(a[1], ast.Name) and isinstance(b[1], ast.Name):
+                if (b[0], b[1].id) == (a[1].id, a[0]) != (a[0], a[0]):
                     del block[i + 1]
                     changed = True
                     continue
@@ -92,7 +89,7 @@ def _counts(statements: list[ast.stmt]) -> tuple[Counter, Counter]:
     for statement in code.walk_statements(statements):
         bound.update(code.changed_names(statement))
         if isinstance(statement, ast.Expr):  # add_at(d_x, ...) changes d_x
-            bound.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name))
+            bound.update(code.names(statement))
         for part in code.own_parts(statement):
             for node in ast.walk(part):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -144,7 +141,7 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
         for inner in code.walk_statements([statement]):
             names = code.changed_names(inner)
             if isinstance(inner, ast.Expr):
-                names = [n.id for n in ast.walk(inner) if isinstance(n, ast.Name)]
+                names = code.names(inner)
             for name in names:
                 last_top[name] = k
     renames: dict[str, str] = {}
@@ -174,22 +171,10 @@ def _copies(statements: list[ast.stmt], keep: set[str]) -> bool:
         for i in reversed(gone):
             del block[i]
     if renames:
-        renamer = _Renames({old: resolved(old) for old in renames})
+        values = {old: code.name(resolved(old)) for old in renames}
         for statement in statements:
-            renamer.visit(statement)
+            code.substituted(statement, values)
     return bool(renames)
-
-
-class _Renames(ast.NodeTransformer):
-    """Read each name of ``renames`` as the name it maps to."""
-
-    def __init__(self, renames: dict[str, str]):
-        self.renames = renames
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id in self.renames and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
-        return node
 
 
 class _Pending:
@@ -197,7 +182,7 @@ class _Pending:
 
     def __init__(self, index: int, statement: ast.Assign, rebound: bool):
         self.index, self.statement, self.rebound = index, statement, rebound
-        self.inputs = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+        self.inputs = code.names(statement.value)
 
 
 def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
@@ -211,7 +196,7 @@ def _single_reads(statements: list[ast.stmt], keep: set[str]) -> bool:
         pending: dict[str, _Pending] = {}
         gone: list[int] = []
         for j, user in enumerate(block):
-            mentioned = {n.id for n in ast.walk(user) if isinstance(n, ast.Name)}
+            mentioned = code.names(user)
             for target in [t for t in pending if t in mentioned]:
                 waiting = pending.pop(target)
                 if not isinstance(user, (ast.Assign, ast.AugAssign)):

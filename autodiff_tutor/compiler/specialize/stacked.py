@@ -83,7 +83,7 @@ def stacked_products(
     backward: list[ast.stmt], counted: set[str], facts: dict[str, Any]
 ) -> list[ast.stmt]:
     """``backward`` with each counted loop's sums of products stacked (see above)."""
-    taken = {n.id for s in backward for n in ast.walk(s) if isinstance(n, ast.Name)}
+    taken = code.names(*backward)
     out: list[ast.stmt] = []
     for statement in backward:
         loop = _counted_replay(statement, counted)
@@ -153,7 +153,9 @@ def _stack(
                     [ast.Subscript(code.name(slots), code.name(index), ast.Store())],
                     code.name(name),
                 )
-                _insert_after_binding(loop, name, code.with_origin(write, _origin(loop)))
+                origin = code.origin_of(body[0]) if body else code.origin_of(loop)
+                at = next(i for i, s in enumerate(body) if name in code.writes(s))
+                body.insert(at + 1, code.with_origin(write, origin))
                 stacked[name] = code.name(slots)
         return stacked[name]
 
@@ -270,11 +272,6 @@ def _read_of_index(name: str, body: list[ast.stmt], index: str, facts: dict) -> 
     return None
 
 
-def _insert_after_binding(loop: ast.For, name: str, write: ast.stmt) -> None:
-    at = next(i for i, s in enumerate(loop.body) if name in code.writes(s))
-    loop.body.insert(at + 1, write)
-
-
 def _drop_dead_reads(loop: ast.For, index: str) -> None:
     """``t3 = xs[t]`` whose ``t3`` nothing in the loop reads any more goes."""
     for statement in list(loop.body):
@@ -292,10 +289,6 @@ def _reshaped(stacked: ast.expr, columns: int) -> ast.expr:
     """``stacked.reshape(-1, columns)``: the steps' rows one after another."""
     method = ast.Attribute(stacked, "reshape", ast.Load())
     return ast.Call(method, [ast.Constant(-1), ast.Constant(columns)], [])
-
-
-def _origin(loop: ast.For) -> str:
-    return code.origin_of(loop.body[0]) if loop.body else code.origin_of(loop)
 
 
 def _matrix(fact: Any) -> bool:

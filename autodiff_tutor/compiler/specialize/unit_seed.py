@@ -10,15 +10,15 @@ another factor has its dtype, so no result changes dtype.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 from autodiff_tutor.compiler import code
 
 
 def unit_seed(statements: list[ast.stmt], seed: str, facts: dict[str, Any]) -> list[ast.stmt]:
-    """The backward for the seed 1 (``value_and_grad``'s, the only one a specialized
-    pair is run with): the factor ``seed`` leaves every product that has a factor of
-    the seed's dtype besides it (so no dtype changes).
+    """The backward for the seed 1: the factor ``seed`` leaves every product that has
+    a factor of the seed's dtype besides it (see the module).
 
     >>> tree = ast.parse("d_a = 200.0 * d_out * a\\nd_b = d_out * 2.0").body
     >>> facts = {"d_out": ("scalar", (), "float64"), "a": ("array", (3,), "float64")}
@@ -39,21 +39,13 @@ class _UnitSeed(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.op, ast.Mult):
             return node
-        factors = _product_factors(node)
+        factors = code.factors(node)
         rest = [f for f in factors if not code.is_name(f, self.seed)]
         if len(rest) == len(factors) or not any(self._typed(f) for f in rest):
             return node
-        product = rest[0]
-        for factor in rest[1:]:
-            product = ast.BinOp(product, ast.Mult(), factor)
+        product = functools.reduce(lambda a, b: ast.BinOp(a, ast.Mult(), b), rest)
         return ast.copy_location(product, node)
 
     def _typed(self, node: ast.expr) -> bool:
         fact = self.facts.get(node.id) if isinstance(node, ast.Name) else None
         return isinstance(fact, tuple) and fact[0] in ("array", "scalar") and fact[2] == self.dtype
-
-
-def _product_factors(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _product_factors(node.left) + _product_factors(node.right)
-    return [node]
