@@ -23,7 +23,12 @@ from scipy.stats import norm, t
 
 import autodiff_tutor as ad
 from autodiff_tutor import tracing
-from autodiff_tutor.errors import TracingError, TracingEscapeError, UnsupportedSyntaxError
+from autodiff_tutor.errors import (
+    ArgumentError,
+    TracingError,
+    TracingEscapeError,
+    UnsupportedSyntaxError,
+)
 
 
 def padded_cable(h):
@@ -97,6 +102,29 @@ def test_helper_with_keyword_only_parameters_jvp():
     expected = central_difference(keyword_only_calls, [W, LAM], 0) @ direction
     expected += 2.0 * central_difference(keyword_only_calls, [W, LAM], 1)
     np.testing.assert_allclose(tangent, expected, rtol=1e-6)
+
+
+def scaled_sum(x, *, s):
+    return np.sum(x * s)
+
+
+def test_a_keyword_only_parameter_given_by_position_is_refused_at_every_call():
+    """``f(x, *, s)`` called as ``f(x, 2.0)`` is refused as Python refuses it, by
+    ``value_and_grad``, ``grad`` and ``jvp``, also after calls that bound ``s`` by
+    keyword (which the cached path must not skip); by keyword it is differentiated."""
+    x = np.array([1.0, -2.0])
+    both = ad.value_and_grad(scaled_sum)
+    for _ in range(2):
+        value, d_x = both(x, s=2.0)
+        np.testing.assert_allclose(d_x, central_difference(lambda x: scaled_sum(x, s=2.0), [x], 0))
+    calls = [
+        lambda: both(x, 2.0),
+        lambda: ad.grad(scaled_sum)(x, 2.0),
+        lambda: ad.jvp(scaled_sum, (x, 2.0), (np.ones(2), None)),
+    ]
+    for call in calls:
+        with pytest.raises(ArgumentError, match="too many positional arguments"):
+            call()
 
 
 def enumerate_zip_strict(a, b):

@@ -363,7 +363,7 @@ def checked_values(
     """The values of every parameter of ``f`` in a call, checked: none another
     library's, and the ones at ``positions`` (the inputs differentiated) floating-point
     (Python numbers and lists converted)."""
-    if not kwargs and len(args) == len(f.params):
+    if not kwargs and len(args) == len(f.params) and by_position(f.signature):
         values = list(args)  # the common call: every argument by position
     else:
         values = bind_arguments(f, args, kwargs)
@@ -374,6 +374,20 @@ def checked_values(
         if not is_float_array(values[i]):
             values[i] = checked_input(f.name, f.params[i], values[i])
     return values
+
+
+def by_position(signature: inspect.Signature) -> bool:
+    """Whether every parameter can be given by position (none keyword-only, no
+    ``*args`` or ``**kwargs``): a call with one argument per parameter binds them in
+    order.
+
+    >>> def f(x, y): ...
+    >>> def g(x, *, s): ...
+    >>> by_position(inspect.signature(f)), by_position(inspect.signature(g))
+    (True, False)
+    """
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return all(p.kind in positional for p in signature.parameters.values())
 
 
 def plain_call(args: Sequence[Any], positions: Sequence[int]) -> bool:

@@ -55,6 +55,7 @@ from typing import Any
 from autodiff_tutor.api.arguments import (
     bind_arguments,
     by_key,
+    by_position,
     check_seed,
     check_seed_count,
     check_wrt,
@@ -138,6 +139,7 @@ def value_and_grad(
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
     checked: list[Derivative] = []  # the derivative, once a call went through the checks
     varargs = varargs_name(compiled.signature) is not None  # compiled per count of *args
+    positional = by_position(compiled.signature)  # else each call binds its arguments
     one = isinstance(wrt, (int, str))  # one gradient, not a tuple (one_or_all, decided once)
     # per function flattened for the arguments' structures (an object's attributes, a
     # dict of arrays): its value_and_grad, kept so that its calls reach the cached pair
@@ -151,7 +153,7 @@ def value_and_grad(
         if (checked or flattened) and not compiled.current():
             checked.clear()  # a name it reads was rebound: compiled again below
             flattened.clear()
-        if checked and not kwargs:  # the pair cached for these shapes
+        if checked and not kwargs and positional:  # the pair cached for these shapes
             result = cached_call(compiled, checked[0], args)
             if result is not None:
                 return result[0], result[1][0] if one else one_or_all(result[1], wrt)
