@@ -324,3 +324,18 @@ def test_augmented_assignment_rebinds_and_gives_the_right_gradient():
     x = traced([1.0, 2.0])
     assert evaluate(f, x).tolist() == [4.0, 6.0]
     assert extract_data(x).tolist() == [1.0, 2.0]  # the argument is untouched
+
+
+def test_array_methods_are_listed_documented_and_differentiated():
+    """``x.sum``, ``x.reshape``... are methods of the traced array a student can find
+    (``dir``, tab completion, ``help``) and their gradients match central differences."""
+    x = np.array([0.5, -1.0, 2.0])
+    for name in ("sum", "mean", "max", "min", "prod", "reshape", "transpose", "clip", "copy"):
+        assert name in dir(traced(x))
+        assert f"x.{name}(...)" in getattr(traced(x), name).__doc__
+
+    def f(x):
+        return x.reshape(3, 1).sum() * x.prod() + x.clip(-0.5, 1.0).mean() + x.copy().max()
+
+    _, g = value_and_gradient(f, x)
+    np.testing.assert_allclose(g, central_difference(f, [x], 0), rtol=1e-6)

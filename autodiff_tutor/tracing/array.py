@@ -302,8 +302,6 @@ class Traced(TracedValue):
         if name.startswith("_"):
             raise AttributeError(name)
         raw = self._data
-        if name in ARRAY_METHODS:
-            return lambda *args, **kwargs: self._method(name, args, kwargs)
         if not hasattr(raw, name):
             raise AttributeError(f"traced array has no attribute {name!r}")
         if name in IN_PLACE_METHODS:
@@ -317,8 +315,20 @@ class Traced(TracedValue):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _array_method(name: str) -> Any:
+    def method(self: Traced, *args: Any, **kwargs: Any) -> Any:
+        return self._method(name, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``x.{name}(...)``, recorded like ``np.{name}(x, ...)``."
+    return method
+
+
+# class attributes, not __getattr__'s: dir() and tab completion list them, help() reads them
 for _name, _method in operator_methods().items():  # __add__, __radd__, __iadd__, __neg__...
     setattr(Traced, _name, _method)
+for _name in ARRAY_METHODS:
+    setattr(Traced, _name, _array_method(_name))
 
 
 def _unpickle(data: Any) -> Traced:
