@@ -1,4 +1,5 @@
-"""Generated code as a tree: Python ``ast`` statements that remember their origin.
+"""Code as a tree: Python ``ast`` statements that remember their origin, and the
+queries every stage asks of a tree (names bound, read and written; fresh names).
 
 The reverse and forward-mode stages build their output with these constructors, the
 memory stage reads it with :func:`free_reads`, the optimizer folds it, and only

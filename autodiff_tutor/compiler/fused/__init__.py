@@ -50,7 +50,7 @@ def require(backend: str) -> None:
 
 
 def with_backend(compiled: Any, backend: str) -> Any:
-    """``compiled`` (a :class:`~autodiff_tutor.compiled.Differentiable`) running on
+    """``compiled`` (a :class:`~autodiff_tutor.api.compiled.Differentiable`) running on
     ``backend``: itself for its own backend, else a twin made once and kept on it
     (its own compiled pairs and specializations)."""
     require(backend)
