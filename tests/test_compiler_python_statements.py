@@ -1,5 +1,8 @@
-"""Issue 13: what the generated code looks like for the new Python, and what stays
-refused (each with a located error)."""
+"""Python statements in compiled code: effects (``print``, ``assert``, ``raise``,
+``with``) run in the forward only, structured gradients keep their structure, builtins
+and ``math`` functions on scalars match central differences, Python's own semantics
+are kept (a repeated dict key, ``sum``'s start, a comprehension's own name), and what
+the compiler does not take is refused with a located error."""
 
 import math
 

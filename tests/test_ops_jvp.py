@@ -1,5 +1,5 @@
-"""Forward mode through a custom op is a clear, located error naming the op (issue 15:
-it was an ``AttributeError`` from inside the generated code)."""
+"""Forward mode through a custom op is a clear, located error naming the op, not an
+error from inside the generated code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Specialized pairs of programs with ``while`` loops, custom-op calls and branches
-(issue 18).
+"""Specialized pairs of programs with ``while`` loops, custom-op calls and branches.
 
 A ``while`` loop is specialized when the probe ran it and every name it binds kept
 one shape and dtype (``specialize.regions.loops_settled``); a custom op's outputs and the

@@ -1,12 +1,12 @@
 """Tracing follows numpy through in-place updates, or refuses with a located error.
 
-Regression tests of issue 15: tracing ignored in-place updates of arrays that views
-share (``v = t.reshape(-1); t /= 2.0``: the views now see the update, as in numpy;
-so does the array after an update *through* a view) and aliases (``z = y; z += 1.0`` left ``y``
-unchanged), kept a plain array used in an operation by reference (``t = np.sum(x *
-w); w -= 1.0`` changed the gradient), and writing a traced element into a plain array
-raised numpy's own ``ValueError``. Values are checked against plain numpy, gradients
-against central finite differences.
+An update of an array is seen by its views (``v = t.reshape(-1); t /= 2.0``), as in
+numpy, and an update *through* a view by its array; an update through an alias
+(``z = y; z += 1.0``) is seen by ``y``; a plain array used in an operation and changed
+afterwards (``t = np.sum(x * w); w -= 1.0``) leaves the gradient as it was at the
+operation; a traced value written into an array the function made is followed, into a
+plain array from outside it is a located error. Values are checked against plain numpy,
+gradients against central finite differences.
 """
 
 from __future__ import annotations
@@ -148,7 +148,8 @@ def writes_through_views_of_views_twin(x):
     ],
 )
 def test_an_update_through_a_view_is_seen_by_its_array(fn, twin, x):
-    """Was refused: the write is put back into the array (tracing/operators.py)."""
+    """The write through the view is put back into the array (tracing/operators.py):
+    values as numpy's, the gradient as autograd's on a twin without writes."""
     _check_like_numpy(fn, x)
     assert np.isclose(twin(x.copy()), fn(x.copy()), rtol=1e-12)
     _, grad = value_and_gradient(fn, x.copy(), wrt=0)
