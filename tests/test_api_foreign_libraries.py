@@ -2,8 +2,7 @@
 another autodiff library (an autograd ``ArrayBox`` inside ``autograd.grad``, a JAX
 array or tracer, a torch tensor) with a located ``ForeignLibraryError`` that names the
 library and says what to do: the compiled code cannot follow that library's gradient,
-nor that library the compiled derivative. Before, they ended in the other library's
-raw error from deep inside, or in a value nobody checked.
+nor that library the compiled derivative.
 
 Calling a compiled function itself runs the user's plain function, which autograd
 follows: that is not refused. autograd is installed with the tests; JAX's and

@@ -5,8 +5,8 @@ condition, a piece of np.split.
 numpy shares memory between the name and every array it may be, so the write is seen
 by them all. The compiler follows a write through a single view or alias
 (``tests/test_compiler_aliases.py``); through these it refuses the write, at its line,
-when one of those arrays is read afterwards. Each was a silent wrong value and
-gradient. Where nothing reads them afterwards, the write compiles: the value is
+when one of those arrays is read afterwards, never a silent wrong value. Where
+nothing reads them afterwards, the write compiles: the value is
 numpy's and the gradient agrees with central differences.
 """
 

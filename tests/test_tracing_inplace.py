@@ -332,9 +332,9 @@ def write_through_a_transpose_then_reshape(x):
     "fn", [write_through_a_row_of_a_transposed_copy, write_through_a_transpose_then_reshape]
 )
 def test_an_update_through_a_view_keeps_the_memory_layout(fn):
-    """A write through a view put back into a Fortran-ordered array made it C-ordered,
-    so a later reshape was a view in tracing (a copy in numpy) and took later writes:
-    a silently wrong value (fuzz seed 1005206, in-place campaign)."""
+    """A write through a view, put back into a Fortran-ordered array, keeps it
+    Fortran-ordered, so a later reshape is a copy, as in numpy, and does not take later
+    writes: values as numpy's."""
     _check_like_numpy(fn, X)
 
 
@@ -355,7 +355,7 @@ def _srelu_alone(alpha, x):
 def test_a_plain_input_a_custom_op_saved_and_later_written_keeps_the_gradient():
     """A custom op saves its plain input ``x`` for the backward; a write into ``x``
     after the call (through a view) must not reach the saved value: the gradient is
-    that of the value the op was called on (fuzz seed 50032488)."""
+    that of the value the op was called on."""
     alpha, x = np.full((1, 3), 0.2), np.array([[-3.0, 0.1, 1.2]])
     value, got = value_and_gradient(_srelu_then_write_through_a_view, alpha, x.copy(), wrt=0)
     assert np.isclose(value, _srelu_alone(alpha, x))
