@@ -301,8 +301,8 @@ def _aliased(x):
 @pytest.mark.parametrize("fn", [_accumulated, _recurrence, _aliased])
 def test_an_array_made_like_a_traced_one_takes_traced_updates(fn):
     # np.zeros_like/ones_like/empty_like(x) of a traced x is traced (a constant): the
-    # updates keep their trace (they were refused as writes into a plain array; fuzz
-    # idioms loop_inplace and loop_write)
+    # updates keep their trace (the forms of the fuzz's idioms loop_inplace and
+    # loop_write)
     _check_like_numpy(fn, X)
 
 
