@@ -221,7 +221,7 @@ def item_read_before_its_slot_is_written(W, b):
 @pytest.mark.parametrize(
     "fn", [appended_copies_of_an_updated_array, item_read_before_its_slot_is_written]
 )
-def test_list_habits_that_were_refused(fn):
+def test_appended_copies_and_an_item_read_before_its_slot_is_rewritten(fn):
     _matches_differences_at_wb(fn)
 
 

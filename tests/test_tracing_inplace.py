@@ -170,7 +170,7 @@ def test_element_writes_follow_numpy():
 @pytest.mark.parametrize(
     ("write", "expected"), [("y[0] = 1.0", [1.0, 4.0]), ("y[1:] = y[:1]", [2.0, 2.0])]
 )
-def test_the_writes_that_were_refused_before_follow_numpy(write, expected):
+def test_an_element_write_and_a_slice_from_the_same_array_follow_numpy(write, expected):
     namespace = {"np": np}
     code = compile(f"def fun(x):\n    y = x * 2\n    {write}\n    return y\n", __file__, "exec")
     exec(code, namespace)
