@@ -1,7 +1,7 @@
 """Corners of numpy's meaning that the compiler and the rules follow: views made by numpy
-functions, powers at zero, casts to integers, an empty mean, forward mode through a
-custom op, a parameter named like generated code, options passed by position. Each is
-a right number (against central differences) or a located error."""
+functions, powers at zero, casts to integers, an empty mean, a parameter named like
+generated code, options passed by position. Each is a right number (against central
+differences) or a located error."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad
-from autodiff_tutor.errors import AutodiffError, NoDerivativeRuleError
-from autodiff_tutor.ops import srelu
+from autodiff_tutor.errors import AutodiffError
 from autodiff_tutor.tracing import value_and_gradient
 
 X = np.array([[0.0, 2.0], [3.0, 4.0]])
@@ -132,7 +131,7 @@ def test_a_cast_to_integers_has_zero_gradient_in_every_mode(fn, cast):
     assert np.isclose(slope, expected.sum())
 
 
-# -- an empty slice, forward mode through a custom op, a generated name ------------------
+# -- an empty slice, a parameter named like generated code ------------------------------
 
 
 def mean_of_empty(x):
@@ -143,18 +142,6 @@ def test_the_mean_of_an_empty_slice_does_not_divide_by_zero():
     with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
         gradient = grad(mean_of_empty)(np.arange(3.0))
     assert np.array_equal(gradient, np.ones(3))
-
-
-@differentiable
-def with_custom_op(x):
-    return np.sum(srelu(x, 0.1, 0.2, 1.0, 0.3, fmt="CB"))
-
-
-def test_forward_mode_through_an_op_without_a_tangent_is_a_located_error():
-    with pytest.raises(NoDerivativeRuleError) as info:
-        jvp(with_custom_op, (np.ones((2, 2)),), (np.ones((2, 2)),))
-    assert info.value.location is not None and "srelu" in info.value.location.text
-    assert "forward-mode" in str(info.value) and "grad or vjp" in info.value.hint
 
 
 def uses_xp(x, xp):
