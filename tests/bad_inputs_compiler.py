@@ -228,7 +228,7 @@ CASES = [
     ("float32-array", lambda: grad(total)(np.ones(2, np.float32)), gradient_is([2.0, 2.0])),
     ("read-only-array", lambda: grad(total)(np.broadcast_to(1.0, (3,))), gradient_is(2.0)),
     ("non-contiguous-array", lambda: grad(total)(np.arange(6.0)[::2]), gradient_is([0, 4, 8])),
-    (  # structured arguments (issue 13): gradients in the same structure
+    (  # structured arguments: gradients in the same structure
         "list-of-weight-tuples",
         lambda: grad(layers_sum, wrt=0)([(np.eye(2), np.zeros(2))], np.ones(2))[0][1],
         gradient_is(1 - np.tanh(np.ones(2)) ** 2),

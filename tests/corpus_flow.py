@@ -19,7 +19,7 @@ Programs that write into arrays in place cannot be run by autograd; they carry a
 ``reference``: the same function written without in-place writes (the tests check
 that it returns the program's value before trusting its autograd gradient).
 
-``bug`` marks a program the compiler mishandles today (the tests mark it
+``bug`` marks a program the compiler mishandles (the tests mark it
 ``xfail(strict=True)``, so a fix shows up as a failure until the mark is removed);
 ``bug_on`` restricts it to the paths that fail, ``bug_at`` says whether it fails when
 compiling or when running.

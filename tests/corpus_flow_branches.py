@@ -166,6 +166,6 @@ def early_return_if(x):
 @program(lambda rng: (u(rng, 4), u(rng, 4)), wrt=(0, 1))
 def select_by_compare(x, y):
     s = 0.0
-    for a, b in zip(x, y):  # noqa: B905 (the compiler's zip has no strict=, bug B12)
+    for a, b in zip(x, y):  # noqa: B905 (plain zip: the shorter wins, as in Python)
         s = s + (a * b if a > b else b - a * a)
     return s

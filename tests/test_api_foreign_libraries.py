@@ -2,8 +2,7 @@
 another autodiff library (an autograd ``ArrayBox`` inside ``autograd.grad``, a JAX
 array or tracer, a torch tensor) with a located ``ForeignLibraryError`` that names the
 library and says what to do: the compiled code cannot follow that library's gradient,
-nor that library the compiled derivative. Before, they ended in the other library's
-raw error from deep inside, or in a value nobody checked.
+nor that library the compiled derivative.
 
 Calling a compiled function itself runs the user's plain function, which autograd
 follows: that is not refused. autograd is installed with the tests; JAX's and
@@ -90,7 +89,7 @@ def test_a_box_as_an_argument_not_differentiated_is_refused_too():
 
 
 def test_vjp_and_jvp_refuse_boxes_as_arguments_seeds_and_tangents():
-    refused(autograd.grad(lambda x: vjp(loss, x)[0]), X)  # before: a value nobody checked
+    refused(autograd.grad(lambda x: vjp(loss, x)[0]), X)  # refused, not a value nobody checks
     refused(autograd.grad(lambda s: vjp(loss, X)[1](s)[0][0]), 1.0)
     refused(autograd.grad(lambda x: jvp(loss, (x,), (np.ones(3),))[1]), X)
     refused(autograd.grad(lambda t: jvp(loss, (X,), (t,))[1]), np.ones(3))

@@ -1,9 +1,10 @@
-"""Returned gradients belong to the caller: fresh, writable, sharing no memory (issue 15).
+"""Returned gradients belong to the caller: fresh, writable, sharing no memory.
 
-``grad(f, wrt=[0, 1])`` of ``sum(x + y)`` returned one buffer twice (clipping one
-gradient changed the other), a ``vjp`` pullback could return the seed itself, and a
-large ``sum`` gradient was a read-only broadcast view. PyTorch and JAX users rely on
-owning what they get back.
+``grad(f, wrt=[0, 1])`` of ``sum(x + y)`` returns two buffers (clipping one gradient
+leaves the other), a ``vjp`` pullback never returns the seed itself, a large ``sum``
+gradient is writable (not a read-only broadcast view), a ``jvp`` tangent is not the
+tangent given, and no gradient shares the input's memory. PyTorch and JAX users rely
+on owning what they get back.
 """
 
 from __future__ import annotations
@@ -75,5 +76,6 @@ class SquaredLoss:
     ids=["partial", "callable-object"],
 )
 def test_partial_and_callable_objects_are_differentiated(fn, expected):
-    """Once crashes ('__name__' missing), then a clear refusal; now supported (issue 13)."""
+    """A ``functools.partial`` and a callable object (which have no ``__name__``) are
+    differentiated like functions."""
     assert np.array_equal(grad(fn)(np.ones(3)), expected)

@@ -1,4 +1,4 @@
-"""``np.array(x)`` / ``np.asarray(x)`` of a value that carries gradient (issue 14).
+"""``np.array(x)`` / ``np.asarray(x)`` of a value that carries gradient.
 
 The compiler reads the source, so it follows them: ``np.array(x)`` is a copy,
 ``np.asarray(x)`` (and ``asanyarray``, ``ascontiguousarray``) returns x itself when x

@@ -268,7 +268,7 @@ def ratio(x, y):
 @needs_numba
 def test_a_division_by_zero_is_inf_as_in_numpy():
     """A kernel divides as numpy does: by zero it gives inf (and its gradient inf and
-    nan), where it raised ZeroDivisionError and was not used."""
+    nan), not a ZeroDivisionError."""
     args = (np.array([1.0, -2.0, 3.0]), np.array([2.0, 0.0, 4.0]))
     with np.errstate(divide="ignore", invalid="ignore"):
         (value, gradients), (expected_value, expected), note = _run(ratio, args, [0, 1])

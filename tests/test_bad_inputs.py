@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 15): every case ends in a located ``AutodiffError`` or
+"""The bad-input corpus: every case ends in a located ``AutodiffError`` or
 in a correct result, never in a traceback from inside.
 
 Located: the error carries a location in the user's code (this corpus's files, where
@@ -23,7 +23,7 @@ from autodiff_tutor.errors import AutodiffError
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: cases whose fix lies in the compiler core (compiler/, rules/): id -> reason
-COMPILER_CORE: dict[str, str] = {}  # none open: the mean of an empty array is fixed
+COMPILER_CORE: dict[str, str] = {}  # none open
 
 
 def _cases(prefix: str, cases: list) -> list:

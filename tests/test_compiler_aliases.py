@@ -103,7 +103,7 @@ def scalar_element_is_a_copy_twin(w):
 
 
 def alias_without_gradient(x):
-    m = np.zeros_like(x)  # no gradient flows through m, n (fuzz seed 206313: refused)
+    m = np.zeros_like(x)  # no gradient flows through m, n
     n = m
     n += 1.0
     n[0] = 3.0
@@ -411,7 +411,7 @@ def written_through_a_view_then_in_a_branch_twin(x):
 def test_versions_made_by_a_write_are_fresh_after_a_later_branch(sign):
     """The put-back ``y_2 = assign_at(y, at[1:], v_2)`` makes a new array, so whether
     ``v_2`` is ``y_2[1:]`` is inherited from the first test, not asked again in the
-    branch; and the branch's join of fresh versions is fresh (once refused)."""
+    branch; and the branch's join of fresh versions is fresh: the program compiles."""
     fn, twin = written_through_a_view_then_in_a_branch, written_through_a_view_then_in_a_branch_twin
     x = sign * np.array([0.5, 1.0, 2.0])
     value, gradient = ad.value_and_grad(fn)(x.copy())
@@ -430,8 +430,10 @@ def reshaped_after_an_update_with_another_layout(x, w):
 
 
 def test_a_reshape_whose_layout_the_compiled_code_may_not_share_is_refused():
-    """Was a silent wrong value (4x): compiled, ``v1 + ...`` is C-ordered, its reshape a
-    view, and the guard saw the write. Now left to the final check: refused."""
+    """In numpy ``v1 += ...`` keeps v1's Fortran order, so its reshape is a copy; compiled
+    as ``v1 + ...`` it would be C-ordered and its reshape a view that sees the next
+    write (a value 4x off). Refused at that write, naming the update whose layout
+    decides, with a hint whose rewrite compiles."""
     x, w = np.random.default_rng(0).normal(size=(3, 4)), np.ones(3)
     with pytest.raises(UnsupportedSyntaxError) as info:
         ad.value_and_grad(reshaped_after_an_update_with_another_layout)(x, w)
@@ -470,8 +472,8 @@ def written_through_a_function_view(x):
 
 
 def test_a_function_view_without_gradient_written_is_differentiated():
-    """Was refused with a false message, ''np' shares it and is read after the write'
-    (fuzz seed 303985): np.reshape(c, ...) was read as a method of the array 'np'."""
+    """``np.reshape(c, ...)`` of an array without gradient, written through: a call of
+    numpy's function (not a method of an array named 'np'), differentiated right."""
     fn = written_through_a_function_view
     value, gradient = ad.value_and_grad(fn)(X.copy())
     assert np.isclose(value, fn(X.copy()), rtol=1e-12)
@@ -495,8 +497,7 @@ VIEWS_WITHOUT_GRADIENT = [
 def test_a_view_of_an_array_without_gradient_sees_writes_both_ways(view, write):
     """The array and its view carry no gradient, so the compiler keeps the user's
     expression (a step without gradient); a write through either is spread to the other
-    as for arrays with gradient. Was refused, or for np.expand_dims(y, 0) a silent
-    wrong value (the write never reached y)."""
+    as for arrays with gradient (``np.expand_dims(y, 0)`` included: the write reaches y)."""
     loaded = _program(view, write, start="np.ones_like(x) * 0.5")
     fn = loaded.f
     both = ad.value_and_grad(fn)
@@ -511,8 +512,8 @@ def test_a_view_of_an_array_without_gradient_sees_writes_both_ways(view, write):
     "view", ["np.expand_dims(y, 0)[0]", "y.T[0]", "y.reshape(-1)[:3]", "np.asarray(y)[0]"]
 )
 def test_a_view_of_a_view_without_gradient_written_is_refused(view):
-    """Was a silent wrong value and gradient (the view of a view, one expression without
-    gradient, was not seen as sharing y's memory). Now refused at the write, naming y."""
+    """A view of a view of y, one expression without gradient, shares y's memory: the
+    write through it is refused at the write, naming y."""
     with pytest.raises(UnsupportedSyntaxError) as info:
         loaded = _program(view, "v *= 2.0", "np.ones_like(x) * 0.5", "np.sum(y * x)")
         ad.value_and_grad(loaded.f)(X.copy())

@@ -5,8 +5,8 @@ condition, a piece of np.split.
 numpy shares memory between the name and every array it may be, so the write is seen
 by them all. The compiler follows a write through a single view or alias
 (``tests/test_compiler_aliases.py``); through these it refuses the write, at its line,
-when one of those arrays is read afterwards. Each was a silent wrong value and
-gradient. Where nothing reads them afterwards, the write compiles: the value is
+when one of those arrays is read afterwards, never a silent wrong value. Where
+nothing reads them afterwards, the write compiles: the value is
 numpy's and the gradient agrees with central differences.
 """
 
@@ -22,7 +22,7 @@ from autodiff_tutor.errors import UnsupportedSyntaxError
 
 X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5], [0.9, -0.2, 0.6]])
 
-#: (the lines that make r and write through it): found by hand after the fuzz's
+#: (the lines that make r and write through it), in the forms of the fuzz's
 #: list_item_write (tests/fuzz/idioms.py); the last line is the write
 SHARED = [
     "rows = [acc[0], acc[1]]\n    r = rows[0]\n    r += 1.0",
@@ -99,9 +99,9 @@ def written_through_a_helpers_view(x):
 
 
 def test_a_write_through_a_view_a_helper_returns_is_refused():
-    """Was a silent wrong value: a helper called on an array without gradient is not
-    inlined, and the view it returns was not seen as sharing the array; a call of a
-    function of the user's may now return any of its arguments or a view of one."""
+    """A helper called on an array without gradient is not inlined, and a call of a
+    function of the user's may return any of its arguments or a view of one: the write
+    through what it returns is refused, located at the write."""
     with pytest.raises(UnsupportedSyntaxError) as info:
         ad.value_and_grad(written_through_a_helpers_view)(X.copy())
     assert info.value.location.text.strip() == "r += 1.0"

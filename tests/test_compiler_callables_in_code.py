@@ -821,7 +821,7 @@ def partial_then_closure(x):
 
 def test_a_closure_variable_keeps_its_value_beside_a_partial_keyword_of_the_same_name():
     """A partial's stored ``k=0.7`` and a lambda's closure ``k=1.5`` inlined in one
-    function: each reads its own ``k`` (the lambda once read 0.7, a wrong value)."""
+    function: each reads its own ``k`` (the lambda 1.5, not 0.7)."""
     check(partial_then_closure, X)
 
 

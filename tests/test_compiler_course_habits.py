@@ -94,8 +94,7 @@ def test_writes_into_fresh_arrays_are_differentiated(fn):
 
 def test_tracing_differentiates_writes_into_an_array_made_like_a_traced_one():
     # np.empty_like/zeros_like/ones_like of a traced array is a traced constant (as
-    # numpy's dispatch gives a like-typed array): the writes keep their trace (they
-    # were refused as writes into a plain array)
+    # numpy's dispatch gives a like-typed array): the writes keep their trace
     x = np.array([0.7, -0.4, 1.3])
     value, g = value_and_gradient(running_mean, x.copy())
     assert value == pytest.approx(running_mean(x.copy()), rel=1e-12)
@@ -311,7 +310,7 @@ def test_nested_helpers_called_in_comprehensions(fn):
     both = value_and_grad(fn)
     for _ in range(3):
         value, gradient = both(x)
-        assert np.isclose(value, fn(x))  # the value too was wrong
+        assert np.isclose(value, fn(x))  # the value as well as the gradient
         np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
 
 

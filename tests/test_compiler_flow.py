@@ -5,8 +5,8 @@ Every program runs at several seeds, chosen so that data-dependent branches, bre
 proves it). Gradients are compared with central finite differences in float64 and with
 autograd (on a functional reference where the program writes into arrays).
 
-Programs the compiler mishandles today are marked ``xfail(strict=True)`` with the bug's
-name; the reproducers are in the helper's report (and /tmp/flow_bugs.md while it lasts).
+A program the compiler mishandles is marked ``xfail(strict=True)`` with the reason
+written on it (``bug`` in the corpus).
 """
 
 from __future__ import annotations
@@ -255,11 +255,9 @@ def noisy_loop(x, n):
 
 
 def test_random_draws_off_the_gradient_path_use_the_forward_draws():
-    """The backward must replay the draws the forward made (saved on the tape), not redraw.
-
-    Issue 3 lists ``np.random`` in a differentiated path as unsupported; today a draw whose
-    arguments carry no gradient is accepted and treated as a constant (see the report).
-    """
+    """The backward replays the draws the forward made (saved on the tape), not new ones:
+    a draw whose arguments carry no gradient is a constant, and the value and gradient
+    are those of the function with the forward's draws written in."""
     x = np.array([0.3, -0.8, 1.1])
     np.random.seed(7)
     value, gradient = value_and_grad(noisy_loop)(x, 3)

@@ -346,9 +346,8 @@ def helper_named_variable(x):
 
 @pytest.mark.parametrize("fn", [stack_named_variable, class_named_variable, helper_named_variable])
 def test_variable_named_like_generated_code_is_differentiated(fn):
-    """Once a crash from inside the generated code (bug B6), then a located refusal;
-    now the variable keeps its name and the generated code's own is renamed
-    (tests/test_helper_name_clashes.py)."""
+    """A variable named like the generated code's own names keeps its name; the
+    generated code's own is renamed (tests/test_helper_name_clashes.py)."""
     x = np.array([0.5, 0.7, 1.5])
     expected = central_difference(fn, [x], 0)
     np.testing.assert_allclose(grad(fn)(x), expected, rtol=1e-7, atol=1e-8)
@@ -362,8 +361,8 @@ def zip_strict_loop(x, y):
 
 
 def test_zip_strict_is_differentiated_and_checks_lengths():
-    """Once refused (B12); ``strict=True`` (the linters' advice) now checks the lengths
-    before the loop, as Python does, and the loop is differentiated."""
+    """``zip(..., strict=True)`` (the linters' advice) checks the lengths before the
+    loop, as Python does, and the loop is differentiated."""
     x, y = np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.7])
     for k in (0, 1):
         expected = central_difference(zip_strict_loop, [x, y], k)
@@ -397,7 +396,7 @@ def sort_copy_in_loop(x):
 
 
 def test_functional_sort_is_not_mistaken_for_the_in_place_method():
-    """``np.sort`` returns a copy (B18): not an in-place write, and its rule gives the
+    """``np.sort`` returns a copy: not an in-place write, and its rule gives the
     gradient (each sorted slot sends its gradient back to the element it came from)."""
     x = np.array([0.5, 0.7, -1.5])
     got = grad(sort_copy_in_loop)(x)

@@ -10,8 +10,7 @@ reads source) and runs at two inputs.
 
 The property: either the compiler rejects the program with a located error, or its
 value is Python's and its gradient matches central finite differences (checked where
-two step sizes agree, that is away from a branch switch). This fuzzer found the silent
-bugs B14 (constant overwrite in a loop) and B17 (tuple swap) of the control-flow work.
+two step sizes agree, that is away from a branch switch).
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """A list of values with gradient passed where a function takes one array
 (``np.sum([a, b])``, ``np.max([...])``, ``np.linalg.norm([...])``): numpy stacks the
-list, and so does the compiler (an ``np.stack`` step at the user's line). Before, the
-rules saw the list itself and crashed inside the generated code (IndexError,
-ZeroDivisionError, AttributeError). Checked in both compiler modes against central
-differences and autograd (on the stacked twin: autograd wants the stack written);
-tracing stacks the list given to a numpy function with a rule too; given to a ufunc
-(``np.exp(ys)``), numpy converts it in C, and tracing refuses it, naming np.stack."""
+list, and so does the compiler (an ``np.stack`` step at the user's line). Checked in
+both compiler modes against central differences and autograd (on the stacked twin:
+autograd wants the stack written); tracing stacks the list given to a numpy function
+with a rule too; given to a ufunc (``np.exp(ys)``), numpy converts it in C, and tracing
+refuses it, naming np.stack."""
 
 import numpy as np
 import pytest

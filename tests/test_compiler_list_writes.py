@@ -91,8 +91,8 @@ def slice_of_a_list_written(W, b):
     ],
 )
 def test_writes_python_shows_through_a_list_are_refused(fn, words, caret):
-    """The first two were compiled with the list unchanged: value and gradient silently
-    wrong (python shows the write through the list)."""
+    """Writes Python shows through the list (an item changed in place, in a loop or by
+    index; a slice of the list written): each is refused, located at the write."""
     with pytest.raises(UnsupportedSyntaxError, match=re.escape(words)) as info:
         ad.value_and_grad(fn, wrt=("W", "b"))(*WB)
     location = info.value.location
@@ -221,7 +221,7 @@ def item_read_before_its_slot_is_written(W, b):
 @pytest.mark.parametrize(
     "fn", [appended_copies_of_an_updated_array, item_read_before_its_slot_is_written]
 )
-def test_list_habits_that_were_refused(fn):
+def test_appended_copies_and_an_item_read_before_its_slot_is_rewritten(fn):
     _matches_differences_at_wb(fn)
 
 

@@ -171,13 +171,13 @@ def derivative_made_at_module_level(w):
 
 
 def hvp_in_the_second_input(x, y):
-    """Along ``y``: the product's tangent was taken along ``x`` (a wrong number)."""
+    """Along ``y``: the product's tangent is taken along ``y``, not ``x``."""
     return np.sum(hvp(scaled, wrt=1)(x, y, np.cos(x)) ** 2)
 
 
 def hvp_of_a_lambda(x, y):
     """The lambda reads the caller's ``y``, lifted as its first input: the product is
-    along the lambda's own input (it was along ``y``, a wrong number)."""
+    along the lambda's own input, not along ``y``."""
     return np.sum(hvp(lambda z: np.sum(np.sin(z * y) * z))(x, np.cos(x)) * y)
 
 

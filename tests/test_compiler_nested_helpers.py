@@ -55,7 +55,7 @@ def nested_star_args(x):
 )
 def test_nested_helper_arguments_python_binds_otherwise_are_refused(fn, words, caret):
     """Python binds ``**opts`` and ``*extra`` (and raises TypeError for the other two);
-    the compiler once dropped all four: its value and gradient were the defaults'."""
+    the compiler refuses all four, located, rather than compute with the defaults."""
     x = np.array([1.0, -2.0, 0.5])
     with pytest.raises(UnsupportedSyntaxError, match=words.replace("*", r"\*")) as info:
         ad.value_and_grad(fn)(x)
@@ -134,7 +134,7 @@ def nested_helper_given_a_function(x):
 
 def test_a_nested_helper_calls_the_function_it_is_given():
     """``fn(a)`` inside a nested helper given ``bumped`` (or ``np.tanh``) by name calls
-    that function (it was refused as a call of a local variable)."""
+    that function, not a call of a local variable."""
     _matches_differences(nested_helper_given_a_function)
 
 

@@ -1,5 +1,6 @@
 """The corpus of everyday Python (tests/corpus_python) against finite differences and
-autograd, and second derivatives of its loop-free programs (issue 13)."""
+autograd, and second derivatives of its loop-free programs against differences of the
+gradient."""
 
 import numpy as np
 import pytest

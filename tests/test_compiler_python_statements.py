@@ -1,5 +1,8 @@
-"""Issue 13: what the generated code looks like for the new Python, and what stays
-refused (each with a located error)."""
+"""Python statements in compiled code: effects (``print``, ``assert``, ``raise``,
+``with``) run in the forward only, structured gradients keep their structure, builtins
+and ``math`` functions on scalars match central differences, Python's own semantics
+are kept (a repeated dict key, ``sum``'s start, a comprehension's own name), and what
+the compiler does not take is refused with a located error."""
 
 import math
 
@@ -262,7 +265,7 @@ def constants_joined(x):
 
 
 def test_lists_joined_or_repeated_with_gradient_are_refused_where_written():
-    # the backward crashed from inside before (it took list + list for numpy's sum)
+    # list + list and list * n of items with gradient: refused at the operator, located
     x = np.array([1.0, -2.0, 0.5])
     for fn, what, column in ((joined, "joining lists", 12), (repeated, "repeating a list", 12)):
         with pytest.raises(UnsupportedSyntaxError, match=what) as raised:

@@ -1,4 +1,4 @@
-"""Second derivatives through helper functions (issue 13): a first derivative calls a
+"""Second derivatives through helper functions: a first derivative calls a
 helper as a compiled operation, a second derivative inlines it (and the helpers it
 calls) so the gradient's code can be differentiated again. Checked against central
 differences of the gradient and autograd's Hessian-vector products; what cannot be

@@ -228,7 +228,7 @@ def test_a_vector_norm_whose_gradient_curves_with_x_is_refused_at_the_users_line
 def test_a_decomposition_without_a_derivative_is_refused_at_the_users_line(fn, X, reason):
     """At a repeated eigenvalue (eigh) or repeated singular values (svd) the vectors
     have no derivative: the second derivative is refused where the decomposition is
-    called (through eigh it was NaN), in both compositions, while distinct values work
+    called (not NaN), in both compositions, while distinct values work
     (above)."""
     gradient = grad(fn)
     line = fn.__code__.co_firstlineno + 1

@@ -1,6 +1,6 @@
 """Second derivatives of functions with a ``*args`` parameter: ``grad`` flattens the
 call per count of extra arguments, and ``jvp``/``vjp`` of that gradient flatten it
-the same way (it was refused: "*args parameters are not supported"). Checked against
+the same way. Checked against
 central differences of the gradient and autograd's Hessian-vector product, with
 none, one and two extra arguments."""
 

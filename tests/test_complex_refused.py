@@ -1,9 +1,9 @@
 """Gradients through complex numbers are refused, in every mode, never returned wrong.
 
 The rules are written for real numbers; ``np.abs`` of a complex value and a complex
-constant's product follow no one convention together, so before this, the gradient of
-``np.sum(np.abs(x * (1 + 2j)))`` came out as -1.34 where central differences say 2.24
-(with only a ComplexWarning), and ``np.abs(np.sum(np.exp(1j * x)))`` returned complex
+constant's product follow no one convention together: followed through, the gradient
+of ``np.sum(np.abs(x * (1 + 2j)))`` would be -1.34 where central differences say 2.24
+(with only a ComplexWarning), and ``np.abs(np.sum(np.exp(1j * x)))`` would have complex
 gradients for a real input. Complex values that carry no gradient are fine.
 """
 

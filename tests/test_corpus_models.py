@@ -3,8 +3,8 @@
 Each objective is differentiated by the compiler (``grad``) and by tracing
 (``value_and_gradient``) with respect to its ``wrt`` arguments, in float64, and
 compared with central differences and with autograd (the independent AD library;
-scipy's functions replaced by autograd's own). A model that one mode cannot run today
-is ``xfail(strict=True)`` for that mode, with the reason written on the model.
+scipy's functions replaced by autograd's own). A model that one mode cannot run is
+``xfail(strict=True)`` for that mode, with the reason written on the model.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ generated code also uses, effect statements, training loops over a model object)
 both modes: the compiler (``value_and_grad`` three times, or ``vjp`` with ``None``
 seeds, through ``differentiable()`` where the program says so; every step of a training
 loop) and tracing, each against central differences in float64, and autograd against
-central differences. What a mode refuses today is ``xfail(strict=True)`` with the
-refusal written beside it (``tests/corpus_objects/today.py``).
+central differences. What a mode refuses is ``xfail(strict=True)`` with the refusal
+written beside it (``tests/corpus_objects/today.py``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ engineering, notebook habits), in both modes: the compiler's ``value_and_grad`` 
 times (compiled, then the specialized fast path) and tracing's ``value_and_gradient``,
 every gradient (dicts and lists of arrays included) against central differences in
 float64, and autograd against central differences. An objective a mode cannot run
-today is ``xfail(strict=True)`` with the reason written on it.
+is ``xfail(strict=True)`` with the reason written on it.
 """
 
 from __future__ import annotations

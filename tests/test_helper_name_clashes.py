@@ -1,10 +1,11 @@
 """A user's global or closure variable named like a runtime helper of the generated
 code (``size``, ``like``, ``zeros_like``, ``unbroadcast``, ``memory``, ``xp``).
 
-Before the fix, the generated code's helper shadowed the user's name: ``size = 3.0``
-gave a TypeError blamed on the user, and a user's own ``zeros_like`` was silently
-replaced by ours (a wrong gradient of 0). Each gradient here is checked against
-central differences; names rebound after compiling are seen, as in Python.
+The user's name wins over the generated code's helper: ``size = 3.0`` is read as 3.0
+(not our helper, which would raise a TypeError blamed on the user), and a user's own
+``zeros_like`` is called (not ours, which would give a wrong gradient of 0). Each
+gradient here is checked against central differences; names rebound after compiling are
+seen, as in Python.
 """
 
 import numpy as np

@@ -1,7 +1,6 @@
 """A module under a local name (``mod = np``, ``la = np.linalg``, ``m = math``) or as a
 parameter's default (``def f(x, xp=np)``): its functions are the module's, with their
-derivative rules. Before, ``mod.sum(y)`` was read as a method call on a value and
-refused with a false hint about ``axis``."""
+derivative rules: ``mod.sum(y)`` is numpy's ``sum``, not a method call on a value."""
 
 import math
 

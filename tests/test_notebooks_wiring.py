@@ -107,8 +107,7 @@ def test_notebook_is_committed_executed_in_order_with_python3(path: Path):
 # ``nbval-check-output``; the tag, unlike a ``# NBVAL_CHECK_OUTPUT`` comment, is out of
 # the students' sight. How many cells each page checks, at least: a page may check
 # more, and checking fewer takes a deliberate edit here. (A lesson's exercise is an
-# answer cell, its solution inside, and a checked grade cell: the separate solution
-# cells that were checked before are gone.)
+# answer cell, its solution inside, and a checked grade cell.)
 CHECK_TAG = "nbval-check-output"
 CHECKED_AT_LEAST = {
     "notebooks/00_welcome.ipynb": 1,

@@ -257,9 +257,9 @@ def polynomial_made_from_x(x):
     ],
 )
 def test_index_objects_of_values_with_gradient_are_refused_at_the_subscript(fn, hint):
-    """np.r_[x, c, x] and its kind call a function of their index: the compiler took them
-    for constants (gradient 0, tangent 0); both modes refuse them now, at the subscript,
-    with a rewrite that keeps the meaning."""
+    """np.r_[x, c, x] and its kind call a function of their index: not constants
+    (gradient 0, tangent 0) but refused in both modes, at the subscript, with a rewrite
+    that keeps the meaning."""
     for differentiate in (grad(differentiable(fn)), lambda x: jvp(fn, (x,), (np.ones(2),))):
         with pytest.raises(UnsupportedSyntaxError, match="computes a value from its index") as e:
             differentiate(X)
@@ -296,8 +296,8 @@ def test_index_objects_of_constants_still_compile():
 
 
 def test_a_function_made_from_a_value_with_gradient_is_refused():
-    """np.poly1d(x)(0.5) calls a function made from x: taken for a constant before
-    (gradient 0); refused now, at the call."""
+    """np.poly1d(x)(0.5) calls a function made from x: not a constant (gradient 0) but
+    refused, at the call."""
     with pytest.raises(UnsupportedSyntaxError, match="this kind of call") as caught:
         grad(polynomial_made_from_x)(np.array([1.0, 2.0, 3.0]))
     assert caught.value.location.filename == __file__
@@ -308,9 +308,10 @@ def coefficients_last(x):
 
 
 def test_a_numpy_function_is_its_primitive_only_under_its_own_name():
-    """numpy.polynomial.polynomial.polyval(x, c) was read as np.polyval(p, x), whose
-    arguments come the other way round: gradient [14, 6, 3] where central differences
-    say [3.8, 5, 7.4]. The compiler refuses it now (no rule); tracing follows it."""
+    """numpy.polynomial.polynomial.polyval(x, c) is not np.polyval(p, x), whose
+    arguments come the other way round (read as it, the gradient would be [14, 6, 3]
+    where central differences say [3.8, 5, 7.4]). The compiler refuses it (no rule);
+    tracing follows it."""
     x = np.array([0.4, 1.0, 1.6])
     with pytest.raises(NoDerivativeRuleError, match="polyval") as caught:
         grad(coefficients_last)(x)
@@ -325,8 +326,8 @@ def triangles_of_a_vector(v):
 
 
 def test_triangles_of_a_vector():
-    """np.tril of a 1-D vector repeats it into the rows of a square: its gradient was
-    that square (shape (3, 3) for a (3,) input). (autograd makes the same mistake, so
+    """np.tril of a 1-D vector repeats it into the rows of a square: its gradient has
+    the vector's shape (3,), not the square's (3, 3). (autograd returns the square, so
     central differences alone judge.)"""
     v = np.array([0.3, -0.5, 0.9])
     expected = central_difference(triangles_of_a_vector, (v,), 0)
@@ -339,8 +340,8 @@ def test_triangles_of_a_vector():
 
 @pytest.mark.parametrize("join", ["concatenate", "stack", "hstack", "vstack", "dstack"])
 def test_tracing_joins_the_rows_of_an_array(join):
-    """np.concatenate(m) joins m's rows, as numpy iterates it: tracing gave a gradient
-    of zeros. (autograd has no gradient of np.dstack.)"""
+    """np.concatenate(m) joins m's rows, as numpy iterates it: tracing's gradient is
+    that of the joined rows, not zeros. (autograd has no gradient of np.dstack.)"""
 
     def joined(m):
         y = getattr(np, join)(m)
@@ -380,8 +381,9 @@ def fill_diagonal_kept(x):
 
 @pytest.mark.parametrize(("fn", "name"), [(put_kept, "put"), (fill_diagonal_kept, "fill_")])
 def test_writes_in_place_kept_as_values_are_refused(fn, name):
-    """np.put(y, ...) or np.fill_diagonal(a, v) whose value (None) is assigned was
-    compiled as a call that changes nothing: silently wrong gradients."""
+    """np.put(y, ...) or np.fill_diagonal(a, v) whose value (None) is assigned writes
+    into its array: refused at the call, located, not compiled as a call that changes
+    nothing."""
     with pytest.raises(UnsupportedSyntaxError, match=f"'{name}") as caught:
         grad(fn)(np.array([0.3, 0.7, 0.5]))
     assert caught.value.location.filename == __file__
@@ -390,8 +392,8 @@ def test_writes_in_place_kept_as_values_are_refused(fn, name):
 
 
 def test_tracing_refuses_dlpack_and_traced_method_options():
-    """np.from_dlpack(x) crashed with an AttributeError, x.take(t) of a traced t with an
-    IndexError; both are located refusals now."""
+    """np.from_dlpack(x), and x.take(t) of a traced t, are located refusals (not an
+    AttributeError or an IndexError from inside)."""
     with pytest.raises(TracingEscapeError, match="from_dlpack") as caught:
         value_and_gradient(lambda x: np.sum(np.from_dlpack(x)), X)
     assert caught.value.location is not None

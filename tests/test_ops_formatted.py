@@ -1,4 +1,4 @@
-"""Formatted arrays (issue 16): labels sorted like MATLAB's, carried through elementwise
+"""Formatted arrays: labels sorted like MATLAB's, carried through elementwise
 ops, reductions and permutes, in plain and traced arrays; SReLU and PReLU take and
 return them; mismatched formats are located errors; gradients through them agree with
 central finite differences."""

@@ -1,6 +1,6 @@
 """Multi-output ops and ops with a variable number of inputs (the seeds' ``varargin``):
 check_op validates them, and both AD modes use their backward, matching central
-finite differences (issue 16, item 10)."""
+finite differences."""
 
 from __future__ import annotations
 

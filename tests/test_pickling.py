@@ -293,7 +293,7 @@ print(json.dumps([compiled.backend, notes, float(value), gradient.tolist()]))
 
 def test_a_function_on_the_fused_backend_is_loaded_on_it(tmp_path):
     """``differentiable(f, backend="numba")`` sent by value to a fresh interpreter runs
-    there as the fused kernel (it ran as numpy code before), with the gradient the numpy
+    there as the fused kernel (not as numpy code), with the gradient the numpy
     backend and central differences give."""
     pytest.importorskip("numba")
 

@@ -1,4 +1,4 @@
-"""The derivative of relu at 0 (issue 16, item 4): pinned for every way of writing it.
+"""The derivative of relu at 0, pinned for every way of writing it.
 
 The seeds (MATLAB's ``dlgradient`` of ``relu``) return 0 at 0. Here ``np.where(x > 0,
 x, 0)``, ``x * (x > 0)`` and PReLU with a zero slope return 0 too; ``np.maximum(x, 0)``

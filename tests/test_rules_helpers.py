@@ -382,7 +382,7 @@ HELPER_CASES: dict[str, list[Case]] = {
     ]
     + [
         Case(helpers.cumprod_grad, inputs(normal(12), uniform(-1.5, 1.5, 3, 4)), {}, "flat"),
-        Case(  # rows: two zeros, one zero first, one zero inside, none (fuzz seed 900221)
+        Case(  # rows: two zeros, one zero first, one zero inside, none
             helpers.cumprod_grad,
             inputs(normal(4, 4), fixed(SCAN_ZEROS)),
             {"axis": 1},

@@ -1,5 +1,5 @@
 """``np.gradient`` (central differences inside, one-sided at the edges) in user
-programs, refused before for want of a rule: in both modes, the general and the
+programs: in both modes, the general and the
 specialized pair (``value_and_grad`` called three times), forward mode, against
 central differences (float64) and autograd (which has ``np.gradient`` of a 1-D array
 without spacing; ``np.gradient(x, h)`` is ``np.gradient(x) / h``), and the transpose

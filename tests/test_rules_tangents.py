@@ -388,7 +388,7 @@ def test_drop_terms_keeps_signs() -> None:
 
 
 def test_norm_tangent_of_a_matrix_norm_is_its_gradient_along_the_direction() -> None:
-    """Matrix norms (refused before, issue 14): the nuclear norm's tangent along d is
+    """Matrix norms: the nuclear norm's tangent along d is
     <u vh, d>, the same number as its gradient's inner product with d."""
     rule = all_rules()["norm"]
     m = np.array([[1.0, -2.0], [0.5, 3.0]])

@@ -288,7 +288,7 @@ def test_an_error_in_derivative_code_of_ours_is_an_internal_error(monkeypatch):
     # a runtime helper with a bug: it calls numpy wrongly (inv takes one argument)
     monkeypatch.setitem(emit.RUNTIME, "unreduce", np.linalg.inv)
 
-    def total(x):  # a function of its own: compiled now, with the broken helper
+    def total(x):  # a function of its own: compiled after the patch, with the broken helper
         y = np.sin(x)
         return np.sum(y * x)
 

@@ -2,10 +2,8 @@
 (``np.linalg.svdvals``, whose gradient's helper has no rule) are refused at the user's
 line, never inside generated code; first derivatives through the same steps still
 match central differences, and second derivatives of other steps in the same style
-still work (the Hessian-vector product against differences of the gradient).
-``np.einsum`` and ``np.linalg.svd`` were refused here too; their gradients' helpers
-have rules now, and their second derivatives are checked against differences of the
-gradient."""
+work (the Hessian-vector product against differences of the gradient), ``np.einsum``
+and ``np.linalg.svd`` among them (their gradients' helpers have rules)."""
 
 from __future__ import annotations
 

@@ -238,8 +238,8 @@ def test_named_fields_of_a_result_read_its_items_in_both_modes() -> None:
 
 
 def test_an_einsum_the_rule_does_not_cover_is_refused_at_the_call_in_both_modes() -> None:
-    """A diagonal in einsum: refused at the user's line (was raised unlocated in the
-    backward); '...' with broadcasting, and subscripts held in a variable, differentiate."""
+    """A diagonal in einsum: refused at the user's line, not unlocated in the backward;
+    '...' with broadcasting, and subscripts held in a variable, differentiate."""
 
     def diagonal(a):
         return np.sum(np.einsum("ii,i->i", a, a[0]))

@@ -1,4 +1,4 @@
-"""A specialized pair calls a custom op's own ``forward`` and ``backward`` (issue 18).
+"""A specialized pair calls a custom op's own ``forward`` and ``backward``.
 
 ``compiler/specialize.direct_ops``: after the probe's checked call through the protocol, the
 pair specialized on argument shapes calls ``op.forward`` / ``op.backward`` itself and
@@ -305,7 +305,7 @@ def test_srelu_and_prelu_keep_their_promise_of_new_gradient_arrays():
 
 
 class LeakySReLU(SReLUFunction):
-    """Overrides SReLU's backward (its ``d_al`` now a view): SReLU's promise of new
+    """Overrides SReLU's backward so that its ``d_al`` is a view: SReLU's promise of new
     arrays is not inherited, so the fast call checks (and copies) again."""
 
     def backward(self, *args):

@@ -1,6 +1,6 @@
-"""What loops keep for the backward (issue 18, peak memory of loops over scalars).
+"""What loops keep for the backward (the peak memory of loops over scalars).
 
-Two changes, each checked against central differences (and autograd where it
+Two savings, each checked against central differences (and autograd where it
 applies) and against the general pair, which keeps everything on the stack:
 
 - a value an iteration reads out of a parameter at the loop's index (``x[i]``) is

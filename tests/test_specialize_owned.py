@@ -1,9 +1,9 @@
 """A gradient the specialized backward updates in place owns its array (specialize.owned).
 
-Found by the fuzzer (seed 60718): ``v7 = v3 * 0.5 * v3`` gives ``d_v3 = 0.5 * v3 +
-v3 * 0.5``, which simplification folds to ``d_v3 = v3``; a ``while`` loop then adds
-into ``d_v3`` in place, changing ``v3``, which the loop still reads: the second call
-(the specialized pair) was off by 1.16 from central differences.
+The case: ``v7 = v3 * 0.5 * v3`` gives ``d_v3 = 0.5 * v3 + v3 * 0.5``, which
+simplification folds to ``d_v3 = v3``; a ``while`` loop then adds into ``d_v3`` in
+place, which must not change ``v3``, still read by the loop: the specialized pair (from
+the second call) agrees with central differences.
 """
 
 import numpy as np

@@ -1,5 +1,4 @@
-"""Specialized pairs of programs with ``while`` loops, custom-op calls and branches
-(issue 18).
+"""Specialized pairs of programs with ``while`` loops, custom-op calls and branches.
 
 A ``while`` loop is specialized when the probe ran it and every name it binds kept
 one shape and dtype (``specialize.regions.loops_settled``); a custom op's outputs and the
@@ -479,9 +478,9 @@ def branch_before_broadcasting(x, w):
 
 
 def test_sites_after_a_branch_are_those_of_the_path_taken():
-    # found by the fuzzer (seed 11756): the probe numbered the helper calls of both arms,
-    # the path's backward has fewer, so a later call's number named another call and
-    # w's gradient kept the shape (3, 4)
+    # the arms make different helper calls: the backward of the path taken numbers its
+    # own calls, so the call that sums w's gradient over rows is found, and w's gradient
+    # has w's shape (4,), not (3, 4), on either arm
     rng = np.random.default_rng(3)
     x, w = rng.uniform(-1.5, 1.5, (3, 4)), rng.uniform(-1.5, 1.5, 4)
     x[0] = np.abs(x[0]) + 2.0  # the first arm

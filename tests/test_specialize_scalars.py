@@ -1,4 +1,4 @@
-"""Scalars first in a specialized backward (``compiler/specialize.scalars``, issue 18).
+"""Scalars first in a specialized backward (``compiler/specialize.scalars``).
 
 ``2 * (d_out / n * r)`` is written ``2 * d_out / n * r``: one pass over the array.
 Judged: the gradients against central differences, the dtype against the general

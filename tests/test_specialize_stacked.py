@@ -1,5 +1,5 @@
 """A counted loop's weight gradients as one product of the steps stacked
-(``compiler/specialize.stacked``, issue 18).
+(``compiler/specialize.stacked``).
 
 The backward of a recurrence adds ``A_t.T @ G_t`` into a weight's gradient at every
 step; the specialized pair keeps the steps' ``G_t`` (and ``A_t``) in slots and makes

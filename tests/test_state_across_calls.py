@@ -287,7 +287,7 @@ def test_a_rebound_name_makes_the_function_compile_again_and_only_then():
 def test_a_method_and_a_structured_call_follow_a_rebound_global():
     """The flattened function a bound method or a structured argument is compiled as
     is guarded like the function itself: a global function rebound between calls is
-    seen (the flattened pair was reused before)."""
+    seen, not the flattened pair made before it."""
     namespace = notebook(
         "act = np.tanh\n"
         "class Model:\n"

@@ -1,10 +1,9 @@
 """A dict (or a list of pairs) of parameters passed to a helper of the module, the
 habit of ``def layer(params, x): return np.tanh(x @ params["W"] + params["b"])``:
-refused before in the compiler ("a structure (a dict or a nested list) is used whole
-here"; fuzz seeds 920735, 922480), now inlined like a helper defined inside the
-function, so that the dict's reads fold into its leaves. Against central differences
-in both modes and forward mode. A helper that cannot be inlined (it reads a name the
-function binds to something else) is still refused at the call, never miscompiled."""
+inlined like a helper defined inside the function, so that the dict's reads fold into
+its leaves. Against central differences in both modes and forward mode. A helper that
+cannot be inlined (it reads a name the function binds to something else) is refused at
+the call, never miscompiled."""
 
 from __future__ import annotations
 

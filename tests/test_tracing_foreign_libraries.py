@@ -154,8 +154,8 @@ def _traced_loss_of(box, form):
 
 @pytest.mark.parametrize("form", ["traced * box", "box * traced", "np.multiply(box, x)"])
 def test_a_traced_value_and_an_autograd_box_in_one_operation_are_refused(form):
-    """Before, autograd and tracing each followed half of the computation and a
-    number came out that neither checked."""
+    """Refused: autograd and tracing would each follow half of the computation, and a
+    number would come out that neither checked."""
     error = foreign_error(autograd.grad(lambda b: _traced_loss_of(b, form)), np.ones(2))
     assert "an autograd ArrayBox" in flat(error.message)
     assert "take the gradient with one library" in flat(error.hint)

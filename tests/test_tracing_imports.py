@@ -1,4 +1,4 @@
-"""No import cycles inside ``autodiff_tutor/tracing/`` (issue 15).
+"""No import cycles inside ``autodiff_tutor/tracing/``.
 
 Every import between the package's modules counts, at module level or inside a
 function (a late import is still a cycle, only hidden). The graph is read from the

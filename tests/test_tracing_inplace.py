@@ -1,12 +1,12 @@
 """Tracing follows numpy through in-place updates, or refuses with a located error.
 
-Regression tests of issue 15: tracing ignored in-place updates of arrays that views
-share (``v = t.reshape(-1); t /= 2.0``: the views now see the update, as in numpy;
-so does the array after an update *through* a view) and aliases (``z = y; z += 1.0`` left ``y``
-unchanged), kept a plain array used in an operation by reference (``t = np.sum(x *
-w); w -= 1.0`` changed the gradient), and writing a traced element into a plain array
-raised numpy's own ``ValueError``. Values are checked against plain numpy, gradients
-against central finite differences.
+An update of an array is seen by its views (``v = t.reshape(-1); t /= 2.0``), as in
+numpy, and an update *through* a view by its array; an update through an alias
+(``z = y; z += 1.0``) is seen by ``y``; a plain array used in an operation and changed
+afterwards (``t = np.sum(x * w); w -= 1.0``) leaves the gradient as it was at the
+operation; a traced value written into an array the function made is followed, into a
+plain array from outside it is a located error. Values are checked against plain numpy,
+gradients against central finite differences.
 """
 
 from __future__ import annotations
@@ -148,7 +148,8 @@ def writes_through_views_of_views_twin(x):
     ],
 )
 def test_an_update_through_a_view_is_seen_by_its_array(fn, twin, x):
-    """Was refused: the write is put back into the array (tracing/operators.py)."""
+    """The write through the view is put back into the array (tracing/operators.py):
+    values as numpy's, the gradient as autograd's on a twin without writes."""
     _check_like_numpy(fn, x)
     assert np.isclose(twin(x.copy()), fn(x.copy()), rtol=1e-12)
     _, grad = value_and_gradient(fn, x.copy(), wrt=0)
@@ -169,7 +170,7 @@ def test_element_writes_follow_numpy():
 @pytest.mark.parametrize(
     ("write", "expected"), [("y[0] = 1.0", [1.0, 4.0]), ("y[1:] = y[:1]", [2.0, 2.0])]
 )
-def test_the_writes_that_were_refused_before_follow_numpy(write, expected):
+def test_an_element_write_and_a_slice_from_the_same_array_follow_numpy(write, expected):
     namespace = {"np": np}
     code = compile(f"def fun(x):\n    y = x * 2\n    {write}\n    return y\n", __file__, "exec")
     exec(code, namespace)
@@ -300,8 +301,8 @@ def _aliased(x):
 @pytest.mark.parametrize("fn", [_accumulated, _recurrence, _aliased])
 def test_an_array_made_like_a_traced_one_takes_traced_updates(fn):
     # np.zeros_like/ones_like/empty_like(x) of a traced x is traced (a constant): the
-    # updates keep their trace (they were refused as writes into a plain array; fuzz
-    # idioms loop_inplace and loop_write)
+    # updates keep their trace (the forms of the fuzz's idioms loop_inplace and
+    # loop_write)
     _check_like_numpy(fn, X)
 
 
@@ -331,9 +332,9 @@ def write_through_a_transpose_then_reshape(x):
     "fn", [write_through_a_row_of_a_transposed_copy, write_through_a_transpose_then_reshape]
 )
 def test_an_update_through_a_view_keeps_the_memory_layout(fn):
-    """A write through a view put back into a Fortran-ordered array made it C-ordered,
-    so a later reshape was a view in tracing (a copy in numpy) and took later writes:
-    a silently wrong value (fuzz seed 1005206, in-place campaign)."""
+    """A write through a view, put back into a Fortran-ordered array, keeps it
+    Fortran-ordered, so a later reshape is a copy, as in numpy, and does not take later
+    writes: values as numpy's."""
     _check_like_numpy(fn, X)
 
 
@@ -354,7 +355,7 @@ def _srelu_alone(alpha, x):
 def test_a_plain_input_a_custom_op_saved_and_later_written_keeps_the_gradient():
     """A custom op saves its plain input ``x`` for the backward; a write into ``x``
     after the call (through a view) must not reach the saved value: the gradient is
-    that of the value the op was called on (fuzz seed 50032488)."""
+    that of the value the op was called on."""
     alpha, x = np.full((1, 3), 0.2), np.array([[-3.0, 0.1, 1.2]])
     value, got = value_and_gradient(_srelu_then_write_through_a_view, alpha, x.copy(), wrt=0)
     assert np.isclose(value, _srelu_alone(alpha, x))

@@ -10,7 +10,7 @@ or inside a helper. The copy the hint asks for is differentiated right by both e
 points: against central differences of the function itself, and against autograd on
 a twin written without writes. ``out=`` is refused into any traced array, as by the
 compiler. Writes into arrays the function made (not a view of an argument) are
-followed, as before (``tests/test_tracing_inplace.py``).
+followed (``tests/test_tracing_inplace.py``).
 """
 
 from __future__ import annotations
@@ -222,8 +222,9 @@ ENTRIES = [_by_value_and_gradient, _by_evaluate, _by_evaluate_higher]
 @pytest.mark.parametrize("entry", ENTRIES, ids=["value_and_gradient", "evaluate", "higher"])
 @pytest.mark.parametrize(("fn", "twin", "write"), FORMS, ids=IDS)
 def test_a_write_into_the_argument_is_refused_at_the_write(fn, twin, write, entry):
-    """Was a silently wrong gradient in ``evaluate`` (with respect to the written x)
-    and the gradient w.r.t. the value passed in by ``value_and_gradient``."""
+    """Refused in every entry point, located at the write with the hint ``x =
+    x.copy()``: followed, ``evaluate`` would give the gradient with respect to the
+    written x, and ``value_and_gradient`` that with respect to the value passed in."""
     with pytest.raises(TracingError) as info:
         entry(fn, X.copy())
     error = info.value
@@ -363,8 +364,7 @@ def strict_reshape_written(x):
 @pytest.mark.parametrize("fn", [strict_row_written, strict_reshape_written])
 def test_a_write_through_a_view_is_refused_in_array_api_strict_too(fn):
     """Its views share memory with the argument, which tracing sees through DLPack
-    (the library has no may_share_memory): the write was not seen, a silently wrong
-    value and gradient."""
+    (the library has no may_share_memory): the write through the view is refused."""
     with pytest.raises(TracingError) as info:
         value_and_gradient(fn, xs.asarray(X.copy()))
     assert "writes in place into the traced variable 'x'" in info.value.message

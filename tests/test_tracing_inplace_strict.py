@@ -106,8 +106,8 @@ def write_seen_by_a_reshape_twin(x):
     ],
 )
 def test_a_write_into_an_array_is_seen_by_its_views(fn, twin):
-    """The views see the write, as the library's own do (before: they kept the old
-    values, a silently wrong value and gradient)."""
+    """The views see the write, as the library's own do: values and gradients as the
+    library's, against central differences and autograd on a twin."""
     expected = central_difference(_on_strict(fn), [X], 0)
     np.testing.assert_allclose(expected, autograd_gradient(twin, [X], 0), atol=1e-6)
     for value, grad in _traced_both_ways(fn, X):
@@ -156,7 +156,7 @@ def reshape_written(x):
 @pytest.mark.parametrize("fn", [slice_filled, slice_scaled, transpose_written, reshape_written])
 def test_a_write_through_a_view_is_refused_at_its_line(fn):
     """Located at the write, saying the library's views share memory and what to write
-    instead; numpy arrays are followed as before."""
+    instead; the same function on numpy arrays is followed, against central differences."""
     for entry in (
         lambda: value_and_gradient(fn, xs.asarray(X)),
         lambda: evaluate(fn, traced(xs.asarray(X))),

@@ -338,7 +338,7 @@ def test_converting_is_fine_once_the_trace_is_released_or_ended():
 @pytest.mark.parametrize(
     ("write", "text"),
     [
-        # element writes (y[0] = 1.0, y[1:] = y[:1]) are followed now:
+        # element writes (y[0] = 1.0, y[1:] = y[:1]) are followed:
         # tests/test_tracing_inplace.py checks their values and gradients
         ("del y[0]", "y[0]"),
         ("y.fill(0.0)", "y.fill"),

@@ -1,5 +1,5 @@
-"""Course-assignment programs (written here; no code copied) in the three styles that
-tracing once refused, each a scalar objective:
+"""Course-assignment programs (written here; no code copied) in three styles that tracing
+must follow, each a scalar objective:
 
 - ``buffers``: outputs filled into arrays the program makes (convolution and pooling
   by loops, RNN and LSTM forwards filling ``h[:, t, :]``, ``out[:, j] += ...``,
@@ -28,7 +28,7 @@ from typing import Any
 MODULES = ("buffers", "conversions", "likelihoods")
 
 
-#: why tracing cannot run a program today (the tests mark it xfail(strict=True))
+#: why tracing cannot run a program (the tests mark it xfail(strict=True))
 METHOD_BUFFER = (
     "np.zeros made in a method called on an object (self.forward) is numpy's own plain "
     "array: tracing reaches the function given to it and the functions it names, not the "
@@ -43,7 +43,7 @@ FLOAT32 = (
 @dataclass
 class Assignment:
     """A program: ``fn(*sample(rng))`` is a scalar; ``wrt`` are the differentiated
-    positions; ``tracing`` says why tracing cannot run it today; ``autograd`` whether
+    positions; ``tracing`` says why tracing cannot run it; ``autograd`` whether
     autograd can run it (it cannot write into arrays, nor differentiate np.asarray,
     numpy scalar casts, math functions or np.array of nested lists of its values)."""
 

@@ -7,7 +7,7 @@ Each module registers its models with :func:`model`; :func:`load_all` gathers th
 ``tests/test_corpus_models.py``, which differentiates each one in both modes (compiler
 ``grad``, tracing ``value_and_gradient``) against central differences and autograd.
 
-A model one mode cannot do today carries the reason (``compiler=`` / ``tracing=``):
+A model one mode cannot do carries the reason (``compiler=`` / ``tracing=``):
 the test marks it ``xfail(strict=True)``, so a fix shows up until the mark goes.
 """
 
@@ -33,7 +33,7 @@ MODULES = (
 @dataclass
 class Model:
     """An objective: ``fn(*sample(rng))`` is a scalar; ``wrt`` are the differentiated
-    argument positions; ``compiler``/``tracing`` say why a mode cannot run it today."""
+    argument positions; ``compiler``/``tracing`` say why a mode cannot run it."""
 
     fn: Callable[..., Any]
     sample: Callable[[Any], tuple[Any, ...]]

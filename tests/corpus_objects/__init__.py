@@ -20,15 +20,15 @@ Each module registers its programs with :func:`program`; the decorated function 
 a seeded ``numpy.random.Generator`` and returns ``(callable, args)``: the callable as a
 user would pass it (a bound method, an object, a partial, a lambda, a function) and
 its arguments. ``wrt`` names what is differentiated: parameters of the callable by
-name, or attributes of its object (``"self.W"``). ``row`` is the construct of issue 28's
-table that the program exercises. ``kind`` is ``"grad"`` (a scalar objective) or
+name, or attributes of its object (``"self.W"``). ``row`` is the construct (a key of ``ROWS``)
+that the program exercises. ``kind`` is ``"grad"`` (a scalar objective) or
 ``"vjp"`` (an array, or ``(out, cache)`` whose later outputs get ``None`` seeds);
 ``differentiable=True`` passes the callable through ``differentiable()`` first;
 ``steps > 1`` is a training loop (one ``value_and_grad``, the attributes in ``wrt``
 rebound after each step, then the model's ``on_step_end()`` where it has one: a
 schedule rebinding other attributes). ``tests/test_corpus_objects.py`` runs them
 (``tests/corpus_objects/checks.py``); ``python -m corpus_objects.measure`` (from
-``tests/``) counts them per row and mode. What a mode refuses today is in
+``tests/``) counts them per row and mode. What a mode refuses is recorded in
 ``today.py`` (the tests mark it ``xfail(strict=True)``).
 """
 
@@ -44,7 +44,7 @@ MODULES = (
     "structures", "names", "effects", "training",
 )  # fmt: skip
 
-# the rows of issue 28's table, in its order
+# the constructs the corpus covers, one row each of measure's table, in its order
 ROWS = {
     "callables": "differentiable()/grad of a bound method or a callable object",
     "varargs": "methods with *args (def fun(self, x, *args))",
@@ -82,14 +82,14 @@ class Program:
 
     @property
     def compiler(self) -> str | None:
-        """Why the compiler cannot run it today (``today.py``), or ``None``."""
+        """Why the compiler cannot run it (recorded in ``today.py``), or ``None``."""
         from corpus_objects.today import COMPILER
 
         return COMPILER.get(self.name)
 
     @property
     def tracing(self) -> str | None:
-        """Why tracing cannot run it today (``today.py``), or ``None``."""
+        """Why tracing cannot run it (recorded in ``today.py``), or ``None``."""
         from corpus_objects.today import TRACING
 
         return TRACING.get(self.name)

@@ -1,5 +1,6 @@
-"""What each mode refuses today, by program name: ``"ErrorClass: the first line of its
-message"`` (``WRONG: ...`` where a mode gave a wrong number). The tests mark these
+"""What each mode refuses, as ``measure`` last recorded it, by program name:
+``"ErrorClass: the first line of its message"`` (``WRONG: ...`` where a mode gives a
+wrong number). The tests mark these
 ``xfail(strict=True)``, so a fix shows up as a failure until its line goes.
 Regenerate with ``python -m corpus_objects.measure --write-today`` (from ``tests/``)."""
 

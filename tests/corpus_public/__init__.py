@@ -21,7 +21,7 @@ compiler's ``value_and_grad``, called three times so the specialized pair runs, 
 tracing's ``value_and_gradient``) against central differences and autograd
 (``tests/corpus_checks.py``).
 
-An objective one mode cannot do today carries the reason (``compiler=`` /
+An objective one mode cannot do carries the reason (``compiler=`` /
 ``tracing=``): the test marks it ``xfail(strict=True)``, so a fix shows up until the
 mark goes. ``autograd=`` says why autograd cannot run it as written (finite
 differences alone then).
@@ -87,7 +87,7 @@ def load_all() -> list[Objective]:
     return list(REGISTRY)
 
 
-# Why a mode cannot run an objective today (the tests mark it xfail(strict=True)).
+# Why a mode cannot run an objective (the tests mark it xfail(strict=True)).
 AUX_DICT = "a helper returning (loss, {'accuracy': ...}): a dict inside a returned tuple is refused"
 TRACING_SCIPY = (
     "scipy.linalg.cho_factor has no derivative rule: tracing's scipy refuses it at the call "

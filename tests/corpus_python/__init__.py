@@ -1,4 +1,4 @@
-"""Programs in the Python people write (issue 13): unpacking, statements kept for their
+"""Programs in the Python people write: unpacking, statements kept for their
 effect, comprehensions and builtins, structured arguments. Written for this project in
 the style of course assignments and public examples (no code copied).
 

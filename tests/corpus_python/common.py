@@ -17,7 +17,7 @@ class Program:
     wrt: tuple[int, ...] = (0,)
     loop_free: bool = False  # no for/while in the user's code (second-order candidates)
     autograd: bool = True  # autograd can run it as written (math.* on boxes cannot)
-    refused: str = ""  # why the compiler refuses it today (recorded as xfail strict)
+    refused: str = ""  # why the compiler refuses it (recorded as xfail strict)
     tracing: str = ""  # why tracing refuses it (a located error, checked in the tracing test)
 
     @property

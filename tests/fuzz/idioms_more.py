@@ -369,8 +369,8 @@ def layout_write(s: Any) -> bool:
     """An array in Fortran's memory layout (made from a transpose: numpy keeps its
     layout; or C's, by ``.copy()``), written into (directly or through a view), then
     reshaped (a copy of the first, a view of the second) and written into again; then
-    the reshaped array is read (fuzz seed 1005206: tracing changed the layout on a
-    write through a view, so the reshape was a view where numpy's is a copy)."""
+    the reshaped array is read: a write through a view must keep the layout, which
+    decides whether the reshape is a view or, as numpy's of the first, a copy."""
     u = s.pick(2)
     shape = s.shapes[u]
     if len(shape) != 2:

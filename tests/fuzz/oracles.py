@@ -40,8 +40,7 @@ def trusted_difference(fn: Callable[[float], float], at: float = 0.0) -> tuple[f
     itself, and a jump that AD could land on either side of (``JUMP``) is a kink. Nor
     where the value is so large that its rounding error, divided by the step, exceeds
     the agreement asked of the steps: both steps may then see the same rounded values
-    and agree on a wrong slope (fuzz seed 910341: a value of 7e14, a slope of 1 read
-    as 0).
+    and agree on a wrong slope (at a value of 7e14, a slope of 1 reads as 0).
 
     >>> trusted_difference(lambda t: 0.3 * t + 1e-4 * t * np.floor(t))[1]  # a small kink
     False
@@ -140,8 +139,8 @@ def hessian_vector(
         estimates.append(estimate)
     coarse, fine = estimates
     # the truncation error goes as h**2: extrapolated (the steps differ by 2), it is far
-    # below the tolerance the result is judged at, which ``fine`` alone can miss (fuzz
-    # seed 76000936: a right H v read as wrong by 1e-4 of its value)
+    # below the tolerance the result is judged at, which ``fine`` alone can miss (it can
+    # read a right H v as wrong by 1e-4 of its value)
     extrapolated = fine + (fine - coarse) / 3
     return extrapolated, close(coarse, fine, 1e-4) & np.isfinite(fine)
 
