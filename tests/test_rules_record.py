@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from oracles import central_difference
 
+from autodiff_tutor import jvp
 from autodiff_tutor.rules import names
 from autodiff_tutor.rules.catalog import FAMILIES
 from autodiff_tutor.rules.formula import parse
@@ -145,6 +149,77 @@ def test_tangents_derived_from_the_vjp() -> None:
     )
     with pytest.raises(ValueError, match="tangent='sideways' is none of"):
         Family("example").defvjp("twice", tangent="sideways")(negative_example)
+
+
+def sin_of_flipped(x):
+    return np.sum(np.sin(x) * np.flip(x))
+
+
+def test_a_derived_tangents_source_survives_a_cleared_linecache() -> None:
+    """A derived tangent's source is kept on the function: after a tool clears
+    ``linecache`` (and before any parse of it), the rules' parse and
+    ``inspect.getsource`` still read it, as they read a written rule's, and forward
+    mode through the op (a symmetric and a linear tangent) agrees with central
+    differences."""
+    linecache.clearcache()
+    parse.cache_clear()  # as in a process whose linecache was cleared before a first parse
+    assert ast.unparse(parse(lookup("sin").jvp).expressions[0]) == "d_x * xp.cos(x)"
+    assert inspect.getsource(lookup("sin").jvp) == (
+        "def sin_tangent(xp, x, *, d_x):\n    return d_x * xp.cos(x)\n"
+    )
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    _, tangent = jvp(sin_of_flipped, (x,), (v,))
+    assert np.isclose(tangent, central_difference(sin_of_flipped, [x], 0) @ v, atol=1e-6)
+
+
+@dataclass(frozen=True)
+class Factor:
+    value: float
+
+
+def capped_example(g, xp, x, cap=np.inf):
+    return xp.where(x < cap, g, 0.0)
+
+
+def scaled_example(g, xp, x, factor=Factor(3.0)):
+    return xp.scaled(g, factor=factor)
+
+
+def test_a_derived_tangent_takes_the_vjps_default_objects() -> None:
+    """An option default without a literal (``np.inf``, an object whose repr names a
+    class the tangent cannot see) is the vjp's own object in the derived tangent, and
+    its source shows it as the vjp's source writes it."""
+    family = Family("example", shape=ELEMENTWISE)
+    family.defvjp("capped")(capped_example)
+    capped = family.rules["capped"].jvp
+    assert inspect.signature(capped).parameters["cap"].default is capped_example.__defaults__[0]
+    assert inspect.getsource(capped) == (
+        "def capped_tangent(xp, x, cap=np.inf, *, d_x):\n    return xp.where(x < cap, d_x, 0.0)\n"
+    )
+    assert capped(np, np.array([1.0, 5.0]), 2.0, d_x=np.ones(2)).tolist() == [1.0, 0.0]
+    assert capped(np, np.array([1e300]), d_x=np.ones(1)).tolist() == [1.0]
+    family.defvjp("scaled", tangent="linear by keyword")(scaled_example)
+    scaled = family.rules["scaled"].jvp
+    xp = SimpleNamespace(scaled=lambda x, factor: factor.value * x)
+    assert scaled(xp, 1.0, d_x=2.0) == 6.0
+    assert inspect.signature(scaled).parameters["factor"].default is scaled_example.__defaults__[0]
+
+
+def roll_swapped(g, xp, x, axis=None, shift=0):
+    return xp.roll(g, -shift, axis)
+
+
+def test_options_by_position_must_be_numpys_positions() -> None:
+    """A tangent derived with options by position calls ``xp.<op>`` with them in the
+    vjp's order: they must be numpy's next positional parameters (``roll(a, shift,
+    axis)``), or the derivation is refused, naming the rule; by keyword, any order
+    is right."""
+    with pytest.raises(ValueError, match="rule 'roll'.*shift, axis"):
+        Family("example").defvjp("roll", tangent="linear")(roll_swapped)
+    family = Family("example")
+    family.defvjp("roll", tangent="linear by keyword")(roll_swapped)
+    tangent = family.rules["roll"].jvp
+    assert tangent(np, np.arange(3.0), None, 1, d_x=np.arange(3.0)).tolist() == [2.0, 0.0, 1.0]
 
 
 # --- the rule grammar, parsed once ------------------------------------------------------

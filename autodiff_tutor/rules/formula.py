@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ def parse(rule_fn: Callable[..., Any]) -> Formula:
     '2 * g'
     """
     name = getattr(rule_fn, "__name__", "rule")
+    _register_kept_source(inspect.unwrap(rule_fn))
     try:
         lines, first_line = inspect.getsourcelines(rule_fn)
         tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
@@ -89,6 +91,34 @@ def parse(rule_fn: Callable[..., Any]) -> Formula:
         first_line=first_line,
         filename=inspect.getsourcefile(rule_fn) or "<rule>",
     )
+
+
+def keep_source(fn: Callable[..., Any], text: str) -> None:
+    """Make ``text`` the source of ``fn``, a rule compiled from a syntax tree (no file
+    holds it): kept on the function, and registered with ``linecache`` under its code's
+    file name, where ``inspect.getsource`` and :func:`parse` read it.
+
+    Any tool may call ``linecache.clearcache()``; :func:`parse` registers the kept text
+    again, so a rule made this way reads as one written in a file does.
+
+    >>> text = "def double(g, x):\\n    return 2 * g\\n"
+    >>> namespace = {}
+    >>> exec(compile(text, "<double>", "exec"), namespace)
+    >>> keep_source(namespace["double"], text)
+    >>> del linecache.cache["<double>"]  # as linecache.clearcache() would
+    >>> ast.unparse(parse(namespace["double"]).expressions[0])
+    '2 * g'
+    """
+    fn.kept_source = text  # type: ignore[attr-defined]
+    _register_kept_source(fn)
+
+
+def _register_kept_source(fn: Any) -> None:
+    text = getattr(fn, "kept_source", None)
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    if text is not None and filename not in linecache.cache:
+        # mtime None: linecache.checkcache() keeps the entry (no file to compare with)
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
 
 
 def substitute(expr: ast.expr, values: dict[str, ast.expr]) -> ast.expr:

@@ -77,14 +77,16 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodiff_tutor.rules.formula import parse, substitute
+import numpy as np
+
+from autodiff_tutor.rules.formula import keep_source, parse, substitute
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.runtime import helpers
+from autodiff_tutor.syntax import copy_tree
 
 SPECIAL_PARAMETERS = ("g", "out", "xp")
 
@@ -347,7 +349,6 @@ class Family:
 
     def _derive_jvp(self, op: str, how: str) -> None:
         self._set_jvp(op, derived_tangent(self.rules[op], how))
-        parse(self.rules[op].jvp)  # now: its source is in linecache, which a tool may clear
 
     def declare_nondifferentiable(self, *ops: str, aliases: dict[Any, str] | None = None) -> None:
         """Primitives whose output carries no gradient (comparisons, ``sign``...), and
@@ -364,8 +365,10 @@ class Family:
 
 def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
     """The tangent rule that ``how`` (one of :data:`TANGENTS`) derives from ``rule``'s
-    vjp: a function with the tangent rules' signature, whose source
-    (``inspect.getsource``) is its formula.
+    vjp: a function with the tangent rules' signature (the options' defaults are the
+    vjp's own objects), whose source (``inspect.getsource``) is its formula, kept on
+    the function (:func:`~autodiff_tutor.rules.formula.keep_source`). Options passed by
+    position to numpy's ``op`` must be its next positional parameters, in order.
 
     - ``"symmetric"``: each input's Jacobian is symmetric (elementwise ops: diagonal): the
       vjp with ``g`` replaced by each input's tangent, the terms added;
@@ -390,7 +393,8 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
     """
     if how not in TANGENTS:
         raise ValueError(f"rule {rule.op!r}: tangent={how!r} is none of {TANGENTS}")
-    gradients = dict(zip(rule.inputs, parse(rule.vjp).expressions, strict=True))
+    vjp = parse(rule.vjp)
+    gradients = dict(zip(rule.inputs, vjp.expressions, strict=True))
     unused = [n for n, e in gradients.items() if isinstance(e, ast.Constant) and e.value is None]
     if how.startswith("symmetric"):
         terms = [
@@ -401,34 +405,100 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
         if how.endswith("dtype"):
             out = ast.Name("out", ast.Load())
             terms = [ast.Call(ast.Name("cast_like", ast.Load()), [t, out], []) for t in terms]
-        body = ast.unparse(functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), terms))
+        body = functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), terms)
         scope = inspect.unwrap(rule.vjp).__globals__  # the names the vjp's formula calls
     else:
-        callee = rule.op if rule.shape == HELPER else f"xp.{rule.op}"
-        scope = {rule.op: getattr(helpers, rule.op)} if rule.shape == HELPER else {}
-        options = [f"{n}={n}" if how.endswith("keyword") else n for n in rule.options]
+        if rule.shape == HELPER:
+            callee: ast.expr = ast.Name(rule.op, ast.Load())
+            scope = {rule.op: getattr(helpers, rule.op)}
+        else:
+            callee = ast.Attribute(ast.Name("xp", ast.Load()), rule.op, ast.Load())
+            scope = {}
+            if not how.endswith("keyword"):
+                _check_positions(rule, how)
         active = [n for n in rule.inputs if n not in unused]
 
-        def call(moved: list[str]) -> str:
-            arguments = [f"d_{n}" if n in moved else n for n in rule.inputs] + options
-            return f"{callee}({', '.join(arguments)})"
+        def call(moved: list[str]) -> ast.expr:
+            names = [f"d_{n}" if n in moved else n for n in rule.inputs]
+            if how.endswith("keyword"):
+                keywords = [ast.keyword(n, ast.Name(n, ast.Load())) for n in rule.options]
+            else:
+                names, keywords = names + list(rule.options), []
+            return ast.Call(callee, [ast.Name(n, ast.Load()) for n in names], keywords)
 
-        if how.startswith("linear"):
-            body = call(active)
-        else:
-            body = " + ".join(call([n]) for n in active)
-    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
-    parameters = [n for n in ("out", "xp") if n in used]
-    parameters += [*rule.inputs, *(f"{n}={v!r}" for n, v in rule.options.items()), "*"]
-    parameters += [f"d_{n}=None" if n in unused else f"d_{n}" for n in rule.inputs]
+        calls = [call(active)] if how.startswith("linear") else [call([n]) for n in active]
+        body = functools.reduce(lambda a, b: ast.BinOp(a, ast.Add(), b), calls)
+    used = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+    primal = [n for n in ("out", "xp") if n in used] + [*rule.inputs, *rule.options]
     name = f"{rule.op}_tangent"
-    source = f"def {name}({', '.join(parameters)}):\n    return {body}\n"
+    definition = ast.FunctionDef(
+        name=name,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(n) for n in primal],
+            kwonlyargs=[ast.arg(f"d_{n}") for n in rule.inputs],
+            kw_defaults=[ast.Constant(None) if n in unused else None for n in rule.inputs],
+            defaults=[_default_expression(vjp.tree, n) for n in rule.options],
+        ),
+        body=[ast.Return(body)],
+        decorator_list=[],
+        type_params=[],
+        lineno=1,
+    )
+    text = ast.unparse(definition) + "\n"
+    # compiled without the defaults' expressions, which name what the vjp's module sees:
+    # the defaults are the vjp's own objects (np.inf, any object), set below
+    compiled = copy_tree(definition)
+    compiled.args.defaults = []
+    first, second = text.splitlines()
+    _place(compiled, 1, len(first))  # the formula's nodes carry the vjp's lines
+    _place(compiled.body[0], 2, len(second), start=4)
+    compiled.end_lineno = 2  # the def spans both
     filename = f"<{name}, derived from {rule.vjp.__name__}>"
-    # the parse of rules (and inspect.getsource) reads this source from linecache
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, Any] = {}
-    exec(compile(source, filename, "exec"), scope, namespace)  # noqa: S102
-    return namespace[name]
+    module = ast.Module([compiled], type_ignores=[])
+    exec(compile(module, filename, "exec"), scope, namespace)  # noqa: S102
+    tangent = namespace[name]
+    tangent.__defaults__ = tuple(rule.options.values()) or None
+    # kept on the function: linecache, where inspect and parse read it, may be cleared
+    keep_source(tangent, text)
+    return tangent
+
+
+def _place(tree: ast.AST, line: int, end: int, start: int = 0) -> None:
+    """Put every node of ``tree`` on line ``line``, columns ``start`` to ``end``."""
+    for node in ast.walk(tree):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = line
+            node.col_offset, node.end_col_offset = start, end
+
+
+def _default_expression(tree: ast.FunctionDef, option: str) -> ast.expr:
+    """The expression ``tree``'s ``def`` gives as the default of ``option``."""
+    arguments = tree.args
+    positional = arguments.posonlyargs + arguments.args
+    with_default = positional[len(positional) - len(arguments.defaults) :] + arguments.kwonlyargs
+    defaults = arguments.defaults + arguments.kw_defaults
+    return dict(zip([a.arg for a in with_default], defaults, strict=True))[option]
+
+
+def _check_positions(rule: Rule, how: str) -> None:
+    """Refuse a derivation that passes ``rule``'s options by position to numpy's
+    ``op`` where numpy's next positional parameters are not those options, in order
+    (the tangent would then give each option's value to another parameter)."""
+    try:
+        parameters = inspect.signature(getattr(np, rule.op)).parameters.values()
+    except (AttributeError, TypeError, ValueError):  # not numpy's, or no signature
+        return
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p.name for p in parameters if p.kind in kinds]
+    taken = positional[len(rule.inputs) : len(rule.inputs) + len(rule.options)]
+    if taken != list(rule.options):
+        raise ValueError(
+            f"rule {rule.op!r}: tangent={how!r} passes the options ({', '.join(rule.options)}) "
+            f"by position, but numpy's {rule.op} takes ({', '.join(taken)}) there; order "
+            f"them as numpy does, or use {how + ' by keyword'!r}"
+        )
 
 
 def _by_name(op: str, helper: bool) -> Callable[..., Any]:
