@@ -127,8 +127,11 @@ def hessian_vector(
     >>> hv, trusted = hessian_vector(lambda x: float(np.sum(x ** 3)), np.ones(2), np.ones(2))
     >>> np.round(hv, 4).tolist(), trusted.tolist()
     ([6.0, 6.0], [True, True])
+    >>> hv, trusted = hessian_vector(lambda x: float(x[0] ** 2 + 1e12), np.ones(1), np.ones(1))
+    >>> hv.tolist(), trusted.tolist()  # H v = 2: both steps read 0 from the rounded 1e12
+    ([0.0], [False])
     """
-    estimates = []
+    estimates, largest = [], np.zeros(x.shape)
     for h in HESSIAN_STEPS:
         estimate = np.zeros(x.shape)
         for i in np.ndindex(x.shape):
@@ -136,13 +139,18 @@ def hessian_vector(
             e[i] = h
             corners = [fn(x + e + h * v), fn(x + e - h * v), fn(x - e + h * v), fn(x - e - h * v)]
             estimate[i] = (corners[0] - corners[1] - corners[2] + corners[3]) / (4 * h * h)
+            largest[i] = max(largest[i], max(abs(c) for c in corners))
         estimates.append(estimate)
     coarse, fine = estimates
+    # as for a slope (trusted_difference): where the values' rounding error, divided by
+    # h**2, exceeds the agreement asked, both steps may read the same rounded values
+    rounding = np.finfo(np.float64).eps * largest / HESSIAN_STEPS[1] ** 2
     # the truncation error goes as h**2: extrapolated (the steps differ by 2), it is far
     # below the tolerance the result is judged at, which ``fine`` alone can miss (it can
     # read a right H v as wrong by 1e-4 of its value)
     extrapolated = fine + (fine - coarse) / 3
-    return extrapolated, close(coarse, fine, 1e-4) & np.isfinite(fine)
+    stable = close(coarse, fine, 1e-4) & (rounding <= 1e-4 * (1 + np.abs(fine)))
+    return extrapolated, stable & np.isfinite(fine)
 
 
 class _AutogradNumpy:
