@@ -151,6 +151,20 @@ def test_tangents_derived_from_the_vjp() -> None:
         Family("example").defvjp("twice", tangent="sideways")(negative_example)
 
 
+def test_a_tangent_is_derived_at_its_first_read() -> None:
+    """Registering a rule does not build its derived tangent (loading the catalog
+    stays cheap); the first read of ``jvp`` builds it, once, and a refusal of the
+    derivation still comes at registration."""
+    family = Family("example", shape=ELEMENTWISE)
+    family.defvjp("negative")(negative_example)
+    rule = family.rules["negative"]
+    assert (rule.tangent, rule.written_jvp) == ("symmetric", None)
+    assert rule.jvp is rule.jvp and rule.jvp(2.0, d_x=3.0) == -3.0
+    assert rule.tangent == ""
+    with pytest.raises(ValueError, match="<lambda>: not a def"):
+        Family("example").defvjp("twice", tangent="linear")(lambda g, x: 2 * g)
+
+
 def sin_of_flipped(x):
     return np.sum(np.sin(x) * np.flip(x))
 

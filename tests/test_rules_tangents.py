@@ -363,7 +363,7 @@ def test_a_tangent_that_is_not_a_sum_of_terms_is_flagged() -> None:
     def divide_tangent(out, x, y, *, d_x, d_y):
         return (d_x - out * d_y) / y  # right, but dropping d_y drops d_x with it
 
-    rule = Rule("divide", divide, ("x", "y"), {}, True, False, jvp=divide_tangent)
+    rule = Rule("divide", divide, ("x", "y"), {}, True, False, written_jvp=divide_tangent)
     assert not is_sum_of_single_tangent_terms(rule)
     with pytest.raises(AssertionError, match="sum of terms"):
         check_terms(rule)

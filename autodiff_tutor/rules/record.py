@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.rules.formula import keep_source, parse, substitute
+from autodiff_tutor.rules.formula import Formula, keep_source, parse, substitute
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, NumericOnly, ScalarRule
 from autodiff_tutor.runtime import helpers
 from autodiff_tutor.syntax import copy_tree
@@ -141,7 +141,7 @@ class Rule:
     list_result: bool = False
     fields: tuple[str, ...] = ()
     convention: str = ""
-    jvp: Callable[..., Any] | None = None
+    written_jvp: Callable[..., Any] | None = field(default=None, repr=False)
     math: str = ""
     latex: str = ""
     check: Callable[..., None] | None = None
@@ -155,6 +155,34 @@ class Rule:
     defaults: dict[str, Any] = field(default_factory=dict)
     none_means: dict[str, Any] = field(default_factory=dict)
     view: str = ""
+    #: how ``jvp`` derives from the vjp (one of :data:`TANGENTS`), at its first read;
+    #: ``""`` once derived, or where ``defjvp`` wrote it
+    tangent: str = ""
+
+    @property
+    def jvp(self) -> Callable[..., Any] | None:
+        """The forward-mode (tangent) rule: written with ``defjvp``, derived from the
+        vjp (``tangent``) the first time it is read, or ``None``.
+
+        >>> def cube(g, x):
+        ...     return g * 3 * x * x
+        >>> Rule("cube", cube, ("x",), {}, False, False, tangent="symmetric").jvp(2.0, d_x=1.0)
+        12.0
+        """
+        if self.tangent:
+            how, self.tangent = self.tangent, ""
+            # a ``tangent=`` was checked at registration; an elementwise rule's default
+            # has none where its vjp is no formula the derivation reads (a lambda)
+            with contextlib.suppress(ValueError):
+                self.jvp = derived_tangent(self, how)
+        return self.written_jvp
+
+    @jvp.setter
+    def jvp(self, fn: Callable[..., Any] | None) -> None:
+        self.tangent = ""
+        self.written_jvp = (
+            fn if fn is None or self.check is None else checked(fn, self.check, self.options)
+        )
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Raise a clear error if the rule does not cover these option values (and the
@@ -312,11 +340,13 @@ class Family:
                 none_means=dict(none_means or {}),
                 view=view,
             )
+            rule = self.rules[op]
             if tangent:
-                self._derive_jvp(op, tangent)
-            elif self.rules[op].shape in (ELEMENTWISE, SELECTION):
-                with contextlib.suppress(ValueError):  # a vjp the parse cannot read (a lambda)
-                    self._derive_jvp(op, "symmetric")
+                _derivation(rule, tangent)  # refused here, not at the tangent's first use
+            # derived when first read (most rules never are); an elementwise rule's is
+            # symmetric unless said otherwise
+            default = "symmetric" if rule.shape in (ELEMENTWISE, SELECTION) else ""
+            rule.tangent = tangent or default
             return fn
 
         return register
@@ -338,17 +368,10 @@ class Family:
         """
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._set_jvp(op, fn)
+            self.rules[op].jvp = fn
             return fn
 
         return register
-
-    def _set_jvp(self, op: str, fn: Callable[..., Any]) -> None:
-        rule = self.rules[op]
-        rule.jvp = fn if rule.check is None else checked(fn, rule.check, rule.options)
-
-    def _derive_jvp(self, op: str, how: str) -> None:
-        self._set_jvp(op, derived_tangent(self.rules[op], how))
 
     def declare_nondifferentiable(self, *ops: str, aliases: dict[Any, str] | None = None) -> None:
         """Primitives whose output carries no gradient (comparisons, ``sign``...), and
@@ -391,10 +414,7 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
     >>> tangent(2.0, d_x=1.0)
     12.0
     """
-    if how not in TANGENTS:
-        raise ValueError(f"rule {rule.op!r}: tangent={how!r} is none of {TANGENTS}")
-    vjp = parse(rule.vjp)
-    gradients = dict(zip(rule.inputs, vjp.expressions, strict=True))
+    vjp, gradients = _derivation(rule, how)
     unused = [n for n, e in gradients.items() if isinstance(e, ast.Constant) and e.value is None]
     if how.startswith("symmetric"):
         terms = [
@@ -414,8 +434,6 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
         else:
             callee = ast.Attribute(ast.Name("xp", ast.Load()), rule.op, ast.Load())
             scope = {}
-            if not how.endswith("keyword"):
-                _check_positions(rule, how)
         active = [n for n in rule.inputs if n not in unused]
 
         def call(moved: list[str]) -> ast.expr:
@@ -463,6 +481,19 @@ def derived_tangent(rule: Rule, how: str) -> Callable[..., Any]:
     # kept on the function: linecache, where inspect and parse read it, may be cleared
     keep_source(tangent, text)
     return tangent
+
+
+def _derivation(rule: Rule, how: str) -> tuple[Formula, dict[str, ast.expr]]:
+    """The vjp's formula and each input's gradient expression, for deriving ``rule``'s
+    tangent the way ``how`` says; ``ValueError`` where it cannot be derived so."""
+    if how not in TANGENTS:
+        raise ValueError(f"rule {rule.op!r}: tangent={how!r} is none of {TANGENTS}")
+    vjp = parse(rule.vjp)
+    gradients = dict(zip(rule.inputs, vjp.expressions, strict=True))
+    positional = not how.startswith("symmetric") and not how.endswith("keyword")
+    if positional and rule.shape != HELPER:
+        _check_positions(rule, how)
+    return vjp, gradients
 
 
 def _place(tree: ast.AST, line: int, end: int, start: int = 0) -> None:
