@@ -3,7 +3,8 @@
 *Memory* is the one word for it: the values the forward returns for the backward
 (``memory``), the values each loop iteration or branch path pushes on the *stack*
 (and the backward pops at the start of its replay of that body), and values kept
-only for their shape and dtype (``like(t)``). All of it is read off the backward's
+only for their shape and dtype (``like(t)``, which lets a large temporary be freed; a
+parameter is kept whole, as the caller holds it anyway). All of it is read off the backward's
 tree with Python's scoping (:func:`~.code.free_reads`): a name bound by a ``for``
 header or an earlier statement of the backward is never memory.
 
@@ -110,7 +111,9 @@ def plan_memory(
     order += [n for loop in loops_in(program.steps) for n in (loop.index, loop.counter) if n]
     names = [n for n in dict.fromkeys([*order, "stack", "path"]) if n in free & top]
     memory.names = names
-    memory.shape_only = _shape_only(backward) - program.list_names if in_place else set()
+    # a parameter is the caller's value, alive anyway: kept whole, it costs nothing
+    whole = program.list_names | set(program.params)
+    memory.shape_only = _shape_only(backward) - whole if in_place else set()
     return memory
 
 
