@@ -615,3 +615,44 @@ def test_a_def_reading_a_name_the_calling_helper_rebinds_is_refused():
 
     with pytest.raises(UnsupportedSyntaxError, match="a name this helper binds too"):
         grad(shadowed)(np.array([0.3, -0.7]), np.array([0.5, 0.2]))
+
+
+def cubes(y):
+    return np.sum(y**3)
+
+
+def squares_of_cubes_gradient(x):
+    g = grad(cubes, wrt=None)(x)
+    return np.sum(g * g)
+
+
+def scaled_cubes_gradient(x):
+    def scaled(y):
+        return np.sum(y**3 * x)
+
+    return np.sum(grad(scaled, wrt=None)(x))
+
+
+def weighted_cubes(p):
+    return np.sum(p["w"] ** 3) * p["b"]
+
+
+def test_wrt_none_of_one_input_is_one_gradient_everywhere() -> None:
+    """``grad(f, wrt=None)`` of a function of one input gives that input's gradient,
+    not a 1-tuple: inside differentiated code (a def, a closure over the outer
+    variable), and under ``jvp`` of it (an array, a dict), as the front door gives."""
+    x = np.array([1.0, 2.0, -0.5])
+    for outer in (squares_of_cubes_gradient, scaled_cubes_gradient):
+        np.testing.assert_allclose(
+            grad(outer)(x), central_difference(outer, [x], 0), rtol=1e-6, atol=1e-8
+        )
+    v = np.array([0.5, -1.0, 2.0])
+    gradient, tangent = jvp(grad(cubes, wrt=None), (x,), (v,))
+    np.testing.assert_allclose(gradient, 3 * x**2)
+    np.testing.assert_allclose(tangent, 6 * x * v)
+    p = {"w": np.array([1.0, 2.0]), "b": 3.0}
+    dp = {"w": np.array([1.0, -1.0]), "b": 0.5}
+    gradient, tangent = jvp(grad(weighted_cubes, wrt=None), (p,), (dp,))
+    assert set(gradient) == set(tangent) == {"w", "b"}
+    np.testing.assert_allclose(tangent["w"], 6 * p["w"] * dp["w"] * 3.0 + 3 * p["w"] ** 2 * 0.5)
+    np.testing.assert_allclose(tangent["b"], np.sum(3 * p["w"] ** 2 * dp["w"]))

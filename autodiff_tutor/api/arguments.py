@@ -165,8 +165,17 @@ def one_or_all(values: Sequence[Any], wrt: Any) -> Any:
     >>> one_or_all((1.0,), "x"), one_or_all((1.0,), None), one_or_all((1.0,), ["x"])
     (1.0, 1.0, (1.0,))
     """
-    one = isinstance(wrt, (int, str)) or (wrt is None and len(values) == 1)
-    return values[0] if one else values
+    return values[0] if gives_one(wrt, len(values)) else values
+
+
+def gives_one(wrt: Any, count: int) -> bool:
+    """Whether a derivative with respect to ``wrt`` (``count`` inputs) is one value,
+    not a tuple: ``wrt`` names one input, or is ``None`` and there is one.
+
+    >>> gives_one(0, 1), gives_one(None, 1), gives_one(None, 2), gives_one([0], 1)
+    (True, True, False, False)
+    """
+    return isinstance(wrt, (int, str)) or (wrt is None and count == 1)
 
 
 def check_wrt(wrt: Any) -> None:

@@ -36,6 +36,7 @@ from autodiff_tutor.api.arguments import (
     flatten_call,
     flattened_functions,
     forget_flattened,
+    gives_one,
     is_required,
     located,
     owned,
@@ -736,7 +737,7 @@ def differentiable(fn: Callable[..., Any] | None = None, backend: str = "numpy")
     derivative = compiled.derivative(wrt)
     if known is not None and known.made_from is derivative:
         return known
-    plain = compile_gradient_function(derivative, isinstance(wrt, (int, str)))
+    plain = compile_gradient_function(derivative, gives_one(wrt, len(derivative.wrt)))
     wrapper = Differentiable(plain)
     wrapper.made_from = derivative
     wrapper.gradient_function = fn

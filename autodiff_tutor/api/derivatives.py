@@ -64,6 +64,7 @@ from autodiff_tutor.api.arguments import (
     entry_names,
     flatten_call,
     float_params,
+    gives_one,
     leaves_of,
     located,
     needs_flattening,
@@ -536,7 +537,7 @@ def structured_jvp(
     gradients, gradient_dots = jvp(gradient, flat.args, flat_tangents)
     by_entry = flat.rebuild(gradients), flat.rebuild(gradient_dots)
     chosen = [tuple(entries[every.index(p)] for p in of) for entries in by_entry]
-    if isinstance(gradient_of[1], (int, str)):
+    if gives_one(gradient_of[1], len(of)):
         return chosen[0][0], chosen[1][0]
     return chosen[0], chosen[1]
 
@@ -665,7 +666,7 @@ class DerivativeMaker:
         if request.kind == "jvp":
             return Made(compiled.tangent(request.wrt).function)
         derivative = compiled.derivative(request.wrt)
-        single = isinstance(request.wrt, (int, str))
+        single = gives_one(request.wrt, len(derivative.wrt))
         if request.kind == "hvp":
             gradient = compile_gradient_function(derivative, True)
             # along the input differentiated (hvp(f, wrt=1)(x, y, v): along y, not x)

@@ -455,6 +455,14 @@ def nested_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
             "w = w + 0.1 * grad(bump)(w)",
         ),
         ("dg = grad(inner_loss)", "w = w - 0.05 * dg(w) * dg(0.5 * w)"),
+        # wrt=None of a function of one input: its one gradient, not a 1-tuple
+        ("w = w - 0.1 * grad(inner_loss, wrt=None)(w)",),
+        (
+            "def tilt(s):",
+            "    return np.sum(np.sin(s) * w)",
+            "value, slope = value_and_grad(tilt, wrt=None)(w)",
+            "w = w + 0.1 * slope * value",
+        ),
     ]
     found = [(Piece(p, module=NESTED_MODULE), [INNER_REDEFINED]) for p in pieces]
     newton = ("for _ in range(2):", "    w = w - grad(inner_loss)(w) / 4.0")

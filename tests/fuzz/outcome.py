@@ -3,6 +3,10 @@ and a program loaded from its source text (:class:`Loaded`).
 
 >>> failure("compiler", ValueError("boom"), "<fuzz>")
 Outcome(mode='compiler', kind='crash', detail='ValueError: boom')
+>>> from autodiff_tutor.errors import InternalError, Location
+>>> internal = InternalError("the forward raised", Location("<fuzz>", 3, 4, "y = x"))
+>>> failure("compiler", internal, "<fuzz>").kind
+'crash'
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.errors import AutodiffError, InternalError
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,9 @@ def located(error: BaseException, filename: str) -> bool:
 
 
 def failure(mode: str, error: BaseException, filename: str) -> Outcome:
-    """A located refusal, or a crash (any other exception)."""
-    if located(error, filename):
+    """A located refusal, or a crash: any other exception, and an ``InternalError``
+    even where located (the library failed on code Python runs)."""
+    if located(error, filename) and not isinstance(error, InternalError):
         return Outcome(mode, "refused", f"{type(error).__name__}: {error.message}")
     what = "unlocated " if isinstance(error, AutodiffError) else ""
     first = str(error).splitlines()[0] if str(error) else ""

@@ -544,10 +544,11 @@ def _parsed(parsed: ParsedFunction, tree: ast.FunctionDef) -> ParsedFunction:
 def _shifted(wrt: Any, lifted: Lifted) -> Any:
     """``wrt`` of the lifted function's own parameters, the captured ones before them:
     positions move by how many were captured; names and ``None`` (its own parameters)
-    stay."""
+    stay; ``None`` is every own parameter (the position of the only one: one gradient,
+    as the front door gives it)."""
     count, own = len(lifted.captured), len(lifted.own)
     if wrt is None:
-        return list(lifted.own)
+        return count if own == 1 else list(lifted.own)
     if isinstance(wrt, bool):
         return wrt  # refused by the front door, as given
     if isinstance(wrt, int):
