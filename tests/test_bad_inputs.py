@@ -18,7 +18,7 @@ from bad_inputs_compiler import CASES as COMPILER_CASES
 from bad_inputs_compiler import ERROR
 from bad_inputs_tracing import CASES as TRACING_CASES
 
-from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.errors import AutodiffError, InternalError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,6 +62,7 @@ def test_bad_input_is_refused_with_a_location_or_handled_correctly(call, expect)
         try:
             result = call()
         except AutodiffError as error:
+            assert not isinstance(error, InternalError), f"the toolkit failed:\n{error}"
             assert located_in_user_code(error), f"not located in the user's code:\n{error}"
             return
     assert expect is not ERROR, f"expected a located AutodiffError, got a result: {result!r}"

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from autodiff_tutor.api import value_and_grad
-from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.errors import AutodiffError, InternalError
 
 SIZE = 4
 PROGRAMS = 120
@@ -227,6 +227,7 @@ def check(fn, source: str, path: str) -> str:
         try:
             value, gradient = value_and_grad(fn)(x, 3)
         except AutodiffError as error:
+            assert not isinstance(error, InternalError), f"the toolkit failed:\n{error}\n{source}"
             assert error.location is not None, f"an error without a location:\n{error}\n{source}"
             assert error.location.filename == path
             return "rejected"

@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 from oracles import central_difference
 
-from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.errors import AutodiffError, InternalError
 from autodiff_tutor.tracing import value_and_gradient
 from corpus_assignments import Assignment, load_all
 
@@ -54,6 +54,8 @@ def outcome(p: Assignment) -> tuple[str, str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             check(p)
+    except InternalError as error:  # the toolkit failed on code Python runs
+        return "crashed", f"CRASH {type(error).__name__}: {' '.join(error.message.split())}"
     except AutodiffError as error:
         return "refused", f"{type(error).__name__}: {' '.join(error.message.split())}"
     except AssertionError as error:

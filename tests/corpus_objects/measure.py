@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from autodiff_tutor.errors import AutodiffError
+from autodiff_tutor.errors import AutodiffError, InternalError
 from corpus_objects import ROWS, Program, load_all
 from corpus_objects.checks import check_compiler, check_tracing
 
@@ -49,6 +49,8 @@ def outcome(check: Callable[[Program], None], p: Program) -> tuple[str, str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             check(p)
+    except InternalError as error:  # the toolkit failed on code Python runs
+        return "crashed", f"CRASH {summary(error)}"
     except AutodiffError as error:
         return "refused", summary(error)
     except AssertionError as error:
