@@ -24,6 +24,8 @@ import types
 import pytest
 from hypothesis import HealthCheck, settings
 
+from autodiff_tutor.errors import InternalError
+
 settings.register_profile("dev", deadline=None)
 settings.register_profile(
     "ci",
@@ -59,6 +61,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """An ``InternalError`` is a bug of the toolkit: it fails a test even where the
+    test is marked to expect a refusal (``xfail(raises=AutodiffError)``)."""
+    outcome = yield
+    report = outcome.get_result()
+    internal = call.excinfo is not None and call.excinfo.errisinstance(InternalError)
+    if internal and hasattr(report, "wasxfail"):
+        del report.wasxfail
+        report.outcome = "failed"
 
 
 class _CellCompiler:
