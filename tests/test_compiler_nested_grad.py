@@ -15,7 +15,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad, vjp
-from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.errors import ArgumentError, UnsupportedSyntaxError
 
 
 def _autograd_jvp(f, args, tangents):
@@ -656,3 +656,43 @@ def test_wrt_none_of_one_input_is_one_gradient_everywhere() -> None:
     assert set(gradient) == set(tangent) == {"w", "b"}
     np.testing.assert_allclose(tangent["w"], 6 * p["w"] * dp["w"] * 3.0 + 3 * p["w"] ** 2 * 0.5)
     np.testing.assert_allclose(tangent["b"], np.sum(3 * p["w"] ** 2 * dp["w"]))
+
+
+def cubed_times(x, y):
+    return np.sum(x**3 * y)
+
+
+HVP_OF_EVERY_INPUT = hvp(cubed_times, wrt=None)
+
+
+def hvp_of_every_input(x):
+    return np.sum(hvp(cubed_times, wrt=None)(x, x, np.ones(2)) * x)
+
+
+def hvp_of_a_list(x):
+    return np.sum(hvp(cubed_times, wrt=[0])(x, x, np.ones(2)) * x)
+
+
+def hessian_of_every_input(x):
+    return np.sum(hessian(cubes, wrt=None)(x))
+
+
+def hvp_made_of_every_input(x):
+    return np.sum(HVP_OF_EVERY_INPUT(x, x, np.ones(2)) * x)
+
+
+@pytest.mark.parametrize(
+    "fn", [hvp_of_every_input, hvp_of_a_list, hessian_of_every_input, hvp_made_of_every_input]
+)
+def test_hvp_and_hessian_of_several_inputs_are_refused_as_the_front_door_refuses(fn):
+    """``hvp`` and ``hessian`` differentiate one input: ``wrt=None`` or a list is
+    refused inside differentiated code with the front door's own error, located at the
+    call, and not read as the first input."""
+    x = np.array([0.5, 2.0])
+    with pytest.raises(ArgumentError) as inside:
+        grad(fn)(x)
+    assert "one input to differentiate, by position or name" in inside.value.message
+    assert inside.value.location.filename == __file__
+    with pytest.raises(ArgumentError) as outside:
+        fn(x)
+    assert inside.value.message == outside.value.message

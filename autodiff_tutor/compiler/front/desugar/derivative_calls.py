@@ -44,7 +44,7 @@ import numpy
 
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction
-from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff_tutor.errors import ArgumentError, AutodiffError, Location, UnsupportedSyntaxError
 from autodiff_tutor.syntax import copy_tree
 
 #: the kinds of derivative a call can take inside compiled code
@@ -165,6 +165,7 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
         _refuse(kind, call, context)
     if kind == "made":  # dg = grad(f) at module level, then dg(x)
         made_kind, function, wrt = _makers[0].made(value)
+        _check_one_input(made_kind, wrt, context.parsed.location(call))
         request = Request(made_kind, wrt, function=function)
         return _called(request, call, [], list(call.args), context)
     return None
@@ -333,7 +334,18 @@ def _wrt(kind: str, maker: ast.Call, context: Context) -> Any:
                 context.parsed.location(keyword.value),
             )
         wrt = _constant(keyword.value, "wrt", context)
+    _check_one_input(kind, wrt, where)
     return wrt
+
+
+def _check_one_input(kind: str, wrt: Any, where: Location) -> None:
+    """Refuse ``hvp`` and ``hessian`` of anything but one input, as the front door does."""
+    if kind in ("hvp", "hessian") and (isinstance(wrt, bool) or not isinstance(wrt, (int, str))):
+        raise ArgumentError(
+            f"{kind} takes one input to differentiate, by position or name; got wrt={wrt!r}",
+            where,
+            hint="for several inputs, pass them as one array, or take one block at a time",
+        )
 
 
 def _jvp(call: ast.Call, context: Context) -> ast.expr:
