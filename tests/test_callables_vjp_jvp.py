@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import jvp, vjp
+from autodiff_tutor import grad, jvp, vjp
 from autodiff_tutor.errors import ArgumentError
 
 RNG = np.random.default_rng(3)
@@ -111,3 +111,41 @@ def test_jvp_with_a_tangent_missing_is_a_located_error():
     with pytest.raises(ArgumentError, match="tangents") as caught:
         jvp(Layer().forward, (X,), ())
     assert "test_callables_vjp_jvp.py" in str(caught.value)
+
+
+class Cubes:
+    def loss(self, y):
+        return np.sum(y**3)
+
+
+def cubes_times(a, b):
+    return np.sum(a**3 * b)
+
+
+def cubes_of_extras(y, *extras):
+    return np.sum(y**3) * (1.0 + sum(extras))
+
+
+@pytest.mark.parametrize(
+    "f", [Cubes().loss, functools.partial(cubes_times, b=1.0)], ids=["method", "partial"]
+)
+def test_wrt_none_of_one_input_gives_one_gradient_for_methods_and_partials(f) -> None:
+    """``grad(f, wrt=None)`` of a bound method or a partial with one input left gives
+    that input's gradient, as for a def; ``jvp`` of it gives one tangent."""
+    x, v = np.array([0.7, -1.3, 0.4]), np.array([1.0, 0.5, -2.0])
+    gradient = grad(f, wrt=None)(x)
+    np.testing.assert_allclose(gradient, central_difference(f, [x], 0), rtol=1e-6)
+    value, tangent = jvp(grad(f, wrt=None), (x,), (v,))
+    np.testing.assert_allclose(value, gradient)
+    np.testing.assert_allclose(tangent, 6 * x * v)
+
+
+def test_vjp_of_a_gradient_of_varargs_with_wrt_none_gives_one_output() -> None:
+    """The flattened path (``*args``): ``vjp(grad(f, wrt=None), x, e)`` gives the
+    gradient ``grad(f, wrt=None)(x, e)`` gives, not a 1-tuple, and its pullback the
+    Hessian times the seed."""
+    x, v = np.array([0.7, -1.3, 0.4]), np.array([1.0, 0.5, -2.0])
+    out, pullback = vjp(grad(cubes_of_extras, wrt=None), x, 1.0)
+    np.testing.assert_allclose(out, grad(cubes_of_extras, wrt=None)(x, 1.0))
+    np.testing.assert_allclose(out, 6 * x**2)
+    np.testing.assert_allclose(pullback(v)[0], 12 * x * v)

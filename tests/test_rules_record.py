@@ -163,6 +163,14 @@ def test_a_tangent_is_derived_at_its_first_read() -> None:
     assert rule.tangent == ""
     with pytest.raises(ValueError, match="<lambda>: not a def"):
         Family("example").defvjp("twice", tangent="linear")(lambda g, x: 2 * g)
+    with pytest.raises(ValueError, match="no input has a gradient"):
+        Family("example").defvjp("flat", tangent="multilinear")(no_gradient_example)
+    family.defvjp("flat")(no_gradient_example)  # an elementwise rule's default: none
+    assert family.rules["flat"].jvp is None is family.rules["flat"].jvp
+
+
+def no_gradient_example(g, x, y):
+    return None, None
 
 
 def sin_of_flipped(x):

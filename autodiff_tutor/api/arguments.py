@@ -663,7 +663,7 @@ def unwrap(f: Any, wrt: Any) -> Unwrapped | None:
             entry = hidden[0] + entry[len("self") :]  # 'self' names the object, whatever
         names.append(entry)
     name = getattr(fn, "__name__", "function")
-    return Unwrapped(fn, prefix, keywords, names, name, isinstance(wrt, (int, str)))
+    return Unwrapped(fn, prefix, keywords, names, name, gives_one(wrt, len(names)))
 
 
 def _gradient_through(made: MadeFunction, wrt: Any) -> Unwrapped | None:

@@ -454,7 +454,7 @@ def gradient_vjp(
     ]
     gradient = grad(flat.function, list(flat.wrt))
     flat_out, flat_pullback = vjp(gradient, *flat.args, wrt=wanted)
-    single = isinstance(of_wrt, (int, str))
+    single = gives_one(of_wrt, len(of))
     by_entry = flat.rebuild(flat_out)
     out = tuple(by_entry[every.index(entry)] for entry in of)
 

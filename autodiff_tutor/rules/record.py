@@ -73,7 +73,6 @@ imports the families, the registry reads the catalog.
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
 import functools
 import inspect
@@ -170,19 +169,23 @@ class Rule:
         12.0
         """
         if self.tangent:
-            how, self.tangent = self.tangent, ""
-            # a ``tangent=`` was checked at registration; an elementwise rule's default
-            # has none where its vjp is no formula the derivation reads (a lambda)
-            with contextlib.suppress(ValueError):
-                self.jvp = derived_tangent(self, how)
+            # a ``tangent=`` was checked at registration (:func:`_derivation`); an
+            # elementwise rule's default has none where its vjp is no formula the
+            # derivation reads (a lambda). Built before it is set: a thread reading it
+            # meanwhile builds it too, and never sees none.
+            try:
+                tangent = derived_tangent(self, self.tangent)
+            except ValueError:
+                tangent = None
+            self.jvp = tangent
         return self.written_jvp
 
     @jvp.setter
     def jvp(self, fn: Callable[..., Any] | None) -> None:
-        self.tangent = ""
         self.written_jvp = (
             fn if fn is None or self.check is None else checked(fn, self.check, self.options)
         )
+        self.tangent = ""  # after: a reader that finds no tangent to derive finds this
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Raise a clear error if the rule does not cover these option values (and the
@@ -490,6 +493,8 @@ def _derivation(rule: Rule, how: str) -> tuple[Formula, dict[str, ast.expr]]:
         raise ValueError(f"rule {rule.op!r}: tangent={how!r} is none of {TANGENTS}")
     vjp = parse(rule.vjp)
     gradients = dict(zip(rule.inputs, vjp.expressions, strict=True))
+    if all(isinstance(e, ast.Constant) and e.value is None for e in gradients.values()):
+        raise ValueError(f"rule {rule.op!r}: no input has a gradient, so no tangent")
     positional = not how.startswith("symmetric") and not how.endswith("keyword")
     if positional and rule.shape != HELPER:
         _check_positions(rule, how)

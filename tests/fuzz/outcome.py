@@ -5,8 +5,8 @@ and a program loaded from its source text (:class:`Loaded`).
 Outcome(mode='compiler', kind='crash', detail='ValueError: boom')
 >>> from autodiff_tutor.errors import InternalError, Location
 >>> internal = InternalError("the forward raised", Location("<fuzz>", 3, 4, "y = x"))
->>> failure("compiler", internal, "<fuzz>").kind
-'crash'
+>>> failure("compiler", internal, "<fuzz>")
+Outcome(mode='compiler', kind='crash', detail='InternalError: the forward raised')
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def failure(mode: str, error: BaseException, filename: str) -> Outcome:
     even where located (the library failed on code Python runs)."""
     if located(error, filename) and not isinstance(error, InternalError):
         return Outcome(mode, "refused", f"{type(error).__name__}: {error.message}")
-    what = "unlocated " if isinstance(error, AutodiffError) else ""
+    unlocated = isinstance(error, AutodiffError) and not located(error, filename)
+    what = "unlocated " if unlocated else ""
     first = str(error).splitlines()[0] if str(error) else ""
     return Outcome(mode, "crash", f"{what}{type(error).__name__}: {first}"[:300])
