@@ -696,3 +696,46 @@ def test_hvp_and_hessian_of_several_inputs_are_refused_as_the_front_door_refuses
     with pytest.raises(ArgumentError) as outside:
         fn(x)
     assert inside.value.message == outside.value.message
+
+
+def penalized(w, x, lam=0.1, p=2):
+    return np.sum((x @ w) ** 2) + lam * np.sum(w**p)
+
+
+def penalized_by_keyword(w, x, *, lam=0.1, p=2):
+    return np.sum((x @ w) ** 2) + lam * np.sum(w**p)
+
+
+MIXING = np.array([[1.0, 2.0], [0.5, -0.3]])
+
+
+def squared_gradient_of_penalized(w):
+    return np.sum(grad(penalized)(w, MIXING, lam=0.5) ** 2)
+
+
+def squared_gradient_of_penalized_by_keyword(w):
+    return np.sum(grad(penalized_by_keyword)(w, MIXING, lam=0.5) ** 2)
+
+
+@pytest.mark.parametrize(
+    "outer", [squared_gradient_of_penalized, squared_gradient_of_penalized_by_keyword]
+)
+def test_a_gradient_takes_the_functions_defaults_and_keyword_only_parameters(outer):
+    """``grad(f)`` of a function with defaults (positional or keyword-only) is called
+    as ``f`` is: inside differentiated code with some left out, under ``hvp``, and
+    compiled again (``differentiable(grad(f))``)."""
+    w, v = np.array([0.5, -1.0]), np.array([1.0, 0.3])
+    np.testing.assert_allclose(grad(outer)(w), central_difference(outer, [w], 0), rtol=1e-6)
+    f = penalized if outer is squared_gradient_of_penalized else penalized_by_keyword
+    hessian_of_f = 2 * MIXING.T @ MIXING + 0.2 * np.eye(2)
+    np.testing.assert_allclose(hvp(f)(w, MIXING, v), hessian_of_f @ v)
+    np.testing.assert_allclose(differentiable(grad(f))(w, MIXING), grad(f)(w, MIXING))
+
+
+def constant():
+    return 1.0
+
+
+def test_the_gradient_of_a_function_of_no_inputs_is_an_empty_tuple():
+    assert grad(constant, wrt=None)() == ()
+    assert differentiable(grad(constant, wrt=None))() == ()

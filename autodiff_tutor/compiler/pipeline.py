@@ -334,6 +334,20 @@ def compile_gradient_function(
         return _gradient_function(derivative, single, value)
 
 
+def _literal(value: Any) -> bool:
+    """Whether ``value`` is written as a literal its ``repr`` reads back as (``0.1``, ``2``).
+
+    >>> _literal(0.1), _literal("mean"), _literal(float("nan")), _literal([1])
+    (True, True, False, False)
+    """
+    if type(value) not in (int, float, bool, str, type(None)):
+        return False
+    try:
+        return ast.literal_eval(repr(value)) == value
+    except (ValueError, SyntaxError):
+        return False
+
+
 def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Callable[..., Any]:
     program, parsed, activity = derivative.program, derivative.parsed, derivative.activity
     wrt = list(derivative.wrt)
@@ -383,22 +397,38 @@ def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Cal
     if len(generated.outputs) != 1:
         raise UnsupportedSyntaxError("second derivatives need a single (scalar) output")
     name = f"{derivative.name}_{'value_and_grad' if value else 'grad'}"
+    signature = inspect.signature(parsed.fn).parameters
+    own = [parsed.own_name(p) for p in signature]
+    same = list(generated.params) == own  # the user's parameters, in their order
+    # keyword-only parameters stay keyword-only, with their defaults: written in the
+    # source where they are literals (inlined again, a call may leave them out), else
+    # set on the function (below)
+    keyword_only = [p.kind is p.KEYWORD_ONLY for p in signature.values()] if same else []
+    defaults = [p.default for p in signature.values() if p.default is not p.empty]
+    written = same and all(_literal(d) for d in defaults)
 
     def render(spell: Spelling) -> Source:
         output = spell(generated.outputs[0])
-        params = ", ".join(spell.all(generated.params))
-        lines: list[str | tuple[str, Line]] = [f"def {name}({params}):"]
+        params = spell.all(generated.params)
+        if written:
+            params = [
+                f"{name}={p.default!r}" if p.default is not p.empty else name
+                for name, p in zip(params, signature.values(), strict=True)
+            ]
+        if any(keyword_only):
+            params.insert(keyword_only.index(True), "*")
+        lines: list[str | tuple[str, Line]] = [f"def {name}({', '.join(params)}):"]
         lines += rendered(lines_of(forward, spelling=spell), comments=False)
         lines.append(f"    {spell(generated.seeds[0])} = {spell('seed_one')}({output})")
         lines += rendered(lines_of(backward, spelling=spell), comments=True)
         gradients = spell.all(generated.gradients)
-        returned = gradients[0] if single else "(" + ", ".join(gradients) + ",)"
+        returned = gradients[0] if single else f"({', '.join(gradients)},)" if gradients else "()"
         lines.append(f"    return {output + ', ' if value else ''}{returned}")
         return Source.of(lines)
 
     (function,) = compile_sources(name, [render], parsed)
     setattr(function, ORIGIN_ATTRIBUTE, derivative.parsed)  # refusals point at the user
-    own = [parsed.own_name(p) for p in inspect.signature(parsed.fn).parameters]
-    if list(generated.params) == own:
-        function.__defaults__ = parsed.fn.__defaults__  # grad(f)(x) uses f's defaults too
+    if same:  # grad(f)(x) uses f's defaults too
+        function.__defaults__ = parsed.fn.__defaults__
+        function.__kwdefaults__ = parsed.fn.__kwdefaults__
     return function
