@@ -469,3 +469,47 @@ def test_a_compiled_forward_failing_where_the_function_runs_is_an_internal_error
         ad.grad(l2_over_list)(np.ones((2, 3)))  # a loop over the rows of an array
     assert type(caught.value).__name__ == "InternalError"
     assert "l2_over_list itself runs on these arguments (checked)" in caught.value.hint
+
+
+def weighted_if_tuple(x):
+    pair = (x, 2.0 * x)
+    return np.sum(pair[1] ** 2) if isinstance(pair, tuple) else -1.0
+
+
+def weighted_if_type_is_tuple(x):
+    pair = (np.sin(x), x)
+    scale = 3.0 if type(pair) is tuple else -3.0
+    first, second = pair
+    return scale * np.sum(first * second) + len(pair)
+
+
+def weighted_if_list(x):
+    items = [x, x * x]
+    return np.sum(items[1]) if isinstance(items, list) else -1.0
+
+
+@pytest.mark.parametrize(
+    "fn", [weighted_if_tuple, weighted_if_type_is_tuple, weighted_if_list], ids=lambda f: f.__name__
+)
+def test_a_tuple_stays_a_tuple_and_a_list_a_list(fn) -> None:
+    """A tuple written out with values carrying gradient is a tuple in compiled code,
+    as ``isinstance`` and ``type`` see it (value and gradient as Python's)."""
+    x = np.array([0.3, -1.2, 2.0])
+    value, gradient = ad.value_and_grad(fn)(x)
+    assert np.isclose(value, fn(x))
+    np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def two_scaled(x):
+    pair = (2.0 * x, 3.0 * x)
+    return pair
+
+
+def test_a_tuple_output_and_its_tangent_are_tuples() -> None:
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 0.5])
+    out, tangent = ad.jvp(two_scaled, (x,), (v,))
+    assert type(out) is tuple and type(tangent) is tuple
+    np.testing.assert_allclose(tangent[1], 3.0 * v)
+    out, pullback = ad.vjp(two_scaled, x)
+    assert type(out) is tuple
+    np.testing.assert_allclose(pullback((v, v))[0], 5.0 * v)

@@ -240,6 +240,20 @@ def owned(
     return tuple(copies)
 
 
+def shaped_like(tangent: Any, primal: Any) -> Any:
+    """``tangent`` with the tuples of ``primal`` where it has lists: the tangent of a
+    tuple is a list in compiled code, as its gradient is.
+
+    >>> shaped_like([1.0, [2.0, 3.0]], (0.0, (0.0, 0.0)))
+    (1.0, (2.0, 3.0))
+    """
+    if isinstance(primal, (list, tuple)) and isinstance(tangent, list):
+        if len(tangent) == len(primal):
+            items = [shaped_like(t, p) for t, p in zip(tangent, primal, strict=True)]
+            return tuple(items) if isinstance(primal, tuple) else items
+    return tangent
+
+
 def _needs_copy(g: Any, others: Sequence[Any]) -> bool:
     if isinstance(g, np.generic) or not hasattr(g, "shape"):
         return False  # numpy scalars and numbers are immutable
@@ -1175,7 +1189,7 @@ def check_seed(f: Any, index: int, seed: Any, out: Any) -> Any:
     ...
     autodiff_tutor.errors.ArgumentError: the seed for output 0 of ... has shape (3,), ...
     """
-    if isinstance(out, list):  # a list of arrays: a list of seeds
+    if isinstance(out, (list, tuple)):  # a list (or tuple) of arrays: a list of seeds
         where = f"the seed for output {index} of {f.name}"
         return check_list_seed(seed, out, where, lambda s, o: check_seed(f, index, s, o))
     xp = array_module(out)
@@ -1243,7 +1257,7 @@ def check_list_seed(
         )
     checked = []
     for i, (s, o) in enumerate(zip(seed, out, strict=True)):
-        if isinstance(o, list):
+        if isinstance(o, (list, tuple)):
             checked.append(check_list_seed(s, o, f"{where}, element {i},", check))
         else:
             checked.append(check(s, o))
@@ -1256,7 +1270,7 @@ def leaves_of(value: Any) -> list[Any]:
     >>> leaves_of([1.0, [2.0, 3.0]])
     [1.0, 2.0, 3.0]
     """
-    return flatten(value)[0] if isinstance(value, list) else [value]
+    return flatten(value)[0] if isinstance(value, (list, tuple)) else [value]
 
 
 def values_by_key(keys: tuple[str, ...], seed: Any, where: str) -> Any:

@@ -73,6 +73,7 @@ from autodiff_tutor.api.arguments import (
     owned,
     reads_keys,
     refuse_structured_vjp,
+    shaped_like,
     specialized_on,
     unwrap,
     unwrap_call,
@@ -374,7 +375,9 @@ def _jvp(f: Callable[..., Any], args: Any, tangents: Any, keywords: dict[str, An
         dot = owned(out_dot, [*dots, *values])
         return dict(zip(keys, out, strict=True)), dict(zip(keys, dot, strict=True))
     dot = owned(out_dot if isinstance(out_dot, tuple) else [out_dot], [*dots, *values])
-    return out, dot if isinstance(out_dot, tuple) else dot[0]
+    if isinstance(out_dot, tuple):
+        return out, tuple(shaped_like(d, o) for d, o in zip(dot, out, strict=True))
+    return out, shaped_like(dot[0], out)
 
 
 def structured_vjp(

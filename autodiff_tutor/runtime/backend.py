@@ -78,7 +78,7 @@ def zeros_like(x: Any) -> Any:
     """
     if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case, at a third the cost
         return np.zeros(x.shape, x.dtype)
-    if isinstance(x, list):  # the gradient of a list is a list
+    if isinstance(x, (list, tuple)):  # the gradient of a list (or tuple) is a list
         return [zeros_like(item) for item in x]
     if isinstance(x, Unbound):  # never assigned on this path: no gradient either
         return 0.0

@@ -172,8 +172,10 @@ class Expressions(Part):
             )
         if isinstance(node, (ast.List, ast.Tuple)):
             items = ast.List([self.normalizer.atom(e) for e in node.elts], ast.Load())
+            # a tuple stays a tuple (isinstance and type say so); its gradient is a list
+            value = ast.Tuple(items.elts, ast.Load()) if isinstance(node, ast.Tuple) else items
             name = self.normalizer.calls.primitive(
-                target, items, "make_list", [], {}, node, {"xs": items}
+                target, value, "make_list", [], {}, node, {"xs": items}
             )
             self.normalizer.list_names.add(name.id)
             return name
