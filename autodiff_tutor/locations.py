@@ -59,16 +59,18 @@ _LIBRARIES = tuple(
 @functools.lru_cache(maxsize=4096)
 def is_internal(filename: str) -> bool:
     """Whether code in ``filename`` is not the user's: this toolkit's (the code it
-    generates included), Python's frozen modules, the array libraries'.
+    generates included), Python's own modules (``ast``, whose visitors the compiler
+    runs), installed libraries', the array libraries'.
 
-    >>> is_internal(np.__file__), is_internal("/home/me/model.py")
-    (True, False)
+    >>> is_internal(np.__file__), is_internal(ast.__file__), is_internal("/home/me/model.py")
+    (True, True, False)
     """
     if filename.startswith(("<frozen", "<autodiff_tutor generated")):
         return True  # Python's own frames, and the code the compiler generated
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return any(path.startswith(prefix) for prefix in _SKIPPED) or (
-        "array_api_strict" in path
+        path.startswith(_LIBRARIES)
+        or "array_api_strict" in path
         or f"{os.sep}cupy{os.sep}" in path
         or f"{os.sep}scipy{os.sep}" in path  # an error inside scipy points at the user's call
     )
@@ -322,7 +324,7 @@ def is_user_file(filename: str) -> bool:
     >>> is_user_file(np.__file__), is_user_file("/home/me/train.py")
     (False, True)
     """
-    return not is_internal(filename) and not os.path.abspath(filename).startswith(_LIBRARIES)
+    return not is_internal(filename)
 
 
 def raised_on_purpose(error: BaseException) -> bool:

@@ -739,3 +739,51 @@ def constant():
 def test_the_gradient_of_a_function_of_no_inputs_is_an_empty_tuple():
     assert grad(constant, wrt=None)() == ()
     assert differentiable(grad(constant, wrt=None))() == ()
+
+
+ROW = np.array([1.0, 2.0, 3.0])
+
+
+def gradient_of_a_closure_by_a_captured_name(x):
+    def inner(z):
+        return np.sum(z * x**2)
+
+    return np.sum(grad(inner, wrt="x")(ROW))
+
+
+def gradient_of_a_lambda_by_a_captured_name(x):
+    return np.sum(grad(lambda z: np.sum(z * x**2), wrt="x")(ROW))
+
+
+def gradient_of_a_closure_out_of_range(x):
+    def inner(z):
+        return np.sum(z * x**2)
+
+    return np.sum(grad(inner, wrt=-2)(ROW))
+
+
+def gradient_of_a_module_function_out_of_range(x):
+    return np.sum(grad(cubed_times, wrt=5)(x, x))
+
+
+@pytest.mark.parametrize(
+    ("outer", "words"),
+    [
+        (gradient_of_a_closure_by_a_captured_name, "wrt='x' is not a parameter of inner"),
+        (gradient_of_a_lambda_by_a_captured_name, "wrt='x' is not a parameter of lambda_"),
+        (gradient_of_a_closure_out_of_range, "wrt=-2 is out of range: inner has 1"),
+        (gradient_of_a_module_function_out_of_range, "wrt=5 is out of range: cubed_times"),
+    ],
+)
+def test_a_wrt_that_names_no_parameter_is_refused_at_the_call(outer, words):
+    """A closure's ``wrt`` names its own parameters only (the variables it reads from
+    around it are not), as the call outside differentiated code says: refused where
+    Python refuses it, never a gradient with respect to the captured variable, and
+    located at the derivative call in the user's file."""
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(ArgumentError, match=words) as inside:
+        grad(outer)(x)
+    assert inside.value.location.filename == __file__
+    assert "wrt=" in inside.value.location.text
+    with pytest.raises(ArgumentError, match=words):
+        outer(x)

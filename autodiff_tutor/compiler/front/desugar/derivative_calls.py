@@ -439,6 +439,10 @@ def _request(
                 "function), or a lambda written in the call",
             )
         return Request(kind, wrt, function=value), []
+    where = context.parsed.location(function)
+    # the name the function goes by outside (see source.function_name)
+    said = function.id if isinstance(function, ast.Name) else f"lambda_{where.line}"
+    _check_own(wrt, lifted, said, where)
     lifted.tree.name = context.fresh(_stem(function))
     parsed = _parsed(context.parsed, lifted.tree)
     params = lifted.captured + lifted.own
@@ -463,6 +467,8 @@ def _called(
     except AutodiffError as error:
         # left as written: run as the plain call where no gradient flows through it
         # (it reads no variable carrying one), refused with this error where one does
+        if isinstance(error, ArgumentError):  # about this call's wrt: located at it
+            error.location = None
         call.derivative_refusal = error.located_at(context.parsed.location(call))
         return None
     if made is None:
@@ -551,6 +557,23 @@ def _parsed(parsed: ParsedFunction, tree: ast.FunctionDef) -> ParsedFunction:
     fields = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(ParsedFunction)}
     copies = {"aliases": dict(parsed.aliases), "values": dict(parsed.values)}
     return ParsedFunction(**{**fields, **copies, "tree": tree})
+
+
+def _check_own(wrt: Any, lifted: Lifted, name: str, where: Location) -> None:
+    """Refuse a ``wrt`` that names no parameter of the function as written (the
+    variables it reads from around it are passed first, but are not its parameters),
+    with the front door's words."""
+    own = lifted.own
+    for entry in wrt if isinstance(wrt, (list, tuple)) else [wrt]:
+        if isinstance(entry, bool) or entry is None:
+            continue  # None: every parameter; a bool: refused by the front door
+        if isinstance(entry, int) and not -len(own) <= entry < len(own):
+            message = f"wrt={entry} is out of range: {name} has {len(own)} parameters {own}"
+        elif isinstance(entry, str) and entry not in own:
+            message = f"wrt={entry!r} is not a parameter of {name}; its parameters are {own}"
+        else:
+            continue
+        raise ArgumentError(message, where)
 
 
 def _shifted(wrt: Any, lifted: Lifted) -> Any:
