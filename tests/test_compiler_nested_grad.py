@@ -787,3 +787,37 @@ def test_a_wrt_that_names_no_parameter_is_refused_at_the_call(outer, words):
     assert "wrt=" in inside.value.location.text
     with pytest.raises(ArgumentError, match=words):
         outer(x)
+
+
+def cubes_scaled(x, *, s=3.0):
+    return np.sum(x**3) * s
+
+
+DIRECTION = np.array([1.0, 0.5, -2.0])
+
+
+def directional_by_jvp(x):
+    return np.sum(jvp(cubes_scaled, (x,), (DIRECTION,))[1] * x)
+
+
+def curvature_by_hvp(x):
+    return np.sum(hvp(cubes_scaled)(x, DIRECTION, s=2.0) * x)
+
+
+def curvature_by_hessian(x):
+    return np.sum(hessian(cubes_scaled)(x))
+
+
+@pytest.mark.parametrize("outer", [directional_by_jvp, curvature_by_hvp, curvature_by_hessian])
+def test_forward_mode_inside_takes_keyword_only_parameters(outer):
+    """``jvp``, ``hvp`` and ``hessian`` of a function with a keyword-only parameter,
+    inside differentiated code, leaving it out or passing it by keyword, as outside;
+    a float32 input keeps its dtype through ``hessian``."""
+    x = np.array([0.5, -1.0, 2.0])
+    value, gradient = value_and_grad(outer)(x)
+    assert np.isclose(value, outer(x))
+    np.testing.assert_allclose(gradient, central_difference(outer, [x], 0), rtol=1e-6)
+    if outer is curvature_by_hessian:
+        assert value_and_grad(outer)(x.astype(np.float32))[0].dtype == np.float32
+    assert np.allclose(hvp(cubes_scaled)(x, DIRECTION, s=2.0), 12.0 * x * DIRECTION)
+    assert np.allclose(hessian(cubes_scaled)(x, s=2.0), np.diag(12.0 * x))

@@ -571,7 +571,7 @@ def hvp(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     """
     gradient = grad(f, wrt)
 
-    def product(*args: Any) -> Any:
+    def product(*args: Any, **keywords: Any) -> Any:
         if not args:
             raise located(ArgumentError, "hvp(f) is called with the arguments of f, then v")
         *values, vector = args
@@ -584,7 +584,7 @@ def hvp(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
                 "values, too few for the input it differentiates",
             )
         tangents[position] = vector
-        return jvp(gradient, tuple(values), tuple(tangents))[1]
+        return _jvp(gradient, tuple(values), tuple(tangents), keywords)[1]
 
     product.__name__ = f"hvp_{differentiable(f).name}"
     return MadeFunction(product, hvp, (f, wrt))
@@ -604,13 +604,13 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     """
     product = hvp(f, wrt)
 
-    def second_derivatives(*args: Any) -> Any:
+    def second_derivatives(*args: Any, **keywords: Any) -> Any:
         x = args[_position(f, wrt, "hessian")]
         xp = array_module(x)
         shape = shape_of(x)
         size = int(xp.asarray(x).size)
         columns = [  # one product per basis vector, a row of the identity
-            xp.reshape(product(*args, xp.reshape(basis, shape)), (size,))
+            xp.reshape(product(*args, xp.reshape(basis, shape), **keywords), (size,))
             for basis in xp.eye(size, dtype=xp.asarray(x).dtype)
         ]
         # the Hessian is symmetric: column i is row i

@@ -256,9 +256,9 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
     of the input ``x`` it differentiates, along the basis vectors, stacked and shaped
     ``x.shape + x.shape`` (as the front door computes it), written as code::
 
-        np.reshape(np.stack([np.reshape(f_hvp(*args, np.reshape(np.eye(np.size(x))[i],
-            np.shape(x))), (np.size(x),)) for i in range(np.size(x))]),
-            np.shape(x) + np.shape(x))
+        np.reshape(np.stack([np.reshape(f_hvp(*args, np.reshape(
+            np.eye(np.size(x), dtype=np.result_type(x))[i], np.shape(x))),
+            (np.size(x),)) for i in range(np.size(x))]), np.shape(x) + np.shape(x))
     """
     wrt = _wrt("hessian", maker, context)
     request, captured = _request("hvp", maker.args[0], wrt, context)
@@ -285,7 +285,9 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
     def of_x(name: str) -> ast.Call:  # np.size(x), np.shape(x)
         return numpy_call(name, copy_tree(arguments[position]))
 
-    basis = ast.Subscript(numpy_call("eye", of_x("size")), ast.Name(entry, ast.Load()), ast.Load())
+    identity = numpy_call("eye", of_x("size"))  # in x's dtype, as the front door's
+    identity.keywords = [ast.keyword("dtype", of_x("result_type"))]
+    basis = ast.Subscript(identity, ast.Name(entry, ast.Load()), ast.Load())
     direction = numpy_call("reshape", basis, of_x("shape"))
     product = _called(request, call, captured, [*arguments, direction], context)
     if product is None:
@@ -478,12 +480,49 @@ def _called(
             context.parsed.location(call),
             hint="differentiate a def or a lambda here, passing the object's arrays as arguments",
         )
+    keywords = list(call.keywords)
+    if request.kind in ("jvp", "hvp") and request.function is not None:
+        # a tangent function takes every parameter of f by position, then the tangents
+        tangents = len(request.wrt) if request.kind == "jvp" else 1
+        values = _every_argument(request.function, arguments[:-tangents], keywords, call, context)
+        arguments, keywords = [*values, *arguments[-tangents:]], []
     helper = context.nest(made.function, call)
     given = [ast.Name(n, ast.Load()) for n in captured] + arguments
-    result: ast.expr = ast.Call(ast.Name(helper, ast.Load()), given, list(call.keywords))
+    result: ast.expr = ast.Call(ast.Name(helper, ast.Load()), given, keywords)
     if made.pick is not None:
         result = ast.Subscript(result, ast.Constant(made.pick), ast.Load())
     return ast.fix_missing_locations(ast.copy_location(result, call))
+
+
+def _every_argument(
+    function: Any, values: list[ast.expr], keywords: list[ast.keyword], call: ast.Call, context
+) -> list[ast.expr]:
+    """The argument of each parameter of ``function``, in order, for a call passing
+    ``values`` and ``keywords``: a default left out is written in (a literal), and
+    a call Python would refuse is refused, with its words."""
+    where = context.parsed.location(call)
+    signature = inspect.signature(function)
+    try:
+        bound = signature.bind(*values, **{k.arg: k.value for k in keywords})
+    except TypeError as error:
+        raise ArgumentError(f"cannot call {function.__name__}: {error}", where) from None
+    arguments = []
+    for name, parameter in signature.parameters.items():
+        if name in bound.arguments:
+            arguments.append(bound.arguments[name])
+        elif parameter.default is not parameter.empty and _literal(parameter.default):
+            arguments.append(ast.Constant(parameter.default))
+        else:
+            raise UnsupportedSyntaxError(
+                f"pass the argument {name!r} of {function.__name__} here: its default is "
+                "not a number or a string the compiler can write into the derivative's call",
+                where,
+            )
+    return arguments
+
+
+def _literal(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def lift_lambda(function: ast.Lambda, local: set[str]) -> Lifted | None:
