@@ -821,3 +821,41 @@ def test_forward_mode_inside_takes_keyword_only_parameters(outer):
         assert value_and_grad(outer)(x.astype(np.float32))[0].dtype == np.float32
     assert np.allclose(hvp(cubes_scaled)(x, DIRECTION, s=2.0), 12.0 * x * DIRECTION)
     assert np.allclose(hessian(cubes_scaled)(x, s=2.0), np.diag(12.0 * x))
+
+
+def pullback_with_a_repeated_wrt(x):
+    value, pullback = vjp(cubed_times, x, ROW, wrt=[0, 0])
+    return np.sum(pullback(1.0)[0])
+
+
+def hessian_out_of_range(x):
+    return np.sum(hessian(cubed_times, wrt=5)(x, ROW))
+
+
+@pytest.mark.parametrize(
+    ("outer", "words"),
+    [
+        (pullback_with_a_repeated_wrt, "wrt names a parameter twice: ['x', 'x']"),
+        (hessian_out_of_range, "wrt=5 is out of range: cubed_times has 2 parameters ['x', 'y']"),
+    ],
+)
+def test_a_bad_wrt_of_vjp_or_hessian_inside_is_refused_as_outside(outer, words):
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(ArgumentError) as inside:
+        grad(outer)(x)
+    assert inside.value.message == words
+    assert inside.value.location.filename == __file__
+    with pytest.raises(ArgumentError) as outside:
+        outer(x)
+    assert outside.value.message == words
+
+
+def hessian_by_keyword(x):
+    return np.sum(hessian(cubed_times)(x, y=ROW) * x)
+
+
+def test_hessian_inside_takes_arguments_by_keyword():
+    x = np.array([0.5, -1.0, 2.0])
+    value, gradient = value_and_grad(hessian_by_keyword)(x)
+    assert np.isclose(value, hessian_by_keyword(x))
+    np.testing.assert_allclose(gradient, central_difference(hessian_by_keyword, [x], 0), rtol=1e-6)

@@ -231,6 +231,10 @@ def pullback(made: ast.Call, call: ast.Call, context: Context) -> ast.expr | Non
             context.parsed.location(made),
             hint="give positions among the arguments passed, or their parameter names",
         )
+    chosen = [p % count for p in positions]
+    if len(set(chosen)) != len(chosen):  # as the front door says it
+        names = [params[p] if p < len(params) else str(p) for p in chosen]
+        raise ArgumentError(f"wrt names a parameter twice: {names}", context.parsed.location(made))
     seed = context.fresh("seed")
     own = [seed] + [context.fresh(f"{_stem(function)}_arg") for _ in arguments]
     product = ast.BinOp(
@@ -262,13 +266,19 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
     """
     wrt = _wrt("hessian", maker, context)
     request, captured = _request("hvp", maker.args[0], wrt, context)
-    arguments = list(call.args)
+    arguments, keywords = list(call.args), list(call.keywords)
+    starred = any(isinstance(a, ast.Starred) for a in arguments)
+    every = arguments  # each parameter's argument, in order: x is read there
+    if request.function is not None and not starred:  # by keyword, or left out
+        every = _every_argument(request.function, arguments, keywords, call, context)
+        if _position(request, captured, wrt) is None:  # the front door's words
+            params = list(inspect.signature(request.function).parameters)
+            where = context.parsed.location(call)
+            _check_wrt_names(wrt, params, request.function.__name__, where)
+    elif keywords:
+        every = []  # a lifted def takes its arguments by position
     position = _position(request, captured, wrt)
-    if (
-        call.keywords
-        or any(isinstance(a, ast.Starred) for a in arguments)
-        or not (position is not None and 0 <= position < len(arguments))
-    ):
+    if starred or not (position is not None and 0 <= position < len(every)):
         raise UnsupportedSyntaxError(
             "hessian(f)(...) inside differentiated code takes the arguments of f one by "
             "one, by position",
@@ -283,13 +293,13 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
         return ast.Call(ast.Attribute(copy_tree(np_), name, ast.Load()), list(args), [])
 
     def of_x(name: str) -> ast.Call:  # np.size(x), np.shape(x)
-        return numpy_call(name, copy_tree(arguments[position]))
+        return numpy_call(name, copy_tree(every[position]))
 
     identity = numpy_call("eye", of_x("size"))  # in x's dtype, as the front door's
     identity.keywords = [ast.keyword("dtype", of_x("result_type"))]
     basis = ast.Subscript(identity, ast.Name(entry, ast.Load()), ast.Load())
     direction = numpy_call("reshape", basis, of_x("shape"))
-    product = _called(request, call, captured, [*arguments, direction], context)
+    product = _called(request, call, captured, [*arguments, direction], context, keywords)
     if product is None:
         return None
     flat_size = ast.Tuple([of_x("size")], ast.Load())
@@ -444,7 +454,7 @@ def _request(
     where = context.parsed.location(function)
     # the name the function goes by outside (see source.function_name)
     said = function.id if isinstance(function, ast.Name) else f"lambda_{where.line}"
-    _check_own(wrt, lifted, said, where)
+    _check_wrt_names(wrt, lifted.own, said, where)
     lifted.tree.name = context.fresh(_stem(function))
     parsed = _parsed(context.parsed, lifted.tree)
     params = lifted.captured + lifted.own
@@ -460,6 +470,7 @@ def _called(
     captured: list[str],
     arguments: list[ast.expr],
     context: Context,
+    keywords: list[ast.keyword] | None = None,
 ) -> ast.expr | None:
     """The call of the nested helper running the derivative ``request`` asks for;
     ``None`` where that derivative cannot be made (``call.derivative_refusal`` says
@@ -480,7 +491,7 @@ def _called(
             context.parsed.location(call),
             hint="differentiate a def or a lambda here, passing the object's arrays as arguments",
         )
-    keywords = list(call.keywords)
+    keywords = list(call.keywords) if keywords is None else keywords
     if request.kind in ("jvp", "hvp") and request.function is not None:
         # a tangent function takes every parameter of f by position, then the tangents
         tangents = len(request.wrt) if request.kind == "jvp" else 1
@@ -598,11 +609,10 @@ def _parsed(parsed: ParsedFunction, tree: ast.FunctionDef) -> ParsedFunction:
     return ParsedFunction(**{**fields, **copies, "tree": tree})
 
 
-def _check_own(wrt: Any, lifted: Lifted, name: str, where: Location) -> None:
-    """Refuse a ``wrt`` that names no parameter of the function as written (the
-    variables it reads from around it are passed first, but are not its parameters),
-    with the front door's words."""
-    own = lifted.own
+def _check_wrt_names(wrt: Any, own: list[str], name: str, where: Location) -> None:
+    """Refuse a ``wrt`` that names none of the parameters ``own`` of the function as
+    written (a closure's variables read from around it are passed first, but are not
+    its parameters), with the front door's words."""
     for entry in wrt if isinstance(wrt, (list, tuple)) else [wrt]:
         if isinstance(entry, bool) or entry is None:
             continue  # None: every parameter; a bool: refused by the front door

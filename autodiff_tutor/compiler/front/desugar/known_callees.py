@@ -336,6 +336,8 @@ class _Specializer:
             rewritten = derivative_calls.pullback(copy_tree(pullback), call, context)
         else:
             rewritten = derivative_calls.rewritten(call, context)
+        if rewritten is None and pullback is not None and hasattr(call, "derivative_refusal"):
+            raise call.derivative_refusal  # the vjp that made the pullback is rewritten
         if rewritten is None and hasattr(call, "derivative_refusal"):
             self.changed = True  # its call marked: refused if a gradient flows through it
             return call  # as written (dg(x) of a dropped dg = grad(f): grad(f)(x))
