@@ -400,3 +400,14 @@ def test_the_course_grader_checks_a_state_layer():
 
     feedback = check_backward(Forgetful(), X)
     assert not feedback.passed and "finite differences" in feedback.message
+
+
+def test_a_layer_object_is_one_node() -> None:
+    """The same layer object at two nodes would have its parameters stepped by one
+    node's gradient only: refused where the network is built, naming both nodes."""
+    shared = FullyConnected(3)
+    with pytest.raises(ArgumentError) as refused:
+        Sequential([shared, Softmax(), shared])
+    assert "is already node 'FullyConnected'" in refused.value.message
+    assert refused.value.location.filename == __file__
+    Sequential([FullyConnected(3), Softmax(), FullyConnected(3)])  # two layers: two nodes

@@ -46,11 +46,12 @@ def test_backward_receives_the_seeds_positional_order():
     (prod, total), saved = op.op_forward(a, b)
     d_prod, d_sum = np.array([1.0, 10.0]), np.array([100.0, 1000.0])
     d_a, d_b = op.op_backward((d_prod, d_sum), (True, True), saved)
-    seen = op.seen
-    assert seen["d_prod"] is d_prod and seen["d_sum"] is d_sum
+    seen = op.seen  # read-only views of what was given and saved
+    assert seen["d_prod"].base is d_prod and seen["d_sum"].base is d_sum
     assert seen["flags"] == (True, True)
-    assert seen["a"] is a and seen["b"] is b
-    assert seen["prod"] is prod and seen["total"] is total
+    assert seen["a"].base is a and seen["b"].base is b
+    assert seen["prod"].base is prod and seen["total"].base is total
+    assert not any(seen[n].flags.writeable for n in ("d_prod", "d_sum", "a", "b", "prod", "total"))
     assert seen["m1"] == "memory-1"
     np.testing.assert_array_equal(seen["m2"], a - b)
     # d/da (sum(d_prod * a * b) + sum(d_sum * (a + b))) = d_prod * b + d_sum

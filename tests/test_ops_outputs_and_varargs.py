@@ -9,6 +9,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import DifferentiableFunction, array_module, check_op, differentiable, grad
+from autodiff_tutor.errors import BackwardOutputError, UnsupportedSyntaxError
 from autodiff_tutor.tracing import evaluate, gradient, last_tape, traced
 
 rng = np.random.default_rng(10)
@@ -98,3 +99,75 @@ def test_both_modes_use_the_backward_and_agree_with_finite_differences():
     for got_t, got_c, want in zip(from_tracing, from_compiler, expected, strict=True):
         np.testing.assert_allclose(got_t, want, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(got_c, want, rtol=1e-6, atol=1e-8)
+
+
+def radius_read_by_index(x, y):
+    return np.sum(polar(x, y)[0])
+
+
+def both_outputs_kept_whole(x, y):
+    outputs = polar(x, y)
+    return np.sum(outputs[0] * outputs[1])
+
+
+@pytest.mark.parametrize("fn", [radius_read_by_index, both_outputs_kept_whole])
+def test_a_two_output_op_not_unpacked_at_its_call_is_refused_with_the_form_that_works(fn):
+    """The compiler takes an op's outputs where the call unpacks them: a result read
+    by index or kept whole is refused at the call (not an internal error), with a hint
+    whose form compiles and agrees with central differences."""
+    x, y = rng.standard_normal(3) + 2.0, rng.standard_normal(3)
+    with pytest.raises(UnsupportedSyntaxError, match="polar has 2 outputs") as refused:
+        grad(fn)(x, y)
+    assert refused.value.location.filename == __file__
+    assert "y1, y2 = polar(x, y)" in refused.value.hint
+
+    def unpacked(x, y):
+        y1, y2 = polar(x, y)
+        return np.sum(y1 * y2)
+
+    np.testing.assert_allclose(
+        grad(unpacked)(x, y), central_difference(both_outputs_kept_whole, [x, y], 0), rtol=1e-6
+    )
+
+
+class CubeWrittenInPlace(DifferentiableFunction):
+    """A backward that scales its incoming gradient in place."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x):
+        return x**3
+
+    def backward(self, d_y, compute_gradients, x):
+        d_y *= 3 * x * x
+        return d_y
+
+
+cube_in_place = CubeWrittenInPlace()
+
+
+def cube_beside_its_input(x):
+    return np.sum((cube_in_place(x) + x) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("mode", ["compiler", "tracing", "check_op"])
+def test_a_backward_that_writes_into_what_it_is_given_is_refused(mode):
+    """The gradient a backward is given is shared with other gradients (here ``x``'s
+    own): writing into it in place would change them silently. Every mode refuses
+    it, saying so, and leaves the caller's input as it was."""
+    x = np.array([0.5, -1.0, 2.0])
+    before = x.copy()
+    if mode == "check_op":
+        report = check_op(cube_in_place, x)
+        assert not report.passed and "writes into an array it is given" in str(report)
+    else:
+        run = grad if mode == "compiler" else lambda f: lambda x: gradient_of(f, x)
+        with pytest.raises(BackwardOutputError) as refused:
+            run(cube_beside_its_input)(x)
+        assert "writes into an array it is given" in refused.value.message
+    np.testing.assert_array_equal(x, before)
+
+
+def gradient_of(f, x):
+    return evaluate(lambda x: gradient(f(x), x), traced(x))

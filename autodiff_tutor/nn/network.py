@@ -117,6 +117,15 @@ class Network:
                 f"given {len(inputs)}",
                 location(),
             )
+        earlier = next((node.name for node in self.nodes if node.layer is layer), None)
+        if earlier is not None:  # its parameters would be stepped by one node's gradient
+            raise ArgumentError(
+                f"node {name!r}: this {type(layer).__name__} is already node {earlier!r}; "
+                "a layer object is one node of a network",
+                location(),
+                hint=f"make a second layer ({type(layer).__name__}(...) again); for weights "
+                "shared by two nodes, write one layer that applies them twice",
+            )
         self.nodes.append(Node(name, layer, inputs))
         self.outputs = (name,)
         return self

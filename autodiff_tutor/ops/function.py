@@ -9,7 +9,9 @@ Subclass it, say in the constructor what the backward needs, and write two metho
   ``compute_gradients`` flags (one per input), then the inputs (if
   ``save_inputs_for_backward``), the outputs (if ``save_outputs_for_backward``) and
   the ``num_memory_values`` memory values. It returns one gradient per input (a bare
-  value when there is one input), ``None`` where the flag is false.
+  value when there is one input), ``None`` where the flag is false. The numpy arrays
+  it receives are read-only: a gradient given is shared with other gradients, a saved
+  input is the caller's array (write ``d_x = d_y * ...``, never ``d_y *= ...``).
 
 Only what is declared is kept alive between the two passes. The object is called like
 a function, and implements the shared protocol of :mod:`autodiff_tutor.protocol`
@@ -93,6 +95,18 @@ class Saved:
     inputs: tuple[Any, ...] = ()
     outputs: tuple[Any, ...] = ()
     memory: tuple[Any, ...] = ()
+
+
+def _read_only(value: Any) -> Any:
+    """A read-only view of a numpy array (anything else as it is).
+
+    >>> _read_only(np.ones(2)).flags.writeable
+    False
+    """
+    if type(value) is np.ndarray and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 def _check_count(value: Any, what: str, minimum: int) -> int:
@@ -297,7 +311,18 @@ class DifferentiableFunction:
             return (None,) * len(flags)
         args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
         bind_arguments(self.backward, args, "backward", self, lambda: self._backward_layout(saved))
-        return self.backward(*args)
+        try:  # read-only: a gradient given is shared with other gradients, a value with x
+            return self.backward(*(_read_only(a) for a in args))
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            raise BackwardOutputError(
+                f"the backward of {self.name!r} writes into an array it is given (an "
+                "output's gradient or a saved value) in place; those arrays are shared "
+                "with other gradients and with your inputs",
+                hint="compute a new array (d_x = d_y * 3 * x * x), not d_y *= ... or "
+                "d_y[...] = ...",
+            ) from None
 
     def op_backward(
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved

@@ -27,6 +27,8 @@ from autodiff_tutor.rules.registry import is_nondifferentiable, lookup
 class Calls(Part):
     """Lowering of calls into primitive, op-call and opaque steps."""
 
+    unpacked: ast.Call | None = None  # the call ``a, b = call`` is unpacking, if any
+
     def call(self, node: ast.Call, target: str | None) -> ast.Name:
         callee = self.normalizer.resolver.callee(node)
         if callee.kind == "escape" and self._is_list_of_arrays(node):
@@ -88,6 +90,15 @@ class Calls(Part):
         """A call to a differentiable operation: a custom op, or a user function compiled
         in turn (``differentiable(helper)``); keywords and defaults become positional."""
         obj = callee.obj
+        outputs = getattr(obj, "num_outputs", 1)
+        if isinstance(outputs, int) and outputs > 1 and node is not self.unpacked:
+            names = ", ".join(f"y{i + 1}" for i in range(outputs))
+            self.normalizer.reject(
+                node,
+                f"{callee.description} has {outputs} outputs: the compiler takes them where "
+                "the call unpacks them",
+                f"write {names} = {ast.unparse(node)}, then use each output",
+            )
         signature = _call_signature(callee)
         try:
             bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
@@ -279,7 +290,11 @@ class Calls(Part):
     def unpack_call(self, target: ast.Tuple, value: ast.Call) -> None:
         """``a, b = helper(x)`` (names only): one step with several outputs."""
         names = [element.id for element in target.elts]
-        temp = self.normalizer.expressions.lower(value, target=None)
+        self.unpacked = value  # an op's several outputs are taken here
+        try:
+            temp = self.normalizer.expressions.lower(value, target=None)
+        finally:
+            self.unpacked = None
         step = self.normalizer.emitted[-1]
         versions = [self.normalizer.version_name(n) for n in names]
         if step.kind == "op_call" and step.target == temp.id:
