@@ -171,3 +171,19 @@ def test_a_backward_that_writes_into_what_it_is_given_is_refused(mode):
 
 def gradient_of(f, x):
     return evaluate(lambda x: gradient(f(x), x), traced(x))
+
+
+def polar_by_keyword(x, y):
+    radius, angle = polar(y=y, x=x)
+    return np.sum(radius)
+
+
+def test_an_op_called_with_keywords_is_refused_as_python_refuses_it():
+    """An op is called with its inputs by position (``op(x, y)``): the call Python
+    refuses (``TypeError``) is refused by the compiler too, not differentiated."""
+    x, y = rng.standard_normal(3), rng.standard_normal(3)
+    with pytest.raises(TypeError):
+        polar_by_keyword(x, y)
+    with pytest.raises(UnsupportedSyntaxError) as refused:
+        grad(polar_by_keyword)(x, y)
+    assert "unexpected keyword argument" in refused.value.message

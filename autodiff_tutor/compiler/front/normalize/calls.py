@@ -90,6 +90,14 @@ class Calls(Part):
         """A call to a differentiable operation: a custom op, or a user function compiled
         in turn (``differentiable(helper)``); keywords and defaults become positional."""
         obj = callee.obj
+        signature = _call_signature(callee)
+        given = {k.arg: k.value for k in node.keywords}
+        try:
+            if callee.kind == "op_call" and callable(obj):  # as Python calls it (op(x, y))
+                inspect.signature(obj).bind(*node.args, **given)
+            bound = signature.bind(*node.args, **given)
+        except TypeError as error:
+            self.normalizer.reject(node, f"cannot call {callee.description}: {error}", "")
         outputs = getattr(obj, "num_outputs", 1)
         if isinstance(outputs, int) and outputs > 1 and node is not self.unpacked:
             names = ", ".join(f"y{i + 1}" for i in range(outputs))
@@ -99,11 +107,6 @@ class Calls(Part):
                 "the call unpacks them",
                 f"write {names} = {ast.unparse(node)}, then use each output",
             )
-        signature = _call_signature(callee)
-        try:
-            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
-        except TypeError as error:
-            self.normalizer.reject(node, f"cannot call {callee.description}: {error}", "")
         bound.apply_defaults()
         positional: list[ast.expr] = []
         names: list[str] = []  # the parameter each positional argument binds to
