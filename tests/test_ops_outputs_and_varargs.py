@@ -9,7 +9,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import DifferentiableFunction, array_module, check_op, differentiable, grad
-from autodiff_tutor.errors import BackwardOutputError, UnsupportedSyntaxError
+from autodiff_tutor.errors import BackwardOutputError, ForwardOutputError, UnsupportedSyntaxError
 from autodiff_tutor.tracing import evaluate, gradient, last_tape, traced
 
 rng = np.random.default_rng(10)
@@ -187,3 +187,34 @@ def test_an_op_called_with_keywords_is_refused_as_python_refuses_it():
     with pytest.raises(UnsupportedSyntaxError) as refused:
         grad(polar_by_keyword)(x, y)
     assert "unexpected keyword argument" in refused.value.message
+
+
+class ReturnsTwo(DifferentiableFunction):
+    """Declares one output, returns two."""
+
+    def forward(self, x):
+        return x, x
+
+    def backward(self, d_y, compute_gradients):
+        return d_y
+
+
+returns_two = ReturnsTwo()
+
+
+def calls_returns_two(x):
+    return np.sum(returns_two(x))
+
+
+@pytest.mark.parametrize("mode", ["plain", "tracing", "compiler"])
+def test_an_ops_error_is_located_at_its_call_in_every_mode(mode):
+    x = np.array([0.3, -2.0])
+    run = {
+        "plain": calls_returns_two,
+        "tracing": lambda x: evaluate(calls_returns_two, traced(x)),
+        "compiler": grad(calls_returns_two),
+    }[mode]
+    with pytest.raises(ForwardOutputError) as refused:
+        run(x)
+    assert refused.value.location.filename == __file__
+    assert "returns_two(x)" in refused.value.location.text

@@ -52,6 +52,7 @@ import numpy as np
 
 from autodiff_tutor.errors import (
     ArgumentError,
+    AutodiffError,
     BackwardOutputError,
     ForwardOutputError,
     NoDerivativeRuleError,
@@ -398,11 +399,15 @@ class DifferentiableFunction:
         labels (as in MATLAB: the op works on the data; an interface function such
         as :func:`~autodiff_tutor.ops.srelu.srelu` labels the output again).
         """
-        traced, outputs = call_if_traced(self, inputs)
-        if traced:
-            return outputs
-        outputs, _ = self.op_forward(*strip_dims(inputs))
-        return outputs[0] if self.num_outputs == 1 else outputs
+        try:
+            traced, outputs = call_if_traced(self, inputs)
+            if not traced:
+                outputs = self.op_forward(*strip_dims(inputs))[0]
+                outputs = outputs[0] if self.num_outputs == 1 else outputs
+        except AutodiffError as error:  # located at the user's call of the op
+            error.located_at(location())
+            raise
+        return outputs
 
     def source(self) -> str:
         """The source of ``forward`` and ``backward``, to show a student.
