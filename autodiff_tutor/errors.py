@@ -314,6 +314,26 @@ def op_rule_error(
 #: generated ...>`` and stays: it is the user's function, compiled).
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
+
+def _no_location() -> Location | None:
+    return None
+
+
+#: The user's current call (:func:`autodiff_tutor.locations.location` registers itself:
+#: it knows which frames are the user's, and imports this module).
+_users_call: Callable[[], Location | None] = _no_location
+
+
+def locate_calls_with(find: Callable[[], Location | None]) -> None:
+    """Use ``find`` for the user's call that a front door's error without a location of
+    its own is located at.
+
+    >>> locate_calls_with(_users_call)  # (autodiff_tutor.locations sets it on import)
+    """
+    global _users_call
+    _users_call = find
+
+
 _full_tracebacks = os.environ.get("AUTODIFF_TUTOR_FULL_TRACEBACKS", "") not in ("", "0")
 
 
@@ -403,7 +423,10 @@ def front_door(door: Door) -> Door:
         try:
             return door(*args, **kwargs)
         except AutodiffError as error:
-            if _full_tracebacks or isinstance(error, InternalError):
+            if isinstance(error, InternalError):
+                raise
+            error.located_at(_users_call())  # an error with no place of its own: the call
+            if _full_tracebacks:
                 raise
             _show_users_frames(error, set())
             if sys.version_info >= (3, 11):

@@ -30,7 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import Location, TracingWarning, cell_name, place, wrap
+from autodiff_tutor.errors import (
+    Location,
+    TracingWarning,
+    cell_name,
+    locate_calls_with,
+    place,
+    wrap,
+)
 from autodiff_tutor.foreign_libraries import library_of_code
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -234,6 +241,9 @@ def location(frame: FrameType | None = None) -> Location | None:
     text = linecache.getline(filename, line)
     length = end_column - column if end_line == line else len(text.rstrip()) - column
     return Location(filename, line, column, text, max(1, length))
+
+
+locate_calls_with(location)  # a front door's error without a place: the user's call
 
 
 def call_source(frame: FrameType | None = None) -> str | None:

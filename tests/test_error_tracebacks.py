@@ -13,7 +13,13 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import autodiff_tutor
 from autodiff_tutor import grad
-from autodiff_tutor.errors import GradientEscapeError, TracingEscapeError, full_tracebacks
+from autodiff_tutor.errors import (
+    ArgumentError,
+    GradientEscapeError,
+    TracingEscapeError,
+    front_door,
+    full_tracebacks,
+)
 from autodiff_tutor.tracing import evaluate, traced
 
 PACKAGE = autodiff_tutor.__path__[0]
@@ -115,3 +121,17 @@ def test_the_training_loop_is_a_front_door_too(shell, capsys):
     lines = shown_by(shell, TRAINING_CELL, capsys)
     assert before_the_caret(lines) <= 15, "\n".join(lines)
     assert not any(PACKAGE in line for line in lines), "\n".join(lines)
+
+
+@front_door
+def refuses_without_a_place(x):
+    raise ArgumentError(f"cannot take {x!r}")
+
+
+def test_a_front_doors_error_without_a_place_is_located_at_the_users_call():
+    """Every error through a front door is located: one raised deep inside without a
+    place of its own is located at the user's call of the door."""
+    with pytest.raises(ArgumentError) as refused:
+        refuses_without_a_place(3)
+    assert refused.value.location.filename == __file__
+    assert "refuses_without_a_place(3)" in refused.value.location.text
