@@ -856,6 +856,23 @@ def hessian_by_keyword(x):
 
 def test_hessian_inside_takes_arguments_by_keyword():
     x = np.array([0.5, -1.0, 2.0])
+    by_position = hessian(cubed_times)(x, ROW)
+    np.testing.assert_allclose(hessian(cubed_times)(x=x, y=ROW), by_position)
+    np.testing.assert_allclose(hessian(cubed_times)(x, y=ROW), by_position)
     value, gradient = value_and_grad(hessian_by_keyword)(x)
     assert np.isclose(value, hessian_by_keyword(x))
     np.testing.assert_allclose(gradient, central_difference(hessian_by_keyword, [x], 0), rtol=1e-6)
+
+
+def jvp_of_a_lambda_given_too_many(x):
+    return np.sum(jvp(lambda z: np.sum(z * x), (ROW, x), (ROW, None))[1])
+
+
+def test_jvp_of_a_closure_given_too_many_arguments_is_refused_as_outside():
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(ArgumentError) as inside:
+        grad(jvp_of_a_lambda_given_too_many)(x)
+    with pytest.raises(ArgumentError) as outside:
+        jvp_of_a_lambda_given_too_many(x)
+    assert inside.value.message == outside.value.message
+    assert inside.value.location.filename == __file__

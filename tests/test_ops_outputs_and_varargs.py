@@ -10,6 +10,7 @@ from oracles import central_difference
 
 from autodiff_tutor import DifferentiableFunction, array_module, check_op, differentiable, grad
 from autodiff_tutor.errors import BackwardOutputError, ForwardOutputError, UnsupportedSyntaxError
+from autodiff_tutor.ops import op_vjp
 from autodiff_tutor.tracing import evaluate, gradient, last_tape, traced
 
 rng = np.random.default_rng(10)
@@ -218,3 +219,42 @@ def test_an_ops_error_is_located_at_its_call_in_every_mode(mode):
         run(x)
     assert refused.value.location.filename == __file__
     assert "returns_two(x)" in refused.value.location.text
+
+
+class MaskedInPlace(DifferentiableFunction):
+    """Keeps its mask as a memory value, and scales it in place in the backward."""
+
+    def __init__(self):
+        super().__init__(num_memory_values=1)
+
+    def forward(self, x):
+        mask = (x > 0).astype(x.dtype)
+        return x * mask, mask
+
+    def backward(self, d_y, compute_gradients, mask):
+        mask *= d_y
+        return mask
+
+
+class PassesThrough(DifferentiableFunction):
+    def forward(self, x):
+        return x * 1.0
+
+    def backward(self, d_y, compute_gradients):
+        return d_y
+
+
+def test_a_memory_value_is_the_ops_own_and_a_gradient_returned_as_given_is_writable():
+    """A backward may write into its own memory value (a fresh one each call); a
+    gradient it returns unchanged comes back as the array given, writable."""
+    x = np.array([0.5, -1.0, 2.0])
+
+    masked = MaskedInPlace()
+
+    def relu_sum(x):
+        return np.sum(masked(x) * np.array([1.0, 2.0, 3.0]))
+
+    np.testing.assert_allclose(grad(relu_sum)(x), [1.0, 0.0, 3.0])
+    seed = np.ones(3)
+    (gradient,) = op_vjp(PassesThrough(), (x,), (seed,))[1]
+    assert gradient is seed and gradient.flags.writeable

@@ -590,6 +590,22 @@ def hvp(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     return MadeFunction(product, hvp, (f, wrt))
 
 
+def _positional_through(
+    f: Callable[..., Any], position: int, args: tuple[Any, ...], keywords: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call ``f(*args, **keywords)`` with its arguments up to ``position`` given by
+    position (defaults written in), the others by keyword."""
+    signature = differentiable(f).signature
+    try:
+        bound = signature.bind(*args, **keywords)
+    except TypeError as error:
+        raise located(ArgumentError, f"cannot call {differentiable(f).name}: {error}") from None
+    bound.apply_defaults()
+    first = list(signature.parameters)[: position + 1]
+    rest = {k: v for k, v in bound.arguments.items() if k not in first}
+    return tuple(bound.arguments[p] for p in first), rest
+
+
 @front_door
 def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     """A function giving the Hessian of a scalar-valued ``f`` with respect to the
@@ -605,7 +621,10 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     product = hvp(f, wrt)
 
     def second_derivatives(*args: Any, **keywords: Any) -> Any:
-        x = args[_position(f, wrt, "hessian")]
+        position = _position(f, wrt, "hessian")
+        if position >= len(args):  # x by keyword: the arguments up to it by position
+            args, keywords = _positional_through(f, position, args, keywords)
+        x = args[position]
         xp = array_module(x)
         shape = shape_of(x)
         size = int(xp.asarray(x).size)

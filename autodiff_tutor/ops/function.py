@@ -9,9 +9,10 @@ Subclass it, say in the constructor what the backward needs, and write two metho
   ``compute_gradients`` flags (one per input), then the inputs (if
   ``save_inputs_for_backward``), the outputs (if ``save_outputs_for_backward``) and
   the ``num_memory_values`` memory values. It returns one gradient per input (a bare
-  value when there is one input), ``None`` where the flag is false. The numpy arrays
-  it receives are read-only: a gradient given is shared with other gradients, a saved
-  input is the caller's array (write ``d_x = d_y * ...``, never ``d_y *= ...``).
+  value when there is one input), ``None`` where the flag is false. The gradients and
+  saved inputs and outputs it receives are read-only numpy arrays: a gradient given is
+  shared with other gradients, a saved input is the caller's array (write
+  ``d_x = d_y * ...``, never ``d_y *= ...``); the memory values are the op's own.
 
 Only what is declared is kept alive between the two passes. The object is called like
 a function, and implements the shared protocol of :mod:`autodiff_tutor.protocol`
@@ -312,18 +313,27 @@ class DifferentiableFunction:
             return (None,) * len(flags)
         args = (*d_outputs, flags, *saved.inputs, *saved.outputs, *saved.memory)
         bind_arguments(self.backward, args, "backward", self, lambda: self._backward_layout(saved))
-        try:  # read-only: a gradient given is shared with other gradients, a value with x
-            return self.backward(*(_read_only(a) for a in args))
+        # read-only: a gradient given is shared with other gradients, an input is the
+        # caller's, an output is read on; the memory values are the op's own
+        shared = len(args) - len(saved.memory)
+        views = [_read_only(a) if i < shared else a for i, a in enumerate(args)]
+        try:
+            result = self.backward(*views)
         except ValueError as error:
             if "read-only" not in str(error):
                 raise
             raise BackwardOutputError(
                 f"the backward of {self.name!r} writes into an array it is given (an "
-                "output's gradient or a saved value) in place; those arrays are shared "
-                "with other gradients and with your inputs",
+                "output's gradient, a saved input or output) in place; those arrays are "
+                "shared with other gradients and with your inputs",
                 hint="compute a new array (d_x = d_y * 3 * x * x), not d_y *= ... or "
                 "d_y[...] = ...",
             ) from None
+        # a gradient given, returned as it is: the array itself, writable as before
+        originals = {id(v): a for v, a in zip(views, args, strict=True) if v is not a}
+        if isinstance(result, tuple):
+            return tuple(originals.get(id(r), r) for r in result)
+        return originals.get(id(result), result)
 
     def op_backward(
         self, d_outputs: tuple[Any, ...], compute_gradients: tuple[bool, ...], saved: Saved

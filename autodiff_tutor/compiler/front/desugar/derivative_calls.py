@@ -384,6 +384,15 @@ def _jvp(call: ast.Call, context: Context) -> ast.expr:
             "every tangent is None: there is no direction to differentiate along", where
         )
     request, captured = _request("jvp", args[0], None, context)
+    if request.lifted is not None:  # its own parameters, as the call outside binds them
+        own = request.lifted.own
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        try:
+            inspect.Signature([inspect.Parameter(n, kind) for n in own]).bind(*values)
+        except TypeError as error:
+            line = context.parsed.location(args[0]).line
+            said = args[0].id if isinstance(args[0], ast.Name) else f"lambda_{line}"
+            raise ArgumentError(f"cannot call {said}({', '.join(own)}): {error}", where) from None
     offset = len(captured)
     request.wrt = [offset + i for i, g in enumerate(given) if g]
     dots = [t for t, g in zip(tangents, given, strict=True) if g]
