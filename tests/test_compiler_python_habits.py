@@ -513,3 +513,37 @@ def test_a_tuple_output_and_its_tangent_are_tuples() -> None:
     out, pullback = ad.vjp(two_scaled, x)
     assert type(out) is tuple
     np.testing.assert_allclose(pullback((v, v))[0], 5.0 * v)
+
+
+def doubled_and_sine(x):
+    return x * 2.0, np.sin(x)
+
+
+def doubled_and_sine_as_one_tuple(x):
+    pair = (x * 2.0, np.sin(x))
+    return pair
+
+
+def unpacks_a_helpers_tuple(x):
+    a, b = doubled_and_sine_as_one_tuple(x)
+    return np.sum(a * b)
+
+
+def keeps_a_helpers_two_results_whole(x):
+    both = doubled_and_sine(x)
+    return np.sum(both[0] * both[1])
+
+
+def test_a_helper_returning_one_tuple_is_unpacked_at_its_call() -> None:
+    """``a, b = helper(x)`` where the helper returns one tuple (``return pair``): each
+    item (value and gradient as Python's); a helper returning two results kept whole
+    is refused at the call with the form that works, not an internal error."""
+    x = np.array([0.3, -1.2, 2.0])
+    value, gradient = ad.value_and_grad(unpacks_a_helpers_tuple)(x)
+    assert np.isclose(value, unpacks_a_helpers_tuple(x))
+    np.testing.assert_allclose(
+        gradient, central_difference(unpacks_a_helpers_tuple, [x], 0), rtol=1e-6
+    )
+    with pytest.raises(UnsupportedSyntaxError) as refused:
+        ad.grad(keeps_a_helpers_two_results_whole)(x)
+    assert "y1, y2 = doubled_and_sine(x)" in refused.value.hint
