@@ -412,8 +412,8 @@ def _gradient_function(derivative: Derivative, single: bool, value: bool) -> Cal
         params = spell.all(generated.params)
         if written:
             params = [
-                f"{name}={p.default!r}" if p.default is not p.empty else name
-                for name, p in zip(params, signature.values(), strict=True)
+                f"{param}={p.default!r}" if p.default is not p.empty else param
+                for param, p in zip(params, signature.values(), strict=True)
             ]
         if any(keyword_only):
             params.insert(keyword_only.index(True), "*")

@@ -269,15 +269,15 @@ def _hessian(maker: ast.Call, call: ast.Call, context: Context) -> ast.expr | No
     arguments, keywords = list(call.args), list(call.keywords)
     starred = any(isinstance(a, ast.Starred) for a in arguments)
     every = arguments  # each parameter's argument, in order: x is read there
+    position = _position(request, captured, wrt)
     if request.function is not None and not starred:  # by keyword, or left out
         every = _every_argument(request.function, arguments, keywords, call, context)
-        if _position(request, captured, wrt) is None:  # the front door's words
+        if position is None:  # the front door's words
             params = list(inspect.signature(request.function).parameters)
             where = context.parsed.location(call)
             _check_wrt_names(wrt, params, request.function.__name__, where)
     elif keywords:
         every = []  # a lifted def takes its arguments by position
-    position = _position(request, captured, wrt)
     if starred or not (position is not None and 0 <= position < len(every)):
         raise UnsupportedSyntaxError(
             "hessian(f)(...) inside differentiated code takes the arguments of f one by "
@@ -390,8 +390,7 @@ def _jvp(call: ast.Call, context: Context) -> ast.expr:
         try:
             inspect.Signature([inspect.Parameter(n, kind) for n in own]).bind(*values)
         except TypeError as error:
-            line = context.parsed.location(args[0]).line
-            said = args[0].id if isinstance(args[0], ast.Name) else f"lambda_{line}"
+            said = _name_outside(args[0], context)
             raise ArgumentError(f"cannot call {said}({', '.join(own)}): {error}", where) from None
     offset = len(captured)
     request.wrt = [offset + i for i, g in enumerate(given) if g]
@@ -461,9 +460,7 @@ def _request(
             )
         return Request(kind, wrt, function=value), []
     where = context.parsed.location(function)
-    # the name the function goes by outside (see source.function_name)
-    said = function.id if isinstance(function, ast.Name) else f"lambda_{where.line}"
-    _check_wrt_names(wrt, lifted.own, said, where)
+    _check_wrt_names(wrt, lifted.own, _name_outside(function, context), where)
     lifted.tree.name = context.fresh(_stem(function))
     parsed = _parsed(context.parsed, lifted.tree)
     params = lifted.captured + lifted.own
@@ -689,6 +686,14 @@ def _constant(expr: ast.expr, name: str, context: Context) -> Any:
         context.parsed.location(expr),
         hint=f"write {name}=0, {name}='w' or {name}=[0, 1]",
     )
+
+
+def _name_outside(function: ast.expr, context: Context) -> str:
+    """The name a def or lambda written here goes by outside differentiated code, in
+    the front door's messages (see :func:`~.source.function_name`)."""
+    if isinstance(function, ast.Name):
+        return function.id
+    return f"lambda_{context.parsed.location(function).line}"
 
 
 def _stem(function: ast.expr) -> str:

@@ -98,9 +98,8 @@ class Calls(Part):
             bound = signature.bind(*node.args, **given)
         except TypeError as error:
             self.normalizer.reject(node, f"cannot call {callee.description}: {error}", "")
-        outputs = returned_count(obj) if callee.kind == "user_call" else None
-        outputs = outputs or getattr(obj, "num_outputs", 1)
-        if isinstance(outputs, int) and outputs > 1 and node is not self.unpacked:
+        outputs = output_count(obj)
+        if outputs > 1 and node is not self.unpacked:
             names = ", ".join(f"y{i + 1}" for i in range(outputs))
             self.normalizer.reject(
                 node,
@@ -156,7 +155,6 @@ class Calls(Part):
         inputs = {f"arg{i}": a for i, a in enumerate(args) if isinstance(a, ast.Name)}
         step = Step(target, value, "op_call", inputs=inputs, callee=obj)
         step.description = callee.description
-        step.outputs_count = outputs if isinstance(outputs, int) else 1
         return self.normalizer.emit(step, node)
 
     def returned_key(self, base: ast.expr, key: ast.expr) -> ast.Constant | None:
@@ -302,8 +300,8 @@ class Calls(Part):
             self.unpacked = None
         step = self.normalizer.emitted[-1]
         versions = [self.normalizer.version_name(n) for n in names]
-        outputs = getattr(step, "outputs_count", None)
-        if step.kind == "op_call" and step.target == temp.id and outputs == len(versions):
+        op_call = step.kind == "op_call" and step.target == temp.id
+        if op_call and output_count(step.callee) == len(versions):
             step.targets = versions
             if temp.id in self.normalizer.may_carry:
                 self.normalizer.may_carry |= set(versions)
@@ -335,15 +333,22 @@ def _is_literal(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-@functools.cache
-def returned_count(fn: Any) -> int | None:
-    """How many values ``fn`` returns (``return a, b``: two; ``return t`` of a tuple:
-    one); ``None`` when its source does not compile (its own compilation reports that).
+def output_count(obj: Any) -> int:
+    """How many outputs a call of ``obj`` gives: an op's ``num_outputs``, the values a
+    function of the user's returns (``return a, b``: two; ``return t`` of a tuple: one).
     """
+    count = getattr(obj, "num_outputs", None)
+    if isinstance(count, int):
+        return count
+    return _returned_count(obj) if inspect.isfunction(obj) else 1
+
+
+@functools.cache
+def _returned_count(fn: Any) -> int:
     try:
         body = desugar_function(parse_function(fn)).body
-    except AutodiffError:
-        return None
+    except AutodiffError:  # its own compilation says what is wrong, at its line
+        return 1
     value = next((s.value for s in body if isinstance(s, ast.Return)), None)
     return len(value.elts) if isinstance(value, ast.Tuple) else 1
 
