@@ -966,3 +966,145 @@ def test_an_object_whose_init_branches_is_refused_at_the_construction():
     assert "BranchyLayer(W, True)" in error.location.text
     assert error.location.filename == __file__
     assert "pass it as an argument" in error.hint
+
+
+# -- functions held in lists and defaults -------------------------------------------------
+
+
+def relu(z):
+    return np.maximum(z, 0.0)
+
+
+SQUASHES = [np.tanh, relu, lambda z: z]
+LAYERS = [np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]]) * k for k in (1, 2, 3)]
+
+
+def zips_weights_and_activations(x, Ws):
+    h = x
+    for W, act in zip(Ws, SQUASHES, strict=False):
+        h = act(h @ W)
+    return np.sum(h**2)
+
+
+def zips_strictly(x):
+    h = x
+    for W, squash in zip(LAYERS, SQUASHES, strict=True):
+        h = squash(h @ W)
+    return np.sum(h**2)
+
+
+def enumerates_the_activations(x):
+    h = x
+    for i, act in enumerate(SQUASHES):
+        h = act(h @ LAYERS[i])
+    return np.sum(h**2)
+
+
+def indexes_the_activations_in_a_range(x):
+    h = x
+    for i in range(len(SQUASHES)):
+        h = SQUASHES[i](h @ LAYERS[i])
+    return np.sum(h**2)
+
+
+def picks_an_activation_by_index(x):
+    return np.sum(SQUASHES[0](x) * SQUASHES[-1](x))
+
+
+def default_activation(x, act=np.sin):
+    return np.sum(act(x) ** 2)
+
+
+def calls_a_helper_leaving_its_function_default_out(x):
+    return default_activation(x) + default_activation(x, np.tanh)
+
+
+def loops_over_a_tuple_of_ufuncs(x):
+    total = 0.0
+    for squash in (np.tanh, np.sin):
+        total = total + np.sum(squash(x))
+    return total
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        zips_strictly,
+        enumerates_the_activations,
+        indexes_the_activations_in_a_range,
+        picks_an_activation_by_index,
+        default_activation,
+        calls_a_helper_leaving_its_function_default_out,
+        loops_over_a_tuple_of_ufuncs,
+    ],
+)
+def test_functions_held_in_lists_and_defaults_are_called(fn):
+    check(fn, X)
+    _, tangent = jvp(fn, (X,), (np.ones_like(X),))
+    np.testing.assert_allclose(tangent, np.sum(central_difference(fn, [X], 0)), rtol=1e-6)
+
+
+def test_a_loop_zipping_a_list_argument_with_a_list_of_functions():
+    """``Ws`` is not differentiated: its length is known at the call all the same."""
+    expected = central_difference(zips_weights_and_activations, [X, LAYERS], 0)
+    for _ in range(3):
+        gradient = grad(zips_weights_and_activations)(X, LAYERS)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+    by_weight = grad(zips_weights_and_activations, wrt=1)(X, LAYERS)
+    for k, W in enumerate(LAYERS):
+
+        def through_one(Wk, k=k):
+            return zips_weights_and_activations(X, [*LAYERS[:k], Wk, *LAYERS[k + 1 :]])
+
+        np.testing.assert_allclose(by_weight[k], central_difference(through_one, [W], 0), rtol=1e-6)
+    shorter = grad(zips_weights_and_activations)(X, LAYERS[:2])  # zip stops at the shorter
+    two_layers = central_difference(zips_weights_and_activations, [X, LAYERS[:2]], 0)
+    np.testing.assert_allclose(shorter, two_layers, rtol=1e-6, atol=1e-8)
+
+
+def test_a_changed_list_of_functions_or_default_recompiles():
+    global SQUASHES
+    saved, saved_defaults = SQUASHES, default_activation.__defaults__
+    try:
+        for fn in (enumerates_the_activations, picks_an_activation_by_index):
+            both = value_and_grad(fn)
+            for _ in range(2):
+                both(X)
+            SQUASHES = [np.sin, np.tanh, np.exp]  # rebound
+            np.testing.assert_allclose(both(X)[1], central_difference(fn, [X], 0), rtol=1e-6)
+            SQUASHES[0] = np.cos  # changed in place
+            np.testing.assert_allclose(both(X)[1], central_difference(fn, [X], 0), rtol=1e-6)
+            SQUASHES = [np.sin, np.tanh]  # shorter: the loop runs twice
+            np.testing.assert_allclose(both(X)[1], central_difference(fn, [X], 0), rtol=1e-6)
+            SQUASHES = saved
+        for fn in (default_activation, calls_a_helper_leaving_its_function_default_out):
+            default_activation.__defaults__ = saved_defaults
+            both = value_and_grad(fn)
+            for _ in range(2):
+                both(X)
+            default_activation.__defaults__ = (np.cos,)
+            np.testing.assert_allclose(both(X)[1], central_difference(fn, [X], 0), rtol=1e-6)
+    finally:
+        SQUASHES, default_activation.__defaults__ = saved, saved_defaults
+
+
+def scaled_square(x, c=2.0):
+    return np.sum(c * x**2)
+
+
+def calls_scaled_square_with_its_default(x):
+    return scaled_square(x)
+
+
+def test_a_literal_default_changed_after_compiling_is_read_again():
+    saved = scaled_square.__defaults__
+    try:
+        for fn in (scaled_square, calls_scaled_square_with_its_default):
+            scaled_square.__defaults__ = saved
+            gradient = grad(fn)
+            for _ in range(2):
+                np.testing.assert_allclose(gradient(X), 4 * X)
+            scaled_square.__defaults__ = (5.0,)
+            np.testing.assert_allclose(gradient(X), 10 * X)
+    finally:
+        scaled_square.__defaults__ = saved

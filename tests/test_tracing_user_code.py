@@ -73,6 +73,28 @@ def test_globals_are_read_as_they_are_at_each_call():
     np.testing.assert_allclose(second, [10.0, 10.0])
 
 
+def squashed(x, squash=np.tanh, *, scale=1.0):
+    return scale * np.sum(squash(x))
+
+
+def test_defaults_are_read_as_they_are_at_each_call():
+    """A default rebound between calls (``f.__defaults__ = ...``) is the one a later
+    trace runs with, in the function traced and in a helper it calls."""
+    x = np.array([0.3, -0.7])
+    saved, saved_keywords = squashed.__defaults__, squashed.__kwdefaults__
+    try:
+        for fn in (squashed, lambda x: 2.0 * squashed(x)):
+            squashed.__defaults__, squashed.__kwdefaults__ = saved, saved_keywords
+            gradient_of = lambda x, fn=fn: value_and_gradient(fn, x)[1]  # noqa: E731
+            gradient_of(x)
+            squashed.__defaults__ = (np.sin,)
+            np.testing.assert_allclose(gradient_of(x), central_difference(fn, [x], 0), rtol=1e-6)
+            squashed.__kwdefaults__ = {"scale": 3.0}
+            np.testing.assert_allclose(gradient_of(x), central_difference(fn, [x], 0), rtol=1e-6)
+    finally:
+        squashed.__defaults__, squashed.__kwdefaults__ = saved, saved_keywords
+
+
 def test_a_buffer_no_traced_value_reached_is_returned_plain():
     out = evaluate(lambda x: (np.ones(2) * 2, made_elsewhere(3)), traced(1.0))
     assert [type(o).__name__ for o in out] == ["ndarray", "ndarray"]

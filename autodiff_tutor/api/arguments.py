@@ -363,6 +363,20 @@ def specialized_on(value: Any) -> bool:
     return isinstance(value, ObjectView) or is_static(value) or holds_user_object(value)
 
 
+def static_defaults(signature: inspect.Signature) -> bool:
+    """Whether a parameter's default is a value the compiled code is specialized on
+    (``def h(x, act=np.tanh)``): a call that leaves it out is flattened as one that
+    passes it.
+
+    >>> static_defaults(inspect.signature(lambda x, act=np.tanh: act(x)))
+    True
+    """
+    return any(
+        p.default is not p.empty and specialized_on(p.default)
+        for p in signature.parameters.values()
+    )
+
+
 def needs_flattening(value: Any) -> bool:
     """Whether a call with ``value`` is flattened: a structure (a list, tuple or dict,
     an object seen as its attributes), or a function the compiled code is specialized
@@ -884,6 +898,7 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             (p in names and is_structure(v))
             or specialized_on(v)  # net.feedforward(x): its class and attributes known
             or p == varargs
+            or (isinstance(v, (list, tuple)) and p in _zipped_parameters(compiled))
         )
     }
     indexed = _index_parameters(compiled) if reads_keys(compiled) else frozenset()
@@ -1007,6 +1022,31 @@ def _index_parameters(compiled: Any) -> frozenset[str]:
         stored = assigned_names(ast.Module(tree.body, []))
         found = frozenset(read & set(compiled.params) - stored)
         compiled.__dict__["_index_parameters"] = found
+    return found
+
+
+def _zipped_parameters(compiled: Any) -> frozenset[str]:
+    """The parameters a loop zips or enumerates (``for W, act in zip(Ws, acts)``),
+    never assigned: a list given for one is flattened, so that the loop is unrolled
+    over its known length and each entry's call resolved."""
+    found = compiled.__dict__.get("_zipped_parameters")
+    if found is None:
+        try:
+            body = ast.Module(parse_function(compiled.fn).tree.body, [])
+        except (AutodiffError, OSError, TypeError):
+            body = ast.Module([], [])
+        loops = [n for n in ast.walk(body) if isinstance(n, (ast.For, ast.comprehension))]
+        zipped = {
+            argument.id
+            for loop in loops
+            if isinstance(loop.iter, ast.Call)
+            and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id in ("zip", "enumerate")
+            for argument in loop.iter.args
+            if isinstance(argument, ast.Name)
+        }
+        found = frozenset(zipped & set(compiled.params) - assigned_names(body))
+        compiled.__dict__["_zipped_parameters"] = found
     return found
 
 

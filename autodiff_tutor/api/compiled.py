@@ -108,6 +108,7 @@ class Differentiable:
             check_function(fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
+        self._defaults = _defaults_of(fn)  # what the signature's defaults were read from
         self.params = list(self.signature.parameters)
         self.name = function_name(fn)
         self._cache: dict[tuple[str, ...], Derivative] = {}
@@ -189,7 +190,11 @@ class Differentiable:
         >>> f.current(), f.derivative() is first
         (False, False)
         """
-        if self._assumptions is None or self._assumptions.hold():
+        defaults = _defaults_of(self.fn)
+        if any(now is not then for now, then in zip(defaults, self._defaults, strict=True)):
+            self.signature = inspect.signature(self.fn)  # f.__defaults__ = (...): read again
+            self._defaults = defaults
+        elif self._assumptions is None or self._assumptions.hold():
             return True
         self._cache.clear()
         self._by_request.clear()
@@ -797,3 +802,9 @@ def cached_call(
     except GuardFailed:  # a custom op's shape, a branch's path: not as probed
         derivative.specializations[specialized.key] = None  # general code for this key
         return run_pair(compiled, derivative, args)
+
+
+def _defaults_of(fn: Any) -> tuple[Any, Any]:
+    """The objects a function's defaults are read from (rebinding either is a change
+    of its signature)."""
+    return getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)

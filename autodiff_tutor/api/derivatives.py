@@ -75,6 +75,7 @@ from autodiff_tutor.api.arguments import (
     refuse_structured_vjp,
     shaped_like,
     specialized_on,
+    static_defaults,
     unwrap,
     unwrap_call,
     varargs_name,
@@ -160,7 +161,8 @@ def value_and_grad(
             if result is not None:
                 return result[0], result[1][0] if one else one_or_all(result[1], wrt)
         keyed = reads_keys(compiled)  # ACTIVATIONS[activation], activation a string
-        if by_attribute or varargs or keyed or _has_containers(args, kwargs):
+        statics = static_defaults(compiled.signature)  # def h(x, act=np.tanh)
+        if by_attribute or varargs or keyed or statics or _has_containers(args, kwargs):
             flat = flatten_call(compiled, wrt, args, kwargs)  # None: no structure in wrt
             if flat is not None:  # gradients in the structures of their arguments
                 key = (flat.function, tuple(flat.wrt))
@@ -187,6 +189,15 @@ def _takes_varargs(f: Any) -> bool:
     if gradient_of is not None:
         return varargs_name(gradient_of[0].signature) is not None
     return inspect.isfunction(f) and varargs_name(inspect.signature(f)) is not None
+
+
+def _static_defaults(f: Any) -> bool:
+    """Whether a def (or the def ``grad`` made ``f`` of) has a default the compiled
+    code is specialized on (see :func:`static_defaults`)."""
+    gradient_of = getattr(f, "_gradient_of", None)
+    if gradient_of is not None:
+        return static_defaults(gradient_of[0].signature)
+    return inspect.isfunction(f) and static_defaults(inspect.signature(f))
 
 
 def _has_containers(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
@@ -271,7 +282,7 @@ def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> t
     unwrapped = unwrap_call(f, wrt, args, kwargs)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
         return unwrapped.vjp(vjp, args, kwargs)
-    if _has_containers(args, kwargs) or _takes_varargs(f):
+    if _has_containers(args, kwargs) or _takes_varargs(f) or _static_defaults(f):
         structured = structured_vjp(f, args, kwargs, wrt)  # lists, dicts of arrays
         if structured is not None:
             return structured
@@ -441,7 +452,9 @@ def gradient_vjp(
     of, asked = entry_names(compiled, of_wrt), entry_names(compiled, asked_wrt)
     dotted = any("." in entry for entry in (*of, *asked))
     varargs = varargs_name(compiled.signature) is not None  # flattened per count of *args
-    if not (dotted or varargs or any(specialized_on(a) for a in (*args, *kwargs.values()))):
+    given = (*args, *kwargs.values())
+    statics = static_defaults(compiled.signature)  # def h(x, act=np.tanh)
+    if not (dotted or varargs or statics or any(specialized_on(a) for a in given)):
         return None
     every = of + [entry for entry in asked if entry not in of]
     flat = flatten_call(compiled, every, list(args), kwargs)
@@ -498,7 +511,8 @@ def structured_jvp(
     gradient_of = getattr(f, "_gradient_of", None)
     compiled = gradient_of[0] if gradient_of is not None else differentiable(f)
     varargs = varargs_name(compiled.signature)
-    if (not any(is_structure(a) or specialized_on(a) for a in args) and varargs is None) or any(
+    flattened = varargs is not None or static_defaults(compiled.signature)
+    if (not any(is_structure(a) or specialized_on(a) for a in args) and not flattened) or any(
         is_structure(a) and t is not None and not is_structure(t)
         for a, t in zip(args, tangents, strict=False)
     ):

@@ -11,7 +11,9 @@ the function and the helpers it reaches read, what the compiled code depends on:
 - the object itself for modules, classes and anything callable (identity);
 - the type, shape and dtype for arrays;
 - the type for every other value (a float rebound to another float is read anew at
-  the call, nothing about it was compiled in).
+  the call, nothing about it was compiled in);
+- the defaults of every function it reads (a default is written into the compiled
+  code where a call leaves it out).
 
 :meth:`Assumptions.hold` checks them in a few dictionary reads; where one fails, the
 compiled function drops what it compiled and compiles again, so nothing is stale.
@@ -95,6 +97,9 @@ class Assumptions:
     #: what specializing on a call assumed beyond names (the method an attribute finds
     #: on an object's class): each check says whether it still holds
     checks: tuple[Callable[[], bool], ...] = ()
+    #: each function read, with the objects its defaults were read from (a default
+    #: written into the compiled code, ``def g(x, c=2.0)`` called as ``g(x)``)
+    defaults_read: tuple[tuple[Any, Any, Any], ...] = ()
 
     def hold(self) -> bool:
         """Whether every name still has the token it had when compiled."""
@@ -110,6 +115,9 @@ class Assumptions:
                 return False
         for cell, expected in self.cells_read:
             if not _matches(_cell_value(cell), expected):
+                return False
+        for function, defaults, kwdefaults in self.defaults_read:
+            if function.__defaults__ is not defaults or function.__kwdefaults__ is not kwdefaults:
                 return False
         for check in self.checks:
             if not check():
@@ -138,6 +146,7 @@ class Assumptions:
             self.globals_read + more.globals_read,
             self.cells_read + more.cells_read,
             self.checks + tuple(checks),
+            self.defaults_read + more.defaults_read,
         )
 
     def pinned(self, names: tuple[str, ...], fn: Callable[..., Any] | None = None) -> Assumptions:
@@ -167,7 +176,7 @@ class Assumptions:
             (cell, _Equal(_cell_value(cell)) if id(cell) in pinned_cells else expected)
             for cell, expected in self.cells_read
         )
-        return Assumptions(globals_read, cells_read, self.checks)
+        return Assumptions(globals_read, cells_read, self.checks, self.defaults_read)
 
 
 class _Equal:
@@ -192,6 +201,7 @@ def assumed(*functions: Callable[..., Any]) -> Assumptions:
     user functions they reach through them (helpers, helpers of helpers)."""
     globals_read: dict[tuple[int, str], tuple[dict[str, Any], str, Any]] = {}
     cells_read: dict[int, tuple[Any, Any]] = {}
+    defaults_read: list[tuple[Any, Any, Any]] = []
     seen: set[int] = set()
     pending = list(functions)
     while pending:
@@ -199,6 +209,7 @@ def assumed(*functions: Callable[..., Any]) -> Assumptions:
         if id(function) in seen:
             continue
         seen.add(id(function))
+        defaults_read.append((function, function.__defaults__, function.__kwdefaults__))
         namespace = function.__globals__
         for name in _global_names(function.__code__):
             value = namespace.get(name, _MISSING)
@@ -212,7 +223,9 @@ def assumed(*functions: Callable[..., Any]) -> Assumptions:
             value = _cell_value(cell)
             cells_read[id(cell)] = (cell, token(value))
             pending += _user_functions(value)
-    return Assumptions(tuple(globals_read.values()), tuple(cells_read.values()))
+    return Assumptions(
+        tuple(globals_read.values()), tuple(cells_read.values()), (), tuple(defaults_read)
+    )
 
 
 def _global_names(code: types.CodeType) -> Iterator[str]:

@@ -191,9 +191,10 @@ def rewired(fn: Any) -> Any:
         return fn
     if not is_user_file(fn.__code__.co_filename) or _writes_globals(fn.__code__):
         return fn
-    known = _COPIES.get(fn)
-    if known is not None and known.__closure__ == fn.__closure__:
-        return known
+    made_from = (fn.__code__, fn.__closure__, fn.__defaults__, fn.__kwdefaults__)
+    known, known_from = _COPIES.get(fn, (None, ()))
+    if known is not None and all(a is b for a, b in zip(known_from, made_from, strict=True)):
+        return known  # (a default rebound, f.__defaults__ = ..., makes a new copy)
     closure = _closure(fn)
     copy = types.FunctionType(
         fn.__code__, _globals_view(fn.__globals__), fn.__name__, None, closure
@@ -201,7 +202,7 @@ def rewired(fn: Any) -> Any:
     functools.update_wrapper(copy, fn)
     del copy.__wrapped__  # the copy must not keep fn alive (fn keys the cache weakly)
     if closure == fn.__closure__:
-        _COPIES[fn] = copy
+        _COPIES[fn] = (copy, made_from)
     # default functions as copies too, so that `activation is relu` means what it meant
     copy.__defaults__ = tuple(map(seen_in_trace, fn.__defaults__ or ())) or None
     copy.__kwdefaults__ = (

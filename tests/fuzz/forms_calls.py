@@ -15,7 +15,9 @@ what the call is given:
 - ``function_values``: a function passed as an argument (``def f(x, w, act)`` called
   with ``np.tanh``, a def, a lambda, ``functools.partial``, a callable object), a
   module-level lambda, a local bound to a function, a higher-order helper, a function
-  returned by a call (``make_act(1.5)(w)``), a local lambda;
+  returned by a call (``make_act(1.5)(w)``), a local lambda, a list of functions
+  looped over, enumerated or indexed (changed in place or rebound between calls), a
+  tuple of ufuncs written out, a helper's function default (``__defaults__`` changed);
 - ``static_structure``: a list or dict of arrays as an argument, read with static
   slices and negative indexes (``params[:-1]``, ``params[1:]``, ``params[-1]``,
   ``params[i + 1]`` in ``range(len(params) - 1)``, keys ``p[f"W{i}"]``), an int
@@ -365,8 +367,46 @@ def function_pieces(rng: random.Random, holder: str) -> list[tuple[Piece, list[C
             ),
             [],
         ),
+        _listed_functions(rng),
+        (
+            Piece(
+                ("w = with_default(w)",),
+                module="def with_default(a, fn=np.tanh):\n    return fn(a) * 0.7 + 0.3 * a",
+            ),
+            [Change("default_changed", ("with_default.__defaults__ = (np.sin,)",))],
+        ),
+        (
+            Piece(
+                ("for squash in (np.tanh, np.sin):", "    w = squash(w) * 0.8 + 0.2 * w"),
+                loops=True,
+            ),
+            [],
+        ),
     ]
     return found
+
+
+def _listed_functions(rng: random.Random) -> tuple[Piece, list[Change]]:
+    """A list of functions the body calls: looped over, enumerated, indexed in a
+    ``range(len(...))`` loop or at an index written out; changed in place or rebound."""
+    chosen = rng.sample(FUNCTIONS, 3)
+    entries = ", ".join(text for text, _ in chosen[:2])
+    module = "\n\n\n".join(dict.fromkeys(m for _, m in chosen if m))
+    module += f"\n\n\nSQUASHES = [{entries}]"
+    reads = rng.choice(
+        [
+            ("for squash in SQUASHES:", "    w = squash(w) * 0.8 + 0.1 * w"),
+            ("for i, squash in enumerate(SQUASHES):", "    w = squash(w) * (0.5 + 0.1 * i)"),
+            ("for i in range(len(SQUASHES)):", "    w = SQUASHES[i](w) * 0.9"),
+            ("w = SQUASHES[-1](w) + 0.2 * w",),
+        ]
+    )
+    third = chosen[2][0]
+    changes = [
+        Change("list_entry_swapped", (f"SQUASHES[0] = {third}",)),
+        Change("list_rebound", ("global SQUASHES", f"SQUASHES = [{third}, {entries}]")),
+    ]
+    return Piece(reads, module=module.strip(), loops=reads[0].startswith("for")), changes
 
 
 def structure_pieces(rng: random.Random, kind: str) -> list[tuple[Piece, list[Change]]]:

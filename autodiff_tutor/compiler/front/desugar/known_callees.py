@@ -471,6 +471,7 @@ class _Specializer:
         )
         if not inspect.isfunction(value):
             through = passed or self._through_object(call.func, scope)
+            through = through or isinstance(call.func, ast.Subscript)  # ACTIVATIONS[0](x)
             if callable(value) and (prefix or keywords or through):
                 # self.act(z) with act = np.tanh on an object read at run time, a partial
                 # of a ufunc: called by a name bound to it, which the compiler resolves
@@ -536,11 +537,28 @@ class _Specializer:
             known = self._function_value(expr, scope)
             if known is not None:
                 fixed[name] = known
+        spread = any(isinstance(a, ast.Starred) for a in arguments[first:])
+        if not spread and all(k.arg is not None for k in keywords):
+            fixed.update(self._function_defaults(function, {name for name, _ in given}))
         if fixed:
             reassigned = _reassigned(function)
             if reassigned is None:
                 return {}
             fixed = {n: k for n, k in fixed.items() if n not in reassigned}
+        return fixed
+
+    def _function_defaults(self, function: Any, given: set[str]) -> dict[str, _Known]:
+        """``def h(x, act=np.tanh)`` called as ``h(x)``: the parameters left out whose
+        default is a function, as if the call passed it (``function`` is inlined, so
+        the compiled code's assumptions hold its defaults)."""
+        fixed = {}
+        for name, parameter in inspect.signature(function).parameters.items():
+            default = parameter.default
+            if name in given or default is parameter.empty or not _callable(default):
+                continue
+            if inspect.ismodule(default):
+                continue
+            fixed[name] = _Known(value=default)
         return fixed
 
     def _function_value(self, expr: ast.expr, scope: _Scope) -> _Known | None:
@@ -706,30 +724,109 @@ class _Specializer:
     def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
         """``for layer in self.layers: h = layer(h)`` over a list of objects or
         functions known while compiling, whose body calls the loop variable (or its
-        methods): one copy of the body per entry, the variable read as the entry
-        (``self.layers[0]``), so that each call is resolved to what that entry runs.
-        ``None`` for any other loop (left to the structures pass)."""
-        target = loop.target
-        if not isinstance(target, ast.Name) or loop.orelse:
+        methods), or an entry of such a list at it (``for i in range(len(acts)):
+        h = acts[i](h)``); a list written out, ``zip`` and ``enumerate`` of such
+        lists and ``range`` of a count known while compiling: one copy of the body per
+        entry, each variable read as its entry (``self.layers[0]``, ``0``), so that
+        each call is resolved to what that entry runs. ``None`` for any other loop
+        (left to the structures pass)."""
+        if loop.orelse:
             return None
-        entries = self._entries(loop.iter, scope)
-        if entries is None or not _calls_through(loop.body, target.id):
+        items = self._items(loop.iter, scope)
+        if items is None:
+            return None
+        names = [n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)]
+        reads = [_reads_of(loop.target, item) for item in items]
+        if any(r is None for r in reads) or not names:
             return None
         inside = ast.Module(loop.body, [])
-        if bindings(inside)[target.id] or any(
+        if not any(self._calls_known_through(loop.body, n, scope) for n in names):
+            return None
+        assigned = bindings(inside)
+        if any(assigned[n] for n in names) or any(
             isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(inside)
         ):
             return None
         function = scope.function or self.tree
-        reads = [n for n in ast.walk(function) if is_name(n, target.id)]
-        if len(reads) != 1 + sum(is_name(n, target.id) for n in ast.walk(inside)):
-            return None  # the variable is read after the loop too: left as a loop
+        for name in names:
+            everywhere = sum(is_name(n, name) for n in ast.walk(function))
+            if everywhere != 1 + sum(is_name(n, name) for n in ast.walk(inside)):
+                return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
-        for entry in entries:
+        for entry in reads:
             for statement in copy_tree(loop.body):
-                copies.append(_substituted(statement, target.id, entry))
+                for name, read in entry.items():
+                    statement = _substituted(statement, name, read)
+                copies.append(statement)
         self.changed = True
         return copies
+
+    def _items(self, iterable: ast.expr, scope: _Scope) -> list[Any] | None:
+        """How each item of a loop's iterable known while compiling is read: an
+        expression, or (for ``zip`` and ``enumerate``) a list of them; ``None`` where
+        the iterable's length is not known while compiling."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+            builtin = self._builtin(iterable.func, scope)
+            arguments = iterable.args
+            if builtin is zip and arguments and _only_strict(iterable.keywords):
+                parts = [self._items(a, scope) for a in arguments]
+                if any(p is None for p in parts):
+                    return None
+                strict = any(k.value.value for k in iterable.keywords)
+                if strict and len({len(p) for p in parts}) > 1:
+                    return None  # Python raises: left to run as a loop
+                return [list(items) for items in zip(*parts, strict=False)]
+            if builtin is enumerate and len(arguments) == 1 and not iterable.keywords:
+                part = self._items(arguments[0], scope)
+                if part is None:
+                    return None
+                return [[ast.Constant(i), item] for i, item in enumerate(part)]
+            if builtin is range and 1 <= len(arguments) <= 3 and not iterable.keywords:
+                bounds = [self._count(a, scope) for a in arguments]
+                if any(b is None for b in bounds):
+                    return None
+                return [ast.Constant(i) for i in range(*bounds)]
+        if isinstance(iterable, (ast.Tuple, ast.List)):  # (np.tanh, np.sin), written out
+            if any(isinstance(e, ast.Starred) for e in iterable.elts):
+                return None
+            return list(iterable.elts)
+        return self._entries(iterable, scope)
+
+    def _builtin(self, name: ast.Name, scope: _Scope) -> Any:
+        """The builtin ``name`` reads (``zip``, ``range``), unless the code rebinds it."""
+        if name.id in scope.local or name.id in scope.known:
+            return None
+        value = scope.namespace.get(name.id, getattr(builtins, name.id, None))
+        return value if value is getattr(builtins, name.id, None) else None
+
+    def _count(self, expr: ast.expr, scope: _Scope) -> int | None:
+        """An int known while compiling: written out, or ``len`` of a list known while
+        compiling (its length guarded)."""
+        written = _constant_int(expr)
+        if written is not None:
+            return written
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and self._builtin(expr.func, scope) is len
+            and len(expr.args) == 1
+        ):
+            entries = self._entries(expr.args[0], scope)
+            return len(entries) if entries is not None else None
+        return None
+
+    def _calls_known_through(self, body: list[ast.stmt], name: str, scope: _Scope) -> bool:
+        """Whether ``body`` calls the loop variable ``name`` (or a method of it), or an
+        entry at it of a list of functions known while compiling (``acts[i](h)``)."""
+        if _calls_through(body, name):
+            return True
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
+            and is_name(node.func.slice, name)
+            and self._entries(node.func.value, scope) is not None
+            for node in ast.walk(ast.Module(body, []))
+        )
 
     def _unrolled_items(self, comprehension: ast.expr, scope: _Scope) -> ast.List | None:
         """``[p.loss(w) for p in problems]`` (or a generator, consumed by its caller)
@@ -760,6 +857,14 @@ class _Specializer:
                 return None
             base, picked = iterable.value, slice(*ints)
         known = self._known(base, scope)
+        if known is not None and known.structure is None and known.path is not None:
+            items = known.value  # a list the code reads (a global, ...), its length guarded
+            if not isinstance(items, (list, tuple)):
+                return None
+            self.checks.append(functools.partial(_same_count, known.path, len(items)))
+            positions = range(len(items))
+            positions = positions[picked] if picked is not None else positions
+            return _entry_reads(base, positions, base)
         if known is None or not isinstance(known.structure, (ast.List, ast.Tuple)):
             return None
         positions = range(len(known.structure.elts))
@@ -812,6 +917,8 @@ class _Specializer:
         if base is not None and base.structure is None and isinstance(base.value, dict):
             return self._entry_of_dict(base, expr.slice, scope)
         index = _constant_int(expr.slice)
+        if base is not None and base.structure is None and isinstance(base.value, (list, tuple)):
+            return self._entry_of_sequence(base, index)
         if base is None or index is None or not isinstance(base.structure, (ast.List, ast.Tuple)):
             return None
         items = base.structure.elts
@@ -835,6 +942,25 @@ class _Specializer:
         def still() -> bool:
             value = _now(base.path)
             return isinstance(value, dict) and value.get(found, _MISSING) is entry
+
+        self.checks.append(still)
+        return _Known(value=entry)
+
+    def _entry_of_sequence(self, base: _Known, index: int | None) -> _Known | None:
+        """``ACTIVATIONS[0]``: the function a list or tuple the code reads holds at an
+        index written out; guarded by the list still holding it there."""
+        items = base.value
+        if index is None or base.path is None or not -len(items) <= index < len(items):
+            return None
+        entry = items[index]
+        if not _callable(entry) or inspect.ismodule(entry):
+            return None
+
+        def still() -> bool:
+            value = _now(base.path)
+            if not isinstance(value, (list, tuple)) or not -len(value) <= index < len(value):
+                return False
+            return value[index] is entry
 
         self.checks.append(still)
         return _Known(value=entry)
@@ -1103,6 +1229,11 @@ def _now(path: tuple[Callable[[], Any], tuple[str, ...]]) -> Any:
     return value
 
 
+def _same_count(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
+    value = _now(path)
+    return isinstance(value, (list, tuple)) and len(value) == count
+
+
 def _same_length(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
     value = _now(path)
     return isinstance(value, tuple) and len(value) == count
@@ -1268,6 +1399,32 @@ def _constant_int(expr: ast.expr) -> int | None:
     if isinstance(expr, ast.Constant) and type(expr.value) is int:
         return expr.value
     return None
+
+
+def _only_strict(keywords: list[ast.keyword]) -> bool:
+    """Whether a ``zip`` call's keywords are at most ``strict=`` a constant."""
+    return all(k.arg == "strict" and isinstance(k.value, ast.Constant) for k in keywords)
+
+
+def _reads_of(target: ast.expr, item: Any) -> dict[str, ast.expr] | None:
+    """What each name of a loop's ``target`` reads for one ``item`` of
+    :meth:`_Specializer._items` (``(i, act)`` and ``[0, acts[0]]``: ``i`` is ``0``);
+    ``None`` where they do not match."""
+    if isinstance(target, ast.Name):
+        if isinstance(item, list):
+            return {target.id: ast.Tuple([copy_tree(e) for e in item], ast.Load())}
+        return {target.id: item}
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(item, list):
+        return None
+    if len(target.elts) != len(item):
+        return None
+    reads: dict[str, ast.expr] = {}
+    for part, entry in zip(target.elts, item, strict=True):
+        found = _reads_of(part, entry)
+        if found is None:
+            return None
+        reads.update(found)
+    return reads
 
 
 def _calls_through(body: list[ast.stmt], name: str) -> bool:
