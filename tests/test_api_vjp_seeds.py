@@ -42,3 +42,41 @@ def test_an_array_output_takes_none():
     np.testing.assert_allclose(gradient, 2 * x)
     (gradient,) = pullback(np.ones(3), None)
     np.testing.assert_allclose(gradient, np.cos(x))
+
+
+def sines_in_a_loop(x):
+    y = x
+    for _ in range(3):
+        y = np.sin(y) * x
+    return y
+
+
+def cubes_if_positive(x):
+    if np.sum(x) > 0:
+        return np.sum(x**3)
+    return np.sum(x)
+
+
+def test_one_pullback_gives_every_row_of_a_jacobian():
+    """A pullback runs its backward on a copy of the forward's memory stack, so it can
+    be called once per row (it raised "the memory stack is empty" on the second)."""
+    x = np.array([0.3, -0.7])
+    for fn, at in ((sines_in_a_loop, x), (ad.grad(cubes_if_positive), x + 1.0)):
+        _, pullback = ad.vjp(fn, at)
+        rows = [pullback(seed)[0] for seed in np.eye(2)] + [pullback(np.eye(2)[0])[0]]
+        jacobian = np.stack(
+            [central_difference(lambda v, i=i, fn=fn: fn(v)[i], [at], 0) for i in range(2)]
+        )
+        np.testing.assert_allclose(np.stack(rows[:2]), jacobian, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(rows[2], rows[0])
+
+
+def test_an_operations_backward_runs_twice_on_one_forward():
+    compiled = ad.differentiable(sines_in_a_loop)
+    x = np.array([0.3, -0.7])
+    _, memory = compiled.op_forward(x)
+    first = compiled.op_backward((np.ones(2),), (True,), memory)[0]
+    again = compiled.op_backward((np.ones(2),), (True,), memory)[0]
+    np.testing.assert_allclose(again, first)
+    expected = central_difference(lambda v: np.sum(sines_in_a_loop(v)), [x], 0)
+    np.testing.assert_allclose(first, expected, rtol=1e-6)

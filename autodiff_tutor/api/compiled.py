@@ -76,6 +76,7 @@ from autodiff_tutor.protocol import call_if_traced, register_op_factory
 from autodiff_tutor.pytree import flatten
 from autodiff_tutor.runtime.backend import is_float_value, ones_like
 from autodiff_tutor.runtime.guards import GuardFailed
+from autodiff_tutor.runtime.stack import replayable
 from autodiff_tutor.specialization_header import header
 from autodiff_tutor.tracing.traced_values import is_traced
 
@@ -511,6 +512,7 @@ class Differentiable:
         """Gradients for every input (``None`` where ``compute_gradients`` is false)."""
         names, derivative, memory = saved  # the pair that made memory, even if recompiled
         backward = derivative.backward
+        memory = replayable(memory)  # a second backward on one forward finds it whole
         gradients = dict(zip(names, run_located(backward, *d_outputs, memory), strict=True))
         flags = list(compute_gradients) + [False] * (len(self.params) - len(compute_gradients))
         return tuple(

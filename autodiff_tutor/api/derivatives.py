@@ -111,6 +111,7 @@ from autodiff_tutor.runtime.backend import (
     is_float_value,
     shape_of,
 )
+from autodiff_tutor.runtime.stack import replayable
 
 __all__ = ["grad", "hessian", "hvp", "jvp", "value_and_grad", "vjp"]
 
@@ -299,7 +300,8 @@ def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> t
             for i, (s, o) in enumerate(zip(seeds, outputs, strict=True))
         ]
         given = [leaf for s in (*seeds, *checked) for leaf in leaves_of(s)]
-        return owned(run_located(derivative.backward, *checked, memory), [*given, *values])
+        gradients = run_located(derivative.backward, *checked, replayable(memory))
+        return owned(gradients, [*given, *values])
 
     return by_key(derivative.program.output_keys, out, pullback, compiled.name)
 

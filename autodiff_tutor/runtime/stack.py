@@ -44,6 +44,12 @@ class Stack:
     def __len__(self) -> int:
         return len(self._items)
 
+    def copy(self) -> Stack:
+        """A stack holding the same entries, popped on its own."""
+        copy = type(self)()
+        copy._items = list(self._items)
+        return copy
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self._items)} entries)"
 
@@ -59,6 +65,24 @@ class PathStack(Stack):
     >>> path.pop(), path
     ((True, 3), PathStack(0 entries))
     """
+
+
+def replayable(memory: Any) -> Any:
+    """``memory`` with each stack in it copied, so that a backward run on it leaves
+    ``memory`` as it was: a pullback called once per row of a Jacobian, or an
+    operation's backward run twice on one forward.
+
+    >>> stack = Stack()
+    >>> stack.push((1.0,))
+    >>> copied = replayable((2.0, stack))
+    >>> copied[1].pop(), len(stack)
+    ((1.0,), 1)
+    """
+    if isinstance(memory, Stack):
+        return memory.copy()
+    if type(memory) in (tuple, list):
+        return type(memory)(replayable(entry) for entry in memory)
+    return memory
 
 
 def iteration_slots(iterations: Sized, dtype: str, shape: tuple[int, ...] = ()) -> np.ndarray:
