@@ -52,6 +52,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from autodiff_tutor.api.arguments import (
     bind_arguments,
     by_key,
@@ -569,6 +571,14 @@ def _position(f: Callable[..., Any], wrt: int | str, door: str) -> int:
             f"{door} takes one input to differentiate, by position or name; got wrt={wrt!r}",
             hint="for several inputs, pass them as one array, or take one block at a time",
         )
+    if isinstance(wrt, str) and "." in wrt:  # "self.W": an attribute, not a parameter
+        raise located(
+            ArgumentError,
+            f"{door} takes wrt by the position or name of a parameter; wrt={wrt!r} names "
+            "an attribute of an object",
+            hint=f"the Hessian times v: vjp(grad(f, wrt={wrt!r}), *args, wrt={wrt!r})[1](v) "
+            f"for the bound method f; or pass {wrt.split('.')[-1]} to f as an argument",
+        )
     compiled = differentiable(f)
     return compiled.params.index(compiled.wrt_names(wrt)[0])
 
@@ -641,6 +651,18 @@ def hessian(f: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
         if position >= len(args):  # x by keyword: the arguments up to it by position
             args, keywords = _positional_through(f, position, args, keywords)
         x = args[position]
+        if isinstance(x, (list, tuple)) and not is_structure(x):  # [1.0, 2.0]: one array
+            x = np.asarray(x, dtype=float)
+            args = (*args[:position], x, *args[position + 1 :])
+        if is_structure(x):
+            name = differentiable(f).params[position]
+            raise located(
+                ArgumentError,
+                f"hessian takes an array for {name!r}, not a {type(x).__name__}: the "
+                "Hessian is a matrix over the entries of one array",
+                hint=f"take hvp(f)({name}, v) for each direction v, given in the "
+                f"structure of {name}",
+            )
         xp = array_module(x)
         shape = shape_of(x)
         size = int(xp.asarray(x).size)

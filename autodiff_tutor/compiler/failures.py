@@ -97,7 +97,9 @@ def relocate(error: Exception) -> AutodiffError | None:
         return None
     index, origin = found
     if isinstance(error, AutodiffError):  # located already, or where the user called it
-        error.located_at(_user_origin(origin)[0].location())
+        user = _user_origin(origin)[0]
+        if user.parsed.filename not in ORIGINS:  # else generated bookkeeping: the door's call
+            error.located_at(user.location())
         return None
     if raised_on_purpose(error):
         add_note(error, _note(origin))
