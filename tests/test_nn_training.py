@@ -11,6 +11,7 @@ from autodiff_tutor.nn import (
     Adam,
     Dropout,
     FullyConnected,
+    Layer,
     PReLULayer,
     Sequential,
     Softmax,
@@ -159,3 +160,30 @@ def test_a_rate_out_of_range_is_located_at_the_users_line():
         assert what in str(info.value)
         assert info.value.location is not None
         assert info.value.location.filename == __file__
+
+
+class ForgetsItsOutputs(Layer):
+    learnables = ("w",)
+
+    def initial_values(self, layout, rng):
+        return {"w": np.ones((1, layout.shape[1]))}
+
+    def predict(self, X):
+        return np.tanh(X) * self.params["w"]
+
+    def backward(self, X, dY):  # Y and memory left out
+        t = np.tanh(X)
+        return dY * (1 - t * t) * self.params["w"], np.sum(dY * t, axis=0, keepdims=True)
+
+
+def test_a_layer_backward_with_the_wrong_parameters_is_refused_at_the_users_call():
+    """Not a raw TypeError from inside the toolkit: the parameters it must take."""
+    X, y = two_moons(8, 0.1, 0)
+    model = Sequential(
+        [FullyConnected(3), ForgetsItsOutputs(), FullyConnected(2), Softmax()]
+    ).initialize(X)
+    with pytest.raises(ArgumentError) as raised:
+        train(model, X, y, optimizer=SGD(0.1), epochs=1, progress=False)
+    assert "backward of 'ForgetsItsOutputs' cannot take" in " ".join(str(raised.value).split())
+    assert raised.value.hint.endswith("X, Y, dY, memory")
+    assert raised.value.location.filename == __file__

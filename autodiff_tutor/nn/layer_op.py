@@ -30,7 +30,12 @@ from autodiff_tutor.nn.autodiff import (
     traced_backward,
 )
 from autodiff_tutor.nn.layer import Layer, as_outputs
-from autodiff_tutor.ops.function import as_gradient_tuple, describe_inputs, gradient_problems
+from autodiff_tutor.ops.function import (
+    as_gradient_tuple,
+    bind_arguments,
+    describe_inputs,
+    gradient_problems,
+)
 
 __all__ = ["LayerOp", "input_names"]
 
@@ -124,7 +129,9 @@ class LayerOp:
             return self.op.op_backward(d_outputs, flags, memory)
         if clone.has_backward:
             m = clone.num_outputs
-            result = clone.backward(*X, *outputs[:m], *d_outputs, None)
+            given = (*X, *outputs[:m], *d_outputs, None)
+            bind_arguments(clone.backward, given, "backward", self, lambda: _layout(clone, X))
+            result = clone.backward(*given)
         elif self.autodiff == "compiler":
             result = compiled_backward(memory, d_outputs)
         else:
@@ -153,3 +160,11 @@ class LayerOp:
     def source(self) -> str:
         """The source of the layer's class."""
         return inspect.getsource(type(self.layer))
+
+
+def _layout(layer: Layer, X: tuple[Any, ...]) -> str:
+    """The parameters a layer's ``backward`` takes, after ``self``: its inputs, its
+    outputs, their gradients, then ``memory``."""
+    inputs = [f"X{i + 1}" for i in range(len(X))] if len(X) > 1 else ["X"]
+    outputs = [f"Y{i + 1}" for i in range(layer.num_outputs)] if layer.num_outputs > 1 else ["Y"]
+    return ", ".join([*inputs, *outputs, *(f"d{y}" for y in outputs), "memory"])
