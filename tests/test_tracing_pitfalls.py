@@ -25,6 +25,7 @@ from autodiff_tutor.tracing import (
     last_tape,
     stop_gradient,
     traced,
+    value_and_gradient,
 )
 
 
@@ -356,6 +357,54 @@ def test_writing_into_a_traced_array_is_a_located_error(write, text):
     assert "the gradient would silently be wrong" in info.value.message
     assert "np.where(mask, new_value, y)" in info.value.hint
     assert info.value.lineno == 3
+
+
+def sets_the_shape(x):
+    t = x * 2.0
+    t.shape = (4,)
+    return np.sum(t)
+
+
+def sets_flat(x):
+    y = np.zeros((2, 2))
+    y.flat = x.ravel() ** 2
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    ("fn", "hint"),
+    [(sets_the_shape, "x = x.reshape(new_shape)"), (sets_flat, "np.reshape(values, x.shape)")],
+)
+def test_setting_an_attribute_of_a_traced_array_is_a_located_error(fn, hint):
+    """Not a raw AttributeError from the Traced class."""
+    with pytest.raises(TracingError) as info:
+        value_and_gradient(fn, np.ones((2, 2)))
+    assert "changes a traced array in place" in info.value.message
+    assert hint in info.value.hint
+    assert info.value.location.filename == __file__
+
+
+def rounds_to_an_int(x):
+    return round(x[0] * 3) * x[1]
+
+
+def rounds_to_a_digit(x):
+    return round(x[0], 1) * x[1]
+
+
+def test_round_of_a_traced_value_is_numpys():
+    """round(t) of a scalar is a Python int (a conversion, refused like int(t));
+    round(t, 1) is np.round, whose derivative is zero almost everywhere (both were a
+    raw TypeError); round of an array raises numpy's TypeError."""
+    x = np.array([0.33, 1.26])
+    with pytest.raises(TracingEscapeError) as info:
+        value_and_gradient(rounds_to_an_int, x)
+    assert "round()" in info.value.message
+    value, gradient = value_and_gradient(rounds_to_a_digit, x)
+    assert value == pytest.approx(rounds_to_a_digit(x))
+    np.testing.assert_allclose(gradient, [0.0, 0.3])
+    with pytest.raises(TypeError, match="doesn't define __round__"):
+        value_and_gradient(lambda x: np.sum(round(x, 1)), x)
 
 
 def test_out_into_an_array_of_the_functions_own_is_a_write_into_it():

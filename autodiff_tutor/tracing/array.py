@@ -84,7 +84,24 @@ class Traced(TracedValue):
 
     # -- what it is ------------------------------------------------------------
 
-    shape = property(lambda self: shape_of(self._data), doc="The shape of the data.")
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the data."""
+        return shape_of(self._data)
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        raise messages.attribute_set("x.shape = ...", "x = x.reshape(new_shape)")
+
+    @property
+    def flat(self) -> Any:
+        """Refused: numpy's flat iterator reads and writes elements one by one."""
+        raise messages.no_rule("x.flat")
+
+    @flat.setter
+    def flat(self, value: Any) -> None:
+        raise messages.attribute_set("x.flat = ...", "x = np.reshape(values, x.shape)")
+
     ndim = property(lambda self: len(shape_of(self._data)), doc="The number of axes.")
     dtype = property(lambda self: self._data.dtype, doc="The dtype of the data.")
 
@@ -152,6 +169,13 @@ class Traced(TracedValue):
 
     def __int__(self) -> int:
         return self._number(int, "int()")
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        if self.ndim:  # as numpy: only its scalars define round()
+            raise TypeError(f"type {type(self._data).__name__} doesn't define __round__ method")
+        if ndigits is None:  # round(t): a Python int, as for a numpy scalar
+            return self._number(round, "round()")
+        return np.round(self, ndigits)  # a numpy scalar's round: np.round
 
     def __complex__(self) -> complex:
         return self._number(complex, "complex()")

@@ -136,6 +136,19 @@ def in_place(what: str) -> TracingError:
     )
 
 
+def attribute_set(what: str, instead: str) -> TracingError:
+    """An attribute of a traced array set in place (``x.shape = (4,)``).
+
+    >>> attribute_set("x.shape = ...", "x = x.reshape(new_shape)").hint
+    'x = x.reshape(new_shape): a new array, which the trace records'
+    """
+    return TracingError(
+        f"{what} changes a traced array in place, which the trace cannot record.",
+        location(),
+        hint=f"{instead}: a new array, which the trace records",
+    )
+
+
 def write_into_plain(what: str) -> TracingError:
     """A traced result written into a plain array (``a += t`` on an ndarray ``a``).
 
