@@ -112,3 +112,40 @@ def test_higher_derivatives_through_a_custom_op_are_refused_at_the_call():
     with pytest.raises(TracingError, match="op_backward") as raised:
         evaluate(second, traced(np.array([0.5, -1.0])))
     assert "higher_derivatives=True" in raised.value.location.text
+
+
+def slogdet_loss(x):
+    sign, log_det = np.linalg.slogdet(np.reshape(x, (2, 2)) + 3 * np.eye(2))
+    return log_det * sign
+
+
+def eigenvalue_loss(w):
+    values, _ = np.linalg.eigh(np.outer(w, w) + np.diag(np.array([1.0, 2.0, 3.0])))
+    return np.sum(values**2)
+
+
+@pytest.mark.parametrize(
+    ("fn", "x", "reason"),
+    [
+        (
+            slogdet_loss,
+            np.array([1.2, 0.3, -0.4, 0.9]),
+            "(numpy.asarray() turns a traced value into a plain number or array that the "
+            "trace cannot follow)",
+        ),
+        (
+            eigenvalue_loss,
+            np.array([0.3, -0.4, 0.8]),
+            "(running the rule on traced values raised TypeError)",
+        ),
+    ],
+)
+def test_a_rule_tracing_cannot_record_again_is_refused_with_its_whole_reason(fn, x, reason):
+    """Not a sentence cut at a line break, nor an internal error's words."""
+
+    def second(x):
+        return gradient(np.sum(gradient(fn(x), x, higher_derivatives=True)), x)
+
+    with pytest.raises(TracingError) as raised:
+        evaluate(second, traced(x))
+    assert reason in " ".join(raised.value.message.split())

@@ -688,7 +688,10 @@ def higher_through_rule(record: Record, error: Exception) -> TracingError:
     >>> higher_through_rule(record, ValueError("no rule for eigh")).message[:60]
     "gradient(..., higher_derivatives=True): the derivative of 'e"
     """
-    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if isinstance(error, AutodiffError):  # its whole first sentence, unwrapped
+        reason = " ".join(error.message.split()).split(": ")[0].rstrip(".")
+    else:  # raised inside the rule run on traced values: its words are not the user's
+        reason = f"running the rule on traced values raised {type(error).__name__}"
     return TracingError(
         f"gradient(..., higher_derivatives=True): the derivative of {record.op!r} "
         f"({record.where}) cannot be recorded for a second derivative: its rule computes "
