@@ -3,9 +3,11 @@
 list or tuple of arrays such as the cache of a course layer's ``(out, cache)``."""
 
 import numpy as np
+import pytest
 from oracles import central_difference
 
 import autodiff_tutor as ad
+from autodiff_tutor.errors import ArgumentError
 
 
 def affine_forward(x, w, b):
@@ -80,3 +82,34 @@ def test_an_operations_backward_runs_twice_on_one_forward():
     np.testing.assert_allclose(again, first)
     expected = central_difference(lambda v: np.sum(sines_in_a_loop(v)), [x], 0)
     np.testing.assert_allclose(first, expected, rtol=1e-6)
+
+
+class SineModel:
+    def __init__(self):
+        self.W = np.array([0.5, -1.0, 2.0])
+
+    def loss(self, x):
+        return np.sum(np.sin(self.W * x))
+
+
+def cubes(x):
+    return np.sum(x**3)
+
+
+def test_a_pullback_after_its_arguments_changed_in_place_is_refused():
+    """It would pull back at values the forward never saw (as PyTorch refuses); a
+    rebinding (a new array) leaves the pullback at the point vjp saw."""
+    x = np.array([0.3, -0.7, 1.1])
+    _, pullback = ad.vjp(cubes, x)
+    x *= 10.0
+    with pytest.raises(ArgumentError, match=r"changed in place after\s+vjp\s+returned"):
+        pullback(1.0)
+    model, x = SineModel(), np.array([0.3, -0.7, 1.1])
+    at_first = model.W * np.cos(model.W * x)
+    _, pullback = ad.vjp(model.loss, x)
+    model.W = model.W * 0.9  # rebound: the pullback keeps the point it saw
+    np.testing.assert_allclose(pullback(1.0)[0], at_first)
+    _, pullback = ad.vjp(model.loss, x)
+    model.W -= 0.1 * model.W  # in place: refused
+    with pytest.raises(ArgumentError, match=r"changed in place after\s+vjp\s+returned"):
+        pullback(1.0)

@@ -49,6 +49,7 @@ those functions.
 from __future__ import annotations
 
 import inspect
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -266,8 +267,10 @@ def vjp(
 
     ``wrt=None`` means every floating-point argument (the extra arguments of a
     ``*args`` parameter are held fixed unless ``wrt`` names it). Give one seed per
-    output, shaped like that output. The pullback pickles as the call that made it:
-    another process runs the forward again and pulls back the same numbers.
+    output, shaped like that output. The pullback may be called many times (one row of
+    a Jacobian each); an argument changed in place since ``vjp`` is refused (it would
+    pull back at values the forward never saw). The pullback pickles as the call that
+    made it: another process runs the forward again and pulls back the same numbers.
 
     >>> import numpy as np
     >>> def f(x):
@@ -294,8 +297,10 @@ def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> t
         wrt = float_params(compiled, args, kwargs)
     derivative, out, memory, values = run_located(compiled.forward_run, wrt, args, kwargs)
     outputs = out if derivative.returns_tuple else (out,)
+    seen = _fingerprints(compiled.params, values)
 
     def pullback(*seeds: Any) -> tuple[Any, ...]:
+        _check_unchanged(seen, compiled.name)
         check_seed_count(seeds, len(outputs), compiled.name)
         checked = [
             check_seed(compiled, i, s, o)
@@ -306,6 +311,32 @@ def _vjp(f: Callable[..., Any], *args: Any, wrt: Wrt = None, **kwargs: Any) -> t
         return owned(gradients, [*given, *values])
 
     return by_key(derivative.program.output_keys, out, pullback, compiled.name)
+
+
+def _fingerprints(names: Sequence[str], values: Sequence[Any]) -> list[tuple[str, Any, int]]:
+    """Each numpy array among ``values`` (the arguments vjp ran the forward on, which
+    its memory may hold), its name and a checksum of its bytes."""
+    return [
+        (name, value, zlib.crc32(value.tobytes()))
+        for name, value in zip(names, values, strict=False)
+        if type(value) is np.ndarray
+    ]
+
+
+def _check_unchanged(seen: list[tuple[str, Any, int]], name: str) -> None:
+    """Refuse a pullback whose forward's arguments were changed in place since (as
+    PyTorch refuses a backward through a tensor modified in place): it would pull back
+    at values the forward never saw."""
+    for parameter, value, checksum in seen:
+        if zlib.crc32(value.tobytes()) != checksum:
+            raise located(
+                ArgumentError,
+                f"the array passed to {name} as {parameter!r} was changed in place after "
+                "vjp returned this pullback, which would pull back at values the forward "
+                "never saw",
+                hint="call vjp again after the change, or change a copy (x = x * 10 "
+                "rather than x *= 10)",
+            )
 
 
 def _refuse_complex_tangents(out: Any, out_dot: Any) -> None:
