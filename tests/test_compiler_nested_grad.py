@@ -15,7 +15,7 @@ import pytest
 from oracles import central_difference
 
 from autodiff_tutor import differentiable, grad, hessian, hvp, jvp, value_and_grad, vjp
-from autodiff_tutor.errors import ArgumentError, UnsupportedSyntaxError
+from autodiff_tutor.errors import ArgumentError, NonDifferentiableInputError, UnsupportedSyntaxError
 
 
 def _autograd_jvp(f, args, tangents):
@@ -876,3 +876,76 @@ def test_jvp_of_a_closure_given_too_many_arguments_is_refused_as_outside():
         jvp_of_a_lambda_given_too_many(x)
     assert inside.value.message == outside.value.message
     assert inside.value.location.filename == __file__
+
+
+def squashed_energy(x, squash):
+    return np.sum(squash(x) ** 2)
+
+
+def squashed_by_default(x, squash=np.sin):
+    return np.sum(squash(x) ** 2)
+
+
+def squash_then_scale(squash, x, scale):
+    return scale * np.sum(squash(x) ** 3)
+
+
+def cubed(z):
+    return z**3
+
+
+def gradient_of_a_function_passed(x):
+    return np.sum(grad(squashed_energy)(x, np.sin) * x)
+
+
+def gradient_of_a_function_default(x):
+    return np.sum(grad(squashed_by_default)(x) * x)
+
+
+def gradient_of_a_def_passed_by_keyword(x):
+    return np.sum(grad(squashed_energy)(x, squash=cubed) * x)
+
+
+def gradient_wrt_after_the_function(x):
+    return np.sum(grad(squash_then_scale, wrt=1)(np.tanh, x, 2.0) ** 2)
+
+
+def value_and_gradient_of_a_function_passed(x):
+    value, g = value_and_grad(squashed_energy)(x, np.tanh)
+    return value * np.sum(g)
+
+
+def product_of_a_function_passed(x):
+    return np.sum(hvp(squashed_energy)(x, np.sin, x) * x)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        gradient_of_a_function_passed,
+        gradient_of_a_function_default,
+        gradient_of_a_def_passed_by_keyword,
+        gradient_wrt_after_the_function,
+        value_and_gradient_of_a_function_passed,
+        product_of_a_function_passed,
+    ],
+)
+def test_a_derivative_of_a_def_given_a_function(fn):
+    """The function given (or the default) is resolved while compiling: the inner
+    derivative is of a lambda calling the def with it (it was refused: "calling the
+    local variable 'squash'")."""
+    x = np.array([0.3, -0.7, 1.1])
+    expected = central_difference(fn, [x], 0)
+    for _ in range(2):
+        np.testing.assert_allclose(grad(fn)(x), expected, rtol=1e-6, atol=1e-8)
+
+
+def differentiates_the_function_itself(x):
+    return np.sum(grad(squashed_energy, wrt=1)(x, np.sin))
+
+
+def test_a_derivative_with_respect_to_the_function_given_is_refused_as_outside():
+    with pytest.raises(NonDifferentiableInputError) as raised:
+        grad(differentiates_the_function_itself)(np.array([0.3, -0.7]))
+    assert "with respect to 'squash': it is given a function" in " ".join(str(raised.value).split())
+    assert "grad(squashed_energy, wrt=1)(x, np.sin)" in raised.value.location.text

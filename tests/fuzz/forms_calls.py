@@ -468,7 +468,8 @@ def varargs_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
 
 NESTED_MODULE = (
     "from autodiff_tutor import grad, hvp, jvp, value_and_grad\n\n\n"
-    "def inner_loss(a):\n    return np.sum(np.sin(a) * a + 0.1 * a ** 3)"
+    "def inner_loss(a):\n    return np.sum(np.sin(a) * a + 0.1 * a ** 3)\n\n\n"
+    "def squashed(a, squash=np.tanh):\n    return np.sum(squash(a) * a)"
 )
 INNER_REDEFINED = Change(
     "inner_redefined",
@@ -478,7 +479,8 @@ INNER_REDEFINED = Change(
 
 def nested_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
     """Derivatives inside the code: of the module's ``inner_loss``, of a lambda or a
-    def reading ``x`` and ``w`` (the outer variables: no perturbation confusion)."""
+    def reading ``x`` and ``w`` (the outer variables: no perturbation confusion), of a
+    def given a function or left to its default one."""
     pieces = [
         ("w = w - 0.1 * grad(inner_loss)(w)",),
         ("w = w + 0.05 * np.sum(grad(inner_loss)(w) ** 2)",),
@@ -503,6 +505,9 @@ def nested_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
             "value, slope = value_and_grad(tilt, wrt=None)(w)",
             "w = w + 0.1 * slope * value",
         ),
+        # a def given a function (or left to its default one): resolved while compiling
+        ("w = w - 0.1 * grad(squashed)(w, np.sin)",),
+        ("w = w + 0.1 * grad(squashed)(w) * w",),
     ]
     found = [(Piece(p, module=NESTED_MODULE), [INNER_REDEFINED]) for p in pieces]
     newton = ("for _ in range(2):", "    w = w - grad(inner_loss)(w) / 4.0")

@@ -44,7 +44,13 @@ import numpy
 
 from autodiff_tutor.compiler.front.desugar.callees import assigned_names
 from autodiff_tutor.compiler.front.source import ParsedFunction
-from autodiff_tutor.errors import ArgumentError, AutodiffError, Location, UnsupportedSyntaxError
+from autodiff_tutor.errors import (
+    ArgumentError,
+    AutodiffError,
+    Location,
+    NonDifferentiableInputError,
+    UnsupportedSyntaxError,
+)
 from autodiff_tutor.syntax import copy_tree
 
 #: the kinds of derivative a call can take inside compiled code
@@ -173,8 +179,103 @@ def rewritten(call: ast.Call, context: Context) -> ast.expr | None:
 
 def _with_function(kind: str, maker: ast.Call, call: ast.Call, context: Context) -> ast.expr:
     """``grad(f, wrt)(*args)``, ``value_and_grad(...)``, ``hvp(f, wrt)(*args, v)``."""
-    request, captured = _request(kind, maker.args[0], _wrt(kind, maker, context), context)
+    wrt = _wrt(kind, maker, context)
+    fixed = _functions_fixed(kind, maker.args[0], wrt, call, context)
+    if fixed is not None:  # grad(f)(x, np.tanh): grad(lambda x: f(x, act=np.tanh))(x)
+        function, wrt, call = fixed
+        request, captured = _request(kind, function, wrt, context)
+        return _called(request, call, captured, list(call.args), context)
+    request, captured = _request(kind, maker.args[0], wrt, context)
     return _called(request, call, captured, list(call.args), context)
+
+
+def _functions_fixed(
+    kind: str, function: ast.expr, wrt: Any, call: ast.Call, context: Context
+) -> tuple[ast.Lambda, Any, ast.Call] | None:
+    """``grad(f, wrt)(x, np.tanh)`` where a parameter of the def ``f`` is given a
+    function known while compiling (or left to a default that is one): the derivative
+    of a lambda calling ``f`` with that function, which the compiler resolves while
+    compiling the lambda (``lambda x: f(x, act=np.tanh)``), its ``wrt`` among the
+    lambda's parameters, and the call passing the other arguments. ``None`` where no
+    parameter is given a function."""
+    value = context.value_of(function)
+    if not context.lifting or not inspect.isfunction(value):
+        return None
+    signature = inspect.signature(value)
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in plain for p in signature.parameters.values()):
+        return None
+    given = list(call.args[:-1] if kind == "hvp" else call.args)
+    if any(isinstance(a, ast.Starred) for a in given) or any(k.arg is None for k in call.keywords):
+        return None
+    try:
+        bound = signature.bind_partial(*given, **{k.arg: k.value for k in call.keywords})
+    except TypeError:
+        return None  # refused, with Python's words, where the call is made
+    functions = {n: e for n, e in bound.arguments.items() if _known_function(e, context)}
+    defaults = [
+        n
+        for n, p in signature.parameters.items()
+        if n not in bound.arguments and p.default is not p.empty and _is_function(p.default)
+    ]
+    if not functions and not defaults:
+        return None
+    own = [n for n in bound.arguments if n not in functions]
+    names = list(signature.parameters)
+    picked = [
+        names[w] if isinstance(w, int) and -len(names) <= w < len(names) else w
+        for w in (wrt if isinstance(wrt, list) else [wrt])
+    ]
+    for name in picked:
+        if name in functions or name in defaults:  # refused as the front door refuses it
+            raise NonDifferentiableInputError(
+                f"cannot differentiate {value.__name__} with respect to {name!r}: it is "
+                "given a function, and only floating-point arrays have gradients",
+                context.parsed.location(call),
+                hint=f"leave {name!r} out of wrt",
+            )
+    if any(p not in own for p in picked):
+        return None  # a name that is no parameter: refused where the call is made
+    shifted = [own.index(p) for p in picked]
+    body = ast.Call(
+        copy_tree(function),
+        [],
+        [ast.keyword(n, ast.Name(n, ast.Load())) for n in own]
+        + [ast.keyword(n, copy_tree(e)) for n, e in functions.items()],
+    )
+    arguments = ast.arguments([], [ast.arg(n) for n in own], None, [], [], None, [])
+    made = ast.Lambda(arguments, body)
+    ast.copy_location(made, function)
+    passed = [bound.arguments[n] for n in own] + ([call.args[-1]] if kind == "hvp" else [])
+    rewritten = ast.copy_location(ast.Call(call.func, passed, []), call)
+    return (
+        ast.fix_missing_locations(made),
+        shifted if isinstance(wrt, list) else shifted[0],
+        ast.fix_missing_locations(rewritten),
+    )
+
+
+def _known_function(expr: ast.expr, context: Context) -> bool:
+    """Whether ``expr`` is a function known while compiling, read without the caller's
+    variables (``np.tanh``, a module-level def)."""
+    if not isinstance(expr, (ast.Name, ast.Attribute)):
+        return False
+    root = expr
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in context.local:
+        return False
+    return _is_function(context.value_of(expr))
+
+
+def _is_function(value: Any) -> bool:
+    return (
+        value is not NOT_KNOWN
+        and callable(value)
+        and not isinstance(value, (type, types.ModuleType))
+        and not hasattr(value, "shape")
+        and derivative_kind(value) is None
+    )
 
 
 def vjp_parts(made: ast.Call, context: Context) -> tuple[ast.expr, list[ast.expr], Any]:
