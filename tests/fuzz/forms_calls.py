@@ -285,7 +285,7 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
         (
             Piece(
                 ("w = self.fn(w) + 0.5 * w",),
-                module=fn_module + swap_module,
+                module="\n\n\n".join(m for m in (fn_module, swap_module) if m),
                 init=(f"self.fn = {fn}",),
             ),
             list(swaps),
