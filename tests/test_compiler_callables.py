@@ -8,6 +8,7 @@ import functools
 import numpy as np
 import pytest
 from oracles import central_difference
+from wrapped_text import wrapped
 
 from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import UnsupportedSyntaxError
@@ -153,6 +154,67 @@ def test_a_write_into_self_that_gets_no_gradient_runs_as_in_python(model):
             lambda v, twin=twin: copy.deepcopy(twin).writes_itself(v), [X], 0
         )
         np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
+
+
+class Stored:
+    """Its weights behind a property with a setter, as a class that checks or
+    converts what is set writes them."""
+
+    def __init__(self):
+        self._w = np.array([0.5, -1.0, 2.0])
+
+    @property
+    def w(self):
+        return self._w
+
+    @w.setter
+    def w(self, value):
+        self._w = value
+
+    @property
+    def read_only(self):
+        return self._w
+
+    def sets_through_the_setter(self, x):
+        self.w = np.ones(3)
+        return np.sum(np.sin(self.w * x))
+
+    def sets_what_the_setter_stores(self, x):
+        self._w = np.ones(3)
+        return np.sum(np.sin(self.w * x))
+
+    def sets_a_read_only_property(self, x):
+        self.read_only = np.ones(3)
+        return np.sum(x)
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("sets_through_the_setter", "which Stored defines as a property: Python runs its setter"),
+        ("sets_a_read_only_property", "a property without a setter"),
+    ],
+)
+def test_a_write_through_a_property_is_refused_located(method, message):
+    """Python runs a property's setter, which stores elsewhere (``self._w``); the
+    compiled code keeps writes to the object's own attributes only, so the write is
+    refused at its line (reading the property after it gave the old value)."""
+    x = np.array([0.3, -0.7, 1.1])
+    with pytest.raises(UnsupportedSyntaxError, match=wrapped(message)) as info:
+        value_and_grad(getattr(Stored(), method))(x)
+    assert "self." in info.value.location.text and " = np.ones(3)" in info.value.location.text
+
+
+def test_setting_what_the_setter_stores_reads_it_through_the_getter():
+    """The form the refusal's hint gives: the write into ``self._w`` is kept, and the
+    getter inlined after it reads the new weights, as in Python."""
+    x = np.array([0.3, -0.7, 1.1])
+    model = Stored()
+    value, gradient = value_and_grad(model.sets_what_the_setter_stores)(x)
+    assert value == pytest.approx(Stored().sets_what_the_setter_stores(x), rel=1e-12)
+    expected = central_difference(Stored().sets_what_the_setter_stores, [x], 0)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(model._w, np.ones(3))
 
 
 class Decorated:

@@ -409,15 +409,24 @@ def test_a_wrong_hessian_vector_product_is_caught_by_second_differences(monkeypa
 #: differentiable(), is right through changes of what it is given: (seed, family, kinds)
 CALL_STATE_SEEDS = (
     (9_100_011, "function_values", "function_argument_changed"),
-    (9_100_100, "function_values", "list_entry_swapped"),
+    (9_100_093, "function_values", "list_entry_swapped"),
     (9_100_006, "function_values", "default_changed"),
-    (9_100_023, "function_values", "lambda_redefined"),
-    (9_100_006, "method_calls", "instance_shadows_method"),
-    (9_100_007, "method_calls", "method_replaced"),
-    (9_100_018, "method_calls", "subobject_replaced"),
+    (9_100_089, "function_values", "lambda_redefined"),
+    (9_100_001, "function_values", "partial_keyword_changed"),  # a module's partial
+    (9_100_023, "function_values", "partial_keyword_changed"),  # the partial differentiated
+    (9_100_366, "method_calls", "instance_shadows_method"),
+    (9_100_039, "method_calls", "method_replaced"),
+    (9_100_001, "method_calls", "subobject_replaced"),
+    (9_100_001, "method_calls", "partial_keyword_changed"),  # a partial in an attribute
+    (9_100_089, "method_calls", "module_global_rebound"),
+    (9_100_033, "method_calls", "module_loop_count_changed"),
+    (9_100_145, "method_calls", "module_array_rebound"),
+    (9_100_018, "method_calls", "call_replaced"),
     (9_100_007, "static_structure", "list_length_changed"),
     (9_100_001, "varargs", "varargs_count_changed"),
     (9_100_019, "varargs", "varargs_count_changed"),
+    (9_100_127, "varargs", "partial_keyword_changed"),
+    (9_100_011, "varargs", "call_replaced"),
 )
 
 
@@ -425,10 +434,11 @@ CALL_STATE_SEEDS = (
 def test_calls_are_right_after_what_they_are_given_changes(seed, family, kind):
     """Between calls of one compiled function: another function passed, a module lambda
     redefined, a method replaced on the class or shadowed by an instance attribute, a
-    callable sub-object replaced, a longer
-    or shorter list, another number of ``*args``, a list of functions changed, a default
-    rebound: each call equals a fresh compile and
-    the differences."""
+    callable sub-object replaced, a longer or shorter list, another number of
+    ``*args``, a list of functions changed, a default rebound, a partial's keyword
+    changed in place, a global of another module whose class's method the code calls,
+    the target's ``__call__`` replaced on its class: each call equals a fresh compile
+    and the differences."""
     program = generate(seed, require=frozenset({family}))
     assert kind in [c.kind for c in program.form.changes]
     (outcome,) = check_program(program, modes=("compiler",))

@@ -10,6 +10,7 @@ central differences); tracing, which runs the function anew, must agree too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 import types
@@ -309,3 +310,193 @@ def test_a_method_and_a_structured_call_follow_a_rebound_global():
             assert_same((value, gradient), (expected_value, expected), f"method, {change!r}")
             (got,) = structured([model.W], x)
             np.testing.assert_allclose(got, expected, rtol=1e-10, err_msg=f"params, {change!r}")
+
+
+# -- a class from another module, reading that module's globals ----------------------
+
+LAYERS = """
+import numpy as np
+
+SCALE = 2.0
+DEPTH = 1
+OFFSET = np.zeros(3)
+
+
+class Layer:
+    def __init__(self):
+        self.W = np.array([0.5, -1.0, 2.0])
+
+    def __call__(self, x):
+        h = x
+        for _ in range(DEPTH):
+            h = np.tanh(self.W * h + OFFSET) * SCALE
+        return h
+
+    def forward(self, x):
+        return np.tanh(self.W * x + OFFSET) * SCALE
+"""
+
+USER = """
+layer = layers.Layer()
+
+def loss(x):
+    return np.sum(layer(x))
+
+class Model(layers.Layer):
+    def loss(self, x):
+        return np.sum(self.forward(x) ** 2)
+"""
+
+
+def module(name: str, source: str) -> types.ModuleType:
+    """A module of its own, its source readable as an imported file's is."""
+    made = types.ModuleType(name)
+    run_cell(made.__dict__, source)
+    return made
+
+
+def second_differences(fn, x, eps=1e-4):
+    """The Hessian of scalar ``fn`` at a vector ``x`` by central differences of its
+    values (float64)."""
+    steps = np.eye(x.size) * eps
+    return np.array(
+        [
+            [
+                (fn(x + a + b) - fn(x + a - b) - fn(x - a + b) + fn(x - a - b)) / (4 * eps**2)
+                for b in steps
+            ]
+            for a in steps
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "layers.SCALE = -1.0",  # a float of the module
+        "layers.DEPTH = 3",  # an int its method loops over
+        "layers.OFFSET = np.array([0.5, -0.5, 1.0])",  # an array rebound
+    ],
+)
+def test_a_method_from_another_module_follows_that_modules_globals(change):
+    """A callable object and a user's subclass whose methods come from another module:
+    after that module's global changes, value_and_grad made before, a fresh grad and
+    hessian give the plain function's value and central differences."""
+    namespace = notebook()
+    namespace["layers"] = module("layers", LAYERS)
+    run_cell(namespace, USER)
+    loss, model = namespace["loss"], namespace["Model"]()
+    made = ad.value_and_grad(loss)
+    method = ad.value_and_grad(model.loss)
+    second = ad.hessian(model.loss)
+    for step in ["", change]:
+        run_cell(namespace, step)
+        for call in range(2):
+            x = x0 + 0.1 * call
+            for f, both in ((loss, made), (model.loss, method)):
+                value, gradient = both(x)
+                np.testing.assert_allclose(value, f(x), rtol=1e-12, err_msg=step)
+                difference = central_difference(f, [x], 0)
+                np.testing.assert_allclose(gradient, difference, atol=1e-6, err_msg=step)
+                np.testing.assert_allclose(ad.grad(f)(x), difference, atol=1e-6, err_msg=step)
+            expected = second_differences(model.loss, x)
+            np.testing.assert_allclose(second(x), expected, atol=1e-5, err_msg=step)
+
+
+def make_layer():
+    """A layer whose class is made inside this function, its method reading a variable
+    of it, and the function that rebinds that variable."""
+    scale = 2.0
+
+    class Layer:
+        def __init__(self):
+            self.W = np.array([0.5, -1.0, 2.0])
+
+        def __call__(self, x):
+            return np.tanh(self.W * x) * scale
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return Layer(), set_scale
+
+
+closure_layer, set_closure_scale = make_layer()
+
+
+def closure_layer_loss(x):
+    return np.sum(closure_layer(x) ** 2)
+
+
+def test_a_method_reading_a_closure_variable_follows_it():
+    """A class made inside a function, its method reading a variable of that function
+    rebound by ``nonlocal`` between calls: the compiled code reads the new value."""
+    both = ad.value_and_grad(closure_layer_loss)
+    for scale in (2.0, -1.0, np.array([1.0, 2.0, 3.0])):
+        set_closure_scale(scale)
+        value, gradient = both(x0)
+        np.testing.assert_allclose(value, closure_layer_loss(x0), rtol=1e-12)
+        difference = central_difference(closure_layer_loss, [x0], 0)
+        np.testing.assert_allclose(gradient, difference, atol=1e-6)
+
+
+# -- what a callable passed to a front door runs, changed after ---------------------
+
+
+def scaled_sines(x, scale=1.0):
+    return np.sum(np.sin(scale * x))
+
+
+class Smoothed:
+    def __init__(self):
+        self.W = np.array([0.5, -1.0, 2.0])
+        self.act = functools.partial(scaled_sines, scale=1.0)
+
+    def loss(self, x):
+        return self.act(self.W * x) ** 2
+
+
+def test_a_partials_keywords_changed_in_place_are_followed():
+    """A ``functools.partial`` given to value_and_grad, and one an object holds and its
+    method calls, whose ``keywords`` dict is changed in place between calls (as
+    Python reads them at each call)."""
+    f = functools.partial(scaled_sines, scale=2.0)
+    model = Smoothed()
+    made = [(f, ad.value_and_grad(f)), (model.loss, ad.value_and_grad(model.loss))]
+    second = ad.hessian(f)
+    for scale in (2.0, -1.0, 0.5):
+        f.keywords["scale"] = scale
+        model.act.keywords["scale"] = scale
+        for call in range(2):
+            x = x0 + 0.1 * call
+            for function, both in made:
+                value, gradient = both(x)
+                np.testing.assert_allclose(value, function(x), rtol=1e-12)
+                difference = central_difference(function, [x], 0)
+                np.testing.assert_allclose(gradient, difference, atol=1e-6)
+                np.testing.assert_allclose(ad.grad(function)(x), difference, atol=1e-6)
+            np.testing.assert_allclose(second(x), second_differences(f, x), atol=1e-5)
+
+
+def test_call_replaced_on_the_class_is_followed():
+    """``Objective.__call__`` replaced on the class after value_and_grad, grad and
+    hessian of an object were made: they differentiate what ``obj(x)`` runs now."""
+
+    class Objective:
+        def __call__(self, x):
+            return np.sum(np.sin(x))
+
+    obj = Objective()
+    both, gradient, second = ad.value_and_grad(obj), ad.grad(obj), ad.hessian(obj)
+    for step in range(3):
+        if step == 1:
+            Objective.__call__ = lambda self, x: np.sum(np.cos(x) ** 3)
+        if step == 2:
+            Objective.__call__ = lambda self, x: np.sum(x**4) / 4
+        value, differentiated = both(x0)
+        difference = central_difference(obj, [x0], 0)
+        np.testing.assert_allclose(value, obj(x0), rtol=1e-12, err_msg=f"step {step}")
+        np.testing.assert_allclose(differentiated, difference, atol=1e-6)
+        np.testing.assert_allclose(gradient(x0), difference, atol=1e-6)
+        np.testing.assert_allclose(second(x0), second_differences(obj, x0), atol=1e-5)

@@ -42,6 +42,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -611,6 +612,46 @@ class Unwrapped:
         return jvp(self.fn, tuple(values), tuple(dots), {})
 
 
+def runs_now(f: Any) -> tuple[Any, ...]:
+    """What :func:`unwrap` reads of ``f`` that a call of ``f`` looks up anew each time:
+    an object's class and its ``__call__``; a partial's function, arguments and
+    keywords (its ``keywords`` dict may be changed in place), and what its function
+    runs. A function made of ``f`` (``value_and_grad(obj)``) unwraps ``f`` again where
+    one of them is no longer the same (:func:`runs_the_same`); a bound method's
+    function and object never change.
+
+    >>> import functools
+    >>> def f(x, scale=1.0):
+    ...     return scale * x
+    >>> p = functools.partial(f, scale=2.0)
+    >>> before = runs_now(p)
+    >>> runs_the_same(before, runs_now(p))
+    True
+    >>> p.keywords["scale"] = -1.0
+    >>> runs_the_same(before, runs_now(p))
+    False
+    """
+    # (read before every call of the function made: dictionary reads, no inspect)
+    if isinstance(f, functools.partial):
+        keywords = [part for item in f.keywords.items() for part in item]
+        return (f.func, f.args, *keywords, *runs_now(f.func))
+    cls = type(f)
+    if cls is types.FunctionType or cls is types.MethodType or cls is MadeFunction:
+        return ()
+    target = getattr(f, "bound_callable", None)  # differentiable(obj)
+    if target is not None:
+        return runs_now(target)
+    for owner in cls.__mro__:  # the class attribute a call finds, as getattr_static
+        if "__call__" in owner.__dict__:
+            return (cls, owner.__dict__["__call__"])
+    return (cls,)
+
+
+def runs_the_same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether two :func:`runs_now` of a callable hold the very same objects."""
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+
+
 def unwrap_call(f: Any, wrt: Any, args: Any, kwargs: dict[str, Any]) -> Unwrapped | None:
     """:func:`unwrap` for ``vjp``, whose ``wrt=None`` means every argument given a
     floating-point value (or a structure holding one) in this call.
@@ -718,6 +759,10 @@ def _gradient_through(made: MadeFunction, wrt: Any) -> Unwrapped | None:
     outer = unwrap(target, wrt)
     if outer is None:
         return None
+    if gradient._recipe[0] is not outer.fn:  # Objective.__call__ replaced on the class
+        given = unwrap(target, made._recipe[1])  # the wrt grad was made with
+        gradient = gradient._made_by(outer.fn, given.wrt[0] if given.single else given.wrt)
+        made.gradient_through = (target, gradient)
     return dataclasses.replace(outer, fn=gradient, takes=outer.takes or outer.fn)
 
 

@@ -76,6 +76,8 @@ from autodiff_tutor.api.arguments import (
     owned,
     reads_keys,
     refuse_structured_vjp,
+    runs_now,
+    runs_the_same,
     shaped_like,
     specialized_on,
     static_defaults,
@@ -140,7 +142,7 @@ def value_and_grad(
         f = differentiable(f, backend=backend)
     unwrapped = unwrap(f, wrt)
     if unwrapped is not None:  # a bound method, a callable object, a functools.partial
-        return MadeFunction(unwrapped.value_and_grad(value_and_grad), value_and_grad, (f, wrt))
+        return MadeFunction(_following(f, wrt, unwrapped), value_and_grad, (f, wrt))
     compiled = differentiable(f)
     check_wrt(wrt)
     by_attribute = any(isinstance(e, str) and "." in e for e in wrt_entries(wrt) or ())
@@ -183,6 +185,23 @@ def value_and_grad(
 
     value_and_gradient.__name__ = f"value_and_grad_{compiled.name}"
     return MadeFunction(value_and_gradient, value_and_grad, (f, wrt))  # pickles as this call
+
+
+def _following(f: Any, wrt: Wrt, unwrapped: Any) -> Callable[..., tuple[Any, Any]]:
+    """``value_and_grad`` of a bound method, callable object or partial ``f`` (seen as
+    ``unwrapped``): that of what a call of ``f`` runs now, unwrapped again where that
+    changed (``Objective.__call__`` replaced on the class, a partial's ``keywords``
+    changed in place), as Python looks them up at each call."""
+    made = [runs_now(f), unwrapped.value_and_grad(value_and_grad)]
+
+    def value_and_gradient(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        runs = runs_now(f)
+        if not runs_the_same(made[0], runs):
+            made[:] = [runs, unwrap(f, wrt).value_and_grad(value_and_grad)]
+        return made[1](*args, **kwargs)
+
+    value_and_gradient.__name__ = made[1].__name__
+    return value_and_gradient
 
 
 def _takes_varargs(f: Any) -> bool:

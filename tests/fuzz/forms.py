@@ -20,7 +20,9 @@ program's state:
   same or another length or keys) or changed in place, a module global rebound (an
   array, a float, an int used as a loop bound, a bool used in an ``if``, a list, a
   dict) or changed in place, a closure cell rebound (``nonlocal``), a helper function
-  the program calls redefined (``global hw; def hw(a): ...``).
+  the program calls redefined (``global hw; def hw(a): ...``), a partial's keyword
+  changed in place, a global of another module whose class's method the program
+  calls (``layers.GAIN = ...``), the object's ``__call__`` replaced on its class.
 
 :mod:`fuzz.check_forms` says how such programs are called and judged.
 
@@ -43,6 +45,7 @@ from fuzz.knobs import (
     Knob,
     Options,
     attribute_knobs,
+    call_knob,
     cell_knobs,
     global_knobs,
 )
@@ -194,7 +197,8 @@ def _object_parts(rng: random.Random) -> tuple[str, Any, list[tuple[Knob, Option
     steps = {name: "grads", "self": f'grads["{attribute}"]'}
     step = "grads[1]" if isinstance(wrt, list) else steps.get(wrt) if isinstance(wrt, str) else None
     extras = {**attribute_knobs(rng), **global_knobs(rng)}
-    return target, wrt, [LAYOUTS[attribute](rng, step), *_pick(rng, extras, rng.randint(0, 2))]
+    knobs = [LAYOUTS[attribute](rng, step), *_pick(rng, extras, rng.randint(0, 2))]
+    return target, wrt, knobs + ([call_knob(attribute)] if target == "call" else [])
 
 
 def _pick(rng: random.Random, knobs: dict[str, Any], count: int) -> list[Any]:

@@ -9,12 +9,13 @@ what the call is given:
 - ``method_calls``: a class ``Model`` whose loss calls other methods of ``self``
   (``self.layer(w, self.W)``, chains of them, ``@staticmethod`` and ``@classmethod``),
   a callable object held in an attribute (``self.act(w)``), a function held in an
-  attribute (an ufunc, a def, a lambda), another object's method
-  (``self.inner.forward(w)``); the blocks sometimes in a method of their own that the
-  loss calls (``return self.objective(x, w)``);
+  attribute (an ufunc, a def, a lambda, a partial), another object's method
+  (``self.inner.forward(w)``), the method of a class from another module reading that
+  module's globals (``self.block.forward(w)``); the blocks sometimes in a method of
+  their own that the loss calls (``return self.objective(x, w)``);
 - ``function_values``: a function passed as an argument (``def f(x, w, act)`` called
   with ``np.tanh``, a def, a lambda, ``functools.partial``, a callable object), a
-  module-level lambda, a local bound to a function, a higher-order helper, a function
+  module-level lambda or partial, a local bound to a function, a higher-order helper, a function
   returned by a call (``make_act(1.5)(w)``), a local lambda, a list of functions
   looped over, enumerated or indexed (changed in place or rebound between calls), a
   tuple of ufuncs written out, a helper's function default (``__defaults__`` changed);
@@ -39,8 +40,10 @@ of it; it is made once (``value_and_grad``), at each call, or through
 read anew at every state) and ``make(x, w)`` (the object). With changes between calls
 (the function passed, a method replaced on the class, an attribute's function
 swapped, a callable object's attribute, the number of ``*args``, the list's length, an
-int loop bound), the program also belongs to ``state_across_calls``: a specialization
-kept past the change shows as a wrong number.
+int loop bound, a global of another module whose class's method the code calls, a
+partial's keyword changed in place, the target's ``__call__`` replaced on its class),
+the program also belongs to ``state_across_calls``: a specialization kept past the
+change shows as a wrong number.
 
 >>> form = draw_call_form(random.Random(3), frozenset(), frozenset({"varargs"}))
 >>> form.family, "def inputs(x, w):" in form.render([], ["    v1 = x * w\\n"], "np.sum(v1)")
@@ -53,7 +56,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fuzz.knobs import Change
+from fuzz.knobs import OTHER_MODULE, Change
 
 #: The families this module writes (constructs of the generator).
 CALL_FAMILIES = ("method_calls", "function_values", "static_structure", "varargs")
@@ -282,7 +285,7 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
         (
             Piece(
                 ("w = self.fn(w) + 0.5 * w",),
-                module=fn_module + swap_module,
+                module="\n\n\n".join(m for m in (fn_module, swap_module) if m),
                 init=(f"self.fn = {fn}",),
             ),
             list(swaps),
@@ -303,6 +306,27 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
                 methods="    @classmethod\n    def shift(cls, a):\n        return a + cls.OFFSET\n",
             ),
             [Change("class_attr_rebound", ("Model.OFFSET = -0.9",))],
+        ),
+        (
+            Piece(
+                ("w = self.block.forward(w)",),
+                module=OTHER_MODULE,
+                init=("self.block = layers.Block(np.linspace(0.5, 1.5, 4))",),
+                loops=True,
+            ),
+            [
+                Change("module_global_rebound", ("layers.GAIN = -0.8 * layers.GAIN",)),
+                Change("module_loop_count_changed", ("layers.DEPTH = 3 - layers.DEPTH",)),
+                Change("module_array_rebound", ("layers.SHIFT = layers.SHIFT + 0.3",)),
+            ],
+        ),
+        (
+            Piece(
+                ("w = self.soft(w) + 0.2 * w",),
+                module=HELPERS,
+                init=("self.soft = functools.partial(scaled, k=0.7)",),
+            ),
+            [Change("partial_keyword_changed", ('model.soft.keywords["k"] *= -1.5',))],
         ),
         (
             Piece(
@@ -381,6 +405,13 @@ def function_pieces(rng: random.Random, holder: str) -> list[tuple[Piece, list[C
                 loops=True,
             ),
             [],
+        ),
+        (
+            Piece(
+                ("w = soft(w) + 0.1 * w",),
+                module=HELPERS + "\n\n\nsoft = functools.partial(scaled, k=0.7)",
+            ),
+            [Change("partial_keyword_changed", ('soft.keywords["k"] *= -1.5',))],
         ),
     ]
     return found
@@ -571,6 +602,21 @@ def draw_nested_form(
 
 
 def _step_changes(form: CallForm) -> list[Change]:
+    """The parameters moved along the gradient the change is given; the target's
+    ``__call__`` replaced on its class, a target partial's keyword changed in place."""
+    if form.holder == "object" and form.target == "call":
+        replaced = (
+            "Model.__call__ = lambda self, x, *args: np.sum(np.tanh(x)) * "
+            f"np.sum(np.sin(self.{form.attribute}))"
+        )
+        return [*_steps(form), Change("call_replaced", (replaced,))]
+    if form.wrapper == "partial":
+        keyword = ('f.keywords["scale"] *= -1.5',)
+        return [*_steps(form), Change("partial_keyword_changed", keyword)]
+    return _steps(form)
+
+
+def _steps(form: CallForm) -> list[Change]:
     """The parameters moved along the gradient the change is given."""
     if form.holder == "object":
         name = f"model.{form.attribute}"

@@ -4,11 +4,13 @@ calls (part of :mod:`fuzz.forms`).
 A :class:`Knob` is a piece of state: the parameters of an object (an array ``self.W``,
 a list ``self.layers``, a dict ``self.params``: the *layouts*), its other attributes (a
 number, a loop bound, a flag, a constant array), module globals (an array, a float, a
-loop bound, a flag, a list, a dict, a helper function) or closure cells, with the lines
+loop bound, a flag, a list, a dict, a helper function, a partial, an object whose class
+comes from another module reading that module's globals) or closure cells, with the lines
 at the start of the body that read it. Each comes with the changes a user makes to it
 (:class:`Change`: rebinding, writing in place, replacing a list or dict by one of
-another length or keys, redefining a function), drawn so that each is valid after
-those drawn before it.
+another length or keys, redefining a function, changing a partial's keyword in
+place, rebinding another module's global, replacing ``__call__`` on the class), drawn
+so that each is valid after those drawn before it.
 
 >>> import random
 >>> knob, options = LAYOUTS["W"](random.Random(0), "grads")
@@ -157,6 +159,50 @@ def attribute_knobs(rng: random.Random) -> dict[str, tuple[Knob, Options]]:
     }
 
 
+#: a partial of a function, its keyword changed in place between calls
+SOFT_PARTIAL = """import functools
+
+
+def soft_scaled(a, k=1.0):
+    return np.sin(a * k)
+
+
+SOFT = functools.partial(soft_scaled, k=0.7)"""
+
+#: another module of the user's (a layer library): its source registered with linecache
+#: as an imported file's is, so that the compiler reads its class's methods
+OTHER_MODULE = """import linecache
+import types
+
+LAYERS_SOURCE = (
+    "import numpy as np\\n"
+    "\\n"
+    "GAIN = 1.5\\n"
+    "DEPTH = 2\\n"
+    "SHIFT = np.zeros(4)\\n"
+    "\\n"
+    "class Block:\\n"
+    "    def __init__(self, V):\\n"
+    "        self.V = V\\n"
+    "\\n"
+    "    def forward(self, a):\\n"
+    "        for _ in range(DEPTH):\\n"
+    "            a = np.tanh(a * self.V + SHIFT) * GAIN\\n"
+    "        return a\\n"
+)
+
+
+def module_of(name, source):
+    filename = f"<fuzz module {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    made = types.ModuleType(name)
+    exec(compile(source, filename, "exec"), made.__dict__)
+    return made
+
+
+layers = module_of("layers", LAYERS_SOURCE)"""
+
+
 def global_knobs(rng: random.Random) -> dict[str, tuple[Knob, Options]]:
     """Module globals the body reads, and a helper it calls."""
     steps = rng.choice(["STEPS = STEPS + 1", "STEPS = 0", "STEPS = 1"])
@@ -205,6 +251,21 @@ def global_knobs(rng: random.Random) -> dict[str, tuple[Knob, Options]]:
                 ("global_list_item", ("WEIGHTS[0] = -1.2",)),
             ),
         ),
+        "BLOCK": (
+            Knob(
+                ("w = BLOCK.forward(w)",),
+                module=OTHER_MODULE + "\n\n\nBLOCK = layers.Block(np.linspace(0.5, 1.5, 4))",
+            ),
+            _changes(
+                ("module_global_rebound", ("layers.GAIN = -0.8 * layers.GAIN",)),
+                ("module_loop_count_changed", ("layers.DEPTH = 3 - layers.DEPTH",)),
+                ("module_array_rebound", ("layers.SHIFT = layers.SHIFT + 0.3",)),
+            ),
+        ),
+        "SOFT": (
+            Knob(("w = SOFT(w) + 0.1 * w",), module=SOFT_PARTIAL),
+            _changes(("partial_keyword_changed", ('SOFT.keywords["k"] *= -1.5',))),
+        ),
         "hw": (
             Knob(("w = hw(w)",), module="def hw(a):\n    return np.tanh(a) * 1.2"),
             _changes(
@@ -234,6 +295,14 @@ def cell_knobs(rng: random.Random) -> dict[str, tuple[Knob, Options]]:
             _changes(("closure_array_rebound", ("set_offset(np.array([-0.4, 0.5, 0.1, 0.0]))",))),
         ),
     }
+
+
+def call_knob(attribute: str) -> tuple[Knob, Options]:
+    """The object's ``__call__`` (the target), replaced on its class by one reading
+    ``x`` and the parameters' first array."""
+    read = {"W": "self.W", "layers": "self.layers[0]", "params": 'self.params["w"]'}[attribute]
+    replaced = f"Model.__call__ = lambda self, x: np.sum(np.tanh(x)) * np.sum(np.sin({read}))"
+    return Knob(()), _changes(("call_replaced", (replaced,)))
 
 
 #: the layouts of an object's parameters, by attribute name

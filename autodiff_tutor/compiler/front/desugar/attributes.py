@@ -39,6 +39,7 @@ return x * self_nfev_1
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import (
@@ -93,6 +94,7 @@ class AttributeWrites:
         self, target: ast.Attribute, value: ast.expr, at: ast.stmt, holder: str
     ) -> list[ast.stmt]:
         obj, attr = target.value.id, target.attr
+        self.refuse_setter(target)
         folded = self._read(value)
         if isinstance(folded, DISPLAYS):
             reject(
@@ -175,6 +177,7 @@ class AttributeWrites:
                 ):
                     continue
                 obj, attr = target.value.id, target.attr
+                self.refuse_setter(target)
                 literal = self.structures.env[obj]
                 keys = [k.value for k in literal.keys]
                 if attr not in keys:
@@ -197,6 +200,35 @@ class AttributeWrites:
                 out.append(assign_like(variable, copy_tree(entry), region))
                 self.structures.set_entry(obj, attr, name_node(variable))
         return out
+
+    def refuse_setter(self, target: ast.Attribute) -> None:
+        """A write into an attribute the object's class defines as a property (or any
+        descriptor that sets): Python runs its setter, which stores elsewhere
+        (``self._w``), so reads after it see what the setter stored, not the value
+        written; the compiled code keeps writes to the object's own attributes only."""
+        obj, attr = target.value.id, target.attr
+        cls = getattr(self.structures.env[obj], "cls", None)
+        raw = inspect.getattr_static(cls, attr, None) if cls is not None else None
+        if raw is None or not hasattr(type(raw), "__set__"):
+            return
+        kind = "a property" if isinstance(raw, property) else "a descriptor"
+        if isinstance(raw, property) and raw.fset is None:
+            reject(
+                target,
+                f"this sets {obj}.{attr}, which {cls.__name__} defines as a property "
+                "without a setter: Python raises AttributeError here",
+                f"Python raises here too: give {cls.__name__}.{attr} a setter, or set "
+                "the attribute the property reads",
+            )
+        reject(
+            target,
+            f"this sets {obj}.{attr}, which {cls.__name__} defines as {kind}: Python runs "
+            "its setter, which the compiled code does not follow (it keeps writes to the "
+            "object's own attributes)",
+            f"write what the setter of {cls.__name__}.{attr} does in place of this "
+            f"assignment (set the attributes it stores), or set {obj}.{attr} outside "
+            "the differentiated method",
+        )
 
     def refuse_changed_list(self, attribute: ast.Attribute) -> None:
         """A read of a list attribute appended to before, whose items are not followed."""

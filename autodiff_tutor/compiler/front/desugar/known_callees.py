@@ -125,6 +125,7 @@ class _Specializer:
         self.introduced: set[str] = set()  # names bound here, read as the caller's
         self.checks: list[Callable[[], bool]] = list(parsed.checks)
         self.inlined: list[Any] = list(parsed.inlined)
+        self.guarded: set[tuple] = set()  # the free names of inlined functions guarded
         self.definitions: list[ast.FunctionDef] = []
         self.nested: dict[tuple, str] = {}  # (function, receiver) -> the nested name
         self.initialized: dict[tuple, list[str]] = {}  # an __init__'s: the attributes it sets
@@ -448,7 +449,9 @@ class _Specializer:
             receiver, owner = call.func, known
             if value is None:
                 return call
-        if isinstance(value, functools.partial):
+        if isinstance(value, functools.partial):  # its arguments bound as they are now
+            parts = (value.func, value.args, dict(value.keywords))
+            self.checks.append(functools.partial(_same_partial, value, parts))
             prefix = [self._bind(a, "partial_argument") for a in value.args]
             keywords = [ast.keyword(k, self._bind(v, k)) for k, v in value.keywords.items()]
             value = value.func
@@ -1050,7 +1053,7 @@ class _Specializer:
         scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
         self._read_fixed(tree, fixed)
-        self._bind_free_names(tree, namespace, local)
+        self._bind_free_names(tree, namespace, local, function)
         for child in ast.walk(tree):  # errors point at the user's call
             if hasattr(child, "lineno"):
                 ast.copy_location(child, call)
@@ -1077,10 +1080,18 @@ class _Specializer:
         if fixed:
             Read().visit(tree)
 
-    def _bind_free_names(self, tree: ast.FunctionDef, namespace: dict, local: set[str]) -> None:
+    def _bind_free_names(
+        self, tree: ast.FunctionDef, namespace: dict, local: set[str], function: Any
+    ) -> None:
         """A free name of a nested function that means something else in the caller (or
-        that the caller assigns) is read through a name bound to what it means there."""
+        that the caller assigns) is read through a name bound to what it means there.
+
+        The generated code reads a name bound here as the value it had while compiling,
+        so each free name of ``function`` not read anew where ``function`` reads it (a
+        global of another module, a closure variable) is guarded: rebound (another
+        module's ``SCALE = -1.0``, a loop count ``DEPTH = 3``), it compiles again."""
         renames: dict[str, str] = {}
+        held: dict[str, Any] = {}  # what the compiled code read for a free name
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
@@ -1092,9 +1103,13 @@ class _Specializer:
                 continue
             if name in self.introduced:  # a name bound here: to this value, or another
                 if self.values.get(name) is mine:
+                    held[name] = mine
                     continue
             elif name not in self.caller_local and self.namespace.get(name, _MISSING) is mine:
+                if not self._read_alike(function, name):
+                    held[name] = mine  # the caller's name, found in another place
                 continue
+            held[name] = mine
             if _runtime_helper(mine, name) and name not in self.caller_local:
                 if self.namespace.get(name, _MISSING) in (_MISSING, mine):
                     self.values[name] = mine  # ones_like of an inlined gradient: its own name
@@ -1109,6 +1124,23 @@ class _Specializer:
                 and not getattr(node, "bound_here", False)
             ):
                 node.id = renames[node.id]
+        guard = (id(function), tuple((name, id(value)) for name, value in held.items()))
+        if held and guard not in self.guarded:  # (one per function: ten layers, one check)
+            self.guarded.add(guard)
+            self.checks.append(functools.partial(_still_reads, _reader(function, {}), held))
+
+    def _read_alike(self, function: Any, name: str) -> bool:
+        """Whether the generated code reads the free name ``name`` of ``function`` where
+        ``function`` reads it: a global of the caller's own module, which neither binds
+        otherwise (read anew at each call, as the caller's globals are)."""
+        caller = self.parsed.fn
+        caller_code = getattr(caller, "__code__", None)
+        return (
+            getattr(function, "__globals__", None) is getattr(caller, "__globals__", _MISSING)
+            and name not in function.__code__.co_freevars
+            and (caller_code is None or name not in caller_code.co_freevars)
+            and name not in self.values
+        )
 
     def _bind(self, value: Any, stem: str) -> ast.Name:
         """A name of the caller's bound to ``value`` (read like a global)."""
@@ -1227,6 +1259,29 @@ def _now(path: tuple[Callable[[], Any], tuple[str, ...]]) -> Any:
     for attribute in attributes:
         value = _attribute(value, attribute)[0]
     return value
+
+
+def _still_reads(read: Callable[[str], Any], held: dict[str, Any]) -> bool:
+    """Whether each free name in ``held`` still reads the value it held (``read``: a
+    function's reader, see :func:`_reader`)."""
+    for name, value in held.items():
+        if read(name) is not value:
+            return False
+    return True
+
+
+def _same_partial(made: functools.partial, parts: tuple[Any, ...]) -> bool:
+    """Whether the partial ``made`` still holds the ``parts`` it held: its function,
+    its arguments and each keyword's value (its ``keywords`` dict may be changed in
+    place, and ``__setstate__`` replaces them all)."""
+    func, args, keywords = parts
+    now = made.keywords
+    if made.func is not func or made.args is not args or len(now) != len(keywords):
+        return False
+    for name, value in keywords.items():
+        if now.get(name, _MISSING) is not value:
+            return False
+    return True
 
 
 def _same_count(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
