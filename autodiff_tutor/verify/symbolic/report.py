@@ -106,9 +106,11 @@ class KinkCheck:
 
     ``verdict``: ``smooth`` (both sides agree and so does the backward), ``one-sided``
     (the backward takes one side's derivative), ``subgradient`` (a value strictly
-    between the two), ``invalid`` (outside them), ``not analysed``. ``weight`` is the
-    share of side *a* when the value is a convex combination
-    ``weight * derivative_a + (1 - weight) * derivative_b``.
+    between the two), ``invalid`` (outside them, or, run with numpy, not a number),
+    ``not analysed``. ``weight`` is the share of side *a* when the value is a convex
+    combination ``weight * derivative_a + (1 - weight) * derivative_b``. A joint check
+    of inputs that take different shares of one kink's sides is named by all of them
+    (``input`` is ``"x, t"``; ``value`` and the derivatives are tuples).
     """
 
     input: str
