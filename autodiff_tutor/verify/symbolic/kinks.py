@@ -141,8 +141,10 @@ def _boundary_checks(
         return [KinkCheck("*", boundary, side_a, side_b, None, None, None, "not analysed", why)]
     symbol, value = solved
     name = f"{sp.sstr(symbol)} = {sp.sstr(value)}"
-    on_boundary = _boundary_points(region_map.witnesses(a), symbols, symbol, value)
-    on_boundary = on_boundary[region_map.beside(a, j, on_boundary)]
+    moved = _boundary_points(region_map.witnesses(a), symbols, symbol, value)
+    beside = moved[region_map.beside(a, j, moved)]
+    # where no moved point stays beside region a, the formulas are judged at them all
+    on_boundary = beside if len(beside) else moved
     from_a, from_b = _directions(bound, symbol)
     signs = {**region_map.signs_of(a), bound: 0}
     checks = []
@@ -155,7 +157,7 @@ def _boundary_checks(
         judged = _judge(at_kink, d_a, d_b, side_a, side_b, symbols, on_boundary)
         checks.append(KinkCheck(x.name, name, side_a, side_b, at_kink, d_a, d_b, *judged))
     joint = _joint(checks, symbols, on_boundary)
-    sample = on_boundary[:RUN_POINTS]
+    sample = beside[:RUN_POINTS]  # numpy's values are judged only beside the region
     ran = run_code(problem, regions, report, sample)
     if ran is not None:
         checks, found = _numpy_judged(checks, ran[0], ran[1], symbols, sample)
