@@ -201,9 +201,49 @@ def confirm_region_counterexample(op: Any, report: Any, check: Any, shape=(1,)) 
     assert abs(numeric - backward) > 1e-3 * scale, (numeric, backward, check)
 
 
+def tie_slope(
+    op: Any, report: Any, point: dict[str, float], direction: dict[str, float], shape=(1,)
+):
+    """Central finite difference of ``sum(seed * op(inputs))`` at ``point`` along
+    ``direction`` (input name -> how much it moves)."""
+    names = list(report.inputs)
+    seed = np.full(shape, point[report.seeds[0]])
+    h = 1e-6
+
+    def at(step: float) -> float:
+        moved = {n: v + step * direction.get(n, 0.0) for n, v in point.items()}
+        return _loss(op, _arrays(moved, names, shape), seed)
+
+    return (at(h) - at(-h)) / (2 * h)
+
+
+def confirm_joint_kink_counterexample(op: Any, report: Any, kink: Any, shape=(1,)) -> None:
+    """The counterexample of a joint kink check (inputs on different sides of one kink)
+    is real: moving those inputs together along the boundary (``x = t``: x and t by the
+    same amount), the op's backward gives another slope than finite differences of its
+    forward do. (A gradient from one side, or one mix of both, gives the same slope
+    along the boundary as the forward.)"""
+    import sympy as sp
+
+    point = kink.counterexample
+    assert point is not None, f"kink {kink.boundary}: no counterexample"
+    lhs, rhs = (sp.sympify(side) for side in kink.boundary.split(" = "))
+    names = kink.input.split(", ")
+    direction = {n: 1.0 for n in names if n != str(lhs)}
+    direction[str(lhs)] = float(sum(sp.diff(rhs, sp.Symbol(n)) for n in direction))
+    grads = backward_at(op, report, point, shape)
+    along = sum(grads[list(report.inputs).index(n)] * v for n, v in direction.items())
+    numeric = tie_slope(op, report, point, direction, shape)
+    assert abs(along - numeric) > 1e-3 * (1 + abs(numeric)), (along, numeric, kink)
+
+
 def confirm_kink_counterexample(op: Any, report: Any, kink: Any, shape=(1,)) -> None:
     """The counterexample of an invalid kink lies on the boundary, and the op's backward
-    there is outside the interval of the one-sided finite differences."""
+    there is outside the interval of the one-sided finite differences (for a joint
+    check: see :func:`confirm_joint_kink_counterexample`)."""
+    if ", " in kink.input:
+        confirm_joint_kink_counterexample(op, report, kink, shape)
+        return
     point = kink.counterexample
     assert point is not None, f"kink {kink.boundary}: no counterexample"
     k = list(report.inputs).index(kink.input)

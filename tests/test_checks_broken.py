@@ -6,9 +6,16 @@ import array_api_strict as xps
 import numpy as np
 import pytest
 
-from autodiff_tutor.ops import PReLUFunction, SReLUFunction, channel_shape, reduce_to_channels
+from autodiff_tutor.nn import Layer
+from autodiff_tutor.ops import (
+    DifferentiableFunction,
+    PReLUFunction,
+    SReLUFunction,
+    channel_shape,
+    reduce_to_channels,
+)
 from autodiff_tutor.runtime.backend import array_module
-from autodiff_tutor.verify import check_op
+from autodiff_tutor.verify import check_layer, check_op
 
 
 def srelu_inputs(fmt="BC", shape=(6, 3), seed=0):
@@ -230,3 +237,144 @@ def test_a_failing_report_says_which_category_failed_and_why(make):
     html = report._repr_html_()
     assert "<table>" in html and entry.category in html and "failed" in html
     assert not report.passed and not bool(report)
+
+
+class NanSquare(DifferentiableFunction):
+    """Every gradient is NaN."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x):
+        return x * x
+
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * np.nan * x
+
+
+class NanLayer(Layer):
+    def predict(self, X):
+        return X * X
+
+    def backward(self, X, Y, dY, memory):
+        return (dY * np.full_like(X, np.nan),)
+
+
+def test_a_nan_gradient_never_matches_the_finite_differences():
+    report = check_op(NanSquare(), np.random.default_rng(0).standard_normal(5))
+    assert failed(report) == {"finite differences"}
+    assert "5 of 5 elements differ" in report["finite differences"].message
+    assert "backward nan" in report["finite differences"].message
+    layer_report = check_layer(NanLayer(), (4, 3))
+    assert "finite differences" in failed(layer_report)
+
+
+class Sqrt(DifferentiableFunction):
+    def __init__(self, factor=2.0):
+        super().__init__(save_outputs_for_backward=True)
+        self.factor = factor
+
+    def forward(self, x):
+        return np.sqrt(x)
+
+    def backward(self, d_y, compute_gradients, y):
+        return d_y / (self.factor * y)  # right for factor 2: d sqrt(x) = 1 / (2 sqrt(x))
+
+
+class LogTimes(DifferentiableFunction):
+    def __init__(self, right=True):
+        super().__init__(save_inputs_for_backward=True)
+        self.right = right
+
+    def forward(self, x):
+        return np.log(x)
+
+    def backward(self, d_y, compute_gradients, x):
+        return d_y / x if self.right else d_y * x
+
+
+NEAR_ZERO = np.array([1e-5, 5e-5, 3e-3])  # a stencil of steps 1e-4 would leave sqrt's domain
+
+
+def test_a_wrong_gradient_next_to_the_edge_of_the_domain_is_caught():
+    report = check_op(Sqrt(factor=3.0), NEAR_ZERO)
+    assert failed(report) == {"finite differences"}
+    assert "3 of 3 elements differ" in report["finite differences"].message
+
+
+def test_a_right_gradient_next_to_the_edge_of_the_domain_passes():
+    """The steps stay inside the domain and at the input's scale; the gradient there is
+    1 / (2 sqrt(x)) by hand."""
+    report = check_op(Sqrt(), NEAR_ZERO)
+    assert report.passed, str(report)
+    assert report["kinks"].status == "passed"
+
+
+def test_inputs_where_the_forward_is_not_finite_are_not_checked_and_fail():
+    for op in (LogTimes(right=False), LogTimes(right=True)):
+        with np.errstate(all="ignore"):
+            report = check_op(op, np.array([-1.0, -0.5, -2.0]))
+        assert "finite differences" in failed(report), str(report)
+        message = report["finite differences"].message
+        assert "3 element(s) could not be checked" in message
+        assert "the forward is not finite at this point" in message
+        assert "elements match" not in message
+
+
+class ReluAtZero(DifferentiableFunction):
+    """ReLU whose backward takes ``at_zero`` (times d_y) at x == 0."""
+
+    def __init__(self, at_zero):
+        super().__init__(save_inputs_for_backward=True)
+        self.at_zero = at_zero
+
+    def forward(self, x):
+        return np.maximum(x, 0)
+
+    def backward(self, d_y, compute_gradients, x):
+        slope = np.where(x == 0, self.at_zero, np.where(x > 0, 1.0, 0.0))
+        return d_y * slope.astype(x.dtype)
+
+
+ON_THE_KINK = np.array([0.0, 1.0, -1.0, 2.0, 0.0, 3.0])
+
+
+@pytest.mark.parametrize("at_zero", [0.0, 1.0, 0.5, 0.2])
+def test_a_kink_value_between_the_one_sided_slopes_is_a_warning(at_zero):
+    """0 and 1 are the one-sided slopes of relu at 0; any mix of them is a subgradient."""
+    report = check_op(ReluAtZero(at_zero), ON_THE_KINK)
+    assert report.passed, str(report)
+    assert report["kinks"].status == "warning"
+
+
+@pytest.mark.parametrize("at_zero", [7.0, -0.5, 1.5, np.nan])
+def test_a_kink_value_outside_the_one_sided_slopes_fails(at_zero):
+    """The convention of verify_symbolic: outside [0, 1] no side gives it."""
+    with np.errstate(all="ignore"):
+        report = check_op(ReluAtZero(at_zero), ON_THE_KINK)
+    assert failed(report) == {"kinks"}
+    message = report["kinks"].message
+    assert "2 of 2 element(s) on or next to a kink get a value" in message
+    assert "x[0]" in message and "x[4]" in message
+    expected = "not a number" if np.isnan(at_zero) else "outside both one-sided slopes"
+    assert expected in message
+
+
+class AbsRatio(DifferentiableFunction):
+    """The classic d|x| = x / |x|: 0/0 at x == 0."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x):
+        return np.abs(x)
+
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * x / np.abs(x)
+
+
+def test_a_nan_gradient_on_a_kink_fails():
+    with np.errstate(all="ignore"):
+        report = check_op(AbsRatio(), np.array([-1.5, 0.0, 2.0, 0.0]))
+    assert failed(report) == {"kinks"}
+    assert "backward gives nan (not a number)" in report["kinks"].message

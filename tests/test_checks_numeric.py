@@ -51,11 +51,25 @@ def test_a_kink_at_the_point_is_found_with_both_slopes():
     assert probes[1].central == pytest.approx(0.0, abs=1e-9)  # central differences hide it
 
 
-@pytest.mark.parametrize("offset", [0.3e-4, 1.0e-4, 1.5e-4, 1.9e-4])
-def test_a_kink_inside_the_stencil_is_found(offset):
-    x = np.array([offset])  # |x| has its kink at 0, within 2 steps (h = 1e-4)
-    (probe,) = probe_input(Fn(np.abs), (x,), (np.ones(1),), 0, [0])
+def shifted_abs(x):
+    return np.abs(x - 1.0)
+
+
+@pytest.mark.parametrize("offset", [0.3e-6, 1.0e-6, 2.5e-6])
+def test_a_kink_inside_every_stencil_is_found(offset):
+    """|x - 1| has its kink at 1: within 2 of the smallest steps tried (1e-4 / 4**3)."""
+    x = np.array([1.0 + offset])
+    (probe,) = probe_input(Fn(shifted_abs), (x,), (np.ones(1),), 0, [0])
     assert probe.kink
+
+
+@pytest.mark.parametrize("offset", [0.3e-4, 1.0e-4, 1.5e-4, 1.9e-4])
+def test_a_kink_inside_the_first_stencil_is_stepped_around(offset):
+    """Within 2 steps (h = 1e-4) of the kink of |x - 1|, smaller steps leave it out: the
+    slope on the point's side, 1, is the estimate."""
+    x = np.array([1.0 + offset])
+    (probe,) = probe_input(Fn(shifted_abs), (x,), (np.ones(1),), 0, [0])
+    assert not probe.kink and probe.central == pytest.approx(1.0, rel=1e-9)
 
 
 def test_a_kink_just_outside_the_stencil_is_not_reported():
@@ -137,3 +151,30 @@ def test_check_op_compiles_a_plain_function():
     assert "finite differences" in [
         entry.category for entry in report.entries if entry.status == "passed"
     ]
+
+
+@pytest.mark.parametrize(
+    ("fn", "derivative", "x"),
+    [
+        (np.sqrt, lambda x: 0.5 / np.sqrt(x), 1e-4),
+        (np.sqrt, lambda x: 0.5 / np.sqrt(x), 1e-7),
+        (np.log, lambda x: 1 / x, 1e-3),
+        (lambda x: np.sin(1000 * x), lambda x: 1000 * np.cos(1000 * x), 1.7),
+        (lambda x: np.sin(1000 * x), lambda x: 1000 * np.cos(1000 * x), 0.0),
+        (lambda x: 1 / x, lambda x: -1 / x**2, -2e-3),
+        (np.exp, np.exp, 30.0),
+    ],
+)
+def test_the_step_follows_the_input_and_stays_in_the_domain(fn, derivative, x):
+    """Steps relative to |x|, shrunk inside the domain and refined until two steps agree:
+    the closed-form derivative, where a step of 1e-4 left the domain or was too coarse."""
+    (g,) = numerical_gradient(fn, np.array([x]))
+    np.testing.assert_allclose(g, derivative(np.array([x])), rtol=1e-8)
+
+
+def test_no_estimate_where_the_forward_is_not_finite():
+    with np.errstate(all="ignore"):
+        (g,) = numerical_gradient(np.log, np.array([-1.0, 0.5]))
+    assert np.isnan(g).all()  # one output is nan: the change of the sum is unknown
+    (probe,) = probe_input(Fn(np.sqrt), (np.array([0.0]),), (np.ones(1),), 0, [0])
+    assert np.isnan(probe.central) and "next to this point" in probe.unchecked

@@ -154,3 +154,27 @@ def test_a_function_that_still_raises_not_implemented_is_missing_not_an_error():
     assert feedback.verdict == "missing" and "not written yet" in feedback.message
     feedback = check_derivative(unwritten, np.sin, [0.5])
     assert feedback.verdict == "missing"
+
+
+@pytest.mark.parametrize(
+    ("right", "f", "x"),
+    [
+        (lambda x: 0.5 / np.sqrt(x), np.sqrt, 1e-4),
+        (lambda x: 1 / x, np.log, 1e-3),
+        (lambda x: 1000 * np.cos(1000 * x), lambda x: np.sin(1000 * x), 1.7),
+    ],
+)
+def test_derivative_exact_answers_near_a_domain_edge_or_fast_are_correct(right, f, x):
+    """The exact derivative passes; off by one part in 10**4 it fails."""
+    assert check_derivative(right, f, [x]).passed
+    fb = check_derivative(lambda v: right(v) * (1 + 1e-4), f, [x])
+    assert fb.verdict == "wrong" and "expected" in fb.message
+
+
+def test_derivative_where_f_is_not_finite_cannot_be_checked():
+    """No oracle at log(-1): never "correct", even for an answer that is nan there too."""
+    with np.errstate(all="ignore"):
+        for answer in (lambda x: 1 / x, lambda x: np.log(x)):
+            fb = check_derivative(answer, np.log, [-1.0, 2.0])
+            assert fb.verdict == "error" and not fb.passed
+            assert "could not check at x = -1" in fb.message

@@ -239,3 +239,23 @@ def test_symbolic_grader_gives_a_counterexample_that_the_code_confirms():
     assert np.isclose(d_y * slope, expected, atol=1e-6)
     assert np.isclose(wrong_sign(d_y, x, lam)[1], got)
     assert not np.isclose(expected, got)
+
+
+class NanCube(Cube):
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * np.nan * x
+
+
+class CubeOnLog(Cube):
+    """The forward is nan at negative inputs: they cannot be checked."""
+
+    def forward(self, x):
+        return np.log(x) * x * x * x
+
+
+def test_numeric_grader_never_passes_nan():
+    wrong = check_backward(NanCube(), X)
+    assert wrong.verdict == "wrong" and "backward nan" in wrong.message
+    with np.errstate(all="ignore"):
+        unchecked = check_backward(CubeOnLog(), X)
+    assert unchecked.verdict == "wrong" and "could not be checked" in unchecked.message

@@ -184,7 +184,8 @@ def test_inputs_on_a_kink_are_reported_with_the_slope_the_backward_picks():
 
 def test_a_kink_inside_the_stencil_is_detected_not_failed():
     tl, al, tr, ar = (np.full((1, 1), v) for v in (0.0, 0.1, 1.0, 1.0))
-    X = np.array([[1.5e-4], [0.5], [-0.7]])  # 1.5 steps from tl: the 5-point stencil straddles it
+    # a hair from tl: every 5-point stencil tried (h = 1e-7 down to 1e-7 / 4**3) straddles it
+    X = np.array([[1e-9], [0.5], [-0.7]])
     report = check_op(SReLUFunction("BC"), X, tl, al, tr, ar)
     assert report.passed, str(report)
     assert report["kinks"].status == "warning"

@@ -61,7 +61,7 @@ PLANTED = [
         ("return dX, d_tl, d_al, d_tr, d_ar", "return dX, d_tl, d_tr, d_al, d_ar"),
         SRELU,
         {("al", "X < tl"), ("al", "X > tr"), ("tr", "X < tl"), ("tr", "X > tr")},
-        {("X = tr", "al")},
+        {("X = tr", "al"), ("X = tr", "X, tr")},  # X takes X > tr's slope, tr the other's
     ),
     (
         "boundary in the wrong place",

@@ -1,7 +1,8 @@
 """Automatic feedback on exercises: compare a student's value or function with an oracle.
 
 Every check returns a :class:`Feedback`: a verdict (``correct``, ``wrong``,
-``missing`` when nothing was written yet, ``error`` when the student's code raised)
+``missing`` when nothing was written yet, ``error`` when the student's code raised or
+the answer could not be checked)
 and a friendly message. It prints as a line that says the verdict in words
 ("correct", "not yet") after its mark, renders with a coloured border in a notebook
 (the colour and the mark are extra cues, never the only one), and is truthy only
@@ -334,7 +335,10 @@ def check_derivative(
 
     ``f`` maps an array ``x`` to a scalar (or elementwise to an array, then the oracle is
     the gradient of ``sum(f(x))``); the points are converted to float64 arrays. The
-    oracle never sees the student's code.
+    oracle never sees the student's code. Its steps are relative to ``x`` and stay
+    inside ``f``'s domain (see :mod:`~autodiff_tutor.verify.numeric.differences`); at a
+    point where ``f`` is not finite there is no oracle, and the verdict is ``error``
+    ("could not check"), never ``correct``.
 
     >>> import numpy as np
     >>> print(check_derivative(lambda x: np.cos(x), np.sin, [0.0, 1.0], name="d sin"))
@@ -346,6 +350,15 @@ def check_derivative(
 
     arrays = [np.asarray(p, dtype=np.float64) for p in points]
     expected = {id(x): numerical_gradient(f, x)[0] for x in arrays}
+    for x in arrays:
+        if not np.isfinite(expected[id(x)]).all():  # no oracle there: never "correct"
+            return Feedback(
+                name,
+                "error",
+                f"could not check at x = {_label((x,))}: f is not finite at or next to "
+                "this point, so its finite differences give no value there; check at "
+                "points inside f's domain.",
+            )
     return check_function(
         student,
         lambda x: expected[id(x)],

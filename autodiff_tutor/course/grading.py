@@ -196,7 +196,11 @@ def grade_backward(
         regions = ", ".join(report.region_names())
         numeric = sorted({c.region for c in report.regions if c.verdict == "numeric"})
         how = "proved right" if not numeric else "right"
-        message = f"{how} in every region ({regions}); every kink takes a valid value."
+        unjudged = sorted({k.boundary for k in report.kinks if k.verdict == "not analysed"})
+        kinks = "every kink takes a valid value"
+        if unjudged:  # said, so that "correct" claims no more than was checked
+            kinks = f"the kink(s) at {', '.join(unjudged)} could not be analysed"
+        message = f"{how} in every region ({regions}); {kinks}."
         if numeric:  # sympy could not simplify there: the agreement was checked numerically
             message += f" (checked numerically, not proved, in: {', '.join(numeric)})"
         return Feedback(label, "correct", message), report
@@ -208,15 +212,16 @@ def grade_backward(
             where = f"d{check.input}" + (
                 "" if check.region == "everywhere" else f" for {check.region}"
             )
-            problems.append(
-                f"{where}: expected {check.expected}, your backward gives {check.got}"
-                + _counterexample(check)
-            )
-        else:
+            found = check.detail or f"expected {check.expected}, your backward gives {check.got}"
+            problems.append(f"{where}: {found}{_counterexample(check)}")
+        elif check.weight is not None or not check.detail:
             problems.append(
                 f"d{check.input} at {check.boundary}: {check.value} is not between the "
                 f"one-sided derivatives {check.derivative_a} and {check.derivative_b}"
             )
+        else:  # what numpy gives there, or inputs on different sides of one kink
+            inputs = f"d({check.input})" if "," in check.input else f"d{check.input}"
+            problems.append(f"{inputs} at {check.boundary}: {check.detail}{_counterexample(check)}")
     return Feedback(label, "wrong", "; ".join(problems[:3])), report
 
 

@@ -16,9 +16,12 @@ gradient dtypes    float32 and float64 inputs give outputs and gradients of the
 compute_gradients  with no gradient requested, and with one at a time: ``None``
                    where not requested, the same gradient where requested
 finite differences gradients match 5-point central differences in float64
+                   (nan never matches; where the forward is not finite there is
+                   nothing to compare with, and the category fails)
 kinks              input elements on (or next to) a kink are found, reported
                    with the slope the backward picks, and re-checked at a
-                   nudged point instead of failing mysteriously
+                   nudged point instead of failing mysteriously; a value there
+                   outside both one-sided slopes (or nan) fails
 GPU                the same on cupy arrays, or "skipped: no GPU"
 ================== ==========================================================
 

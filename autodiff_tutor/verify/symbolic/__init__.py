@@ -8,7 +8,8 @@ In the order the check runs:
   element at a time;
 - :mod:`.regions`: the regions of a piecewise function; :mod:`.check`: the backward
   against the derivative of the forward in each region; :mod:`.kinks`: what the
-  backward does on the boundaries;
+  backward does on the boundaries; :mod:`.runs`: the code itself run with numpy at
+  points of each region and boundary (where numpy's values are not sympy's reading);
 - :mod:`.functions`: ``verify_symbolic`` and ``verify_compiled`` (a user's functions);
   :mod:`.rules`: every rule of the registry;
 - :mod:`.report`: the result, as data, text and HTML.

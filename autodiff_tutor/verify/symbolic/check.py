@@ -8,6 +8,11 @@ in each one compares ``sum_o seed_o * d output_o / d input`` with the backward's
 expression: proved equal by simplification, or (reported as such) equal at every
 sampled point, or different, with a concrete counterexample inside the region.
 
+Where the problem can run the code with numpy (:mod:`~autodiff_tutor.verify.symbolic.runs`),
+the backward is also run at points of each region: where the forward is finite, its
+gradient must be finite and equal the forward's derivative. sympy reads the code over
+the complex numbers (``sqrt(x)**2`` is ``x``); numpy computes nan for ``x < 0``.
+
 >>> import sympy as sp
 >>> from autodiff_tutor.verify.symbolic.algebra import FUNCTIONS, as_number
 >>> x, g = sp.symbols("x g", real=True)
@@ -28,6 +33,7 @@ import sympy as sp
 
 from autodiff_tutor.verify.symbolic.regions import RegionMap, boundaries, lambdify, restrict
 from autodiff_tutor.verify.symbolic.report import RegionCheck, SymbolicReport
+from autodiff_tutor.verify.symbolic.runs import Run, RunFailed
 
 __all__ = ["Problem", "Regions", "check_regions", "prove_equal", "find_counterexample"]
 
@@ -40,7 +46,8 @@ class Problem:
 
     ``gradients[k]`` is ``None`` when the backward returns no gradient for input ``k``
     (then the derivative must be zero everywhere). ``assumptions`` restrict the inputs
-    (``tl < tr``); ``notes`` are passed on to the report (what the translation assumed).
+    (``tl < tr``); ``notes`` are passed on to the report (what the translation assumed);
+    ``run`` runs the code itself with numpy (``None`` where there is no code to run).
     """
 
     name: str
@@ -50,6 +57,7 @@ class Problem:
     gradients: tuple[Any, ...]
     assumptions: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
+    run: Run | None = None
 
     def symbols(self) -> list[sp.Symbol]:
         """Inputs, seeds, then any other free symbol, in a fixed order."""
@@ -64,11 +72,50 @@ class Problem:
 @dataclass
 class Regions:
     """What the region pass computed, for the kink pass: the map and, per region, the
-    restricted outputs and expected derivatives (one per input)."""
+    restricted outputs and expected derivatives (one per input); ``run`` is the
+    problem's, or ``None`` once it failed."""
 
     map: RegionMap
     outputs: dict[tuple[int, ...], list[Any]]
     expected: dict[tuple[int, ...], list[Any]]
+    run: Run | None = None
+
+
+#: how many points of each region the code is run at with numpy
+RUN_POINTS = 24
+
+
+def run_code(
+    problem: Problem, regions: Regions, report: SymbolicReport, points: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The problem's code run with numpy at ``points`` (see :class:`Run`), or ``None``
+    when it cannot run (said once, in a note, and not tried again)."""
+    if regions.run is None or not len(points):
+        return None
+    try:
+        return regions.run.at([s.name for s in problem.symbols()], points)
+    except RunFailed as why:
+        regions.run = None
+        report.notes.append(
+            f"numpy could not run the code at a sample point ({why}): its values were "
+            "read with sympy only"
+        )
+        return None
+
+
+def numpy_mismatch(
+    expected: Any,
+    forward_finite: np.ndarray,
+    values: np.ndarray,
+    symbols: Sequence[sp.Symbol],
+    points: np.ndarray,
+) -> int | None:
+    """The first point where the forward and the expected derivative are finite but the
+    gradient numpy computed is not finite, or differs; ``None`` when there is none."""
+    e = _values(expected, symbols, points)
+    checked = forward_finite & np.isfinite(e)
+    bad = checked & ~(np.abs(values - e) <= 1e-6 * (1 + np.abs(e)))  # nan is bad
+    return int(np.argmax(bad)) if bad.any() else None
 
 
 def prove_equal(a: Any, b: Any) -> bool:
@@ -142,7 +189,7 @@ def check_regions(
         assumptions=tuple(sp.sstr(a) for a in problem.assumptions),
         notes=list(problem.notes),
     )
-    computed = Regions(regions, {}, {})
+    computed = Regions(regions, {}, {}, problem.run)
     if not regions.regions:
         report.notes.append("no sampled point satisfies the assumptions: nothing was checked")
         return report, computed
@@ -153,6 +200,8 @@ def check_regions(
         computed.expected[pattern] = []
         description = regions.describe(pattern)
         conditions = tuple(regions.conditions(pattern))
+        sample = _run_points(regions.witnesses(pattern))
+        ran = run_code(problem, computed, report, sample)
         for k, x in enumerate(problem.inputs):
             expected = sp.Add(
                 *[s * sp.diff(o, x) for s, o in zip(problem.seeds, outputs, strict=True)]
@@ -160,11 +209,47 @@ def check_regions(
             computed.expected[pattern].append(expected)
             gradient = problem.gradients[k]
             got = None if gradient is None else restrict(gradient, signs)
-            check = _compare(expected, got, symbols, regions, pattern)
+            check: tuple[Any, ...] = _compare(expected, got, symbols, regions, pattern)
+            if ran is not None and check[0] in ("proved", "numeric"):
+                check = _numpy_check(expected, ran[0], ran[1][:, k], symbols, sample) or check
             report.regions.append(
                 RegionCheck(x.name, description, conditions, expected, got, *check)
             )
     return report, computed
+
+
+def _run_points(witnesses: np.ndarray) -> np.ndarray:
+    """Where a region's code is run: the first witnesses (random points) and the last
+    (drawn close to a boundary)."""
+    if len(witnesses) <= RUN_POINTS:
+        return witnesses
+    half = RUN_POINTS // 2
+    return witnesses[[*range(half), *range(-half, 0)]]
+
+
+def _numpy_check(
+    expected: Any,
+    forward_finite: np.ndarray,
+    values: np.ndarray,
+    symbols: list[sp.Symbol],
+    points: np.ndarray,
+) -> tuple[str, dict[str, float], float, float, str] | None:
+    """A failing verdict where numpy's gradient is not what sympy read (``None`` if none)."""
+    row = numpy_mismatch(expected, forward_finite, values, symbols, points)
+    if row is None:
+        return None
+    e = float(_values(expected, symbols, points[row : row + 1])[0]) + 0.0
+    g = float(values[row]) + 0.0
+    example = {s.name: float(v) + 0.0 for s, v in zip(symbols, points[row], strict=True)}
+    if not np.isfinite(g):
+        detail = (
+            f"run with numpy, the backward gives {g} here, where the forward is finite: a "
+            "step of it is undefined there (0/0, the square root or log of a negative "
+            "number...), which the formula sympy reads hides"
+        )
+        return "not finite", example, e, g, detail
+    detail = "run with numpy, the backward gives another value than the formula sympy reads"
+    return "differs", example, e, g, detail
 
 
 def _compare(

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from autodiff_tutor.compiler.front.source import ParsedFunction, parse_function
@@ -34,6 +35,7 @@ from autodiff_tutor.errors import ArgumentError, TranslationError
 from autodiff_tutor.verify.symbolic.check import Problem, check_regions
 from autodiff_tutor.verify.symbolic.kinks import kink_checks
 from autodiff_tutor.verify.symbolic.report import SymbolicReport
+from autodiff_tutor.verify.symbolic.runs import Run
 from autodiff_tutor.verify.symbolic.translate import Flags, parse_source, translate_parsed
 
 __all__ = [
@@ -103,7 +105,7 @@ def verify_compiled(f: Any, wrt: Any = None, **options: Any) -> SymbolicReport:
 def verify_problem(problem: Problem, samples: int = 3000, seed: int = 0) -> SymbolicReport:
     """Run the region and kink checks on an already translated :class:`Problem`."""
     report, regions = check_regions(problem, samples=samples, seed=seed)
-    report.kinks = kink_checks(problem, regions)
+    report.kinks = kink_checks(problem, regions, report)
     return report
 
 
@@ -171,6 +173,20 @@ def problem_from_op(
         _as_tuple(grads.value, len(inputs), f"the backward of {cls.__name__}"),
         _assumptions(assume, inputs),
         tuple(result.notes + grads.notes),
+        _run_op(op, tuple(input_names), tuple(seed_names)),
+    )
+
+
+def _run_op(op: Any, inputs: tuple[str, ...], seeds: tuple[str, ...]) -> Run | None:
+    """The op's own ``op_forward`` and backward, on arrays shaped for its data format."""
+    if not callable(getattr(op, "op_forward", None)):
+        return None
+    backward = getattr(op, "op_backward_raw", None) or op.op_backward
+    flags = (True,) * len(inputs)
+    fmt = getattr(op, "format", None)
+    shape = (1,) * len(fmt) if isinstance(fmt, str) and fmt else (1,)
+    return Run(
+        op.op_forward, lambda d, saved: backward(d, flags, saved), inputs, inputs, seeds, shape
     )
 
 
@@ -192,7 +208,26 @@ def problem_from_compiled(
     title = name or getattr(f, "name", "compiled")
     forward = parse_source(f.forward_source(wrt), f"<generated forward of {title}>")
     backward = parse_source(f.backward_source(wrt), f"<generated backward of {title}>")
-    return _memory_layout(title, forward, backward, names, wrt_names, namespace, assume, reductions)
+    problem = _memory_layout(
+        title, forward, backward, names, wrt_names, namespace, assume, reductions
+    )
+    problem.run = _run_compiled(f, names, wrt_names, tuple(s.name for s in problem.seeds))
+    return problem
+
+
+def _run_compiled(
+    f: Any, names: list[str], wrt_names: list[str], seeds: tuple[str, ...]
+) -> Run | None:
+    """The compiled function run as an operation (its generated forward and backward)."""
+    if not callable(getattr(f, "op_forward", None)):
+        return None
+    flags = (True,) * len(names)
+
+    def backward(d_outputs: tuple[Any, ...], saved: Any) -> tuple[Any, ...]:
+        grads = f.op_backward(d_outputs, flags, saved)
+        return tuple(grads[names.index(n)] for n in wrt_names)
+
+    return Run(f.op_forward, backward, tuple(names), tuple(wrt_names), seeds)
 
 
 def problem_from_pair(
@@ -210,9 +245,20 @@ def problem_from_pair(
     names = _params(parsed_f, skip_self=False)
     title = name or parsed_f.name
     if layout == "memory":
-        return _memory_layout(
+        problem = _memory_layout(
             title, parsed_f, parsed_b, names, names, namespace, assume, reductions
         )
+        run_f, run_b = _runnable(forward, parsed_f), _runnable(backward, parsed_b)
+        if run_f is not None and run_b is not None:
+            seeds = tuple(s.name for s in problem.seeds)
+            problem.run = Run(
+                lambda *xs: _outputs_and_memory(run_f(*xs)),
+                lambda d, memory: run_b(*d, memory),
+                tuple(names),
+                tuple(names),
+                seeds,
+            )
+        return problem
     if layout != "inputs":
         raise ArgumentError(f"layout must be 'inputs' or 'memory', got {layout!r}")
     inputs = _symbols(names)
@@ -220,6 +266,16 @@ def problem_from_pair(
     outputs = _as_tuple(result.value, 1)
     seeds = _symbols(_params(parsed_b, skip_self=False)[: len(outputs)])
     grads = translate_parsed(parsed_b, [*seeds, *inputs], namespace, reductions=reductions)
+    run_f, run_b = _runnable(forward, parsed_f), _runnable(backward, parsed_b)
+    run = None
+    if run_f is not None and run_b is not None:
+        run = Run(
+            lambda *xs: (_as_tuple(run_f(*xs), 1), xs),
+            lambda d, xs: run_b(*d, *xs),
+            tuple(names),
+            tuple(names),
+            tuple(s.name for s in seeds),
+        )
     return Problem(
         title,
         tuple(inputs),
@@ -228,7 +284,27 @@ def problem_from_pair(
         _as_tuple(grads.value, len(inputs), f"the backward of {title}"),
         _assumptions(assume, inputs),
         tuple(result.notes + grads.notes),
+        run,
     )
+
+
+def _outputs_and_memory(result: Any) -> tuple[tuple[Any, ...], Any]:
+    outputs, memory = result
+    return _as_tuple(outputs, 1), memory
+
+
+def _runnable(source: Source, parsed: ParsedFunction) -> Callable[..., Any] | None:
+    """The function itself, or one defined by running its source with numpy as ``np``
+    (``None`` when that fails: then only sympy reads it)."""
+    if not isinstance(source, str):
+        return source
+    namespace: dict[str, Any] = {"np": np, "numpy": np}
+    try:
+        exec(compile("\n".join(parsed.lines), parsed.filename, "exec"), namespace)
+    except Exception:  # the translation reports what it cannot read
+        return None
+    found = namespace.get(parsed.name)
+    return found if callable(found) else None
 
 
 def _parse(source: Source, what: str) -> tuple[ParsedFunction, dict[str, Any]]:

@@ -249,6 +249,30 @@ class RegionMap:
             pattern.append(1 if value > 0 else -1)
         return tuple(pattern)
 
+    def beside(self, pattern: tuple[int, ...], j: int, points: np.ndarray) -> np.ndarray:
+        """Which ``points`` lie on boundary ``j`` and, for every other boundary, on the
+        side of region ``pattern`` (where the assumptions hold): the edge of the region.
+
+        >>> import numpy as np, sympy as sp
+        >>> x, t = sp.symbols("x t", real=True)
+        >>> regions = RegionMap([x, t], [x, x - t], assumptions=[t > 0])
+        >>> regions.beside((-1, -1), 0, np.array([[0.0, 1.0], [0.0, -1.0], [0.5, 1.0]])).tolist()
+        [True, False, False]
+        """
+        columns = points.T
+        keep = np.ones(len(points), dtype=bool)
+        for holds in self._holds:
+            with np.errstate(all="ignore"):
+                keep &= np.broadcast_to(np.asarray(holds(*columns), dtype=bool), keep.shape)
+        for k, evaluate in enumerate(self._values):
+            values = evaluate(*columns)
+            if k == j:
+                keep &= np.abs(values) <= 1e-9
+            else:
+                keep &= np.isfinite(values) & (np.sign(values) == pattern[k])
+                keep &= np.abs(values) > 1e-9
+        return keep
+
     def witnesses(self, pattern: tuple[int, ...]) -> np.ndarray:
         """The sampled points (rows, one column per symbol) inside region ``pattern``."""
         return self.points[self.regions[pattern]]

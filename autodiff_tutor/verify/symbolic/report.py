@@ -74,7 +74,9 @@ class RegionCheck:
 
     ``verdict``: ``proved`` (sympy simplified the difference to 0), ``numeric`` (not
     proved, but equal at every sampled point: a fallback, reported as such), ``differs``
-    (a counterexample exists), ``undecided`` (nothing could be evaluated).
+    (a counterexample exists), ``not finite`` (run with numpy, the backward is nan or
+    inf at a point where the forward is finite), ``undecided`` (nothing could be
+    evaluated). ``detail`` says more where the verdict came from running the code.
     """
 
     input: str
@@ -86,6 +88,7 @@ class RegionCheck:
     counterexample: dict[str, float] | None = None
     expected_value: float | None = None
     got_value: float | None = None
+    detail: str = ""
 
     @property
     def passed(self) -> bool:
@@ -103,9 +106,11 @@ class KinkCheck:
 
     ``verdict``: ``smooth`` (both sides agree and so does the backward), ``one-sided``
     (the backward takes one side's derivative), ``subgradient`` (a value strictly
-    between the two), ``invalid`` (outside them), ``not analysed``. ``weight`` is the
-    share of side *a* when the value is a convex combination
-    ``weight * derivative_a + (1 - weight) * derivative_b``.
+    between the two), ``invalid`` (outside them, or, run with numpy, not a number),
+    ``not analysed``. ``weight`` is the share of side *a* when the value is a convex
+    combination ``weight * derivative_a + (1 - weight) * derivative_b``. A joint check
+    of inputs that take different shares of one kink's sides is named by all of them
+    (``input`` is ``"x, t"``; ``value`` and the derivatives are tuples).
     """
 
     input: str
@@ -203,6 +208,8 @@ class SymbolicReport:
                     f"derivative is {check.expected_value:.6g}, the backward gives "
                     f"{check.got_value:.6g}"
                 )
+            if check.detail:
+                lines.append(f"      {check.detail}")
         if self.kinks:
             lines.append("  kinks (the backward's value on each boundary between two regions):")
             lines += self._kink_lines()
@@ -269,6 +276,8 @@ class SymbolicReport:
                     f"{esc(_point(c.counterexample))}: expected {c.expected_value:.6g}, "
                     f"got {c.got_value:.6g}"
                 )
+                if c.detail:
+                    example += f" ({esc(c.detail)})"
             out.append(
                 f"<tr><td>{esc(c.input)}</td><td>{esc(c.region)}</td>"
                 f"<td>${_tex(c.expected)}$</td><td>${_tex(c.got)}$</td>"
