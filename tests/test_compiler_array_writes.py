@@ -211,3 +211,20 @@ def test_the_shared_programs_are_what_their_lists_say():
     for fn in [f for f, _ in REPEATED + TRUNCATIONS] + DISTINCT + INTEGERS_RIGHT:
         assert np.isfinite(fn(X.copy()))
     assert inspect.getsourcefile(REPEATED[0][0]) == array_writes.__file__
+
+
+zeros = np.zeros  # a global, which the local name below shadows
+
+
+def shadowed_maker(x):
+    zeros = np.arange
+    y = zeros(4)
+    y += x
+    return np.sum(y)
+
+
+def test_a_local_name_shadowing_a_numpy_maker_is_not_taken_for_it():
+    """Only numpy's own array makers tell that an array is float: a local name that
+    shadows one (``zeros``, bound to ``np.arange``) leaves the update checked."""
+    with pytest.raises(UserCodeError, match="UFuncTypeError"):
+        value_and_grad(shadowed_maker)(X.copy())

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.ir import Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
 
@@ -92,12 +93,18 @@ def drop_needless_checks(steps: list[Step], evaluate: Callable[[ast.expr], Any])
         for name in step.defined():
             definitions.setdefault(name, []).append(step)
     floats = {n for n, made in definitions.items() if all(len(s.defined()) == 1 for s in made)}
+
+    def resolve(function: ast.expr) -> Any:  # a global's object; a local name is unknown
+        if root_name(function) in definitions:
+            raise UnsupportedSyntaxError("a name of this function")
+        return evaluate(function)
+
     numbers = set(floats)
     changed = True
     while changed:  # give up what some definition does not assure, until nothing changes
         changed = False
         for name in sorted(floats | numbers):
-            kinds = [_kinds(step, floats, numbers, evaluate) for step in definitions[name]]
+            kinds = [_kinds(step, floats, numbers, resolve) for step in definitions[name]]
             if name in floats and not all(is_float for is_float, _ in kinds):
                 floats.discard(name)
                 changed = True
