@@ -11,7 +11,9 @@ The families ``object_method``, ``state_across_calls`` and ``index_tricks``, and
 objects, methods and functions as values (``method_calls``, ``function_values``,
 ``static_structure``, ``varargs``, ``generated_names``) and of derivatives inside the
 program (``nested_grad``), are checked below on a few seeds each (``--only``): their
-programs are written, run, and are right in the modes no known bug touches.
+programs are written, run, and are right in the modes no known bug touches. So are the
+families drawn only when asked for: ``buffer_fill`` and ``conversion`` (integer buffers
+among them) and ``multi_index_write``, which are never wrong.
 """
 
 from __future__ import annotations
@@ -354,6 +356,38 @@ def test_buffers_and_conversions_are_right_or_refused_in_tracing():
         assert outcome.kind in ("right", "refused"), (seed, outcome)
         kinds.append(outcome.kind)
     assert kinds.count("right") >= 0.7 * len(kinds), kinds.count("right")
+
+
+def test_integer_buffers_are_never_wrong():
+    """The integer and boolean buffers of ``buffer_fill`` (filled with integers made
+    from values of the program, a float written into one now and then) are right or
+    refused in the compiler and in tracing, never wrong."""
+    require = frozenset({"buffer_fill", "conversion"})
+    programs = [generate(seed, require=require) for seed in BUFFER_SEEDS]
+    integer = [p for p in programs if "_counts = " in p.source]
+    assert len(integer) >= 5
+    for program in integer:
+        for outcome in check_program(program, modes=("compiler", "tracing")):
+            assert outcome.kind in ("right", "refused"), (program.seed, outcome)
+
+
+MULTI_INDEX_SEEDS = range(64_000_000, 64_000_030)
+
+
+def test_writes_at_several_integer_arrays_are_right_or_refused_in_every_mode():
+    """The family drawn only when asked for: writes whose index names positions with
+    several integer arrays, ``np.ix_``, a mask beside an array or negative integers (a
+    position named twice now and then, which every mode refuses) are never wrong in
+    any mode, and many are right."""
+    require = frozenset({"multi_index_write"})
+    compiler = []
+    for seed in MULTI_INDEX_SEEDS:
+        program = generate(seed, require=require)
+        assert program.constructs & require
+        outcomes = check_program(program)
+        assert all(o.kind in ("right", "refused", "unchecked") for o in outcomes), seed
+        compiler.append(outcomes[0].kind)
+    assert compiler.count("right") >= 0.4 * len(compiler), compiler
 
 
 #: programs whose method writes into its own attribute at every call (tracing follows

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
+from autodiff_tutor import differentiable, grad, hessian, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError
 
 size = 3.0  # a notebook constant with a helper's name
@@ -168,3 +168,40 @@ def test_variables_named_like_helpers(fn):
         np.testing.assert_allclose(gradient, expected, rtol=1e-7, atol=1e-8)
     shown = f.forward_source() + f.backward_source()
     assert "__user" not in shown
+
+
+def check_in_place(a, operator, b):  # a user's function named like the in-place check
+    return a * 0.5
+
+
+def own_check_in_place(x):
+    y = np.arange(4) * 1  # integers: the forward checks the update below
+    y += 1
+    z = x * y + check_in_place(x, "+=", x)
+    return np.sum(z**2)
+
+
+def variable_named_check_in_place(x):
+    check_in_place = np.arange(4) * 1
+    check_in_place += 1
+    return np.sum((x * check_in_place) ** 2)
+
+
+def test_the_in_place_check_is_renamed_beside_a_users_name_and_still_checks():
+    """The generated code's own check is renamed beside the user's function or
+    variable, runs, and is recognized as the check again when the gradient is
+    differentiated a second time."""
+    f = differentiable(own_check_in_place)
+    assert "check_in_place_(" in f.forward_source()
+    expected = central_difference(own_check_in_place, [X], 0)
+    np.testing.assert_allclose(grad(f)(X), expected, rtol=1e-7, atol=1e-8)
+    weights = (np.arange(4) + 1.0) ** 2
+    np.testing.assert_allclose(hessian(variable_named_check_in_place)(X), np.diag(2 * weights))
+
+    def refused(x):
+        check_in_place = np.arange(4) * 1
+        check_in_place += x
+        return np.sum(check_in_place)
+
+    with pytest.raises(AutodiffError, match="UFuncTypeError"):
+        grad(refused)(X)

@@ -5,20 +5,29 @@ numpy, and an update *through* a view by its array; an update through an alias
 (``z = y; z += 1.0``) is seen by ``y``; a plain array used in an operation and changed
 afterwards (``t = np.sum(x * w); w -= 1.0``) leaves the gradient as it was at the
 operation; a traced value written into an array the function made is followed, into a
-plain array from outside it is a located error. Values are checked against plain numpy,
-gradients against central finite differences.
+plain array from outside it is a located error. Writes where numpy loses a value (the
+programs of ``array_writes.py``: a position named twice, a float written into integers,
+an update of integers numpy refuses) are located errors; the same writes naming each
+position once are followed. Values are checked against plain numpy, gradients against
+central finite differences.
 """
 
 from __future__ import annotations
 
 import copy
 
+import array_writes
 import numpy as np
 import pytest
 from oracles import autograd_gradient, central_difference
 from program_checks import assert_right_in_mode
 
-from autodiff_tutor.errors import AutodiffError, TracingError
+from autodiff_tutor.errors import (
+    AutodiffError,
+    NoDerivativeRuleError,
+    TracingError,
+    UserCodeError,
+)
 from autodiff_tutor.ops import SReLUFunction
 from autodiff_tutor.tracing import evaluate, gradient, traced, value_and_gradient
 
@@ -394,3 +403,72 @@ def test_an_element_write_keeps_the_layout_a_later_reshape_depends_on():
     np.testing.assert_allclose(gradient, central_difference(fn, [x], 0), atol=1e-6)
     np.testing.assert_allclose(gradient, autograd_gradient(traced_view_twin, [x], 0))
     assert_right_in_mode("compiler", fn, x)
+
+
+# --- writes where numpy loses a value (the programs of array_writes.py) -------------------
+
+TRUNCATIONS = array_writes.TRUNCATED
+
+
+def _refused_in(module, fn, line_text: str, kind=AutodiffError) -> AutodiffError:
+    """``fn`` traced is refused with ``kind``, located at ``line_text`` of ``module``."""
+    with pytest.raises(kind) as info:
+        value_and_gradient(fn, array_writes.X.copy())
+    location = info.value.location
+    assert location is not None and location.filename == module.__file__
+    assert line_text in location.text, location.text
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("fn", "line"), array_writes.REPEATED, ids=[f.__name__ for f, _ in array_writes.REPEATED]
+)
+def test_a_write_naming_a_position_twice_in_any_spelling_is_a_located_error(fn, line):
+    error = _refused_in(array_writes, fn, line, NoDerivativeRuleError)
+    assert "repeated indices" in error.message and "in a loop" in error.hint
+
+
+@pytest.mark.parametrize(
+    "fn", array_writes.DISTINCT + array_writes.INTEGERS_RIGHT, ids=lambda f: f.__name__
+)
+def test_writes_naming_each_position_once_and_integer_buffers_used_rightly_follow_numpy(fn):
+    assert_right_in_mode("tracing", fn, array_writes.X)
+
+
+@pytest.mark.parametrize(("fn", "line"), TRUNCATIONS, ids=[f.__name__ for f, _ in TRUNCATIONS])
+def test_a_float_written_into_an_integer_buffer_is_a_located_error(fn, line):
+    error = _refused_in(array_writes, fn, line, NoDerivativeRuleError)
+    assert "writes a float into an array of" in error.message and ".astype(" in error.hint
+
+
+@pytest.mark.parametrize(
+    ("fn", "line"),
+    array_writes.TRUNCATED_IN_PLAIN_ARRAYS,
+    ids=[f.__name__ for f, _ in array_writes.TRUNCATED_IN_PLAIN_ARRAYS],
+)
+def test_a_float_written_into_a_plain_integer_array_is_a_located_error(fn, line):
+    _refused_in(array_writes, fn, line, TracingError)
+
+
+@pytest.mark.parametrize(
+    ("fn", "line"),
+    array_writes.NUMPY_REFUSES,
+    ids=[f.__name__ for f, _ in array_writes.NUMPY_REFUSES],
+)
+def test_an_update_of_integers_numpy_refuses_is_a_located_error(fn, line):
+    with pytest.raises(TypeError):  # numpy's UFuncTypeError
+        fn(array_writes.X.copy())
+    error = _refused_in(array_writes, fn, line, UserCodeError)
+    assert "UFuncTypeError" in error.message
+
+
+def test_an_update_of_a_float32_buffer_keeps_its_dtype():
+    """numpy casts a float64 result back into a float32 array updated in place."""
+
+    def fun(x):
+        y = np.zeros(3, dtype=np.float32)
+        y += x
+        return y
+
+    out = evaluate(fun, traced(np.array([0.1, 0.2, 0.3])))
+    assert out.dtype == np.float32

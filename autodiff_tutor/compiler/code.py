@@ -99,6 +99,49 @@ def while_loop(test: ast.expr, body: list[Statement], origin: str = "") -> State
     return with_origin(ast.While(test, body or [ast.Pass()], []), origin)
 
 
+#: The augmented operators numpy runs in place on an array, by their ``ast`` operator.
+IN_PLACE_SYMBOLS = {
+    ast.Add: "+=",
+    ast.Sub: "-=",
+    ast.Mult: "*=",
+    ast.Div: "/=",
+    ast.FloorDiv: "//=",
+    ast.Mod: "%=",
+    ast.Pow: "**=",
+}
+
+
+def in_place_check(update: ast.expr, origin: str = "") -> Statement | None:
+    """``check_in_place(y, '+=', v)`` before ``y_2 = y + v``, which the user wrote as
+    ``y += v``: numpy updates ``y``'s array in place, keeping its dtype and shape,
+    and refuses what does not fit; the compiled version must refuse it too.
+    ``None`` where the update is no operator numpy runs in place.
+
+    >>> ast.unparse(in_place_check(ast.parse("y + t1", mode="eval").body))
+    "check_in_place(y, '+=', t1)"
+    """
+    symbol = IN_PLACE_SYMBOLS.get(type(getattr(update, "op", None)))
+    if symbol is None:
+        return None
+    check = call(
+        "check_in_place", copy_tree(update.left), ast.Constant(symbol), copy_tree(update.right)
+    )
+    return expression(check, origin)
+
+
+def is_in_place_check(statement: Statement) -> bool:
+    """Whether ``statement`` is a :func:`in_place_check`.
+
+    >>> is_in_place_check(ast.parse("check_in_place(y, '+=', t1)").body[0])
+    True
+    """
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and is_name(statement.value.func, "check_in_place")
+    )
+
+
 def stack_pop(replays: list, origin: str = "") -> Statement:
     """A placeholder at the start of a body the backward replays (a loop iteration, a
     branch path): the values its forward pushed on the stack, popped. The memory

@@ -53,6 +53,7 @@ class Step:
     refusal: Exception | None = None  # opaque: raised if a value it reads carries gradient
     statement: ast.stmt | None = None  # an effect's statement (its names renamed)
     stack: str | None = None  # push, pop, and Stack(): the stack's name
+    augmented: bool = False  # y op= v on a name: numpy updates y's array in place
 
     def source(self) -> str:
         """The step as one line of Python."""

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.compiler.activity import analyze
-from autodiff_tutor.compiler.code import names
+from autodiff_tutor.compiler.code import is_in_place_check, names, rewrite_blocks
 from autodiff_tutor.compiler.emit import (
     RUNTIME,
     Generated,
@@ -164,6 +164,11 @@ def compile_specialized(derivative: Derivative, args: Sequence[Any]) -> Speciali
         slot_numbers(program, backward, memory, facts, kinds)  # numbers of counted loops
 
     specialized: Generated = generate_checked(derivative, specialize, slots)
+    # y += v: the probe checked that numpy could update y in place; the key holds the
+    # dtypes and shapes that decided it, so every call this pair runs passes too
+    specialized.forward = rewrite_blocks(
+        specialized.forward, lambda s: [] if is_in_place_check(s) else [s]
+    )
     guarded = guard_calls(specialized.forward, program, facts)  # custom ops' outputs
     if unknown or guarded is None:
         return None

@@ -2,6 +2,11 @@
 :func:`add_at`, repeated integer indices accumulating) and of writing into an array
 (:func:`assign_at`, :func:`overwritten`), and ``at[...]`` to write an index as code.
 
+A write where numpy loses a value is refused, in both modes, where it runs: an index
+naming one position twice, however it is spelled (numpy keeps the last value written
+there), and a float written into an integer or boolean array (numpy casts it
+silently). :func:`check_in_place` refuses ``y op= v`` where numpy does.
+
 >>> import numpy as np
 >>> scatter(np.ones(2), np.zeros(3), at[1:]).tolist()
 [0.0, 1.0, 1.0]
@@ -13,14 +18,22 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError
-from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
+from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UserCodeError
+from autodiff_tutor.runtime.backend import (
+    add_gradients,
+    array_module,
+    dtype_kind,
+    is_float_value,
+    shape_of,
+    zeros_like,
+)
 
 __all__ = [
     "add_at",
     "append_to_attribute",
     "assign_at",
     "at",
+    "check_in_place",
     "indexed_len",
     "overwritten",
     "scatter",
@@ -180,7 +193,8 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
         result = list(x)
         result[index] = value
         return result
-    _check_distinct(index)
+    _check_written_once(shape_of(x), index)
+    _check_not_truncated(x, value)
     if hasattr(x, "flags"):  # numpy, cupy
         result = x.copy(order="K")
     else:  # the array API has no .copy()
@@ -198,16 +212,184 @@ def overwritten(g: Any, index: Any) -> Any:
     return assign_at(g, index, 0)
 
 
-def _check_distinct(index: Any) -> None:
-    """Writing twice to one element keeps only the last write: refuse that index."""
-    arrays = [np.asarray(p) for p in _integer_parts(index)]
-    if len(arrays) == 1 and len(np.unique(arrays[0])) != arrays[0].size:
-        raise NoDerivativeRuleError(
-            "an array write with repeated indices (x[[0, 0]] = v) keeps only the last value "
-            "written, so its gradient is not supported",
-            hint="write each element once, or add the values first (np.add.at is not "
-            "differentiable either: sum them with np.bincount or a loop)",
+#: The ufunc numpy runs for each augmented operator (``y += v`` is ``np.add(y, v, out=y)``).
+_IN_PLACE_UFUNCS = {
+    "+=": "add",
+    "-=": "subtract",
+    "*=": "multiply",
+    "/=": "divide",
+    "//=": "floor_divide",
+    "%=": "remainder",
+    "**=": "power",
+}
+
+
+def check_in_place(y: Any, operator: str, value: Any) -> None:
+    """``y op= value`` on an array writes the result into ``y``'s memory (numpy's
+    ``np.add(y, value, out=y)``), so the result keeps ``y``'s dtype and shape: where
+    numpy refuses (a float result into an integer or boolean array, a result of
+    another shape), refuse too. Numbers and numpy scalars are rebound, never updated.
+
+    The compiled code makes a new version of ``y`` instead (``y_2 = y + value``),
+    which numpy's refusal must not turn into a number.
+
+    >>> check_in_place(np.zeros(2), "+=", np.ones(2))  # fine: nothing to say
+    >>> check_in_place(np.arange(2), "+=", np.ones(2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    autodiff_tutor.errors.UserCodeError: this in-place update (+=) keeps the array's dtype, ...: ...
+    """
+    ufunc = _IN_PLACE_UFUNCS.get(operator)
+    if ufunc is None or not hasattr(y, "flags") or isinstance(y, np.generic):
+        return  # a number, a numpy scalar, a list, an array library without out=
+    xp = array_module(y)
+    operand = value if getattr(value, "dtype", None) is None else xp.empty(0, value.dtype)
+    try:
+        result = getattr(xp, ufunc)(xp.empty(0, y.dtype), operand).dtype
+    except TypeError:
+        return  # no loop for these dtypes: numpy says so in the update itself
+    if not xp.can_cast(result, y.dtype, casting="same_kind"):
+        raise UserCodeError(
+            f"this in-place update ({operator}) keeps the array's dtype, {y.dtype}: numpy "
+            f"refuses to cast the {result} result into it (it raises UFuncTypeError)",
+            hint="make the array float where it is made (np.zeros(n), not np.zeros(n, "
+            f"dtype=int); np.arange(2.0)), or write y = y {operator[:-1]} ... (a new array)",
         )
+    try:
+        shape = np.broadcast_shapes(shape_of(y), shape_of(value))
+    except ValueError:
+        return  # shapes that do not broadcast: numpy says so in the update itself
+    if shape != shape_of(y):
+        raise UserCodeError(
+            f"this in-place update ({operator}) keeps the array's shape, {shape_of(y)}: the "
+            f"result has shape {shape}, which numpy refuses (a non-broadcastable output)",
+            hint=f"write y = y {operator[:-1]} ... to make a new array of the broadcast shape",
+        )
+
+
+def _check_written_once(shape: tuple[int, ...], index: Any) -> None:
+    """Writing twice to one element keeps only the last write: refuse an index that
+    names a position twice, however it is spelled (see :func:`_repeats_a_position`)."""
+    if _repeats_a_position(shape, index):
+        raise NoDerivativeRuleError(
+            "an array write with repeated indices (x[[0, 0]] = v, x[[0, -3]] = v on a "
+            "length-3 x, m[[0, 0], [1, 1]] = v) writes one position twice and keeps only "
+            "the last value written there, so its gradient is not supported",
+            hint="write each position once; to add up the values a position gets, add "
+            "them one at a time in a loop (for k in range(len(v)): y[idx[k]] += v[k]), "
+            "as np.add.at and np.bincount have no derivative rule",
+        )
+
+
+def _repeats_a_position(shape: tuple[int, ...], index: Any) -> bool:
+    """Whether ``x[index]`` (``x`` of ``shape``) selects some element twice: integer
+    arrays broadcast together (with the integers and boolean masks beside them) name
+    one position twice, a negative index included. Slices and masks alone never
+    repeat. An index numpy would refuse is left to numpy (``False``).
+
+    >>> _repeats_a_position((3,), [0, -3]), _repeats_a_position((3, 3), ([0, 0], [1, 2]))
+    (True, False)
+    >>> _repeats_a_position((3, 3), np.ix_([0, 0], [1, 2]))
+    True
+    """
+    parts = [np.asarray(p) if isinstance(p, list) else p for p in _parts(index)]
+    if not any(_kind(p) in ("i", "u") and getattr(p, "ndim", 0) > 0 for p in parts):
+        return False  # basic indexing and masks select each element once
+    consumed = sum(_axes_consumed(p) for p in parts if p is not Ellipsis)
+    axis, positions, sizes = 0, [], []
+    try:
+        for part in parts:
+            if part is None:
+                continue
+            if part is Ellipsis:
+                axis += len(shape) - consumed
+            elif isinstance(part, slice):
+                if not range(*part.indices(shape[axis])):
+                    return False  # nothing is written
+                axis += 1
+            elif _kind(part) == "b" or isinstance(part, bool):
+                if getattr(part, "ndim", 0) == 0:
+                    if not part:
+                        return False  # x[False] = v writes nothing
+                    continue
+                if tuple(part.shape) != tuple(shape[axis : axis + part.ndim]):
+                    return False  # a mask of another shape: numpy says so at the write
+                positions += list(array_module(part).nonzero(part))
+                sizes += shape[axis : axis + part.ndim]
+                axis += part.ndim
+            elif _kind(part) in ("i", "u") or isinstance(part, int):
+                positions.append(part)
+                sizes.append(shape[axis])
+                axis += 1
+            else:
+                return False  # not an index numpy reads: numpy says so at the write
+    except IndexError:  # more parts than axes: numpy says so at the write
+        return False
+    if _out_of_bounds(positions, sizes):
+        return False  # numpy refuses this index at the write, with its own words
+    xp = array_module(*positions)  # lists beside cupy arrays: all on the device
+    try:
+        flat = xp.asarray(0)
+        for where, size in zip(positions, sizes, strict=True):
+            flat = flat * size + xp.asarray(where) % size  # x[-3] is x[0] on a length-3 x
+    except ValueError:  # shapes that do not broadcast: numpy says so at the write
+        return False
+    flat = xp.reshape(flat, (-1,))
+    unique = getattr(xp, "unique_values", None) or xp.unique
+    return int(unique(flat).shape[0]) != int(flat.shape[0])
+
+
+def _out_of_bounds(positions: list[Any], sizes: list[int]) -> bool:
+    """Whether an integer names no element of its axis (numpy raises at the write)."""
+    for where, size in zip(positions, sizes, strict=True):
+        xp = array_module(where)
+        where = xp.asarray(where)
+        if bool(xp.any((where < -size) | (where >= size))):
+            return True
+    return False
+
+
+def _axes_consumed(part: Any) -> int:
+    """How many axes of ``x`` an index part reads: a mask its dimensions, ``None`` none."""
+    if part is None or isinstance(part, bool):
+        return 0
+    if _kind(part) == "b":
+        return getattr(part, "ndim", 0)
+    return 1
+
+
+def _kind(part: Any) -> str | None:
+    """numpy's kind of an index part's dtype (``None`` for a slice, ``None``, ``...``)."""
+    return dtype_kind(part) if getattr(part, "dtype", None) is not None else None
+
+
+def _check_not_truncated(x: Any, value: Any) -> None:
+    """A float written into an integer or boolean array is cast silently (truncated,
+    or made ``True``/``False``): the value loses its gradient. Refuse the write."""
+    kind = dtype_kind(x)
+    if kind not in ("i", "u", "b") or not _holds_float(value):
+        return
+    dtype = str(x.dtype)
+    cast = "rounds it toward zero" if kind != "b" else "turns it into True or False"
+    spelled = "bool" if kind == "b" else "int" if dtype == "int64" else f"np.{dtype}"
+    raise NoDerivativeRuleError(
+        f"this writes a float into an array of {dtype}, and numpy {cast} without a word: "
+        "the value written loses its gradient",
+        hint="make the array float where it is made (np.zeros(n), not np.zeros(n, "
+        "dtype=int); np.arange(2.0); np.array([0.0, 0.0])); if the cast is meant, write "
+        f"it out: v.astype({spelled}) (which carries no gradient)",
+    )
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether ``value`` (an array, a number, a list of them) is floating-point."""
+    if isinstance(value, (list, tuple)):
+        return any(_holds_float(item) for item in value)
+    return is_float_value(value)
+
+
+def _parts(index: Any) -> tuple[Any, ...]:
+    return index if isinstance(index, tuple) else (index,)
 
 
 def _integer_parts(index: Any) -> list[Any]:

@@ -64,7 +64,7 @@ from autodiff_tutor.errors import AutodiffError, TracingError
 from autodiff_tutor.locations import call_source, location, stores_back
 from autodiff_tutor.ops.formats import is_formatted
 from autodiff_tutor.runtime.backend import array_module, shape_of
-from autodiff_tutor.runtime.helpers import assign_at
+from autodiff_tutor.runtime.helpers import assign_at, check_in_place
 from autodiff_tutor.tracing import dispatch, messages, traced_values
 from autodiff_tutor.tracing.traced_values import (
     TracedValue,
@@ -145,7 +145,11 @@ def in_place(op: str, function: Any) -> Any:
         result = compute(self, other)
         if not traced_values.is_traced(result) or result.shape != self.shape:
             raise messages.in_place_shape(f"y {symbol} ...", self.shape, shape_of(result))
-        if result.dtype != self.dtype:  # numpy keeps the dtype of the updated array
+        if result.dtype != self.dtype and not isinstance(self._data, np.generic):
+            try:  # numpy casts the result into the array, or refuses (a float into integers)
+                check_in_place(self._data, symbol, traced_values.unwrap(other))
+            except AutodiffError as error:
+                raise error.located_at(location()) from None
             result = result.astype(self.dtype)
         if through:
             if not put_back(self, result, update):

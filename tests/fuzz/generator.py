@@ -32,7 +32,7 @@ from fuzz.forms_calls import (
 )
 from fuzz.idioms import IDIOMS
 from fuzz.idioms_buffers import BUFFER_IDIOMS
-from fuzz.idioms_index import INDEX_IDIOMS
+from fuzz.idioms_index import ASKED_INDEX_IDIOMS, INDEX_IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
 from fuzz.idioms_params import PARAM_IDIOMS
 
@@ -67,6 +67,7 @@ CONSTRUCTS = (
     *PARAM_IDIOMS,
     *INDEX_IDIOMS,
     *BUFFER_IDIOMS,
+    *ASKED_INDEX_IDIOMS,
     *FAMILIES,
     *CALL_FAMILIES,
     *NESTED_FAMILIES,
@@ -75,7 +76,7 @@ CONSTRUCTS = (
 #: programs using them, only finite differences judge the gradient.
 NOT_FOR_AUTOGRAD = {"index_write", "inplace", "alias_inplace", "view_inplace", "cast", "cast_int"}
 NOT_FOR_AUTOGRAD |= {"constant_write", "list_item_write", "custom_op", "layout_write"}
-NOT_FOR_AUTOGRAD |= set(PARAM_IDIOMS) | {"buffer_fill", "conversion"}
+NOT_FOR_AUTOGRAD |= set(PARAM_IDIOMS) | {"buffer_fill", "conversion", "multi_index_write"}
 LOOPS = {"for", "while", "zero_trip", "break_continue", "list_stack", "nested_comprehension"}
 LOOPS |= {"enumerate_pairs", "sum_comprehension", "loop_write", "while_break", "loop_inplace"}
 LOOPS |= {"while_continue"}
@@ -487,9 +488,10 @@ MAKERS = {
     **{construct: _or_unary(maker) for construct, maker in PARAM_IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in INDEX_IDIOMS.items()},
     **{construct: _or_unary(maker) for construct, maker in BUFFER_IDIOMS.items()},
+    **{construct: _or_unary(maker) for construct, maker in ASKED_INDEX_IDIOMS.items()},
 }
 #: constructs drawn only when a campaign asks for them (--only): the others' seeds stay
-ASKED_ONLY = frozenset(BUFFER_IDIOMS)
+ASKED_ONLY = frozenset(BUFFER_IDIOMS) | frozenset(ASKED_INDEX_IDIOMS)
 
 
 def generate(

@@ -5,7 +5,9 @@ the other families' seeds keep their programs.
 
 ``buffer_fill``: ``np.zeros``/``np.empty``/``np.ones``/``np.full`` made by the program
 and filled with values that carry gradient: row by row in a loop, a slice at once,
-``+=`` into columns, ``np.add(..., out=buf)``. ``conversion``: ``np.array`` of a list
+``+=`` into columns, ``np.add(..., out=buf)``; and integer or boolean buffers filled
+with integers made from such values (a float written into one now and then, which
+numpy truncates: refused in every mode). ``conversion``: ``np.array`` of a list
 of such values (numbers and rows), ``np.asarray``, ``np.mean([...])`` of a list,
 ``np.float64(...)`` of a number.
 
@@ -48,7 +50,43 @@ def buffer_fill(s: Any) -> bool:
         options = [
             o for o in options if o is not None and "[1:]" not in o[-1] and "+=" not in o[-1]
         ]
+    if s.rng.random() < 0.25:
+        return _integer_buffer(s, u, shape, name)
     lines = s.rng.choice([o for o in options if o is not None])
+    s.emit(lines, name, shape, "buffer_fill")
+    return True
+
+
+def _integer_buffer(s: Any, u: str, shape: tuple[int, ...], name: str) -> bool:
+    """An integer or boolean buffer (``dtype=int``, ``np.int32``, ``bool``, ``np.arange``,
+    ``zeros_like(..., dtype=int)``) filled with integers made from values of the
+    program (``.astype(int)``, comparisons) and used as a constant factor; now and then
+    a float is written into it, which numpy truncates (the value loses its gradient):
+    refused in every mode."""
+    n = shape[0]
+    counts = f"{name}_counts"
+    make = s.rng.choice(
+        [
+            f"np.zeros({shape}, dtype=int)",
+            f"np.zeros({shape}, np.int32)",
+            f"np.zeros_like({u}, dtype=int)",
+            f"np.ones({shape}, dtype=int)",
+        ]
+    )
+    fills = [
+        f"{counts}[...] = np.floor({u} * 3.0).astype(int)",
+        f"{counts} += 2",
+        f"{counts}[0] = 3",
+        f"{counts}[{u} > 0] = 1",
+    ]
+    if len(shape) == 1 and s.rng.random() < 0.3:
+        make, fills = f"np.arange({n})", [f"{counts} += 1", f"{counts}[::-1] = {counts} * 2"]
+    if s.rng.random() < 0.3:
+        make, fills = f"np.zeros({shape}, dtype=bool)", [f"{counts}[...] = {u} > 0.1"]
+    lines = [f"{counts} = {make}", s.rng.choice(fills)]
+    if s.rng.random() < 0.15:  # a float into the integers: truncated, refused
+        lines.append(f"{counts}[{(0,) * len(shape)}] = np.tanh({u}[{(0,) * len(shape)}])")
+    lines.append(f"{name} = {u} * ({counts} + 0.5)")
     s.emit(lines, name, shape, "buffer_fill")
     return True
 

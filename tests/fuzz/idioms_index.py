@@ -7,7 +7,9 @@ index arrays made by ``np.r_`` (``u[np.r_[0, 2]]``, ``u[np.r_[0:2, 3]]``), slice
 by ``np.s_`` (inline or kept in a variable), ``np.ix_`` picking a block of rows and
 columns, read or written into a copy, and ``np.r_[a:b:nj]`` (a constant grid) times a
 value. Each maker takes the generator's state and returns ``False`` where it does not
-fit.
+fit. The family ``multi_index_write``, drawn only when asked for: writes whose index
+names positions with several integer arrays or negative integers, a position sometimes
+named twice (refused in every mode: numpy keeps only the last value written there).
 
 >>> import random
 >>> from fuzz.generator import _State
@@ -110,6 +112,61 @@ def _indexes(s: Any, name: str) -> list[tuple]:
     return options
 
 
+def multi_index_write(s: Any) -> bool:
+    """A write whose index names positions with several integer arrays (pairs, an
+    ``np.ix_`` block, a mask beside an array) or with negative integers, into a copy
+    of a value of the program: drawn so that a position is sometimes named twice
+    (``[0, -n]`` on an axis of length ``n``), which keeps only the last value written
+    and is refused in every mode."""
+    u = s.pick()
+    shape = s.shapes[u]
+    options = _multi_index_writes(s, u, shape) if shape else []
+    if not options:
+        return False
+    name = s.fresh()
+    lines, shape, *tags = s.rng.choice(options)
+    s.emit(
+        [line.replace("{name}", name) for line in lines], name, shape, "multi_index_write", *tags
+    )
+    return True
+
+
+def _multi_index_writes(s: Any, u: str, shape: tuple[int, ...]) -> list[tuple]:
+    """The writes :func:`multi_index_write` draws from, for a value ``u`` of ``shape``."""
+    n = shape[0]
+    first = s.rng.randrange(n)
+    twice = s.rng.random() < 0.3  # the same position again, spelled another way
+    other = first if twice else (first + 1) % n
+    spelled = other - n if s.rng.random() < 0.5 else other  # x[-n] is x[0]
+    rows = f"[{first}, {spelled}]"
+    options: list[tuple] = []
+    if len(shape) == 1:
+        value = f"np.tanh({u}[[{n - 1}, 0]])" if n > 1 else f"np.tanh({u})"
+        if n > 1 or twice:
+            options.append(([f"{{name}} = {u} * 1.0", f"{{name}}[{rows}] = {value}"], shape))
+        return [(*o, "index_write") for o in options]
+    r, c = shape
+    col = s.rng.randrange(c)
+    cols = f"[{col}, {col if twice or c == 1 else (col + 1) % c}]"
+    pair = f"np.sin({u}[[0, {r - 1}], [0, {c - 1}]])"
+    same = "[" + ", ".join([str(col)] * r) + "]"  # beside a mask: (row, col) pairs differ
+    options += [
+        ([f"{{name}} = {u} * 1.0", f"{{name}}[{rows}, {cols}] = {pair}"], shape),
+        ([f"{{name}} = {u} * 1.0", f"{{name}}[{rows}, {cols}] += {pair}"], shape),
+        (
+            [f"{{name}} = {u} * 1.0", f"{{name}}[np.ix_({rows}, [{col}])] = {u}[:2, :1] * 2.0"],
+            shape,
+        )
+        if r >= 2
+        else None,
+        (
+            [f"{{name}} = {u} * 0.5", f"{{name}}[np.arange({r}) >= 0, {same}] = np.cos({u}[:, 0])"],
+            shape,
+        ),
+    ]
+    return [(*o, "index_write") for o in options if o is not None]
+
+
 def _ends(n: int) -> str:
     """The first and last index of an axis of length ``n``, as a list's text."""
     return f"[0, {n - 1}]" if n > 1 else "[0]"
@@ -117,3 +174,6 @@ def _ends(n: int) -> str:
 
 #: construct -> its maker (after the others: the seeded stream depends on the order)
 INDEX_IDIOMS = {"index_tricks": index_tricks}
+#: construct -> its maker, drawn only when asked for (``--only multi_index_write``), so
+#: that the other families' seeds keep their programs
+ASKED_INDEX_IDIOMS = {"multi_index_write": multi_index_write}

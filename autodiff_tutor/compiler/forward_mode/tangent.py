@@ -98,8 +98,10 @@ class _Writer:
         statements = self._step(step)
         origin = step_origin(self.parsed, step)
         tangent = step_origin(self.parsed, step, "tangent")
-        for statement in statements:  # the primal computes the user's operation
-            primal = statement is statements[0] and step.kind != "op_call"
+        checked = bool(statements) and code.is_in_place_check(statements[0])
+        for position, statement in enumerate(statements):
+            # the primal (and its check) computes the user's operation
+            primal = position <= int(checked) and step.kind != "op_call"
             code.with_origin(statement, origin if primal else tangent)
         return statements
 
@@ -112,6 +114,12 @@ class _Writer:
             return [self._op_call(step)]
         names = step.targets if step.targets else step.target
         primal = code.assign(names, copy_tree(step.value))
+        check = code.in_place_check(step.value) if step.augmented else None
+        if check is not None:  # y += v: numpy's update in place, checked first
+            return [check, *self._primal_and_tangent(step, primal)]
+        return self._primal_and_tangent(step, primal)
+
+    def _primal_and_tangent(self, step: Step, primal: ast.stmt) -> list[ast.stmt]:
         if step.target not in self.result.varied:
             return [primal]
         dot = self.result.dot(step.target)

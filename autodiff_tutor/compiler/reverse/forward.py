@@ -64,7 +64,10 @@ def build_forward(program: Program, parsed: ParsedFunction, memory: Memory) -> l
                 if node.copy_back:
                     trailing_copies.append(node)
                     continue
-                out.append(_step_statement(node, kept, step_origin(parsed, node)))
+                origin = step_origin(parsed, node)
+                check = code.in_place_check(node.value, origin) if node.augmented else None
+                out += [check] if check is not None else []
+                out.append(_step_statement(node, kept, origin))
             elif isinstance(node, Branch):
                 if _region_needed(node, needed):
                     origin = statement_origin(parsed, node.origin)

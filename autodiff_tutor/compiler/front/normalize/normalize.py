@@ -48,10 +48,12 @@ from autodiff_tutor.compiler.front.normalize.flow import Flow
 from autodiff_tutor.compiler.front.normalize.resolve import Resolver
 from autodiff_tutor.compiler.front.normalize.rule_calls import RuleCalls
 from autodiff_tutor.compiler.front.normalize.stacks import StackSteps
+from autodiff_tutor.compiler.front.normalize.updates import drop_needless_checks
 from autodiff_tutor.compiler.front.normalize.writes import Writes
 from autodiff_tutor.compiler.front.source import ParsedFunction, as_load
 from autodiff_tutor.compiler.ir import Node, Program, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.runtime.helpers_indexing import check_in_place
 from autodiff_tutor.syntax import copy_tree
 
 NO_GRADIENT_ATTRIBUTES = {"shape", "ndim", "dtype", "size"}
@@ -86,6 +88,9 @@ class _Normalizer:
         self.list_names: set[str] = set()
         self.stacks: dict[str, str] = {}  # version of a memory stack -> "values" | "path"
         self.pending_writes: list[tuple] = []  # in-place writes to check at the end
+        # a gradient function read again: the array its check_in_place(y, ...) names,
+        # updated by the assignment that follows (y_2 = y + v, augmented again)
+        self.checked_update: str | None = None
         self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
         self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
         self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
@@ -131,6 +136,7 @@ class _Normalizer:
                 hint="return the value to differentiate",
             )
         self.writes.check_writes()
+        drop_needless_checks(self.emitted, self.resolver.evaluate)
         return Program(
             name=self.tree.name,
             params=self.params,
@@ -157,6 +163,8 @@ class _Normalizer:
             self.stack_steps.stack_push(node.value, self.stack_steps.stack_of(node.value, "push"))
         elif isinstance(node, ast.Expr) and is_list_append(node.value):
             self.writes.append(node.value)
+        elif isinstance(node, ast.Expr) and self._runtime_in_place_check(node):
+            self.checked_update = node.value.args[0].id  # see _runtime_in_place_check
         elif isinstance(node, ast.Pass) or (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         ):
@@ -176,7 +184,9 @@ class _Normalizer:
                 old = self.current[node.target.id]
             value = ast.BinOp(left=as_load(node.target), op=node.op, right=right)
             self.assign(node.target, ast.copy_location(value, node))
-            if old is not None:  # views and aliases see the write
+            if old is not None:
+                self._mark_augmented(self.current[node.target.id], old)
+                # views and aliases see the write
                 if not isinstance(node.value, ast.Constant):  # z + 1.0 keeps z's layout
                     self.layout_unsure[self.current[node.target.id]] = node
                 self.aliases.spread_write(old, self.current[node.target.id], node)
@@ -184,7 +194,37 @@ class _Normalizer:
             if node.value is not None:
                 self.assign(node.target, node.value)
         elif isinstance(node, ast.Assign):
+            checked, self.checked_update = self.checked_update, None
+            old = self.current.get(checked) if checked is not None else None
             self.assign(node.targets[0], node.value)
+            if old is not None and isinstance(node.targets[0], ast.Name):
+                self._mark_augmented(self.current[node.targets[0].id], old)
+
+    def _runtime_in_place_check(self, node: ast.Expr) -> bool:
+        """Whether ``node`` is the forward's ``check_in_place(y, '+=', v)`` of the
+        runtime (in a gradient function read again for a second derivative): the
+        update it checks is the assignment that follows, whose step is marked
+        ``augmented`` again, so the check is made again where that update runs."""
+        call = node.value  # its name may be the one emit gave it beside a user's name
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            return False
+        if len(call.args) != 3 or not isinstance(call.args[0], ast.Name):
+            return False
+        try:
+            return self.resolver.evaluate(call.func) is check_in_place
+        except UnsupportedSyntaxError:
+            return False
+
+    def _mark_augmented(self, version: str, old: str) -> None:
+        """The step computing ``version = old op v`` from ``y op= v``: numpy updates
+        the array in place, keeping its dtype and shape, which the forward checks
+        (``check_in_place``) where the compiled code makes a new version."""
+        for step in reversed(self.emitted):
+            if step.target == version:
+                value = step.value
+                if isinstance(value, ast.BinOp) and isinstance(value.left, ast.Name):
+                    step.augmented = value.left.id == old
+                return
 
     def assign(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name) and self.stack_steps.stack_kind_made(value):
