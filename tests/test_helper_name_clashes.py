@@ -205,3 +205,24 @@ def test_the_in_place_check_is_renamed_beside_a_users_name_and_still_checks():
 
     with pytest.raises(AutodiffError, match="UFuncTypeError"):
         grad(refused)(X)
+
+
+scatter = 1.5  # a global named like a helper, read by code the compiler inlines
+
+
+def scaled_by_scatter(x, *args):
+    return np.sum(x * scatter)
+
+
+def passes_its_extras_on(x, *args):
+    return scaled_by_scatter(x, *args)
+
+
+def test_a_helpers_name_read_by_inlined_code_is_the_users():
+    """The helper is inlined (its *args bound per count) after the first renaming: its
+    names are renamed too (jvp read the runtime helper, an InternalError)."""
+    x = np.array([0.3, 0.5])
+    expected = central_difference(lambda v: passes_its_extras_on(v, 0.1), [x], 0)
+    np.testing.assert_allclose(grad(passes_its_extras_on)(x, 0.1), expected, rtol=1e-6)
+    _, tangent = jvp(passes_its_extras_on, (x, 0.1), (np.ones(2), None))
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)

@@ -96,6 +96,8 @@ def front_end_of(parsed: ParsedFunction) -> FrontEnd:
     with errors_as_written(parsed):
         parsed = with_structure_helpers_nested(parsed)  # layer(params, x): inlined
         parsed = with_known_callees_nested(parsed)  # self.f(x), net.f(x), sig(x): inlined
+    parsed = with_helper_names_aliased(parsed, GENERATED_NAMES)  # and the names those read
+    with errors_as_written(parsed):
         check_supported(parsed)
         return FrontEnd(parsed, normalize(parsed, desugar_function(parsed)))
 
