@@ -156,6 +156,28 @@ def test_an_update_through_a_view_is_seen_by_its_array(fn, twin, x):
     np.testing.assert_allclose(grad, autograd_gradient(twin, [x.copy()], 0), rtol=1e-10)
 
 
+def unstacked_row_written(x):
+    t = x * 2.0
+    a, b = np.unstack(t)  # a tuple of views of t's rows
+    a[1] = 0.0
+    b *= x[0, 0]
+    return np.sum(t * np.arange(1.0, 7.0).reshape(2, 3))
+
+
+def unstacked_column_written(x):
+    t = x * 2.0
+    a, b, c = np.unstack(t, axis=1)
+    c[0] = x[1, 1] ** 2
+    return np.sum(t * np.arange(1.0, 7.0).reshape(2, 3)) + np.sum(a)
+
+
+@pytest.mark.parametrize("fn", [unstacked_row_written, unstacked_column_written])
+def test_a_write_through_an_unstacked_piece_is_seen_by_its_array(fn):
+    """``np.unstack`` returns a tuple of views, as ``np.split`` returns a list: a write
+    through one piece is put back into the array (it was a located refusal)."""
+    _check_like_numpy(fn, X)
+
+
 def test_a_plain_array_changed_after_its_use_keeps_the_gradient():
     w = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     value, grad = value_and_gradient(plain_array_changed_later, X, w.copy(), wrt=0)
