@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError
-from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
+from autodiff_tutor.runtime.backend import (
+    add_gradients,
+    array_module,
+    copy_with_layout,
+    shape_of,
+    zeros_like,
+)
 
 __all__ = [
     "add_at",
@@ -165,8 +171,8 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
 def assign_at(x: Any, index: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
 
-    The copy keeps ``x``'s memory layout, as the write in place would: whether a later
-    ``reshape`` is a view or a copy depends on it.
+    The copy keeps ``x``'s memory layout, its strides too, as the write in place would:
+    whether a later ``reshape`` is a view or a copy depends on it.
 
     A Python list made in the function (``params = [W, b]; params[0] = v``) is copied
     as a list, its item replaced.
@@ -181,10 +187,7 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
         result[index] = value
         return result
     _check_distinct(index)
-    if hasattr(x, "flags"):  # numpy, cupy
-        result = x.copy(order="K")
-    else:  # the array API has no .copy()
-        result = array_module(x).asarray(x, copy=True)
+    result = copy_with_layout(x)
     result[index] = value
     return result
 
