@@ -234,6 +234,8 @@ def _strided_like(x: np.ndarray) -> np.ndarray | None:
     if x.size == 0:
         return np.empty_like(x)
     low, high = np.lib.array_utils.byte_bounds(x)
+    if high - low < x.size * x.itemsize:  # elements overlap (np.lib.stride_tricks)
+        return None
     memory = np.empty(high - low, dtype=np.uint8)
     start = x.__array_interface__["data"][0] - low
     return np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
