@@ -14,7 +14,7 @@ def central_difference(fn, args, index, eps=1e-6):
     array stays so): numpy's choice of a view or a copy, and so the value of a
     function that writes through one, can depend on it."""
     args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
-    x = args[index]
+    x = np.asarray(args[index])  # a numpy scalar: a 0-d array
     gradient = np.zeros(x.shape, dtype=np.float64)
     for position in np.ndindex(x.shape):
         plus = x.copy(order="K")
