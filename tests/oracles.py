@@ -8,19 +8,22 @@ import numpy as np
 
 
 def central_difference(fn, args, index, eps=1e-6):
-    """Gradient of scalar ``fn`` w.r.t. ``args[index]`` by central differences (float64)."""
+    """Gradient of scalar ``fn`` w.r.t. ``args[index]`` by central differences (float64).
+
+    Each perturbed argument is laid out in memory as the one given (a Fortran-ordered
+    array stays so): numpy's choice of a view or a copy, and so the value of a
+    function that writes through one, can depend on it."""
     args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
-    x = args[index]
-    gradient = np.zeros(x.shape, dtype=np.float64)  # C order: flat below is a view
-    flat = gradient.reshape(-1)
-    for i in range(x.size):
-        plus = x.copy().reshape(-1)
-        minus = x.copy().reshape(-1)
-        plus[i] += eps
-        minus[i] -= eps
-        f_plus = fn(*args[:index], plus.reshape(x.shape), *args[index + 1 :])
-        f_minus = fn(*args[:index], minus.reshape(x.shape), *args[index + 1 :])
-        flat[i] = (float(f_plus) - float(f_minus)) / (2 * eps)
+    x = np.asarray(args[index])  # a numpy scalar: a 0-d array
+    gradient = np.zeros(x.shape, dtype=np.float64)
+    for position in np.ndindex(x.shape):
+        plus = x.copy(order="K")
+        minus = x.copy(order="K")
+        plus[position] += eps
+        minus[position] -= eps
+        f_plus = fn(*args[:index], plus, *args[index + 1 :])
+        f_minus = fn(*args[:index], minus, *args[index + 1 :])
+        gradient[position] = (float(f_plus) - float(f_minus)) / (2 * eps)
     return gradient
 
 

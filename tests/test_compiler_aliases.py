@@ -356,6 +356,13 @@ VIEWS = [
     "y[np.array([0, 1])]",  # copies
     "y[y > 0]",
     "y.copy()",
+    "np.flip(y)",
+    "np.flip(y, 1)",
+    "np.fliplr(y)",
+    "np.flipud(y)",
+    "np.rot90(y)",
+    "np.rot90(y, 2, axes=(1, 0))",
+    "np.rot90(y, k=-1)",
 ]
 WRITES = ["y *= x", "y[0] = x[1] * 2.0", "v[0] = np.sin(x[0, 0])", "v *= 2.0"]
 
@@ -489,6 +496,9 @@ VIEWS_WITHOUT_GRADIENT = [
     "y[1:]",
     "y[0]",
     "y[[0, 1]]",  # a copy: the write is not seen (shares_memory says so at run time)
+    "np.flip(y, 1)",
+    "np.flipud(y)",
+    "np.rot90(y, 3)",
 ]
 
 
@@ -584,3 +594,128 @@ def test_a_view_made_by_a_numpy_function_sees_an_update_of_its_array(mode, fn):
     its array (``t *= 2.0``, ``t[:, 0] = 1.5``) changes what it reads, in reverse and
     forward mode."""
     assert_right_in_mode(mode, fn, np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]]))
+
+
+# -- flips and rotations are views; np.unstack gives views; np.diag of a matrix too ------
+
+W = np.array([1.0, 2.0, 3.0])
+
+
+def write_through_flip(x):
+    t = x * 2.0
+    r = np.flip(t)
+    r[0] = 0.0  # numpy: t[2] = 0
+    return np.sum(t * W)
+
+
+def write_base_read_flip(x):
+    t = x * 2.0
+    r = np.flip(t)
+    t[0] = 0.0  # numpy: r[2] = 0
+    return np.sum(r * W)
+
+
+def write_through_rot90(x):
+    t = x.reshape(1, 3) * 2.0
+    r = np.rot90(t)  # (3, 1): r[0, 0] is t[0, 2]
+    r[0, 0] = 0.0
+    return np.sum(t * W)
+
+
+def added_through_flipud(x):
+    t = np.stack([x, x * x]) * 2.0
+    r = np.flipud(t)
+    r += x  # numpy: both rows of t
+    return np.sum(t * np.stack([W, W * W]))
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize(
+    "fn", [write_through_flip, write_base_read_flip, write_through_rot90, added_through_flipud]
+)
+def test_a_write_through_a_flip_or_a_rotation_reaches_its_array(mode, fn):
+    """``np.flip``, ``np.fliplr``, ``np.flipud`` and ``np.rot90`` return views, as
+    ``t[::-1]`` does: a write through the view changes its array, and a write into the
+    array is seen through the view (the compiler puts the view back with the same flip,
+    or the rotation the other way)."""
+    assert_right_in_mode(mode, fn, np.array([0.5, 1.2, 0.7]))
+
+
+def test_a_write_through_a_flip_is_numpys_value():
+    """The bug hunt's numbers: numpy 5.8 with gradient [2, 4, 0] (a copy gave 10.0)."""
+    value, gradient = ad.value_and_grad(write_through_flip)(np.array([0.5, 1.2, 0.7]))
+    assert np.isclose(value, 5.8)
+    np.testing.assert_allclose(gradient, [2.0, 4.0, 0.0])
+
+
+def unstacked(x):
+    t = np.stack([x, x * 2.0])
+    a, b = np.unstack(t)  # views of t's rows
+    a[1] = 0.0
+    return np.sum(t[0] * W)
+
+
+def unstacked_then_copied(x):
+    t = np.stack([x, x * 2.0])
+    a, b = np.unstack(t)
+    a = a.copy()  # the hint's first way: t keeps its values
+    a[1] = 0.0
+    return np.sum(t[0] * W) + np.sum(a)
+
+
+def unstacked_written_by_name(x):
+    t = np.stack([x, x * 2.0])
+    t[0, 1] = 0.0  # the hint's second way: the write into t itself
+    a, b = np.unstack(t)
+    return np.sum(t[0] * W) + np.sum(a)
+
+
+def test_a_write_through_an_unstacked_row_is_refused_with_hints_that_work():
+    """``np.unstack`` returns views of its input, as ``np.split`` does: a write through
+    one, with the input read after it, is refused at the write (it was a copy, a wrong
+    value). Both ways the hint gives compile and are right."""
+    x = np.array([0.5, 1.2, 0.7])
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ad.value_and_grad(unstacked)(x)
+    assert info.value.location.line == unstacked.__code__.co_firstlineno + 3
+    assert "'t' shares it and is read after the write" in flat(info.value.message)
+    assert "a = a.copy()" in flat(info.value.hint)
+    for fn in (unstacked_then_copied, unstacked_written_by_name):
+        assert_right_in_mode("compiler", fn, x)
+
+
+def diag_read_after_its_matrix_changed(x):
+    t = x * 2.0
+    d = np.diag(t)  # a read-only view of t's diagonal
+    t[1, 1] = 0.0
+    return np.sum(d * W) + np.sum(t)
+
+
+def diag_of_a_vector_written(x):
+    m = np.diag(x[0])  # a new matrix
+    m[0, 1] = 3.0 * x[1, 1]
+    m += x
+    return np.sum(m * np.arange(9.0).reshape(3, 3))
+
+
+def diag_of_a_vector_written_seen_through_its_transpose(x):
+    m = np.diag(x[0])
+    e = m.T
+    m[0, 1] = 5.0 * x[1, 1]
+    return np.sum(e * np.arange(9.0).reshape(3, 3))
+
+
+@pytest.mark.parametrize("mode", ["compiler", "jvp", "tracing"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        diag_read_after_its_matrix_changed,
+        diag_of_a_vector_written,
+        diag_of_a_vector_written_seen_through_its_transpose,
+    ],
+)
+def test_np_diag_of_a_matrix_sees_writes_and_of_a_vector_is_its_own(mode, fn):
+    """``np.diag`` of a matrix is a (read-only) view, which sees a later write into the
+    matrix; of a vector it is a new array, written into freely, also when the vector
+    is a row of a parameter."""
+    assert_right_in_mode(mode, fn, X.copy())

@@ -19,6 +19,7 @@ import copy
 import array_writes
 import numpy as np
 import pytest
+from fuzz.check import Loaded
 from oracles import autograd_gradient, central_difference
 from program_checks import assert_right_in_mode
 
@@ -163,6 +164,28 @@ def test_an_update_through_a_view_is_seen_by_its_array(fn, twin, x):
     assert np.isclose(twin(x.copy()), fn(x.copy()), rtol=1e-12)
     _, grad = value_and_gradient(fn, x.copy(), wrt=0)
     np.testing.assert_allclose(grad, autograd_gradient(twin, [x.copy()], 0), rtol=1e-10)
+
+
+def unstacked_row_written(x):
+    t = x * 2.0
+    a, b = np.unstack(t)  # a tuple of views of t's rows
+    a[1] = 0.0
+    b *= x[0, 0]
+    return np.sum(t * np.arange(1.0, 7.0).reshape(2, 3))
+
+
+def unstacked_column_written(x):
+    t = x * 2.0
+    a, b, c = np.unstack(t, axis=1)
+    c[0] = x[1, 1] ** 2
+    return np.sum(t * np.arange(1.0, 7.0).reshape(2, 3)) + np.sum(a)
+
+
+@pytest.mark.parametrize("fn", [unstacked_row_written, unstacked_column_written])
+def test_a_write_through_an_unstacked_piece_is_seen_by_its_array(fn):
+    """``np.unstack`` returns a tuple of views, as ``np.split`` returns a list: a write
+    through one piece is put back into the array (it was a located refusal)."""
+    _check_like_numpy(fn, X)
 
 
 def test_a_plain_array_changed_after_its_use_keeps_the_gradient():
@@ -472,3 +495,74 @@ def test_an_update_of_a_float32_buffer_keeps_its_dtype():
 
     out = evaluate(fun, traced(np.array([0.1, 0.2, 0.3])))
     assert out.dtype == np.float32
+
+
+# -- conversions numpy answers with the array itself ---------------------------------------
+
+SAME_ARRAY = [
+    "np.float64(t)",
+    "np.array(t, copy=None)",
+    "np.array(t, copy=False)",
+    "np.array(t, dtype=np.float64, copy=None)",
+    "np.asarray(t)",
+    "np.asarray(t, dtype=np.float64)",
+    "np.asanyarray(t)",
+    "np.ascontiguousarray(t)",
+]
+NEW_ARRAY = [
+    "np.array(t)",
+    "np.array(t, dtype=np.float64)",
+    "np.asarray(t, copy=True)",
+    "np.array([t[0], t[1], t[2]])",
+]
+
+
+def _converted_then_written(conversion: str) -> Loaded:
+    source = (
+        "import numpy as np\n\n\ndef f(x):\n"
+        "    t = x * 2.0\n"
+        f"    y = {conversion}\n"
+        "    y[1] = x[2] * 3.0\n"
+        "    return np.sum(t * np.array([1.0, 2.0, 3.0])) + np.sum(y * x)\n"
+    )
+    return Loaded(source, seed=0)
+
+
+@pytest.mark.parametrize("conversion", SAME_ARRAY + NEW_ARRAY)
+def test_a_conversion_is_the_array_itself_where_numpy_returns_it(conversion):
+    """``np.float64(t)`` of a float64 array, ``np.array(t, copy=None)``, ``np.asarray(t)``
+    return ``t`` itself in numpy, so a write through the result changes ``t``; the copies
+    (``np.array(t)``, a list stacked) do not. Tracing asks numpy on the raw data
+    (a copy before: 10.0 where numpy gives 5.2 without the last term)."""
+    loaded = _converted_then_written(conversion)
+    x = np.array([0.5, 1.2, 0.7])
+    shared = np.shares_memory(eval(conversion, {"np": np, "t": x}), x)
+    assert shared == (conversion in SAME_ARRAY)  # numpy's own answer, as listed
+    _check_like_numpy(loaded.f, x)
+    loaded.close()
+
+
+def test_a_write_through_np_float64_of_an_array_is_numpys_value():
+    """The bug hunt's numbers: numpy 5.2 with gradient [2, 0, 6] (a copy gave 10.0)."""
+    loaded = Loaded(
+        "import numpy as np\n\n\ndef f(x):\n    t = x * 2.0\n    y = np.float64(t)\n"
+        "    y[1] = 0.0\n    return np.sum(t * np.array([1.0, 2.0, 3.0]))\n",
+        seed=0,
+    )
+    value, got = value_and_gradient(loaded.f, np.array([0.5, 1.2, 0.7]))
+    assert np.isclose(value, 5.2)
+    np.testing.assert_allclose(got, [2.0, 0.0, 6.0])
+    loaded.close()
+
+
+def cast_without_copy_written(x):
+    t = x * 2.0
+    y = t.astype(t.dtype, copy=False)
+    y[1] = 0.0
+    return np.sum(t)
+
+
+def test_astype_without_a_copy_is_refused_at_its_line():
+    """``t.astype(t.dtype, copy=False)`` is ``t`` in numpy; tracing refuses the option
+    at the call rather than make a copy."""
+    _refused(cast_without_copy_written, np.ones(3), line_text="t.astype(t.dtype, copy=False)")

@@ -37,6 +37,7 @@ def cases(*settings):
 
 @defvjp(
     "flip",
+    view="view",
     math="x reversed along axis",
     symbolic=cases((((2, 3),), {}), (((2, 3),), {"axis": 1})),
     tangent="linear",
@@ -47,6 +48,7 @@ def flip(g, xp, x, axis=None):
 
 @defvjp(
     "fliplr",
+    view="view",
     math="x reversed left-right",
     symbolic=cases((((2, 3),), {})),
     tangent="linear",
@@ -57,6 +59,7 @@ def fliplr(g, xp, x):
 
 @defvjp(
     "flipud",
+    view="view",
     math="x reversed up-down",
     symbolic=cases((((2, 3),), {})),
     tangent="linear",
@@ -81,6 +84,7 @@ def roll(g, xp, x, shift=0, axis=None):
 
 @defvjp(
     "rot90",
+    view="view",
     math="x rotated by k quarter turns",
     symbolic=cases((((2, 3),), {}), (((2, 3, 2),), {"k": 3, "axes": (1, 2)})),
     tangent="linear",

@@ -231,6 +231,7 @@ def split_like_(g, xp, grad, xs, axis=0):
 
 @defvjp(
     "unstack",
+    view="split",
     list_result=True,
     math="grad split along axis",
     symbolic=ArrayRule(cases=[(((2, 3),), {"axis": -1})]),

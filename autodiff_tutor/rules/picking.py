@@ -89,6 +89,7 @@ def diagonal(g, x, offset=0, axis1=0, axis2=1):
 
 @defvjp(
     "diag",
+    view="read",
     math="diagonal of a matrix, or a matrix with diagonal x",
     symbolic=cases((((3,),), {}), (((2, 3),), {"k": 1}), (((2,),), {"k": -1})),
     tangent="linear",

@@ -287,8 +287,11 @@ class Family:
         (tracing; the compiler folds the ``None`` into the formula it writes).
         ``view`` says whether numpy's result may share memory with the first input (a
         write through either is then seen by the other): ``"view"`` (``transpose``,
-        ``x[i]``), ``"reshape"`` (a view with the same elements in the same order),
-        ``"split"`` (a list of views); ``""`` for a new array.
+        ``x[i]``, ``flip``), ``"reshape"`` (a view with the same elements in the same
+        order), ``"split"`` (a list of views), ``"read"`` (a view numpy makes read-only,
+        or a new array: ``diag`` of a matrix, of a vector; a write into the input is seen
+        through it, a write through it never reaches the input); ``""`` for a new array
+        (``tests/test_rules_views.py`` checks each record against numpy).
         ``tangent`` derives the forward-mode rule from this one (one of
         :data:`TANGENTS`, see :func:`derived_tangent`) instead of a ``defjvp`` below
         it; an elementwise rule's (shape ``ELEMENTWISE`` or ``SELECTION``) is

@@ -117,7 +117,7 @@ def lookup(op: str) -> Rule | None:
 
 def views(*kinds: str) -> frozenset[str]:
     """The ops whose result may share memory with their first input, of the ``kinds``
-    given (``"view"``, ``"reshape"``, ``"split"``: see ``Rule.view``).
+    given (``"view"``, ``"reshape"``, ``"split"``, ``"read"``: see ``Rule.view``).
 
     >>> sorted(views("split"))[:2], "getitem" in views("view")
     (['array_split', 'dsplit'], True)

@@ -170,16 +170,75 @@ def has_float_dtype(value: Any) -> bool:
 
 def copy_array(x: Any) -> Any:
     """A copy of the array ``x``, in its own array module (an array-API array has no
-    ``.copy()``).
+    ``.copy()``), laid out in memory as ``x`` is (``np.copy``'s order): a Fortran-ordered
+    array stays so, and numpy's later choices of a view or a copy (``ravel``) with it.
 
-    >>> a = np.zeros(2)
+    >>> a = np.zeros((2, 3)).T
     >>> b = copy_array(a)
-    >>> b is a, b.tolist()
-    (False, [0.0, 0.0])
+    >>> b is a, b.tolist(), b.flags.f_contiguous
+    (False, [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], True)
     """
+    if hasattr(x, "flags"):  # numpy, cupy
+        return x.copy(order="K")
     if hasattr(x, "copy"):
         return x.copy()
     return array_module(x).asarray(x, copy=True)
+
+
+def copy_with_layout(x: Any) -> Any:
+    """A copy of the array ``x`` with ``x``'s own strides, where numpy can make one: the
+    array a write into ``x`` in place leaves (a slice with gaps keeps its gaps, a
+    reversed axis its negative stride), so that numpy's later choice of a view or a
+    copy (``ravel``, ``reshape``) is the same as for ``x``. Elsewhere ``np.copy``'s
+    layout (:func:`copy_array`).
+
+    >>> x = np.arange(12.0).reshape(3, 4)[:, ::2]
+    >>> copy = copy_with_layout(x)
+    >>> copy.strides == x.strides, copy.tolist() == x.tolist(), np.shares_memory(copy, x)
+    (True, True, False)
+    """
+    copy = copy_array(x)
+    if isinstance(x, np.ndarray) and copy.strides != x.strides:
+        relaid = _strided_like(x)
+        if relaid is not None:
+            relaid[...] = x
+            return relaid
+    return copy
+
+
+def laid_out_as(new: Any, old: Any) -> Any:
+    """``new`` (the values ``old`` takes after a write in place) in ``old``'s memory
+    layout, as numpy's write into ``old`` leaves them; ``new`` itself where the layouts
+    already agree or numpy cannot reproduce ``old``'s.
+
+    >>> old = np.zeros((2, 3)).T
+    >>> laid_out_as(np.ones((3, 2)), old).flags.f_contiguous
+    True
+    """
+    if not isinstance(new, np.ndarray) or not isinstance(old, np.ndarray):
+        return new
+    if new.strides == old.strides or new.shape != old.shape:
+        return new
+    relaid = _strided_like(old)
+    if relaid is None:
+        return new
+    relaid[...] = new
+    return relaid
+
+
+def _strided_like(x: np.ndarray) -> np.ndarray | None:
+    """An uninitialised array with ``x``'s shape, dtype and strides, over new memory as
+    long as the span of ``x``'s; ``None`` where elements overlap (a broadcast view)."""
+    if any(stride == 0 and n > 1 for stride, n in zip(x.strides, x.shape, strict=True)):
+        return None
+    if x.size == 0:
+        return np.empty_like(x)
+    low, high = np.lib.array_utils.byte_bounds(x)
+    if high - low < x.size * x.itemsize:  # elements overlap (np.lib.stride_tricks)
+        return None
+    memory = np.empty(high - low, dtype=np.uint8)
+    start = x.__array_interface__["data"][0] - low
+    return np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
 
 
 def cast_like(g: Any, x: Any) -> Any:

@@ -22,6 +22,7 @@ from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UserCode
 from autodiff_tutor.runtime.backend import (
     add_gradients,
     array_module,
+    copy_with_layout,
     dtype_kind,
     is_float_value,
     shape_of,
@@ -178,8 +179,8 @@ def add_at(buffer: Any, index: Any, g: Any) -> None:
 def assign_at(x: Any, index: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[index] = value``: array writes, without side effects.
 
-    The copy keeps ``x``'s memory layout, as the write in place would: whether a later
-    ``reshape`` is a view or a copy depends on it.
+    The copy keeps ``x``'s memory layout, its strides too, as the write in place would:
+    whether a later ``reshape`` is a view or a copy depends on it.
 
     A Python list made in the function (``params = [W, b]; params[0] = v``) is copied
     as a list, its item replaced.
@@ -195,10 +196,7 @@ def assign_at(x: Any, index: Any, value: Any) -> Any:
         return result
     _check_written_once(shape_of(x), index)
     _check_not_truncated(x, value)
-    if hasattr(x, "flags"):  # numpy, cupy
-        result = x.copy(order="K")
-    else:  # the array API has no .copy()
-        result = array_module(x).asarray(x, copy=True)
+    result = copy_with_layout(x)
     result[index] = value
     return result
 

@@ -450,7 +450,9 @@ def method_fallback(xp: Any, op: str, inputs: list[Any], options: dict[str, Any]
 def traced(x: Any, fmt: str | None = None) -> Any:
     """A traced array holding a copy of ``x`` (like MATLAB's ``dlarray(x)``, and with a
     data format ``fmt`` such as ``"SSCB"``, like ``dlarray(x, fmt)``: a formatted array,
-    see :mod:`autodiff_tutor.ops.formats`; a formatted ``x`` keeps its labels).
+    see :mod:`autodiff_tutor.ops.formats`; a formatted ``x`` keeps its labels). The copy
+    is laid out in memory as ``x`` is: numpy's choice of a view or a copy (``ravel`` of a
+    Fortran-ordered array copies) rests on it.
 
     ``x`` is a numpy, cupy or array-API array of floating point, or Python numbers
     (integers become float64). Pass it to ``evaluate`` to trace it; made inside the

@@ -330,7 +330,7 @@ def _views_noted(result: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, 
                 return call_function(fn, (*rest[0], base, *rest[1]), kwargs)
 
             note_view(result, arg, rebuild)
-            if isinstance(result, list):  # np.split: each piece is a view of the input
+            if isinstance(result, (list, tuple)):  # np.split, np.unstack: views of the input
                 for k, piece in enumerate(result):
                     note_view(piece, arg, lambda base, k=k, again=rebuild: again(base)[k])
     return result

@@ -63,7 +63,7 @@ import numpy as np
 from autodiff_tutor.errors import AutodiffError, TracingError
 from autodiff_tutor.locations import call_source, location, stores_back
 from autodiff_tutor.ops.formats import is_formatted
-from autodiff_tutor.runtime.backend import array_module, shape_of
+from autodiff_tutor.runtime.backend import array_module, laid_out_as, shape_of
 from autodiff_tutor.runtime.helpers import assign_at, check_in_place
 from autodiff_tutor.tracing import dispatch, messages, traced_values
 from autodiff_tutor.tracing.traced_values import (
@@ -250,10 +250,13 @@ def _not_put_back(view: TracedValue, what: str) -> TracingError:
 
 
 def update(y: TracedValue, result: TracedValue) -> None:
-    """``y`` takes ``result``'s value in place; its views are rebuilt from it, so that
-    they see the update, as numpy's views do."""
+    """``y`` takes ``result``'s value in place, laid out in memory as ``y`` was (numpy
+    writes into ``y``'s memory; a later ``ravel`` is a view or a copy by it); its views
+    are rebuilt from it, so that they see the update, as numpy's views do."""
     views = views_of(y)
+    old = y._data
     y._become(result)
+    y._data = laid_out_as(y._data, old)  # numpy writes into y's memory: its layout stays
     for parent, view in views:
         view._become(view._rebuild(parent))
 

@@ -31,9 +31,12 @@ What differs from the modules, in the namespaces the copies see:
   never got a traced value leaves ``evaluate`` as a plain array;
 - its conversions (``np.array([a, b])``, ``np.asarray(t)``), ``np.r_``/``np.c_`` and
   scalar casts (``np.float64(t)``), which numpy makes in C (through ``__array__``,
-  which must return a plain array), keep traced values traced: a traced value stays
-  itself (``asarray``) or a recorded copy (``array``); a list of traced values is
-  stacked (``np.stack``, recorded); a cast is ``astype``. Its functions with a rule
+  which must return a plain array), keep traced values traced: numpy's own answer on
+  the raw data says which, the traced value itself where numpy returns the array
+  itself (``asarray``, ``array(t, copy=None)``, ``np.float64`` of a float64 array), so
+  that a write through either is seen by the other, else a recorded copy or cast laid
+  out as numpy's (``array``, ``ascontiguousarray`` of a transpose); a list of traced
+  values is stacked (``np.stack``, recorded). Its functions with a rule
   stack a list of traced values given as an array (``np.mean([a, b])``);
 - scipy's functions written in Python (``scipy.special.logsumexp``,
   ``scipy.stats.norm.logpdf``, ``multivariate_normal.logpdf``, frozen distributions
@@ -93,7 +96,13 @@ from autodiff_tutor.rules.names import op_of_callable
 from autodiff_tutor.tracing import dispatch, messages
 from autodiff_tutor.tracing.array import Traced, traced_function
 from autodiff_tutor.tracing.tape import Origin, active_tape
-from autodiff_tutor.tracing.traced_values import is_live, is_traced, traced_leaves, unwrap
+from autodiff_tutor.tracing.traced_values import (
+    is_live,
+    is_traced,
+    note_view,
+    traced_leaves,
+    unwrap,
+)
 
 __all__ = [
     "BUFFER_FUNCTIONS",
@@ -548,13 +557,43 @@ def array_function(fn: Any) -> Any:
         if extra:
             raise messages.unsupported_arguments(name, extra, ("dtype", "copy"))
         value = stacked(obj)
+        if isinstance(value._data, (np.ndarray, np.generic)):  # numpy says what it returns
+            made = fn(value._data, dtype, *args, **kwargs)
+            again = lambda base: convert(base, dtype, *args, **kwargs)  # noqa: E731
+            return as_numpy_made(value, made, value is not obj, name, again)
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
-        if value is obj and (kwargs.get("copy") or (copies and kwargs.get("copy") is None)):
-            return value.copy()
-        return value
+        copy = kwargs.get("copy", copies)  # np.array copies unless copy=None or False
+        return value.copy() if value is obj and copy else value
 
     return convert
+
+
+def as_numpy_made(value: Any, made: Any, fresh: bool, name: str, again: Any) -> Any:
+    """The traced result of a conversion of the traced ``value`` whose numpy result, on
+    the raw data, is ``made``: ``value`` itself where numpy returns the array itself
+    (``np.asarray(t)``, ``np.array(t, copy=None)``, ``np.float64(t)`` of a float64
+    ``t``), so that a write through either is seen by the other as in numpy; else a
+    recorded copy or cast with numpy's dtype and memory layout (``np.array(t)``,
+    ``np.ascontiguousarray`` of a transposed ``t``). ``fresh``: ``value`` is an array
+    no other name holds (a list stacked), which a copy like it stands for; ``again``
+    makes the conversion again from a new value of ``value`` (a view numpy returned).
+
+    >>> from autodiff_tutor.tracing import traced
+    >>> t = traced(np.ones(2))
+    >>> as_numpy_made(t, t._data, False, "np.asarray", None) is t
+    True
+    >>> as_numpy_made(t, t._data.astype(np.float32), False, "np.asarray", None).dtype
+    dtype('float32')
+    """
+    raw = value._data
+    if made is raw:
+        return value
+    if fresh and made.dtype == raw.dtype and made.strides == raw.strides:
+        return value
+    op, options = ("copy", {}) if made.dtype == raw.dtype else ("astype", {"dtype": made.dtype})
+    result = dispatch.apply(op, name, lambda: made, [value], options)
+    return note_view(result, value, again)
 
 
 def list_arguments(fn: Any, inputs: int) -> Any:
@@ -590,9 +629,14 @@ class ScalarCast:
         self.dtype = np.dtype(kind)
 
     def __call__(self, *args: Any) -> Any:
-        if args and traced_leaves([args[0]]):
-            return stacked(args[0]).astype(self._kind)
-        return self._kind(*args)
+        if not (args and traced_leaves([args[0]])):
+            return self._kind(*args)
+        value = stacked(args[0])
+        if not isinstance(value._data, (np.ndarray, np.generic)):
+            return value.astype(self._kind)
+        name = f"np.{self._kind.__name__}"
+        fresh = value is not args[0]
+        return as_numpy_made(value, self._kind(value._data), fresh, name, self)
 
     def __instancecheck__(self, obj: Any) -> bool:
         return isinstance(obj, self._kind)

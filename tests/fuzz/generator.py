@@ -30,7 +30,7 @@ from fuzz.forms_calls import (
     draw_call_form,
     draw_nested_form,
 )
-from fuzz.idioms import IDIOMS
+from fuzz.idioms import IDIOMS, unstreamed_draw
 from fuzz.idioms_buffers import BUFFER_IDIOMS
 from fuzz.idioms_index import ASKED_INDEX_IDIOMS, INDEX_IDIOMS
 from fuzz.idioms_more import MORE_IDIOMS
@@ -305,6 +305,22 @@ def _alias_inplace(s: _State) -> None:
     s.emit(lines, name, s.shapes[a], "alias_inplace")
 
 
+#: views of a matrix with its elements moved, and conversions that are the array itself
+SAME_SHAPE_VIEWS = (
+    "np.flip({b})",
+    "np.flip({b}, 1)",
+    "np.fliplr({b})",
+    "np.flipud({b})",
+    "np.rot90({b})",
+    "np.rot90({b}, 2)",
+    "np.rot90({b}, k=-1, axes=(0, 1))",
+    "np.asarray({b})",
+    "np.array({b}, copy=None)",
+)
+#: those of them with the matrix's axes swapped
+TURNED_VIEWS = ("np.rot90({b})", "np.rot90({b}, k=-1, axes=(0, 1))")
+
+
 def _view_inplace(s: _State) -> None:
     a = s.pick(2)
     if len(s.shapes[a]) != 2:
@@ -312,7 +328,16 @@ def _view_inplace(s: _State) -> None:
     base, view = s.fresh(), s.fresh()
     maker = s.rng.choice(["np.transpose({b})", "np.reshape({b}, (-1,))", "{b}.reshape(-1)"])
     shape = s.shapes[a]
-    new = shape[::-1] if "transpose" in maker else (int(np.prod(shape)),)
+    # some programs take a flip, a rotation or a conversion numpy answers with the array
+    # itself instead (drawn from the generator's state, not from its stream, so that the
+    # seeded stream stays what it was)
+    other = unstreamed_draw(s, 2 * len(SAME_SHAPE_VIEWS))
+    if other < len(SAME_SHAPE_VIEWS):
+        maker = SAME_SHAPE_VIEWS[other]
+    if maker in SAME_SHAPE_VIEWS:
+        new = shape[::-1] if maker in TURNED_VIEWS else shape
+    else:
+        new = shape[::-1] if "transpose" in maker else (int(np.prod(shape)),)
     op = s.rng.choice([" *= 2.0", " /= 2.0", " += 1.0", "[-1] *= 0.5", "[:, 0] = 1.5"])
     lines = [f"{base} = {a} + 0.0", f"{view} = " + maker.format(b=base)]
     # half the programs write through the view instead, and read the base later (drawn

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
@@ -220,8 +221,8 @@ def loop_inplace(s: Any) -> bool:
 
 def constant_write(s: Any) -> bool:
     """An array without gradient (``np.ones_like(u)``) written through an alias or a
-    view made by a method or a module function (or a view of a view); then it or the
-    view is read, times u."""
+    view made by a method or a module function (or a view of a view, a flip, a
+    rotation); then it or the view is read, times u."""
     u, shape = _matrix(s)
     if not u:
         return False
@@ -231,6 +232,11 @@ def constant_write(s: Any) -> bool:
         + ["{c}.T[1:]", "np.reshape({c}, (-1,))[:3]"]  # a view of a view
     )
     write = s.rng.choice([" *= 2.0", " += 0.5", "[0] = 3.0"])
+    # some programs take a flip or a rotation instead (drawn from the generator's state,
+    # not from its stream, so that the seeded stream stays what it was)
+    turned = unstreamed_draw(s, 3 * len(FLIPS))
+    if turned < len(FLIPS):
+        maker = FLIPS[turned]
     lines = [
         f"{c} = np.ones_like({u}) * 0.5",
         f"{v} = " + maker.format(c=c),
@@ -239,6 +245,10 @@ def constant_write(s: Any) -> bool:
     read = f"{u} * {c}" if s.rng.random() < 0.5 else f"np.sum({v}) * {u}"  # array or view
     s.emit([*lines, f"{name} = {read}"], name, shape, "constant_write")
     return True
+
+
+#: flips and rotations of a matrix: views, put back by the same flip or the other turn
+FLIPS = ("np.flip({c}, 1)", "np.flipud({c})", "np.rot90({c}, 2)", "np.rot90({c})")
 
 
 def list_item_write(s: Any) -> bool:
@@ -277,6 +287,12 @@ def matmul(s: Any) -> bool:
     name = s.fresh()
     s.emit([f"{name} = {text}"], name, new, "matmul")
     return True
+
+
+def unstreamed_draw(s: Any, n: int) -> int:
+    """A number below ``n`` drawn from the state of ``s.rng`` without advancing it: a new
+    choice in an old block leaves the seeds' other draws as they were."""
+    return zlib.crc32(repr(s.rng.getstate()).encode()) % n
 
 
 def _matrix(s: Any) -> tuple[str, tuple[int, ...]]:

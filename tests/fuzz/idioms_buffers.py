@@ -9,7 +9,8 @@ and filled with values that carry gradient: row by row in a loop, a slice at onc
 with integers made from such values (a float written into one now and then, which
 numpy truncates: refused in every mode). ``conversion``: ``np.array`` of a list
 of such values (numbers and rows), ``np.asarray``, ``np.mean([...])`` of a list,
-``np.float64(...)`` of a number.
+``np.float64(...)`` of a number, and conversions numpy answers with the array itself
+(``np.float64(t)``, ``np.asarray(t)``, ``np.array(t, copy=None)``) written through.
 
 >>> import random
 >>> from fuzz.generator import _State
@@ -104,8 +105,18 @@ def conversion(s: Any) -> bool:
         (f"np.mean([np.sum({u}), np.min({u})]) + {u}", shape),
         (f"np.array([[np.sum({u}), 1.0], [0.0, np.mean({u})]])", (2, 2)),
     ]
+    if shape:  # a conversion numpy answers with the array itself, written through
+        same = s.rng.choice(["np.float64({t})", "np.asarray({t})", "np.array({t}, copy=None)"])
+        write = s.rng.choice(["[0] = np.sum({u})", " *= 0.5", "[-1] += 1.0"])
+        lines = [
+            f"{name} = {u} * 1.0",
+            f"{name}_as = {same.format(t=name)}",
+            f"{name}_as{write.format(u=u)}",
+        ]
+        options.append(("\n".join(lines), shape))
     text, new = s.rng.choice(options)
-    s.emit([f"{name} = {text}"], name, new, "conversion")
+    lines = text.split("\n") if "\n" in text else [f"{name} = {text}"]
+    s.emit(lines, name, new, "conversion")
     return True
 
 

@@ -24,7 +24,7 @@ from autodiff_tutor.rules.registry import views
 
 #: Calls that may return their argument or a view of it: the primitives whose rule says
 #: so, the runtime's reductions undone, and ``asarray``.
-VIEW_CALLS = views("view", "reshape") | {"unbroadcast", "unreduce", "asarray"}
+VIEW_CALLS = views("view", "reshape", "read") | {"unbroadcast", "unreduce", "asarray"}
 
 
 def owned_before_updates(statements: list[ast.stmt], facts: dict | None = None) -> list[ast.stmt]:

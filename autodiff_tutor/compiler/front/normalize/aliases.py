@@ -7,7 +7,9 @@ version of the written array (``z_2 = z + 1``, like JAX's ``y.at[i].set(v)``); t
 as PyTorch's *functionalization* does, it gives the others new versions too:
 
 - upwards, the written view is put back into the array it was taken from
-  (``y_2 = assign_at(y, at[1:], v_2)``, ``y_2 = v_2.T``, ``y_2 = v_2.reshape(y.shape)``);
+  (``y_2 = assign_at(y, at[1:], v_2)``, ``y_2 = v_2.T``, ``y_2 = v_2.reshape(y.shape)``,
+  ``y_2 = np.flip(v_2)``, ``y_2 = np.rot90(v_2, -k)``); a view numpy makes read-only
+  (``np.diag`` of a matrix; of a vector it is a new array) passes no write up;
 - downwards, every view still in use is taken again from the new array (``v_2 = y_2.T``).
 
 Whether numpy returned a view or a copy can depend on the memory layout
@@ -36,13 +38,18 @@ from __future__ import annotations
 import ast
 
 from autodiff_tutor.compiler.front.normalize import Part
-from autodiff_tutor.compiler.front.normalize.sharing import view_base
+from autodiff_tutor.compiler.front.normalize.sharing import read_only, view_base
 from autodiff_tutor.compiler.ir import Branch, Step
-from autodiff_tutor.rules.registry import views
+from autodiff_tutor.rules.registry import lookup, views
 from autodiff_tutor.syntax import copy_tree
 
 # views whose array is the view reshaped back (same elements, same order)
 RESHAPES = views("reshape")
+# views that give their array back when taken again (y = np.flip(v) of v = np.flip(y))
+SELF_INVERSE = {"swapaxes", "flip", "fliplr", "flipud"}
+# views without gradient put back as the primitive they are, with their options
+# (``np.flip(c, 1)``, ``np.rot90(c, 2)``)
+STATIC_WITH_OPTIONS = {"flip", "fliplr", "flipud", "rot90"}
 
 
 class Aliases(Part):
@@ -73,6 +80,8 @@ class Aliases(Part):
         up, version = [], old
         while version in self.normalizer.view_of:
             base, step = self.normalizer.view_of[version]
+            if read_only(step):
+                break  # a write through it is its own (numpy's view refuses writes)
             if not _can_put_back(step):
                 return  # the final check refuses it if a stale name is read
             up.append((version, base, step))
@@ -88,7 +97,7 @@ class Aliases(Part):
         if not up and not members:
             return
         down = [
-            (v, *self.normalizer.view_of[v]) for m in members for v in [*self._bases(m)[:-1], m]
+            (v, *self.normalizer.view_of[v]) for m in members for v in [*self._between(m, root), m]
         ]
         for _, base, step in up + down:
             if _layout_decides(step) and base in self.normalizer.layout_unsure:
@@ -102,7 +111,7 @@ class Aliases(Part):
             renamed[base] = self._guarded(test, value, base, node)
             self._relate(renamed[version], renamed[base], _retaken(step, base, renamed[base]), test)
         for member in members:
-            for version in [*reversed(self._bases(member)[:-1]), member]:
+            for version in [*reversed(self._between(member, root)), member]:
                 if version in renamed:
                     continue
                 base, step = self.normalizer.view_of[version]
@@ -127,6 +136,13 @@ class Aliases(Part):
             version in step.defined() and step.kind in ("opaque", "op_call", "escape")
             for step in self.normalizer.emitted
         )
+
+    def _between(self, version: str, root: str) -> list[str]:
+        """The arrays ``version`` was taken from below ``root``, nearest first (``root``
+        is where a write stops going up: the array it started from, or a read-only view
+        such as ``np.diag(t)``, whose writes are its own)."""
+        chain = self._bases(version)
+        return chain[: chain.index(root)]
 
     def _bases(self, version: str) -> list[str]:
         """The arrays ``version`` was taken from, nearest first, ending at its root."""
@@ -186,7 +202,7 @@ class Aliases(Part):
             return Step(
                 None, call, "primitive", op="setitem", inputs=inputs, options={"index": index}
             )
-        if step.op == "swapaxes" or (step.op == "transpose" and "axes" not in step.options):
+        if step.op in SELF_INVERSE or (step.op == "transpose" and "axes" not in step.options):
             return _retaken(step, base, view)  # its own inverse
 
         def of_view(call: ast.Call, op: str, options: dict[str, ast.expr]) -> Step:
@@ -196,6 +212,13 @@ class Aliases(Part):
             axes = ast.Call(_name("inverse_axes"), [copy_tree(step.options["axes"])], [])
             call = ast.Call(ast.Attribute(_name(view), "transpose", ast.Load()), [axes], [])
             return of_view(call, "transpose", {"axes": axes})
+        if step.op == "rot90":  # v = np.rot90(y, k, axes): y = np.rot90(v, -k, axes)
+            turns = copy_tree(step.options.get("k", ast.Constant(1)))
+            back = {**step.options, "k": ast.UnaryOp(ast.USub(), turns)}
+            back = {k: copy_tree(v) for k, v in back.items()}
+            keywords = [ast.keyword(k, v) for k, v in back.items()]
+            call = ast.Call(copy_tree(step.value.func), [_name(view)], keywords)
+            return of_view(call, "rot90", back)
         if step.op == "moveaxis":  # moved back: destination to source
             back = {"source": step.options["destination"], "destination": step.options["source"]}
             back = {k: copy_tree(v) for k, v in back.items()}
@@ -236,7 +259,27 @@ def _static_view(step: Step, base: str) -> Step | None:
     op = value.func.attr
     if op == "transpose" and not rest and not value.keywords:
         return Step(step.target, value, "static", "transpose", {"x": x})
+    if op in STATIC_WITH_OPTIONS:
+        options = _bound_options(op, rest, value.keywords)
+        if options is None:
+            return None
+        return Step(step.target, value, "static", op, {"x": x}, options)
     return Step(step.target, value, "static", op, {"x": x}) if op in RESHAPES else None
+
+
+def _bound_options(op: str, given: list[ast.expr], keywords: list[ast.keyword]) -> dict | None:
+    """The options of a call of ``op`` after its array (``np.rot90(c, 2)``: ``k``), by
+    the names its rule gives them; ``None`` for an argument the rule does not name.
+
+    >>> call = ast.parse("np.rot90(c, 2, axes=(1, 0))").body[0].value
+    >>> options = _bound_options("rot90", call.args[1:], call.keywords)
+    >>> {name: ast.unparse(value) for name, value in options.items()}
+    {'k': '2', 'axes': '(1, 0)'}
+    """
+    names = list(lookup(op).options)
+    if len(given) > len(names) or any(k.arg not in names for k in keywords):
+        return None
+    return {**dict(zip(names, given, strict=False)), **{k.arg: k.value for k in keywords}}
 
 
 def _is_alias(step: Step) -> bool:
@@ -254,7 +297,8 @@ def _can_put_back(step: Step) -> bool:
     """Whether a write into ``step``'s result can be put back into its operand."""
     return (
         _is_alias(step)
-        or step.op in ("copy", "getitem", "transpose", "swapaxes")
+        or step.op in ("copy", "getitem", "transpose", "rot90")
+        or step.op in SELF_INVERSE
         or step.op in RESHAPES
         or (step.op == "moveaxis" and {"source", "destination"} <= step.options.keys())
     )

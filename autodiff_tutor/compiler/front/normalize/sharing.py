@@ -23,7 +23,10 @@ from autodiff_tutor.rules.registry import views
 # primitives whose result may be a view of their first input (numpy returns views for
 # these whenever it can; a write through either is then seen by the other): the rules
 # say which (``Rule.view``); ``real``/``imag`` have no rule (complex values carry none)
-VIEW_OPS = views("view", "reshape") | {"real", "imag"}
+VIEW_OPS = views("view", "reshape", "read") | {"real", "imag"}
+# primitives whose view numpy makes read-only (or whose result is a new array): it sees
+# writes into its input, and a write through it never reaches the input
+READ_ONLY = views("read")
 # the method and attribute spellings of those (``x.reshape(...)``, ``x.T``), and
 # ``x.view()``
 VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes", "view", "T"}
@@ -131,15 +134,30 @@ def memory_edges(
     else:
         base = view_base(step, is_module)
         bases = set() if base is None else {base}
+    one_way = read_only(step)
     edges = []
     for target in targets:
         for base in sorted(bases):
             edges.append((target, base))
-            if base not in lists:  # an array view: writes through either are seen by the other
+            if base not in lists and not one_way:  # writes through either seen by the other
                 edges.append((base, target))
             for item in (held or {}).get(base, ()):  # an item read from a list
                 edges += [(target, item), (item, target)]
     return edges
+
+
+def read_only(step: Step) -> bool:
+    """Whether ``step`` makes a view that sees writes into its input but passes none
+    back (``np.diag(t)``: numpy's view of a matrix is read-only, of a vector a new
+    array), as a primitive or as the user's call without gradient.
+
+    >>> read_only(Step("d", ast.parse("np.diag(c)").body[0].value, "static"))
+    True
+    """
+    call = step.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and step.op is None:
+        return call.func.attr in READ_ONLY
+    return step.op in READ_ONLY
 
 
 def _roots(
