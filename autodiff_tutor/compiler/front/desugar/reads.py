@@ -40,39 +40,59 @@ class Reads:
         self.structures = structures  # the pass it is part of: its state, its other parts
 
     def attributes(self, node: ast.stmt) -> ast.stmt:
-        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes that
-        are not statements of their own are refused (the statements are kept for their
-        effect, see :mod:`.front.desugar.attributes`)."""
-        structures = self.structures
-        objects = {n for n, s in structures.env.items() if getattr(s, "is_object", False)}
-        if not objects:
+        """``self.W`` of an object parameter reads its entry ``self["W"]``, and so does an
+        attribute of an object it holds (``self.encoder.W``, ``self.layers[0].W``:
+        ``self["encoder"]["W"]``); writes that are not statements of their own are
+        refused (the statements are kept for their effect, see
+        :mod:`.front.desugar.attributes`)."""
+        structures, reads = self.structures, self
+        holding = {n for n, s in structures.env.items() if _holds_object(s)}
+        if not holding:
             return node
 
         class Attributes(ast.NodeTransformer):
             def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                said = ast.unparse(attribute.value)  # as the user wrote it: self.encoder
                 self.generic_visit(attribute)
                 value = attribute.value
-                if not (isinstance(value, ast.Name) and value.id in objects):
+                literal = reads.object_at(value, holding)
+                if literal is None:
                     return attribute
+                own = isinstance(value, ast.Name)  # the parameter's own attribute
                 if not isinstance(attribute.ctx, ast.Load):
-                    structures.refuse_write(value.id, attribute)
-                structures.attribute_writes.refuse_changed_list(attribute)
-                keys = [k.value for k in structures.env[value.id].keys]
+                    structures.refuse_write(value.id if own else said, attribute)
+                if own:
+                    structures.attribute_writes.refuse_changed_list(attribute)
+                keys = [k.value for k in literal.keys]
                 if attribute.attr not in keys:
                     reject(
                         attribute,
-                        f"{value.id}.{attribute.attr} is not an attribute of the object's "
+                        f"{said}.{attribute.attr} is not an attribute of the object's "
                         "instance, nor a method or a value of its class that the compiler "
                         "reads (a method, static method or class method is inlined where "
                         "it is called, not used as a value; a property is followed where "
                         "its getter's source can be read)",
-                        f"call it where its value is needed ({value.id}.{attribute.attr}(...)), "
+                        f"call it where its value is needed ({said}.{attribute.attr}(...)), "
                         "or pass the value in as an argument",
                     )
                 key = ast.Constant(attribute.attr)
                 return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
 
         return Attributes().visit(node)
+
+    def object_at(self, expr: ast.expr, holding: set[str]) -> ast.Dict | None:
+        """The literal of the object ``expr`` reads, where it is an object parameter
+        (``self``) or an entry of one at keys and indexes written out
+        (``self["encoder"]``, ``self["layers"][0]``); else ``None``."""
+        found = self._literal_at(expr, holding)
+        return found if getattr(found, "is_object", False) else None
+
+    def _literal_at(self, expr: ast.expr, holding: set[str]) -> ast.expr | None:
+        if isinstance(expr, ast.Name):
+            return self.structures.env.get(expr.id) if expr.id in holding else None
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+            return _entry_at(self._literal_at(expr.value, holding), expr.slice.value)
+        return None
 
     def fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
         """``expr`` with structures replaced and reads of them resolved."""
@@ -253,6 +273,22 @@ class Reads:
             ]
             return ast.copy_location(ast.Slice(*parts), key)
         return folded_key(key, self.known)
+
+
+def _holds_object(literal: ast.expr) -> bool:
+    """Whether a structure's literal is an object's, or holds one."""
+    return any(getattr(n, "is_object", False) for n in ast.walk(literal))
+
+
+def _entry_at(literal: ast.expr | None, key: object) -> ast.expr | None:
+    """The entry of a dict (or object) literal at ``key``, of a list or tuple literal at
+    the int ``key``; ``None`` where there is none."""
+    if isinstance(literal, ast.Dict):
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in literal.keys]
+        return literal.values[keys.index(key)] if key in keys else None
+    if isinstance(literal, (ast.List, ast.Tuple)) and type(key) is int:
+        return literal.elts[key] if -len(literal.elts) <= key < len(literal.elts) else None
+    return None
 
 
 def iterated(node: ast.expr) -> list[ast.expr] | None:
