@@ -4,16 +4,20 @@ a class such as ``np.float64``) are values, a reference cycle (an optimizer keep
 model, a layer's back-reference to its network) is followed once, ``__slots__`` are
 its attributes, and an object it holds is read through (``self.encoder.W``). ``wrt``
 names an attribute of an object held (``"self.encoder.W"``) or a value of the class
-read through ``self``; names that are none of these are refused at the call.
+read through ``self``; names that are none of these are refused at the call. A dict of
+objects is looped over as a list is; ``getattr``, ``hasattr``, ``isinstance`` and
+``vars`` of an object are answered while compiling; a namedtuple's field is its entry.
 
 Every gradient is checked against central differences; refusals are located.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import logging
+import typing
 
 import numpy as np
 import pytest
@@ -21,7 +25,7 @@ from oracles import central_difference
 from wrapped_text import wrapped
 
 from autodiff_tutor import grad, value_and_grad
-from autodiff_tutor.errors import ArgumentError, ReferenceCycleError
+from autodiff_tutor.errors import ArgumentError, ReferenceCycleError, UnsupportedSyntaxError
 
 X = np.array([0.3, -0.7, 1.1])
 W = np.array([0.5, -1.0, 2.0])
@@ -373,3 +377,151 @@ def test_wrt_naming_no_attribute_is_refused_at_the_call(wrt, message):
     with pytest.raises(ArgumentError, match=wrapped(message)) as caught:
         grad(model.calls_through, wrt=wrt)(X)
     assert caught.value.location.filename == __file__
+
+
+# -- dicts of objects, questions about an object, namedtuple fields --------------------
+
+
+class Block:
+    def __init__(self, k):
+        self.W = W * k
+
+    def __call__(self, h):
+        return np.tanh(self.W * h)
+
+
+class Blocks:
+    def __init__(self):
+        self.blocks = {"enc": Block(1.0), "dec": Block(0.5)}  # as torch's ModuleDict
+
+    def by_values(self, x):
+        h = x
+        for block in self.blocks.values():
+            h = block(h)
+        return np.sum(h**2)
+
+    def by_items(self, x):
+        h = x
+        for _, block in self.blocks.items():
+            h = block(h)
+        return np.sum(h**2)
+
+    def by_keys(self, x):
+        h = x
+        for name in self.blocks:
+            h = self.blocks[name](h)
+        return np.sum(h**2)
+
+    def summed(self, x):
+        return sum(np.sum(block(x)) for block in self.blocks.values())
+
+    def by_key(self, x):
+        return np.sum(self.blocks["dec"](x) * self.blocks["enc"].W)
+
+
+@pytest.mark.parametrize("method", ["by_values", "by_items", "by_keys", "summed", "by_key"])
+def test_a_dict_of_objects_is_looped_over_and_read_as_a_list_is(method):
+    model = Blocks()
+    loss = getattr(model, method)
+    step = value_and_grad(loss)
+    for _ in range(2):
+        value, gradient = step(X)
+        assert value == pytest.approx(loss(X))
+        close(gradient, by_x(loss))
+    gradients = grad(loss, wrt="self")(X)
+    encoder = model.blocks["enc"]
+    close(gradients["blocks"]["enc"]["W"], by_attribute(encoder, "W", loss))
+
+
+def blocks_passed(blocks, x):
+    h = x
+    for block in blocks.values():
+        h = block(h)
+    return np.sum(h)
+
+
+def test_a_dict_of_objects_passed_as_an_argument():
+    blocks = Blocks().blocks
+    close(grad(blocks_passed, wrt="x")(blocks, X), by_x(lambda x: blocks_passed(blocks, x)))
+    blocks["mid"] = Block(2.0)  # another key: its own compilation
+    close(grad(blocks_passed, wrt="x")(blocks, X), by_x(lambda x: blocks_passed(blocks, x)))
+
+
+class Introspected:
+    def __init__(self):
+        self.W1 = W.copy()
+        self.W2 = np.array([1.0, 1.0, -1.0])
+
+    def by_getattr(self, x):
+        h = x
+        for i in range(1, 3):
+            h = np.tanh(getattr(self, f"W{i}") * h)
+        return np.sum(h) + np.sum(getattr(self, "W1") * x)  # noqa: B009 - as written
+
+    def by_default(self, x):
+        extra = getattr(self, "W3", None)
+        return np.sum(self.W1 * x) if extra is None else np.sum(extra * x)
+
+    def by_hasattr(self, x):
+        if hasattr(self, "W2") and not hasattr(self, "W3"):
+            return np.sum(self.W2 * x**2)
+        return np.sum(x)
+
+    def by_isinstance(self, x):
+        if isinstance(self, (Introspected, Blocks)):
+            return np.sum(self.W1 * x**2)
+        return np.sum(x)
+
+    def by_vars(self, x):
+        total = 0.0
+        for name, value in vars(self).items():
+            if name.startswith("W"):
+                total = total + np.sum(np.sin(value * x))
+        return total
+
+    def by_a_name_known_at_run_time(self, x):
+        return np.sum(getattr(self, "W" + str(int(x[0] > 0))) * x)
+
+
+@pytest.mark.parametrize(
+    "method", ["by_getattr", "by_default", "by_hasattr", "by_isinstance", "by_vars"]
+)
+def test_questions_about_an_object_are_answered_while_compiling(method):
+    model = Introspected()
+    loss = getattr(model, method)
+    close(grad(loss)(X), by_x(loss))
+    close(grad(loss, wrt="self")(X)["W1"], by_attribute(model, "W1", loss))
+
+
+def test_getattr_of_a_name_known_only_at_run_time_is_refused_at_the_line():
+    model = Introspected()
+    with pytest.raises(UnsupportedSyntaxError, match=wrapped("known only when the code runs")):
+        grad(model.by_a_name_known_at_run_time)(X)
+
+
+Params = collections.namedtuple("Params", ["W", "b"])
+
+
+class Layer(typing.NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def by_field(p, x):
+    return np.sum(np.tanh(x * p.W + p.b) ** 2)
+
+
+def by_field_of_a_copy(p, x):
+    q = p
+    return np.sum(np.tanh(x * q.W + q.b) ** 2)
+
+
+@pytest.mark.parametrize("kind", [Params, Layer])
+@pytest.mark.parametrize("loss", [by_field, by_field_of_a_copy])
+def test_a_namedtuple_field_is_its_entry(kind, loss):
+    p = kind(W.copy(), np.array([0.1, 0.2, 0.3]))
+    gradient = grad(loss)(p, X)
+    assert type(gradient) is kind
+    close(gradient.W, central_difference(lambda w: loss(kind(w, p.b), X), [p.W], 0))
+    close(gradient.b, central_difference(lambda b: loss(kind(p.W, b), X), [p.b], 0))
+    close(grad(loss, wrt="x")(p, X), by_x(lambda x: loss(p, x)))

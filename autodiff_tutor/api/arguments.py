@@ -826,6 +826,7 @@ def literal(tree: Treedef, names: Sequence[str], statics: Sequence[str] = ()) ->
             display.cls = node[3] if node[0] == "object" else None  # self.f(): its method
         else:
             display = (ast.List if node[0] == "list" else ast.Tuple)([], ast.Load())
+            display.fields = getattr(node[1], "_fields", None)  # a namedtuple's: p.W
         enclosing.append(display)
         children = [build(child) for child in node[2]]
         enclosing.pop()
