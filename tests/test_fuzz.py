@@ -412,9 +412,12 @@ CALL_STATE_SEEDS = (
     (9_100_100, "function_values", "list_entry_swapped"),
     (9_100_006, "function_values", "default_changed"),
     (9_100_023, "function_values", "lambda_redefined"),
-    (9_100_006, "method_calls", "instance_shadows_method"),
-    (9_100_007, "method_calls", "method_replaced"),
-    (9_100_018, "method_calls", "subobject_replaced"),
+    (9_100_158, "method_calls", "instance_shadows_method"),
+    (9_100_023, "method_calls", "method_replaced"),
+    (9_100_006, "method_calls", "subobject_replaced"),  # an object with __slots__
+    (9_100_001, "method_calls", "enum_attr_changed"),
+    (9_100_039, "method_calls", "subobject_attr_rebound"),  # read through a reference cycle
+    (9_100_089, "method_calls", "subobject_replaced"),  # an entry added to a dict of objects
     (9_100_007, "static_structure", "list_length_changed"),
     (9_100_001, "varargs", "varargs_count_changed"),
     (9_100_019, "varargs", "varargs_count_changed"),
@@ -425,7 +428,8 @@ CALL_STATE_SEEDS = (
 def test_calls_are_right_after_what_they_are_given_changes(seed, family, kind):
     """Between calls of one compiled function: another function passed, a module lambda
     redefined, a method replaced on the class or shadowed by an instance attribute, a
-    callable sub-object replaced, a longer
+    callable sub-object replaced, an enum attribute's member, an attribute read through
+    a reference cycle, a dict of objects grown, a longer
     or shorter list, another number of ``*args``, a list of functions changed, a default
     rebound: each call equals a fresh compile and
     the differences."""
