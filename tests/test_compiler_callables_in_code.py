@@ -4,7 +4,8 @@ At a call every value that is not an array's is known, so the compiler inlines w
 the code calls through them: a method of ``self`` or of another object, a callable
 object, a function held in an attribute, a parameter or a local, a lambda, a
 ``functools.partial``, a parent's method (``super().forward(x)``,
-``Dense.forward(self, x)``), a method decorated with ``@differentiable``. Each case
+``Dense.forward(self, x)``), a method decorated with ``@differentiable``, an object
+built and called in one expression (``Gaussian(mu, s).logpdf(x)``). Each case
 is checked against central differences and autograd (value_and_grad three times, so
 the cached path runs too; jvp where it applies); a
 changed function, method or object gets its own compilation (never a stale one); what
@@ -609,6 +610,50 @@ def test_objects_built_inside_the_code_are_inlined():
         )
     finally:
         Affine.__call__ = original
+
+
+class Gaussian:
+    def __init__(self, mu, sigma):
+        self.mu = mu
+        self.sigma = sigma
+
+    def logpdf(self, x):
+        z = (x - self.mu) / self.sigma
+        return -0.5 * z**2 - np.log(self.sigma)
+
+
+def built_and_called_at_once(W):
+    shifted = W * 0.5
+    return -np.sum(Gaussian(shifted, 1.5).logpdf(W.T)) + np.sum(Affine(W, 0.1)(np.tanh(X)))
+
+
+def built_at_once_in_a_helper(W):
+    return np.sum(_density_of(W) ** 2)
+
+
+def _density_of(W):
+    return Gaussian(W, 2.0).logpdf(np.cos(W) * 3)
+
+
+def built_in_a_loop(W):
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(Gaussian(W, 1.0 + k).logpdf(W.T))
+    return total
+
+
+@pytest.mark.parametrize("fn", [built_and_called_at_once, built_at_once_in_a_helper])
+def test_an_object_built_and_called_in_one_expression_is_inlined(fn):
+    W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+    check(fn, W)
+
+
+def test_an_object_built_in_a_loop_is_refused_with_the_form_that_works():
+    W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+    with pytest.raises(AutodiffError) as caught:
+        grad(built_in_a_loop)(W)
+    assert "g = Gaussian(...), then g.method(...)" in " ".join(caught.value.hint.split())
+    assert "DifferentiableFunction" not in caught.value.hint
 
 
 def make_loss(kind):

@@ -210,6 +210,12 @@ class _Specializer:
                 continue  # h = compose(f, g): its calls call what compose made
             elif (built := self._constructed(statement, scope, Rewrite())) is not None:
                 out += built
+            elif hoisted := self._built_in_place(statement, scope):
+                # Gaussian(mu, s).logpdf(x): the object built first, as a statement
+                for made in hoisted:
+                    out += self._constructed(made, scope, Rewrite()) or [Rewrite().visit(made)]
+                rewritten = Rewrite().visit(statement)
+                out += rewritten if isinstance(rewritten, list) else [rewritten]
             else:
                 rewritten = Rewrite().visit(statement)  # an unrolled loop: its copies
                 out += rewritten if isinstance(rewritten, list) else [rewritten]
@@ -741,7 +747,7 @@ class _Specializer:
         cls = known.value
         where = self.parsed.location(call)
         if (
-            bindings(function)[name] != 1
+            bindings(function)[name] != (0 if getattr(statement, "hoisted", False) else 1)
             or type(cls) is not type
             or cls.__new__ is not object.__new__
         ):
@@ -772,6 +778,46 @@ class _Specializer:
         scope.known[name] = _Known(structure=display)
         self.changed = True
         return statements
+
+    def _built_in_place(self, statement: ast.stmt, scope: _Scope) -> list[ast.stmt]:
+        """``Gaussian(mu, 1.5).logpdf(x)``, ``Dense(W)(h)``: an object of a class of the
+        user's built and called at once, in a statement of the function's top level
+        (not on a side Python may skip: an arm of ``if``/``else``, after ``and``/``or``,
+        in a comprehension or a lambda). Each such object is taken out into a name of its
+        own, assigned just before the statement (``gaussian_1 = Gaussian(mu, 1.5)``,
+        then built as :meth:`_constructed` builds it); the assignments, or none."""
+        if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+            return []
+        specializer, made = self, []
+
+        class Hoist(ast.NodeTransformer):
+            def visit_Call(self, call: ast.Call) -> ast.expr:
+                self.generic_visit(call)
+                func = call.func
+                built = func.value if isinstance(func, ast.Attribute) else func
+                if not (isinstance(built, ast.Call) and call is not built):
+                    return call
+                known = specializer._known(built.func, scope)
+                if known is None or not is_user_class(known.value):
+                    return call
+                name = specializer.names.fresh(known.value.__name__.lower())
+                assign = ast.copy_location(ast.Assign([name_node(name, True)], built), built)
+                assign.hoisted = True  # bound once, here: not in the function's tree
+                made.append(ast.fix_missing_locations(assign))
+                if isinstance(func, ast.Attribute):
+                    func.value = ast.copy_location(name_node(name), built)
+                else:
+                    call.func = ast.copy_location(name_node(name), built)
+                return call
+
+            def skipped(self, node: ast.AST) -> ast.AST:
+                return node  # evaluated only on one side, or later: left as written
+
+            visit_IfExp = visit_BoolOp = visit_Lambda = skipped
+            visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = skipped
+
+        Hoist().visit(statement)
+        return made
 
     def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
         """``for layer in self.layers: h = layer(h)`` over a list of objects or
