@@ -525,3 +525,22 @@ def test_a_namedtuple_field_is_its_entry(kind, loss):
     close(gradient.W, central_difference(lambda w: loss(kind(w, p.b), X), [p.W], 0))
     close(gradient.b, central_difference(lambda b: loss(kind(p.W, b), X), [p.b], 0))
     close(grad(loss, wrt="x")(p, X), by_x(lambda x: loss(p, x)))
+
+
+class Private:
+    def __init__(self):
+        self.__W = W.copy()  # stored as _Private__W
+        self.__k = 2.0
+
+    def __scaled(self, x):
+        return np.sin(self.__W * x) * self.__k
+
+    def loss(self, x):
+        return np.sum(self.__scaled(x)) + np.sum(self.__W**2)
+
+
+def test_private_attributes_and_methods_are_read_as_python_mangles_them():
+    model = Private()
+    close(grad(model.loss)(X), by_x(model.loss))
+    gradients = grad(model.loss, wrt="self")(X)
+    close(gradients["_Private__W"], by_attribute(model, "_Private__W", model.loss))
