@@ -200,6 +200,12 @@ class UnsupportedSyntaxError(AutodiffError):
     """The function uses Python the compiler does not differentiate."""
 
 
+class ReferenceCycleError(UnsupportedSyntaxError, AttributeError):
+    """An attribute read through a reference cycle twice (``self.me.me.W``); an
+    ``AttributeError`` too, so that asking whether the object has the attribute
+    (``hasattr``) says no, as for any attribute that cannot be read."""
+
+
 class NoDerivativeRuleError(AutodiffError):
     """A value that carries gradient flows into a call without a derivative rule."""
 

@@ -3,8 +3,11 @@
 At a call every value that is not an array's is known, so the compiler inlines what
 the code calls through them: a method of ``self`` or of another object, a callable
 object, a function held in an attribute, a parameter or a local, a lambda, a
-``functools.partial``. Each case is checked against central differences and autograd
-(value_and_grad three times, so the cached path runs too; jvp where it applies); a
+``functools.partial``, a parent's method (``super().forward(x)``,
+``Dense.forward(self, x)``), a method decorated with ``@differentiable``, an object
+built and called in one expression (``Gaussian(mu, s).logpdf(x)``). Each case
+is checked against central differences and autograd (value_and_grad three times, so
+the cached path runs too; jvp where it applies); a
 changed function, method or object gets its own compilation (never a stale one); what
 stays refused is located at the user's line.
 """
@@ -18,7 +21,7 @@ import numpy as np
 import pytest
 from oracles import central_difference
 
-from autodiff_tutor import grad, jvp, value_and_grad, vjp
+from autodiff_tutor import differentiable, grad, jvp, value_and_grad, vjp
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
 
 
@@ -127,6 +130,79 @@ def test_the_gradient_of_an_attribute_through_a_method_of_self():
     expected = central_difference(cost_of, [net.W], 0)
     np.testing.assert_allclose(by_autograd(cost_of, net.W), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(grad(net.cost, wrt="self.W")(X), expected, rtol=1e-6, atol=1e-8)
+
+
+class Scaled(Network):
+    def feedforward(self, a):
+        return super().feedforward(a) * 1.5  # the usual way to extend a parent's method
+
+
+class Shifted(Scaled):
+    def feedforward(self, a):
+        return super().feedforward(a) + a  # super() of super(): up the class chain
+
+    def cost(self, x):
+        return np.sum(super().feedforward(x) ** 2) + np.sum(self.feedforward(x))
+
+
+class Explicit(Network):
+    def feedforward(self, a):
+        return Network.feedforward(self, a) * 1.5  # the explicit spelling
+
+
+@pytest.mark.parametrize("cls", [Scaled, Shifted, Explicit])
+def test_a_parents_method_called_through_super_or_its_class(cls):
+    model = cls()
+    check(lambda x: model.cost(x), X, model.cost)
+
+    def cost_of(W):
+        model.W, saved = W, model.W
+        try:
+            return model.cost(X)
+        finally:
+            model.W = saved
+
+    expected = central_difference(cost_of, [model.W], 0)
+    np.testing.assert_allclose(grad(model.cost, wrt="self.W")(X), expected, rtol=1e-6, atol=1e-8)
+
+
+def a_parents_method_on_an_object_passed(model, x):
+    return np.sum(Network.feedforward(model, x) ** 2)
+
+
+def test_a_classs_method_called_on_an_object_passed():
+    model = Shifted()
+    expected = central_difference(lambda x: a_parents_method_on_an_object_passed(model, x), [X], 0)
+    np.testing.assert_allclose(
+        grad(a_parents_method_on_an_object_passed, wrt="x")(model, X), expected, rtol=1e-6
+    )
+
+
+class Decorated:
+    def __init__(self, k):
+        self.k = k
+
+    @differentiable
+    def loss(self, x):
+        return np.sum(np.exp(self.k * x))
+
+
+decorated = Decorated(0.5)
+
+
+def calls_a_decorated_method(x):
+    return 2.0 * decorated.loss(x)
+
+
+def calls_the_decorated_method_of(model, x):
+    return model.loss(x) * 3.0
+
+
+def test_a_method_decorated_with_differentiable_is_called_as_a_method():
+    check(calls_a_decorated_method, X)
+    expected = central_difference(lambda x: calls_the_decorated_method_of(decorated, x), [X], 0)
+    got = grad(calls_the_decorated_method_of, wrt="x")(decorated, X)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
 net = Network()
@@ -534,6 +610,50 @@ def test_objects_built_inside_the_code_are_inlined():
         )
     finally:
         Affine.__call__ = original
+
+
+class Gaussian:
+    def __init__(self, mu, sigma):
+        self.mu = mu
+        self.sigma = sigma
+
+    def logpdf(self, x):
+        z = (x - self.mu) / self.sigma
+        return -0.5 * z**2 - np.log(self.sigma)
+
+
+def built_and_called_at_once(W):
+    shifted = W * 0.5
+    return -np.sum(Gaussian(shifted, 1.5).logpdf(W.T)) + np.sum(Affine(W, 0.1)(np.tanh(X)))
+
+
+def built_at_once_in_a_helper(W):
+    return np.sum(_density_of(W) ** 2)
+
+
+def _density_of(W):
+    return Gaussian(W, 2.0).logpdf(np.cos(W) * 3)
+
+
+def built_in_a_loop(W):
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(Gaussian(W, 1.0 + k).logpdf(W.T))
+    return total
+
+
+@pytest.mark.parametrize("fn", [built_and_called_at_once, built_at_once_in_a_helper])
+def test_an_object_built_and_called_in_one_expression_is_inlined(fn):
+    W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+    check(fn, W)
+
+
+def test_an_object_built_in_a_loop_is_refused_with_the_form_that_works():
+    W = np.array([[0.2, -0.5, 0.1], [0.7, 0.3, -0.2], [-0.4, 0.6, 0.5]])
+    with pytest.raises(AutodiffError) as caught:
+        grad(built_in_a_loop)(W)
+    assert "g = Gaussian(...), then g.method(...)" in " ".join(caught.value.hint.split())
+    assert "DifferentiableFunction" not in caught.value.hint
 
 
 def make_loss(kind):

@@ -5,7 +5,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from wrapped_text import wrapped
+from wrapped_text import flat, wrapped
 
 from autodiff_tutor.api import grad, value_and_grad, vjp
 from autodiff_tutor.errors import (
@@ -329,3 +329,77 @@ def test_the_same_refusal_in_forward_mode_points_at_the_users_line():
     with pytest.raises(NoDerivativeRuleError, match="repeated indices") as err:
         jvp(repeated, (np.arange(1.0, 5.0),), (np.ones(4),))
     assert_located(err.value, repeated, 2, 8, "y[[0, 0]] = x[1:3]")
+
+
+STATS = {"calls": 0}
+
+
+def counts_in_a_global_dict(x):
+    STATS["calls"] = STATS["calls"] + 1
+    return np.sum(x**2)
+
+
+def test_a_write_into_a_global_says_what_it_is():
+    with pytest.raises(UnsupportedSyntaxError) as err:
+        grad(counts_in_a_global_dict)(np.ones(3))
+    assert_located(err.value, counts_in_a_global_dict, 1, 4, "STATS")
+    assert "this changes 'STATS' in place, a value the function reads from outside" in flat(
+        err.value.message
+    )
+    assert "not defined" not in err.value.message
+
+
+class Counted:
+    def __init__(self):
+        self.W = np.array([0.5, -1.0, 2.0])
+        self.n = 0
+        self.training = True
+
+    def loss(self, x):
+        self.n = self.n + 1
+        return np.sum(self.W * x**2)
+
+    def eval_mode(self):
+        self.training = False
+
+    def evaluated(self, x):
+        self.eval_mode()
+        return np.sum(np.tanh(self.W * x))
+
+    @property
+    def scale(self):
+        self.n += 1
+        return float(self.n)
+
+    def scaled(self, x):
+        return np.sum(np.sin(self.W * x)) * self.scale
+
+
+def calls_the_loss_of(model, x):
+    return model.loss(x)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda m, x: grad(calls_the_loss_of, wrt="x")(m, x),
+            "this sets the attribute self.n of an object that the compiled code reads only",
+        ),
+        (
+            lambda m, x: grad(m.scaled)(x),
+            "this sets the attribute self.n of an object that the compiled code reads only",
+        ),
+        (
+            lambda m, x: grad(m.evaluated)(x),
+            "the method 'eval_mode' is called for what it sets on its object "
+            "(self.training = ...) and returns nothing",
+        ),
+    ],
+)
+def test_a_write_in_a_method_called_inside_is_refused_in_the_users_names(call, message):
+    with pytest.raises(UnsupportedSyntaxError) as err:
+        call(Counted(), np.ones(3))
+    assert message in flat(err.value.message)
+    assert "_self_" not in str(err.value)  # no name the inlining made
+    assert err.value.location.filename == __file__

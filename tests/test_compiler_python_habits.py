@@ -1,6 +1,7 @@
 """Habits of everyday Python, differentiated by the compiler against central
 differences and autograd (the same function with autograd's numpy), or refused
-located with a hint that works: ``list(zip(...))`` of list parameters, the walrus in
+located with a hint that works: ``list(zip(...))`` of list parameters, ``map(f, xs)``
+of values with gradient, the walrus in
 a test, lists of functions, ``*p`` into a fixed number of parameters, loops over dicts
 and sets (their keys, as in Python), a loop that rebinds its sequence (read once), a
 write into the array a loop reads, swaps, the gradient of a list of lists, a list
@@ -107,6 +108,27 @@ def test_nested_lists_tuples_of_generators_and_iterators_are_differentiated(fn) 
     x = np.array([[0.3, -0.8, 0.5], [1.1, 0.4, -0.6]]) if fn is nested_list_building else None
     x = np.array([0.3, -0.8, 0.5]) if x is None else x
     compiled_matches_oracles(fn, x)
+
+
+def _squared(a):
+    return a * a
+
+
+def _product(a, b):
+    return a * b
+
+
+def map_over_differentiated_values(x):
+    total = sum(map(np.sum, [x, x**2]))
+    for part in map(_product, [x, 2 * x], [x, np.sin(x)]):  # two sequences: pairs
+        total = total + np.sum(part)
+    total = total + np.sum(np.stack(list(map(_squared, [x, np.cos(x)]))))
+    act = lambda a: np.tanh(a)  # noqa: E731 - a local lambda mapped
+    return total + sum(np.sum(v) for v in map(act, [x, 3 * x]))
+
+
+def test_map_over_values_with_gradient_calls_the_function_on_each() -> None:
+    compiled_matches_oracles(map_over_differentiated_values, np.array([0.3, -0.8, 0.5]))
 
 
 def aliased_user_variable_named_unbound(x):

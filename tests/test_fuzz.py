@@ -448,14 +448,18 @@ CALL_STATE_SEEDS = (
     (9_100_089, "function_values", "lambda_redefined"),
     (9_100_001, "function_values", "partial_keyword_changed"),  # a module's partial
     (9_100_023, "function_values", "partial_keyword_changed"),  # the partial differentiated
-    (9_100_366, "method_calls", "instance_shadows_method"),
-    (9_100_039, "method_calls", "method_replaced"),
-    (9_100_001, "method_calls", "subobject_replaced"),
+    (9_100_257, "method_calls", "instance_shadows_method"),
+    (9_100_073, "method_calls", "method_replaced"),
+    (9_100_007, "method_calls", "subobject_replaced"),
     (9_100_001, "method_calls", "partial_keyword_changed"),  # a partial in an attribute
-    (9_100_089, "method_calls", "module_global_rebound"),
+    (9_100_106, "method_calls", "module_global_rebound"),
     (9_100_033, "method_calls", "module_loop_count_changed"),
-    (9_100_145, "method_calls", "module_array_rebound"),
+    (9_100_023, "method_calls", "module_array_rebound"),
     (9_100_018, "method_calls", "call_replaced"),
+    (9_100_019, "method_calls", "subobject_replaced"),  # an object with __slots__
+    (9_100_006, "method_calls", "enum_attr_changed"),
+    (9_100_081, "method_calls", "subobject_attr_rebound"),  # read through a reference cycle
+    (9_100_120, "method_calls", "subobject_replaced"),  # an entry added to a dict of objects
     (9_100_007, "static_structure", "list_length_changed"),
     (9_100_001, "varargs", "varargs_count_changed"),
     (9_100_019, "varargs", "varargs_count_changed"),
@@ -468,8 +472,9 @@ CALL_STATE_SEEDS = (
 def test_calls_are_right_after_what_they_are_given_changes(seed, family, kind):
     """Between calls of one compiled function: another function passed, a module lambda
     redefined, a method replaced on the class or shadowed by an instance attribute, a
-    callable sub-object replaced, a longer or shorter list, another number of
-    ``*args``, a list of functions changed, a default rebound, a partial's keyword
+    callable sub-object replaced, an enum attribute's member, an attribute read through
+    a reference cycle, a dict of objects grown, a longer or shorter list, another number
+    of ``*args``, a list of functions changed, a default rebound, a partial's keyword
     changed in place, a global of another module whose class's method the code calls,
     the target's ``__call__`` replaced on its class: each call equals a fresh compile
     and the differences."""

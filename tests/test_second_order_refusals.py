@@ -3,7 +3,8 @@
 line, never inside generated code; first derivatives through the same steps still
 match central differences, and second derivatives of other steps in the same style
 work (the Hessian-vector product against differences of the gradient), ``np.einsum``
-and ``np.linalg.svd`` among them (their gradients' helpers have rules)."""
+and ``np.linalg.svd`` among them (their gradients' helpers have rules). A method that
+writes into its object's attributes (``self.nfev += 1``) is refused saying so."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 from oracles import autograd_gradient, central_difference
 
-from autodiff_tutor import grad
+from autodiff_tutor import grad, hessian
 from autodiff_tutor.api import jvp
 from autodiff_tutor.errors import AutodiffError
 
@@ -71,3 +72,28 @@ def test_a_second_derivative_through_einsum_or_svd_matches_differences_of_the_gr
     want = (along[0] - along[1]) / (2 * h)
     np.testing.assert_allclose(hv, want, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(grad(fn)(x), central_difference(fn, [x], 0))
+
+
+class Rosenbrock:
+    """A benchmark class counting its evaluations, as scipy's benchmarks do."""
+
+    def __init__(self):
+        self.nfev = 0
+
+    def fun(self, x):
+        self.nfev += 1
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def test_a_second_derivative_of_a_method_counting_its_calls_says_so() -> None:
+    bench = Rosenbrock()
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(
+        grad(bench.fun)(x), central_difference(bench.fun, [x], 0), rtol=1e-6, atol=1e-6
+    )
+    with pytest.raises(AutodiffError) as caught:
+        hessian(bench.fun)(x)
+    message = " ".join(caught.value.message.split())
+    assert "writes into an attribute of its object (self.nfev += 1)" in message
+    assert "store_attribute" not in str(caught.value)  # no generated code in the words
+    assert caught.value.location.text.strip() == "self.nfev += 1"

@@ -65,6 +65,7 @@ from autodiff_tutor.foreign_libraries import advice, conversion, describe, first
 from autodiff_tutor.locations import location
 from autodiff_tutor.pickling import MadeFunction
 from autodiff_tutor.pytree import (
+    Cycle,
     ObjectView,
     Treedef,
     entry_keys,
@@ -799,8 +800,8 @@ def leaf_names(name: str, tree: Treedef, taken: set[str], statics: bool = False)
     names: list[str] = []
 
     def walk(node: Treedef, path: str) -> None:
-        if node[0] in ("leaf", "static"):
-            if (node[0] == "static") != statics:
+        if node[0] in ("leaf", "static", "cycle"):  # (a cycle's mark: a static part)
+            if (node[0] != "leaf") != statics:
                 return
             candidate, n = path, 2
             while candidate in taken:
@@ -826,6 +827,8 @@ def static_values(tree: Treedef) -> list[Any]:
     """
     if tree[0] == "static":
         return [tree[1]]
+    if tree[0] == "cycle":  # read where the cycle is followed twice: refused
+        return [Cycle(f"an object of {type(tree[2]).__name__}")]
     if tree[0] == "leaf":
         return []
     return [value for child in tree[2] for value in static_values(child)]
@@ -833,23 +836,58 @@ def static_values(tree: Treedef) -> list[Any]:
 
 def literal(tree: Treedef, names: Sequence[str], statics: Sequence[str] = ()) -> ast.expr:
     """The structure as a Python literal of the leaf names (and of the names bound to
-    its static parts); an object's dict display knows its class (``cls``)."""
+    its static parts); an object's dict display knows its class (``cls``).
+
+    An object met again inside itself (``self.optimizer.model`` is ``self``) is the
+    literal of that object once more, the same leaf names (``self.optimizer.model.W``
+    reads ``self_W``); inside that copy, the cycle is the name bound to a
+    :class:`~autodiff_tutor.pytree.Cycle`, which refuses to be read.
+
+    >>> class Model:
+    ...     pass
+    >>> Model.__module__ = "course"  # as if written in the user's module
+    >>> model = Model()
+    >>> model.W, model.me = 1.0, model
+    >>> tree = flatten(model, statics=True)[1]
+    >>> ast.unparse(literal(tree, ["self_W"], ["self_me"]))
+    "{'W': self_W, 'me': {'W': self_W, 'me': self_me}}"
+    """
     items, static_items = iter(names), iter(statics)
+    enclosing: list[ast.expr] = []  # the displays being built, the outermost first
+    cycles: list[tuple[ast.expr, ast.expr]] = []  # (the cycle's name, the display it is)
 
     def build(node: Treedef) -> ast.expr:
         if node[0] == "leaf":
             return ast.Name(next(items), ast.Load())
-        if node[0] == "static":
-            return ast.Name(next(static_items), ast.Load())
-        children = [build(child) for child in node[2]]
+        if node[0] in ("static", "cycle"):
+            mark = ast.Name(next(static_items), ast.Load())
+            if node[0] == "cycle":
+                cycles.append((mark, enclosing[-node[1]]))
+            return mark
+        display: ast.expr
         if node[0] in ("dict", "object"):
-            entries = ast.Dict([ast.Constant(k) for k in node[1]], children)
-            entries.is_object = node[0] == "object"  # self.W reads entries["W"]
-            entries.cls = node[3] if node[0] == "object" else None  # self.f(): its method
-            return entries
-        return (ast.List if node[0] == "list" else ast.Tuple)(children, ast.Load())
+            display = ast.Dict([ast.Constant(k) for k in node[1]], [])
+            display.is_object = node[0] == "object"  # self.W reads entries["W"]
+            display.cls = node[3] if node[0] == "object" else None  # self.f(): its method
+        else:
+            display = (ast.List if node[0] == "list" else ast.Tuple)([], ast.Load())
+            display.fields = getattr(node[1], "_fields", None)  # a namedtuple's: p.W
+        enclosing.append(display)
+        children = [build(child) for child in node[2]]
+        enclosing.pop()
+        if isinstance(display, ast.Dict):
+            display.values = children
+        else:
+            display.elts = children
+        return display
 
-    return build(tree)
+    built = build(tree)
+    copies = {id(mark): copy_tree(target) for mark, target in cycles}  # each with its marks
+    for node in ast.walk(built):  # (a node's children are queued before it is given)
+        entries = node.values if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+        if cycles and isinstance(entries, list):
+            entries[:] = [copies.get(id(entry), entry) for entry in entries]
+    return built
 
 
 def specialization_key(tree: Treedef) -> Any:
@@ -868,6 +906,8 @@ def specialization_key(tree: Treedef) -> Any:
         return "leaf"
     if tree[0] == "static":  # a string read as a key: by its value
         return ("static", tree[1] if type(tree[1]) is str else id(tree[1]))
+    if tree[0] == "cycle":  # the object met again: which of those holding it
+        return ("cycle", tree[1])
     children = tuple(specialization_key(child) for child in tree[2])
     if tree[0] == "object":
         return ("object", tree[1], children, id(tree[3]))
@@ -925,14 +965,19 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     object parameter: ``"self.W"``."""
 
     entries = wrt_entries(wrt)
-    picks: dict[str, set[str]] = {}  # "self.W": the attributes asked for, by parameter
+    # "self.W", "self.encoder.W": the attribute paths asked for, by parameter
+    picks: dict[str, list[tuple[str, ...]]] = {}
     for entry in entries or ():
         if isinstance(entry, str) and "." in entry:
-            param, attribute = entry.split(".", 1)
-            picks.setdefault(param, set()).add(attribute)
+            param, *path = entry.split(".")
+            picks.setdefault(param, []).append(tuple(path))
     plain = [e.split(".")[0] if isinstance(e, str) else e for e in entries or ()]
     names = compiled.wrt_names(None if entries is None else list(dict.fromkeys(plain)))
     values = bind_arguments(compiled, args, kwargs)
+    values = [
+        with_class_values(v, picks[p]) if p in picks else v
+        for p, v in zip(compiled.params, values, strict=True)
+    ]
     varargs = varargs_name(compiled.signature)  # *args: a tuple as long as the call gives
     passed_whole = set(compiled.__dict__.get("holders", {}).values())  # self_object
     structured = {
@@ -952,6 +997,9 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             structured[p] = ([], ("static", v))  # the function is made for it
     if not structured:
         return None
+    for param, paths in picks.items():
+        for path in paths:
+            check_attribute_path(param, structured.get(param), path)
     statics = {
         p: v
         for p, v in zip(compiled.params, values, strict=True)
@@ -971,11 +1019,13 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
     for param, value in zip(compiled.params, values, strict=True):
         if param in structured:
             leaves, tree = structured[param]
-            tops = _top_keys(tree)
             floats = []
-            for leaf_name, leaf, top in zip(leaves_of[param], leaves, tops, strict=True):
+            paths = _key_paths(tree)
+            for leaf_name, leaf, path in zip(leaves_of[param], leaves, paths, strict=True):
                 flat_args.append(leaf)
-                wanted = param in names and (param not in picks or top in picks[param])
+                wanted = param in names and (
+                    param not in picks or any(path[: len(p)] == p for p in picks[param])
+                )
                 if wanted and is_float_value(leaf):
                     floats.append(len(flat_wrt))
                     flat_wrt.append(leaf_name)
@@ -983,16 +1033,12 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
                     floats.append(None)
             groups.append((param, floats))
             if param in flat.__dict__.get("holders", {}):  # its attributes are written
-                flat_args.append(value.obj)
+                flat_args.append(value.obj if isinstance(value, ObjectView) else value)
         else:
             flat_args.append(value)
             if param in names:
                 groups.append((param, [len(flat_wrt)]))
                 flat_wrt.append(param)
-    for param, attributes in picks.items():
-        missing = attributes - set(structured.get(param, (None, ("", ())))[1][1])
-        if missing:
-            raise TypeError(f"{param!r} has no attribute {sorted(missing)[0]!r} to differentiate")
     if not flat_wrt:  # the structures asked for hold no floating-point array
         raise located(
             NonDifferentiableInputError,
@@ -1014,8 +1060,8 @@ def flatten_call(compiled: Any, wrt: Any, args: Sequence[Any], kwargs: dict) -> 
             )
         picked = []
         for entry in ordered:
-            param, _, attribute = entry.partition(".")
-            picked.append(by_name[param][attribute] if attribute else by_name[param])
+            param, *path = entry.split(".")
+            picked.append(_entry_by_path(by_name[param], path))
         return one_or_all(tuple(picked), wrt)
 
     leaves = {param: leaves for param, (leaves, _) in structured.items()}
@@ -1032,13 +1078,98 @@ def varargs_name(signature: inspect.Signature) -> str | None:
     return next((n for n, kind in kinds.items() if kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
-def _top_keys(tree: Treedef) -> list[Any]:
-    """For each leaf, the key of the top-level entry it belongs to."""
-    if tree[0] in ("leaf", "static"):
-        return [None] * (tree[0] == "leaf")
+def _key_paths(tree: Treedef) -> list[tuple[str, ...]]:
+    """For each leaf, the keys of the entries it is in, outermost first, as ``wrt``
+    writes them (``"self.encoder.W"``: ``("encoder", "W")``; an index as digits)."""
+    if tree[0] in ("leaf", "static", "cycle"):
+        return [()] * (tree[0] == "leaf")
     return [
-        key for key, child in zip(entry_keys(tree), tree[2], strict=True) for _ in _top_keys(child)
+        (str(key), *path)
+        for key, child in zip(entry_keys(tree), tree[2], strict=True)
+        for path in _key_paths(child)
     ]
+
+
+def _entry_by_path(value: Any, path: Sequence[str]) -> Any:
+    """The entry of a structure of gradients at ``path`` (keys as ``wrt`` writes them)."""
+    for key in path:
+        if isinstance(value, dict):
+            value = next(v for k, v in value.items() if str(k) == key)
+        else:
+            value = value[int(key)]
+    return value
+
+
+def with_class_values(value: Any, paths: Sequence[tuple[str, ...]]) -> Any:
+    """An object argument whose attribute named in ``wrt`` is a value of its class
+    (``wrt="self.W"`` where ``W = np.array(...)`` is written in the class body, read
+    through ``self``): seen with that attribute as one of its own, so that it is
+    differentiated (its value read at each call, as any attribute).
+
+    >>> class Model:
+    ...     W = np.ones(2)
+    >>> Model.__module__ = "course"
+    >>> sorted(with_class_values(ObjectView(Model()), [("W",)]).attributes)
+    ['W']
+    """
+    obj = value.obj if isinstance(value, ObjectView) else value
+    if not (isinstance(value, ObjectView) or is_user_object(value)):
+        return value
+    own = ObjectView(obj).attributes
+    wanted = [
+        path[0]
+        for path in paths
+        if path[0] not in own and is_float_value(class_value(type(obj), path[0]))
+    ]
+    if not wanted:
+        return value
+    return ObjectView(obj, class_values=tuple(dict.fromkeys(wanted)))
+
+
+def class_value(cls: type, name: str) -> Any:
+    """The value a class holds under ``name`` (a number, an array written in its body
+    or a base's), or ``None`` where it holds none or holds a method, a property or
+    another descriptor.
+
+    >>> class Model:
+    ...     scale = 2.0
+    ...     def loss(self): ...
+    >>> class_value(Model, "scale"), class_value(Model, "loss"), class_value(Model, "W")
+    (2.0, None, None)
+    """
+    raw = inspect.getattr_static(cls, name, None)
+    if raw is None or callable(raw) or hasattr(raw, "__get__"):
+        return None
+    return raw
+
+
+def check_attribute_path(param: str, flattened: tuple | None, path: tuple[str, ...]) -> None:
+    """A located :class:`ArgumentError` unless ``wrt="param.a.b"`` names an entry of
+    the structure ``param`` flattens to (``flattened``, or ``None`` where it is not a
+    structure): an attribute of the object, of an object it holds, a key or index."""
+    tree = flattened[1] if flattened is not None else ("leaf",)
+    said = param
+    for key in path:
+        if tree[0] not in ("object", "dict", "list", "tuple"):
+            raise located(
+                ArgumentError,
+                f"wrt names {param}.{'.'.join(path)}, but {said} is not an object nor a "
+                f"structure whose entries can be named",
+                hint=f"name {said} itself in wrt",
+            )
+        keys = [str(k) for k in entry_keys(tree)]
+        if key not in keys:
+            what = "attribute" if tree[0] == "object" else "entry"
+            have = ", ".join(keys) or "none"
+            raise located(
+                ArgumentError,
+                f"wrt names {said}.{key}, but {said} has no {what} {key!r} to differentiate "
+                f"(its {what.replace('y', 'ie')}s: {have}; a method, a property or a "
+                "class's value that is not a float is not one)",
+                hint=f"name one of them (wrt='{said}.<name>'), or {said} itself",
+            )
+        tree = tree[2][keys.index(key)]
+        said = f"{said}.{key}"
 
 
 def reads_keys(compiled: Any) -> bool:

@@ -31,6 +31,7 @@ from autodiff_tutor.errors import (
     NoDerivativeRuleError,
     UnsupportedSyntaxError,
 )
+from autodiff_tutor.pytree import is_user_class
 from autodiff_tutor.rules.names import ufunc_method_hint
 from autodiff_tutor.rules.registry import lookup
 
@@ -183,6 +184,13 @@ def _raise_dropped_gradient(
     ufunc_method = re.fullmatch(r"np\.(\w+)\.(reduce|accumulate|reduceat|outer)", what)
     if ufunc_method is not None:  # np.add.reduce: np.sum, when there is a function form
         hint = ufunc_method_hint(*ufunc_method.groups())
+    if is_user_class(step.callee):  # Gaussian(mu, s): an object of a class of yours built
+        hint = (
+            f"an object of {step.callee.__name__} built here is followed where it is built "
+            f"once, at the function's top level (g = {step.callee.__name__}(...), then "
+            "g.method(...)), not in a loop or on a side of if/else, and/or; or build it "
+            "outside the differentiated function and pass it as an argument"
+        )
     if "random" in what:
         hint = (
             "a random draw has no derivative with respect to its parameters; "

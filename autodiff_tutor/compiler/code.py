@@ -415,6 +415,9 @@ class Names:
         self.taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
         self.counter = itertools.count(1)
         self.made_from: dict[str, str] = {}  # fresh name -> the stem it was made from
+        #: a helper's name renamed where the helper is inlined -> the name its code
+        #: gives it (``eval_mode_self_1``: ``self``), for messages
+        self.written_as: dict[str, str] = {}
 
     def fresh(self, stem: str) -> str:
         while True:
@@ -423,6 +426,23 @@ class Names:
                 self.taken.add(name)
                 self.made_from[name] = stem
                 return name
+
+    def user_text(self, node: ast.expr | str) -> str:
+        """``node`` (an expression, or a name) as the user's code writes it: names of
+        inlined helpers as their code gives them.
+
+        >>> names = Names(ast.parse("x"))
+        >>> names.written_as["scale_self_1"] = "self"
+        >>> names.user_text(ast.parse("scale_self_1.n", mode="eval").body)
+        'self.n'
+        """
+        if isinstance(node, str):
+            return self.written_as.get(node, node)
+        renamed = copy_tree(node)
+        for child in ast.walk(renamed):
+            if isinstance(child, ast.Name):
+                child.id = self.written_as.get(child.id, child.id)
+        return ast.unparse(renamed)
 
     def exact(self, name: str) -> str:
         if name not in self.taken:

@@ -28,6 +28,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from autodiff_tutor.compiler.front.desugar.attributes import APPEND, STORE
 from autodiff_tutor.compiler.origins import Origin
 from autodiff_tutor.errors import AutodiffError, Location
 from autodiff_tutor.locations import ORIGINS
@@ -94,6 +95,17 @@ def _relocated(error: AutodiffError, parsed: Any) -> AutodiffError | None:
         return None
     what = str(origin).split(": ", 1)[-1]
     reason = error.message.splitlines()[0].split(", which", 1)[0]
+    if code.startswith((f"{STORE}(", f"{APPEND}(")):  # self.nfev += 1, kept for its effect
+        return type(error)(
+            f"second derivatives of a function that writes into an attribute of its object "
+            f"({location.text.strip()}) are not supported: the gradient keeps the write for "
+            "its effect, and "
+            "is not differentiated again through it",
+            location,
+            hint="first derivatives work (grad, jvp, vjp); for a second derivative, make "
+            "the write outside the differentiated method (count the calls around it), or "
+            "compare with finite differences of the gradient",
+        )
     return type(error)(
         f"second derivatives through {what} are not supported: its gradient is computed "
         f"by the generated step '{code}', which cannot be differentiated again ({reason})",

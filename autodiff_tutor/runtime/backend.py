@@ -29,7 +29,7 @@ def array_module(*values: Any) -> Any:
     True
     """
     for value in values:
-        if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, (np.ndarray, np.generic, type)):  # (np.float64: a class)
             continue
         if _is_cupy(value):  # cupy's ndarray (cupy 14 has no __array_namespace__ on it)
             import cupy
@@ -129,7 +129,7 @@ def dtype_kind(value: Any) -> str | None:
     ('f', 'i', None)
     """
     dtype = getattr(value, "dtype", None)
-    if dtype is None:
+    if dtype is None or isinstance(value, type):  # np.float64 itself: a class, no values
         return None
     if isinstance(dtype, np.dtype):
         return dtype.kind

@@ -11,8 +11,11 @@ what the call is given:
   a callable object held in an attribute (``self.act(w)``), a function held in an
   attribute (an ufunc, a def, a lambda, a partial), another object's method
   (``self.inner.forward(w)``), the method of a class from another module reading that
-  module's globals (``self.block.forward(w)``); the blocks sometimes in a method of
-  their own that the loss calls (``return self.objective(x, w)``);
+  module's globals (``self.block.forward(w)``), an attribute of an object held
+  (``self.scaler.V``), a dict of objects looped over, an object with ``__slots__``, an
+  enum member and a logger held, an optimizer holding the model (a reference cycle,
+  read through); the blocks sometimes in a method of their own that the loss calls
+  (``return self.objective(x, w)``);
 - ``function_values``: a function passed as an argument (``def f(x, w, act)`` called
   with ``np.tanh``, a def, a lambda, ``functools.partial``, a callable object), a
   module-level lambda or partial, a local bound to a function, a higher-order helper, a function
@@ -331,14 +334,81 @@ def method_pieces(rng: random.Random) -> list[tuple[Piece, list[Change]]]:
         (
             Piece(
                 ("w = self.inner.forward(w)",),
-                module="class Inner:\n    def __init__(self, V):\n        self.V = V\n\n"
-                "    def forward(self, a):\n        return np.tanh(a) * self.V",
+                module=INNER,
                 init=("self.inner = Inner(np.linspace(0.5, 1.5, 4))",),
             ),
             [
                 Change("subobject_attr_rebound", ("model.inner.V = model.inner.V * -1.0",)),
                 Change("subobject_replaced", ("model.inner = Inner(np.ones(4) * 0.3)",)),
             ],
+        ),
+        *object_attribute_pieces(),
+    ]
+
+
+INNER = (
+    "class Inner:\n    def __init__(self, V):\n        self.V = V\n\n"
+    "    def forward(self, a):\n        return np.tanh(a) * self.V"
+)
+
+
+def object_attribute_pieces() -> list[tuple[Piece, list[Change]]]:
+    """What an object holds besides arrays and the user's objects (an enum's member, a
+    logger), a back-reference to itself, an object with ``__slots__``, a dict of objects
+    and an attribute of an object held (``self.inner.V``)."""
+    return [
+        (
+            Piece(
+                ("w = w * (1.5 if self.mode == Mode.TRAIN else -0.5)",),
+                module="import enum\nimport logging\n\n\n"
+                "class Mode(enum.Enum):\n    TRAIN = 1\n    EVAL = 2",
+                init=("self.mode = Mode.TRAIN", 'self.log = logging.getLogger("fuzz")'),
+            ),
+            [Change("enum_attr_changed", ("model.mode = Mode.EVAL",))],
+        ),
+        (
+            Piece(
+                ("w = w + self.optimizer.lr * np.sin(self.optimizer.model.W)",),
+                module="class Optimizer:\n    def __init__(self, model, lr):\n"
+                "        self.model = model\n        self.lr = lr",
+                init=("self.optimizer = Optimizer(self, 0.3)",),
+            ),
+            [Change("subobject_attr_rebound", ("model.optimizer.lr = -0.6",))],
+        ),
+        (
+            Piece(
+                ("w = self.affine(w)",),
+                module='class Affine:\n    __slots__ = ("a", "c")\n\n'
+                "    def __init__(self, a, c):\n        self.a = a\n        self.c = c\n\n"
+                "    def __call__(self, z):\n        return np.tanh(self.a * z) + self.c",
+                init=("self.affine = Affine(0.7, np.linspace(-0.2, 0.2, 4))",),
+            ),
+            [
+                Change("subobject_attr_rebound", ("model.affine.a = -1.1",)),
+                Change("subobject_replaced", ("model.affine = Affine(1.3, np.zeros(4))",)),
+            ],
+        ),
+        (
+            Piece(
+                ("for block in self.blocks.values():", "    w = block.forward(w) + w"),
+                module=INNER,
+                init=(
+                    'self.blocks = {"a": Inner(np.linspace(0.5, 1.5, 4)), '
+                    '"b": Inner(np.ones(4) * -0.4)}',
+                ),
+            ),
+            [
+                Change("subobject_attr_rebound", ('model.blocks["b"].V = np.ones(4) * 0.9',)),
+                Change("subobject_replaced", ('model.blocks["c"] = Inner(np.ones(4) * 0.2)',)),
+            ],
+        ),
+        (
+            Piece(
+                ("w = w * self.scaler.V + np.cos(w)",),
+                module=INNER,
+                init=("self.scaler = Inner(np.linspace(-1.0, 1.0, 4))",),
+            ),
+            [Change("subobject_attr_rebound", ("model.scaler.V = model.scaler.V * 0.5",))],
         ),
     ]
 

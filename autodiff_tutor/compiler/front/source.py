@@ -19,6 +19,7 @@ import ast
 import builtins
 import inspect
 import textwrap
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,7 +170,46 @@ def parse_function(fn: Callable[..., Any]) -> ParsedFunction:
             "the source are not supported",
         )
     tree.decorator_list = []
+    _mangle_private_names(tree, fn)
     return ParsedFunction(fn, tree, filename, first_line, dedented.splitlines(), indent)
+
+
+def _mangle_private_names(tree: ast.FunctionDef, fn: Any) -> None:
+    """``self.__k`` in a method of ``class Model`` reads ``self._Model__k``, as Python
+    compiles it (a private name): the tree's attributes spelled so are renamed the way
+    the function's code reads them.
+
+    >>> class Model:
+    ...     def scale(self):
+    ...         return self.__k
+    >>> tree = ast.parse("def scale(self):\\n    return self.__k").body[0]
+    >>> _mangle_private_names(tree, Model.scale)
+    >>> ast.unparse(tree.body[0])
+    'return self._Model__k'
+    """
+    parts = fn.__qualname__.split(".")
+    classes = [
+        part
+        for i, part in enumerate(parts[:-1])
+        if part != "<locals>" and parts[i + 1] != "<locals>"
+    ]
+    prefix = "_" + classes[-1].lstrip("_") if classes and classes[-1].lstrip("_") else None
+    if prefix is None:
+        return
+    read = set()
+    codes = [fn.__code__]
+    while codes:  # the names of its code, and of the lambdas and comprehensions in it
+        code = codes.pop()
+        read |= set(code.co_names)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("__")
+            and not node.attr.endswith("__")
+            and prefix + node.attr in read
+        ):
+            node.attr = prefix + node.attr
 
 
 def function_name(fn: Callable[..., Any]) -> str:

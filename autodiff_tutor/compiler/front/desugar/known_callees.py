@@ -106,6 +106,8 @@ class _Scope:
     #: a def of the differentiated function whose body this is (a nested helper of the
     #: user's): its own defs and lambdas are lifted for the derivatives taken of them
     own_def: ast.FunctionDef | None = None
+    #: the Python function whose body this is (its class, for super())
+    source: Any = None
 
 
 def with_known_callees_nested(parsed: ParsedFunction) -> ParsedFunction:
@@ -137,7 +139,7 @@ class _Specializer:
         known = {
             name: _Known(structure=literal)
             for name, literal in structures.items()
-            if getattr(literal, "is_object", False) or isinstance(literal, (ast.List, ast.Tuple))
+            if isinstance(literal, (ast.Dict, ast.List, ast.Tuple))
         }
         scope = _Scope(
             self.namespace,
@@ -145,6 +147,7 @@ class _Specializer:
             known,
             _reader(self.parsed.fn, self.values),
             self.tree,
+            source=self.parsed.fn,
         )
         self.tree.body = self._body(self.tree.body, scope, self._aliases(self.tree, scope))
         if not self.changed:
@@ -208,6 +211,12 @@ class _Specializer:
                 continue  # h = compose(f, g): its calls call what compose made
             elif (built := self._constructed(statement, scope, Rewrite())) is not None:
                 out += built
+            elif hoisted := self._built_in_place(statement, scope):
+                # Gaussian(mu, s).logpdf(x): the object built first, as a statement
+                for made in hoisted:
+                    out += self._constructed(made, scope, Rewrite()) or [Rewrite().visit(made)]
+                rewritten = Rewrite().visit(statement)
+                out += rewritten if isinstance(rewritten, list) else [rewritten]
             else:
                 rewritten = Rewrite().visit(statement)  # an unrolled loop: its copies
                 out += rewritten if isinstance(rewritten, list) else [rewritten]
@@ -423,6 +432,9 @@ class _Specializer:
             inner = ast.Call(func.args[0], arguments, [*keywords.values(), *starred])
             self.changed = True
             return self._call(ast.copy_location(inner, call), scope, aliases)
+        through_class = self._through_class(call, scope)
+        if through_class is not None:  # super().forward(x), Dense.forward(self, x)
+            return through_class
         if isinstance(func, ast.Name) and func.id in aliases and func.id in scope.local:
             known = aliases[func.id]
         elif isinstance(func, ast.Call):  # make_loss("l2")(r): what the factory returns
@@ -432,6 +444,52 @@ class _Specializer:
         if known is None:
             return call
         return self._known_call(call, known, scope)
+
+    def _through_class(self, call: ast.Call, scope: _Scope) -> ast.expr | None:
+        """``super().forward(x)`` in a method, ``Dense.forward(self, x)``: the method a
+        class of the user's defines, called on an object seen as its attributes (the
+        method's own object, for ``super()``), inlined as a method call on it; ``None``
+        for any other call."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        if (
+            isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+            and not func.value.args
+            and not func.value.keywords
+            and self._builtin(func.value.func, scope) is super
+        ):
+            receiver = _first_parameter(scope.source)
+            owner = scope.known.get(receiver) if receiver is not None else None
+            defining = _defining_class(scope.source)
+            if owner is None or not owner.is_object or defining is None:
+                return None
+            mro = owner.structure.cls.__mro__
+            if defining not in mro:
+                return None
+            after = mro[mro.index(defining) + 1 :]
+            holder = next((c for c in after if func.attr in c.__dict__), None)
+            function = _class_function(holder, func.attr, self.checks)
+            if function is None:
+                return None
+            self_read = ast.copy_location(name_node(receiver), func.value)
+            known = _Known(value=function, receiver=self_read, owner=owner)
+            return self._known_call(call, known, scope)
+        base = self._known(func.value, scope)
+        if base is None or base.structure is not None or not is_user_class(base.value):
+            return None
+        first = self._known(call.args[0], scope) if call.args else None
+        if first is None or not first.is_object or isinstance(call.args[0], ast.Starred):
+            return None
+        function = _class_function(base.value, func.attr, self.checks)
+        if function is None:
+            return None
+        self._check_path(base)
+        method_call = ast.copy_location(ast.Call(func, call.args[1:], call.keywords), call)
+        known = _Known(value=function, receiver=call.args[0], owner=first)
+        return self._known_call(method_call, known, scope)
 
     def _known_call(self, call: ast.Call, known: _Known, scope: _Scope) -> ast.expr:
         """``call`` of the value ``known`` denotes, as a call of a nested helper (or of
@@ -458,7 +516,7 @@ class _Specializer:
         if inspect.ismethod(value):
             receiver = self._bind(value.__self__, "receiver")
             owner = _Known(value=value.__self__)
-            value = value.__func__
+            value = _plain_def(value.__func__)
         elif (
             receiver is None
             and is_user_object(value)
@@ -692,7 +750,7 @@ class _Specializer:
         cls = known.value
         where = self.parsed.location(call)
         if (
-            bindings(function)[name] != 1
+            bindings(function)[name] != (0 if getattr(statement, "hoisted", False) else 1)
             or type(cls) is not type
             or cls.__new__ is not object.__new__
         ):
@@ -723,6 +781,46 @@ class _Specializer:
         scope.known[name] = _Known(structure=display)
         self.changed = True
         return statements
+
+    def _built_in_place(self, statement: ast.stmt, scope: _Scope) -> list[ast.stmt]:
+        """``Gaussian(mu, 1.5).logpdf(x)``, ``Dense(W)(h)``: an object of a class of the
+        user's built and called at once, in a statement of the function's top level
+        (not on a side Python may skip: an arm of ``if``/``else``, after ``and``/``or``,
+        in a comprehension or a lambda). Each such object is taken out into a name of its
+        own, assigned just before the statement (``gaussian_1 = Gaussian(mu, 1.5)``,
+        then built as :meth:`_constructed` builds it); the assignments, or none."""
+        if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+            return []
+        specializer, made = self, []
+
+        class Hoist(ast.NodeTransformer):
+            def visit_Call(self, call: ast.Call) -> ast.expr:
+                self.generic_visit(call)
+                func = call.func
+                built = func.value if isinstance(func, ast.Attribute) else func
+                if not (isinstance(built, ast.Call) and call is not built):
+                    return call
+                known = specializer._known(built.func, scope)
+                if known is None or not is_user_class(known.value):
+                    return call
+                name = specializer.names.fresh(known.value.__name__.lower())
+                assign = ast.copy_location(ast.Assign([name_node(name, True)], built), built)
+                assign.hoisted = True  # bound once, here: not in the function's tree
+                made.append(ast.fix_missing_locations(assign))
+                if isinstance(func, ast.Attribute):
+                    func.value = ast.copy_location(name_node(name), built)
+                else:
+                    call.func = ast.copy_location(name_node(name), built)
+                return call
+
+            def skipped(self, node: ast.AST) -> ast.AST:
+                return node  # evaluated only on one side, or later: left as written
+
+            visit_IfExp = visit_BoolOp = visit_Lambda = skipped
+            visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = skipped
+
+        Hoist().visit(statement)
+        return made
 
     def _unrolled(self, loop: ast.For, scope: _Scope) -> list[ast.stmt] | None:
         """``for layer in self.layers: h = layer(h)`` over a list of objects or
@@ -793,7 +891,35 @@ class _Specializer:
             if any(isinstance(e, ast.Starred) for e in iterable.elts):
                 return None
             return list(iterable.elts)
+        if (  # self.blocks.values(), .items(), .keys() of a dict held by an object
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("values", "items", "keys")
+            and not iterable.args
+            and not iterable.keywords
+        ):
+            keys = self._dict_keys(iterable.func.value, scope)
+            if keys is None:
+                return None
+            reads = _key_reads(iterable.func.value, keys, iterable)
+            if iterable.func.attr == "values":
+                return reads
+            if iterable.func.attr == "items":
+                return [[ast.Constant(k), read] for k, read in zip(keys, reads, strict=True)]
+            return [ast.Constant(k) for k in keys]
+        keys = self._dict_keys(iterable, scope)  # for name in self.blocks: its keys
+        if keys is not None:
+            return [ast.Constant(k) for k in keys]
         return self._entries(iterable, scope)
+
+    def _dict_keys(self, expr: ast.expr, scope: _Scope) -> list[Any] | None:
+        """The keys of a dict that an argument's structure holds (``self.blocks``, a
+        dict of layers), known while compiling; ``None`` for anything else."""
+        known = self._known(expr, scope)
+        if known is None or not isinstance(known.structure, ast.Dict) or known.is_object:
+            return None
+        keys = [k.value if isinstance(k, ast.Constant) else _MISSING for k in known.structure.keys]
+        return None if any(k is _MISSING for k in keys) else keys
 
     def _builtin(self, name: ast.Name, scope: _Scope) -> Any:
         """The builtin ``name`` reads (``zip``, ``range``), unless the code rebinds it."""
@@ -820,14 +946,18 @@ class _Specializer:
 
     def _calls_known_through(self, body: list[ast.stmt], name: str, scope: _Scope) -> bool:
         """Whether ``body`` calls the loop variable ``name`` (or a method of it), or an
-        entry at it of a list of functions known while compiling (``acts[i](h)``)."""
+        entry at it of a list of functions known while compiling (``acts[i](h)``), or
+        of a dict of objects (``self.blocks[k](h)``)."""
         if _calls_through(body, name):
             return True
         return any(
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Subscript)
             and is_name(node.func.slice, name)
-            and self._entries(node.func.value, scope) is not None
+            and (
+                self._entries(node.func.value, scope) is not None
+                or self._dict_keys(node.func.value, scope) is not None
+            )
             for node in ast.walk(ast.Module(body, []))
         )
 
@@ -839,13 +969,22 @@ class _Specializer:
             return None
         generator = comprehension.generators[0]
         target = generator.target
-        if generator.ifs or generator.is_async or not isinstance(target, ast.Name):
+        if generator.ifs or generator.is_async:
             return None
-        entries = self._entries(generator.iter, scope)
+        names = [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+        entries = self._items(generator.iter, scope)
         element = ast.Expr(comprehension.elt)
-        if entries is None or not _calls_through([element], target.id):
+        if entries is None or not any(_calls_through([element], n) for n in names):
             return None
-        items = [_substituted(copy_tree(element), target.id, e).value for e in entries]
+        reads = [_reads_of(target, entry) for entry in entries]
+        if any(r is None for r in reads):
+            return None
+        items = []
+        for entry in reads:
+            statement = copy_tree(element)
+            for name, read in entry.items():
+                statement = _substituted(statement, name, read)
+            items.append(statement.value)
         self.changed = True
         return ast.copy_location(ast.List(items, ast.Load()), comprehension)
 
@@ -919,6 +1058,16 @@ class _Specializer:
         base = self._known(expr.value, scope)
         if base is not None and base.structure is None and isinstance(base.value, dict):
             return self._entry_of_dict(base, expr.slice, scope)
+        if (  # self.blocks["enc"]: an entry of a dict an argument's structure holds
+            base is not None
+            and isinstance(base.structure, ast.Dict)
+            and not base.is_object
+            and isinstance(expr.slice, ast.Constant)
+        ):
+            entries = base.structure
+            keys = [k.value if isinstance(k, ast.Constant) else _MISSING for k in entries.keys]
+            found = expr.slice.value
+            return self._entry(entries.values[keys.index(found)]) if found in keys else None
         index = _constant_int(expr.slice)
         if base is not None and base.structure is None and isinstance(base.value, (list, tuple)):
             return self._entry_of_sequence(base, index)
@@ -970,8 +1119,9 @@ class _Specializer:
 
     def _entry(self, item: ast.expr) -> _Known | None:
         """What an entry of a structure's literal denotes: an object seen as its
-        attributes, a list of them, or a static part (a function, a class, a module)."""
-        if getattr(item, "is_object", False) or isinstance(item, (ast.List, ast.Tuple)):
+        attributes, a list or dict of them, or a static part (a function, a class, a
+        module)."""
+        if isinstance(item, (ast.Dict, ast.List, ast.Tuple)):
             return _Known(structure=item)
         if isinstance(item, ast.Name) and item.id in self.values:  # a static part
             return _Known(value=self.values[item.id])
@@ -1050,7 +1200,9 @@ class _Specializer:
         if fixed:
             _without_parameters(tree, set(fixed))
             known.update(fixed)
-        scope = _Scope(namespace, local - set(known), known, _reader(function, {}), tree)
+        scope = _Scope(
+            namespace, local - set(known), known, _reader(function, {}), tree, source=function
+        )
         tree.body = self._body(tree.body, scope, self._aliases(tree, scope))
         self._read_fixed(tree, fixed)
         self._bind_free_names(tree, namespace, local, function)
@@ -1180,7 +1332,7 @@ def _attribute(obj: Any, name: str) -> tuple[Any, bool | str]:
     own = getattr(obj, "__dict__", None)
     if isinstance(own, dict) and not isinstance(obj, type) and name in own:
         return own[name], False
-    raw = inspect.getattr_static(type(obj), name, _MISSING)
+    raw = _plain_def(inspect.getattr_static(type(obj), name, _MISSING))
     if isinstance(raw, staticmethod):
         return raw.__func__, False
     if isinstance(raw, classmethod):
@@ -1302,6 +1454,39 @@ def _entry_reads(value: ast.expr, positions: range, at: ast.AST) -> list[ast.exp
     ]
 
 
+def _plain_def(value: Any) -> Any:
+    """The def of a method decorated with ``@differentiable`` (a compiled function of
+    it: calling it runs the def, so the def is what a call inlines); ``value`` itself
+    otherwise."""
+    fn = getattr(value, "fn", None)
+    compiled = callable(getattr(value, "op_forward", None)) and inspect.isfunction(fn)
+    return fn if compiled and getattr(value, "__wrapped__", None) is fn else value
+
+
+def _first_parameter(function: Any) -> str | None:
+    """The name of a function's first parameter (a method's ``self``), else ``None``."""
+    code = getattr(function, "__code__", None)
+    return code.co_varnames[0] if code is not None and code.co_argcount else None
+
+
+def _defining_class(function: Any) -> type | None:
+    """The class whose body defines ``function``, where it uses ``super()`` (Python
+    keeps that class in the function's ``__class__`` cell), else ``None``."""
+    code = getattr(function, "__code__", None)
+    if code is None or "__class__" not in code.co_freevars:
+        return None
+    found = closure_values(function).get("__class__")
+    return found if isinstance(found, type) else None
+
+
+def _key_reads(value: ast.expr, keys: list[Any], at: ast.AST) -> list[ast.expr]:
+    """``value["enc"]``, ``value["dec"]``: a read of each entry at ``keys``."""
+    return [
+        ast.copy_location(ast.Subscript(copy_tree(value), ast.Constant(k), ast.Load()), at)
+        for k in keys
+    ]
+
+
 def _bound_name(name: str) -> ast.Name:
     """A read of a name bound while specializing (never a free name of the user's to
     rebind when the function it is in gets nested)."""
@@ -1314,6 +1499,7 @@ def _class_function(cls: type | None, name: str, checks: list | None) -> Any:
     """The plain function ``cls`` has for ``name`` (a method), recording the check that
     it keeps it; ``None`` otherwise."""
     raw = inspect.getattr_static(cls, name, None) if cls is not None else None
+    raw = _plain_def(raw)
     if not inspect.isfunction(raw):
         return None
     if checks is not None:

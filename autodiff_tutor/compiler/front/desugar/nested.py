@@ -90,6 +90,7 @@ class InlineNested:
             )
         returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
         if not returns or any(r.value is None for r in returns):
+            _refuse_a_setter(node)
             reject(
                 next((r for r in returns if r.value is None), node),
                 f"the nested helper {node.name!r} must return a value: the compiler inlines "
@@ -129,6 +130,7 @@ class InlineNested:
             name: self.names.fresh(f"{helper.name}_{name}")
             for name in sorted(set(params) | assigned)
         }
+        self.names.written_as.update({made: name for name, made in local.items()})
         statements: list[ast.stmt] = []
         passed: dict[str, ast.expr] = {}
         for param in params:
@@ -250,3 +252,36 @@ class _Replace(lazy.LazySides):
             self.before.extend(statements)
             return ast.copy_location(name_node(out_name), call)
         return call
+
+
+def _refuse_a_setter(helper: ast.FunctionDef) -> None:
+    """A method that returns nothing and sets attributes of its object
+    (``def eval_mode(self): self.training = False``), called for that effect: refused
+    with what happens and what works."""
+    arguments = helper.args.posonlyargs + helper.args.args
+    if not arguments:
+        return
+    receiver = arguments[0].arg
+    written = next(
+        (
+            n
+            for n in ast.walk(helper)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == receiver
+        ),
+        None,
+    )
+    if written is None:
+        return
+    said = getattr(helper, "said_as", helper.name)
+    reject(
+        helper,
+        f"the method {said!r} is called for what it sets on its object "
+        f"({receiver}.{written.attr} = ...) and returns nothing: the compiler inlines a "
+        "called method's result, and keeps writes into an object's attributes only in "
+        "the differentiated method itself",
+        f"write the assignment in the differentiated method ({receiver}.{written.attr} = "
+        f"...), or call {said}() before taking the gradient",
+    )

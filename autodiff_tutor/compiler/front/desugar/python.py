@@ -160,6 +160,11 @@ class LowerPython(StatementPass):
                 name = node.func.id if isinstance(node.func, ast.Name) else None
                 if name is not None and not lower.builtin(name):
                     name = None
+                if name in CONSUMERS and len(node.args) == 1:  # sum(map(f, xs)): f(a) each
+                    mapped = lower._mapped(node.args[0])
+                    if name == "list" and mapped is not node.args[0] and not node.keywords:
+                        return self.visit(mapped)  # list(map(f, xs)): the list made here
+                    node.args[0] = mapped
                 if name in ("sum", "max", "min") and len(node.args) == 1:
                     return lower._reduce(name, node, before, at)
                 if name == "sum" and len(node.args) == 2 and not node.keywords:  # a start
@@ -192,6 +197,34 @@ class LowerPython(StatementPass):
 
         return Lower(before, lambda: self.names.fresh("choice")).visit(expr)
 
+    def _mapped(self, expr: ast.expr) -> ast.expr:
+        """``map(f, xs, ys)`` (the builtin, ``f`` a name or a module's function) as the
+        comprehension ``[f(a, b) for a, b in zip(xs, ys)]``, where a consumer reads it at
+        once (``sum``, ``list``, a loop over ``list(map(...))``), so that each call of
+        ``f`` is compiled; ``expr`` itself otherwise."""
+        if not (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and expr.func.id == "map"
+            and self.builtin("map")
+            and "map" not in self.local
+            and len(expr.args) >= 2
+            and not expr.keywords
+            and isinstance(expr.args[0], (ast.Name, ast.Attribute))
+            and not any(isinstance(a, ast.Starred) for a in expr.args)
+        ):
+            return expr
+        function, iterables = expr.args[0], expr.args[1:]
+        items = [self.names.fresh("mapped") for _ in iterables]
+        call = ast.Call(function, [name_node(i) for i in items], [])
+        if len(iterables) == 1:
+            target, iterable = name_node(items[0], store=True), iterables[0]
+        else:
+            target = ast.Tuple([name_node(i, store=True) for i in items], ast.Store())
+            iterable = ast.Call(name_node("zip"), list(iterables), [])
+        loop = ast.comprehension(target, iterable, [], 0)
+        return ast.fix_missing_locations(ast.copy_location(ast.ListComp(call, [loop]), expr))
+
     def _refuse_inside(self, expr: ast.expr, where: str) -> None:
         for node in ast.walk(expr):
             if isinstance(node, COMPREHENSIONS) or (
@@ -219,7 +252,7 @@ class LowerPython(StatementPass):
         for generator in generators:
             if generator.is_async:
                 reject(generator.iter, "async comprehensions are not supported")
-            iterable = _renamed(generator.iter, renames)
+            iterable = _renamed(self._mapped(generator.iter), renames)  # v in map(f, xs)
             for target in ast.walk(generator.target):
                 if isinstance(target, ast.Name):
                     renames[target.id] = self.names.fresh(target.id)

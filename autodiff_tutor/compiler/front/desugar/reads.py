@@ -17,6 +17,7 @@ the pass's state, and calls its other parts, through ``self.structures``.
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 from typing import Any
 
@@ -24,6 +25,9 @@ from autodiff_tutor.compiler.front.desugar.base import reject
 from autodiff_tutor.syntax import copy_tree
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Dict)
+#: builtins that ask about an object, answered while compiling for an object seen as
+#: the structure of its attributes
+_INTROSPECTION = ("getattr", "hasattr", "isinstance", "vars")
 # the options-dict habit (def f(x, config=None): config = config or {}) and what works
 OPTIONS_HINT = (
     "a choice between structures is made while compiling, not while running: for a dict "
@@ -40,39 +44,67 @@ class Reads:
         self.structures = structures  # the pass it is part of: its state, its other parts
 
     def attributes(self, node: ast.stmt) -> ast.stmt:
-        """``self.W`` of an object parameter reads its entry ``self["W"]``; writes that
-        are not statements of their own are refused (the statements are kept for their
-        effect, see :mod:`.front.desugar.attributes`)."""
-        structures = self.structures
-        objects = {n for n, s in structures.env.items() if getattr(s, "is_object", False)}
-        if not objects:
+        """``self.W`` of an object parameter reads its entry ``self["W"]``, and so does an
+        attribute of an object it holds (``self.encoder.W``, ``self.layers[0].W``:
+        ``self["encoder"]["W"]``); writes that are not statements of their own are
+        refused (the statements are kept for their effect, see
+        :mod:`.front.desugar.attributes`)."""
+        structures, reads = self.structures, self
+        holding = {n for n, s in structures.env.items() if _holds_object(s)}
+        if not holding:
             return node
 
         class Attributes(ast.NodeTransformer):
             def visit_Attribute(self, attribute: ast.Attribute) -> ast.expr:
+                said = structures.names.user_text(attribute.value)  # self.encoder
                 self.generic_visit(attribute)
                 value = attribute.value
-                if not (isinstance(value, ast.Name) and value.id in objects):
+                literal = reads.object_at(value, holding)
+                if literal is None:
                     return attribute
+                if isinstance(literal, ast.Tuple):  # p.W of a namedtuple: its field
+                    if attribute.attr not in literal.fields or not isinstance(
+                        attribute.ctx, ast.Load
+                    ):
+                        return attribute  # p._asdict(), ...: as written
+                    index = ast.Constant(literal.fields.index(attribute.attr))
+                    return ast.copy_location(ast.Subscript(value, index, ast.Load()), attribute)
+                own = isinstance(value, ast.Name)  # the parameter's own attribute
                 if not isinstance(attribute.ctx, ast.Load):
-                    structures.refuse_write(value.id, attribute)
-                structures.attribute_writes.refuse_changed_list(attribute)
-                keys = [k.value for k in structures.env[value.id].keys]
+                    structures.refuse_write(value.id if own else said, attribute)
+                if own:
+                    structures.attribute_writes.refuse_changed_list(attribute)
+                keys = [k.value for k in literal.keys]
                 if attribute.attr not in keys:
                     reject(
                         attribute,
-                        f"{value.id}.{attribute.attr} is not an attribute of the object's "
+                        f"{said}.{attribute.attr} is not an attribute of the object's "
                         "instance, nor a method or a value of its class that the compiler "
                         "reads (a method, static method or class method is inlined where "
                         "it is called, not used as a value; a property is followed where "
                         "its getter's source can be read)",
-                        f"call it where its value is needed ({value.id}.{attribute.attr}(...)), "
+                        f"call it where its value is needed ({said}.{attribute.attr}(...)), "
                         "or pass the value in as an argument",
                     )
                 key = ast.Constant(attribute.attr)
                 return ast.copy_location(ast.Subscript(value, key, ast.Load()), attribute)
 
         return Attributes().visit(node)
+
+    def object_at(self, expr: ast.expr, holding: set[str]) -> ast.Dict | ast.Tuple | None:
+        """The literal of the object ``expr`` reads, where it is an object parameter
+        (``self``) or an entry of one at keys and indexes written out
+        (``self["encoder"]``, ``self["layers"][0]``), or of a namedtuple (its tuple,
+        which knows its ``fields``); else ``None``."""
+        found = self._literal_at(expr, holding)
+        return found if _has_attributes(found) else None
+
+    def _literal_at(self, expr: ast.expr, holding: set[str]) -> ast.expr | None:
+        if isinstance(expr, ast.Name):
+            return self.structures.env.get(expr.id) if expr.id in holding else None
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+            return _entry_at(self._literal_at(expr.value, holding), expr.slice.value)
+        return None
 
     def fold(self, expr: ast.expr, whole: bool = False) -> ast.expr:
         """``expr`` with structures replaced and reads of them resolved."""
@@ -107,6 +139,9 @@ class Reads:
                 self.generic_visit(node)
                 node.keywords = spread_keywords(node)  # f(x, **opts), opts a dict known here
                 func = node.func
+                introspected = reads.introspection(node)
+                if introspected is not None:  # getattr(self, "W1"), isinstance(self, M)
+                    return introspected
                 if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
                     if isinstance(node.args[0], DISPLAYS):
                         return ast.Constant(len(items_of(node.args[0])))
@@ -179,6 +214,83 @@ class Reads:
                     OPTIONS_HINT if choice else "use its parts: params['W'], or loop over it",
                 )
         return folded
+
+    def introspection(self, call: ast.Call) -> ast.expr | None:
+        """``getattr(self, "W1")`` (a name known while compiling: ``f"W{i}"`` in an
+        unrolled loop), ``hasattr(self, "W2")``, ``isinstance(self, Model)``,
+        ``vars(self)`` of an object seen as its attributes: its entry, a constant, the
+        dict of its attributes, as Python gives them; ``None`` for any other call."""
+        func, args = call.func, call.args
+        if not (
+            isinstance(func, ast.Name)
+            and func.id in _INTROSPECTION
+            and self._builtin(func.id)
+            and args
+            and getattr(args[0], "is_object", False)
+            and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in args)
+        ):
+            return None
+        literal, cls = args[0], getattr(args[0], "cls", None)
+        keys = [k.value for k in literal.keys]
+        if func.id == "vars" and len(args) == 1:
+            entries = ast.Dict(literal.keys, literal.values)  # a dict: not the object
+            return ast.copy_location(entries, call)
+        if func.id == "isinstance" and len(args) == 2 and cls is not None:
+            classes = self._classes(args[1])
+            if classes is None:
+                return None
+            return ast.copy_location(ast.Constant(issubclass(cls, classes)), call)
+        if func.id not in ("getattr", "hasattr") or len(args) not in (2, 3):
+            return None
+        name = folded_key(args[1], self.known)
+        if not (isinstance(name, ast.Constant) and type(name.value) is str):
+            reject(
+                call,
+                f"{func.id} asks for an attribute whose name is known only when the code "
+                "runs: the compiler reads an object's attributes while compiling, and the "
+                "name is not made of strings and ints known then (a loop over a range of "
+                "numbers written out, or of len(...), is unrolled and its index known)",
+                "write the attribute's name out, or keep the arrays in a list attribute "
+                "(self.Ws = [...]) and loop over it",
+            )
+        if func.id == "hasattr" and len(args) == 2:
+            on_class = cls is not None and hasattr(cls, name.value)
+            return ast.copy_location(ast.Constant(name.value in keys or on_class), call)
+        if func.id != "getattr":
+            return None
+        if name.value in keys:
+            return copy_tree(literal.values[keys.index(name.value)])
+        if len(args) == 3 and (cls is None or not hasattr(cls, name.value)):
+            return args[2]  # getattr(self, "W3", None): the default, as Python gives it
+        reject(
+            call,
+            f"getattr reads {name.value!r}, which is not an attribute of the object's "
+            "instance here (the compiled code reads an object's own attributes through "
+            "getattr; a method or a value of its class is read as an attribute)",
+            f"write it as an attribute (obj.{name.value})",
+        )
+
+    def _builtin(self, name: str) -> bool:
+        """Whether ``name`` reads the builtin of that name (not rebound by the code)."""
+        structures = self.structures
+        found = structures.namespace.get(name, getattr(builtins, name))
+        return name not in structures.local and found is getattr(builtins, name)
+
+    def _classes(self, node: ast.expr) -> type | tuple[type, ...] | None:
+        """The class (or tuple of classes) an ``isinstance`` test names by global names,
+        else ``None`` (the compiled code is guarded by those names, as by any global it
+        reads)."""
+        parts = node.elts if isinstance(node, ast.Tuple) else [node]
+        found = []
+        for part in parts:
+            if not isinstance(part, ast.Name) or part.id in self.structures.local:
+                return None
+            value = self.structures.namespace.get(part.id, getattr(builtins, part.id, None))
+            if not isinstance(value, type):
+                return None
+            found.append(value)
+        return tuple(found) if isinstance(node, ast.Tuple) else found[0]
 
     def subscript(self, node: ast.Subscript) -> ast.expr:
         structure, key = node.value, node.slice
@@ -253,6 +365,28 @@ class Reads:
             ]
             return ast.copy_location(ast.Slice(*parts), key)
         return folded_key(key, self.known)
+
+
+def _holds_object(literal: ast.expr) -> bool:
+    """Whether a structure's literal is an object's (or a namedtuple's), or holds one."""
+    return any(_has_attributes(n) for n in ast.walk(literal))
+
+
+def _has_attributes(literal: Any) -> bool:
+    """Whether a literal is of an object (its attributes, a dict display) or of a
+    namedtuple (its fields, a tuple display)."""
+    return getattr(literal, "is_object", False) or bool(getattr(literal, "fields", None))
+
+
+def _entry_at(literal: ast.expr | None, key: object) -> ast.expr | None:
+    """The entry of a dict (or object) literal at ``key``, of a list or tuple literal at
+    the int ``key``; ``None`` where there is none."""
+    if isinstance(literal, ast.Dict):
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in literal.keys]
+        return literal.values[keys.index(key)] if key in keys else None
+    if isinstance(literal, (ast.List, ast.Tuple)) and type(key) is int:
+        return literal.elts[key] if -len(literal.elts) <= key < len(literal.elts) else None
+    return None
 
 
 def iterated(node: ast.expr) -> list[ast.expr] | None:

@@ -281,25 +281,27 @@ class Structures(StatementPass):
         if root is not call.func.value and root.id not in self.parameters:
             reject(
                 call,
-                f"this changes an entry of the structure {root.id!r} in place",
+                f"this changes an entry of the structure {self.names.user_text(root.id)!r} "
+                "in place",
                 f"keep that list in a name of its own (losses = []; losses.{call.func.attr}"
                 "(...)), and put it in the structure afterwards",
             )
         self.refuse_write(root.id, call)
 
     def refuse_write(self, name: str, node: ast.AST) -> None:
+        said = self.names.user_text(name)  # (loss_self_1 of an inlined method: self)
         if isinstance(node, ast.Attribute) and self.attribute_writes.holder(name) is not None:
             reject(
                 node,
-                f"this form of write into {name}.{node.attr} is not supported: the compiled "
+                f"this form of write into {said}.{node.attr} is not supported: the compiled "
                 "code makes a write into an attribute for its effect when it is a statement "
                 "of its own",
-                f"write {name}.{node.attr} = value on a line of its own",
+                f"write {said}.{node.attr} = value on a line of its own",
             )
         if isinstance(node, ast.Attribute):  # in a method called inside, a held object
             reject(
                 node,
-                f"this sets the attribute {name}.{node.attr} of an object that the compiled "
+                f"this sets the attribute {said}.{node.attr} of an object that the compiled "
                 "code reads only as its attributes here (an object held by another, or the "
                 "object of a method called inside the differentiated one)",
                 "make the write in the differentiated method itself (self.x = value runs "
@@ -308,10 +310,10 @@ class Structures(StatementPass):
         if name in self.parameters:
             reject(
                 node,
-                f"this changes the parameter {name!r} in place, which is not differentiated",
+                f"this changes the parameter {said!r} in place, which is not differentiated",
                 "build a new list or dict instead",
             )
-        reject(node, f"this changes the structure {name!r} in place", "build a new one instead")
+        reject(node, f"this changes the structure {said!r} in place", "build a new one instead")
 
     def assign(self, target: ast.expr, value: ast.expr, at: ast.stmt) -> list[ast.stmt]:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -403,7 +405,9 @@ class Structures(StatementPass):
                 statements, leaf = self.hold(item, f"{stem}_{i}", at)
                 out += statements
                 elements.append(leaf)
-            return out, type(value)(elements, ast.Load())
+            held = type(value)(elements, ast.Load())
+            held.fields = getattr(value, "fields", None)  # q = p of a namedtuple: q.W
+            return out, held
         leaf = self.names.fresh(stem.replace("-", "_")) if not stem.isidentifier() else None
         leaf = leaf or self.names.exact(stem)
         self.leaves.add(leaf)

@@ -106,19 +106,15 @@ class Unrolling:
 
     def _key_range(self, node: ast.For) -> list[ast.expr] | None:
         """``for i in range(1, 3)`` (or ``in (1, 2)``) whose body reads
-        ``params["W%d" % i]`` of a dict parameter (or a dict built here), or ``Ws[i]``,
+        ``params["W%d" % i]`` of a dict parameter (or a dict built here, or
+        ``getattr(self, f"W{i}")`` of an object), or ``Ws[i]``,
         ``Ws[2 * i]`` of a list: the indices, when the range's bounds are known while
         compiling (numbers written out, an int argument, a global int) or the items are
         numbers or strings written out (a key that is not in the dict is refused at the
         read)."""
         index = node.target
         keyed = isinstance(index, ast.Name) and any(
-            isinstance(n, ast.Subscript)
-            and isinstance(n.value, ast.Name)
-            and n.value.id in self.structures.env
-            and any(isinstance(m, ast.Name) and m.id == index.id for m in ast.walk(n.slice))
-            for s in node.body
-            for n in ast.walk(s)
+            self._keyed_read(n, index.id) for s in node.body for n in ast.walk(s)
         )
         if not keyed:
             return None
@@ -132,6 +128,26 @@ class Unrolling:
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             return None
         return self._static_range(call) if call.func.id == "range" else None
+
+    def _keyed_read(self, node: ast.AST, index: str) -> bool:
+        """Whether ``node`` reads a structure at a key made from ``index``:
+        ``params[f"W{i}"]``, or ``getattr(self, f"W{i}")`` of an object."""
+        if isinstance(node, ast.Subscript):
+            structure, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+        ):
+            structure, key = node.args[0], node.args[1]
+        else:
+            return False
+        return (
+            isinstance(structure, ast.Name)
+            and structure.id in self.structures.env
+            and any(isinstance(m, ast.Name) and m.id == index for m in ast.walk(key))
+        )
 
     def _static_range(self, call: ast.Call) -> list[ast.expr] | None:
         """The indices of ``range(...)`` when its bounds are ints known while compiling

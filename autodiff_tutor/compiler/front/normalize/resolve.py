@@ -28,7 +28,7 @@ from typing import Any
 
 from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.front.source import ParsedFunction
-from autodiff_tutor.errors import UnsupportedSyntaxError
+from autodiff_tutor.errors import ReferenceCycleError, UnsupportedSyntaxError
 from autodiff_tutor.protocol import is_differentiable_op
 from autodiff_tutor.rules import names as opnames
 from autodiff_tutor.rules.registry import is_nondifferentiable
@@ -152,6 +152,8 @@ class Resolver:
             base = self.evaluate(node.value, names)
             try:
                 return getattr(base, node.attr)
+            except ReferenceCycleError as error:  # self.me.me.f: says why it cannot be read
+                raise error.located_at(self.parsed.location(node)) from None
             except AttributeError:
                 raise UnsupportedSyntaxError(
                     f"{ast.unparse(node.value)!r} has no attribute {node.attr!r}",

@@ -147,6 +147,16 @@ class Writes(Part):
         are rejected only when one of them is read after the write (checked at the end).
         """
         version = self.normalizer.current.get(name)
+        if version is None and name in self.normalizer.resolver.namespace:
+            self.normalizer.reject(  # STATS["calls"] += 1 of a module-level dict
+                node,
+                f"this changes {name!r} in place, a value the function reads from outside "
+                "(a global or a closure variable): the compiled code does not make writes "
+                "into values it does not own",
+                f"keep the count or record in an attribute of the method's object "
+                f"(self.calls += 1 runs for its effect), or update {name} outside the "
+                "differentiated function",
+            )
         if version is None:
             self.normalizer.reject(node, f"{name!r} is not defined yet", "")
         family = self._same_array(version)
