@@ -277,3 +277,39 @@ def test_appending_to_an_entry_of_a_dict_is_located_and_the_hint_compiles():
     assert info.value.location.text[info.value.location.column :].startswith('hist["loss"]')
     assert "losses = []" in info.value.hint
     _matches_differences_at_wb(history_in_its_own_list)
+
+
+# -- second derivatives through a list's entry written ------------------------------
+
+V = np.array([0.5, -1.2, 2.0])
+
+
+def list_entry_rewritten(x):
+    lst = [x * 1.0, x * 2.0]
+    lst[0] = lst[0] * x
+    lst[1] = lst[1] * np.sin(x)
+    return np.sum(lst[0] * lst[1])
+
+
+def number_entries_rewritten(x):
+    lst = [1.0, 2.0, 3.0]
+    for i in range(3):
+        lst[i] = lst[i] * x[i]
+    return lst[0] + lst[1] * lst[2]
+
+
+@pytest.mark.parametrize("fn", [list_entry_rewritten, number_entries_rewritten])
+def test_second_derivatives_through_a_lists_entry_written(fn):
+    """A gradient function that writes a list's entry (``assign_at(ys, at[k], v)``),
+    differentiated again: forward over reverse (hvp) and reverse over reverse agree
+    with the difference of gradients (the tangent and the gradient of a list there
+    are lists, added item by item)."""
+    direction = np.array([0.3, 0.4, 0.5])
+    gradient = ad.grad(fn)
+    moved = (gradient(V + 1e-6 * direction) - gradient(V - 1e-6 * direction)) / 2e-6
+    np.testing.assert_allclose(ad.hvp(fn)(V.copy(), direction), moved, atol=1e-5)
+
+    def along(z):
+        return np.sum(gradient(z) * direction)
+
+    np.testing.assert_allclose(ad.grad(along)(V.copy()), moved, atol=1e-5)
