@@ -13,14 +13,21 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError
-from autodiff_tutor.runtime.backend import add_gradients, array_module, shape_of, zeros_like
+from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UnsupportedSyntaxError
+from autodiff_tutor.runtime.backend import (
+    add_gradients,
+    array_module,
+    shape_of,
+    shares_memory,
+    zeros_like,
+)
 
 __all__ = [
     "add_at",
     "append_to_attribute",
     "assign_at",
     "at",
+    "entry_alone",
     "indexed_len",
     "overwritten",
     "scatter",
@@ -40,6 +47,40 @@ class _IndexBuilder:
 
 
 at = _IndexBuilder()
+
+
+def entry_alone(items: list, index: int, name: str = "items", what: str = "") -> None:
+    """Refuse ``what`` (``rows[k] += v``, checked by the compiled forward before the
+    write) where another item of the list ``items`` (the user's ``name``) shares memory
+    with ``items[index]``: numpy's in-place write changes that item too, and the
+    compiled list keeps it as it was.
+
+    >>> t = np.zeros((2, 3))
+    >>> entry_alone([t[0], t[1], 2.0], 1)  # rows that do not overlap: fine
+    >>> try:
+    ...     entry_alone([t, t[1]], 1, "rows", "rows[1] += ...")
+    ... except UnsupportedSyntaxError as error:
+    ...     print(error.message.split(":")[0])
+    'rows[1] += ...' changes in place an array that another item of the list shares
+    """
+    entry = items[index]
+    here = index % len(items)
+    others = [item for position, item in enumerate(items) if position != here]
+    while others:
+        other = others.pop()
+        if isinstance(other, (list, tuple)):  # a list inside the list: its items
+            others.extend(other)
+        elif shares_memory(other, entry):
+            raise UnsupportedSyntaxError(
+                f"'{what or name + '[...] += ...'}' changes in place an array that another "
+                "item of "
+                "the list shares: numpy changes both, and the compiled list follows the "
+                "item written only",
+                hint=f"if the other items should keep their values, put copies in the list "
+                f"before the write ({name} = [item.copy() for item in {name}]); if they "
+                "should see it, write into the array they share by its own name before "
+                "the list is made",
+            )
 
 
 def store_entry(state: Any, key: str, value: Any) -> None:
