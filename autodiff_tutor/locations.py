@@ -211,6 +211,72 @@ def _stored_after(code: Any, offset: int) -> bool:
     return False
 
 
+#: What :func:`stored_into` gives where the container cannot be told without running code.
+UNKNOWN = object()
+
+
+def stored_into(frame: FrameType | None = None) -> Any:
+    """The container ``c`` of the user's current ``c[k] op= v`` (into which Python
+    stores the result after the in-place operator), read from the statement's source
+    and the frame's names without running the user's code: a name, an entry of a list
+    or dict by a key written out or held in a name (``rows[-1][0] += v``), an
+    attribute an object holds (``self.cache["h"] += v``). Where ``c`` is part of an
+    array (``y[0][1] += v``), that array; :data:`UNKNOWN` where it cannot be told (a
+    call, a computed key or attribute).
+
+    >>> def f(rows):
+    ...     return stored_into(sys._getframe())
+    >>> f([1.0]) is UNKNOWN  # the current instruction is no augmented assignment
+    True
+    """
+    frame = frame if frame is not None else user_frame()
+    source = call_source(frame) if frame is not None else None
+    container = _stored_container(source.strip()) if source else None
+    return UNKNOWN if container is None else _named_value(container, frame)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stored_container(statement: str) -> ast.expr | None:
+    """``c`` of the statement ``c[k] op= v``, else ``None``."""
+    try:
+        node = ast.parse(statement).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+        return node.target.value
+    return None
+
+
+def _named_value(node: ast.expr, frame: FrameType) -> Any:
+    """The value of ``node`` in ``frame``, where reading it runs no code (see
+    :func:`stored_into`); an array reached on the way stands for its parts."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _named_value(node.operand, frame)
+        return -value if type(value) is int else UNKNOWN
+    if isinstance(node, ast.Name):
+        for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if node.id in scope:
+                return scope[node.id]
+        return UNKNOWN
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        base = _named_value(node.value, frame)
+        if base is UNKNOWN or hasattr(base, "shape"):
+            return base  # an array's part (y.T, y[0]) is that array's memory
+        if isinstance(node, ast.Attribute):  # an attribute the object holds, not computed
+            held = getattr(base, "__dict__", {})
+            return held.get(node.attr, UNKNOWN) if isinstance(held, dict) else UNKNOWN
+        key = _named_value(node.slice, frame)
+        if key is UNKNOWN or not isinstance(base, (list, tuple, dict)):
+            return UNKNOWN
+        try:
+            return base[key]
+        except (LookupError, TypeError):
+            return UNKNOWN
+    return UNKNOWN
+
+
 def _positions(frame: FrameType) -> tuple[int, int, int, int] | None:
     try:
         positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]

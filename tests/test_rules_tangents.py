@@ -42,6 +42,8 @@ SPECIAL = ("out", "xp")
 ZERO_FILLED = {
     "list_append": "a list output: [*d_xs, d_x]",
     "list_setitem": "a list output: d_xs with its item replaced by d_x",
+    "assign_at": "d_x with d_value written at index: a list's entry too (ys[k] = v of a "
+    "gradient function differentiated again), where a sum would join two lists",
     "add_lists": "lists of tangents, added element by element",
     "lstsq": "a list of tangents (solution, residuals, rank, singular values) from one helper",
 }

@@ -566,3 +566,108 @@ def test_astype_without_a_copy_is_refused_at_its_line():
     """``t.astype(t.dtype, copy=False)`` is ``t`` in numpy; tracing refuses the option
     at the call rather than make a copy."""
     _refused(cast_without_copy_written, np.ones(3), line_text="t.astype(t.dtype, copy=False)")
+
+
+# -- an augmented assignment to an entry of a list or dict: the array it holds changes --
+
+ROWS_WEIGHTS = np.arange(1.0, 7.0).reshape(2, 3)
+
+
+def split_part_scaled(x):
+    t = x * 2.0
+    parts = np.split(t, 2)
+    parts[0] *= 3.0  # numpy: t[0] triples
+    return np.sum(t**2)
+
+
+def dict_entry_of_a_view(x):
+    t = x * 2.0
+    d = {"head": t[:1], "tail": t[1:]}
+    d["head"] -= x[1]  # numpy: t[:1] changes
+    return np.sum(t**2) + np.sum(d["tail"])
+
+
+def rows_of_list_scaled(x):
+    t = x * 2.0
+    rows = list(t)
+    rows[1] *= 5.0  # numpy: t[1] changes
+    return np.sum(t * ROWS_WEIGHTS)
+
+
+def rows_of_a_shallow_copy_scaled(x):
+    t = x * 2.0
+    rows = list(t)
+    rows = rows.copy()  # the same rows
+    rows[1] *= 5.0
+    return np.sum(t * ROWS_WEIGHTS)
+
+
+def rows_of_a_buffer_scaled(x):
+    c = np.ones((2, 3))
+    rows = [r for r in c]
+    rows[1] *= x[0]  # numpy: c[1] changes
+    return np.sum(c * x)
+
+
+def nested_entry_scaled(x):
+    t = x * 2.0
+    held = {"rows": [t[0], t[1]]}
+    held["rows"][-1] += x[0]  # the container: held["rows"], a list
+    return np.sum(t * ROWS_WEIGHTS)
+
+
+def first_of(items):
+    return items
+
+
+def entry_of_a_call_scaled(x):
+    t = x * 2.0
+    rows = [t[0], t[1]]
+    first_of(rows)[1] *= 5.0  # a container the source cannot name: written through
+    return np.sum(t * ROWS_WEIGHTS)
+
+
+def array_entry_scaled(x):
+    t = x * 2.0
+    acc = [t]
+    acc[0] *= x  # the array itself
+    return np.sum(t * ROWS_WEIGHTS)
+
+
+def element_of_an_array_scaled(x):
+    y = x * 1.0
+    y[1] *= 3.0  # an array's row: the store after the operator writes it
+    y[0][1] += x[1, 2]
+    return np.sum(y * ROWS_WEIGHTS)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        split_part_scaled,
+        dict_entry_of_a_view,
+        rows_of_list_scaled,
+        rows_of_a_shallow_copy_scaled,
+        rows_of_a_buffer_scaled,
+        nested_entry_scaled,
+        entry_of_a_call_scaled,
+        array_entry_scaled,
+        element_of_an_array_scaled,
+    ],
+)
+def test_an_entry_written_in_place_changes_the_array_it_holds(fn):
+    """``rows[k] op= v`` and ``d[k] op= v`` run the array's in-place operator, as in
+    numpy: a view held by a list or dict (a row, a part of np.split, a slice) writes
+    into its array. The value is numpy's, the gradient central differences."""
+    assert_right_in_mode("tracing", fn, X)
+
+
+def entry_of_the_variable_written(x):
+    lst = [x]
+    lst[0] += 1.0
+    return np.sum(x * ROWS_WEIGHTS)
+
+
+def test_an_entry_write_into_the_traced_variable_is_refused():
+    error = _refused(entry_of_the_variable_written, X.copy(), line_text="lst[0] += 1.0")
+    assert "x = x.copy()" in error.hint

@@ -28,7 +28,7 @@ import numpy as np
 
 from autodiff_tutor.rules.record import HELPER, Family
 from autodiff_tutor.rules.symbolic_spec import ArrayRule, Fixed
-from autodiff_tutor.runtime.backend import cast_like, shape_of, zeros_like
+from autodiff_tutor.runtime.backend import cast_like, shape_of
 from autodiff_tutor.runtime.helpers import (
     assign_at,
     axes_last,
@@ -212,7 +212,9 @@ def assign_at_(g, x, index, value):
 
 @defjvp("assign_at")
 def assign_at_tangent(x, index, value, *, d_x, d_index=None, d_value):
-    return overwritten(d_x, index) + assign_at(zeros_like(x), index, d_value)
+    # the tangent written where the value is: right for a list's entry too (ys[k] = v
+    # of a gradient function, differentiated again), where + would join two lists
+    return assign_at(d_x, index, d_value)
 
 
 # --- lists -------------------------------------------------------------------------------

@@ -18,7 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from autodiff_tutor.errors import ArgumentError, NoDerivativeRuleError, UserCodeError
+from autodiff_tutor.errors import (
+    ArgumentError,
+    NoDerivativeRuleError,
+    UnsupportedSyntaxError,
+    UserCodeError,
+)
 from autodiff_tutor.runtime.backend import (
     add_gradients,
     array_module,
@@ -26,6 +31,7 @@ from autodiff_tutor.runtime.backend import (
     dtype_kind,
     is_float_value,
     shape_of,
+    shares_memory,
     zeros_like,
 )
 
@@ -35,6 +41,7 @@ __all__ = [
     "assign_at",
     "at",
     "check_in_place",
+    "entry_alone",
     "indexed_len",
     "overwritten",
     "scatter",
@@ -54,6 +61,40 @@ class _IndexBuilder:
 
 
 at = _IndexBuilder()
+
+
+def entry_alone(items: list, index: int, name: str = "items", what: str = "") -> None:
+    """Refuse ``what`` (``rows[k] += v``, checked by the compiled forward before the
+    write) where another item of the list ``items`` (the user's ``name``) shares memory
+    with ``items[index]``: numpy's in-place write changes that item too, and the
+    compiled list keeps it as it was.
+
+    >>> t = np.zeros((2, 3))
+    >>> entry_alone([t[0], t[1], 2.0], 1)  # rows that do not overlap: fine
+    >>> try:
+    ...     entry_alone([t, t[1]], 1, "rows", "rows[1] += ...")
+    ... except UnsupportedSyntaxError as error:
+    ...     print(error.message.split(":")[0])
+    'rows[1] += ...' changes in place an array that another item of the list shares
+    """
+    entry = items[index]
+    here = index % len(items)
+    others = [item for position, item in enumerate(items) if position != here]
+    while others:
+        other = others.pop()
+        if isinstance(other, (list, tuple)):  # a list inside the list: its items
+            others.extend(other)
+        elif shares_memory(other, entry):
+            raise UnsupportedSyntaxError(
+                f"'{what or name + '[...] += ...'}' changes in place an array that another "
+                "item of "
+                "the list shares: numpy changes both, and the compiled list follows the "
+                "item written only",
+                hint=f"if the other items should keep their values, put copies in the list "
+                f"before the write ({name} = [item.copy() for item in {name}]); if they "
+                "should see it, write into the array they share by its own name before "
+                "the list is made",
+            )
 
 
 def store_entry(state: Any, key: str, value: Any) -> None:

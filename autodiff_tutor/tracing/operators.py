@@ -2,15 +2,16 @@
 element writes, each computed on the raw data and recorded by
 :func:`~autodiff_tutor.tracing.dispatch.apply`.
 
-In-place updates follow numpy: every name of the updated array sees the new value,
-and so do the views tracing made of it (they are rebuilt from the new value). An
-update *through* such a view (``v = t.T; v[0] = 1``, ``v += 1``) is recorded on ``v``,
-then put back into ``t``: which element of ``t`` each element of ``v`` is, is read from
-memory (:func:`positions`), and ``t = assign_at(t, positions, v)`` is recorded, so the
-gradient flows through it. An update of memory another traced array shares in a way
-tracing did not make is refused with a located error, and so is a write through a view
-of an array whose library cannot write at positions (``array_api_strict``:
-:func:`puts_back`).
+In-place updates follow numpy: every name of the updated array sees the new value, and
+so do the views tracing made of it (they are rebuilt from the new value). An update
+*through* such a view (``v = t.T; v[0] = 1``, ``v += 1``, and ``rows[k] += 1`` where a
+list or dict holds the view: Python only stores the same array back there) is recorded
+on ``v``, then put back into ``t``: which element of ``t`` each element of ``v`` is, is
+read from memory (:func:`positions`), and ``t = assign_at(t, positions, v)`` is
+recorded, so the gradient flows through it. An update of memory another traced array
+shares in a way tracing did not make is refused with a located error, and so is a write
+through a view of an array whose library cannot write at positions
+(``array_api_strict``: :func:`puts_back`).
 
 A write into a *variable* of the trace is refused too, one rule for ``evaluate`` +
 ``gradient`` and ``value_and_gradient``. A variable is what a gradient can be taken
@@ -61,7 +62,7 @@ from typing import Any
 import numpy as np
 
 from autodiff_tutor.errors import AutodiffError, TracingError
-from autodiff_tutor.locations import call_source, location, stores_back
+from autodiff_tutor.locations import UNKNOWN, call_source, location, stored_into, stores_back
 from autodiff_tutor.ops.formats import is_formatted
 from autodiff_tutor.runtime.backend import array_module, laid_out_as, shape_of
 from autodiff_tutor.runtime.helpers import assign_at, check_in_place
@@ -139,7 +140,10 @@ def in_place(op: str, function: Any) -> Any:
         if not isinstance(self._data, np.generic):  # numpy scalars are rebound, not written
             refuse_write(self, f"y {symbol} ...")
         shared = _unknown_sharers(self)
-        through = bool(shared) and not stores_back()  # v += 1 on a view: written back
+        # v += 1 on a view: written back into its array here, unless Python's store after
+        # it writes the result there (y[i] += 1 on an array y; into a list or dict,
+        # rows[i] += 1, the store only puts the same array back)
+        through = bool(shared) and not _stored_into_array()
         if through and not follows(self, shared):
             raise messages.in_place_shared(f"y {symbol} ...")
         result = compute(self, other)
@@ -164,6 +168,18 @@ def in_place(op: str, function: Any) -> Any:
 
     method.__name__ = f"__i{function.__name__.strip('_')}__"
     return method
+
+
+def _stored_into_array() -> bool:
+    """Whether the user's current augmented operator is ``y[i] op= v`` on an array ``y``
+    (then the store after it writes ``y[i]``'s new value into ``y``); not for an entry of
+    a list or dict (``rows[i] op= v``: the store puts the same object back), nor where
+    the container cannot be told (the update is then made here, which is right either
+    way)."""
+    if not stores_back():
+        return False
+    container = stored_into()
+    return container is not UNKNOWN and hasattr(container, "shape")
 
 
 def operator_methods() -> dict[str, Any]:

@@ -252,18 +252,34 @@ FLIPS = ("np.flip({c}, 1)", "np.flipud({c})", "np.rot90({c}, 2)", "np.rot90({c})
 
 
 def list_item_write(s: Any) -> bool:
-    """A list of views of an array (``[b[0], b[-1]]``), written through an item read
-    from it (``for r in rows: r *= ...`` or ``r = rows[0]``); then the array is read."""
+    """A list (or dict) of views of an array (``[b[0], b[-1]]``, ``list(b)``), written
+    through an item read from it (``for r in rows: r *= ...``, ``r = rows[0]``) or by
+    an augmented assignment to its entry (``rows[-1] *= ...``, ``parts["a"] += ...``:
+    numpy writes into the array the entry holds); then the array or the item is read."""
     u, shape = _matrix(s)
     if not u:
         return False
     name, b, rows = s.fresh(), s.fresh(), s.fresh()
     start = s.rng.choice([f"{u} * 1.0", f"np.ones_like({u}) * 0.5"])
     lines = [f"{b} = {start}", f"{rows} = [{b}[0], {b}[-1]]"]
-    if s.rng.random() < 0.3:  # refused (rows is read after a write through an item)
+    form = s.rng.random()
+    if form < 0.3:  # refused (rows is read after a write through an item)
         lines += [f"for r in {rows}:", "    r *= 2.0"]
-    else:
+    elif form < 0.65:
         lines += [f"r = {rows}[0]", f"r += np.sin({u}[0])"]
+    else:  # the entry written in place; r reads it afterwards
+        # its details read from the same draw: the other blocks' draws stay as they were
+        pick = int(form * 10**6)
+        made = [
+            lines[1],
+            f"{rows} = list({b})",
+            f"{rows} = [v for v in {b}]",
+            f"{rows} = np.split({b}, {shape[0]})",
+            f"{rows} = {{'a': {b}[0], 'z': {b}[-1]}}",
+        ][pick % 5]
+        key = "'a'" if "{" in made else ["0", "-1"][pick // 5 % 2]
+        write = ["*= 2.0", f"+= np.sin({u}[0])", f"-= {b}[-1] * 0.5"][pick // 10 % 3]
+        lines[1:] = [made, f"{rows}[{key}] {write}", f"r = {rows}[{key}]"]
     read = f"{b} * {u}" if s.rng.random() < 0.3 else f"np.sum(r) * {u}"  # b: refused
     s.emit([*lines, f"{name} = {read}"], name, shape, "list_item_write")
     return True

@@ -43,14 +43,17 @@ def may_be_lists(program: Program) -> set[str]:
 
 
 def _keeps_lists(step: Step, lists: set[str]) -> bool:
-    """A step whose result is a list when what it reads is: a slice ``ys[1:]``, and the
-    gradient of a list (``scatter`` into one, ``add_lists``: a generated gradient
-    function, differentiated again)."""
+    """A step whose result is a list when what it reads is: a slice ``ys[1:]``, and in
+    a generated gradient function, differentiated again, a list's entry written
+    (``assign_at(ys, at[k], v)``) and the gradient of a list (``scatter`` into one,
+    ``add_lists``, ``overwritten``)."""
     if step.op == "getitem":
         index = step.options.get("index")
         return isinstance(index, ast.Slice) and _named(step.inputs.get("x"), lists)
-    if step.op == "scatter":
+    if step.op in ("scatter", "assign_at"):
         return _named(step.inputs.get("x"), lists)
+    if step.op == "overwritten":
+        return _named(step.inputs.get("grad"), lists)
     if step.op == "add_lists":
         return any(_named(step.inputs.get(name), lists) for name in ("xs", "ys"))
     return False

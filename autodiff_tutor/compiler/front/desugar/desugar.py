@@ -8,7 +8,8 @@ user's semantics) so that later stages only see structured control flow:
 - ``break`` and ``continue`` become flags that guard the rest of the loop body;
 - an early ``return`` stores its value in ``result`` and guards what follows
   (:mod:`~.front.desugar.returns`);
-- ``y[i] += v`` becomes ``y[i] = y[i] + v``;
+- ``c[k] op= v`` stays whole: normalization tells an array's element (``y[i] = y[i]
+  + v``) from a list's entry (written in place, :mod:`~.front.normalize.writes`);
 - helper functions defined inside the function are inlined where they are called.
 
 >>> import ast
@@ -41,7 +42,6 @@ from autodiff_tutor.compiler.code import Names, bindings
 from autodiff_tutor.compiler.front.desugar.base import (
     DesugarError,
     assign_like,
-    augmented_value,
     name_node,
     negation,
     reject,
@@ -135,8 +135,6 @@ def _rewrite_statement(node: ast.stmt, names: Names) -> ast.stmt | list[ast.stmt
         node.body = _flatten([_rewrite_statement(s, names) for s in node.body])
         node.orelse = _flatten([_rewrite_statement(s, names) for s in node.orelse])
         return node
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-        return ast.copy_location(ast.Assign([node.target], augmented_value(node)), node)
     return node
 
 

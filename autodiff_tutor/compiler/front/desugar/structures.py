@@ -11,6 +11,8 @@ structures too. This pass makes every structure disappear before normalization:
   of structures, and ``for i in range(len(params))`` are unrolled, one copy of the body
   per element (the copies keep the user's line numbers; :mod:`.front.desugar.unroll`);
 - ``W, b = layer`` assigns leaf by leaf; ``d["k"] = v`` on a local dict names a new leaf;
+  ``d["k"] += v`` writes the leaf in place (``entry = d_k; entry += v``), as numpy
+  writes the array the entry holds;
 - a dict comprehension over a structure becomes one leaf per key.
 
 Indexes, slices, keys and range bounds are computed while compiling from ints known
@@ -63,6 +65,7 @@ from autodiff_tutor.compiler.front.desugar.reads import (
     substitute,
 )
 from autodiff_tutor.compiler.front.desugar.unroll import Unrolling
+from autodiff_tutor.compiler.front.source import as_load
 from autodiff_tutor.syntax import copy_tree
 
 
@@ -193,7 +196,7 @@ class Structures(StatementPass):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             return self.assign(node.targets[0], node.value, node)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
-            return self.assign(node.target, augmented_value(node), node)
+            return self._augmented_entry(node)
         if isinstance(node, ast.Return) and node.value is not None:
             value = self.reads.fold(node.value, whole=True)
             if isinstance(value, ast.Dict) and self.depth:
@@ -368,6 +371,43 @@ class Structures(StatementPass):
             reject(target, "this index is out of range")
         self.env[name] = structure
         return statements
+
+    def _augmented_entry(self, node: ast.AugAssign) -> list[ast.stmt]:
+        """``c[k] op= v``: Python reads the entry, runs its in-place operator and stores
+        the result back (``entry = c[k]; entry op= v; c[k] = entry``). An array changes
+        in place, so every name sharing its memory sees the write; a number gives a new
+        one. For a structure known here the entry is a leaf: it is held in a name of its
+        own, written as ``a op= v`` is (normalization follows the write to the names
+        that share the array) and made the structure's entry. Any other container (an
+        array, a list made at run time) is left to normalization."""
+        target = node.target
+        value = self.reads.fold(node.value, whole=True)
+        if not (isinstance(target.value, ast.Name) and target.value.id in self.env):
+            return [ast.copy_location(ast.AugAssign(target, node.op, value), node)]
+        name = target.value.id
+        key = self.reads.fold(target.slice)
+        if name in self.parameters or self.depth or not isinstance(key, ast.Constant):
+            self.refuse_write(name, target)
+        entry = self.reads.fold(as_load(target), whole=True)
+        if isinstance(entry, ast.Tuple):  # a tuple gives a new tuple: the entry is rebound
+            return self.assign(target, augmented_value(node), node)
+        if isinstance(entry, DISPLAYS):
+            reject(
+                node,
+                f"this changes a list or dict held in the structure {name!r} in place",
+                f"keep it in a name of its own and write that name ({name}_items += ...), "
+                "then put it in the structure",
+            )
+        stem = f"{name}_{key.value}"
+        held = self.names.fresh(stem if stem.isidentifier() else name)
+        self.leaves.add(held)
+        written = ast.copy_location(ast.AugAssign(name_node(held, True), node.op, value), node)
+        written.described_as = ast.unparse(target)  # what errors call the written array
+        return [
+            assign_like(held, entry, node),
+            written,
+            *self._write_item(target, name_node(held), node),
+        ]
 
     def set_entry(self, name: str, key: Any, value: ast.expr) -> None:
         """The dict ``name`` holds, with ``value`` at ``key`` (a new entry, or in place of

@@ -41,13 +41,15 @@ import numpy as np
 from autodiff_tutor.compiler.code import root_name
 from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.ir import Step
+from autodiff_tutor.runtime.helpers_indexing import entry_alone
 
 # calls whose only effect is to report: they may read any value, gradient or not
 REPORTING = {id(builtins.print), id(warnings.warn)}
 REPORTING_MODULES = ("numpy.testing", "logging")
 # calls that never change the values they are given: kept for their effect on the
-# random state or a figure, they may read this function's values (np.random.seed(seed))
-NEVER_WRITES = {id(np.random.seed), id(random.seed)}
+# random state or a figure, or a check the compiled code makes (entry_alone, before
+# ys[k] += v), they may read this function's values (np.random.seed(seed))
+NEVER_WRITES = {id(np.random.seed), id(random.seed), id(entry_alone)}
 NEVER_WRITES_MODULES = ("matplotlib",)
 CONTEXT_METHODS = {"__enter__", "__exit__"}  # 'with' desugared into these two calls
 

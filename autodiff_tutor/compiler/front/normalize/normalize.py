@@ -92,6 +92,8 @@ class _Normalizer:
         # updated by the assignment that follows (y_2 = y + v, augmented again)
         self.checked_update: str | None = None
         self.view_of: dict[str, tuple[str, Step]] = {}  # version -> (its base, the view step)
+        # ys[k] op= v: the entry read -> (the list, the item it is where known, or None)
+        self.list_entries: dict[str, tuple[str, str | None]] = {}
         self.shares_tests: dict[tuple, str] = {}  # (view, base, block) -> shares_memory test
         self.spread_versions: set[str] = set()  # versions a write gave its views and aliases
         # version -> the update (z += v) after which it may be laid out unlike the user's
@@ -175,6 +177,8 @@ class _Normalizer:
             self.effects.effect(node)  # print(...), assert, raise: run in the forward only
         elif isinstance(node, ast.Return):
             self.reject(node, "a return here is not supported", "return at the end")
+        elif isinstance(node, ast.AugAssign) and self._is_list_entry(node.target):
+            self.writes.entry_in_place(node)  # rows[k] *= v: the array rows[k] holds changes
         elif isinstance(node, ast.AugAssign):
             right = node.value
             old = None
@@ -234,7 +238,7 @@ class _Normalizer:
         elif isinstance(target, ast.Name):
             version = self.version_name(target.id)
             self.expressions.lower(value, target=version)  # the right side reads the old versions
-            if isinstance(value, ast.List) or self._is_list_read(value):
+            if isinstance(value, ast.List) or self._is_list_read(value) or self._makes_list(value):
                 self.list_names.add(version)
             self.current[target.id] = version
         elif (
@@ -289,6 +293,29 @@ class _Normalizer:
         if isinstance(node, ast.Name) and not self.resolver.is_global(node.id):
             return ast.Name(self.current.get(node.id, node.id), ast.Load())
         return self.expressions.lower(node, target=name)
+
+    def _is_list_entry(self, target: ast.expr) -> bool:
+        """``ys[k]`` of a list built here (not an array's element)."""
+        return (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and self.current.get(target.value.id) in self.list_names
+        )
+
+    def _makes_list(self, value: ast.expr) -> bool:
+        """``list(a)`` or ``tuple(a)`` of any ``a`` (an array gives its rows), or
+        ``ys.copy()`` of a list built here: a new list."""
+        if not (isinstance(value, ast.Call) and len(value.args) <= 1 and not value.keywords):
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute):
+            return func.attr == "copy" and not value.args and self._is_list_read(func.value)
+        if not (isinstance(func, ast.Name) and value.args and self.resolver.is_global(func.id)):
+            return False
+        try:
+            return self.resolver.evaluate(func) in (list, tuple)
+        except UnsupportedSyntaxError:
+            return False
 
     def _is_list_read(self, value: ast.expr) -> bool:
         """``ys`` or a slice ``ys[1:]`` of a list built here: a list too."""

@@ -123,7 +123,7 @@ def memory_edges(
         if source == "unbound" and source not in values:
             return []  # the marker of a name not yet bound (loop copy-in, join): no array
         return [(target, source) for target in targets] + [(source, t) for t in targets]
-    items = list_items(step, is_module, is_helper)
+    items = list_items(step, is_module, is_helper, lists)
     if items is not None:
         return [(target, item) for target in targets for item in items]
     if step.kind in ("opaque", "op_call", "escape"):
@@ -139,7 +139,9 @@ def memory_edges(
     for target in targets:
         for base in sorted(bases):
             edges.append((target, base))
-            if base not in lists and not one_way:  # writes through either seen by the other
+            # an array view (not a read-only one), or another name of the list (q = ys:
+            # one list): writes through either are seen by the other
+            if (base not in lists or isinstance(step.value, ast.Name)) and not one_way:
                 edges.append((base, target))
             for item in (held or {}).get(base, ()):  # an item read from a list
                 edges += [(target, item), (item, target)]
@@ -185,14 +187,24 @@ def _roots(
 
 
 def list_items(
-    step: Step, is_module: Callable[[str], bool], is_helper: Callable[[str], bool] = _no_module
+    step: Step,
+    is_module: Callable[[str], bool],
+    is_helper: Callable[[str], bool] = _no_module,
+    lists: set[str] | frozenset[str] = frozenset(),
 ) -> list[str] | None:
     """The names of the arrays the list ``step`` makes holds (for ``[acc[0], acc[1]]``
-    without gradient, the array ``acc`` they view), or ``None`` if it makes no list.
+    without gradient, the array ``acc`` they view; for ``list(c)``, the rows of ``c``),
+    or ``None`` if it makes no list. A list among them holds its own items too
+    (``list(ys)``, ``ys.copy()`` of a list ``ys``: the same arrays).
 
     >>> list_items(Step("rows", ast.parse("[acc[0], b]").body[0].value, "static"), str.isupper)
     ['acc', 'b']
+    >>> list_items(Step("rows", ast.parse("list(c)").body[0].value, "opaque"), str.isupper)
+    ['c']
     """
+    copied = list_source(step.value, lists)
+    if copied is not None and step.kind in ("static", "opaque"):
+        return [copied]
     if step.op in ("list_append", "list_setitem", "make_list"):
         atoms = []
         for atom in step.inputs.values():
@@ -204,6 +216,78 @@ def list_items(
     if step.kind != "static" or not isinstance(step.value, (ast.List, ast.Tuple)):
         return None
     return sorted(_roots(step.value, is_module, is_helper))
+
+
+def known_items(version: str, steps: list[Step]) -> list[ast.expr] | None:
+    """The items of the list ``version``, in order, where the steps that made it say
+    what they are: a list written out (``[a, 1.0]``), appends to such a list and writes
+    at an index written out, outside loops; ``None`` where they do not.
+
+    >>> a, ys = ast.Name("a", ast.Load()), ast.Name("ys", ast.Load())
+    >>> made = Step("ys", ast.List([], ast.Load()), "static")
+    >>> put = Step("ys_2", ast.List([]), "primitive", "list_append", {"xs": ys, "x": a})
+    >>> [ast.unparse(item) for item in known_items("ys_2", [made, put])]
+    ['a']
+    """
+    made = [step for step in steps if version in step.defined()]
+    if len(made) != 1 or made[0].loops:
+        return None
+    step = made[0]
+    xs = step.inputs.get("xs")
+    if step.kind == "static" and isinstance(step.value, (ast.List, ast.Tuple)):
+        items = step.value.elts
+    elif step.op == "make_list" and isinstance(xs, (ast.List, ast.Tuple)):
+        items = xs.elts
+    elif step.op in ("list_append", "list_setitem") and isinstance(xs, ast.Name):
+        before = known_items(xs.id, steps)
+        if before is None:
+            return None
+        if step.op == "list_append":
+            items = [*before, step.inputs["x"]]
+        else:
+            position = item_position(step.options.get("index"), len(before))
+            if position is None:
+                return None
+            items = list(before)
+            items[position] = step.inputs["x"]
+    else:
+        return None
+    return list(items) if all(isinstance(i, (ast.Name, ast.Constant)) for i in items) else None
+
+
+def item_position(index: ast.expr | None, length: int) -> int | None:
+    """The position ``index`` names in a list of ``length`` items, where it is an int
+    written out (``1``, ``-1``) inside the list; else ``None``.
+
+    >>> item_position(ast.parse("-1", mode="eval").body, 3), item_position(ast.Name("i"), 3)
+    (2, None)
+    """
+    try:
+        value = ast.literal_eval(index) if index is not None else None
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    if type(value) is not int or not -length <= value < length:
+        return None
+    return value % length
+
+
+def list_source(value: ast.expr, lists: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """``a`` of ``list(a)``, ``tuple(a)`` (a list of ``a``'s items: the rows of an array)
+    and of ``a.copy()`` of a list ``a`` (a shallow copy), else ``None``.
+
+    >>> copies = [ast.parse(text).body[0].value for text in ("tuple(c)", "c.copy()")]
+    >>> list_source(copies[0], set()), list_source(copies[1], set()), list_source(copies[1], {"c"})
+    ('c', None, 'c')
+    """
+    if not isinstance(value, ast.Call) or value.keywords:
+        return None
+    func, args = value.func, value.args
+    if isinstance(func, ast.Name) and func.id in ("list", "tuple") and len(args) == 1:
+        return args[0].id if isinstance(args[0], ast.Name) else None
+    if isinstance(func, ast.Attribute) and func.attr == "copy" and not args:
+        receiver = func.value
+        return receiver.id if isinstance(receiver, ast.Name) and receiver.id in lists else None
+    return None
 
 
 def list_read(step: Step, lists: set[str]) -> bool:

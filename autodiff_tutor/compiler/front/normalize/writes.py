@@ -1,4 +1,5 @@
-"""Normalization of in-place writes: ``y[i] = v``, ``ys.append(v)``, ``z += v``.
+"""Normalization of in-place writes: ``y[i] = v``, ``ys.append(v)``, ``z += v``, and
+``ys[k] += v`` (the array a list's entry holds, written in place).
 
 Each write becomes a new version of the array or list (``y_2 = assign_at(y, at[i],
 v)``), which is exact when no other name sees the old array: writes into parameters
@@ -14,7 +15,14 @@ import types
 
 from autodiff_tutor.compiler.front.normalize import Part
 from autodiff_tutor.compiler.front.normalize.resolve import is_user_function
-from autodiff_tutor.compiler.front.normalize.sharing import list_items, list_read, memory_edges
+from autodiff_tutor.compiler.front.normalize.sharing import (
+    item_position,
+    known_items,
+    list_items,
+    list_read,
+    list_source,
+    memory_edges,
+)
 from autodiff_tutor.compiler.ir import Branch, Loop, StaticOperand, Step
 from autodiff_tutor.errors import UnsupportedSyntaxError
 from autodiff_tutor.syntax import copy_tree
@@ -131,13 +139,108 @@ class Writes(Part):
 
     def check_in_place(self, node: ast.AugAssign) -> None:
         """``z += v`` writes into z's array; compiled as ``z = z + v`` when that is exact."""
-        name = node.target.id
+        written = _written(node)  # z, or d["k"] where z holds a structure's entry
         symbol = _AUG_SYMBOL.get(type(node.op), "?")
         self._check_unshared(
-            name, node, f"{name} {symbol}= ...", f"write '{name} = {name} {symbol} ...'"
+            node.target.id,
+            node,
+            f"{written} {symbol}= ...",
+            f"write '{written} = {written} {symbol} ...'",
         )
 
-    def _check_unshared(self, name: str, node: ast.AST, what: str, fix: str) -> None:
+    def entry_in_place(self, node: ast.AugAssign) -> None:
+        """``ys[k] op= v`` on a list: Python runs ``entry = ys[k]; entry op= v; ys[k] =
+        entry``. An array entry changes in place, so every name sharing its memory sees
+        the write (as with ``a op= v``); a number gives a new one. Either way the list
+        then holds the result.
+
+        Compiled so: the entry read from the list, written as ``a op= v`` is (a new
+        version, spread to the names that share the array, checked at the end) and
+        stored back into the list by a write of the compiler's (the list is the object
+        the user holds: reading it afterwards reads the written entry). Where the list's
+        items are known here (written out, or appended outside loops) the entry is that
+        item, so the write reaches the names it shares memory with. A check in the
+        forward refuses a list whose other items share the entry's memory: numpy would
+        change them too, and the compiled list keeps them as they were.
+        """
+        normalizer = self.normalizer
+        target = node.target
+        name = target.value.id
+        if isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            normalizer.reject(
+                target.slice,
+                f"an augmented assignment to a slice of the list {name!r} is not supported",
+                f"write its items one by one ({name}[0] += ...), or build a new list",
+            )
+        written, symbol = _written(node), _AUG_SYMBOL.get(type(node.op), "?")
+        listed = normalizer.current[name]
+        index = normalizer.calls.static_operand(target.slice, "an index")
+        self._check_alone(listed, index, node, f"{written} {symbol}= ...")
+        items = known_items(listed, normalizer.emitted)
+        read = ast.Subscript(ast.Name(name, ast.Load()), copy_tree(target.slice), ast.Load())
+        entry = normalizer.expressions.lower(ast.copy_location(read, target), normalizer.fresh())
+        normalizer.resolver.locals.add(entry.id)  # a value of this function, not a global
+        position = None if items is None else item_position(index, len(items))
+        item = items[position] if position is not None else None
+        held = item.id if isinstance(item, ast.Name) else None
+        if entry.id in normalizer.list_names or held in normalizer.list_names:
+            normalizer.reject(
+                node,
+                f"'{written} {symbol}= ...' changes the list {written} holds in place (every "
+                "name holding that list sees it), which the compiler does not follow here",
+                "append to that list by a name of its own (inner.append(v), with inner "
+                f"the list put in {name}), or build the lists with their items written out",
+            )
+        if position is not None:  # the item itself: its own name, or a number
+            normalizer.list_entries[entry.id] = (listed, held)
+            if held is not None and not normalizer.loop_stack:
+                normalizer.view_of[entry.id] = (held, Step(entry.id, ast.Name(held), "copy"))
+        right = normalizer.atom(node.value)  # read after the entry, as Python does
+        self._check_unshared(
+            name,
+            node,
+            f"{written} {symbol}= ...",
+            f"write '{written} = {written} {symbol} ...'",
+            version=entry.id,
+            holder=listed,
+        )
+        value = ast.copy_location(ast.BinOp(entry, node.op, right), node)
+        result = normalizer.expressions.lower(value, normalizer.fresh())
+        if not isinstance(node.value, ast.Constant):  # rows[k] + 1.0 keeps its layout
+            normalizer.layout_unsure[result.id] = node
+        normalizer.aliases.spread_write(entry.id, result.id, node)
+        base = ast.Name(normalizer.current[name], ast.Load())
+        at_index = ast.Subscript(ast.Name("at", ast.Load()), copy_tree(index), ast.Load())
+        call = ast.Call(ast.Name("assign_at", ast.Load()), [base, at_index, result], [])
+        version = normalizer.version_name(name)
+        inputs = {"xs": base, "x": result}
+        options = {"index": copy_tree(index)}
+        normalizer.calls.primitive(version, call, "list_setitem", [], options, target, inputs)
+        normalizer.emitted[-1].synthetic = True  # the same list: not a read of a stale one
+        normalizer.list_names.add(version)
+        normalizer.current[name] = version
+
+    def _check_alone(self, listed: str, index: ast.expr, node: ast.AugAssign, what: str) -> None:
+        """``entry_alone(ys, k, ...)``, run in the forward for its effect: refuses a list
+        whose other items share memory with ``ys[k]`` (the user's words for the refusal)."""
+        words = [ast.Constant(node.target.value.id), ast.Constant(what)]
+        operands = [ast.Name(listed, ast.Load()), copy_tree(index), *words]
+        check = ast.Call(ast.Name("entry_alone", ast.Load()), operands, [])
+        names = sorted({n.id for n in ast.walk(index) if isinstance(n, ast.Name)} - {listed})
+        reads = [ast.Name(listed, ast.Load()), *(ast.Name(n, ast.Load()) for n in names)]
+        step = Step(self.normalizer.fresh("effect"), ast.Tuple(reads, ast.Load()), "effect")
+        step.statement = ast.copy_location(ast.Expr(check), node)
+        self.normalizer.emit(step)
+
+    def _check_unshared(
+        self,
+        name: str,
+        node: ast.AST,
+        what: str,
+        fix: str,
+        version: str | None = None,
+        holder: str | None = None,
+    ) -> None:
         """An in-place write is compiled as a new version of the array: exact only when
         no other name that sees the old array is read afterwards (Python would show
         them the change).
@@ -145,8 +248,10 @@ class Writes(Part):
         Rejected at once: parameters (the caller's array) and arrays returned by calls
         the compiler cannot see into. Views and aliases (``r = y``, ``x[1:]``, ``x.T``)
         are rejected only when one of them is read after the write (checked at the end).
+        ``version``: the array written, where it is not ``name``'s current version (the
+        entry of the list ``holder``, whose later versions hold the written entry).
         """
-        version = self.normalizer.current.get(name)
+        version = version or self.normalizer.current.get(name)
         if version is None and name in self.normalizer.resolver.namespace:
             self.normalizer.reject(  # STATS["calls"] += 1 of a module-level dict
                 node,
@@ -163,12 +268,12 @@ class Writes(Part):
         problem = bool(family & set(self.normalizer.params))
         for step in self.normalizer.emitted:  # made by a call we cannot see into: may alias
             if set(step.defined()) & family and step.kind in ("opaque", "op_call", "escape"):
-                problem = True
+                problem = problem or list_source(step.value) is None  # list(t): a new list
         if problem:
             self._in_place_error(node, what, fix)
         loops = set(self.normalizer.loop_stack)
         self.normalizer.pending_writes.append(
-            (len(self.normalizer.emitted), version, node, what, fix, loops)
+            (len(self.normalizer.emitted), version, node, what, fix, loops, holder)
         )
         # r += v may change what an earlier rows[1] read: read it again
         self.normalizer.computed.clear()
@@ -183,9 +288,17 @@ class Writes(Part):
         layout: ast.AugAssign | None = None,
         listed: bool = False,
         reads: ast.expr | None = None,
+        parameter: str = "",
     ) -> None:
         later = f", and {seen_by!r} shares it and is read after the write" if seen_by else ""
         hint = f"make a copy first ({fix}), or build a new array"
+        if parameter:  # ys[k] += v, the entry may be the parameter's array
+            hint = (
+                f"copy {parameter!r} where the function starts ({parameter} = "
+                f"{parameter}.copy()) if the write should change it (the compiled code "
+                f"never writes into the caller's array), or {fix} if no other name should "
+                "see the write"
+            )
         if seen_by:  # a copy keeps what seen_by holds: say how to change it instead
             into = "the arrays it holds" if listed else "it"
             hint = (
@@ -193,7 +306,7 @@ class Writes(Part):
                 f"should see the write, write into {into} directly (by name and index)"
             )
         if layout is not None:  # the spread was given up (front.normalize.aliases)
-            name, symbol = layout.target.id, _AUG_SYMBOL.get(type(layout.op), "?")
+            name, symbol = _written(layout), _AUG_SYMBOL.get(type(layout.op), "?")
             line = self.normalizer.parsed.location(layout).line
             later = (
                 f", and {seen_by!r} is read after the write: whether it shares the array in "
@@ -235,12 +348,17 @@ class Writes(Part):
         for position, step in enumerate(self.normalizer.emitted):
             for name in step.defined():
                 definer.setdefault(name, []).append((position, step))
-        for index, version, node, what, fix, loops in self.normalizer.pending_writes:
+        for index, version, node, what, fix, loops, holder in self.normalizer.pending_writes:
             family = self._same_array(version)
             related = self._sharing(family, index, loops)
-            if related & set(self.normalizer.params):
-                self._in_place_error(node, what, fix)
-            watched = related - family
+            parameters = sorted(related & set(self.normalizer.params))
+            if parameters:  # an entry (ys[k] += v, d["k"] += v) may be the parameter's array
+                parameter = parameters[0] if _entry_written(node) else ""
+                self._in_place_error(node, what, fix, parameter=parameter)
+            # the list the entry is in holds the written entry from the write on (its
+            # other items share none of its memory: checked in the forward)
+            exempt = self._same_array(holder) if holder else set()
+            watched = related - family - exempt
             for position, step in enumerate(self.normalizer.emitted):
                 if step.synthetic:
                     continue
@@ -287,7 +405,12 @@ class Writes(Part):
                 if list_write and list_read(step, self.normalizer.list_names):
                     continue  # list(ys), old = ys[0]: a slot write leaves them as they were
                 edges = memory_edges(
-                    step, self.normalizer.list_names, self.is_module, held, values, self._is_helper
+                    step,
+                    self.normalizer.list_names,
+                    self.is_module,
+                    self._entry_held(step, held),
+                    values,
+                    self._is_helper,
                 )
                 for seer, seen in edges:
                     if seen in related and seer not in related:
@@ -333,15 +456,24 @@ class Writes(Part):
         ]
         return not fresh
 
+    def _entry_held(self, step: Step, held: dict[str, set[str]]) -> dict[str, set[str]]:
+        """``held``, where ``step`` reads a list's entry whose item is known here
+        (``ys[k] op= v``): the list holds that item alone, as far as the read goes."""
+        entry = self.normalizer.list_entries.get(step.target)
+        if entry is None:
+            return held
+        listed, item = entry
+        return {**held, listed: {item} if item is not None else set()}
+
     def _held_items(self) -> dict[str, set[str]]:
         """Each list version -> the arrays it holds (its own items and its earlier
         versions'; a copy of a list holds the same)."""
         held: dict[str, set[str]] = {}
         for step in self.normalizer.emitted:
-            items = list_items(step, self.is_module, self._is_helper)
-            if items is not None:
-                old = step.inputs.get("xs")
-                before = held.get(old.id, set()) if isinstance(old, ast.Name) else set()
+            lists = self.normalizer.list_names
+            items = list_items(step, self.is_module, self._is_helper, lists)
+            if items is not None:  # and what the lists among them hold (ys + [v], list(ys))
+                before = set().union(*(held.get(item, set()) for item in items))
                 held.update(dict.fromkeys(step.defined(), before | set(items)))
             elif isinstance(step.value, ast.Name) and step.value.id in held:  # a copy
                 for target in step.defined():
@@ -397,6 +529,25 @@ class Writes(Part):
                     family |= pair
                     changed = True
         return family
+
+
+def _written(node: ast.AugAssign) -> str:
+    """What ``node`` writes, as the user wrote it: ``z``, ``rows[1]``, or ``d["k"]`` for
+    the name holding a structure's entry (see :mod:`.front.desugar.structures`).
+
+    >>> _written(ast.parse("d['k'] += 1").body[0])
+    'd["k"]'
+    """
+    text = getattr(node, "described_as", None) or ast.unparse(node.target)
+    return text.replace("'", '"') if '"' not in text else text
+
+
+def _entry_written(node: ast.AST) -> bool:
+    """Whether ``node`` writes an entry of a list or a structure in place
+    (``ys[k] += v``, ``d["k"] += v``)."""
+    return isinstance(node, ast.AugAssign) and (
+        isinstance(node.target, ast.Subscript) or hasattr(node, "described_as")
+    )
 
 
 def _innermost_shared(inner: tuple[int, ...], loops: set[int]) -> int | None:
