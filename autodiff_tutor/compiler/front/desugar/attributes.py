@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import types
 from typing import Any
 
 from autodiff_tutor.compiler.front.desugar.base import (
@@ -210,6 +211,8 @@ class AttributeWrites:
         cls = getattr(self.structures.env[obj], "cls", None)
         raw = inspect.getattr_static(cls, attr, None) if cls is not None else None
         if raw is None or not hasattr(type(raw), "__set__"):
+            return
+        if isinstance(raw, types.MemberDescriptorType):  # a __slots__ entry: stored as is
             return
         kind = "a property" if isinstance(raw, property) else "a descriptor"
         if isinstance(raw, property) and raw.fset is None:
