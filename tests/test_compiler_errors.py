@@ -403,3 +403,17 @@ def test_a_write_in_a_method_called_inside_is_refused_in_the_users_names(call, m
     assert message in flat(err.value.message)
     assert "_self_" not in str(err.value)  # no name the inlining made
     assert err.value.location.filename == __file__
+
+
+def squares_of_picked(x, n):
+    return np.sum(x[n] ** 2)
+
+
+def test_an_integer_input_in_wrt_is_said_before_what_compiling_it_refuses():
+    """``grad(f, wrt=1)`` where ``n`` is an int index array: that ints have no gradient,
+    not that "an index must not depend on a differentiated value" (true of the program
+    only because wrt asked for n)."""
+    with pytest.raises(NonDifferentiableInputError) as raised:
+        grad(squares_of_picked, wrt=1)(np.array([0.5, 1.2, 0.7]), np.array([0, 1, 2]))
+    assert "with respect to 'n'" in " ".join(str(raised.value).split())
+    assert raised.value.location.filename == __file__

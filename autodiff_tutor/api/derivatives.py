@@ -103,6 +103,7 @@ from autodiff_tutor.compiler.front.desugar.derivative_calls import (
 from autodiff_tutor.compiler.pipeline import Derivative, compile_gradient_function
 from autodiff_tutor.errors import (
     ArgumentError,
+    AutodiffError,
     NoDerivativeRuleError,
     UnsupportedSyntaxError,
     front_door,
@@ -176,7 +177,12 @@ def value_and_grad(
                     flattened[key] = value_and_grad(flat.function, list(flat.wrt))
                 out, gradients = flattened[key](*flat.args)
                 return out, flat.rebuild(gradients)
-        derivative = compiled.derivative(wrt)
+        try:
+            derivative = compiled.derivative(wrt)
+        except AutodiffError:  # an input that has no gradient is the first thing to say
+            positions = [compiled.params.index(n) for n in compiled.wrt_names(wrt)]
+            checked_values(compiled, positions, args, kwargs)
+            raise
         values = checked_values(compiled, derivative.wrt_positions, args, kwargs)
         out, gradients = run_pair(compiled, derivative, values)
         if not by_attribute and not checked:
