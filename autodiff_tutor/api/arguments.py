@@ -1175,54 +1175,50 @@ def check_attribute_path(param: str, flattened: tuple | None, path: tuple[str, .
 def reads_keys(compiled: Any) -> bool:
     """Whether a parameter of ``compiled`` is read in an index and never assigned (see
     :func:`_index_parameters`; ``False`` where its source cannot be read)."""
-
-    try:
-        return bool(_index_parameters(compiled))
-    except (AutodiffError, OSError, TypeError):
-        return False
+    return bool(_index_parameters(compiled))
 
 
 def _index_parameters(compiled: Any) -> frozenset[str]:
     """The parameters that may hold an int the specialization resolves: read in an
     index or in a ``range(...)``, never assigned (``range(n_layers)``, ``params[k]``)."""
-    found = compiled.__dict__.get("_index_parameters")
-    if found is None:
-        tree = parse_function(compiled.fn).tree
-        places = [n.slice for n in ast.walk(tree) if isinstance(n, ast.Subscript)]
-        places += [
-            n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range"
-        ]
-        read = {n.id for p in places for n in ast.walk(p) if isinstance(n, ast.Name)}
-        stored = assigned_names(ast.Module(tree.body, []))
-        found = frozenset(read & set(compiled.params) - stored)
-        compiled.__dict__["_index_parameters"] = found
-    return found
+    return _parameter_uses(compiled)[0]
 
 
 def _zipped_parameters(compiled: Any) -> frozenset[str]:
     """The parameters a loop zips or enumerates (``for W, act in zip(Ws, acts)``),
     never assigned: a list given for one is flattened, so that the loop is unrolled
     over its known length and each entry's call resolved."""
-    found = compiled.__dict__.get("_zipped_parameters")
-    if found is None:
-        try:
-            body = ast.Module(parse_function(compiled.fn).tree.body, [])
-        except (AutodiffError, OSError, TypeError):
-            body = ast.Module([], [])
-        loops = [n for n in ast.walk(body) if isinstance(n, (ast.For, ast.comprehension))]
-        zipped = {
-            argument.id
-            for loop in loops
-            if isinstance(loop.iter, ast.Call)
-            and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id in ("zip", "enumerate")
-            for argument in loop.iter.args
-            if isinstance(argument, ast.Name)
-        }
-        found = frozenset(zipped & set(compiled.params) - assigned_names(body))
-        compiled.__dict__["_zipped_parameters"] = found
+    return _parameter_uses(compiled)[1]
+
+
+def _parameter_uses(compiled: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The parameters :func:`_index_parameters` and :func:`_zipped_parameters` name,
+    from one reading of the source (none where it cannot be read), kept on
+    ``compiled``."""
+    found = compiled.__dict__.get("_parameter_uses")
+    if found is not None:
+        return found
+    try:
+        body = ast.Module(parse_function(compiled.fn).tree.body, [])
+    except (AutodiffError, OSError, TypeError):
+        body = ast.Module([], [])
+    calls = [n for n in ast.walk(body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    places = [n.slice for n in ast.walk(body) if isinstance(n, ast.Subscript)]
+    places += [call for call in calls if call.func.id == "range"]
+    indexed = {n.id for p in places for n in ast.walk(p) if isinstance(n, ast.Name)}
+    loops = [n for n in ast.walk(body) if isinstance(n, (ast.For, ast.comprehension))]
+    zipped = {
+        argument.id
+        for loop in loops
+        if isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Name)
+        and loop.iter.func.id in ("zip", "enumerate")
+        for argument in loop.iter.args
+        if isinstance(argument, ast.Name)
+    }
+    own = set(compiled.params) - assigned_names(body)
+    found = (frozenset(indexed & own), frozenset(zipped & own))
+    compiled.__dict__["_parameter_uses"] = found
     return found
 
 

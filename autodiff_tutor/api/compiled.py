@@ -191,10 +191,10 @@ class Differentiable:
         >>> f.current(), f.derivative() is first
         (False, False)
         """
-        defaults = _defaults_of(self.fn)
-        if any(now is not then for now, then in zip(defaults, self._defaults, strict=True)):
+        defaults, kwdefaults = _defaults_of(self.fn)  # no generator: before every call
+        if defaults is not self._defaults[0] or kwdefaults is not self._defaults[1]:
             self.signature = inspect.signature(self.fn)  # f.__defaults__ = (...): read again
-            self._defaults = defaults
+            self._defaults = defaults, kwdefaults
         elif self._assumptions is None or self._assumptions.hold():
             return True
         self._cache.clear()

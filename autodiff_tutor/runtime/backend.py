@@ -197,13 +197,7 @@ def copy_with_layout(x: Any) -> Any:
     >>> copy.strides == x.strides, copy.tolist() == x.tolist(), np.shares_memory(copy, x)
     (True, True, False)
     """
-    copy = copy_array(x)
-    if isinstance(x, np.ndarray) and copy.strides != x.strides:
-        relaid = _strided_like(x)
-        if relaid is not None:
-            relaid[...] = x
-            return relaid
-    return copy
+    return laid_out_as(copy_array(x), x)
 
 
 def laid_out_as(new: Any, old: Any) -> Any:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -115,6 +116,37 @@ def assigned_names(tree: ast.AST) -> set[str]:
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     return stored | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+
+
+def is_function_value(value: Any) -> bool:
+    """Whether ``value`` is a function a call can be resolved to while compiling (not a
+    class, a module or an array).
+
+    >>> is_function_value(np.tanh), is_function_value(np), is_function_value(np.ones(2))
+    (True, False, False)
+    """
+    return (
+        callable(value)
+        and not isinstance(value, (type, types.ModuleType))
+        and not hasattr(value, "shape")
+    )
+
+
+def function_defaults(function: Any, given: set[str]) -> list[str]:
+    """The parameters of ``function`` that a call giving ``given`` leaves to a default
+    that is a function (``def h(x, act=np.tanh)`` called as ``h(x)``): the compiled code
+    is specialized on it, as on a function passed.
+
+    >>> function_defaults(lambda x, act=np.tanh, c=2.0: act(x) * c, {"x"})
+    ['act']
+    """
+    return [
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if name not in given
+        and parameter.default is not parameter.empty
+        and is_function_value(parameter.default)
+    ]
 
 
 def gives_iterator(call: ast.expr, namespace: dict | None, local: set[str]) -> bool:

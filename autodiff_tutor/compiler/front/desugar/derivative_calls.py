@@ -42,7 +42,11 @@ from typing import Any
 
 import numpy
 
-from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.desugar.callees import (
+    assigned_names,
+    function_defaults,
+    is_function_value,
+)
 from autodiff_tutor.compiler.front.source import ParsedFunction
 from autodiff_tutor.errors import (
     ArgumentError,
@@ -213,11 +217,7 @@ def _functions_fixed(
     except TypeError:
         return None  # refused, with Python's words, where the call is made
     functions = {n: e for n, e in bound.arguments.items() if _known_function(e, context)}
-    defaults = [
-        n
-        for n, p in signature.parameters.items()
-        if n not in bound.arguments and p.default is not p.empty and _is_function(p.default)
-    ]
+    defaults = function_defaults(value, set(bound.arguments))
     if not functions and not defaults:
         return None
     own = [n for n in bound.arguments if n not in functions]
@@ -265,17 +265,8 @@ def _known_function(expr: ast.expr, context: Context) -> bool:
         root = root.value
     if not isinstance(root, ast.Name) or root.id in context.local:
         return False
-    return _is_function(context.value_of(expr))
-
-
-def _is_function(value: Any) -> bool:
-    return (
-        value is not NOT_KNOWN
-        and callable(value)
-        and not isinstance(value, (type, types.ModuleType))
-        and not hasattr(value, "shape")
-        and derivative_kind(value) is None
-    )
+    value = context.value_of(expr)
+    return value is not NOT_KNOWN and is_function_value(value) and derivative_kind(value) is None
 
 
 def vjp_parts(made: ast.Call, context: Context) -> tuple[ast.expr, list[ast.expr], Any]:

@@ -59,7 +59,7 @@ from typing import Any
 from autodiff_tutor.compiler.code import Names, bindings, is_name, mentions, root_name
 from autodiff_tutor.compiler.front.desugar import derivative_calls
 from autodiff_tutor.compiler.front.desugar.base import name_node, only_called
-from autodiff_tutor.compiler.front.desugar.callees import assigned_names
+from autodiff_tutor.compiler.front.desugar.callees import assigned_names, function_defaults
 from autodiff_tutor.compiler.front.lambdas import def_of_lambda
 from autodiff_tutor.compiler.front.source import ParsedFunction, closure_values, parse_function
 from autodiff_tutor.errors import AutodiffError, UnsupportedSyntaxError
@@ -600,26 +600,16 @@ class _Specializer:
                 fixed[name] = known
         spread = any(isinstance(a, ast.Starred) for a in arguments[first:])
         if not spread and all(k.arg is not None for k in keywords):
-            fixed.update(self._function_defaults(function, {name for name, _ in given}))
+            # def h(x, act=np.tanh) called as h(x): as if the call passed it (function is
+            # inlined, so the compiled code's assumptions hold its defaults)
+            defaults = inspect.signature(function).parameters
+            for name in function_defaults(function, {name for name, _ in given}):
+                fixed[name] = _Known(value=defaults[name].default)
         if fixed:
             reassigned = _reassigned(function)
             if reassigned is None:
                 return {}
             fixed = {n: k for n, k in fixed.items() if n not in reassigned}
-        return fixed
-
-    def _function_defaults(self, function: Any, given: set[str]) -> dict[str, _Known]:
-        """``def h(x, act=np.tanh)`` called as ``h(x)``: the parameters left out whose
-        default is a function, as if the call passed it (``function`` is inlined, so
-        the compiled code's assumptions hold its defaults)."""
-        fixed = {}
-        for name, parameter in inspect.signature(function).parameters.items():
-            default = parameter.default
-            if name in given or default is parameter.empty or not _callable(default):
-                continue
-            if inspect.ismodule(default):
-                continue
-            fixed[name] = _Known(value=default)
         return fixed
 
     def _function_value(self, expr: ast.expr, scope: _Scope) -> _Known | None:
@@ -855,10 +845,7 @@ class _Specializer:
                 return None  # the variable is read after the loop too: left as a loop
         copies: list[ast.stmt] = []
         for entry in reads:
-            for statement in copy_tree(loop.body):
-                for name, read in entry.items():
-                    statement = _substituted(statement, name, read)
-                copies.append(statement)
+            copies += [_substituted(statement, entry) for statement in copy_tree(loop.body)]
         self.changed = True
         return copies
 
@@ -918,7 +905,7 @@ class _Specializer:
         known = self._known(expr, scope)
         if known is None or not isinstance(known.structure, ast.Dict) or known.is_object:
             return None
-        keys = [k.value if isinstance(k, ast.Constant) else _MISSING for k in known.structure.keys]
+        keys = _written_keys(known.structure)
         return None if any(k is _MISSING for k in keys) else keys
 
     def _builtin(self, name: ast.Name, scope: _Scope) -> Any:
@@ -979,12 +966,7 @@ class _Specializer:
         reads = [_reads_of(target, entry) for entry in entries]
         if any(r is None for r in reads):
             return None
-        items = []
-        for entry in reads:
-            statement = copy_tree(element)
-            for name, read in entry.items():
-                statement = _substituted(statement, name, read)
-            items.append(statement.value)
+        items = [_substituted(copy_tree(element), entry).value for entry in reads]
         self.changed = True
         return ast.copy_location(ast.List(items, ast.Load()), comprehension)
 
@@ -1003,7 +985,8 @@ class _Specializer:
             items = known.value  # a list the code reads (a global, ...), its length guarded
             if not isinstance(items, (list, tuple)):
                 return None
-            self.checks.append(functools.partial(_same_count, known.path, len(items)))
+            guard = functools.partial(_same_length, known.path, len(items), (list, tuple))
+            self.checks.append(guard)
             positions = range(len(items))
             positions = positions[picked] if picked is not None else positions
             return _entry_reads(base, positions, base)
@@ -1065,7 +1048,7 @@ class _Specializer:
             and isinstance(expr.slice, ast.Constant)
         ):
             entries = base.structure
-            keys = [k.value if isinstance(k, ast.Constant) else _MISSING for k in entries.keys]
+            keys = _written_keys(entries)
             found = expr.slice.value
             return self._entry(entries.values[keys.index(found)]) if found in keys else None
         index = _constant_int(expr.slice)
@@ -1436,14 +1419,12 @@ def _same_partial(made: functools.partial, parts: tuple[Any, ...]) -> bool:
     return True
 
 
-def _same_count(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
+def _same_length(
+    path: tuple[Callable[[], Any], tuple[str, ...]], count: int, kinds: tuple[type, ...] = (tuple,)
+) -> bool:
+    """Whether what ``path`` finds now is still one of ``kinds`` of ``count`` entries."""
     value = _now(path)
-    return isinstance(value, (list, tuple)) and len(value) == count
-
-
-def _same_length(path: tuple[Callable[[], Any], tuple[str, ...]], count: int) -> bool:
-    value = _now(path)
-    return isinstance(value, tuple) and len(value) == count
+    return isinstance(value, kinds) and len(value) == count
 
 
 def _entry_reads(value: ast.expr, positions: range, at: ast.AST) -> list[ast.expr]:
@@ -1677,13 +1658,18 @@ def _calls_through(body: list[ast.stmt], name: str) -> bool:
     )
 
 
-def _substituted(statement: ast.stmt, name: str, entry: ast.expr) -> ast.stmt:
-    """``statement`` with each read of ``name`` replaced by ``entry``."""
+def _written_keys(structure: ast.Dict) -> list[Any]:
+    """The keys of a dict display, each written out (``_MISSING`` for any other)."""
+    return [k.value if isinstance(k, ast.Constant) else _MISSING for k in structure.keys]
+
+
+def _substituted(statement: ast.stmt, reads: dict[str, ast.expr]) -> ast.stmt:
+    """``statement`` with each read of a name of ``reads`` replaced by what it reads."""
 
     class Substitute(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id == name and isinstance(node.ctx, ast.Load):
-                return ast.copy_location(copy_tree(entry), node)
+            if node.id in reads and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(copy_tree(reads[node.id]), node)
             return node
 
     return Substitute().visit(statement)
