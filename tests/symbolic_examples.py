@@ -126,6 +126,19 @@ class Clip(DifferentiableFunction):
 # --- planted bugs: mutants of an op's real backward ---------------------------------------
 
 
+class AbsRatio(DifferentiableFunction):
+    """The classic d|x| = x / |x|: 0/0 at x == 0 (numpy gives nan there)."""
+
+    def __init__(self):
+        super().__init__(save_inputs_for_backward=True)
+
+    def forward(self, x):
+        return np.abs(x)
+
+    def backward(self, d_y, compute_gradients, x):
+        return d_y * x / np.abs(x)
+
+
 def mutant(base: type, name: str, old: str, new: str, method: str = "backward") -> type:
     """A subclass of ``base`` whose ``method`` is ``base``'s source with ``old`` replaced by
     ``new`` (exactly one occurrence): a planted bug in the op's real code.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import array_api_strict as xps
 import numpy as np
 import pytest
+from symbolic_examples import AbsRatio
 
 from autodiff_tutor.nn import Layer
 from autodiff_tutor.ops import (
@@ -358,19 +359,6 @@ def test_a_kink_value_outside_the_one_sided_slopes_fails(at_zero):
     assert "x[0]" in message and "x[4]" in message
     expected = "not a number" if np.isnan(at_zero) else "outside both one-sided slopes"
     assert expected in message
-
-
-class AbsRatio(DifferentiableFunction):
-    """The classic d|x| = x / |x|: 0/0 at x == 0."""
-
-    def __init__(self):
-        super().__init__(save_inputs_for_backward=True)
-
-    def forward(self, x):
-        return np.abs(x)
-
-    def backward(self, d_y, compute_gradients, x):
-        return d_y * x / np.abs(x)
 
 
 def test_a_nan_gradient_on_a_kink_fails():

@@ -117,16 +117,22 @@ def test_a_method_calls_another_method_of_self():
     np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
 
 
-def test_the_gradient_of_an_attribute_through_a_method_of_self():
-    net = Network()
+def cost_in_W(model):
+    """``model.cost(X)`` as a function of the model's attribute ``W``."""
 
     def cost_of(W):
-        net.W, saved = W, net.W
+        model.W, saved = W, model.W
         try:
-            return net.cost(X)
+            return model.cost(X)
         finally:
-            net.W = saved
+            model.W = saved
 
+    return cost_of
+
+
+def test_the_gradient_of_an_attribute_through_a_method_of_self():
+    net = Network()
+    cost_of = cost_in_W(net)
     expected = central_difference(cost_of, [net.W], 0)
     np.testing.assert_allclose(by_autograd(cost_of, net.W), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(grad(net.cost, wrt="self.W")(X), expected, rtol=1e-6, atol=1e-8)
@@ -154,15 +160,7 @@ class Explicit(Network):
 def test_a_parents_method_called_through_super_or_its_class(cls):
     model = cls()
     check(lambda x: model.cost(x), X, model.cost)
-
-    def cost_of(W):
-        model.W, saved = W, model.W
-        try:
-            return model.cost(X)
-        finally:
-            model.W = saved
-
-    expected = central_difference(cost_of, [model.W], 0)
+    expected = central_difference(cost_in_W(model), [model.W], 0)
     np.testing.assert_allclose(grad(model.cost, wrt="self.W")(X), expected, rtol=1e-6, atol=1e-8)
 
 

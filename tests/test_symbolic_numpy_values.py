@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from symbolic_examples import ReLU
+from symbolic_examples import AbsRatio, ReLU
 
 from autodiff_tutor.course import grade_backward
 from autodiff_tutor.ops import DifferentiableFunction, PReLUFunction, SReLUFunction
@@ -86,20 +86,8 @@ def test_the_grader_says_where_numpy_gives_nan():
     assert feedback.verdict == "wrong" and "gives nan" in feedback.message
 
 
-class AbsRatio(DifferentiableFunction):
-    """The same mistake in an op: its own forward and backward are run."""
-
-    def __init__(self):
-        super().__init__(save_inputs_for_backward=True)
-
-    def forward(self, x):
-        return np.abs(x)
-
-    def backward(self, d_y, compute_gradients, x):
-        return d_y * x / np.abs(x)
-
-
 def test_an_op_is_run_through_its_own_forward_and_backward():
+    """The same mistake in an op: its own forward and backward are run."""
     report = verify_symbolic(AbsRatio())
     assert [k.verdict for k in report.kinks] == ["invalid"]
 
